@@ -1,0 +1,53 @@
+// Package safetext makes untrusted text (peer host names, OS strings, device
+// log lines, firmware banners) safe to write to a terminal. It is applied once,
+// where outside data enters tailpath; renderers then only truncate by width.
+package safetext
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Clean returns s with ANSI escape sequences removed, invalid UTF-8 replaced
+// by U+FFFD, and every remaining control character (C0, DEL, C1, including
+// tab, CR and LF) replaced by a visible U+FFFD-free form: tab becomes a space,
+// other controls are dropped. The result is a single line that cannot move the
+// cursor, change colours, set the window title or ring the bell.
+func Clean(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = ansi.Strip(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			// dropped: C0/C1 controls and DEL
+		case r == '\u200b' || r == '\u2028' || r == '\u2029' || r == '\u202e' || r == '\u202d':
+			// dropped: invisible or direction-changing format characters
+		case !unicode.IsPrint(r) && !unicode.IsSpace(r) && r != utf8.RuneError:
+			// dropped: other non-printing runes
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isPlain reports whether s is printable ASCII only, the common fast path.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,180 @@
+package probes
+
+import (
+	"net/netip"
+	"time"
+)
+
+// PathKind is how traffic to a peer flows right now, in Tailscale's own terms.
+type PathKind string
+
+const (
+	// PathDirect: CurAddr is set; packets go straight to that UDP ip:port.
+	PathDirect PathKind = "direct"
+	// PathPeerRelay: PeerRelay is set; packets go through another tailnet node.
+	PathPeerRelay PathKind = "peer-relay"
+	// PathDERP: the peer is Active and neither CurAddr nor PeerRelay is set,
+	// so packets go through the peer's home DERP region ("relay \"code\"").
+	PathDERP PathKind = "relay"
+	// PathIdle: nothing was sent recently, so no path is negotiated.
+	PathIdle PathKind = "idle"
+	// PathOffline: the control server says the peer is offline.
+	PathOffline PathKind = "offline"
+)
+
+// Path is a peer's current path and the words tailscale status would print.
+type Path struct {
+	Kind PathKind `json:"kind"`
+	// Addr is the direct UDP endpoint (from PeerStatus.CurAddr); zero unless Kind is PathDirect.
+	Addr netip.AddrPort `json:"addr,omitzero"`
+	// PeerRelay is PeerStatus.PeerRelay ("ip:port:vni:N"); empty unless Kind is PathPeerRelay.
+	PeerRelay string `json:"peer_relay,omitempty"`
+	// DERPCode is the region code relayed through (PeerStatus.Relay); set for PathDERP.
+	DERPCode string `json:"derp_code,omitempty"`
+	// Text is the path as `tailscale status` words it, without the tx/rx
+	// suffix: `active; direct 203.0.113.5:41641`, `active; relay "tok"`,
+	// `active; peer-relay …`, `idle`, `offline, last seen 3h ago`.
+	Text string `json:"text"`
+}
+
+// ReasonID is a stable identifier from the reason catalogue (docs/diagnosis.md).
+type ReasonID string
+
+// Reason ids. Stable: they appear in JSON output and docs.
+const (
+	ReasonDirect                 ReasonID = "direct"
+	ReasonPeerRelay              ReasonID = "peer-relay"
+	ReasonOffline                ReasonID = "offline"
+	ReasonIdle                   ReasonID = "idle"
+	ReasonNoEndpoints            ReasonID = "no-endpoints"
+	ReasonPrivateEndpointsOnly   ReasonID = "private-endpoints-only"
+	ReasonLocalUDPBlocked        ReasonID = "local-udp-blocked"
+	ReasonLocalHardNAT           ReasonID = "local-hard-nat"
+	ReasonBothHardNAT            ReasonID = "both-hard-nat"
+	ReasonDiscoUnanswered        ReasonID = "disco-unanswered"
+	ReasonFarHomeDERP            ReasonID = "far-home-derp"
+	ReasonLostDirect             ReasonID = "lost-direct"
+	ReasonDeviceProbeTableFull   ReasonID = "device-probe-table-full"
+	ReasonDeviceNoPublicEndpoint ReasonID = "device-no-public-endpoint"
+	ReasonUnexplained            ReasonID = "unexplained"
+)
+
+// Check is one piece of evidence the diagnosis looked at: which field, what
+// value it had, and whether it argues for a relayed path (Failed) or not.
+type Check struct {
+	// Field names the source, e.g. "WhoIs.Node.Endpoints", "NetInfo.WorkingUDP".
+	Field string `json:"field"`
+	// Value is the observed value, rendered as text ("[]", "false", "203.0.113.5:41641").
+	Value string `json:"value"`
+	// Failed is true when this check explains (part of) why the path is relayed.
+	Failed bool `json:"failed"`
+	// Note is a short human reading of the check.
+	Note string `json:"note,omitempty"`
+}
+
+// Verdict is the diagnosis of one peer's path.
+type Verdict struct {
+	// Reason is the primary reason id.
+	Reason ReasonID `json:"reason"`
+	// Also lists further reasons that hold too, most telling first.
+	Also []ReasonID `json:"also,omitempty"`
+	// Summary is a one-phrase reason for the Peers table.
+	Summary string `json:"summary"`
+	// Checks is the evidence checklist, in the order it was evaluated.
+	Checks []Check `json:"checks"`
+	// Fix is the suggested fix; empty when nothing needs fixing.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Peer is everything tailpath knows about one peer. Strings from outside
+// (names, OS) are already sanitised with safetext.Clean.
+type Peer struct {
+	// ID is the node's stable ID (tailcfg.StableNodeID).
+	ID string `json:"id"`
+	// Name is the short host name (first label of DNSName, else HostName).
+	Name string `json:"name"`
+	// DNSName is the MagicDNS FQDN without the trailing dot.
+	DNSName string `json:"dns_name,omitempty"`
+	// OS is the peer's OS as reported by its Hostinfo ("linux", "windows", …).
+	OS string `json:"os,omitempty"`
+	// TailscaleIPs are the peer's tailnet addresses (100.64.0.0/10, fd7a:115c:a1e0::/48).
+	TailscaleIPs []netip.Addr `json:"tailscale_ips"`
+	// Online is the control server's view; nil means the control server didn't say.
+	Online *bool `json:"online"`
+	// Active is PeerStatus.Active: something was sent to the peer recently.
+	Active bool `json:"active"`
+	// Path is the classified current path.
+	Path Path `json:"path"`
+	// HomeDERP is the peer's home DERP region id (WhoIs Node.HomeDERP, else from Relay); 0 means unknown.
+	HomeDERP int `json:"home_derp,omitempty"`
+	// HomeDERPCode is the region code of HomeDERP (PeerStatus.Relay).
+	HomeDERPCode string `json:"home_derp_code,omitempty"`
+	// Endpoints are the UDP endpoints the peer advertises (WhoIs Node.Endpoints);
+	// nil with EndpointsKnown false when WhoIs was not available.
+	Endpoints      []netip.AddrPort `json:"endpoints"`
+	EndpointsKnown bool             `json:"endpoints_known"`
+	// TxBytes and RxBytes are WireGuard byte counters since the daemon started.
+	TxBytes int64 `json:"tx_bytes"`
+	RxBytes int64 `json:"rx_bytes"`
+	// TxRate and RxRate are bytes per second over the last poll interval; 0 on the first poll.
+	TxRate float64 `json:"tx_rate"`
+	RxRate float64 `json:"rx_rate"`
+	// LastHandshake is the last WireGuard handshake; zero if none.
+	LastHandshake time.Time `json:"last_handshake,omitzero"`
+	// LastSeen is when the control server last saw the peer; zero if unknown.
+	LastSeen time.Time `json:"last_seen,omitzero"`
+	// Latency is the most recent ping round trip; 0 means not measured.
+	Latency time.Duration `json:"latency_ns,omitempty"`
+	// Verdict is the diagnosis of Path.
+	Verdict Verdict `json:"verdict"`
+}
+
+// Self is the local node and its NAT facts (from the self node's NetInfo).
+type Self struct {
+	Name         string       `json:"name"`
+	DNSName      string       `json:"dns_name,omitempty"`
+	OS           string       `json:"os,omitempty"`
+	TailscaleIPs []netip.Addr `json:"tailscale_ips"`
+	// HomeDERP is NetInfo.PreferredDERP; 0 means unknown.
+	HomeDERP     int    `json:"home_derp,omitempty"`
+	HomeDERPCode string `json:"home_derp_code,omitempty"`
+	// NAT holds the daemon's own netcheck facts; nil when NetInfo is absent.
+	NAT *NATInfo `json:"nat,omitempty"`
+}
+
+// NATInfo is the subset of tailcfg.NetInfo the diagnosis uses. Pointer
+// booleans are nil when the daemon hasn't measured them (tailcfg's opt.Bool "").
+type NATInfo struct {
+	WorkingUDP            *bool `json:"working_udp"`
+	WorkingIPv6           *bool `json:"working_ipv6"`
+	MappingVariesByDestIP *bool `json:"mapping_varies_by_dest_ip"`
+	HavePortMap           bool  `json:"have_port_map"`
+	UPnP                  *bool `json:"upnp"`
+	PMP                   *bool `json:"pmp"`
+	PCP                   *bool `json:"pcp"`
+	// DERPLatency is the measured latency to each DERP region id (from
+	// NetInfo.DERPLatency, best of v4/v6).
+	DERPLatency map[int]time.Duration `json:"derp_latency,omitempty"`
+}
+
+// Region is one DERP region from the DERP map.
+type Region struct {
+	ID   int    `json:"id"`
+	Code string `json:"code"`
+	Name string `json:"name"`
+}
+
+// Snapshot is one complete view of the tailnet from the local tailscaled.
+type Snapshot struct {
+	// Time is when the Status poll that built this snapshot returned.
+	Time time.Time `json:"time"`
+	// BackendState is ipn.State as text ("Running", "NeedsLogin", "Stopped", …).
+	BackendState string `json:"backend_state"`
+	Self         Self   `json:"self"`
+	// Peers are sorted by Name.
+	Peers []Peer `json:"peers"`
+	// Regions is the DERP map by region id; empty when the map is unavailable.
+	Regions map[int]Region `json:"-"`
+	// Warnings are non-fatal problems gathering evidence (e.g. "WhoIs: permission denied").
+	Warnings []string `json:"warnings,omitempty"`
+}
