@@ -178,3 +178,44 @@ type Snapshot struct {
 	// Warnings are non-fatal problems gathering evidence (e.g. "WhoIs: permission denied").
 	Warnings []string `json:"warnings,omitempty"`
 }
+
+// PingKind selects the ping LocalAPI runs.
+type PingKind string
+
+const (
+	// PingDISCO sends DISCO pings over UDP/DERP and stops at the first direct pong.
+	PingDISCO PingKind = "disco"
+	// PingTSMP sends a TSMP ping through WireGuard (tests the whole tunnel).
+	PingTSMP PingKind = "tsmp"
+)
+
+// PingResult is one pong (or failure) from an active probe.
+type PingResult struct {
+	// PeerID is the Peer.ID pinged.
+	PeerID string   `json:"peer_id"`
+	Kind   PingKind `json:"kind"`
+	// Try is the 1-based attempt number within a "ping until direct" run.
+	Try int `json:"try"`
+	// Latency is the round trip; 0 when Err is set.
+	Latency time.Duration `json:"latency_ns"`
+	// Via is the path the pong came over, in tailscale ping's words:
+	// "203.0.113.5:41641", "DERP(tok)" or "peer-relay(…)".
+	Via string `json:"via,omitempty"`
+	// Path is Via classified.
+	Path PathKind `json:"path,omitempty"`
+	// Done is true on the last result of a run (direct reached, tries or time exhausted, or error).
+	Done bool `json:"done"`
+	// Err is the failure text ("direct connection not established", "timeout"); empty on success.
+	Err string `json:"err,omitempty"`
+}
+
+// SourceStatus reports whether the tailscaled source is connected. The
+// dashboard shows a banner while Up is false and keeps the last snapshot.
+type SourceStatus struct {
+	Up bool `json:"up"`
+	// Err is the actionable message while down ("failed to connect to local
+	// tailscaled…; is it running?").
+	Err string `json:"err,omitempty"`
+	// NextRetry is when the source will try again; zero while up.
+	NextRetry time.Time `json:"next_retry,omitzero"`
+}
