@@ -1,0 +1,251 @@
+package sysctl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Writer reads and writes sysctl keys. Host implements it; tests wrap it to
+// inject faults.
+type Writer interface {
+	ReadRaw(key string) (string, error)
+	WriteRaw(key, value string) error
+}
+
+// Managed lists the keys tailpath may write, and so the only keys a state
+// file or Apply may name.
+var Managed = []string{
+	KeyTCPRmem, KeyTCPWmem, KeyRmemMax, KeyWmemMax,
+	KeyCongestionControl, KeyDefaultQdisc,
+	KeyMTUProbing, KeySlowStartAfterIdle, KeyNotsentLowat,
+}
+
+// knownQdiscs are qdisc names default_qdisc accepts on mainline kernels.
+var knownQdiscs = map[string]bool{
+	"fq": true, "fq_codel": true, "pfifo_fast": true, "cake": true, "sfq": true,
+	"codel": true, "fq_pie": true, "pie": true, "pfifo": true, "bfifo": true, "noqueue": true,
+}
+
+func isManaged(key string) bool {
+	for _, k := range Managed {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateValue checks one value for key without touching the system.
+// ccOK decides which congestion control names are acceptable (nil accepts any
+// well-formed name). Errors wrap ErrInvalid, or ErrBadKey for a key tailpath
+// does not manage.
+func ValidateValue(key, value string, ccOK func(string) bool) error {
+	v := Normalize(value)
+	intIn := func(lo, hi int64) error {
+		n, err := parseInt(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("%s: %w: %d is outside %d…%d", key, ErrInvalid, n, lo, hi)
+		}
+		return nil
+	}
+	switch key {
+	case KeyTCPRmem, KeyTCPWmem:
+		if _, err := ParseTriple(v); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		return nil
+	case KeyRmemMax, KeyWmemMax:
+		return intIn(1, maxBufferBytes)
+	case KeyNotsentLowat:
+		return intIn(0, 1<<32-1)
+	case KeyMTUProbing:
+		return intIn(0, 2)
+	case KeySlowStartAfterIdle:
+		return intIn(0, 1)
+	case KeyCongestionControl:
+		if v == "" || strings.ContainsAny(v, " \t/") {
+			return fmt.Errorf("%s: %w: %q is not a congestion control name", key, ErrInvalid, value)
+		}
+		if ccOK != nil && !ccOK(v) {
+			return fmt.Errorf("%s: %w: congestion control %q is not available on this kernel (see tcp_available_congestion_control)", key, ErrInvalid, v)
+		}
+		return nil
+	case KeyDefaultQdisc:
+		if !knownQdiscs[v] {
+			return fmt.Errorf("%s: %w: unknown qdisc %q", key, ErrInvalid, v)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w %q: not a key tailpath tune manages", ErrBadKey, key)
+}
+
+// Validate checks every change (values, min ≤ default ≤ max, known
+// congestion control, no key twice) before anything is written.
+func Validate(changes []Change, ccOK func(string) bool) error {
+	seen := map[string]bool{}
+	var errs []error
+	for _, c := range changes {
+		if seen[c.Key] {
+			errs = append(errs, fmt.Errorf("%w: %s appears twice", ErrInvalid, c.Key))
+			continue
+		}
+		seen[c.Key] = true
+		if err := ValidateValue(c.Key, c.New, ccOK); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CCChecker returns a ccOK function accepting the available algorithms and,
+// when bbr can be loaded, "bbr".
+func CCChecker(s Settings, bbr *BBRStatus) func(string) bool {
+	return func(name string) bool {
+		if s.HasCC(name) {
+			return true
+		}
+		return name == "bbr" && bbr != nil && bbr.CanWork()
+	}
+}
+
+// Failure is the key that stopped an Apply and why.
+type Failure struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	Err   string `json:"err"`
+}
+
+// ApplyResult says exactly what Apply did.
+type ApplyResult struct {
+	// Planned are the changes with Old re-read just before writing.
+	Planned []Change `json:"planned"`
+	// Written are the keys written and verified by read-back, in order.
+	// After a failure they were rolled back (see RolledBack).
+	Written []Change `json:"written"`
+	// Failed is the key that failed; nil on success.
+	Failed *Failure `json:"failed,omitempty"`
+	// RolledBack are the keys restored to Old after a failure.
+	RolledBack []Change `json:"rolled_back,omitempty"`
+	// RollbackErrors lists keys that could not be restored: the system is
+	// left partly changed and these need a person.
+	RollbackErrors []string `json:"rollback_errors,omitempty"`
+}
+
+// Report renders the result as lines a person reads.
+func (r ApplyResult) Report() string {
+	var b strings.Builder
+	for _, c := range r.Written {
+		fmt.Fprintf(&b, "set %s\n", c)
+	}
+	if r.Failed != nil {
+		fmt.Fprintf(&b, "FAILED %s = %s: %s\n", r.Failed.Key, r.Failed.Value, r.Failed.Err)
+		for _, c := range r.RolledBack {
+			fmt.Fprintf(&b, "restored %s to %s\n", c.Key, orNone(c.Old))
+		}
+		for _, e := range r.RollbackErrors {
+			fmt.Fprintf(&b, "NOT RESTORED: %s\n", e)
+		}
+		if len(r.RollbackErrors) == 0 {
+			fmt.Fprintf(&b, "nothing changed: every key written was restored\n")
+		}
+	}
+	return b.String()
+}
+
+// Apply validates every change, re-reads each key's current value, then
+// writes the keys in order, reading each back to verify. On the first
+// failure it restores every key already written (in reverse order) and
+// returns an error wrapping the cause (os.ErrPermission, ErrReadOnly,
+// ErrNoKey, ErrInvalid…); the result says exactly what happened. Changes
+// whose current value already equals New are skipped.
+func Apply(w Writer, changes []Change, ccOK func(string) bool) (ApplyResult, error) {
+	var res ApplyResult
+	if err := Validate(changes, ccOK); err != nil {
+		return res, fmt.Errorf("nothing written: %w", err)
+	}
+	return applyCore(w, changes)
+}
+
+// applyCore is Apply after validation.
+func applyCore(w Writer, changes []Change) (ApplyResult, error) {
+	var res ApplyResult
+	for _, c := range changes {
+		old, err := w.ReadRaw(c.Key)
+		if err != nil {
+			return res, fmt.Errorf("nothing written: reading current value: %w", err)
+		}
+		c.Old = Normalize(old)
+		if SameValue(c.Old, c.New) {
+			continue
+		}
+		c.New = Normalize(c.New)
+		res.Planned = append(res.Planned, c)
+	}
+	var cause error
+	for _, c := range res.Planned {
+		if err := writeVerify(w, c.Key, c.New); err != nil {
+			res.Failed = &Failure{Key: c.Key, Value: c.New, Err: err.Error()}
+			cause = err
+			break
+		}
+		res.Written = append(res.Written, c)
+	}
+	if cause == nil {
+		return res, nil
+	}
+	for i := len(res.Written) - 1; i >= 0; i-- {
+		c := res.Written[i]
+		if err := writeVerify(w, c.Key, c.Old); err != nil {
+			res.RollbackErrors = append(res.RollbackErrors, fmt.Sprintf("%s (wanted %s back): %v", c.Key, c.Old, err))
+			continue
+		}
+		res.RolledBack = append(res.RolledBack, c)
+	}
+	if len(res.RollbackErrors) > 0 {
+		return res, fmt.Errorf("applying %s failed and %d key(s) could not be restored: %w", res.Failed.Key, len(res.RollbackErrors), cause)
+	}
+	return res, fmt.Errorf("applying %s failed; restored %d key(s) already written: %w", res.Failed.Key, len(res.RolledBack), cause)
+}
+
+// writeVerify writes value to key and reads it back.
+func writeVerify(w Writer, key, value string) error {
+	if err := w.WriteRaw(key, value); err != nil {
+		return err
+	}
+	got, err := w.ReadRaw(key)
+	if err != nil {
+		return fmt.Errorf("reading back %s: %w", key, err)
+	}
+	if !SameValue(got, value) {
+		return fmt.Errorf("sysctl %s: wrote %q but read back %q (the kernel adjusted or refused it)", key, Normalize(value), Normalize(got))
+	}
+	return nil
+}
+
+// RootError returns nil when running as root (euid 0), else an error
+// wrapping os.ErrPermission that prints the exact sudo command to run.
+// cmdline is the command as the person typed it, without "sudo".
+func RootError(cmdline []string) error {
+	if os.Geteuid() == 0 {
+		return nil
+	}
+	q := make([]string, len(cmdline))
+	for i, a := range cmdline {
+		q[i] = shellQuote(a)
+	}
+	return fmt.Errorf("%w: changing sysctls needs root; run:\n  sudo %s", os.ErrPermission, strings.Join(q, " "))
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,358 @@
+package sysctl
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds for a recommended buffer max, bytes. The floor is Red Hat tuned's
+// network-throughput value (16 MiB); the cap keeps one socket from claiming
+// an absurd share of memory (ESnet's 100 ms/10G profile uses 32-64 MiB).
+const (
+	FloorBufferBytes = 16 << 20
+	CapBufferBytes   = 256 << 20
+	// DefaultHeadroom multiplies the BDP: the kernel counts packet overhead
+	// (skb truesize) against the buffer and advertises only part of tcp_rmem
+	// as window, so a buffer of exactly one BDP falls short.
+	DefaultHeadroom = 2.0
+	// TailscaledUDPBufferBytes is the UDP buffer tailscaled asks for
+	// (7340032); without CAP_NET_ADMIN rmem_max/wmem_max clamp it.
+	TailscaledUDPBufferBytes = 7340032
+	mib                      = 1 << 20
+)
+
+// Target is what the recommendation is for.
+type Target struct {
+	// Bandwidth is the throughput to sustain, bits per second.
+	Bandwidth float64 `json:"bandwidth_bps"`
+	// BandwidthSource says where Bandwidth came from ("--bandwidth", "default").
+	BandwidthSource string `json:"bandwidth_source"`
+	// RTT is the round trip to the peers that matter.
+	RTT time.Duration `json:"rtt_ns"`
+	// RTTSource says where RTT came from ("--rtt", "tailscale ping nas", "tcp_info").
+	RTTSource string `json:"rtt_source"`
+	// Headroom multiplies the BDP; 0 means DefaultHeadroom. Must be ≥ 1.
+	Headroom float64 `json:"headroom"`
+	// BBR asks for bbr (and fq where the kernel needs it) when it can work.
+	BBR bool `json:"bbr"`
+}
+
+// Step is one line of the arithmetic, for the pane and --json.
+type Step struct {
+	// Label names the quantity ("BDP = bandwidth × RTT").
+	Label string `json:"label"`
+	// Text is the value in words ("1.0 MB (1000000 bytes)").
+	Text string `json:"text"`
+	// Bytes is the value in bytes where it is a size; 0 otherwise.
+	Bytes int64 `json:"bytes,omitempty"`
+}
+
+// Change is one key to set: its current and wanted values and why.
+type Change struct {
+	Key string `json:"key"`
+	// Old is the current value, whitespace-normalised ("" when the key is missing).
+	Old string `json:"old"`
+	New string `json:"new"`
+	Why string `json:"why,omitempty"`
+}
+
+// String renders "key: old → new".
+func (c Change) String() string { return fmt.Sprintf("%s: %s → %s", c.Key, orNone(c.Old), c.New) }
+
+func orNone(s string) string {
+	if s == "" {
+		return "(unset)"
+	}
+	return s
+}
+
+// Recommendation is the tuning for a Target, with the arithmetic shown.
+type Recommendation struct {
+	Target Target `json:"target"`
+	// BDPBytes is bandwidth × RTT in bytes.
+	BDPBytes int64 `json:"bdp_bytes"`
+	// WantBytes is BDPBytes × headroom.
+	WantBytes int64 `json:"want_bytes"`
+	// BufferMax is WantBytes rounded up to a MiB and clamped to bounds.
+	BufferMax int64 `json:"buffer_max_bytes"`
+	// Clamp explains a clamp of WantBytes; empty when none applied.
+	Clamp string `json:"clamp,omitempty"`
+	// Recommended values (never lower than the current ones).
+	TCPRmem Triple `json:"tcp_rmem"`
+	TCPWmem Triple `json:"tcp_wmem"`
+	RmemMax int64  `json:"rmem_max"`
+	WmemMax int64  `json:"wmem_max"`
+	// Steps is the arithmetic, in order.
+	Steps []Step `json:"steps"`
+	// Changes are the keys whose current value falls short, in apply order.
+	Changes []Change `json:"changes"`
+	// Suffices is true when the current values already meet the target.
+	Suffices bool `json:"suffices"`
+	// Notes are advice that needs no change ("RTT > 100 ms: BBR would help").
+	Notes []string `json:"notes,omitempty"`
+	// Warnings are risks (memory) and things that cannot be done (no BBR).
+	Warnings []string `json:"warnings,omitempty"`
+	// BBR is the evidence used for the congestion control advice; nil if not gathered.
+	BBR *BBRStatus `json:"bbr,omitempty"`
+}
+
+// Recommend computes buffer sizes (and bbr/fq when asked and possible) for
+// t from the current settings. memTotal is MemTotal in bytes (0 = unknown)
+// and bbr the BBR evidence (nil = not gathered). It is pure: no I/O.
+// Errors wrap ErrInvalid for a non-positive bandwidth or RTT or a headroom < 1.
+func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommendation, error) {
+	if !(t.Bandwidth > 0) || math.IsInf(t.Bandwidth, 0) {
+		return Recommendation{}, fmt.Errorf("%w: bandwidth must be positive, got %v bit/s", ErrInvalid, t.Bandwidth)
+	}
+	if t.RTT <= 0 {
+		return Recommendation{}, fmt.Errorf("%w: RTT must be positive, got %v", ErrInvalid, t.RTT)
+	}
+	if t.Headroom == 0 {
+		t.Headroom = DefaultHeadroom
+	}
+	if !(t.Headroom >= 1) || t.Headroom > 100 {
+		return Recommendation{}, fmt.Errorf("%w: headroom must be between 1 and 100, got %v", ErrInvalid, t.Headroom)
+	}
+	r := Recommendation{Target: t, BBR: bbr}
+	bytesPerSec := t.Bandwidth / 8
+	bdp := bytesPerSec * t.RTT.Seconds()
+	r.BDPBytes = int64(math.Ceil(bdp))
+	want := bdp * t.Headroom
+	if want > math.MaxInt64/2 {
+		want = math.MaxInt64 / 2
+	}
+	r.WantBytes = int64(math.Ceil(want))
+	src := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return " (" + s + ")"
+	}
+	r.Steps = append(r.Steps,
+		Step{Label: "bandwidth", Text: FormatBandwidth(t.Bandwidth) + " = " + FormatBytes(int64(bytesPerSec)) + "/s" + src(t.BandwidthSource)},
+		Step{Label: "RTT", Text: t.RTT.String() + src(t.RTTSource)},
+		Step{Label: "BDP = bandwidth × RTT", Text: FormatBytes(r.BDPBytes), Bytes: r.BDPBytes},
+		Step{Label: fmt.Sprintf("× headroom %g", t.Headroom), Text: FormatBytes(r.WantBytes), Bytes: r.WantBytes},
+	)
+	buf := roundUp(r.WantBytes, mib)
+	hi := int64(CapBufferBytes)
+	hiWhy := "the 256 MiB cap"
+	if memTotal > 0 && memTotal/8 < hi {
+		hi = memTotal / 8 / mib * mib
+		hiWhy = fmt.Sprintf("1/8 of this machine's %s RAM", FormatBytes(memTotal))
+		if hi < FloorBufferBytes {
+			hi = FloorBufferBytes
+		}
+	}
+	switch {
+	case buf < FloorBufferBytes:
+		r.Clamp = fmt.Sprintf("raised to the %s floor", FormatBytes(FloorBufferBytes))
+		buf = FloorBufferBytes
+	case buf > hi:
+		r.Clamp = "lowered to " + hiWhy
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the target needs %s per socket but that exceeds %s; capped at %s, so expect less than %s at %v",
+			FormatBytes(r.WantBytes), hiWhy, FormatBytes(hi), FormatBandwidth(t.Bandwidth), t.RTT))
+		buf = hi
+	}
+	r.BufferMax = buf
+	last := "rounded up to a MiB"
+	if r.Clamp != "" {
+		last = r.Clamp
+	}
+	r.Steps = append(r.Steps, Step{Label: "buffer max, " + last, Text: FormatBytes(buf), Bytes: buf})
+	if memTotal > 0 && buf > memTotal/32 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s per socket is over 1/32 of %s RAM: a few busy connections at full window could press memory (tcp_mem limits the total)",
+			FormatBytes(buf), FormatBytes(memTotal)))
+	}
+
+	r.TCPRmem = raise(cur.TCPRmem, buf, 131072)
+	r.TCPWmem = raise(cur.TCPWmem, buf, 16384)
+	r.RmemMax = max(cur.RmemMax, buf)
+	r.WmemMax = max(cur.WmemMax, buf)
+	add := func(key, old, new, why string) {
+		if !SameValue(old, new) {
+			r.Changes = append(r.Changes, Change{Key: key, Old: Normalize(old), New: new, Why: why})
+		}
+	}
+	add(KeyTCPRmem, cur.Raw[KeyTCPRmem], r.TCPRmem.String(), "receive window autotuning may grow to the buffer max")
+	add(KeyTCPWmem, cur.Raw[KeyTCPWmem], r.TCPWmem.String(), "send buffer autotuning may grow to the buffer max")
+	add(KeyRmemMax, cur.Raw[KeyRmemMax], strconv.FormatInt(r.RmemMax, 10), "caps SO_RCVBUF set by programs (tailscaled asks for 7 MiB UDP buffers)")
+	add(KeyWmemMax, cur.Raw[KeyWmemMax], strconv.FormatInt(r.WmemMax, 10), "caps SO_SNDBUF set by programs")
+
+	longRTT := t.RTT > 100*time.Millisecond
+	switch {
+	case t.BBR && bbr == nil:
+		r.Warnings = append(r.Warnings, "BBR requested but its availability was not checked; not recommending it")
+	case t.BBR && !bbr.CanWork():
+		r.Warnings = append(r.Warnings, "BBR is not possible here: "+bbr.Why+"; needs "+bbr.Missing)
+	case t.BBR:
+		why := "BBR keeps throughput up on long or lossy paths"
+		if bbr.State == BBRLoadable {
+			why += "; writing it loads tcp_bbr"
+		}
+		add(KeyCongestionControl, cur.Raw[KeyCongestionControl], "bbr", why)
+		if bbr.NeedsFQ {
+			add(KeyDefaultQdisc, cur.Raw[KeyDefaultQdisc], "fq", fmt.Sprintf("kernel %s is before 4.13: BBR needs fq for pacing (new interfaces only; restart tailscaled or `tc qdisc replace dev tailscale0 root fq`)", bbr.Kernel))
+		}
+	case longRTT && bbr != nil && bbr.CanWork() && cur.CongestionControl != "bbr":
+		r.Notes = append(r.Notes, fmt.Sprintf("RTT %v > 100 ms: BBR usually helps here and is %s; pass --bbr", t.RTT, bbr.State))
+	case longRTT && bbr != nil && !bbr.CanWork():
+		r.Notes = append(r.Notes, fmt.Sprintf("RTT %v > 100 ms: BBR would help but is impossible: %s", t.RTT, bbr.Why))
+	}
+	if len(r.Changes) == 0 {
+		r.Suffices = true
+		r.Notes = append(r.Notes, fmt.Sprintf("current values already suffice for %s at %v", FormatBandwidth(t.Bandwidth), t.RTT))
+	}
+	return r, nil
+}
+
+// raise returns cur with Max raised to at least buf, keeping a sane Min and
+// Default (filled with 4096 and def when unset or inconsistent).
+func raise(cur Triple, buf, def int64) Triple {
+	out := cur
+	if out.Min <= 0 {
+		out.Min = 4096
+	}
+	if out.Default <= 0 {
+		out.Default = def
+	}
+	if out.Max < buf {
+		out.Max = buf
+	}
+	if out.Min > out.Default {
+		out.Min = min(4096, out.Default)
+	}
+	if out.Default > out.Max {
+		out.Default = out.Max
+	}
+	return out
+}
+
+func roundUp(n, to int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	return (n + to - 1) / to * to
+}
+
+// FormatBytes renders n bytes with a binary unit: "16 MiB", "976.6 KiB", "512 B".
+func FormatBytes(n int64) string {
+	f := float64(n)
+	switch {
+	case n >= 1<<30:
+		return trimFloat(f/(1<<30)) + " GiB"
+	case n >= 1<<20:
+		return trimFloat(f/(1<<20)) + " MiB"
+	case n >= 1<<10:
+		return trimFloat(f/(1<<10)) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}
+
+// FormatBandwidth renders bits per second: "400 Mbit/s", "1 Gbit/s".
+func FormatBandwidth(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return trimFloat(bps/1e9) + " Gbit/s"
+	case bps >= 1e6:
+		return trimFloat(bps/1e6) + " Mbit/s"
+	case bps >= 1e3:
+		return trimFloat(bps/1e3) + " kbit/s"
+	}
+	return trimFloat(bps) + " bit/s"
+}
+
+func trimFloat(f float64) string {
+	s := strconv.FormatFloat(f, 'f', 1, 64)
+	return strings.TrimSuffix(s, ".0")
+}
+
+// ParseBandwidth parses "400Mbit", "400Mbit/s", "1Gbit", "1.5G", "50MB/s"
+// (bytes) or a plain number of bits per second. Errors wrap ErrInvalid.
+func ParseBandwidth(s string) (float64, error) {
+	in := strings.TrimSpace(s)
+	t := strings.TrimSuffix(strings.TrimSuffix(in, "/s"), "ps")
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.TrimSpace(t[i:])
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%w: bandwidth %q: want a positive number with a unit, like 400Mbit or 1Gbit", ErrInvalid, s)
+	}
+	mult := 1.0
+	bytes := false
+	switch {
+	case unit == "":
+	case strings.HasSuffix(unit, "B"):
+		bytes = true
+		unit = strings.TrimSuffix(unit, "B")
+	case strings.HasSuffix(strings.ToLower(unit), "bit"):
+		unit = unit[:len(unit)-3]
+	case strings.HasSuffix(unit, "b"):
+		unit = strings.TrimSuffix(unit, "b")
+	}
+	switch strings.ToLower(unit) {
+	case "":
+	case "k":
+		mult = 1e3
+	case "m":
+		mult = 1e6
+	case "g":
+		mult = 1e9
+	case "t":
+		mult = 1e12
+	default:
+		return 0, fmt.Errorf("%w: bandwidth %q: unknown unit (use kbit, Mbit, Gbit, or MB/s)", ErrInvalid, s)
+	}
+	v *= mult
+	if bytes {
+		v *= 8
+	}
+	return v, nil
+}
+
+// MemTotal returns MemTotal from /proc/meminfo in bytes. Errors: ErrNoProc
+// when /proc/meminfo is missing, ErrInvalid when it has no parsable MemTotal.
+func (h Host) MemTotal() (int64, error) {
+	b, err := os.ReadFile(filepath.Join(h.proc(), "meminfo"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, fmt.Errorf("%w: no %s", ErrNoProc, filepath.Join(h.proc(), "meminfo"))
+		}
+		return 0, err
+	}
+	return parseMemTotal(b)
+}
+
+func parseMemTotal(b []byte) (int64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			break
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || n < 0 {
+			break
+		}
+		if len(f) > 1 && f[1] == "kB" {
+			n *= 1024
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("%w: /proc/meminfo has no MemTotal line", ErrInvalid)
+}

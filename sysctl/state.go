@@ -1,0 +1,295 @@
+package sysctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// StateVersion is the state file format version.
+const StateVersion = 1
+
+// State records what tailpath changed so `tailpath tune --revert` can put it
+// back: for each key, the value before tailpath first changed it (Old) and
+// what tailpath last set (New).
+type State struct {
+	Version int       `json:"version"`
+	Saved   time.Time `json:"saved"`
+	// Keys are in the order they were first applied.
+	Keys []Change `json:"keys"`
+	// Persisted is the sysctl.d file tailpath wrote; empty if none.
+	Persisted string `json:"persisted,omitempty"`
+}
+
+// DefaultStatePath is $XDG_STATE_HOME/tailpath/tune-state.json when
+// XDG_STATE_HOME is set, else /var/lib/tailpath/tune-state.json.
+func DefaultStatePath() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "tailpath", "tune-state.json")
+	}
+	return "/var/lib/tailpath/tune-state.json"
+}
+
+// LoadState reads a state file. A missing file returns an error matching
+// fs.ErrNotExist; anything unparsable, of another version, naming a key
+// tailpath does not manage, or holding an invalid value returns an error
+// wrapping ErrCorruptState.
+func LoadState(path string) (State, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return State{}, err
+	}
+	return ParseState(b, path)
+}
+
+// ParseState parses state file bytes (name is for messages). Errors wrap
+// ErrCorruptState.
+func ParseState(b []byte, name string) (State, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w %s: %s; delete it after checking the values by hand", ErrCorruptState, name, fmt.Sprintf(format, a...))
+	}
+	var s State
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return State{}, bad("%v", err)
+	}
+	if dec.More() {
+		return State{}, bad("trailing data after the JSON object")
+	}
+	if s.Version != StateVersion {
+		return State{}, bad("version %d, want %d", s.Version, StateVersion)
+	}
+	seen := map[string]bool{}
+	for _, c := range s.Keys {
+		if seen[c.Key] {
+			return State{}, bad("key %s appears twice", c.Key)
+		}
+		seen[c.Key] = true
+		if c.Old == "" {
+			return State{}, bad("key %s has no previous value", c.Key)
+		}
+		if err := validateRestore(c.Key, c.Old); err != nil {
+			return State{}, bad("previous value of %v", err)
+		}
+	}
+	if s.Persisted != "" && (!filepath.IsAbs(s.Persisted) || filepath.Base(s.Persisted) != PersistFile) {
+		return State{}, bad("persisted path %q is not a %s file", s.Persisted, PersistFile)
+	}
+	return s, nil
+}
+
+// validateRestore validates a previous value: it came from the kernel, so a
+// triple need not be ordered, but it must be well-formed.
+func validateRestore(key, value string) error {
+	switch key {
+	case KeyTCPRmem, KeyTCPWmem:
+		if _, err := parseKernelTriple(value); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		return nil
+	}
+	return ValidateValue(key, value, nil)
+}
+
+// Merge records applied changes, keeping the earliest Old for keys already
+// recorded so repeated applies still revert to the original values.
+func (s *State) Merge(applied []Change) {
+	for _, c := range applied {
+		found := false
+		for i := range s.Keys {
+			if s.Keys[i].Key == c.Key {
+				s.Keys[i].New = c.New
+				found = true
+			}
+		}
+		if !found {
+			s.Keys = append(s.Keys, Change{Key: c.Key, Old: c.Old, New: c.New})
+		}
+	}
+}
+
+// SaveState writes s to path atomically (temporary file, fsync, rename),
+// creating the directory (0755) if needed; the file is 0644.
+func SaveState(path string, s State) error {
+	s.Version = StateVersion
+	if s.Saved.IsZero() {
+		s.Saved = time.Now().UTC()
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, append(b, '\n'), 0o644)
+}
+
+// WriteFileAtomic writes data to path via a temporary file in the same
+// directory, fsync and rename, so readers see the old or the new file,
+// never a torn one. The directory is created (0755) if missing.
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// ApplyRecorded applies changes like Apply, recording the previous values in
+// the state file at statePath first (merged with any earlier record), so a
+// crash mid-way still leaves a way back. A corrupt existing state file is an
+// error (ErrCorruptState) before anything is written. If Apply fails and
+// rolls back, the state file is restored to what it was.
+func ApplyRecorded(w Writer, changes []Change, ccOK func(string) bool, statePath string) (ApplyResult, error) {
+	if err := Validate(changes, ccOK); err != nil {
+		return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
+	}
+	prev, prevErr := os.ReadFile(statePath)
+	var st State
+	switch {
+	case prevErr == nil:
+		var err error
+		if st, err = ParseState(prev, statePath); err != nil {
+			return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
+		}
+	case errors.Is(prevErr, fs.ErrNotExist):
+	default:
+		return ApplyResult{}, fmt.Errorf("nothing written: reading state file: %w", prevErr)
+	}
+	// Record the intended changes with their current values before writing.
+	var planned []Change
+	for _, c := range changes {
+		old, err := w.ReadRaw(c.Key)
+		if err != nil {
+			return ApplyResult{}, fmt.Errorf("nothing written: reading current value: %w", err)
+		}
+		if !SameValue(old, c.New) {
+			planned = append(planned, Change{Key: c.Key, Old: Normalize(old), New: Normalize(c.New), Why: c.Why})
+		}
+	}
+	if len(planned) == 0 {
+		return ApplyResult{}, nil
+	}
+	next := st
+	next.Keys = append([]Change(nil), st.Keys...)
+	next.Saved = time.Now().UTC()
+	next.Merge(planned)
+	if err := SaveState(statePath, next); err != nil {
+		return ApplyResult{}, fmt.Errorf("nothing written: recording previous values: %w", err)
+	}
+	res, err := Apply(w, planned, ccOK)
+	if err != nil && len(res.RollbackErrors) == 0 {
+		// Everything was restored: the record must not claim otherwise.
+		if prevErr == nil {
+			WriteFileAtomic(statePath, prev, 0o644)
+		} else {
+			os.Remove(statePath)
+		}
+	}
+	return res, err
+}
+
+// Revert restores every key recorded in the state file at statePath to its
+// previous value (reverse order, verified, rolled forward again on failure
+// like Apply), removes the persisted sysctl.d file it names, and then
+// deletes the state file. Errors: fs.ErrNotExist when there is nothing to
+// revert, ErrCorruptState (nothing written), or Apply's errors.
+func Revert(w Writer, statePath string) (ApplyResult, error) {
+	st, err := LoadState(statePath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ApplyResult{}, fmt.Errorf("nothing to revert: no state file at %s (tailpath tune --apply writes it): %w", statePath, err)
+		}
+		return ApplyResult{}, err
+	}
+	var back []Change
+	for i := len(st.Keys) - 1; i >= 0; i-- {
+		c := st.Keys[i]
+		back = append(back, Change{Key: c.Key, New: c.Old, Why: "revert"})
+	}
+	// Previous values came from the kernel: validate them as such, so an
+	// unordered triple the host had before can be put back.
+	for _, c := range back {
+		if err := validateRestore(c.Key, c.New); err != nil {
+			return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
+		}
+	}
+	res, err := applyCore(w, back)
+	if err != nil {
+		return res, err
+	}
+	if st.Persisted != "" {
+		if err := os.Remove(st.Persisted); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("values restored, but removing %s failed (delete it by hand): %w", st.Persisted, err)
+		}
+	}
+	if err := os.Remove(statePath); err != nil {
+		return res, fmt.Errorf("values restored, but removing %s failed: %w", statePath, err)
+	}
+	return res, nil
+}
+
+// PersistFile is the file name --persist writes in the sysctl.d directory.
+const PersistFile = "99-tailpath.conf"
+
+// Persist writes the New value of every change to <SysctlDir>/99-tailpath.conf
+// atomically, so systemd-sysctl applies them at boot (later file names win,
+// so 99- comes last). header lines are written as comments. It returns the
+// path written.
+func (h Host) Persist(changes []Change, header []string) (string, error) {
+	if err := Validate(changes, nil); err != nil {
+		return "", fmt.Errorf("nothing written: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString("# Written by tailpath tune; `tailpath tune --revert` removes this file.\n")
+	for _, l := range header {
+		b.WriteString("# " + strings.ReplaceAll(l, "\n", " ") + "\n")
+	}
+	for _, c := range changes {
+		fmt.Fprintf(&b, "%s = %s\n", c.Key, Normalize(c.New))
+	}
+	p := filepath.Join(h.sysctlDir(), PersistFile)
+	if err := WriteFileAtomic(p, []byte(b.String()), 0o644); err != nil {
+		return "", err
+	}
+	return p, nil
+}
