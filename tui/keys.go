@@ -1,0 +1,56 @@
+package tui
+
+import (
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// globalKeys are the bindings the root handles for every pane (unless the
+// focused pane is capturing keys for an input).
+type globalKeys struct {
+	Next key.Binding // next pane
+	Prev key.Binding // previous pane
+	Jump key.Binding // 1-9: pane by position
+	Help key.Binding // toggle full help
+	Quit key.Binding // q, ctrl+c
+}
+
+func newGlobalKeys() globalKeys {
+	return globalKeys{
+		Next: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		Prev: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
+		Jump: key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "go to pane")),
+		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k globalKeys) ShortHelp() []key.Binding { return []key.Binding{k.Next, k.Help, k.Quit} }
+
+// FullHelp implements help.KeyMap.
+func (k globalKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Next, k.Prev, k.Jump, k.Help, k.Quit}}
+}
+
+// helpKeys joins the focused pane's bindings and the global ones, pane first.
+type helpKeys struct {
+	pane   help.KeyMap
+	global globalKeys
+}
+
+func (h helpKeys) ShortHelp() []key.Binding {
+	var out []key.Binding
+	if h.pane != nil {
+		out = append(out, h.pane.ShortHelp()...)
+	}
+	return append(out, h.global.ShortHelp()...)
+}
+
+func (h helpKeys) FullHelp() [][]key.Binding {
+	var out [][]key.Binding
+	if h.pane != nil {
+		out = append(out, h.pane.FullHelp()...)
+	}
+	return append(out, h.global.FullHelp()...)
+}

@@ -1,0 +1,353 @@
+// Package tui is tailpath's Bubble Tea dashboard: a root model that routes
+// messages to panes (Peers, Peer detail, and any extra panes such as Device,
+// Log and Tuning) and draws tabs, a source-down banner and help around them.
+//
+// The root does no I/O. Sources run outside the program and the caller
+// relays their events with tea.Program.Send: probes.Snapshot,
+// probes.SourceStatus, probes.PingResult and whatever the extra panes own.
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/peers"
+)
+
+// DefaultFrameInterval is how long data changes wait, at most, before they
+// are drawn. Keys and resizes are drawn at once.
+const DefaultFrameInterval = 150 * time.Millisecond
+
+// Options configures the dashboard. The zero value works: no extra panes,
+// ping keys disabled, wall-clock time, default styles.
+type Options struct {
+	// Title is shown left of the tabs, e.g. "tailpath demo (lab tailnet)".
+	Title string
+	// Panes are extra panes, shown after Peers and Detail in this order
+	// (keys 3-9 jump to them).
+	Panes []common.Pane
+	// Ping starts an active probe without blocking: it returns a command
+	// doing the I/O, whose results come back as probes.PingResult messages
+	// (relayed with Program.Send, several per run). Nil disables ping keys.
+	Ping func(peer probes.Peer, kind probes.PingKind) tea.Cmd
+	// Now is the clock for countdowns and "ago" texts; nil means time.Now.
+	// Tests inject a fixed clock so output is deterministic.
+	Now func() time.Time
+	// Styles are the colour roles; nil means common.DefaultStyles().
+	Styles *common.Styles
+	// FrameInterval coalesces data messages into one redraw; 0 means
+	// DefaultFrameInterval.
+	FrameInterval time.Duration
+}
+
+// Model is the root tea.Model. Create it with New; the zero value is not
+// usable. It routes, in this order: tea.WindowSizeMsg to every pane's
+// SetSize; keys to the focused pane when it is capturing (ctrl+c always
+// quits), else to the global bindings, else to the focused pane; every other
+// message to every pane.
+//
+// View is O(1): the frame is rebuilt in Update, at once after keys, resizes
+// and source status changes, and at most once per FrameInterval after data
+// messages, so a flood of device lines cannot starve keystrokes.
+type Model struct {
+	title  string
+	now    func() time.Time
+	st     common.Styles
+	panes  []common.Pane
+	list   *peers.List
+	detail *peers.Detail
+	focus  int
+	keys   globalKeys
+	help   help.Model
+
+	width, height int
+	contentH      int // height given to panes; -1 before the first layout
+
+	down      bool // the tailscaled source reported Up: false
+	source    probes.SourceStatus
+	lastData  time.Time // Time of the last snapshot
+	bannerGen int
+
+	frame        string
+	dirty        bool
+	framePending bool
+	frameEvery   time.Duration
+}
+
+// New returns the dashboard with the Peers and Detail panes first, then
+// opts.Panes.
+func New(opts Options) Model {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	st := common.DefaultStyles()
+	if opts.Styles != nil {
+		st = *opts.Styles
+	}
+	list := peers.NewList(st)
+	detail := peers.NewDetail(st, now, opts.Ping)
+	panes := append([]common.Pane{list, detail}, opts.Panes...)
+	h := help.New()
+	h.Styles.ShortKey = st.Title
+	h.Styles.FullKey = st.Title
+	h.Styles.ShortDesc = st.Muted
+	h.Styles.FullDesc = st.Muted
+	h.Styles.ShortSeparator = st.Muted
+	h.Styles.FullSeparator = st.Muted
+	h.Styles.Ellipsis = st.Muted
+	every := opts.FrameInterval
+	if every <= 0 {
+		every = DefaultFrameInterval
+	}
+	return Model{
+		title:      opts.Title,
+		now:        now,
+		st:         st,
+		panes:      panes,
+		list:       list,
+		detail:     detail,
+		keys:       newGlobalKeys(),
+		help:       h,
+		contentH:   -1,
+		frameEvery: every,
+	}
+}
+
+// Init implements tea.Model. Nothing starts here: sources run outside.
+func (m Model) Init() tea.Cmd { return nil }
+
+// View implements tea.Model: the cached frame, exactly the window's height
+// in lines, none wider than the window.
+func (m Model) View() string { return m.frame }
+
+// Focused is the Title of the focused pane.
+func (m Model) Focused() string { return m.panes[m.focus].Title() }
+
+// Update implements tea.Model.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+		m.render()
+		return m, nil
+	case tea.KeyMsg:
+		cmd := m.routeKey(msg)
+		m.render()
+		return m, cmd
+	case frameMsg:
+		m.framePending = false
+		if m.dirty {
+			m.render()
+		}
+		return m, nil
+	case common.ShowPaneMsg:
+		var cmd tea.Cmd
+		for i, p := range m.panes {
+			if p.Title() == msg.Title {
+				cmd = m.setFocus(i)
+				break
+			}
+		}
+		m.render()
+		return m, cmd
+	case bannerTickMsg:
+		if msg.gen != m.bannerGen || !m.down {
+			return m, nil
+		}
+		m.render()
+		return m, m.bannerTick()
+	case probes.SourceStatus:
+		cmd := m.broadcast(msg)
+		m.bannerGen++
+		m.down, m.source = !msg.Up, msg
+		var tick tea.Cmd
+		if m.down {
+			tick = m.bannerTick()
+		}
+		m.render()
+		return m, tea.Batch(cmd, tick)
+	case probes.Snapshot:
+		m.lastData = msg.Time
+	case *probes.Snapshot:
+		if msg != nil {
+			m.lastData = msg.Time
+		}
+	}
+	cmd := m.broadcast(msg)
+	m.dirty = true
+	if !m.framePending {
+		m.framePending = true
+		cmd = tea.Batch(cmd, tea.Tick(m.frameEvery, func(time.Time) tea.Msg { return frameMsg{} }))
+	}
+	return m, cmd
+}
+
+// broadcast gives msg to every pane and batches their commands.
+func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, p := range m.panes {
+		if c := p.Update(msg); c != nil {
+			cmds = append(cmds, c)
+		}
+	}
+	switch len(cmds) {
+	case 0:
+		return nil
+	case 1:
+		return cmds[0]
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) bannerTick() tea.Cmd {
+	gen := m.bannerGen
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return bannerTickMsg{gen: gen} })
+}
+
+// routeKey applies the key routing order.
+func (m *Model) routeKey(k tea.KeyMsg) tea.Cmd {
+	if k.Type == tea.KeyCtrlC {
+		return tea.Quit
+	}
+	focused := m.panes[m.focus]
+	if focused.Capturing() {
+		return focused.Update(k)
+	}
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		return tea.Quit
+	case key.Matches(k, m.keys.Help):
+		m.help.ShowAll = !m.help.ShowAll
+		return nil
+	case key.Matches(k, m.keys.Next):
+		return m.setFocus((m.focus + 1) % len(m.panes))
+	case key.Matches(k, m.keys.Prev):
+		return m.setFocus((m.focus + len(m.panes) - 1) % len(m.panes))
+	case key.Matches(k, m.keys.Jump):
+		if i := int(k.String()[0] - '1'); i < len(m.panes) {
+			return m.setFocus(i)
+		}
+		return nil
+	}
+	return focused.Update(k)
+}
+
+// setFocus focuses pane i and tells every pane with common.FocusMsg.
+func (m *Model) setFocus(i int) tea.Cmd {
+	if i == m.focus || i < 0 || i >= len(m.panes) {
+		return nil
+	}
+	old := m.panes[m.focus].Title()
+	m.focus = i
+	return tea.Batch(
+		m.broadcast(common.FocusMsg{Pane: old, Focus: false}),
+		m.broadcast(common.FocusMsg{Pane: m.panes[i].Title(), Focus: true}),
+	)
+}
+
+// render rebuilds the cached frame: the tab line, the banner while the
+// source is down, the focused pane in the remaining height, then help.
+func (m *Model) render() {
+	m.dirty = false
+	if m.width <= 0 || m.height <= 0 {
+		m.frame = ""
+		return
+	}
+	helpLines := strings.Split(m.help.View(helpKeys{pane: m.panes[m.focus].KeyMap(), global: m.keys}), "\n")
+	top := 1
+	if m.down {
+		top++
+	}
+	// Keep at least one content line: drop help lines on tiny windows.
+	if extra := top + len(helpLines) + 1 - m.height; extra > 0 {
+		helpLines = helpLines[:max(len(helpLines)-extra, 0)]
+	}
+	ch := max(m.height-top-len(helpLines), 0)
+	if ch != m.contentH {
+		m.contentH = ch
+		for _, p := range m.panes {
+			p.SetSize(m.width, ch)
+		}
+	}
+	lines := make([]string, 0, m.height)
+	lines = append(lines, fit(m.tabs(), m.width))
+	if m.down {
+		lines = append(lines, fit(m.st.Banner.Render(m.bannerText()), m.width))
+	}
+	body := m.panes[m.focus].View()
+	for i := 0; i < ch; i++ {
+		var l string
+		l, body, _ = strings.Cut(body, "\n")
+		lines = append(lines, fit(l, m.width))
+	}
+	for _, l := range helpLines {
+		lines = append(lines, fit(l, m.width))
+	}
+	if len(lines) > m.height {
+		lines = lines[:m.height]
+	}
+	m.frame = strings.Join(lines, "\n")
+}
+
+// fit truncates a line to w cells (ANSI-aware, by display width).
+func fit(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// tabs is the title and one tab per pane, the focused one in brackets so it
+// reads without colour.
+func (m *Model) tabs() string {
+	var b strings.Builder
+	if m.title != "" {
+		b.WriteString(m.st.Title.Render(safetext.Clean(m.title)))
+		b.WriteString(" ")
+	}
+	for i, p := range m.panes {
+		label := fmt.Sprintf("%d %s", i+1, p.Title())
+		if i > 8 {
+			label = p.Title()
+		}
+		if i == m.focus {
+			b.WriteString(m.st.TabOn.Render("[" + label + "]"))
+		} else {
+			b.WriteString(m.st.TabOff.Render(" " + label + " "))
+		}
+	}
+	return b.String()
+}
+
+// bannerText words the source-down banner: the source's own actionable
+// error, the retry countdown and the age of what is still shown.
+func (m *Model) bannerText() string {
+	msg := safetext.Clean(m.source.Err)
+	if msg == "" {
+		msg = "not reachable"
+	}
+	s := "tailscaled unavailable: " + msg
+	if !m.source.NextRetry.IsZero() {
+		if d := m.source.NextRetry.Sub(m.now()); d > 0 {
+			s += fmt.Sprintf(" · retrying in %ds", int(math.Ceil(d.Seconds())))
+		} else {
+			s += " · retrying now"
+		}
+	}
+	if !m.lastData.IsZero() {
+		s += " · showing data from " + m.lastData.Format("15:04:05")
+	}
+	return s
+}

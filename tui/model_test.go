@@ -1,0 +1,264 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/peers"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
+)
+
+func TestKeyRoutingOrder(t *testing.T) {
+	fake := &fakePane{title: "Fake"}
+	m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: 100, Height: 30}, keyMsg("3"))
+	if got := m.Focused(); got != "Fake" {
+		t.Fatalf("after key 3 focused = %q, want Fake", got)
+	}
+
+	// Global bindings are not seen by the focused pane; others are.
+	m, produced := step(t, m, keys("x", "?", "y")...)
+	if diff := cmp.Diff([]string{"x", "y"}, fake.keys()); diff != "" {
+		t.Errorf("keys reaching the focused pane (-want +got):\n%s", diff)
+	}
+	if !m.help.ShowAll {
+		t.Error("? did not open full help")
+	}
+	if hasMsg[tea.QuitMsg](produced) {
+		t.Error("quit without q")
+	}
+
+	// A capturing pane gets every key, global ones included; ctrl+c still quits.
+	fake.capturing = true
+	fake.got = nil
+	m, produced = step(t, m, keys("q", "1", "tab", "?")...)
+	if diff := cmp.Diff([]string{"q", "1", "tab", "?"}, fake.keys()); diff != "" {
+		t.Errorf("keys reaching the capturing pane (-want +got):\n%s", diff)
+	}
+	if m.Focused() != "Fake" || hasMsg[tea.QuitMsg](produced) {
+		t.Errorf("capturing pane: focused %q, quit %v; want Fake, no quit", m.Focused(), hasMsg[tea.QuitMsg](produced))
+	}
+	_, produced = step(t, m, keyMsg("ctrl+c"))
+	if !hasMsg[tea.QuitMsg](produced) {
+		t.Error("ctrl+c did not quit while capturing")
+	}
+
+	// Not capturing: q quits, tab cycles, shift+tab goes back.
+	fake.capturing = false
+	_, produced = step(t, m, keyMsg("q"))
+	if !hasMsg[tea.QuitMsg](produced) {
+		t.Error("q did not quit")
+	}
+	m, _ = step(t, m, keyMsg("tab"))
+	if m.Focused() != peers.ListTitle {
+		t.Errorf("tab from the last pane: focused %q, want %q", m.Focused(), peers.ListTitle)
+	}
+	m, _ = step(t, m, keyMsg("shift+tab"))
+	if m.Focused() != "Fake" {
+		t.Errorf("shift+tab: focused %q, want Fake", m.Focused())
+	}
+	m, _ = step(t, m, keyMsg("9")) // no ninth pane: ignored
+	if m.Focused() != "Fake" {
+		t.Errorf("key 9 with 3 panes: focused %q, want Fake", m.Focused())
+	}
+}
+
+func TestRoutingDataAndSize(t *testing.T) {
+	a, b := &fakePane{title: "A"}, &fakePane{title: "B"}
+	m, _ := step(t, New(testOptions(a, b)), tea.WindowSizeMsg{Width: 90, Height: 25})
+	if a.w != 90 || b.w != 90 || a.h == 0 || a.h != b.h {
+		t.Fatalf("SetSize: A %dx%d, B %dx%d; want both 90 wide, same height", a.w, a.h, b.w, b.h)
+	}
+	type devMsg struct{ n int }
+	_, _ = step(t, m, devMsg{1})
+	for _, p := range []*fakePane{a, b} {
+		if !hasMsg[devMsg](p.got) {
+			t.Errorf("pane %s (not focused) did not get the data message", p.title)
+		}
+		if len(p.keys()) != 0 {
+			t.Errorf("pane %s got keys %v", p.title, p.keys())
+		}
+	}
+	// Focus changes are announced to every pane.
+	a.got, b.got = nil, nil
+	_, _ = step(t, m, keyMsg("3"))
+	want := common.FocusMsg{Pane: "A", Focus: true}
+	for _, p := range []*fakePane{a, b} {
+		found := false
+		for _, g := range p.got {
+			if g == (tea.Msg)(want) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("pane %s did not get %+v; got %v", p.title, want, p.got)
+		}
+	}
+}
+
+func TestBanner(t *testing.T) {
+	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Snapshot())
+	if strings.Contains(m.View(), "unavailable") {
+		t.Fatal("banner shown before any SourceStatus")
+	}
+	down := probes.SourceStatus{
+		Up:        false,
+		Err:       "failed to connect to local tailscaled; it doesn't appear to be running (sudo systemctl start tailscaled)",
+		NextRetry: peerstest.Now().Add(4200 * time.Millisecond),
+	}
+	m, _ = step(t, m, down)
+	lines := strings.Split(m.View(), "\n")
+	want := "tailscaled unavailable: failed to connect to local tailscaled; it doesn't appear to be running (sud…"
+	if lines[1] != want {
+		t.Errorf("banner line:\n got %q\nwant %q", lines[1], want)
+	}
+	if len(lines) != 30 {
+		t.Errorf("with banner: %d lines, want 30", len(lines))
+	}
+	if !strings.Contains(m.View(), "cores3") {
+		t.Error("last snapshot not visible while the source is down")
+	}
+	m.width = 200
+	m.help.Width = 200
+	m.render()
+	if got := strings.Split(m.View(), "\n")[1]; !strings.Contains(got, "retrying in 5s · showing data from 05:21:03") {
+		t.Errorf("banner at 200 columns lacks countdown and data time: %q", got)
+	}
+
+	m, _ = step(t, m, probes.SourceStatus{Up: true})
+	if strings.Contains(m.View(), "unavailable") {
+		t.Error("banner still shown after Up: true")
+	}
+	if !strings.Contains(m.View(), "cores3") {
+		t.Error("peers gone after the source came back")
+	}
+}
+
+// checkScreen asserts the frame fills exactly w×h: h lines, none wider.
+func checkScreen(t *testing.T, name, view string, w, h int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) != h {
+		t.Errorf("%s: %d lines, want %d", name, len(lines), h)
+	}
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got > w {
+			t.Errorf("%s: line %d is %d cells wide (> %d): %q", name, i+1, got, w, l)
+		}
+	}
+}
+
+func TestFitsSmallScreens(t *testing.T) {
+	fake := &fakePane{title: "Device"}
+	down := probes.SourceStatus{Err: strings.Repeat("a very long error ", 20), NextRetry: peerstest.Now().Add(time.Minute)}
+	for _, size := range []struct{ w, h int }{{80, 24}, {100, 30}, {60, 12}, {200, 50}, {20, 5}} {
+		name := fmt.Sprintf("%dx%d", size.w, size.h)
+		m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: size.w, Height: size.h}, peerstest.Many(300))
+		checkScreen(t, name+" peers", m.View(), size.w, size.h)
+		m, _ = step(t, m, keyMsg("enter"))
+		if m.Focused() != peers.DetailTitle {
+			t.Fatalf("%s: enter focused %q, want %q", name, m.Focused(), peers.DetailTitle)
+		}
+		checkScreen(t, name+" detail", m.View(), size.w, size.h)
+		m, _ = step(t, m, keyMsg("?"), down)
+		checkScreen(t, name+" detail+help+banner", m.View(), size.w, size.h)
+		m, _ = step(t, m, keyMsg("1"), keyMsg("/"))
+		checkScreen(t, name+" peers+filter", m.View(), size.w, size.h)
+		m, _ = step(t, m, keyMsg("esc"), keyMsg("3"))
+		checkScreen(t, name+" device", m.View(), size.w, size.h)
+	}
+}
+
+func TestResizeKeepsWithinBounds(t *testing.T) {
+	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 200, Height: 50}, peerstest.Snapshot())
+	for _, s := range []tea.WindowSizeMsg{{Width: 80, Height: 24}, {Width: 120, Height: 40}, {Width: 80, Height: 24}} {
+		m, _ = step(t, m, s)
+		checkScreen(t, fmt.Sprintf("resized to %dx%d", s.Width, s.Height), m.View(), s.Width, s.Height)
+	}
+}
+
+func TestEnterOpensDetailAndPings(t *testing.T) {
+	var pinged []string
+	opts := testOptions()
+	opts.Ping = func(p probes.Peer, kind probes.PingKind) tea.Cmd {
+		pinged = append(pinged, p.ID+"/"+string(kind))
+		return nil
+	}
+	m, produced := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Snapshot())
+	if !hasMsg[common.PeerSelectedMsg](produced) {
+		t.Error("first snapshot did not publish PeerSelectedMsg")
+	}
+	m, produced = step(t, m, keyMsg("down"))
+	var sel []string
+	for _, p := range produced {
+		if s, ok := p.(common.PeerSelectedMsg); ok {
+			sel = append(sel, s.Peer.ID)
+		}
+	}
+	if diff := cmp.Diff([]string{"nBUILD"}, sel); diff != "" {
+		t.Errorf("PeerSelectedMsg after down (-want +got):\n%s", diff)
+	}
+	m, _ = step(t, m, keyMsg("enter"))
+	if m.Focused() != peers.DetailTitle {
+		t.Fatalf("enter: focused %q, want Detail", m.Focused())
+	}
+	if !strings.Contains(m.View(), "build-box  windows") {
+		t.Errorf("detail does not show build-box:\n%s", m.View())
+	}
+	m, _ = step(t, m, keyMsg("p"))
+	// Running: a second p must not start another run.
+	m, _ = step(t, m, keyMsg("p"), keyMsg("t"))
+	if diff := cmp.Diff([]string{"nBUILD/disco"}, pinged); diff != "" {
+		t.Errorf("ping calls (-want +got):\n%s", diff)
+	}
+	m, _ = step(t, m,
+		probes.PingResult{PeerID: "nBUILD", Kind: probes.PingDISCO, Try: 3, Via: "DERP(nyc)", Path: probes.PathDERP, Latency: 42 * time.Millisecond},
+		probes.PingResult{PeerID: "nBUILD", Kind: probes.PingDISCO, Try: 4, Via: "203.0.113.7:41641", Path: probes.PathDirect, Latency: 3 * time.Millisecond, Done: true},
+	)
+	v := m.View()
+	for _, want := range []string{"ping 3/10 via DERP(nyc) 42ms…", "direct 203.0.113.7:41641 in 3.0ms"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("detail lacks %q:\n%s", want, v)
+		}
+	}
+	m, _ = step(t, m, keyMsg("t"))
+	if diff := cmp.Diff([]string{"nBUILD/disco", "nBUILD/tsmp"}, pinged); diff != "" {
+		t.Errorf("ping calls after the run ended (-want +got):\n%s", diff)
+	}
+	m, _ = step(t, m, keyMsg("esc"))
+	if m.Focused() != peers.ListTitle {
+		t.Errorf("esc in detail: focused %q, want Peers", m.Focused())
+	}
+}
+
+func TestDataIsCoalesced(t *testing.T) {
+	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30})
+	before := m.View()
+	nm, cmd := m.Update(peerstest.Snapshot())
+	m = nm.(Model)
+	if cmd == nil {
+		t.Fatal("data message scheduled no frame")
+	}
+	if m.View() != before {
+		t.Error("frame rebuilt on a data message; want it deferred to the frame tick")
+	}
+	type flood struct{}
+	for i := 0; i < 1000; i++ {
+		nm, cmd = m.Update(flood{})
+		m = nm.(Model)
+		if cmd != nil {
+			t.Fatalf("message %d scheduled another frame while one is pending", i)
+		}
+	}
+	nm, _ = m.Update(frameMsg{})
+	if !strings.Contains(nm.View(), "cores3") {
+		t.Error("frame tick did not draw the snapshot")
+	}
+}

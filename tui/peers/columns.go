@@ -1,0 +1,93 @@
+package peers
+
+import "github.com/charmbracelet/bubbles/table"
+
+// Column indexes of the Peers table. Every row has one cell per column;
+// columns hidden at narrow widths get width 0 (bubbles/table skips them).
+const (
+	colName = iota
+	colOS
+	colPath
+	colLatency
+	colDERP
+	colTx
+	colRx
+	colReason
+	numCols
+)
+
+// colSpec describes how one column sizes: min cells, the width growth stops
+// at in the first pass (pref), and when it is dropped at narrow widths
+// (hide: 0 never, then 1 first, 2 next…).
+type colSpec struct {
+	title string
+	min   int
+	pref  int
+	hide  int
+}
+
+var colSpecs = [numCols]colSpec{
+	colName:    {title: "name", min: 10, pref: 20},
+	colOS:      {title: "OS", min: 7, pref: 7, hide: 1},
+	colPath:    {title: "path", min: 22, pref: 36},
+	colLatency: {title: "latency", min: 7, pref: 7, hide: 3},
+	colDERP:    {title: "DERP", min: 5, pref: 5, hide: 3},
+	colTx:      {title: "tx", min: 9, pref: 9, hide: 2},
+	colRx:      {title: "rx", min: 9, pref: 9, hide: 2},
+	colReason:  {title: "reason", min: 24, pref: 40},
+}
+
+// cellGap is the padding right of every cell (the cell style's PaddingRight).
+const cellGap = 1
+
+// layoutColumns sizes the table's columns to fit width cells, dropping
+// optional columns (OS, then tx/rx, then latency and DERP) until the minimum
+// widths fit, then growing path, reason and name. Extra width past every
+// preferred width goes to reason.
+func layoutColumns(width int) []table.Column {
+	var w [numCols]int
+	for i, s := range colSpecs {
+		w[i] = s.min
+	}
+	used := func() int {
+		n := 0
+		for _, x := range w {
+			if x > 0 {
+				n += x + cellGap
+			}
+		}
+		return n
+	}
+	for level := 1; level <= 3 && used() > width; level++ {
+		for i, s := range colSpecs {
+			if s.hide == level {
+				w[i] = 0
+			}
+		}
+	}
+	// Still too wide (below ~60 cells): shrink the flexible columns evenly.
+	for _, i := range []int{colReason, colPath, colName} {
+		if over := used() - width; over > 0 {
+			w[i] = max(3, w[i]-over)
+		}
+	}
+	extra := width - used()
+	grow := func(i, upto int) {
+		if extra <= 0 || w[i] == 0 || w[i] >= upto {
+			return
+		}
+		d := min(extra, upto-w[i])
+		w[i] += d
+		extra -= d
+	}
+	grow(colPath, colSpecs[colPath].pref)
+	grow(colReason, colSpecs[colReason].pref)
+	grow(colName, colSpecs[colName].pref)
+	grow(colReason, 1<<30)
+
+	cols := make([]table.Column, numCols)
+	for i, s := range colSpecs {
+		cols[i] = table.Column{Title: s.title, Width: w[i]}
+	}
+	return cols
+}

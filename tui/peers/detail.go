@@ -1,0 +1,430 @@
+package peers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+// PingFunc starts an active probe of peer without blocking: the command it
+// returns does the I/O, and results arrive as probes.PingResult messages
+// (several per run; the last has Done set). Nil disables the ping keys.
+type PingFunc func(peer probes.Peer, kind probes.PingKind) tea.Cmd
+
+// PingTries is the number of tries a "ping until direct" run makes, as
+// `tailscale ping` does by default (-c 10); used for "ping 3/10" progress.
+const PingTries = 10
+
+// maxPingLines bounds the progress lines kept per peer.
+const maxPingLines = PingTries + 2
+
+// pingRun is the latest ping run for one peer.
+type pingRun struct {
+	kind    probes.PingKind
+	running bool
+	lines   []pingLine
+}
+
+type pingLine struct {
+	text string
+	role int // 0 plain, 1 good, 2 warn, 3 bad
+}
+
+// Detail is the Peer detail pane: the selected peer's verdict with each
+// piece of evidence, the fix, endpoints and home DERP, the path-change
+// timeline and ping progress. Create it with NewDetail.
+//
+// It follows the selection through common.PeerSelectedMsg, refreshes the
+// peer from every probes.Snapshot (keeping the last copy when the peer
+// disappears) and records path changes for every peer on every snapshot.
+type Detail struct {
+	st   common.Styles
+	now  func() time.Time
+	ping PingFunc
+	keys detailKeys
+	vp   viewport.Model
+
+	width, height int
+
+	snap      *probes.Snapshot
+	peerID    string
+	peer      probes.Peer
+	inSnap    bool // peer is in the latest snapshot
+	timelines Timelines
+	pings     map[string]*pingRun
+	dirty     bool
+}
+
+// NewDetail returns a Peer detail pane. now gives the time for "12s ago"
+// (nil means time.Now); ping starts probes (nil disables the ping keys).
+func NewDetail(st common.Styles, now func() time.Time, ping PingFunc) *Detail {
+	if now == nil {
+		now = time.Now
+	}
+	vp := viewport.New(0, 0)
+	k := newDetailKeys()
+	vp.KeyMap = viewport.KeyMap{
+		Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
+	}
+	d := &Detail{st: st, now: now, ping: ping, keys: k, vp: vp, pings: map[string]*pingRun{}, dirty: true}
+	d.syncKeys()
+	return d
+}
+
+// Title implements common.Pane.
+func (d *Detail) Title() string { return DetailTitle }
+
+// Capturing implements common.Pane; the detail pane has no input.
+func (d *Detail) Capturing() bool { return false }
+
+// KeyMap implements common.Pane.
+func (d *Detail) KeyMap() help.KeyMap { return d.keys }
+
+// PeerID is the ID of the peer shown ("" when none is selected).
+func (d *Detail) PeerID() string { return d.peerID }
+
+// Timeline returns the recorded path changes of peer id, oldest first.
+func (d *Detail) Timeline(id string) []PathChange { return d.timelines.Changes(id) }
+
+// SetSize implements common.Pane.
+func (d *Detail) SetSize(width, height int) {
+	if width == d.width && height == d.height {
+		return
+	}
+	d.width, d.height = max(width, 0), max(height, 0)
+	d.vp.Width, d.vp.Height = d.width, d.height
+	d.dirty = true
+}
+
+// Update implements common.Pane.
+func (d *Detail) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case probes.Snapshot:
+		d.setSnapshot(&msg)
+	case *probes.Snapshot:
+		if msg != nil {
+			s := *msg
+			d.setSnapshot(&s)
+		}
+	case common.PeerSelectedMsg:
+		if msg.Peer.ID != d.peerID {
+			d.vp.GotoTop()
+		}
+		d.peerID, d.peer, d.inSnap = msg.Peer.ID, msg.Peer, true
+		d.dirty = true
+		d.syncKeys()
+	case probes.PingResult:
+		d.addPing(msg)
+	case tea.KeyMsg:
+		return d.handleKey(msg)
+	}
+	return nil
+}
+
+func (d *Detail) setSnapshot(s *probes.Snapshot) {
+	d.snap = s
+	d.timelines.Observe(s)
+	for id, r := range d.pings {
+		if !r.running && d.timelines.Changes(id) == nil {
+			delete(d.pings, id) // peer left the tailnet
+		}
+	}
+	d.dirty = true
+}
+
+func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, d.keys.Back):
+		return func() tea.Msg { return common.ShowPaneMsg{Title: ListTitle} }
+	case key.Matches(msg, d.keys.Disco):
+		return d.startPing(probes.PingDISCO)
+	case key.Matches(msg, d.keys.TSMP):
+		return d.startPing(probes.PingTSMP)
+	}
+	d.refresh()
+	var cmd tea.Cmd
+	d.vp, cmd = d.vp.Update(msg)
+	return cmd
+}
+
+// startPing returns the injected ping command for the shown peer. A second
+// press while a run for that peer is in progress does nothing, so results
+// of two runs never interleave.
+func (d *Detail) startPing(kind probes.PingKind) tea.Cmd {
+	if d.ping == nil || d.peerID == "" {
+		return nil
+	}
+	if r := d.pings[d.peerID]; r != nil && r.running {
+		return nil
+	}
+	name := "DISCO ping until direct"
+	if kind == probes.PingTSMP {
+		name = "TSMP ping"
+	}
+	d.pings[d.peerID] = &pingRun{kind: kind, running: true, lines: []pingLine{{text: name + ": started…"}}}
+	d.dirty = true
+	d.syncKeys()
+	return d.ping(d.peer, kind)
+}
+
+// addPing records one result. Results for any peer are kept (the run may
+// have been started elsewhere), bounded to maxPingLines per peer.
+func (d *Detail) addPing(res probes.PingResult) {
+	r := d.pings[res.PeerID]
+	if r == nil || (!r.running && !res.Done) || r.kind != res.Kind {
+		r = &pingRun{kind: res.Kind, running: true}
+		d.pings[res.PeerID] = r
+	}
+	r.lines = append(r.lines, pingResultLine(res))
+	if len(r.lines) > maxPingLines {
+		r.lines = append(r.lines[:0], r.lines[len(r.lines)-maxPingLines:]...)
+	}
+	if res.Done {
+		r.running = false
+	}
+	if res.PeerID == d.peerID {
+		d.dirty = true
+		d.syncKeys()
+	}
+}
+
+// pingResultLine words one result: progress "ping 3/10 via DERP(nyc) 42ms…",
+// final "direct 203.0.113.5:41641 in 3ms", or the error.
+func pingResultLine(res probes.PingResult) pingLine {
+	via := safetext.Clean(res.Via)
+	errText := safetext.Clean(res.Err)
+	lat := FormatLatency(res.Latency)
+	if !res.Done {
+		prefix := fmt.Sprintf("ping %d/%d", res.Try, PingTries)
+		if res.Kind == probes.PingTSMP {
+			prefix = fmt.Sprintf("tsmp ping %d", res.Try)
+		}
+		if errText != "" {
+			return pingLine{text: prefix + ": " + errText + "…", role: 2}
+		}
+		return pingLine{text: prefix + " via " + via + " " + lat + "…"}
+	}
+	switch {
+	case errText != "":
+		return pingLine{text: "failed: " + errText, role: 3}
+	case res.Path == probes.PathDirect:
+		return pingLine{text: "direct " + via + " in " + lat, role: 1}
+	case res.Kind == probes.PingTSMP:
+		return pingLine{text: "pong via " + via + " in " + lat, role: 1}
+	default:
+		return pingLine{text: "still relayed: via " + via + " in " + lat + " (no direct path)", role: 2}
+	}
+}
+
+// syncKeys enables the ping keys only when a ping can start.
+func (d *Detail) syncKeys() {
+	can := d.ping != nil && d.peerID != ""
+	if r := d.pings[d.peerID]; r != nil && r.running {
+		can = false
+	}
+	d.keys.Disco.SetEnabled(can)
+	d.keys.TSMP.SetEnabled(can)
+}
+
+// refresh rebuilds the content when something it shows changed.
+func (d *Detail) refresh() {
+	if !d.dirty {
+		return
+	}
+	d.dirty = false
+	if d.peerID != "" && d.snap != nil {
+		d.inSnap = false
+		for i := range d.snap.Peers {
+			if d.snap.Peers[i].ID == d.peerID {
+				d.peer, d.inSnap = d.snap.Peers[i], true
+				break
+			}
+		}
+	}
+	d.vp.SetContent(strings.Join(d.lines(), "\n"))
+}
+
+// View implements common.Pane.
+func (d *Detail) View() string {
+	if d.width <= 0 || d.height <= 0 {
+		return ""
+	}
+	d.refresh()
+	return d.vp.View()
+}
+
+// labelWidth is the width of the left label column ("endpoints ").
+const labelWidth = 11
+
+// lines renders the content, every line at most d.width cells.
+func (d *Detail) lines() []string {
+	w := max(d.width, 1)
+	var out []string
+	add := func(s string) { out = append(out, ansi.Truncate(s, w, "…")) }
+	// field adds "label     text", word-wrapping text under itself.
+	field := func(label, text string, style *lipgloss.Style) {
+		tw := max(w-labelWidth, 8)
+		wrapped := strings.Split(ansi.Wrap(text, tw, ""), "\n")
+		for i, l := range wrapped {
+			if style != nil {
+				l = style.Render(l)
+			}
+			lab := strings.Repeat(" ", labelWidth)
+			if i == 0 {
+				lab = d.st.Muted.Render(fmt.Sprintf("%-*s", labelWidth, label))
+			}
+			add(lab + l)
+		}
+	}
+	if d.peerID == "" {
+		add(d.st.Muted.Render("No peer selected: pick one in Peers and press enter."))
+		return out
+	}
+	p := &d.peer
+
+	head := safetext.Clean(p.Name)
+	if head == "" {
+		head = safetext.Clean(p.ID)
+	}
+	if p.OS != "" {
+		head += "  " + safetext.Clean(p.OS)
+	}
+	if len(p.TailscaleIPs) > 0 {
+		head += "  " + joinAddrs(p.TailscaleIPs)
+	}
+	add(d.st.Title.Render(head))
+	if !d.inSnap {
+		add(d.st.Warn.Render("not in the latest snapshot: showing the last known state"))
+	}
+
+	pathStyle := d.pathStyle(p.Path.Kind)
+	field("path", pathText(&p.Path), &pathStyle)
+	v := &p.Verdict
+	verdict := reasonText(v)
+	if v.Reason != "" && string(v.Reason) != verdict {
+		verdict = string(v.Reason) + ": " + verdict
+	}
+	field("verdict", verdict, &pathStyle)
+	if len(v.Also) > 0 {
+		also := make([]string, len(v.Also))
+		for i, r := range v.Also {
+			also[i] = string(r)
+		}
+		field("also", strings.Join(also, ", "), nil)
+	}
+	if v.Fix != "" {
+		field("fix", safetext.Clean(v.Fix), nil)
+	}
+
+	add(d.st.Title.Render("evidence"))
+	if len(v.Checks) == 0 {
+		add("  " + d.st.Muted.Render("no checks recorded"))
+	}
+	for _, c := range v.Checks {
+		mark := d.st.Good.Render("[x] ok  ")
+		if c.Failed {
+			mark = d.st.Bad.Render("[ ] FAIL")
+		}
+		text := safetext.Clean(c.Field) + " = " + safetext.Clean(c.Value)
+		if c.Note != "" {
+			text += ": " + safetext.Clean(c.Note)
+		}
+		const indent = 11 // "  [ ] FAIL "
+		wrapped := strings.Split(ansi.Wrap(text, max(w-indent, 8), ""), "\n")
+		for i, l := range wrapped {
+			if i == 0 {
+				add("  " + mark + " " + l)
+			} else {
+				add(strings.Repeat(" ", indent) + l)
+			}
+		}
+	}
+
+	var eps string
+	switch {
+	case !p.EndpointsKnown:
+		eps = "unknown (WhoIs not available)"
+	case len(p.Endpoints) == 0:
+		eps = "none advertised"
+	default:
+		eps = joinAddrs(p.Endpoints)
+	}
+	field("endpoints", eps, nil)
+	derp := derpCode(p, d.regions())
+	if p.HomeDERP != 0 {
+		derp += " (region " + strconv.Itoa(p.HomeDERP)
+		if r, ok := d.regions()[p.HomeDERP]; ok && r.Name != "" {
+			derp += ", " + safetext.Clean(r.Name)
+		}
+		derp += ")"
+	}
+	field("home DERP", derp, nil)
+	traffic := "tx " + FormatRate(p.TxRate) + "  rx " + FormatRate(p.RxRate) +
+		"  latency " + FormatLatency(p.Latency) +
+		"  handshake " + formatAgo(d.now(), p.LastHandshake)
+	field("traffic", traffic, nil)
+
+	hint := "p ping until direct · t TSMP ping"
+	if d.ping == nil {
+		hint = "not available here"
+	}
+	field("ping", d.st.Muted.Render(hint), nil)
+	if r := d.pings[d.peerID]; r != nil {
+		for _, l := range r.lines {
+			text := l.text
+			switch l.role {
+			case 1:
+				text = d.st.Good.Render(text)
+			case 2:
+				text = d.st.Warn.Render(text)
+			case 3:
+				text = d.st.Bad.Render(text)
+			}
+			add(strings.Repeat(" ", labelWidth) + text)
+		}
+	}
+
+	add(d.st.Title.Render("path changes"))
+	changes := d.timelines.Changes(d.peerID)
+	if len(changes) == 0 {
+		add("  " + d.st.Muted.Render("none recorded yet"))
+	}
+	for _, c := range changes {
+		st := d.pathStyle(c.Kind)
+		add("  " + c.When.Format("15:04:05") + "  " + st.Render(c.Text))
+	}
+	return out
+}
+
+func (d *Detail) regions() map[int]probes.Region {
+	if d.snap == nil {
+		return nil
+	}
+	return d.snap.Regions
+}
+
+// pathStyle is the colour role of a path kind (the words carry the meaning).
+func (d *Detail) pathStyle(k probes.PathKind) lipgloss.Style {
+	switch k {
+	case probes.PathDirect:
+		return d.st.Good
+	case probes.PathDERP, probes.PathPeerRelay:
+		return d.st.Warn
+	case probes.PathOffline:
+		return d.st.Bad
+	default:
+		return d.st.Muted
+	}
+}

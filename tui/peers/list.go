@@ -1,0 +1,490 @@
+// Package peers holds the Peers pane (one table row per peer, sortable and
+// filterable) and the Peer detail pane (verdict, evidence, fix, endpoints,
+// path-change timeline, pings). Both implement common.Pane and read only
+// probes types; neither does I/O.
+package peers
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/table"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+// Pane titles, used as tab labels and in common.ShowPaneMsg.
+const (
+	ListTitle   = "Peers"
+	DetailTitle = "Detail"
+)
+
+// SortMode is the Peers table order.
+type SortMode int
+
+// Sort orders, in the order the sort key cycles through them.
+const (
+	// SortPath puts relayed peers first (DERP, peer relay, direct, idle,
+	// offline), then by name. The default.
+	SortPath SortMode = iota
+	// SortName orders by name, then ID.
+	SortName
+	// SortRate orders by tx+rx rate, highest first.
+	SortRate
+	// SortReason orders by reason id, then name.
+	SortReason
+	numSortModes
+)
+
+// String names the order for the status line.
+func (s SortMode) String() string {
+	switch s {
+	case SortPath:
+		return "path (relayed first)"
+	case SortName:
+		return "name"
+	case SortRate:
+		return "rate (busiest first)"
+	case SortReason:
+		return "reason"
+	}
+	return "sort(" + strconv.Itoa(int(s)) + ")"
+}
+
+// peerRow is one peer's pre-formatted cells and lower-cased filter text,
+// computed once per snapshot.
+type peerRow struct {
+	cells table.Row
+	hay   string // lower-case name, OS, path, reason for the filter
+}
+
+// List is the Peers pane. Create it with NewList; the zero value is not usable.
+//
+// Work per message is O(1): a snapshot is only stored. Rows are rebuilt
+// (filter, sort, format: O(n log n) in peers) at most once per rendered
+// frame, and only when the snapshot, filter, sort or size changed; the table
+// renders only the visible window of rows.
+type List struct {
+	st    common.Styles
+	keys  listKeys
+	table table.Model
+	input textinput.Model
+
+	width, height int
+
+	snap     *probes.Snapshot
+	rows     []peerRow // per snap.Peers index; nil until formatted
+	order    []int     // indexes into snap.Peers of the shown rows, in order
+	sortBy   SortMode
+	filter   string // applied filter, lower-case
+	typing   bool   // the filter input is open
+	cursor   int    // index into order
+	offset   int    // first shown index into order
+	selID    string // Peer.ID under the cursor; kept across snapshots
+	dirty    bool   // order must be rebuilt
+	snapNew  bool   // rows must be re-formatted
+	winDirty bool   // table window must be re-set
+}
+
+// NewList returns an empty Peers pane drawing with st.
+func NewList(st common.Styles) *List {
+	in := textinput.New()
+	in.Prompt = "/"
+	in.Placeholder = "name, OS, path or reason"
+	in.Cursor.SetMode(cursor.CursorStatic)
+	in.CharLimit = 128
+
+	ts := table.Styles{
+		Header:   st.Title.PaddingRight(cellGap),
+		Cell:     lipgloss.NewStyle().PaddingRight(cellGap),
+		Selected: st.Selected,
+	}
+	t := table.New(table.WithStyles(ts), table.WithFocused(true))
+	l := &List{st: st, keys: newListKeys(), table: t, input: in}
+	l.syncKeys()
+	return l
+}
+
+// Title implements common.Pane.
+func (l *List) Title() string { return ListTitle }
+
+// Capturing implements common.Pane: true while the filter input is open.
+func (l *List) Capturing() bool { return l.typing }
+
+// KeyMap implements common.Pane.
+func (l *List) KeyMap() help.KeyMap { return l.keys }
+
+// SortMode reports the current order.
+func (l *List) SortMode() SortMode { return l.sortBy }
+
+// Filter reports the applied filter text (lower-case).
+func (l *List) Filter() string { return l.filter }
+
+// SetSize implements common.Pane.
+func (l *List) SetSize(width, height int) {
+	if width == l.width && height == l.height {
+		return
+	}
+	l.width, l.height = max(width, 0), max(height, 0)
+	l.table.SetColumns(layoutColumns(l.width))
+	l.table.SetWidth(l.width)
+	l.table.SetHeight(max(l.tableRows(), 0) + 1) // +1: header line
+	l.input.Width = max(l.width-3, 1)
+	l.clampOffset()
+	l.winDirty = true
+}
+
+// tableRows is how many data rows fit: the height less the status line and
+// the table header.
+func (l *List) tableRows() int { return l.height - 2 }
+
+// Update implements common.Pane. It stores snapshots and handles keys; a
+// selection change returns a command yielding common.PeerSelectedMsg, enter
+// also returns common.ShowPaneMsg for the detail pane.
+func (l *List) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case probes.Snapshot:
+		return l.setSnapshot(&msg)
+	case *probes.Snapshot:
+		if msg != nil {
+			s := *msg
+			return l.setSnapshot(&s)
+		}
+	case tea.KeyMsg:
+		return l.handleKey(msg)
+	}
+	return nil
+}
+
+// setSnapshot stores s; the first snapshot also selects the first row.
+func (l *List) setSnapshot(s *probes.Snapshot) tea.Cmd {
+	first := l.snap == nil
+	l.snap = s
+	l.snapNew, l.dirty = true, true
+	if !first {
+		return nil
+	}
+	l.ensureOrder()
+	if p := l.Selected(); p != nil {
+		return selectCmd(*p)
+	}
+	return nil
+}
+
+func selectCmd(p probes.Peer) tea.Cmd {
+	return func() tea.Msg { return common.PeerSelectedMsg{Peer: p} }
+}
+
+func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
+	l.ensureOrder()
+	before := l.selID
+	var cmds []tea.Cmd
+	if l.typing {
+		switch {
+		case key.Matches(msg, l.keys.Cancel):
+			l.closeInput()
+			l.input.SetValue("")
+			l.setFilter("")
+		case key.Matches(msg, l.keys.Apply):
+			l.closeInput()
+		default:
+			var cmd tea.Cmd
+			l.input, cmd = l.input.Update(msg)
+			cmds = append(cmds, cmd)
+			l.setFilter(l.input.Value())
+		}
+	} else {
+		switch {
+		case key.Matches(msg, l.keys.Up):
+			l.move(-1)
+		case key.Matches(msg, l.keys.Down):
+			l.move(1)
+		case key.Matches(msg, l.keys.PageUp):
+			l.move(-max(l.tableRows(), 1))
+		case key.Matches(msg, l.keys.PageDown):
+			l.move(max(l.tableRows(), 1))
+		case key.Matches(msg, l.keys.Top):
+			l.move(-len(l.order))
+		case key.Matches(msg, l.keys.Bottom):
+			l.move(len(l.order))
+		case key.Matches(msg, l.keys.Sort):
+			l.sortBy = (l.sortBy + 1) % numSortModes
+			l.dirty = true
+		case key.Matches(msg, l.keys.Filter):
+			l.typing = true
+			l.input.SetValue(l.filter)
+			l.input.CursorEnd()
+			cmds = append(cmds, l.input.Focus())
+		case key.Matches(msg, l.keys.ClearFilter):
+			l.input.SetValue("")
+			l.setFilter("")
+		case key.Matches(msg, l.keys.Open):
+			if p := l.Selected(); p != nil {
+				peer := *p
+				l.syncKeys()
+				return tea.Batch(selectCmd(peer), func() tea.Msg { return common.ShowPaneMsg{Title: DetailTitle} })
+			}
+		}
+	}
+	l.ensureOrder()
+	l.syncKeys()
+	if l.selID != before && l.selID != "" {
+		if p := l.Selected(); p != nil {
+			cmds = append(cmds, selectCmd(*p))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+func (l *List) closeInput() {
+	l.typing = false
+	l.input.Blur()
+}
+
+func (l *List) setFilter(v string) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if v != l.filter {
+		l.filter = v
+		l.dirty = true
+	}
+}
+
+// move moves the cursor by n rows, clamped.
+func (l *List) move(n int) {
+	if len(l.order) == 0 {
+		return
+	}
+	l.cursor = min(max(l.cursor+n, 0), len(l.order)-1)
+	l.selID = l.snap.Peers[l.order[l.cursor]].ID
+	l.clampOffset()
+	l.winDirty = true
+}
+
+// clampOffset scrolls so the cursor row is visible.
+func (l *List) clampOffset() {
+	h := max(l.tableRows(), 1)
+	if l.cursor < l.offset {
+		l.offset = l.cursor
+	}
+	if l.cursor >= l.offset+h {
+		l.offset = l.cursor - h + 1
+	}
+	l.offset = max(min(l.offset, len(l.order)-h), 0)
+}
+
+// syncKeys enables the bindings that apply in the current state.
+func (l *List) syncKeys() {
+	k := &l.keys
+	browsing := !l.typing
+	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom, &k.Sort, &k.Filter} {
+		b.SetEnabled(browsing)
+	}
+	k.Open.SetEnabled(browsing && len(l.order) > 0)
+	k.ClearFilter.SetEnabled(browsing && l.filter != "")
+	k.Apply.SetEnabled(l.typing)
+	k.Cancel.SetEnabled(l.typing)
+}
+
+// Selected returns the peer under the cursor, or nil when no row is shown.
+// The pointer is into the current snapshot: don't keep it.
+func (l *List) Selected() *probes.Peer {
+	l.ensureOrder()
+	if l.cursor < 0 || l.cursor >= len(l.order) {
+		return nil
+	}
+	return &l.snap.Peers[l.order[l.cursor]]
+}
+
+// Shown returns the IDs of the rows shown, in order (after filter and sort).
+func (l *List) Shown() []string {
+	l.ensureOrder()
+	ids := make([]string, len(l.order))
+	for i, idx := range l.order {
+		ids[i] = l.snap.Peers[idx].ID
+	}
+	return ids
+}
+
+// ensureOrder re-formats rows after a new snapshot and re-filters and
+// re-sorts when dirty, keeping the cursor on the same peer ID.
+func (l *List) ensureOrder() {
+	if !l.dirty || l.snap == nil {
+		return
+	}
+	l.dirty = false
+	peers := l.snap.Peers
+	if l.snapNew {
+		l.snapNew = false
+		if cap(l.rows) >= len(peers) {
+			l.rows = l.rows[:len(peers)]
+		} else {
+			l.rows = make([]peerRow, len(peers))
+		}
+		for i := range peers {
+			l.rows[i] = formatRow(&peers[i], l.snap.Regions)
+		}
+	}
+	l.order = l.order[:0]
+	for i := range peers {
+		if l.filter == "" || strings.Contains(l.rows[i].hay, l.filter) {
+			l.order = append(l.order, i)
+		}
+	}
+	sort.SliceStable(l.order, func(a, b int) bool {
+		return l.less(&peers[l.order[a]], &peers[l.order[b]])
+	})
+	l.cursor = min(l.cursor, max(len(l.order)-1, 0))
+	if l.selID != "" {
+		for i, idx := range l.order {
+			if peers[idx].ID == l.selID {
+				l.cursor = i
+				break
+			}
+		}
+	}
+	if len(l.order) > 0 {
+		l.selID = peers[l.order[l.cursor]].ID
+	}
+	l.clampOffset()
+	l.winDirty = true
+	l.syncKeys()
+}
+
+func (l *List) less(a, b *probes.Peer) bool {
+	switch l.sortBy {
+	case SortPath:
+		if ra, rb := pathRank(a.Path.Kind), pathRank(b.Path.Kind); ra != rb {
+			return ra < rb
+		}
+	case SortRate:
+		if ra, rb := a.TxRate+a.RxRate, b.TxRate+b.RxRate; ra != rb {
+			return ra > rb
+		}
+	case SortReason:
+		if a.Verdict.Reason != b.Verdict.Reason {
+			return a.Verdict.Reason < b.Verdict.Reason
+		}
+	}
+	if na, nb := strings.ToLower(a.Name), strings.ToLower(b.Name); na != nb {
+		return na < nb
+	}
+	return a.ID < b.ID
+}
+
+// formatRow renders one peer's cells. Text from outside is cleaned again
+// here (cheap for plain ASCII) so a source that forgot cannot reach the
+// terminal; the table truncates by display width.
+func formatRow(p *probes.Peer, regions map[int]probes.Region) peerRow {
+	name := safetext.Clean(p.Name)
+	if name == "" {
+		name = safetext.Clean(p.ID)
+	}
+	osName := safetext.Clean(p.OS)
+	if osName == "" {
+		osName = "-"
+	}
+	path := pathText(&p.Path)
+	reason := reasonText(&p.Verdict)
+	cells := table.Row{
+		colName:    name,
+		colOS:      osName,
+		colPath:    path,
+		colLatency: FormatLatency(p.Latency),
+		colDERP:    derpCode(p, regions),
+		colTx:      FormatRate(p.TxRate),
+		colRx:      FormatRate(p.RxRate),
+		colReason:  reason,
+	}
+	hay := strings.ToLower(name + "\x00" + osName + "\x00" + path + "\x00" + reason + "\x00" + string(p.Verdict.Reason))
+	return peerRow{cells: cells, hay: hay}
+}
+
+// View implements common.Pane: a status line, then the table.
+func (l *List) View() string {
+	if l.width <= 0 || l.height <= 0 {
+		return ""
+	}
+	l.ensureOrder()
+	status := l.statusLine()
+	if l.snap == nil {
+		return status + "\n" + l.st.Muted.Render(ansi.Truncate("waiting for the first snapshot from tailscaled…", l.width, "…"))
+	}
+	if len(l.order) == 0 {
+		msg := "no peers"
+		if l.filter != "" {
+			msg = fmt.Sprintf("no peer matches %q (esc clears the filter)", l.filter)
+		}
+		return status + "\n" + l.st.Muted.Render(ansi.Truncate(msg, l.width, "…"))
+	}
+	if l.winDirty {
+		l.winDirty = false
+		h := max(l.tableRows(), 1)
+		end := min(l.offset+h, len(l.order))
+		win := make([]table.Row, 0, end-l.offset)
+		for _, idx := range l.order[l.offset:end] {
+			win = append(win, l.rows[idx].cells)
+		}
+		l.table.SetRows(win)
+		l.table.SetCursor(l.cursor - l.offset)
+	}
+	if l.height == 1 {
+		return status
+	}
+	return status + "\n" + l.table.View()
+}
+
+// statusLine is the first line: counts with meaning in words, the sort
+// order and the filter (or the open filter input).
+func (l *List) statusLine() string {
+	if l.typing {
+		return l.input.View()
+	}
+	var parts []string
+	if l.snap == nil {
+		parts = append(parts, "no data yet")
+	} else {
+		var relayed, offline int
+		for i := range l.snap.Peers {
+			switch l.snap.Peers[i].Path.Kind {
+			case probes.PathDERP:
+				relayed++
+			case probes.PathOffline:
+				offline++
+			}
+		}
+		n := len(l.snap.Peers)
+		shown := fmt.Sprintf("%d peers", n)
+		if len(l.order) != n {
+			shown = fmt.Sprintf("%d of %d peers", len(l.order), n)
+		}
+		parts = append(parts, shown)
+		if relayed > 0 {
+			parts = append(parts, l.st.Warn.Render(fmt.Sprintf("%d relayed via DERP", relayed)))
+		}
+		if offline > 0 {
+			parts = append(parts, l.st.Bad.Render(fmt.Sprintf("%d offline", offline)))
+		}
+		if st := l.snap.BackendState; st != "" && st != "Running" {
+			parts = append(parts, l.st.Bad.Render("tailscaled is "+safetext.Clean(st)))
+		}
+		if w := len(l.snap.Warnings); w > 0 {
+			parts = append(parts, l.st.Warn.Render(fmt.Sprintf("%d warnings", w)))
+		}
+	}
+	parts = append(parts, l.st.Muted.Render("sort: "+l.sortBy.String()))
+	if l.filter != "" {
+		parts = append(parts, "filter: "+l.filter)
+	}
+	return ansi.Truncate(strings.Join(parts, " · "), l.width, "…")
+}
