@@ -1,0 +1,177 @@
+package devlink
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"strconv"
+)
+
+// PortFactKind says what a line of the ESP32 Tailscale port told us.
+type PortFactKind uint8
+
+// Facts from the ESP32 Tailscale port's log lines (docs/facts.md).
+const (
+	FactNone          PortFactKind = iota
+	FactDiscoPing                  // ts_disco: Ping sent peer=<n> to <ip>:<port> txid=…
+	FactDiscoPong                  // ts_disco: Pong recv from <ip>:<port> → peer <n> direct
+	FactCallMeMaybe                // ts_disco: CallMeMaybe sent peer=<n> to derp=<region> with <k> eps
+	FactDiscoPoolFull              // ts_disco: pending pool full, ping dropped
+	FactHandshake                  // wireguard: HANDSHAKE_RESPONSE / good handshake from <hex>:<port>
+	FactHomeDERP                   // ts_netmap: DERP home server: <host>:<port> (region <n>)
+)
+
+// PortFact is one parsed fact. Fields not relevant to Kind are zero.
+type PortFact struct {
+	Kind PortFactKind
+	// Peer is the port's peer index (peer=<n>), -1 if not given.
+	Peer int
+	// Addr is the UDP endpoint pinged or ponged from, or the direct handshake source.
+	Addr netip.AddrPort
+	// DERPRegion is the region for CallMeMaybe, a handshake that came through
+	// DERP (source 127.3.3.40, port = region id), or the home DERP line.
+	DERPRegion int
+	// ViaDERP is true for a handshake whose source is the DERP pseudo-address.
+	ViaDERP bool
+	// Endpoints is CallMeMaybe's endpoint count.
+	Endpoints int
+	// Host is the home DERP server's host name.
+	Host string
+	// HeapFree is a `heap_free=<n>` value in bytes found on the line, -1 if none.
+	HeapFree int64
+}
+
+// derpMagic is 127.3.3.40, the port's DERP pseudo-address.
+var derpMagic = netip.AddrFrom4([4]byte{127, 3, 3, 40})
+
+// ParsePortLine extracts a fact from one of the ESP32 Tailscale port's log
+// lines (tags ts_disco, wireguard, ts_netmap, ts_derp, tailscale). ok is false
+// when the line carries nothing known. A `heap_free=` value is reported on any
+// line (Kind may then be FactNone with HeapFree ≥ 0).
+func ParsePortLine(l *Line) (f PortFact, ok bool) {
+	f = PortFact{Peer: -1, HeapFree: -1}
+	if l.Level == 0 {
+		return f, false
+	}
+	m := l.Msg
+	if i := bytes.Index(m, []byte("heap_free=")); i >= 0 {
+		if n := decPrefix(m[i+10:]); n > 0 {
+			f.HeapFree, _ = strconv.ParseInt(string(m[i+10:i+10+n]), 10, 64)
+			ok = true
+		}
+	}
+	switch string(l.Tag) {
+	case "ts_disco":
+		switch {
+		case bytes.HasPrefix(m, []byte("Ping sent")):
+			f.Kind = FactDiscoPing
+			f.Peer = intAfter(m, "peer=")
+			f.Addr = addrAfter(m, " to ")
+		case bytes.HasPrefix(m, []byte("Pong recv")):
+			f.Kind = FactDiscoPong
+			f.Addr = addrAfter(m, "from ")
+			f.Peer = intAfter(m, "peer ")
+		case bytes.HasPrefix(m, []byte("CallMeMaybe sent")):
+			f.Kind = FactCallMeMaybe
+			f.Peer = intAfter(m, "peer=")
+			f.DERPRegion = intAfter(m, "derp=")
+			f.Endpoints = intAfter(m, "with ")
+		case containsFold(m, "pool full") || containsFold(m, "pool is full") || containsFold(m, "no free"):
+			f.Kind = FactDiscoPoolFull
+			f.Peer = intAfter(m, "peer=")
+		}
+	case "wireguard":
+		var rest []byte
+		if i := bytes.Index(m, []byte("HANDSHAKE_RESPONSE: ")); i >= 0 {
+			rest = m[i+len("HANDSHAKE_RESPONSE: "):]
+		} else if i := bytes.Index(m, []byte("good handshake from ")); i >= 0 {
+			rest = m[i+len("good handshake from "):]
+		}
+		if rest != nil {
+			if ap, err := ParseReversedEndpoint(rest); err == nil {
+				f.Kind = FactHandshake
+				f.Peer = intAfter(m, "peer=")
+				if ap.Addr() == derpMagic {
+					f.ViaDERP = true
+					f.DERPRegion = int(ap.Port())
+				} else {
+					f.Addr = ap
+				}
+			}
+		}
+	case "ts_netmap", "ts_derp", "tailscale":
+		if i := bytes.Index(m, []byte("DERP home server: ")); i >= 0 {
+			hp := m[i+len("DERP home server: "):]
+			if sp := bytes.IndexByte(hp, ' '); sp >= 0 {
+				hp = hp[:sp]
+			}
+			if c := bytes.LastIndexByte(hp, ':'); c > 0 {
+				hp = hp[:c]
+			}
+			f.Kind = FactHomeDERP
+			f.Host = string(hp)
+			f.DERPRegion = intAfter(m, "(region ")
+		}
+	}
+	return f, ok || f.Kind != FactNone
+}
+
+// ParseReversedEndpoint parses the port's `<8 hex>:<port>` endpoint form, in
+// which the hex is the IPv4 address in reversed byte order: `04030201:41641`
+// is 1.2.3.4:41641, `2803037f:7` is 127.3.3.40:7 (DERP region 7).
+func ParseReversedEndpoint(b []byte) (netip.AddrPort, error) {
+	if len(b) < 10 || b[8] != ':' {
+		return netip.AddrPort{}, fmt.Errorf("endpoint %q: want 8 hex digits, ':' and a port", safeQuote(b))
+	}
+	v, n := hexPrefix(b[:8])
+	if n != 8 {
+		return netip.AddrPort{}, fmt.Errorf("endpoint %q: want 8 hex digits", safeQuote(b))
+	}
+	pn := decPrefix(b[9:])
+	if pn == 0 || pn > 5 {
+		return netip.AddrPort{}, fmt.Errorf("endpoint %q: bad port", safeQuote(b))
+	}
+	port, _ := strconv.Atoi(string(b[9 : 9+pn]))
+	if port > 65535 {
+		return netip.AddrPort{}, fmt.Errorf("endpoint %q: port out of range", safeQuote(b))
+	}
+	a := netip.AddrFrom4([4]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)})
+	return netip.AddrPortFrom(a, uint16(port)), nil
+}
+
+// intAfter returns the decimal number following key in m, or -1.
+func intAfter(m []byte, key string) int {
+	i := bytes.Index(m, []byte(key))
+	if i < 0 {
+		return -1
+	}
+	r := m[i+len(key):]
+	n := decPrefix(r)
+	if n == 0 {
+		return -1
+	}
+	v, _ := strconv.Atoi(string(r[:n]))
+	return v
+}
+
+// addrAfter parses `a.b.c.d:port` following key in m.
+func addrAfter(m []byte, key string) netip.AddrPort {
+	i := bytes.Index(m, []byte(key))
+	if i < 0 {
+		return netip.AddrPort{}
+	}
+	r := m[i+len(key):]
+	end := 0
+	for end < len(r) && (r[end] == '.' || r[end] == ':' || r[end] == '[' || r[end] == ']' || isHex(r[end])) {
+		end++
+	}
+	ap, err := netip.ParseAddrPort(string(r[:end]))
+	if err != nil {
+		return netip.AddrPort{}
+	}
+	return ap
+}
+
+func containsFold(m []byte, s string) bool {
+	return bytes.Contains(bytes.ToLower(m), []byte(s))
+}
