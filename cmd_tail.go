@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/probes/safetext"
+)
+
+func init() {
+	register(&command{
+		name:  "tail",
+		short: "follow a board's serial log: filter, timestamps, save, backtrace decoding",
+		run:   runTail,
+	})
+}
+
+// tailFlags are tailpath tail's flags.
+type tailFlags struct {
+	port       string // "auto", a device path, or "-" to replay stdin
+	baud       int    // line speed in bit/s
+	filter     string // ESP-IDF monitor print filter, e.g. "wifi:W *:I"
+	timestamps bool   // prefix each line with the host's wall-clock time
+	save       string // file every line is appended to as it arrives (unfiltered, raw bytes)
+	elf        string // firmware ELF used to decode backtraces
+	reset      bool   // hard-reset the board once after opening the port
+	color      string // "auto" (colour on a terminal), "always" or "never"
+}
+
+// tailOut writes lines the way tailpath tail shows them. Piped, it writes the
+// device's bytes unchanged (so output matches ESP-IDF monitor's byte for
+// byte); on a terminal it writes sanitised text coloured by level.
+type tailOut struct {
+	w          io.Writer
+	stderr     io.Writer
+	filter     *devlink.Filter
+	color      bool
+	timestamps bool
+	save       *os.File
+	sym        *devlink.Symbolizer
+	elfName    string
+
+	atStart    bool // the last byte written to w ended a line
+	binFrames  int
+	shaWarned  map[string]bool
+	saveErr    error
+	now        func() time.Time
+}
+
+// line handles one line from the link (called on the reading goroutine).
+func (o *tailOut) line(l *devlink.Line) {
+	if o.save != nil && o.saveErr == nil {
+		if _, err := o.save.Write(l.Raw); err != nil {
+			o.saveErr = err
+			fmt.Fprintf(o.stderr, "tailpath: writing %s failed, no longer saving: %v\n", o.save.Name(), err)
+		}
+	}
+	if l.Kind == devlink.KindBinary {
+		o.binFrames++
+		if o.binFrames == 1 {
+			if o.sym == nil {
+				fmt.Fprintln(o.stderr, "tailpath: binary logging is on: pass the ELF to decode it (--elf build/app.elf); binary frames are not printed")
+			} else {
+				fmt.Fprintln(o.stderr, "tailpath: binary logging is on (ESP-IDF Log V2 binary mode): tailpath does not decode binary frames yet; set CONFIG_LOG_MODE_TEXT or use idf.py monitor with the ELF; binary frames are not printed")
+			}
+		}
+		return
+	}
+	if l.Kind == devlink.KindELFSHA && o.sym != nil {
+		if sha, ok := devlink.ParseELFSHA(l.Body()); ok && !o.sym.MatchesBoard(sha) && !o.shaWarned[sha] {
+			o.shaWarned[sha] = true
+			fmt.Fprintf(o.stderr, "tailpath: warning: the board runs an ELF with SHA256 %s…, but %s is %s…: decoded backtraces may be wrong\n",
+				sha, o.elfName, o.sym.SHA256()[:16])
+		}
+	}
+	if !o.filter.Match(l) {
+		return
+	}
+	if o.color {
+		o.writeColored(l)
+	} else {
+		o.stamp()
+		o.w.Write(l.Raw)
+		o.atStart = len(l.Raw) > 0 && l.Raw[len(l.Raw)-1] == '\n'
+	}
+	if o.sym != nil {
+		if dec := o.sym.DecodeLine(l); len(dec) > 0 {
+			if !o.atStart {
+				io.WriteString(o.w, "\n")
+			}
+			for _, d := range dec {
+				o.stamp()
+				if o.color {
+					io.WriteString(o.w, "\x1b[0;33m"+d+"\x1b[0m\n")
+				} else {
+					io.WriteString(o.w, d+"\n")
+				}
+			}
+			o.atStart = true
+		}
+	}
+}
+
+func (o *tailOut) stamp() {
+	if o.timestamps && o.atStart {
+		io.WriteString(o.w, o.now().Format("2006-01-02 15:04:05.000 "))
+	}
+}
+
+// levelColor is the colour ESP-IDF itself uses for each level (D and V plain).
+func levelColor(l *devlink.Line) string {
+	switch l.Kind {
+	case devlink.KindPanic, devlink.KindAbort, devlink.KindStackOverflow, devlink.KindAssert,
+		devlink.KindCorruptHeap, devlink.KindBrownout, devlink.KindBacktrace:
+		return "\x1b[1;31m"
+	}
+	switch l.Level {
+	case devlink.LevelError:
+		return "\x1b[0;31m"
+	case devlink.LevelWarn:
+		return "\x1b[0;33m"
+	case devlink.LevelInfo:
+		return "\x1b[0;32m"
+	}
+	return ""
+}
+
+func (o *tailOut) writeColored(l *devlink.Line) {
+	o.stamp()
+	text := safetext.Clean(string(l.Text))
+	if c := levelColor(l); c != "" && text != "" {
+		text = c + text + "\x1b[0m"
+	}
+	if !l.Partial {
+		text += "\n"
+	}
+	io.WriteString(o.w, text)
+	o.atStart = !l.Partial
+}
+
+func (o *tailOut) status(s devlink.LinkStatus) {
+	if s.Up {
+		how := "open"
+		if s.Reset {
+			how = "open, board reset"
+		}
+		fmt.Fprintf(o.stderr, "tailpath: link up: %s (%s)\n", s.Port, how)
+		return
+	}
+	fmt.Fprintf(o.stderr, "tailpath: link down: %s: %v; waiting for it to come back\n", s.Port, s.Err)
+}
+
+func runTail(ctx context.Context, args []string, stdio IO) error {
+	var f tailFlags
+	fs := flag.NewFlagSet("tailpath tail", flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	fs.StringVar(&f.port, "port", "auto", `serial port: "auto" (find an ESP32 board), a path like /dev/ttyACM0, or "-" to replay stdin`)
+	fs.IntVar(&f.baud, "baud", 115200, "baud rate (ignored by the ESP32-S3's own USB port)")
+	fs.StringVar(&f.filter, "filter", "", `ESP-IDF monitor print filter: "tag:L" items, L in N E W I D V *, e.g. "wifi:W *:I"`)
+	fs.BoolVar(&f.timestamps, "timestamps", false, "prefix each line with the host's time")
+	fs.StringVar(&f.save, "save", "", "append every line (unfiltered, as received) to this file")
+	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and PCs with")
+	fs.BoolVar(&f.reset, "reset", false, "hard-reset the board once after opening the port (never done otherwise)")
+	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal), "always" or "never"`)
+	fs.Usage = func() {
+		fmt.Fprintln(stdio.Stderr, "usage: tailpath tail [flags]\n\nFollow a board's serial console without the dashboard.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &exitError{2, fmt.Errorf("tail: unexpected argument %q; flags only (see tailpath tail -h)", fs.Arg(0))}
+	}
+	filter, err := devlink.ParseFilter(f.filter)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("tail --filter: %w", err)}
+	}
+	out := &tailOut{
+		w: stdio.Stdout, stderr: stdio.Stderr, filter: filter, timestamps: f.timestamps,
+		atStart: true, shaWarned: map[string]bool{}, now: time.Now,
+	}
+	switch f.color {
+	case "always":
+		out.color = true
+	case "never":
+	case "auto":
+		if fd, ok := stdio.Stdout.(interface{ Fd() uintptr }); ok {
+			out.color = term.IsTerminal(int(fd.Fd()))
+		}
+	default:
+		return &exitError{2, fmt.Errorf("tail --color: %q is not auto, always or never", f.color)}
+	}
+	if f.elf != "" {
+		sym, err := devlink.OpenELF(f.elf)
+		if err != nil {
+			return fmt.Errorf("tail --elf: %w", err)
+		}
+		out.sym, out.elfName = sym, f.elf
+	}
+	if f.save != "" {
+		sf, err := os.OpenFile(f.save, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("tail --save: %w", err)
+		}
+		defer sf.Close()
+		out.save = sf
+	}
+	if f.port == "-" {
+		if f.reset {
+			return &exitError{2, errors.New("tail: --reset needs a serial port, not stdin")}
+		}
+		in := stdio.Stdin
+		if in == nil {
+			in = strings.NewReader("")
+		}
+		return devlink.Pump(ctx, in, 0, out.line)
+	}
+	link := &devlink.Link{Port: f.port, Baud: f.baud, Reset: f.reset}
+	return link.Run(ctx, out.line, out.status)
+}

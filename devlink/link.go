@@ -1,0 +1,366 @@
+package devlink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"go.bug.st/serial"
+)
+
+// LinkStatus is a change of the serial link's state.
+type LinkStatus struct {
+	Up   bool
+	Port string    // the device path opened (or last opened)
+	At   time.Time // when the change was seen
+	// Err is why the link went down or a reopen failed; nil when Up.
+	Err error
+	// Reset is true when this Up follows a deliberate hard reset (--reset).
+	Reset bool
+}
+
+// Link reads a board's serial console and keeps it open across unplugs.
+//
+// It opens the port without resetting the board (DTR and RTS held low, see
+// docs/facts.md; on a pseudo-terminal, which has no modem lines, it opens
+// again without touching them). When the port disappears it reports the link
+// down, flushes the unfinished line and keeps trying to reopen the same path,
+// never resetting the board. Lines are split with a Splitter; an unfinished
+// line is flushed after Idle without new bytes, so a prompt without "\n"
+// still shows.
+type Link struct {
+	// Port is a device path (/dev/ttyACM0, COM3) or "auto" (see FindBoard).
+	Port string
+	// Baud is the line speed in bit/s; 0 means 115200. The USB-Serial/JTAG
+	// port ignores it.
+	Baud int
+	// Reset asks for one deliberate hard reset (EN pulsed through RTS, the
+	// esptool sequence) after the first open.
+	Reset bool
+	// Idle is how long an unfinished line waits before it is flushed; 0 means 200 ms.
+	Idle time.Duration
+	// Retry is the reopen interval after the port disappeared; 0 means 500 ms.
+	Retry time.Duration
+
+	// open and list are serial.Open and ListPorts; tests replace them.
+	open func(path string, mode *serial.Mode) (serial.Port, error)
+	list func() ([]PortInfo, error)
+}
+
+func (k *Link) defaults() {
+	if k.Baud == 0 {
+		k.Baud = 115200
+	}
+	if k.Idle == 0 {
+		k.Idle = 200 * time.Millisecond
+	}
+	if k.Retry == 0 {
+		k.Retry = 500 * time.Millisecond
+	}
+	if k.open == nil {
+		k.open = serial.Open
+	}
+	if k.list == nil {
+		k.list = ListPorts
+	}
+}
+
+// Run reads until ctx is done, calling onLine for every line (the *Line is
+// reused; Clone to keep it) and onStatus for every link change, both from
+// Run's goroutine. It returns nil when ctx is done, or an error when the
+// port cannot be opened the first time (busy, permission denied, no board),
+// worded for a person: errors.Is(err, ErrPermission), ErrBusy, ErrNoBoard.
+func (k *Link) Run(ctx context.Context, onLine func(*Line), onStatus func(LinkStatus)) error {
+	k.defaults()
+	path := k.Port
+	if path == "" || path == "auto" {
+		p, err := FindBoard(k.list)
+		if err != nil {
+			return err
+		}
+		path = p
+	}
+	var sp Splitter
+	first := true
+	var downReported bool
+	for ctx.Err() == nil {
+		port, err := k.openNoReset(path)
+		if err != nil {
+			if first {
+				return err
+			}
+			if !downReported {
+				onStatus(LinkStatus{Up: false, Port: path, At: time.Now(), Err: err})
+				downReported = true
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(k.Retry):
+			}
+			continue
+		}
+		didReset := false
+		if first && k.Reset {
+			if err := HardReset(port, path, k.list); err != nil {
+				port.Close()
+				return err
+			}
+			didReset = true
+		}
+		first, downReported = false, false
+		onStatus(LinkStatus{Up: true, Port: path, At: time.Now(), Reset: didReset})
+		err = k.read(ctx, port, &sp, onLine)
+		port.Close()
+		sp.Flush(onLine)
+		if ctx.Err() != nil {
+			break
+		}
+		onStatus(LinkStatus{Up: false, Port: path, At: time.Now(), Err: err})
+		downReported = true
+		select {
+		case <-ctx.Done():
+		case <-time.After(k.Retry):
+		}
+	}
+	sp.Flush(onLine)
+	return nil
+}
+
+// read pumps one open port until it fails or ctx is done.
+func (k *Link) read(ctx context.Context, port serial.Port, sp *Splitter, onLine func(*Line)) error {
+	tick := k.Idle / 2
+	if tick > 100*time.Millisecond {
+		tick = 100 * time.Millisecond
+	}
+	if err := port.SetReadTimeout(tick); err != nil {
+		return err
+	}
+	buf := make([]byte, 16<<10)
+	last := time.Now()
+	for ctx.Err() == nil {
+		n, err := port.Read(buf)
+		if n > 0 {
+			sp.Feed(buf[:n], onLine)
+			last = time.Now()
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 && sp.Pending() > 0 && time.Since(last) >= k.Idle {
+			sp.Flush(onLine)
+		}
+	}
+	return nil
+}
+
+// Errors Run and Open can return; test with errors.Is.
+var (
+	ErrBusy       = errors.New("serial port busy")
+	ErrPermission = errors.New("serial port permission denied")
+	ErrNoBoard    = errors.New("no ESP32 board found")
+	ErrNotFound   = errors.New("serial port not found")
+)
+
+// noReset holds DTR and RTS low at open so the board is not reset.
+var noReset = serial.ModemOutputBits{DTR: false, RTS: false}
+
+// openNoReset opens path with DTR/RTS low, falling back to leaving the modem
+// lines alone when the device has none (a pty: "inappropriate ioctl").
+func (k *Link) openNoReset(path string) (serial.Port, error) {
+	bits := noReset
+	mode := &serial.Mode{BaudRate: k.Baud, InitialStatusBits: &bits}
+	p, err := k.open(path, mode)
+	if err != nil && isNoModemLines(err) {
+		mode = &serial.Mode{BaudRate: k.Baud}
+		p, err = k.open(path, mode)
+	}
+	if err != nil {
+		return nil, explainOpen(path, err)
+	}
+	return p, nil
+}
+
+func isNoModemLines(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "inappropriate ioctl") || strings.Contains(s, "modem bits")
+}
+
+// explainOpen turns a serial.Open error into one that says what to do.
+func explainOpen(path string, err error) error {
+	var pe *serial.PortError
+	if errors.As(err, &pe) {
+		switch pe.Code() {
+		case serial.PortBusy:
+			return fmt.Errorf("%w: %s is open in another program (idf.py monitor, screen, minicom?); close it and retry", ErrBusy, path)
+		case serial.PermissionDenied:
+			return fmt.Errorf("%w: %s: join the dialout group (uucp on Arch): sudo usermod -aG dialout $USER, then log out and in", ErrPermission, path)
+		case serial.PortNotFound:
+			return fmt.Errorf("%w: %s", ErrNotFound, path)
+		}
+	}
+	if errors.Is(err, errNotExist(err)) {
+		return fmt.Errorf("%w: %s: %v", ErrNotFound, path, err)
+	}
+	return fmt.Errorf("open %s: %w", path, err)
+}
+
+// errNotExist returns err itself when it is an ENOENT-style error, so
+// errors.Is above matches, and a sentinel that never matches otherwise.
+func errNotExist(err error) error {
+	if strings.Contains(err.Error(), "no such file") {
+		return err
+	}
+	return errNeverMatch
+}
+
+var errNeverMatch = errors.New("never")
+
+// boardIDs ranks USB VID:PID pairs: the ESP32-S3's own USB-Serial/JTAG first,
+// then the common USB-UART bridges.
+var boardIDs = []struct{ vid, pid, what string }{
+	{"303a", "1001", "ESP32-S3 USB-Serial/JTAG"},
+	{"10c4", "ea60", "CP210x USB-UART"},
+	{"1a86", "7523", "CH340 USB-UART"},
+	{"1a86", "55d4", "CH9102 USB-UART"},
+	{"0403", "6001", "FTDI USB-UART"},
+}
+
+// FindBoard picks the serial port of an ESP32 board from list (nil means
+// enumerator.GetDetailedPortsList): the first ESP32-S3 USB-Serial/JTAG port,
+// else the first known USB-UART bridge. With none it returns an ErrNoBoard
+// error that lists the ports it did see.
+func FindBoard(list func() ([]PortInfo, error)) (string, error) {
+	if list == nil {
+		list = ListPorts
+	}
+	ports, err := list()
+	if err != nil {
+		return "", fmt.Errorf("%w: listing serial ports: %v; pass --port PATH", ErrNoBoard, err)
+	}
+	sort.SliceStable(ports, func(i, j int) bool { return ports[i].Name < ports[j].Name })
+	for _, id := range boardIDs {
+		for _, p := range ports {
+			if p.IsUSB && strings.EqualFold(p.VID, id.vid) && strings.EqualFold(p.PID, id.pid) {
+				return p.Name, nil
+			}
+		}
+	}
+	if len(ports) == 0 {
+		return "", fmt.Errorf("%w: no serial ports at all; is the board plugged in with a data cable? Pass --port PATH to choose one", ErrNoBoard)
+	}
+	var seen []string
+	for _, p := range ports {
+		if p.IsUSB {
+			seen = append(seen, fmt.Sprintf("%s (USB %s:%s)", p.Name, strings.ToLower(p.VID), strings.ToLower(p.PID)))
+		} else {
+			seen = append(seen, p.Name)
+		}
+	}
+	return "", fmt.Errorf("%w among %s; pass --port PATH to choose one", ErrNoBoard, strings.Join(seen, ", "))
+}
+
+// HardReset resets the board the way esptool's hard reset does: EN is pulled
+// low through RTS (with DTR high-impedance low so GPIO0 stays high and the app
+// boots), held, then released. The USB-Serial/JTAG port needs longer holds.
+// list identifies the port's USB id (nil: enumerate).
+func HardReset(port serial.Port, path string, list func() ([]PortInfo, error)) error {
+	hold := 100 * time.Millisecond
+	if list != nil {
+		if ports, err := list(); err == nil {
+			for _, p := range ports {
+				if p.Name == path && strings.EqualFold(p.VID, "303a") {
+					hold = 200 * time.Millisecond
+				}
+			}
+		}
+	}
+	steps := []func() error{
+		func() error { return port.SetDTR(false) },
+		func() error { return port.SetRTS(true) }, // EN low
+		func() error { time.Sleep(hold); return nil },
+		func() error { return port.SetRTS(false) }, // EN high: boot the app
+		func() error { return port.SetDTR(false) }, // Windows applies RTS on the next DTR write
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return fmt.Errorf("reset %s: the port has no modem lines (%v); press the board's RST button instead", path, err)
+		}
+	}
+	return nil
+}
+
+// Pump reads r (stdin, a file, a replayed capture) until EOF, an error or ctx
+// is done, feeding s and calling onLine for every line. An unfinished line is
+// flushed after idle without new bytes (0 means 200 ms) and at the end. It
+// returns nil at EOF or when ctx is done, else the read error.
+func Pump(ctx context.Context, r io.Reader, idle time.Duration, onLine func(*Line)) error {
+	if idle == 0 {
+		idle = 200 * time.Millisecond
+	}
+	var s Splitter
+	type chunk struct {
+		b   []byte
+		err error
+	}
+	data := make(chan chunk)
+	ack := make(chan struct{})
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				select {
+				case data <- chunk{b: buf[:n]}:
+				case <-done:
+					return
+				}
+				select {
+				case <-ack:
+				case <-done:
+					return
+				}
+			}
+			if err != nil {
+				select {
+				case data <- chunk{err: err}:
+				case <-done:
+				}
+				return
+			}
+		}
+	}()
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.Flush(onLine)
+			return nil
+		case <-timer.C:
+			s.Flush(onLine)
+		case c := <-data:
+			if c.err != nil {
+				s.Flush(onLine)
+				if c.err == io.EOF {
+					return nil
+				}
+				return c.err
+			}
+			s.Feed(c.b, onLine)
+			ack <- struct{}{}
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+			timer.Reset(idle)
+		}
+	}
+}
