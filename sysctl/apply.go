@@ -198,8 +198,15 @@ func applyCore(w Writer, changes []Change) (ApplyResult, error) {
 	if cause == nil {
 		return res, nil
 	}
-	for i := len(res.Written) - 1; i >= 0; i-- {
-		c := res.Written[i]
+	// The failed key itself may have changed (a write the read-back
+	// rejected, a partial write): restore it too when it differs.
+	restore := append([]Change(nil), res.Written...)
+	failed := res.Planned[len(res.Written)]
+	if now, err := w.ReadRaw(failed.Key); err != nil || !SameValue(now, failed.Old) {
+		restore = append(restore, failed)
+	}
+	for i := len(restore) - 1; i >= 0; i-- {
+		c := restore[i]
 		if err := writeVerify(w, c.Key, c.Old); err != nil {
 			res.RollbackErrors = append(res.RollbackErrors, fmt.Sprintf("%s (wanted %s back): %v", c.Key, c.Old, err))
 			continue
@@ -209,7 +216,10 @@ func applyCore(w Writer, changes []Change) (ApplyResult, error) {
 	if len(res.RollbackErrors) > 0 {
 		return res, fmt.Errorf("applying %s failed and %d key(s) could not be restored: %w", res.Failed.Key, len(res.RollbackErrors), cause)
 	}
-	return res, fmt.Errorf("applying %s failed; restored %d key(s) already written: %w", res.Failed.Key, len(res.RolledBack), cause)
+	if len(res.RolledBack) == 0 {
+		return res, fmt.Errorf("applying %s failed; nothing was changed: %w", res.Failed.Key, cause)
+	}
+	return res, fmt.Errorf("applying %s failed; restored the %d key(s) already written: %w", res.Failed.Key, len(res.RolledBack), cause)
 }
 
 // writeVerify writes value to key and reads it back.
