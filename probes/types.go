@@ -127,6 +127,11 @@ type Peer struct {
 	Latency time.Duration `json:"latency_ns,omitempty"`
 	// Verdict is the diagnosis of Path.
 	Verdict Verdict `json:"verdict"`
+	// NAT is the peer's own NetInfo as control shares it in its Hostinfo
+	// (WhoIs Node.Hostinfo.NetInfo); nil when not shared or WhoIs failed.
+	NAT *NATInfo `json:"nat,omitempty"`
+	// ExitNode is PeerStatus.ExitNode: we route internet traffic through it.
+	ExitNode bool `json:"exit_node,omitempty"`
 }
 
 // Self is the local node and its NAT facts (from the self node's NetInfo).
@@ -140,6 +145,11 @@ type Self struct {
 	HomeDERPCode string `json:"home_derp_code,omitempty"`
 	// NAT holds the daemon's own netcheck facts; nil when NetInfo is absent.
 	NAT *NATInfo `json:"nat,omitempty"`
+	// Endpoints are the UDP endpoints we advertise (WhoIs of our own IP,
+	// Node.Endpoints); nil when unknown.
+	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
+	// Health is the daemon's health warnings (Status.Health), sanitised.
+	Health []string `json:"health,omitempty"`
 }
 
 // NATInfo is the subset of tailcfg.NetInfo the diagnosis uses. Pointer
@@ -152,6 +162,8 @@ type NATInfo struct {
 	UPnP                  *bool `json:"upnp"`
 	PMP                   *bool `json:"pmp"`
 	PCP                   *bool `json:"pcp"`
+	// LinkType is NetInfo.LinkType ("wired", "wifi", "mobile"); "" if unknown.
+	LinkType string `json:"link_type,omitempty"`
 	// DERPLatency is the measured latency to each DERP region id (from
 	// NetInfo.DERPLatency, best of v4/v6).
 	DERPLatency map[int]time.Duration `json:"derp_latency,omitempty"`

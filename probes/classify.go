@@ -1,0 +1,165 @@
+package probes
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"tailscale.com/ipn/ipnstate"
+	"tailscale.com/tailcfg"
+)
+
+// RecentHandshake is how old a WireGuard handshake may be and still prove a
+// peer is reachable (WireGuard re-handshakes every 2 minutes on a live
+// session; one minute of slack).
+const RecentHandshake = 3 * time.Minute
+
+// OnlineState returns whether the peer is online as a tri-state: the
+// control server's tailcfg.Node.Online when node is non-nil (nil there means
+// "didn't say"); otherwise PeerStatus.Online true means online, and false
+// with a LastSeen set means control reported it offline (LastSeen is only
+// filled for offline peers); anything else is unknown (nil).
+// Tailscale's test control server never sets Online, so in a lab this is nil.
+func OnlineState(ps *ipnstate.PeerStatus, node *tailcfg.Node) *bool {
+	if node != nil {
+		if node.Online == nil {
+			if ps != nil && ps.Online {
+				return boolp(true)
+			}
+			return nil
+		}
+		return boolp(*node.Online)
+	}
+	if ps == nil {
+		return nil
+	}
+	if ps.Online {
+		return boolp(true)
+	}
+	if !ps.LastSeen.IsZero() {
+		return boolp(false)
+	}
+	return nil
+}
+
+// Classify returns ps's current path in Tailscale's semantics:
+//   - Active with CurAddr: PathDirect (Addr = CurAddr).
+//   - Active with PeerRelay: PathPeerRelay.
+//   - Active with neither: PathDERP via the peer's home region (Relay). Relay
+//     alone never makes a path relayed: an idle peer has Relay set too.
+//   - not Active: PathOffline only when online is explicitly false and there
+//     is no handshake within RecentHandshake of now; otherwise PathIdle.
+//
+// online is the tri-state from OnlineState (nil = unknown). Text is exactly
+// what `tailscale status` (v1.102) prints for the peer before ", tx N rx N",
+// including its "; offline" suffixes, which it derives from the flattened
+// PeerStatus.Online. now is used for "last seen 3h ago". ps must be non-nil.
+func Classify(ps *ipnstate.PeerStatus, online *bool, now time.Time) Path {
+	var p Path
+	switch {
+	case ps.Active && ps.CurAddr != "":
+		p.Kind = PathDirect
+		if ap, err := netip.ParseAddrPort(ps.CurAddr); err == nil {
+			p.Addr = ap
+		}
+	case ps.Active && ps.PeerRelay != "":
+		p.Kind = PathPeerRelay
+		p.PeerRelay = cleanString(ps.PeerRelay)
+	case ps.Active:
+		p.Kind = PathDERP
+		p.DERPCode = cleanString(ps.Relay)
+	default:
+		p.Kind = PathIdle
+		if online != nil && !*online && !recentHandshake(ps.LastHandshake, now) {
+			p.Kind = PathOffline
+		}
+	}
+	p.Text = StatusText(ps, now)
+	return p
+}
+
+func recentHandshake(t, now time.Time) bool {
+	return !t.IsZero() && now.Sub(t) < RecentHandshake
+}
+
+// StatusText is the peer's status column as `tailscale status` v1.102
+// prints it (cmd/tailscale/cli/status.go), without the ", tx N rx N" suffix:
+// "active; direct 203.0.113.5:41641", `active; relay "tok"`,
+// "active; peer-relay …", "idle", "idle; offers exit node", "-",
+// "offline, last seen 3h ago", and "; offline…" suffixes when
+// PeerStatus.Online is false. Outside strings in it are sanitised.
+func StatusText(ps *ipnstate.PeerStatus, now time.Time) string {
+	var b strings.Builder
+	var offline string
+	if !ps.Online {
+		offline = "; offline" + lastSeenFmt(ps.LastSeen, now)
+	}
+	anyTraffic := ps.TxBytes != 0 || ps.RxBytes != 0
+	if !ps.Active {
+		switch {
+		case ps.ExitNode:
+			b.WriteString("idle; exit node" + offline)
+		case ps.ExitNodeOption:
+			b.WriteString("idle; offers exit node" + offline)
+		case anyTraffic:
+			b.WriteString("idle" + offline)
+		case !ps.Online:
+			b.WriteString("offline" + lastSeenFmt(ps.LastSeen, now))
+		default:
+			b.WriteString("-")
+		}
+		return b.String()
+	}
+	b.WriteString("active; ")
+	if ps.ExitNode {
+		b.WriteString("exit node; ")
+	} else if ps.ExitNodeOption {
+		b.WriteString("offers exit node; ")
+	}
+	switch {
+	case ps.Relay != "" && ps.CurAddr == "" && ps.PeerRelay == "":
+		fmt.Fprintf(&b, "relay %q", cleanString(ps.Relay))
+	case ps.CurAddr != "":
+		b.WriteString("direct " + cleanString(ps.CurAddr))
+	case ps.PeerRelay != "":
+		b.WriteString("peer-relay " + cleanString(ps.PeerRelay))
+	}
+	if !ps.Online {
+		b.WriteString(offline)
+	}
+	return b.String()
+}
+
+// lastSeenFmt mirrors the CLI's: ", last seen 5m ago", "3h", "2d"; "" when t is zero.
+func lastSeenFmt(t, now time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := max(now.Sub(t), time.Minute)
+	switch {
+	case d < time.Hour:
+		return fmt.Sprintf(", last seen %dm ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf(", last seen %dh ago", int(d.Hours()))
+	default:
+		return fmt.Sprintf(", last seen %dd ago", int(d.Hours()/24))
+	}
+}
+
+// ViaText is how `tailscale ping` names the path of one pong: "ip:port",
+// "DERP(code)", "peer-relay(…)", or the ping type when nothing else is known
+// (TSMP). The returned PathKind is "" when the path is unknown.
+func ViaText(pr *ipnstate.PingResult, pingType tailcfg.PingType) (string, PathKind) {
+	switch {
+	case pr.PeerRelay != "":
+		return "peer-relay(" + cleanString(pr.PeerRelay) + ")", PathPeerRelay
+	case pr.DERPRegionID != 0:
+		return "DERP(" + cleanString(pr.DERPRegionCode) + ")", PathDERP
+	case pr.Endpoint != "":
+		return cleanString(pr.Endpoint), PathDirect
+	}
+	return string(pingType), ""
+}
+
+func boolp(b bool) *bool { return &b }

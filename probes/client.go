@@ -1,0 +1,182 @@
+// Package probes turns the local tailscaled's LocalAPI into typed evidence
+// (Snapshot, Peer, Path), explains each peer's path with a pure Diagnose
+// function, runs active pings, and keeps a reconnecting Source for the
+// dashboard. It never imports the TUI.
+//
+// Entry points:
+//   - NewClient(socket) builds a LocalAPI client; anything satisfying
+//     LocalClient works (a tsnet.Server's LocalClient() does).
+//   - Gather(ctx, c, prev) takes one Snapshot.
+//   - Classify(ps) turns one ipnstate.PeerStatus into a Path.
+//   - Diagnose(self, peer, regions) explains one peer's Path.
+//   - NewSource(c, opts).Run(ctx) streams Events (snapshots, source status, pings).
+//   - Ping(ctx, c, peer, kind, tries, maxTime, emit) runs `tailscale ping`'s loop.
+//   - ConnectError(err, socket) turns a LocalAPI error into an actionable message.
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"syscall"
+
+	"tailscale.com/client/local"
+	"tailscale.com/client/tailscale/apitype"
+	"tailscale.com/ipn"
+	"tailscale.com/ipn/ipnstate"
+	"tailscale.com/paths"
+	"tailscale.com/tailcfg"
+)
+
+// LocalClient is the part of tailscaled's LocalAPI that tailpath reads. All
+// calls need only read permission. *local.Client satisfies it, so does the
+// client of an in-process tsnet.Server.
+type LocalClient interface {
+	// Status is GET /localapi/v0/status: self, peers, path fields, counters.
+	Status(ctx context.Context) (*ipnstate.Status, error)
+	// WhoIs is GET /localapi/v0/whois?addr=: the tailcfg.Node (Endpoints,
+	// HomeDERP, Online, Hostinfo.NetInfo) behind a Tailscale IP.
+	WhoIs(ctx context.Context, remoteAddr string) (*apitype.WhoIsResponse, error)
+	// CurrentDERPMap is GET /localapi/v0/derpmap.
+	CurrentDERPMap(ctx context.Context) (*tailcfg.DERPMap, error)
+	// WatchIPNBus streams ipn.Notify messages until ctx ends or the daemon goes.
+	WatchIPNBus(ctx context.Context, mask ipn.NotifyWatchOpt) (*local.IPNBusWatcher, error)
+	// Ping is POST /localapi/v0/ping: one DISCO, TSMP or ICMP ping.
+	Ping(ctx context.Context, ip netip.Addr, pingtype tailcfg.PingType) (*ipnstate.PingResult, error)
+}
+
+var _ LocalClient = (*local.Client)(nil)
+
+// NewClient returns a LocalAPI client for the tailscaled listening on the
+// unix socket (or Windows named pipe) socket; "" means the platform default
+// (DefaultSocket). It does not connect until the first call.
+func NewClient(socket string) *local.Client {
+	if socket == "" {
+		return &local.Client{}
+	}
+	return &local.Client{Socket: socket, UseSocketOnly: true}
+}
+
+// socketOf is c's socket path for messages: Socket of a *local.Client, else "".
+func socketOf(c LocalClient) string {
+	if lc, ok := c.(*local.Client); ok {
+		return lc.Socket
+	}
+	return ""
+}
+
+// DefaultSocket is the platform's default tailscaled socket path, for
+// messages ("/var/run/tailscale/tailscaled.sock" on Linux).
+func DefaultSocket() string { return paths.DefaultTailscaledSocket() }
+
+// Errors ConnectError wraps, testable with errors.Is.
+var (
+	// ErrNotRunning: nothing listens on the socket (missing or refused).
+	ErrNotRunning = errors.New("tailscaled not running")
+	// ErrPermission: the LocalAPI or its socket refused us.
+	ErrPermission = errors.New("permission denied")
+	// ErrBadReply: tailscaled answered with something we could not parse.
+	ErrBadReply = errors.New("malformed LocalAPI reply")
+)
+
+// actionableError is an error whose text is already a full sentence for a
+// person, wrapping a sentinel and the original cause.
+type actionableError struct {
+	msg   string
+	kind  error
+	cause error
+}
+
+func (e *actionableError) Error() string   { return e.msg }
+func (e *actionableError) Unwrap() []error { return []error{e.kind, e.cause} }
+
+// ConnectError rewrites an error from a LocalAPI call into one actionable
+// line, in the style of Tailscale's CLI, and wraps ErrNotRunning,
+// ErrPermission or ErrBadReply (test with errors.Is). socket is shown in the
+// message ("" shows the default path). Other errors come back wrapped with
+// "tailscaled LocalAPI: ". nil stays nil.
+func ConnectError(err error, socket string) error {
+	if err == nil {
+		return nil
+	}
+	var ae *actionableError
+	if errors.As(err, &ae) {
+		return err
+	}
+	if socket == "" {
+		socket = DefaultSocket()
+	}
+	switch {
+	case local.IsAccessDeniedError(err):
+		return &actionableError{
+			msg:   fmt.Sprintf("tailscaled refused the request (permission denied: %s); run as root or let your user operate it with `sudo tailscale set --operator=$USER`", errText(err)),
+			kind:  ErrPermission,
+			cause: err,
+		}
+	case isDialPermission(err):
+		return &actionableError{
+			msg:   fmt.Sprintf("permission denied connecting to local tailscaled (socket %s); run with sudo or give your user access to the socket", socket),
+			kind:  ErrPermission,
+			cause: err,
+		}
+	case isNotRunning(err):
+		return &actionableError{
+			msg:   fmt.Sprintf("failed to connect to local tailscaled (socket %s); is it running? Start it (e.g. `sudo systemctl start tailscaled`) or pass --socket", socket),
+			kind:  ErrNotRunning,
+			cause: err,
+		}
+	case isBadReply(err):
+		return &actionableError{
+			msg:   fmt.Sprintf("tailscaled (socket %s) sent a reply tailpath could not parse (%s); is that socket a tailscaled of a compatible version?", socket, errText(err)),
+			kind:  ErrBadReply,
+			cause: err,
+		}
+	}
+	return fmt.Errorf("tailscaled LocalAPI: %w", err)
+}
+
+// errText is err's text cut to one sanitised line of at most 160 bytes.
+func errText(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return cleanString(s)
+}
+
+func isNotRunning(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) || errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return true
+	}
+	// local.Client's own wording when the dial fails.
+	return strings.Contains(err.Error(), "Failed to connect to local Tailscale daemon")
+}
+
+func isDialPermission(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial" && errors.Is(err, os.ErrPermission)
+}
+
+func isBadReply(err error) bool {
+	var se *jsonSyntaxError
+	if errors.As(err, &se) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "failed to unmarshal JSON") || strings.Contains(s, "invalid character") ||
+		strings.Contains(s, "unexpected end of JSON") || strings.Contains(s, "cannot unmarshal")
+}
+
+// jsonSyntaxError marks a reply tailpath itself failed to interpret.
+type jsonSyntaxError struct{ err error }
+
+func (e *jsonSyntaxError) Error() string { return e.err.Error() }
+func (e *jsonSyntaxError) Unwrap() error { return e.err }

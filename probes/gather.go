@@ -1,0 +1,332 @@
+package probes
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"tailscale.com/client/local"
+	"tailscale.com/ipn/ipnstate"
+	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/probes/safetext"
+)
+
+// whoisParallel bounds concurrent WhoIs calls during one Gather.
+const whoisParallel = 8
+
+// Gather takes one Snapshot from the local tailscaled:
+//
+//   - Status(): self, peers, path fields (Active, CurAddr, PeerRelay, Relay),
+//     byte counters, handshakes.
+//   - WhoIs(first Tailscale IP) per peer: Endpoints, HomeDERP, Online
+//     (tri-state) and the peer's shared NetInfo. A denied or failing WhoIs
+//     adds one Warning and leaves EndpointsKnown false.
+//   - WhoIs(our own first Tailscale IP): our NetInfo and Endpoints. The
+//     daemon keeps its netcheck NetInfo in its Hostinfo and sends it to
+//     control; neither Status nor PeerStatus carries it, so the source is the
+//     self node of the netmap, which WhoIs returns for our own address (the
+//     same object as the IPN bus's NetMap.SelfNode; it reflects the last
+//     NetInfo control acknowledged, seconds behind the daemon at most).
+//   - CurrentDERPMap(): region codes and names (Warning if unavailable).
+//
+// Rates are bytes/s from prev's counters (by peer ID); prev may be nil. Peer
+// latency is carried over from prev. Every outside string is sanitised with
+// safetext.Clean; each peer is diagnosed with Diagnose. Peers are sorted by
+// Name, then ID.
+//
+// Errors: a failing Status() is returned through ConnectError, so it wraps
+// ErrNotRunning, ErrPermission or ErrBadReply where those apply. ctx bounds
+// the whole gather.
+func Gather(ctx context.Context, c LocalClient, prev *Snapshot) (*Snapshot, error) {
+	st, err := c.Status(ctx)
+	if err != nil {
+		return nil, ConnectError(err, socketOf(c))
+	}
+	if st == nil {
+		return nil, ConnectError(&jsonSyntaxError{errors.New("empty status reply")}, socketOf(c))
+	}
+	now := time.Now()
+	return gatherFrom(ctx, c, st, prev, now)
+}
+
+func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *Snapshot, now time.Time) (*Snapshot, error) {
+	snap := &Snapshot{
+		Time:         now,
+		BackendState: cleanString(st.BackendState),
+		Regions:      map[int]Region{},
+	}
+	var warnMu sync.Mutex
+	warnOnce := map[string]bool{}
+	warn := func(s string) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		if !warnOnce[s] {
+			warnOnce[s] = true
+			snap.Warnings = append(snap.Warnings, s)
+		}
+	}
+
+	if dm, err := c.CurrentDERPMap(ctx); err != nil {
+		warn("DERP map: " + whyText(err))
+	} else if dm != nil {
+		for id, r := range dm.Regions {
+			if r == nil {
+				continue
+			}
+			snap.Regions[id] = Region{ID: id, Code: cleanString(r.RegionCode), Name: cleanString(r.RegionName)}
+		}
+	}
+	codeToID := make(map[string]int, len(snap.Regions))
+	for id, r := range snap.Regions {
+		codeToID[r.Code] = id
+	}
+
+	var denied sync.Once
+	var deniedFlag bool
+	var deniedMu sync.Mutex
+	whois := func(ip netip.Addr) *tailcfg.Node {
+		deniedMu.Lock()
+		skip := deniedFlag
+		deniedMu.Unlock()
+		if skip || !ip.IsValid() {
+			return nil
+		}
+		res, err := c.WhoIs(ctx, ip.String())
+		if err != nil {
+			if local.IsAccessDeniedError(err) {
+				denied.Do(func() {
+					deniedMu.Lock()
+					deniedFlag = true
+					deniedMu.Unlock()
+					warn("WhoIs: permission denied, so peer endpoints, home DERP and NAT facts are unknown; run as root or `sudo tailscale set --operator=$USER`")
+				})
+				return nil
+			}
+			if ctx.Err() == nil {
+				warn("WhoIs " + ip.String() + ": " + whyText(err))
+			}
+			return nil
+		}
+		if res == nil {
+			return nil
+		}
+		return res.Node
+	}
+
+	// Self.
+	if s := st.Self; s != nil {
+		snap.Self = Self{
+			Name:         shortName(s),
+			DNSName:      cleanString(strings.TrimSuffix(s.DNSName, ".")),
+			OS:           cleanString(s.OS),
+			TailscaleIPs: slices.Clone(s.TailscaleIPs),
+			HomeDERPCode: cleanString(s.Relay),
+		}
+		if len(s.TailscaleIPs) > 0 {
+			if n := whois(s.TailscaleIPs[0]); n != nil {
+				snap.Self.Endpoints = slices.Clone(n.Endpoints)
+				if n.Hostinfo.Valid() {
+					if ni := n.Hostinfo.NetInfo(); ni.Valid() {
+						snap.Self.NAT = natFromNetInfo(ni.AsStruct())
+						snap.Self.HomeDERP = ni.PreferredDERP()
+					}
+				}
+			}
+		}
+		if snap.Self.HomeDERP == 0 {
+			snap.Self.HomeDERP = codeToID[snap.Self.HomeDERPCode]
+		}
+		if r, ok := snap.Regions[snap.Self.HomeDERP]; ok && snap.Self.HomeDERPCode == "" {
+			snap.Self.HomeDERPCode = r.Code
+		}
+	}
+	for _, h := range st.Health {
+		snap.Self.Health = append(snap.Self.Health, cleanString(h))
+	}
+	if snap.Self.NAT == nil && st.Self != nil {
+		warn("NetInfo: the daemon has not reported its NAT facts yet (netcheck pending), so local NAT checks are unknown")
+	}
+
+	// Peers.
+	prevByID := map[string]*Peer{}
+	var dt float64
+	if prev != nil {
+		for i := range prev.Peers {
+			prevByID[prev.Peers[i].ID] = &prev.Peers[i]
+		}
+		dt = now.Sub(prev.Time).Seconds()
+	}
+	pss := make([]*ipnstate.PeerStatus, 0, len(st.Peer))
+	for _, ps := range st.Peer {
+		if ps != nil {
+			pss = append(pss, ps)
+		}
+	}
+	snap.Peers = make([]Peer, len(pss))
+	sem := make(chan struct{}, whoisParallel)
+	var wg sync.WaitGroup
+	for i, ps := range pss {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var node *tailcfg.Node
+			if len(ps.TailscaleIPs) > 0 {
+				node = whois(ps.TailscaleIPs[0])
+			}
+			snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
+		}()
+	}
+	wg.Wait()
+	for i := range snap.Peers {
+		p := &snap.Peers[i]
+		if pp, ok := prevByID[p.ID]; ok {
+			if dt > 0 {
+				p.TxRate = rate(p.TxBytes, pp.TxBytes, dt)
+				p.RxRate = rate(p.RxBytes, pp.RxBytes, dt)
+			}
+			p.Latency = pp.Latency
+		}
+		p.Verdict = Diagnose(snap.Self, *p, snap.Regions)
+	}
+	slices.SortFunc(snap.Peers, func(a, b Peer) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
+	})
+	return snap, nil
+}
+
+// buildPeer converts one PeerStatus (and its WhoIs node, may be nil) to a
+// Peer without a verdict.
+func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Region, codeToID map[string]int, now time.Time) Peer {
+	online := OnlineState(ps, node)
+	p := Peer{
+		ID:            cleanString(string(ps.ID)),
+		Name:          shortName(ps),
+		DNSName:       cleanString(strings.TrimSuffix(ps.DNSName, ".")),
+		OS:            cleanString(ps.OS),
+		TailscaleIPs:  slices.Clone(ps.TailscaleIPs),
+		Online:        online,
+		Active:        ps.Active,
+		Path:          Classify(ps, online, now),
+		HomeDERPCode:  cleanString(ps.Relay),
+		TxBytes:       ps.TxBytes,
+		RxBytes:       ps.RxBytes,
+		LastHandshake: ps.LastHandshake,
+		LastSeen:      ps.LastSeen,
+		ExitNode:      ps.ExitNode,
+	}
+	if node != nil {
+		p.Endpoints = slices.Clone(node.Endpoints)
+		p.EndpointsKnown = true
+		p.HomeDERP = node.HomeDERP
+		if p.HomeDERP == 0 {
+			p.HomeDERP = legacyDERPRegion(node.LegacyDERPString)
+		}
+		if node.LastSeen != nil && p.LastSeen.IsZero() {
+			p.LastSeen = *node.LastSeen
+		}
+		if node.Hostinfo.Valid() {
+			if ni := node.Hostinfo.NetInfo(); ni.Valid() {
+				p.NAT = natFromNetInfo(ni.AsStruct())
+			}
+		}
+	}
+	if p.HomeDERP == 0 {
+		p.HomeDERP = codeToID[p.HomeDERPCode]
+	}
+	if p.HomeDERPCode == "" {
+		p.HomeDERPCode = regions[p.HomeDERP].Code
+	}
+	return p
+}
+
+// legacyDERPRegion parses the old Node.DERP form "127.3.3.40:<region>".
+func legacyDERPRegion(s string) int {
+	host, port, ok := strings.Cut(s, ":")
+	if !ok || host != "127.3.3.40" {
+		return 0
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// natFromNetInfo converts the daemon's NetInfo; DERPLatency keys are
+// "<regionID>-v4"/"-v6" in seconds; the best of the two is kept.
+func natFromNetInfo(ni *tailcfg.NetInfo) *NATInfo {
+	if ni == nil {
+		return nil
+	}
+	n := &NATInfo{
+		WorkingUDP:            optBool(string(ni.WorkingUDP)),
+		WorkingIPv6:           optBool(string(ni.WorkingIPv6)),
+		MappingVariesByDestIP: optBool(string(ni.MappingVariesByDestIP)),
+		HavePortMap:           ni.HavePortMap,
+		UPnP:                  optBool(string(ni.UPnP)),
+		PMP:                   optBool(string(ni.PMP)),
+		PCP:                   optBool(string(ni.PCP)),
+		LinkType:              cleanString(ni.LinkType),
+	}
+	if len(ni.DERPLatency) > 0 {
+		n.DERPLatency = make(map[int]time.Duration, len(ni.DERPLatency))
+		for k, sec := range ni.DERPLatency {
+			idStr, _, _ := strings.Cut(k, "-")
+			id, err := strconv.Atoi(idStr)
+			if err != nil || sec <= 0 || sec > 3600 {
+				continue
+			}
+			d := time.Duration(sec * float64(time.Second))
+			if old, ok := n.DERPLatency[id]; !ok || d < old {
+				n.DERPLatency[id] = d
+			}
+		}
+	}
+	return n
+}
+
+// optBool reads tailcfg's opt.Bool text: "true", "false", or "" (unknown).
+func optBool(s string) *bool {
+	switch s {
+	case "true":
+		return boolp(true)
+	case "false":
+		return boolp(false)
+	}
+	return nil
+}
+
+// shortName is the first label of DNSName, else HostName, sanitised.
+func shortName(ps *ipnstate.PeerStatus) string {
+	if name, _, _ := strings.Cut(ps.DNSName, "."); name != "" {
+		return cleanString(name)
+	}
+	return cleanString(ps.HostName)
+}
+
+func rate(cur, old int64, dt float64) float64 {
+	if cur < old || dt <= 0 {
+		return 0 // counters reset (daemon restarted)
+	}
+	return float64(cur-old) / dt
+}
+
+// whyText is a short sanitised reason for a warning.
+func whyText(err error) string {
+	if local.IsAccessDeniedError(err) {
+		return "permission denied"
+	}
+	return errText(err)
+}
+
+// cleanString sanitises one outside string.
+func cleanString(s string) string { return safetext.Clean(s) }

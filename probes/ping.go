@@ -1,0 +1,148 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"tailscale.com/tailcfg"
+)
+
+// Ping defaults, as `tailscale ping` uses them.
+const (
+	// DefaultPingTries is the number of DISCO pings before giving up on a
+	// direct path (`tailscale ping -c 10`).
+	DefaultPingTries = 10
+	// DefaultPingTime bounds a whole run.
+	DefaultPingTime = 30 * time.Second
+	// pingTryTimeout bounds one ping (`tailscale ping --timeout 5s`).
+	pingTryTimeout = 5 * time.Second
+	// pingGap is the pause between pings that did not go direct.
+	pingGap = time.Second
+)
+
+// ErrNoDirect is returned by a DISCO Ping that used all its tries or time
+// without a direct pong ("direct connection not established").
+var ErrNoDirect = errors.New("direct connection not established")
+
+// Ping runs `tailscale ping`'s loop against peer's first Tailscale IP (IPv4
+// preferred) and calls emit (from the calling goroutine) once per try:
+//
+//   - PingDISCO: ping until a pong comes over a direct UDP path, at most
+//     maxTries times (≤0 means DefaultPingTries) and maxTime in total (≤0
+//     means DefaultPingTime), one second apart; each pong reports Latency and
+//     Via ("203.0.113.5:41641", "DERP(tok)", "peer-relay(…)"). A try that
+//     times out (5 s) reports Err "timeout" and the loop goes on.
+//   - PingTSMP: one ping through WireGuard.
+//
+// The last PingResult has Done set; when no direct pong came it is an extra
+// result with Err "direct connection not established" and Ping returns
+// ErrNoDirect. A LocalAPI failure or a ping error from the daemon (pr.Err)
+// ends the run with Done and returns the error (through ConnectError).
+// Cancelling ctx ends the run and returns ctx.Err(). emit may be nil.
+func Ping(ctx context.Context, c LocalClient, peer Peer, kind PingKind, maxTries int, maxTime time.Duration, emit func(PingResult)) error {
+	if emit == nil {
+		emit = func(PingResult) {}
+	}
+	if maxTries <= 0 {
+		maxTries = DefaultPingTries
+	}
+	if maxTime <= 0 {
+		maxTime = DefaultPingTime
+	}
+	var ptype tailcfg.PingType
+	switch kind {
+	case PingDISCO, "":
+		kind, ptype = PingDISCO, tailcfg.PingDisco
+	case PingTSMP:
+		ptype, maxTries = tailcfg.PingTSMP, 1
+	default:
+		err := fmt.Errorf("ping %s: unknown ping kind %q (want %q or %q)", peer.Name, kind, PingDISCO, PingTSMP)
+		emit(PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: err.Error()})
+		return err
+	}
+	ip, ok := pingAddr(peer)
+	if !ok {
+		err := fmt.Errorf("ping %s: peer has no Tailscale IP", peer.Name)
+		emit(PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: err.Error()})
+		return err
+	}
+	parent := ctx
+	outer, cancel := context.WithTimeout(ctx, maxTime)
+	defer cancel()
+
+	for try := 1; ; try++ {
+		last := try >= maxTries
+		tctx, tcancel := context.WithTimeout(outer, pingTryTimeout)
+		pr, err := c.Ping(tctx, ip, ptype)
+		timedOut := tctx.Err() != nil && outer.Err() == nil
+		tcancel()
+		res := PingResult{PeerID: peer.ID, Kind: kind, Try: try}
+		switch {
+		case err != nil && parent.Err() != nil:
+			res.Done, res.Err = true, "cancelled"
+			emit(res)
+			return parent.Err()
+		case err != nil && outer.Err() != nil:
+			res.Done, res.Err = true, "timeout"
+			emit(res)
+			if kind == PingDISCO {
+				return ErrNoDirect
+			}
+			return outer.Err()
+		case err != nil && timedOut:
+			res.Err = "timeout"
+		case err != nil:
+			err = ConnectError(err, socketOf(c))
+			res.Done, res.Err = true, err.Error()
+			emit(res)
+			return err
+		case pr == nil:
+			err = ConnectError(&jsonSyntaxError{errors.New("empty ping reply")}, socketOf(c))
+			res.Done, res.Err = true, err.Error()
+			emit(res)
+			return err
+		case pr.Err != "":
+			res.Done, res.Err = true, cleanString(pr.Err)
+			emit(res)
+			return errors.New(res.Err)
+		default:
+			res.Latency = time.Duration(pr.LatencySeconds * float64(time.Second))
+			res.Via, res.Path = ViaText(pr, ptype)
+			if kind == PingTSMP || res.Path == PathDirect {
+				res.Done = true
+				emit(res)
+				return nil
+			}
+		}
+		emit(res)
+		if last {
+			emit(PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: ErrNoDirect.Error()})
+			return ErrNoDirect
+		}
+		select {
+		case <-outer.Done():
+			if parent.Err() != nil {
+				emit(PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: "cancelled"})
+				return parent.Err()
+			}
+			emit(PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: ErrNoDirect.Error()})
+			return ErrNoDirect
+		case <-time.After(pingGap):
+		}
+	}
+}
+
+func pingAddr(p Peer) (netip.Addr, bool) {
+	for _, a := range p.TailscaleIPs {
+		if a.Is4() {
+			return a, true
+		}
+	}
+	if len(p.TailscaleIPs) > 0 && p.TailscaleIPs[0].IsValid() {
+		return p.TailscaleIPs[0], true
+	}
+	return netip.Addr{}, false
+}

@@ -1,0 +1,275 @@
+package probes
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"tailscale.com/ipn"
+)
+
+// Event is one message from a Source: a *Snapshot, a SourceStatus or a
+// PingResult. The set is closed; switch on the concrete type.
+type Event interface{ probesEvent() }
+
+func (*Snapshot) probesEvent()    {}
+func (SourceStatus) probesEvent() {}
+func (PingResult) probesEvent()   {}
+
+// BusMask is what the Source asks of the IPN bus: the current state and
+// netmap first, then rate-limited updates.
+const BusMask = ipn.NotifyInitialState | ipn.NotifyInitialNetMap | ipn.NotifyRateLimit
+
+// minTriggerGap is the least time between two bus-triggered Gathers.
+const minTriggerGap = 500 * time.Millisecond
+
+// SourceOptions tune a Source. Zero values take the defaults.
+type SourceOptions struct {
+	// Interval between Status polls; default 2 s. Path fields (CurAddr,
+	// PeerRelay, Active) only come from polling.
+	Interval time.Duration
+	// MinBackoff and MaxBackoff bound the reconnect delay, which doubles
+	// after each failure; defaults 250 ms and 5 s.
+	MinBackoff, MaxBackoff time.Duration
+	// Timeout bounds one Gather; default 10 s.
+	Timeout time.Duration
+	// Socket is shown in error messages ("" = the platform default).
+	Socket string
+}
+
+func (o SourceOptions) withDefaults() SourceOptions {
+	if o.Interval <= 0 {
+		o.Interval = 2 * time.Second
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 250 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 5 * time.Second
+	}
+	if o.MaxBackoff < o.MinBackoff {
+		o.MaxBackoff = o.MinBackoff
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	return o
+}
+
+// Source polls a tailscaled and streams Events. Create with NewSource,
+// start once with Run.
+type Source struct {
+	c    LocalClient
+	opts SourceOptions
+
+	mu      sync.Mutex
+	runCtx  context.Context // set by Run
+	out     chan Event      // set by Run
+	wg      sync.WaitGroup  // Run's loop, bus watcher and pings
+	latency map[string]time.Duration
+	closed  bool // Run's ctx ended; no new goroutines may start
+}
+
+// NewSource returns a Source reading c. Nothing runs until Run.
+func NewSource(c LocalClient, opts SourceOptions) *Source {
+	return &Source{c: c, opts: opts.withDefaults(), latency: map[string]time.Duration{}}
+}
+
+// Run starts the source and returns its events. It emits
+// SourceStatus{Up:true} on (re)connecting, then a *Snapshot every Interval
+// and soon after IPN bus changes (state, netmap, home DERP, endpoints). When
+// a Gather fails it emits SourceStatus{Up:false, Err, NextRetry} with an
+// actionable message (ConnectError) and retries with exponential back-off
+// up to MaxBackoff; the IPN bus watcher is restarted after reconnecting.
+// Results of Source.Ping come on the same channel.
+//
+// Sends block until received or ctx ends, so a slow reader slows polling
+// rather than growing memory. The channel is closed after ctx is cancelled
+// and every goroutine the source started has returned. Call Run once.
+func (s *Source) Run(ctx context.Context) <-chan Event {
+	out := make(chan Event, 16)
+	s.mu.Lock()
+	if s.out != nil {
+		s.mu.Unlock()
+		panic("probes: Source.Run called twice")
+	}
+	s.runCtx, s.out = ctx, out
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.loop(ctx)
+	go func() {
+		<-ctx.Done()
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.wg.Wait()
+		close(out)
+	}()
+	return out
+}
+
+// send delivers ev unless ctx ends first; it reports whether it was sent.
+func (s *Source) send(ctx context.Context, ev Event) bool {
+	select {
+	case s.out <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *Source) loop(ctx context.Context) {
+	defer s.wg.Done()
+	var (
+		prev       *Snapshot
+		up         bool
+		backoff    = s.opts.MinBackoff
+		trigger    = make(chan struct{}, 1)
+		busDone    chan struct{} // non-nil while a watcher runs
+		busNext    time.Time     // earliest next watcher start
+		lastGather time.Time
+	)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	var busStop context.CancelFunc // stops the running watcher
+	defer func() {
+		if busStop != nil {
+			busStop()
+		}
+	}()
+
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-trigger:
+			timer.Stop()
+			if wait := minTriggerGap - time.Since(lastGather); wait > 0 {
+				timer.Reset(wait)
+				continue
+			}
+		}
+		lastGather = time.Now()
+		gctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+		snap, err := Gather(gctx, s.c, prev)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			up = false
+			prev = nil
+			if busDone != nil {
+				busStop()
+				<-busDone
+				busDone, busStop = nil, nil
+			}
+			next := time.Now().Add(backoff)
+			if !s.send(ctx, SourceStatus{Up: false, Err: ConnectError(err, s.opts.Socket).Error(), NextRetry: next}) {
+				return
+			}
+			timer.Reset(backoff)
+			backoff = min(backoff*2, s.opts.MaxBackoff)
+			continue
+		}
+		backoff = s.opts.MinBackoff
+		if !up {
+			up = true
+			if !s.send(ctx, SourceStatus{Up: true}) {
+				return
+			}
+		}
+		s.applyLatency(snap)
+		if !s.send(ctx, snap) {
+			return
+		}
+		prev = snap
+		if busDone != nil {
+			select {
+			case <-busDone:
+				busStop()
+				busDone, busStop = nil, nil
+			default:
+			}
+		}
+		if busDone == nil && !time.Now().Before(busNext) {
+			busStop, busDone = s.startBus(ctx, trigger)
+			busNext = time.Now().Add(s.opts.MaxBackoff)
+		}
+		timer.Reset(s.opts.Interval)
+	}
+}
+
+// startBus starts watchBus under its own cancel func, counted in s.wg.
+func (s *Source) startBus(ctx context.Context, trigger chan<- struct{}) (context.CancelFunc, chan struct{}) {
+	bctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.watchBus(bctx, trigger, done)
+	}()
+	return cancel, done
+}
+
+// watchBus watches the IPN bus and pokes trigger on every change worth a
+// fresh Gather; it returns (closing done) when the bus ends or fails.
+func (s *Source) watchBus(ctx context.Context, trigger chan<- struct{}, done chan<- struct{}) {
+	defer close(done)
+	w, err := s.c.WatchIPNBus(ctx, BusMask)
+	if err != nil {
+		return
+	}
+	defer w.Close()
+	for {
+		n, err := w.Next()
+		if err != nil {
+			return
+		}
+		if n.State != nil || n.NetMap != nil || n.SelfChange != nil || len(n.PeersChanged) > 0 ||
+			len(n.PeerChangedPatch) > 0 || len(n.PeersRemoved) > 0 || n.Health != nil {
+			select {
+			case trigger <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// applyLatency copies the latest ping latency per peer into snap.
+func (s *Source) applyLatency(snap *Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range snap.Peers {
+		if l, ok := s.latency[snap.Peers[i].ID]; ok {
+			snap.Peers[i].Latency = l
+		}
+	}
+}
+
+// Ping runs Ping(ctx, c, peer, kind, 0, 0, …) in the background for a
+// running Source and sends each PingResult on Run's channel; the latest
+// latency is kept on the peer in later snapshots. It does nothing before
+// Run or after Run's ctx ends.
+func (s *Source) Ping(peer Peer, kind PingKind) {
+	s.mu.Lock()
+	ctx := s.runCtx
+	if ctx == nil || s.closed || ctx.Err() != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		_ = Ping(ctx, s.c, peer, kind, 0, 0, func(r PingResult) {
+			if r.Err == "" && r.Latency > 0 {
+				s.mu.Lock()
+				s.latency[peer.ID] = r.Latency
+				s.mu.Unlock()
+			}
+			s.send(ctx, r)
+		})
+	}()
+}
