@@ -135,11 +135,11 @@ type fakePane struct {
 	got       []tea.Msg
 }
 
-func (f *fakePane) Title() string             { return f.title }
-func (f *fakePane) SetSize(w, h int)          { f.w, f.h = w, h }
-func (f *fakePane) View() string              { return "fake pane " + f.title }
-func (f *fakePane) KeyMap() help.KeyMap       { return nil }
-func (f *fakePane) Capturing() bool           { return f.capturing }
+func (f *fakePane) Title() string              { return f.title }
+func (f *fakePane) SetSize(w, h int)           { f.w, f.h = w, h }
+func (f *fakePane) View() string               { return "fake pane " + f.title }
+func (f *fakePane) KeyMap() help.KeyMap        { return nil }
+func (f *fakePane) Capturing() bool            { return f.capturing }
 func (f *fakePane) Update(msg tea.Msg) tea.Cmd { f.got = append(f.got, msg); return nil }
 
 func (f *fakePane) keys() []string {

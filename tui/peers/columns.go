@@ -27,14 +27,14 @@ type colSpec struct {
 }
 
 var colSpecs = [numCols]colSpec{
-	colName:    {title: "name", min: 10, pref: 20},
+	colName:    {title: "name", min: 12, pref: 20},
 	colOS:      {title: "OS", min: 7, pref: 7, hide: 1},
 	colPath:    {title: "path", min: 22, pref: 36},
 	colLatency: {title: "latency", min: 7, pref: 7, hide: 3},
-	colDERP:    {title: "DERP", min: 5, pref: 5, hide: 3},
+	colDERP:    {title: "DERP", min: 4, pref: 4, hide: 3},
 	colTx:      {title: "tx", min: 9, pref: 9, hide: 2},
 	colRx:      {title: "rx", min: 9, pref: 9, hide: 2},
-	colReason:  {title: "reason", min: 24, pref: 40},
+	colReason:  {title: "reason", min: 22, pref: 40},
 }
 
 // cellGap is the padding right of every cell (the cell style's PaddingRight).
@@ -58,7 +58,17 @@ func layoutColumns(width int) []table.Column {
 		}
 		return n
 	}
-	for level := 1; level <= 3 && used() > width; level++ {
+	// OS is dropped unless it leaves path some room to grow: the path's
+	// words matter more than the OS, which the detail pane shows anyway.
+	const osSlack = 10
+	for level := 1; level <= 3; level++ {
+		slack := 0
+		if level == 1 {
+			slack = osSlack
+		}
+		if used()+slack <= width {
+			break
+		}
 		for i, s := range colSpecs {
 			if s.hide == level {
 				w[i] = 0

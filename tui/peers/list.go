@@ -67,6 +67,7 @@ func (s SortMode) String() string {
 type peerRow struct {
 	cells table.Row
 	hay   string // lower-case name, OS, path, reason for the filter
+	name  string // lower-case cleaned name, for sorting
 }
 
 // List is the Peers pane. Create it with NewList; the zero value is not usable.
@@ -342,7 +343,7 @@ func (l *List) ensureOrder() {
 		}
 	}
 	sort.SliceStable(l.order, func(a, b int) bool {
-		return l.less(&peers[l.order[a]], &peers[l.order[b]])
+		return l.less(l.order[a], l.order[b])
 	})
 	l.cursor = min(l.cursor, max(len(l.order)-1, 0))
 	if l.selID != "" {
@@ -361,7 +362,10 @@ func (l *List) ensureOrder() {
 	l.syncKeys()
 }
 
-func (l *List) less(a, b *probes.Peer) bool {
+// less orders snapshot peers i and j by the current sort mode, then by
+// cleaned name, then ID.
+func (l *List) less(i, j int) bool {
+	a, b := &l.snap.Peers[i], &l.snap.Peers[j]
 	switch l.sortBy {
 	case SortPath:
 		if ra, rb := pathRank(a.Path.Kind), pathRank(b.Path.Kind); ra != rb {
@@ -376,7 +380,7 @@ func (l *List) less(a, b *probes.Peer) bool {
 			return a.Verdict.Reason < b.Verdict.Reason
 		}
 	}
-	if na, nb := strings.ToLower(a.Name), strings.ToLower(b.Name); na != nb {
+	if na, nb := l.rows[i].name, l.rows[j].name; na != nb {
 		return na < nb
 	}
 	return a.ID < b.ID
@@ -407,7 +411,7 @@ func formatRow(p *probes.Peer, regions map[int]probes.Region) peerRow {
 		colReason:  reason,
 	}
 	hay := strings.ToLower(name + "\x00" + osName + "\x00" + path + "\x00" + reason + "\x00" + string(p.Verdict.Reason))
-	return peerRow{cells: cells, hay: hay}
+	return peerRow{cells: cells, hay: hay, name: strings.ToLower(name)}
 }
 
 // View implements common.Pane: a status line, then the table.

@@ -1,0 +1,270 @@
+package peers
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
+)
+
+func peerByID(s probes.Snapshot, id string) probes.Peer {
+	for _, p := range s.Peers {
+		if p.ID == id {
+			return p
+		}
+	}
+	panic("no peer " + id)
+}
+
+func newTestDetail(ping PingFunc, id string) *Detail {
+	d := NewDetail(common.DefaultStyles(), peerstest.Now, ping)
+	d.SetSize(100, 40)
+	s := peerstest.Snapshot()
+	d.Update(s)
+	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, id)})
+	return d
+}
+
+func TestDetailShowsVerdictAndEvidence(t *testing.T) {
+	d := newTestDetail(nil, "nCORES3")
+	v := d.View()
+	for _, want := range []string{
+		"cores3  freertos  100.64.0.3",
+		`path       active; relay "nyc"`,
+		"verdict    no-endpoints: peer advertises no UDP endpoints",
+		"also       device-no-public-endpoint",
+		"fix        the peer cannot receive UDP",
+		"[ ] FAIL WhoIs.Node.Endpoints = []: nothing to send DISCO pings to",
+		"[x] ok   NetInfo.WorkingUDP = true: UDP works here",
+		"endpoints  none advertised",
+		"home DERP  nyc (region 1, New York City)",
+		"handshake 1m ago",
+		"ping       not available here",
+		`05:21:03  active; relay "nyc"`,
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("detail lacks %q:\n%s", want, v)
+		}
+	}
+	if d.keys.Disco.Enabled() || d.keys.TSMP.Enabled() {
+		t.Error("ping keys enabled without a Ping function")
+	}
+}
+
+func TestDetailEndpointsWording(t *testing.T) {
+	tests := []struct {
+		id   string
+		edit func(*probes.Peer)
+		want string
+	}{
+		{"nNAS", nil, "endpoints  203.0.113.10:41641, 192.168.1.20:41641"},
+		{"nNAS", func(p *probes.Peer) { p.EndpointsKnown, p.Endpoints = false, nil }, "endpoints  unknown (WhoIs not available)"},
+		{"nOLDPI", nil, "home DERP  tok (region 9, Tokyo)"}, // code from the DERP map
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+			d.SetSize(100, 40)
+			s := peerstest.Snapshot()
+			for i := range s.Peers {
+				if s.Peers[i].ID == tt.id && tt.edit != nil {
+					tt.edit(&s.Peers[i])
+				}
+			}
+			d.Update(s)
+			d.Update(common.PeerSelectedMsg{Peer: peerByID(s, tt.id)})
+			if v := d.View(); !strings.Contains(v, tt.want) {
+				t.Errorf("lacks %q:\n%s", tt.want, v)
+			}
+		})
+	}
+}
+
+func TestDetailPingProgress(t *testing.T) {
+	var calls []string
+	ping := func(p probes.Peer, kind probes.PingKind) tea.Cmd {
+		calls = append(calls, p.ID+"/"+string(kind))
+		return func() tea.Msg { return "ping started" }
+	}
+	d := newTestDetail(ping, "nCORES3")
+	if !d.keys.Disco.Enabled() {
+		t.Fatal("ping key disabled with a Ping function and a peer")
+	}
+	if cmd := d.Update(kmsg("p")); cmd == nil || cmd() != "ping started" {
+		t.Fatal("p did not return the injected ping command")
+	}
+	if cmd := d.Update(kmsg("p")); cmd != nil {
+		t.Error("second p during a run returned a command")
+	}
+	if d.keys.Disco.Enabled() {
+		t.Error("ping key still enabled during a run")
+	}
+	results := []probes.PingResult{
+		{PeerID: "nCORES3", Kind: probes.PingDISCO, Try: 1, Via: "DERP(nyc)", Path: probes.PathDERP, Latency: 44 * time.Millisecond},
+		{PeerID: "nCORES3", Kind: probes.PingDISCO, Try: 2, Err: "timeout"},
+		{PeerID: "nCORES3", Kind: probes.PingDISCO, Try: 3, Via: "DERP(nyc)", Path: probes.PathDERP, Latency: 42 * time.Millisecond},
+		{PeerID: "nNAS", Kind: probes.PingDISCO, Try: 1, Via: "203.0.113.10:41641", Path: probes.PathDirect, Latency: time.Millisecond, Done: true},
+		{PeerID: "nCORES3", Kind: probes.PingDISCO, Try: 10, Err: "direct connection not established", Done: true},
+	}
+	for _, r := range results {
+		d.Update(r)
+	}
+	want := []string{
+		"DISCO ping until direct: started…",
+		"ping 1/10 via DERP(nyc) 44ms…",
+		"ping 2/10: timeout…",
+		"ping 3/10 via DERP(nyc) 42ms…",
+		"failed: direct connection not established",
+	}
+	v := d.View()
+	var got []string
+	in := false
+	for _, l := range strings.Split(v, "\n") {
+		switch {
+		case strings.HasPrefix(l, "ping "):
+			in = true
+		case strings.HasPrefix(l, "path changes"):
+			in = false
+		case in:
+			got = append(got, strings.TrimSpace(l))
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ping lines (-want +got):\n%s\n%s", diff, v)
+	}
+	if strings.Contains(v, "203.0.113.10:41641 in") {
+		t.Error("another peer's ping result shown")
+	}
+	if !d.keys.Disco.Enabled() {
+		t.Error("ping key disabled after the run ended")
+	}
+	d.Update(kmsg("t"))
+	d.Update(probes.PingResult{PeerID: "nCORES3", Kind: probes.PingTSMP, Try: 1, Via: "DERP(nyc)", Path: probes.PathDERP, Latency: 50 * time.Millisecond, Done: true})
+	if diff := cmp.Diff([]string{"nCORES3/disco", "nCORES3/tsmp"}, calls); diff != "" {
+		t.Errorf("ping calls (-want +got):\n%s", diff)
+	}
+	if v := d.View(); !strings.Contains(v, "pong via DERP(nyc) in 50ms") || strings.Contains(v, "ping 3/10") {
+		t.Errorf("TSMP run did not replace the DISCO run:\n%s", v)
+	}
+	// The other peer's finished run is shown when it is selected.
+	d.Update(common.PeerSelectedMsg{Peer: peerByID(peerstest.Snapshot(), "nNAS")})
+	if v := d.View(); !strings.Contains(v, "direct 203.0.113.10:41641 in 1.0ms") {
+		t.Errorf("nas ping result missing:\n%s", v)
+	}
+}
+
+func TestTimeline(t *testing.T) {
+	var tl Timelines
+	base := peerstest.Snapshot()
+	at := func(sec int, p probes.Path) probes.Snapshot {
+		s := base
+		s.Time = base.Time.Add(time.Duration(sec) * time.Second)
+		s.Peers = append([]probes.Peer(nil), base.Peers...)
+		for i := range s.Peers {
+			if s.Peers[i].ID == "nNAS" {
+				s.Peers[i].Path = p
+			}
+		}
+		return s
+	}
+	direct := probes.Path{Kind: probes.PathDirect, Addr: netip.MustParseAddrPort("203.0.113.10:41641"), Text: "active; direct 203.0.113.10:41641"}
+	relay := probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`}
+	off := func(ago string) probes.Path {
+		return probes.Path{Kind: probes.PathOffline, Text: "offline, last seen " + ago + " ago"}
+	}
+	for i, s := range []probes.Snapshot{
+		at(0, direct), at(1, direct), at(2, relay), at(3, relay), at(4, direct),
+		at(5, off("3h")), at(6, off("4h")), // text changes, path doesn't
+	} {
+		tl.Observe(&s)
+		_ = i
+	}
+	var got []string
+	for _, c := range tl.Changes("nNAS") {
+		got = append(got, c.When.Format("05")+" "+c.Text)
+	}
+	want := []string{"03 active; direct 203.0.113.10:41641", `05 active; relay "nyc"`, "07 active; direct 203.0.113.10:41641", "08 offline, last seen 3h ago"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+
+	// Bounded: only the newest TimelineLen changes are kept.
+	for i := 0; i < 3*TimelineLen; i++ {
+		p := direct
+		if i%2 == 0 {
+			p = relay
+		}
+		s := at(100+i, p)
+		tl.Observe(&s)
+	}
+	ch := tl.Changes("nNAS")
+	if len(ch) != TimelineLen {
+		t.Fatalf("%d changes kept, want %d", len(ch), TimelineLen)
+	}
+	if last := ch[len(ch)-1].When; !last.Equal(base.Time.Add(time.Duration(100+3*TimelineLen-1) * time.Second)) {
+		t.Errorf("newest change at %v, not the last snapshot", last)
+	}
+
+	// Peers that leave are forgotten.
+	s := base
+	s.Peers = base.Peers[:1]
+	tl.Observe(&s)
+	if tl.Changes("nNAS") != nil || len(tl.byID) != 1 {
+		t.Errorf("after peers left: nNAS %v, %d peers tracked; want nil, 1", tl.Changes("nNAS"), len(tl.byID))
+	}
+}
+
+func TestDetailKeepsPeerThatLeft(t *testing.T) {
+	d := newTestDetail(nil, "nNAS")
+	s := peerstest.Snapshot()
+	s.Peers = s.Peers[:2]
+	d.Update(s)
+	v := d.View()
+	if !strings.Contains(v, "not in the latest snapshot") || !strings.Contains(v, "nas  linux") {
+		t.Errorf("peer that left not shown as last known:\n%s", v)
+	}
+}
+
+func TestDetailBackAndScroll(t *testing.T) {
+	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+	d.SetSize(80, 5)
+	s := peerstest.Snapshot()
+	d.Update(s)
+	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
+	first := d.View()
+	d.Update(kmsg("down"))
+	if d.View() == first {
+		t.Error("down did not scroll")
+	}
+	if got := len(strings.Split(d.View(), "\n")); got != 5 {
+		t.Errorf("%d lines, want 5", got)
+	}
+	cmd := d.Update(kmsg("esc"))
+	if msg := runOne(cmd); msg != (common.ShowPaneMsg{Title: ListTitle}) {
+		t.Errorf("esc returned %#v, want ShowPaneMsg{Peers}", msg)
+	}
+}
+
+func TestDetailNoSelection(t *testing.T) {
+	d := NewDetail(common.DefaultStyles(), nil, nil)
+	d.SetSize(60, 3)
+	if v := d.View(); !strings.Contains(v, "No peer selected") {
+		t.Errorf("empty detail:\n%s", v)
+	}
+	if d.Update(kmsg("p")) != nil {
+		t.Error("p without a peer returned a command")
+	}
+}
+
+func ExampleFormatRate() {
+	fmt.Println(FormatRate(12_595), FormatRate(640), FormatRate(4_300_000))
+	// Output: 12.3KiB/s 640B/s 4.1MiB/s
+}

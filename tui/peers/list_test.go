@@ -1,0 +1,336 @@
+package peers
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/google/go-cmp/cmp"
+	"github.com/muesli/termenv"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+func kmsg(s string) tea.KeyMsg {
+	switch s {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "end":
+		return tea.KeyMsg{Type: tea.KeyEnd}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+// send applies keys, one message per rune for plain text.
+func send(l *List, ks ...string) {
+	for _, k := range ks {
+		l.Update(kmsg(k))
+	}
+}
+
+func typeInto(l *List, text string) {
+	for _, r := range text {
+		l.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+}
+
+func newTestList(t *testing.T) *List {
+	t.Helper()
+	l := NewList(common.DefaultStyles())
+	l.SetSize(100, 20)
+	l.Update(peerstest.Snapshot())
+	return l
+}
+
+func TestSortModes(t *testing.T) {
+	l := newTestList(t)
+	want := map[SortMode][]string{
+		SortPath:   {"nCORES3", "nBUILD", "nNAS", "nEVIL", "nLAPTOP", "nOLDPI"},
+		SortName:   {"nBUILD", "nCORES3", "nEVIL", "nLAPTOP", "nNAS", "nOLDPI"},
+		SortRate:   {"nNAS", "nBUILD", "nCORES3", "nEVIL", "nLAPTOP", "nOLDPI"},
+		SortReason: {"nNAS", "nEVIL", "nLAPTOP", "nCORES3", "nOLDPI", "nBUILD"},
+	}
+	for i := 0; i < int(numSortModes); i++ {
+		mode := l.SortMode()
+		t.Run(mode.String(), func(t *testing.T) {
+			if diff := cmp.Diff(want[mode], l.Shown()); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(l.View(), "sort: "+mode.String()) {
+				t.Errorf("status line does not name the order %q", mode)
+			}
+		})
+		send(l, "s")
+	}
+	if l.SortMode() != SortPath {
+		t.Errorf("sort key did not cycle back to %v, at %v", SortPath, l.SortMode())
+	}
+}
+
+func TestFilter(t *testing.T) {
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"relay", []string{"nCORES3", "nBUILD"}},     // path words
+		{"FREERTOS", []string{"nCORES3"}},            // OS, case-insensitive
+		{"offline", []string{"nOLDPI"}},              // path and reason
+		{"no traffic", []string{"nEVIL", "nLAPTOP"}}, // reason
+		{"evilred", []string{"nEVIL"}},               // cleaned name
+		{"no-endpoints", []string{"nCORES3"}},        // reason id
+		{"zzz", []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			l := newTestList(t)
+			send(l, "/")
+			if !l.Capturing() {
+				t.Fatal("/ did not open the filter input")
+			}
+			typeInto(l, tt.query)
+			if !l.Capturing() {
+				t.Fatal("typing closed the filter input")
+			}
+			if diff := cmp.Diff(tt.want, l.Shown()); diff != "" {
+				t.Errorf("while typing (-want +got):\n%s", diff)
+			}
+			send(l, "enter")
+			if l.Capturing() {
+				t.Error("enter left the input open")
+			}
+			if diff := cmp.Diff(tt.want, l.Shown()); diff != "" {
+				t.Errorf("after enter (-want +got):\n%s", diff)
+			}
+			if len(tt.want) == 0 && !strings.Contains(l.View(), "no peer matches") {
+				t.Errorf("empty result not explained:\n%s", l.View())
+			}
+			send(l, "esc")
+			if got := len(l.Shown()); got != 6 || l.Filter() != "" {
+				t.Errorf("esc: %d rows, filter %q; want 6 rows, no filter", got, l.Filter())
+			}
+		})
+	}
+}
+
+func TestFilterEscWhileTyping(t *testing.T) {
+	l := newTestList(t)
+	send(l, "/")
+	typeInto(l, "nas")
+	send(l, "esc")
+	if l.Capturing() || l.Filter() != "" || len(l.Shown()) != 6 {
+		t.Errorf("esc while typing: capturing %v, filter %q, %d rows; want closed, empty, 6", l.Capturing(), l.Filter(), len(l.Shown()))
+	}
+	// q and digits are text while typing, not global keys (the root sees Capturing).
+	send(l, "/")
+	typeInto(l, "q1")
+	if l.Filter() != "q1" {
+		t.Errorf("filter = %q, want q1", l.Filter())
+	}
+}
+
+func TestSelectionStableAcrossSnapshots(t *testing.T) {
+	l := newTestList(t)
+	send(l, "down", "down") // cores3, build-box, nas
+	if got := l.Selected().ID; got != "nNAS" {
+		t.Fatalf("selected %s, want nNAS", got)
+	}
+	// nas falls back to DERP: relayed-first sorting moves it up.
+	s := peerstest.Snapshot()
+	s.Time = s.Time.Add(time.Second)
+	for i := range s.Peers {
+		if s.Peers[i].ID == "nNAS" {
+			s.Peers[i].Path = probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`}
+		}
+	}
+	l.Update(s)
+	if got := l.Selected().ID; got != "nNAS" {
+		t.Errorf("after re-sort selected %s, want nNAS", got)
+	}
+	if diff := cmp.Diff([]string{"nCORES3", "nNAS", "nBUILD", "nEVIL", "nLAPTOP", "nOLDPI"}, l.Shown()); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	// Peers arriving and leaving don't move the selection either.
+	s2 := peerstest.Snapshot()
+	s2.Peers = append([]probes.Peer{{ID: "nAAA", Name: "aaa", Path: probes.Path{Kind: probes.PathDERP, Text: `active; relay "tok"`}}}, s2.Peers...)
+	l.Update(s2)
+	if got := l.Selected().ID; got != "nNAS" {
+		t.Errorf("after a new peer selected %s, want nNAS", got)
+	}
+	// The selected peer leaving keeps the cursor row, on another peer.
+	s3 := peerstest.Snapshot()
+	s3.Peers = s3.Peers[:4] // drops nNAS, nOLDPI
+	l.Update(s3)
+	if p := l.Selected(); p == nil || p.ID == "nNAS" {
+		t.Errorf("after nNAS left selected %v", p)
+	}
+}
+
+func TestSelectionPublishes(t *testing.T) {
+	l := NewList(common.DefaultStyles())
+	l.SetSize(100, 20)
+	cmd := l.Update(peerstest.Snapshot())
+	if msg, ok := runOne(cmd).(common.PeerSelectedMsg); !ok || msg.Peer.ID != "nCORES3" {
+		t.Errorf("first snapshot published %#v, want PeerSelectedMsg for nCORES3", runOne(cmd))
+	}
+	if cmd := l.Update(peerstest.Snapshot()); cmd != nil {
+		t.Errorf("second snapshot with the same selection published %#v", runOne(cmd))
+	}
+	cmd = l.Update(kmsg("down"))
+	if msg, ok := runOne(cmd).(common.PeerSelectedMsg); !ok || msg.Peer.ID != "nBUILD" {
+		t.Errorf("down published %#v, want PeerSelectedMsg for nBUILD", runOne(cmd))
+	}
+	if cmd := l.Update(kmsg("s")); cmd != nil {
+		if _, ok := runOne(cmd).(common.PeerSelectedMsg); ok {
+			t.Error("sorting published a selection change for the same peer")
+		}
+	}
+	msgs := runAll(l.Update(kmsg("enter")))
+	var got []string
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case common.PeerSelectedMsg:
+			got = append(got, "select "+m.Peer.ID)
+		case common.ShowPaneMsg:
+			got = append(got, "show "+m.Title)
+		}
+	}
+	if diff := cmp.Diff([]string{"select nBUILD", "show Detail"}, got); diff != "" {
+		t.Errorf("enter (-want +got):\n%s", diff)
+	}
+}
+
+func runOne(cmd tea.Cmd) tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	return cmd()
+}
+
+func runAll(cmd tea.Cmd) []tea.Msg {
+	msg := runOne(cmd)
+	if b, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range b {
+			out = append(out, runAll(c)...)
+		}
+		return out
+	}
+	if msg == nil {
+		return nil
+	}
+	return []tea.Msg{msg}
+}
+
+func TestScrollKeepsCursorVisible(t *testing.T) {
+	l := NewList(common.DefaultStyles())
+	l.SetSize(200, 12) // 10 data rows
+	l.Update(peerstest.Many(100))
+	send(l, "s") // by name: cores3-0001 … deterministic
+	for i := 0; i < 25; i++ {
+		send(l, "down")
+	}
+	sel := l.Selected()
+	v := l.View()
+	if !strings.Contains(v, sel.Name) {
+		t.Errorf("selected %s not on screen:\n%s", sel.Name, v)
+	}
+	send(l, "end")
+	if !strings.Contains(l.View(), l.Selected().Name) {
+		t.Errorf("end: selected %s not on screen", l.Selected().Name)
+	}
+	lines := strings.Split(l.View(), "\n")
+	if len(lines) != 12 {
+		t.Errorf("%d lines, want 12", len(lines))
+	}
+	for i, line := range lines {
+		if w := ansi.StringWidth(line); w > 200 {
+			t.Errorf("line %d is %d wide", i, w)
+		}
+	}
+}
+
+func TestColumnsFit(t *testing.T) {
+	for _, w := range []int{20, 40, 60, 80, 100, 120, 200} {
+		cols := layoutColumns(w)
+		total := 0
+		var shown []string
+		for _, c := range cols {
+			if c.Width > 0 {
+				total += c.Width + cellGap
+				shown = append(shown, c.Title)
+			}
+		}
+		if total > w && w >= 60 {
+			t.Errorf("width %d: columns take %d", w, total)
+		}
+		if j := strings.Join(shown, ","); !strings.HasPrefix(j, "name,") || !strings.Contains(j, ",path,") || !strings.HasSuffix(j, ",reason") {
+			t.Errorf("width %d: shown columns %v lack name, path or reason", w, shown)
+		}
+		if w >= 120 && len(shown) != numCols {
+			t.Errorf("width %d: only %v shown", w, shown)
+		}
+	}
+}
+
+func TestEscapesNeverReachTheScreen(t *testing.T) {
+	l := newTestList(t)
+	send(l, "/")
+	typeInto(l, "evil")
+	send(l, "enter")
+	v := l.View()
+	if strings.ContainsRune(v, '\x1b') || strings.ContainsRune(v, '\a') {
+		t.Errorf("view holds escape or bell bytes: %q", v)
+	}
+	if !strings.Contains(v, "evilredbox") {
+		t.Errorf("cleaned name missing:\n%s", v)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	rates := []struct {
+		in   float64
+		want string
+	}{
+		{0, "-"}, {-1, "-"}, {512, "512B/s"}, {1023.6, "1024B/s"}, {1260, "1.2KiB/s"},
+		{12_595, "12.3KiB/s"}, {210_000, "205KiB/s"}, {4_300_000, "4.1MiB/s"}, {3 << 40, "3.0TiB/s"},
+	}
+	for _, tt := range rates {
+		if got := FormatRate(tt.in); got != tt.want {
+			t.Errorf("FormatRate(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+		if w := len(FormatRate(tt.in)); w > 9 {
+			t.Errorf("FormatRate(%v) is %d wide", tt.in, w)
+		}
+	}
+	lats := []struct {
+		in   time.Duration
+		want string
+	}{
+		{0, "-"}, {400 * time.Microsecond, "0.4ms"}, {3 * time.Millisecond, "3.0ms"},
+		{42 * time.Millisecond, "42ms"}, {1500 * time.Millisecond, "1500ms"}, {12 * time.Second, "12s"},
+	}
+	for _, tt := range lats {
+		if got := FormatLatency(tt.in); got != tt.want {
+			t.Errorf("FormatLatency(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
