@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,4 +60,80 @@ func firstDiff(a, b []byte) string {
 	}
 	lo := max(0, i-40)
 	return fmt.Sprintf("at byte %d: got …%q… want …%q…", i, a[lo:min(len(a), i+40)], b[lo:min(len(b), i+40)])
+}
+
+// TestTailBinaryLogSaysSo replays a Log V2 binary-mode capture: the text ROM
+// banner prints, binary frames do not, and one line says what to do.
+func TestTailBinaryLogSaysSo(t *testing.T) {
+	dir := monitorVectors(t)
+	in, err := os.Open(filepath.Join(dir, "binlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tail", "--port", "-"}, IO{Stdin: in, Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "binary logging is on: pass the ELF to decode it") || strings.Count(errb.String(), "binary logging") != 1 {
+		t.Errorf("stderr = %q, want one binary-logging notice", errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "ets Jul 29 2019 12:21:46\r\n") {
+		t.Errorf("stdout starts %q, want the ROM banner", out.String()[:min(40, out.Len())])
+	}
+	if bytes.ContainsAny(out.Bytes(), "\x00\x01\x02") {
+		t.Errorf("binary frame bytes printed: %q", out.String())
+	}
+}
+
+// TestTailDecodesBacktrace decodes PCs with --elf and leaves other hex alone.
+func TestTailDecodesBacktrace(t *testing.T) {
+	dir := monitorVectors(t)
+	elfPath := filepath.Join(dir, "log.elf")
+	in := "I (361) app: Register 0x400d1000\r\n" +
+		"Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\r\n" +
+		"Backtrace: 0x4008a000:0x3ffb5a10 0x400d1000:0x3ffb5a30 |<-CORRUPTED\r\n" +
+		"ELF file SHA256: 0000000000000000\r\n"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tail", "--port", "-", "--elf", elfPath}, IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := in[:strings.Index(in, "ELF file")] +
+		"0x4008a000: align_up at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:244\n" +
+		" (inlined by) adjust_request_size at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:289\n" +
+		" (inlined by) tlsf_memalign_offs at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf.c:560\n" +
+		"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29\n" +
+		"ELF file SHA256: 0000000000000000\r\n"
+	if out.String() != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", out.String(), want)
+	}
+	if !strings.Contains(errb.String(), "decoded backtraces may be wrong") {
+		t.Errorf("no SHA mismatch warning; stderr = %q", errb.String())
+	}
+}
+
+func TestTailSaveTimestampsAndErrors(t *testing.T) {
+	save := filepath.Join(t.TempDir(), "board.log")
+	in := "I (1) wifi: up\r\nW (2) app: low heap\r\npartial"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tail", "--port", "-", "--filter", "app:W", "--save", save, "--timestamps"},
+		IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	saved, _ := os.ReadFile(save)
+	if string(saved) != in {
+		t.Errorf("save file = %q, want every byte %q", saved, in)
+	}
+	// Only the app warning passes app:W (other tags and plain lines are hidden).
+	got := out.String()
+	if len(got) < 24 || got[24:] != "W (2) app: low heap\r\n" || got[4] != '-' || got[19] != '.' {
+		t.Errorf("stdout = %q, want one timestamped app line", got)
+	}
+	for _, args := range [][]string{{"--filter", "wifi:X"}, {"--color", "sometimes"}, {"extra"}} {
+		errb.Reset()
+		code := run(context.Background(), append([]string{"tail", "--port", "-"}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+		if code != 2 || errb.Len() == 0 {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 with a message", args, code, errb.String())
+		}
+	}
 }

@@ -191,7 +191,7 @@ func isNoModemLines(err error) bool {
 
 // explainOpen turns a serial.Open error into one that says what to do.
 func explainOpen(path string, err error) error {
-	var pe *serial.PortError
+	var pe interface{ Code() serial.PortErrorCode } // *serial.PortError
 	if errors.As(err, &pe) {
 		switch pe.Code() {
 		case serial.PortBusy:
@@ -241,6 +241,7 @@ func FindBoard(list func() ([]PortInfo, error)) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: listing serial ports: %v; pass --port PATH", ErrNoBoard, err)
 	}
+	ports = append([]PortInfo(nil), ports...)
 	sort.SliceStable(ports, func(i, j int) bool { return ports[i].Name < ports[j].Name })
 	for _, id := range boardIDs {
 		for _, p := range ports {
