@@ -49,11 +49,11 @@ type tailOut struct {
 	sym        *devlink.Symbolizer
 	elfName    string
 
-	atStart    bool // the last byte written to w ended a line
-	binFrames  int
-	shaWarned  map[string]bool
-	saveErr    error
-	now        func() time.Time
+	atStart   bool // the last byte written to w ended a line
+	binFrames int
+	shaWarned map[string]bool
+	saveErr   error
+	now       func() time.Time
 }
 
 // line handles one line from the link (called on the reading goroutine).
