@@ -97,12 +97,3 @@ func FuzzSplitter(f *testing.F) {
 	})
 }
 
-func hex32(v uint32) string {
-	const digits = "0123456789abcdef"
-	var b [8]byte
-	for i := 7; i >= 0; i-- {
-		b[i] = digits[v&15]
-		v >>= 4
-	}
-	return string(b[:])
-}

@@ -103,11 +103,12 @@ const (
 	KindELFSHA                    // `ELF file SHA256: 0123…` (app banner or panic trailer)
 	KindRebooting                 // `Rebooting...` or `CPU halted.`
 	KindHexdump                   // `0x3ffb5bc0   54 68 65 … |The way to get s|`
+	KindTelemetry                 // `@TP1 S seq=41 …`: a tailpath telemetry frame (devlink/telemetry)
 )
 
 var kindNames = [...]string{"plain", "log", "binary", "rom", "reset", "panic", "registers",
 	"backtrace", "abort", "stack-overflow", "assert", "corrupt-heap", "brownout", "elf-sha256",
-	"rebooting", "hexdump"}
+	"rebooting", "hexdump", "telemetry"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -430,6 +431,10 @@ func classify(t []byte) Kind {
 	case 'P':
 		if bytes.HasPrefix(t, []byte("PC      : 0x")) {
 			return KindRegisters
+		}
+	case '@':
+		if len(t) > 3 && t[1] == 'T' && t[2] == 'P' && t[3] >= '0' && t[3] <= '9' {
+			return KindTelemetry
 		}
 	case '0':
 		if isHexdump(t) {

@@ -75,6 +75,7 @@ var lineCases = []struct {
 	{"app banner sha", "I (245) app_init: ELF file SHA256:  0f1e2d3c4...\n",
 		lineView{Kind: KindELFSHA, Level: 'I', Time: TimeUptime, TimeText: "245", Tag: "app_init", Msg: "ELF file SHA256:  0f1e2d3c4...", Uptime: 245 * time.Millisecond}},
 	{"rebooting", "Rebooting...\n", lineView{Kind: KindRebooting}},
+	{"telemetry", "@TP1 S seq=41 up=34012 rst=poweron *6656D985\r\n", lineView{Kind: KindTelemetry}},
 	{"hexdump", "0x3ffb5bc0   54 68 65 20 77 61 79 20  74 6f 20 67 65 74 20 73  |The way to get s|\n", lineView{Kind: KindHexdump}},
 	{"task wdt", "E (15372) task_wdt: Task watchdog got triggered. The following tasks/users did not reset the watchdog in time:\n",
 		lineView{Kind: KindLog, Level: 'E', Time: TimeUptime, TimeText: "15372", Tag: "task_wdt", Msg: "Task watchdog got triggered. The following tasks/users did not reset the watchdog in time:", Uptime: 15372 * time.Millisecond}},

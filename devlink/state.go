@@ -1,0 +1,528 @@
+package devlink
+
+import (
+	"bytes"
+	"net/netip"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/probes/safetext"
+)
+
+// Sample is one value of a history, with the host time it was seen.
+type Sample struct {
+	At    time.Time
+	Value int64
+}
+
+// Ring is a fixed-capacity history of samples; the oldest is overwritten.
+// The zero value holds nothing; use NewRing.
+type Ring struct {
+	buf  []Sample
+	next int
+	n    int
+}
+
+// NewRing returns a ring holding the last n samples (n ≥ 1).
+func NewRing(n int) Ring { return Ring{buf: make([]Sample, max(n, 1))} }
+
+// Add appends a sample, dropping the oldest when full.
+func (r *Ring) Add(at time.Time, v int64) {
+	if len(r.buf) == 0 {
+		*r = NewRing(DefaultHistory)
+	}
+	r.buf[r.next] = Sample{At: at, Value: v}
+	r.next = (r.next + 1) % len(r.buf)
+	if r.n < len(r.buf) {
+		r.n++
+	}
+}
+
+// Len is the number of samples held.
+func (r *Ring) Len() int { return r.n }
+
+// Samples returns the samples, oldest first (a copy).
+func (r *Ring) Samples() []Sample {
+	out := make([]Sample, 0, r.n)
+	start := (r.next - r.n + len(r.buf)) % max(len(r.buf), 1)
+	for i := range r.n {
+		out = append(out, r.buf[(start+i)%len(r.buf)])
+	}
+	return out
+}
+
+// Last returns the newest sample and whether there is one.
+func (r *Ring) Last() (Sample, bool) {
+	if r.n == 0 {
+		return Sample{}, false
+	}
+	return r.buf[(r.next-1+len(r.buf))%len(r.buf)], true
+}
+
+func (r Ring) clone() Ring {
+	r.buf = append([]Sample(nil), r.buf...)
+	return r
+}
+
+// DefaultHistory is how many samples each history keeps (10 minutes of 5 s telemetry).
+const DefaultHistory = 120
+
+// Crash is the last panic, abort, assert, stack overflow, heap corruption,
+// brownout or task watchdog report, with what followed it.
+type Crash struct {
+	At   time.Time // host time of the first line
+	Kind Kind      // KindPanic, KindAbort, …; KindLog for a task watchdog report
+	// Reason is a short description: "LoadProhibited on core 0",
+	// "abort() at 0x40081a2b", "stack overflow in task wifi", "task watchdog".
+	Reason string
+	// Lines are the report's lines as received (sanitised), capped at 64.
+	Lines []string
+	// PC is the faulting PC from the register dump or abort line; 0 if unknown.
+	PC        uint32
+	Backtrace Backtrace
+	// Decoded is the addr2line-style decoding of PC and the backtrace, when
+	// an ELF was given.
+	Decoded []string
+	// ELFSHA is the board's `ELF file SHA256:` prefix printed with the report.
+	ELFSHA string
+}
+
+// PeerState is what the board says about one peer.
+type PeerState struct {
+	ID int       // the port's peer number
+	IP netip.Addr // tailnet address; invalid when unknown
+	// Path is the current path (telemetry P frames).
+	Path telemetry.Path
+	// Handshake is the source of the last WireGuard handshake: a direct
+	// endpoint or a DERP region (telemetry, or the port's wireguard lines).
+	Handshake   telemetry.Path
+	HandshakeAt time.Time
+	// Latency is the last DISCO round trip; 0 when unknown.
+	Latency time.Duration
+	// LastPong is the endpoint of the last DISCO pong; invalid when none.
+	LastPong   netip.AddrPort
+	LastPongAt time.Time
+}
+
+// State is the device model the Device pane and tail show: one value fed by
+// console lines (ApplyLine), telemetry frames (ApplyFrame) and link changes
+// (ApplyLink). "0 means unknown" for counters the board has not reported.
+// State is not safe for concurrent use; Source hands out copies.
+type State struct {
+	Link LinkStatus
+	// Boots counts ROM banners seen; LastReset is the latest `rst:` line.
+	Boots     int
+	LastReset Reset
+	// ResetWord is the firmware's esp_reset_reason() word ("poweron", "panic").
+	ResetWord string
+	LastCrash *Crash
+	Crashes   int
+	Brownouts int
+
+	// Home DERP as the board chose it and the nearest it measured.
+	HomeDERP       int
+	HomeDERPHost   string
+	HomeDERPBy     string // "latency", "lowest-id", "fixed", "none", "" unknown
+	HomeLatency    time.Duration
+	NearestDERP    int
+	NearestLatency time.Duration
+
+	// DISCO probe table: slots used of capacity, drops (table full), reaps.
+	ProbesUsed, ProbesCap, ProbesDropped, ProbesReaped int64
+	// PoolFullLines counts the port's "pool full" log lines.
+	PoolFullLines int
+	ProbeHistory  Ring // ProbesUsed over time
+
+	// Heap in bytes: internal free, minimum ever, largest block, PSRAM free.
+	HeapFree, HeapMin, HeapLargest, PSRAMFree int64
+	HeapHistory, HeapMinHistory, LargestHistory, PSRAMHistory Ring
+
+	WiFiDisconnects int64
+	RSSI            int32 // dBm; 0 unknown
+
+	// Fetches are the last HTTP fetch results, newest last (at most 32).
+	Fetches []telemetry.Fetch
+
+	TailnetIP netip.Addr
+	Hostname  string
+	Endpoints int64 // UDP endpoints advertised; -1 unknown
+
+	Peers map[int]*PeerState
+
+	// Counters of what arrived.
+	Lines            int64
+	LastLineAt       time.Time
+	Frames           int64 // telemetry frames accepted
+	CorruptFrames    int64
+	BinaryLogFrames  int64 // Log V2 binary frames (binary logging is on)
+	TaskWatchdogHits int
+
+	inCrash bool
+}
+
+// NewState returns an empty model with histories of DefaultHistory samples.
+func NewState() *State {
+	return &State{
+		Endpoints:    -1,
+		Peers:        map[int]*PeerState{},
+		ProbeHistory: NewRing(DefaultHistory), HeapHistory: NewRing(DefaultHistory),
+		HeapMinHistory: NewRing(DefaultHistory), LargestHistory: NewRing(DefaultHistory),
+		PSRAMHistory: NewRing(DefaultHistory),
+	}
+}
+
+// Clone returns a deep copy safe to hand to another goroutine.
+func (s *State) Clone() State {
+	c := *s
+	if s.LastCrash != nil {
+		cr := *s.LastCrash
+		cr.Lines = append([]string(nil), cr.Lines...)
+		cr.Decoded = append([]string(nil), cr.Decoded...)
+		cr.Backtrace.Frames = append([]Frame(nil), cr.Backtrace.Frames...)
+		c.LastCrash = &cr
+	}
+	c.ProbeHistory = s.ProbeHistory.clone()
+	c.HeapHistory = s.HeapHistory.clone()
+	c.HeapMinHistory = s.HeapMinHistory.clone()
+	c.LargestHistory = s.LargestHistory.clone()
+	c.PSRAMHistory = s.PSRAMHistory.clone()
+	c.Fetches = append([]telemetry.Fetch(nil), s.Fetches...)
+	c.Peers = make(map[int]*PeerState, len(s.Peers))
+	for k, v := range s.Peers {
+		p := *v
+		c.Peers[k] = &p
+	}
+	return c
+}
+
+// PeerIDs returns the known peer numbers in order.
+func (s *State) PeerIDs() []int {
+	ids := make([]int, 0, len(s.Peers))
+	for id := range s.Peers {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+// ProbeTableFull reports whether the DISCO probe table is full (the
+// device-probe-table-full reason) as far as the board has said.
+func (s *State) ProbeTableFull() bool {
+	return s.ProbesCap > 0 && s.ProbesUsed >= s.ProbesCap
+}
+
+// ApplyLink records a link change.
+func (s *State) ApplyLink(st LinkStatus) { s.Link = st }
+
+func (s *State) peer(id int) *PeerState {
+	p := s.Peers[id]
+	if p == nil {
+		p = &PeerState{ID: id}
+		s.Peers[id] = p
+	}
+	return p
+}
+
+// ApplyLine folds one console line into the model. sym may be nil; with it,
+// crash PCs are decoded. now is the host time the line arrived.
+func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
+	s.Lines++
+	s.LastLineAt = now
+	body := l.Body()
+	switch l.Kind {
+	case KindBinary:
+		s.BinaryLogFrames++
+		return
+	case KindTelemetry:
+		s.applyTelemetryText(l.Text, now)
+		return
+	case KindROM:
+		s.Boots++
+		s.inCrash = false
+	case KindReset:
+		if r, err := ParseReset(body); err == nil {
+			s.LastReset = r
+		}
+		s.inCrash = false
+	case KindPanic:
+		p, _ := ParsePanic(body)
+		reason := p.Reason
+		if p.Core >= 0 {
+			reason += " on core " + strconv.Itoa(p.Core)
+		}
+		s.startCrash(l, now, reason)
+	case KindAbort:
+		pc, _, _ := ParseAbortPC(body)
+		s.startCrash(l, now, "abort() at 0x"+hex32(pc))
+		s.LastCrash.PC = pc
+		s.decode(sym, uint64(pc))
+	case KindAssert:
+		s.startCrash(l, now, clip(string(body), 120))
+	case KindStackOverflow:
+		task, _ := ParseStackOverflow(body)
+		s.startCrash(l, now, "stack overflow in task "+task)
+	case KindCorruptHeap:
+		s.startCrash(l, now, "heap corruption")
+	case KindBrownout:
+		s.Brownouts++
+		s.startCrash(l, now, "brownout")
+	case KindRegisters:
+		if s.inCrash {
+			s.addCrashLine(l)
+			if pc, ok := ParseRegisterPC(body); ok && s.LastCrash.PC == 0 {
+				s.LastCrash.PC = pc
+				s.decode(sym, uint64(pc))
+			}
+		}
+		return
+	case KindBacktrace:
+		if !s.inCrash {
+			s.startCrash(l, now, "backtrace")
+		} else {
+			s.addCrashLine(l)
+		}
+		if bt, err := ParseBacktrace(body); err == nil {
+			s.LastCrash.Backtrace = bt
+			for _, f := range bt.Frames {
+				s.decode(sym, uint64(f.PC))
+			}
+		}
+		return
+	case KindELFSHA:
+		if sha, ok := ParseELFSHA(body); ok && s.inCrash {
+			s.LastCrash.ELFSHA = sha
+			s.addCrashLine(l)
+		}
+		return
+	case KindRebooting:
+		if s.inCrash {
+			s.addCrashLine(l)
+			s.inCrash = false
+		}
+		return
+	case KindLog:
+		if string(l.Tag) == "task_wdt" {
+			if bytes.Contains(l.Msg, []byte("Task watchdog got triggered")) {
+				s.TaskWatchdogHits++
+				s.startCrash(l, now, "task watchdog")
+				s.LastCrash.Kind = KindLog
+			} else if s.inCrash {
+				s.addCrashLine(l)
+			}
+			return
+		}
+		s.applyPortLine(l, now)
+	default:
+		if s.inCrash && len(l.Text) > 0 {
+			s.addCrashLine(l)
+		}
+	}
+}
+
+func (s *State) startCrash(l *Line, now time.Time, reason string) {
+	s.Crashes++
+	s.inCrash = true
+	s.LastCrash = &Crash{At: now, Kind: l.Kind, Reason: reason}
+	s.addCrashLine(l)
+}
+
+func (s *State) addCrashLine(l *Line) {
+	if len(s.LastCrash.Lines) < 64 {
+		s.LastCrash.Lines = append(s.LastCrash.Lines, cleanText(l.Text[l.Cut:]))
+	}
+}
+
+func (s *State) decode(sym *Symbolizer, pc uint64) {
+	if sym == nil || s.LastCrash == nil || pc == 0 {
+		return
+	}
+	for _, loc := range sym.Lookup(pc) {
+		if loc.Inlined {
+			s.LastCrash.Decoded = append(s.LastCrash.Decoded, " (inlined by) "+loc.String())
+		} else {
+			s.LastCrash.Decoded = append(s.LastCrash.Decoded, "0x"+hex32(uint32(pc))+": "+loc.String())
+		}
+	}
+}
+
+// applyPortLine folds the ESP32 Tailscale port's log lines in.
+func (s *State) applyPortLine(l *Line, now time.Time) {
+	f, ok := ParsePortLine(l)
+	if !ok {
+		return
+	}
+	if f.HeapFree >= 0 {
+		s.HeapFree = f.HeapFree
+		s.HeapHistory.Add(now, f.HeapFree)
+	}
+	switch f.Kind {
+	case FactDiscoPong:
+		if f.Peer >= 0 {
+			p := s.peer(f.Peer)
+			p.LastPong, p.LastPongAt = f.Addr, now
+		}
+	case FactDiscoPoolFull:
+		s.PoolFullLines++
+	case FactHandshake:
+		if f.Peer >= 0 {
+			p := s.peer(f.Peer)
+			p.Handshake, p.HandshakeAt = handshakePath(f), now
+		} else if len(s.Peers) == 1 {
+			for _, p := range s.Peers {
+				p.Handshake, p.HandshakeAt = handshakePath(f), now
+			}
+		}
+	case FactHomeDERP:
+		s.HomeDERP, s.HomeDERPHost = f.DERPRegion, f.Host
+	}
+}
+
+func handshakePath(f PortFact) telemetry.Path {
+	if f.ViaDERP {
+		return telemetry.Path{Kind: telemetry.PathDERP, Region: uint16(f.DERPRegion)}
+	}
+	return telemetry.Path{Kind: telemetry.PathDirect, Addr: f.Addr}
+}
+
+func (s *State) applyTelemetryText(text []byte, now time.Time) {
+	i := telemetry.Index(text)
+	if i < 0 {
+		return
+	}
+	fr, err := telemetry.Parse(text[i:])
+	if err != nil {
+		if telemetry.IsCorrupt(err) {
+			s.CorruptFrames++
+		}
+		return
+	}
+	s.ApplyFrame(&fr, now)
+}
+
+// ApplyFrame folds one telemetry frame in (fields the frame lacks are left
+// as they were).
+func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
+	s.Frames++
+	switch f.Kind {
+	case telemetry.KindStatus:
+		st := f.Status
+		if f.Has("rst") {
+			s.ResetWord = st.Reset
+		}
+		if f.Has("rssi") {
+			s.RSSI = st.RSSI
+		}
+		if f.Has("wdis") {
+			s.WiFiDisconnects = int64(st.WiFiDisconnects)
+		}
+		if f.Has("hif") {
+			s.HeapFree = int64(st.HeapFree)
+			s.HeapHistory.Add(now, s.HeapFree)
+		}
+		if f.Has("hmin") {
+			s.HeapMin = int64(st.HeapMinFree)
+			s.HeapMinHistory.Add(now, s.HeapMin)
+		}
+		if f.Has("hlb") {
+			s.HeapLargest = int64(st.HeapLargest)
+			s.LargestHistory.Add(now, s.HeapLargest)
+		}
+		if f.Has("psf") {
+			s.PSRAMFree = int64(st.PSRAMFree)
+			s.PSRAMHistory.Add(now, s.PSRAMFree)
+		}
+	case telemetry.KindNet:
+		n := f.Net
+		if f.Has("ip") {
+			s.TailnetIP = n.IP
+		}
+		if f.Has("host") {
+			s.Hostname = n.Host
+		}
+		if f.Has("eps") {
+			s.Endpoints = int64(n.Endpoints)
+		}
+		if f.Has("derp") {
+			s.HomeDERP = int(n.HomeDERP)
+		}
+		if f.Has("derpby") {
+			s.HomeDERPBy = n.HomeDERPBy
+		}
+		if f.Has("derpms") {
+			s.HomeLatency = n.HomeLatency
+		}
+		if f.Has("near") {
+			s.NearestDERP = int(n.Nearest)
+		}
+		if f.Has("nearms") {
+			s.NearestLatency = n.NearestLatency
+		}
+	case telemetry.KindDisco:
+		d := f.Disco
+		if f.Has("pu") {
+			s.ProbesUsed = int64(d.ProbesUsed)
+			s.ProbeHistory.Add(now, s.ProbesUsed)
+		}
+		if f.Has("pcap") {
+			s.ProbesCap = int64(d.ProbesCap)
+		}
+		if f.Has("pdrop") {
+			s.ProbesDropped = int64(d.ProbesDropped)
+		}
+		if f.Has("preap") {
+			s.ProbesReaped = int64(d.ProbesReaped)
+		}
+	case telemetry.KindPeer:
+		pf := f.Peer
+		p := s.peer(int(pf.ID))
+		if f.Has("pip") {
+			p.IP = pf.IP
+		}
+		if f.Has("path") {
+			p.Path = pf.Path
+		}
+		if f.Has("hs") {
+			p.Handshake = pf.Handshake
+			p.HandshakeAt = now
+		}
+		if f.Has("lat") {
+			p.Latency = pf.Latency
+		}
+	case telemetry.KindFetch:
+		s.Fetches = append(s.Fetches, f.Fetch)
+		if len(s.Fetches) > 32 {
+			s.Fetches = append(s.Fetches[:0:0], s.Fetches[len(s.Fetches)-32:]...)
+		}
+	}
+}
+
+// NearestIsHome reports whether the home DERP is the nearest region the
+// board measured; ok is false when either is unknown.
+func (s *State) NearestIsHome() (same, ok bool) {
+	if s.HomeDERP == 0 || s.NearestDERP == 0 {
+		return false, false
+	}
+	return s.HomeDERP == s.NearestDERP, true
+}
+
+// cleanText makes device bytes safe to show (probes/safetext).
+func cleanText(b []byte) string { return safetext.Clean(string(b)) }
+
+func hex32(v uint32) string {
+	const digits = "0123456789abcdef"
+	var b [8]byte
+	for i := 7; i >= 0; i-- {
+		b[i] = digits[v&15]
+		v >>= 4
+	}
+	return string(b[:])
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,176 @@
+package devlink
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tailpath/tailpath/devlink/telemetry"
+)
+
+// capture is shaped like a CoreS3 running the ESP32 Tailscale port that
+// crashes once and reboots, with tailpath telemetry frames (from
+// docs/telemetry.md) in between.
+const capture = "ESP-ROM:esp32s3-20210327\r\n" +
+	"Build:Mar 27 2021\r\n" +
+	"rst:0x1 (POWERON),boot:0x2b (SPI_FAST_FLASH_BOOT)\r\n" +
+	"I (245) app_init: ELF file SHA256:  0f1e2d3c4...\r\n" +
+	"I (3000) ts_netmap: DERP home server: derp1f.tailscale.com:443 (region 1) heap_free=81234\r\n" +
+	"I (5120) ts_disco: Ping sent peer=2 to 203.0.113.7:41641 txid=9f8e7d6c\r\n" +
+	"I (34012) ts_disco: Pong recv from 203.0.113.7:41641 → peer 2 direct\r\n" +
+	"@TP1 S seq=41 up=34012 rst=poweron rssi=-61 wdis=0 hif=131072 hmin=127488 hlb=69632 psf=8157184 bad=0 *6656D985\r\n" +
+	"@TP1 N seq=42 up=34012 ip=100.64.0.9 host=cores3 eps=1 derp=1 derpby=lowest-id derpms=182 near=7 nearms=24 *CC2F830C\r\n" +
+	"@TP1 D seq=43 up=34012 pu=12 pcap=64 pdrop=0 preap=30 ping=42 pong=1 cmmi=1 cmmo=3 h2rx=48213 h2wu=32768 h2win=49407 *B9A2C5E4\r\n" +
+	"@TP1 P seq=44 up=34012 peer=2 pip=100.64.0.2 path=203.0.113.7:41641 hs=derp:1 hsup=31870 lat=21 *1A814199\r\n" +
+	"@TP1 F seq=45 up=45210 n=2 bytes=393216 ms=2053 kibs=187.0 status=200 via=203.0.113.7:41641 *F07AA50F\r\n" +
+	"@TP1 S seq=46 up=45210 rst=poweron hif=1 *00000000\r\n" + // corrupt: bad checksum
+	"D (50000) ts_disco: pending pool full (64), dropping ping peer=3\r\n" +
+	"E (60000) task_wdt: Task watchdog got triggered. The following tasks/users did not reset the watchdog in time:\r\n" +
+	"E (60000) task_wdt:  - IDLE0 (CPU 0)\r\n" +
+	"Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\r\n" +
+	"\r\n" +
+	"Core  0 register dump:\r\n" +
+	"PC      : 0x400d1000  PS      : 0x00060b30  A0      : 0x800d6c2a  A1      : 0x3fc9bd60  \r\n" +
+	"A2      : 0x00000000  A3      : 0x3fc9bd8c  A4      : 0x00000001  A5      : 0x3fc99c40  \r\n" +
+	"\r\n" +
+	"Backtrace: 0x4008a000:0x3fc9bd60 0x400d1000:0x3fc9bd90 |<-CORRUPTED\r\n" +
+	"\r\n" +
+	"ELF file SHA256: 0f1e2d3c4b5a6978\r\n" +
+	"\r\n" +
+	"Rebooting...\r\n" +
+	"I (120) half a li" + "ESP-ROM:esp32s3-20210327\r\n" +
+	"rst:0xc (RTC_SW_CPU_RST),boot:0x2b (SPI_FAST_FLASH_BOOT)\r\n" +
+	"I (6001) wireguard: good handshake from 04030201:41641\r\n"
+
+func TestSourceBuildsDeviceState(t *testing.T) {
+	elfPath := testdata(t, "log.elf")
+	sym, err := OpenELF(elfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	src := &Source{Replay: strings.NewReader(capture), Symbols: sym, Every: 10 * time.Millisecond, Now: func() time.Time { return at }}
+	var last Event
+	lines := 0
+	for ev := range src.Run(context.Background()) {
+		lines += len(ev.Lines)
+		last = ev
+	}
+	if last.Err != nil {
+		t.Fatalf("source error: %v", last.Err)
+	}
+	if want := strings.Count(capture, "\n"); lines != want {
+		t.Errorf("events carried %d lines, want %d", lines, want)
+	}
+	s := last.State
+	type summary struct {
+		Boots                                     int
+		ResetCode                                 int
+		ResetWord                                 string
+		HomeDERP, NearestDERP                     int
+		HomeDERPHost, HomeDERPBy                  string
+		ProbesUsed, ProbesCap, ProbesReaped       int64
+		PoolFullLines                             int
+		HeapFree, HeapMin, HeapLargest, PSRAMFree int64
+		HeapSamples                               int
+		TailnetIP                                 string
+		Hostname                                  string
+		Frames, Corrupt                           int64
+		Fetches                                   int
+		Crashes, TaskWDT                          int
+		LinkUp                                    bool
+	}
+	got := summary{
+		Boots: s.Boots, ResetCode: s.LastReset.Code, ResetWord: s.ResetWord,
+		HomeDERP: s.HomeDERP, NearestDERP: s.NearestDERP, HomeDERPHost: s.HomeDERPHost, HomeDERPBy: s.HomeDERPBy,
+		ProbesUsed: s.ProbesUsed, ProbesCap: s.ProbesCap, ProbesReaped: s.ProbesReaped, PoolFullLines: s.PoolFullLines,
+		HeapFree: s.HeapFree, HeapMin: s.HeapMin, HeapLargest: s.HeapLargest, PSRAMFree: s.PSRAMFree,
+		HeapSamples: s.HeapHistory.Len(), TailnetIP: s.TailnetIP.String(), Hostname: s.Hostname,
+		Frames: s.Frames, Corrupt: s.CorruptFrames, Fetches: len(s.Fetches),
+		Crashes: s.Crashes, TaskWDT: s.TaskWatchdogHits, LinkUp: s.Link.Up,
+	}
+	want := summary{
+		Boots: 2, ResetCode: 0xc, ResetWord: "poweron",
+		HomeDERP: 1, NearestDERP: 7, HomeDERPHost: "derp1f.tailscale.com", HomeDERPBy: "lowest-id",
+		ProbesUsed: 12, ProbesCap: 64, ProbesReaped: 30, PoolFullLines: 1,
+		HeapFree: 131072, HeapMin: 127488, HeapLargest: 69632, PSRAMFree: 8157184,
+		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3",
+		Frames: 5, Corrupt: 1, Fetches: 1,
+		Crashes: 2, TaskWDT: 1, LinkUp: false,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("state (-want +got):\n%s", diff)
+	}
+	if same, ok := s.NearestIsHome(); !ok || same {
+		t.Errorf("NearestIsHome = %v, %v; home 1 is not the nearest 7", same, ok)
+	}
+	p := s.Peers[2]
+	if p == nil {
+		t.Fatalf("peer 2 missing: %+v", s.Peers)
+	}
+	wantPeer := PeerState{ID: 2, IP: netip.MustParseAddr("100.64.0.2"),
+		Path:      telemetry.Path{Kind: telemetry.PathDirect, Addr: netip.MustParseAddrPort("203.0.113.7:41641")},
+		Handshake: telemetry.Path{Kind: telemetry.PathDirect, Addr: netip.MustParseAddrPort("1.2.3.4:41641")}, HandshakeAt: at,
+		Latency: 21 * time.Millisecond, LastPong: netip.MustParseAddrPort("203.0.113.7:41641"), LastPongAt: at}
+	if diff := cmp.Diff(wantPeer, *p, cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
+		cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+		t.Errorf("peer 2 (-want +got):\n%s", diff)
+	}
+	c := s.LastCrash
+	if c == nil {
+		t.Fatal("no crash recorded")
+	}
+	if c.Reason != "LoadProhibited on core 0" || c.PC != 0x400d1000 || len(c.Backtrace.Frames) != 2 || !c.Backtrace.Corrupted || c.ELFSHA != "0f1e2d3c4b5a6978" {
+		t.Errorf("crash = %+v", c)
+	}
+	wantDecoded := []string{
+		"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
+		"0x4008a000: align_up at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:244",
+		" (inlined by) adjust_request_size at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:289",
+		" (inlined by) tlsf_memalign_offs at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf.c:560",
+		"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
+	}
+	if diff := cmp.Diff(wantDecoded, c.Decoded); diff != "" {
+		t.Errorf("decoded crash (-want +got):\n%s", diff)
+	}
+	if n := len(c.Lines); n != 7 || c.Lines[n-1] != "Rebooting..." {
+		t.Errorf("crash lines = %q", c.Lines)
+	}
+}
+
+func TestRing(t *testing.T) {
+	r := NewRing(3)
+	t0 := time.Unix(0, 0)
+	for i := range 5 {
+		r.Add(t0.Add(time.Duration(i)*time.Second), int64(i))
+	}
+	var got []int64
+	for _, s := range r.Samples() {
+		got = append(got, s.Value)
+	}
+	if diff := cmp.Diff([]int64{2, 3, 4}, got); diff != "" {
+		t.Errorf("ring (-want +got):\n%s", diff)
+	}
+	if last, ok := r.Last(); !ok || last.Value != 4 {
+		t.Errorf("Last = %v, %v", last, ok)
+	}
+	c := r.clone()
+	r.Add(t0, 99)
+	if l, _ := c.Last(); l.Value != 4 {
+		t.Error("clone shares storage with the ring")
+	}
+}
+
+func TestProbeTableFull(t *testing.T) {
+	s := NewState()
+	if s.ProbeTableFull() {
+		t.Error("unknown table reported full")
+	}
+	s.ProbesUsed, s.ProbesCap = 64, 64
+	if !s.ProbeTableFull() {
+		t.Error("64/64 not reported full")
+	}
+}
