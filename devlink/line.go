@@ -13,6 +13,8 @@ package devlink
 import (
 	"bytes"
 	"time"
+
+	"github.com/tailpath/tailpath/probes/safetext"
 )
 
 // Level is an ESP-IDF log level letter: 'E', 'W', 'I', 'D', 'V', or 0 for a
@@ -126,7 +128,7 @@ type Line struct {
 	// had one (a line flushed after an idle gap or at the end has none).
 	Raw []byte
 	// Text is Raw without the line ending; device colour codes and invalid
-	// UTF-8 are still in it (see DisplayText).
+	// UTF-8 are still in it (DisplayText removes them).
 	Text []byte
 	Kind Kind
 	// Level, Tag, Msg are set for KindLog (and for the special kinds when
@@ -166,6 +168,11 @@ func (l *Line) Body() []byte {
 	}
 	return l.Text[l.Cut:]
 }
+
+// DisplayText returns Text made safe for a terminal: escape sequences and
+// control characters removed, invalid UTF-8 replaced (probes/safetext.Clean).
+// It allocates; use it when rendering, not on the hot path.
+func (l *Line) DisplayText() string { return safetext.Clean(string(l.Text)) }
 
 // Clone returns a copy of l whose slices no longer alias the parse buffer.
 func (l *Line) Clone() Line {

@@ -93,6 +93,12 @@ func (k *Link) Run(ctx context.Context, onLine func(*Line), onStatus func(LinkSt
 			if first {
 				return err
 			}
+			if k.Port == "" || k.Port == "auto" {
+				// The board may come back under another name (ttyACM0 → ttyACM1).
+				if p, ferr := FindBoard(k.list); ferr == nil {
+					path = p
+				}
+			}
 			if !downReported {
 				onStatus(LinkStatus{Up: false, Port: path, At: time.Now(), Err: err})
 				downReported = true
