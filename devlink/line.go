@@ -155,6 +155,10 @@ type Line struct {
 	// Partial is true when the line was flushed without its line ending
 	// (idle gap, link down, end of input).
 	Partial bool
+	// Decoded is the addr2line-style decoding of the PCs this line carries
+	// (Symbolizer.DecodeLine). ParseLine never sets it; Source does, on the
+	// copies it sends, when it has an ELF.
+	Decoded []string
 }
 
 // Body returns the part of the line that carries meaning: the banner after
@@ -192,6 +196,7 @@ func (l *Line) Clone() Line {
 	c.Tag = rebase(l.Tag)
 	c.Msg = rebase(l.Msg)
 	c.TimeText = rebase(l.TimeText)
+	c.Decoded = append([]string(nil), l.Decoded...)
 	return c
 }
 

@@ -71,7 +71,11 @@ func (src *Source) Run(ctx context.Context) <-chan Event {
 		defer mu.Unlock()
 		st.ApplyLine(l, now(), src.Symbols)
 		if len(batch) < MaxBatch {
-			batch = append(batch, l.Clone())
+			c := l.Clone()
+			if src.Symbols != nil {
+				c.Decoded = src.Symbols.DecodeLine(l)
+			}
+			batch = append(batch, c)
 		} else {
 			dropped++
 		}

@@ -55,8 +55,12 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	src := &Source{Replay: strings.NewReader(capture), Symbols: sym, Every: 10 * time.Millisecond, Now: func() time.Time { return at }}
 	var last Event
 	lines := 0
+	decoded := 0
 	for ev := range src.Run(context.Background()) {
 		lines += len(ev.Lines)
+		for _, l := range ev.Lines {
+			decoded += len(l.Decoded)
+		}
 		last = ev
 	}
 	if last.Err != nil {
@@ -64,6 +68,9 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	}
 	if want := strings.Count(capture, "\n"); lines != want {
 		t.Errorf("events carried %d lines, want %d", lines, want)
+	}
+	if decoded != 5 { // PC register (1) + backtrace (3 + 1)
+		t.Errorf("lines carried %d decoded frames, want 5", decoded)
 	}
 	s := last.State
 	type summary struct {
