@@ -121,7 +121,11 @@ func (d *diag) run() Verdict {
 	if r, fix := d.checkNAT(); r != "" {
 		causes, fixes = append(causes, r), append(fixes, fix)
 	}
-	far, farFix, farSummary := d.checkFarDERP()
+	var far bool
+	var farFix, farSummary string
+	if p.Path.Kind == PathDERP {
+		far, farFix, farSummary = d.checkFarDERP()
+	}
 
 	v := Verdict{Checks: d.checks}
 	if p.Path.Kind == PathPeerRelay {

@@ -45,6 +45,12 @@ const whoisParallel = 8
 // ErrNotRunning, ErrPermission or ErrBadReply where those apply. ctx bounds
 // the whole gather.
 func Gather(ctx context.Context, c LocalClient, prev *Snapshot) (*Snapshot, error) {
+	return gatherAt(ctx, c, prev, time.Time{})
+}
+
+// gatherAt is Gather with a fixed clock for tests; a zero now means
+// time.Now() when Status returns.
+func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time) (*Snapshot, error) {
 	st, err := c.Status(ctx)
 	if err != nil {
 		return nil, ConnectError(err, socketOf(c))
@@ -52,7 +58,9 @@ func Gather(ctx context.Context, c LocalClient, prev *Snapshot) (*Snapshot, erro
 	if st == nil {
 		return nil, ConnectError(&jsonSyntaxError{errors.New("empty status reply")}, socketOf(c))
 	}
-	now := time.Now()
+	if now.IsZero() {
+		now = time.Now()
+	}
 	return gatherFrom(ctx, c, st, prev, now)
 }
 

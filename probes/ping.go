@@ -19,9 +19,10 @@ const (
 	DefaultPingTime = 30 * time.Second
 	// pingTryTimeout bounds one ping (`tailscale ping --timeout 5s`).
 	pingTryTimeout = 5 * time.Second
-	// pingGap is the pause between pings that did not go direct.
-	pingGap = time.Second
 )
+
+// pingGap is the pause between pings that did not go direct (a var for tests).
+var pingGap = time.Second
 
 // ErrNoDirect is returned by a DISCO Ping that used all its tries or time
 // without a direct pong ("direct connection not established").

@@ -1,0 +1,276 @@
+// Package probestest serves a fake tailscaled LocalAPI on a real unix socket,
+// answering from JSON fixtures, so probes and the status command can be
+// tested end to end through the real tailscale.com/client/local.Client
+// (HTTP, JSON decoding, error mapping) without a daemon.
+//
+// It answers GET /localapi/v0/status, /whois?addr=, /derpmap,
+// /watch-ipn-bus and POST /ping?ip=&type=. Faults: an endpoint can answer 403
+// (permission), status can answer any raw body (malformed JSON), and Stop and
+// Start simulate tailscaled going away and coming back on the same socket.
+package probestest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"tailscale.com/ipn"
+)
+
+// Fixture is one hand-written LocalAPI state, as stored in testdata/*.json.
+type Fixture struct {
+	// Comment describes the scenario; ignored.
+	Comment string `json:"comment,omitempty"`
+	// Status is the /localapi/v0/status reply (ipnstate.Status JSON).
+	Status json.RawMessage `json:"status"`
+	// WhoIs maps a Tailscale IP to its /whois reply (apitype.WhoIsResponse
+	// JSON); an IP not listed answers 404.
+	WhoIs map[string]json.RawMessage `json:"whois"`
+	// DERPMap is the /derpmap reply (tailcfg.DERPMap JSON); empty answers 500.
+	DERPMap json.RawMessage `json:"derpmap"`
+	// Ping maps a Tailscale IP to successive /ping replies
+	// (ipnstate.PingResult JSON); the last one repeats.
+	Ping map[string][]json.RawMessage `json:"ping,omitempty"`
+}
+
+// LoadFixture reads and checks a fixture file.
+func LoadFixture(path string) (*Fixture, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f Fixture
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("fixture %s: %w", path, err)
+	}
+	if len(f.Status) == 0 {
+		return nil, fmt.Errorf("fixture %s: no status", path)
+	}
+	return &f, nil
+}
+
+// Server is a fake LocalAPI on a unix socket.
+type Server struct {
+	// Socket is the unix socket path to give to probes.NewClient.
+	Socket string
+
+	mu         sync.Mutex
+	fix        *Fixture
+	forbidden  map[string]bool // endpoint name ("status", "whois", …) → 403
+	statusBody []byte          // overrides fix.Status when non-nil
+	pingN      map[string]int
+	requests   map[string]int
+	srv        *http.Server
+	buses      map[chan ipn.Notify]bool
+}
+
+// New starts a Server answering from fix on a fresh socket in a temporary
+// directory and stops it when the test ends.
+func New(t testing.TB, fix *Fixture) *Server {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tpfake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{
+		Socket:    filepath.Join(dir, "tailscaled.sock"),
+		fix:       fix,
+		forbidden: map[string]bool{},
+		pingN:     map[string]int{},
+		requests:  map[string]int{},
+		buses:     map[chan ipn.Notify]bool{},
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		os.RemoveAll(dir)
+	})
+	return s
+}
+
+// Start (re)starts serving on Socket. It fails if already running.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		return errors.New("probestest: already running")
+	}
+	os.Remove(s.Socket)
+	ln, err := net.Listen("unix", s.Socket)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(s.serve)}
+	s.srv = srv
+	go srv.Serve(ln)
+	return nil
+}
+
+// Stop closes the listener and every connection (open IPN bus streams end
+// with an error) and removes the socket file, like a stopped tailscaled.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	srv := s.srv
+	s.srv = nil
+	for ch := range s.buses {
+		close(ch)
+		delete(s.buses, ch)
+	}
+	s.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+	os.Remove(s.Socket)
+}
+
+// SetFixture replaces the state served.
+func (s *Server) SetFixture(fix *Fixture) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fix = fix
+}
+
+// SetForbidden makes endpoint ("status", "whois", "derpmap",
+// "watch-ipn-bus", "ping") answer 403 like a LocalAPI without permission.
+func (s *Server) SetForbidden(endpoint string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forbidden[endpoint] = on
+}
+
+// SetStatusBody makes /status answer body verbatim (200); nil restores the fixture.
+func (s *Server) SetStatusBody(body []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.statusBody = body
+}
+
+// Requests reports how many requests endpoint has answered.
+func (s *Server) Requests(endpoint string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[endpoint]
+}
+
+// Notify sends n to every open IPN bus stream.
+func (s *Server) Notify(n ipn.Notify) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch := range s.buses {
+		select {
+		case ch <- n:
+		default:
+		}
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	name, ok := strings.CutPrefix(r.URL.Path, "/localapi/v0/")
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	s.mu.Lock()
+	s.requests[name]++
+	forbidden := s.forbidden[name]
+	fix := s.fix
+	statusBody := s.statusBody
+	s.mu.Unlock()
+	if forbidden {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintf(w, `{"error":"%s access denied"}`+"\n", name)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch name {
+	case "status":
+		if statusBody != nil {
+			w.Write(statusBody)
+			return
+		}
+		w.Write(fix.Status)
+	case "whois":
+		addr := r.URL.Query().Get("addr")
+		body, ok := fix.WhoIs[addr]
+		if !ok {
+			http.Error(w, `{"error":"no match for IP:port"}`, http.StatusNotFound)
+			return
+		}
+		w.Write(body)
+	case "derpmap":
+		if len(fix.DERPMap) == 0 {
+			http.Error(w, `{"error":"no derp map"}`, http.StatusInternalServerError)
+			return
+		}
+		w.Write(fix.DERPMap)
+	case "ping":
+		if r.Method != "POST" {
+			http.Error(w, "want POST", http.StatusMethodNotAllowed)
+			return
+		}
+		ip := r.URL.Query().Get("ip")
+		seq := fix.Ping[ip]
+		if len(seq) == 0 {
+			json.NewEncoder(w).Encode(map[string]string{"Err": "no matching peer"})
+			return
+		}
+		s.mu.Lock()
+		i := min(s.pingN[ip], len(seq)-1)
+		s.pingN[ip]++
+		s.mu.Unlock()
+		w.Write(seq[i])
+	case "watch-ipn-bus":
+		s.serveBus(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
+	ch := make(chan ipn.Notify, 8)
+	s.mu.Lock()
+	if s.srv == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.buses[ch] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.buses[ch] {
+			delete(s.buses, ch)
+			close(ch)
+		}
+		s.mu.Unlock()
+	}()
+	st := ipn.Running
+	enc := json.NewEncoder(w)
+	if err := enc.Encode(ipn.Notify{Version: "probestest", State: &st}); err != nil {
+		return
+	}
+	w.(http.Flusher).Flush()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case n, ok := <-ch:
+			if !ok {
+				return
+			}
+			if err := enc.Encode(n); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package probes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tailpath/tailpath/probes/probestest"
+	"tailscale.com/ipn"
+)
+
+// next waits for the next event of type T, skipping others, failing after d.
+func next[T Event](t *testing.T, ch <-chan Event, d time.Duration) T {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				var zero T
+				t.Fatalf("channel closed waiting for %T", zero)
+			}
+			if v, ok := ev.(T); ok {
+				return v
+			}
+		case <-deadline:
+			var zero T
+			t.Fatalf("no %T within %v", zero, d)
+		}
+	}
+}
+
+// nextStatus waits for a SourceStatus with Up == up.
+func nextStatus(t *testing.T, ch <-chan Event, up bool, d time.Duration) SourceStatus {
+	t.Helper()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		st := next[SourceStatus](t, ch, time.Until(end))
+		if st.Up == up {
+			return st
+		}
+	}
+	t.Fatalf("no SourceStatus{Up:%v} within %v", up, d)
+	return SourceStatus{}
+}
+
+func TestSourceReconnects(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "direct"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src := NewSource(NewClient(srv.Socket), SourceOptions{
+		Interval: 50 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+		Socket: srv.Socket,
+	})
+	ch := src.Run(ctx)
+
+	if st := next[SourceStatus](t, ch, 5*time.Second); !st.Up {
+		t.Fatalf("first status = %+v, want up", st)
+	}
+	snap := next[*Snapshot](t, ch, 5*time.Second)
+	if len(snap.Peers) != 1 || snap.Peers[0].Name != "nas" {
+		t.Fatalf("snapshot peers = %+v", snap.Peers)
+	}
+
+	// tailscaled stops: the source says so, actionably, and keeps retrying.
+	srv.Stop()
+	down := nextStatus(t, ch, false, 10*time.Second)
+	wantPrefix := "failed to connect to local tailscaled (socket " + srv.Socket + "); is it running?"
+	if !strings.HasPrefix(down.Err, wantPrefix) || down.NextRetry.IsZero() {
+		t.Errorf("down status = %+v, want Err prefix %q and NextRetry", down, wantPrefix)
+	}
+	// Back-off is capped: several retries arrive within a second.
+	for range 3 {
+		st := next[SourceStatus](t, ch, 2*time.Second)
+		if st.Up {
+			t.Fatalf("up while stopped: %+v", st)
+		}
+		if wait := time.Until(st.NextRetry); wait > 150*time.Millisecond {
+			t.Errorf("next retry in %v, want ≤ MaxBackoff", wait)
+		}
+	}
+
+	// tailscaled comes back.
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	nextStatus(t, ch, true, 5*time.Second)
+	next[*Snapshot](t, ch, 5*time.Second)
+
+	// Cancelling closes the channel once every goroutine has returned.
+	cancel()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("channel not closed after cancel")
+		}
+	}
+}
+
+func TestSourcePermissionDenied(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "direct"))
+	srv.SetForbidden("status", true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := NewSource(NewClient(srv.Socket), SourceOptions{MinBackoff: 10 * time.Millisecond}).Run(ctx)
+	st := nextStatus(t, ch, false, 5*time.Second)
+	if !strings.Contains(st.Err, "permission denied") || !strings.Contains(st.Err, "--operator") {
+		t.Errorf("Err = %q, want permission denied and what to do", st.Err)
+	}
+	srv.SetForbidden("status", false)
+	nextStatus(t, ch, true, 5*time.Second)
+}
+
+func TestSourceBusTriggersGather(t *testing.T) {
+	fix := loadFixture(t, "direct")
+	srv := probestest.New(t, fix)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A poll interval far beyond the test: only the bus can cause a new snapshot.
+	ch := NewSource(NewClient(srv.Socket), SourceOptions{Interval: time.Hour}).Run(ctx)
+	next[*Snapshot](t, ch, 5*time.Second)
+	// The bus's initial notify may cause one more gather; wait for the watcher.
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Requests("watch-ipn-bus") == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond)
+	drain(ch)
+
+	// The peer goes relayed; the bus says something changed.
+	var st map[string]any
+	if err := json.Unmarshal(fix.Status, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st["Peer"].(map[string]any) {
+		p.(map[string]any)["CurAddr"] = ""
+	}
+	b, _ := json.Marshal(st)
+	srv.SetStatusBody(b)
+	s := ipn.Running
+	srv.Notify(ipn.Notify{State: &s})
+	snap := next[*Snapshot](t, ch, 3*time.Second)
+	if got := snap.Peers[0].Path.Kind; got != PathDERP {
+		t.Errorf("after bus notify path = %q, want %q", got, PathDERP)
+	}
+}
+
+func drain(ch <-chan Event) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+func TestSourcePingEvents(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "direct"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 50 * time.Millisecond})
+	ch := src.Run(ctx)
+	snap := next[*Snapshot](t, ch, 5*time.Second)
+	src.Ping(snap.Peers[0], PingDISCO)
+	pr := next[PingResult](t, ch, 5*time.Second)
+	want := PingResult{PeerID: "n2CNTRL", Kind: PingDISCO, Try: 1, Latency: 23100 * time.Microsecond, Via: "203.0.113.5:41641", Path: PathDirect, Done: true}
+	if diff := cmp.Diff(want, pr); diff != "" {
+		t.Errorf("ping result (-want +got):\n%s", diff)
+	}
+	// The latency is carried into later snapshots.
+	for range 20 {
+		snap = next[*Snapshot](t, ch, 5*time.Second)
+		if snap.Peers[0].Latency == 23100*time.Microsecond {
+			return
+		}
+	}
+	t.Errorf("latency not carried into snapshots: %v", snap.Peers[0].Latency)
+}
+
+func TestConnectErrorNil(t *testing.T) {
+	if ConnectError(nil, "x") != nil {
+		t.Error("ConnectError(nil) != nil")
+	}
+	err := ConnectError(errors.New("boom"), "x")
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("ConnectError(boom) = %v", err)
+	}
+}
