@@ -59,7 +59,15 @@ type Options struct {
 // View is O(1): the frame is rebuilt in Update, at once after keys, resizes
 // and source status changes, and at most once per FrameInterval after data
 // messages, so a flood of device lines cannot starve keystrokes.
+//
+// Model is a small handle: copies share one state, so passing it through
+// Bubble Tea's Update costs no copying per message.
 type Model struct {
+	*model
+}
+
+// model is the root's state behind the Model handle.
+type model struct {
 	title  string
 	now    func() time.Time
 	st     common.Styles
@@ -110,7 +118,7 @@ func New(opts Options) Model {
 	if every <= 0 {
 		every = DefaultFrameInterval
 	}
-	return Model{
+	return Model{&model{
 		title:      opts.Title,
 		now:        now,
 		st:         st,
@@ -121,7 +129,7 @@ func New(opts Options) Model {
 		help:       h,
 		contentH:   -1,
 		frameEvery: every,
-	}
+	}}
 }
 
 // Init implements tea.Model. Nothing starts here: sources run outside.
@@ -195,7 +203,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // broadcast gives msg to every pane and batches their commands.
-func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
+func (m *model) broadcast(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
 	for _, p := range m.panes {
 		if c := p.Update(msg); c != nil {
@@ -211,13 +219,13 @@ func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-func (m *Model) bannerTick() tea.Cmd {
+func (m *model) bannerTick() tea.Cmd {
 	gen := m.bannerGen
 	return tea.Tick(time.Second, func(time.Time) tea.Msg { return bannerTickMsg{gen: gen} })
 }
 
 // routeKey applies the key routing order.
-func (m *Model) routeKey(k tea.KeyMsg) tea.Cmd {
+func (m *model) routeKey(k tea.KeyMsg) tea.Cmd {
 	if k.Type == tea.KeyCtrlC {
 		return tea.Quit
 	}
@@ -245,7 +253,7 @@ func (m *Model) routeKey(k tea.KeyMsg) tea.Cmd {
 }
 
 // setFocus focuses pane i and tells every pane with common.FocusMsg.
-func (m *Model) setFocus(i int) tea.Cmd {
+func (m *model) setFocus(i int) tea.Cmd {
 	if i == m.focus || i < 0 || i >= len(m.panes) {
 		return nil
 	}
@@ -259,7 +267,7 @@ func (m *Model) setFocus(i int) tea.Cmd {
 
 // render rebuilds the cached frame: the tab line, the banner while the
 // source is down, the focused pane in the remaining height, then help.
-func (m *Model) render() {
+func (m *model) render() {
 	m.dirty = false
 	if m.width <= 0 || m.height <= 0 {
 		m.frame = ""
@@ -311,7 +319,7 @@ func fit(s string, w int) string {
 
 // tabs is the title and one tab per pane, the focused one in brackets so it
 // reads without colour.
-func (m *Model) tabs() string {
+func (m *model) tabs() string {
 	var b strings.Builder
 	if m.title != "" {
 		b.WriteString(m.st.Title.Render(safetext.Clean(m.title)))
@@ -333,7 +341,7 @@ func (m *Model) tabs() string {
 
 // bannerText words the source-down banner: the source's own actionable
 // error, the retry countdown and the age of what is still shown.
-func (m *Model) bannerText() string {
+func (m *model) bannerText() string {
 	msg := safetext.Clean(m.source.Err)
 	if msg == "" {
 		msg = "not reachable"

@@ -37,10 +37,14 @@ var colSpecs = [numCols]colSpec{
 	colReason:  {title: "reason", min: 22, pref: 40},
 }
 
-// cellGap is the padding right of every cell (the cell style's PaddingRight).
+// cellGap is the blank cells right of every column. It is part of the
+// table column's width (cells are truncated to the width less the gap
+// first), so the table's cell style can stay empty, which lipgloss renders
+// without any work.
 const cellGap = 1
 
-// layoutColumns sizes the table's columns to fit width cells, dropping
+// layoutColumns sizes the table's columns (text width plus cellGap; 0 for
+// a hidden column) to fit width cells, dropping
 // optional columns (OS, then tx/rx, then latency and DERP) until the minimum
 // widths fit, then growing path, reason and name. Extra width past every
 // preferred width goes to reason.
@@ -97,7 +101,10 @@ func layoutColumns(width int) []table.Column {
 
 	cols := make([]table.Column, numCols)
 	for i, s := range colSpecs {
-		cols[i] = table.Column{Title: s.title, Width: w[i]}
+		cols[i] = table.Column{Title: s.title}
+		if w[i] > 0 {
+			cols[i].Width = w[i] + cellGap
+		}
 	}
 	return cols
 }

@@ -62,12 +62,13 @@ func (s SortMode) String() string {
 	return "sort(" + strconv.Itoa(int(s)) + ")"
 }
 
-// peerRow is one peer's pre-formatted cells and lower-cased filter text,
-// computed once per snapshot.
+// peerRow caches one peer's text for the current snapshot. Only the sort
+// name is computed for every peer; cells (for the visible rows) and the
+// filter text (while a filter is set) are filled on first use.
 type peerRow struct {
-	cells table.Row
-	hay   string // lower-case name, OS, path, reason for the filter
-	name  string // lower-case cleaned name, for sorting
+	name  string    // lower-case cleaned name, for sorting
+	cells table.Row // nil until formatted
+	hay   string    // lower-case name, OS, path, reason; "" until needed
 }
 
 // List is the Peers pane. Create it with NewList; the zero value is not usable.
@@ -96,6 +97,9 @@ type List struct {
 	dirty    bool   // order must be rebuilt
 	snapNew  bool   // rows must be re-formatted
 	winDirty bool   // table window must be re-set
+
+	cols   []table.Column // layout for the current width (widths include cellGap)
+	noCols []table.Column // the same columns at width 0, which render nothing
 }
 
 // NewList returns an empty Peers pane drawing with st.
@@ -107,8 +111,8 @@ func NewList(st common.Styles) *List {
 	in.CharLimit = 128
 
 	ts := table.Styles{
-		Header:   st.Title.PaddingRight(cellGap),
-		Cell:     lipgloss.NewStyle().PaddingRight(cellGap),
+		Header:   st.Title,
+		Cell:     lipgloss.NewStyle(),
 		Selected: st.Selected,
 	}
 	t := table.New(table.WithStyles(ts), table.WithFocused(true))
@@ -138,7 +142,12 @@ func (l *List) SetSize(width, height int) {
 		return
 	}
 	l.width, l.height = max(width, 0), max(height, 0)
-	l.table.SetColumns(layoutColumns(l.width))
+	l.cols = layoutColumns(l.width)
+	l.noCols = make([]table.Column, len(l.cols))
+	for i, c := range l.cols {
+		l.noCols[i] = table.Column{Title: c.Title}
+	}
+	l.table.SetColumns(l.cols)
 	l.table.SetWidth(l.width)
 	l.table.SetHeight(max(l.tableRows(), 0) + 1) // +1: header line
 	l.input.Width = max(l.width-3, 1)
@@ -333,12 +342,12 @@ func (l *List) ensureOrder() {
 			l.rows = make([]peerRow, len(peers))
 		}
 		for i := range peers {
-			l.rows[i] = formatRow(&peers[i], l.snap.Regions)
+			l.rows[i] = peerRow{name: strings.ToLower(cleanName(&peers[i]))}
 		}
 	}
 	l.order = l.order[:0]
 	for i := range peers {
-		if l.filter == "" || strings.Contains(l.rows[i].hay, l.filter) {
+		if l.filter == "" || strings.Contains(l.haystack(i), l.filter) {
 			l.order = append(l.order, i)
 		}
 	}
@@ -386,32 +395,48 @@ func (l *List) less(i, j int) bool {
 	return a.ID < b.ID
 }
 
-// formatRow renders one peer's cells. Text from outside is cleaned again
-// here (cheap for plain ASCII) so a source that forgot cannot reach the
-// terminal; the table truncates by display width.
-func formatRow(p *probes.Peer, regions map[int]probes.Region) peerRow {
-	name := safetext.Clean(p.Name)
-	if name == "" {
-		name = safetext.Clean(p.ID)
+// cleanName is the peer's name for display: cleaned again here (cheap for
+// plain ASCII) so a source that forgot cannot reach the terminal; the ID
+// when the name is empty.
+func cleanName(p *probes.Peer) string {
+	if name := safetext.Clean(p.Name); name != "" {
+		return name
 	}
-	osName := safetext.Clean(p.OS)
-	if osName == "" {
-		osName = "-"
+	return safetext.Clean(p.ID)
+}
+
+// cells returns snapshot peer i's table cells, formatting them once.
+func (l *List) cells(i int) table.Row {
+	r := &l.rows[i]
+	if r.cells == nil {
+		p := &l.snap.Peers[i]
+		osName := safetext.Clean(p.OS)
+		if osName == "" {
+			osName = "-"
+		}
+		r.cells = table.Row{
+			colName:    cleanName(p),
+			colOS:      osName,
+			colPath:    pathText(&p.Path),
+			colLatency: FormatLatency(p.Latency),
+			colDERP:    derpCode(p, l.snap.Regions),
+			colTx:      FormatRate(p.TxRate),
+			colRx:      FormatRate(p.RxRate),
+			colReason:  reasonText(&p.Verdict),
+		}
 	}
-	path := pathText(&p.Path)
-	reason := reasonText(&p.Verdict)
-	cells := table.Row{
-		colName:    name,
-		colOS:      osName,
-		colPath:    path,
-		colLatency: FormatLatency(p.Latency),
-		colDERP:    derpCode(p, regions),
-		colTx:      FormatRate(p.TxRate),
-		colRx:      FormatRate(p.RxRate),
-		colReason:  reason,
+	return r.cells
+}
+
+// haystack returns snapshot peer i's lower-case filter text, once.
+func (l *List) haystack(i int) string {
+	r := &l.rows[i]
+	if r.hay == "" {
+		c := l.cells(i)
+		r.hay = strings.ToLower(c[colName] + "\x00" + c[colOS] + "\x00" + c[colPath] + "\x00" +
+			c[colReason] + "\x00" + string(l.snap.Peers[i].Verdict.Reason))
 	}
-	hay := strings.ToLower(name + "\x00" + osName + "\x00" + path + "\x00" + reason + "\x00" + string(p.Verdict.Reason))
-	return peerRow{cells: cells, hay: hay, name: strings.ToLower(name)}
+	return r.hay
 }
 
 // View implements common.Pane: a status line, then the table.
@@ -437,15 +462,36 @@ func (l *List) View() string {
 		end := min(l.offset+h, len(l.order))
 		win := make([]table.Row, 0, end-l.offset)
 		for _, idx := range l.order[l.offset:end] {
-			win = append(win, l.rows[idx].cells)
+			win = append(win, l.fitCells(l.cells(idx)))
 		}
+		// Every table setter re-renders all its rows. With zero-width
+		// columns that costs nothing, so only the last call renders.
+		l.table.SetColumns(l.noCols)
 		l.table.SetRows(win)
 		l.table.SetCursor(l.cursor - l.offset)
+		l.table.SetColumns(l.cols)
 	}
 	if l.height == 1 {
 		return status
 	}
 	return status + "\n" + l.table.View()
+}
+
+// fitCells truncates cells by display width to their column's text width
+// (the column less cellGap), copying only when something is cut.
+func (l *List) fitCells(cells table.Row) table.Row {
+	out := cells
+	for i, c := range cells {
+		w := max(l.cols[i].Width-cellGap, 0)
+		if len(c) <= w || ansi.StringWidth(c) <= w { // bytes ≥ cells: cheap test first
+			continue
+		}
+		if &out[0] == &cells[0] {
+			out = append(table.Row(nil), cells...)
+		}
+		out[i] = ansi.Truncate(c, w, "…")
+	}
+	return out
 }
 
 // statusLine is the first line: counts with meaning in words, the sort

@@ -275,7 +275,7 @@ func TestColumnsFit(t *testing.T) {
 		var shown []string
 		for _, c := range cols {
 			if c.Width > 0 {
-				total += c.Width + cellGap
+				total += c.Width
 				shown = append(shown, c.Title)
 			}
 		}

@@ -6,6 +6,7 @@ package peerstest
 import (
 	"fmt"
 	"net/netip"
+	"testing"
 	"time"
 
 	"github.com/tailpath/tailpath/probes"
@@ -159,4 +160,17 @@ func Many(n int) probes.Snapshot {
 		s.Peers[i] = p
 	}
 	return s
+}
+
+// Meter reports CPU time per op (cpu-ns/op) beside a benchmark's wall
+// time, which on a shared machine mostly measures the other load. Call it
+// after b.ResetTimer and defer the function it returns.
+func Meter(b *testing.B) func() {
+	start := CPUTime()
+	return func() {
+		if start == 0 || b.N == 0 {
+			return
+		}
+		b.ReportMetric(float64(CPUTime()-start)/float64(b.N), "cpu-ns/op")
+	}
 }

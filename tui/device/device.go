@@ -1,0 +1,324 @@
+// Package device is the Device pane: the CoreS3 board as it sees itself
+// (link, resets, last crash, home DERP, DISCO probe table, heap and PSRAM
+// with history, per-peer path and handshake source, Wi-Fi drops, fetch
+// timings). It renders devlink.State from devlink.Event messages and does no
+// I/O.
+package device
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+// Title is the pane's tab label.
+const Title = "Device"
+
+type keys struct {
+	Up, Down key.Binding
+}
+
+func (k keys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down} }
+func (k keys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Up, k.Down}} }
+
+// Pane is the Device pane. Create it with New.
+type Pane struct {
+	st            common.Styles
+	keys          keys
+	now           func() time.Time
+	width, height int
+	state         *devlink.State
+	scroll        int
+	err           error
+	lines         []string // rendered content, rebuilt on data or size change
+	dirty         bool
+}
+
+// New returns an empty Device pane. now is the clock for "ago" texts (nil:
+// time.Now).
+func New(st common.Styles, now func() time.Time) *Pane {
+	if now == nil {
+		now = time.Now
+	}
+	return &Pane{st: st, now: now, dirty: true, keys: keys{
+		Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
+		Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
+	}}
+}
+
+// Title implements common.Pane.
+func (p *Pane) Title() string { return Title }
+
+// SetSize implements common.Pane.
+func (p *Pane) SetSize(w, h int) { p.width, p.height, p.dirty = w, h, true }
+
+// KeyMap implements common.Pane.
+func (p *Pane) KeyMap() help.KeyMap { return p.keys }
+
+// Capturing implements common.Pane; the Device pane has no input.
+func (p *Pane) Capturing() bool { return false }
+
+// Update implements common.Pane: it keeps the latest state from
+// devlink.Event and scrolls on keys.
+func (p *Pane) Update(msg tea.Msg) tea.Cmd {
+	switch m := msg.(type) {
+	case devlink.Event:
+		s := m.State
+		p.state = &s
+		if m.Err != nil {
+			p.err = m.Err
+		}
+		p.dirty = true
+	case tea.KeyMsg:
+		switch {
+		case key.Matches(m, p.keys.Up):
+			p.scroll = max(0, p.scroll-1)
+		case key.Matches(m, p.keys.Down):
+			p.scroll++
+		}
+	}
+	return nil
+}
+
+// View implements common.Pane.
+func (p *Pane) View() string {
+	if p.width <= 0 || p.height <= 0 {
+		return ""
+	}
+	if p.dirty {
+		p.lines = p.render()
+		p.dirty = false
+	}
+	maxScroll := max(0, len(p.lines)-p.height)
+	p.scroll = min(p.scroll, maxScroll)
+	out := make([]string, 0, p.height)
+	for i := p.scroll; i < len(p.lines) && len(out) < p.height; i++ {
+		out = append(out, ansi.Truncate(p.lines[i], p.width, "…"))
+	}
+	for len(out) < p.height {
+		out = append(out, "")
+	}
+	return strings.Join(out, "\n")
+}
+
+func (p *Pane) render() []string {
+	var b []string
+	add := func(s string) { b = append(b, s) }
+	if p.err != nil {
+		add(p.st.Bad.Render("device source stopped: " + safetext.Clean(p.err.Error())))
+		add("")
+	}
+	s := p.state
+	if s == nil {
+		add(p.st.Muted.Render("no board yet: waiting for the serial port (tailpath --port auto|PATH|-)"))
+		return b
+	}
+	now := p.now()
+
+	// Link and identity.
+	link := p.st.Bad.Render("link down")
+	if s.Link.Up {
+		link = p.st.Good.Render("link up")
+	}
+	id := ""
+	if s.Hostname != "" || s.TailnetIP.IsValid() {
+		id = fmt.Sprintf("  %s %s", safetext.Clean(s.Hostname), addrOr(s.TailnetIP.String(), s.TailnetIP.IsValid()))
+	}
+	add(p.st.Title.Render("Board") + "  " + link + " " + safetext.Clean(s.Link.Port) + id)
+	if !s.Link.Up && s.Link.Err != nil {
+		add("  " + p.st.Muted.Render("last error: "+safetext.Clean(s.Link.Err.Error())))
+	}
+	reset := "unknown"
+	if s.LastReset.Name != "" || s.LastReset.Code != 0 {
+		reset = fmt.Sprintf("%s (0x%x: %s)", s.LastReset.Name, s.LastReset.Code, s.LastReset.Reason)
+	}
+	if s.ResetWord != "" {
+		reset += ", firmware says " + s.ResetWord
+	}
+	add(fmt.Sprintf("  boots seen %d · last reset %s", s.Boots, reset))
+	if s.BinaryLogFrames > 0 {
+		add("  " + p.st.Warn.Render(fmt.Sprintf("binary logging is on (%d frames): pass the ELF to decode it", s.BinaryLogFrames)))
+	}
+
+	// Crash.
+	if c := s.LastCrash; c != nil {
+		add("")
+		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(safetext.Clean(c.Reason)) + p.st.Muted.Render(" · "+ago(now, c.At)))
+		if len(c.Backtrace.Frames) > 0 {
+			tail := ""
+			if c.Backtrace.Corrupted {
+				tail = " (stack corrupted after these)"
+			}
+			add(fmt.Sprintf("  backtrace: %d frames%s", len(c.Backtrace.Frames), tail))
+		}
+		for _, d := range c.Decoded {
+			add("  " + p.st.Warn.Render(safetext.Clean(d)))
+		}
+		if len(c.Decoded) == 0 && len(c.Backtrace.Frames) > 0 {
+			add("  " + p.st.Muted.Render("pass the firmware ELF (--elf) to decode the backtrace"))
+		}
+	}
+
+	// DERP.
+	add("")
+	derp := "unknown"
+	if s.HomeDERP != 0 {
+		derp = fmt.Sprintf("region %d", s.HomeDERP)
+		if s.HomeDERPHost != "" {
+			derp += " (" + safetext.Clean(s.HomeDERPHost) + ")"
+		}
+		if s.HomeLatency > 0 {
+			derp += fmt.Sprintf(" %dms", s.HomeLatency.Milliseconds())
+		}
+		if s.HomeDERPBy != "" {
+			derp += ", chosen by " + safetext.Clean(s.HomeDERPBy)
+		}
+	}
+	add(p.st.Title.Render("Home DERP") + "  " + derp)
+	if same, ok := s.NearestIsHome(); ok && !same {
+		add("  " + p.st.Warn.Render(fmt.Sprintf("not the nearest: region %d answers in %dms", s.NearestDERP, s.NearestLatency.Milliseconds())))
+	}
+
+	// DISCO probe table.
+	probes := "unknown"
+	if s.ProbesCap > 0 {
+		probes = fmt.Sprintf("%d/%d used, %d dropped, %d reaped", s.ProbesUsed, s.ProbesCap, s.ProbesDropped, s.ProbesReaped)
+	}
+	line := p.st.Title.Render("DISCO probes") + "  " + probes + "  " + spark(s.ProbeHistory.Samples(), s.ProbesCap)
+	if s.ProbeTableFull() || s.PoolFullLines > 0 {
+		line += "  " + p.st.Bad.Render("FULL: new pings are dropped")
+	}
+	add(line)
+
+	// Heap.
+	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal free %s (min %s, largest block %s)  %s",
+		kib(s.HeapFree), kib(s.HeapMin), kib(s.HeapLargest), spark(s.HeapHistory.Samples(), 0)))
+	if s.PSRAMFree > 0 {
+		add(fmt.Sprintf("  PSRAM free %s  %s", kib(s.PSRAMFree), spark(s.PSRAMHistory.Samples(), 0)))
+	}
+	wifi := fmt.Sprintf("%d disconnects", s.WiFiDisconnects)
+	if s.RSSI != 0 {
+		wifi += fmt.Sprintf(", RSSI %d dBm", s.RSSI)
+	}
+	add(p.st.Title.Render("Wi-Fi") + "  " + wifi)
+
+	// Peers.
+	add("")
+	add(p.st.Title.Render("Peers (board's view)"))
+	ids := s.PeerIDs()
+	if len(ids) == 0 {
+		add("  " + p.st.Muted.Render("none reported yet"))
+	}
+	for _, id := range ids {
+		pr := s.Peers[id]
+		ip := addrOr(pr.IP.String(), pr.IP.IsValid())
+		lat := ""
+		if pr.Latency > 0 {
+			lat = fmt.Sprintf(" %dms", pr.Latency.Milliseconds())
+		}
+		add(fmt.Sprintf("  peer %d %s  path %s%s  handshake via %s", id, ip, pathWords(p.st, pr.Path), lat, pathText(pr.Handshake)))
+	}
+
+	// Fetches.
+	if len(s.Fetches) > 0 {
+		add("")
+		add(p.st.Title.Render("HTTP fetches"))
+		from := max(0, len(s.Fetches)-5)
+		for _, f := range s.Fetches[from:] {
+			res := fmt.Sprintf("HTTP %d", f.HTTPStatus)
+			if f.Err != "" {
+				res = p.st.Bad.Render(safetext.Clean(f.Err))
+			}
+			add(fmt.Sprintf("  #%d %s in %dms = %.1f KiB/s, %s via %s", f.N, kib(int64(f.Bytes)), f.Elapsed.Milliseconds(), f.KiBps(), res, pathText(f.Via)))
+		}
+	}
+	add("")
+	add(p.st.Muted.Render(fmt.Sprintf("%d lines, %d telemetry frames (%d corrupt)", s.Lines, s.Frames, s.CorruptFrames)))
+	return b
+}
+
+func addrOr(s string, ok bool) string {
+	if ok {
+		return s
+	}
+	return "?"
+}
+
+// pathText words a path: "direct 1.2.3.4:41641", "DERP region 7", "unknown".
+func pathText(p telemetry.Path) string {
+	switch p.Kind {
+	case telemetry.PathDirect:
+		return "direct " + p.Addr.String()
+	case telemetry.PathDERP:
+		return fmt.Sprintf("DERP region %d", p.Region)
+	}
+	return "unknown"
+}
+
+func pathWords(st common.Styles, p telemetry.Path) string {
+	switch p.Kind {
+	case telemetry.PathDirect:
+		return st.Good.Render(pathText(p))
+	case telemetry.PathDERP:
+		return st.Warn.Render("relay, " + pathText(p))
+	}
+	return "none"
+}
+
+// kib formats bytes as KiB; "?" for unknown (0).
+func kib(b int64) string {
+	if b <= 0 {
+		return "?"
+	}
+	if b < 10*1024 {
+		return fmt.Sprintf("%d B", b)
+	}
+	return fmt.Sprintf("%d KiB", b/1024)
+}
+
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := now.Sub(t).Round(time.Second)
+	if d < time.Second {
+		return "just now"
+	}
+	return d.String() + " ago"
+}
+
+var bars = []rune("▁▂▃▄▅▆▇█")
+
+// spark draws the last 20 samples as a bar line scaled to top (0: the max).
+func spark(s []devlink.Sample, top int64) string {
+	if len(s) == 0 {
+		return ""
+	}
+	s = s[max(0, len(s)-20):]
+	lo, hi := s[0].Value, s[0].Value
+	for _, v := range s {
+		lo, hi = min(lo, v.Value), max(hi, v.Value)
+	}
+	if top > 0 {
+		lo, hi = 0, top
+	}
+	var b strings.Builder
+	for _, v := range s {
+		i := 0
+		if hi > lo {
+			i = int((v.Value - lo) * int64(len(bars)-1) / (hi - lo))
+		}
+		b.WriteRune(bars[max(0, min(i, len(bars)-1))])
+	}
+	return b.String()
+}

@@ -1,0 +1,115 @@
+package device
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+var at = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+
+// boardLog is shaped like a CoreS3 running the ESP32 Tailscale port with
+// tailpath telemetry: frames from docs/telemetry.md, one crash.
+const boardLog = "ESP-ROM:esp32s3-20210327\r\n" +
+	"rst:0xc (RTC_SW_CPU_RST),boot:0x2b (SPI_FAST_FLASH_BOOT)\r\n" +
+	"I (3000) ts_netmap: DERP home server: derp1f.tailscale.com:443 (region 1) heap_free=81234\r\n" +
+	"@TP1 S seq=41 up=34012 rst=poweron rssi=-61 wdis=0 hif=131072 hmin=127488 hlb=69632 psf=8157184 bad=0 *6656D985\r\n" +
+	"@TP1 N seq=42 up=34012 ip=100.64.0.9 host=cores3 eps=1 derp=1 derpby=lowest-id derpms=182 near=7 nearms=24 *CC2F830C\r\n" +
+	"@TP1 D seq=43 up=34012 pu=12 pcap=64 pdrop=0 preap=30 ping=42 pong=1 cmmi=1 cmmo=3 h2rx=48213 h2wu=32768 h2win=49407 *B9A2C5E4\r\n" +
+	"@TP1 P seq=44 up=34012 peer=2 pip=100.64.0.2 path=203.0.113.7:41641 hs=derp:1 hsup=31870 lat=21 *1A814199\r\n" +
+	"@TP1 F seq=45 up=45210 n=2 bytes=393216 ms=2053 kibs=187.0 status=200 via=203.0.113.7:41641 *F07AA50F\r\n" +
+	"Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\r\n" +
+	"Backtrace: 0x400d1000:0x3fc9bd60 0x400d2000:0x3fc9bd90 |<-CORRUPTED\r\n"
+
+// event builds the devlink.Event a Source would send for text.
+func event(text string, up bool) devlink.Event {
+	st := devlink.NewState()
+	st.ApplyLink(devlink.LinkStatus{Up: up, Port: "/dev/ttyACM0", At: at})
+	var sp devlink.Splitter
+	var lines []devlink.Line
+	emit := func(l *devlink.Line) {
+		st.ApplyLine(l, at.Add(-90*time.Second), nil)
+		lines = append(lines, l.Clone())
+	}
+	sp.Feed([]byte(text), emit)
+	sp.Flush(emit)
+	return devlink.Event{Lines: lines, State: st.Clone()}
+}
+
+func TestDevicePaneUpdate(t *testing.T) {
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(140, 30)
+	if v := p.View(); !strings.Contains(v, "no board yet") {
+		t.Errorf("empty pane:\n%s", v)
+	}
+	p.Update(event(boardLog, true))
+	v := p.View()
+	for _, want := range []string{
+		"link up /dev/ttyACM0  cores3 100.64.0.9",
+		"last reset RTC_SW_CPU_RST (0xc: software CPU reset (panic or esp_restart)), firmware says poweron",
+		"LoadProhibited on core 0 · 1m30s ago",
+		"pass the firmware ELF (--elf) to decode the backtrace",
+		"region 1 (derp1f.tailscale.com) 182ms, chosen by lowest-id",
+		"not the nearest: region 7 answers in 24ms",
+		"12/64 used, 0 dropped, 30 reaped",
+		"internal free 128 KiB (min 124 KiB, largest block 68 KiB)",
+		"peer 2 100.64.0.2  path direct 203.0.113.7:41641 21ms  handshake via DERP region 1",
+		"#2 384 KiB in 2053ms = 187.0 KiB/s, HTTP 200 via direct 203.0.113.7:41641",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	if n := strings.Count(v, "\n") + 1; n != 30 {
+		t.Errorf("view has %d rows, want exactly 30", n)
+	}
+	// A full probe table raises the alarm in words.
+	ev := event(boardLog+"@TP1 D seq=46 up=50000 pu=64 pcap=64 pdrop=9 *00000000\r\n", false)
+	ev.State.ProbesUsed, ev.State.ProbesCap = 64, 64
+	p.Update(ev)
+	v = p.View()
+	if !strings.Contains(v, "FULL: new pings are dropped") || !strings.Contains(v, "link down") {
+		t.Errorf("full table / link down not shown:\n%s", v)
+	}
+}
+
+// host runs a pane as a whole program for teatest.
+type host struct{ p common.Pane }
+
+func (h host) Init() tea.Cmd { return nil }
+func (h host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch m := msg.(type) {
+	case tea.WindowSizeMsg:
+		h.p.SetSize(m.Width, m.Height)
+		return h, nil
+	case tea.KeyMsg:
+		if m.Type == tea.KeyCtrlC {
+			return h, tea.Quit
+		}
+	}
+	return h, h.p.Update(msg)
+}
+func (h host) View() string { return h.p.View() }
+
+func TestDeviceGolden(t *testing.T) {
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(100, 26))
+	tm.Send(event(boardLog, true))
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
+	teatest.RequireEqualOutput(t, []byte(final.View()))
+}

@@ -1,0 +1,153 @@
+package logpane
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+const consoleLog = "\x1b[0;32mI (300) wifi: connected to ap\x1b[0m\r\n" +
+	"D (311) ts_disco: Ping sent peer=3 to 203.0.113.5:41641 txid=9f8e\r\n" +
+	"@TP1 S seq=41 up=34012 rst=poweron *6656D985\r\n" +
+	"\x1b[0;33mW (320) wifi: beacon timeout\x1b[0m\r\n" +
+	"regular printf \x1b]0;evil title\x07with a title escape\r\n" +
+	"\x1b[0;31mE (330) esp-tls: handshake failed\x1b[0m\r\n" +
+	"Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\r\n" +
+	"Backtrace: 0x400d1000:0x3fc9bd60 |<-CORRUPTED\r\n"
+
+// event builds the devlink.Event a Source with an ELF would send.
+func event(text string) devlink.Event {
+	var sp devlink.Splitter
+	var lines []devlink.Line
+	emit := func(l *devlink.Line) {
+		c := l.Clone()
+		if l.Kind == devlink.KindBacktrace {
+			c.Decoded = []string{"0x400d1000: esp_timer_impl_init_system_time at system_time.c:29"}
+		}
+		lines = append(lines, c)
+	}
+	sp.Feed([]byte(text), emit)
+	sp.Flush(emit)
+	return devlink.Event{Lines: lines}
+}
+
+func press(p *Pane, s string) {
+	for _, r := range s {
+		switch r {
+		case '\n':
+			p.Update(tea.KeyMsg{Type: tea.KeyEnter})
+		case '\x1b':
+			p.Update(tea.KeyMsg{Type: tea.KeyEsc})
+		case ' ':
+			p.Update(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+		default:
+			p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		}
+	}
+}
+
+func TestLogPaneFilterSearchFollow(t *testing.T) {
+	p := New(common.DefaultStyles(), 0)
+	p.SetSize(100, 12)
+	p.Update(event(consoleLog))
+	v := p.View()
+	for _, want := range []string{"I (300) wifi: connected to ap", "regular printf with a title escape",
+		"Backtrace: 0x400d1000:0x3fc9bd60 |<-CORRUPTED", "  ↳ 0x400d1000: esp_timer_impl_init_system_time at system_time.c:29",
+		"following · 7 lines"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "@TP1") || strings.Contains(v, "evil title") || strings.Contains(v, "\x1b]") {
+		t.Errorf("telemetry or escape leaked:\n%q", v)
+	}
+
+	// Filter in ESP-IDF monitor syntax: only wifi warnings and up; plain lines hidden.
+	press(p, "f")
+	if !p.Capturing() {
+		t.Fatal("filter input not capturing")
+	}
+	press(p, "wifi:W\n")
+	v = p.View()
+	if !strings.Contains(v, "W (320) wifi: beacon timeout") || strings.Contains(v, "connected to ap") ||
+		strings.Contains(v, "regular printf") || !strings.Contains(v, "filter wifi:W") {
+		t.Errorf("filter wifi:W view:\n%s", v)
+	}
+	// A bad filter is reported and the old one kept.
+	press(p, "f")
+	p.input.SetValue("wifi:X")
+	press(p, "\n")
+	if v = p.View(); !strings.Contains(v, "unknown level") || !strings.Contains(v, "filter wifi:W") {
+		t.Errorf("bad filter view:\n%s", v)
+	}
+	// Clear the filter, search, and pause.
+	press(p, "f")
+	p.input.SetValue("")
+	press(p, "\n/esp-tls\n")
+	if v = p.View(); !strings.Contains(v, "search esp-tls") || !strings.Contains(v, "paused") {
+		t.Errorf("search view:\n%s", v)
+	}
+	press(p, " ")
+	if v = p.View(); !strings.Contains(v, "following") {
+		t.Errorf("space did not resume following:\n%s", v)
+	}
+	// Following keeps the newest line in view as lines arrive.
+	for i := range 30 {
+		p.Update(event("I (" + strings.Repeat("9", i%3+1) + ") app: tick\r\n"))
+	}
+	p.Update(event("I (999) app: newest\r\n"))
+	if v = p.View(); !strings.Contains(v, "app: newest") {
+		t.Errorf("newest line not in view while following:\n%s", v)
+	}
+}
+
+func TestLogPaneKeepsBound(t *testing.T) {
+	p := New(common.DefaultStyles(), 10)
+	p.SetSize(80, 5)
+	for range 25 {
+		p.Update(event("I (1) app: line\r\n"))
+	}
+	if len(p.entries) != 10 {
+		t.Errorf("kept %d lines, want 10", len(p.entries))
+	}
+}
+
+type host struct{ p common.Pane }
+
+func (h host) Init() tea.Cmd { return nil }
+func (h host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch m := msg.(type) {
+	case tea.WindowSizeMsg:
+		h.p.SetSize(m.Width, m.Height)
+		return h, nil
+	case tea.KeyMsg:
+		if m.Type == tea.KeyCtrlC {
+			return h, tea.Quit
+		}
+	}
+	return h, h.p.Update(msg)
+}
+func (h host) View() string { return h.p.View() }
+
+func TestLogGolden(t *testing.T) {
+	p := New(common.DefaultStyles(), 0)
+	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(90, 12))
+	tm.Send(event(consoleLog))
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
+	teatest.RequireEqualOutput(t, []byte(final.View()))
+}

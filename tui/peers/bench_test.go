@@ -1,0 +1,92 @@
+package peers
+
+import (
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
+)
+
+// twoSnapshots returns n-peer snapshots whose rates differ, so each one
+// forces a full re-format and re-sort.
+func twoSnapshots(n int) [2]probes.Snapshot {
+	a, b := peerstest.Many(n), peerstest.Many(n)
+	b.Time = b.Time.Add(time.Second)
+	b.Peers = append([]probes.Peer(nil), b.Peers...)
+	for i := range b.Peers {
+		b.Peers[i].TxRate *= 1.5
+	}
+	return [2]probes.Snapshot{a, b}
+}
+
+// BenchmarkListSnapshotView is one frame after a new snapshot: re-format,
+// filter and sort 1,000 peers, then render the visible window at 200×50.
+func BenchmarkListSnapshotView(b *testing.B) {
+	snaps := twoSnapshots(1000)
+	l := NewList(common.DefaultStyles())
+	l.SetSize(200, 50)
+	l.Update(snaps[0])
+	l.View()
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer peerstest.Meter(b)()
+	for i := 0; i < b.N; i++ {
+		l.Update(snaps[i%2])
+		if len(l.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// BenchmarkListKeyView is one frame after a cursor move with 1,000 peers.
+func BenchmarkListKeyView(b *testing.B) {
+	l := NewList(common.DefaultStyles())
+	l.SetSize(200, 50)
+	l.Update(peerstest.Many(1000))
+	down, up := tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyUp}
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer peerstest.Meter(b)()
+	for i := 0; i < b.N; i++ {
+		k := down
+		if (i/500)%2 == 1 {
+			k = up
+		}
+		l.Update(k)
+		if len(l.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// BenchmarkListFilterView is one frame after a filter keystroke.
+func BenchmarkListFilterView(b *testing.B) {
+	l := NewList(common.DefaultStyles())
+	l.SetSize(200, 50)
+	l.Update(peerstest.Many(1000))
+	l.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
+	keys := []tea.KeyMsg{{Type: tea.KeyRunes, Runes: []rune("r")}, {Type: tea.KeyBackspace}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer peerstest.Meter(b)()
+	for i := 0; i < b.N; i++ {
+		l.Update(keys[i%2])
+		l.View()
+	}
+}
+
+// BenchmarkTimelineObserve records paths of 1,000 peers per snapshot.
+func BenchmarkTimelineObserve(b *testing.B) {
+	snaps := twoSnapshots(1000)
+	var tl Timelines
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer peerstest.Meter(b)()
+	for i := 0; i < b.N; i++ {
+		tl.Observe(&snaps[i%2])
+	}
+}
