@@ -96,4 +96,3 @@ func FuzzSplitter(f *testing.F) {
 		}
 	})
 }
-

@@ -91,7 +91,7 @@ type Crash struct {
 
 // PeerState is what the board says about one peer.
 type PeerState struct {
-	ID int       // the port's peer number
+	ID int        // the port's peer number
 	IP netip.Addr // tailnet address; invalid when unknown
 	// Path is the current path (telemetry P frames).
 	Path telemetry.Path
@@ -136,7 +136,7 @@ type State struct {
 	ProbeHistory  Ring // ProbesUsed over time
 
 	// Heap in bytes: internal free, minimum ever, largest block, PSRAM free.
-	HeapFree, HeapMin, HeapLargest, PSRAMFree int64
+	HeapFree, HeapMin, HeapLargest, PSRAMFree                 int64
 	HeapHistory, HeapMinHistory, LargestHistory, PSRAMHistory Ring
 
 	WiFiDisconnects int64
