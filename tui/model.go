@@ -339,21 +339,23 @@ func (m *model) tabs() string {
 	return b.String()
 }
 
-// bannerText words the source-down banner: the source's own actionable
-// error, the retry countdown and the age of what is still shown.
+// bannerText words the source-down banner: the retry countdown first (so
+// it survives truncation), the source's own actionable error, and the time
+// of the data still shown.
 func (m *model) bannerText() string {
-	msg := safetext.Clean(m.source.Err)
-	if msg == "" {
-		msg = "not reachable"
-	}
-	s := "tailscaled unavailable: " + msg
+	s := "tailscaled unavailable"
 	if !m.source.NextRetry.IsZero() {
 		if d := m.source.NextRetry.Sub(m.now()); d > 0 {
-			s += fmt.Sprintf(" · retrying in %ds", int(math.Ceil(d.Seconds())))
+			s += fmt.Sprintf(" (retrying in %ds)", int(math.Ceil(d.Seconds())))
 		} else {
-			s += " · retrying now"
+			s += " (retrying now)"
 		}
 	}
+	msg := safetext.Clean(m.source.Err)
+	if msg == "" {
+		msg = "no error given"
+	}
+	s += ": " + msg
 	if !m.lastData.IsZero() {
 		s += " · showing data from " + m.lastData.Format("15:04:05")
 	}

@@ -25,7 +25,7 @@ type PingFunc func(peer probes.Peer, kind probes.PingKind) tea.Cmd
 
 // PingTries is the number of tries a "ping until direct" run makes, as
 // `tailscale ping` does by default (-c 10); used for "ping 3/10" progress.
-const PingTries = 10
+const PingTries = probes.DefaultPingTries
 
 // maxPingLines bounds the progress lines kept per peer.
 const maxPingLines = PingTries + 2
