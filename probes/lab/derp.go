@@ -1,0 +1,197 @@
+package lab
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync"
+	"time"
+
+	"tailscale.com/derp/derpserver"
+	"tailscale.com/net/stun"
+	"tailscale.com/tailcfg"
+	"tailscale.com/types/key"
+	"tailscale.com/types/logger"
+)
+
+// Region describes one lab DERP region: a real derpserver behind TLS on
+// 127.0.0.1 and a STUN responder on a 127.0.0.1 UDP port.
+type Region struct {
+	// ID is the DERP region id (900-999 is Tailscale's range for custom regions).
+	ID int
+	// Code is the region code tailscale status prints (`relay "lab1"`).
+	Code string
+	// Name is the long region name.
+	Name string
+	// STUNDelay holds back each STUN answer this long, so netcheck measures
+	// this region as farther away; 0 answers at once.
+	STUNDelay time.Duration
+}
+
+// DefaultRegions are the lab's two DERP regions. Region 902 answers STUN
+// 25 ms late, so every lab node measures 901 ("lab1") as nearest and homes
+// there: paths read `relay "lab1"` deterministically, and the Self pane
+// shows two distinct DERP latencies.
+var DefaultRegions = []Region{
+	{ID: 901, Code: "lab1", Name: "Lab relay 1 (loopback)"},
+	{ID: 902, Code: "lab2", Name: "Lab relay 2 (loopback, +25ms STUN)", STUNDelay: 25 * time.Millisecond},
+}
+
+// derpRegion is one running region.
+type derpRegion struct {
+	srv  *derpserver.Server
+	http *httptest.Server
+	stun *stunServer
+}
+
+func (r *derpRegion) close() {
+	r.http.CloseClientConnections()
+	r.http.Close()
+	r.srv.Close()
+	r.stun.close()
+}
+
+// startDERP starts one derpserver and STUN responder per region on
+// 127.0.0.1 and returns the DERP map describing them.
+func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpRegion, error) {
+	if len(regions) == 0 {
+		return nil, nil, errors.New("lab: no DERP regions configured")
+	}
+	dm := &tailcfg.DERPMap{Regions: map[int]*tailcfg.DERPRegion{}}
+	var running []*derpRegion
+	fail := func(err error) (*tailcfg.DERPMap, []*derpRegion, error) {
+		for _, r := range running {
+			r.close()
+		}
+		return nil, nil, err
+	}
+	for _, reg := range regions {
+		if reg.ID <= 0 || reg.Code == "" {
+			return fail(fmt.Errorf("lab: DERP region %+v needs an ID > 0 and a Code", reg))
+		}
+		if _, dup := dm.Regions[reg.ID]; dup {
+			return fail(fmt.Errorf("lab: DERP region id %d listed twice", reg.ID))
+		}
+		d := derpserver.New(key.NewNode(), logf)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			d.Close()
+			return fail(fmt.Errorf("lab: DERP %s listen: %w", reg.Code, err))
+		}
+		hs := httptest.NewUnstartedServer(derpserver.Handler(d))
+		hs.Listener.Close()
+		hs.Listener = ln
+		hs.Config.ErrorLog = log.New(logWriter{logf}, "", 0)
+		// derp clients speak HTTP/1.1 upgrade; HTTP/2 must be off.
+		hs.Config.TLSNextProto = make(map[string]func(*http.Server, *tls.Conn, http.Handler))
+		hs.StartTLS()
+		st, err := startSTUN(reg.STUNDelay, logf)
+		if err != nil {
+			hs.Close()
+			d.Close()
+			return fail(fmt.Errorf("lab: STUN %s: %w", reg.Code, err))
+		}
+		running = append(running, &derpRegion{srv: d, http: hs, stun: st})
+		dm.Regions[reg.ID] = &tailcfg.DERPRegion{
+			RegionID:   reg.ID,
+			RegionCode: reg.Code,
+			RegionName: reg.Name,
+			Nodes: []*tailcfg.DERPNode{{
+				Name:             fmt.Sprintf("%da", reg.ID),
+				RegionID:         reg.ID,
+				HostName:         "127.0.0.1",
+				IPv4:             "127.0.0.1",
+				IPv6:             "none",
+				STUNPort:         st.port(),
+				DERPPort:         ln.Addr().(*net.TCPAddr).Port,
+				STUNTestIP:       "127.0.0.1",
+				InsecureForTests: true,
+			}},
+		}
+	}
+	return dm, running, nil
+}
+
+// stunServer answers STUN binding requests on 127.0.0.1, like a DERP
+// server's STUN port, optionally after a delay.
+type stunServer struct {
+	pc    *net.UDPConn
+	delay time.Duration
+	logf  logger.Logf
+	wg    sync.WaitGroup
+	ctx   context.Context
+	stop  context.CancelFunc
+}
+
+func startSTUN(delay time.Duration, logf logger.Logf) (*stunServer, error) {
+	pc, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &stunServer{pc: pc, delay: delay, logf: logf, ctx: ctx, stop: cancel}
+	s.wg.Add(1)
+	go s.serve()
+	return s, nil
+}
+
+func (s *stunServer) port() int { return s.pc.LocalAddr().(*net.UDPAddr).Port }
+
+func (s *stunServer) serve() {
+	defer s.wg.Done()
+	buf := make([]byte, 64<<10)
+	for {
+		n, src, err := s.pc.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		pkt := buf[:n]
+		if !stun.Is(pkt) {
+			continue
+		}
+		txid, err := stun.ParseBindingRequest(pkt)
+		if err != nil {
+			continue
+		}
+		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+		res := stun.Response(txid, src)
+		if s.delay <= 0 {
+			s.pc.WriteToUDPAddrPort(res, src)
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			t := time.NewTimer(s.delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				s.pc.WriteToUDPAddrPort(res, src)
+			case <-s.ctx.Done():
+			}
+		}()
+	}
+}
+
+func (s *stunServer) close() {
+	s.stop()
+	s.pc.Close()
+	s.wg.Wait()
+}
+
+// logWriter adapts a logger.Logf to an io.Writer for http.Server.ErrorLog.
+type logWriter struct{ logf logger.Logf }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.logf("%s", p)
+	return len(p), nil
+}
