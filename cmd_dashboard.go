@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/tui"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+// dashboardFlags are the flags of the default command (the dashboard).
+type dashboardFlags struct {
+	// socket is the tailscaled LocalAPI socket; "" is the platform default.
+	socket string
+	// interval is how often Status is polled.
+	interval time.Duration
+	device   deviceFlags
+}
+
+func init() {
+	register(&command{
+		name:  "",
+		short: "the dashboard: peers, paths and why relayed (default)",
+		run:   runDashboardCmd,
+	})
+}
+
+func runDashboardCmd(ctx context.Context, args []string, stdio IO) error {
+	var f dashboardFlags
+	fs := flag.NewFlagSet("tailpath", flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default: the platform's)")
+	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
+	f.device.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stdio.Stderr, "usage: tailpath [flags]\n\nThe dashboard against the local tailscaled. Other commands: tailpath help.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (see tailpath help)", fs.Arg(0))
+	}
+	cfg := dashboard{
+		client:   probes.NewClient(f.socket),
+		socket:   f.socket,
+		interval: f.interval,
+		title:    "tailpath",
+	}
+	if err := f.device.attach(ctx, &cfg, stdio); err != nil {
+		return err
+	}
+	return cfg.run(ctx, stdio)
+}
+
+// dashboard is everything one run of the TUI is wired from. The demo builds
+// one from the lab; the default command from the local tailscaled.
+type dashboard struct {
+	client   probes.LocalClient
+	socket   string
+	interval time.Duration
+	title    string
+	// panes are shown after Peers and Detail.
+	panes []common.Pane
+	// feeds run beside the tailscaled source and send their events into
+	// the program; each returns when ctx ends.
+	feeds []func(ctx context.Context, send func(tea.Msg))
+	// teaOpts are extra Program options (tests pass input/output).
+	teaOpts []tea.ProgramOption
+}
+
+// run starts the sources, runs the Bubble Tea program until the user quits
+// or ctx ends, then cancels the sources and waits for them.
+func (d *dashboard) run(ctx context.Context, stdio IO) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	src := probes.NewSource(d.client, probes.SourceOptions{Interval: d.interval, Socket: d.socket})
+	model := tui.New(tui.Options{
+		Title: d.title,
+		Panes: d.panes,
+		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
+			return func() tea.Msg {
+				src.Ping(peer, kind)
+				return nil
+			}
+		},
+	})
+	opts := append([]tea.ProgramOption{
+		tea.WithAltScreen(),
+		tea.WithContext(ctx),
+		tea.WithInput(stdio.Stdin),
+		tea.WithOutput(stdio.Stdout),
+	}, d.teaOpts...)
+	p := tea.NewProgram(model, opts...)
+
+	var wg sync.WaitGroup
+	events := src.Run(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ev := range events {
+			p.Send(ev)
+		}
+	}()
+	for _, feed := range d.feeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			feed(ctx, p.Send)
+		}()
+	}
+	_, err := p.Run()
+	cancel()
+	wg.Wait()
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	return nil
+}
