@@ -244,11 +244,25 @@ func RootError(cmdline []string) error {
 	if os.Geteuid() == 0 {
 		return nil
 	}
-	q := make([]string, len(cmdline))
-	for i, a := range cmdline {
+	return NeedRootError(cmdline)
+}
+
+// NeedRootError is RootError's error without the euid check.
+func NeedRootError(cmdline []string) error {
+	if len(cmdline) == 0 {
+		cmdline = []string{"tailpath", "tune"}
+	}
+	return fmt.Errorf("%w: changing sysctls needs root; run:\n  sudo %s", os.ErrPermission, ShellCommand(cmdline))
+}
+
+// ShellCommand joins args into a command line a POSIX shell reads back as
+// the same words (single-quoting where needed).
+func ShellCommand(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
 		q[i] = shellQuote(a)
 	}
-	return fmt.Errorf("%w: changing sysctls needs root; run:\n  sudo %s", os.ErrPermission, strings.Join(q, " "))
+	return strings.Join(q, " ")
 }
 
 func shellQuote(s string) string {

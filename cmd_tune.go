@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/tune"
+)
+
+func init() {
+	register(&command{
+		name:  "tune",
+		short: "TCP tuning for the tailnet: current vs recommended sysctls, BBR, apply, persist, revert",
+		run:   runTune,
+	})
+}
+
+// tunePeerRTT measures the round trip to a tailnet peer by name (a tailnet
+// ping through tailscaled). The dashboard wiring sets it; while nil,
+// `tailpath tune --peer` says it needs tailscaled and asks for --rtt.
+var tunePeerRTT func(ctx context.Context, peer string) (time.Duration, error)
+
+// tuneFlags are `tailpath tune`'s flags.
+type tuneFlags struct {
+	bandwidth string        // --bandwidth: target throughput ("400Mbit"); empty means measure
+	rtt       time.Duration // --rtt: round trip to the peers that matter; 0 means --peer or measure
+	peer      string        // --peer: tailnet peer whose ping RTT to use
+	headroom  float64       // --headroom: BDP multiplier (0: sysctl.DefaultHeadroom)
+	bbr       bool          // --bbr: also switch to bbr (and fq where needed) when possible
+	apply     bool          // --apply: write the recommended values (root)
+	persist   bool          // --persist: also write /etc/sysctl.d/99-tailpath.conf (with --apply)
+	revert    bool          // --revert: restore the values recorded by the last --apply
+	json      bool          // --json: one JSON object on stdout
+	yes       bool          // --yes: do not ask before applying
+	state     string        // --state: revert state file (default sysctl.DefaultStatePath())
+	root      string        // --root: treat this directory as "/" (sandbox copies, tests)
+}
+
+func runTune(ctx context.Context, args []string, stdio IO) error {
+	var f tuneFlags
+	fs := flag.NewFlagSet("tailpath tune", flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	fs.StringVar(&f.bandwidth, "bandwidth", "", "target throughput, e.g. 400Mbit or 1Gbit (default: measured from tailnet connections, else 1Gbit)")
+	fs.DurationVar(&f.rtt, "rtt", 0, "round-trip time to the peers that matter, e.g. 20ms (default: --peer, else measured, else 20ms)")
+	fs.StringVar(&f.peer, "peer", "", "measure the RTT with a tailnet ping to this peer (needs tailscaled)")
+	fs.Float64Var(&f.headroom, "headroom", 0, fmt.Sprintf("multiply the bandwidth-delay product by this (default %g)", sysctl.DefaultHeadroom))
+	fs.BoolVar(&f.bbr, "bbr", false, "also recommend bbr (and fq on kernels before 4.13) when this kernel can run it")
+	fs.BoolVar(&f.apply, "apply", false, "apply the recommended values (needs root); previous values are saved for --revert")
+	fs.BoolVar(&f.persist, "persist", false, "with --apply, also write "+sysctl.PersistFile+" in /etc/sysctl.d so the values survive a reboot")
+	fs.BoolVar(&f.revert, "revert", false, "restore the values saved by the last --apply (and remove the persisted file)")
+	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
+	fs.BoolVar(&f.yes, "yes", false, "apply without asking")
+	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+")")
+	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &exitError{2, fmt.Errorf("tune: unexpected argument %q", fs.Arg(0))}
+	}
+	if runtime.GOOS != "linux" && f.root == "" {
+		return fmt.Errorf("tune: %w: this is %s", tune.ErrNotLinux, runtime.GOOS)
+	}
+	in := tune.Inputs{RTT: f.rtt, Peer: f.peer, PeerRTT: tunePeerRTT, Headroom: f.headroom, BBR: f.bbr}
+	if f.bandwidth != "" {
+		bw, err := sysctl.ParseBandwidth(f.bandwidth)
+		if err != nil {
+			return &exitError{2, fmt.Errorf("tune: --bandwidth: %w", err)}
+		}
+		in.Bandwidth = bw
+	}
+	if f.rtt < 0 {
+		return &exitError{2, fmt.Errorf("tune: --rtt must be positive, got %v", f.rtt)}
+	}
+	if f.root != "" {
+		in.Host, in.Sandbox = sysctl.AtRoot(f.root), true
+	}
+	cmdline := append([]string{"tailpath", "tune"}, args...)
+	revertCmd := []string{"tailpath", "tune"}
+	if f.root != "" {
+		revertCmd = append(revertCmd, "--root", f.root)
+	}
+	if f.state != "" {
+		revertCmd = append(revertCmd, "--state", f.state)
+	}
+	act := tune.Action{
+		Apply: f.apply, Persist: f.persist, Revert: f.revert, JSON: f.json, Yes: f.yes,
+		StatePath: f.state, Cmdline: cmdline, RevertCmdline: append(revertCmd, "--revert"),
+		Terminal: isTerminal(stdio.Stdin),
+	}
+	return tune.Run(ctx, in, act, stdio.Stdin, stdio.Stdout)
+}
+
+// isTerminal reports whether r is a character device (an interactive terminal).
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,202 @@
+package tune
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/sockdiag"
+)
+
+// Unknown is how a field the kernel did not report is shown.
+const Unknown = "unknown"
+
+// Row is one key of the current-vs-recommended table.
+type Row struct {
+	Key         string
+	Current     string // "(missing)" when the kernel lacks the key
+	Recommended string // "" when unchanged
+	Why         string
+}
+
+// Rows returns the table of every read key with the recommended value where
+// it changes.
+func (r Report) Rows() []Row {
+	change := map[string]sysctl.Change{}
+	for _, c := range r.Rec.Changes {
+		change[c.Key] = c
+	}
+	var rows []Row
+	for _, k := range sysctl.Keys {
+		if k == sysctl.KeyAvailableCC {
+			continue
+		}
+		cur, ok := r.Settings.Raw[k]
+		if !ok {
+			cur = "(missing)"
+		}
+		row := Row{Key: k, Current: cur}
+		if c, ok := change[k]; ok {
+			row.Recommended, row.Why = c.New, c.Why
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// WriteText renders the report for a terminal.
+func (r Report) WriteText(w io.Writer) {
+	title := "TCP tuning for " + r.Root
+	if r.Sandbox {
+		title += " [sandbox: a copy, not this machine]"
+	}
+	fmt.Fprintln(w, title)
+	fmt.Fprintf(w, "kernel %s", orUnknown(r.BBR.Kernel))
+	if r.MemTotal > 0 {
+		fmt.Fprintf(w, ", %s RAM", sysctl.FormatBytes(r.MemTotal))
+	}
+	fmt.Fprint(w, "\n\n")
+
+	fmt.Fprintln(w, "Buffer arithmetic")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range r.Rec.Steps {
+		fmt.Fprintf(tw, "  %s\t%s\n", s.Label, s.Text)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "key\tcurrent\trecommended")
+	for _, row := range r.Rows() {
+		rec := row.Recommended
+		if rec == "" {
+			rec = "(keep)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", row.Key, row.Current, rec)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	fmt.Fprintf(w, "BBR: %s: %s\n", r.BBR.State, r.BBR.Why)
+	if r.BBR.Missing != "" {
+		fmt.Fprintf(w, "  missing: %s\n", r.BBR.Missing)
+	}
+	if r.BBR.NeedsFQ {
+		fmt.Fprintf(w, "  kernel before 4.13: BBR needs the fq qdisc (default_qdisc is %s)\n", orUnknown(r.BBR.Qdisc))
+	}
+	fmt.Fprintf(w, "congestion control %s, default qdisc %s\n", orUnknown(r.Settings.CongestionControl), orUnknown(r.Settings.DefaultQdisc))
+	for _, n := range r.Rec.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, x := range r.Rec.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", x)
+	}
+	fmt.Fprintln(w)
+
+	switch {
+	case r.Link != nil:
+		l := r.Link
+		state := "down"
+		if l.Up {
+			state = "up"
+		}
+		fmt.Fprintf(w, "tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d\n", state, l.MTU, orUnknown(l.Qdisc), l.RxDropped, l.TxDropped)
+	case r.LinkErr != "":
+		fmt.Fprintf(w, "tailscale0: %s\n", r.LinkErr)
+	}
+	r.writeConns(w)
+
+	if len(r.Rec.Changes) == 0 {
+		fmt.Fprintln(w, "\nNo changes needed.")
+		return
+	}
+	fmt.Fprintf(w, "\nChanges (%d):\n", len(r.Rec.Changes))
+	for _, c := range r.Rec.Changes {
+		fmt.Fprintf(w, "  %s\n", c)
+	}
+}
+
+func (r Report) writeConns(w io.Writer) {
+	if r.ConnsErr != "" {
+		fmt.Fprintf(w, "tailnet TCP connections: %s\n", r.ConnsErr)
+		return
+	}
+	if len(r.Conns) == 0 {
+		if !r.Sandbox {
+			fmt.Fprintln(w, "tailnet TCP connections: none open")
+		}
+		return
+	}
+	fmt.Fprintf(w, "tailnet TCP connections (%d):\n", len(r.Conns))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  remote\trtt\tcwnd\tretrans\tdelivery\tsndbuf-lim\trwnd-lim\tcc\tverdict")
+	for _, c := range r.Conns {
+		cells := ConnCells(c)
+		fmt.Fprintf(tw, "  %s\n", strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+}
+
+// ConnCells renders one connection as table cells: remote, RTT±var, cwnd,
+// retrans now/total, delivery rate, send-buffer and receive-window limited
+// shares of busy time, congestion control, verdict.
+func ConnCells(c sockdiag.Conn) []string {
+	i := c.Info
+	if i == nil {
+		i = &sockdiag.TCPInfo{}
+	}
+	rtt := Unknown
+	if i.RTT != nil {
+		rtt = roundDur(*i.RTT)
+		if i.RTTVar != nil {
+			rtt += "±" + roundDur(*i.RTTVar)
+		}
+	}
+	retrans := u32(i.Retrans) + "/" + u32(i.TotalRetrans)
+	delivery := Unknown
+	if i.DeliveryRate != nil {
+		delivery = sysctl.FormatBandwidth(float64(*i.DeliveryRate) * 8)
+	}
+	pct := func(f func() (float64, bool)) string {
+		if v, ok := f(); ok {
+			return fmt.Sprintf("%.0f%%", v*100)
+		}
+		return Unknown
+	}
+	cc := c.CC
+	if cc == "" {
+		cc = Unknown
+	}
+	return []string{c.Remote.String(), rtt, u32(i.SndCwnd), retrans, delivery, pct(i.SndbufShare), pct(i.RwndShare), cc, c.Verdict.Text}
+}
+
+func u32(p *uint32) string {
+	if p == nil {
+		return Unknown
+	}
+	return strconv.FormatUint(uint64(*p), 10)
+}
+
+func roundDur(d time.Duration) string {
+	switch {
+	case d >= 10*time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return Unknown
+	}
+	return s
+}

@@ -1,0 +1,210 @@
+package tune
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/tailpath/tailpath/sysctl"
+)
+
+// Action is what Run does after gathering.
+type Action struct {
+	// Apply writes the recommended changes (after a confirm on a terminal).
+	Apply bool
+	// Persist also writes 99-tailpath.conf in the sysctl.d directory (needs Apply).
+	Persist bool
+	// Revert restores what the state file recorded, instead of recommending.
+	Revert bool
+	// JSON prints one JSON object instead of text.
+	JSON bool
+	// Yes skips the confirm prompt.
+	Yes bool
+	// StatePath is the revert state file; "" means sysctl.DefaultStatePath().
+	StatePath string
+	// Cmdline is the command as typed ("tailpath", "tune", …), for the sudo hint.
+	Cmdline []string
+	// RevertCmdline is the command that undoes this apply (with the same
+	// --state/--root), shown after applying.
+	RevertCmdline []string
+	// IsRoot reports whether writes are allowed; nil means euid 0 (a
+	// sandbox never needs root).
+	IsRoot func() bool
+	// Terminal says Stdin is an interactive terminal (prompt allowed).
+	Terminal bool
+}
+
+// Output is the JSON Run prints.
+type Output struct {
+	Report    *Report             `json:"report,omitempty"`
+	Applied   *sysctl.ApplyResult `json:"applied,omitempty"`
+	Reverted  *sysctl.ApplyResult `json:"reverted,omitempty"`
+	Persisted string              `json:"persisted,omitempty"`
+	StateFile string              `json:"state_file,omitempty"`
+	Error     string              `json:"error,omitempty"`
+}
+
+// ErrNotConfirmed is returned when the person answered no (or there was
+// no terminal to ask and no --yes).
+var ErrNotConfirmed = errors.New("not applied")
+
+// Run gathers, prints, and applies/persists/reverts as act says. Errors:
+// Gather's, os.ErrPermission (with the sudo command) when not root,
+// ErrNotConfirmed, sysctl.ErrCorruptState, and Apply's errors.
+func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.Writer) error {
+	statePath := act.StatePath
+	if statePath == "" {
+		statePath = sysctl.DefaultStatePath()
+	}
+	isRoot := act.IsRoot
+	if isRoot == nil {
+		isRoot = func() bool { return in.Sandbox || os.Geteuid() == 0 }
+	}
+	needRoot := func() error {
+		if isRoot() {
+			return nil
+		}
+		return sudoError(act.Cmdline)
+	}
+	if act.Persist && !act.Apply {
+		return fmt.Errorf("--persist needs --apply: it records the values tailpath applies")
+	}
+	if act.Revert {
+		if act.Apply {
+			return fmt.Errorf("--revert and --apply are exclusive")
+		}
+		if err := needRoot(); err != nil {
+			return err
+		}
+		res, err := sysctl.Revert(in.Host, statePath)
+		if act.JSON {
+			out := Output{Reverted: &res, StateFile: statePath}
+			if err != nil {
+				out.Error = err.Error()
+			}
+			writeJSON(stdout, out)
+		} else {
+			fmt.Fprint(stdout, res.Report())
+			if err == nil {
+				fmt.Fprintf(stdout, "reverted %d key(s); removed %s\n", len(res.Written), statePath)
+			}
+		}
+		return err
+	}
+
+	rep, err := Gather(ctx, in)
+	if err != nil {
+		return err
+	}
+	if !act.Apply {
+		if act.JSON {
+			writeJSON(stdout, Output{Report: &rep})
+			return nil
+		}
+		rep.WriteText(stdout)
+		if len(rep.Rec.Changes) > 0 {
+			fmt.Fprintf(stdout, "\nTo apply: %s --apply\n", sudoCmd(act.Cmdline, isRoot()))
+		}
+		return nil
+	}
+
+	if !act.JSON {
+		rep.WriteText(stdout)
+	}
+	if len(rep.Rec.Changes) == 0 {
+		if act.JSON {
+			writeJSON(stdout, Output{Report: &rep})
+		}
+		return nil
+	}
+	if err := needRoot(); err != nil {
+		return err
+	}
+	if !act.Yes {
+		if !act.Terminal {
+			return fmt.Errorf("%w: no terminal to confirm on; pass --yes to apply without asking", ErrNotConfirmed)
+		}
+		fmt.Fprintf(stdout, "\nApply these %d change(s)? [y/N] ", len(rep.Rec.Changes))
+		line, _ := bufio.NewReader(stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(stdout, "Nothing changed.")
+			return fmt.Errorf("%w: answered %q", ErrNotConfirmed, strings.TrimSpace(line))
+		}
+	}
+	ccOK := sysctl.CCChecker(rep.Settings, &rep.BBR)
+	res, err := sysctl.ApplyRecorded(in.Host, rep.Rec.Changes, ccOK, statePath)
+	out := Output{Report: &rep, Applied: &res, StateFile: statePath}
+	if err == nil && act.Persist {
+		out.Persisted, err = persist(in.Host, statePath, rep)
+	}
+	if act.JSON {
+		if err != nil {
+			out.Error = err.Error()
+		}
+		writeJSON(stdout, out)
+		return err
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprint(stdout, res.Report())
+	if err != nil {
+		return err
+	}
+	undo := act.RevertCmdline
+	if len(undo) == 0 {
+		undo = []string{"tailpath", "tune", "--revert"}
+	}
+	fmt.Fprintf(stdout, "previous values saved in %s; undo with: %s\n", statePath, sudoCmd(undo, isRoot()))
+	if out.Persisted != "" {
+		fmt.Fprintf(stdout, "persisted to %s (applied at boot by systemd-sysctl; see docs/tuning.md for Synology and TrueNAS)\n", out.Persisted)
+	}
+	return nil
+}
+
+// persist writes every value tailpath has set (from the state file) to the
+// sysctl.d file and records its path in the state.
+func persist(h sysctl.Host, statePath string, rep Report) (string, error) {
+	st, err := sysctl.LoadState(statePath)
+	if err != nil {
+		return "", fmt.Errorf("applied, but not persisted: %w", err)
+	}
+	var set []sysctl.Change
+	for _, c := range st.Keys {
+		set = append(set, sysctl.Change{Key: c.Key, New: c.New})
+	}
+	t := rep.Rec.Target
+	p, err := h.Persist(set, []string{fmt.Sprintf("Target %s at %v × headroom %g (BDP %s).",
+		sysctl.FormatBandwidth(t.Bandwidth), t.RTT, t.Headroom, sysctl.FormatBytes(rep.Rec.BDPBytes))})
+	if err != nil {
+		return "", fmt.Errorf("applied, but not persisted: %w", err)
+	}
+	st.Persisted = p
+	if err := sysctl.SaveState(statePath, st); err != nil {
+		return p, fmt.Errorf("persisted to %s, but recording it for --revert failed: %w", p, err)
+	}
+	return p, nil
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+// sudoCmd renders the command line, prefixed with sudo unless root.
+func sudoCmd(cmdline []string, root bool) string {
+	if len(cmdline) == 0 {
+		cmdline = []string{"tailpath", "tune"}
+	}
+	s := sysctl.ShellCommand(cmdline)
+	if !root {
+		s = "sudo " + s
+	}
+	return s
+}
+
+func sudoError(cmdline []string) error { return sysctl.NeedRootError(cmdline) }

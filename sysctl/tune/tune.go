@@ -1,0 +1,193 @@
+// Package tune is `tailpath tune` without the flag parsing: it gathers the
+// host's TCP tuning, the BBR evidence, the tailnet TCP connections and the
+// tailscale0 link, computes a recommendation, renders it as text or JSON,
+// and applies, persists or reverts it. The Tuning pane calls Gather and the
+// sysctl package directly; this package never imports Bubble Tea.
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/sockdiag"
+)
+
+// Defaults used when neither a flag nor a measurement gives a value.
+const (
+	DefaultBandwidth = 1e9                   // bits/s: a gigabit LAN
+	DefaultRTT       = 20 * time.Millisecond // the NAS case's tailnet RTT
+)
+
+// ErrNotLinux says the real host's tuning can only be read on Linux.
+var ErrNotLinux = errors.New("TCP tuning is Linux only (sysctls under /proc/sys)")
+
+// Inputs say what to recommend for and where to look.
+type Inputs struct {
+	// Host locates /proc, /lib/modules and /etc/sysctl.d (zero: the real machine).
+	Host sysctl.Host
+	// Sandbox marks Host as a copy, not the real machine (shown as "sandbox").
+	Sandbox bool
+	// Bandwidth is the target in bits/s; 0 means measure, else DefaultBandwidth.
+	Bandwidth float64
+	// RTT is the round trip; 0 means Peer, else measure, else DefaultRTT.
+	RTT time.Duration
+	// Peer names a tailnet peer whose ping RTT to use (needs PeerRTT).
+	Peer string
+	// PeerRTT measures the RTT to a peer (tailnet ping through tailscaled);
+	// nil means that is not available in this build.
+	PeerRTT func(ctx context.Context, peer string) (time.Duration, error)
+	// Headroom multiplies the BDP; 0 means sysctl.DefaultHeadroom.
+	Headroom float64
+	// BBR asks for bbr (and fq where needed) when it can work.
+	BBR bool
+	// Conns lists tailnet TCP connections; nil means sockdiag.Dump (Linux),
+	// or none for a sandbox.
+	Conns func(ctx context.Context) ([]sockdiag.Conn, error)
+	// Link reads an interface; nil means sockdiag.LinkInfo, or none for a sandbox.
+	Link func(name string) (sockdiag.Link, error)
+}
+
+// Report is everything tune shows: one gathering.
+type Report struct {
+	Time    time.Time `json:"time"`
+	Sandbox bool      `json:"sandbox,omitempty"`
+	// Root is the /proc root read ("/proc" for the real machine).
+	Root     string                `json:"proc_root"`
+	Settings sysctl.Settings       `json:"settings"`
+	BBR      sysctl.BBRStatus      `json:"bbr"`
+	MemTotal int64                 `json:"mem_total_bytes"`
+	Rec      sysctl.Recommendation `json:"recommendation"`
+	Conns    []sockdiag.Conn       `json:"connections"`
+	ConnsErr string                `json:"connections_error,omitempty"`
+	Link     *sockdiag.Link        `json:"tailscale0,omitempty"`
+	LinkErr  string                `json:"tailscale0_error,omitempty"`
+	Notes    []string              `json:"notes,omitempty"`
+}
+
+// Gather reads the settings, BBR evidence, memory, connections and link
+// and computes the recommendation. Errors: sysctl.ErrNoProc (wrapped with
+// ErrNotLinux off Linux), PeerRTT's error for --peer, sysctl.ErrInvalid for
+// bad targets. Connection and link trouble is reported in the Report, not
+// as an error.
+func Gather(ctx context.Context, in Inputs) (Report, error) {
+	r := Report{Time: time.Now(), Sandbox: in.Sandbox, Root: in.Host.Proc}
+	if r.Root == "" {
+		r.Root = "/proc"
+	}
+	var err error
+	r.Settings, err = in.Host.Read()
+	if err != nil {
+		if errors.Is(err, sysctl.ErrNoProc) && runtime.GOOS != "linux" {
+			return r, fmt.Errorf("%w: this is %s", ErrNotLinux, runtime.GOOS)
+		}
+		return r, err
+	}
+	r.BBR, err = in.Host.BBR()
+	if err != nil {
+		return r, err
+	}
+	if m, err := in.Host.MemTotal(); err == nil {
+		r.MemTotal = m
+	} else {
+		r.Notes = append(r.Notes, "memory size unknown: "+err.Error())
+	}
+
+	conns := in.Conns
+	if conns == nil && !in.Sandbox {
+		conns = func(ctx context.Context) ([]sockdiag.Conn, error) { return sockdiag.Dump(ctx, sockdiag.Options{}) }
+	}
+	if conns != nil {
+		c, err := conns(ctx)
+		if err != nil {
+			r.ConnsErr = err.Error()
+		}
+		r.Conns = c
+	}
+	link := in.Link
+	if link == nil && !in.Sandbox {
+		link = sockdiag.LinkInfo
+	}
+	if link != nil {
+		l, err := link(sockdiag.TailscaleInterface)
+		if err != nil {
+			r.LinkErr = err.Error()
+		} else {
+			r.Link = &l
+		}
+	}
+
+	t := sysctl.Target{Bandwidth: in.Bandwidth, RTT: in.RTT, Headroom: in.Headroom, BBR: in.BBR}
+	t.BandwidthSource, t.RTTSource = "--bandwidth", "--rtt"
+	if t.Bandwidth == 0 {
+		if bw, n := measuredBandwidth(r.Conns); bw > 0 {
+			t.Bandwidth = bw
+			t.BandwidthSource = fmt.Sprintf("measured: best delivery rate of %d tailnet connection(s), a lower bound; pass --bandwidth for the link speed", n)
+		} else {
+			t.Bandwidth = DefaultBandwidth
+			t.BandwidthSource = "default: no --bandwidth and no busy tailnet connection to measure"
+		}
+	}
+	if t.RTT == 0 {
+		switch {
+		case in.Peer != "" && in.PeerRTT == nil:
+			return r, fmt.Errorf("--peer %s: measuring the RTT to a peer needs tailscaled support in this build; pass --rtt instead (e.g. from `tailscale ping %s`)", in.Peer, in.Peer)
+		case in.Peer != "":
+			d, err := in.PeerRTT(ctx, in.Peer)
+			if err != nil {
+				return r, fmt.Errorf("--peer %s: measuring RTT: %w; pass --rtt instead", in.Peer, err)
+			}
+			t.RTT, t.RTTSource = d, "tailnet ping to "+in.Peer
+		default:
+			if d, n := measuredRTT(r.Conns); d > 0 {
+				t.RTT, t.RTTSource = d, fmt.Sprintf("measured: highest smoothed RTT (tcp_info) of %d tailnet connection(s)", n)
+			} else {
+				t.RTT, t.RTTSource = DefaultRTT, "default: pass --rtt or --peer NAME"
+			}
+		}
+	}
+	r.Rec, err = sysctl.Recommend(r.Settings, t, r.MemTotal, &r.BBR)
+	if err != nil {
+		return r, err
+	}
+	sort.Slice(r.Conns, func(i, j int) bool { return r.Conns[i].Remote.String() < r.Conns[j].Remote.String() })
+	return r, nil
+}
+
+// measuredBandwidth returns the best delivery rate (bits/s) among
+// connections that carried at least 1 Mbit/s, and how many had one.
+func measuredBandwidth(conns []sockdiag.Conn) (float64, int) {
+	var best float64
+	n := 0
+	for _, c := range conns {
+		if c.Info == nil || c.Info.DeliveryRate == nil {
+			continue
+		}
+		bps := float64(*c.Info.DeliveryRate) * 8
+		if bps < 1e6 {
+			continue
+		}
+		n++
+		best = max(best, bps)
+	}
+	return best, n
+}
+
+// measuredRTT returns the highest smoothed RTT among established
+// connections that report one, and how many did.
+func measuredRTT(conns []sockdiag.Conn) (time.Duration, int) {
+	var worst time.Duration
+	n := 0
+	for _, c := range conns {
+		if c.Info == nil || c.Info.RTT == nil || *c.Info.RTT <= 0 || c.State != "ESTABLISHED" {
+			continue
+		}
+		n++
+		worst = max(worst, *c.Info.RTT)
+	}
+	return worst, n
+}
