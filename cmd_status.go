@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tailpath/tailpath/probes"
+)
+
+func init() {
+	register(&command{
+		name:  "status",
+		short: "one-shot table of peers, their paths and why each is relayed",
+		run:   runStatus,
+	})
+}
+
+// statusFlags are tailpath status's flags.
+type statusFlags struct {
+	json    bool          // print the snapshot as JSON ({"self":…, "peers":[…]}) instead of a table
+	socket  string        // tailscaled's LocalAPI socket; "" = the platform default
+	timeout time.Duration // bound on the whole LocalAPI exchange
+}
+
+// Exit codes of tailpath status: 0 ok; 1 tailscaled answered but is not
+// Running (table mode; the table is still printed); 2 bad flags, or the
+// status could not be read (tailscaled not running, permission denied,
+// malformed reply, timeout).
+const (
+	statusExitNotRunningState = 1
+	statusExitNoDaemon        = 2
+)
+
+// runStatus gathers one snapshot and prints it as a table or JSON.
+func runStatus(ctx context.Context, args []string, stdio IO) error {
+	var f statusFlags
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stdio.Stderr)
+	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
+	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
+	fs.Usage = func() {
+		fmt.Fprintln(stdio.Stderr, "usage: tailpath status [--json] [--socket PATH] [--timeout 10s]")
+		fmt.Fprintln(stdio.Stderr)
+		fmt.Fprintln(stdio.Stderr, "Shows each peer's path in `tailscale status` words and why it is relayed.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitError{2, err}
+	}
+	if fs.NArg() > 0 {
+		return &exitError{2, fmt.Errorf("status: unexpected argument %q", fs.Arg(0))}
+	}
+	if f.timeout <= 0 {
+		return &exitError{2, errors.New("status: --timeout must be positive")}
+	}
+
+	gctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	snap, err := probes.Gather(gctx, probes.NewClient(f.socket), nil)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			sock := f.socket
+			if sock == "" {
+				sock = probes.DefaultSocket()
+			}
+			err = fmt.Errorf("no answer from local tailscaled (socket %s) within %v; is it hung? Try a longer --timeout", sock, f.timeout)
+		}
+		return &exitError{statusExitNoDaemon, err}
+	}
+	for _, w := range snap.Warnings {
+		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
+	}
+	if err := printStatus(stdio.Stdout, snap, f.json); err != nil {
+		return err
+	}
+	if f.json {
+		return nil
+	}
+	if snap.BackendState != "Running" {
+		return &exitError{statusExitNotRunningState, fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", snap.BackendState)}
+	}
+	return nil
+}
+
+// printStatus writes s as `tailpath status` does: JSON (writeStatusJSON)
+// when asJSON, else the table (writeStatusTable). Warnings are not written;
+// callers print s.Warnings where they belong. Reused by the demo.
+func printStatus(w io.Writer, s *probes.Snapshot, asJSON bool) error {
+	if asJSON {
+		return writeStatusJSON(w, s)
+	}
+	return writeStatusTable(w, s)
+}
+
+// statusJSON is the stable JSON shape of `tailpath status --json`.
+type statusJSON struct {
+	Time         time.Time       `json:"time"`
+	BackendState string          `json:"backend_state"`
+	Self         probes.Self     `json:"self"`
+	Peers        []probes.Peer   `json:"peers"`
+	Regions      []probes.Region `json:"derp_regions,omitempty"`
+	Warnings     []string        `json:"warnings,omitempty"`
+}
+
+// writeStatusJSON writes s as indented JSON: {"time", "backend_state",
+// "self", "peers" (never null), "derp_regions" (sorted by id), "warnings"}.
+// Field names are the JSON tags of probes' types and are stable. Strings in
+// s are already sanitised by probes.Gather; JSON escaping keeps any
+// remaining bytes inert.
+func writeStatusJSON(w io.Writer, s *probes.Snapshot) error {
+	if s == nil {
+		return errors.New("status: no snapshot")
+	}
+	out := statusJSON{
+		Time:         s.Time,
+		BackendState: s.BackendState,
+		Self:         s.Self,
+		Peers:        s.Peers,
+		Warnings:     s.Warnings,
+	}
+	if out.Peers == nil {
+		out.Peers = []probes.Peer{}
+	}
+	for id := range s.Regions {
+		out.Regions = append(out.Regions, s.Regions[id])
+	}
+	sortRegions(out.Regions)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func sortRegions(rs []probes.Region) {
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].ID < rs[j-1].ID; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}
+
+// Column width caps (display cells) for the table.
+const (
+	maxNameWidth   = 24
+	maxOSWidth     = 10
+	maxPathWidth   = 48
+	maxReasonWidth = 60
+)
+
+// writeStatusTable writes a self line and one row per peer: NAME, OS, PATH
+// (tailscale status's words), LATENCY, HOME DERP, TX/RX, REASON.
+func writeStatusTable(w io.Writer, s *probes.Snapshot) error {
+	if s == nil {
+		return errors.New("status: no snapshot")
+	}
+	self := s.Self
+	var b strings.Builder
+	fmt.Fprintf(&b, "self: %s", orDash(self.Name))
+	if self.OS != "" {
+		fmt.Fprintf(&b, " (%s)", self.OS)
+	}
+	if len(self.TailscaleIPs) > 0 {
+		fmt.Fprintf(&b, " %s", self.TailscaleIPs[0])
+	}
+	fmt.Fprintf(&b, "; home DERP %s; %s", derpText(self.HomeDERP, self.HomeDERPCode), natText(self.NAT))
+	if s.BackendState != "Running" {
+		fmt.Fprintf(&b, "; state %s", s.BackendState)
+	}
+	fmt.Fprintln(w, b.String())
+	for _, h := range self.Health {
+		fmt.Fprintf(w, "# health: %s\n", h)
+	}
+	if len(s.Peers) == 0 {
+		_, err := fmt.Fprintln(w, "no peers")
+		return err
+	}
+	rows := [][]string{{"NAME", "OS", "PATH", "LATENCY", "HOME DERP", "TX/RX", "REASON"}}
+	for _, p := range s.Peers {
+		lat := "-"
+		if p.Latency > 0 {
+			lat = p.Latency.Round(100 * time.Microsecond).String()
+		}
+		reason := string(p.Verdict.Reason)
+		if p.Verdict.Summary != "" && p.Verdict.Summary != reason {
+			reason += ": " + p.Verdict.Summary
+		}
+		rows = append(rows, []string{
+			ansi.Truncate(orDash(p.Name), maxNameWidth, "…"),
+			ansi.Truncate(orDash(p.OS), maxOSWidth, "…"),
+			ansi.Truncate(orDash(p.Path.Text), maxPathWidth, "…"),
+			lat,
+			derpText(p.HomeDERP, p.HomeDERPCode),
+			bytesText(p.TxBytes) + "/" + bytesText(p.RxBytes),
+			ansi.Truncate(reason, maxReasonWidth, "…"),
+		})
+	}
+	return writeColumns(w, rows)
+}
+
+// writeColumns pads cells to the widest display width in each column.
+func writeColumns(w io.Writer, rows [][]string) error {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], ansi.StringWidth(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func derpText(id int, code string) string {
+	switch {
+	case code != "":
+		return strconv.Quote(code)
+	case id != 0:
+		return strconv.Itoa(id)
+	}
+	return "-"
+}
+
+func natText(n *probes.NATInfo) string {
+	if n == nil {
+		return "NAT unknown"
+	}
+	var parts []string
+	if n.WorkingUDP != nil && !*n.WorkingUDP {
+		parts = append(parts, "UDP blocked")
+	} else if n.WorkingUDP != nil {
+		parts = append(parts, "UDP ok")
+	}
+	switch {
+	case n.MappingVariesByDestIP == nil:
+		parts = append(parts, "NAT type unknown")
+	case *n.MappingVariesByDestIP:
+		parts = append(parts, "hard NAT")
+	default:
+		parts = append(parts, "easy NAT")
+	}
+	if n.HavePortMap {
+		parts = append(parts, "port mapped")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// bytesText is a byte count in IEC units ("0", "812B", "1.0KiB", "2.0MiB").
+func bytesText(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + "B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + string("KMGTP"[exp]) + "iB"
+}

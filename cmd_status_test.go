@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/probes/probestest"
+)
+
+// runStatusCmd runs `tailpath status args…` through run and returns the exit
+// code, stdout and stderr.
+func runStatusCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), append([]string{"status"}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+func statusFixture(t *testing.T, name string) *probestest.Server {
+	t.Helper()
+	fix, err := probestest.LoadFixture(filepath.Join("probes", "testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return probestest.New(t, fix)
+}
+
+func TestStatusErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "tailscaled.sock")
+	forbidden := statusFixture(t, "direct")
+	forbidden.SetForbidden("status", true)
+	malformed := statusFixture(t, "direct")
+	malformed.SetStatusBody([]byte(`{"BackendState":"Running","Self":{"TailscaleIPs":[42]}`))
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string // stderr must start with this
+		contains string
+	}{
+		{"no tailscaled", []string{"--socket", missing}, 2,
+			"tailpath: failed to connect to local tailscaled (socket " + missing + "); is it running?", "--socket"},
+		{"permission denied", []string{"--socket", forbidden.Socket}, 2,
+			"tailpath: tailscaled refused the request (permission denied", "--operator=$USER"},
+		{"malformed reply", []string{"--socket", malformed.Socket, "--json"}, 2,
+			"tailpath: tailscaled (socket " + malformed.Socket + ") sent a reply tailpath could not parse", ""},
+		{"bad flag", []string{"--nope"}, 2, "flag provided but not defined: -nope", ""},
+		{"stray argument", []string{"peer1"}, 2, `tailpath: status: unexpected argument "peer1"`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runStatusCmd(t, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d", code, tt.wantCode)
+			}
+			if !strings.HasPrefix(stderr, tt.want) || !strings.Contains(stderr, tt.contains) {
+				t.Errorf("stderr = %q\nwant prefix %q containing %q", stderr, tt.want, tt.contains)
+			}
+			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
+				t.Errorf("stderr has a stack trace: %s", stderr)
+			}
+			if tt.name != "bad flag" && strings.Count(stderr, "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want empty", stdout)
+			}
+		})
+	}
+}
+
+func TestStatusTable(t *testing.T) {
+	srv := statusFixture(t, "no-endpoints")
+	code, stdout, stderr := runStatusCmd(t, "--socket", srv.Socket)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	want := []string{
+		`self: laptop (linux) 100.64.0.1; home DERP "nyc"; UDP ok, easy NAT`,
+		`NAME    OS        PATH                 LATENCY  HOME DERP  TX/RX            REASON`,
+		`cores3  freertos  active; relay "nyc"  -        "nyc"      50.8KiB/30.3KiB  no-endpoints: peer advertises no UDP endpoints`,
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+}
+
+func TestStatusEscapesStripped(t *testing.T) {
+	srv := statusFixture(t, "escape-name")
+	for _, args := range [][]string{{"--socket", srv.Socket}, {"--socket", srv.Socket, "--json"}} {
+		code, stdout, stderr := runStatusCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		if strings.ContainsAny(stdout, "\x1b\x07") || strings.Contains(stdout, `\u001b`) || strings.Contains(stdout, `\u0007`) {
+			t.Errorf("%v: output carries escapes: %q", args, stdout)
+		}
+		if !strings.Contains(stdout, "evil") {
+			t.Errorf("%v: peer name missing: %q", args, stdout)
+		}
+	}
+}
+
+func TestStatusJSON(t *testing.T) {
+	srv := statusFixture(t, "both-hard-nat")
+	code, stdout, stderr := runStatusCmd(t, "--socket", srv.Socket, "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var got struct {
+		BackendState string `json:"backend_state"`
+		Self         struct {
+			Name     string `json:"name"`
+			HomeDERP int    `json:"home_derp"`
+			NAT      struct {
+				MappingVariesByDestIP *bool `json:"mapping_varies_by_dest_ip"`
+			} `json:"nat"`
+		} `json:"self"`
+		Peers []struct {
+			Name string `json:"name"`
+			Path struct {
+				Kind string `json:"kind"`
+				Text string `json:"text"`
+			} `json:"path"`
+			Endpoints []string `json:"endpoints"`
+			Verdict   struct {
+				Reason string   `json:"reason"`
+				Also   []string `json:"also"`
+				Fix    string   `json:"fix"`
+			} `json:"verdict"`
+		} `json:"peers"`
+		Regions []struct {
+			ID   int    `json:"id"`
+			Code string `json:"code"`
+		} `json:"derp_regions"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, stdout)
+	}
+	if got.BackendState != "Running" || got.Self.Name != "laptop" || got.Self.HomeDERP != 1 ||
+		got.Self.NAT.MappingVariesByDestIP == nil || !*got.Self.NAT.MappingVariesByDestIP {
+		t.Errorf("self = %+v, state %q", got.Self, got.BackendState)
+	}
+	if len(got.Peers) != 1 {
+		t.Fatalf("peers = %+v", got.Peers)
+	}
+	p := got.Peers[0]
+	if p.Name != "office-pc" || p.Path.Kind != "relay" || p.Path.Text != `active; relay "fra"` ||
+		p.Verdict.Reason != "both-hard-nat" || p.Verdict.Fix == "" ||
+		!cmp.Equal(p.Endpoints, []string{"203.0.113.31:62011", "10.9.0.14:41641"}) {
+		t.Errorf("peer = %+v", p)
+	}
+	if len(got.Regions) != 4 || got.Regions[0].ID != 1 || got.Regions[3].Code != "sfo" {
+		t.Errorf("regions = %+v", got.Regions)
+	}
+}
+
+func TestWriteStatusJSONEmpty(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeStatusJSON(&b, nil); err == nil {
+		t.Error("nil snapshot: no error")
+	}
+	if err := printStatus(&b, nil, false); err == nil {
+		t.Error("nil snapshot table: no error")
+	}
+}
