@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ type tailFlags struct {
 	filter     string // ESP-IDF monitor print filter, e.g. "wifi:W *:I"
 	timestamps bool   // prefix each line with the host's wall-clock time
 	save       string // file every line is appended to as it arrives (unfiltered, raw bytes)
-	elf        string // firmware ELF used to decode backtraces
+	elf        string // firmware ELF(s), comma-separated: app (backtraces, binary logs) and bootloader (its binary logs)
 	reset      bool   // hard-reset the board once after opening the port
 	color      string // "auto" (colour on a terminal), "always" or "never"
 }
@@ -48,6 +49,7 @@ type tailOut struct {
 	save       *os.File
 	sym        *devlink.Symbolizer
 	elfName    string
+	binlog     *devlink.BinLog
 
 	atStart   bool // the last byte written to w ended a line
 	binFrames int
@@ -66,15 +68,24 @@ func (o *tailOut) line(l *devlink.Line) {
 	}
 	if l.Kind == devlink.KindBinary {
 		o.binFrames++
-		if o.binFrames == 1 {
-			if o.sym == nil {
-				fmt.Fprintln(o.stderr, "tailpath: binary logging is on: pass the ELF to decode it (--elf build/app.elf); binary frames are not printed")
-			} else {
-				fmt.Fprintln(o.stderr, "tailpath: binary logging is on (ESP-IDF Log V2 binary mode): tailpath does not decode binary frames yet; set CONFIG_LOG_MODE_TEXT or use idf.py monitor with the ELF; binary frames are not printed")
+		if o.binlog != nil {
+			if err := o.binlog.Expand(l, o.show); err == nil {
+				return
+			} else if o.binFrames == 1 {
+				fmt.Fprintf(o.stderr, "tailpath: binary log frame not decoded: %v\n", err)
 			}
+			return
+		}
+		if o.binFrames == 1 {
+			fmt.Fprintln(o.stderr, "tailpath: binary logging is on: pass the ELF to decode it (--elf build/app.elf,build/bootloader/bootloader.elf); binary frames are not printed")
 		}
 		return
 	}
+	o.show(l)
+}
+
+// show filters and prints one text line (received, or decoded from a binary frame).
+func (o *tailOut) show(l *devlink.Line) {
 	if l.Kind == devlink.KindELFSHA && o.sym != nil {
 		if sha, ok := devlink.ParseELFSHA(l.Body()); ok && !o.sym.MatchesBoard(sha) && !o.shaWarned[sha] {
 			o.shaWarned[sha] = true
@@ -168,7 +179,7 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 	fs.StringVar(&f.filter, "filter", "", `ESP-IDF monitor print filter: "tag:L" items, L in N E W I D V *, e.g. "wifi:W *:I"`)
 	fs.BoolVar(&f.timestamps, "timestamps", false, "prefix each line with the host's time")
 	fs.StringVar(&f.save, "save", "", "append every line (unfiltered, as received) to this file")
-	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and PCs with")
+	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and binary logs with; add the bootloader ELF after a comma for its binary logs")
 	fs.BoolVar(&f.reset, "reset", false, "hard-reset the board once after opening the port (never done otherwise)")
 	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal), "always" or "never"`)
 	fs.Usage = func() {
@@ -201,11 +212,22 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 		return &exitError{2, fmt.Errorf("tail --color: %q is not auto, always or never", f.color)}
 	}
 	if f.elf != "" {
-		sym, err := devlink.OpenELF(f.elf)
+		paths := strings.Split(f.elf, ",")
+		app := paths[0]
+		for _, p := range paths {
+			if !strings.Contains(filepath.Base(p), "bootloader") {
+				app = p
+				break
+			}
+		}
+		sym, err := devlink.OpenELF(app)
 		if err != nil {
 			return fmt.Errorf("tail --elf: %w", err)
 		}
-		out.sym, out.elfName = sym, f.elf
+		out.sym, out.elfName = sym, app
+		if out.binlog, err = devlink.LoadBinLog(paths...); err != nil {
+			return fmt.Errorf("tail --elf: %w", err)
+		}
 	}
 	if f.save != "" {
 		sf, err := os.OpenFile(f.save, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

@@ -137,3 +137,46 @@ func TestTailSaveTimestampsAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTailDecodesBinaryLog decodes a Log V2 binary capture with --elf and
+// compares with ESP-IDF monitor's output line by line after trimming
+// whitespace (how the monitor's own test compares it).
+func TestTailDecodesBinaryLog(t *testing.T) {
+	dir := monitorVectors(t)
+	in, err := os.Open(filepath.Join(dir, "binlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	want, err := os.ReadFile(filepath.Join(dir, "binlog_out.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	elfs := filepath.Join(dir, "log.elf") + "," + filepath.Join(dir, "bootloader.elf")
+	if code := run(context.Background(), []string{"tail", "--port", "-", "--elf", elfs}, IO{Stdin: in, Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	trim := func(b []byte) []string {
+		var o []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				o = append(o, l)
+			}
+		}
+		return o
+	}
+	g, w := trim(out.Bytes()), trim(want)
+	if len(g) != len(w) {
+		t.Errorf("%d lines, want %d", len(g), len(w))
+	}
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			t.Errorf("line %d:\n got %q\nwant %q", i+1, g[i], w[i])
+			break
+		}
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr: %s", errb.String())
+	}
+}

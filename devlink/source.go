@@ -35,6 +35,9 @@ type Source struct {
 	Replay io.Reader
 	// Symbols decodes crash PCs; nil to skip decoding.
 	Symbols *Symbolizer
+	// BinLog decodes Log V2 binary frames into text lines; nil leaves them
+	// as KindBinary lines (counted in State.BinaryLogFrames).
+	BinLog *BinLog
 	// OnLine, if set, sees every line first on the reading goroutine (used
 	// for --save); the *Line is reused after it returns.
 	OnLine func(*Line)
@@ -63,10 +66,19 @@ func (src *Source) Run(ctx context.Context) <-chan Event {
 		dropped int
 		dirty   bool
 	)
+	var onText func(l *Line)
 	onLine := func(l *Line) {
 		if src.OnLine != nil {
 			src.OnLine(l)
 		}
+		if src.BinLog != nil && l.Kind == KindBinary {
+			if src.BinLog.Expand(l, onText) == nil {
+				return
+			}
+		}
+		onText(l)
+	}
+	onText = func(l *Line) {
 		mu.Lock()
 		defer mu.Unlock()
 		st.ApplyLine(l, now(), src.Symbols)
