@@ -2,15 +2,15 @@ package devlink
 
 import (
 	"bufio"
-	"context"
-	"slices"
-	"time"
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
