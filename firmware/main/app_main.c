@@ -77,7 +77,7 @@ static void fetch_once(void)
     } else if (esp_http_client_open(c, 0) != ESP_OK) {
         err = "connect";
     } else {
-        int n;
+        int n = 0;
         if (esp_http_client_fetch_headers(c) < 0) {
             err = "headers";
         }
