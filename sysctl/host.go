@@ -132,6 +132,10 @@ func mapErr(key string, err error) error {
 		return fmt.Errorf("sysctl %s: %w", key, ErrNoKey)
 	case errors.Is(err, syscall.EROFS):
 		return fmt.Errorf("sysctl %s: %w (%v)", key, ErrReadOnly, err)
+	case errors.Is(err, fs.ErrPermission) && os.Geteuid() == 0:
+		// Root yet refused: a global key seen from a child network
+		// namespace or a container is read-only there.
+		return fmt.Errorf("sysctl %s: %w (root cannot write it here: inside a network namespace or container it belongs to the host)", key, err)
 	case strings.Contains(err.Error(), "path escapes from parent"):
 		// os.Root's unexported errPathEscapes: a symlink leading out of /proc/sys.
 		return fmt.Errorf("sysctl %s: %w: path escapes %s", key, ErrBadKey, "/proc/sys")

@@ -19,7 +19,7 @@ var perNetns = []string{KeyTCPRmem, KeyTCPWmem, KeyCongestionControl}
 func hostValues(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, k := range perNetns {
+	for _, k := range append([]string{KeyRmemMax, KeyWmemMax}, perNetns...) {
 		v, err := Host{}.ReadRaw(k)
 		if err != nil {
 			t.Fatalf("reading host %s: %v", k, err)
@@ -47,6 +47,7 @@ func TestRealKernelNetns(t *testing.T) {
 		{"apply-revert", false, "OK apply-revert"},
 		{"fault-third-key", false, "OK fault-third-key"},
 		{"read-only", true, "OK read-only"},
+		{"global-key", false, "OK global-key"},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			out := netnstest.Run(t, "TestNetnsChild", sc.name, sc.mountNS)
@@ -166,6 +167,21 @@ func TestNetnsChild(t *testing.T) {
 			}
 		}
 		fmt.Printf("netns: read-only: %v\n", err)
+	case "global-key":
+		// net.core.rmem_max is global: a child namespace sees it read-only
+		// (or not at all on older kernels). The real kernel's refusal must
+		// roll back the per-namespace key written before it.
+		mixed := []Change{{Key: KeyTCPWmem, New: wmem.String()}, {Key: KeyRmemMax, New: itoa64(cur.RmemMax + 1)}}
+		res, err := Apply(h, mixed, CCChecker(cur, nil))
+		if err == nil {
+			t.Fatalf("writing a global key from a child namespace succeeded: %+v", res)
+		}
+		back, _ := h.Read()
+		if !SameValue(back.Raw[KeyTCPWmem], cur.Raw[KeyTCPWmem]) {
+			t.Fatalf("tcp_wmem left at %q after the failure", back.Raw[KeyTCPWmem])
+		}
+		fmt.Printf("netns: %s\n", strings.ReplaceAll(strings.TrimSpace(res.Report()), "\n", "\nnetns: "))
+		fmt.Printf("netns: error: %v\n", err)
 	default:
 		t.Fatalf("unknown scenario %q", sc)
 	}
