@@ -287,3 +287,31 @@ type portErr struct{ code serial.PortErrorCode }
 
 func (e *portErr) Error() string              { return "port error" }
 func (e *portErr) Code() serial.PortErrorCode { return e.code }
+
+// fakePort records modem-line calls; every other method is unused.
+type fakePort struct {
+	serial.Port
+	calls []string
+}
+
+func (p *fakePort) SetDTR(v bool) error { p.calls = append(p.calls, fmt.Sprintf("DTR=%v", v)); return nil }
+func (p *fakePort) SetRTS(v bool) error { p.calls = append(p.calls, fmt.Sprintf("RTS=%v", v)); return nil }
+
+// TestHardResetSequence checks --reset pulls EN low through RTS and releases
+// it with DTR (GPIO0) never raised, so the app boots rather than the ROM
+// download mode.
+func TestHardResetSequence(t *testing.T) {
+	p := &fakePort{}
+	start := time.Now()
+	if err := HardReset(p, "/dev/ttyACM0", func() ([]PortInfo, error) {
+		return []PortInfo{{Name: "/dev/ttyACM0", IsUSB: true, VID: "303a", PID: "1001"}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"DTR=false", "RTS=true", "RTS=false", "DTR=false"}, p.calls); diff != "" {
+		t.Errorf("modem calls (-want +got):\n%s", diff)
+	}
+	if held := time.Since(start); held < 200*time.Millisecond {
+		t.Errorf("EN held low %v; the USB-Serial/JTAG port needs ≥ 200 ms", held)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Symbolizer turns program counters into `function at file:line` using an
@@ -19,6 +20,7 @@ import (
 // including the frames of inlined functions, like `addr2line -pfiaC`. Build
 // it with OpenELF; it is safe for concurrent use after that.
 type Symbolizer struct {
+	mu     sync.Mutex  // debug/dwarf caches are not documented as concurrency-safe
 	d      *dwarf.Data // nil when the ELF has no DWARF
 	cus    []cuSpan    // sorted by lo
 	syms   []elfSym    // function symbols sorted by addr, the fallback
@@ -125,6 +127,8 @@ func (s *Symbolizer) MatchesBoard(prefix string) bool {
 // Lookup decodes one PC into its frames, innermost first. It always returns
 // at least one Location (with empty fields when nothing is known).
 func (s *Symbolizer) Lookup(pc uint64) []Location {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.d != nil {
 		if locs := s.lookupDWARF(pc); len(locs) > 0 {
 			return locs
