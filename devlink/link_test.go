@@ -294,8 +294,14 @@ type fakePort struct {
 	calls []string
 }
 
-func (p *fakePort) SetDTR(v bool) error { p.calls = append(p.calls, fmt.Sprintf("DTR=%v", v)); return nil }
-func (p *fakePort) SetRTS(v bool) error { p.calls = append(p.calls, fmt.Sprintf("RTS=%v", v)); return nil }
+func (p *fakePort) SetDTR(v bool) error {
+	p.calls = append(p.calls, fmt.Sprintf("DTR=%v", v))
+	return nil
+}
+func (p *fakePort) SetRTS(v bool) error {
+	p.calls = append(p.calls, fmt.Sprintf("RTS=%v", v))
+	return nil
+}
 
 // TestHardResetSequence checks --reset pulls EN low through RTS and releases
 // it with DTR (GPIO0) never raised, so the app boots rather than the ROM
