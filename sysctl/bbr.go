@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -142,6 +140,14 @@ func (h Host) BBR() (BBRStatus, error) {
 		b.Why = fmt.Sprintf("module %s exists; setting bbr as root loads it (or: modprobe tcp_bbr)", b.ModulePath)
 		return b, nil
 	}
+	if b.KernelBefore(4, 9) {
+		// No module and a kernel older than BBR: the config cannot change
+		// the answer, so skip decompressing it.
+		b.State, b.NeedsFQ = BBRImpossible, false
+		b.Why = fmt.Sprintf("kernel %s predates BBR (mainline since 4.9)", b.Kernel)
+		b.Missing = "a kernel ≥ 4.9 (or a vendor backport of tcp_bbr); on Synology DSM with a 4.4 kernel there is none: tune buffers instead"
+		return b, nil
+	}
 	b.Config = h.kernelConfig("CONFIG_TCP_CONG_BBR")
 	switch {
 	case b.Config == "m":
@@ -243,20 +249,20 @@ func (h Host) kernelConfig(option string) string {
 // scanConfig finds option in a kernel .config stream: "y"/"m" for
 // OPTION=y/m, "n" for "# OPTION is not set", "" when absent.
 func scanConfig(r io.Reader, option string) (string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	notSet := "# " + option + " is not set"
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, option+"="); ok {
-			return strings.Trim(v, `"`), nil
-		}
-		if line == notSet {
-			return "n", nil
-		}
-	}
-	if err := sc.Err(); err != nil && !errors.Is(err, fs.ErrClosed) {
+	b, err := io.ReadAll(r)
+	if err != nil {
 		return "", err
+	}
+	b = append([]byte{'\n'}, b...)
+	if i := bytes.Index(b, []byte("\n"+option+"=")); i >= 0 {
+		v := b[i+len(option)+2:]
+		if j := bytes.IndexByte(v, '\n'); j >= 0 {
+			v = v[:j]
+		}
+		return strings.Trim(string(v), `"`), nil
+	}
+	if bytes.Contains(b, []byte("\n# "+option+" is not set")) {
+		return "n", nil
 	}
 	return "", nil
 }
