@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -74,6 +75,11 @@ type dashboard struct {
 	feeds []func(ctx context.Context, send func(tea.Msg))
 	// teaOpts are extra Program options (tests pass input/output).
 	teaOpts []tea.ProgramOption
+	// input is where keys come from; nil means stdio.Stdin (--port - uses
+	// the terminal, since stdin carries the capture).
+	input io.Reader
+	// closers run after the program and every feed have stopped.
+	closers []func() error
 }
 
 // run starts the sources, runs the Bubble Tea program until the user quits
@@ -96,9 +102,13 @@ func (d *dashboard) run(ctx context.Context, stdio IO) error {
 	opts := append([]tea.ProgramOption{
 		tea.WithAltScreen(),
 		tea.WithContext(ctx),
-		tea.WithInput(stdio.Stdin),
 		tea.WithOutput(stdio.Stdout),
 	}, d.teaOpts...)
+	if d.input != nil {
+		opts = append(opts, tea.WithInput(d.input))
+	} else {
+		opts = append(opts, tea.WithInput(stdio.Stdin))
+	}
 	p := tea.NewProgram(model, opts...)
 
 	var wg sync.WaitGroup
@@ -120,6 +130,9 @@ func (d *dashboard) run(ctx context.Context, stdio IO) error {
 	_, err := p.Run()
 	cancel()
 	wg.Wait()
+	for _, c := range d.closers {
+		c()
+	}
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
