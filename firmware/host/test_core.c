@@ -225,6 +225,80 @@ static void test_threads(void **state)
     assert_non_null(strstr(outbuf, " h2rx=20000 "));
 }
 
+/* check_frames verifies every captured line: marker, length, checksum. */
+static void check_frames(void)
+{
+    const char *p = outbuf;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t n;
+        char hex[9];
+        assert_non_null(e);
+        n = (size_t)(e - p);
+        assert_true(n >= 20 && n <= TP_FRAME_MAX);
+        assert_memory_equal(p, "@TP1 ", 5);
+        assert_memory_equal(p + n - 10, " *", 2);
+        snprintf(hex, sizeof hex, "%08X", (unsigned)tp_crc32(0, p, n - 10));
+        assert_memory_equal(hex, p + n - 8, 8);
+        p = e + 1;
+    }
+}
+
+/* Random hook calls with hostile arguments (NULL, huge ids, long or binary
+ * strings, every enum value and beyond) under ASan/UBSan: every frame stays
+ * well formed and within TP_FRAME_MAX. Deterministic seed. */
+static void test_random_hooks(void **state)
+{
+    uint32_t x = 12345u, i;
+    char junk[300];
+    (void)state;
+#define RND() (x = x * 1664525u + 1013904223u)
+    for (i = 0; i < 200000; i++) {
+        tp_addr_t a;
+        uint32_t r = RND(), v = RND();
+        a.kind = (uint8_t)(RND() % 4);
+        a.port = (uint16_t)RND();
+        a.region = (uint16_t)(RND() % 3 ? RND() : 0);
+        a.ip = RND();
+        if (r % 17 == 0) {
+            size_t n = RND() % sizeof junk, k;
+            for (k = 0; k < n; k++) {
+                junk[k] = (char)(RND() % 255 + 1);
+            }
+            junk[n] = '\0';
+        }
+        switch (r % 16) {
+        case 0: tp_self(v, r % 3 ? junk : NULL, v % 100); break;
+        case 1: tp_disco_ping_sent(v % 64, r % 5 ? &a : NULL); break;
+        case 2: tp_disco_pong_recv(v % 64, r % 5 ? &a : NULL, v); break;
+        case 3: tp_derp_home((uint16_t)v, (tp_derp_by_t)(r % 6)); break;
+        case 4: tp_derp_latency((uint16_t)(v % 40), v); break;
+        case 5: tp_peer_path(v % 64, v, r % 5 ? &a : NULL); break;
+        case 6: tp_wg_handshake(v % 64, r % 5 ? &a : NULL); break;
+        case 7: tp_h2_data(v, r); break;
+        case 8: tp_h2_window_update(v % 3, r, v); break;
+        case 9: tp_fetch_result(v, r, v % 600, r % 2 ? junk : NULL, (int32_t)(v % 80) - 10); break;
+        case 10: tp_disco_probe_table(v % 100, r % 100); break;
+        case 11: tp_wifi_connected((int8_t)v); break;
+        case 12: tp_wifi_disconnected(); break;
+        case 13: tp_disco_callmemaybe((int)(v & 1)); break;
+        case 14: tp_disco_probes_reaped(v % 10); tp_disco_probe_dropped(); break;
+        default:
+            tp_host_set_now(v);
+            outlen = 0;
+            outbuf[0] = '\0';
+            if (r & 1) {
+                tp_emit_now();
+            } else {
+                tp_tick();
+            }
+            check_frames();
+        }
+    }
+#undef RND
+    assert_true(tp_bad_count() > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +308,7 @@ int main(void)
         cmocka_unit_test_setup(test_fetch_frame_first, setup),
         cmocka_unit_test_setup(test_bad_input_counted, setup),
         cmocka_unit_test_setup(test_threads, setup),
+        cmocka_unit_test_setup(test_random_hooks, setup),
     };
     return cmocka_run_group_tests_name("tp_core", tests, NULL, NULL);
 }
