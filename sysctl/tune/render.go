@@ -100,6 +100,7 @@ func (r Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 
+	var sect strings.Builder
 	switch {
 	case r.Link != nil:
 		l := r.Link
@@ -107,17 +108,20 @@ func (r Report) WriteText(w io.Writer) {
 		if l.Up {
 			state = "up"
 		}
-		fmt.Fprintf(w, "tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d\n", state, l.MTU, orUnknown(l.Qdisc), l.RxDropped, l.TxDropped)
+		fmt.Fprintf(&sect, "tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d\n", state, l.MTU, orUnknown(l.Qdisc), l.RxDropped, l.TxDropped)
 	case r.LinkErr != "":
-		fmt.Fprintf(w, "tailscale0: %s\n", r.LinkErr)
+		fmt.Fprintf(&sect, "tailscale0: %s\n", r.LinkErr)
 	}
-	r.writeConns(w)
+	r.writeConns(&sect)
+	if sect.Len() > 0 {
+		fmt.Fprintln(w, sect.String())
+	}
 
 	if len(r.Rec.Changes) == 0 {
-		fmt.Fprintln(w, "\nNo changes needed.")
+		fmt.Fprintln(w, "No changes needed.")
 		return
 	}
-	fmt.Fprintf(w, "\nChanges (%d):\n", len(r.Rec.Changes))
+	fmt.Fprintf(w, "Changes (%d):\n", len(r.Rec.Changes))
 	for _, c := range r.Rec.Changes {
 		fmt.Fprintf(w, "  %s\n", c)
 	}
