@@ -79,6 +79,7 @@ type model struct {
 	help   help.Model
 
 	width, height int
+	contentW      int // width given to panes
 	contentH      int // height given to panes; -1 before the first layout
 
 	down      bool // the tailscaled source reported Up: false
@@ -283,8 +284,8 @@ func (m *model) render() {
 		helpLines = helpLines[:max(len(helpLines)-extra, 0)]
 	}
 	ch := max(m.height-top-len(helpLines), 0)
-	if ch != m.contentH {
-		m.contentH = ch
+	if ch != m.contentH || m.width != m.contentW {
+		m.contentW, m.contentH = m.width, ch
 		for _, p := range m.panes {
 			p.SetSize(m.width, ch)
 		}

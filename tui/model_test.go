@@ -178,9 +178,14 @@ func TestFitsSmallScreens(t *testing.T) {
 
 func TestResizeKeepsWithinBounds(t *testing.T) {
 	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 200, Height: 50}, peerstest.Snapshot())
-	for _, s := range []tea.WindowSizeMsg{{Width: 80, Height: 24}, {Width: 120, Height: 40}, {Width: 80, Height: 24}} {
+	for _, s := range []tea.WindowSizeMsg{{Width: 80, Height: 24}, {Width: 120, Height: 40}, {Width: 80, Height: 24}, {Width: 81, Height: 24}, {Width: 80, Height: 24}} {
 		m, _ = step(t, m, s)
 		checkScreen(t, fmt.Sprintf("resized to %dx%d", s.Width, s.Height), m.View(), s.Width, s.Height)
+		// The table is laid out for the new width: its header ends in
+		// "reason" padded to exactly the width.
+		if hdr := strings.Split(m.View(), "\n")[2]; ansi.StringWidth(hdr) != s.Width {
+			t.Errorf("at %dx%d the table header is %d wide: %q", s.Width, s.Height, ansi.StringWidth(hdr), hdr)
+		}
 	}
 }
 
