@@ -3,7 +3,6 @@ package probes
 import (
 	"net/netip"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -106,20 +105,27 @@ func (d *diag) run() Verdict {
 		d.add("Status.CurAddr", `""`, true, "no trusted direct UDP address")
 		d.add("Status.PeerRelay", `""`, true, "no peer relay in use")
 	}
-	var causes []ReasonID
-	var fixes []string
+	var causeBuf [5]ReasonID
+	causes := causeBuf[:0]
+	var firstFix string
+	addCause := func(r ReasonID, fix string) {
+		if len(causes) == 0 {
+			firstFix = fix
+		}
+		causes = append(causes, r)
+	}
 	if c, fix := d.checkLocalUDP(); c {
-		causes, fixes = append(causes, ReasonLocalUDPBlocked), append(fixes, fix)
+		addCause(ReasonLocalUDPBlocked, fix)
 	}
 	noEP, privOnly, epFix := d.checkEndpoints()
 	if noEP {
-		causes, fixes = append(causes, ReasonNoEndpoints), append(fixes, epFix)
+		addCause(ReasonNoEndpoints, epFix)
 	}
 	if privOnly {
-		causes, fixes = append(causes, ReasonPrivateEndpointsOnly), append(fixes, epFix)
+		addCause(ReasonPrivateEndpointsOnly, epFix)
 	}
 	if r, fix := d.checkNAT(); r != "" {
-		causes, fixes = append(causes, r), append(fixes, fix)
+		addCause(r, fix)
 	}
 	var far bool
 	var farFix, farSummary string
@@ -130,19 +136,22 @@ func (d *diag) run() Verdict {
 	v := Verdict{Checks: d.checks}
 	if p.Path.Kind == PathPeerRelay {
 		v.Reason = ReasonPeerRelay
-		v.Also = causes
 		v.Summary = "via peer relay"
 		if len(causes) > 0 {
-			v.Summary = "via peer relay; not direct: " + string(causes[0])
-			v.Fix = fixes[0]
+			v.Also = append([]ReasonID(nil), causes...)
+			v.Summary = "via peer relay; not direct: " + summaryFor(causes[0])
+			v.Fix = firstFix
 		}
 		return v
 	}
 	if len(causes) > 0 {
 		v.Reason = causes[0]
-		v.Also = causes[1:]
+		if n := len(causes) - 1; n > 0 || far {
+			v.Also = make([]ReasonID, n, n+1)
+			copy(v.Also, causes[1:])
+		}
 		v.Summary = summaryFor(causes[0])
-		v.Fix = fixes[0]
+		v.Fix = firstFix
 	} else {
 		v.Reason = ReasonUnexplained
 		v.Summary = "relayed; no checked cause holds"
@@ -330,17 +339,39 @@ func (d *diag) checkFarDERP() (bool, string, string) {
 		}
 	}
 	far := relayLat >= FarDERPFactor*bestLat && relayLat-bestLat >= FarDERPMargin
-	val := d.regionName(region) + "=" + msText(relayLat) + ", best " + d.regionName(bestID) + "=" + msText(bestLat)
+	buf := make([]byte, 0, 48)
+	buf = d.appendRegion(buf, region)
+	buf = append(buf, '=')
+	buf = appendMs(buf, relayLat)
+	buf = append(buf, ", best "...)
+	buf = d.appendRegion(buf, bestID)
+	buf = append(buf, '=')
+	buf = appendMs(buf, bestLat)
 	note := "the relay region is about as close as the best one"
 	if far {
-		note = "the relay region is far: at least " + strconv.Itoa(FarDERPFactor) + "x and " + msText(FarDERPMargin) + " slower than the best"
+		note = farNote
 	}
-	d.add("NetInfo.DERPLatency", val, far, note)
+	d.add("NetInfo.DERPLatency", string(buf), far, note)
 	if !far {
 		return false, "", ""
 	}
-	return true, "the relay " + d.regionName(region) + " is " + msText(relayLat) + " away while " + d.regionName(bestID) + " is " + msText(bestLat) + ": check the peer's home DERP choice (its netcheck) or the DERP map",
-		"relay " + d.regionName(region) + " is far (" + msText(relayLat) + " vs " + msText(bestLat) + ")"
+	rn, bn := d.regionName(region), d.regionName(bestID)
+	rl, bl := msText(relayLat), msText(bestLat)
+	return true, "the relay " + rn + " is " + rl + " away while " + bn + " is " + bl + ": check the peer's home DERP choice (its netcheck) or the DERP map",
+		"relay " + rn + " is far (" + rl + " vs " + bl + ")"
+}
+
+var farNote = "the relay region is far: at least " + strconv.Itoa(FarDERPFactor) + "x and " + msText(FarDERPMargin) + " slower than the best"
+
+func (d *diag) appendRegion(b []byte, id int) []byte {
+	if r, ok := d.regions[id]; ok && r.Code != "" {
+		return strconv.AppendQuote(b, r.Code)
+	}
+	return strconv.AppendInt(append(b, "region "...), int64(id), 10)
+}
+
+func appendMs(b []byte, d time.Duration) []byte {
+	return append(strconv.AppendInt(b, d.Round(time.Millisecond).Milliseconds(), 10), "ms"...)
 }
 
 func (d *diag) regionName(id int) string {
@@ -358,16 +389,15 @@ func endpointsText(eps []netip.AddrPort) string {
 	if len(eps) == 0 {
 		return "[]"
 	}
-	var b strings.Builder
-	b.WriteByte('[')
+	b := make([]byte, 0, 2+len(eps)*22)
+	b = append(b, '[')
 	for i, ep := range eps {
 		if i > 0 {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		}
-		b.WriteString(ep.String())
+		b = ep.AppendTo(b)
 	}
-	b.WriteByte(']')
-	return b.String()
+	return string(append(b, ']'))
 }
 
 func timeText(t time.Time) string {

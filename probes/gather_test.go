@@ -17,9 +17,13 @@ import (
 // fixtureNow is the clock for fixture tests; fixture timestamps are around it.
 var fixtureNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
+func loadFixtureFile(name string) (*probestest.Fixture, error) {
+	return probestest.LoadFixture(filepath.Join("testdata", name+".json"))
+}
+
 func loadFixture(t *testing.T, name string) *probestest.Fixture {
 	t.Helper()
-	f, err := probestest.LoadFixture(filepath.Join("testdata", name+".json"))
+	f, err := loadFixtureFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}

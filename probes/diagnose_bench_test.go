@@ -1,0 +1,57 @@
+package probes
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// syntheticPeers builds n peers: 40% direct, 20% idle, 5% offline, 10% peer
+// relay and 25% DERP-relayed with a mix of evidence (no endpoints, private
+// only, public, hard NAT, far region).
+func syntheticPeers(n int) []Peer {
+	peers := make([]Peer, n)
+	for i := range peers {
+		ip := netip.AddrFrom4([4]byte{100, 64, byte(i >> 8), byte(i)})
+		p := Peer{ID: "n" + ip.String(), Name: "peer", TailscaleIPs: []netip.Addr{ip}, HomeDERP: 1 + i%3, EndpointsKnown: true,
+			Endpoints: []netip.AddrPort{netip.AddrPortFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(i)}), 41641),
+				netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), 41641)}}
+		switch m := i % 20; {
+		case m < 8:
+			p.Path = Path{Kind: PathDirect, Addr: p.Endpoints[0]}
+		case m < 12:
+			p.Path = Path{Kind: PathIdle}
+		case m < 13:
+			p.Path = Path{Kind: PathOffline}
+			p.Online = boolp(false)
+		case m < 15:
+			p.Path = Path{Kind: PathPeerRelay, PeerRelay: "198.51.100.7:7777:vni:1"}
+		default:
+			p.Path = Path{Kind: PathDERP, DERPCode: "nyc"}
+			switch m {
+			case 15:
+				p.Endpoints = nil
+			case 16:
+				p.Endpoints = p.Endpoints[1:]
+			case 17:
+				p.NAT = &NATInfo{MappingVariesByDestIP: boolp(true)}
+			}
+		}
+		peers[i] = p
+	}
+	return peers
+}
+
+// BenchmarkDiagnose10k diagnoses 10,000 synthetic peers per op (target ≤ 10 ms/op).
+func BenchmarkDiagnose10k(b *testing.B) {
+	self := easySelf()
+	self.NAT.MappingVariesByDestIP = boolp(true)
+	self.NAT.DERPLatency[3] = 160 * time.Millisecond
+	peers := syntheticPeers(10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range peers {
+			_ = Diagnose(self, peers[i], testRegions)
+		}
+	}
+}
