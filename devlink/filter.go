@@ -64,7 +64,7 @@ func (f *Filter) Match(l *Line) bool {
 	if f == nil {
 		return true
 	}
-	if l.Level != 0 && l.Tag != nil {
+	if l.Level != 0 && len(l.Tag) > 0 {
 		if r, ok := f.tags[string(l.Tag)]; ok {
 			return r >= l.Level.rank()
 		}

@@ -133,6 +133,9 @@ type Line struct {
 	Kind Kind
 	// Level, Tag, Msg are set for KindLog (and for the special kinds when
 	// they arrived inside a log line). Msg excludes the trailing colour reset.
+	// Tag is nil for a timestamped line without "tag: " (the Wi-Fi blob's
+	// `I (588) wifi:state: run -> init (fc0)`), which filters treat as a
+	// plain line, as ESP-IDF monitor does.
 	Level Level
 	Tag   []byte
 	Msg   []byte
@@ -289,7 +292,14 @@ func parseLog(t []byte, l *Line) bool {
 	if c <= 0 || c+1 >= len(rest) || rest[c+1] != ' ' {
 		// "L tag:" with an empty message is still a log line.
 		if !(c > 0 && c+1 == len(rest)) {
-			return false
+			if l.TimeForm == TimeNone {
+				return false
+			}
+			// The Wi-Fi blob's `I (588) wifi:wifi driver task: …` has no
+			// "tag: " (ESP-IDF monitor's filter treats it as a plain line):
+			// keep its level and time for colouring, but no tag.
+			l.Level, l.Msg = lev, trimReset(rest)
+			return true
 		}
 	}
 	if l.TimeForm == TimeNone && bytes.IndexByte(rest[:c], ' ') >= 0 {
@@ -299,12 +309,16 @@ func parseLog(t []byte, l *Line) bool {
 	}
 	l.Level = lev
 	l.Tag = rest[:c]
-	msg := rest[min(c+2, len(rest)):]
-	if n := len(msg); n >= 4 && msg[n-1] == 'm' && bytes.HasSuffix(msg, []byte("\x1b[0m")) {
-		msg = msg[:n-4]
-	}
-	l.Msg = msg
+	l.Msg = trimReset(rest[min(c+2, len(rest)):])
 	return true
+}
+
+// trimReset drops a trailing colour reset.
+func trimReset(msg []byte) []byte {
+	if n := len(msg); n >= 4 && msg[n-1] == 'm' && bytes.HasSuffix(msg, []byte("\x1b[0m")) {
+		return msg[:n-4]
+	}
+	return msg
 }
 
 // parseTime decodes the text between a log line's parentheses.

@@ -81,6 +81,8 @@ var lineCases = []struct {
 		lineView{Kind: KindLog, Level: 'E', Time: TimeUptime, TimeText: "15372", Tag: "task_wdt", Msg: "Task watchdog got triggered. The following tasks/users did not reset the watchdog in time:", Uptime: 15372 * time.Millisecond}},
 	{"invalid utf8", "I (1) x: \xff\xfe bad\n",
 		lineView{Kind: KindLog, Level: 'I', Time: TimeUptime, TimeText: "1", Tag: "x", Msg: "\xff\xfe bad", Uptime: time.Millisecond}},
+	{"wifi blob", "I (588) wifi:state: run -> init (fc0)\r\n",
+		lineView{Kind: KindLog, Level: 'I', Time: TimeUptime, TimeText: "588", Msg: "wifi:state: run -> init (fc0)", Uptime: 588 * time.Millisecond}},
 	{"unclosed paren", "I (123 tag: msg\n", lineView{Kind: KindPlain}},
 }
 

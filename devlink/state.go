@@ -139,7 +139,11 @@ type State struct {
 	HeapFree, HeapMin, HeapLargest, PSRAMFree                 int64
 	HeapHistory, HeapMinHistory, LargestHistory, PSRAMHistory Ring
 
+	// WiFiDisconnects is the firmware's count (telemetry wdis);
+	// WiFiDropLines counts the Wi-Fi driver's `wifi:state: run -> init`
+	// lines, for boards without telemetry.
 	WiFiDisconnects int64
+	WiFiDropLines   int64
 	RSSI            int32 // dBm; 0 unknown
 
 	// Fetches are the last HTTP fetch results, newest last (at most 32).
@@ -303,6 +307,10 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		}
 		return
 	case KindLog:
+		if len(l.Tag) == 0 && bytes.HasPrefix(l.Msg, []byte("wifi:state: run -> init")) {
+			s.WiFiDropLines++
+			return
+		}
 		if string(l.Tag) == "task_wdt" {
 			if bytes.Contains(l.Msg, []byte("Task watchdog got triggered")) {
 				s.TaskWatchdogHits++

@@ -43,7 +43,8 @@ const capture = "ESP-ROM:esp32s3-20210327\r\n" +
 	"Rebooting...\r\n" +
 	"I (120) half a li" + "ESP-ROM:esp32s3-20210327\r\n" +
 	"rst:0xc (RTC_SW_CPU_RST),boot:0x2b (SPI_FAST_FLASH_BOOT)\r\n" +
-	"I (6001) wireguard: good handshake from 04030201:41641\r\n"
+	"I (6001) wireguard: good handshake from 04030201:41641\r\n" +
+	"I (7000) wifi:state: run -> init (fc0)\r\n"
 
 func TestSourceBuildsDeviceState(t *testing.T) {
 	elfPath := testdata(t, "log.elf")
@@ -110,6 +111,9 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("state (-want +got):\n%s", diff)
+	}
+	if s.WiFiDropLines != 1 {
+		t.Errorf("WiFiDropLines = %d, want 1", s.WiFiDropLines)
 	}
 	if same, ok := s.NearestIsHome(); !ok || same {
 		t.Errorf("NearestIsHome = %v, %v; home 1 is not the nearest 7", same, ok)

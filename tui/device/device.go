@@ -206,7 +206,7 @@ func (p *Pane) render() []string {
 	if s.PSRAMFree > 0 {
 		add(fmt.Sprintf("  PSRAM free %s  %s", kib(s.PSRAMFree), spark(s.PSRAMHistory.Samples(), 0)))
 	}
-	wifi := fmt.Sprintf("%d disconnects", s.WiFiDisconnects)
+	wifi := fmt.Sprintf("%d disconnects", max(s.WiFiDisconnects, s.WiFiDropLines))
 	if s.RSSI != 0 {
 		wifi += fmt.Sprintf(", RSSI %d dBm", s.RSSI)
 	}
