@@ -96,3 +96,21 @@ func FuzzSplitter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseFilter checks filter expressions (typed by a person or passed on
+// the command line) never panic, and an accepted filter can match any line.
+func FuzzParseFilter(f *testing.F) {
+	for _, s := range []string{"", "*:V", "*:N", "hello_world", "wifi:W *:I", ":E", "a:b:c", "wifi:x", "  tag:v  *:e "} {
+		f.Add(s, "W (1) wifi: low")
+	}
+	f.Fuzz(func(t *testing.T, expr, line string) {
+		flt, err := ParseFilter(expr)
+		if err != nil {
+			return
+		}
+		var l Line
+		ParseLine([]byte(line), &l)
+		flt.Match(&l)
+		_ = flt.ShowsAll()
+	})
+}

@@ -1,12 +1,14 @@
 // Package device is the Device pane: the CoreS3 board as it sees itself
 // (link, resets, last crash, home DERP, DISCO probe table, heap and PSRAM
 // with history, per-peer path and handshake source, Wi-Fi drops, fetch
-// timings). It renders devlink.State from devlink.Event messages and does no
-// I/O.
+// timings). It renders devlink.State from devlink.Event messages, marks the
+// board or its peer when that node is selected in Peers
+// (common.PeerSelectedMsg), and does no I/O.
 package device
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/safetext"
 	"github.com/tailpath/tailpath/tui/common"
 )
@@ -42,6 +45,7 @@ type Pane struct {
 	err           error
 	lines         []string // rendered content, rebuilt on data or size change
 	dirty         bool
+	selected      probes.Peer // the peer selected in the Peers pane, if any
 }
 
 // New returns an empty Device pane. now is the clock for "ago" texts (nil:
@@ -78,6 +82,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		if m.Err != nil {
 			p.err = m.Err
 		}
+		p.dirty = true
+	case common.PeerSelectedMsg:
+		p.selected = m.Peer
 		p.dirty = true
 	case tea.KeyMsg:
 		switch {
@@ -133,6 +140,9 @@ func (p *Pane) render() []string {
 	id := ""
 	if s.Hostname != "" || s.TailnetIP.IsValid() {
 		id = fmt.Sprintf("  %s %s", safetext.Clean(s.Hostname), addrOr(s.TailnetIP.String(), s.TailnetIP.IsValid()))
+	}
+	if p.isBoard(s) {
+		id += "  " + p.st.Selected.Render("selected in Peers")
 	}
 	add(p.st.Title.Render("Board") + "  " + link + " " + safetext.Clean(s.Link.Port) + id)
 	if !s.Link.Up && s.Link.Err != nil {
@@ -226,7 +236,11 @@ func (p *Pane) render() []string {
 		if pr.Latency > 0 {
 			lat = fmt.Sprintf(" %dms", pr.Latency.Milliseconds())
 		}
-		add(fmt.Sprintf("  peer %d %s  path %s%s  handshake via %s", id, ip, pathWords(p.st, pr.Path), lat, pathText(pr.Handshake)))
+		row := fmt.Sprintf("  peer %d %s  path %s%s  handshake via %s", id, ip, pathWords(p.st, pr.Path), lat, pathText(pr.Handshake))
+		if pr.IP.IsValid() && p.selectedHas(pr.IP) {
+			row += "  " + p.st.Selected.Render("◀ "+safetext.Clean(p.selected.Name))
+		}
+		add(row)
 	}
 
 	// Fetches.
@@ -245,6 +259,20 @@ func (p *Pane) render() []string {
 	add("")
 	add(p.st.Muted.Render(fmt.Sprintf("%d lines, %d telemetry frames (%d corrupt)", s.Lines, s.Frames, s.CorruptFrames)))
 	return b
+}
+
+// isBoard reports whether the peer selected in Peers is this board.
+func (p *Pane) isBoard(s *devlink.State) bool {
+	return s.TailnetIP.IsValid() && p.selectedHas(s.TailnetIP)
+}
+
+func (p *Pane) selectedHas(ip netip.Addr) bool {
+	for _, a := range p.selected.TailscaleIPs {
+		if a == ip {
+			return true
+		}
+	}
+	return false
 }
 
 func addrOr(s string, ok bool) string {

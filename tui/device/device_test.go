@@ -1,6 +1,7 @@
 package device
 
 import (
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -76,6 +78,15 @@ func TestDevicePaneUpdate(t *testing.T) {
 	}
 	if n := strings.Count(v, "\n") + 1; n != 30 {
 		t.Errorf("view has %d rows, want exactly 30", n)
+	}
+	// Selecting the board's own node, or one of its peers, in Peers marks it.
+	p.Update(common.PeerSelectedMsg{Peer: probes.Peer{Name: "nas", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")}}})
+	if v = p.View(); !strings.Contains(v, "handshake via DERP region 1  ◀ nas") {
+		t.Errorf("selected peer not marked:\n%s", v)
+	}
+	p.Update(common.PeerSelectedMsg{Peer: probes.Peer{Name: "cores3", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.9")}}})
+	if v = p.View(); !strings.Contains(v, "cores3 100.64.0.9  selected in Peers") {
+		t.Errorf("board not marked as selected:\n%s", v)
 	}
 	// A full probe table raises the alarm in words.
 	ev := event(boardLog+"@TP1 D seq=46 up=50000 pu=64 pcap=64 pdrop=9 *00000000\r\n", false)
