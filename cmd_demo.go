@@ -25,6 +25,10 @@ type demoFlags struct {
 	logFile string
 	// interval is how often Status is polled.
 	interval time.Duration
+	// labOnly runs the lab without the dashboard until interrupted, printing
+	// the observer's LocalAPI socket for other tools (tailpath --socket,
+	// tailpath status --socket).
+	labOnly bool
 }
 
 func init() {
@@ -43,6 +47,7 @@ func runDemo(ctx context.Context, args []string, stdio IO) error {
 	fs.BoolVar(&f.status, "status", false, "print the lab's peers, paths and verdicts once and exit")
 	fs.BoolVar(&f.json, "json", false, "with --status: print JSON")
 	fs.StringVar(&f.logFile, "log-file", "", "append the lab's own logs (control, DERP, nodes) to this file")
+	fs.BoolVar(&f.labOnly, "lab-only", false, "run only the lab tailnet until interrupted and print its LocalAPI socket (for 'tailpath --socket' or 'tailpath status --socket')")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll the observer's status")
 	fs.Usage = func() {
 		fmt.Fprintln(stdio.Stderr, `usage: tailpath demo [--status [--json]]
@@ -74,6 +79,11 @@ flags:`)
 
 	if f.status {
 		return demoStatus(ctx, l, f.json, stdio.Stdout)
+	}
+	if f.labOnly {
+		fmt.Fprintf(stdio.Stdout, "lab tailnet running; the observer's LocalAPI socket is\n  %s\ntry: tailpath --socket %s\nCtrl-C stops the lab.\n", l.ObserverSocket(), l.ObserverSocket())
+		<-ctx.Done()
+		return nil
 	}
 	d := dashboard{
 		client:   l.Observer(),
