@@ -1,0 +1,436 @@
+package tuning
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+type keyMap struct {
+	Apply, Revert, BBR, Up, Down, Yes, No key.Binding
+	dialog                                bool
+}
+
+func (k keyMap) ShortHelp() []key.Binding {
+	if k.dialog {
+		return []key.Binding{k.Yes, k.No}
+	}
+	return []key.Binding{k.Apply, k.Revert, k.BBR, k.Up, k.Down}
+}
+
+func (k keyMap) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+
+// dialog is an open confirm prompt.
+type dialog struct {
+	revert  bool
+	changes []sysctl.Change // what will be written (apply), or restored (revert)
+	ccOK    func(string) bool
+}
+
+// Pane is the Tuning pane. Create it with New.
+type Pane struct {
+	o      Options
+	st     common.Styles
+	keys   keyMap
+	now    func() time.Time
+	isRoot func() bool
+
+	width, height int
+	scroll        int
+
+	data    *ReportMsg
+	bbr     bool // the --bbr target, toggled with b
+	rec     sysctl.Recommendation
+	recErr  error
+	confirm *dialog
+	busy    bool
+	outcome string
+	bad     bool
+
+	lines []string
+	dirty bool
+}
+
+// New returns the Tuning pane. It shows "reading…" until the first
+// ReportMsg (from Source, or from the command returned by Refresh).
+func New(o Options) *Pane {
+	st := common.DefaultStyles()
+	if o.Styles != nil {
+		st = *o.Styles
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Pane{o: o, st: st, now: now, isRoot: defaultIsRoot(o), bbr: o.Inputs.BBR, dirty: true, keys: keyMap{
+		Apply:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply")),
+		Revert: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revert")),
+		BBR:    key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "toggle bbr")),
+		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll")),
+		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll")),
+		Yes:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes, write it")),
+		No:     key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "cancel")),
+	}}
+}
+
+// Refresh returns a command that gathers once (for the first frame, before
+// Source's first report).
+func (p *Pane) Refresh() tea.Cmd { return refreshCmd(p.o) }
+
+// Title implements common.Pane.
+func (p *Pane) Title() string { return Title }
+
+// SetSize implements common.Pane.
+func (p *Pane) SetSize(w, h int) { p.width, p.height, p.dirty = w, h, true }
+
+// KeyMap implements common.Pane.
+func (p *Pane) KeyMap() help.KeyMap {
+	k := p.keys
+	k.dialog = p.confirm != nil
+	changes := len(p.rec.Changes) > 0
+	k.Apply.SetEnabled(changes && !p.busy)
+	k.Revert.SetEnabled(p.data != nil && p.data.State != nil && !p.busy)
+	return k
+}
+
+// Capturing implements common.Pane: true while the confirm dialog is open.
+func (p *Pane) Capturing() bool { return p.confirm != nil }
+
+// Update implements common.Pane.
+func (p *Pane) Update(msg tea.Msg) tea.Cmd {
+	switch m := msg.(type) {
+	case ReportMsg:
+		if p.data != nil && m.Err == nil && m.Report.Time.Before(p.data.Report.Time) {
+			return nil // an older gathering arriving late
+		}
+		p.data = &m
+		p.recompute()
+		p.dirty = true
+	case AppliedMsg:
+		p.busy = false
+		p.outcome, p.bad = outcomeText(m), m.Err != nil
+		p.dirty = true
+		return refreshCmd(p.o)
+	case tea.KeyMsg:
+		return p.key(m)
+	}
+	return nil
+}
+
+func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
+	if d := p.confirm; d != nil {
+		switch {
+		case key.Matches(m, p.keys.Yes):
+			p.confirm, p.busy, p.dirty = nil, true, true
+			p.outcome, p.bad = "writing…", false
+			if d.revert {
+				return revertCmd(p.o)
+			}
+			return applyCmd(p.o, d.changes, d.ccOK)
+		case key.Matches(m, p.keys.No):
+			p.confirm, p.dirty = nil, true
+			p.outcome, p.bad = "cancelled: nothing written", false
+		}
+		return nil // the dialog swallows every other key
+	}
+	km := p.KeyMap().(keyMap)
+	switch {
+	case key.Matches(m, km.Apply):
+		if !p.isRoot() {
+			p.outcome, p.bad, p.dirty = p.sudoHint("--apply"), true, true
+			return nil
+		}
+		p.confirm = &dialog{changes: append([]sysctl.Change(nil), p.rec.Changes...),
+			ccOK: sysctl.CCChecker(p.data.Report.Settings, &p.data.Report.BBR)}
+		p.dirty = true
+	case key.Matches(m, km.Revert):
+		if !p.isRoot() {
+			p.outcome, p.bad, p.dirty = p.sudoHint("--revert"), true, true
+			return nil
+		}
+		var back []sysctl.Change
+		for i := len(p.data.State.Keys) - 1; i >= 0; i-- {
+			c := p.data.State.Keys[i]
+			back = append(back, sysctl.Change{Key: c.Key, Old: c.New, New: c.Old})
+		}
+		p.confirm, p.dirty = &dialog{revert: true, changes: back}, true
+	case key.Matches(m, km.BBR):
+		p.bbr = !p.bbr
+		p.recompute()
+		p.dirty = true
+	case key.Matches(m, km.Up):
+		p.scroll = max(0, p.scroll-1)
+	case key.Matches(m, km.Down):
+		p.scroll++
+	}
+	return nil
+}
+
+func (p *Pane) sudoHint(flag string) string {
+	return "needs root: run sudo tailpath tune " + flag + " (or start tailpath with sudo)"
+}
+
+// recompute redoes the recommendation for the current BBR toggle. Pure.
+func (p *Pane) recompute() {
+	if p.data == nil || p.data.Err != nil {
+		p.rec, p.recErr = sysctl.Recommendation{}, nil
+		return
+	}
+	r := p.data.Report
+	t := r.Rec.Target
+	t.BBR = p.bbr
+	p.rec, p.recErr = sysctl.Recommend(r.Settings, t, r.MemTotal, &r.BBR)
+}
+
+func outcomeText(m AppliedMsg) string {
+	verb := "applied"
+	if m.Revert {
+		verb = "reverted"
+	}
+	switch {
+	case m.Err == nil:
+		return fmt.Sprintf("%s %d key(s)", verb, len(m.Result.Written))
+	case len(m.Result.RollbackErrors) > 0:
+		return fmt.Sprintf("FAILED and %d key(s) NOT restored: %v", len(m.Result.RollbackErrors), m.Err)
+	case len(m.Result.RolledBack) > 0:
+		return fmt.Sprintf("failed, %d key(s) restored, nothing changed: %v", len(m.Result.RolledBack), m.Err)
+	}
+	return fmt.Sprintf("not %s, nothing written: %v", verb, m.Err)
+}
+
+// View implements common.Pane: exactly height lines, none wider than width.
+func (p *Pane) View() string {
+	if p.width <= 0 || p.height <= 0 {
+		return ""
+	}
+	if p.dirty {
+		p.lines = p.render()
+		p.dirty = false
+	}
+	lines := p.lines
+	if p.confirm == nil {
+		p.scroll = min(p.scroll, max(0, len(lines)-p.height))
+		lines = lines[min(p.scroll, len(lines)):]
+	}
+	out := make([]string, 0, p.height)
+	for _, l := range lines {
+		if len(out) == p.height {
+			break
+		}
+		out = append(out, ansi.Truncate(l, p.width, "…"))
+	}
+	for len(out) < p.height {
+		out = append(out, "")
+	}
+	return strings.Join(out, "\n")
+}
+
+func (p *Pane) render() []string {
+	if p.confirm != nil {
+		return p.renderDialog()
+	}
+	var b []string
+	add := func(s string) { b = append(b, s) }
+	head := p.st.Title.Render("TCP tuning")
+	if p.o.Inputs.Sandbox {
+		head += " " + p.st.Warn.Render("[sandbox: a copy, not this machine]")
+	}
+	if p.data == nil {
+		add(head)
+		add(p.st.Muted.Render("reading /proc/sys…"))
+		return b
+	}
+	r := p.data.Report
+	if p.data.Err != nil {
+		add(head)
+		add(p.st.Bad.Render("tuning source: " + safetext.Clean(p.data.Err.Error())))
+		return b
+	}
+	head += p.st.Muted.Render(fmt.Sprintf("  kernel %s", clean(r.BBR.Kernel)))
+	if r.MemTotal > 0 {
+		head += p.st.Muted.Render(", " + sysctl.FormatBytes(r.MemTotal) + " RAM")
+	}
+	if !r.Time.IsZero() {
+		head += p.st.Muted.Render(fmt.Sprintf(", read %s ago", p.now().Sub(r.Time).Round(time.Second)))
+	}
+	add(head)
+	if p.outcome != "" {
+		st := p.st.Good
+		if p.bad {
+			st = p.st.Bad
+		}
+		add(st.Render(safetext.Clean(p.outcome)))
+	}
+	add("")
+
+	add(p.st.Title.Render("Buffer arithmetic"))
+	if p.recErr != nil {
+		add(p.st.Bad.Render(safetext.Clean(p.recErr.Error())))
+	}
+	b = append(b, table(nil, stepRows(p.rec.Steps), "  ")...)
+	add("")
+
+	rep := r
+	rep.Rec = p.rec
+	rows := [][]string{{"key", "current", "recommended"}}
+	for _, row := range rep.Rows() {
+		rec := p.st.Muted.Render("keep")
+		if row.Recommended != "" {
+			rec = p.st.Warn.Render(row.Recommended)
+		}
+		rows = append(rows, []string{row.Key, clean(row.Current), rec})
+	}
+	b = append(b, table(&p.st, rows, "")...)
+	add("")
+
+	bbr := fmt.Sprintf("BBR %s: %s", r.BBR.State, clean(r.BBR.Why))
+	switch r.BBR.State {
+	case sysctl.BBRAvailable:
+		add(p.st.Good.Render(bbr))
+	case sysctl.BBRLoadable:
+		add(p.st.Warn.Render(bbr))
+	default:
+		add(p.st.Bad.Render(bbr))
+		if r.BBR.Missing != "" {
+			add("  missing: " + clean(r.BBR.Missing))
+		}
+	}
+	target := "off (b: recommend bbr)"
+	if p.bbr {
+		target = "on (b: buffers only)"
+	}
+	add(fmt.Sprintf("congestion control %s, default qdisc %s; bbr in the recommendation: %s",
+		clean(r.Settings.CongestionControl), orUnknown(clean(r.Settings.DefaultQdisc)), target))
+	for _, n := range p.rec.Notes {
+		add(p.st.Muted.Render("note: " + clean(n)))
+	}
+	for _, w := range p.rec.Warnings {
+		add(p.st.Warn.Render("warning: " + clean(w)))
+	}
+	if p.data.StateErr != nil {
+		add(p.st.Bad.Render("revert state: " + safetext.Clean(p.data.StateErr.Error())))
+	} else if p.data.State != nil {
+		add(p.st.Muted.Render(fmt.Sprintf("revert: %d key(s) recorded in %s", len(p.data.State.Keys), p.o.statePath())))
+	}
+	add("")
+
+	switch {
+	case r.Link != nil:
+		l := r.Link
+		state := "down"
+		if l.Up {
+			state = "up"
+		}
+		add(fmt.Sprintf("tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d", state, l.MTU, orUnknown(clean(l.Qdisc)), l.RxDropped, l.TxDropped))
+	case r.LinkErr != "":
+		add(p.st.Muted.Render("tailscale0: " + safetext.Clean(r.LinkErr)))
+	}
+	switch {
+	case r.ConnsErr != "":
+		add(p.st.Bad.Render("tailnet TCP connections: " + safetext.Clean(r.ConnsErr)))
+	case len(r.Conns) == 0:
+		add(p.st.Muted.Render("tailnet TCP connections: none open"))
+	default:
+		add(p.st.Title.Render(fmt.Sprintf("Tailnet TCP connections (%d)", len(r.Conns))))
+		rows := [][]string{{"remote", "rtt", "cwnd", "retrans", "delivery", "sndbuf-lim", "rwnd-lim", "cc", "verdict"}}
+		for _, c := range r.Conns {
+			cells := tune.ConnCells(c)
+			for i := range cells {
+				cells[i] = clean(cells[i])
+			}
+			last := len(cells) - 1
+			if c.Verdict.Kind == "healthy" {
+				cells[last] = p.st.Good.Render(cells[last])
+			} else {
+				cells[last] = p.st.Warn.Render(cells[last])
+			}
+			rows = append(rows, cells)
+		}
+		b = append(b, table(&p.st, rows, "")...)
+	}
+	return b
+}
+
+func (p *Pane) renderDialog() []string {
+	d := p.confirm
+	var body []string
+	if d.revert {
+		body = append(body, p.st.Title.Render(fmt.Sprintf("Revert %d key(s) to the values saved before tailpath changed them?", len(d.changes))))
+	} else {
+		body = append(body, p.st.Title.Render(fmt.Sprintf("Apply %d change(s)?", len(d.changes))))
+	}
+	if p.o.Inputs.Sandbox {
+		body = append(body, p.st.Warn.Render("sandbox: writes go to the copy, not this machine"))
+	}
+	body = append(body, "")
+	for _, c := range d.changes {
+		body = append(body, "  "+clean(c.String()))
+	}
+	body = append(body, "", "Each key is read back; on any failure every key written is restored.")
+	if !d.revert {
+		body = append(body, "Previous values are saved in "+p.o.statePath()+" for revert.")
+	}
+	body = append(body, "", "y: write it   n/esc: cancel")
+	box := lipgloss.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(p.st.Border.GetForeground()).Padding(0, 1)
+	return strings.Split(box.Render(strings.Join(body, "\n")), "\n")
+}
+
+// stepRows turns the arithmetic into two-column rows.
+func stepRows(steps []sysctl.Step) [][]string {
+	var rows [][]string
+	for _, s := range steps {
+		rows = append(rows, []string{s.Label, s.Text})
+	}
+	return rows
+}
+
+// table lays rows out in columns separated by two spaces; with st, the
+// first row is a header in the muted style. Widths are display widths.
+func table(st *common.Styles, rows [][]string, indent string) []string {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], ansi.StringWidth(c))
+		}
+	}
+	out := make([]string, 0, len(rows))
+	for ri, r := range rows {
+		var sb strings.Builder
+		sb.WriteString(indent)
+		for i, c := range r {
+			sb.WriteString(c)
+			if i < len(r)-1 {
+				sb.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
+			}
+		}
+		line := sb.String()
+		if st != nil && ri == 0 {
+			line = st.Muted.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func clean(s string) string { return safetext.Clean(s) }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return tune.Unknown
+	}
+	return s
+}

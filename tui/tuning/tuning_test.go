@@ -1,0 +1,278 @@
+package tuning
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+
+	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/sockdiag"
+	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+var at = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+
+func ptr[T any](v T) *T { return &v }
+
+// fixture is a sandbox with stock 6.1 values (sysctl.SampleKeys), a fake
+// tailscale0 and two tailnet connections, one send-buffer limited.
+func fixture(t *testing.T, root bool) (Options, sysctl.Host) {
+	t.Helper()
+	dir := t.TempDir()
+	h, sample, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none")))
+	if err != nil || !sample {
+		t.Fatalf("sandbox: %v %v", sample, err)
+	}
+	conn := func(remote string, rtt time.Duration, sndbuf time.Duration) sockdiag.Conn {
+		info := &sockdiag.TCPInfo{Len: 232, RTT: &rtt, RTTVar: ptr(rtt / 10), SndCwnd: ptr(uint32(40)),
+			Retrans: ptr(uint32(0)), TotalRetrans: ptr(uint32(2)), DeliveryRate: ptr(uint64(1_375_000)),
+			BusyTime: ptr(time.Second), SndbufLimited: &sndbuf, RwndLimited: ptr(time.Duration(0)),
+			BytesSent: ptr(uint64(50 << 20)), BytesRetrans: ptr(uint64(0))}
+		return sockdiag.Conn{Remote: netip.MustParseAddrPort(remote), State: "ESTABLISHED", CC: "cubic", Info: info, Verdict: sockdiag.Judge(info, "cubic")}
+	}
+	o := Options{
+		Inputs: tune.Inputs{Host: h, Sandbox: true, Bandwidth: 400e6, RTT: 20 * time.Millisecond,
+			Conns: func(context.Context) ([]sockdiag.Conn, error) {
+				return []sockdiag.Conn{conn("100.64.0.7:445", 22*time.Millisecond, 700*time.Millisecond), conn("100.64.0.9:22", 18*time.Millisecond, 0)}, nil
+			},
+			Link: func(string) (sockdiag.Link, error) {
+				return sockdiag.Link{Name: "tailscale0", MTU: 1280, Qdisc: "fq_codel", Up: true, RxDropped: 3}, nil
+			},
+		},
+		StatePath: filepath.Join(dir, "state.json"),
+		IsRoot:    func() bool { return root },
+		Now:       func() time.Time { return at.Add(2 * time.Second) },
+	}
+	return o, h
+}
+
+func gather(t *testing.T, o Options) ReportMsg {
+	t.Helper()
+	m := Gather(context.Background(), o)
+	if m.Err != nil {
+		t.Fatal(m.Err)
+	}
+	m.Report.Time = at
+	return m
+}
+
+func mustContain(t *testing.T, v string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(v, w) {
+			t.Errorf("view lacks %q:\n%s", w, v)
+		}
+	}
+}
+
+// run executes cmd (what Bubble Tea would do) and returns its message.
+func run(t *testing.T, cmd tea.Cmd) tea.Msg {
+	t.Helper()
+	if cmd == nil {
+		t.Fatal("no command returned")
+	}
+	return cmd()
+}
+
+func TestPaneShowsReport(t *testing.T) {
+	o, _ := fixture(t, true)
+	p := New(o)
+	p.SetSize(150, 60)
+	mustContain(t, p.View(), "reading /proc/sys")
+	p.Update(gather(t, o))
+	v := p.View()
+	mustContain(t, v,
+		"[sandbox: a copy, not this machine]",
+		"kernel 6.1.0-sample, 3.8 GiB RAM, read 2s ago",
+		"BDP = bandwidth × RTT", "976.6 KiB", "buffer max, raised to the 16 MiB floor",
+		"net.ipv4.tcp_wmem                   4096 16384 4194304   4096 16384 16777216",
+		"net.ipv4.tcp_congestion_control     cubic                keep",
+		"BBR available: bbr is in tcp_available_congestion_control",
+		"tailscale0: up, mtu 1280, qdisc fq_codel, dropped rx 3 tx 0",
+		"Tailnet TCP connections (2)",
+		"send buffer limited: raise tcp_wmem max", "healthy",
+	)
+	if n := strings.Count(v, "\n") + 1; n != 60 {
+		t.Errorf("view has %d lines, want 60", n)
+	}
+	// b adds bbr to the recommendation without any I/O.
+	if cmd := p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("b")}); cmd != nil {
+		t.Error("toggling bbr returned a command")
+	}
+	mustContain(t, p.View(), "net.ipv4.tcp_congestion_control     cubic                bbr", "bbr in the recommendation: on")
+}
+
+func TestPaneApplyRevert(t *testing.T) {
+	o, h := fixture(t, true)
+	before, _ := h.Read()
+	p := New(o)
+	p.SetSize(150, 60)
+	p.Update(gather(t, o))
+
+	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	if !p.Capturing() {
+		t.Fatal("dialog not open after a")
+	}
+	mustContain(t, p.View(), "Apply 4 change(s)?", "net.ipv4.tcp_wmem: 4096 16384 4194304 → 4096 16384 16777216",
+		"sandbox: writes go to the copy", "y: write it")
+	// Other keys, global ones included, are swallowed while capturing.
+	if cmd := p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")}); cmd != nil || !p.Capturing() {
+		t.Fatal("q closed the dialog or did something")
+	}
+	cmd := p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if p.Capturing() {
+		t.Fatal("dialog still open after y")
+	}
+	if now, _ := h.Read(); now.Raw[sysctl.KeyTCPWmem] != before.Raw[sysctl.KeyTCPWmem] {
+		t.Fatal("Update wrote to the sandbox itself; writes belong in the command")
+	}
+	applied := run(t, cmd).(AppliedMsg)
+	if applied.Err != nil || len(applied.Result.Written) != 4 {
+		t.Fatalf("apply: %+v", applied)
+	}
+	if now, _ := h.Read(); now.TCPWmem.Max != 16<<20 {
+		t.Fatalf("tcp_wmem after apply %v", now.TCPWmem)
+	}
+	refresh := run(t, p.Update(applied)).(ReportMsg)
+	refresh.Report.Time = at.Add(time.Second)
+	p.Update(refresh)
+	mustContain(t, p.View(), "applied 4 key(s)", "revert: 4 key(s) recorded", "current values already suffice")
+}
+
+func TestPaneRevertAndCancel(t *testing.T) {
+	o, h := fixture(t, true)
+	before, _ := h.Read()
+	p := New(o)
+	p.SetSize(150, 60)
+	p.Update(gather(t, o))
+	// n cancels without writing.
+	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	if cmd := p.Update(tea.KeyMsg{Type: tea.KeyEsc}); cmd != nil || p.Capturing() {
+		t.Fatal("esc did not cancel")
+	}
+	mustContain(t, p.View(), "cancelled: nothing written")
+	// Apply, then revert through the dialog.
+	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	p.Update(run(t, p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})))
+	rep := gather(t, o)
+	rep.Report.Time = at.Add(time.Second)
+	p.Update(rep)
+	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	mustContain(t, p.View(), "Revert 4 key(s)", "net.ipv4.tcp_rmem: 4096 131072 16777216 → 4096 131072 6291456")
+	reverted := run(t, p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})).(AppliedMsg)
+	if reverted.Err != nil {
+		t.Fatal(reverted.Err)
+	}
+	after, _ := h.Read()
+	for k, v := range before.Raw {
+		if after.Raw[k] != v {
+			t.Errorf("%s = %q after revert, want %q", k, after.Raw[k], v)
+		}
+	}
+	p.Update(reverted)
+	mustContain(t, p.View(), "reverted 4 key(s)")
+}
+
+func TestPaneNotRoot(t *testing.T) {
+	o, h := fixture(t, false)
+	before, _ := h.Read()
+	p := New(o)
+	p.SetSize(150, 40)
+	p.Update(gather(t, o))
+	if cmd := p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")}); cmd != nil || p.Capturing() {
+		t.Fatal("apply went ahead without root")
+	}
+	mustContain(t, p.View(), "needs root: run sudo tailpath tune --apply")
+	if after, _ := h.Read(); after.Raw[sysctl.KeyTCPWmem] != before.Raw[sysctl.KeyTCPWmem] {
+		t.Fatal("written without root")
+	}
+}
+
+func TestPaneErrorAndStale(t *testing.T) {
+	o, _ := fixture(t, true)
+	p := New(o)
+	p.SetSize(120, 20)
+	p.Update(ReportMsg{Err: sysctl.ErrNoProc})
+	mustContain(t, p.View(), "tuning source: /proc/sys not found")
+	fresh := gather(t, o)
+	p.Update(fresh)
+	stale := gather(t, o)
+	stale.Report.Time = at.Add(-time.Minute)
+	stale.Report.BBR.Kernel = "stale"
+	p.Update(stale)
+	if strings.Contains(p.View(), "stale") {
+		t.Error("an older report replaced a newer one")
+	}
+}
+
+func TestSandbox(t *testing.T) {
+	o, _, err := Sandbox(t.TempDir(), tune.Inputs{Bandwidth: 1e9, RTT: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Inputs.Conns = func(context.Context) ([]sockdiag.Conn, error) { return nil, nil }
+	o.Inputs.Link = func(string) (sockdiag.Link, error) { return sockdiag.Link{}, sockdiag.ErrNoLink }
+	m := Gather(context.Background(), o)
+	if m.Err != nil || !m.Report.Sandbox || !strings.HasPrefix(o.StatePath, filepath.Dir(filepath.Dir(o.Inputs.Host.Proc))) {
+		t.Fatalf("sandbox gather: %+v %v (state %s)", m.Report.Sandbox, m.Err, o.StatePath)
+	}
+}
+
+// host runs the pane as a whole program for teatest.
+type host struct{ p common.Pane }
+
+func (h host) Init() tea.Cmd { return nil }
+func (h host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch m := msg.(type) {
+	case tea.WindowSizeMsg:
+		h.p.SetSize(m.Width, m.Height)
+		return h, nil
+	case tea.KeyMsg:
+		if m.Type == tea.KeyCtrlC {
+			return h, tea.Quit
+		}
+	}
+	return h, h.p.Update(msg)
+}
+func (h host) View() string { return h.p.View() }
+
+func TestTuningGolden(t *testing.T) {
+	o, _ := fixture(t, true)
+	p := New(o)
+	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(120, 40))
+	tm.Send(gather(t, o))
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
+	teatest.RequireEqualOutput(t, []byte(final.View()))
+}
+
+func TestTuningDialogGolden(t *testing.T) {
+	o, _ := fixture(t, true)
+	o.StatePath = "/var/lib/tailpath/tune-state.json" // shown, never written: nothing is confirmed
+	p := New(o)
+	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(100, 20))
+	tm.Send(gather(t, o))
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
+	out := final.View()
+	if !strings.Contains(out, "Apply 4 change(s)?") {
+		t.Fatalf("dialog not shown:\n%s", out)
+	}
+	teatest.RequireEqualOutput(t, []byte(out))
+}
