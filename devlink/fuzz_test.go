@@ -86,13 +86,32 @@ func FuzzSplitter(f *testing.F) {
 		}
 		var s Splitter
 		var out []byte
-		emit := func(l *Line) { out = append(out, l.Raw...) }
+		var lines [][]byte
+		emit := func(l *Line) {
+			out = append(out, l.Raw...)
+			lines = append(lines, bytes.Clone(l.Raw))
+		}
 		for i := 0; i < len(in); i += chunk {
 			s.Feed(in[i:min(i+chunk, len(in))], emit)
 		}
 		s.Flush(emit)
 		if !bytes.Equal(out, in) {
 			t.Fatalf("split output %q != input %q", out, in)
+		}
+		// Without frame-start bytes, lines are exactly the "\n"-terminated pieces.
+		if !bytes.ContainsAny(in, "\x01\x02") && len(in) < maxLine {
+			want := bytes.SplitAfter(in, []byte("\n"))
+			if len(want[len(want)-1]) == 0 {
+				want = want[:len(want)-1]
+			}
+			if len(want) != len(lines) {
+				t.Fatalf("%d lines, want %d", len(lines), len(want))
+			}
+			for i := range want {
+				if !bytes.Equal(want[i], lines[i]) {
+					t.Fatalf("line %d = %q, want %q", i, lines[i], want[i])
+				}
+			}
 		}
 	})
 }

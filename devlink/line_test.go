@@ -341,3 +341,22 @@ func TestParsePortLine(t *testing.T) {
 		t.Error("unknown ts_disco line reported a fact")
 	}
 }
+
+// TestSplitterNotAFrame: a line that starts like a binary frame but is not
+// one splits at its line ends however it is chunked.
+func TestSplitterNotAFrame(t *testing.T) {
+	in := "\x01\nabc\n\x02\x00\x20not a frame\nlast\n"
+	want := []string{"\x01\n", "abc\n", "\x02\x00\x20not a frame\n", "last\n"}
+	for chunk := 1; chunk <= len(in); chunk++ {
+		var s Splitter
+		var got []string
+		emit := func(l *Line) { got = append(got, string(l.Raw)) }
+		for i := 0; i < len(in); i += chunk {
+			s.Feed([]byte(in[i:min(i+chunk, len(in))]), emit)
+		}
+		s.Flush(emit)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("chunk %d (-want +got):\n%s", chunk, diff)
+		}
+	}
+}

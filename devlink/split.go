@@ -30,7 +30,16 @@ func (s *Splitter) Feed(p []byte, emit func(*Line)) {
 	if len(s.pending) > 0 {
 		// Finish the held line first, taking bytes from p into pending.
 		for len(p) > 0 && len(s.pending) > 0 {
-			n, done := s.take(s.pending, p)
+			n, done, resplit := s.take(s.pending, p, false)
+			if resplit {
+				// The held bytes looked like the start of a binary frame but
+				// are not one, and already hold a line end: split them again
+				// as text (rare, so the copy is fine).
+				buf := append(append([]byte(nil), s.pending...), p...)
+				s.pending = s.pending[:0]
+				s.feed(buf, true, emit)
+				return
+			}
 			s.pending = append(s.pending, p[:n]...)
 			p = p[n:]
 			if !done {
@@ -44,8 +53,15 @@ func (s *Splitter) Feed(p []byte, emit func(*Line)) {
 			s.pending = s.pending[:0]
 		}
 	}
+	s.feed(p, false, emit)
+}
+
+// feed splits p from a line start; textFirst skips the binary frame check
+// for the first line.
+func (s *Splitter) feed(p []byte, textFirst bool, emit func(*Line)) {
 	for len(p) > 0 {
-		n, done := s.take(nil, p)
+		n, done, _ := s.take(nil, p, textFirst)
+		textFirst = false
 		if !done {
 			if n >= maxLine {
 				s.emit(p[:n], true, emit)
@@ -60,52 +76,69 @@ func (s *Splitter) Feed(p []byte, emit func(*Line)) {
 	}
 }
 
-// Flush emits the held unfinished line, if any, marked Partial.
+// Flush emits the held unfinished line, if any, marked Partial. Bytes held
+// as a possible binary frame that never completed are split as text.
 func (s *Splitter) Flush(emit func(*Line)) {
-	if len(s.pending) == 0 {
-		return
+	for len(s.pending) > 0 {
+		p := s.pending
+		if (p[0] == 0x01 || p[0] == 0x02) && bytes.IndexByte(p, '\n') >= 0 && !isFrame(p) {
+			buf := append([]byte(nil), p...)
+			s.pending = s.pending[:0]
+			s.feed(buf, true, emit)
+			continue
+		}
+		s.emit(p, true, emit)
+		s.pending = s.pending[:0]
 	}
-	s.emit(s.pending, true, emit)
-	s.pending = s.pending[:0]
+}
+
+// isFrame reports whether b is exactly one valid Log V2 binary frame.
+func isFrame(b []byte) bool {
+	return len(b) >= 15 && (b[0] == 0x01 || b[0] == 0x02) && frameLen(b) == len(b) && crc8(b, nil) == 0
 }
 
 // take returns how many bytes of p complete the line whose first bytes are
-// head (nil at a line start), and whether the line is complete.
-func (s *Splitter) take(head, p []byte) (int, bool) {
+// head (nil at a line start), and whether the line is complete. resplit is
+// true when head turned out not to be a binary frame although it already
+// holds a "\n" (the caller must split head again). text skips the frame check.
+func (s *Splitter) take(head, p []byte, text bool) (n int, done, resplit bool) {
 	start := head
 	if len(start) == 0 {
 		start = p
 	}
-	if b := start[0]; b == 0x01 || b == 0x02 {
+	if b := start[0]; !text && (b == 0x01 || b == 0x02) {
 		// Possible binary frame: needs 3 bytes to know its length.
 		if len(head)+len(p) < 3 {
-			return len(p), false
+			return len(p), false, false
 		}
 		var hdr [3]byte
 		k := copy(hdr[:], head)
 		copy(hdr[k:], p)
-		if n := frameLen(hdr[:]); n > 0 {
-			need := n - len(head)
+		if fl := frameLen(hdr[:]); fl > 0 {
+			need := fl - len(head)
 			if need <= 0 {
-				return 0, true
+				return 0, true, false
 			}
 			if len(p) < need {
-				return len(p), false
+				return len(p), false, false
 			}
 			if crc8(head, p[:need]) == 0 {
-				return need, true
+				return need, true, false
 			}
+		}
+		if bytes.IndexByte(head, '\n') >= 0 {
+			return 0, false, true
 		}
 	}
 	i := bytes.IndexByte(p, '\n')
 	if i < 0 {
-		return len(p), false
+		return len(p), false, false
 	}
-	return i + 1, true
+	return i + 1, true, false
 }
 
 func (s *Splitter) emit(raw []byte, partial bool, emit func(*Line)) {
-	if len(raw) >= 15 && (raw[0] == 0x01 || raw[0] == 0x02) && frameLen(raw) == len(raw) && crc8(raw, nil) == 0 {
+	if isFrame(raw) {
 		s.line = Line{Raw: raw, Text: raw, Kind: KindBinary}
 	} else {
 		ParseLine(raw, &s.line)
