@@ -2,6 +2,7 @@ package devlink
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync"
 	"time"
@@ -22,6 +23,9 @@ type Event struct {
 	// error (port busy, permission denied, no board).
 	Err error
 }
+
+// ErrReplayEnded is the link-down reason when a replayed capture ends.
+var ErrReplayEnded = errors.New("replay ended")
 
 // MaxBatch bounds Event.Lines.
 const MaxBatch = 2000
@@ -115,7 +119,7 @@ func (src *Source) Run(ctx context.Context) <-chan Event {
 		case src.Replay != nil:
 			onStatus(LinkStatus{Up: true, Port: "replay", At: now()})
 			err = Pump(ctx, src.Replay, 0, onLine)
-			onStatus(LinkStatus{Up: false, Port: "replay", At: now(), Err: io.EOF})
+			onStatus(LinkStatus{Up: false, Port: "replay", At: now(), Err: ErrReplayEnded})
 		}
 		done <- err
 	}()
