@@ -26,7 +26,8 @@ func newGlobalKeys() globalKeys {
 }
 
 // ShortHelp implements help.KeyMap.
-func (k globalKeys) ShortHelp() []key.Binding { return []key.Binding{k.Next, k.Help, k.Quit} }
+// The pane tabs show their numbers, so tab and 1-9 are left to full help.
+func (k globalKeys) ShortHelp() []key.Binding { return []key.Binding{k.Help, k.Quit} }
 
 // FullHelp implements help.KeyMap.
 func (k globalKeys) FullHelp() [][]key.Binding {

@@ -27,15 +27,18 @@ type colSpec struct {
 }
 
 var colSpecs = [numCols]colSpec{
-	colName:    {title: "name", min: 12, pref: 20},
-	colOS:      {title: "OS", min: 7, pref: 7, hide: 1},
-	colPath:    {title: "path", min: 22, pref: 36},
+	colName:    {title: "  name", min: 14, pref: 22},
+	colOS:      {title: "OS", min: 8, pref: 8, hide: 1},
+	colPath:    {title: "path", min: 25, pref: 36},
 	colLatency: {title: "latency", min: 7, pref: 7, hide: 3},
 	colDERP:    {title: "DERP", min: 4, pref: 4, hide: 3},
 	colTx:      {title: "tx", min: 9, pref: 9, hide: 2},
 	colRx:      {title: "rx", min: 9, pref: 9, hide: 2},
 	colReason:  {title: "reason", min: 22, pref: 40},
 }
+
+// reasonComfort is the reason width that fits most one-phrase reasons.
+const reasonComfort = 34
 
 // cellGap is the blank cells right of every column. It is part of the
 // table column's width (cells are truncated to the width less the gap
@@ -46,7 +49,7 @@ const cellGap = 1
 // layoutColumns sizes the table's columns (text width plus cellGap; 0 for
 // a hidden column) to fit width cells, dropping
 // optional columns (OS, then tx/rx, then latency and DERP) until the minimum
-// widths fit, then growing path, reason and name. Extra width past every
+// widths fit, then growing reason, path and name. Extra width past every
 // preferred width goes to reason.
 func layoutColumns(width int) []table.Column {
 	var w [numCols]int
@@ -94,9 +97,13 @@ func layoutColumns(width int) []table.Column {
 		w[i] += d
 		extra -= d
 	}
+	// The reason is why the tool exists, then the path's words (a relayed
+	// path, `active; relay "nyc"`, fits the minimum; direct addresses are
+	// longer), then the name.
+	grow(colReason, reasonComfort)
 	grow(colPath, colSpecs[colPath].pref)
-	grow(colReason, colSpecs[colReason].pref)
 	grow(colName, colSpecs[colName].pref)
+	grow(colReason, colSpecs[colReason].pref)
 	grow(colReason, 1<<30)
 
 	cols := make([]table.Column, numCols)

@@ -5,6 +5,7 @@ import "github.com/charmbracelet/bubbles/key"
 // listKeys are the Peers pane bindings. Bindings that make no sense in the
 // current state are disabled (and so hidden from help), not special-cased.
 type listKeys struct {
+	Move                                    key.Binding // help only: up/down in one entry
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open                                    key.Binding // open the Peer detail pane
 	Sort                                    key.Binding // cycle the sort order
@@ -16,6 +17,7 @@ type listKeys struct {
 
 func newListKeys() listKeys {
 	return listKeys{
+		Move:        key.NewBinding(key.WithKeys("up", "down", "k", "j"), key.WithHelp("↑/↓", "move")),
 		Up:          key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:        key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		PageUp:      key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
@@ -25,7 +27,7 @@ func newListKeys() listKeys {
 		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Sort:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "show all")),
 		Apply:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		Cancel:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 	}
@@ -33,7 +35,7 @@ func newListKeys() listKeys {
 
 // ShortHelp implements help.KeyMap.
 func (k listKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Apply, k.Cancel, k.Up, k.Down, k.Open, k.Sort, k.Filter, k.ClearFilter}
+	return []key.Binding{k.Apply, k.Cancel, k.Move, k.Open, k.Sort, k.Filter, k.ClearFilter}
 }
 
 // FullHelp implements help.KeyMap.
@@ -46,6 +48,7 @@ func (k listKeys) FullHelp() [][]key.Binding {
 
 // detailKeys are the Peer detail pane bindings.
 type detailKeys struct {
+	Scroll                     key.Binding // help only: up/down in one entry
 	Up, Down, PageUp, PageDown key.Binding
 	Disco                      key.Binding // DISCO ping until direct
 	TSMP                       key.Binding // TSMP ping through WireGuard
@@ -54,19 +57,20 @@ type detailKeys struct {
 
 func newDetailKeys() detailKeys {
 	return detailKeys{
+		Scroll:   key.NewBinding(key.WithKeys("up", "down", "k", "j"), key.WithHelp("↑/↓", "scroll")),
 		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
 		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
 		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
 		Disco:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "ping until direct")),
 		TSMP:     key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "TSMP ping")),
-		Back:     key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back to peers")),
+		Back:     key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 	}
 }
 
 // ShortHelp implements help.KeyMap.
 func (k detailKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Disco, k.TSMP, k.Up, k.Down, k.Back}
+	return []key.Binding{k.Disco, k.TSMP, k.Scroll, k.Back}
 }
 
 // FullHelp implements help.KeyMap.

@@ -297,7 +297,7 @@ func (l *List) clampOffset() {
 func (l *List) syncKeys() {
 	k := &l.keys
 	browsing := !l.typing
-	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom, &k.Sort, &k.Filter} {
+	for _, b := range []*key.Binding{&k.Move, &k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom, &k.Sort, &k.Filter} {
 		b.SetEnabled(browsing)
 	}
 	k.Open.SetEnabled(browsing && len(l.order) > 0)
@@ -461,8 +461,16 @@ func (l *List) View() string {
 		h := max(l.tableRows(), 1)
 		end := min(l.offset+h, len(l.order))
 		win := make([]table.Row, 0, end-l.offset)
-		for _, idx := range l.order[l.offset:end] {
-			win = append(win, l.fitCells(l.cells(idx)))
+		for i, idx := range l.order[l.offset:end] {
+			row := append(table.Row(nil), l.cells(idx)...)
+			// The cursor is marked in text too: with no colour (NO_COLOR,
+			// TERM=dumb) the selected style renders as nothing.
+			mark := "  "
+			if l.offset+i == l.cursor {
+				mark = "> "
+			}
+			row[colName] = mark + row[colName]
+			win = append(win, l.fitCells(row))
 		}
 		// Every table setter re-renders all its rows. With zero-width
 		// columns that costs nothing, so only the last call renders.
@@ -477,21 +485,17 @@ func (l *List) View() string {
 	return status + "\n" + l.table.View()
 }
 
-// fitCells truncates cells by display width to their column's text width
-// (the column less cellGap), copying only when something is cut.
+// fitCells truncates cells in place by display width to their column's
+// text width (the column less cellGap).
 func (l *List) fitCells(cells table.Row) table.Row {
-	out := cells
 	for i, c := range cells {
 		w := max(l.cols[i].Width-cellGap, 0)
 		if len(c) <= w || ansi.StringWidth(c) <= w { // bytes ≥ cells: cheap test first
 			continue
 		}
-		if &out[0] == &cells[0] {
-			out = append(table.Row(nil), cells...)
-		}
-		out[i] = ansi.Truncate(c, w, "…")
+		cells[i] = ansi.Truncate(c, w, "…")
 	}
-	return out
+	return cells
 }
 
 // statusLine is the first line: counts with meaning in words, the sort
