@@ -2,6 +2,7 @@ package sockdiag
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -379,4 +380,35 @@ func BenchmarkDumpIdle(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzWalkMessages feeds arbitrary bytes to the netlink multipart reader.
+func FuzzWalkMessages(f *testing.F) {
+	info := fakeInfo(232, map[int]uint64{offRTT: 35000})
+	msg := fakeMessage(2, netip.MustParseAddrPort("100.64.0.1:1"), netip.MustParseAddrPort("100.64.0.2:2"), info, "cubic")
+	frame := func(typ uint16, seq uint32, payload []byte) []byte {
+		h := make([]byte, nlmsgHdrLen)
+		binary.NativeEndian.PutUint32(h[0:], uint32(nlmsgHdrLen+len(payload)))
+		binary.NativeEndian.PutUint16(h[4:], typ)
+		binary.NativeEndian.PutUint32(h[8:], seq)
+		b := append(h, payload...)
+		for len(b)%4 != 0 {
+			b = append(b, 0)
+		}
+		return b
+	}
+	f.Add(append(frame(SockDiagByFamily, 7, msg), frame(nlmsgDone, 7, []byte{0, 0, 0, 0})...))
+	f.Add(frame(nlmsgError, 7, []byte{0xfe, 0xff, 0xff, 0xff}))
+	f.Add(frame(SockDiagByFamily, 6, msg))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n := 0
+		walkMessages(b, 7, func(p []byte) error {
+			n++
+			ParseMessage(p)
+			return nil
+		})
+		if n > len(b)/nlmsgHdrLen {
+			t.Fatalf("%d messages from %d bytes", n, len(b))
+		}
+	})
 }
