@@ -29,18 +29,24 @@ type Region struct {
 	Code string
 	// Name is the long region name.
 	Name string
-	// STUNDelay holds back each STUN answer this long, so netcheck measures
-	// this region as farther away; 0 answers at once.
-	STUNDelay time.Duration
+	// Delay holds back each STUN answer and each HTTPS latency probe
+	// (/derp/latency-check, /derp/probe) this long, so netcheck measures
+	// this region as farther away, whether the node can use UDP or not;
+	// 0 answers at once. (Nodes that cannot use UDP also measure by ICMP,
+	// which no delay reaches; use NoHome to keep them off a region.)
+	Delay time.Duration
+	// NoHome marks the region NoMeasureNoHome: no node measures it or makes
+	// it home, but a node reaches it if a peer homes there.
+	NoHome bool
 }
 
-// DefaultRegions are the lab's two DERP regions. Region 902 answers STUN
-// 25 ms late, so every lab node measures 901 ("lab1") as nearest and homes
-// there: paths read `relay "lab1"` deterministically, and the Self pane
-// shows two distinct DERP latencies.
+// DefaultRegions are the lab's two DERP regions. Region 902 is NoHome, so
+// every lab node homes on 901 and relayed paths read `relay "lab1"`
+// deterministically. (A latency Delay alone is not enough: the DERP-only
+// node cannot STUN and measures by ICMP, where both loopback regions tie.)
 var DefaultRegions = []Region{
 	{ID: 901, Code: "lab1", Name: "Lab relay 1 (loopback)"},
-	{ID: 902, Code: "lab2", Name: "Lab relay 2 (loopback, +25ms STUN)", STUNDelay: 25 * time.Millisecond},
+	{ID: 902, Code: "lab2", Name: "Lab relay 2 (loopback, never home)", NoHome: true},
 }
 
 // derpRegion is one running region.
@@ -84,14 +90,14 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 			d.Close()
 			return fail(fmt.Errorf("lab: DERP %s listen: %w", reg.Code, err))
 		}
-		hs := httptest.NewUnstartedServer(derpserver.Handler(d))
+		hs := httptest.NewUnstartedServer(delayProbes(derpserver.Handler(d), reg.Delay))
 		hs.Listener.Close()
 		hs.Listener = ln
 		hs.Config.ErrorLog = log.New(logWriter{logf}, "", 0)
 		// derp clients speak HTTP/1.1 upgrade; HTTP/2 must be off.
 		hs.Config.TLSNextProto = make(map[string]func(*http.Server, *tls.Conn, http.Handler))
 		hs.StartTLS()
-		st, err := startSTUN(reg.STUNDelay, logf)
+		st, err := startSTUN(reg.Delay, logf)
 		if err != nil {
 			hs.Close()
 			d.Close()
@@ -99,9 +105,10 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		}
 		running = append(running, &derpRegion{srv: d, http: hs, stun: st})
 		dm.Regions[reg.ID] = &tailcfg.DERPRegion{
-			RegionID:   reg.ID,
-			RegionCode: reg.Code,
-			RegionName: reg.Name,
+			RegionID:        reg.ID,
+			RegionCode:      reg.Code,
+			RegionName:      reg.Name,
+			NoMeasureNoHome: reg.NoHome,
 			Nodes: []*tailcfg.DERPNode{{
 				Name:             fmt.Sprintf("%da", reg.ID),
 				RegionID:         reg.ID,
@@ -116,6 +123,26 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		}
 	}
 	return dm, running, nil
+}
+
+// delayProbes holds back netcheck's HTTPS latency probes by delay.
+func delayProbes(h http.Handler, delay time.Duration) http.Handler {
+	if delay <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/derp/latency-check", "/derp/probe":
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // stunServer answers STUN binding requests on 127.0.0.1, like a DERP

@@ -2,11 +2,19 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/probes"
+	"tailscale.com/net/stun"
 )
 
 func TestMain(m *testing.M) {
@@ -23,6 +31,9 @@ func startLab(t *testing.T) *Lab {
 		t.Skip("skipping lab tailnet (starts control, DERP and five tsnet nodes) under -short")
 	}
 	logFile := filepath.Join(t.TempDir(), "lab.log")
+	if d := os.Getenv("LAB_TEST_LOG"); d != "" {
+		logFile = d
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -36,33 +47,247 @@ func startLab(t *testing.T) *Lab {
 		t.Fatalf("Start: %v (logs in %s)", err, logFile)
 	}
 	t.Cleanup(func() {
+		start := time.Now()
 		if err := l.Close(); err != nil {
 			t.Errorf("Close: %v", err)
+		}
+		t.Logf("Close took %v", time.Since(start).Round(time.Millisecond))
+		if _, err := os.Stat(l.Dir()); !os.IsNotExist(err) {
+			t.Errorf("state directory %s left behind after Close (stat: %v)", l.Dir(), err)
 		}
 	})
 	return l
 }
 
-func TestLabRawStatus(t *testing.T) {
+// TestLab starts the lab once and checks, in subtests, the raw LocalAPI
+// status of each peer, probes' classification and verdicts, the JSON the
+// snapshot marshals to, and the observer's LocalAPI socket.
+func TestLab(t *testing.T) {
 	l := startLab(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	st, err := l.Observer().Status(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+
+	roles := map[Role]PeerInfo{}
 	for _, p := range l.Peers() {
-		ps := FindPeer(st, p.Name)
-		if ps == nil {
-			t.Fatalf("observer does not list %s", p.Name)
+		roles[p.Role] = p
+	}
+	if len(roles) != 4 {
+		t.Fatalf("Peers() = %+v, want one each of direct, derp-only, idle, offline", l.Peers())
+	}
+
+	t.Run("raw status", func(t *testing.T) {
+		st, err := l.Observer().Status(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("%s: active=%v curaddr=%q relay=%q online=%v lastseen=%v", p.Name, ps.Active, ps.CurAddr, ps.Relay, ps.Online, ps.LastSeen)
-		switch p.Role {
-		case RoleDirect:
-			ap, err := netip.ParseAddrPort(ps.CurAddr)
-			if err != nil || ap.Addr() != netip.MustParseAddr("127.0.0.1") || ap.Port() == 0 {
-				t.Errorf("%s CurAddr = %q, want 127.0.0.1:port", p.Name, ps.CurAddr)
+		direct := FindPeer(st, DirectName)
+		derp := FindPeer(st, DERPName)
+		idle := FindPeer(st, IdleName)
+		off := FindPeer(st, OfflineName)
+		if direct == nil || derp == nil || idle == nil || off == nil {
+			t.Fatalf("observer lists direct=%v derp=%v idle=%v offline=%v", direct != nil, derp != nil, idle != nil, off != nil)
+		}
+		// A path can be briefly re-validating (CurAddr empty); WaitDirect
+		// retries until it is trusted again.
+		ap, err := l.WaitDirect(ctx, DirectName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ap.Addr() != netip.MustParseAddr("127.0.0.1") || ap.Port() == 0 {
+			t.Errorf("%s CurAddr = %v, want 127.0.0.1:port", DirectName, ap)
+		}
+		if !derp.Active || derp.CurAddr != "" || derp.PeerRelay != "" || derp.Relay != "lab1" {
+			t.Errorf("%s: Active=%v CurAddr=%q PeerRelay=%q Relay=%q, want Active via relay lab1", DERPName, derp.Active, derp.CurAddr, derp.PeerRelay, derp.Relay)
+		}
+		if idle.Active || !idle.Online {
+			t.Errorf("%s: Active=%v Online=%v, want online and not active", IdleName, idle.Active, idle.Online)
+		}
+		if off.Active || off.Online || off.LastSeen.IsZero() {
+			t.Errorf("%s: Active=%v Online=%v LastSeen=%v, want offline with LastSeen", OfflineName, off.Active, off.Online, off.LastSeen)
+		}
+		for _, p := range l.Peers() {
+			if ps := FindPeer(st, p.Name); len(ps.TailscaleIPs) == 0 || ps.TailscaleIPs[0] != p.TailscaleIP {
+				t.Errorf("%s: TailscaleIPs %v, Peers() says %v", p.Name, ps.TailscaleIPs, p.TailscaleIP)
 			}
 		}
+	})
+
+	t.Run("probes verdicts", func(t *testing.T) {
+		type row struct {
+			Kind     probes.PathKind
+			Loopback bool // Path.Addr is 127.0.0.1:port
+			DERPCode string
+			Reason   probes.ReasonID
+			Text     string // prefix of Path.Text
+		}
+		want := map[string]row{
+			DirectName:  {Kind: probes.PathDirect, Loopback: true, Reason: probes.ReasonDirect, Text: "active; direct 127.0.0.1:"},
+			DERPName:    {Kind: probes.PathDERP, DERPCode: "lab1", Reason: probes.ReasonNoEndpoints, Text: `active; relay "lab1"`},
+			IdleName:    {Kind: probes.PathIdle, Reason: probes.ReasonIdle, Text: "-"},
+			OfflineName: {Kind: probes.PathOffline, Reason: probes.ReasonOffline, Text: "offline, last seen "},
+		}
+		var got map[string]row
+		var snap *probes.Snapshot
+		// Paths can be re-validating at the instant of one poll; retry.
+		for try := 0; try < 10; try++ {
+			var err error
+			snap, err = probes.Gather(ctx, l.Observer(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = map[string]row{}
+			for _, p := range snap.Peers {
+				r := row{Kind: p.Path.Kind, DERPCode: p.Path.DERPCode, Reason: p.Verdict.Reason}
+				r.Loopback = p.Path.Addr.Addr() == netip.MustParseAddr("127.0.0.1") && p.Path.Addr.Port() != 0
+				if w, ok := want[p.Name]; ok && strings.HasPrefix(p.Path.Text, w.Text) {
+					r.Text = w.Text
+				} else {
+					r.Text = p.Path.Text
+				}
+				got[p.Name] = r
+			}
+			if cmp.Equal(want, got) {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("Gather paths and verdicts mismatch (-want +got):\n%s", diff)
+		}
+		for _, p := range snap.Peers {
+			if p.Name == DERPName {
+				if !p.EndpointsKnown || len(p.Endpoints) != 0 {
+					t.Errorf("%s: EndpointsKnown=%v Endpoints=%v, want known and empty", DERPName, p.EndpointsKnown, p.Endpoints)
+				}
+				if p.HomeDERP != 901 {
+					t.Errorf("%s: HomeDERP = %d, want 901", DERPName, p.HomeDERP)
+				}
+			}
+		}
+		if snap.Self.HomeDERP != 901 || snap.Self.HomeDERPCode != "lab1" {
+			t.Errorf("self home DERP = %d %q, want 901 \"lab1\"", snap.Self.HomeDERP, snap.Self.HomeDERPCode)
+		}
+
+		// The JSON `tailpath status --json` prints is these types' tags.
+		j, err := json.Marshal(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Peers []struct {
+				Name string `json:"name"`
+				Path struct {
+					Kind     string `json:"kind"`
+					Addr     string `json:"addr"`
+					DERPCode string `json:"derp_code"`
+				} `json:"path"`
+				Verdict struct {
+					Reason string `json:"reason"`
+				} `json:"verdict"`
+			} `json:"peers"`
+		}
+		if err := json.Unmarshal(j, &doc); err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]string{}
+		for _, p := range doc.Peers {
+			byName[p.Name] = p.Path.Kind + " " + p.Path.DERPCode + " " + p.Verdict.Reason
+			if p.Name == DirectName && !strings.HasPrefix(p.Path.Addr, "127.0.0.1:") {
+				t.Errorf("JSON %s path.addr = %q, want 127.0.0.1:port", p.Name, p.Path.Addr)
+			}
+		}
+		wantJSON := map[string]string{
+			DirectName:  "direct  direct",
+			DERPName:    "relay lab1 no-endpoints",
+			IdleName:    "idle  idle",
+			OfflineName: "offline  offline",
+		}
+		if diff := cmp.Diff(wantJSON, byName); diff != "" {
+			t.Errorf("JSON peers (kind derp_code reason) mismatch (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("observer socket", func(t *testing.T) {
+		if l.ObserverSocket() == "" {
+			t.Skip("no Unix socket on this OS")
+		}
+		snap, err := probes.Gather(ctx, probes.NewClient(l.ObserverSocket()), nil)
+		if err != nil {
+			t.Fatalf("Gather over %s: %v", l.ObserverSocket(), err)
+		}
+		if snap.Self.Name != ObserverName || len(snap.Peers) != 4 {
+			t.Errorf("over the socket: self %q with %d peers, want %s with 4", snap.Self.Name, len(snap.Peers), ObserverName)
+		}
+	})
+}
+
+// TestStartFailureCleansUp checks that a Start failing midway (the child
+// node's binary does not exist) returns an actionable error and leaves no
+// state directory behind.
+func TestStartFailureCleansUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping lab tailnet under -short")
+	}
+	dir := filepath.Join(t.TempDir(), "lab")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var steps []string
+	l, err := Start(ctx, Options{
+		Dir:        dir,
+		Executable: filepath.Join(t.TempDir(), "no-such-tailpath"),
+		Progress:   func(s string) { steps = append(steps, s) },
+	})
+	if err == nil {
+		l.Close()
+		t.Fatal("Start succeeded with a missing child executable")
+	}
+	if !strings.Contains(err.Error(), "lab-derp") || !strings.Contains(err.Error(), "no-such-tailpath") {
+		t.Errorf("error %q should name the node and the binary", err)
+	}
+	if len(steps) < 3 {
+		t.Errorf("progress steps before the failure = %q, want DERP, control and observer", steps)
+	}
+	// Options.Dir is the caller's: kept, but the nodes inside have stopped.
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("caller's Dir removed: %v", err)
+	}
+}
+
+// TestSTUNDelay checks the lab's STUN responder answers a binding request
+// with the sender's address, after the configured delay.
+func TestSTUNDelay(t *testing.T) {
+	for _, delay := range []time.Duration{0, 30 * time.Millisecond} {
+		s, err := startSTUN(delay, func(string, ...any) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx := stun.NewTxID()
+		start := time.Now()
+		if _, err := c.WriteToUDPAddrPort(stun.Request(tx), netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(s.port()))); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 1500)
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("delay %v: no STUN answer: %v", delay, err)
+		}
+		took := time.Since(start)
+		gotTx, addr, err := stun.ParseResponse(buf[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gotTx != tx || addr != c.LocalAddr().(*net.UDPAddr).AddrPort() {
+			t.Errorf("delay %v: response tx %x addr %v, want %x %v", delay, gotTx, addr, tx, c.LocalAddr())
+		}
+		if took < delay {
+			t.Errorf("answered after %v, want at least %v", took, delay)
+		}
+		c.Close()
+		s.close()
 	}
 }

@@ -241,8 +241,10 @@ func startChild(ctx context.Context, exe string, cfg nodeConfig, extraEnv []stri
 	}
 }
 
-// close ends the child: closing stdin asks it to leave; after 5 s it is killed.
+// close ends the child: a line on stdin (then EOF) asks it to leave; after
+// 5 s it is killed.
 func (c *childNode) close() {
+	io.WriteString(c.stdin, "leave\n")
 	c.stdin.Close()
 	select {
 	case <-c.done:
@@ -255,8 +257,8 @@ func (c *childNode) close() {
 
 // MaybeRunNode runs this process as a lab node when NodeEnv is set, and
 // never returns in that case: the node joins the lab, prints one JSON line
-// on stdout with its Tailscale IP, serves until stdin reaches EOF (the
-// parent closed it or died), then the process exits with status 0, or 1
+// on stdout with its Tailscale IP, serves until a line or EOF arrives on
+// stdin (the parent's Close, or the parent died), then the process exits with status 0, or 1
 // when joining failed. When NodeEnv is unset it returns at once. Call it
 // first thing in main (tailpath's preMainHooks) and in a test's TestMain.
 func MaybeRunNode() {
@@ -291,9 +293,10 @@ func runNode(cfgJSON string, stdin io.Reader, stdout io.Writer) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Leave when stdin closes: the parent closed our pipe or died.
+	// Leave when the parent writes a line or our stdin ends (the parent
+	// closed the pipe or died).
 	go func() {
-		io.Copy(io.Discard, stdin)
+		bufio.NewReader(stdin).ReadString('\n')
 		cancel()
 	}()
 	joinCtx, joinCancel := context.WithTimeout(ctx, 60*time.Second)
@@ -302,11 +305,14 @@ func runNode(cfgJSON string, stdin io.Reader, stdout io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	defer n.close()
 	if err := json.NewEncoder(stdout).Encode(childHello{IP: n.ip, Key: n.key}); err != nil {
+		n.close()
 		return 1
 	}
 	<-ctx.Done()
+	logf("stdin closed; leaving the lab")
+	n.close()
+	logf("node closed")
 	return 0
 }
 
