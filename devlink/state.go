@@ -370,6 +370,11 @@ func (s *State) applyPortLine(l *Line, now time.Time) {
 		if f.Peer >= 0 {
 			p := s.peer(f.Peer)
 			p.LastPong, p.LastPongAt = f.Addr, now
+			// Boards without telemetry: a pong marked "direct" means the
+			// port now sends to that endpoint.
+			if p.Path.Kind == telemetry.PathNone && f.Addr.IsValid() && bytes.HasSuffix(l.Msg, []byte("direct")) {
+				p.Path = telemetry.Path{Kind: telemetry.PathDirect, Addr: f.Addr}
+			}
 		}
 	case FactDiscoPoolFull:
 		s.PoolFullLines++

@@ -185,3 +185,23 @@ func TestProbeTableFull(t *testing.T) {
 		t.Error("64/64 not reported full")
 	}
 }
+
+func TestPortLinesWithoutTelemetry(t *testing.T) {
+	s := NewState()
+	for _, in := range []string{
+		"I (5170) ts_disco: Pong recv from 203.0.113.5:41641 → peer 3 direct",
+		"I (6000) wireguard: [WireGuard] HANDSHAKE_RESPONSE: 2803037f:7",
+		"I (6100) ts_netmap: DERP home server: derp7.tailscale.com:443 (region 7)",
+	} {
+		var l Line
+		ParseLine([]byte(in), &l)
+		s.ApplyLine(&l, time.Unix(100, 0), nil)
+	}
+	p := s.Peers[3]
+	if p == nil || p.Path.String() != "203.0.113.5:41641" || p.Handshake.String() != "derp:7" {
+		t.Errorf("peer 3 = %+v", p)
+	}
+	if s.HomeDERP != 7 || s.HomeDERPHost != "derp7.tailscale.com" {
+		t.Errorf("home DERP = %d %q", s.HomeDERP, s.HomeDERPHost)
+	}
+}
