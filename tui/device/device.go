@@ -350,3 +350,5 @@ func spark(s []devlink.Sample, top int64) string {
 	}
 	return b.String()
 }
+
+var _ common.Pane = (*Pane)(nil)

@@ -382,3 +382,5 @@ func (p *Pane) status(total, top int) string {
 	}
 	return ansi.Truncate(s, p.width, "…")
 }
+
+var _ common.Pane = (*Pane)(nil)
