@@ -193,8 +193,10 @@ func writeStatusTable(w io.Writer, s *probes.Snapshot) error {
 			lat = p.Latency.Round(100 * time.Microsecond).String()
 		}
 		reason := string(p.Verdict.Reason)
-		if p.Verdict.Summary != "" && p.Verdict.Summary != reason {
-			reason += ": " + p.Verdict.Summary
+		if sum := p.Verdict.Summary; strings.HasPrefix(sum, reason) {
+			reason = sum
+		} else if sum != "" {
+			reason += ": " + sum
 		}
 		rows = append(rows, []string{
 			ansi.Truncate(orDash(p.Name), maxNameWidth, "…"),

@@ -21,13 +21,26 @@ import (
 // whoisParallel bounds concurrent WhoIs calls during one Gather.
 const whoisParallel = 8
 
+// WhoIsMaxAge is how long Gather reuses a WhoIs answer carried in prev
+// instead of asking again, so polling every 2 s costs one Status call and
+// not one WhoIs per peer. Source drops the cache when the IPN bus reports a
+// change (endpoints, home DERP, online state).
+const WhoIsMaxAge = 30 * time.Second
+
+// cachedNode is one WhoIs answer and when it was fetched.
+type cachedNode struct {
+	node *tailcfg.Node
+	at   time.Time
+}
+
 // Gather takes one Snapshot from the local tailscaled:
 //
 //   - Status(): self, peers, path fields (Active, CurAddr, PeerRelay, Relay),
 //     byte counters, handshakes.
 //   - WhoIs(first Tailscale IP) per peer: Endpoints, HomeDERP, Online
 //     (tri-state) and the peer's shared NetInfo. A denied or failing WhoIs
-//     adds one Warning and leaves EndpointsKnown false.
+//     adds one Warning and leaves EndpointsKnown false. Answers carried in
+//     prev that are younger than WhoIsMaxAge are reused, not asked again.
 //   - WhoIs(our own first Tailscale IP): our NetInfo and Endpoints. The
 //     daemon keeps its netcheck NetInfo in its Hostinfo and sends it to
 //     control; neither Status nor PeerStatus carries it, so the source is the
@@ -99,7 +112,16 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	var denied sync.Once
 	var deniedFlag bool
 	var deniedMu sync.Mutex
-	whois := func(ip netip.Addr) *tailcfg.Node {
+	snap.nodes = map[string]cachedNode{}
+	whois := func(id string, ip netip.Addr) *tailcfg.Node {
+		if prev != nil {
+			if cn, ok := prev.nodes[id]; ok && now.Sub(cn.at) < WhoIsMaxAge && now.Sub(cn.at) >= 0 {
+				deniedMu.Lock()
+				snap.nodes[id] = cn
+				deniedMu.Unlock()
+				return cn.node
+			}
+		}
 		deniedMu.Lock()
 		skip := deniedFlag
 		deniedMu.Unlock()
@@ -122,9 +144,12 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			}
 			return nil
 		}
-		if res == nil {
+		if res == nil || res.Node == nil {
 			return nil
 		}
+		deniedMu.Lock()
+		snap.nodes[id] = cachedNode{node: res.Node, at: now}
+		deniedMu.Unlock()
 		return res.Node
 	}
 
@@ -138,7 +163,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			HomeDERPCode: cleanString(s.Relay),
 		}
 		if len(s.TailscaleIPs) > 0 {
-			if n := whois(s.TailscaleIPs[0]); n != nil {
+			if n := whois("", s.TailscaleIPs[0]); n != nil {
 				snap.Self.Endpoints = slices.Clone(n.Endpoints)
 				if n.Hostinfo.Valid() {
 					if ni := n.Hostinfo.NetInfo(); ni.Valid() {
@@ -188,7 +213,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			defer func() { <-sem }()
 			var node *tailcfg.Node
 			if len(ps.TailscaleIPs) > 0 {
-				node = whois(ps.TailscaleIPs[0])
+				node = whois("peer:"+string(ps.ID), ps.TailscaleIPs[0])
 			}
 			snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
 		}()

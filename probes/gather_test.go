@@ -264,3 +264,31 @@ func TestGatherErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestGatherReusesWhoIs(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "direct"))
+	c := NewClient(srv.Socket)
+	first, err := gatherAt(context.Background(), c, nil, fixtureNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Requests("whois"); got != 2 {
+		t.Fatalf("first gather: %d whois requests, want 2 (self and the peer)", got)
+	}
+	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Requests("whois"); got != 2 {
+		t.Errorf("second gather 2 s later: %d whois requests in all, want 2 (cached)", got)
+	}
+	if !second.Peers[0].EndpointsKnown || second.Self.NAT == nil {
+		t.Errorf("cached answers not used: %+v %+v", second.Peers[0], second.Self)
+	}
+	if _, err := gatherAt(context.Background(), c, second, fixtureNow.Add(WhoIsMaxAge+time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Requests("whois"); got != 4 {
+		t.Errorf("after WhoIsMaxAge: %d whois requests in all, want 4", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tailscale.com/ipn"
+	"tailscale.com/tailcfg"
 )
 
 // Event is one message from a Source: a *Snapshot, a SourceStatus or a
@@ -18,7 +19,10 @@ func (PingResult) probesEvent()   {}
 
 // BusMask is what the Source asks of the IPN bus: the current state and
 // netmap first, then rate-limited updates.
-const BusMask = ipn.NotifyInitialState | ipn.NotifyInitialNetMap | ipn.NotifyRateLimit
+// NotifyPeerPatches (v1.102) adds narrow per-peer patches (Online,
+// LastSeen, home DERP, Endpoints), so a changed peer's WhoIs is refreshed
+// at once instead of after WhoIsMaxAge; daemons without it ignore the bit.
+const BusMask = ipn.NotifyInitialState | ipn.NotifyInitialNetMap | ipn.NotifyRateLimit | ipn.NotifyPeerPatches
 
 // minTriggerGap is the least time between two bus-triggered Gathers.
 const minTriggerGap = 500 * time.Millisecond
@@ -68,6 +72,9 @@ type Source struct {
 	wg      sync.WaitGroup  // Run's loop, bus watcher and pings
 	latency map[string]time.Duration
 	closed  bool // Run's ctx ended; no new goroutines may start
+	// staleAll and staleIDs are cached WhoIs answers the IPN bus made stale.
+	staleAll bool
+	staleIDs map[tailcfg.NodeID]bool
 }
 
 // NewSource returns a Source reading c. Nothing runs until Run.
@@ -151,6 +158,17 @@ func (s *Source) loop(ctx context.Context) {
 			}
 		}
 		lastGather = time.Now()
+		if all, ids := s.takeStale(); prev != nil && (all || len(ids) > 0) {
+			// The netmap changed: ask WhoIs again for what changed.
+			p := *prev
+			p.nodes = make(map[string]cachedNode, len(prev.nodes))
+			for k, cn := range prev.nodes {
+				if !all && !ids[cn.node.ID] && (k != "" || !ids[selfNodeID]) {
+					p.nodes[k] = cn
+				}
+			}
+			prev = &p
+		}
 		gctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 		snap, err := Gather(gctx, s.c, prev)
 		cancel()
@@ -227,14 +245,53 @@ func (s *Source) watchBus(ctx context.Context, trigger chan<- struct{}, done cha
 		if err != nil {
 			return
 		}
-		if n.State != nil || n.NetMap != nil || n.SelfChange != nil || len(n.PeersChanged) > 0 ||
-			len(n.PeerChangedPatch) > 0 || len(n.PeersRemoved) > 0 || n.Health != nil {
+		if s.noteChange(&n) {
 			select {
 			case trigger <- struct{}{}:
 			default:
 			}
 		}
 	}
+}
+
+// selfNodeID stands for our own node in the stale set.
+const selfNodeID tailcfg.NodeID = -1
+
+// noteChange records which cached WhoIs answers n makes stale and reports
+// whether n is worth a fresh Gather.
+func (s *Source) noteChange(n *ipn.Notify) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.staleIDs == nil {
+		s.staleIDs = map[tailcfg.NodeID]bool{}
+	}
+	changed := false
+	if n.State != nil || n.NetMap != nil || n.Health != nil || len(n.PeersRemoved) > 0 {
+		s.staleAll, changed = true, true
+	}
+	if n.SelfChange != nil {
+		s.staleIDs[selfNodeID], changed = true, true
+	}
+	for _, pn := range n.PeersChanged {
+		if pn != nil {
+			s.staleIDs[pn.ID], changed = true, true
+		}
+	}
+	for _, pc := range n.PeerChangedPatch {
+		if pc != nil {
+			s.staleIDs[pc.NodeID], changed = true, true
+		}
+	}
+	return changed
+}
+
+// takeStale returns and clears what noteChange recorded.
+func (s *Source) takeStale() (all bool, ids map[tailcfg.NodeID]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all, ids = s.staleAll, s.staleIDs
+	s.staleAll, s.staleIDs = false, nil
+	return all, ids
 }
 
 // applyLatency copies the latest ping latency per peer into snap.

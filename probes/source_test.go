@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"tailscale.com/ipn"
+	"tailscale.com/tailcfg"
 )
 
 // next waits for the next event of type T, skipping others, failing after d.
@@ -151,6 +152,26 @@ func TestSourceBusTriggersGather(t *testing.T) {
 	snap := next[*Snapshot](t, ch, 3*time.Second)
 	if got := snap.Peers[0].Path.Kind; got != PathDERP {
 		t.Errorf("after bus notify path = %q, want %q", got, PathDERP)
+	}
+}
+
+func TestSourceBusPatchRefreshesOnePeer(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "direct"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := NewSource(NewClient(srv.Socket), SourceOptions{Interval: time.Hour}).Run(ctx)
+	next[*Snapshot](t, ch, 5*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Requests("watch-ipn-bus") == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond) // the initial notify's re-gather
+	drain(ch)
+	before := srv.Requests("whois")
+	srv.Notify(ipn.Notify{PeerChangedPatch: []*tailcfg.PeerChange{{NodeID: 2, DERPRegion: 2}}})
+	next[*Snapshot](t, ch, 3*time.Second)
+	if got := srv.Requests("whois") - before; got != 1 {
+		t.Errorf("whois requests after a patch for one peer = %d, want 1", got)
 	}
 }
 

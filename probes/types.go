@@ -189,6 +189,10 @@ type Snapshot struct {
 	Regions map[int]Region `json:"-"`
 	// Warnings are non-fatal problems gathering evidence (e.g. "WhoIs: permission denied").
 	Warnings []string `json:"warnings,omitempty"`
+
+	// nodes caches WhoIs answers by peer ID ("" for self) so the next Gather
+	// can reuse them for up to WhoIsMaxAge; not serialised.
+	nodes map[string]cachedNode
 }
 
 // PingKind selects the ping LocalAPI runs.
