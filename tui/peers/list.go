@@ -177,12 +177,13 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// setSnapshot stores s; the first snapshot also selects the first row.
+// setSnapshot stores s. Until a peer is selected (the first snapshot, or
+// every one before the first peer appears) it also selects the first row
+// and publishes it.
 func (l *List) setSnapshot(s *probes.Snapshot) tea.Cmd {
-	first := l.snap == nil
 	l.snap = s
 	l.snapNew, l.dirty = true, true
-	if !first {
+	if l.selID != "" {
 		return nil
 	}
 	l.ensureOrder()
@@ -439,11 +440,29 @@ func (l *List) haystack(i int) string {
 	return r.hay
 }
 
-// View implements common.Pane: a status line, then the table.
+// View implements common.Pane: a status line, then the table; at most the
+// height given to SetSize.
 func (l *List) View() string {
 	if l.width <= 0 || l.height <= 0 {
 		return ""
 	}
+	return firstLines(l.view(), l.height)
+}
+
+// firstLines cuts s after n lines.
+func firstLines(s string, n int) string {
+	i := 0
+	for ; n > 0; n-- {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			return s
+		}
+		i += j + 1
+	}
+	return s[:max(i-1, 0)]
+}
+
+func (l *List) view() string {
 	l.ensureOrder()
 	status := l.statusLine()
 	if l.snap == nil {
@@ -479,7 +498,7 @@ func (l *List) View() string {
 		l.table.SetCursor(l.cursor - l.offset)
 		l.table.SetColumns(l.cols)
 	}
-	if l.height == 1 {
+	if l.tableRows() <= 0 {
 		return status
 	}
 	return status + "\n" + l.table.View()

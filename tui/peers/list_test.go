@@ -240,6 +240,31 @@ func runAll(cmd tea.Cmd) []tea.Msg {
 	return []tea.Msg{msg}
 }
 
+func TestSelectsFirstPeerOnceAny(t *testing.T) {
+	l := NewList(common.DefaultStyles())
+	l.SetSize(80, 10)
+	empty := peerstest.Snapshot()
+	empty.Peers = nil
+	if cmd := l.Update(empty); cmd != nil {
+		t.Errorf("empty snapshot published %#v", runOne(cmd))
+	}
+	if msg, ok := runOne(l.Update(peerstest.Snapshot())).(common.PeerSelectedMsg); !ok || msg.Peer.ID != "nCORES3" {
+		t.Errorf("first snapshot with peers published %#v, want nCORES3", msg)
+	}
+}
+
+func TestTinyHeights(t *testing.T) {
+	for h := 0; h <= 4; h++ {
+		l := NewList(common.DefaultStyles())
+		l.SetSize(80, h)
+		for _, v := range []string{l.View(), func() string { l.Update(peerstest.Snapshot()); return l.View() }()} {
+			if n := strings.Count(v, "\n") + 1; v != "" && n > h {
+				t.Errorf("height %d: %d lines", h, n)
+			}
+		}
+	}
+}
+
 func TestScrollKeepsCursorVisible(t *testing.T) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 12) // 10 data rows
