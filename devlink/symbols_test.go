@@ -129,3 +129,27 @@ func TestSymbolsAgreeWithAddr2line(t *testing.T) {
 		t.Fatalf("only %d addresses had debug info to compare; want ≥ 20", compared)
 	}
 }
+
+// BenchmarkOpenELF measures loading log.elf (3 MB, DWARF 4/5) for decoding.
+func BenchmarkOpenELF(b *testing.B) {
+	p := testdata(b, "log.elf")
+	for range b.N {
+		if _, err := OpenELF(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLookup measures decoding one PC with inlined frames.
+func BenchmarkLookup(b *testing.B) {
+	s, err := OpenELF(testdata(b, "log.elf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for range b.N {
+		if locs := s.Lookup(0x4008a000); len(locs) != 3 {
+			b.Fatalf("got %d frames", len(locs))
+		}
+	}
+}
