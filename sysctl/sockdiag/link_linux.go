@@ -13,7 +13,7 @@ import (
 func LinkInfo(name string) (Link, error) {
 	ifi, err := net.InterfaceByName(name)
 	if err != nil {
-		return Link{}, fmt.Errorf("%w: %s (is tailscaled running with a TUN device?)", ErrNoLink, name)
+		return Link{}, fmt.Errorf("%s: %w (tailscaled not running, or running in userspace-networking mode)", name, ErrNoLink)
 	}
 	c, err := rtnetlink.Dial(nil)
 	if err != nil {

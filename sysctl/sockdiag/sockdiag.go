@@ -20,7 +20,7 @@ var ErrNotLinux = errors.New("sockdiag: per-connection TCP diagnostics are Linux
 
 // ErrNoLink is returned by LinkInfo when the interface does not exist
 // (tailscaled not running, or running in userspace-networking mode).
-var ErrNoLink = errors.New("no such network interface")
+var ErrNoLink = errors.New("interface not found")
 
 // ErrShort is wrapped by the parsers for truncated kernel messages.
 var ErrShort = errors.New("sock_diag message too short")

@@ -110,7 +110,7 @@ func (r Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(&sect, "tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d\n", state, l.MTU, orUnknown(l.Qdisc), l.RxDropped, l.TxDropped)
 	case r.LinkErr != "":
-		fmt.Fprintf(&sect, "tailscale0: %s\n", r.LinkErr)
+		fmt.Fprintln(&sect, r.LinkErr)
 	}
 	r.writeConns(&sect)
 	if sect.Len() > 0 {

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"encoding/json"
 	"errors"
@@ -160,7 +161,7 @@ func TestRunApplyPersistRevert(t *testing.T) {
 func TestRunRefusals(t *testing.T) {
 	h := sampleHost(t)
 	in := Inputs{Host: h, Bandwidth: 400e6, RTT: 20 * time.Millisecond, Conns: func(context.Context) ([]sockdiag.Conn, error) { return nil, nil },
-		Link: func(string) (sockdiag.Link, error) { return sockdiag.Link{}, sockdiag.ErrNoLink }}
+		Link: func(string) (sockdiag.Link, error) { return sockdiag.Link{}, fmt.Errorf("tailscale0: %w", sockdiag.ErrNoLink) }}
 	state := filepath.Join(t.TempDir(), "s.json")
 	notRoot := func() bool { return false }
 	root := func() bool { return true }
@@ -198,7 +199,7 @@ func TestRunRefusals(t *testing.T) {
 	if err := Run(context.Background(), in, Action{Apply: true, IsRoot: root, Terminal: true, StatePath: state}, strings.NewReader("y\n"), &out); err != nil {
 		t.Fatalf("answered yes: %v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "Apply these 4 change(s)? [y/N]") || !strings.Contains(out.String(), "tailscale0: no such network interface") {
+	if !strings.Contains(out.String(), "Apply these 4 change(s)? [y/N]") || !strings.Contains(out.String(), "tailscale0: interface not found") {
 		t.Errorf("output:\n%s", out.String())
 	}
 }

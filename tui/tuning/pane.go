@@ -334,7 +334,7 @@ func (p *Pane) render() []string {
 		}
 		add(fmt.Sprintf("tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d", state, l.MTU, orUnknown(clean(l.Qdisc)), l.RxDropped, l.TxDropped))
 	case r.LinkErr != "":
-		add(p.st.Muted.Render("tailscale0: " + safetext.Clean(r.LinkErr)))
+		add(p.st.Muted.Render(safetext.Clean(r.LinkErr)))
 	}
 	switch {
 	case r.ConnsErr != "":
