@@ -69,9 +69,7 @@ func (o *tailOut) line(l *devlink.Line) {
 	if l.Kind == devlink.KindBinary {
 		o.binFrames++
 		if o.binlog != nil {
-			if err := o.binlog.Expand(l, o.show); err == nil {
-				return
-			} else if o.binFrames == 1 {
+			if err := o.binlog.Expand(l, o.show); err != nil && o.binFrames == 1 {
 				fmt.Fprintf(o.stderr, "tailpath: binary log frame not decoded: %v\n", err)
 			}
 			return
@@ -111,7 +109,7 @@ func (o *tailOut) show(l *devlink.Line) {
 			for _, d := range dec {
 				o.stamp()
 				if o.color {
-					io.WriteString(o.w, "\x1b[0;33m"+d+"\x1b[0m\n")
+					io.WriteString(o.w, "\x1b[0;33m"+safetext.Clean(d)+"\x1b[0m\n")
 				} else {
 					io.WriteString(o.w, d+"\n")
 				}
