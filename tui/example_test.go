@@ -1,0 +1,38 @@
+package tui_test
+
+import (
+	"context"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/tui"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+// The wiring main does: build the model, start the program, relay every
+// source event with Program.Send. Ping returns a command that only asks the
+// source to start a run; the results arrive as probes.PingResult events.
+func ExampleNew() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		events   <-chan probes.Event                // e.g. (*probes.Source).Run(ctx)
+		startRun func(probes.Peer, probes.PingKind) // e.g. (*probes.Source).Ping
+		extra    []common.Pane                      // Device, Log, Tuning panes
+	)
+	m := tui.New(tui.Options{
+		Title: "tailpath demo (lab tailnet)",
+		Panes: extra,
+		Ping: func(p probes.Peer, k probes.PingKind) tea.Cmd {
+			return func() tea.Msg { startRun(p, k); return nil }
+		},
+	})
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
+	go func() {
+		for ev := range events {
+			p.Send(ev)
+		}
+	}()
+	_ = p // main calls p.Run(), then cancels the sources and waits for them.
+}
