@@ -199,6 +199,28 @@ func TestSockDiagChild(t *testing.T) {
 	if n, err := small.Write(make([]byte, slowPush)); err != nil || n != slowPush {
 		t.Fatalf("write: %d, %v", n, err)
 	}
+	// A dual-stack listener: the accepted socket is AF_INET6 with
+	// IPv4-mapped addresses, which the kernel filter must still match.
+	dual, err := net.Listen("tcp", "[::]:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dual.Close()
+	dualAcc := make(chan net.Conn, 1)
+	go func() {
+		if c, err := dual.Accept(); err == nil {
+			dualAcc <- c
+		}
+	}()
+	dualPort := netip.MustParseAddrPort(dual.Addr().String()).Port()
+	dc, err := net.Dial("tcp4", netip.AddrPortFrom(addr, dualPort).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	ac := <-dualAcc
+	defer ac.Close()
+
 	// Let the plain receiver drain, then look while the slow one still reads.
 	time.Sleep(100 * time.Millisecond)
 
@@ -215,8 +237,12 @@ func TestSockDiagChild(t *testing.T) {
 		}
 		byLocal[c.Local] = c
 	}
-	if len(conns) != 4 {
-		t.Errorf("dumped %d tailnet connections, want 4 (2 clients, 2 accepted)", len(conns))
+	if len(conns) != 6 {
+		t.Errorf("dumped %d tailnet connections, want 6 (3 clients, 3 accepted)", len(conns))
+	}
+	mapped, ok := byLocal[netip.AddrPortFrom(addr, dualPort)]
+	if !ok || mapped.Remote.String() != dc.LocalAddr().String() {
+		t.Errorf("the AF_INET6 (v4-mapped) accepted socket is missing or wrong: %+v", mapped)
 	}
 	check := func(name string, nc net.Conn, pushed uint64) Conn {
 		c, ok := byLocal[netip.MustParseAddrPort(nc.LocalAddr().String())]
@@ -267,8 +293,8 @@ func TestSockDiagChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	count := func(filter []byte) (all, tailnet int) {
-		err := cl.dumpFamily(unix.AF_INET, filter, func(b []byte) error {
+	count := func(fam uint8, filter []byte) (all, tailnet int) {
+		err := cl.dumpFamily(fam, filter, func(b []byte) error {
 			all++
 			if IsTailnet(remoteAddr(b)) {
 				tailnet++
@@ -280,11 +306,14 @@ func TestSockDiagChild(t *testing.T) {
 		}
 		return all, tailnet
 	}
-	if all, tn := count(TailnetFilter()); all != 4 || tn != 4 {
-		t.Errorf("with the kernel filter: %d sockets, %d tailnet; want 4 and 4", all, tn)
+	if all, tn := count(unix.AF_INET, TailnetFilter()); all != 5 || tn != 5 {
+		t.Errorf("AF_INET with the kernel filter: %d sockets, %d tailnet; want 5 and 5", all, tn)
 	}
-	if all, tn := count(nil); all < 5 || tn != 4 {
-		t.Errorf("without a filter: %d sockets, %d tailnet; want ≥ 5 and 4", all, tn)
+	if all, tn := count(unix.AF_INET, nil); all < 7 || tn != 5 {
+		t.Errorf("AF_INET without a filter: %d sockets, %d tailnet; want ≥ 7 and 5", all, tn)
+	}
+	if all, tn := count(unix.AF_INET6, TailnetFilter()); all != 1 || tn != 1 {
+		t.Errorf("AF_INET6 with the kernel filter: %d sockets, %d tailnet; want the 1 v4-mapped one", all, tn)
 	}
 	fmt.Println("sockdiag: kernel bytecode filter dropped the 127.0.0.1 connection")
 	fmt.Println("OK sockdiag")
