@@ -1,0 +1,84 @@
+package probes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/tailpath/tailpath/probes/probestest"
+	"tailscale.com/client/tailscale/apitype"
+	"tailscale.com/ipn/ipnstate"
+	"tailscale.com/tailcfg"
+	"tailscale.com/types/key"
+)
+
+// syntheticFixture is a LocalAPI state with n peers (a quarter relayed).
+func syntheticFixture(b *testing.B, n int) *probestest.Fixture {
+	st := &ipnstate.Status{BackendState: "Running", Peer: map[key.NodePublic]*ipnstate.PeerStatus{},
+		Self: &ipnstate.PeerStatus{ID: "nSELF", HostName: "laptop", DNSName: "laptop.ts.net.", OS: "linux",
+			TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.1")}, Relay: "nyc", Online: true}}
+	fix := &probestest.Fixture{WhoIs: map[string]json.RawMessage{}}
+	add := func(ip string, node *tailcfg.Node) {
+		j, err := json.Marshal(&apitype.WhoIsResponse{Node: node, UserProfile: &tailcfg.UserProfile{ID: 1}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		fix.WhoIs[ip] = j
+	}
+	add("100.64.0.1", &tailcfg.Node{ID: 1, Hostinfo: (&tailcfg.Hostinfo{NetInfo: &tailcfg.NetInfo{WorkingUDP: "true",
+		MappingVariesByDestIP: "false", PreferredDERP: 1, DERPLatency: map[string]float64{"1-v4": 0.012, "2-v4": 0.08}}}).View()})
+	for i := range n {
+		ip := netip.AddrFrom4([4]byte{100, 64, byte((i + 2) >> 8), byte(i + 2)})
+		ps := &ipnstate.PeerStatus{ID: tailcfg.StableNodeID(fmt.Sprintf("n%d", i)), HostName: fmt.Sprintf("peer%d", i),
+			DNSName: fmt.Sprintf("peer%d.ts.net.", i), OS: "linux", TailscaleIPs: []netip.Addr{ip}, Relay: "nyc",
+			Online: true, Active: true, TxBytes: 1000, RxBytes: 2000, LastHandshake: time.Now()}
+		if i%4 != 0 {
+			ps.CurAddr = fmt.Sprintf("203.0.113.%d:41641", i%250)
+		}
+		st.Peer[key.NewNode().Public()] = ps
+		add(ip.String(), &tailcfg.Node{ID: tailcfg.NodeID(i + 2), StableID: ps.ID, HomeDERP: 1,
+			Endpoints: []netip.AddrPort{netip.MustParseAddrPort(fmt.Sprintf("203.0.113.%d:41641", i%250))}})
+	}
+	var err error
+	if fix.Status, err = json.Marshal(st); err != nil {
+		b.Fatal(err)
+	}
+	fix.DERPMap, _ = json.Marshal(&tailcfg.DERPMap{Regions: map[int]*tailcfg.DERPRegion{1: {RegionID: 1, RegionCode: "nyc"}, 2: {RegionID: 2, RegionCode: "fra"}}})
+	return fix
+}
+
+// BenchmarkGather200 is one poll of a 200-peer tailnet through a real
+// local.Client and a unix socket: cold (every WhoIs asked) and warm (WhoIs
+// answers reused from the previous snapshot, as the Source polls).
+func BenchmarkGather200(b *testing.B) {
+	srv := probestest.New(b, syntheticFixture(b, 200))
+	c := NewClient(srv.Socket)
+	ctx := context.Background()
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu0 := processCPU()
+		for b.Loop() {
+			if _, err := Gather(ctx, c, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("warm", func(b *testing.B) {
+		prev, err := Gather(ctx, c, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		cpu0 := processCPU()
+		for b.Loop() {
+			if prev, err = Gather(ctx, c, prev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
+}
