@@ -1,0 +1,584 @@
+package main
+
+// Integration tests of `tailpath status` and the probes Source against the
+// lab tailnet (probes/lab) and against a real tailscaled built from the
+// pinned tailscale.com module and joined to the lab. They skip under -short.
+//
+// The benchmark (docs/perf.md, "## lab") runs inside TestRealTailscaled when
+// TAILPATH_BENCH=1:
+//
+//	TAILPATH_BENCH=1 go test -run TestRealTailscaled -v -count=1 .
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"tailscale.com/client/local"
+	"tailscale.com/ipn/ipnstate"
+	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/lab"
+)
+
+func TestMain(m *testing.M) {
+	// The lab's DERP-only node re-executes this test binary.
+	lab.MaybeRunNode()
+	os.Exit(m.Run())
+}
+
+// startTestLab starts the lab tailnet for t and closes it at cleanup. Its
+// logs go to a file in t's temp dir, named on failure.
+func startTestLab(t *testing.T) *lab.Lab {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping: starts the lab tailnet (control, DERP, five tsnet nodes); run without -short")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("skipping: the lab's LocalAPI socket and tailscaled's --socket are Unix sockets")
+	}
+	logFile := filepath.Join(t.TempDir(), "lab.log")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	start := time.Now()
+	l, err := lab.Start(ctx, lab.Options{
+		LogFile:  logFile,
+		Progress: func(s string) { t.Logf("lab %5.2fs: %s", time.Since(start).Seconds(), s) },
+	})
+	if err != nil {
+		t.Fatalf("lab.Start: %v (logs: %s)", err, logFile)
+	}
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Errorf("lab Close: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("lab logs: %s", logFile)
+		}
+	})
+	return l
+}
+
+// tailpathStatus runs `tailpath status args…` in process through run and
+// returns the exit code, stdout and stderr.
+func tailpathStatus(ctx context.Context, args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(ctx, append([]string{"status"}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+// pathRow is one peer's path as both tools can state it.
+type pathRow struct {
+	Kind string // direct, peer-relay, relay, idle, offline
+	Addr string // CurAddr for direct
+	Code string // DERP region code for relay
+}
+
+// rowsFromTailpath reads `tailpath status --json` output into pathRows by
+// peer name, skipping names not in keep (nil keeps all).
+func rowsFromTailpath(t *testing.T, out string) map[string]pathRow {
+	t.Helper()
+	var doc struct {
+		BackendState string `json:"backend_state"`
+		Peers        []struct {
+			Name string `json:"name"`
+			Path struct {
+				Kind     string `json:"kind"`
+				Addr     string `json:"addr"`
+				DERPCode string `json:"derp_code"`
+			} `json:"path"`
+			Verdict struct {
+				Reason string `json:"reason"`
+			} `json:"verdict"`
+		} `json:"peers"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("tailpath status --json: %v\n%s", err, out)
+	}
+	rows := map[string]pathRow{}
+	for _, p := range doc.Peers {
+		rows[p.Name] = pathRow{Kind: p.Path.Kind, Addr: p.Path.Addr, Code: p.Path.DERPCode}
+	}
+	return rows
+}
+
+// rowsFromTailscale classifies `tailscale status --json` peers the way
+// Tailscale's CLI words them: direct when CurAddr is set, peer-relay when
+// PeerRelay is, relay when Active with neither, offline when control says
+// offline (Online false with LastSeen), else idle.
+func rowsFromTailscale(t *testing.T, out []byte) map[string]pathRow {
+	t.Helper()
+	var st ipnstate.Status
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("tailscale status --json: %v\n%s", err, out)
+	}
+	rows := map[string]pathRow{}
+	for _, ps := range st.Peer {
+		var r pathRow
+		switch {
+		case ps.Active && ps.CurAddr != "":
+			r = pathRow{Kind: "direct", Addr: ps.CurAddr}
+		case ps.Active && ps.PeerRelay != "":
+			r = pathRow{Kind: "peer-relay"}
+		case ps.Active:
+			r = pathRow{Kind: "relay", Code: ps.Relay}
+		case !ps.Online && !ps.LastSeen.IsZero():
+			r = pathRow{Kind: "offline"}
+		default:
+			r = pathRow{Kind: "idle"}
+		}
+		rows[ps.HostName] = r
+	}
+	return rows
+}
+
+// TestStatusAgainstLab runs `tailpath status --json` against the lab
+// observer's LocalAPI socket and checks each lab peer's path and verdict.
+func TestStatusAgainstLab(t *testing.T) {
+	l := startTestLab(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type row struct {
+		Kind, DERPCode, Reason string
+		Loopback               bool
+	}
+	want := map[string]row{
+		lab.DirectName:  {Kind: "direct", Reason: "direct", Loopback: true},
+		lab.DERPName:    {Kind: "relay", DERPCode: "lab1", Reason: "no-endpoints"},
+		lab.IdleName:    {Kind: "idle", Reason: "idle"},
+		lab.OfflineName: {Kind: "offline", Reason: "offline"},
+	}
+	var got map[string]row
+	for try := 0; try < 10; try++ {
+		code, out, errOut := tailpathStatus(ctx, "--json", "--socket", l.ObserverSocket())
+		if code != 0 {
+			t.Fatalf("tailpath status exit %d: %s", code, errOut)
+		}
+		var doc struct {
+			BackendState string `json:"backend_state"`
+			Self         struct {
+				Name string `json:"name"`
+			} `json:"self"`
+			Peers []struct {
+				Name string `json:"name"`
+				Path struct {
+					Kind     string `json:"kind"`
+					Addr     string `json:"addr"`
+					DERPCode string `json:"derp_code"`
+				} `json:"path"`
+				Verdict struct {
+					Reason string `json:"reason"`
+				} `json:"verdict"`
+			} `json:"peers"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("bad JSON: %v\n%s", err, out)
+		}
+		if doc.BackendState != "Running" || doc.Self.Name != lab.ObserverName {
+			t.Fatalf("backend_state %q self %q, want Running %s", doc.BackendState, doc.Self.Name, lab.ObserverName)
+		}
+		got = map[string]row{}
+		for _, p := range doc.Peers {
+			ap, _ := netip.ParseAddrPort(p.Path.Addr)
+			got[p.Name] = row{Kind: p.Path.Kind, DERPCode: p.Path.DERPCode, Reason: p.Verdict.Reason,
+				Loopback: ap.Addr() == netip.MustParseAddr("127.0.0.1") && ap.Port() != 0}
+		}
+		if cmp.Equal(want, got) {
+			return
+		}
+		time.Sleep(500 * time.Millisecond) // a path may be re-validating
+	}
+	t.Errorf("tailpath status --json peers mismatch (-want +got):\n%s", cmp.Diff(want, got))
+}
+
+// buildTailscale builds tailscaled and tailscale from the pinned module into
+// a temp dir (the Go build cache makes repeat builds quick).
+func buildTailscale(t *testing.T) (tailscaled, tailscale string) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator),
+		"tailscale.com/cmd/tailscaled", "tailscale.com/cmd/tailscale")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build tailscaled tailscale: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "tailscaled"), filepath.Join(dir, "tailscale")
+}
+
+// daemon is a running real tailscaled.
+type daemon struct {
+	cmd     *exec.Cmd
+	done    chan struct{}
+	logPath string
+	death   *os.File // write end of TS_PARENT_DEATH_FD; tailscaled exits when it closes
+}
+
+// startTailscaled runs bin in userspace-networking mode with its state in
+// stateDir and its LocalAPI on sock, hermetic (env from the lab), logging to
+// stateDir/tailscaled-N.log.
+func startTailscaled(t *testing.T, bin, stateDir, sock string, env []string) *daemon {
+	t.Helper()
+	n := 1
+	for {
+		if _, err := os.Stat(filepath.Join(stateDir, fmt.Sprintf("tailscaled-%d.log", n))); err != nil {
+			break
+		}
+		n++
+	}
+	logPath := filepath.Join(stateDir, fmt.Sprintf("tailscaled-%d.log", n))
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	cmd := exec.Command(bin,
+		"--tun=userspace-networking",
+		"--statedir="+stateDir,
+		"--socket="+sock,
+		"--port=0",
+		"--no-logs-no-support",
+		"--syspolicy-file=",
+	)
+	cmd.Env = append(append(os.Environ(), env...), "TS_PARENT_DEATH_FD=3")
+	cmd.ExtraFiles = []*os.File{pr}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		t.Fatalf("starting tailscaled: %v", err)
+	}
+	d := &daemon{cmd: cmd, done: make(chan struct{}), logPath: logPath, death: pw}
+	go func() { cmd.Wait(); close(d.done) }()
+	t.Cleanup(d.stop)
+	return d
+}
+
+// stop terminates tailscaled (SIGTERM or, off Unix, kill) and waits up to
+// 10 s before killing it.
+func (d *daemon) stop() {
+	select {
+	case <-d.done:
+		d.death.Close()
+		return
+	default:
+	}
+	if runtime.GOOS == "windows" {
+		d.cmd.Process.Kill()
+	} else {
+		d.cmd.Process.Signal(os.Interrupt)
+	}
+	select {
+	case <-d.done:
+	case <-time.After(10 * time.Second):
+		d.cmd.Process.Kill()
+		<-d.done
+	}
+	d.death.Close()
+}
+
+// tail returns the last n lines of the daemon's log, for failure messages.
+func (d *daemon) tail(n int) string {
+	b, _ := os.ReadFile(d.logPath)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// waitSocket waits until tailscaled answers Status on sock.
+func waitSocket(ctx context.Context, t *testing.T, lc *local.Client, d *daemon) {
+	t.Helper()
+	for {
+		if _, err := lc.Status(ctx); err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("tailscaled never answered on its socket: %v\nlog tail:\n%s", ctx.Err(), d.tail(30))
+		case <-d.done:
+			t.Fatalf("tailscaled exited\nlog tail:\n%s", d.tail(30))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// nextEvent returns the first event from ch that match accepts, failing
+// the test if ctx ends or ch closes first. Events before it are dropped.
+func nextEvent(ctx context.Context, t *testing.T, ch <-chan probes.Event, what string, match func(probes.Event) bool) probes.Event {
+	t.Helper()
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("source closed while waiting for %s", what)
+			}
+			if match(ev) {
+				return ev
+			}
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v", what, ctx.Err())
+		}
+	}
+}
+
+// TestRealTailscaled joins a real tailscaled (built from the pinned module)
+// to the lab and checks that `tailpath status --json` states the same
+// peers and paths as `tailscale status --json`; that with tailscaled
+// stopped `tailpath status` fails with an actionable message; and that the
+// probes Source reports the outage and recovers when tailscaled restarts
+// on the same socket and state.
+func TestRealTailscaled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: builds tailscaled and joins it to the lab tailnet; run without -short")
+	}
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skipf("skipping on %s: needs Unix sockets and TS_PARENT_DEATH_FD", runtime.GOOS)
+	}
+	tailscaled, tailscale := buildTailscale(t)
+	l := startTestLab(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	// Unix socket paths are limited to ~104 bytes; t.TempDir can be long.
+	sockDir, err := os.MkdirTemp("", "tp-ts-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	sock := filepath.Join(sockDir, "ts.sock")
+	stateDir := t.TempDir()
+	d := startTailscaled(t, tailscaled, stateDir, sock, l.DaemonEnv())
+	lc := &local.Client{Socket: sock, UseSocketOnly: true}
+	waitSocket(ctx, t, lc, d)
+
+	cli := func(args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, tailscale, append([]string{"--socket", sock}, args...)...)
+		cmd.Env = append(os.Environ(), l.DaemonEnv()...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return out, fmt.Errorf("tailscale %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+		}
+		return out, nil
+	}
+	if _, err := cli("up", "--login-server", l.ControlURL(), "--hostname", "real-ts", "--reset"); err != nil {
+		t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(30))
+	}
+
+	// Traffic from the real node, so it too has Active direct and relayed
+	// paths: a TSMP ping (through WireGuard) to each traffic peer every
+	// second.
+	byName := map[string]lab.PeerInfo{}
+	for _, p := range l.Peers() {
+		byName[p.Name] = p
+	}
+	pingCtx, stopPings := context.WithCancel(ctx)
+	pingsDone := make(chan struct{})
+	go func() {
+		defer close(pingsDone)
+		for {
+			for _, name := range []string{lab.DirectName, lab.DERPName} {
+				pctx, c := context.WithTimeout(pingCtx, 2*time.Second)
+				lc.Ping(pctx, byName[name].TailscaleIP, tailcfg.PingTSMP)
+				c()
+			}
+			select {
+			case <-pingCtx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	defer func() { stopPings(); <-pingsDone }()
+
+	// Wait until the real node sees every lab peer with the paths the lab
+	// is built to show.
+	wantPaths := map[string]string{
+		lab.ObserverName: "idle",
+		lab.DirectName:   "direct",
+		lab.DERPName:     "relay",
+		lab.IdleName:     "idle",
+		lab.OfflineName:  "offline",
+	}
+	var seen map[string]pathRow
+	for {
+		out, err := cli("status", "--json")
+		if err == nil {
+			seen = rowsFromTailscale(t, out)
+			kinds := map[string]string{}
+			for n, r := range seen {
+				kinds[n] = r.Kind
+			}
+			if cmp.Equal(wantPaths, kinds) {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("real tailscaled never saw the lab paths: %v\nwant %v\nlast seen %v\nlog tail:\n%s", ctx.Err(), wantPaths, seen, d.tail(30))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	t.Logf("real tailscaled sees: %v", seen)
+
+	t.Run("same peers and paths as tailscale status", func(t *testing.T) {
+		var diff string
+		for try := 1; try <= 5; try++ {
+			code, out, errOut := tailpathStatus(ctx, "--json", "--socket", sock)
+			if code != 0 {
+				t.Fatalf("tailpath status exit %d: %s", code, errOut)
+			}
+			tsOut, err := cli("status", "--json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Paths can change between the two calls (a direct path
+			// re-validating reads as relay for a moment): retry.
+			diff = cmp.Diff(rowsFromTailscale(t, tsOut), rowsFromTailpath(t, out))
+			if diff == "" {
+				return
+			}
+			t.Logf("try %d: tailscale vs tailpath differ (-tailscale +tailpath):\n%s", try, diff)
+			time.Sleep(300 * time.Millisecond)
+		}
+		t.Errorf("tailpath status --json disagrees with tailscale status --json (-tailscale +tailpath):\n%s", diff)
+	})
+
+	if os.Getenv("TAILPATH_BENCH") != "" {
+		t.Run("bench", func(t *testing.T) { benchStatus(ctx, t, sock, tailscale) })
+	}
+
+	// The Source, while tailscaled is up: a snapshot of the real node.
+	src := probes.NewSource(probes.NewClient(sock), probes.SourceOptions{
+		Interval: 500 * time.Millisecond, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Socket: sock,
+	})
+	srcCtx, stopSrc := context.WithCancel(ctx)
+	events := src.Run(srcCtx)
+	defer func() {
+		stopSrc()
+		for range events {
+		}
+	}()
+	isSnapshot := func(ev probes.Event) bool {
+		s, ok := ev.(*probes.Snapshot)
+		return ok && s.BackendState == "Running" && s.Self.Name == "real-ts" && len(s.Peers) == 5
+	}
+	nextEvent(ctx, t, events, "a Running snapshot of real-ts with 5 peers", isSnapshot)
+
+	// Stop tailscaled.
+	stopPings()
+	<-pingsDone
+	d.stop()
+
+	t.Run("status fails actionably while tailscaled is down", func(t *testing.T) {
+		code, out, errOut := tailpathStatus(ctx, "--json", "--socket", sock)
+		if code == 0 {
+			t.Fatalf("tailpath status exited 0 with tailscaled stopped; stdout:\n%s", out)
+		}
+		for _, want := range []string{"failed to connect to local tailscaled", sock, "is it running"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("stderr %q lacks %q", errOut, want)
+			}
+		}
+		if strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("stderr should be one line, got:\n%s", errOut)
+		}
+	})
+
+	down := nextEvent(ctx, t, events, "SourceStatus{Up:false}", func(ev probes.Event) bool {
+		s, ok := ev.(probes.SourceStatus)
+		return ok && !s.Up
+	}).(probes.SourceStatus)
+	if !strings.Contains(down.Err, "failed to connect to local tailscaled") || !strings.Contains(down.Err, sock) {
+		t.Errorf("SourceStatus.Err = %q, want the actionable not-running message naming %s", down.Err, sock)
+	}
+	if down.NextRetry.IsZero() {
+		t.Errorf("SourceStatus while down has no NextRetry")
+	}
+	t.Logf("banner while down: %s", down.Err)
+
+	// Start tailscaled again on the same socket and state: the Source
+	// reports Up and delivers a fresh snapshot without being restarted.
+	d2 := startTailscaled(t, tailscaled, stateDir, sock, l.DaemonEnv())
+	nextEvent(ctx, t, events, "SourceStatus{Up:true} after restart", func(ev probes.Event) bool {
+		s, ok := ev.(probes.SourceStatus)
+		return ok && s.Up
+	})
+	snap := nextEvent(ctx, t, events, "a Running snapshot after restart", isSnapshot).(*probes.Snapshot)
+	var names []string
+	for _, p := range snap.Peers {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	wantNames := []string{lab.DERPName, lab.DirectName, lab.IdleName, lab.ObserverName, lab.OfflineName}
+	sort.Strings(wantNames)
+	if !slices.Equal(names, wantNames) {
+		t.Errorf("peers after restart = %v, want %v\nlog tail:\n%s", names, wantNames, d2.tail(20))
+	}
+}
+
+// benchStatus times `tailpath status --json --socket S` (the built binary)
+// against `tailscale --socket S status --json`, interleaved, against the
+// same tailscaled, and logs the medians and their ratio.
+func benchStatus(ctx context.Context, t *testing.T, sock, tailscale string) {
+	dir := t.TempDir()
+	tailpath := filepath.Join(dir, "tailpath")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", tailpath, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build tailpath: %v\n%s", err, out)
+	}
+	n := 30
+	if v, err := strconv.Atoi(os.Getenv("TAILPATH_BENCH_N")); err == nil && v > 0 {
+		n = v
+	}
+	timeRun := func(name string, args ...string) time.Duration {
+		cmd := exec.CommandContext(ctx, name, args...)
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return time.Since(start)
+	}
+	// One warm-up each (page cache, tailscaled's first-request paths).
+	timeRun(tailpath, "status", "--json", "--socket", sock)
+	timeRun(tailscale, "--socket", sock, "status", "--json")
+	var tp, ts []time.Duration
+	for i := 0; i < n; i++ {
+		tp = append(tp, timeRun(tailpath, "status", "--json", "--socket", sock))
+		ts = append(ts, timeRun(tailscale, "--socket", sock, "status", "--json"))
+	}
+	med := func(ds []time.Duration) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	mtp, mts := med(tp), med(ts)
+	ratio := float64(mtp) / float64(mts)
+	t.Logf("BENCH n=%d peers=5: tailpath status --json median %v (min %v, max %v); tailscale status --json median %v (min %v, max %v); ratio %.2fx",
+		n, mtp.Round(10*time.Microsecond), slices.Min(tp).Round(10*time.Microsecond), slices.Max(tp).Round(10*time.Microsecond),
+		mts.Round(10*time.Microsecond), slices.Min(ts).Round(10*time.Microsecond), slices.Max(ts).Round(10*time.Microsecond), ratio)
+	if ratio > 1.5 {
+		t.Logf("BENCH: ratio %.2fx is above the 1.5x target", ratio)
+	}
+}
+
