@@ -15,29 +15,25 @@ import (
 // session; one minute of slack).
 const RecentHandshake = 3 * time.Minute
 
-// OnlineState returns whether the peer is online as a tri-state: the
-// control server's tailcfg.Node.Online when node is non-nil (nil there means
-// "didn't say"); otherwise PeerStatus.Online true means online, and false
-// with a LastSeen set means control reported it offline (LastSeen is only
-// filled for offline peers); anything else is unknown (nil).
-// Tailscale's test control server never sets Online, so in a lab this is nil.
+// OnlineState returns whether the peer is online as a tri-state.
+// PeerStatus.Online is the current tailcfg.Node.Online flattened (nil and
+// false both read false), so: ps.Online true means online; otherwise node
+// (its WhoIs answer, possibly cached) tells nil ("control didn't say") from
+// false; without node, a LastSeen (only filled for offline peers) means
+// control reported it offline, and anything else is unknown (nil).
+// Tailscale's test control server never sets Online, so in such a lab this
+// is nil unless the lab sets it.
 func OnlineState(ps *ipnstate.PeerStatus, node *tailcfg.Node) *bool {
-	if node != nil {
-		if node.Online == nil {
-			if ps != nil && ps.Online {
-				return boolp(true)
-			}
-			return nil
-		}
-		return boolp(*node.Online)
-	}
-	if ps == nil {
-		return nil
-	}
-	if ps.Online {
+	if ps != nil && ps.Online {
 		return boolp(true)
 	}
-	if !ps.LastSeen.IsZero() {
+	if node != nil {
+		if node.Online == nil {
+			return nil
+		}
+		return boolp(false)
+	}
+	if ps != nil && !ps.LastSeen.IsZero() {
 		return boolp(false)
 	}
 	return nil

@@ -109,8 +109,10 @@ func TestOnlineState(t *testing.T) {
 		node *tailcfg.Node
 		want *bool
 	}{
-		{"node says online", ipnstate.PeerStatus{}, &tailcfg.Node{Online: boolp(true)}, boolp(true)},
+		{"node says online", ipnstate.PeerStatus{Online: true}, &tailcfg.Node{Online: boolp(true)}, boolp(true)},
 		{"node says offline", ipnstate.PeerStatus{}, &tailcfg.Node{Online: boolp(false)}, boolp(false)},
+		{"cached node says online, status now says not", ipnstate.PeerStatus{}, &tailcfg.Node{Online: boolp(true)}, boolp(false)},
+		{"cached node says offline, status now online", ipnstate.PeerStatus{Online: true}, &tailcfg.Node{Online: boolp(false)}, boolp(true)},
 		{"node silent (testcontrol)", ipnstate.PeerStatus{}, &tailcfg.Node{}, nil},
 		{"no node, status online", ipnstate.PeerStatus{Online: true}, nil, boolp(true)},
 		{"no node, last seen set", ipnstate.PeerStatus{LastSeen: seen}, nil, boolp(false)},
