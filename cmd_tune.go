@@ -74,6 +74,9 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 		}
 		in.Bandwidth = bw
 	}
+	if f.rtt != 0 && f.peer != "" {
+		return &exitError{2, fmt.Errorf("tune: pass --rtt or --peer, not both")}
+	}
 	if f.rtt < 0 {
 		return &exitError{2, fmt.Errorf("tune: --rtt must be positive, got %v", f.rtt)}
 	}

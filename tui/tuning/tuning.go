@@ -4,6 +4,12 @@
 // one key applies the recommendation (after a confirm dialog showing the
 // exact change), one reverts. All I/O runs in commands or in Source, never in
 // Update or View; the logic is in sysctl and sysctl/tune.
+//
+// Wiring: p := tuning.New(opts) goes in tui.Options.Panes; run
+// go tuning.Source(ctx, opts, program.Send) beside the program (or send
+// p.Refresh()'s message once) so ReportMsg values arrive; the root
+// broadcasts them and the pane's own AppliedMsg to every pane. For the
+// demo, opts come from tuning.Sandbox(tempDir, inputs).
 package tuning
 
 import (
