@@ -247,22 +247,29 @@ func (h Host) kernelConfig(option string) string {
 }
 
 // scanConfig finds option in a kernel .config stream: "y"/"m" for
-// OPTION=y/m, "n" for "# OPTION is not set", "" when absent.
+// OPTION=y/m, "n" for "# OPTION is not set", "" when absent. It stops at the
+// first match, so a packed /proc/config.gz is only unpacked that far.
 func scanConfig(r io.Reader, option string) (string, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return "", err
-	}
-	b = append([]byte{'\n'}, b...)
-	if i := bytes.Index(b, []byte("\n"+option+"=")); i >= 0 {
-		v := b[i+len(option)+2:]
-		if j := bytes.IndexByte(v, '\n'); j >= 0 {
-			v = v[:j]
+	br := bufio.NewReaderSize(r, 32<<10)
+	set := []byte(option + "=")
+	notSet := []byte("# " + option + " is not set")
+	for {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case bytes.HasPrefix(line, set):
+			v := bytes.TrimRight(line[len(set):], "\r\n")
+			return strings.Trim(string(v), `"`), nil
+		case bytes.HasPrefix(line, notSet):
+			return "n", nil
 		}
-		return strings.Trim(string(v), `"`), nil
+		for err == bufio.ErrBufferFull { // an absurdly long line: skip its rest
+			_, err = br.ReadSlice('\n')
+		}
+		if err == io.EOF {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
 	}
-	if bytes.Contains(b, []byte("\n# "+option+" is not set")) {
-		return "n", nil
-	}
-	return "", nil
 }

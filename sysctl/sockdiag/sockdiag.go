@@ -291,33 +291,49 @@ func ParseTCPInfo(b []byte) TCPInfo {
 	if len(b) >= 2 {
 		t.State, t.CAState = b[0], b[1]
 	}
+	// One backing allocation for every known field instead of one each:
+	// a dump of thousands of sockets parses thousands of these.
+	var store struct {
+		d   [7]time.Duration
+		u32 [8]uint32
+		u64 [7]uint64
+	}
+	nd, n32, n64 := 0, 0, 0
 	u32 := func(off int) *uint32 {
 		if off+4 > len(b) {
 			return nil
 		}
-		v := binary.NativeEndian.Uint32(b[off : off+4])
-		return &v
+		p := &store.u32[n32]
+		n32++
+		*p = binary.NativeEndian.Uint32(b[off : off+4])
+		return p
 	}
 	u64 := func(off int) *uint64 {
 		if off+8 > len(b) {
 			return nil
 		}
-		v := binary.NativeEndian.Uint64(b[off : off+8])
-		return &v
+		p := &store.u64[n64]
+		n64++
+		*p = binary.NativeEndian.Uint64(b[off : off+8])
+		return p
+	}
+	dur := func(us uint64) *time.Duration {
+		p := &store.d[nd]
+		nd++
+		*p = time.Duration(min(us, uint64(1<<63-1)/1000)) * time.Microsecond
+		return p
 	}
 	us32 := func(off int) *time.Duration {
-		if p := u32(off); p != nil {
-			d := time.Duration(*p) * time.Microsecond
-			return &d
+		if off+4 > len(b) {
+			return nil
 		}
-		return nil
+		return dur(uint64(binary.NativeEndian.Uint32(b[off : off+4])))
 	}
 	us64 := func(off int) *time.Duration {
-		if p := u64(off); p != nil {
-			d := time.Duration(min(*p, uint64(1<<63-1)/1000)) * time.Microsecond
-			return &d
+		if off+8 > len(b) {
+			return nil
 		}
-		return nil
+		return dur(binary.NativeEndian.Uint64(b[off : off+8]))
 	}
 	t.RTO = us32(offRTO)
 	t.SndMSS = u32(offSndMSS)

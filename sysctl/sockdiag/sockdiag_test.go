@@ -251,3 +251,14 @@ func FuzzParseTCPInfo(f *testing.F) {
 		_ = Judge(&info, "")
 	})
 }
+
+func BenchmarkParseMessage(b *testing.B) {
+	info := fakeInfo(280, map[int]uint64{offRTT: 35000, offBusyTime: 1e6, offSndbufLimited: 9e5})
+	msg := fakeMessage(2, netip.MustParseAddrPort("100.101.102.103:51000"), netip.MustParseAddrPort("100.64.0.7:445"), info, "cubic")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseMessage(msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

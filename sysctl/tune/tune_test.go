@@ -2,10 +2,10 @@ package tune
 
 import (
 	"bytes"
-	"fmt"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -161,7 +161,9 @@ func TestRunApplyPersistRevert(t *testing.T) {
 func TestRunRefusals(t *testing.T) {
 	h := sampleHost(t)
 	in := Inputs{Host: h, Bandwidth: 400e6, RTT: 20 * time.Millisecond, Conns: func(context.Context) ([]sockdiag.Conn, error) { return nil, nil },
-		Link: func(string) (sockdiag.Link, error) { return sockdiag.Link{}, fmt.Errorf("tailscale0: %w", sockdiag.ErrNoLink) }}
+		Link: func(string) (sockdiag.Link, error) {
+			return sockdiag.Link{}, fmt.Errorf("tailscale0: %w", sockdiag.ErrNoLink)
+		}}
 	state := filepath.Join(t.TempDir(), "s.json")
 	notRoot := func() bool { return false }
 	root := func() bool { return true }
