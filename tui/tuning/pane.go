@@ -38,6 +38,8 @@ type dialog struct {
 	ccOK    func(string) bool
 }
 
+var _ common.Pane = (*Pane)(nil)
+
 // Pane is the Tuning pane. Create it with New.
 type Pane struct {
 	o      Options
