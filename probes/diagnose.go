@@ -53,7 +53,7 @@ func IsPrivateAddr(a netip.Addr) bool {
 // from the path kind. For a DERP-relayed path the causes are checked in this
 // order and the first that holds is the Reason, the rest go to Also:
 // local-udp-blocked, no-endpoints, private-endpoints-only, both-hard-nat,
-// local-hard-nat; far-home-derp is always added to Also when it holds (it
+// local-hard-nat, disco-unanswered (only with a PingRun); far-home-derp is always added to Also when it holds (it
 // explains slowness, not relaying). With no cause it is unexplained, and
 // Checks list everything looked at.
 func Diagnose(self Self, p Peer, regions map[int]Region) Verdict {
@@ -127,6 +127,9 @@ func (d *diag) run() Verdict {
 	if r, fix := d.checkNAT(); r != "" {
 		addCause(r, fix)
 	}
+	if d.checkPingRun() {
+		addCause(ReasonDiscoUnanswered, "allow inbound UDP on the peer (41641 or its --port) through its host and network firewalls; its DISCO pings are answered over DERP but never directly")
+	}
 	var far bool
 	var farFix, farSummary string
 	if p.Path.Kind == PathDERP {
@@ -173,6 +176,8 @@ func (d *diag) run() Verdict {
 
 func summaryFor(r ReasonID) string {
 	switch r {
+	case ReasonDiscoUnanswered:
+		return "DISCO pings never answered directly"
 	case ReasonLocalUDPBlocked:
 		return "UDP blocked here"
 	case ReasonNoEndpoints:
@@ -185,6 +190,38 @@ func summaryFor(r ReasonID) string {
 		return "hard NAT here, no port mapping"
 	}
 	return string(r)
+}
+
+// checkPingRun: the last DISCO "ping until direct" run got pongs, but only
+// through DERP or a peer relay, although the peer advertises endpoints.
+// Only checked when a run exists (the Source records them).
+func (d *diag) checkPingRun() bool {
+	r := d.p.PingRun
+	if r == nil {
+		return false
+	}
+	failed := !r.Direct && r.Pongs > 0 && len(d.p.Endpoints) > 0
+	buf := make([]byte, 0, 48)
+	buf = strconv.AppendInt(buf, int64(r.Tries), 10)
+	buf = append(buf, " tries, "...)
+	buf = strconv.AppendInt(buf, int64(r.Pongs), 10)
+	buf = append(buf, " pongs"...)
+	if r.Via != "" {
+		buf = append(buf, ", last via "...)
+		buf = append(buf, r.Via...)
+	}
+	note := "no pong came over a direct UDP path"
+	switch {
+	case r.Direct:
+		buf = append(buf, ", direct"...)
+		note = "a pong came directly; the path may go direct again soon"
+	case r.Pongs == 0:
+		note = "no pong at all: the peer is not answering even through DERP"
+	case len(d.p.Endpoints) == 0:
+		note = "no pong directly, as expected with no endpoints"
+	}
+	d.add("PingRun", string(buf), failed, note)
+	return failed
 }
 
 // checkLocalUDP: our netcheck says UDP does not work.

@@ -104,6 +104,30 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason: ReasonUnexplained,
 		},
 		{
+			name: "DISCO run answered only over DERP: disco-unanswered",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PingRun = &PingRun{Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonDiscoUnanswered,
+		},
+		{
+			name: "DISCO run with no pong at all does not blame UDP",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PingRun = &PingRun{Tries: 10}
+			},
+			wantReason: ReasonUnexplained,
+		},
+		{
+			name: "DISCO run against a peer without endpoints: no-endpoints, not disco-unanswered",
+			peer: func(p *Peer) {
+				*p = relayedPeer()
+				p.PingRun = &PingRun{Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonNoEndpoints,
+		},
+		{
 			name: "offline",
 			peer: func(p *Peer) {
 				*p = Peer{Name: "x", Online: boolp(false), Path: Path{Kind: PathOffline}, LastSeen: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}

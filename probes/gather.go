@@ -50,9 +50,9 @@ type cachedNode struct {
 //   - CurrentDERPMap(): region codes and names (Warning if unavailable).
 //
 // Rates are bytes/s from prev's counters (by peer ID); prev may be nil. Peer
-// latency is carried over from prev. Every outside string is sanitised with
-// safetext.Clean; each peer is diagnosed with Diagnose. Peers are sorted by
-// Name, then ID.
+// Latency and PingRun are carried over from prev. Every outside string is
+// sanitised with safetext.Clean; each peer is diagnosed with Diagnose.
+// Peers are sorted by Name, then ID.
 //
 // Errors: a failing Status() is returned through ConnectError, so it wraps
 // ErrNotRunning, ErrPermission or ErrBadReply where those apply. ctx bounds
@@ -227,6 +227,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 				p.RxRate = rate(p.RxBytes, pp.RxBytes, dt)
 			}
 			p.Latency = pp.Latency
+			p.PingRun = pp.PingRun
 		}
 		p.Verdict = Diagnose(snap.Self, *p, snap.Regions)
 	}

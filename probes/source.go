@@ -71,7 +71,9 @@ type Source struct {
 	out     chan Event      // set by Run
 	wg      sync.WaitGroup  // Run's loop, bus watcher and pings
 	latency map[string]time.Duration
-	closed  bool // Run's ctx ended; no new goroutines may start
+	// pingRuns are the last finished DISCO runs by peer ID.
+	pingRuns map[string]*PingRun
+	closed   bool // Run's ctx ended; no new goroutines may start
 	// staleAll and staleIDs are cached WhoIs answers the IPN bus made stale.
 	staleAll bool
 	staleIDs map[tailcfg.NodeID]bool
@@ -79,7 +81,7 @@ type Source struct {
 
 // NewSource returns a Source reading c. Nothing runs until Run.
 func NewSource(c LocalClient, opts SourceOptions) *Source {
-	return &Source{c: c, opts: opts.withDefaults(), latency: map[string]time.Duration{}}
+	return &Source{c: c, opts: opts.withDefaults(), latency: map[string]time.Duration{}, pingRuns: map[string]*PingRun{}}
 }
 
 // Run starts the source and returns its events. It emits
@@ -294,13 +296,19 @@ func (s *Source) takeStale() (all bool, ids map[tailcfg.NodeID]bool) {
 	return all, ids
 }
 
-// applyLatency copies the latest ping latency per peer into snap.
+// applyLatency copies the latest ping latency and DISCO run per peer into
+// snap, re-diagnosing peers whose run is new to it.
 func (s *Source) applyLatency(snap *Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range snap.Peers {
-		if l, ok := s.latency[snap.Peers[i].ID]; ok {
-			snap.Peers[i].Latency = l
+		p := &snap.Peers[i]
+		if l, ok := s.latency[p.ID]; ok {
+			p.Latency = l
+		}
+		if r, ok := s.pingRuns[p.ID]; ok && r != p.PingRun {
+			p.PingRun = r
+			p.Verdict = Diagnose(snap.Self, *p, snap.Regions)
 		}
 	}
 }
@@ -320,12 +328,22 @@ func (s *Source) Ping(peer Peer, kind PingKind) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
+		run := PingRun{}
 		_ = Ping(ctx, s.c, peer, kind, 0, 0, func(r PingResult) {
+			run.Tries = max(run.Tries, r.Try)
+			s.mu.Lock()
 			if r.Err == "" && r.Latency > 0 {
-				s.mu.Lock()
 				s.latency[peer.ID] = r.Latency
-				s.mu.Unlock()
+				run.Pongs++
+				run.Via = r.Via
+				run.Direct = run.Direct || r.Path == PathDirect
 			}
+			if r.Done && kind == PingDISCO && r.Err != "cancelled" && run.Tries > 0 {
+				run.At = time.Now()
+				rr := run
+				s.pingRuns[peer.ID] = &rr
+			}
+			s.mu.Unlock()
 			s.send(ctx, r)
 		})
 	}()

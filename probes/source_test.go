@@ -208,6 +208,48 @@ func TestSourcePingEvents(t *testing.T) {
 	t.Errorf("latency not carried into snapshots: %v", snap.Peers[0].Latency)
 }
 
+func TestSourcePingRunFeedsDiagnosis(t *testing.T) {
+	old := pingGap
+	pingGap = 5 * time.Millisecond
+	t.Cleanup(func() { pingGap = old })
+	srv := probestest.New(t, loadFixture(t, "unexplained")) // pongs always via DERP(nyc)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 50 * time.Millisecond})
+	ch := src.Run(ctx)
+	snap := next[*Snapshot](t, ch, 5*time.Second)
+	if got := snap.Peers[0].Verdict.Reason; got != ReasonUnexplained {
+		t.Fatalf("before the ping: reason %q, want unexplained", got)
+	}
+	src.Ping(snap.Peers[0], PingDISCO)
+	for {
+		pr := next[PingResult](t, ch, 10*time.Second)
+		if pr.Done {
+			if pr.Err != ErrNoDirect.Error() || pr.Try != DefaultPingTries {
+				t.Errorf("last result = %+v, want %q after %d tries", pr, ErrNoDirect, DefaultPingTries)
+			}
+			break
+		}
+		if pr.Via != "DERP(nyc)" || pr.Path != PathDERP {
+			t.Errorf("pong via %q (%q), want DERP(nyc)", pr.Via, pr.Path)
+		}
+	}
+	snap = next[*Snapshot](t, ch, 5*time.Second)
+	p := snap.Peers[0]
+	want := &PingRun{Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+	if p.PingRun == nil {
+		t.Fatal("no PingRun on the peer")
+	}
+	got := *p.PingRun
+	got.At = time.Time{}
+	if diff := cmp.Diff(*want, got); diff != "" {
+		t.Errorf("PingRun (-want +got):\n%s", diff)
+	}
+	if p.Verdict.Reason != ReasonDiscoUnanswered {
+		t.Errorf("after the ping: reason %q, want %q; checks %+v", p.Verdict.Reason, ReasonDiscoUnanswered, p.Verdict.Checks)
+	}
+}
+
 func TestConnectErrorNil(t *testing.T) {
 	if ConnectError(nil, "x") != nil {
 		t.Error("ConnectError(nil) != nil")

@@ -132,6 +132,23 @@ type Peer struct {
 	NAT *NATInfo `json:"nat,omitempty"`
 	// ExitNode is PeerStatus.ExitNode: we route internet traffic through it.
 	ExitNode bool `json:"exit_node,omitempty"`
+	// PingRun summarises the last finished DISCO "ping until direct" run the
+	// Source made to this peer; nil if none. Diagnose uses it as the
+	// evidence for disco-unanswered.
+	PingRun *PingRun `json:"ping_run,omitempty"`
+}
+
+// PingRun summarises one finished DISCO "ping until direct" run.
+type PingRun struct {
+	// At is when the run ended.
+	At time.Time `json:"at"`
+	// Tries is the number of pings sent; Pongs how many were answered.
+	Tries int `json:"tries"`
+	Pongs int `json:"pongs"`
+	// Direct is true when a pong came over a direct UDP path.
+	Direct bool `json:"direct"`
+	// Via is the last pong's path in tailscale ping's words ("DERP(nyc)").
+	Via string `json:"via,omitempty"`
 }
 
 // Self is the local node and its NAT facts (from the self node's NetInfo).
