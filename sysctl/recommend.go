@@ -201,6 +201,8 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 		add(KeyCongestionControl, cur.Raw[KeyCongestionControl], "bbr", why)
 		if bbr.NeedsFQ {
 			add(KeyDefaultQdisc, cur.Raw[KeyDefaultQdisc], "fq", fmt.Sprintf("kernel %s is before 4.13: BBR needs fq for pacing (new interfaces only; restart tailscaled or `tc qdisc replace dev tailscale0 root fq`)", bbr.Kernel))
+		} else if cur.DefaultQdisc != "fq" {
+			r.Notes = append(r.Notes, "fq is optional with BBR since 4.13 (BBR paces by itself, fq does it with less CPU); default_qdisc stays "+orNone(cur.DefaultQdisc))
 		}
 	case longRTT && bbr != nil && bbr.CanWork() && cur.CongestionControl != "bbr":
 		r.Notes = append(r.Notes, fmt.Sprintf("RTT %v > 100 ms: BBR usually helps here and is %s; pass --bbr", t.RTT, bbr.State))
