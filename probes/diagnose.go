@@ -53,7 +53,8 @@ func IsPrivateAddr(a netip.Addr) bool {
 // from the path kind. For a DERP-relayed path the causes are checked in this
 // order and the first that holds is the Reason, the rest go to Also:
 // local-udp-blocked, no-endpoints, private-endpoints-only, both-hard-nat,
-// local-hard-nat, disco-unanswered (only with a PingRun); far-home-derp is always added to Also when it holds (it
+// local-hard-nat, disco-unanswered (only with a PingRun), lost-direct (seen
+// direct within LostDirectWindow); far-home-derp is always added to Also when it holds (it
 // explains slowness, not relaying). With no cause it is unexplained, and
 // Checks list everything looked at.
 func Diagnose(self Self, p Peer, regions map[int]Region) Verdict {
@@ -130,6 +131,16 @@ func (d *diag) run() Verdict {
 	if d.checkPingRun() {
 		addCause(ReasonDiscoUnanswered, "allow inbound UDP on the peer (41641 or its --port) through its host and network firewalls; its DISCO pings are answered over DERP but never directly")
 	}
+	if !p.LastDirect.IsZero() {
+		buf := make([]byte, 0, 48)
+		buf = p.LastDirect.UTC().AppendFormat(buf, "15:04:05Z")
+		if p.LastDirectAddr.IsValid() {
+			buf = append(buf, " via "...)
+			buf = p.LastDirectAddr.AppendTo(buf)
+		}
+		d.add("Peer.LastDirect", string(buf), true, "the path was direct and fell back")
+		addCause(ReasonLostDirect, "look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path")
+	}
 	var far bool
 	var farFix, farSummary string
 	if p.Path.Kind == PathDERP {
@@ -178,6 +189,8 @@ func summaryFor(r ReasonID) string {
 	switch r {
 	case ReasonDiscoUnanswered:
 		return "DISCO pings never answered directly"
+	case ReasonLostDirect:
+		return "was direct, fell back to relay"
 	case ReasonLocalUDPBlocked:
 		return "UDP blocked here"
 	case ReasonNoEndpoints:

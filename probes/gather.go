@@ -27,6 +27,10 @@ const whoisParallel = 8
 // change (endpoints, home DERP, online state).
 const WhoIsMaxAge = 30 * time.Second
 
+// LostDirectWindow is how long a peer seen direct and now relayed counts
+// as lost-direct (Peer.LastDirect).
+const LostDirectWindow = 10 * time.Minute
+
 // cachedNode is one WhoIs answer and when it was fetched.
 type cachedNode struct {
 	node *tailcfg.Node
@@ -228,6 +232,12 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			}
 			p.Latency = pp.Latency
 			p.PingRun = pp.PingRun
+			if !pp.LastDirect.IsZero() && now.Sub(pp.LastDirect) < LostDirectWindow {
+				p.LastDirect, p.LastDirectAddr = pp.LastDirect, pp.LastDirectAddr
+			}
+		}
+		if p.Path.Kind == PathDirect {
+			p.LastDirect, p.LastDirectAddr = now, p.Path.Addr
 		}
 		p.Verdict = Diagnose(snap.Self, *p, snap.Regions)
 	}

@@ -292,3 +292,46 @@ func TestGatherReusesWhoIs(t *testing.T) {
 		t.Errorf("after WhoIsMaxAge: %d whois requests in all, want 4", got)
 	}
 }
+
+func TestGatherLostDirect(t *testing.T) {
+	fix := loadFixture(t, "direct")
+	srv := probestest.New(t, fix)
+	c := NewClient(srv.Socket)
+	first, err := gatherAt(context.Background(), c, nil, fixtureNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := first.Peers[0]; p.LastDirect != fixtureNow || p.LastDirectAddr != netip.MustParseAddrPort("203.0.113.5:41641") {
+		t.Fatalf("LastDirect = %v %v", p.LastDirect, p.LastDirectAddr)
+	}
+	// The same peer, now relayed through "nyc".
+	var st map[string]any
+	if err := json.Unmarshal(fix.Status, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st["Peer"].(map[string]any) {
+		p.(map[string]any)["CurAddr"] = ""
+	}
+	b, _ := json.Marshal(st)
+	srv.SetStatusBody(b)
+
+	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := second.Peers[0].Verdict
+	if v.Reason != ReasonLostDirect || v.Summary != "was direct, fell back to relay" {
+		t.Errorf("verdict = %q %q, want lost-direct; checks:\n%s", v.Reason, v.Summary, checksText(v.Checks))
+	}
+	if got := failedFields(v); !cmp.Equal(got, []string{"Status.CurAddr", "Status.PeerRelay", "Peer.LastDirect"}) {
+		t.Errorf("failed checks = %q", got)
+	}
+	// Past the window it is no longer evidence.
+	third, err := gatherAt(context.Background(), c, second, fixtureNow.Add(LostDirectWindow+time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := third.Peers[0].Verdict.Reason; r != ReasonUnexplained {
+		t.Errorf("after the window: reason %q, want unexplained", r)
+	}
+}

@@ -136,6 +136,11 @@ type Peer struct {
 	// Source made to this peer; nil if none. Diagnose uses it as the
 	// evidence for disco-unanswered.
 	PingRun *PingRun `json:"ping_run,omitempty"`
+	// LastDirect is the last time a snapshot saw this peer's path direct,
+	// and LastDirectAddr the address then; zero when not seen direct within
+	// LostDirectWindow. Carried from snapshot to snapshot by Gather.
+	LastDirect     time.Time      `json:"last_direct,omitzero"`
+	LastDirectAddr netip.AddrPort `json:"last_direct_addr,omitzero"`
 }
 
 // PingRun summarises one finished DISCO "ping until direct" run.
