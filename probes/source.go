@@ -94,13 +94,16 @@ func NewSource(c LocalClient, opts SourceOptions) *Source {
 //
 // Sends block until received or ctx ends, so a slow reader slows polling
 // rather than growing memory. The channel is closed after ctx is cancelled
-// and every goroutine the source started has returned. Call Run once.
+// and every goroutine the source started has returned. Call Run once: a
+// second call returns a closed channel.
 func (s *Source) Run(ctx context.Context) <-chan Event {
 	out := make(chan Event, 16)
 	s.mu.Lock()
 	if s.out != nil {
 		s.mu.Unlock()
-		panic("probes: Source.Run called twice")
+		closed := make(chan Event)
+		close(closed)
+		return closed // a second Run gets nothing
 	}
 	s.runCtx, s.out = ctx, out
 	s.wg.Add(1)
@@ -338,7 +341,8 @@ func (s *Source) Ping(peer Peer, kind PingKind) {
 				run.Via = r.Via
 				run.Direct = run.Direct || r.Path == PathDirect
 			}
-			if r.Done && kind == PingDISCO && r.Err != "cancelled" && run.Tries > 0 {
+			ranOut := r.Err == "" || r.Err == ErrNoDirect.Error() || r.Err == "timeout"
+			if r.Done && kind == PingDISCO && ranOut && run.Tries > 0 {
 				run.At = time.Now()
 				rr := run
 				s.pingRuns[peer.ID] = &rr

@@ -259,3 +259,14 @@ func TestConnectErrorNil(t *testing.T) {
 		t.Errorf("ConnectError(boom) = %v", err)
 	}
 }
+
+func TestSourceRunTwice(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "direct"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src := NewSource(NewClient(srv.Socket), SourceOptions{})
+	src.Run(ctx)
+	if _, ok := <-src.Run(ctx); ok {
+		t.Error("second Run's channel is open")
+	}
+}
