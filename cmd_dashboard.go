@@ -13,6 +13,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/tuning"
 )
 
 // dashboardFlags are the flags of the default command (the dashboard).
@@ -58,6 +59,8 @@ func runDashboardCmd(ctx context.Context, args []string, stdio IO) error {
 	if err := f.device.attach(ctx, &cfg, stdio); err != nil {
 		return err
 	}
+	// The host's own TCP tuning (on other systems the pane says "Linux only").
+	addTuningPane(&cfg, tuning.Options{})
 	return cfg.run(ctx, stdio)
 }
 
