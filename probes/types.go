@@ -187,7 +187,7 @@ type NATInfo struct {
 	// LinkType is NetInfo.LinkType ("wired", "wifi", "mobile"); "" if unknown.
 	LinkType string `json:"link_type,omitempty"`
 	// DERPLatency is the measured latency to each DERP region id (from
-	// NetInfo.DERPLatency, best of v4/v6).
+	// NetInfo.DERPLatency, best of v4/v6); nanoseconds in JSON.
 	DERPLatency map[int]time.Duration `json:"derp_latency,omitempty"`
 }
 
