@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -268,5 +269,39 @@ func TestSourceRunTwice(t *testing.T) {
 	src.Run(ctx)
 	if _, ok := <-src.Run(ctx); ok {
 		t.Error("second Run's channel is open")
+	}
+}
+
+// TestSourceNoGoroutineLeak runs a source through polls, a bus watcher, a
+// ping and a daemon restart, then checks every goroutine it started is gone.
+func TestSourceNoGoroutineLeak(t *testing.T) {
+	old := pingGap
+	pingGap = 5 * time.Millisecond
+	t.Cleanup(func() { pingGap = old })
+	base := runtime.NumGoroutine()
+	srv := probestest.New(t, loadFixture(t, "unexplained"))
+	ctx, cancel := context.WithCancel(context.Background())
+	src := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 20 * time.Millisecond, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	ch := src.Run(ctx)
+	snap := next[*Snapshot](t, ch, 5*time.Second)
+	src.Ping(snap.Peers[0], PingDISCO) // 10 tries: still running when cancelled
+	next[PingResult](t, ch, 5*time.Second)
+	srv.Stop()
+	nextStatus(t, ch, false, 5*time.Second)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	nextStatus(t, ch, true, 5*time.Second)
+	cancel()
+	for range ch {
+	}
+	srv.Stop() // closes the client's idle connections from the server side
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines after the source ended, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
 }
