@@ -139,7 +139,15 @@ func (d *diag) run() Verdict {
 			buf = p.LastDirectAddr.AppendTo(buf)
 		}
 		d.add("Peer.LastDirect", string(buf), true, "the path was direct and fell back")
-		addCause(ReasonLostDirect, "look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path")
+		fix := "look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"
+		if lc := p.LastChange; lc != nil {
+			buf = lc.When.UTC().AppendFormat(buf[:0], "15:04:05Z")
+			buf = append(buf, ' ')
+			buf = append(buf, lc.What...)
+			d.add("EndpointChanges", string(buf), true, "the daemon's newest endpoint change for this peer")
+			fix = "the daemon logged " + lc.What + " at " + lc.When.UTC().Format("15:04:05Z") + "; " + fix
+		}
+		addCause(ReasonLostDirect, fix)
 	}
 	var far bool
 	var farFix, farSummary string

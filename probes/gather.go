@@ -239,12 +239,40 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		if p.Path.Kind == PathDirect {
 			p.LastDirect, p.LastDirectAddr = now, p.Path.Addr
 		}
+		if (p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay) && !p.LastDirect.IsZero() && len(p.TailscaleIPs) > 0 {
+			p.LastChange = lastEndpointChange(ctx, c, p.TailscaleIPs[0], warn)
+		}
 		p.Verdict = Diagnose(snap.Self, *p, snap.Regions)
 	}
 	slices.SortFunc(snap.Peers, func(a, b Peer) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
 	return snap, nil
+}
+
+// lastEndpointChange reads the newest endpoint-change log entry for ip; nil
+// when there is none or the log is unavailable (permission adds a warning).
+func lastEndpointChange(ctx context.Context, c LocalClient, ip netip.Addr, warn func(string)) *EndpointChange {
+	chs, err := EndpointChanges(ctx, c, ip)
+	switch {
+	case errors.Is(err, ErrNoEndpointLog):
+		return nil
+	case errors.Is(err, ErrPermission):
+		warn("endpoint-change log: permission denied, so lost-direct shows no daemon event")
+		return nil
+	case err != nil:
+		if ctx.Err() == nil {
+			warn("endpoint-change log " + ip.String() + ": " + whyText(err))
+		}
+		return nil
+	}
+	var last *EndpointChange
+	for i := range chs {
+		if last == nil || !chs[i].When.Before(last.When) {
+			last = &chs[i]
+		}
+	}
+	return last
 }
 
 // buildPeer converts one PeerStatus (and its WhoIs node, may be nil) to a

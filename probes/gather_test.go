@@ -295,6 +295,9 @@ func TestGatherReusesWhoIs(t *testing.T) {
 
 func TestGatherLostDirect(t *testing.T) {
 	fix := loadFixture(t, "direct")
+	fix.EndpointChanges = map[string]json.RawMessage{"100.64.0.2": json.RawMessage(`[
+	{"When": "2026-11-30T11:58:00Z", "What": "handlePongConnLocked-bestAddr-update", "From": {}, "To": {"ap": "203.0.113.5:41641"}},
+	{"When": "2026-11-30T12:00:02Z", "What": "deleteEndpointLocked-bestAddr-pong-timeout\u001b[2J", "From": {"ap": "203.0.113.5:41641"}}]`)}
 	srv := probestest.New(t, fix)
 	c := NewClient(srv.Socket)
 	first, err := gatherAt(context.Background(), c, nil, fixtureNow)
@@ -323,8 +326,15 @@ func TestGatherLostDirect(t *testing.T) {
 	if v.Reason != ReasonLostDirect || v.Summary != "was direct, fell back to relay" {
 		t.Errorf("verdict = %q %q, want lost-direct; checks:\n%s", v.Reason, v.Summary, checksText(v.Checks))
 	}
-	if got := failedFields(v); !cmp.Equal(got, []string{"Status.CurAddr", "Status.PeerRelay", "Peer.LastDirect"}) {
+	if got := failedFields(v); !cmp.Equal(got, []string{"Status.CurAddr", "Status.PeerRelay", "Peer.LastDirect", "EndpointChanges"}) {
 		t.Errorf("failed checks = %q", got)
+	}
+	wantChange := &EndpointChange{When: time.Date(2026, 11, 30, 12, 0, 2, 0, time.UTC), What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"203.0.113.5:41641"}`}
+	if diff := cmp.Diff(wantChange, second.Peers[0].LastChange); diff != "" {
+		t.Errorf("LastChange (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(v.Fix, "the daemon logged deleteEndpointLocked-bestAddr-pong-timeout at 12:00:02Z; ") {
+		t.Errorf("fix = %q", v.Fix)
 	}
 	// Past the window it is no longer evidence.
 	third, err := gatherAt(context.Background(), c, second, fixtureNow.Add(LostDirectWindow+time.Second))

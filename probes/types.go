@@ -141,6 +141,22 @@ type Peer struct {
 	// LostDirectWindow. Carried from snapshot to snapshot by Gather.
 	LastDirect     time.Time      `json:"last_direct,omitzero"`
 	LastDirectAddr netip.AddrPort `json:"last_direct_addr,omitzero"`
+	// LastChange is the newest entry of the daemon's endpoint-change log for
+	// this peer, read only for lost-direct candidates; nil otherwise.
+	LastChange *EndpointChange `json:"last_change,omitempty"`
+}
+
+// EndpointChange is one entry of the daemon's per-peer endpoint-change log
+// (magicsock.EndpointChange via /localapi/v0/debug-peer-endpoint-changes).
+type EndpointChange struct {
+	When time.Time `json:"when"`
+	// What is the daemon's event name, e.g. "handlePongConnLocked-bestAddr-update",
+	// "deleteEndpointLocked-bestAddr-<why>", "updateFromNode-DERP".
+	What string `json:"what"`
+	// From and To are the previous and new state as compact JSON text
+	// (sanitised, at most 160 bytes); empty when absent.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
 }
 
 // PingRun summarises one finished DISCO "ping until direct" run.

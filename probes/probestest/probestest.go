@@ -4,7 +4,7 @@
 // (HTTP, JSON decoding, error mapping) without a daemon.
 //
 // It answers GET /localapi/v0/status, /whois?addr=, /derpmap,
-// /watch-ipn-bus and POST /ping?ip=&type=. Faults: an endpoint can answer 403
+// /watch-ipn-bus, /debug-peer-endpoint-changes?ip= and POST /ping?ip=&type=. Faults: an endpoint can answer 403
 // (permission), status can answer any raw body (malformed JSON), and Stop and
 // Start simulate tailscaled going away and coming back on the same socket.
 package probestest
@@ -35,6 +35,9 @@ type Fixture struct {
 	WhoIs map[string]json.RawMessage `json:"whois"`
 	// DERPMap is the /derpmap reply (tailcfg.DERPMap JSON); empty answers 500.
 	DERPMap json.RawMessage `json:"derpmap"`
+	// EndpointChanges maps a Tailscale IP to its
+	// /debug-peer-endpoint-changes reply (JSON array); absent IPs answer "null".
+	EndpointChanges map[string]json.RawMessage `json:"endpoint_changes,omitempty"`
 	// Ping maps a Tailscale IP to successive /ping replies
 	// (ipnstate.PingResult JSON); the last one repeats.
 	Ping map[string][]json.RawMessage `json:"ping,omitempty"`
@@ -229,6 +232,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.pingN[ip]++
 		s.mu.Unlock()
 		w.Write(seq[i])
+	case "debug-peer-endpoint-changes":
+		if b, ok := fix.EndpointChanges[r.URL.Query().Get("ip")]; ok {
+			w.Write(b)
+			return
+		}
+		w.Write([]byte("null\n"))
 	case "watch-ipn-bus":
 		s.serveBus(w, r)
 	default:
