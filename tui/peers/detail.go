@@ -27,8 +27,12 @@ type PingFunc func(peer probes.Peer, kind probes.PingKind) tea.Cmd
 // `tailscale ping` does by default (-c 10); used for "ping 3/10" progress.
 const PingTries = probes.DefaultPingTries
 
-// maxPingLines bounds the progress lines kept per peer.
-const maxPingLines = PingTries + 2
+// maxPingLines bounds the progress lines kept per peer; pingLinesShown are
+// drawn (the latest), right under the verdict so they stay on screen.
+const (
+	maxPingLines   = PingTries + 2
+	pingLinesShown = 4
+)
 
 // pingRun is the latest ping run for one peer.
 type pingRun struct {
@@ -328,6 +332,28 @@ func (d *Detail) lines() []string {
 		field("fix", safetext.Clean(v.Fix), nil)
 	}
 
+	hint := "p ping until direct · t TSMP ping"
+	if d.ping == nil {
+		hint = "not available here"
+	}
+	field("ping", d.st.Muted.Render(hint), nil)
+	if r := d.pings[d.peerID]; r != nil {
+		// The latest few lines only, so the result stays on a 24-row screen.
+		lines := r.lines[max(len(r.lines)-pingLinesShown, 0):]
+		for _, l := range lines {
+			text := l.text
+			switch l.role {
+			case 1:
+				text = d.st.Good.Render(text)
+			case 2:
+				text = d.st.Warn.Render(text)
+			case 3:
+				text = d.st.Bad.Render(text)
+			}
+			add(strings.Repeat(" ", labelWidth) + text)
+		}
+	}
+
 	add(d.st.Title.Render("evidence"))
 	if len(v.Checks) == 0 {
 		add("  " + d.st.Muted.Render("no checks recorded"))
@@ -375,26 +401,6 @@ func (d *Detail) lines() []string {
 		"  latency " + FormatLatency(p.Latency) +
 		"  handshake " + formatAgo(d.now(), p.LastHandshake)
 	field("traffic", traffic, nil)
-
-	hint := "p ping until direct · t TSMP ping"
-	if d.ping == nil {
-		hint = "not available here"
-	}
-	field("ping", d.st.Muted.Render(hint), nil)
-	if r := d.pings[d.peerID]; r != nil {
-		for _, l := range r.lines {
-			text := l.text
-			switch l.role {
-			case 1:
-				text = d.st.Good.Render(text)
-			case 2:
-				text = d.st.Warn.Render(text)
-			case 3:
-				text = d.st.Bad.Render(text)
-			}
-			add(strings.Repeat(" ", labelWidth) + text)
-		}
-	}
 
 	add(d.st.Title.Render("path changes"))
 	changes := d.timelines.Changes(d.peerID)

@@ -117,8 +117,7 @@ func TestDetailPingProgress(t *testing.T) {
 	for _, r := range results {
 		d.Update(r)
 	}
-	want := []string{
-		"DISCO ping until direct: started…",
+	want := []string{ // the latest four
 		"ping 1/10 via DERP(nyc) 44ms…",
 		"ping 2/10: timeout…",
 		"ping 3/10 via DERP(nyc) 42ms…",
@@ -131,7 +130,7 @@ func TestDetailPingProgress(t *testing.T) {
 		switch {
 		case strings.HasPrefix(l, "ping "):
 			in = true
-		case strings.HasPrefix(l, "path changes"):
+		case strings.HasPrefix(l, "evidence"):
 			in = false
 		case in:
 			got = append(got, strings.TrimSpace(l))
