@@ -125,15 +125,22 @@ type Lab struct {
 
 	observer   *runningNode
 	observerLC *local.Client
-	inproc     []*runningNode
-	child      *childNode
-	peers      []PeerInfo
+	// observerTransport carries observerLC's requests; observerDial
+	// connects to the observer's in-memory LocalAPI listener.
+	observerTransport *http.Transport
+	observerDial      func(ctx context.Context, network, addr string) (net.Conn, error)
+	inproc            []*runningNode
+	child             *childNode
+	peers             []PeerInfo
 
 	sockPath string
 	sockLn   net.Listener
 
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// loops counts traffic loops and the socket server (with its proxied
+	// connections); wg counts the control server.
+	loops sync.WaitGroup
+	wg    sync.WaitGroup
 
 	mu       sync.Mutex
 	offline  map[key.NodePublic]bool
@@ -257,41 +264,62 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		return n, nil
 	}
 
+	// The DERP-only child first, in the background: it cannot STUN, so
+	// netcheck waits about 3 s for UDP before it settles on DERP; the
+	// in-process nodes join meanwhile.
+	var childLog io.Writer = io.Discard
+	if l.logFile != nil {
+		childLog = l.logFile
+	}
+	type childResult struct {
+		c   *childNode
+		err error
+	}
+	childCh := make(chan childResult, 1)
+	go func() {
+		c, err := startChild(ctx, opts.Executable, nodeCfg(DERPName, true),
+			[]string{"TS_DEBUG_ALWAYS_USE_DERP=1"}, childLog)
+		childCh <- childResult{c, err}
+	}()
+	childWaited := false
+	defer func() {
+		// Runs before the Close above: a failed Start must not leave the
+		// child starting behind it.
+		if !childWaited {
+			if r := <-childCh; r.c != nil {
+				l.child = r.c
+			}
+		}
+	}()
+	progress("node %s starting in a child process (DERP only, no UDP)", DERPName)
+
 	// The observer, then its peers.
 	l.observer, err = startIn(nodeCfg(ObserverName, false))
 	if err != nil {
 		return nil, err
 	}
-	l.observerLC, err = l.observer.srv.LocalClient()
+	tsLC, err := l.observer.srv.LocalClient()
 	if err != nil {
 		return nil, fmt.Errorf("lab: observer LocalAPI: %w", err)
 	}
+	// Our own transport, so Close can drop its idle connections: tsnet's
+	// Close waits up to 5 s for LocalAPI connections that were dialed but
+	// never used (http.Transport dials ahead under concurrent requests).
+	l.observerTransport = &http.Transport{DialContext: tsLC.Dial}
+	l.observerDial = tsLC.Dial
+	l.observerLC = &local.Client{Dial: tsLC.Dial, Transport: l.observerTransport, OmitAuth: true}
 	progress("node %s joined (%s): the node the dashboard watches", ObserverName, l.observer.ip)
 
 	direct, err := startIn(nodeCfg(DirectName, true))
 	if err != nil {
 		return nil, err
 	}
-	l.peers = append(l.peers, PeerInfo{Name: DirectName, Role: RoleDirect, TailscaleIP: direct.ip})
 	progress("node %s joined (%s)", DirectName, direct.ip)
-
-	var childLog io.Writer = io.Discard
-	if l.logFile != nil {
-		childLog = l.logFile
-	}
-	l.child, err = startChild(ctx, opts.Executable, nodeCfg(DERPName, true),
-		[]string{"TS_DEBUG_ALWAYS_USE_DERP=1"}, childLog)
-	if err != nil {
-		return nil, err
-	}
-	l.peers = append(l.peers, PeerInfo{Name: DERPName, Role: RoleDERP, TailscaleIP: l.child.ip})
-	progress("node %s joined (%s): child process, DERP only, no UDP endpoints", DERPName, l.child.ip)
 
 	idle, err := startIn(nodeCfg(IdleName, false))
 	if err != nil {
 		return nil, err
 	}
-	l.peers = append(l.peers, PeerInfo{Name: IdleName, Role: RoleIdle, TailscaleIP: idle.ip})
 	progress("node %s joined (%s): online, no traffic", IdleName, idle.ip)
 
 	// The offline node is not ephemeral: a real control server would
@@ -312,17 +340,30 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		n.LastSeen = &stopped
 		l.control.UpdateNode(n)
 	}
-	l.peers = append(l.peers, PeerInfo{Name: OfflineName, Role: RoleOffline, TailscaleIP: off.ip})
 	progress("node %s joined (%s), then stopped: control lists it offline", OfflineName, off.ip)
+
+	r := <-childCh
+	childWaited = true
+	if r.err != nil {
+		return nil, r.err
+	}
+	l.child = r.c
+	progress("node %s joined (%s): child process, DERP only, no UDP endpoints", DERPName, l.child.ip)
+	l.peers = []PeerInfo{
+		{Name: DirectName, Role: RoleDirect, TailscaleIP: direct.ip},
+		{Name: DERPName, Role: RoleDERP, TailscaleIP: l.child.ip},
+		{Name: IdleName, Role: RoleIdle, TailscaleIP: idle.ip},
+		{Name: OfflineName, Role: RoleOffline, TailscaleIP: off.ip},
+	}
 
 	// Traffic and the LocalAPI socket.
 	tctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	for _, p := range l.peers {
 		if p.Role == RoleDirect || p.Role == RoleDERP {
-			l.wg.Add(1)
+			l.loops.Add(1)
 			go func() {
-				defer l.wg.Done()
+				defer l.loops.Done()
 				l.trafficLoop(tctx, p)
 			}()
 		}
@@ -413,7 +454,10 @@ func (l *Lab) prefixed(component string) logger.Logf {
 	return fileLogf(l.logFile, component)
 }
 
-// Observer is the LocalAPI client of the node the dashboard watches.
+// Observer is the LocalAPI client of the node the dashboard watches (in
+// memory, full read/write permission). Stop whatever streams from it (IPN
+// bus watchers, a probes Source) before Close, which otherwise waits up to
+// 5 s for those LocalAPI connections.
 func (l *Lab) Observer() *local.Client { return l.observerLC }
 
 // ObserverSocket is a Unix socket path serving the observer's LocalAPI,
@@ -437,10 +481,12 @@ func (l *Lab) Dir() string { return l.dir }
 
 // DaemonEnv is the environment an outside tailscaled needs to join the lab
 // hermetically: no log uploads, no port mapping, no captive-portal probe
-// to Tailscale's servers, and a panic instead of contacting production
-// control. Append it to the daemon's environment.
+// to Tailscale's servers, a panic instead of contacting production
+// control, and only its STUN-learned 127.0.0.1 endpoint advertised (so
+// direct paths read 127.0.0.1:port). Append it to the daemon's environment.
 func (l *Lab) DaemonEnv() []string {
 	return []string{
+		"TS_DEBUG_OMIT_LOCAL_ADDRS=1",
 		"TS_NO_LOGS_NO_SUPPORT=true",
 		"TS_DISABLE_PORTMAPPER=1",
 		"TS_ASSUME_NETWORK_UP_FOR_TEST=1",
@@ -467,14 +513,22 @@ func (l *Lab) Close() error {
 	if l.sockLn != nil {
 		l.sockLn.Close()
 	}
-	if l.child != nil {
-		l.child.close()
+	t0 := time.Now()
+	// No LocalAPI connection may outlive this point: tsnet's Close waits
+	// up to 5 s for open LocalAPI connections.
+	l.loops.Wait()
+	if l.observerTransport != nil {
+		l.observerTransport.CloseIdleConnections()
 	}
 	var wg sync.WaitGroup
+	if l.child != nil {
+		wg.Go(l.child.close)
+	}
 	for _, n := range l.inproc {
 		wg.Go(n.close)
 	}
 	wg.Wait()
+	l.logf("lab: close: nodes stopped in %v", time.Since(t0).Round(time.Millisecond))
 	if l.controlHTTP != nil {
 		l.controlHTTP.Close()
 	}
@@ -482,6 +536,7 @@ func (l *Lab) Close() error {
 		r.close()
 	}
 	l.wg.Wait()
+	l.logf("lab: close: control, DERP and goroutines done in %v", time.Since(t0).Round(time.Millisecond))
 	var errs []error
 	if l.ownDir {
 		errs = append(errs, os.RemoveAll(l.dir))

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func startLab(t *testing.T) *Lab {
 	if testing.Short() {
 		t.Skip("skipping lab tailnet (starts control, DERP and five tsnet nodes) under -short")
 	}
+	goroutinesBefore := runtime.NumGoroutine()
 	logFile := filepath.Join(t.TempDir(), "lab.log")
 	if d := os.Getenv("LAB_TEST_LOG"); d != "" {
 		logFile = d
@@ -51,7 +53,32 @@ func startLab(t *testing.T) *Lab {
 		if err := l.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		t.Logf("Close took %v", time.Since(start).Round(time.Millisecond))
+		took := time.Since(start)
+		t.Logf("Close took %v", took.Round(time.Millisecond))
+		if took > 4*time.Second {
+			// tsnet's Close waits 5 s for LocalAPI connections left open.
+			t.Errorf("Close took %v: something held a node open", took)
+		}
+		if l.child != nil {
+			select {
+			case <-l.child.done:
+			default:
+				t.Errorf("child node process %d still running after Close", l.child.cmd.Process.Pid)
+			}
+		}
+		// Goroutines wind down asynchronously (timers, closed conns).
+		var n int
+		for i := 0; i < 50; i++ {
+			if n = runtime.NumGoroutine(); n <= goroutinesBefore+2 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if n > goroutinesBefore+2 {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Errorf("%d goroutines after Close, %d before Start:\n%s", n, goroutinesBefore, buf)
+		}
 		if _, err := os.Stat(l.Dir()); !os.IsNotExist(err) {
 			t.Errorf("state directory %s left behind after Close (stat: %v)", l.Dir(), err)
 		}

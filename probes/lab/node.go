@@ -64,8 +64,12 @@ type childHello struct {
 }
 
 // hermetic keeps in-process Tailscale code on loopback and off the
-// internet: no netns socket marks, no log uploads, no port mapping probes.
+// internet: no netns socket marks, no log uploads, no port mapping probes,
+// and only the STUN-learned 127.0.0.1:port advertised as an endpoint (not
+// the machine's interface addresses, which would make direct paths use
+// whichever local address disco tried first).
 func hermetic() {
+	envknob.Setenv("TS_DEBUG_OMIT_LOCAL_ADDRS", "1")
 	netns.SetEnabled(false)
 	logtail.Disable()
 	envknob.SetNoLogsNoSupport()
@@ -76,6 +80,7 @@ func hermetic() {
 
 // runningNode is a joined tsnet node, in this process.
 type runningNode struct {
+	logf logger.Logf
 	srv  *tsnet.Server
 	ip   netip.Addr
 	key  key.NodePublic
@@ -102,7 +107,7 @@ func startNode(ctx context.Context, cfg nodeConfig, logf logger.Logf) (*runningN
 		// keep state in Dir/tailscaled.state.
 		s.Store = new(mem.Store)
 	}
-	n := &runningNode{srv: s}
+	n := &runningNode{srv: s, logf: logf}
 	st, err := s.Up(ctx)
 	if err != nil {
 		// tsnet's Close dereferences state that a failed start leaves nil.
@@ -172,6 +177,7 @@ func (n *runningNode) close() {
 	}
 	n.srv.Close()
 	n.wg.Wait()
+	n.logf("node closed")
 }
 
 // childNode is a lab node running in a child process.
@@ -312,7 +318,6 @@ func runNode(cfgJSON string, stdin io.Reader, stdout io.Writer) int {
 	<-ctx.Done()
 	logf("stdin closed; leaving the lab")
 	n.close()
-	logf("node closed")
 	return 0
 }
 

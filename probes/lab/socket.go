@@ -22,9 +22,9 @@ func (l *Lab) serveSocket(ctx context.Context) error {
 	}
 	l.sockLn, l.sockPath = ln, path
 	var conns sync.WaitGroup
-	l.wg.Add(1)
+	l.loops.Add(1)
 	go func() {
-		defer l.wg.Done()
+		defer l.loops.Done()
 		defer conns.Wait()
 		for {
 			c, err := ln.Accept()
@@ -45,7 +45,7 @@ func (l *Lab) serveSocket(ctx context.Context) error {
 // closes or ctx ends.
 func (l *Lab) proxyLocalAPI(ctx context.Context, c net.Conn) {
 	defer c.Close()
-	up, err := l.observerLC.Dial(ctx, "tcp", "local-tailscaled.sock:80")
+	up, err := l.observerDial(ctx, "tcp", "local-tailscaled.sock:80")
 	if err != nil {
 		l.logf("lab: observer LocalAPI dial: %v", err)
 		return
