@@ -11,7 +11,11 @@
 //   - Diagnose(self, peer, regions) explains one peer's Path.
 //   - NewSource(c, opts).Run(ctx) streams Events (snapshots, source status, pings).
 //   - Ping(ctx, c, peer, kind, tries, maxTime, emit) runs `tailscale ping`'s loop.
+//   - EndpointChanges(ctx, c, ip) reads the daemon's per-peer endpoint-change log.
 //   - ConnectError(err, socket) turns a LocalAPI error into an actionable message.
+//
+// probes/probestest serves hand-written LocalAPI fixtures on a unix socket
+// for tests; the reasons are documented in docs/diagnosis.md.
 package probes
 
 import (
