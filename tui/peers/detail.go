@@ -131,6 +131,10 @@ func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 		d.syncKeys()
 	case probes.PingResult:
 		d.addPing(msg)
+	case probes.SourceStatus:
+		if !msg.Up {
+			d.endRuns("stopped: tailscaled unavailable")
+		}
 	case tea.KeyMsg:
 		return d.handleKey(msg)
 	}
@@ -230,6 +234,21 @@ func pingResultLine(res probes.PingResult) pingLine {
 	default:
 		return pingLine{text: "still relayed: via " + via + " in " + lat + " (no direct path)", role: 2}
 	}
+}
+
+// endRuns ends every running ping with a last line saying why, so a run
+// whose results can no longer come does not keep the ping keys disabled.
+func (d *Detail) endRuns(why string) {
+	for id, r := range d.pings {
+		if r.running {
+			r.running = false
+			r.lines = append(r.lines, pingLine{text: why, role: 3})
+			if id == d.peerID {
+				d.dirty = true
+			}
+		}
+	}
+	d.syncKeys()
 }
 
 // syncKeys enables the ping keys only when a ping can start.

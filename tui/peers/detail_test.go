@@ -160,6 +160,22 @@ func TestDetailPingProgress(t *testing.T) {
 	}
 }
 
+func TestDetailSourceDownEndsPing(t *testing.T) {
+	ping := func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
+	d := newTestDetail(ping, "nCORES3")
+	d.Update(kmsg("p"))
+	if d.keys.Disco.Enabled() {
+		t.Fatal("ping key enabled during a run")
+	}
+	d.Update(probes.SourceStatus{Up: false, Err: "connection refused"})
+	if !d.keys.Disco.Enabled() {
+		t.Error("ping key still disabled after the source went down")
+	}
+	if v := d.View(); !strings.Contains(v, "stopped: tailscaled unavailable") {
+		t.Errorf("no line says the run stopped:\n%s", v)
+	}
+}
+
 func TestTimeline(t *testing.T) {
 	var tl Timelines
 	base := peerstest.Snapshot()
