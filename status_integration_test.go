@@ -580,5 +580,28 @@ func benchStatus(ctx context.Context, t *testing.T, sock, tailscale string) {
 	if ratio > 1.5 {
 		t.Logf("BENCH: ratio %.2fx is above the 1.5x target", ratio)
 	}
-}
 
+	// The same work without process start-up: tailpath's run() in this
+	// process vs what `tailscale status --json` does after start-up (one
+	// LocalAPI Status call and an indented JSON encoding).
+	lc := &local.Client{Socket: sock, UseSocketOnly: true}
+	var ip, is []time.Duration
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		if code, _, errOut := tailpathStatus(ctx, "--json", "--socket", sock); code != 0 {
+			t.Fatalf("tailpath status: %s", errOut)
+		}
+		ip = append(ip, time.Since(start))
+		start = time.Now()
+		st, err := lc.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := json.MarshalIndent(st, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		is = append(is, time.Since(start))
+	}
+	t.Logf("BENCH in-process n=%d: tailpath run(status --json) median %v; Status()+JSON median %v; ratio %.2fx",
+		n, med(ip).Round(10*time.Microsecond), med(is).Round(10*time.Microsecond), float64(med(ip))/float64(med(is)))
+}
