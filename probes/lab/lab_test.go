@@ -246,6 +246,19 @@ func TestLab(t *testing.T) {
 			t.Errorf("over the socket: self %q with %d peers, want %s with 4", snap.Self.Name, len(snap.Peers), ObserverName)
 		}
 	})
+
+	// Last, as it stops the DERP-only node: the child leaves when its
+	// stdin ends, as when tailpath dies, without the line Close writes.
+	t.Run("child exits on stdin EOF", func(t *testing.T) {
+		start := time.Now()
+		l.child.stdin.Close()
+		select {
+		case <-l.child.done:
+			t.Logf("child exited %v after EOF", time.Since(start).Round(time.Millisecond))
+		case <-time.After(4 * time.Second):
+			t.Errorf("child still running 4 s after its stdin closed")
+		}
+	})
 }
 
 // TestStartFailureCleansUp checks that a Start failing midway (the child
