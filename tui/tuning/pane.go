@@ -384,7 +384,14 @@ func (p *Pane) renderDialog() []string {
 		body = append(body, "Previous values are saved in "+p.o.statePath()+" for revert.")
 	}
 	body = append(body, "", "y: write it   n/esc: cancel")
-	box := lipgloss.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(p.st.Border.GetForeground()).Padding(0, 1)
+	// Fit the box to the pane: the border takes two columns, and lipgloss
+	// wraps long lines (the state file path) inside the width.
+	w := 0
+	for _, l := range body {
+		w = max(w, lipgloss.Width(l))
+	}
+	w = min(w+2, max(10, p.width-2))
+	box := lipgloss.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(p.st.Border.GetForeground()).Padding(0, 1).Width(w)
 	return strings.Split(box.Render(strings.Join(body, "\n")), "\n")
 }
 

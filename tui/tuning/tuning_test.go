@@ -276,3 +276,26 @@ func TestTuningDialogGolden(t *testing.T) {
 	}
 	teatest.RequireEqualOutput(t, []byte(out))
 }
+
+// TestDialogFitsNarrowPane: at 80 columns the confirm box keeps both borders
+// (the long state-file path wraps inside it instead of being cut off).
+func TestDialogFitsNarrowPane(t *testing.T) {
+	o, _ := fixture(t, true)
+	o.StatePath = filepath.Join(t.TempDir(), strings.Repeat("long-directory-name/", 4), "tune-state.json")
+	p := New(o)
+	p.SetSize(80, 24)
+	p.Update(gather(t, o))
+	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	if !p.Capturing() {
+		t.Fatal("dialog not open after a")
+	}
+	for i, l := range strings.Split(p.View(), "\n") {
+		if w := lipgloss.Width(l); w > 80 {
+			t.Errorf("line %d is %d wide: %q", i, w, l)
+		}
+		if strings.HasPrefix(l, "│") && !strings.HasSuffix(strings.TrimRight(l, " "), "│") {
+			t.Errorf("line %d lost its right border: %q", i, l)
+		}
+	}
+	mustContain(t, p.View(), "tune-state.json", "y: write it")
+}
