@@ -162,6 +162,10 @@ type Line struct {
 	// (Symbolizer.DecodeLine). ParseLine never sets it; Source does, on the
 	// copies it sends, when it has an ELF.
 	Decoded []string
+	// Display is DisplayText(), filled in by Source on the copies it sends
+	// (on its reading goroutine, so a UI never sanitises a flood itself).
+	// ParseLine leaves it ""; call DisplayText then.
+	Display string
 }
 
 // Body returns the part of the line that carries meaning: the banner after

@@ -88,6 +88,7 @@ func (src *Source) Run(ctx context.Context) <-chan Event {
 		st.ApplyLine(l, now(), src.Symbols)
 		if len(batch) < MaxBatch {
 			c := l.Clone()
+			c.Display = l.DisplayText()
 			if src.Symbols != nil {
 				c.Decoded = src.Symbols.DecodeLine(l)
 			}

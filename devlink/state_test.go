@@ -61,6 +61,9 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 		lines += len(ev.Lines)
 		for _, l := range ev.Lines {
 			decoded += len(l.Decoded)
+			if want := l.DisplayText(); l.Display != want {
+				t.Errorf("line %q: Display = %q, want DisplayText() %q", l.Text, l.Display, want)
+			}
 		}
 		last = ev
 	}

@@ -149,16 +149,28 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (p *Pane) add(ev devlink.Event) {
+	if cap(p.entries)-len(p.entries) < len(ev.Lines) {
+		// Room for keep more lines, so the oldest are dropped by reslicing
+		// and the kept ones are copied once per keep lines, not per event.
+		grown := make([]entry, len(p.entries), len(p.entries)+len(ev.Lines)+p.keep)
+		copy(grown, p.entries)
+		p.entries = grown
+	}
 	for i := range ev.Lines {
 		l := &ev.Lines[i]
 		if l.Kind == devlink.KindTelemetry || l.Kind == devlink.KindBinary {
 			continue // telemetry feeds the Device pane; binary frames are noise
 		}
-		p.entries = append(p.entries, entry{level: l.Level, tag: l.Tag, kind: l.Kind, text: l.DisplayText(), decoded: l.Decoded})
+		text := l.Display // sanitised by the Source off the UI goroutine
+		if text == "" {
+			text = l.DisplayText()
+		}
+		p.entries = append(p.entries, entry{level: l.Level, tag: l.Tag, kind: l.Kind, text: text, decoded: l.Decoded})
 	}
 	p.dropped += ev.Dropped
 	if over := len(p.entries) - p.keep; over > 0 {
-		p.entries = append(p.entries[:0:0], p.entries[over:]...)
+		clear(p.entries[:over]) // let the dropped lines' text be collected
+		p.entries = p.entries[over:]
 		if !p.follow {
 			p.top = max(0, p.top-over)
 		}

@@ -35,6 +35,7 @@ func event(text string) devlink.Event {
 	var lines []devlink.Line
 	emit := func(l *devlink.Line) {
 		c := l.Clone()
+		c.Display = l.DisplayText()
 		if l.Kind == devlink.KindBacktrace {
 			c.Decoded = []string{"0x400d1000: esp_timer_impl_init_system_time at system_time.c:29"}
 		}
