@@ -99,7 +99,7 @@ func (d *diag) run() Verdict {
 	}
 
 	// Relayed: through DERP, or through a peer relay.
-	d.checks = make([]Check, 0, 9)
+	d.checks = make([]Check, 0, d.relayedChecks())
 	if p.Path.Kind == PathPeerRelay {
 		d.add("Status.PeerRelay", p.Path.PeerRelay, false, "traffic goes through a peer relay, not DERP")
 	} else {
@@ -191,6 +191,42 @@ func (d *diag) run() Verdict {
 		v.Also = nil
 	}
 	return v
+}
+
+// relayedChecks is how many checks a relayed path gets, so the slice is
+// allocated once at its size (an underestimate only costs a regrowth).
+func (d *diag) relayedChecks() int {
+	p := &d.p
+	n := 2 + 1 + 1 + 1 // CurAddr+PeerRelay, WorkingUDP, Endpoints, peer NAT
+	if p.Path.Kind == PathPeerRelay {
+		n-- // PeerRelay only; no DERP latency check
+	} else {
+		n++ // DERPLatency
+	}
+	if nat := d.self.NAT; nat != nil && nat.MappingVariesByDestIP != nil && *nat.MappingVariesByDestIP {
+		n += 2
+	} else {
+		n++
+	}
+	if p.EndpointsKnown && len(p.Endpoints) > 0 {
+		allPrivate := true
+		for _, ep := range p.Endpoints {
+			if !IsPrivateAddr(ep.Addr()) {
+				allPrivate = false
+				break
+			}
+		}
+		if allPrivate {
+			n++ // Self.Endpoints
+		}
+	}
+	if p.PingRun != nil {
+		n++
+	}
+	if !p.LastDirect.IsZero() {
+		n += 2
+	}
+	return n
 }
 
 func summaryFor(r ReasonID) string {

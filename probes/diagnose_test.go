@@ -276,3 +276,20 @@ func readFixtureParts(name string) ([3][]byte, error) {
 	out[2] = f.DERPMap
 	return out, nil
 }
+
+// TestRelayedChecksCount keeps relayedChecks in step with what run adds.
+func TestRelayedChecksCount(t *testing.T) {
+	for i, p := range syntheticPeers(200) {
+		if p.Path.Kind != PathDERP && p.Path.Kind != PathPeerRelay {
+			continue
+		}
+		for _, self := range []Self{easySelf(), {}, func() Self { s := easySelf(); s.NAT.MappingVariesByDestIP = boolp(true); return s }()} {
+			d := diag{self: self, p: p, regions: testRegions}
+			want := d.relayedChecks()
+			got := len(Diagnose(self, p, testRegions).Checks)
+			if got > want {
+				t.Errorf("peer %d: %d checks, estimate %d", i, got, want)
+			}
+		}
+	}
+}
