@@ -4,15 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -211,10 +209,27 @@ func startChild(ctx context.Context, exe string, cfg nodeConfig, extraEnv []stri
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	c := &childNode{cmd: cmd, stdin: stdin, done: make(chan struct{})}
+	// Linux's parent-death signal fires when the thread that forked the
+	// child exits, not the process, and Go ends threads whose goroutine
+	// exits while locked to them. Fork from a locked thread that lives
+	// until the child has exited.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err != nil {
+			return
+		}
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	if err := <-started; err != nil {
+		stdin.Close()
 		return nil, fmt.Errorf("lab: starting node %s child %s: %w", cfg.Hostname, exe, err)
 	}
-	c := &childNode{cmd: cmd, stdin: stdin, done: make(chan struct{})}
 	hello := make(chan childHello, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -228,10 +243,6 @@ func startChild(ctx context.Context, exe string, cfg nodeConfig, extraEnv []stri
 		}
 		hello <- h
 		io.Copy(io.Discard, stdout)
-	}()
-	go func() {
-		c.err = cmd.Wait()
-		close(c.done)
 	}()
 	select {
 	case h := <-hello:
@@ -332,11 +343,5 @@ func fileLogf(w io.Writer, prefix string) logger.Logf {
 	}
 }
 
-// errClosed is returned by Lab methods after Close.
-var errClosed = errors.New("lab: closed")
-
 // dialTimeout bounds one traffic exchange.
 const dialTimeout = 5 * time.Second
-
-var _ = net.ErrClosed
-var _ = filepath.Join
