@@ -177,8 +177,10 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 				}
 			}
 		}
-		if snap.Self.HomeDERP == 0 {
-			snap.Self.HomeDERP = codeToID[snap.Self.HomeDERPCode]
+		// Status.Self.Relay is current; NetInfo.PreferredDERP (as control
+		// echoes it) can lag a home change by one map update.
+		if id, ok := codeToID[snap.Self.HomeDERPCode]; ok && snap.Self.HomeDERPCode != "" {
+			snap.Self.HomeDERP = id
 		}
 		if r, ok := snap.Regions[snap.Self.HomeDERP]; ok && snap.Self.HomeDERPCode == "" {
 			snap.Self.HomeDERPCode = r.Code
@@ -187,7 +189,10 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	for _, h := range st.Health {
 		snap.Self.Health = append(snap.Self.Health, cleanString(h))
 	}
-	if snap.Self.NAT == nil && st.Self != nil {
+	deniedMu.Lock()
+	whoisDenied := deniedFlag
+	deniedMu.Unlock()
+	if snap.Self.NAT == nil && st.Self != nil && !whoisDenied {
 		warn("NetInfo: the daemon has not reported its NAT facts yet (netcheck pending), so local NAT checks are unknown")
 	}
 
