@@ -97,7 +97,10 @@ type PeerState struct {
 	Path telemetry.Path
 	// Handshake is the source of the last WireGuard handshake: a direct
 	// endpoint or a DERP region (telemetry, or the port's wireguard lines).
-	Handshake   telemetry.Path
+	Handshake telemetry.Path
+	// HandshakeAt is the host time of that handshake: from a P frame, the
+	// frame's arrival minus (up - hsup); from a wireguard log line, its
+	// arrival. Zero when unknown (a P frame with hs but no hsup).
 	HandshakeAt time.Time
 	// Latency is the last DISCO round trip; 0 when unknown.
 	Latency time.Duration
@@ -497,8 +500,13 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 			p.Path = pf.Path
 		}
 		if f.Has("hs") {
+			// P frames repeat the last handshake every period, so its time
+			// comes from the frame: it happened (up - hsup) before now.
 			p.Handshake = pf.Handshake
-			p.HandshakeAt = now
+			p.HandshakeAt = time.Time{}
+			if f.Has("hsup") && f.Has("up") {
+				p.HandshakeAt = now.Add(-uptimeSince(pf.HandshakeAt, f.Uptime))
+			}
 		}
 		if f.Has("lat") {
 			p.Latency = pf.Latency
@@ -509,6 +517,12 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 			s.Fetches = append(s.Fetches[:0:0], s.Fetches[len(s.Fetches)-32:]...)
 		}
 	}
+}
+
+// uptimeSince is how long before uptime now the uptime then was, both
+// from the board's 32-bit millisecond clock (so across its 49.7-day wrap).
+func uptimeSince(then, now time.Duration) time.Duration {
+	return time.Duration(uint32(now.Milliseconds())-uint32(then.Milliseconds())) * time.Millisecond
 }
 
 // NearestIsHome reports whether the home DERP is the nearest region the

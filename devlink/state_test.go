@@ -208,3 +208,81 @@ func TestPortLinesWithoutTelemetry(t *testing.T) {
 		t.Errorf("home DERP = %d %q", s.HomeDERP, s.HomeDERPHost)
 	}
 }
+
+// peerFrame is a P frame line for peer 2 written at board uptime up (ms)
+// with hs=derp:1 and, when hsup ≥ 0, hsup=hsup.
+func peerFrame(t *testing.T, up uint32, hsup int64) []byte {
+	t.Helper()
+	f := telemetry.Frame{Kind: telemetry.KindPeer, Uptime: time.Duration(up) * time.Millisecond}
+	f.Peer = telemetry.Peer{ID: 2, Handshake: telemetry.Path{Kind: telemetry.PathDERP, Region: 1}}
+	for _, k := range []string{"seq", "up", "peer", "hs"} {
+		f.SetHas(k, true)
+	}
+	if hsup >= 0 {
+		f.Peer.HandshakeAt = time.Duration(hsup) * time.Millisecond
+		f.SetHas("hsup", true)
+	}
+	b, err := f.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHandshakeAgeFromFrame: P frames repeat the last handshake every
+// period, so its host time must come from the frame (up - hsup), not from
+// when the frame arrived.
+func TestHandshakeAgeFromFrame(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	type step struct {
+		after    time.Duration // host time of the frame, from t0
+		up, hsup int64         // hsup -1: absent
+		want     time.Duration // HandshakeAt - t0; -1: zero (unknown)
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"repeated handshake keeps its time", []step{
+			{0, 34012, 31870, -2142 * time.Millisecond},
+			{5 * time.Second, 39012, 31870, -2142 * time.Millisecond},
+			{10 * time.Second, 44012, 31870, -2142 * time.Millisecond},
+		}},
+		{"new handshake moves it", []step{
+			{0, 34012, 31870, -2142 * time.Millisecond},
+			{5 * time.Second, 39012, 38000, 5*time.Second - 1012*time.Millisecond},
+		}},
+		{"across the 32-bit uptime wrap", []step{
+			{0, 500, 4294967000, -796 * time.Millisecond},
+		}},
+		{"handshake in the same millisecond", []step{
+			{0, 34012, 34012, 0},
+		}},
+		{"no hsup: unknown, not now", []step{
+			{0, 34012, 31870, -2142 * time.Millisecond},
+			{5 * time.Second, 39012, -1, -1},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewState()
+			var got, want []time.Duration
+			for _, st := range tc.steps {
+				var l Line
+				ParseLine(peerFrame(t, uint32(st.up), st.hsup), &l)
+				s.ApplyLine(&l, t0.Add(st.after), nil)
+				p := s.Peers[2]
+				if p == nil {
+					t.Fatalf("frame %q not applied (corrupt %d)", l.Text, s.CorruptFrames)
+				}
+				g := time.Duration(-1)
+				if !p.HandshakeAt.IsZero() {
+					g = p.HandshakeAt.Sub(t0)
+				}
+				got, want = append(got, g), append(want, st.want)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("HandshakeAt - t0 per frame (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

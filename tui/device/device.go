@@ -237,6 +237,9 @@ func (p *Pane) render() []string {
 			lat = fmt.Sprintf(" %dms", pr.Latency.Milliseconds())
 		}
 		row := fmt.Sprintf("  peer %d %s  path %s%s  handshake via %s", id, ip, pathWords(p.st, pr.Path), lat, pathText(pr.Handshake))
+		if a := ago(now, pr.HandshakeAt); a != "" {
+			row += p.st.Muted.Render(" · " + a)
+		}
 		if pr.IP.IsValid() && p.selectedHas(pr.IP) {
 			row += "  " + p.st.Selected.Render("◀ "+safetext.Clean(p.selected.Name))
 		}

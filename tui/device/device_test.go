@@ -69,7 +69,8 @@ func TestDevicePaneUpdate(t *testing.T) {
 		"not the nearest: region 7 answers in 24ms",
 		"12/64 used, 0 dropped, 30 reaped",
 		"internal free 128 KiB (min 124 KiB, largest block 68 KiB)",
-		"peer 2 100.64.0.2  path direct 203.0.113.7:41641 21ms  handshake via DERP region 1",
+		// The handshake was 2.142 s (up - hsup) before the frame arrived.
+		"peer 2 100.64.0.2  path direct 203.0.113.7:41641 21ms  handshake via DERP region 1 · 1m32s ago",
 		"#2 384 KiB in 2053ms = 187.0 KiB/s, HTTP 200 via direct 203.0.113.7:41641",
 	} {
 		if !strings.Contains(v, want) {
@@ -81,7 +82,7 @@ func TestDevicePaneUpdate(t *testing.T) {
 	}
 	// Selecting the board's own node, or one of its peers, in Peers marks it.
 	p.Update(common.PeerSelectedMsg{Peer: probes.Peer{Name: "nas", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")}}})
-	if v = p.View(); !strings.Contains(v, "handshake via DERP region 1  ◀ nas") {
+	if v = p.View(); !strings.Contains(v, "handshake via DERP region 1 · 1m32s ago  ◀ nas") {
 		t.Errorf("selected peer not marked:\n%s", v)
 	}
 	p.Update(common.PeerSelectedMsg{Peer: probes.Peer{Name: "cores3", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.9")}}})
