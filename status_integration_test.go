@@ -14,6 +14,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -23,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -367,13 +370,34 @@ func TestRealTailscaled(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "ts.sock")
 	stateDir := t.TempDir()
-	d := startTailscaled(t, tailscaled, stateDir, sock, l.DaemonEnv())
+
+	// Anything tailscaled or the CLI sends through a proxy is leaving the
+	// lab: point the proxy variables at a trap and require it stays unused.
+	// (Go never proxies 127.0.0.1, so lab traffic is unaffected.)
+	var trapMu sync.Mutex
+	var trapped []string
+	trap := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		trapMu.Lock()
+		trapped = append(trapped, r.Method+" "+r.Host+r.URL.String())
+		trapMu.Unlock()
+		http.Error(w, "tailpath test: traffic outside the lab", http.StatusForbidden)
+	}))
+	defer trap.Close()
+	defer func() {
+		trapMu.Lock()
+		defer trapMu.Unlock()
+		if len(trapped) > 0 {
+			t.Errorf("tailscaled or tailscale tried to leave the lab: %q", trapped)
+		}
+	}()
+	env := append(l.DaemonEnv(), "HTTP_PROXY="+trap.URL, "HTTPS_PROXY="+trap.URL, "http_proxy="+trap.URL, "https_proxy="+trap.URL)
+	d := startTailscaled(t, tailscaled, stateDir, sock, env)
 	lc := &local.Client{Socket: sock, UseSocketOnly: true}
 	waitSocket(ctx, t, lc, d)
 
 	cli := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, tailscale, append([]string{"--socket", sock}, args...)...)
-		cmd.Env = append(os.Environ(), l.DaemonEnv()...)
+		cmd.Env = append(os.Environ(), env...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -520,7 +544,7 @@ func TestRealTailscaled(t *testing.T) {
 
 	// Start tailscaled again on the same socket and state: the Source
 	// reports Up and delivers a fresh snapshot without being restarted.
-	d2 := startTailscaled(t, tailscaled, stateDir, sock, l.DaemonEnv())
+	d2 := startTailscaled(t, tailscaled, stateDir, sock, env)
 	nextEvent(ctx, t, events, "SourceStatus{Up:true} after restart", func(ev probes.Event) bool {
 		s, ok := ev.(probes.SourceStatus)
 		return ok && s.Up
