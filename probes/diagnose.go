@@ -150,9 +150,9 @@ func (d *diag) run() Verdict {
 		addCause(ReasonLostDirect, fix)
 	}
 	var far bool
-	var farFix, farSummary string
+	var farInfo farDERP
 	if p.Path.Kind == PathDERP {
-		far, farFix, farSummary = d.checkFarDERP()
+		far, farInfo = d.checkFarDERP()
 	}
 
 	v := Verdict{Checks: d.checks}
@@ -183,6 +183,7 @@ func (d *diag) run() Verdict {
 	if far {
 		v.Also = append(v.Also, ReasonFarHomeDERP)
 		if v.Reason == ReasonUnexplained {
+			farSummary, farFix := d.farTexts(farInfo)
 			v.Summary = "relayed; " + farSummary
 			v.Fix += "; meanwhile " + farFix
 		}
@@ -412,19 +413,25 @@ func portMapNote(n *NATInfo) string {
 	return "no UPnP, NAT-PMP or PCP port mapping"
 }
 
+// farDERP is what checkFarDERP measured, for the texts built only when needed.
+type farDERP struct {
+	region, best      int
+	relayLat, bestLat time.Duration
+}
+
 // checkFarDERP: the relaying region (the peer's home) is much slower from
 // here than our best region (see FarDERPFactor and FarDERPMargin).
-func (d *diag) checkFarDERP() (bool, string, string) {
+func (d *diag) checkFarDERP() (bool, farDERP) {
 	nat := d.self.NAT
 	region := d.p.HomeDERP
 	if nat == nil || len(nat.DERPLatency) == 0 || region == 0 {
 		d.add("NetInfo.DERPLatency", "unknown", false, "no DERP latencies or the peer's home region is unknown")
-		return false, "", ""
+		return false, farDERP{}
 	}
 	relayLat, ok := nat.DERPLatency[region]
 	if !ok {
 		d.add("NetInfo.DERPLatency", "unknown", false, "region "+d.regionName(region)+" not measured")
-		return false, "", ""
+		return false, farDERP{}
 	}
 	bestID, bestLat := 0, time.Duration(0)
 	for id, l := range nat.DERPLatency {
@@ -446,13 +453,15 @@ func (d *diag) checkFarDERP() (bool, string, string) {
 		note = farNote
 	}
 	d.add("NetInfo.DERPLatency", string(buf), far, note)
-	if !far {
-		return false, "", ""
-	}
-	rn, bn := d.regionName(region), d.regionName(bestID)
-	rl, bl := msText(relayLat), msText(bestLat)
-	return true, "the relay " + rn + " is " + rl + " away while " + bn + " is " + bl + ": check the peer's home DERP choice (its netcheck) or the DERP map",
-		"relay " + rn + " is far (" + rl + " vs " + bl + ")"
+	return far, farDERP{region: region, best: bestID, relayLat: relayLat, bestLat: bestLat}
+}
+
+// farTexts are the summary and fix for a far relay region.
+func (d *diag) farTexts(f farDERP) (summary, fix string) {
+	rn, bn := d.regionName(f.region), d.regionName(f.best)
+	rl, bl := msText(f.relayLat), msText(f.bestLat)
+	return "relay " + rn + " is far (" + rl + " vs " + bl + ")",
+		"the relay " + rn + " is " + rl + " away while " + bn + " is " + bl + ": check the peer's home DERP choice (its netcheck) or the DERP map"
 }
 
 var farNote = "the relay region is far: at least " + strconv.Itoa(FarDERPFactor) + "x and " + msText(FarDERPMargin) + " slower than the best"
