@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -329,5 +330,73 @@ func TestSTUNDelay(t *testing.T) {
 		}
 		c.Close()
 		s.close()
+	}
+}
+
+func TestParseNodeConfig(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    nodeConfig
+		wantErr string
+	}{
+		{in: `{"hostname":"lab-derp","control_url":"http://127.0.0.1:8080","dir":"/tmp/x","serve":true}`,
+			want: nodeConfig{Hostname: "lab-derp", ControlURL: "http://127.0.0.1:8080", Dir: "/tmp/x", Serve: true}},
+		{in: `{"hostname":"a","control_url":"http://localhost:1","dir":"d","ephemeral":true}`,
+			want: nodeConfig{Hostname: "a", ControlURL: "http://localhost:1", Dir: "d", Ephemeral: true}},
+		{in: ``, wantErr: "bad TAILPATH_LAB_NODE"},
+		{in: `{"hostname":"a"}`, wantErr: "hostname, control_url and dir are required"},
+		{in: `{"hostname":"a","control_url":"https://controlplane.tailscale.com","dir":"d"}`, wantErr: "not a loopback"},
+		{in: `{"hostname":"a","control_url":"file:///etc/passwd","dir":"d"}`, wantErr: "not a loopback"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseNodeConfig(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzParseNodeConfig: NodeEnv comes from the environment, so any bytes
+// must give a config or an error, never a panic, and an accepted config
+// always names a loopback control server.
+func FuzzParseNodeConfig(f *testing.F) {
+	f.Add(`{"hostname":"lab-derp","control_url":"http://127.0.0.1:8080","dir":"/tmp/x","serve":true}`)
+	f.Add(`{"hostname":"a","control_url":"http://[::1]:1","dir":"d"}`)
+	f.Add(`{"hostname":"a","control_url":"http://127.0.0.1.evil.example","dir":"d"}`)
+	f.Add(`null`)
+	f.Fuzz(func(t *testing.T, s string) {
+		cfg, err := parseNodeConfig(s)
+		if err != nil {
+			return
+		}
+		u, perr := url.Parse(cfg.ControlURL)
+		if perr != nil || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1") {
+			t.Fatalf("accepted non-loopback control_url %q", cfg.ControlURL)
+		}
+	})
+}
+
+// TestRunNodeBadConfig: a child started with a bad NodeEnv reports the
+// error on its hello line and exits 1, without joining anything.
+func TestRunNodeBadConfig(t *testing.T) {
+	var out strings.Builder
+	code := runNode(`{"hostname":"x"}`, strings.NewReader(""), &out)
+	var h childHello
+	if err := json.Unmarshal([]byte(out.String()), &h); err != nil {
+		t.Fatalf("hello line %q: %v", out.String(), err)
+	}
+	if code != 1 || !strings.Contains(h.Err, "required") {
+		t.Errorf("runNode = %d, hello %+v; want 1 and the error", code, h)
 	}
 }

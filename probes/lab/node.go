@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -288,16 +289,13 @@ func MaybeRunNode() {
 
 // runNode is MaybeRunNode's body; it returns the exit status.
 func runNode(cfgJSON string, stdin io.Reader, stdout io.Writer) int {
-	var cfg nodeConfig
 	fail := func(err error) int {
 		json.NewEncoder(stdout).Encode(childHello{Err: err.Error()})
 		return 1
 	}
-	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
-		return fail(fmt.Errorf("bad %s: %w", NodeEnv, err))
-	}
-	if cfg.Hostname == "" || cfg.ControlURL == "" || cfg.Dir == "" {
-		return fail(fmt.Errorf("bad %s: hostname, control_url and dir are required", NodeEnv))
+	cfg, err := parseNodeConfig(cfgJSON)
+	if err != nil {
+		return fail(err)
 	}
 	hermetic()
 	logf := logger.Discard
@@ -330,6 +328,25 @@ func runNode(cfgJSON string, stdin io.Reader, stdout io.Writer) int {
 	logf("stdin closed; leaving the lab")
 	n.close()
 	return 0
+}
+
+// parseNodeConfig decodes NodeEnv's value. It fails, naming NodeEnv, on
+// bad JSON, a missing hostname, control_url or dir, or a control URL that
+// is not http(s)://127.0.0.1 or localhost: a lab node only joins a lab.
+func parseNodeConfig(s string) (nodeConfig, error) {
+	var cfg nodeConfig
+	if err := json.Unmarshal([]byte(s), &cfg); err != nil {
+		return nodeConfig{}, fmt.Errorf("bad %s: %w", NodeEnv, err)
+	}
+	if cfg.Hostname == "" || cfg.ControlURL == "" || cfg.Dir == "" {
+		return nodeConfig{}, fmt.Errorf("bad %s: hostname, control_url and dir are required", NodeEnv)
+	}
+	u, err := url.Parse(cfg.ControlURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") ||
+		(u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1") {
+		return nodeConfig{}, fmt.Errorf("bad %s: control_url %q is not a loopback http(s) URL", NodeEnv, cfg.ControlURL)
+	}
+	return cfg, nil
 }
 
 // fileLogf returns a logger.Logf writing timestamped lines to w.
