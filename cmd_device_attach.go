@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -24,6 +26,14 @@ const logKeep = 20000
 // dashboard: a devlink.Source feeding the Device and Log panes.
 func attachDevice(ctx context.Context, d *dashboard, f *deviceFlags, stdio IO) error {
 	src := &devlink.Source{}
+	// The ELFs first: a bad one fails before the terminal or port is touched.
+	if f.elf != "" {
+		fw, err := openFirmware(f.elf)
+		if err != nil {
+			return err
+		}
+		src.Symbols, src.BinLog = fw.sym, fw.binlog
+	}
 	switch f.port {
 	case "-":
 		// The capture arrives on stdin, so keys must come from the terminal.
@@ -37,13 +47,6 @@ func attachDevice(ctx context.Context, d *dashboard, f *deviceFlags, stdio IO) e
 	default:
 		src.Link = &devlink.Link{Port: f.port, Baud: f.baud}
 	}
-	if f.elf != "" {
-		sym, err := devlink.OpenELF(f.elf)
-		if err != nil {
-			return fmt.Errorf("--elf: %w", err)
-		}
-		src.Symbols = sym
-	}
 	if f.logFile != "" {
 		lf, err := os.OpenFile(f.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
@@ -56,6 +59,47 @@ func attachDevice(ctx context.Context, d *dashboard, f *deviceFlags, stdio IO) e
 	}
 	addDevicePanes(d, src)
 	return nil
+}
+
+// firmwareELFs is what --elf loads.
+type firmwareELFs struct {
+	// app is the application ELF's path (the first not named *bootloader*).
+	app string
+	// sym decodes crash PCs with the app ELF.
+	sym *devlink.Symbolizer
+	// binlog decodes Log V2 binary frames with the app and bootloader ELFs.
+	binlog *devlink.BinLog
+}
+
+// openFirmware loads --elf's "app.elf[,bootloader.elf]" (either order; the
+// bootloader is told by "bootloader" in its file name), as tail does: the
+// app ELF for backtraces, both for binary logs. Errors name the flag and
+// the file: missing, unreadable, or not an ELF.
+func openFirmware(spec string) (firmwareELFs, error) {
+	var paths []string
+	for _, p := range strings.Split(spec, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return firmwareELFs{}, fmt.Errorf("--elf %q: give the app ELF, optionally followed by a comma and the bootloader ELF (build/app.elf,build/bootloader/bootloader.elf)", spec)
+	}
+	fw := firmwareELFs{app: paths[0]}
+	for _, p := range paths {
+		if !strings.Contains(filepath.Base(p), "bootloader") {
+			fw.app = p
+			break
+		}
+	}
+	var err error
+	if fw.sym, err = devlink.OpenELF(fw.app); err != nil {
+		return firmwareELFs{}, fmt.Errorf("--elf: %w (pass the firmware's build/<project>.elf)", err)
+	}
+	if fw.binlog, err = devlink.LoadBinLog(paths...); err != nil {
+		return firmwareELFs{}, fmt.Errorf("--elf: %w", err)
+	}
+	return fw, nil
 }
 
 // addDevicePanes adds the Device and Log panes and a feed relaying src.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,11 +55,15 @@ func LoadBinLog(paths ...string) (*BinLog, error) {
 }
 
 func loadELFData(path string) (*elfData, error) {
-	f, err := elf.Open(path)
+	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open ELF %s: %w", path, err)
+		return nil, fmt.Errorf("open ELF: %w", err)
 	}
-	defer f.Close()
+	defer file.Close()
+	f, err := elf.NewFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not an ELF file: %w", path, err)
+	}
 	d := &elfData{}
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_PROGBITS || s.Size == 0 {
