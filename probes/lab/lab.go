@@ -10,9 +10,14 @@
 //	lab-direct   active; direct 127.0.0.1:PORT   (in process, HTTP traffic every 2 s)
 //	lab-derp     active; relay "lab1"            (child process, TS_DEBUG_ALWAYS_USE_DERP=1:
 //	                                              binds no UDP, advertises no endpoints)
-//	lab-idle     idle                            (online, never sent anything)
-//	lab-offline  offline, last seen Ns ago       (joined, then stopped; control marks it
+//	lab-idle     -                               (path idle: online, never exchanged traffic,
+//	                                              so tailscale status prints "-")
+//	lab-offline  offline, last seen 1m ago       (joined, then stopped; control marks it
 //	                                              Online=false, LastSeen=the stop time)
+//
+// Every node homes on DERP region 901 "lab1" (902 "lab2" is NoMeasureNoHome)
+// and advertises only its STUN-learned 127.0.0.1:port, so these words are
+// the same on every run and machine, apart from ports and the age.
 //
 // Tailscale's test control server never sets Node.Online by itself; the lab
 // marks every node Online=true when it first sends a map update (outside
@@ -153,7 +158,15 @@ type Lab struct {
 // the observer's LocalAPI socket, then waits until the observer sees a
 // direct path to lab-direct and a relayed one to lab-derp. It reports each
 // step to opts.Progress. On error everything started so far is torn down.
-// Expect about 5-10 s on loopback; ctx bounds the whole start.
+// Expect about 4 s on loopback (the DERP-only child's netcheck waits ~3 s
+// for UDP); ctx bounds the whole start.
+//
+// Start changes process-wide settings, as Tailscale's own tests do:
+// netns.SetEnabled(false), logtail.Disable, and envknobs that keep
+// Tailscale code in this process off the network beyond loopback
+// (TS_NO_LOGS_NO_SUPPORT, TS_DISABLE_PORTMAPPER, TS_DEBUG_OMIT_LOCAL_ADDRS,
+// TS_PANIC_IF_HIT_MAIN_CONTROL, TS_ASSUME_NETWORK_UP_FOR_TEST). Run it in a
+// process that is not also a real Tailscale client.
 func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	hermetic()
 	if opts.TrafficInterval <= 0 {
