@@ -298,9 +298,10 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	defer func() {
 		// Runs before the Close above: a failed Start must not leave the
 		// child starting behind it.
+		// (l is already nil here on error; use started.)
 		if !childWaited {
 			if r := <-childCh; r.c != nil {
-				l.child = r.c
+				started.child = r.c
 			}
 		}
 	}()

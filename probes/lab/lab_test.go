@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/netip"
 	"net/url"
@@ -398,5 +399,27 @@ func TestRunNodeBadConfig(t *testing.T) {
 	}
 	if code != 1 || !strings.Contains(h.Err, "required") {
 		t.Errorf("runNode = %d, hello %+v; want 1 and the error", code, h)
+	}
+}
+
+// TestStartTimeout: a ctx that ends while nodes are joining (and the child
+// is still starting) fails Start with ctx's error and tears down.
+func TestStartTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping lab tailnet under -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	l, err := Start(ctx, Options{Dir: filepath.Join(t.TempDir(), "lab")})
+	if err == nil {
+		l.Close()
+		t.Skip("the lab came up within 300 ms; nothing to test")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Start error %v does not wrap context.DeadlineExceeded", err)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("Start took %v to give up after a 300 ms deadline", took)
 	}
 }
