@@ -1,0 +1,293 @@
+package probes
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DeviceEvidence is what an embedded board (the CoreS3 running tailpath's
+// telemetry component, or the ESP32 Tailscale port's log lines) says about
+// itself, as far as the device diagnosis uses it. probes does not read the
+// board: the dashboard converts devlink.State into this value (see
+// tui/peers.DeviceEvidenceFrom). Zero values mean "the board has not said"
+// except where noted.
+type DeviceEvidence struct {
+	// TailnetIP is the board's own tailnet address (telemetry N frame
+	// "ip"); invalid when unknown.
+	TailnetIP netip.Addr
+	// Hostname is the board's host name (N frame "host"), sanitised; "" unknown.
+	Hostname string
+	// ProbesUsed and ProbesCap are the DISCO probe table's slots in use and
+	// its capacity (D frame "pu"/"pcap"); ProbesCap 0 means unknown.
+	ProbesUsed, ProbesCap int64
+	// ProbesDropped counts DISCO pings the board dropped because the table
+	// was full (D frame "pdrop"), since boot.
+	ProbesDropped int64
+	// Endpoints is how many UDP endpoints the board has advertised to
+	// control (N frame "eps"); -1 means unknown. Use NewDeviceEvidence or
+	// set it explicitly: the zero value 0 means "none advertised".
+	Endpoints int64
+	// HomeDERP is the board's home DERP region id and NearestDERP the region
+	// it measured as nearest; 0 means unknown. HomeLatency and
+	// NearestLatency are its measured round trips to them; 0 unknown.
+	HomeDERP, NearestDERP       int
+	HomeLatency, NearestLatency time.Duration
+	// HomeDERPBy is how the board chose its home ("latency", "lowest-id",
+	// "fixed", "none"); "" unknown.
+	HomeDERPBy string
+}
+
+// NewDeviceEvidence returns evidence that knows nothing yet (Endpoints -1).
+func NewDeviceEvidence() DeviceEvidence { return DeviceEvidence{Endpoints: -1} }
+
+// ProbeTableFull reports whether the board's DISCO probe table is full:
+// capacity known and every slot in use.
+func (d DeviceEvidence) ProbeTableFull() bool {
+	return d.ProbesCap > 0 && d.ProbesUsed >= d.ProbesCap
+}
+
+// Matches reports whether the board is peer p. When both sides know a
+// tailnet address the address decides (so a stale node that shares the host
+// name is not linked); otherwise the board's host name must equal p's
+// Name or the first label of its DNSName, ignoring case.
+func (d DeviceEvidence) Matches(p *Peer) bool {
+	if d.TailnetIP.IsValid() && len(p.TailscaleIPs) > 0 {
+		ip := d.TailnetIP.Unmap()
+		for _, a := range p.TailscaleIPs {
+			if a.Unmap() == ip {
+				return true
+			}
+		}
+		return false
+	}
+	if d.Hostname == "" {
+		return false
+	}
+	if strings.EqualFold(d.Hostname, p.Name) {
+		return true
+	}
+	label, _, _ := strings.Cut(p.DNSName, ".")
+	return label != "" && strings.EqualFold(d.Hostname, label)
+}
+
+// DiagnoseDevice adds the board's own evidence to v, the Diagnose verdict of
+// peer p, and returns the result. The caller has established that the board
+// is p (DeviceEvidence.Matches). It is pure and does not modify v's slices.
+//
+// Checks added, after v's: Device.Node (how the board names itself),
+// Device.Endpoints, Device.ProbeTable and, when known, Device.HomeDERP.
+// Only a relayed path (DERP or peer relay) gets device reasons; the checks
+// of a direct, idle or offline peer never fail.
+//
+// device-no-public-endpoint holds when the board says it advertised 0
+// endpoints and control does not list a public one for it (WhoIs
+// endpoints empty, all private, or unknown). It replaces no-endpoints as
+// the primary reason (it says why there are none), which moves to Also;
+// only local-udp-blocked stays ahead of it. device-probe-table-full holds
+// when the table is full; it ranks after the endpoint reasons and ahead of
+// NAT, disco-unanswered, lost-direct and unexplained. far-home-derp is
+// added to Also when the board's home region is not its nearest and is
+// FarDERPFactor times and FarDERPMargin slower. The Summary and Fix follow
+// the primary reason.
+func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
+	relayed := p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay
+	out := v
+	out.Checks = make([]Check, len(v.Checks), len(v.Checks)+4)
+	copy(out.Checks, v.Checks)
+	add := func(field, value string, failed bool, note string) {
+		out.Checks = append(out.Checks, Check{Field: field, Value: value, Failed: failed && relayed, Note: note})
+	}
+
+	node := "unknown"
+	switch {
+	case d.TailnetIP.IsValid() && d.Hostname != "":
+		node = d.TailnetIP.String() + " " + strconv.Quote(d.Hostname)
+	case d.TailnetIP.IsValid():
+		node = d.TailnetIP.String()
+	case d.Hostname != "":
+		node = strconv.Quote(d.Hostname)
+	}
+	add("Device.Node", node, false, "the board's telemetry names this peer")
+
+	noPublic := false
+	switch {
+	case d.Endpoints < 0:
+		add("Device.Endpoints", "unknown", false, "the board has not reported its advertised endpoints")
+	case d.Endpoints == 0:
+		controlPublic := p.EndpointsKnown && hasPublic(p.Endpoints)
+		noPublic = !controlPublic
+		note := "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control"
+		if controlPublic {
+			note = "the board says none, but control lists a public endpoint: the telemetry may be stale"
+		}
+		add("Device.Endpoints", "0", noPublic, note)
+	default:
+		add("Device.Endpoints", strconv.FormatInt(d.Endpoints, 10), false, "the board has advertised endpoints")
+	}
+
+	full := d.ProbeTableFull()
+	if d.ProbesCap <= 0 {
+		add("Device.ProbeTable", "unknown", false, "the board has not reported its DISCO probe table")
+	} else {
+		buf := make([]byte, 0, 40)
+		buf = strconv.AppendInt(buf, d.ProbesUsed, 10)
+		buf = append(buf, '/')
+		buf = strconv.AppendInt(buf, d.ProbesCap, 10)
+		buf = append(buf, " used, "...)
+		buf = strconv.AppendInt(buf, d.ProbesDropped, 10)
+		buf = append(buf, " dropped"...)
+		note := "free slots: new DISCO pings can be tracked"
+		switch {
+		case full:
+			note = "the DISCO probe table is full: the board drops new pings, so no direct path can be validated"
+		case d.ProbesDropped > 0:
+			note = "not full now, but pings were dropped earlier when it was"
+		}
+		add("Device.ProbeTable", string(buf), full, note)
+	}
+
+	far := false
+	if d.HomeDERP != 0 {
+		buf := make([]byte, 0, 64)
+		buf = append(buf, "home "...)
+		buf = strconv.AppendInt(buf, int64(d.HomeDERP), 10)
+		if d.HomeLatency > 0 {
+			buf = append(buf, '=')
+			buf = appendMs(buf, d.HomeLatency)
+		}
+		if d.HomeDERPBy != "" {
+			buf = append(buf, " by "...)
+			buf = append(buf, d.HomeDERPBy...)
+		}
+		note := "the board's nearest region is unknown"
+		if d.NearestDERP != 0 {
+			buf = append(buf, ", nearest "...)
+			buf = strconv.AppendInt(buf, int64(d.NearestDERP), 10)
+			if d.NearestLatency > 0 {
+				buf = append(buf, '=')
+				buf = appendMs(buf, d.NearestLatency)
+			}
+			switch {
+			case d.NearestDERP == d.HomeDERP:
+				note = "the board's home is the nearest region it measured"
+			case d.HomeLatency > 0 && d.NearestLatency > 0 &&
+				d.HomeLatency >= FarDERPFactor*d.NearestLatency && d.HomeLatency-d.NearestLatency >= FarDERPMargin:
+				far = p.Path.Kind == PathDERP
+				note = "the board's home region is far from it while a nearer one exists"
+			default:
+				note = "the board's home is not its nearest region, but not much slower"
+			}
+		}
+		add("Device.HomeDERP", string(buf), far, note)
+	}
+
+	if !relayed {
+		return out
+	}
+	// The causes in order: the primary first (unless unexplained or
+	// peer-relay, which are not causes), then Also.
+	causes := make([]ReasonID, 0, len(v.Also)+3)
+	if v.Reason != ReasonUnexplained && v.Reason != ReasonPeerRelay {
+		causes = append(causes, v.Reason)
+	}
+	causes = append(causes, v.Also...)
+	var before ReasonID
+	if len(causes) > 0 {
+		before = causes[0]
+	}
+	if noPublic {
+		causes = insertCause(causes, ReasonDeviceNoPublicEndpoint, ReasonLocalUDPBlocked)
+	}
+	if full {
+		causes = insertCause(causes, ReasonDeviceProbeTableFull,
+			ReasonLocalUDPBlocked, ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints, ReasonPrivateEndpointsOnly)
+	}
+	if far && !hasReason(causes, ReasonFarHomeDERP) {
+		causes = append(causes, ReasonFarHomeDERP)
+	}
+	if len(causes) == 0 || causes[0] == before || deviceFix(causes[0]) == "" {
+		out.Also = alsoOf(v, causes)
+		return out
+	}
+	// A device reason is now the primary one.
+	first := causes[0]
+	if p.Path.Kind == PathPeerRelay {
+		out.Also = causes
+		out.Summary = "via peer relay; not direct: " + deviceSummary(first)
+	} else {
+		out.Reason = first
+		out.Also = causes[1:]
+		out.Summary = deviceSummary(first)
+	}
+	out.Fix = deviceFix(first)
+	if len(out.Also) == 0 {
+		out.Also = nil
+	}
+	return out
+}
+
+// alsoOf is v's Also after causes were added without changing the primary.
+func alsoOf(v Verdict, causes []ReasonID) []ReasonID {
+	if v.Reason != ReasonUnexplained && v.Reason != ReasonPeerRelay && len(causes) > 0 {
+		causes = causes[1:]
+	}
+	if len(causes) == 0 {
+		return nil
+	}
+	return causes
+}
+
+// insertCause puts r into causes after the last reason listed in ahead
+// that is present (at the front when none is).
+func insertCause(causes []ReasonID, r ReasonID, ahead ...ReasonID) []ReasonID {
+	at := 0
+	for i, c := range causes {
+		if hasReason(ahead, c) {
+			at = i + 1
+		}
+	}
+	causes = append(causes, "")
+	copy(causes[at+1:], causes[at:])
+	causes[at] = r
+	return causes
+}
+
+func hasReason(rs []ReasonID, r ReasonID) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPublic(eps []netip.AddrPort) bool {
+	for _, ep := range eps {
+		if !IsPrivateAddr(ep.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+func deviceSummary(r ReasonID) string {
+	switch r {
+	case ReasonDeviceNoPublicEndpoint:
+		return "board never advertised a public endpoint"
+	case ReasonDeviceProbeTableFull:
+		return "board's DISCO probe table is full"
+	}
+	return summaryFor(r)
+}
+
+func deviceFix(r ReasonID) string {
+	switch r {
+	case ReasonDeviceNoPublicEndpoint:
+		return "firmware: the board learns its public endpoint but never gets it to control; give the control stream HTTP/2 receive flow control (return WINDOW_UPDATE credit as DATA is consumed) so the endpoint update is sent (firmware/ has a reference)"
+	case ReasonDeviceProbeTableFull:
+		return "firmware: reap stale DISCO probes (a TTL per slot) instead of freeing a slot only on a pong, so new pings to the peer's endpoints are tracked (firmware/ has a reference probe table)"
+	}
+	return ""
+}

@@ -1,0 +1,233 @@
+package probes
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// board is evidence from a CoreS3 at 100.64.0.9 "cores3" with a healthy
+// probe table, one advertised endpoint and its nearest region as home.
+func board() DeviceEvidence {
+	return DeviceEvidence{
+		TailnetIP: netip.MustParseAddr("100.64.0.9"), Hostname: "cores3",
+		ProbesUsed: 3, ProbesCap: 64, Endpoints: 1,
+		HomeDERP: 1, NearestDERP: 1, HomeLatency: 14 * time.Millisecond, NearestLatency: 14 * time.Millisecond,
+		HomeDERPBy: "latency",
+	}
+}
+
+func boardPeer(eps ...string) Peer {
+	p := relayedPeer(eps...)
+	p.Name = "cores3"
+	p.TailscaleIPs = []netip.Addr{netip.MustParseAddr("100.64.0.9")}
+	return p
+}
+
+func TestDiagnoseDevice(t *testing.T) {
+	type want struct {
+		Reason  ReasonID
+		Also    []ReasonID
+		Summary string
+		// Failed lists the Device.* checks that failed, by field.
+		Failed []string
+	}
+	tests := []struct {
+		name  string
+		self  func(*Self)
+		peer  func(*Peer)
+		board func(*DeviceEvidence)
+		want  want
+	}{
+		{
+			name:  "0 advertised endpoints explains no-endpoints",
+			peer:  func(p *Peer) { *p = boardPeer() },
+			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
+			want: want{Reason: ReasonDeviceNoPublicEndpoint, Also: []ReasonID{ReasonNoEndpoints},
+				Summary: "board never advertised a public endpoint", Failed: []string{"Device.Endpoints"}},
+		},
+		{
+			name: "0 endpoints with WhoIs unknown: unexplained becomes device-no-public-endpoint",
+			peer: func(p *Peer) {
+				*p = boardPeer()
+				p.EndpointsKnown = false
+			},
+			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
+			want: want{Reason: ReasonDeviceNoPublicEndpoint,
+				Summary: "board never advertised a public endpoint", Failed: []string{"Device.Endpoints"}},
+		},
+		{
+			name:  "0 endpoints but control lists a public one: stale telemetry, nothing changes",
+			peer:  func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
+			want:  want{Reason: ReasonUnexplained, Summary: "relayed; no checked cause holds"},
+		},
+		{
+			name:  "endpoints unknown: the verdict stands",
+			peer:  func(p *Peer) { *p = boardPeer() },
+			board: func(d *DeviceEvidence) { d.Endpoints = -1 },
+			want:  want{Reason: ReasonNoEndpoints, Summary: "peer advertises no UDP endpoints"},
+		},
+		{
+			name:  "local UDP blocked stays ahead of the board's reason",
+			self:  func(s *Self) { s.NAT.WorkingUDP = boolp(false) },
+			peer:  func(p *Peer) { *p = boardPeer() },
+			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
+			want: want{Reason: ReasonLocalUDPBlocked, Also: []ReasonID{ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints},
+				Summary: "UDP blocked here", Failed: []string{"Device.Endpoints"}},
+		},
+		{
+			name:  "full probe table with a public endpoint: device-probe-table-full",
+			peer:  func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) { d.ProbesUsed, d.ProbesDropped = 64, 12 },
+			want: want{Reason: ReasonDeviceProbeTableFull,
+				Summary: "board's DISCO probe table is full", Failed: []string{"Device.ProbeTable"}},
+		},
+		{
+			name: "full probe table ranks ahead of hard NAT",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) {
+				d.ProbesUsed = 64
+			},
+			want: want{Reason: ReasonDeviceProbeTableFull, Also: []ReasonID{ReasonLocalHardNAT},
+				Summary: "board's DISCO probe table is full", Failed: []string{"Device.ProbeTable"}},
+		},
+		{
+			name: "no public endpoint and full table: both, endpoint first",
+			peer: func(p *Peer) { *p = boardPeer() },
+			board: func(d *DeviceEvidence) {
+				d.Endpoints, d.ProbesUsed = 0, 64
+			},
+			want: want{Reason: ReasonDeviceNoPublicEndpoint,
+				Also:    []ReasonID{ReasonNoEndpoints, ReasonDeviceProbeTableFull},
+				Summary: "board never advertised a public endpoint", Failed: []string{"Device.Endpoints", "Device.ProbeTable"}},
+		},
+		{
+			name:  "drops earlier but not full now: no reason",
+			peer:  func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) { d.ProbesUsed, d.ProbesDropped = 40, 7 },
+			want:  want{Reason: ReasonUnexplained, Summary: "relayed; no checked cause holds"},
+		},
+		{
+			name: "far home DERP on the board goes to Also, never primary",
+			peer: func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) {
+				d.HomeDERP, d.HomeLatency, d.HomeDERPBy = 3, 160*time.Millisecond, "lowest-id"
+			},
+			want: want{Reason: ReasonUnexplained, Also: []ReasonID{ReasonFarHomeDERP},
+				Summary: "relayed; no checked cause holds", Failed: []string{"Device.HomeDERP"}},
+		},
+		{
+			name: "peer relay: the board's reason explains why not direct",
+			peer: func(p *Peer) {
+				*p = boardPeer()
+				p.Path = Path{Kind: PathPeerRelay, PeerRelay: "198.51.100.7:7777:vni:1"}
+			},
+			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
+			want: want{Reason: ReasonPeerRelay, Also: []ReasonID{ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints},
+				Summary: "via peer relay; not direct: board never advertised a public endpoint", Failed: []string{"Device.Endpoints"}},
+		},
+		{
+			name: "direct path: board checks listed, none fails",
+			peer: func(p *Peer) {
+				*p = boardPeer("203.0.113.9:41641")
+				p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("203.0.113.9:41641")}
+			},
+			board: func(d *DeviceEvidence) { d.Endpoints, d.ProbesUsed = 0, 64 },
+			want:  want{Reason: ReasonDirect, Summary: "direct"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			self := easySelf()
+			if tt.self != nil {
+				tt.self(&self)
+			}
+			var p Peer
+			tt.peer(&p)
+			d := board()
+			tt.board(&d)
+			if !d.Matches(&p) {
+				t.Fatalf("board %v does not match peer %v", d, p.TailscaleIPs)
+			}
+			v := Diagnose(self, p, testRegions)
+			before := append([]Check(nil), v.Checks...)
+			got := DiagnoseDevice(v, p, d)
+			var failed []string
+			for _, c := range got.Checks {
+				if c.Failed && strings.HasPrefix(c.Field, "Device.") {
+					failed = append(failed, c.Field)
+				}
+			}
+			gotW := want{Reason: got.Reason, Also: got.Also, Summary: got.Summary, Failed: failed}
+			if diff := cmp.Diff(tt.want, gotW); diff != "" {
+				t.Errorf("verdict (-want +got):\n%s\nchecks:\n%s", diff, checksText(got.Checks))
+			}
+			if diff := cmp.Diff(before, v.Checks); diff != "" {
+				t.Errorf("DiagnoseDevice changed its input's checks (-want +got):\n%s", diff)
+			}
+			if n := len(got.Checks) - len(v.Checks); n < 3 {
+				t.Errorf("added %d checks, want at least 3 (node, endpoints, probe table)", n)
+			}
+			if got.Reason != v.Reason && got.Fix == v.Fix {
+				t.Errorf("primary reason changed to %s but the fix did not: %q", got.Reason, got.Fix)
+			}
+		})
+	}
+}
+
+func TestDeviceEvidenceChecksText(t *testing.T) {
+	d := board()
+	d.Endpoints, d.ProbesUsed, d.ProbesDropped = 0, 64, 12
+	d.HomeDERP, d.HomeLatency, d.HomeDERPBy = 3, 160*time.Millisecond, "lowest-id"
+	p := boardPeer()
+	got := DiagnoseDevice(Diagnose(easySelf(), p, testRegions), p, d)
+	var dev []Check
+	for _, c := range got.Checks {
+		if strings.HasPrefix(c.Field, "Device.") {
+			dev = append(dev, c)
+		}
+	}
+	want := []Check{
+		{Field: "Device.Node", Value: `100.64.0.9 "cores3"`, Note: "the board's telemetry names this peer"},
+		{Field: "Device.Endpoints", Value: "0", Failed: true, Note: "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control"},
+		{Field: "Device.ProbeTable", Value: "64/64 used, 12 dropped", Failed: true, Note: "the DISCO probe table is full: the board drops new pings, so no direct path can be validated"},
+		{Field: "Device.HomeDERP", Value: "home 3=160ms by lowest-id, nearest 1=14ms", Failed: true, Note: "the board's home region is far from it while a nearer one exists"},
+	}
+	if diff := cmp.Diff(want, dev); diff != "" {
+		t.Errorf("device checks (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]ReasonID{ReasonNoEndpoints, ReasonDeviceProbeTableFull, ReasonFarHomeDERP}, got.Also); diff != "" {
+		t.Errorf("also (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeviceEvidenceMatches(t *testing.T) {
+	peer := Peer{Name: "cores3", DNSName: "cores3-1.tail1234.ts.net",
+		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.9"), netip.MustParseAddr("fd7a:115c:a1e0::9")}}
+	tests := []struct {
+		name string
+		d    DeviceEvidence
+		peer Peer
+		want bool
+	}{
+		{"same IPv4", DeviceEvidence{TailnetIP: netip.MustParseAddr("100.64.0.9")}, peer, true},
+		{"IP decides over a shared host name", DeviceEvidence{TailnetIP: netip.MustParseAddr("100.64.0.10"), Hostname: "cores3"}, peer, false},
+		{"host name when the IP is unknown", DeviceEvidence{Hostname: "CoreS3"}, peer, true},
+		{"host name against the DNS label", DeviceEvidence{Hostname: "cores3-1"}, peer, true},
+		{"host name when the peer has no IPs", DeviceEvidence{TailnetIP: netip.MustParseAddr("100.64.0.10"), Hostname: "cores3"}, Peer{Name: "cores3"}, true},
+		{"nothing known", NewDeviceEvidence(), peer, false},
+		{"other host", DeviceEvidence{Hostname: "nas"}, peer, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.d.Matches(&tt.peer); got != tt.want {
+				t.Errorf("Matches = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
