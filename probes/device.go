@@ -240,8 +240,14 @@ func alsoOf(v Verdict, causes []ReasonID) []ReasonID {
 }
 
 // insertCause puts r into causes after the last reason listed in ahead
-// that is present (at the front when none is).
+// that is present (at the front when none is), moving it if it was there.
 func insertCause(causes []ReasonID, r ReasonID, ahead ...ReasonID) []ReasonID {
+	for i, c := range causes {
+		if c == r {
+			causes = append(causes[:i:i], causes[i+1:]...)
+			break
+		}
+	}
 	at := 0
 	for i, c := range causes {
 		if hasReason(ahead, c) {
@@ -275,7 +281,7 @@ func hasPublic(eps []netip.AddrPort) bool {
 func deviceSummary(r ReasonID) string {
 	switch r {
 	case ReasonDeviceNoPublicEndpoint:
-		return "board never advertised a public endpoint"
+		return "board advertised no public endpoint"
 	case ReasonDeviceProbeTableFull:
 		return "board's DISCO probe table is full"
 	}

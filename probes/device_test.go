@@ -47,7 +47,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			peer:  func(p *Peer) { *p = boardPeer() },
 			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
 			want: want{Reason: ReasonDeviceNoPublicEndpoint, Also: []ReasonID{ReasonNoEndpoints},
-				Summary: "board never advertised a public endpoint", Failed: []string{"Device.Endpoints"}},
+				Summary: "board advertised no public endpoint", Failed: []string{"Device.Endpoints"}},
 		},
 		{
 			name: "0 endpoints with WhoIs unknown: unexplained becomes device-no-public-endpoint",
@@ -57,7 +57,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			},
 			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
 			want: want{Reason: ReasonDeviceNoPublicEndpoint,
-				Summary: "board never advertised a public endpoint", Failed: []string{"Device.Endpoints"}},
+				Summary: "board advertised no public endpoint", Failed: []string{"Device.Endpoints"}},
 		},
 		{
 			name:  "0 endpoints but control lists a public one: stale telemetry, nothing changes",
@@ -104,7 +104,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			},
 			want: want{Reason: ReasonDeviceNoPublicEndpoint,
 				Also:    []ReasonID{ReasonNoEndpoints, ReasonDeviceProbeTableFull},
-				Summary: "board never advertised a public endpoint", Failed: []string{"Device.Endpoints", "Device.ProbeTable"}},
+				Summary: "board advertised no public endpoint", Failed: []string{"Device.Endpoints", "Device.ProbeTable"}},
 		},
 		{
 			name:  "drops earlier but not full now: no reason",
@@ -129,7 +129,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			},
 			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
 			want: want{Reason: ReasonPeerRelay, Also: []ReasonID{ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints},
-				Summary: "via peer relay; not direct: board never advertised a public endpoint", Failed: []string{"Device.Endpoints"}},
+				Summary: "via peer relay; not direct: board advertised no public endpoint", Failed: []string{"Device.Endpoints"}},
 		},
 		{
 			name: "direct path: board checks listed, none fails",
@@ -229,5 +229,25 @@ func TestDeviceEvidenceMatches(t *testing.T) {
 				t.Errorf("Matches = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// A verdict that already names a device reason (from an older run of
+// DiagnoseDevice, or a hand-made fixture) does not get it twice.
+func TestDiagnoseDeviceNoDuplicateReason(t *testing.T) {
+	p := boardPeer()
+	v := Diagnose(easySelf(), p, testRegions)
+	v.Also = []ReasonID{ReasonDeviceNoPublicEndpoint}
+	d := board()
+	d.Endpoints = 0
+	got := DiagnoseDevice(v, p, d)
+	if got.Reason != ReasonDeviceNoPublicEndpoint {
+		t.Errorf("reason = %q, want %q", got.Reason, ReasonDeviceNoPublicEndpoint)
+	}
+	if diff := cmp.Diff([]ReasonID{ReasonNoEndpoints}, got.Also); diff != "" {
+		t.Errorf("also (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]ReasonID{ReasonDeviceNoPublicEndpoint}, v.Also); diff != "" {
+		t.Errorf("input's Also changed (-want +got):\n%s", diff)
 	}
 }
