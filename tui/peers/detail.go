@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/safetext"
 	"github.com/tailpath/tailpath/tui/common"
@@ -62,7 +63,8 @@ type Detail struct {
 
 	width, height int
 
-	snap      *probes.Snapshot
+	snap      *probes.Snapshot // board.snap: the latest snapshot, board linked
+	board     boardLink
 	peerID    string
 	peer      probes.Peer
 	inSnap    bool // peer is in the latest snapshot
@@ -122,6 +124,12 @@ func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 			s := *msg
 			d.setSnapshot(&s)
 		}
+	case devlink.Event:
+		d.setDevice(&msg.State)
+	case *devlink.Event:
+		if msg != nil {
+			d.setDevice(&msg.State)
+		}
 	case common.PeerSelectedMsg:
 		if msg.Peer.ID != d.peerID {
 			d.vp.GotoTop()
@@ -141,8 +149,19 @@ func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// setDevice links the board's latest state to its peer, so that peer's
+// verdict and evidence include the board's own checks.
+func (d *Detail) setDevice(st *devlink.State) {
+	if !d.board.setDevice(st) || d.board.raw == nil {
+		return
+	}
+	d.snap = d.board.snap
+	d.dirty = true
+}
+
 func (d *Detail) setSnapshot(s *probes.Snapshot) {
-	d.snap = s
+	d.board.setSnapshot(s)
+	d.snap = d.board.snap
 	d.timelines.Observe(s)
 	for id, r := range d.pings {
 		if !r.running && d.timelines.Changes(id) == nil {
@@ -320,6 +339,9 @@ func (d *Detail) lines() []string {
 	head := safetext.Clean(p.Name)
 	if head == "" {
 		head = safetext.Clean(p.ID)
+	}
+	if d.board.boardID != "" && p.ID == d.board.boardID {
+		head += " " + BoardMark
 	}
 	if p.OS != "" {
 		head += "  " + safetext.Clean(p.OS)

@@ -19,6 +19,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/safetext"
 	"github.com/tailpath/tailpath/tui/common"
@@ -85,7 +86,8 @@ type List struct {
 
 	width, height int
 
-	snap     *probes.Snapshot
+	snap     *probes.Snapshot // board.snap: the latest snapshot, board linked
+	board    boardLink
 	rows     []peerRow // per snap.Peers index; nil until formatted
 	order    []int     // indexes into snap.Peers of the shown rows, in order
 	sortBy   SortMode
@@ -171,17 +173,38 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 			s := *msg
 			return l.setSnapshot(&s)
 		}
+	case devlink.Event:
+		l.setDevice(&msg.State)
+	case *devlink.Event:
+		if msg != nil {
+			l.setDevice(&msg.State)
+		}
 	case tea.KeyMsg:
 		return l.handleKey(msg)
 	}
 	return nil
 }
 
+// setDevice links the board's latest state to its peer's row (reason and
+// "(board)" mark); rows are re-formatted only when the evidence changed.
+func (l *List) setDevice(st *devlink.State) {
+	if !l.board.setDevice(st) || l.board.raw == nil {
+		return
+	}
+	l.snap = l.board.snap
+	l.snapNew, l.dirty = true, true
+}
+
+// BoardID is the Peer.ID of the row linked to the attached board ("" when
+// no peer matches the board's tailnet IP or host name).
+func (l *List) BoardID() string { return l.board.boardID }
+
 // setSnapshot stores s. Until a peer is selected (the first snapshot, or
 // every one before the first peer appears) it also selects the first row
 // and publishes it.
 func (l *List) setSnapshot(s *probes.Snapshot) tea.Cmd {
-	l.snap = s
+	l.board.setSnapshot(s)
+	l.snap = l.board.snap
 	l.snapNew, l.dirty = true, true
 	if l.selID != "" {
 		return nil
@@ -415,8 +438,12 @@ func (l *List) cells(i int) table.Row {
 		if osName == "" {
 			osName = "-"
 		}
+		name := cleanName(p)
+		if l.board.boardID != "" && p.ID == l.board.boardID {
+			name += " " + BoardMark
+		}
 		r.cells = table.Row{
-			colName:    cleanName(p),
+			colName:    name,
 			colOS:      osName,
 			colPath:    pathText(&p.Path),
 			colLatency: FormatLatency(p.Latency),

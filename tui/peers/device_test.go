@@ -1,0 +1,213 @@
+package peers
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
+)
+
+// Telemetry frames copied from firmware/testdata/scenario.log (the bundled
+// firmware's own output): the board is 100.64.0.9 "cores3", has advertised
+// 0 endpoints, and later its DISCO probe table fills up.
+const (
+	frameNet       = "@TP1 N seq=5 up=5400 ip=100.64.0.9 host=cores3 eps=0 derp=1 derpby=lowest-id derpms=182 near=7 nearms=24 *EBF713A9"
+	frameDiscoFree = "@TP1 D seq=6 up=5400 pu=0 pcap=64 pdrop=0 preap=0 ping=0 pong=0 cmmi=1 cmmo=1 h2rx=53248 h2wu=0 h2win=12287 *ADC31263"
+	frameDiscoFull = "@TP1 D seq=103 up=100400 pu=64 pcap=64 pdrop=10 preap=0 ping=84 pong=20 cmmi=1 cmmo=1 h2rx=65535 h2wu=0 h2win=0 *8B1F1998"
+)
+
+// boardEvent is the devlink.Event a Source would send after frames.
+func boardEvent(t *testing.T, frames ...string) devlink.Event {
+	t.Helper()
+	st := devlink.NewState()
+	for _, f := range frames {
+		fr, err := telemetry.Parse([]byte(f))
+		if err != nil {
+			t.Fatalf("parse %q: %v", f, err)
+		}
+		st.ApplyFrame(&fr, peerstest.Time)
+	}
+	return devlink.Event{State: st.Clone()}
+}
+
+// relayedSnapshot has one relayed peer at 100.64.0.9 with no endpoints,
+// diagnosed by the real probes.Diagnose, and one direct peer.
+func relayedSnapshot() probes.Snapshot {
+	self := probes.Self{Name: "workstation", HomeDERP: 1, HomeDERPCode: "nyc",
+		NAT: &probes.NATInfo{WorkingUDP: new(true), MappingVariesByDestIP: new(false)}}
+	board := probes.Peer{ID: "nBOARD", Name: "esp32-s3", OS: "freertos",
+		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.9")}, Active: true,
+		Path:     probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`},
+		HomeDERP: 1, HomeDERPCode: "nyc", EndpointsKnown: true}
+	nas := probes.Peer{ID: "nNAS", Name: "nas", OS: "linux",
+		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")}, Active: true,
+		Path: probes.Path{Kind: probes.PathDirect, Addr: netip.MustParseAddrPort("203.0.113.10:41641"),
+			Text: "active; direct 203.0.113.10:41641"}}
+	s := probes.Snapshot{Time: peerstest.Time, BackendState: "Running", Self: self,
+		Regions: peerstest.Regions(), Peers: []probes.Peer{board, nas}}
+	for i := range s.Peers {
+		s.Peers[i].Verdict = probes.Diagnose(self, s.Peers[i], s.Regions)
+	}
+	return s
+}
+
+// rowOf returns the rendered table line of the peer named name.
+func rowOf(t *testing.T, view, name string) string {
+	t.Helper()
+	for _, line := range strings.Split(view, "\n") {
+		if strings.Contains(line, name) {
+			return line
+		}
+	}
+	t.Fatalf("no row for %q in:\n%s", name, view)
+	return ""
+}
+
+func TestBoardLinksToPeerRow(t *testing.T) {
+	tests := []struct {
+		name       string
+		events     [][]string // frames of each event, in order; nil for none
+		snapFirst  bool       // the snapshot arrives before the events
+		wantReason probes.ReasonID
+		wantAlso   []probes.ReasonID
+		wantBoard  string
+	}{
+		{name: "no board event: no-endpoints", snapFirst: true,
+			wantReason: probes.ReasonNoEndpoints},
+		{name: "board says 0 endpoints, event after the snapshot", snapFirst: true,
+			events:     [][]string{{frameNet}},
+			wantReason: probes.ReasonDeviceNoPublicEndpoint, wantAlso: []probes.ReasonID{probes.ReasonNoEndpoints, probes.ReasonFarHomeDERP},
+			wantBoard: "nBOARD"},
+		{name: "board says 0 endpoints, event before the snapshot",
+			events:     [][]string{{frameNet}},
+			wantReason: probes.ReasonDeviceNoPublicEndpoint, wantAlso: []probes.ReasonID{probes.ReasonNoEndpoints, probes.ReasonFarHomeDERP},
+			wantBoard: "nBOARD"},
+		{name: "probe table fills later", snapFirst: true,
+			events:     [][]string{{frameNet, frameDiscoFree}, {frameNet, frameDiscoFull}},
+			wantReason: probes.ReasonDeviceNoPublicEndpoint,
+			wantAlso:   []probes.ReasonID{probes.ReasonNoEndpoints, probes.ReasonDeviceProbeTableFull, probes.ReasonFarHomeDERP},
+			wantBoard:  "nBOARD"},
+		{name: "board without a net frame is not linked", snapFirst: true,
+			events:     [][]string{{frameDiscoFull}},
+			wantReason: probes.ReasonNoEndpoints},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := NewList(common.DefaultStyles())
+			l.SetSize(140, 10)
+			d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+			d.SetSize(120, 60)
+			snap := relayedSnapshot()
+			raw := peerByID(snap, "nBOARD").Verdict
+			if tt.snapFirst {
+				l.Update(snap)
+				d.Update(snap)
+			}
+			for _, frames := range tt.events {
+				ev := boardEvent(t, frames...)
+				l.Update(ev)
+				d.Update(ev)
+			}
+			if !tt.snapFirst {
+				l.Update(snap)
+				d.Update(snap)
+			}
+			var sel probes.Peer
+			for _, id := range l.Shown() {
+				if id == "nBOARD" {
+					sel = *l.Selected()
+				}
+			}
+			if sel.ID != "nBOARD" {
+				t.Fatalf("the board's peer is not the selected first row: %v", l.Shown())
+			}
+			if sel.Verdict.Reason != tt.wantReason {
+				t.Errorf("row reason = %q, want %q", sel.Verdict.Reason, tt.wantReason)
+			}
+			if diff := cmp.Diff(tt.wantAlso, sel.Verdict.Also); diff != "" {
+				t.Errorf("row also (-want +got):\n%s", diff)
+			}
+			if got := l.BoardID(); got != tt.wantBoard {
+				t.Errorf("BoardID = %q, want %q", got, tt.wantBoard)
+			}
+			row := rowOf(t, l.View(), "esp32-s3")
+			wantRow := map[probes.ReasonID]string{
+				probes.ReasonNoEndpoints:            "peer advertises no UDP endpoints",
+				probes.ReasonDeviceNoPublicEndpoint: "board advertised no public endpoint",
+			}[tt.wantReason]
+			if !strings.Contains(row, wantRow) {
+				t.Errorf("row does not say %q:\n%s", wantRow, row)
+			}
+			if got, want := strings.Contains(row, BoardMark), tt.wantBoard != ""; got != want {
+				t.Errorf("row marked %s = %v, want %v:\n%s", BoardMark, got, want, row)
+			}
+			if nas := rowOf(t, l.View(), "nas"); strings.Contains(nas, BoardMark) {
+				t.Errorf("the direct peer is marked as the board:\n%s", nas)
+			}
+
+			d.Update(common.PeerSelectedMsg{Peer: sel})
+			v := d.View()
+			if !strings.Contains(v, "verdict    "+string(tt.wantReason)) {
+				t.Errorf("detail verdict is not %s:\n%s", tt.wantReason, v)
+			}
+			if tt.wantBoard != "" {
+				for _, want := range []string{
+					"esp32-s3 " + BoardMark,
+					`[ ] FAIL Device.Endpoints = 0`,
+					`Device.Node = 100.64.0.9 "cores3"`,
+					"fix        firmware:",
+				} {
+					if !strings.Contains(v, want) {
+						t.Errorf("detail lacks %q:\n%s", want, v)
+					}
+				}
+			} else if strings.Contains(v, "Device.") {
+				t.Errorf("detail of an unlinked peer shows board checks:\n%s", v)
+			}
+			if diff := cmp.Diff(raw, peerByID(snap, "nBOARD").Verdict); diff != "" {
+				t.Errorf("linking modified the shared snapshot (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A board whose state repeats (events between telemetry frames) does not
+// re-format the rows.
+func TestBoardRepeatedEventIsCheap(t *testing.T) {
+	l := NewList(common.DefaultStyles())
+	l.SetSize(140, 10)
+	l.Update(relayedSnapshot())
+	ev := boardEvent(t, frameNet)
+	l.Update(ev)
+	_ = l.View()
+	l.Update(ev)
+	if l.snapNew || l.dirty {
+		t.Error("an unchanged board state re-formatted the rows")
+	}
+}
+
+func TestDeviceEvidenceFrom(t *testing.T) {
+	ev := boardEvent(t, frameNet, frameDiscoFull)
+	got := DeviceEvidenceFrom(&ev.State)
+	want := probes.DeviceEvidence{
+		TailnetIP: netip.MustParseAddr("100.64.0.9"), Hostname: "cores3",
+		ProbesUsed: 64, ProbesCap: 64, ProbesDropped: 10, Endpoints: 0,
+		HomeDERP: 1, NearestDERP: 7, HomeLatency: 182 * time.Millisecond, NearestLatency: 24 * time.Millisecond,
+		HomeDERPBy: "lowest-id",
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateComparable(netip.Addr{})); diff != "" {
+		t.Errorf("evidence (-want +got):\n%s", diff)
+	}
+	if e := DeviceEvidenceFrom(devlink.NewState()); e.Endpoints != -1 {
+		t.Errorf("empty state: Endpoints = %d, want -1 (unknown)", e.Endpoints)
+	}
+}
