@@ -37,6 +37,21 @@ type DeviceEvidence struct {
 	// HomeDERPBy is how the board chose its home ("latency", "lowest-id",
 	// "fixed", "none"); "" unknown.
 	HomeDERPBy string
+	// H2Known is true when the board reported its control stream's HTTP/2
+	// flow control (D frame "h2rx"/"h2wu"/"h2win"): H2Received DATA bytes
+	// received, H2WindowReturned connection-level WINDOW_UPDATE credit
+	// returned and H2WindowOpen receive window still open, all in bytes
+	// (the board's counters wrap at 2^32).
+	H2Known                                    bool
+	H2Received, H2WindowReturned, H2WindowOpen int64
+}
+
+// H2Stalled reports whether the board's control stream is stuck: data was
+// received, no credit was ever returned and the receive window is shut, so
+// the control server can send it nothing more (such as the map response
+// that carries its endpoint update's acknowledgement).
+func (d DeviceEvidence) H2Stalled() bool {
+	return d.H2Known && d.H2Received > 0 && d.H2WindowReturned == 0 && d.H2WindowOpen == 0
 }
 
 // NewDeviceEvidence returns evidence that knows nothing yet (Endpoints -1).
@@ -77,7 +92,9 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 // is p (DeviceEvidence.Matches). It is pure and does not modify v's slices.
 //
 // Checks added, after v's: Device.Node (how the board names itself),
-// Device.Endpoints, Device.ProbeTable and, when known, Device.HomeDERP.
+// Device.Endpoints, then when known Device.H2Window (fails when
+// H2Stalled: evidence for the flow-control fix, not a reason by itself),
+// Device.ProbeTable and Device.HomeDERP.
 // Only a relayed path (DERP or peer relay) gets device reasons; the checks
 // of a direct, idle or offline peer never fail.
 //
@@ -94,7 +111,7 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 	relayed := p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay
 	out := v
-	out.Checks = make([]Check, len(v.Checks), len(v.Checks)+4)
+	out.Checks = make([]Check, len(v.Checks), len(v.Checks)+5)
 	copy(out.Checks, v.Checks)
 	add := func(field, value string, failed bool, note string) {
 		out.Checks = append(out.Checks, Check{Field: field, Value: value, Failed: failed && relayed, Note: note})
@@ -125,6 +142,25 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 		add("Device.Endpoints", "0", noPublic, note)
 	default:
 		add("Device.Endpoints", strconv.FormatInt(d.Endpoints, 10), false, "the board has advertised endpoints")
+	}
+
+	if d.H2Known {
+		buf := make([]byte, 0, 64)
+		buf = strconv.AppendInt(buf, d.H2Received, 10)
+		buf = append(buf, " B received, "...)
+		buf = strconv.AppendInt(buf, d.H2WindowReturned, 10)
+		buf = append(buf, " B credit returned, "...)
+		buf = strconv.AppendInt(buf, d.H2WindowOpen, 10)
+		buf = append(buf, " B window open"...)
+		stalled := d.H2Stalled()
+		note := "the control stream's HTTP/2 receive window is open"
+		switch {
+		case stalled:
+			note = "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more"
+		case d.H2WindowOpen == 0:
+			note = "the control stream's receive window is shut right now, but credit has been returned before"
+		}
+		add("Device.H2Window", string(buf), stalled, note)
 	}
 
 	full := d.ProbeTableFull()

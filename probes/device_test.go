@@ -184,6 +184,7 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 	d := board()
 	d.Endpoints, d.ProbesUsed, d.ProbesDropped = 0, 64, 12
 	d.HomeDERP, d.HomeLatency, d.HomeDERPBy = 3, 160*time.Millisecond, "lowest-id"
+	d.H2Known, d.H2Received = true, 65535
 	p := boardPeer()
 	got := DiagnoseDevice(Diagnose(easySelf(), p, testRegions), p, d)
 	var dev []Check
@@ -195,6 +196,7 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 	want := []Check{
 		{Field: "Device.Node", Value: `100.64.0.9 "cores3"`, Note: "the board's telemetry names this peer"},
 		{Field: "Device.Endpoints", Value: "0", Failed: true, Note: "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control"},
+		{Field: "Device.H2Window", Value: "65535 B received, 0 B credit returned, 0 B window open", Failed: true, Note: "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more"},
 		{Field: "Device.ProbeTable", Value: "64/64 used, 12 dropped", Failed: true, Note: "the DISCO probe table is full: the board drops new pings, so no direct path can be validated"},
 		{Field: "Device.HomeDERP", Value: "home 3=160ms by lowest-id, nearest 1=14ms", Failed: true, Note: "the board's home region is far from it while a nearer one exists"},
 	}
@@ -203,6 +205,29 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 	}
 	if diff := cmp.Diff([]ReasonID{ReasonNoEndpoints, ReasonDeviceProbeTableFull, ReasonFarHomeDERP}, got.Also); diff != "" {
 		t.Errorf("also (-want +got):\n%s", diff)
+	}
+}
+
+func TestH2Stalled(t *testing.T) {
+	tests := []struct {
+		name                 string
+		known                bool
+		rx, returned, window int64
+		want                 bool
+	}{
+		{"not reported", false, 65535, 0, 0, false},
+		{"nothing received yet", true, 0, 0, 0, false},
+		{"window still open", true, 53248, 0, 12287, false},
+		{"shut, never credited", true, 65535, 0, 0, true},
+		{"shut now, credited before", true, 200000, 131072, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := DeviceEvidence{H2Known: tt.known, H2Received: tt.rx, H2WindowReturned: tt.returned, H2WindowOpen: tt.window}
+			if got := d.H2Stalled(); got != tt.want {
+				t.Errorf("H2Stalled = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

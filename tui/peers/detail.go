@@ -125,10 +125,10 @@ func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 			d.setSnapshot(&s)
 		}
 	case devlink.Event:
-		d.setDevice(&msg.State)
+		d.setDevice(&msg)
 	case *devlink.Event:
 		if msg != nil {
-			d.setDevice(&msg.State)
+			d.setDevice(msg)
 		}
 	case common.PeerSelectedMsg:
 		if msg.Peer.ID != d.peerID {
@@ -151,8 +151,8 @@ func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 
 // setDevice links the board's latest state to its peer, so that peer's
 // verdict and evidence include the board's own checks.
-func (d *Detail) setDevice(st *devlink.State) {
-	if !d.board.setDevice(st) || d.board.raw == nil {
+func (d *Detail) setDevice(ev *devlink.Event) {
+	if !d.board.setDevice(ev) || d.board.raw == nil {
 		return
 	}
 	d.snap = d.board.snap

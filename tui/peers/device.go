@@ -2,6 +2,7 @@ package peers
 
 import (
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -48,11 +49,14 @@ func (b *boardLink) setSnapshot(s *probes.Snapshot) {
 	b.link()
 }
 
-// setDevice stores the board's evidence and reports whether it changed
-// (events repeat the same state between telemetry frames; re-linking only
-// on a change keeps them cheap).
-func (b *boardLink) setDevice(st *devlink.State) bool {
-	d := DeviceEvidenceFrom(st)
+// setDevice stores the board's evidence from ev and reports whether it
+// changed (events repeat the same state between telemetry frames;
+// re-linking only on a change keeps them cheap).
+func (b *boardLink) setDevice(ev *devlink.Event) bool {
+	d := DeviceEvidenceFrom(&ev.State)
+	d.H2Known, d.H2Received, d.H2WindowReturned, d.H2WindowOpen =
+		b.dev.H2Known, b.dev.H2Received, b.dev.H2WindowReturned, b.dev.H2WindowOpen
+	applyH2Lines(&d, ev.Lines)
 	if b.haveDev && d == b.dev {
 		return false
 	}
@@ -77,6 +81,33 @@ func (b *boardLink) link() {
 		s.Peers = append([]probes.Peer(nil), b.raw.Peers...)
 		s.Peers[i].Verdict = probes.DiagnoseDevice(p.Verdict, *p, b.dev)
 		b.snap, b.boardID = &s, p.ID
+		return
+	}
+}
+
+// applyH2Lines sets d's HTTP/2 flow-control counters from the newest
+// telemetry D frame among lines that carries all three (h2rx, h2wu,
+// h2win). devlink.State does not keep them, so they come from the event's
+// lines and carry over events without such a frame (a frame lost to a
+// flood is replaced by the next, 5 s later).
+func applyH2Lines(d *probes.DeviceEvidence, lines []devlink.Line) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := &lines[i]
+		if l.Kind != devlink.KindTelemetry {
+			continue
+		}
+		at := telemetry.Index(l.Text)
+		if at < 0 {
+			continue
+		}
+		fr, err := telemetry.Parse(l.Text[at:])
+		if err != nil || fr.Kind != telemetry.KindDisco || !fr.Has("h2rx") || !fr.Has("h2wu") || !fr.Has("h2win") {
+			continue
+		}
+		d.H2Known = true
+		d.H2Received = int64(fr.Disco.H2Received)
+		d.H2WindowReturned = int64(fr.Disco.H2WindowReturned)
+		d.H2WindowOpen = int64(fr.Disco.H2WindowOpen)
 		return
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tailpath/tailpath/devlink"
-	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
@@ -25,18 +24,24 @@ const (
 	frameDiscoFull = "@TP1 D seq=103 up=100400 pu=64 pcap=64 pdrop=10 preap=0 ping=84 pong=20 cmmi=1 cmmo=1 h2rx=65535 h2wu=0 h2win=0 *8B1F1998"
 )
 
-// boardEvent is the devlink.Event a Source would send after frames.
+// boardEvent is the devlink.Event a Source would send after frames: each
+// parsed as a console line (devlink.ParseLine), folded into the state
+// (State.ApplyLine) and carried in Lines.
 func boardEvent(t *testing.T, frames ...string) devlink.Event {
 	t.Helper()
 	st := devlink.NewState()
+	var ev devlink.Event
 	for _, f := range frames {
-		fr, err := telemetry.Parse([]byte(f))
-		if err != nil {
-			t.Fatalf("parse %q: %v", f, err)
+		var l devlink.Line
+		devlink.ParseLine([]byte(f+"\n"), &l)
+		if l.Kind != devlink.KindTelemetry {
+			t.Fatalf("%q parsed as %v, not telemetry", f, l.Kind)
 		}
-		st.ApplyFrame(&fr, peerstest.Time)
+		st.ApplyLine(&l, peerstest.Time, nil)
+		ev.Lines = append(ev.Lines, l.Clone())
 	}
-	return devlink.Event{State: st.Clone()}
+	ev.State = st.Clone()
+	return ev
 }
 
 // relayedSnapshot has one relayed peer at 100.64.0.9 with no endpoints,
@@ -80,6 +85,7 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 		wantReason probes.ReasonID
 		wantAlso   []probes.ReasonID
 		wantBoard  string
+		wantDetail []string // more lines the detail must show
 	}{
 		{name: "no board event: no-endpoints", snapFirst: true,
 			wantReason: probes.ReasonNoEndpoints},
@@ -95,7 +101,11 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			events:     [][]string{{frameNet, frameDiscoFree}, {frameNet, frameDiscoFull}},
 			wantReason: probes.ReasonDeviceNoPublicEndpoint,
 			wantAlso:   []probes.ReasonID{probes.ReasonNoEndpoints, probes.ReasonDeviceProbeTableFull, probes.ReasonFarHomeDERP},
-			wantBoard:  "nBOARD"},
+			wantBoard:  "nBOARD",
+			wantDetail: []string{
+				"[ ] FAIL Device.H2Window = 65535 B received, 0 B credit returned, 0 B window open",
+				"[ ] FAIL Device.ProbeTable = 64/64 used, 10 dropped",
+			}},
 		{name: "board without a net frame is not linked", snapFirst: true,
 			events:     [][]string{{frameDiscoFull}},
 			wantReason: probes.ReasonNoEndpoints},
@@ -159,6 +169,11 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			if !strings.Contains(v, "verdict    "+string(tt.wantReason)) {
 				t.Errorf("detail verdict is not %s:\n%s", tt.wantReason, v)
 			}
+			for _, want := range tt.wantDetail {
+				if !strings.Contains(v, want) {
+					t.Errorf("detail lacks %q:\n%s", want, v)
+				}
+			}
 			if tt.wantBoard != "" {
 				for _, want := range []string{
 					"esp32-s3 " + BoardMark,
@@ -192,6 +207,38 @@ func TestBoardRepeatedEventIsCheap(t *testing.T) {
 	l.Update(ev)
 	if l.snapNew || l.dirty {
 		t.Error("an unchanged board state re-formatted the rows")
+	}
+}
+
+func TestBoardH2FromLines(t *testing.T) {
+	var b boardLink
+	ev := boardEvent(t, frameNet, frameDiscoFull)
+	b.setDevice(&ev)
+	want := [4]int64{1, 65535, 0, 0}
+	got := func() [4]int64 {
+		var k int64
+		if b.dev.H2Known {
+			k = 1
+		}
+		return [4]int64{k, b.dev.H2Received, b.dev.H2WindowReturned, b.dev.H2WindowOpen}
+	}
+	if diff := cmp.Diff(want, got()); diff != "" {
+		t.Errorf("known, rx, returned, open (-want +got):\n%s", diff)
+	}
+	// An event without a D frame keeps the last counters.
+	ev2 := boardEvent(t, frameNet, frameDiscoFull)
+	ev2.Lines = nil
+	if b.setDevice(&ev2) {
+		t.Error("an event without new evidence counted as a change")
+	}
+	if diff := cmp.Diff(want, got()); diff != "" {
+		t.Errorf("after an event without a D frame (-want +got):\n%s", diff)
+	}
+	// The newest D frame wins.
+	ev3 := boardEvent(t, frameDiscoFull, frameDiscoFree)
+	b.setDevice(&ev3)
+	if diff := cmp.Diff([4]int64{1, 53248, 0, 12287}, got()); diff != "" {
+		t.Errorf("after two D frames (-want +got):\n%s", diff)
 	}
 }
 

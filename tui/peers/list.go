@@ -174,10 +174,10 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 			return l.setSnapshot(&s)
 		}
 	case devlink.Event:
-		l.setDevice(&msg.State)
+		l.setDevice(&msg)
 	case *devlink.Event:
 		if msg != nil {
-			l.setDevice(&msg.State)
+			l.setDevice(msg)
 		}
 	case tea.KeyMsg:
 		return l.handleKey(msg)
@@ -187,8 +187,8 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 
 // setDevice links the board's latest state to its peer's row (reason and
 // "(board)" mark); rows are re-formatted only when the evidence changed.
-func (l *List) setDevice(st *devlink.State) {
-	if !l.board.setDevice(st) || l.board.raw == nil {
+func (l *List) setDevice(ev *devlink.Event) {
+	if !l.board.setDevice(ev) || l.board.raw == nil {
 		return
 	}
 	l.snap = l.board.snap
