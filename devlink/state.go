@@ -158,6 +158,13 @@ type State struct {
 
 	Peers map[int]*PeerState
 
+	// BoardELFSHA is the latest `ELF file SHA256:` prefix the board printed
+	// (app banner or crash trailer), lower-case hex; "" before one.
+	BoardELFSHA string
+	// ELFMismatch is true when an ELF was given (--elf) and BoardELFSHA is
+	// not its SHA-256: decoded backtraces may be wrong.
+	ELFMismatch bool
+
 	// Counters of what arrived.
 	Lines            int64
 	LastLineAt       time.Time
@@ -298,7 +305,13 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		}
 		return
 	case KindELFSHA:
-		if sha, ok := ParseELFSHA(body); ok && s.inCrash {
+		sha, ok := ParseELFSHA(body)
+		if !ok {
+			return
+		}
+		s.BoardELFSHA = sha
+		s.ELFMismatch = sym != nil && !sym.MatchesBoard(sha)
+		if s.inCrash {
 			s.LastCrash.ELFSHA = sha
 			s.addCrashLine(l)
 		}

@@ -286,3 +286,33 @@ func TestHandshakeAgeFromFrame(t *testing.T) {
 		})
 	}
 }
+
+// TestELFMismatch: the board's `ELF file SHA256:` (app banner or crash
+// trailer) is compared with the --elf file, as tail does.
+func TestELFMismatch(t *testing.T) {
+	sym, err := OpenELF(testdata(t, "log.elf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		sym      *Symbolizer
+		line     string
+		mismatch bool
+	}{
+		{"banner matches", sym, "I (245) app_init: ELF file SHA256:  " + sym.SHA256()[:9] + "...", false},
+		{"crash trailer matches", sym, "ELF file SHA256: " + strings.ToUpper(sym.SHA256()[:16]), false},
+		{"other firmware", sym, "ELF file SHA256: 0f1e2d3c4b5a6978", true},
+		{"no ELF given", nil, "ELF file SHA256: 0f1e2d3c4b5a6978", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewState()
+			var l Line
+			ParseLine([]byte(tc.line), &l)
+			s.ApplyLine(&l, time.Unix(100, 0), tc.sym)
+			if s.BoardELFSHA == "" || s.ELFMismatch != tc.mismatch {
+				t.Errorf("BoardELFSHA %q, ELFMismatch %v; want a SHA and %v", s.BoardELFSHA, s.ELFMismatch, tc.mismatch)
+			}
+		})
+	}
+}

@@ -156,6 +156,9 @@ func (p *Pane) render() []string {
 		reset += ", firmware says " + s.ResetWord
 	}
 	add(fmt.Sprintf("  boots seen %d · last reset %s", s.Boots, reset))
+	if s.ELFMismatch {
+		add("  " + p.st.Warn.Render(fmt.Sprintf("the board runs firmware with ELF SHA256 %s…, not the --elf file: decoded backtraces may be wrong", safetext.Clean(s.BoardELFSHA))))
+	}
 	if s.BinaryLogFrames > 0 {
 		add("  " + p.st.Warn.Render(fmt.Sprintf("binary logging is on (%d frames): pass the ELF to decode it", s.BinaryLogFrames)))
 	}

@@ -125,3 +125,19 @@ func TestDeviceGolden(t *testing.T) {
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
 	teatest.RequireEqualOutput(t, []byte(final.View()))
 }
+
+// TestDevicePaneELFMismatch: the pane says when --elf is not the board's firmware.
+func TestDevicePaneELFMismatch(t *testing.T) {
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(160, 30)
+	ev := event(boardLog, true)
+	p.Update(ev)
+	if v := p.View(); strings.Contains(v, "not the --elf file") {
+		t.Errorf("mismatch shown without one:\n%s", v)
+	}
+	ev.State.BoardELFSHA, ev.State.ELFMismatch = "0f1e2d3c4b5a6978", true
+	p.Update(ev)
+	if v := p.View(); !strings.Contains(v, "the board runs firmware with ELF SHA256 0f1e2d3c4b5a6978…, not the --elf file: decoded backtraces may be wrong") {
+		t.Errorf("no mismatch warning:\n%s", v)
+	}
+}
