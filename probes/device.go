@@ -327,9 +327,9 @@ func deviceSummary(r ReasonID) string {
 func deviceFix(r ReasonID) string {
 	switch r {
 	case ReasonDeviceNoPublicEndpoint:
-		return "firmware: the board learns its public endpoint but never gets it to control; give the control stream HTTP/2 receive flow control (return WINDOW_UPDATE credit as DATA is consumed) so the endpoint update is sent (firmware/ has a reference)"
+		return "firmware: return HTTP/2 receive-window credit on the control stream (stream and connection WINDOW_UPDATE as DATA is consumed); without it the long-poll map stream stops at 65,535 bytes and endpoint updates never arrive (reference: firmware tp_h2fc.h)"
 	case ReasonDeviceProbeTableFull:
-		return "firmware: reap stale DISCO probes (a TTL per slot) instead of freeing a slot only on a pong, so new pings to the peer's endpoints are tracked (firmware/ has a reference probe table)"
+		return "firmware: reap stale DISCO probes (a TTL per slot) instead of freeing a slot only on a pong, so new pings to the peer's endpoints are tracked again (reference: firmware tp_probe.h)"
 	}
 	return ""
 }
