@@ -46,6 +46,18 @@ type Pane struct {
 	lines         []string // rendered content, rebuilt on data or size change
 	dirty         bool
 	selected      probes.Peer // the peer selected in the Peers pane, if any
+	ticking       bool        // an ageTickMsg is pending
+}
+
+// ageTickMsg redraws pane p once a second so "ago" texts (last crash,
+// handshakes) keep counting while the board is silent or unplugged.
+type ageTickMsg struct{ p *Pane }
+
+// ageEvery is how often "ago" texts are refreshed.
+const ageEvery = time.Second
+
+func (p *Pane) ageTick() tea.Cmd {
+	return tea.Tick(ageEvery, func(time.Time) tea.Msg { return ageTickMsg{p} })
 }
 
 // New returns an empty Device pane. now is the clock for "ago" texts (nil:
@@ -73,7 +85,8 @@ func (p *Pane) KeyMap() help.KeyMap { return p.keys }
 func (p *Pane) Capturing() bool { return false }
 
 // Update implements common.Pane: it keeps the latest state from
-// devlink.Event and scrolls on keys.
+// devlink.Event, scrolls on keys, and once it has a board redraws every
+// second (its own tick) so "ago" texts stay true.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
 	case devlink.Event:
@@ -83,6 +96,15 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.err = m.Err
 		}
 		p.dirty = true
+		if !p.ticking {
+			p.ticking = true
+			return p.ageTick()
+		}
+	case ageTickMsg:
+		if m.p == p {
+			p.dirty = true
+			return p.ageTick()
+		}
 	case common.PeerSelectedMsg:
 		p.selected = m.Peer
 		p.dirty = true

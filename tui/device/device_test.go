@@ -141,3 +141,36 @@ func TestDevicePaneELFMismatch(t *testing.T) {
 		t.Errorf("no mismatch warning:\n%s", v)
 	}
 }
+
+// TestDevicePaneAgesWhileSilent: "ago" texts keep counting without new
+// events (the pane ticks once a second after its first event).
+func TestDevicePaneAgesWhileSilent(t *testing.T) {
+	now := at
+	p := New(common.DefaultStyles(), func() time.Time { return now })
+	p.SetSize(160, 30)
+	cmd := p.Update(event(boardLog, true))
+	if cmd == nil {
+		t.Fatal("no tick started by the first event")
+	}
+	if v := p.View(); !strings.Contains(v, "LoadProhibited on core 0 · 1m30s ago") {
+		t.Fatalf("crash age:\n%s", v)
+	}
+	if p.Update(event(boardLog, true)) != nil {
+		t.Error("a second event started a second tick")
+	}
+	now = now.Add(time.Minute)
+	msg := cmd() // waits one tick
+	if _, ok := msg.(ageTickMsg); !ok {
+		t.Fatalf("tick sent %T", msg)
+	}
+	if p.Update(msg) == nil {
+		t.Error("tick not re-armed")
+	}
+	if v := p.View(); !strings.Contains(v, "LoadProhibited on core 0 · 2m30s ago") || !strings.Contains(v, "handshake via DERP region 1 · 2m32s ago") {
+		t.Errorf("ages not refreshed by the tick:\n%s", v)
+	}
+	other := New(common.DefaultStyles(), nil)
+	if other.Update(msg) != nil {
+		t.Error("another Device pane took this pane's tick")
+	}
+}
