@@ -149,6 +149,48 @@ func rowsFromTailscale(t *testing.T, out []byte) map[string]pathRow {
 	return rows
 }
 
+// textsFromTailscale reads `tailscale status` (text) into each peer's
+// status column by host name, without the ", tx N rx N" suffix, skipping
+// the self line (host name self).
+func textsFromTailscale(out, self string) map[string]string {
+	texts := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		// IP, host name, owner, OS, then the status words.
+		if len(f) < 5 || !strings.HasPrefix(f[0], "100.") || f[1] == self {
+			continue
+		}
+		text := strings.Join(f[4:], " ")
+		if i := strings.Index(text, ", tx "); i >= 0 {
+			text = text[:i]
+		}
+		texts[f[1]] = text
+	}
+	return texts
+}
+
+// textsFromTailpath reads each peer's path.text from `tailpath status
+// --json` output, by name.
+func textsFromTailpath(t *testing.T, out string) map[string]string {
+	t.Helper()
+	var doc struct {
+		Peers []struct {
+			Name string `json:"name"`
+			Path struct {
+				Text string `json:"text"`
+			} `json:"path"`
+		} `json:"peers"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("tailpath status --json: %v", err)
+	}
+	texts := map[string]string{}
+	for _, p := range doc.Peers {
+		texts[p.Name] = p.Path.Text
+	}
+	return texts
+}
+
 // TestStatusAgainstLab runs `tailpath status --json` against the lab
 // observer's LocalAPI socket and checks each lab peer's path and verdict.
 func TestStatusAgainstLab(t *testing.T) {
@@ -490,6 +532,34 @@ func TestRealTailscaled(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 		}
 		t.Errorf("tailpath status --json disagrees with tailscale status --json (-tailscale +tailpath):\n%s", diff)
+	})
+
+	t.Run("path words match tailscale status", func(t *testing.T) {
+		var diff string
+		for try := 1; try <= 5; try++ {
+			code, out, errOut := tailpathStatus(ctx, "--json", "--socket", sock)
+			if code != 0 {
+				t.Fatalf("tailpath status exit %d: %s", code, errOut)
+			}
+			tsOut, err := cli("status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tsTexts := textsFromTailscale(string(tsOut), "real-ts")
+			if len(tsTexts) != 5 {
+				t.Fatalf("parsed %d peers from tailscale status, want 5:\n%s", len(tsTexts), tsOut)
+			}
+			if try == 1 {
+				t.Logf("tailscale status words: %q", tsTexts)
+			}
+			diff = cmp.Diff(tsTexts, textsFromTailpath(t, out))
+			if diff == "" {
+				return
+			}
+			t.Logf("try %d: status words differ (-tailscale +tailpath):\n%s", try, diff)
+			time.Sleep(300 * time.Millisecond)
+		}
+		t.Errorf("tailpath's path.text differs from tailscale status's column (-tailscale +tailpath):\n%s", diff)
 	})
 
 	if os.Getenv("TAILPATH_BENCH") != "" {
