@@ -317,7 +317,7 @@ func hasPublic(eps []netip.AddrPort) bool {
 func deviceSummary(r ReasonID) string {
 	switch r {
 	case ReasonDeviceNoPublicEndpoint:
-		return "board advertised no public endpoint"
+		return "board advertised no endpoint"
 	case ReasonDeviceProbeTableFull:
 		return "board's DISCO probe table is full"
 	}

@@ -47,7 +47,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			peer:  func(p *Peer) { *p = boardPeer() },
 			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
 			want: want{Reason: ReasonDeviceNoPublicEndpoint, Also: []ReasonID{ReasonNoEndpoints},
-				Summary: "board advertised no public endpoint", Failed: []string{"Device.Endpoints"}},
+				Summary: "board advertised no endpoint", Failed: []string{"Device.Endpoints"}},
 		},
 		{
 			name: "0 endpoints with WhoIs unknown: unexplained becomes device-no-public-endpoint",
@@ -57,7 +57,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			},
 			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
 			want: want{Reason: ReasonDeviceNoPublicEndpoint,
-				Summary: "board advertised no public endpoint", Failed: []string{"Device.Endpoints"}},
+				Summary: "board advertised no endpoint", Failed: []string{"Device.Endpoints"}},
 		},
 		{
 			name:  "0 endpoints but control lists a public one: stale telemetry, nothing changes",
@@ -104,7 +104,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			},
 			want: want{Reason: ReasonDeviceNoPublicEndpoint,
 				Also:    []ReasonID{ReasonNoEndpoints, ReasonDeviceProbeTableFull},
-				Summary: "board advertised no public endpoint", Failed: []string{"Device.Endpoints", "Device.ProbeTable"}},
+				Summary: "board advertised no endpoint", Failed: []string{"Device.Endpoints", "Device.ProbeTable"}},
 		},
 		{
 			name:  "drops earlier but not full now: no reason",
@@ -129,7 +129,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			},
 			board: func(d *DeviceEvidence) { d.Endpoints = 0 },
 			want: want{Reason: ReasonPeerRelay, Also: []ReasonID{ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints},
-				Summary: "via peer relay; not direct: board advertised no public endpoint", Failed: []string{"Device.Endpoints"}},
+				Summary: "via peer relay; not direct: board advertised no endpoint", Failed: []string{"Device.Endpoints"}},
 		},
 		{
 			name: "direct path: board checks listed, none fails",

@@ -65,10 +65,11 @@ func relayedSnapshot() probes.Snapshot {
 	return s
 }
 
-// rowOf returns the rendered table line of the peer named name.
+// rowOf returns the rendered table line of the peer named name (the
+// status line, first, is skipped).
 func rowOf(t *testing.T, view, name string) string {
 	t.Helper()
-	for _, line := range strings.Split(view, "\n") {
+	for _, line := range strings.Split(view, "\n")[1:] {
 		if strings.Contains(line, name) {
 			return line
 		}
@@ -152,13 +153,17 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			row := rowOf(t, l.View(), "esp32-s3")
 			wantRow := map[probes.ReasonID]string{
 				probes.ReasonNoEndpoints:            "peer advertises no UDP endpoints",
-				probes.ReasonDeviceNoPublicEndpoint: "board advertised no public endpoint",
+				probes.ReasonDeviceNoPublicEndpoint: "board advertised no endpoint",
 			}[tt.wantReason]
 			if !strings.Contains(row, wantRow) {
 				t.Errorf("row does not say %q:\n%s", wantRow, row)
 			}
 			if got, want := strings.Contains(row, BoardMark), tt.wantBoard != ""; got != want {
 				t.Errorf("row marked %s = %v, want %v:\n%s", BoardMark, got, want, row)
+			}
+			status, _, _ := strings.Cut(l.View(), "\n")
+			if got, want := strings.Contains(status, "board: esp32-s3"), tt.wantBoard != ""; got != want {
+				t.Errorf("status line names the board = %v, want %v:\n%s", got, want, status)
 			}
 			if nas := rowOf(t, l.View(), "nas"); strings.Contains(nas, BoardMark) {
 				t.Errorf("the direct peer is marked as the board:\n%s", nas)
@@ -256,5 +261,26 @@ func TestDeviceEvidenceFrom(t *testing.T) {
 	}
 	if e := DeviceEvidenceFrom(devlink.NewState()); e.Endpoints != -1 {
 		t.Errorf("empty state: Endpoints = %d, want -1 (unknown)", e.Endpoints)
+	}
+}
+
+// At the narrowest name column the mark survives and the name is cut; the
+// filter finds the board by its mark.
+func TestBoardMarkSurvivesNarrowName(t *testing.T) {
+	l := NewList(common.DefaultStyles())
+	l.SetSize(100, 6)
+	snap := relayedSnapshot()
+	snap.Peers[0].Name = "esp32-s3-cores3-lab"
+	l.Update(snap)
+	l.Update(boardEvent(t, frameNet))
+	row := rowOf(t, l.View(), "> ")
+	if !strings.Contains(row, "> es") || !strings.Contains(row, "… "+BoardMark) {
+		t.Errorf("row lost the mark or the whole name:\n%s", row)
+	}
+	send(l, "/")
+	typeInto(l, "board")
+	send(l, "enter")
+	if diff := cmp.Diff([]string{"nBOARD"}, l.Shown()); diff != "" {
+		t.Errorf("filter \"board\" (-want +got):\n%s", diff)
 	}
 }

@@ -438,12 +438,8 @@ func (l *List) cells(i int) table.Row {
 		if osName == "" {
 			osName = "-"
 		}
-		name := cleanName(p)
-		if l.board.boardID != "" && p.ID == l.board.boardID {
-			name += " " + BoardMark
-		}
 		r.cells = table.Row{
-			colName:    name,
+			colName:    cleanName(p),
 			colOS:      osName,
 			colPath:    pathText(&p.Path),
 			colLatency: FormatLatency(p.Latency),
@@ -456,6 +452,35 @@ func (l *List) cells(i int) table.Row {
 	return r.cells
 }
 
+// boardIndex is the snapshot index of the board's peer, or -1.
+func (l *List) boardIndex() int {
+	if l.board.boardID == "" {
+		return -1
+	}
+	for i := range l.snap.Peers {
+		if l.snap.Peers[i].ID == l.board.boardID {
+			return i
+		}
+	}
+	return -1
+}
+
+// isBoard reports whether snapshot peer i is the attached board.
+func (l *List) isBoard(i int) bool {
+	return l.board.boardID != "" && l.snap.Peers[i].ID == l.board.boardID
+}
+
+// boardName is name followed by BoardMark, the name truncated first so
+// the mark stays visible in the name column (less indent cells).
+func (l *List) boardName(name string, indent int) string {
+	suffix := " " + BoardMark
+	w := l.cols[colName].Width - cellGap - indent
+	if ansi.StringWidth(name)+len(suffix) > w {
+		name = ansi.Truncate(name, max(w-len(suffix), 2), "…")
+	}
+	return name + suffix
+}
+
 // haystack returns snapshot peer i's lower-case filter text, once.
 func (l *List) haystack(i int) string {
 	r := &l.rows[i]
@@ -463,6 +488,9 @@ func (l *List) haystack(i int) string {
 		c := l.cells(i)
 		r.hay = strings.ToLower(c[colName] + "\x00" + c[colOS] + "\x00" + c[colPath] + "\x00" +
 			c[colReason] + "\x00" + string(l.snap.Peers[i].Verdict.Reason))
+		if l.isBoard(i) {
+			r.hay += "\x00" + BoardMark
+		}
 	}
 	return r.hay
 }
@@ -515,7 +543,11 @@ func (l *List) view() string {
 			if l.offset+i == l.cursor {
 				mark = "> "
 			}
-			row[colName] = mark + row[colName]
+			name := row[colName]
+			if l.isBoard(idx) {
+				name = l.boardName(name, len(mark))
+			}
+			row[colName] = mark + name
 			win = append(win, l.fitCells(row))
 		}
 		// Every table setter re-renders all its rows. With zero-width
@@ -574,6 +606,9 @@ func (l *List) statusLine() string {
 		}
 		if offline > 0 {
 			parts = append(parts, l.st.Bad.Render(fmt.Sprintf("%d offline", offline)))
+		}
+		if i := l.boardIndex(); i >= 0 {
+			parts = append(parts, "board: "+cleanName(&l.snap.Peers[i]))
 		}
 		if st := l.snap.BackendState; st != "" && st != "Running" {
 			parts = append(parts, l.st.Bad.Render("tailscaled is "+safetext.Clean(st)))
