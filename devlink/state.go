@@ -134,6 +134,13 @@ type State struct {
 
 	// DISCO probe table: slots used of capacity, drops (table full), reaps.
 	ProbesUsed, ProbesCap, ProbesDropped, ProbesReaped int64
+	// H2Known is true once a D frame carried the control stream's HTTP/2
+	// flow control: H2Received DATA bytes received, H2WindowReturned
+	// connection-level WINDOW_UPDATE credit returned (both wrap at 2^32),
+	// H2WindowOpen receive window still open, all in bytes (D frame
+	// h2rx/h2wu/h2win).
+	H2Known                                    bool
+	H2Received, H2WindowReturned, H2WindowOpen int64
 	// PoolFullLines counts the port's "pool full" log lines.
 	PoolFullLines int
 	ProbeHistory  Ring // ProbesUsed over time
@@ -502,6 +509,15 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 		}
 		if f.Has("preap") {
 			s.ProbesReaped = int64(d.ProbesReaped)
+		}
+		if f.Has("h2rx") {
+			s.H2Known, s.H2Received = true, int64(d.H2Received)
+		}
+		if f.Has("h2wu") {
+			s.H2Known, s.H2WindowReturned = true, int64(d.H2WindowReturned)
+		}
+		if f.Has("h2win") {
+			s.H2Known, s.H2WindowOpen = true, int64(d.H2WindowOpen)
 		}
 	case telemetry.KindPeer:
 		pf := f.Peer

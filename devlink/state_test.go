@@ -115,6 +115,9 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("state (-want +got):\n%s", diff)
 	}
+	if h2 := [4]int64{btoi(s.H2Known), s.H2Received, s.H2WindowReturned, s.H2WindowOpen}; h2 != [4]int64{1, 48213, 32768, 49407} {
+		t.Errorf("H2 known/rx/returned/open = %v, want the D frame's [1 48213 32768 49407]", h2)
+	}
 	if s.WiFiDropLines != 1 {
 		t.Errorf("WiFiDropLines = %d, want 1", s.WiFiDropLines)
 	}
@@ -315,4 +318,11 @@ func TestELFMismatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+func btoi(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

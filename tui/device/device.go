@@ -235,6 +235,16 @@ func (p *Pane) render() []string {
 	}
 	add(line)
 
+	// The control stream's HTTP/2 receive window (D frame h2rx/h2wu/h2win).
+	if s.H2Known {
+		h2 := p.st.Title.Render("Control stream") + fmt.Sprintf("  HTTP/2 %d B received, %d B window credit returned, %d B open",
+			s.H2Received, s.H2WindowReturned, s.H2WindowOpen)
+		if s.H2Received > 0 && s.H2WindowReturned == 0 && s.H2WindowOpen == 0 {
+			h2 += "  " + p.st.Bad.Render("STALLED: no window credit returned, the server can send nothing more")
+		}
+		add(h2)
+	}
+
 	// Heap.
 	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal free %s (min %s, largest block %s)  %s",
 		kib(s.HeapFree), kib(s.HeapMin), kib(s.HeapLargest), spark(s.HeapHistory.Samples(), 0)))

@@ -69,6 +69,7 @@ func TestDevicePaneUpdate(t *testing.T) {
 		"not the nearest: region 7 answers in 24ms",
 		"12/64 used, 0 dropped, 30 reaped",
 		"internal free 128 KiB (min 124 KiB, largest block 68 KiB)",
+		"Control stream  HTTP/2 48213 B received, 32768 B window credit returned, 49407 B open",
 		// The handshake was 2.142 s (up - hsup) before the frame arrived.
 		"peer 2 100.64.0.2  path direct 203.0.113.7:41641 21ms  handshake via DERP region 1 · 1m32s ago",
 		"#2 384 KiB in 2053ms = 187.0 KiB/s, HTTP 200 via direct 203.0.113.7:41641",
@@ -172,5 +173,22 @@ func TestDevicePaneAgesWhileSilent(t *testing.T) {
 	other := New(common.DefaultStyles(), nil)
 	if other.Update(msg) != nil {
 		t.Error("another Device pane took this pane's tick")
+	}
+}
+
+// TestDevicePaneH2Stalled: a control stream that received data but never
+// returned window credit, with no window left, is called stalled.
+func TestDevicePaneH2Stalled(t *testing.T) {
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(200, 30)
+	ev := event(boardLog, true)
+	p.Update(ev)
+	if v := p.View(); strings.Contains(v, "STALLED") {
+		t.Errorf("healthy window called stalled:\n%s", v)
+	}
+	ev.State.H2Received, ev.State.H2WindowReturned, ev.State.H2WindowOpen = 65535, 0, 0
+	p.Update(ev)
+	if v := p.View(); !strings.Contains(v, "HTTP/2 65535 B received, 0 B window credit returned, 0 B open  STALLED: no window credit returned") {
+		t.Errorf("stalled window not flagged:\n%s", v)
 	}
 }
