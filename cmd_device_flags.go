@@ -20,7 +20,7 @@ type deviceFlags struct {
 func (f *deviceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.port, "port", "", `CoreS3 serial port: "auto", a path, or "-" to replay a capture from stdin (default: no device)`)
 	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")
-	fs.StringVar(&f.elf, "elf", "", "firmware ELF used to decode backtraces")
+	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and binary logs with (app.elf[,bootloader.elf])")
 	fs.StringVar(&f.logFile, "log-file", "", "append every device line to this file")
 }
 
