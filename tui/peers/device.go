@@ -2,7 +2,6 @@ package peers
 
 import (
 	"github.com/tailpath/tailpath/devlink"
-	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -27,6 +26,11 @@ func DeviceEvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 		HomeLatency:    s.HomeLatency,
 		NearestLatency: s.NearestLatency,
 		HomeDERPBy:     s.HomeDERPBy,
+		// The control stream's HTTP/2 flow control (D frame h2rx/h2wu/h2win).
+		H2Known:          s.H2Known,
+		H2Received:       s.H2Received,
+		H2WindowReturned: s.H2WindowReturned,
+		H2WindowOpen:     s.H2WindowOpen,
 	}
 }
 
@@ -54,9 +58,6 @@ func (b *boardLink) setSnapshot(s *probes.Snapshot) {
 // re-linking only on a change keeps them cheap).
 func (b *boardLink) setDevice(ev *devlink.Event) bool {
 	d := DeviceEvidenceFrom(&ev.State)
-	d.H2Known, d.H2Received, d.H2WindowReturned, d.H2WindowOpen =
-		b.dev.H2Known, b.dev.H2Received, b.dev.H2WindowReturned, b.dev.H2WindowOpen
-	applyH2Lines(&d, ev.Lines)
 	if b.haveDev && d == b.dev {
 		return false
 	}
@@ -85,29 +86,3 @@ func (b *boardLink) link() {
 	}
 }
 
-// applyH2Lines sets d's HTTP/2 flow-control counters from the newest
-// telemetry D frame among lines that carries all three (h2rx, h2wu,
-// h2win). devlink.State does not keep them, so they come from the event's
-// lines and carry over events without such a frame (a frame lost to a
-// flood is replaced by the next, 5 s later).
-func applyH2Lines(d *probes.DeviceEvidence, lines []devlink.Line) {
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := &lines[i]
-		if l.Kind != devlink.KindTelemetry {
-			continue
-		}
-		at := telemetry.Index(l.Text)
-		if at < 0 {
-			continue
-		}
-		fr, err := telemetry.Parse(l.Text[at:])
-		if err != nil || fr.Kind != telemetry.KindDisco || !fr.Has("h2rx") || !fr.Has("h2wu") || !fr.Has("h2win") {
-			continue
-		}
-		d.H2Known = true
-		d.H2Received = int64(fr.Disco.H2Received)
-		d.H2WindowReturned = int64(fr.Disco.H2WindowReturned)
-		d.H2WindowOpen = int64(fr.Disco.H2WindowOpen)
-		return
-	}
-}
