@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
@@ -88,5 +89,49 @@ func BenchmarkTimelineObserve(b *testing.B) {
 	defer peerstest.Meter(b)()
 	for i := 0; i < b.N; i++ {
 		tl.Observe(&snaps[i%2])
+	}
+}
+
+// BenchmarkListSnapshotViewBoard is BenchmarkListSnapshotView with a board
+// linked to one of the 1,000 peers: each snapshot also copies the peers
+// slice and runs probes.DiagnoseDevice for the board's peer.
+func BenchmarkListSnapshotViewBoard(b *testing.B) {
+	snaps := twoSnapshots(1000)
+	l := NewList(common.DefaultStyles())
+	l.SetSize(200, 50)
+	l.Update(boardEvent(b, frameNet, frameDiscoFull))
+	l.Update(snaps[0])
+	if l.BoardID() == "" {
+		b.Fatal("no peer linked to the board")
+	}
+	l.View()
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer peerstest.Meter(b)()
+	for i := 0; i < b.N; i++ {
+		l.Update(snaps[i%2])
+		if len(l.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// BenchmarkListBoardEventView is one frame after a devlink.Event whose
+// board state changed (a new D frame), with 1,000 peers; an unchanged
+// state costs only the comparison.
+func BenchmarkListBoardEventView(b *testing.B) {
+	evs := [2]devlink.Event{boardEvent(b, frameNet, frameDiscoFree), boardEvent(b, frameNet, frameDiscoFull)}
+	l := NewList(common.DefaultStyles())
+	l.SetSize(200, 50)
+	l.Update(peerstest.Many(1000))
+	l.View()
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer peerstest.Meter(b)()
+	for i := 0; i < b.N; i++ {
+		l.Update(evs[i%2])
+		if len(l.View()) == 0 {
+			b.Fatal("empty view")
+		}
 	}
 }

@@ -27,7 +27,7 @@ const (
 // boardEvent is the devlink.Event a Source would send after frames: each
 // parsed as a console line (devlink.ParseLine), folded into the state
 // (State.ApplyLine) and carried in Lines.
-func boardEvent(t *testing.T, frames ...string) devlink.Event {
+func boardEvent(t testing.TB, frames ...string) devlink.Event {
 	t.Helper()
 	st := devlink.NewState()
 	var ev devlink.Event
