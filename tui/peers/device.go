@@ -85,4 +85,3 @@ func (b *boardLink) link() {
 		return
 	}
 }
-
