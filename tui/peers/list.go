@@ -1,7 +1,8 @@
 // Package peers holds the Peers pane (one table row per peer, sortable and
 // filterable) and the Peer detail pane (verdict, evidence, fix, endpoints,
 // path-change timeline, pings). Both implement common.Pane and read only
-// probes types; neither does I/O.
+// probes types, plus devlink.Event to link the attached board to its peer
+// (device.go); neither does I/O.
 package peers
 
 import (
