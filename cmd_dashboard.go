@@ -64,6 +64,9 @@ func runDashboardCmd(ctx context.Context, args []string, stdio IO) error {
 	return cfg.run(ctx, stdio)
 }
 
+// dashboardFPS is the renderer's frame rate.
+const dashboardFPS = 20
+
 // dashboard is everything one run of the TUI is wired from. The demo builds
 // one from the lab; the default command from the local tailscaled.
 type dashboard struct {
@@ -106,6 +109,10 @@ func (d *dashboard) run(ctx context.Context, stdio IO) error {
 		tea.WithAltScreen(),
 		tea.WithContext(ctx),
 		tea.WithOutput(stdio.Stdout),
+		// The renderer wakes up at this rate even when nothing changed;
+		// 20 frames/s keeps an idle dashboard's CPU low (docs/perf.md) and
+		// a key's redraw within 50 ms.
+		tea.WithFPS(dashboardFPS),
 	}, d.teaOpts...)
 	if d.input != nil {
 		opts = append(opts, tea.WithInput(d.input))

@@ -67,7 +67,7 @@ func layoutColumns(width int) []table.Column {
 	}
 	// OS is dropped unless it leaves path some room to grow: the path's
 	// words matter more than the OS, which the detail pane shows anyway.
-	const osSlack = 10
+	const osSlack = 20
 	for level := 1; level <= 3; level++ {
 		slack := 0
 		if level == 1 {

@@ -294,7 +294,7 @@ func TestScrollKeepsCursorVisible(t *testing.T) {
 }
 
 func TestColumnsFit(t *testing.T) {
-	for _, w := range []int{20, 40, 60, 80, 100, 120, 200} {
+	for _, w := range []int{20, 40, 60, 80, 100, 120, 130, 200} {
 		cols := layoutColumns(w)
 		total := 0
 		var shown []string
@@ -310,8 +310,13 @@ func TestColumnsFit(t *testing.T) {
 		if j := strings.Join(shown, ","); !strings.HasPrefix(j, "  name,") || !strings.Contains(j, ",path,") || !strings.HasSuffix(j, ",reason") {
 			t.Errorf("width %d: shown columns %v lack name, path or reason", w, shown)
 		}
-		if w >= 120 && len(shown) != numCols {
+		if w >= 130 && len(shown) != numCols {
 			t.Errorf("width %d: only %v shown", w, shown)
+		}
+		// From 120 cells a direct path to any IPv4 endpoint reads whole:
+		// the OS column gives way first.
+		if long := len(`active; direct 203.0.113.255:41641`); w >= 120 && cols[colPath].Width-cellGap < long {
+			t.Errorf("width %d: path column %d cells, a direct path needs %d", w, cols[colPath].Width-cellGap, long)
 		}
 	}
 }
