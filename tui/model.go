@@ -275,10 +275,16 @@ func (m *model) render() {
 		return
 	}
 	helpLines := strings.Split(m.help.View(helpKeys{pane: m.panes[m.focus].KeyMap(), global: m.keys}), "\n")
-	top := 1
+	var banner []string
 	if m.down {
-		top++
+		// Wrap rather than cut: the banner's end is the advice (the socket,
+		// the command to start tailscaled). At most three lines.
+		banner = strings.Split(ansi.Wordwrap(m.bannerText(), m.width, " "), "\n")
+		if len(banner) > 3 {
+			banner = banner[:3]
+		}
 	}
+	top := 1 + len(banner)
 	// Keep at least one content line: drop help lines on tiny windows.
 	if extra := top + len(helpLines) + 1 - m.height; extra > 0 {
 		helpLines = helpLines[:max(len(helpLines)-extra, 0)]
@@ -291,9 +297,9 @@ func (m *model) render() {
 		}
 	}
 	lines := make([]string, 0, m.height)
-	lines = append(lines, fit(m.tabs(), m.width))
-	if m.down {
-		lines = append(lines, fit(m.st.Banner.Render(m.bannerText()), m.width))
+	lines = append(lines, fit(m.tabs(m.width), m.width))
+	for _, l := range banner {
+		lines = append(lines, fit(m.st.Banner.Render(l), m.width))
 	}
 	body := m.panes[m.focus].View()
 	for i := 0; i < ch; i++ {
@@ -319,25 +325,34 @@ func fit(s string, w int) string {
 }
 
 // tabs is the title and one tab per pane, the focused one in brackets so it
-// reads without colour.
-func (m *model) tabs() string {
-	var b strings.Builder
-	if m.title != "" {
-		b.WriteString(m.st.Title.Render(safetext.Clean(m.title)))
-		b.WriteString(" ")
-	}
+// reads without colour. When they don't fit in width cells, the title goes
+// first, then the tabs' padding, so every pane's number stays visible.
+func (m *model) tabs(width int) string {
+	var full, compact strings.Builder
 	for i, p := range m.panes {
 		label := fmt.Sprintf("%d %s", i+1, p.Title())
 		if i > 8 {
 			label = p.Title()
 		}
 		if i == m.focus {
-			b.WriteString(m.st.TabOn.Render("[" + label + "]"))
+			full.WriteString(m.st.TabOn.Render("[" + label + "]"))
+			compact.WriteString("[" + label + "]")
 		} else {
-			b.WriteString(m.st.TabOff.Render(" " + label + " "))
+			full.WriteString(m.st.TabOff.Render(" " + label + " "))
+			compact.WriteString(" " + label)
 		}
 	}
-	return b.String()
+	tabs := full.String()
+	if m.title != "" {
+		title := m.st.Title.Render(safetext.Clean(m.title)) + " "
+		if ansi.StringWidth(title)+ansi.StringWidth(tabs) <= width {
+			return title + tabs
+		}
+	}
+	if ansi.StringWidth(tabs) <= width {
+		return tabs
+	}
+	return m.st.TabOn.Render(compact.String())
 }
 
 // bannerText words the source-down banner: the retry countdown first (so

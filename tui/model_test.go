@@ -115,9 +115,13 @@ func TestBanner(t *testing.T) {
 	}
 	m, _ = step(t, m, down)
 	lines := strings.Split(m.View(), "\n")
-	want := "tailscaled unavailable (retrying in 5s): failed to connect to local tailscaled; it doesn't appear t…"
-	if lines[1] != want {
-		t.Errorf("banner line:\n got %q\nwant %q", lines[1], want)
+	// The banner wraps (never cuts) so the advice at its end is readable.
+	want := []string{
+		"tailscaled unavailable (retrying in 5s): failed to connect to local tailscaled; it doesn't appear to",
+		"be running (sudo systemctl start tailscaled) · showing data from 05:21:03",
+	}
+	if diff := cmp.Diff(want, []string{strings.TrimRight(lines[1], " "), strings.TrimRight(lines[2], " ")}); diff != "" {
+		t.Errorf("banner lines (-want +got):\n%s", diff)
 	}
 	if len(lines) != 30 {
 		t.Errorf("with banner: %d lines, want 30", len(lines))
@@ -265,5 +269,24 @@ func TestDataIsCoalesced(t *testing.T) {
 	nm, _ = m.Update(frameMsg{})
 	if !strings.Contains(nm.View(), "cores3") {
 		t.Error("frame tick did not draw the snapshot")
+	}
+}
+
+// TestTabsFitNarrow: with the demo's long title and five panes, every
+// pane's number stays visible at 80 columns (the title gives way first).
+func TestTabsFitNarrow(t *testing.T) {
+	opts := testOptions(&fakePane{title: "Device"}, &fakePane{title: "Log"}, &fakePane{title: "Tuning"})
+	opts.Title = "tailpath demo (lab tailnet on 127.0.0.1)"
+	for _, w := range []int{80, 100, 140} {
+		m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: w, Height: 24})
+		tabs := strings.Split(m.View(), "\n")[0]
+		for _, want := range []string{"1 Peers", "2 Detail", "3 Device", "4 Log", "5 Tuning"} {
+			if !strings.Contains(tabs, want) {
+				t.Errorf("width %d: tab bar %q lacks %q", w, tabs, want)
+			}
+		}
+		if w >= 140 && !strings.Contains(tabs, "tailpath demo") {
+			t.Errorf("width %d: title dropped although it fits: %q", w, tabs)
+		}
 	}
 }
