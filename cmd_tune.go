@@ -66,7 +66,8 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 	if runtime.GOOS != "linux" && f.root == "" {
 		return fmt.Errorf("tune: %w: this is %s", tune.ErrNotLinux, runtime.GOOS)
 	}
-	in := tune.Inputs{RTT: f.rtt, Peer: f.peer, PeerRTT: tunePeerRTT, Headroom: f.headroom, BBR: f.bbr}
+	in := tune.Inputs{RTT: f.rtt, Peer: f.peer, PeerRTT: tunePeerRTT, Headroom: f.headroom, BBR: f.bbr,
+		BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt"}
 	if f.bandwidth != "" {
 		bw, err := sysctl.ParseBandwidth(f.bandwidth)
 		if err != nil {

@@ -26,6 +26,11 @@ func TestTuneCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "net.ipv4.tcp_wmem: 4096 16384 4194304 → 4096 16384 16777216") {
 		t.Fatalf("show: exit %d\n%s", code, out)
 	}
+	for _, want := range []string{"400 Mbit/s = 47.7 MiB/s (flag --bandwidth)", "20ms (flag --rtt)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show: no %q (each input names its source)\n%s", want, out)
+		}
+	}
 	code, _, stderr := runTuneCmd("--bandwidth", "400Mbit", "--rtt", "20ms", "--apply")
 	if code != 1 || !strings.Contains(stderr, "pass --yes") {
 		t.Fatalf("apply without a terminal or --yes: exit %d, %s", code, stderr)

@@ -36,6 +36,11 @@ type Inputs struct {
 	Bandwidth float64
 	// RTT is the round trip; 0 means Peer, else measure, else DefaultRTT.
 	RTT time.Duration
+	// BandwidthSource names where a non-zero Bandwidth came from, shown
+	// beside it ("flag --bandwidth", "demo: the NAS case"); "" means "given".
+	BandwidthSource string
+	// RTTSource names where a non-zero RTT came from ("flag --rtt"); "" means "given".
+	RTTSource string
 	// Peer names a tailnet peer whose ping RTT to use (needs PeerRTT).
 	Peer string
 	// PeerRTT measures the RTT to a peer (tailnet ping through tailscaled);
@@ -122,7 +127,7 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 	}
 
 	t := sysctl.Target{Bandwidth: in.Bandwidth, RTT: in.RTT, Headroom: in.Headroom, BBR: in.BBR}
-	t.BandwidthSource, t.RTTSource = "--bandwidth", "--rtt"
+	t.BandwidthSource, t.RTTSource = orGiven(in.BandwidthSource), orGiven(in.RTTSource)
 	if t.Bandwidth == 0 {
 		if bw, n := measuredBandwidth(r.Conns); bw > 0 {
 			t.Bandwidth = bw
@@ -141,7 +146,7 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 			if err != nil {
 				return r, fmt.Errorf("--peer %s: measuring RTT: %w; pass --rtt instead", in.Peer, err)
 			}
-			t.RTT, t.RTTSource = d, "tailnet ping to "+in.Peer
+			t.RTT, t.RTTSource = d, "measured: tailnet ping to "+in.Peer
 		default:
 			if d, n := measuredRTT(r.Conns); d > 0 {
 				t.RTT, t.RTTSource = d, fmt.Sprintf("measured: highest smoothed RTT (tcp_info) of %d tailnet connection(s)", n)
@@ -156,6 +161,14 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 	}
 	sort.Slice(r.Conns, func(i, j int) bool { return r.Conns[i].Remote.String() < r.Conns[j].Remote.String() })
 	return r, nil
+}
+
+// orGiven labels a value the caller passed without naming its source.
+func orGiven(src string) string {
+	if src == "" {
+		return "given"
+	}
+	return src
 }
 
 // measuredBandwidth returns the best delivery rate (bits/s) among

@@ -50,11 +50,13 @@ func TestGatherSources(t *testing.T) {
 		bwSrc, rttSrc string
 		err           string
 	}{
-		{"flags", Inputs{Bandwidth: 400e6, RTT: 20 * time.Millisecond}, 400e6, 20 * time.Millisecond, "--bandwidth", "--rtt", ""},
+		{"flags", Inputs{Bandwidth: 400e6, RTT: 20 * time.Millisecond, BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt"}, 400e6, 20 * time.Millisecond, "flag --bandwidth", "flag --rtt", ""},
+		{"given without a source", Inputs{Bandwidth: 400e6, RTT: 20 * time.Millisecond}, 400e6, 20 * time.Millisecond, "given", "given", ""},
+		{"demo", Inputs{Bandwidth: 400e6, RTT: 20 * time.Millisecond, BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case"}, 400e6, 20 * time.Millisecond, "demo: the NAS case", "demo: the NAS case", ""},
 		{"measured from tcp_info", Inputs{}, 320e6, 140 * time.Millisecond, "measured: best delivery rate of 2", "measured: highest smoothed RTT (tcp_info) of 2", ""},
 		{"peer ping", Inputs{Bandwidth: 1e9, Peer: "nas", PeerRTT: func(_ context.Context, p string) (time.Duration, error) {
 			return 18 * time.Millisecond, nil
-		}}, 1e9, 18 * time.Millisecond, "--bandwidth", "tailnet ping to nas", ""},
+		}}, 1e9, 18 * time.Millisecond, "given", "measured: tailnet ping to nas", ""},
 		{"peer without tailscaled support", Inputs{Peer: "nas"}, 0, 0, "", "", "needs tailscaled support in this build; pass --rtt instead"},
 		{"peer ping fails", Inputs{Peer: "nas", PeerRTT: func(context.Context, string) (time.Duration, error) {
 			return 0, errors.New("no such peer")

@@ -30,6 +30,10 @@ import (
 // Title is the pane's tab label.
 const Title = "Tuning"
 
+// DemoSource labels the inputs Sandbox was given without a source: they are
+// the demo's own settings, not flags the person passed or measurements.
+const DemoSource = "demo setting"
+
 // DefaultInterval is how often Source re-reads the host.
 const DefaultInterval = 2 * time.Second
 
@@ -114,10 +118,17 @@ func Source(ctx context.Context, o Options, send func(tea.Msg)) {
 // sysctl.NewSandbox) and returns Options reading and writing only there,
 // labelled "sandbox", with the state file inside dir: for `tailpath demo`.
 // sample is true when the real /proc was unreadable and stock values were used.
+// A non-zero in.Bandwidth or in.RTT without a source is labelled DemoSource.
 func Sandbox(dir string, in tune.Inputs) (o Options, sample bool, err error) {
 	h, sample, err := sysctl.NewSandbox(dir, sysctl.Host{})
 	if err != nil {
 		return Options{}, false, err
+	}
+	if in.Bandwidth != 0 && in.BandwidthSource == "" {
+		in.BandwidthSource = DemoSource
+	}
+	if in.RTT != 0 && in.RTTSource == "" {
+		in.RTTSource = DemoSource
 	}
 	in.Host, in.Sandbox = h, true
 	return Options{Inputs: in, StatePath: filepath.Join(dir, "var", "lib", "tailpath", "tune-state.json")}, sample, nil

@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/google/go-cmp/cmp"
 	"github.com/muesli/termenv"
 
 	"github.com/tailpath/tailpath/sysctl"
@@ -47,6 +48,7 @@ func fixture(t *testing.T, root bool) (Options, sysctl.Host) {
 	}
 	o := Options{
 		Inputs: tune.Inputs{Host: h, Sandbox: true, Bandwidth: 400e6, RTT: 20 * time.Millisecond,
+			BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case",
 			Conns: func(context.Context) ([]sockdiag.Conn, error) {
 				return []sockdiag.Conn{conn("100.64.0.7:445", 22*time.Millisecond, 700*time.Millisecond), conn("100.64.0.9:22", 18*time.Millisecond, 0)}, nil
 			},
@@ -230,6 +232,18 @@ func TestSandbox(t *testing.T) {
 	m := Gather(context.Background(), o)
 	if m.Err != nil || !m.Report.Sandbox || !strings.HasPrefix(o.StatePath, filepath.Dir(filepath.Dir(o.Inputs.Host.Proc))) {
 		t.Fatalf("sandbox gather: %+v %v (state %s)", m.Report.Sandbox, m.Err, o.StatePath)
+	}
+	// The demo passes no flags: its inputs are labelled as its own, not as --bandwidth/--rtt.
+	tg := m.Report.Rec.Target
+	if diff := cmp.Diff([]string{DemoSource, DemoSource}, []string{tg.BandwidthSource, tg.RTTSource}); diff != "" {
+		t.Errorf("sources (-want +got):\n%s", diff)
+	}
+	p := New(o)
+	p.SetSize(100, 30)
+	p.Update(m)
+	mustContain(t, p.View(), "1 Gbit/s = 119.2 MiB/s (demo setting)", "50ms (demo setting)")
+	if strings.Contains(p.View(), "--rtt") || strings.Contains(p.View(), "--bandwidth") {
+		t.Errorf("demo view names flags nobody passed:\n%s", p.View())
 	}
 }
 
