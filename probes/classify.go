@@ -44,6 +44,10 @@ func OnlineState(ps *ipnstate.PeerStatus, node *tailcfg.Node) *bool {
 //   - Active with PeerRelay: PathPeerRelay.
 //   - Active with neither: PathDERP via the peer's home region (Relay). Relay
 //     alone never makes a path relayed: an idle peer has Relay set too.
+//     But when online is explicitly false and there is no handshake within
+//     RecentHandshake of now it is PathOffline: Active only says we sent
+//     packets recently (a ping to an offline peer does that), not that
+//     anything answered, so there is no relayed path to explain.
 //   - not Active: PathOffline only when online is explicitly false and there
 //     is no handshake within RecentHandshake of now; otherwise PathIdle.
 //
@@ -62,17 +66,23 @@ func Classify(ps *ipnstate.PeerStatus, online *bool, now time.Time) Path {
 	case ps.Active && ps.PeerRelay != "":
 		p.Kind = PathPeerRelay
 		p.PeerRelay = cleanString(ps.PeerRelay)
-	case ps.Active:
+	case ps.Active && !unreachable(ps, online, now):
 		p.Kind = PathDERP
 		p.DERPCode = cleanString(ps.Relay)
 	default:
 		p.Kind = PathIdle
-		if online != nil && !*online && !recentHandshake(ps.LastHandshake, now) {
+		if unreachable(ps, online, now) {
 			p.Kind = PathOffline
 		}
 	}
 	p.Text = StatusText(ps, now)
 	return p
+}
+
+// unreachable: control says the peer is offline and no WireGuard handshake
+// within RecentHandshake contradicts it.
+func unreachable(ps *ipnstate.PeerStatus, online *bool, now time.Time) bool {
+	return online != nil && !*online && !recentHandshake(ps.LastHandshake, now)
 }
 
 func recentHandshake(t, now time.Time) bool {

@@ -61,6 +61,24 @@ func TestClassify(t *testing.T) {
 			want:   Path{Kind: PathIdle, Text: "offline"},
 		},
 		{
+			name:   "pinged offline peer: Active but control says offline and no handshake stays offline",
+			ps:     ipnstate.PeerStatus{Active: true, Relay: "lab1", LastSeen: now.Add(-90 * time.Second)},
+			online: boolp(false),
+			want:   Path{Kind: PathOffline, Text: `active; relay "lab1"; offline, last seen 1m ago`},
+		},
+		{
+			name:   "Active, control says offline, but a recent handshake: relayed",
+			ps:     ipnstate.PeerStatus{Active: true, Relay: "lab1", LastHandshake: now.Add(-30 * time.Second)},
+			online: boolp(false),
+			want:   Path{Kind: PathDERP, DERPCode: "lab1", Text: `active; relay "lab1"; offline`},
+		},
+		{
+			name:   "Active, Online unknown, no handshake: relayed (testcontrol never sets Online)",
+			ps:     ipnstate.PeerStatus{Active: true, Relay: "lab1"},
+			online: nil,
+			want:   Path{Kind: PathDERP, DERPCode: "lab1", Text: `active; relay "lab1"; offline`},
+		},
+		{
 			name:   "testcontrol: Online unknown, active direct, CLI prints offline suffix",
 			ps:     ipnstate.PeerStatus{Active: true, CurAddr: "127.0.0.1:40001"},
 			online: nil,

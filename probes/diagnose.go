@@ -81,9 +81,12 @@ func (d *diag) run() Verdict {
 		d.add("Status.CurAddr", p.Path.Addr.String(), false, "a direct UDP path is in use")
 		return Verdict{Reason: ReasonDirect, Summary: "direct", Checks: d.checks}
 	case PathOffline:
-		d.checks = make([]Check, 0, 2)
+		d.checks = make([]Check, 0, 3)
 		d.add("WhoIs.Node.Online", "false", true, "the control server says the peer is offline")
 		d.add("Status.LastHandshake", timeText(p.LastHandshake), true, "no WireGuard handshake in the last "+RecentHandshake.String())
+		if p.Active {
+			d.add("Status.Active", "true", false, "we sent packets recently (a ping does), but nothing answered: that is not a path")
+		}
 		sum := "offline"
 		if !p.LastSeen.IsZero() {
 			sum = "offline since " + p.LastSeen.UTC().Format("2006-01-02 15:04Z")
@@ -330,11 +333,22 @@ func (d *diag) checkEndpoints() (noEP, privOnly bool, fix string) {
 }
 
 // sameNetwork guesses whether the peer's private endpoints are on one of our
-// own networks: it shares an IPv4 /24 or IPv6 /64 with one of our private
-// endpoints (loopback, CGNAT and Tailscale ranges excluded).
+// own networks: the peer is on this host (a loopback endpoint while we have
+// one too, or an endpoint address equal to one of ours), or it shares an
+// IPv4 /24 or IPv6 /64 with one of our private endpoints (CGNAT and
+// Tailscale ranges excluded).
 func (d *diag) sameNetwork() (bool, string) {
 	if len(d.self.Endpoints) == 0 {
 		return false, "our endpoints are unknown; assuming the peer is on another network"
+	}
+	for _, pe := range d.p.Endpoints {
+		pa := pe.Addr().Unmap()
+		for _, se := range d.self.Endpoints {
+			sa := se.Addr().Unmap()
+			if pa == sa || (pa.IsLoopback() && sa.IsLoopback()) {
+				return true, "the peer is on this host (" + pa.String() + "), so its endpoints are reachable from here"
+			}
+		}
 	}
 	for _, pe := range d.p.Endpoints {
 		pa := pe.Addr().Unmap()

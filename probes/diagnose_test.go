@@ -128,6 +128,32 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason: ReasonNoEndpoints,
 		},
 		{
+			name:       "peer on this host: loopback endpoints on both sides are the same network",
+			self:       func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:45005")} },
+			peer:       func(p *Peer) { *p = relayedPeer("127.0.0.1:44175") },
+			wantReason: ReasonUnexplained,
+		},
+		{
+			name:       "peer on this host: same private address as ours, other port",
+			self:       func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("10.9.8.7:41641")} },
+			peer:       func(p *Peer) { *p = relayedPeer("10.9.8.7:41642") },
+			wantReason: ReasonUnexplained,
+		},
+		{
+			name:       "peer loopback only, ours public only: another network",
+			self:       func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			peer:       func(p *Peer) { *p = relayedPeer("127.0.0.1:44175") },
+			wantReason: ReasonPrivateEndpointsOnly,
+		},
+		{
+			name: "pinged offline peer (Active) keeps the offline verdict",
+			peer: func(p *Peer) {
+				*p = Peer{Name: "x", Active: true, Online: boolp(false), Path: Path{Kind: PathOffline, DERPCode: "nyc"},
+					Endpoints: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:44175")}, EndpointsKnown: true}
+			},
+			wantReason: ReasonOffline,
+		},
+		{
 			name: "offline",
 			peer: func(p *Peer) {
 				*p = Peer{Name: "x", Online: boolp(false), Path: Path{Kind: PathOffline}, LastSeen: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
