@@ -88,7 +88,11 @@ func (r Report) WriteText(w io.Writer) {
 	if r.BBR.NeedsFQ {
 		fmt.Fprintf(w, "  kernel before 4.13: BBR needs the fq qdisc (default_qdisc is %s)\n", orUnknown(r.BBR.Qdisc))
 	}
-	fmt.Fprintf(w, "congestion control %s, default qdisc %s\n", orUnknown(r.Settings.CongestionControl), orUnknown(r.Settings.DefaultQdisc))
+	cc := orUnknown(r.Settings.CongestionControl)
+	if cc == "bbr" {
+		cc = "bbr (already in use)"
+	}
+	fmt.Fprintf(w, "congestion control %s, default qdisc %s\n", cc, orUnknown(r.Settings.DefaultQdisc))
 	for _, n := range r.Rec.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

@@ -103,6 +103,7 @@ func (p *Pane) KeyMap() help.KeyMap {
 	changes := len(p.rec.Changes) > 0
 	k.Apply.SetEnabled(changes && !p.busy)
 	k.Revert.SetEnabled(p.data != nil && p.data.State != nil && !p.busy)
+	k.BBR.SetEnabled(p.data != nil && p.data.Err == nil && !p.bbrInUse())
 	return k
 }
 
@@ -181,6 +182,12 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 
 func (p *Pane) sudoHint(flag string) string {
 	return "needs root: run sudo tailpath tune " + flag + " (or start tailpath with sudo)"
+}
+
+// bbrInUse reports whether the host already runs bbr, so there is nothing
+// for b to toggle.
+func (p *Pane) bbrInUse() bool {
+	return p.data != nil && p.data.Report.Settings.CongestionControl == "bbr"
 }
 
 // recompute redoes the recommendation for the current BBR toggle. Pure.
@@ -308,12 +315,16 @@ func (p *Pane) render() []string {
 			add("  missing: " + clean(r.BBR.Missing))
 		}
 	}
-	target := "off (b: recommend bbr)"
-	if p.bbr {
-		target = "on (b: buffers only)"
+	if p.bbrInUse() {
+		add(fmt.Sprintf("congestion control: bbr already in use; default qdisc %s", orUnknown(clean(r.Settings.DefaultQdisc))))
+	} else {
+		target := "off (b: recommend bbr)"
+		if p.bbr {
+			target = "on (b: buffers only)"
+		}
+		add(fmt.Sprintf("congestion control %s, default qdisc %s; bbr in the recommendation: %s",
+			orUnknown(clean(r.Settings.CongestionControl)), orUnknown(clean(r.Settings.DefaultQdisc)), target))
 	}
-	add(fmt.Sprintf("congestion control %s, default qdisc %s; bbr in the recommendation: %s",
-		clean(r.Settings.CongestionControl), orUnknown(clean(r.Settings.DefaultQdisc)), target))
 	for _, n := range p.rec.Notes {
 		add(p.st.Muted.Render("note: " + clean(n)))
 	}

@@ -119,6 +119,30 @@ func TestPaneShowsReport(t *testing.T) {
 	mustContain(t, p.View(), "net.ipv4.tcp_congestion_control     cubic                bbr", "bbr in the recommendation: on")
 }
 
+// TestPaneBBRInUse: when the host already runs bbr the pane says so and b
+// is not offered (there is nothing to switch on).
+func TestPaneBBRInUse(t *testing.T) {
+	o, h := fixture(t, true)
+	if err := h.WriteRaw(sysctl.KeyCongestionControl, "bbr"); err != nil {
+		t.Fatal(err)
+	}
+	p := New(o)
+	p.SetSize(150, 60)
+	p.Update(gather(t, o))
+	mustContain(t, p.View(), "congestion control: bbr already in use; default qdisc fq_codel")
+	if strings.Contains(p.View(), "bbr in the recommendation") {
+		t.Errorf("offers to toggle bbr while it is in use:\n%s", p.View())
+	}
+	if p.KeyMap().(keyMap).BBR.Enabled() {
+		t.Error("b is enabled while bbr is already in use")
+	}
+	before := p.View()
+	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("b")})
+	if diff := cmp.Diff(before, p.View()); diff != "" {
+		t.Errorf("b changed the view while bbr is in use (-want +got):\n%s", diff)
+	}
+}
+
 func TestPaneApplyRevert(t *testing.T) {
 	o, h := fixture(t, true)
 	before, _ := h.Read()
