@@ -112,13 +112,25 @@ type PeerState struct {
 // State is the device model the Device pane and tail show: one value fed by
 // console lines (ApplyLine), telemetry frames (ApplyFrame) and link changes
 // (ApplyLink). "0 means unknown" for counters the board has not reported.
+//
+// A new boot (a ROM banner, or a `rst:` line without one) clears what the
+// board reports per boot: home DERP and nearest region, the DISCO probe
+// table and pool-full count, the HTTP/2 window, heap and PSRAM values,
+// Wi-Fi counts and RSSI, endpoints, the board's ELF SHA, and each peer's
+// path, handshake, latency and pong (the peer's number and address stay).
+// What spans boots stays: Boots, LastReset, LastCrash, Crashes, Brownouts,
+// TaskWatchdogHits, identity (TailnetIP, Hostname), the histories, Fetches
+// (each marked with its boot) and the line/frame counters.
 // State is not safe for concurrent use; Source hands out copies.
 type State struct {
 	Link LinkStatus
-	// Boots counts ROM banners seen; LastReset is the latest `rst:` line.
+	// Boots counts boots seen: ROM banners, and `rst:` lines that came
+	// without one (a banner lost to a cut line). LastReset is the latest
+	// `rst:` line.
 	Boots     int
 	LastReset Reset
-	// ResetWord is the firmware's esp_reset_reason() word ("poweron", "panic").
+	// ResetWord is the firmware's esp_reset_reason() word ("poweron",
+	// "panic") for the current boot; "" until its S frame.
 	ResetWord string
 	LastCrash *Crash
 	Crashes   int
@@ -141,7 +153,7 @@ type State struct {
 	// h2rx/h2wu/h2win).
 	H2Known                                    bool
 	H2Received, H2WindowReturned, H2WindowOpen int64
-	// PoolFullLines counts the port's "pool full" log lines.
+	// PoolFullLines counts the port's "pool full" log lines this boot.
 	PoolFullLines int
 	ProbeHistory  Ring // ProbesUsed over time
 
@@ -156,8 +168,10 @@ type State struct {
 	WiFiDropLines   int64
 	RSSI            int32 // dBm; 0 unknown
 
-	// Fetches are the last HTTP fetch results, newest last (at most 32).
-	Fetches []telemetry.Fetch
+	// Fetches are the last HTTP fetch results, newest last (at most 32),
+	// across boots; each carries the boot it ran in (fetch numbers restart
+	// at 1 every boot).
+	Fetches []Fetch
 
 	TailnetIP netip.Addr
 	Hostname  string
@@ -181,6 +195,17 @@ type State struct {
 	TaskWatchdogHits int
 
 	inCrash bool
+	// romOpen is true between a ROM banner and its `rst:` line, so that
+	// line does not count a second boot.
+	romOpen bool
+}
+
+// Fetch is one HTTP fetch result (telemetry F frame) with the boot it ran in.
+type Fetch struct {
+	telemetry.Fetch
+	// Boot is State.Boots when the frame arrived: 1 for the first boot
+	// seen, 0 when the capture began mid-boot (no ROM banner yet).
+	Boot int
 }
 
 // NewState returns an empty model with histories of DefaultHistory samples.
@@ -209,7 +234,7 @@ func (s *State) Clone() State {
 	c.HeapMinHistory = s.HeapMinHistory.clone()
 	c.LargestHistory = s.LargestHistory.clone()
 	c.PSRAMHistory = s.PSRAMHistory.clone()
-	c.Fetches = append([]telemetry.Fetch(nil), s.Fetches...)
+	c.Fetches = append([]Fetch(nil), s.Fetches...)
 	c.Peers = make(map[int]*PeerState, len(s.Peers))
 	for k, v := range s.Peers {
 		p := *v
@@ -260,13 +285,16 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		s.applyTelemetryText(l.Text, now)
 		return
 	case KindROM:
-		s.Boots++
-		s.inCrash = false
+		s.newBoot()
+		s.romOpen = true
 	case KindReset:
+		if !s.romOpen {
+			s.newBoot()
+		}
+		s.romOpen = false
 		if r, err := ParseReset(body); err == nil {
 			s.LastReset = r
 		}
-		s.inCrash = false
 	case KindPanic:
 		p, _ := ParsePanic(body)
 		reason := p.Reason
@@ -330,6 +358,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		}
 		return
 	case KindLog:
+		s.romOpen = false // the app is running: a later `rst:` is a new boot
 		if len(l.Tag) == 0 && bytes.HasPrefix(l.Msg, []byte("wifi:state: run -> init")) {
 			s.WiFiDropLines++
 			return
@@ -349,6 +378,26 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		if s.inCrash && len(l.Text) > 0 {
 			s.addCrashLine(l)
 		}
+	}
+}
+
+// newBoot starts a boot: it counts it and clears the per-boot values (see
+// State).
+func (s *State) newBoot() {
+	s.Boots++
+	s.inCrash = false
+	s.ResetWord = ""
+	s.HomeDERP, s.HomeDERPHost, s.HomeDERPBy, s.HomeLatency = 0, "", "", 0
+	s.NearestDERP, s.NearestLatency = 0, 0
+	s.ProbesUsed, s.ProbesCap, s.ProbesDropped, s.ProbesReaped = 0, 0, 0, 0
+	s.H2Known, s.H2Received, s.H2WindowReturned, s.H2WindowOpen = false, 0, 0, 0
+	s.PoolFullLines = 0
+	s.HeapFree, s.HeapMin, s.HeapLargest, s.PSRAMFree = 0, 0, 0, 0
+	s.WiFiDisconnects, s.WiFiDropLines, s.RSSI = 0, 0, 0
+	s.Endpoints = -1
+	s.BoardELFSHA, s.ELFMismatch = "", false
+	for id, p := range s.Peers {
+		s.Peers[id] = &PeerState{ID: p.ID, IP: p.IP}
 	}
 }
 
@@ -541,7 +590,7 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 			p.Latency = pf.Latency
 		}
 	case telemetry.KindFetch:
-		s.Fetches = append(s.Fetches, f.Fetch)
+		s.Fetches = append(s.Fetches, Fetch{Fetch: f.Fetch, Boot: s.Boots})
 		if len(s.Fetches) > 32 {
 			s.Fetches = append(s.Fetches[:0:0], s.Fetches[len(s.Fetches)-32:]...)
 		}

@@ -77,63 +77,28 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 		t.Errorf("lines carried %d decoded frames, want 5", decoded)
 	}
 	s := last.State
-	type summary struct {
-		Boots                                     int
-		ResetCode                                 int
-		ResetWord                                 string
-		HomeDERP, NearestDERP                     int
-		HomeDERPHost, HomeDERPBy                  string
-		ProbesUsed, ProbesCap, ProbesReaped       int64
-		PoolFullLines                             int
-		HeapFree, HeapMin, HeapLargest, PSRAMFree int64
-		HeapSamples                               int
-		TailnetIP                                 string
-		Hostname                                  string
-		Frames, Corrupt                           int64
-		Fetches                                   int
-		Crashes, TaskWDT                          int
-		LinkUp                                    bool
-	}
-	got := summary{
-		Boots: s.Boots, ResetCode: s.LastReset.Code, ResetWord: s.ResetWord,
-		HomeDERP: s.HomeDERP, NearestDERP: s.NearestDERP, HomeDERPHost: s.HomeDERPHost, HomeDERPBy: s.HomeDERPBy,
-		ProbesUsed: s.ProbesUsed, ProbesCap: s.ProbesCap, ProbesReaped: s.ProbesReaped, PoolFullLines: s.PoolFullLines,
-		HeapFree: s.HeapFree, HeapMin: s.HeapMin, HeapLargest: s.HeapLargest, PSRAMFree: s.PSRAMFree,
-		HeapSamples: s.HeapHistory.Len(), TailnetIP: s.TailnetIP.String(), Hostname: s.Hostname,
-		Frames: s.Frames, Corrupt: s.CorruptFrames, Fetches: len(s.Fetches),
-		Crashes: s.Crashes, TaskWDT: s.TaskWatchdogHits, LinkUp: s.Link.Up,
-	}
-	want := summary{
-		Boots: 2, ResetCode: 0xc, ResetWord: "poweron",
-		HomeDERP: 1, NearestDERP: 7, HomeDERPHost: "derp1f.tailscale.com", HomeDERPBy: "lowest-id",
-		ProbesUsed: 12, ProbesCap: 64, ProbesReaped: 30, PoolFullLines: 1,
-		HeapFree: 131072, HeapMin: 127488, HeapLargest: 69632, PSRAMFree: 8157184,
-		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3",
-		Frames: 5, Corrupt: 1, Fetches: 1,
+	// The capture ends in a second boot: per-boot values are cleared,
+	// history stays (TestStatePerBoot checks the first boot's values).
+	want := bootSummary{
+		Boots: 2, ResetCode: 0xc,
+		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
+		Frames: 5, Corrupt: 1, Fetches: 1, WiFiDropLines: 1,
 		Crashes: 2, TaskWDT: 1, LinkUp: false,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, summarise(&s)); diff != "" {
 		t.Errorf("state (-want +got):\n%s", diff)
 	}
-	if h2 := [4]int64{btoi(s.H2Known), s.H2Received, s.H2WindowReturned, s.H2WindowOpen}; h2 != [4]int64{1, 48213, 32768, 49407} {
-		t.Errorf("H2 known/rx/returned/open = %v, want the D frame's [1 48213 32768 49407]", h2)
-	}
-	if s.WiFiDropLines != 1 {
-		t.Errorf("WiFiDropLines = %d, want 1", s.WiFiDropLines)
-	}
-	if same, ok := s.NearestIsHome(); !ok || same {
-		t.Errorf("NearestIsHome = %v, %v; home 1 is not the nearest 7", same, ok)
+	if _, ok := s.NearestIsHome(); ok {
+		t.Error("NearestIsHome known right after a reboot")
 	}
 	p := s.Peers[2]
 	if p == nil {
 		t.Fatalf("peer 2 missing: %+v", s.Peers)
 	}
+	// The second boot's wireguard line names no peer; the board has one.
 	wantPeer := PeerState{ID: 2, IP: netip.MustParseAddr("100.64.0.2"),
-		Path:      telemetry.Path{Kind: telemetry.PathDirect, Addr: netip.MustParseAddrPort("203.0.113.7:41641")},
-		Handshake: telemetry.Path{Kind: telemetry.PathDirect, Addr: netip.MustParseAddrPort("1.2.3.4:41641")}, HandshakeAt: at,
-		Latency: 21 * time.Millisecond, LastPong: netip.MustParseAddrPort("203.0.113.7:41641"), LastPongAt: at}
-	if diff := cmp.Diff(wantPeer, *p, cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
-		cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+		Handshake: telemetry.Path{Kind: telemetry.PathDirect, Addr: netip.MustParseAddrPort("1.2.3.4:41641")}, HandshakeAt: at}
+	if diff := cmp.Diff(wantPeer, *p, addrComparers...); diff != "" {
 		t.Errorf("peer 2 (-want +got):\n%s", diff)
 	}
 	c := s.LastCrash
@@ -155,6 +120,119 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	}
 	if n := len(c.Lines); n != 7 || c.Lines[n-1] != "Rebooting..." {
 		t.Errorf("crash lines = %q", c.Lines)
+	}
+}
+
+// bootSummary is the part of State that TestSourceBuildsDeviceState and
+// TestStatePerBoot compare.
+type bootSummary struct {
+	Boots                                     int
+	ResetCode                                 int
+	ResetWord                                 string
+	HomeDERP, NearestDERP                     int
+	HomeDERPHost, HomeDERPBy                  string
+	ProbesUsed, ProbesCap, ProbesReaped       int64
+	PoolFullLines                             int
+	H2                                        [4]int64 // known, received, returned, open
+	HeapFree, HeapMin, HeapLargest, PSRAMFree int64
+	HeapSamples                               int
+	TailnetIP                                 string
+	Hostname                                  string
+	Endpoints                                 int64
+	BoardELFSHA                               string
+	Frames, Corrupt                           int64
+	Fetches                                   int
+	WiFiDropLines                             int64
+	Crashes, TaskWDT                          int
+	LinkUp                                    bool
+}
+
+func summarise(s *State) bootSummary {
+	return bootSummary{
+		Boots: s.Boots, ResetCode: s.LastReset.Code, ResetWord: s.ResetWord,
+		HomeDERP: s.HomeDERP, NearestDERP: s.NearestDERP, HomeDERPHost: s.HomeDERPHost, HomeDERPBy: s.HomeDERPBy,
+		ProbesUsed: s.ProbesUsed, ProbesCap: s.ProbesCap, ProbesReaped: s.ProbesReaped, PoolFullLines: s.PoolFullLines,
+		H2:       [4]int64{btoi(s.H2Known), s.H2Received, s.H2WindowReturned, s.H2WindowOpen},
+		HeapFree: s.HeapFree, HeapMin: s.HeapMin, HeapLargest: s.HeapLargest, PSRAMFree: s.PSRAMFree,
+		HeapSamples: s.HeapHistory.Len(), TailnetIP: s.TailnetIP.String(), Hostname: s.Hostname,
+		Endpoints: s.Endpoints, BoardELFSHA: s.BoardELFSHA,
+		Frames: s.Frames, Corrupt: s.CorruptFrames, Fetches: len(s.Fetches), WiFiDropLines: s.WiFiDropLines,
+		Crashes: s.Crashes, TaskWDT: s.TaskWatchdogHits, LinkUp: s.Link.Up,
+	}
+}
+
+var addrComparers = []cmp.Option{cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
+	cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })}
+
+// TestStatePerBoot: a reboot clears what the board reports per boot (a
+// stale "pool full" must not outlive the boot that printed it) and keeps
+// what spans boots; fetches are marked with their boot.
+func TestStatePerBoot(t *testing.T) {
+	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	s := NewState()
+	var sp Splitter
+	var before *bootSummary
+	var beforePeer PeerState
+	sp.Feed([]byte(capture), func(l *Line) {
+		if l.Kind == KindROM && s.Boots == 1 {
+			b := summarise(s)
+			before, beforePeer = &b, *s.Peers[2]
+		}
+		s.ApplyLine(l, at, nil)
+	})
+	if before == nil {
+		t.Fatal("no second ROM banner in the capture")
+	}
+	wantBefore := bootSummary{
+		Boots: 1, ResetCode: 0x1, ResetWord: "poweron",
+		HomeDERP: 1, NearestDERP: 7, HomeDERPHost: "derp1f.tailscale.com", HomeDERPBy: "lowest-id",
+		ProbesUsed: 12, ProbesCap: 64, ProbesReaped: 30, PoolFullLines: 1, H2: [4]int64{1, 48213, 32768, 49407},
+		HeapFree: 131072, HeapMin: 127488, HeapLargest: 69632, PSRAMFree: 8157184,
+		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: 1, BoardELFSHA: "0f1e2d3c4b5a6978",
+		Frames: 5, Corrupt: 1, Fetches: 1, Crashes: 2, TaskWDT: 1,
+	}
+	if diff := cmp.Diff(wantBefore, *before); diff != "" {
+		t.Errorf("first boot (-want +got):\n%s", diff)
+	}
+	if beforePeer.Path.Kind != telemetry.PathDirect || beforePeer.Latency != 21*time.Millisecond {
+		t.Errorf("first boot's peer 2 = %+v", beforePeer)
+	}
+	wantAfter := bootSummary{
+		Boots: 2, ResetCode: 0xc,
+		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
+		Frames: 5, Corrupt: 1, Fetches: 1, WiFiDropLines: 1, Crashes: 2, TaskWDT: 1,
+	}
+	if diff := cmp.Diff(wantAfter, summarise(s)); diff != "" {
+		t.Errorf("second boot (-want +got):\n%s", diff)
+	}
+	if s.LastCrash == nil || s.LastCrash.Reason != "LoadProhibited on core 0" {
+		t.Errorf("last crash lost at the reboot: %+v", s.LastCrash)
+	}
+	if s.ProbeTableFull() {
+		t.Error("probe table still full after the reboot")
+	}
+
+	// A fetch in the second boot carries boot 2; the first boot's keeps 1.
+	for _, in := range []string{
+		"@TP1 F seq=24 up=22300 n=1 bytes=430080 ms=2245 kibs=187.0 status=200 via=203.0.113.7:41641 *73875536",
+		// A `rst:` line whose ROM banner was lost is a boot too.
+		"rst:0x3 (RTC_SW_SYS_RST),boot:0x8 (SPI_FAST_FLASH_BOOT)",
+		"@TP1 F seq=24 up=22300 n=1 bytes=430080 ms=2245 kibs=187.0 status=200 via=203.0.113.7:41641 *73875536",
+	} {
+		var l Line
+		ParseLine([]byte(in), &l)
+		s.ApplyLine(&l, at, nil)
+	}
+	type fetch struct{ Boot, N int }
+	var got []fetch
+	for _, f := range s.Fetches {
+		got = append(got, fetch{f.Boot, int(f.N)})
+	}
+	if diff := cmp.Diff([]fetch{{1, 2}, {2, 1}, {3, 1}}, got); diff != "" {
+		t.Errorf("fetches (boot, n) (-want +got):\n%s", diff)
+	}
+	if s.Boots != 3 || s.LastReset.Code != 0x3 {
+		t.Errorf("Boots %d, last reset 0x%x; want 3 and 0x3", s.Boots, s.LastReset.Code)
 	}
 }
 

@@ -291,7 +291,12 @@ func (p *Pane) render() []string {
 			if f.Err != "" {
 				res = p.st.Bad.Render(safetext.Clean(f.Err))
 			}
-			add(fmt.Sprintf("  #%d %s in %dms = %.1f KiB/s, %s via %s", f.N, kib(int64(f.Bytes)), f.Elapsed.Milliseconds(), f.KiBps(), res, pathText(f.Via)))
+			// Fetch numbers restart every boot: name the boot.
+			boot := ""
+			if f.Boot > 0 {
+				boot = fmt.Sprintf("boot %d ", f.Boot)
+			}
+			add(fmt.Sprintf("  %s#%d %s in %dms = %.1f KiB/s, %s via %s", boot, f.N, kib(int64(f.Bytes)), f.Elapsed.Milliseconds(), f.KiBps(), res, pathText(f.Via)))
 		}
 	}
 	add("")

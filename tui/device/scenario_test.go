@@ -1,0 +1,72 @@
+package device
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/tui/common"
+)
+
+// scenarioEvent replays the bundled firmware scenario
+// (firmware/testdata/scenario.log) through devlink as the demo does, up to
+// and not including line stop (0: all of it), and returns the Event the
+// Source would send, with the link as the demo's replay reports it.
+func scenarioEvent(t *testing.T, stop int) devlink.Event {
+	t.Helper()
+	st := devlink.NewState()
+	st.ApplyLink(devlink.LinkStatus{Up: true, Port: "replay", At: at})
+	lines := firmware.ScenarioLines()
+	if stop <= 0 || stop > len(lines) {
+		stop = len(lines)
+	}
+	var sp devlink.Splitter
+	for _, l := range lines[:stop] {
+		sp.Feed([]byte(l.Text+"\n"), func(dl *devlink.Line) {
+			st.ApplyLine(dl, at.Add(-time.Second), nil)
+		})
+	}
+	return devlink.Event{State: st.Clone()}
+}
+
+// scenarioLine is the index of the first scenario line containing s.
+func scenarioLine(t *testing.T, s string) int {
+	t.Helper()
+	for i, l := range firmware.ScenarioLines() {
+		if strings.Contains(l.Text, s) {
+			return i
+		}
+	}
+	t.Fatalf("scenario has no line with %q", s)
+	return 0
+}
+
+// TestDevicePaneScenarioReboot: the demo's scenario runs the old firmware
+// (probe table fills) then reboots into the fixed one. After the reboot the
+// pane must not keep the first boot's "FULL" alarm, and fetch numbers that
+// restart at #1 are marked with their boot.
+func TestDevicePaneScenarioReboot(t *testing.T) {
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(200, 60)
+	p.Update(scenarioEvent(t, scenarioLine(t, "restarting into the fixed firmware")))
+	v := p.View()
+	for _, want := range []string{"64/64 used, 55 dropped", "FULL", "boots seen 1", "boot 1 #3 420 KiB"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("first boot: view lacks %q:\n%s", want, v)
+		}
+	}
+	p.Update(scenarioEvent(t, 0))
+	v = p.View()
+	for _, want := range []string{"4/64 used, 0 dropped", "boots seen 2", "boot 1 #3 420 KiB", "boot 2 #1 420 KiB", "boot 2 #3 420 KiB"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("second boot: view lacks %q:\n%s", want, v)
+		}
+	}
+	for _, stale := range []string{"FULL", "STALLED", "not the nearest"} {
+		if strings.Contains(v, stale) {
+			t.Errorf("second boot: view still says %q from the first boot:\n%s", stale, v)
+		}
+	}
+}
