@@ -41,7 +41,8 @@ func runDashboardCmd(ctx context.Context, args []string, stdio IO) error {
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
 	f.device.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stdio.Stderr, "usage: tailpath [flags]\n\nThe dashboard against the local tailscaled. Other commands: tailpath help.\n\nflags:")
+		usage(stdio.Stderr)
+		fmt.Fprintln(stdio.Stderr, "\nWith no command, tailpath runs the dashboard against the local tailscaled.\n\ndashboard flags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

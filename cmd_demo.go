@@ -21,7 +21,8 @@ type demoFlags struct {
 	status bool
 	// json selects JSON for --status.
 	json bool
-	// logFile receives the lab components' logs (control, DERP, nodes).
+	// logFile (--lab-log) receives the lab components' logs (control, DERP,
+	// nodes); the dashboard's --log-file is the device log instead.
 	logFile string
 	// interval is how often Status is polled.
 	interval time.Duration
@@ -46,7 +47,7 @@ func runDemo(ctx context.Context, args []string, stdio IO) error {
 	fs.SetOutput(stdio.Stderr)
 	fs.BoolVar(&f.status, "status", false, "print the lab's peers, paths and verdicts once and exit")
 	fs.BoolVar(&f.json, "json", false, "with --status: print JSON")
-	fs.StringVar(&f.logFile, "log-file", "", "append the lab's own logs (control, DERP, nodes) to this file")
+	fs.StringVar(&f.logFile, "lab-log", "", "append the lab's own logs (control, DERP, nodes) to this file")
 	fs.BoolVar(&f.labOnly, "lab-only", false, "run only the lab tailnet until interrupted and print its LocalAPI socket (for 'tailpath --socket' or 'tailpath status --socket')")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll the observer's status")
 	fs.Usage = func() {

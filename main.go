@@ -59,7 +59,7 @@ func main() {
 	for _, hook := range preMainHooks {
 		hook()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	stopProfile := startProfile(os.Getenv("TAILPATH_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 	stopProfile()
