@@ -209,7 +209,10 @@ func outcomeText(m AppliedMsg) string {
 	}
 	switch {
 	case m.Err == nil:
-		return fmt.Sprintf("%s %d key(s)", verb, len(m.Result.Written))
+		if m.Revert {
+			return fmt.Sprintf("reverted %d key(s)", len(m.Result.Written))
+		}
+		return fmt.Sprintf("applied %d key(s); r reverts them", len(m.Result.Written))
 	case len(m.Result.RollbackErrors) > 0:
 		return fmt.Sprintf("FAILED and %d key(s) NOT restored: %v", len(m.Result.RollbackErrors), m.Err)
 	case len(m.Result.RolledBack) > 0:
@@ -334,7 +337,8 @@ func (p *Pane) render() []string {
 	if p.data.StateErr != nil {
 		add(p.st.Bad.Render("revert state: " + safetext.Clean(p.data.StateErr.Error())))
 	} else if p.data.State != nil {
-		add(p.st.Muted.Render(fmt.Sprintf("revert: %d key(s) recorded in %s", len(p.data.State.Keys), p.o.statePath())))
+		lead := fmt.Sprintf("revert: %d key(s) recorded, r reverts; in ", len(p.data.State.Keys))
+		add(p.st.Muted.Render(lead + shortenPath(p.o.statePath(), p.width-ansi.StringWidth(lead))))
 	}
 	add("")
 
@@ -390,20 +394,44 @@ func (p *Pane) renderDialog() []string {
 	for _, c := range d.changes {
 		body = append(body, "  "+clean(c.String()))
 	}
+	// Fit the box to the pane: the border takes two columns and the padding
+	// two more; lipgloss wraps long prose inside the width. The state file
+	// path goes on its own line, shortened from the left at a separator, so
+	// it is never broken mid-word.
+	maxW := max(10, p.width-2)
 	body = append(body, "", "Each key is read back; on any failure every key written is restored.")
 	if !d.revert {
-		body = append(body, "Previous values are saved in "+p.o.statePath()+" for revert.")
+		body = append(body, "Previous values are saved for revert (r) in:", "  "+shortenPath(p.o.statePath(), maxW-4))
 	}
 	body = append(body, "", "y: write it   n/esc: cancel")
-	// Fit the box to the pane: the border takes two columns, and lipgloss
-	// wraps long lines (the state file path) inside the width.
 	w := 0
 	for _, l := range body {
 		w = max(w, lipgloss.Width(l))
 	}
-	w = min(w+2, max(10, p.width-2))
+	w = min(w+2, maxW)
 	box := lipgloss.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(p.st.Border.GetForeground()).Padding(0, 1).Width(w)
 	return strings.Split(box.Render(strings.Join(body, "\n")), "\n")
+}
+
+// shortenPath fits path into width display cells: whole when it fits,
+// else "…/" and as many trailing path elements as fit, else the tail of the
+// last element after "…". Both / and \ count as separators.
+func shortenPath(path string, width int) string {
+	if ansi.StringWidth(path) <= width {
+		return path
+	}
+	for i := 1; i < len(path); i++ {
+		if path[i-1] != '/' && path[i-1] != '\\' {
+			continue
+		}
+		if s := "…" + path[i-1:]; ansi.StringWidth(s) <= width {
+			return s
+		}
+	}
+	if width < 2 {
+		return ansi.Truncate("…", max(width, 0), "")
+	}
+	return ansi.TruncateLeft(path, ansi.StringWidth(path)-(width-1), "…")
 }
 
 // stepRows turns the arithmetic into two-column rows.

@@ -2,6 +2,7 @@ package tuning
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/muesli/termenv"
@@ -177,7 +179,7 @@ func TestPaneApplyRevert(t *testing.T) {
 	refresh := run(t, p.Update(applied)).(ReportMsg)
 	refresh.Report.Time = at.Add(time.Second)
 	p.Update(refresh)
-	mustContain(t, p.View(), "applied 4 key(s)", "revert: 4 key(s) recorded", "current values already suffice")
+	mustContain(t, p.View(), "applied 4 key(s); r reverts them", "revert: 4 key(s) recorded, r reverts; in ", "current values already suffice")
 }
 
 func TestPaneRevertAndCancel(t *testing.T) {
@@ -335,5 +337,38 @@ func TestDialogFitsNarrowPane(t *testing.T) {
 			t.Errorf("line %d lost its right border: %q", i, l)
 		}
 	}
-	mustContain(t, p.View(), "tune-state.json", "y: write it")
+	// The path is on one line, shortened from the left at a separator,
+	// never broken mid-word across lines.
+	mustContain(t, p.View(), "…/long-directory-name/long-directory-name/tune-state.json", "y: write it")
+	if strings.Contains(p.View(), "tune-\n") || strings.Contains(p.View(), "tune- ") {
+		t.Errorf("state path broken across lines:\n%s", p.View())
+	}
+}
+
+func TestShortenPath(t *testing.T) {
+	tests := []struct {
+		path  string
+		width int
+		want  string
+	}{
+		{"/var/lib/tailpath/tune-state.json", 40, "/var/lib/tailpath/tune-state.json"},
+		{"/var/lib/tailpath/tune-state.json", 33, "/var/lib/tailpath/tune-state.json"},
+		{"/var/lib/tailpath/tune-state.json", 32, "…/lib/tailpath/tune-state.json"},
+		{"/var/lib/tailpath/tune-state.json", 20, "…/tune-state.json"},
+		{"/var/lib/tailpath/tune-state.json", 10, "…tate.json"},
+		{`C:\Users\me\AppData\tailpath\tune-state.json`, 30, `…\tailpath\tune-state.json`},
+		{"/a/b", 1, "…"},
+		{"/a/b", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s@%d", tt.path, tt.width), func(t *testing.T) {
+			got := shortenPath(tt.path, tt.width)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("shortenPath (-want +got):\n%s", diff)
+			}
+			if w := ansi.StringWidth(got); w > max(tt.width, 0) {
+				t.Errorf("%q is %d wide, over %d", got, w, tt.width)
+			}
+		})
+	}
 }
