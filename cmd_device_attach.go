@@ -45,7 +45,7 @@ func attachDevice(ctx context.Context, d *dashboard, f *deviceFlags, stdio IO) e
 		d.input = tty
 		d.closers = append(d.closers, tty.Close)
 	default:
-		src.Link = &devlink.Link{Port: f.port, Baud: f.baud}
+		src.Link = &devlink.Link{Port: f.port, Baud: f.baud, Reset: f.reset}
 	}
 	if f.logFile != "" {
 		lf, err := os.OpenFile(f.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)

@@ -15,6 +15,9 @@ type deviceFlags struct {
 	elf string
 	// logFile, when set, receives every device line as it arrives.
 	logFile string
+	// reset asks for one deliberate hard reset of the board after opening
+	// the port (opening never resets it otherwise).
+	reset bool
 }
 
 func (f *deviceFlags) register(fs *flag.FlagSet) {
@@ -22,6 +25,7 @@ func (f *deviceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")
 	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and binary logs with (app.elf[,bootloader.elf])")
 	fs.StringVar(&f.logFile, "log-file", "", "append every device line to this file")
+	fs.BoolVar(&f.reset, "reset", false, "hard-reset the board once after opening the port (opening alone never resets it)")
 }
 
 // attach adds the device source and panes to d when a port was given.
