@@ -170,12 +170,13 @@ func (p *Pane) render() []string {
 	if !s.Link.Up && s.Link.Err != nil {
 		add("  " + p.st.Muted.Render("last error: "+safetext.Clean(s.Link.Err.Error())))
 	}
+	// The reset's meaning first, its register name and code after.
 	reset := "unknown"
 	if s.LastReset.Name != "" || s.LastReset.Code != 0 {
-		reset = fmt.Sprintf("%s (0x%x: %s)", s.LastReset.Name, s.LastReset.Code, s.LastReset.Reason)
+		reset = fmt.Sprintf("%s · %s 0x%x", s.LastReset.Reason, s.LastReset.Name, s.LastReset.Code)
 	}
 	if s.ResetWord != "" {
-		reset += ", firmware says " + s.ResetWord
+		reset += " · firmware says " + s.ResetWord
 	}
 	add(fmt.Sprintf("  boots seen %d · last reset %s", s.Boots, reset))
 	if s.ELFMismatch {
@@ -229,24 +230,27 @@ func (p *Pane) render() []string {
 	if s.ProbesCap > 0 {
 		probes = fmt.Sprintf("%d/%d used, %d dropped, %d reaped", s.ProbesUsed, s.ProbesCap, s.ProbesDropped, s.ProbesReaped)
 	}
-	line := p.st.Title.Render("DISCO probes") + "  " + probes + "  " + spark(s.ProbeHistory.Samples(), s.ProbesCap)
+	// The verdict comes right after the label so a narrow window keeps it.
+	line := p.st.Title.Render("DISCO probes") + "  "
 	if s.ProbeTableFull() || s.PoolFullLines > 0 {
-		line += "  " + p.st.Bad.Render("FULL: new pings are dropped")
+		line += p.st.Bad.Render("FULL: new pings are dropped") + " · "
 	}
-	add(line)
+	add(line + probes + "  " + spark(s.ProbeHistory.Samples(), s.ProbesCap))
 
 	// The control stream's HTTP/2 receive window (D frame h2rx/h2wu/h2win).
 	if s.H2Known {
-		h2 := p.st.Title.Render("Control stream") + fmt.Sprintf("  HTTP/2 %d B received, %d B window credit returned, %d B open",
-			s.H2Received, s.H2WindowReturned, s.H2WindowOpen)
+		h2 := fmt.Sprintf("HTTP/2 %d B open, %d B received, %d B window credit returned",
+			s.H2WindowOpen, s.H2Received, s.H2WindowReturned)
 		if s.H2Received > 0 && s.H2WindowReturned == 0 && s.H2WindowOpen == 0 {
-			h2 += "  " + p.st.Bad.Render("STALLED: no window credit returned, the server can send nothing more")
+			add(p.st.Title.Render("Control stream") + "  " + p.st.Bad.Render("STALLED: the server can send nothing more"))
+			add("  " + h2)
+		} else {
+			add(p.st.Title.Render("Control stream") + "  " + h2)
 		}
-		add(h2)
 	}
 
 	// Heap.
-	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal free %s (min %s, largest block %s)  %s",
+	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal %s free (min %s, largest %s)  %s",
 		kib(s.HeapFree), kib(s.HeapMin), kib(s.HeapLargest), spark(s.HeapHistory.Samples(), 0)))
 	if s.PSRAMFree > 0 {
 		add(fmt.Sprintf("  PSRAM free %s  %s", kib(s.PSRAMFree), spark(s.PSRAMHistory.Samples(), 0)))
@@ -301,7 +305,31 @@ func (p *Pane) render() []string {
 	}
 	add("")
 	add(p.st.Muted.Render(fmt.Sprintf("%d lines, %d telemetry frames (%d corrupt)", s.Lines, s.Frames, s.CorruptFrames)))
-	return b
+	return wrapLines(b, p.width)
+}
+
+// wrapLines word-wraps each line to width cells, continuing with a
+// four-space indent, so a narrow window loses no words (View still
+// truncates whatever a single unbroken word cannot fit).
+func wrapLines(lines []string, width int) []string {
+	const indent = "    "
+	if width <= 2*len(indent) {
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if ansi.StringWidth(l) <= width {
+			out = append(out, l)
+			continue
+		}
+		first, rest, _ := strings.Cut(ansi.Wrap(l, width, ""), "\n")
+		out = append(out, first)
+		rest = strings.TrimLeft(strings.ReplaceAll(rest, "\n", " "), " ")
+		for _, r := range strings.Split(ansi.Wrap(rest, width-len(indent), ""), "\n") {
+			out = append(out, indent+r)
+		}
+	}
+	return out
 }
 
 // isBoard reports whether the peer selected in Peers is this board.

@@ -62,14 +62,14 @@ func TestDevicePaneUpdate(t *testing.T) {
 	v := p.View()
 	for _, want := range []string{
 		"link up /dev/ttyACM0  cores3 100.64.0.9",
-		"last reset RTC_SW_CPU_RST (0xc: software CPU reset (panic or esp_restart)), firmware says poweron",
+		"last reset software CPU reset (panic or esp_restart) · RTC_SW_CPU_RST 0xc · firmware says poweron",
 		"LoadProhibited on core 0 · 1m30s ago",
 		"pass the firmware ELF (--elf) to decode the backtrace",
 		"region 1 (derp1f.tailscale.com) 182ms, chosen by lowest-id",
 		"not the nearest: region 7 answers in 24ms",
 		"12/64 used, 0 dropped, 30 reaped",
-		"internal free 128 KiB (min 124 KiB, largest block 68 KiB)",
-		"Control stream  HTTP/2 48213 B received, 32768 B window credit returned, 49407 B open",
+		"internal 128 KiB free (min 124 KiB, largest 68 KiB)",
+		"Control stream  HTTP/2 49407 B open, 48213 B received, 32768 B window credit returned",
 		// The handshake was 2.142 s (up - hsup) before the frame arrived.
 		"peer 2 100.64.0.2  path direct 203.0.113.7:41641 21ms  handshake via DERP region 1 · 1m32s ago",
 		"#2 384 KiB in 2053ms = 187.0 KiB/s, HTTP 200 via direct 203.0.113.7:41641",
@@ -188,7 +188,7 @@ func TestDevicePaneH2Stalled(t *testing.T) {
 	}
 	ev.State.H2Received, ev.State.H2WindowReturned, ev.State.H2WindowOpen = 65535, 0, 0
 	p.Update(ev)
-	if v := p.View(); !strings.Contains(v, "HTTP/2 65535 B received, 0 B window credit returned, 0 B open  STALLED: no window credit returned") {
+	if v := p.View(); !strings.Contains(v, "Control stream  STALLED: the server can send nothing more\n  HTTP/2 0 B open, 65535 B received, 0 B window credit returned") {
 		t.Errorf("stalled window not flagged:\n%s", v)
 	}
 }

@@ -1,9 +1,12 @@
 package device
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/firmware"
@@ -68,5 +71,40 @@ func TestDevicePaneScenarioReboot(t *testing.T) {
 		if strings.Contains(v, stale) {
 			t.Errorf("second boot: view still says %q from the first boot:\n%s", stale, v)
 		}
+	}
+}
+
+// TestDevicePaneNarrowKeepsAlarms: in the dashboard at 80×24 and 100×30
+// (the pane gets the height less the tab and help rows), the first boot's
+// verdicts are on screen whole, and no line is cut: long lines wrap.
+func TestDevicePaneNarrowKeepsAlarms(t *testing.T) {
+	ev := scenarioEvent(t, scenarioLine(t, "restarting into the fixed firmware"))
+	for _, size := range [][2]int{{80, 22}, {100, 28}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			p := New(common.DefaultStyles(), func() time.Time { return at })
+			p.SetSize(size[0], size[1])
+			p.Update(ev)
+			v := p.View()
+			for _, want := range []string{
+				"DISCO probes  FULL: new pings are dropped",
+				"Control stream  STALLED: the server can send nothing more",
+				"  not the nearest: region 7 answers in 24ms",
+				"firmware says poweron",
+				"handshake via direct", "203.0.113.7:41641 ·",
+			} {
+				if !strings.Contains(v, want) {
+					t.Errorf("view lacks %q:\n%s", want, v)
+				}
+			}
+			rows := strings.Split(v, "\n")
+			if len(rows) != size[1] {
+				t.Errorf("%d rows, want %d", len(rows), size[1])
+			}
+			for _, r := range rows {
+				if w := ansi.StringWidth(r); w > size[0] || strings.Contains(r, "…") {
+					t.Errorf("row cut or too wide (%d cells): %q", w, r)
+				}
+			}
+		})
 	}
 }
