@@ -19,7 +19,11 @@ import (
 
 type keyMap struct {
 	Apply, Revert, BBR, Up, Down, Yes, No key.Binding
-	dialog                                bool
+	// NoRevert explains, in full help only, why r does nothing: it is
+	// enabled exactly when Revert is disabled for want of a state file. It
+	// is never matched against keys.
+	NoRevert key.Binding
+	dialog   bool
 }
 
 func (k keyMap) ShortHelp() []key.Binding {
@@ -29,7 +33,12 @@ func (k keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Apply, k.Revert, k.BBR, k.Up, k.Down}
 }
 
-func (k keyMap) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
+func (k keyMap) FullHelp() [][]key.Binding {
+	if k.dialog {
+		return [][]key.Binding{k.ShortHelp()}
+	}
+	return [][]key.Binding{k.ShortHelp(), {k.NoRevert}}
+}
 
 // dialog is an open confirm prompt.
 type dialog struct {
@@ -76,13 +85,14 @@ func New(o Options) *Pane {
 		now = time.Now
 	}
 	return &Pane{o: o, st: st, now: now, isRoot: defaultIsRoot(o), bbr: o.Inputs.BBR, dirty: true, keys: keyMap{
-		Apply:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply")),
-		Revert: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revert")),
-		BBR:    key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "toggle bbr")),
-		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll")),
-		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll")),
-		Yes:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes, write it")),
-		No:     key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "cancel")),
+		Apply:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply")),
+		Revert:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revert")),
+		NoRevert: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revert: nothing recorded yet")),
+		BBR:      key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "toggle bbr")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll")),
+		Yes:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes, write it")),
+		No:       key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "cancel")),
 	}}
 }
 
@@ -103,6 +113,14 @@ func (p *Pane) KeyMap() help.KeyMap {
 	changes := len(p.rec.Changes) > 0
 	k.Apply.SetEnabled(changes && !p.busy)
 	k.Revert.SetEnabled(p.data != nil && p.data.State != nil && !p.busy)
+	switch {
+	case p.data == nil || p.data.Err != nil || p.data.State != nil:
+		k.NoRevert.SetEnabled(false)
+	case p.data.StateErr != nil:
+		k.NoRevert.SetHelp("r", "revert: state file unreadable")
+	default:
+		k.NoRevert.SetHelp("r", "revert: nothing recorded yet")
+	}
 	k.BBR.SetEnabled(p.data != nil && p.data.Err == nil && !p.bbrInUse())
 	return k
 }

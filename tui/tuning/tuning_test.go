@@ -2,6 +2,7 @@ package tuning
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -368,6 +370,49 @@ func TestShortenPath(t *testing.T) {
 			}
 			if w := ansi.StringWidth(got); w > max(tt.width, 0) {
 				t.Errorf("%q is %d wide, over %d", got, w, tt.width)
+			}
+		})
+	}
+}
+
+// TestHelpRevert: r shows in the short help whenever a state file exists;
+// when nothing is recorded only the full help says why r does nothing.
+func TestHelpRevert(t *testing.T) {
+	o, _ := fixture(t, true)
+	base := gather(t, o)
+	withState, corrupt := base, base
+	withState.State = &sysctl.State{}
+	corrupt.StateErr = errors.New("corrupt")
+	tests := []struct {
+		name              string
+		msg               ReportMsg
+		short, full       []string // wanted
+		notShort, notFull []string // unwanted
+	}{
+		{"nothing recorded", base, []string{"a apply"}, []string{"revert: nothing recorded yet"}, []string{"revert"}, nil},
+		{"state file", withState, []string{"r revert"}, []string{"revert"}, nil, []string{"nothing recorded", "unreadable"}},
+		{"corrupt state", corrupt, []string{"a apply"}, []string{"revert: state file unreadable"}, []string{"revert"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New(o)
+			p.SetSize(150, 60)
+			p.Update(tt.msg)
+			h := help.New()
+			h.Width = 200
+			km := p.KeyMap()
+			short, full := h.ShortHelpView(km.ShortHelp()), h.FullHelpView(km.FullHelp())
+			mustContain(t, short, tt.short...)
+			mustContain(t, full, tt.full...)
+			for _, a := range tt.notShort {
+				if strings.Contains(short, a) {
+					t.Errorf("short help has %q: %s", a, short)
+				}
+			}
+			for _, a := range tt.notFull {
+				if strings.Contains(full, a) {
+					t.Errorf("full help has %q:\n%s", a, full)
+				}
 			}
 		})
 	}
