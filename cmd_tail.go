@@ -34,17 +34,24 @@ type tailFlags struct {
 	save       string // file every line is appended to as it arrives (unfiltered, raw bytes)
 	elf        string // firmware ELF(s), comma-separated: app (backtraces, binary logs) and bootloader (its binary logs)
 	reset      bool   // hard-reset the board once after opening the port
-	color      string // "auto" (colour on a terminal), "always" or "never"
+	// color is "auto" (sanitised and coloured by level on a terminal, the
+	// device's bytes unchanged when piped), "always" (sanitised and
+	// coloured) or "never" (sanitised: the board's own colour codes and
+	// control characters stripped, no colour added).
+	color string
 }
 
-// tailOut writes lines the way tailpath tail shows them. Piped, it writes the
-// device's bytes unchanged (so output matches ESP-IDF monitor's byte for
-// byte); on a terminal it writes sanitised text coloured by level.
+// tailOut writes lines the way tailpath tail shows them. Piped with
+// --color auto, it writes the device's bytes unchanged (so output matches
+// ESP-IDF monitor's byte for byte); on a terminal, or with --color always,
+// it writes sanitised text coloured by level; with --color never, sanitised
+// text without colour (the board's own escape codes removed).
 type tailOut struct {
 	w          io.Writer
 	stderr     io.Writer
 	filter     *devlink.Filter
-	color      bool
+	color      bool // sanitise and colour by level
+	plain      bool // sanitise, no colour (--color never)
 	timestamps bool
 	save       *os.File
 	sym        *devlink.Symbolizer
@@ -94,8 +101,8 @@ func (o *tailOut) show(l *devlink.Line) {
 	if !o.filter.Match(l) {
 		return
 	}
-	if o.color {
-		o.writeColored(l)
+	if o.color || o.plain {
+		o.writeClean(l)
 	} else {
 		o.stamp()
 		o.w.Write(l.Raw)
@@ -110,6 +117,8 @@ func (o *tailOut) show(l *devlink.Line) {
 				o.stamp()
 				if o.color {
 					io.WriteString(o.w, "\x1b[0;33m"+safetext.Clean(d)+"\x1b[0m\n")
+				} else if o.plain {
+					io.WriteString(o.w, safetext.Clean(d)+"\n")
 				} else {
 					io.WriteString(o.w, d+"\n")
 				}
@@ -143,10 +152,12 @@ func levelColor(l *devlink.Line) string {
 	return ""
 }
 
-func (o *tailOut) writeColored(l *devlink.Line) {
+// writeClean writes l sanitised (escape sequences and control characters
+// removed), coloured by level when o.color is set.
+func (o *tailOut) writeClean(l *devlink.Line) {
 	o.stamp()
 	text := safetext.Clean(string(l.Text))
-	if c := levelColor(l); c != "" && text != "" {
+	if c := levelColor(l); o.color && c != "" && text != "" {
 		text = c + text + "\x1b[0m"
 	}
 	if !l.Partial {
@@ -179,7 +190,7 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 	fs.StringVar(&f.save, "save", "", "append every line (unfiltered, as received) to this file")
 	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and binary logs with; add the bootloader ELF after a comma for its binary logs")
 	fs.BoolVar(&f.reset, "reset", false, "hard-reset the board once after opening the port (never done otherwise)")
-	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal), "always" or "never"`)
+	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal; piped, the device's bytes unchanged), "always", or "never" (the board's own colour codes stripped)`)
 	fs.Usage = func() {
 		fmt.Fprintln(stdio.Stderr, "usage: tailpath tail [flags]\n\nFollow a board's serial console without the dashboard.\n\nflags:")
 		fs.PrintDefaults()
@@ -202,6 +213,7 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 	case "always":
 		out.color = true
 	case "never":
+		out.plain = true
 	case "auto":
 		if fd, ok := stdio.Stdout.(interface{ Fd() uintptr }); ok {
 			out.color = term.IsTerminal(int(fd.Fd()))

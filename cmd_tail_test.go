@@ -8,6 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/probes/safetext"
 )
 
 // monitorVectors returns the ESP-IDF monitor test vector folder, skipping
@@ -178,5 +183,53 @@ func TestTailDecodesBinaryLog(t *testing.T) {
 	}
 	if errb.Len() != 0 {
 		t.Errorf("stderr: %s", errb.String())
+	}
+}
+
+// TestTailColorNeverStripsDeviceColour: --color never removes the board's
+// own escape codes (ESP-IDF colours its log lines), leaving each line's
+// text; the default piped output keeps them byte for byte (TestTailMatchesMonitor).
+func TestTailColorNeverStripsDeviceColour(t *testing.T) {
+	dir := monitorVectors(t)
+	raw, err := os.ReadFile(filepath.Join(dir, "in1f1.txt")) // the monitor's unfiltered output
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(raw, []byte("\x1b[")); n == 0 {
+		t.Fatal("in1f1.txt has no escape codes: the test would prove nothing")
+	}
+	var want []string
+	for _, l := range strings.SplitAfter(string(raw), "\n") {
+		if l != "" {
+			want = append(want, safetext.Clean(l))
+		}
+	}
+	for _, color := range []string{"never", "always"} {
+		t.Run(color, func(t *testing.T) {
+			in, err := os.Open(filepath.Join(dir, "in1.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), []string{"tail", "--port", "-", "--color", color}, IO{Stdin: in, Stdout: &out, Stderr: &errb}); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if color == "always" {
+				// Our own level colours only: stripping them gives the text.
+				if !strings.Contains(out.String(), "\x1b[0;32m") {
+					t.Error("--color always wrote no level colour")
+				}
+				for i := range got {
+					got[i] = ansi.Strip(got[i])
+				}
+			} else if i := strings.IndexByte(out.String(), 0x1b); i >= 0 {
+				t.Errorf("--color never wrote an escape at byte %d: %q", i, out.String()[max(0, i-20):min(out.Len(), i+20)])
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
