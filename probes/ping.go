@@ -17,16 +17,23 @@ const (
 	DefaultPingTries = 10
 	// DefaultPingTime bounds a whole run.
 	DefaultPingTime = 30 * time.Second
-	// pingTryTimeout bounds one ping (`tailscale ping --timeout 5s`).
-	pingTryTimeout = 5 * time.Second
 )
 
-// pingGap is the pause between pings that did not go direct (a var for tests).
-var pingGap = time.Second
+// pingGap is the pause between pings that did not go direct, and
+// pingTryTimeout bounds one ping (`tailscale ping --timeout 5s`); vars for tests.
+var (
+	pingGap        = time.Second
+	pingTryTimeout = 5 * time.Second
+)
 
 // ErrNoDirect is returned by a DISCO Ping that used all its tries or time
 // without a direct pong ("direct connection not established").
 var ErrNoDirect = errors.New("direct connection not established")
+
+// ErrNoReply is returned by a TSMP Ping whose one ping got no reply within
+// its timeout (5 s): nothing answered through WireGuard. TSMP never tries
+// for a direct path, so this is not ErrNoDirect.
+var ErrNoReply = errors.New("timeout: no reply through WireGuard")
 
 // Ping runs `tailscale ping`'s loop against peer's first Tailscale IP (IPv4
 // preferred) and calls emit (from the calling goroutine) once per try:
@@ -36,11 +43,12 @@ var ErrNoDirect = errors.New("direct connection not established")
 //     means DefaultPingTime), one second apart; each pong reports Latency and
 //     Via ("203.0.113.5:41641", "DERP(tok)", "peer-relay(…)"). A try that
 //     times out (5 s) reports Err "timeout" and the loop goes on.
-//   - PingTSMP: one ping through WireGuard.
+//   - PingTSMP: one ping through WireGuard. If it times out the only
+//     result has Done and Err "timeout", and Ping returns ErrNoReply.
 //
-// The last PingResult has Done set; when no direct pong came it is an extra
-// result with Err "direct connection not established" and Ping returns
-// ErrNoDirect. A LocalAPI failure or a ping error from the daemon (pr.Err)
+// The last PingResult has Done set; when a DISCO run got no direct pong it
+// is an extra result with Err "direct connection not established" and Ping
+// returns ErrNoDirect. A LocalAPI failure or a ping error from the daemon (pr.Err)
 // ends the run with Done and returns the error (through ConnectError).
 // Cancelling ctx ends the run and returns ctx.Err(). emit may be nil.
 func Ping(ctx context.Context, c LocalClient, peer Peer, kind PingKind, maxTries int, maxTime time.Duration, emit func(PingResult)) error {
@@ -93,6 +101,10 @@ func Ping(ctx context.Context, c LocalClient, peer Peer, kind PingKind, maxTries
 				return ErrNoDirect
 			}
 			return outer.Err()
+		case err != nil && timedOut && kind == PingTSMP:
+			res.Done, res.Err = true, "timeout"
+			emit(res)
+			return ErrNoReply
 		case err != nil && timedOut:
 			res.Err = "timeout"
 		case err != nil:

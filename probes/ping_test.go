@@ -13,9 +13,10 @@ import (
 )
 
 func TestPing(t *testing.T) {
-	old := pingGap
-	pingGap = 5 * time.Millisecond
-	t.Cleanup(func() { pingGap = old })
+	oldGap, oldTimeout := pingGap, pingTryTimeout
+	pingGap, pingTryTimeout = 5*time.Millisecond, 100*time.Millisecond
+	t.Cleanup(func() { pingGap, pingTryTimeout = oldGap, oldTimeout })
+	hang := json.RawMessage(`"hang"`)
 
 	derp := json.RawMessage(`{"IP":"100.64.0.2","NodeName":"nas","LatencySeconds":0.0402,"DERPRegionID":1,"DERPRegionCode":"nyc"}`)
 	direct := json.RawMessage(`{"IP":"100.64.0.2","NodeName":"nas","LatencySeconds":0.0231,"Endpoint":"203.0.113.5:41641"}`)
@@ -55,6 +56,22 @@ func TestPing(t *testing.T) {
 			name: "TSMP is one try",
 			seq:  []json.RawMessage{tsmp}, kind: PingTSMP,
 			want: []PingResult{{PeerID: "n2CNTRL", Kind: PingTSMP, Try: 1, Latency: 25500 * time.Microsecond, Via: "TSMP", Done: true}},
+		},
+		{
+			name: "TSMP timeout is one Done result, not direct connection not established",
+			seq:  []json.RawMessage{hang}, kind: PingTSMP,
+			want:    []PingResult{{PeerID: "n2CNTRL", Kind: PingTSMP, Try: 1, Done: true, Err: "timeout"}},
+			wantErr: ErrNoReply,
+		},
+		{
+			name: "DISCO timeouts go on, then direct connection not established",
+			seq:  []json.RawMessage{hang}, kind: PingDISCO, tries: 2,
+			want: []PingResult{
+				{PeerID: "n2CNTRL", Kind: PingDISCO, Try: 1, Err: "timeout"},
+				{PeerID: "n2CNTRL", Kind: PingDISCO, Try: 2, Err: "timeout"},
+				{PeerID: "n2CNTRL", Kind: PingDISCO, Try: 2, Done: true, Err: "direct connection not established"},
+			},
+			wantErr: ErrNoDirect,
 		},
 		{
 			name: "daemon error ends the run, sanitised",

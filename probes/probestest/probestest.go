@@ -39,7 +39,9 @@ type Fixture struct {
 	// /debug-peer-endpoint-changes reply (JSON array); absent IPs answer "null".
 	EndpointChanges map[string]json.RawMessage `json:"endpoint_changes,omitempty"`
 	// Ping maps a Tailscale IP to successive /ping replies
-	// (ipnstate.PingResult JSON); the last one repeats.
+	// (ipnstate.PingResult JSON); the last one repeats. The JSON string
+	// "hang" instead answers nothing until the client gives up (a ping
+	// to a peer that never replies).
 	Ping map[string][]json.RawMessage `json:"ping,omitempty"`
 }
 
@@ -231,6 +233,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		i := min(s.pingN[ip], len(seq)-1)
 		s.pingN[ip]++
 		s.mu.Unlock()
+		if string(seq[i]) == `"hang"` {
+			<-r.Context().Done()
+			return
+		}
 		w.Write(seq[i])
 	case "debug-peer-endpoint-changes":
 		if b, ok := fix.EndpointChanges[r.URL.Query().Get("ip")]; ok {

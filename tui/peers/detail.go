@@ -35,10 +35,12 @@ const (
 	pingLinesShown = 4
 )
 
-// pingRun is the latest ping run for one peer.
+// pingRun is the latest ping run for one peer. Lines hold no trailing
+// "…": the view adds it to the last line while the run is going.
 type pingRun struct {
 	kind    probes.PingKind
 	running bool
+	pongs   int // answered tries so far
 	lines   []pingLine
 }
 
@@ -200,7 +202,7 @@ func (d *Detail) startPing(kind probes.PingKind) tea.Cmd {
 	if kind == probes.PingTSMP {
 		name = "TSMP ping"
 	}
-	d.pings[d.peerID] = &pingRun{kind: kind, running: true, lines: []pingLine{{text: name + ": started…"}}}
+	d.pings[d.peerID] = &pingRun{kind: kind, running: true, lines: []pingLine{{text: name + ": started"}}}
 	d.dirty = true
 	d.syncKeys()
 	return d.ping(d.peer, kind)
@@ -214,7 +216,10 @@ func (d *Detail) addPing(res probes.PingResult) {
 		r = &pingRun{kind: res.Kind, running: true}
 		d.pings[res.PeerID] = r
 	}
-	r.lines = append(r.lines, pingResultLine(res))
+	if res.Err == "" && res.Latency > 0 {
+		r.pongs++
+	}
+	r.lines = append(r.lines, pingResultLine(res, r.pongs))
 	if len(r.lines) > maxPingLines {
 		r.lines = append(r.lines[:0], r.lines[len(r.lines)-maxPingLines:]...)
 	}
@@ -227,29 +232,42 @@ func (d *Detail) addPing(res probes.PingResult) {
 	}
 }
 
-// pingResultLine words one result: progress "ping 3/10 via DERP(nyc) 42ms…",
-// final "direct 203.0.113.5:41641 in 3ms", or the error.
-func pingResultLine(res probes.PingResult) pingLine {
+// pingResultLine words one result: progress "ping 3/10 via DERP(nyc) 42ms",
+// final "direct 203.0.113.5:41641 in 3ms", or the error named by its ping
+// kind ("TSMP ping failed: timeout (no reply through WireGuard)"). pongs is
+// how many tries of the run were answered, so a DISCO run that got none
+// says the peer is not answering rather than "not direct".
+func pingResultLine(res probes.PingResult, pongs int) pingLine {
 	via := safetext.Clean(res.Via)
 	errText := safetext.Clean(res.Err)
 	lat := FormatLatency(res.Latency)
+	kind := "DISCO"
+	if res.Kind == probes.PingTSMP {
+		kind = "TSMP"
+	}
 	if !res.Done {
 		prefix := fmt.Sprintf("ping %d/%d", res.Try, PingTries)
 		if res.Kind == probes.PingTSMP {
-			prefix = fmt.Sprintf("tsmp ping %d", res.Try)
+			prefix = fmt.Sprintf("TSMP ping %d", res.Try)
 		}
 		if errText != "" {
-			return pingLine{text: prefix + ": " + errText + "…", role: 2}
+			return pingLine{text: prefix + ": " + errText, role: 2}
 		}
-		return pingLine{text: prefix + " via " + via + " " + lat + "…"}
+		return pingLine{text: prefix + " via " + via + " " + lat}
 	}
 	switch {
+	case res.Kind == probes.PingTSMP && errText == "timeout":
+		return pingLine{text: "TSMP ping failed: timeout (no reply through WireGuard)", role: 3}
+	case res.Kind != probes.PingTSMP && errText == probes.ErrNoDirect.Error() && pongs == 0:
+		return pingLine{text: fmt.Sprintf("DISCO ping failed: no pong in %d tries, not even through DERP (%s)", res.Try, errText), role: 3}
 	case errText != "":
-		return pingLine{text: "failed: " + errText, role: 3}
+		return pingLine{text: kind + " ping failed: " + errText, role: 3}
 	case res.Path == probes.PathDirect:
 		return pingLine{text: "direct " + via + " in " + lat, role: 1}
+	case res.Kind == probes.PingTSMP && (via == "" || strings.EqualFold(via, string(probes.PingTSMP))):
+		return pingLine{text: "TSMP pong in " + lat, role: 1}
 	case res.Kind == probes.PingTSMP:
-		return pingLine{text: "pong via " + via + " in " + lat, role: 1}
+		return pingLine{text: "TSMP pong via " + via + " in " + lat, role: 1}
 	default:
 		return pingLine{text: "still relayed: via " + via + " in " + lat + " (no direct path)", role: 2}
 	}
@@ -381,8 +399,11 @@ func (d *Detail) lines() []string {
 	if r := d.pings[d.peerID]; r != nil {
 		// The latest few lines only, so the result stays on a 24-row screen.
 		lines := r.lines[max(len(r.lines)-pingLinesShown, 0):]
-		for _, l := range lines {
+		for i, l := range lines {
 			text := l.text
+			if r.running && i == len(lines)-1 {
+				text += "…"
+			}
 			switch l.role {
 			case 1:
 				text = d.st.Good.Render(text)

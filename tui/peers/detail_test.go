@@ -117,11 +117,11 @@ func TestDetailPingProgress(t *testing.T) {
 	for _, r := range results {
 		d.Update(r)
 	}
-	want := []string{ // the latest four
-		"ping 1/10 via DERP(nyc) 44ms…",
-		"ping 2/10: timeout…",
-		"ping 3/10 via DERP(nyc) 42ms…",
-		"failed: direct connection not established",
+	want := []string{ // the latest four; no "…" once the run is done
+		"ping 1/10 via DERP(nyc) 44ms",
+		"ping 2/10: timeout",
+		"ping 3/10 via DERP(nyc) 42ms",
+		"DISCO ping failed: direct connection not established",
 	}
 	v := d.View()
 	var got []string
@@ -150,7 +150,7 @@ func TestDetailPingProgress(t *testing.T) {
 	if diff := cmp.Diff([]string{"nCORES3/disco", "nCORES3/tsmp"}, calls); diff != "" {
 		t.Errorf("ping calls (-want +got):\n%s", diff)
 	}
-	if v := d.View(); !strings.Contains(v, "pong via DERP(nyc) in 50ms") || strings.Contains(v, "ping 3/10") {
+	if v := d.View(); !strings.Contains(v, "TSMP pong via DERP(nyc) in 50ms") || strings.Contains(v, "ping 3/10") {
 		t.Errorf("TSMP run did not replace the DISCO run:\n%s", v)
 	}
 	// The other peer's finished run is shown when it is selected.
@@ -282,4 +282,90 @@ func TestDetailNoSelection(t *testing.T) {
 func ExampleFormatRate() {
 	fmt.Println(FormatRate(12_595), FormatRate(640), FormatRate(4_300_000))
 	// Output: 12.3KiB/s 640B/s 4.1MiB/s
+}
+
+// pingLinesOf returns the ping progress lines of d's view, trimmed.
+func pingLinesOf(v string) []string {
+	var got []string
+	in := false
+	for _, l := range strings.Split(v, "\n") {
+		switch {
+		case strings.HasPrefix(l, "ping "):
+			in = true
+		case strings.HasPrefix(l, "evidence"):
+			in = false
+		case in:
+			got = append(got, strings.TrimSpace(l))
+		}
+	}
+	return got
+}
+
+// TestDetailPingWording: each kind names itself in one casing, a TSMP
+// timeout is not "direct connection not established", a DISCO run with no
+// pong at all says so, and only the last line of a running run ends in "…".
+func TestDetailPingWording(t *testing.T) {
+	r := func(kind probes.PingKind, try int, err string, done bool) probes.PingResult {
+		return probes.PingResult{PeerID: "nCORES3", Kind: kind, Try: try, Err: err, Done: done}
+	}
+	pong := func(try int) probes.PingResult {
+		return probes.PingResult{PeerID: "nCORES3", Kind: probes.PingDISCO, Try: try, Via: "DERP(nyc)", Path: probes.PathDERP, Latency: time.Millisecond}
+	}
+	noDirect := probes.ErrNoDirect.Error()
+	tests := []struct {
+		name    string
+		key     string
+		results []probes.PingResult
+		want    []string
+	}{
+		{
+			name: "TSMP started, running",
+			key:  "t",
+			want: []string{"TSMP ping: started…"},
+		},
+		{
+			name:    "TSMP timeout against an offline peer",
+			key:     "t",
+			results: []probes.PingResult{r(probes.PingTSMP, 1, "timeout", true)},
+			want:    []string{"TSMP ping: started", "TSMP ping failed: timeout (no reply through WireGuard)"},
+		},
+		{
+			name:    "TSMP pong with no path named",
+			key:     "t",
+			results: []probes.PingResult{{PeerID: "nCORES3", Kind: probes.PingTSMP, Try: 1, Via: "TSMP", Latency: 3 * time.Millisecond, Done: true}},
+			want:    []string{"TSMP ping: started", "TSMP pong in 3.0ms"},
+		},
+		{
+			name:    "DISCO running: only the newest line has the ellipsis",
+			key:     "p",
+			results: []probes.PingResult{pong(1), r(probes.PingDISCO, 2, "timeout", false)},
+			want:    []string{"DISCO ping until direct: started", "ping 1/10 via DERP(nyc) 1.0ms", "ping 2/10: timeout…"},
+		},
+		{
+			name:    "DISCO ten relayed pongs then not direct: the last try keeps no ellipsis",
+			key:     "p",
+			results: []probes.PingResult{pong(9), pong(10), r(probes.PingDISCO, 10, noDirect, true)},
+			want:    []string{"DISCO ping until direct: started", "ping 9/10 via DERP(nyc) 1.0ms", "ping 10/10 via DERP(nyc) 1.0ms", "DISCO ping failed: " + noDirect},
+		},
+		{
+			name:    "DISCO with no pong at all: the peer is not answering",
+			key:     "p",
+			results: []probes.PingResult{r(probes.PingDISCO, 9, "timeout", false), r(probes.PingDISCO, 10, "timeout", false), r(probes.PingDISCO, 10, noDirect, true)},
+			want:    []string{"DISCO ping until direct: started", "ping 9/10: timeout", "ping 10/10: timeout", "DISCO ping failed: no pong in 10 tries, not even through DERP (" + noDirect + ")"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ping := func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
+			d := newTestDetail(ping, "nCORES3")
+			d.SetSize(200, 40)
+			d.Update(kmsg(tt.key))
+			for _, res := range tt.results {
+				d.Update(res)
+			}
+			if diff := cmp.Diff(tt.want, pingLinesOf(d.View())); diff != "" {
+				t.Errorf("ping lines (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
