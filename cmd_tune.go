@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tailpath/tailpath/sysctl"
@@ -27,26 +31,37 @@ var tunePeerRTT func(ctx context.Context, peer string) (time.Duration, error)
 
 // tuneFlags are `tailpath tune`'s flags.
 type tuneFlags struct {
-	bandwidth string        // --bandwidth: target throughput ("400Mbit"); empty means measure
-	rtt       time.Duration // --rtt: round trip to the peers that matter; 0 means --peer or measure
-	peer      string        // --peer: tailnet peer whose ping RTT to use
-	headroom  float64       // --headroom: BDP multiplier (0: sysctl.DefaultHeadroom)
-	bbr       bool          // --bbr: also switch to bbr (and fq where needed) when possible
-	apply     bool          // --apply: write the recommended values (root)
-	persist   bool          // --persist: also write /etc/sysctl.d/99-tailpath.conf (with --apply)
-	revert    bool          // --revert: restore the values recorded by the last --apply
-	json      bool          // --json: one JSON object on stdout
-	yes       bool          // --yes: do not ask before applying
-	state     string        // --state: revert state file (default sysctl.DefaultStatePath())
-	root      string        // --root: treat this directory as "/" (sandbox copies, tests)
+	bandwidth string  // --bandwidth: target throughput ("400Mbit"); empty means measure
+	rtt       string  // --rtt: round trip to the peers that matter ("20ms"); empty means --peer or measure
+	peer      string  // --peer: tailnet peer whose ping RTT to use
+	headroom  float64 // --headroom: BDP multiplier (0: sysctl.DefaultHeadroom)
+	bbr       bool    // --bbr: also switch to bbr (and fq where needed) when possible
+	apply     bool    // --apply: write the recommended values (root)
+	persist   bool    // --persist: also write /etc/sysctl.d/99-tailpath.conf (with --apply)
+	revert    bool    // --revert: restore the values recorded by the last --apply
+	json      bool    // --json: one JSON object on stdout
+	yes       bool    // --yes: do not ask before applying
+	state     string  // --state: revert state file (default sysctl.DefaultStatePath())
+	root      string  // --root: treat this directory as "/" (sandbox copies, tests)
 }
+
+// tuneUsage is the text before the flag list of `tailpath tune -h`.
+const tuneUsage = `usage: tailpath tune [flags]
+
+Show this host's TCP buffer sysctls against what a target bandwidth × RTT
+needs, with the arithmetic, BBR availability and the tailnet TCP
+connections; --apply writes the recommendation (as root), --revert undoes it.
+
+flags:`
 
 func runTune(ctx context.Context, args []string, stdio IO) error {
 	var f tuneFlags
 	fs := flag.NewFlagSet("tailpath tune", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
-	fs.StringVar(&f.bandwidth, "bandwidth", "", "target throughput, e.g. 400Mbit or 1Gbit (default: measured from tailnet connections, else 1Gbit)")
-	fs.DurationVar(&f.rtt, "rtt", 0, "round-trip time to the peers that matter, e.g. 20ms (default: --peer, else measured, else 20ms)")
+	// Parse errors become one line from run; usage is printed only for -h.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&f.bandwidth, "bandwidth", "", "target throughput with a unit, e.g. 400Mbit or 1Gbit (default: measured from tailnet connections, else 1Gbit)")
+	fs.StringVar(&f.rtt, "rtt", "", "round-trip time to the peers that matter, with a unit, e.g. 20ms (default: --peer, else measured, else 20ms)")
 	fs.StringVar(&f.peer, "peer", "", "measure the RTT with a tailnet ping to this peer (needs tailscaled)")
 	fs.Float64Var(&f.headroom, "headroom", 0, fmt.Sprintf("multiply the bandwidth-delay product by this (default %g)", sysctl.DefaultHeadroom))
 	fs.BoolVar(&f.bbr, "bbr", false, "also recommend bbr (and fq on kernels before 4.13) when this kernel can run it")
@@ -58,28 +73,38 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+")")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdio.Stderr, tuneUsage)
+			fs.SetOutput(stdio.Stderr)
+			fs.PrintDefaults()
+			return err
+		}
+		return &exitError{2, fmt.Errorf("tune: %v (see tailpath tune -h)", err)}
 	}
 	if fs.NArg() > 0 {
-		return &exitError{2, fmt.Errorf("tune: unexpected argument %q", fs.Arg(0))}
+		return &exitError{2, fmt.Errorf("tune: unexpected argument %q; flags only (see tailpath tune -h)", fs.Arg(0))}
 	}
 	if runtime.GOOS != "linux" && f.root == "" {
 		return fmt.Errorf("tune: %w: this is %s", tune.ErrNotLinux, runtime.GOOS)
 	}
-	in := tune.Inputs{RTT: f.rtt, Peer: f.peer, PeerRTT: tunePeerRTT, Headroom: f.headroom, BBR: f.bbr,
+	in := tune.Inputs{Peer: f.peer, PeerRTT: tunePeerRTT, Headroom: f.headroom, BBR: f.bbr,
 		BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt"}
 	if f.bandwidth != "" {
 		bw, err := sysctl.ParseBandwidth(f.bandwidth)
 		if err != nil {
-			return &exitError{2, fmt.Errorf("tune: --bandwidth: %w", err)}
+			return &exitError{2, fmt.Errorf("tune: --bandwidth %v", err)}
 		}
 		in.Bandwidth = bw
 	}
-	if f.rtt != 0 && f.peer != "" {
-		return &exitError{2, fmt.Errorf("tune: pass --rtt or --peer, not both")}
+	if f.rtt != "" {
+		d, err := parseRTT(f.rtt)
+		if err != nil {
+			return &exitError{2, fmt.Errorf("tune: --rtt %v", err)}
+		}
+		in.RTT = d
 	}
-	if f.rtt < 0 {
-		return &exitError{2, fmt.Errorf("tune: --rtt must be positive, got %v", f.rtt)}
+	if f.rtt != "" && f.peer != "" {
+		return &exitError{2, fmt.Errorf("tune: pass --rtt or --peer, not both")}
 	}
 	if f.root != "" {
 		in.Host, in.Sandbox = sysctl.AtRoot(f.root), true
@@ -98,6 +123,22 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 		Terminal: isTerminal(stdio.Stdin),
 	}
 	return tune.Run(ctx, in, act, stdio.Stdin, stdio.Stdout)
+}
+
+// parseRTT parses a positive duration with a unit ("20ms", "1.5s"). Its
+// errors start with the quoted input, to follow the flag name.
+func parseRTT(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(strings.TrimSpace(s), 64); nerr == nil {
+			return 0, fmt.Errorf("%q: missing unit (e.g. %sms)", s, strings.TrimSpace(s))
+		}
+		return 0, fmt.Errorf("%q: not a duration (e.g. 20ms or 1.5s)", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q: must be positive (e.g. 20ms)", s)
+	}
+	return d, nil
 }
 
 // isTerminal reports whether r is a character device (an interactive terminal).

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/tailpath/tailpath/sysctl"
 )
 
@@ -30,6 +32,9 @@ func TestTuneCommand(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("show: no %q (each input names its source)\n%s", want, out)
 		}
+	}
+	if !strings.Contains(out, "TCP tuning for "+filepath.Join(dir, "proc", "sys")+" [sandbox") {
+		t.Errorf("show: header does not name the sandbox's /proc/sys:\n%s", out)
 	}
 	code, _, stderr := runTuneCmd("--bandwidth", "400Mbit", "--rtt", "20ms", "--apply")
 	if code != 1 || !strings.Contains(stderr, "pass --yes") {
@@ -59,5 +64,56 @@ func TestTuneCommand(t *testing.T) {
 	defer func() { tunePeerRTT = saved }()
 	if code, _, stderr := runTuneCmd("--peer", "nas"); code != 1 || !strings.Contains(stderr, "needs tailscaled") {
 		t.Errorf("--peer without tailscaled wiring: exit %d, %s", code, stderr)
+	}
+}
+
+// TestTuneBadFlags: a bad value is one clear line on stderr (no usage dump)
+// and exit 2; a number without a unit is refused, not guessed.
+func TestTuneBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rtt", "20"}, `tailpath: tune: --rtt "20": missing unit (e.g. 20ms)` + "\n"},
+		{[]string{"--rtt", "soon"}, `tailpath: tune: --rtt "soon": not a duration (e.g. 20ms or 1.5s)` + "\n"},
+		{[]string{"--rtt", "-5ms"}, `tailpath: tune: --rtt "-5ms": must be positive (e.g. 20ms)` + "\n"},
+		{[]string{"--bandwidth", "400"}, `tailpath: tune: --bandwidth "400": missing unit (e.g. 400Mbit; units bit, kbit, Mbit, Gbit, Tbit, or MB/s for bytes)` + "\n"},
+		{[]string{"--bandwidth", "fast"}, `tailpath: tune: --bandwidth "fast": want a positive number with a unit, like 400Mbit or 1Gbit` + "\n"},
+		{[]string{"--nope"}, "tailpath: tune: flag provided but not defined: -nope (see tailpath tune -h)\n"},
+		{[]string{"--headroom", "x"}, `tailpath: tune: invalid value "x" for flag -headroom: parse error (see tailpath tune -h)` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append([]string{"tune"}, tt.args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if diff := cmp.Diff(tt.want, errb.String()); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+			if out.Len() > 0 {
+				t.Errorf("stdout: %q", out.String())
+			}
+		})
+	}
+}
+
+// TestTuneHelp: -h prints the usage line, a description and the flags, like
+// the other commands, and exits 0.
+func TestTuneHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"tune", "-h"}, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	got := errb.String()
+	if code != 0 || !strings.HasPrefix(got, "usage: tailpath tune [flags]\n\nShow this host's TCP buffer sysctls") {
+		t.Fatalf("exit %d, stderr:\n%s", code, got)
+	}
+	for _, want := range []string{"\nflags:\n", "-bandwidth string", "-rtt string", "e.g. 20ms", "-revert"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("help lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Usage of") {
+		t.Errorf("Go's default usage header:\n%s", got)
 	}
 }

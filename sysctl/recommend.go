@@ -277,8 +277,11 @@ func trimFloat(f float64) string {
 	return strings.TrimSuffix(s, ".0")
 }
 
-// ParseBandwidth parses "400Mbit", "400Mbit/s", "1Gbit", "1.5G", "50MB/s"
-// (bytes) or a plain number of bits per second. Errors wrap ErrInvalid.
+// ParseBandwidth parses a bandwidth with its unit: "400Mbit", "400Mbit/s",
+// "350Mbps", "1Gbit", "1.5G", "50MB/s" (bytes) or "100000bit". A plain
+// number is refused: "400" could mean bits, bytes or megabits. Errors wrap
+// ErrInvalid and their text starts with the quoted input ("\"400\": missing
+// unit …"), ready to follow a flag name.
 func ParseBandwidth(s string) (float64, error) {
 	in := strings.TrimSpace(s)
 	t := strings.TrimSuffix(strings.TrimSuffix(in, "/s"), "ps")
@@ -289,7 +292,10 @@ func ParseBandwidth(s string) (float64, error) {
 	num, unit := t[:i], strings.TrimSpace(t[i:])
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || !(v > 0) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%w: bandwidth %q: want a positive number with a unit, like 400Mbit or 1Gbit", ErrInvalid, s)
+		return 0, &inputError{fmt.Sprintf("%q: want a positive number with a unit, like 400Mbit or 1Gbit", s)}
+	}
+	if unit == "" {
+		return 0, &inputError{fmt.Sprintf("%q: missing unit (e.g. %sMbit; units bit, kbit, Mbit, Gbit, Tbit, or MB/s for bytes)", s, num)}
 	}
 	mult := 1.0
 	bytes := false
@@ -314,7 +320,7 @@ func ParseBandwidth(s string) (float64, error) {
 	case "t":
 		mult = 1e12
 	default:
-		return 0, fmt.Errorf("%w: bandwidth %q: unknown unit (use kbit, Mbit, Gbit, or MB/s)", ErrInvalid, s)
+		return 0, &inputError{fmt.Sprintf("%q: unknown unit %q (use bit, kbit, Mbit, Gbit, Tbit, or MB/s for bytes)", s, unit)}
 	}
 	v *= mult
 	if bytes {
@@ -322,6 +328,13 @@ func ParseBandwidth(s string) (float64, error) {
 	}
 	return v, nil
 }
+
+// inputError is a bad value a person typed: its text is only the detail (no
+// "invalid sysctl value" prefix), and errors.Is(err, ErrInvalid) holds.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+func (e *inputError) Unwrap() error { return ErrInvalid }
 
 // MemTotal returns MemTotal from /proc/meminfo in bytes. Errors: ErrNoProc
 // when /proc/meminfo is missing, ErrInvalid when it has no parsable MemTotal.

@@ -186,27 +186,37 @@ func TestParseBandwidth(t *testing.T) {
 	tests := []struct {
 		in   string
 		want float64
-		ok   bool
+		err  string // "" means ok
 	}{
-		{"400Mbit", 400e6, true},
-		{"400Mbit/s", 400e6, true},
-		{"400mbit", 400e6, true},
-		{"1Gbit", 1e9, true},
-		{"1.5G", 1.5e9, true},
-		{"350Mbps", 350e6, true},
-		{"50MB/s", 400e6, true},
-		{"100000", 1e5, true},
-		{"10 Mbit", 10e6, true},
-		{"fast", 0, false},
-		{"-5Mbit", 0, false},
-		{"0", 0, false},
-		{"5Xbit", 0, false},
+		{"400Mbit", 400e6, ""},
+		{"400Mbit/s", 400e6, ""},
+		{"400mbit", 400e6, ""},
+		{"1Gbit", 1e9, ""},
+		{"1.5G", 1.5e9, ""},
+		{"350Mbps", 350e6, ""},
+		{"50MB/s", 400e6, ""},
+		{"100000bit", 1e5, ""},
+		{"10 Mbit", 10e6, ""},
+		{"100000", 0, `"100000": missing unit (e.g. 100000Mbit; units bit, kbit, Mbit, Gbit, Tbit, or MB/s for bytes)`},
+		{"400", 0, `"400": missing unit`},
+		{"fast", 0, `"fast": want a positive number with a unit`},
+		{"-5Mbit", 0, `"-5Mbit": want a positive number`},
+		{"0", 0, `"0": want a positive number`},
+		{"5Xbit", 0, `"5Xbit": unknown unit "X"`},
 	}
 	for _, tt := range tests {
-		got, err := ParseBandwidth(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseBandwidth(%q) = %v, %v; want %v ok=%v", tt.in, got, err, tt.want, tt.ok)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseBandwidth(tt.in)
+			if tt.err == "" {
+				if err != nil || got != tt.want {
+					t.Fatalf("ParseBandwidth(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tt.err) || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("ParseBandwidth(%q) = %v, %v; want an ErrInvalid starting %q", tt.in, got, err, tt.err)
+			}
+		})
 	}
 }
 

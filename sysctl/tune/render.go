@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +15,10 @@ import (
 
 // Unknown is how a field the kernel did not report is shown.
 const Unknown = "unknown"
+
+// Keep is the recommended column of a key that stays as it is (the CLI and
+// the Tuning pane both show it).
+const Keep = "keep"
 
 // Row is one key of the current-vs-recommended table.
 type Row struct {
@@ -50,9 +55,10 @@ func (r Report) Rows() []Row {
 
 // WriteText renders the report for a terminal.
 func (r Report) WriteText(w io.Writer) {
-	title := "TCP tuning for " + r.Root
+	sys := filepath.Join(r.Root, "sys")
+	title := "TCP tuning for this host (" + sys + ")"
 	if r.Sandbox {
-		title += " [sandbox: a copy, not this machine]"
+		title = "TCP tuning for " + sys + " [sandbox: a copy, not this machine]"
 	}
 	fmt.Fprintln(w, title)
 	fmt.Fprintf(w, "kernel %s", orUnknown(r.BBR.Kernel))
@@ -74,7 +80,7 @@ func (r Report) WriteText(w io.Writer) {
 	for _, row := range r.Rows() {
 		rec := row.Recommended
 		if rec == "" {
-			rec = "(keep)"
+			rec = Keep
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", row.Key, row.Current, rec)
 	}

@@ -112,10 +112,36 @@ func TestWriteText(t *testing.T) {
 		"unknown",
 		"Changes (4):",
 		"net.core.rmem_max: 212992 → 16777216",
+		"net.ipv4.tcp_mtu_probing            0                    keep\n", // the same word as the pane
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "(keep)") {
+		t.Errorf("output says (keep), the pane says keep:\n%s", out)
+	}
+}
+
+// TestWriteTextTitle: the header names this host or the sandbox copy.
+func TestWriteTextTitle(t *testing.T) {
+	tests := []struct {
+		name string
+		rep  Report
+		want string
+	}{
+		{"host", Report{Root: "/proc"}, "TCP tuning for this host (/proc/sys)\n"},
+		{"sandbox", Report{Root: "/tmp/s/proc", Sandbox: true}, "TCP tuning for /tmp/s/proc/sys [sandbox: a copy, not this machine]\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			tt.rep.WriteText(&b)
+			first, _, _ := strings.Cut(b.String(), "\n")
+			if diff := cmp.Diff(tt.want, first+"\n"); diff != "" {
+				t.Errorf("title (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -315,7 +315,7 @@ func (p *Pane) render() []string {
 	rep.Rec = p.rec
 	rows := [][]string{{"key", "current", "recommended"}}
 	for _, row := range rep.Rows() {
-		rec := p.st.Muted.Render("keep")
+		rec := p.st.Muted.Render(tune.Keep)
 		if row.Recommended != "" {
 			rec = p.st.Warn.Render(row.Recommended)
 		}
