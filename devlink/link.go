@@ -21,6 +21,9 @@ type LinkStatus struct {
 	Err error
 	// Reset is true when this Up follows a deliberate hard reset (--reset).
 	Reset bool
+	// Replay is true when the lines come from a recorded capture
+	// (Source.Replay), not a serial port; Port is then "replay".
+	Replay bool
 }
 
 // Link reads a board's serial console and keeps it open across unplugs.

@@ -118,9 +118,9 @@ func (src *Source) Run(ctx context.Context) <-chan Event {
 		case src.Link != nil:
 			err = src.Link.Run(ctx, onLine, onStatus)
 		case src.Replay != nil:
-			onStatus(LinkStatus{Up: true, Port: "replay", At: now()})
+			onStatus(LinkStatus{Up: true, Port: "replay", Replay: true, At: now()})
 			err = Pump(ctx, src.Replay, 0, onLine)
-			onStatus(LinkStatus{Up: false, Port: "replay", At: now(), Err: ErrReplayEnded})
+			onStatus(LinkStatus{Up: false, Port: "replay", Replay: true, At: now(), Err: ErrReplayEnded})
 		}
 		done <- err
 	}()

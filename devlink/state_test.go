@@ -91,6 +91,9 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	if _, ok := s.NearestIsHome(); ok {
 		t.Error("NearestIsHome known right after a reboot")
 	}
+	if !s.Link.Replay || s.Link.Err != ErrReplayEnded {
+		t.Errorf("link = %+v, want a replay that ended", s.Link)
+	}
 	p := s.Peers[2]
 	if p == nil {
 		t.Fatalf("peer 2 missing: %+v", s.Peers)

@@ -154,10 +154,17 @@ func (p *Pane) render() []string {
 	}
 	now := p.now()
 
-	// Link and identity.
-	link := p.st.Bad.Render("link down")
-	if s.Link.Up {
-		link = p.st.Good.Render("link up")
+	// Link and identity: a live port, or the demo's recorded capture.
+	var link string
+	switch {
+	case s.Link.Replay && s.Link.Up:
+		link = p.st.Good.Render("replay") + " (recorded capture)"
+	case s.Link.Replay:
+		link = p.st.Muted.Render("replay ended") + " (recorded capture)"
+	case s.Link.Up:
+		link = p.st.Good.Render("link up") + " " + safetext.Clean(s.Link.Port)
+	default:
+		link = p.st.Bad.Render("link down") + " " + safetext.Clean(s.Link.Port)
 	}
 	id := ""
 	if s.Hostname != "" || s.TailnetIP.IsValid() {
@@ -166,8 +173,8 @@ func (p *Pane) render() []string {
 	if p.isBoard(s) {
 		id += "  " + p.st.Selected.Render("selected in Peers")
 	}
-	add(p.st.Title.Render("Board") + "  " + link + " " + safetext.Clean(s.Link.Port) + id)
-	if !s.Link.Up && s.Link.Err != nil {
+	add(p.st.Title.Render("Board") + "  " + link + id)
+	if !s.Link.Up && !s.Link.Replay && s.Link.Err != nil {
 		add("  " + p.st.Muted.Render("last error: "+safetext.Clean(s.Link.Err.Error())))
 	}
 	// The reset's meaning first, its register name and code after.
@@ -217,7 +224,7 @@ func (p *Pane) render() []string {
 			derp += fmt.Sprintf(" %dms", s.HomeLatency.Milliseconds())
 		}
 		if s.HomeDERPBy != "" {
-			derp += ", chosen by " + safetext.Clean(s.HomeDERPBy)
+			derp += ", chosen by " + derpByWords(s.HomeDERPBy)
 		}
 	}
 	add(p.st.Title.Render("Home DERP") + "  " + derp)
@@ -330,6 +337,23 @@ func wrapLines(lines []string, width int) []string {
 		}
 	}
 	return out
+}
+
+// derpByWords says how the board chose its home DERP, from the N frame's
+// derpby word ("latency", "lowest-id", "fixed", "none"); unknown words are
+// shown as sent.
+func derpByWords(by string) string {
+	switch by {
+	case "lowest-id":
+		return "lowest region id (not by latency)"
+	case "latency":
+		return "lowest latency"
+	case "fixed":
+		return "configuration (fixed, not by latency)"
+	case "none":
+		return "nothing (no home region)"
+	}
+	return safetext.Clean(by)
 }
 
 // isBoard reports whether the peer selected in Peers is this board.

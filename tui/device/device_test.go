@@ -65,7 +65,7 @@ func TestDevicePaneUpdate(t *testing.T) {
 		"last reset software CPU reset (panic or esp_restart) · RTC_SW_CPU_RST 0xc · firmware says poweron",
 		"LoadProhibited on core 0 · 1m30s ago",
 		"pass the firmware ELF (--elf) to decode the backtrace",
-		"region 1 (derp1f.tailscale.com) 182ms, chosen by lowest-id",
+		"region 1 (derp1f.tailscale.com) 182ms, chosen by lowest region id (not by latency)",
 		"not the nearest: region 7 answers in 24ms",
 		"12/64 used, 0 dropped, 30 reaped",
 		"internal 128 KiB free (min 124 KiB, largest 68 KiB)",

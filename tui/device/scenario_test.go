@@ -1,6 +1,7 @@
 package device
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ import (
 func scenarioEvent(t *testing.T, stop int) devlink.Event {
 	t.Helper()
 	st := devlink.NewState()
-	st.ApplyLink(devlink.LinkStatus{Up: true, Port: "replay", At: at})
+	st.ApplyLink(devlink.LinkStatus{Up: true, Port: "replay", Replay: true, At: at})
 	lines := firmware.ScenarioLines()
 	if stop <= 0 || stop > len(lines) {
 		stop = len(lines)
@@ -103,6 +104,51 @@ func TestDevicePaneNarrowKeepsAlarms(t *testing.T) {
 			for _, r := range rows {
 				if w := ansi.StringWidth(r); w > size[0] || strings.Contains(r, "…") {
 					t.Errorf("row cut or too wide (%d cells): %q", w, r)
+				}
+			}
+		})
+	}
+}
+
+// TestDevicePaneWording: the link says whether the board is live or the
+// demo's recorded capture, and how the home DERP was chosen is said in words.
+func TestDevicePaneWording(t *testing.T) {
+	tests := []struct {
+		name string
+		link devlink.LinkStatus
+		by   string
+		want []string
+		not  []string
+	}{
+		{"replay", devlink.LinkStatus{Up: true, Port: "replay", Replay: true}, "lowest-id",
+			[]string{"Board  replay (recorded capture)  cores3", "chosen by lowest region id (not by latency)"},
+			[]string{"link up", "lowest-id"}},
+		{"replay ended", devlink.LinkStatus{Port: "replay", Replay: true, Err: devlink.ErrReplayEnded}, "latency",
+			[]string{"Board  replay ended (recorded capture)  cores3", "chosen by lowest latency"},
+			[]string{"link down", "last error"}},
+		{"serial port", devlink.LinkStatus{Up: true, Port: "/dev/ttyACM0"}, "fixed",
+			[]string{"Board  link up /dev/ttyACM0  cores3", "chosen by configuration (fixed, not by latency)"},
+			[]string{"replay"}},
+		{"unplugged", devlink.LinkStatus{Port: "/dev/ttyACM0", Err: errors.New("port closed")}, "new-word",
+			[]string{"Board  link down /dev/ttyACM0  cores3", "last error: port closed", "chosen by new-word"},
+			nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := scenarioEvent(t, scenarioLine(t, "restarting into the fixed firmware"))
+			ev.State.Link, ev.State.HomeDERPBy = tc.link, tc.by
+			p := New(common.DefaultStyles(), func() time.Time { return at })
+			p.SetSize(120, 40)
+			p.Update(ev)
+			v := p.View()
+			for _, w := range tc.want {
+				if !strings.Contains(v, w) {
+					t.Errorf("view lacks %q:\n%s", w, v)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(v, n) {
+					t.Errorf("view has %q:\n%s", n, v)
 				}
 			}
 		})
