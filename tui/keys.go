@@ -13,6 +13,9 @@ type globalKeys struct {
 	Jump key.Binding // 1-9: pane by position
 	Help key.Binding // toggle full help
 	Quit key.Binding // q, ctrl+c
+	// ForceQuit is ctrl+c alone: the one global key that still works while
+	// the focused pane captures keys, so the only one help offers then.
+	ForceQuit key.Binding
 }
 
 func newGlobalKeys() globalKeys {
@@ -22,6 +25,8 @@ func newGlobalKeys() globalKeys {
 		Jump: key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "go to pane")),
 		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+
+		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 	}
 }
 
@@ -34,16 +39,23 @@ func (k globalKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Next, k.Prev, k.Jump, k.Help, k.Quit}}
 }
 
-// helpKeys joins the focused pane's bindings and the global ones, pane first.
+// helpKeys joins the focused pane's bindings and the global ones, pane
+// first. While the pane is capturing (typing a filter), every key but
+// ctrl+c goes to it, so the global part is only ctrl+c quit: advertising
+// "? help" or "q quit" there would be a lie, those keys type text.
 type helpKeys struct {
-	pane   help.KeyMap
-	global globalKeys
+	pane      help.KeyMap
+	global    globalKeys
+	capturing bool
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
 	var out []key.Binding
 	if h.pane != nil {
 		out = append(out, h.pane.ShortHelp()...)
+	}
+	if h.capturing {
+		return append(out, h.global.ForceQuit)
 	}
 	return append(out, h.global.ShortHelp()...)
 }
@@ -52,6 +64,9 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 	var out [][]key.Binding
 	if h.pane != nil {
 		out = append(out, h.pane.FullHelp()...)
+	}
+	if h.capturing {
+		return append(out, []key.Binding{h.global.ForceQuit})
 	}
 	return append(out, h.global.FullHelp()...)
 }

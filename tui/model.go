@@ -274,7 +274,8 @@ func (m *model) render() {
 		m.frame = ""
 		return
 	}
-	helpLines := strings.Split(m.help.View(helpKeys{pane: m.panes[m.focus].KeyMap(), global: m.keys}), "\n")
+	focused := m.panes[m.focus]
+	helpLines := strings.Split(m.help.View(helpKeys{pane: focused.KeyMap(), global: m.keys, capturing: focused.Capturing()}), "\n")
 	var banner []string
 	if m.down {
 		// Wrap rather than cut: the banner's end is the advice (the socket,
