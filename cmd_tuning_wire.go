@@ -31,7 +31,10 @@ func init() {
 		}
 		// The NAS case: a 400 Mbit/s target at a 20 ms tailnet RTT, against
 		// a copy of this host's /proc/sys that apply and revert really write.
-		opts, _, err := tuning.Sandbox(dir, tune.Inputs{Bandwidth: 400e6, RTT: 20 * time.Millisecond})
+		opts, _, err := tuning.Sandbox(dir, tune.Inputs{
+			Bandwidth: 400e6, BandwidthSource: "demo: the NAS case",
+			RTT: 20 * time.Millisecond, RTTSource: "demo: the NAS case",
+		})
 		if err != nil {
 			return fmt.Errorf("demo: tuning sandbox: %w", err)
 		}
