@@ -114,7 +114,15 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 	out.Checks = make([]Check, len(v.Checks), len(v.Checks)+5)
 	copy(out.Checks, v.Checks)
 	add := func(field, value string, failed bool, note string) {
-		out.Checks = append(out.Checks, Check{Field: field, Value: value, Failed: failed && relayed, Note: note})
+		failed = failed && relayed
+		st := CheckOK
+		if failed {
+			st = CheckFail
+		}
+		out.Checks = append(out.Checks, Check{Field: field, Value: value, Failed: failed, State: st, Note: note})
+	}
+	addState := func(field, value string, st CheckState, note string) {
+		out.Checks = append(out.Checks, Check{Field: field, Value: value, State: st, Note: note})
 	}
 
 	node := "unknown"
@@ -126,12 +134,12 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 	case d.Hostname != "":
 		node = strconv.Quote(d.Hostname)
 	}
-	add("Device.Node", node, false, "the board's telemetry names this peer")
+	addState("Device.Node", node, CheckInfo, "the board's telemetry names this peer")
 
 	noPublic := false
 	switch {
 	case d.Endpoints < 0:
-		add("Device.Endpoints", "unknown", false, "the board has not reported its advertised endpoints")
+		addState("Device.Endpoints", "unknown", CheckUnknown, "the board has not reported its advertised endpoints")
 	case d.Endpoints == 0:
 		controlPublic := p.EndpointsKnown && hasPublic(p.Endpoints)
 		noPublic = !controlPublic
@@ -165,7 +173,7 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 
 	full := d.ProbeTableFull()
 	if d.ProbesCap <= 0 {
-		add("Device.ProbeTable", "unknown", false, "the board has not reported its DISCO probe table")
+		addState("Device.ProbeTable", "unknown", CheckUnknown, "the board has not reported its DISCO probe table")
 	} else {
 		buf := make([]byte, 0, 40)
 		buf = strconv.AppendInt(buf, d.ProbesUsed, 10)

@@ -194,11 +194,11 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 		}
 	}
 	want := []Check{
-		{Field: "Device.Node", Value: `100.64.0.9 "cores3"`, Note: "the board's telemetry names this peer"},
-		{Field: "Device.Endpoints", Value: "0", Failed: true, Note: "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control"},
-		{Field: "Device.H2Window", Value: "65535 B received, 0 B credit returned, 0 B window open", Failed: true, Note: "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more"},
-		{Field: "Device.ProbeTable", Value: "64/64 used, 12 dropped", Failed: true, Note: "the DISCO probe table is full: the board drops new pings, so no direct path can be validated"},
-		{Field: "Device.HomeDERP", Value: "home 3=160ms by lowest-id, nearest 1=14ms", Failed: true, Note: "the board's home region is far from it while a nearer one exists"},
+		{Field: "Device.Node", Value: `100.64.0.9 "cores3"`, State: CheckInfo, Note: "the board's telemetry names this peer"},
+		{Field: "Device.Endpoints", Value: "0", Failed: true, State: CheckFail, Note: "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control"},
+		{Field: "Device.H2Window", Value: "65535 B received, 0 B credit returned, 0 B window open", Failed: true, State: CheckFail, Note: "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more"},
+		{Field: "Device.ProbeTable", Value: "64/64 used, 12 dropped", Failed: true, State: CheckFail, Note: "the DISCO probe table is full: the board drops new pings, so no direct path can be validated"},
+		{Field: "Device.HomeDERP", Value: "home 3=160ms by lowest-id, nearest 1=14ms", Failed: true, State: CheckFail, Note: "the board's home region is far from it while a nearer one exists"},
 	}
 	if diff := cmp.Diff(want, dev); diff != "" {
 		t.Errorf("device checks (-want +got):\n%s", diff)

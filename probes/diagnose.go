@@ -69,8 +69,24 @@ type diag struct {
 	checks  []Check
 }
 
+// add records a check that either explains relaying (failed) or rules
+// that cause out.
 func (d *diag) add(field, value string, failed bool, note string) {
-	d.checks = append(d.checks, Check{Field: field, Value: value, Failed: failed, Note: note})
+	st := CheckOK
+	if failed {
+		st = CheckFail
+	}
+	d.checks = append(d.checks, Check{Field: field, Value: value, Failed: failed, State: st, Note: note})
+}
+
+// info records a fact that neither explains nor rules out relaying.
+func (d *diag) info(field, value, note string) {
+	d.checks = append(d.checks, Check{Field: field, Value: value, State: CheckInfo, Note: note})
+}
+
+// unknown records a check whose value was not available.
+func (d *diag) unknown(field, note string) {
+	d.checks = append(d.checks, Check{Field: field, Value: "unknown", State: CheckUnknown, Note: note})
 }
 
 func (d *diag) run() Verdict {
@@ -85,7 +101,7 @@ func (d *diag) run() Verdict {
 		d.add("WhoIs.Node.Online", "false", true, "the control server says the peer is offline")
 		d.add("Status.LastHandshake", timeText(p.LastHandshake), true, "no WireGuard handshake in the last "+RecentHandshake.String())
 		if p.Active {
-			d.add("Status.Active", "true", false, "we sent packets recently (a ping does), but nothing answered: that is not a path")
+			d.info("Status.Active", "true", "we sent packets recently (a ping does), but nothing answered: that is not a path")
 		}
 		sum := "offline"
 		if !p.LastSeen.IsZero() {
@@ -96,7 +112,11 @@ func (d *diag) run() Verdict {
 	case PathIdle:
 		d.checks = make([]Check, 0, 2)
 		d.add("Status.Active", "false", true, "nothing was sent to the peer recently, so no path is negotiated")
-		d.add("WhoIs.Node.Online", onlineText(p.Online), false, onlineNote(p.Online))
+		if p.Online == nil {
+			d.unknown("WhoIs.Node.Online", onlineNote(p.Online))
+		} else {
+			d.add("WhoIs.Node.Online", onlineText(p.Online), false, "")
+		}
 		return Verdict{Reason: ReasonIdle, Summary: "idle: no recent traffic", Checks: d.checks,
 			Fix: "send traffic to it or run a DISCO ping (`tailscale ping " + pingName(p) + "`) to negotiate a path"}
 	}
@@ -107,7 +127,7 @@ func (d *diag) run() Verdict {
 		d.add("Status.PeerRelay", p.Path.PeerRelay, false, "traffic goes through a peer relay, not DERP")
 	} else {
 		d.add("Status.CurAddr", `""`, true, "no trusted direct UDP address")
-		d.add("Status.PeerRelay", `""`, true, "no peer relay in use")
+		d.info("Status.PeerRelay", `""`, "no peer relay in use: the traffic goes through DERP")
 	}
 	var causeBuf [5]ReasonID
 	causes := causeBuf[:0]
@@ -281,7 +301,11 @@ func (d *diag) checkPingRun() bool {
 	case len(d.p.Endpoints) == 0:
 		note = "no pong directly, as expected with no endpoints"
 	}
-	d.add("PingRun", string(buf), failed, note)
+	if !failed && !r.Direct {
+		d.info("PingRun", string(buf), note)
+	} else {
+		d.add("PingRun", string(buf), failed, note)
+	}
 	return failed
 }
 
@@ -289,7 +313,7 @@ func (d *diag) checkPingRun() bool {
 func (d *diag) checkLocalUDP() (bool, string) {
 	nat := d.self.NAT
 	if nat == nil || nat.WorkingUDP == nil {
-		d.add("NetInfo.WorkingUDP", "unknown", false, "the daemon has not reported a netcheck")
+		d.unknown("NetInfo.WorkingUDP", "the daemon has not reported a netcheck")
 		return false, ""
 	}
 	if !*nat.WorkingUDP {
@@ -305,7 +329,7 @@ func (d *diag) checkLocalUDP() (bool, string) {
 func (d *diag) checkEndpoints() (noEP, privOnly bool, fix string) {
 	p := &d.p
 	if !p.EndpointsKnown {
-		d.add("WhoIs.Node.Endpoints", "unknown", false, "WhoIs was not available")
+		d.unknown("WhoIs.Node.Endpoints", "WhoIs was not available")
 		return false, false, ""
 	}
 	if len(p.Endpoints) == 0 {
@@ -392,7 +416,7 @@ func (d *diag) checkNAT() (ReasonID, string) {
 	localHard := false
 	switch {
 	case nat == nil || nat.MappingVariesByDestIP == nil:
-		d.add("NetInfo.MappingVariesByDestIP", "unknown", false, "")
+		d.unknown("NetInfo.MappingVariesByDestIP", "the daemon has not measured our NAT type")
 	case *nat.MappingVariesByDestIP:
 		localHard = !nat.HavePortMap
 		d.add("NetInfo.MappingVariesByDestIP", "true", localHard, "our NAT picks a new port per destination (hard NAT)")
@@ -404,7 +428,7 @@ func (d *diag) checkNAT() (ReasonID, string) {
 	pn := d.p.NAT
 	switch {
 	case pn == nil || pn.MappingVariesByDestIP == nil:
-		d.add("Peer.NetInfo.MappingVariesByDestIP", "unknown", false, "the peer's NAT type is not shared")
+		d.unknown("Peer.NetInfo.MappingVariesByDestIP", "the peer's NAT type is not shared")
 	case *pn.MappingVariesByDestIP:
 		peerHard = !pn.HavePortMap
 		d.add("Peer.NetInfo.MappingVariesByDestIP", "true", peerHard, "the peer's NAT is hard too")
@@ -439,12 +463,12 @@ func (d *diag) checkFarDERP() (bool, farDERP) {
 	nat := d.self.NAT
 	region := d.p.HomeDERP
 	if nat == nil || len(nat.DERPLatency) == 0 || region == 0 {
-		d.add("NetInfo.DERPLatency", "unknown", false, "no DERP latencies or the peer's home region is unknown")
+		d.unknown("NetInfo.DERPLatency", "no DERP latencies or the peer's home region is unknown")
 		return false, farDERP{}
 	}
 	relayLat, ok := nat.DERPLatency[region]
 	if !ok {
-		d.add("NetInfo.DERPLatency", "unknown", false, "region "+d.regionName(region)+" not measured")
+		d.unknown("NetInfo.DERPLatency", "region "+d.regionName(region)+" not measured")
 		return false, farDERP{}
 	}
 	bestID, bestLat := 0, time.Duration(0)

@@ -179,6 +179,7 @@ func TestDiagnoseCases(t *testing.T) {
 			if v.Reason == ReasonUnexplained && len(v.Checks) < 5 {
 				t.Errorf("unexplained lists only %d checks", len(v.Checks))
 			}
+			checkStates(t, v.Checks)
 		})
 	}
 }
@@ -316,6 +317,68 @@ func TestRelayedChecksCount(t *testing.T) {
 			if got > want {
 				t.Errorf("peer %d: %d checks, estimate %d", i, got, want)
 			}
+		}
+	}
+}
+
+// checkStates asserts the Check invariants: every check has a State,
+// Failed exactly when State is fail, and an "unknown" value is never
+// marked ok or failed.
+func checkStates(t *testing.T, cs []Check) {
+	t.Helper()
+	for _, c := range cs {
+		switch {
+		case c.State == "":
+			t.Errorf("%s has no State", c.Field)
+		case c.Failed != (c.State == CheckFail):
+			t.Errorf("%s: Failed %v but State %q", c.Field, c.Failed, c.State)
+		case c.Value == "unknown" && c.State != CheckUnknown:
+			t.Errorf("%s = unknown marked %q, want %q", c.Field, c.State, CheckUnknown)
+		}
+	}
+}
+
+// TestCheckStateMarks: the evidence a person reads says unknown for values
+// not measured and info for facts that neither explain nor rule out
+// relaying, instead of "ok" or "FAIL".
+func TestCheckStateMarks(t *testing.T) {
+	self := easySelf()
+	self.NAT.MappingVariesByDestIP = nil
+	p := relayedPeer("203.0.113.5:41641")
+	p.PingRun = &PingRun{Tries: 10}
+	v := Diagnose(self, p, testRegions)
+	got := map[string]CheckState{}
+	for _, c := range v.Checks {
+		got[c.Field] = c.Mark()
+	}
+	want := map[string]CheckState{
+		"Status.CurAddr":                     CheckFail,
+		"Status.PeerRelay":                   CheckInfo,
+		"NetInfo.WorkingUDP":                 CheckOK,
+		"WhoIs.Node.Endpoints":               CheckOK,
+		"NetInfo.MappingVariesByDestIP":      CheckUnknown,
+		"Peer.NetInfo.MappingVariesByDestIP": CheckUnknown,
+		"PingRun":                            CheckInfo, // no pong at all: says nothing about direct
+		"NetInfo.DERPLatency":                CheckOK,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("check marks (-want +got):\n%s", diff)
+	}
+	checkStates(t, v.Checks)
+
+	// Mark reads a Check built without a State (an older fixture) by Failed.
+	for _, tt := range []struct {
+		c    Check
+		want CheckState
+	}{
+		{Check{}, CheckOK},
+		{Check{Failed: true}, CheckFail},
+		{Check{State: CheckUnknown}, CheckUnknown},
+		{Check{State: CheckFail}, CheckOK}, // Failed is the source of truth for fail
+		{Check{Failed: true, State: CheckInfo}, CheckFail},
+	} {
+		if got := tt.c.Mark(); got != tt.want {
+			t.Errorf("%+v.Mark() = %q, want %q", tt.c, got, tt.want)
 		}
 	}
 }

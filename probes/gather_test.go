@@ -72,19 +72,19 @@ func TestDiagnoseFixtures(t *testing.T) {
 		{"offline", PathOffline, "offline, last seen 3h ago", ReasonOffline, nil, []string{"WhoIs.Node.Online", "Status.LastHandshake"}, true},
 		{"idle", PathIdle, "idle", ReasonIdle, nil, []string{"Status.Active"}, true},
 		{"no-endpoints", PathDERP, `active; relay "nyc"`, ReasonNoEndpoints, nil,
-			[]string{"Status.CurAddr", "Status.PeerRelay", "WhoIs.Node.Endpoints"}, true},
+			[]string{"Status.CurAddr", "WhoIs.Node.Endpoints"}, true},
 		{"private-endpoints-only", PathDERP, `active; relay "fra"`, ReasonPrivateEndpointsOnly, []ReasonID{ReasonFarHomeDERP},
-			[]string{"Status.CurAddr", "Status.PeerRelay", "WhoIs.Node.Endpoints", "Self.Endpoints", "NetInfo.DERPLatency"}, true},
+			[]string{"Status.CurAddr", "WhoIs.Node.Endpoints", "Self.Endpoints", "NetInfo.DERPLatency"}, true},
 		{"local-udp-blocked", PathDERP, `active; relay "nyc"`, ReasonLocalUDPBlocked, nil,
-			[]string{"Status.CurAddr", "Status.PeerRelay", "NetInfo.WorkingUDP"}, true},
+			[]string{"Status.CurAddr", "NetInfo.WorkingUDP"}, true},
 		{"local-hard-nat", PathDERP, `active; relay "nyc"`, ReasonLocalHardNAT, nil,
-			[]string{"Status.CurAddr", "Status.PeerRelay", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap"}, true},
+			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap"}, true},
 		{"both-hard-nat", PathDERP, `active; relay "fra"`, ReasonBothHardNAT, []ReasonID{ReasonFarHomeDERP},
-			[]string{"Status.CurAddr", "Status.PeerRelay", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP", "NetInfo.DERPLatency"}, true},
+			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP", "NetInfo.DERPLatency"}, true},
 		{"far-home-derp", PathDERP, `active; relay "tok"`, ReasonUnexplained, []ReasonID{ReasonFarHomeDERP},
-			[]string{"Status.CurAddr", "Status.PeerRelay", "NetInfo.DERPLatency"}, true},
+			[]string{"Status.CurAddr", "NetInfo.DERPLatency"}, true},
 		{"unexplained", PathDERP, `active; relay "nyc"`, ReasonUnexplained, nil,
-			[]string{"Status.CurAddr", "Status.PeerRelay"}, true},
+			[]string{"Status.CurAddr"}, true},
 		{"testcontrol", PathDirect, "active; direct 127.0.0.1:40002; offline", ReasonDirect, nil, nil, false},
 	}
 	for _, tt := range tests {
@@ -104,6 +104,7 @@ func TestDiagnoseFixtures(t *testing.T) {
 			if diff := cmp.Diff(tt.wantFailed, failedFields(v)); diff != "" {
 				t.Errorf("failed checks (-want +got):\n%s", diff)
 			}
+			checkStates(t, v.Checks)
 			if (v.Fix != "") != tt.wantFix {
 				t.Errorf("fix = %q, want fix: %v", v.Fix, tt.wantFix)
 			}
@@ -326,7 +327,7 @@ func TestGatherLostDirect(t *testing.T) {
 	if v.Reason != ReasonLostDirect || v.Summary != "was direct, fell back to relay" {
 		t.Errorf("verdict = %q %q, want lost-direct; checks:\n%s", v.Reason, v.Summary, checksText(v.Checks))
 	}
-	if got := failedFields(v); !cmp.Equal(got, []string{"Status.CurAddr", "Status.PeerRelay", "Peer.LastDirect", "EndpointChanges"}) {
+	if got := failedFields(v); !cmp.Equal(got, []string{"Status.CurAddr", "Peer.LastDirect", "EndpointChanges"}) {
 		t.Errorf("failed checks = %q", got)
 	}
 	wantChange := &EndpointChange{When: time.Date(2026, 11, 30, 12, 0, 2, 0, time.UTC), What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"203.0.113.5:41641"}`}

@@ -60,7 +60,8 @@ const (
 )
 
 // Check is one piece of evidence the diagnosis looked at: which field, what
-// value it had, and whether it argues for a relayed path (Failed) or not.
+// value it had, and how it bears on the verdict (State; Failed mirrors
+// State == CheckFail for older readers of the JSON).
 type Check struct {
 	// Field names the source, e.g. "WhoIs.Node.Endpoints", "NetInfo.WorkingUDP".
 	Field string `json:"field"`
@@ -68,8 +69,39 @@ type Check struct {
 	Value string `json:"value"`
 	// Failed is true when this check explains (part of) why the path is relayed.
 	Failed bool `json:"failed"`
+	// State is ok, fail, info or unknown; "" reads as ok unless Failed (use
+	// Mark). Set by Diagnose and DiagnoseDevice on every check.
+	State CheckState `json:"state,omitempty"`
 	// Note is a short human reading of the check.
 	Note string `json:"note,omitempty"`
+}
+
+// CheckState is how one Check bears on the verdict.
+type CheckState string
+
+const (
+	// CheckOK: the value rules this cause out (or shows a healthy path).
+	CheckOK CheckState = "ok"
+	// CheckFail: the value explains (part of) why the path is relayed or down.
+	CheckFail CheckState = "fail"
+	// CheckInfo: a fact that neither explains nor rules out relaying
+	// (Status.PeerRelay = "" on a DERP path, the board's name).
+	CheckInfo CheckState = "info"
+	// CheckUnknown: the value was not available (no netcheck yet, WhoIs
+	// failed, the peer does not share its NAT type).
+	CheckUnknown CheckState = "unknown"
+)
+
+// Mark is c's state for display: CheckFail when Failed, else State, else
+// CheckOK (a Check built without a State, e.g. by an older fixture).
+func (c Check) Mark() CheckState {
+	switch {
+	case c.Failed:
+		return CheckFail
+	case c.State == "" || c.State == CheckFail:
+		return CheckOK
+	}
+	return c.State
 }
 
 // Verdict is the diagnosis of one peer's path.

@@ -421,15 +421,22 @@ func (d *Detail) lines() []string {
 		add("  " + d.st.Muted.Render("no checks recorded"))
 	}
 	for _, c := range v.Checks {
-		mark := d.st.Good.Render("[x] ok  ")
-		if c.Failed {
-			mark = d.st.Bad.Render("[ ] FAIL")
+		var mark string
+		switch c.Mark() {
+		case probes.CheckFail:
+			mark = d.st.Bad.Render("[ ] FAIL   ")
+		case probes.CheckUnknown:
+			mark = d.st.Muted.Render("[?] unknown")
+		case probes.CheckInfo:
+			mark = d.st.Muted.Render("[-] info   ")
+		default:
+			mark = d.st.Good.Render("[x] ok     ")
 		}
 		text := safetext.Clean(c.Field) + " = " + safetext.Clean(c.Value)
 		if c.Note != "" {
 			text += ": " + safetext.Clean(c.Note)
 		}
-		const indent = 11 // "  [ ] FAIL "
+		const indent = 14 // "  [?] unknown "
 		wrapped := strings.Split(ansi.Wrap(text, max(w-indent, 8), ""), "\n")
 		for i, l := range wrapped {
 			if i == 0 {

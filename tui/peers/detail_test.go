@@ -42,8 +42,8 @@ func TestDetailShowsVerdictAndEvidence(t *testing.T) {
 		"verdict    no-endpoints: peer advertises no UDP endpoints",
 		"also       device-no-public-endpoint",
 		"fix        the peer cannot receive UDP",
-		"[ ] FAIL WhoIs.Node.Endpoints = []: nothing to send DISCO pings to",
-		"[x] ok   NetInfo.WorkingUDP = true: UDP works here",
+		"[ ] FAIL    WhoIs.Node.Endpoints = []: nothing to send DISCO pings to",
+		"[x] ok      NetInfo.WorkingUDP = true: UDP works here",
 		"endpoints  none advertised",
 		"home DERP  nyc (region 1, New York City)",
 		"handshake 1m ago",
@@ -367,5 +367,48 @@ func TestDetailPingWording(t *testing.T) {
 				t.Errorf("ping lines (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDetailEvidenceMarks: unknown values and neutral facts are neither
+// "ok" nor "FAIL"; a check without a State (older fixtures) reads by Failed.
+func TestDetailEvidenceMarks(t *testing.T) {
+	s := peerstest.Snapshot()
+	for i := range s.Peers {
+		if s.Peers[i].ID == "nCORES3" {
+			s.Peers[i].Verdict.Checks = []probes.Check{
+				{Field: "Status.CurAddr", Value: `""`, Failed: true, State: probes.CheckFail, Note: "no trusted direct UDP address"},
+				{Field: "Status.PeerRelay", Value: `""`, State: probes.CheckInfo, Note: "no peer relay in use"},
+				{Field: "NetInfo.MappingVariesByDestIP", Value: "unknown", State: probes.CheckUnknown},
+				{Field: "NetInfo.WorkingUDP", Value: "true", State: probes.CheckOK},
+				{Field: "Legacy", Value: "x"},
+			}
+		}
+	}
+	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+	d.SetSize(100, 40)
+	d.Update(s)
+	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
+	var got []string
+	in := false
+	for _, l := range strings.Split(d.View(), "\n") {
+		switch {
+		case strings.HasPrefix(l, "evidence"):
+			in = true
+		case in && strings.HasPrefix(l, "  ["):
+			got = append(got, strings.TrimSpace(l))
+		case in:
+			in = false
+		}
+	}
+	want := []string{
+		`[ ] FAIL    Status.CurAddr = "": no trusted direct UDP address`,
+		`[-] info    Status.PeerRelay = "": no peer relay in use`,
+		`[?] unknown NetInfo.MappingVariesByDestIP = unknown`,
+		`[x] ok      NetInfo.WorkingUDP = true`,
+		`[x] ok      Legacy = x`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("evidence lines (-want +got):\n%s", diff)
 	}
 }

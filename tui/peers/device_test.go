@@ -104,8 +104,8 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			wantAlso:   []probes.ReasonID{probes.ReasonNoEndpoints, probes.ReasonDeviceProbeTableFull, probes.ReasonFarHomeDERP},
 			wantBoard:  "nBOARD",
 			wantDetail: []string{
-				"[ ] FAIL Device.H2Window = 65535 B received, 0 B credit returned, 0 B window open",
-				"[ ] FAIL Device.ProbeTable = 64/64 used, 10 dropped",
+				"[ ] FAIL    Device.H2Window = 65535 B received, 0 B credit returned, 0 B window open",
+				"[ ] FAIL    Device.ProbeTable = 64/64 used, 10 dropped",
 			}},
 		{name: "board without a net frame is not linked", snapFirst: true,
 			events:     [][]string{{frameDiscoFull}},
@@ -182,7 +182,7 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			if tt.wantBoard != "" {
 				for _, want := range []string{
 					"esp32-s3 " + BoardMark,
-					`[ ] FAIL Device.Endpoints = 0`,
+					`[ ] FAIL    Device.Endpoints = 0`,
 					`Device.Node = 100.64.0.9 "cores3"`,
 					"fix        firmware:",
 				} {
