@@ -30,7 +30,7 @@ var colSpecs = [numCols]colSpec{
 	colName:    {title: "  name", min: 14, pref: 22},
 	colOS:      {title: "OS", min: 8, pref: 8, hide: 1},
 	colPath:    {title: "path", min: 25, pref: 36},
-	colLatency: {title: "latency", min: 7, pref: 7, hide: 3},
+	colLatency: {title: "ping", min: 7, pref: 7, hide: 3}, // the last ping's round trip: nothing measures it passively
 	colDERP:    {title: "DERP", min: 4, pref: 4, hide: 3},
 	colTx:      {title: "tx", min: 9, pref: 9, hide: 2},
 	colRx:      {title: "rx", min: 9, pref: 9, hide: 2},

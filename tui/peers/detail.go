@@ -466,8 +466,14 @@ func (d *Detail) lines() []string {
 		derp += ")"
 	}
 	field("home DERP", derp, nil)
+	// Latency is only what the last ping measured (0 until one answers),
+	// so it is labelled as such and, when unmeasured, says how to measure.
+	lastPing := FormatLatency(p.Latency)
+	if p.Latency == 0 && d.ping != nil {
+		lastPing += " (p to ping)"
+	}
 	traffic := "tx " + FormatRate(p.TxRate) + "  rx " + FormatRate(p.RxRate) +
-		"  latency " + FormatLatency(p.Latency) +
+		"  last ping " + lastPing +
 		"  handshake " + formatAgo(d.now(), p.LastHandshake)
 	field("traffic", traffic, nil)
 

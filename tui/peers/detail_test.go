@@ -412,3 +412,41 @@ func TestDetailEvidenceMarks(t *testing.T) {
 		t.Errorf("evidence lines (-want +got):\n%s", diff)
 	}
 }
+
+// TestLatencyIsLabelledAsLastPing: nothing measures latency passively, so
+// the column is headed "ping" and the detail says "last ping", pointing at
+// p when no ping has answered yet.
+func TestLatencyIsLabelledAsLastPing(t *testing.T) {
+	l := NewList(common.DefaultStyles())
+	l.SetSize(120, 20)
+	l.Update(peerstest.Snapshot())
+	header := ""
+	for _, line := range strings.Split(l.View(), "\n") {
+		if strings.Contains(line, "name") && strings.Contains(line, "path") {
+			header = line
+			break
+		}
+	}
+	if !strings.Contains(header, " ping ") || strings.Contains(header, "latency") {
+		t.Errorf("list header = %q, want a ping column, not latency", header)
+	}
+
+	ping := func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
+	tests := []struct {
+		id   string
+		ping PingFunc
+		want string
+	}{
+		{"nCORES3", ping, "last ping 42ms  handshake"},
+		{"nLAPTOP", ping, "last ping - (p to ping)  handshake"},
+		{"nLAPTOP", nil, "last ping -  handshake"}, // no ping key: no hint
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			d := newTestDetail(tt.ping, tt.id)
+			if v := d.View(); !strings.Contains(v, tt.want) {
+				t.Errorf("detail lacks %q:\n%s", tt.want, v)
+			}
+		})
+	}
+}
