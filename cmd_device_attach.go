@@ -105,7 +105,12 @@ func openFirmware(spec string) (firmwareELFs, error) {
 // addDevicePanes adds the Device and Log panes and a feed relaying src.
 func addDevicePanes(d *dashboard, src *devlink.Source) {
 	st := common.DefaultStyles()
-	d.panes = append(d.panes, device.New(st, nil), logpane.New(st, logKeep))
+	dev := device.New(st, nil)
+	if src.Link != nil {
+		// R in the Device pane: one deliberate hard reset of a live board.
+		dev.SetReset(src.Link.RequestReset)
+	}
+	d.panes = append(d.panes, dev, logpane.New(st, logKeep))
 	d.feeds = append(d.feeds, func(ctx context.Context, send func(tea.Msg)) {
 		for ev := range src.Run(ctx) {
 			send(ev)

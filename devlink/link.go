@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.bug.st/serial"
@@ -19,8 +20,12 @@ type LinkStatus struct {
 	At   time.Time // when the change was seen
 	// Err is why the link went down or a reopen failed; nil when Up.
 	Err error
-	// Reset is true when this Up follows a deliberate hard reset (--reset).
+	// Reset is true when this Up follows a deliberate hard reset (--reset
+	// or RequestReset).
 	Reset bool
+	// ResetErr is why a requested reset could not be done (a port without
+	// modem lines); the link itself stays up.
+	ResetErr error
 	// Replay is true when the lines come from a recorded capture
 	// (Source.Replay), not a serial port; Port is then "replay".
 	Replay bool
@@ -52,6 +57,24 @@ type Link struct {
 	// open and list are serial.Open and ListPorts; tests replace them.
 	open func(path string, mode *serial.Mode) (serial.Port, error)
 	list func() ([]PortInfo, error)
+
+	resetOnce sync.Once
+	resetReq  chan struct{} // RequestReset → read loop, one pending at most
+}
+
+// RequestReset asks a running Link for one deliberate hard reset of the
+// board (the TUI's reset key). It never blocks: the reset happens on Run's
+// goroutine between two reads, and its outcome arrives through onStatus as
+// LinkStatus{Up: true, Reset: true} or with ResetErr set. It reports false
+// when a reset is already pending.
+func (k *Link) RequestReset() bool {
+	k.resetOnce.Do(func() { k.resetReq = make(chan struct{}, 1) })
+	select {
+	case k.resetReq <- struct{}{}:
+		return true
+	default:
+		return false
+	}
 }
 
 func (k *Link) defaults() {
@@ -122,7 +145,7 @@ func (k *Link) Run(ctx context.Context, onLine func(*Line), onStatus func(LinkSt
 		}
 		first, downReported = false, false
 		onStatus(LinkStatus{Up: true, Port: path, At: time.Now(), Reset: didReset})
-		err = k.read(ctx, port, &sp, onLine)
+		err = k.read(ctx, port, path, &sp, onLine, onStatus)
 		port.Close()
 		sp.Flush(onLine)
 		if ctx.Err() != nil {
@@ -140,7 +163,8 @@ func (k *Link) Run(ctx context.Context, onLine func(*Line), onStatus func(LinkSt
 }
 
 // read pumps one open port until it fails or ctx is done.
-func (k *Link) read(ctx context.Context, port serial.Port, sp *Splitter, onLine func(*Line)) error {
+func (k *Link) read(ctx context.Context, port serial.Port, path string, sp *Splitter, onLine func(*Line), onStatus func(LinkStatus)) error {
+	k.resetOnce.Do(func() { k.resetReq = make(chan struct{}, 1) })
 	tick := k.Idle / 2
 	if tick > 100*time.Millisecond {
 		tick = 100 * time.Millisecond
@@ -161,6 +185,18 @@ func (k *Link) read(ctx context.Context, port serial.Port, sp *Splitter, onLine 
 		}
 		if n == 0 && sp.Pending() > 0 && time.Since(last) >= k.Idle {
 			sp.Flush(onLine)
+		}
+		select {
+		case <-k.resetReq:
+			// Whatever the board printed before the reset is a line of its
+			// own: the ROM banner starts afresh.
+			sp.Flush(onLine)
+			if err := HardReset(port, path, k.list); err != nil {
+				onStatus(LinkStatus{Up: true, Port: path, At: time.Now(), ResetErr: err})
+			} else {
+				onStatus(LinkStatus{Up: true, Port: path, At: time.Now(), Reset: true})
+			}
+		default:
 		}
 	}
 	return nil

@@ -321,3 +321,103 @@ func TestHardResetSequence(t *testing.T) {
 		t.Errorf("EN held low %v; the USB-Serial/JTAG port needs ≥ 200 ms", held)
 	}
 }
+
+// modemOKPort reads and writes a real pty but accepts modem-line calls (a
+// pty has no modem lines), recording them: the stand-in for a USB port.
+type modemOKPort struct {
+	serial.Port
+	mu    sync.Mutex
+	calls []string
+}
+
+func (p *modemOKPort) SetDTR(v bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, fmt.Sprintf("DTR=%v", v))
+	return nil
+}
+
+func (p *modemOKPort) SetRTS(v bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, fmt.Sprintf("RTS=%v", v))
+	return nil
+}
+
+// TestRequestReset: the TUI's reset key asks a running link for one hard
+// reset. It is done between reads with the esptool sequence, reported as
+// LinkStatus{Reset: true}, and reading goes on; on a port without modem
+// lines (a plain pty) it is reported as ResetErr and the link stays up.
+func TestRequestReset(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("pseudo-terminals are a Unix test fixture")
+	}
+	for _, tc := range []struct {
+		name    string
+		modemOK bool
+	}{{"usb port", true}, {"pty without modem lines", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			master, tty, err := pty.Open()
+			if err != nil {
+				t.Skipf("no pseudo-terminals here: %v", err)
+			}
+			defer master.Close()
+			defer tty.Close()
+			var port *modemOKPort
+			k := &Link{Port: tty.Name(), Idle: 50 * time.Millisecond}
+			if tc.modemOK {
+				k.open = func(path string, mode *serial.Mode) (serial.Port, error) {
+					p, err := serial.Open(path, &serial.Mode{BaudRate: mode.BaudRate})
+					if err != nil {
+						return nil, err
+					}
+					port = &modemOKPort{Port: p}
+					return port, nil
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			lines := make(chan string, 10)
+			status := make(chan LinkStatus, 10)
+			go k.Run(ctx, func(l *Line) { lines <- string(l.Text) }, func(s LinkStatus) { status <- s })
+			if s := <-status; !s.Up || s.Reset {
+				t.Fatalf("first status %+v, want up without reset", s)
+			}
+			if !k.RequestReset() {
+				t.Fatal("RequestReset refused with nothing pending")
+			}
+			var s LinkStatus
+			select {
+			case s = <-status:
+			case <-time.After(3 * time.Second):
+				t.Fatal("no status after RequestReset")
+			}
+			if !s.Up {
+				t.Errorf("link reported down after a reset request: %+v", s)
+			}
+			if tc.modemOK {
+				if !s.Reset || s.ResetErr != nil {
+					t.Errorf("status %+v, want Reset without error", s)
+				}
+				port.mu.Lock()
+				calls := append([]string(nil), port.calls...)
+				port.mu.Unlock()
+				if diff := cmp.Diff([]string{"DTR=false", "RTS=true", "RTS=false", "DTR=false"}, calls); diff != "" {
+					t.Errorf("modem calls (-want +got):\n%s", diff)
+				}
+			} else if s.Reset || s.ResetErr == nil || !strings.Contains(s.ResetErr.Error(), "RST button") {
+				t.Errorf("status %+v, want ResetErr naming the RST button", s)
+			}
+			// Reading goes on after the reset.
+			master.Write([]byte("ESP-ROM:esp32s3-20210327\r\n"))
+			select {
+			case l := <-lines:
+				if l != "ESP-ROM:esp32s3-20210327" {
+					t.Errorf("line after reset %q", l)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("no line after the reset")
+			}
+		})
+	}
+}

@@ -29,10 +29,12 @@ const Title = "Device"
 
 type keys struct {
 	Up, Down key.Binding
+	// Reset is enabled only when the pane has a live port to reset.
+	Reset key.Binding
 }
 
-func (k keys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down} }
-func (k keys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Up, k.Down}} }
+func (k keys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Reset} }
+func (k keys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Up, k.Down, k.Reset}} }
 
 // Pane is the Device pane. Create it with New.
 type Pane struct {
@@ -47,6 +49,15 @@ type Pane struct {
 	dirty         bool
 	selected      probes.Peer // the peer selected in the Peers pane, if any
 	ticking       bool        // an ageTickMsg is pending
+	reset         func() bool // asks the link for a hard reset; nil for a replay
+}
+
+// SetReset enables the reset key: fn asks the serial link for one
+// deliberate hard reset without blocking (devlink.Link.RequestReset); the
+// outcome comes back as the link status in a later devlink.Event.
+func (p *Pane) SetReset(fn func() bool) {
+	p.reset = fn
+	p.keys.Reset.SetEnabled(fn != nil)
 }
 
 // ageTickMsg redraws pane p once a second so "ago" texts (last crash,
@@ -67,8 +78,9 @@ func New(st common.Styles, now func() time.Time) *Pane {
 		now = time.Now
 	}
 	return &Pane{st: st, now: now, dirty: true, keys: keys{
-		Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
-		Down: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
+		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
+		Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
+		Reset: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset board"), key.WithDisabled()),
 	}}
 }
 
@@ -114,6 +126,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.scroll = max(0, p.scroll-1)
 		case key.Matches(m, p.keys.Down):
 			p.scroll++
+		case key.Matches(m, p.keys.Reset) && p.reset != nil:
+			fn := p.reset
+			return func() tea.Msg { fn(); return nil }
 		}
 	}
 	return nil
@@ -174,6 +189,12 @@ func (p *Pane) render() []string {
 		id += "  " + p.st.Selected.Render("selected in Peers")
 	}
 	add(p.st.Title.Render("Board") + "  " + link + id)
+	switch {
+	case s.Link.ResetErr != nil:
+		add("  " + p.st.Warn.Render("reset failed: "+safetext.Clean(s.Link.ResetErr.Error())))
+	case s.Link.Reset:
+		add("  " + p.st.Muted.Render("reset by tailpath at "+s.Link.At.Format("15:04:05")))
+	}
 	if !s.Link.Up && !s.Link.Replay && s.Link.Err != nil {
 		add("  " + p.st.Muted.Render("last error: "+safetext.Clean(s.Link.Err.Error())))
 	}

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"errors"
 	"net/netip"
 	"os"
 	"strings"
@@ -190,5 +191,47 @@ func TestDevicePaneH2Stalled(t *testing.T) {
 	p.Update(ev)
 	if v := p.View(); !strings.Contains(v, "Control stream  STALLED: the server can send nothing more\n  HTTP/2 0 B open, 65535 B received, 0 B window credit returned") {
 		t.Errorf("stalled window not flagged:\n%s", v)
+	}
+}
+
+// TestDevicePaneResetKey: R asks the link for a reset through a command
+// (never inside Update), only when a live port was wired with SetReset; the
+// outcome shows from the link status.
+func TestDevicePaneResetKey(t *testing.T) {
+	R := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("R")}
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(100, 30)
+	if cmd := p.Update(R); cmd != nil {
+		t.Error("R did something without a port to reset (replay)")
+	}
+	for _, b := range p.KeyMap().ShortHelp() {
+		if b.Help().Desc == "reset board" && b.Enabled() {
+			t.Error("reset key advertised without a port")
+		}
+	}
+	asked := 0
+	p.SetReset(func() bool { asked++; return true })
+	cmd := p.Update(R)
+	if asked != 0 {
+		t.Fatal("Update asked for the reset itself; that belongs in the command")
+	}
+	if cmd == nil {
+		t.Fatal("R returned no command with a port wired")
+	}
+	cmd()
+	if asked != 1 {
+		t.Fatalf("reset asked %d times, want 1", asked)
+	}
+
+	ev := event("I (10) boot: hi", true)
+	ev.State.Link.ResetErr = errors.New("reset /dev/pts/3: the port has no modem lines; press the board's RST button instead")
+	p.Update(ev)
+	if v := p.View(); !strings.Contains(v, "reset failed:") || !strings.Contains(v, "RST button") {
+		t.Errorf("failed reset not shown:\n%s", v)
+	}
+	ev.State.Link.ResetErr, ev.State.Link.Reset, ev.State.Link.At = nil, true, at
+	p.Update(ev)
+	if v := p.View(); !strings.Contains(v, "reset by tailpath at "+at.Format("15:04:05")) {
+		t.Errorf("reset not shown:\n%s", v)
 	}
 }
