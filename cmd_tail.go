@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -222,22 +221,11 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 		return &exitError{2, fmt.Errorf("tail --color: %q is not auto, always or never", f.color)}
 	}
 	if f.elf != "" {
-		paths := strings.Split(f.elf, ",")
-		app := paths[0]
-		for _, p := range paths {
-			if !strings.Contains(filepath.Base(p), "bootloader") {
-				app = p
-				break
-			}
-		}
-		sym, err := devlink.OpenELF(app)
+		fw, err := openFirmware(f.elf)
 		if err != nil {
-			return fmt.Errorf("tail --elf: %w", err)
+			return fmt.Errorf("tail %w", err)
 		}
-		out.sym, out.elfName = sym, app
-		if out.binlog, err = devlink.LoadBinLog(paths...); err != nil {
-			return fmt.Errorf("tail --elf: %w", err)
-		}
+		out.sym, out.elfName, out.binlog = fw.sym, fw.app, fw.binlog
 	}
 	if f.save != "" {
 		sf, err := os.OpenFile(f.save, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
