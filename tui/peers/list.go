@@ -549,6 +549,13 @@ func (l *List) view() string {
 				name = l.boardName(name, len(mark))
 			}
 			row[colName] = mark + name
+			// A narrow reason column shows the stable reason id
+			// ("no-endpoints") rather than a cut-off summary.
+			if w := l.cols[colReason].Width - cellGap; w > 0 && ansi.StringWidth(row[colReason]) > w {
+				if id := string(l.snap.Peers[idx].Verdict.Reason); id != "" {
+					row[colReason] = id
+				}
+			}
 			win = append(win, l.fitCells(row))
 		}
 		// Every table setter re-renders all its rows. With zero-width
