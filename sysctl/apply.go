@@ -28,15 +28,6 @@ var knownQdiscs = map[string]bool{
 	"codel": true, "fq_pie": true, "pie": true, "pfifo": true, "bfifo": true, "noqueue": true,
 }
 
-func isManaged(key string) bool {
-	for _, k := range Managed {
-		if k == key {
-			return true
-		}
-	}
-	return false
-}
-
 // ValidateValue checks one value for key without touching the system.
 // ccOK decides which congestion control names are acceptable (nil accepts any
 // well-formed name). Errors wrap ErrInvalid, or ErrBadKey for a key tailpath

@@ -149,8 +149,7 @@ func (h Host) BBR() (BBRStatus, error) {
 		return b, nil
 	}
 	b.Config = h.kernelConfig("CONFIG_TCP_CONG_BBR")
-	switch {
-	case b.Config == "m":
+	if b.Config == "m" {
 		b.State = BBRLoadable
 		b.Why = "CONFIG_TCP_CONG_BBR=m in /proc/config.gz (module not found under " + h.modules() + "; the kernel may still load it)"
 		return b, nil
@@ -162,9 +161,6 @@ func (h Host) BBR() (BBRStatus, error) {
 		// Built in yet not listed: the available list is what the kernel will accept.
 		b.Why = "CONFIG_TCP_CONG_BBR=y in /proc/config.gz, yet bbr is not in tcp_available_congestion_control"
 		b.Missing = "a running kernel that registers bbr (config.gz may not match this kernel)"
-	case b.KernelBefore(4, 9):
-		b.Why = fmt.Sprintf("kernel %s predates BBR (mainline since 4.9)", b.Kernel)
-		b.Missing = "a kernel ≥ 4.9 (or a vendor backport of tcp_bbr); on Synology DSM with a 4.4 kernel there is none: tune buffers instead"
 	case b.Config == "n":
 		b.Why = "kernel built without BBR (# CONFIG_TCP_CONG_BBR is not set)"
 		b.Missing = "a kernel built with CONFIG_TCP_CONG_BBR=y or =m"

@@ -300,7 +300,6 @@ func ParseBandwidth(s string) (float64, error) {
 	mult := 1.0
 	bytes := false
 	switch {
-	case unit == "":
 	case strings.HasSuffix(unit, "B"):
 		bytes = true
 		unit = strings.TrimSuffix(unit, "B")
