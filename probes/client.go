@@ -98,17 +98,26 @@ type actionableError struct {
 func (e *actionableError) Error() string   { return e.msg }
 func (e *actionableError) Unwrap() []error { return []error{e.kind, e.cause} }
 
+// localAPIError is ConnectError's wrapping of an error it could not
+// classify: "tailscaled LocalAPI: " and the cause.
+type localAPIError struct{ err error }
+
+func (e *localAPIError) Error() string { return "tailscaled LocalAPI: " + e.err.Error() }
+func (e *localAPIError) Unwrap() error { return e.err }
+
 // ConnectError rewrites an error from a LocalAPI call into one actionable
 // line, in the style of Tailscale's CLI, and wraps ErrNotRunning,
 // ErrPermission or ErrBadReply (test with errors.Is). socket is shown in the
 // message ("" shows the default path). Other errors come back wrapped with
-// "tailscaled LocalAPI: ". nil stays nil.
+// "tailscaled LocalAPI: ". nil stays nil. An error ConnectError already
+// returned comes back as it is, so callers may apply it again.
 func ConnectError(err error, socket string) error {
 	if err == nil {
 		return nil
 	}
 	var ae *actionableError
-	if errors.As(err, &ae) {
+	var le *localAPIError
+	if errors.As(err, &ae) || errors.As(err, &le) {
 		return err
 	}
 	if socket == "" {
@@ -140,7 +149,7 @@ func ConnectError(err error, socket string) error {
 			cause: err,
 		}
 	}
-	return fmt.Errorf("tailscaled LocalAPI: %w", err)
+	return &localAPIError{err}
 }
 
 // errText is err's text cut to one sanitised line of at most 160 bytes.

@@ -238,6 +238,10 @@ func TestConnectErrorNil(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("ConnectError(boom) = %v", err)
 	}
+	// Gather already applies ConnectError; the Source applies it again.
+	if again := ConnectError(err, "y"); again.Error() != err.Error() {
+		t.Errorf("ConnectError applied twice = %q, want %q", again, err)
+	}
 }
 
 func TestSourceRunTwice(t *testing.T) {
