@@ -74,7 +74,7 @@ const DefaultHistory = 120
 type Crash struct {
 	At   time.Time // host time of the first line
 	Kind Kind      // KindPanic, KindAbort, …; KindLog for a task watchdog report
-	// Reason is a short description: "LoadProhibited on core 0",
+	// Reason is a short description (sanitised): "LoadProhibited on core 0",
 	// "abort() at 0x40081a2b", "stack overflow in task wifi", "task watchdog".
 	Reason string
 	// Lines are the report's lines as received (sanitised), capped at 64.
@@ -126,7 +126,7 @@ type State struct {
 	Link LinkStatus
 	// Boots counts boots seen: ROM banners, and `rst:` lines that came
 	// without one (a banner lost to a cut line). LastReset is the latest
-	// `rst:` line.
+	// `rst:` line (its Name sanitised).
 	Boots     int
 	LastReset Reset
 	// ResetWord is the firmware's esp_reset_reason() word ("poweron",
@@ -138,7 +138,7 @@ type State struct {
 
 	// Home DERP as the board chose it and the nearest it measured.
 	HomeDERP       int
-	HomeDERPHost   string
+	HomeDERPHost   string // from the port's "DERP home server:" line (sanitised)
 	HomeDERPBy     string // "latency", "lowest-id", "fixed", "none", "" unknown
 	HomeLatency    time.Duration
 	NearestDERP    int
@@ -293,6 +293,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		}
 		s.romOpen = false
 		if r, err := ParseReset(body); err == nil {
+			r.Name = safetext.Clean(r.Name)
 			s.LastReset = r
 		}
 	case KindPanic:
@@ -404,7 +405,7 @@ func (s *State) newBoot() {
 func (s *State) startCrash(l *Line, now time.Time, reason string) {
 	s.Crashes++
 	s.inCrash = true
-	s.LastCrash = &Crash{At: now, Kind: l.Kind, Reason: reason}
+	s.LastCrash = &Crash{At: now, Kind: l.Kind, Reason: safetext.Clean(reason)}
 	s.addCrashLine(l)
 }
 
@@ -460,7 +461,7 @@ func (s *State) applyPortLine(l *Line, now time.Time) {
 			}
 		}
 	case FactHomeDERP:
-		s.HomeDERP, s.HomeDERPHost = f.DERPRegion, f.Host
+		s.HomeDERP, s.HomeDERPHost = f.DERPRegion, safetext.Clean(f.Host)
 	}
 }
 

@@ -293,6 +293,26 @@ func TestPortLinesWithoutTelemetry(t *testing.T) {
 	}
 }
 
+// TestStateSanitisesDeviceText checks that text the board printed reaches
+// the model without escape sequences or control characters.
+func TestStateSanitisesDeviceText(t *testing.T) {
+	s := NewState()
+	for _, in := range []string{
+		"rst:0x1 (POWER\x1b]0;evil\x07ON),boot:0x2b (SPI_FAST_FLASH_BOOT)",
+		"I (6100) ts_netmap: DERP home server: derp7\x1b[2J.example:443 (region 7)",
+		"***ERROR*** A stack overflow in task wi\x1b[31mfi has been detected.",
+	} {
+		var l Line
+		ParseLine([]byte(in), &l)
+		s.ApplyLine(&l, time.Unix(100, 0), nil)
+	}
+	for _, got := range []string{s.LastReset.Name, s.HomeDERPHost, s.LastCrash.Reason} {
+		if strings.ContainsAny(got, "\x1b\x07") {
+			t.Errorf("unsanitised device text %q", got)
+		}
+	}
+}
+
 // peerFrame is a P frame line for peer 2 written at board uptime up (ms)
 // with hs=derp:1 and, when hsup ≥ 0, hsup=hsup.
 func peerFrame(t *testing.T, up uint32, hsup int64) []byte {
