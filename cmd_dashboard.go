@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui"
@@ -80,8 +83,6 @@ type dashboard struct {
 	// feeds run beside the tailscaled source and send their events into
 	// the program; each returns when ctx ends.
 	feeds []func(ctx context.Context, send func(tea.Msg))
-	// teaOpts are extra Program options (tests pass input/output).
-	teaOpts []tea.ProgramOption
 	// input is where keys come from; nil means stdio.Stdin (--port - uses
 	// the terminal, since stdin carries the capture).
 	input io.Reader
@@ -91,8 +92,8 @@ type dashboard struct {
 
 // run starts the sources, runs the Bubble Tea program until the user quits
 // or ctx ends, then cancels the sources and waits for them.
-func (d *dashboard) run(ctx context.Context, stdio IO) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (d *dashboard) run(parent context.Context, stdio IO) error {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 
 	src := probes.NewSource(d.client, probes.SourceOptions{Interval: d.interval, Socket: d.socket})
@@ -106,19 +107,22 @@ func (d *dashboard) run(ctx context.Context, stdio IO) error {
 			}
 		},
 	})
-	opts := append([]tea.ProgramOption{
+	input := io.Reader(stdio.Stdin)
+	if d.input != nil {
+		input = d.input
+	}
+	if f, ok := input.(*os.File); ok && !term.IsTerminal(f.Fd()) {
+		return &exitError{2, errors.New("the dashboard needs a terminal to read keys from, and standard input is not one; for scripts use 'tailpath status --json' (or 'tailpath demo --status --json')")}
+	}
+	opts := []tea.ProgramOption{
 		tea.WithAltScreen(),
 		tea.WithContext(ctx),
+		tea.WithInput(input),
 		tea.WithOutput(stdio.Stdout),
 		// The renderer wakes up at this rate even when nothing changed;
 		// 20 frames/s keeps an idle dashboard's CPU low (docs/perf.md) and
 		// a key's redraw within 50 ms.
 		tea.WithFPS(dashboardFPS),
-	}, d.teaOpts...)
-	if d.input != nil {
-		opts = append(opts, tea.WithInput(d.input))
-	} else {
-		opts = append(opts, tea.WithInput(stdio.Stdin))
 	}
 	p := tea.NewProgram(model, opts...)
 
@@ -144,7 +148,9 @@ func (d *dashboard) run(ctx context.Context, stdio IO) error {
 	for _, c := range d.closers {
 		c()
 	}
-	if err != nil && ctx.Err() == nil {
+	// An interrupt (parent cancelled) ends the program with an error that
+	// is no failure; anything else (no terminal, say) is reported.
+	if err != nil && parent.Err() == nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	return nil
