@@ -62,19 +62,10 @@ const maxBufferBytes = 1<<31 - 1
 // ParseTriple parses "4096 131072 50000000" (any whitespace) and validates
 // it. Errors wrap ErrInvalid.
 func ParseTriple(s string) (Triple, error) {
-	f := strings.Fields(s)
-	if len(f) != 3 {
-		return Triple{}, fmt.Errorf("%w: want three byte counts \"min default max\", got %q", ErrInvalid, s)
+	t, err := parseKernelTriple(s)
+	if err != nil {
+		return Triple{}, err
 	}
-	var v [3]int64
-	for i, x := range f {
-		n, err := strconv.ParseInt(x, 10, 64)
-		if err != nil {
-			return Triple{}, fmt.Errorf("%w: %q in %q is not a whole number of bytes", ErrInvalid, x, s)
-		}
-		v[i] = n
-	}
-	t := Triple{v[0], v[1], v[2]}
 	if err := t.Validate(); err != nil {
 		return Triple{}, err
 	}
@@ -182,13 +173,13 @@ func (s *Settings) set(k, v string) error {
 func parseKernelTriple(s string) (Triple, error) {
 	f := strings.Fields(s)
 	if len(f) != 3 {
-		return Triple{}, fmt.Errorf("%w: want three numbers, got %q", ErrInvalid, s)
+		return Triple{}, fmt.Errorf("%w: want three byte counts \"min default max\", got %q", ErrInvalid, s)
 	}
 	var v [3]int64
 	for i, x := range f {
 		n, err := strconv.ParseInt(x, 10, 64)
 		if err != nil {
-			return Triple{}, fmt.Errorf("%w: %q in %q is not a number", ErrInvalid, x, s)
+			return Triple{}, fmt.Errorf("%w: %q in %q is not a whole number of bytes", ErrInvalid, x, s)
 		}
 		v[i] = n
 	}
