@@ -232,17 +232,8 @@ func (d *diag) relayedChecks() int {
 	} else {
 		n++
 	}
-	if p.EndpointsKnown && len(p.Endpoints) > 0 {
-		allPrivate := true
-		for _, ep := range p.Endpoints {
-			if !IsPrivateAddr(ep.Addr()) {
-				allPrivate = false
-				break
-			}
-		}
-		if allPrivate {
-			n++ // Self.Endpoints
-		}
+	if p.EndpointsKnown && len(p.Endpoints) > 0 && !hasPublic(p.Endpoints) {
+		n++ // Self.Endpoints
 	}
 	if p.PingRun != nil {
 		n++
@@ -336,14 +327,7 @@ func (d *diag) checkEndpoints() (noEP, privOnly bool, fix string) {
 		d.add("WhoIs.Node.Endpoints", "[]", true, "the peer cannot be reached over UDP at any address")
 		return true, false, "make the peer advertise a UDP endpoint: allow UDP on it (it may be blocked or disabled), or, for an embedded client, make it learn and advertise its public (STUN) endpoint"
 	}
-	allPrivate := true
-	for _, ep := range p.Endpoints {
-		if !IsPrivateAddr(ep.Addr()) {
-			allPrivate = false
-			break
-		}
-	}
-	if !allPrivate {
+	if hasPublic(p.Endpoints) {
 		d.add("WhoIs.Node.Endpoints", endpointsText(p.Endpoints), false, "at least one public endpoint")
 		return false, false, ""
 	}
