@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 	"strings"
 	"sync"
@@ -244,25 +245,17 @@ func explainOpen(path string, err error) error {
 		case serial.PermissionDenied:
 			return fmt.Errorf("%w: %s: join the dialout group (uucp on Arch): sudo usermod -aG dialout $USER, then log out and in", ErrPermission, path)
 		case serial.PortNotFound:
-			return fmt.Errorf("%w: %s", ErrNotFound, path)
+			return fmt.Errorf("%w: %s%s", ErrNotFound, path, notFoundHint)
 		}
 	}
-	if errors.Is(err, errNotExist(err)) {
-		return fmt.Errorf("%w: %s: %v", ErrNotFound, path, err)
+	if errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "no such file") {
+		return fmt.Errorf("%w: %s: %v%s", ErrNotFound, path, err, notFoundHint)
 	}
 	return fmt.Errorf("open %s: %w", path, err)
 }
 
-// errNotExist returns err itself when it is an ENOENT-style error, so
-// errors.Is above matches, and a sentinel that never matches otherwise.
-func errNotExist(err error) error {
-	if strings.Contains(err.Error(), "no such file") {
-		return err
-	}
-	return errNeverMatch
-}
-
-var errNeverMatch = errors.New("never")
+// notFoundHint ends an ErrNotFound error with what to try.
+const notFoundHint = "; check the board is plugged in with a data cable, or pass --port auto to find it"
 
 // boardIDs ranks USB VID:PID pairs: the ESP32-S3's own USB-Serial/JTAG first,
 // then the common USB-UART bridges.

@@ -271,6 +271,7 @@ func TestOpenErrorsSayWhatToDo(t *testing.T) {
 	}{
 		{serial.PermissionDenied, ErrPermission, "sudo usermod -aG dialout $USER"},
 		{serial.PortBusy, ErrBusy, "another program"},
+		{serial.PortNotFound, ErrNotFound, "plugged in"},
 	} {
 		k.open = func(string, *serial.Mode) (serial.Port, error) { return nil, &portErr{tc.code} }
 		k.defaults()
