@@ -111,8 +111,8 @@ func (d *dashboard) run(parent context.Context, stdio IO) error {
 	if d.input != nil {
 		input = d.input
 	}
-	if f, ok := input.(*os.File); ok && !term.IsTerminal(f.Fd()) {
-		return &exitError{2, errors.New("the dashboard needs a terminal to read keys from, and standard input is not one; for scripts use 'tailpath status --json' (or 'tailpath demo --status --json')")}
+	if err := needTerminal(input); err != nil {
+		return err
 	}
 	opts := []tea.ProgramOption{
 		tea.WithAltScreen(),
@@ -152,6 +152,15 @@ func (d *dashboard) run(parent context.Context, stdio IO) error {
 	// is no failure; anything else (no terminal, say) is reported.
 	if err != nil && parent.Err() == nil {
 		return fmt.Errorf("dashboard: %w", err)
+	}
+	return nil
+}
+
+// needTerminal returns an actionable error (exit 2) when keys would come
+// from a file or pipe that is not a terminal.
+func needTerminal(input io.Reader) error {
+	if f, ok := input.(*os.File); ok && !term.IsTerminal(f.Fd()) {
+		return &exitError{2, errors.New("the dashboard needs a terminal to read keys from, and standard input is not one; for scripts use 'tailpath status --json' (or 'tailpath demo --status --json')")}
 	}
 	return nil
 }

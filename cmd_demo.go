@@ -69,6 +69,12 @@ flags:`)
 		return fmt.Errorf("--json needs --status")
 	}
 
+	if !f.status && !f.labOnly {
+		// Fail before the lab's few seconds of start-up, not after.
+		if err := needTerminal(stdio.Stdin); err != nil {
+			return err
+		}
+	}
 	prog := newProgress(stdio.Stderr)
 	prog.Step("starting the lab tailnet on 127.0.0.1")
 	l, err := lab.Start(ctx, lab.Options{Progress: prog.Step, LogFile: f.logFile})
