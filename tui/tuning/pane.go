@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailpath/tailpath/probes/safetext"
 	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui/common"
 )
@@ -198,7 +199,13 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// sudoHint names the command that does as root what the key would. The b
+// toggle goes with --apply as --bbr, so the command writes the changes the
+// pane showed rather than the buffers alone.
 func (p *Pane) sudoHint(flag string) string {
+	if flag == "--apply" && p.bbr {
+		flag += " --bbr"
+	}
 	return "needs root: run sudo tailpath tune " + flag + " (or start tailpath with sudo)"
 }
 
@@ -385,7 +392,7 @@ func (p *Pane) render() []string {
 				cells[i] = clean(cells[i])
 			}
 			last := len(cells) - 1
-			if c.Verdict.Kind == "healthy" {
+			if c.Verdict.Kind == sockdiag.VerdictHealthy {
 				cells[last] = p.st.Good.Render(cells[last])
 			} else {
 				cells[last] = p.st.Warn.Render(cells[last])

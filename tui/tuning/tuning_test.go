@@ -233,6 +233,18 @@ func TestPaneNotRoot(t *testing.T) {
 	}
 }
 
+// TestPaneNotRootBBR: with b on, the sudo hint carries --bbr so the command
+// writes what the pane showed.
+func TestPaneNotRootBBR(t *testing.T) {
+	o, _ := fixture(t, false)
+	p := New(o)
+	p.SetSize(150, 40)
+	p.Update(gather(t, o))
+	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("b")})
+	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	mustContain(t, p.View(), "needs root: run sudo tailpath tune --apply --bbr (")
+}
+
 func TestPaneErrorAndStale(t *testing.T) {
 	o, _ := fixture(t, true)
 	p := New(o)
