@@ -113,34 +113,33 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		codeToID[r.Code] = id
 	}
 
-	var denied sync.Once
+	// mu guards deniedFlag (a WhoIs was refused: ask no more) and snap.nodes.
+	var mu sync.Mutex
 	var deniedFlag bool
-	var deniedMu sync.Mutex
 	snap.nodes = map[string]cachedNode{}
 	whois := func(id string, ip netip.Addr) *tailcfg.Node {
 		if prev != nil {
 			if cn, ok := prev.nodes[id]; ok && now.Sub(cn.at) < WhoIsMaxAge && now.Sub(cn.at) >= 0 {
-				deniedMu.Lock()
+				mu.Lock()
 				snap.nodes[id] = cn
-				deniedMu.Unlock()
+				mu.Unlock()
 				return cn.node
 			}
 		}
-		deniedMu.Lock()
+		mu.Lock()
 		skip := deniedFlag
-		deniedMu.Unlock()
+		mu.Unlock()
 		if skip || !ip.IsValid() {
 			return nil
 		}
 		res, err := c.WhoIs(ctx, ip.String())
 		if err != nil {
 			if local.IsAccessDeniedError(err) {
-				denied.Do(func() {
-					deniedMu.Lock()
-					deniedFlag = true
-					deniedMu.Unlock()
-					warn("WhoIs: permission denied, so peer endpoints, home DERP and NAT facts are unknown; run as root or `sudo tailscale set --operator=$USER`")
-				})
+				mu.Lock()
+				deniedFlag = true
+				mu.Unlock()
+				// warn keeps one copy however many lookups were refused.
+				warn("WhoIs: permission denied, so peer endpoints, home DERP and NAT facts are unknown; run as root or `sudo tailscale set --operator=$USER`")
 				return nil
 			}
 			if ctx.Err() == nil {
@@ -151,9 +150,9 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		if res == nil || res.Node == nil {
 			return nil
 		}
-		deniedMu.Lock()
+		mu.Lock()
 		snap.nodes[id] = cachedNode{node: res.Node, at: now}
-		deniedMu.Unlock()
+		mu.Unlock()
 		return res.Node
 	}
 
@@ -189,9 +188,9 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	for _, h := range st.Health {
 		snap.Self.Health = append(snap.Self.Health, cleanString(h))
 	}
-	deniedMu.Lock()
+	mu.Lock()
 	whoisDenied := deniedFlag
-	deniedMu.Unlock()
+	mu.Unlock()
 	if snap.Self.NAT == nil && st.Self != nil && !whoisDenied {
 		warn("NetInfo: the daemon has not reported its NAT facts yet (netcheck pending), so local NAT checks are unknown")
 	}
