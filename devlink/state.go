@@ -419,13 +419,7 @@ func (s *State) decode(sym *Symbolizer, pc uint64) {
 	if sym == nil || s.LastCrash == nil || pc == 0 {
 		return
 	}
-	for _, loc := range sym.Lookup(pc) {
-		if loc.Inlined {
-			s.LastCrash.Decoded = append(s.LastCrash.Decoded, " (inlined by) "+loc.String())
-		} else {
-			s.LastCrash.Decoded = append(s.LastCrash.Decoded, "0x"+hex32(uint32(pc))+": "+loc.String())
-		}
-	}
+	s.LastCrash.Decoded = sym.appendDecoded(s.LastCrash.Decoded, pc)
 }
 
 // applyPortLine folds the ESP32 Tailscale port's log lines in.

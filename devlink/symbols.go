@@ -344,12 +344,18 @@ func PCs(l *Line) []uint64 {
 func (s *Symbolizer) DecodeLine(l *Line) []string {
 	var out []string
 	for _, pc := range PCs(l) {
-		for _, loc := range s.Lookup(pc) {
-			if loc.Inlined {
-				out = append(out, " (inlined by) "+loc.String())
-			} else {
-				out = append(out, fmt.Sprintf("0x%08x: %s", pc, loc))
-			}
+		out = s.appendDecoded(out, pc)
+	}
+	return out
+}
+
+// appendDecoded appends the addr2line-style text for pc to out.
+func (s *Symbolizer) appendDecoded(out []string, pc uint64) []string {
+	for _, loc := range s.Lookup(pc) {
+		if loc.Inlined {
+			out = append(out, " (inlined by) "+loc.String())
+		} else {
+			out = append(out, fmt.Sprintf("0x%08x: %s", pc, loc))
 		}
 	}
 	return out
