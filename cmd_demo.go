@@ -110,8 +110,8 @@ flags:`)
 // built in; each may add panes and feeds to the dashboard.
 var demoHooks []func(ctx context.Context, d *dashboard, l *lab.Lab) error
 
-// demoStatus prints the observer's view once, with a first snapshot whose
-// rates are computed over a short second poll.
+// demoStatus prints the observer's view once, as tailpath status does (one
+// snapshot, so rates read 0).
 func demoStatus(ctx context.Context, l *lab.Lab, asJSON bool, w io.Writer) error {
 	snap, err := probes.Gather(ctx, l.Observer(), nil)
 	if err != nil {

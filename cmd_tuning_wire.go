@@ -62,19 +62,7 @@ func peerRTT(ctx context.Context, c probes.LocalClient, name string) (time.Durat
 	if err != nil {
 		return 0, err
 	}
-	var peer *probes.Peer
-	for i := range snap.Peers {
-		p := &snap.Peers[i]
-		if strings.EqualFold(p.Name, name) || strings.EqualFold(p.DNSName, strings.TrimSuffix(name, ".")) {
-			peer = p
-			break
-		}
-		for _, ip := range p.TailscaleIPs {
-			if ip.String() == name {
-				peer = p
-			}
-		}
-	}
+	peer := findPeer(snap, name)
 	if peer == nil {
 		return 0, fmt.Errorf("no peer named %q in this tailnet (see tailpath status)", name)
 	}
@@ -94,4 +82,21 @@ func peerRTT(ctx context.Context, c probes.LocalClient, name string) (time.Durat
 		return 0, fmt.Errorf("ping %s: %w", peer.Name, lastErr)
 	}
 	return best, nil
+}
+
+// findPeer returns the peer whose host name, MagicDNS name or Tailscale IP
+// is name (names case-insensitively), or nil.
+func findPeer(snap *probes.Snapshot, name string) *probes.Peer {
+	for i := range snap.Peers {
+		p := &snap.Peers[i]
+		if strings.EqualFold(p.Name, name) || strings.EqualFold(p.DNSName, strings.TrimSuffix(name, ".")) {
+			return p
+		}
+		for _, ip := range p.TailscaleIPs {
+			if ip.String() == name {
+				return p
+			}
+		}
+	}
+	return nil
 }
