@@ -15,7 +15,8 @@
  * Boot 2, after esp_restart with the fixes: reaping on (the table never
  * fills), home DERP by latency (7), credit returned on the control stream.
  *
- * Usage: scenario [--check-only]   (prints the stream on stdout)
+ * Usage: scenario > scenario.log   (the stream on stdout, a summary on
+ * stderr; exits 1 when the table-fill story above no longer holds)
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -438,7 +439,7 @@ static void run_boot(int which, uint32_t end_ms)
         if (t > 5000 && t % 5000 == 400) {
             control_data(4096);
         }
-        /* DISCO: full rounds to every candidate every 5 s from 4.5 s until
+        /* DISCO: full rounds to every candidate every 5 s from disco_start until
          * direct; then a heartbeat to the best address every 3 s and full
          * rounds to the other candidates every 5 s. */
         if ((!peers[0].direct && t >= disco_start && (t - disco_start) % 5000 == 0) || t == direct_from_ms + 91 ||
