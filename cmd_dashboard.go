@@ -159,8 +159,15 @@ func (d *dashboard) run(parent context.Context, stdio IO) error {
 // needTerminal returns an actionable error (exit 2) when keys would come
 // from a file or pipe that is not a terminal.
 func needTerminal(input io.Reader) error {
-	if f, ok := input.(*os.File); ok && !term.IsTerminal(f.Fd()) {
+	if f, ok := input.(*os.File); ok && !isTerminal(f) {
 		return &exitError{2, errors.New("the dashboard needs a terminal to read keys from, and standard input is not one; for scripts use 'tailpath status --json' (or 'tailpath demo --status --json')")}
 	}
 	return nil
+}
+
+// isTerminal reports whether r is an interactive terminal (not a file, pipe
+// or /dev/null, which is a character device too).
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
 }

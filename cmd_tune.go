@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -139,14 +138,4 @@ func parseRTT(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q: must be positive (e.g. 20ms)", s)
 	}
 	return d, nil
-}
-
-// isTerminal reports whether r is a character device (an interactive terminal).
-func isTerminal(r any) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
