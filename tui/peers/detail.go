@@ -354,10 +354,7 @@ func (d *Detail) lines() []string {
 	}
 	p := &d.peer
 
-	head := safetext.Clean(p.Name)
-	if head == "" {
-		head = safetext.Clean(p.ID)
-	}
+	head := cleanName(p)
 	if d.board.boardID != "" && p.ID == d.board.boardID {
 		head += " " + BoardMark
 	}
