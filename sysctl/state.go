@@ -216,7 +216,7 @@ func ApplyRecorded(w Writer, changes []Change, ccOK func(string) bool, statePath
 	if err := SaveState(statePath, next); err != nil {
 		return ApplyResult{}, fmt.Errorf("nothing written: recording previous values: %w", err)
 	}
-	res, err := Apply(w, planned, ccOK)
+	res, err := applyCore(w, planned) // planned ⊆ changes, validated above
 	if err != nil && len(res.RollbackErrors) == 0 {
 		// Everything was restored: the record must not claim otherwise.
 		if prevErr == nil {
