@@ -69,7 +69,7 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 		if isRoot() {
 			return nil
 		}
-		return sudoError(act.Cmdline)
+		return sysctl.NeedRootError(act.Cmdline)
 	}
 	if act.Persist && !act.Apply {
 		return fmt.Errorf("--persist needs --apply: it records the values tailpath applies")
@@ -206,5 +206,3 @@ func sudoCmd(cmdline []string, root bool) string {
 	}
 	return s
 }
-
-func sudoError(cmdline []string) error { return sysctl.NeedRootError(cmdline) }
