@@ -160,7 +160,7 @@ type Line struct {
 	Partial bool
 	// Decoded is the addr2line-style decoding of the PCs this line carries
 	// (Symbolizer.DecodeLine). ParseLine never sets it; Source does, on the
-	// copies it sends, when it has an ELF.
+	// copies it sends, when it has an ELF (sanitised, like Display).
 	Decoded []string
 	// Display is DisplayText(), filled in by Source on the copies it sends
 	// (on its reading goroutine, so a UI never sanitises a flood itself).

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/tailpath/tailpath/probes/safetext"
 )
 
 // Event is what a Source sends the dashboard: the lines that arrived since
@@ -91,6 +93,9 @@ func (src *Source) Run(ctx context.Context) <-chan Event {
 			c.Display = l.DisplayText()
 			if src.Symbols != nil {
 				c.Decoded = src.Symbols.DecodeLine(l)
+				for i, d := range c.Decoded {
+					c.Decoded[i] = safetext.Clean(d) // names from the ELF's DWARF
+				}
 			}
 			batch = append(batch, c)
 		} else {
