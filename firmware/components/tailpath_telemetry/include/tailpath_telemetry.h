@@ -9,7 +9,7 @@
  * `bad` field of the S frame; nothing is written out of bounds.
  *
  * Static RAM: the core's state, one snapshot of it and one 256-byte line
- * buffer, about 1.2 KB with the defaults (see docs/firmware.md for the
+ * buffer, about 1.6 KB with the defaults (see docs/firmware.md for the
  * measured .bss). Limits: TP_MAX_PEERS peers, TP_MAX_REGIONS DERP regions.
  */
 #ifndef TAILPATH_TELEMETRY_H
