@@ -68,7 +68,7 @@ type Model struct {
 
 // model is the root's state behind the Model handle.
 type model struct {
-	title  string
+	title  string // sanitised once in New
 	now    func() time.Time
 	st     common.Styles
 	panes  []common.Pane
@@ -82,9 +82,9 @@ type model struct {
 	contentW      int // width given to panes
 	contentH      int // height given to panes; -1 before the first layout
 
-	down      bool // the tailscaled source reported Up: false
-	source    probes.SourceStatus
-	lastData  time.Time // Time of the last snapshot
+	down      bool                // the tailscaled source reported Up: false
+	source    probes.SourceStatus // the latest, Err sanitised on arrival
+	lastData  time.Time           // Time of the last snapshot
 	bannerGen int
 
 	frame        string
@@ -120,7 +120,7 @@ func New(opts Options) Model {
 		every = DefaultFrameInterval
 	}
 	return Model{&model{
-		title:      opts.Title,
+		title:      safetext.Clean(opts.Title),
 		now:        now,
 		st:         st,
 		panes:      panes,
@@ -181,6 +181,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := m.broadcast(msg)
 		m.bannerGen++
 		m.down, m.source = !msg.Up, msg
+		m.source.Err = safetext.Clean(msg.Err)
 		var tick tea.Cmd
 		if m.down {
 			tick = m.bannerTick()
@@ -345,7 +346,7 @@ func (m *model) tabs(width int) string {
 	}
 	tabs := full.String()
 	if m.title != "" {
-		title := m.st.Title.Render(safetext.Clean(m.title)) + " "
+		title := m.st.Title.Render(m.title) + " "
 		if ansi.StringWidth(title)+ansi.StringWidth(tabs) <= width {
 			return title + tabs
 		}
@@ -368,7 +369,7 @@ func (m *model) bannerText() string {
 			s += " (retrying now)"
 		}
 	}
-	msg := safetext.Clean(m.source.Err)
+	msg := m.source.Err
 	if msg == "" {
 		msg = "no error given"
 	}
