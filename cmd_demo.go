@@ -5,11 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
-
-	"github.com/charmbracelet/x/term"
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
@@ -135,7 +132,7 @@ type progress struct {
 
 func newProgress(w io.Writer) *progress {
 	p := &progress{w: w, start: time.Now()}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(f.Fd()) {
+	if isTerminal(w) {
 		p.tty = true
 		p.stop = make(chan struct{})
 		p.done = make(chan struct{})

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes/safetext"
 )
@@ -214,9 +212,7 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 	case "never":
 		out.plain = true
 	case "auto":
-		if fd, ok := stdio.Stdout.(interface{ Fd() uintptr }); ok {
-			out.color = term.IsTerminal(int(fd.Fd()))
-		}
+		out.color = isTerminal(stdio.Stdout)
 	default:
 		return &exitError{2, fmt.Errorf("tail --color: %q is not auto, always or never", f.color)}
 	}
