@@ -15,7 +15,8 @@ extern "C" {
 /**
  * Initialise the core with esp_reset_reason() and start the telemetry task
  * (static stack and TCB: no heap). period_ms 0 means the Kconfig value.
- * Hooks may be called before this; their state is kept.
+ * Call it before the Tailscale port starts: it clears the core's state, so
+ * counts from hooks called earlier are lost.
  */
 void tp_port_esp_start(uint32_t period_ms);
 
