@@ -34,6 +34,10 @@ const Title = "Tuning"
 // the demo's own settings, not flags the person passed or measurements.
 const DemoSource = "demo setting"
 
+// gatherTimeout bounds one gathering (sysctls, BBR, sock_diag), so a stuck
+// netlink dump cannot stall the pane's refreshes.
+const gatherTimeout = 5 * time.Second
+
 // DefaultInterval is how often Source re-reads the host.
 const DefaultInterval = 2 * time.Second
 
@@ -105,7 +109,10 @@ func Source(ctx context.Context, o Options, send func(tea.Msg)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		send(Gather(ctx, o))
+		gctx, cancel := context.WithTimeout(ctx, gatherTimeout)
+		m := Gather(gctx, o)
+		cancel()
+		send(m)
 		select {
 		case <-ctx.Done():
 			return
@@ -137,7 +144,7 @@ func Sandbox(dir string, in tune.Inputs) (o Options, sample bool, err error) {
 // refreshCmd gathers once as a command.
 func refreshCmd(o Options) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), gatherTimeout)
 		defer cancel()
 		return Gather(ctx, o)
 	}
