@@ -27,6 +27,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"tailscale.com/client/local"
 	"tailscale.com/client/tailscale/apitype"
@@ -152,13 +153,20 @@ func ConnectError(err error, socket string) error {
 	return &localAPIError{err}
 }
 
-// errText is err's text cut to one sanitised line of at most 160 bytes.
+// errText is err's text as one sanitised line cut to at most 160 bytes.
 func errText(err error) string {
-	s := strings.Join(strings.Fields(err.Error()), " ")
-	if len(s) > 160 {
-		s = s[:160] + "…"
+	return cutText(cleanString(strings.Join(strings.Fields(err.Error()), " ")), 160)
+}
+
+// cutText cuts s to at most n bytes on a rune boundary, marking a cut with "…".
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return cleanString(s)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func isNotRunning(err error) bool {

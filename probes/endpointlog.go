@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"net/url"
 	"time"
-	"unicode/utf8"
 
 	"tailscale.com/client/local"
 )
@@ -110,13 +109,5 @@ func changeText(m json.RawMessage) string {
 	if json.Compact(&b, m) != nil {
 		return ""
 	}
-	s := cleanString(b.String())
-	if len(s) > maxChangeText {
-		n := maxChangeText
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return s
+	return cutText(cleanString(b.String()), maxChangeText)
 }
