@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/tailpath/tailpath/probes/probestest"
 )
 
 // syntheticPeers builds n peers: 40% direct, 20% idle, 5% offline, 10% peer
@@ -49,11 +51,11 @@ func BenchmarkDiagnose10k(b *testing.B) {
 	self.NAT.DERPLatency[3] = 160 * time.Millisecond
 	peers := syntheticPeers(10000)
 	b.ReportAllocs()
-	cpu0 := processCPU()
+	cpu0 := probestest.CPUTime()
 	for b.Loop() {
 		for i := range peers {
 			_ = Diagnose(self, peers[i], testRegions)
 		}
 	}
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }

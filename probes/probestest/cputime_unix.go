@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package peerstest
+package probestest
 
 import (
 	"syscall"
