@@ -113,9 +113,9 @@ func (d *diag) run() Verdict {
 		d.checks = make([]Check, 0, 2)
 		d.add("Status.Active", "false", true, "nothing was sent to the peer recently, so no path is negotiated")
 		if p.Online == nil {
-			d.unknown("WhoIs.Node.Online", onlineNote(p.Online))
+			d.unknown("WhoIs.Node.Online", "the control server did not say (test control servers never do)")
 		} else {
-			d.add("WhoIs.Node.Online", onlineText(p.Online), false, "")
+			d.add("WhoIs.Node.Online", strconv.FormatBool(*p.Online), false, "")
 		}
 		return Verdict{Reason: ReasonIdle, Summary: "idle: no recent traffic", Checks: d.checks,
 			Fix: "send traffic to it or run a DISCO ping (`tailscale ping " + pingName(p) + "`) to negotiate a path"}
@@ -530,20 +530,6 @@ func timeText(t time.Time) string {
 		return "never"
 	}
 	return t.UTC().Format(time.RFC3339)
-}
-
-func onlineText(b *bool) string {
-	if b == nil {
-		return "unknown"
-	}
-	return strconv.FormatBool(*b)
-}
-
-func onlineNote(b *bool) string {
-	if b == nil {
-		return "the control server did not say (test control servers never do)"
-	}
-	return ""
 }
 
 func pingName(p *Peer) string {
