@@ -562,6 +562,17 @@ func TestRealTailscaled(t *testing.T) {
 		t.Errorf("tailpath's path.text differs from tailscale status's column (-tailscale +tailpath):\n%s", diff)
 	})
 
+	// The IPN bus of a real tailscaled: a peer's endpoint change reaches
+	// a probes Source within a second (its poll is an hour away), which
+	// needs a watch mask tailscaled accepts (ipn.ValidateNotifyWatchOpt).
+	t.Run("IPN bus delivers a peer change within 1s", func(t *testing.T) {
+		took, err := l.BusDelivery(ctx, probes.NewClient(sock), time.Second)
+		if err != nil {
+			t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(20))
+		}
+		t.Logf("endpoint change reached the Source after %v", took.Round(time.Millisecond))
+	})
+
 	if os.Getenv("TAILPATH_BENCH") != "" {
 		t.Run("bench", func(t *testing.T) { benchStatus(ctx, t, sock, tailscale) })
 	}

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,12 +18,18 @@ func (*Snapshot) probesEvent()    {}
 func (SourceStatus) probesEvent() {}
 func (PingResult) probesEvent()   {}
 
-// BusMask is what the Source asks of the IPN bus: the current state and
-// netmap first, then rate-limited updates.
-// NotifyPeerPatches (v1.102) adds narrow per-peer patches (Online,
-// LastSeen, home DERP, Endpoints), so a changed peer's WhoIs is refreshed
-// at once instead of after WhoIsMaxAge; daemons without it ignore the bit.
-const BusMask = ipn.NotifyInitialState | ipn.NotifyInitialNetMap | ipn.NotifyRateLimit | ipn.NotifyPeerPatches
+// BusMask is what the Source asks of the IPN bus (v1.102, ipn/backend.go):
+// the current state first, then peer deltas: NotifyPeerPatches sends
+// narrow per-peer patches (Online, LastSeen, home DERP, Endpoints) and
+// implies NotifyPeerChanges (peers added, replaced or removed), so a
+// changed peer's WhoIs is refreshed at once instead of after WhoIsMaxAge.
+// NotifyNoNetMap keeps Windows daemons from also sending the whole netmap
+// on every change. NotifyRateLimit is left out: tailscaled refuses it
+// beside the peer-change bits (ipn.ValidateNotifyWatchOpt; the LocalAPI
+// answers 400), and the Source spaces its Gathers itself (minTriggerGap).
+// Daemons older than the peer-change bits ignore them and send only state
+// changes; their peers' facts then refresh every WhoIsMaxAge.
+const BusMask = ipn.NotifyInitialState | ipn.NotifyPeerPatches | ipn.NotifyNoNetMap
 
 // minTriggerGap is the least time between two bus-triggered Gathers.
 const minTriggerGap = 500 * time.Millisecond
@@ -39,6 +46,14 @@ type SourceOptions struct {
 	Timeout time.Duration
 	// Socket is shown in error messages ("" = the platform default).
 	Socket string
+	// Gather is passed to every GatherWith (its Latency is the Source's own).
+	Gather GatherOptions
+	// MeasureDERP, when set, measures fresh DERP latencies
+	// (MeasureDERPLatency) once the source is up and then every
+	// LatencyRefresh; snapshots carry the last result while it is younger
+	// than DERPLatencyMaxAge, so far-home-derp is judged on fresh numbers.
+	// nil measures nothing (NetInfo's latencies only).
+	MeasureDERP func(context.Context, *tailcfg.DERPMap) (*DERPLatencyReport, error)
 }
 
 func (o SourceOptions) withDefaults() SourceOptions {
@@ -77,6 +92,15 @@ type Source struct {
 	// staleAll and staleIDs are cached WhoIs answers the IPN bus made stale.
 	staleAll bool
 	staleIDs map[tailcfg.NodeID]bool
+	// busErr is why the IPN bus watch failed last ("" while it works or
+	// before it was tried); it becomes a Snapshot warning.
+	busErr string
+	// derpLatency is the last MeasureDERP result; nil before one succeeds.
+	derpLatency *DERPLatencyReport
+	// measuring is true while a MeasureDERP runs; lastMeasure when the
+	// last one started.
+	measuring   bool
+	lastMeasure time.Time
 }
 
 // NewSource returns a Source reading c. Nothing runs until Run.
@@ -175,7 +199,9 @@ func (s *Source) loop(ctx context.Context) {
 			prev = &p
 		}
 		gctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
-		snap, err := Gather(gctx, s.c, prev)
+		gopts := s.opts.Gather
+		gopts.Latency = s.freshLatency(time.Now())
+		snap, err := GatherWith(gctx, s.c, prev, gopts)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -216,9 +242,10 @@ func (s *Source) loop(ctx context.Context) {
 			default:
 			}
 		}
+		s.maybeMeasure(ctx, trigger)
 		if busDone == nil && !time.Now().Before(busNext) {
 			busStop, busDone = s.startBus(ctx, trigger)
-			busNext = time.Now().Add(s.opts.MaxBackoff)
+			busNext = time.Now().Add(busRetry)
 		}
 		timer.Reset(s.opts.Interval)
 	}
@@ -236,19 +263,45 @@ func (s *Source) startBus(ctx context.Context, trigger chan<- struct{}) (context
 	return cancel, done
 }
 
+// busRetry is the least time between two IPN bus watch attempts.
+const busRetry = 5 * time.Second
+
 // watchBus watches the IPN bus and pokes trigger on every change worth a
-// fresh Gather; it returns (closing done) when the bus ends or fails.
+// fresh Gather; it returns (closing done) when the bus ends or fails. A
+// refused or broken watch is recorded in busErr, which the next snapshots
+// carry as a warning until a watch works again.
 func (s *Source) watchBus(ctx context.Context, trigger chan<- struct{}, done chan<- struct{}) {
 	defer close(done)
 	w, err := s.c.WatchIPNBus(ctx, BusMask)
 	if err != nil {
+		if ctx.Err() == nil {
+			msg := errText(err)
+			if strings.HasPrefix(msg, "400 ") {
+				msg = "tailscaled refused the watch request (" + msg + ")"
+			}
+			s.setBusErr(msg)
+		}
 		return
 	}
 	defer w.Close()
+	first := true
 	for {
 		n, err := w.Next()
 		if err != nil {
+			if ctx.Err() == nil {
+				s.setBusErr(errText(err))
+			}
 			return
+		}
+		if n.ErrMessage != nil {
+			// tailscaled says why it ends the watch (a refused mask, or
+			// "IPN bus consumer fell behind; closing watch").
+			s.setBusErr(cleanString(*n.ErrMessage))
+			return
+		}
+		if first {
+			first = false
+			s.setBusErr("")
 		}
 		if s.noteChange(&n) {
 			select {
@@ -270,8 +323,8 @@ func (s *Source) noteChange(n *ipn.Notify) bool {
 	if s.staleIDs == nil {
 		s.staleIDs = map[tailcfg.NodeID]bool{}
 	}
-	changed := false
-	if n.State != nil || n.NetMap != nil || n.Health != nil || len(n.PeersRemoved) > 0 {
+	changed := n.Health != nil // Status.Health changed: gather, WhoIs answers stay
+	if n.State != nil || len(n.PeersRemoved) > 0 {
 		s.staleAll, changed = true, true
 	}
 	if n.SelfChange != nil {
@@ -299,11 +352,73 @@ func (s *Source) takeStale() (all bool, ids map[tailcfg.NodeID]bool) {
 	return all, ids
 }
 
+// freshLatency is the last DERP latency measurement if it is younger than
+// DERPLatencyMaxAge at now, else nil.
+func (s *Source) freshLatency(now time.Time) *DERPLatencyReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.derpLatency == nil || now.Sub(s.derpLatency.At) > DERPLatencyMaxAge {
+		return nil
+	}
+	return s.derpLatency
+}
+
+// maybeMeasure starts a DERP latency measurement in the background when
+// MeasureDERP is set, none runs, and the last started LatencyRefresh ago
+// or more; a result pokes trigger so the next snapshot uses it. A failed
+// measurement (UDP blocked, no DERP map) is not retried before
+// LatencyRefresh: NetInfo's latencies serve meanwhile.
+func (s *Source) maybeMeasure(ctx context.Context, trigger chan<- struct{}) {
+	if s.opts.MeasureDERP == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.measuring || s.closed || (!s.lastMeasure.IsZero() && time.Since(s.lastMeasure) < LatencyRefresh) {
+		s.mu.Unlock()
+		return
+	}
+	s.measuring, s.lastMeasure = true, time.Now()
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		var rep *DERPLatencyReport
+		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if dm, err := s.c.CurrentDERPMap(mctx); err == nil {
+			rep, _ = s.opts.MeasureDERP(mctx, dm)
+		}
+		s.mu.Lock()
+		s.measuring = false
+		if rep != nil {
+			s.derpLatency = rep
+		}
+		s.mu.Unlock()
+		if rep != nil {
+			select {
+			case trigger <- struct{}{}:
+			default:
+			}
+		}
+	}()
+}
+
+// setBusErr records why the IPN bus watch failed ("" once it works).
+func (s *Source) setBusErr(e string) {
+	s.mu.Lock()
+	s.busErr = e
+	s.mu.Unlock()
+}
+
 // applyLatency copies the latest ping latency and DISCO run per peer into
-// snap, re-diagnosing peers whose run is new to it.
+// snap, re-diagnosing peers whose run is new to it, and adds the IPN bus
+// warning while the watch fails.
 func (s *Source) applyLatency(snap *Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.busErr != "" {
+		snap.Warnings = append(snap.Warnings, "IPN bus: "+s.busErr+"; paths still refresh every "+s.opts.Interval.String()+", peer endpoints and home DERP within "+WhoIsMaxAge.String())
+	}
 	for i := range snap.Peers {
 		p := &snap.Peers[i]
 		if l, ok := s.latency[p.ID]; ok {
@@ -311,7 +426,7 @@ func (s *Source) applyLatency(snap *Snapshot) {
 		}
 		if r, ok := s.pingRuns[p.ID]; ok && r != p.PingRun {
 			p.PingRun = r
-			p.Verdict = Diagnose(snap.Self, *p, snap.Regions)
+			p.Verdict = Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 		}
 	}
 }

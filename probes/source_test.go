@@ -288,3 +288,77 @@ func TestSourceNoGoroutineLeak(t *testing.T) {
 		t.Errorf("%d goroutines after the source ended, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestBusMaskAccepted: tailscaled validates the watch mask with
+// ipn.ValidateNotifyWatchOpt (ipn/localapi serveWatchIPNBus answers 400
+// otherwise); NotifyRateLimit beside the peer-change bits is refused.
+func TestBusMaskAccepted(t *testing.T) {
+	if err := ipn.ValidateNotifyWatchOpt(BusMask); err != nil {
+		t.Fatalf("tailscaled would refuse BusMask %v: %v", BusMask, err)
+	}
+	if BusMask&ipn.NotifyPeerPatches == 0 {
+		t.Errorf("BusMask %v lacks NotifyPeerPatches: peer endpoint and home DERP changes would not arrive", BusMask)
+	}
+}
+
+// TestSourceBusRefusedIsAWarning: a watch tailscaled refuses (here a
+// LocalAPI that answers 403) shows as a snapshot warning, not silence.
+func TestSourceBusRefusedIsAWarning(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "direct"))
+	srv.SetForbidden("watch-ipn-bus", true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 50 * time.Millisecond}).Run(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		snap := next[*Snapshot](t, ch, 5*time.Second)
+		for _, w := range snap.Warnings {
+			if strings.HasPrefix(w, "IPN bus: ") && strings.Contains(w, "access denied") {
+				return
+			}
+		}
+	}
+	t.Fatal("no snapshot warns that the IPN bus watch was refused")
+}
+
+// TestSourceMeasuresDERPLatency: with MeasureDERP set, snapshots carry the
+// fresh measurement, so far-home-derp is judged (it is not on NetInfo's
+// latencies of unknown age alone).
+func TestSourceMeasuresDERPLatency(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "far-home-derp"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := make(chan *tailcfg.DERPMap, 4)
+	measure := func(_ context.Context, dm *tailcfg.DERPMap) (*DERPLatencyReport, error) {
+		calls <- dm
+		return &DERPLatencyReport{At: time.Now(), ByRegion: map[int]time.Duration{
+			1: 12 * time.Millisecond, 2: 85 * time.Millisecond, 3: 160 * time.Millisecond}}, nil
+	}
+	ch := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 50 * time.Millisecond, MeasureDERP: measure}).Run(ctx)
+	first := next[*Snapshot](t, ch, 5*time.Second)
+	if first.Self.DERPLatencyFrom != "netinfo" || hasReason(first.Peers[0].Verdict.Also, ReasonFarHomeDERP) {
+		t.Fatalf("first snapshot: latencies from %q, also %v; want NetInfo's, far not judged", first.Self.DERPLatencyFrom, first.Peers[0].Verdict.Also)
+	}
+	select {
+	case dm := <-calls:
+		if dm == nil || len(dm.Regions) != 4 {
+			t.Fatalf("MeasureDERP got DERP map %+v, want the daemon's 4 regions", dm)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("MeasureDERP was never called")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		snap := next[*Snapshot](t, ch, 5*time.Second)
+		if snap.Self.DERPLatencyFrom == "netcheck" {
+			if !hasReason(snap.Peers[0].Verdict.Also, ReasonFarHomeDERP) {
+				t.Fatalf("fresh latencies but no far-home-derp: %+v", snap.Peers[0].Verdict)
+			}
+			if len(calls) != 0 {
+				t.Errorf("MeasureDERP called again within %v", LatencyRefresh)
+			}
+			return
+		}
+	}
+	t.Fatal("no snapshot used the measured latencies")
+}

@@ -19,9 +19,10 @@
 // and advertises only its STUN-learned 127.0.0.1:port, so these words are
 // the same on every run and machine, apart from ports and the age.
 //
-// Tailscale's test control server never sets Node.Online by itself; the lab
-// marks every node Online=true when it first sends a map update (outside
-// nodes such as a real tailscaled included) and the stopped node
+// Tailscale's test control server leaves Node.Online unset unless its
+// AllOnline is set, which marks every peer online, stopped ones included.
+// So the lab marks each node Online=true when it first sends a map update
+// (outside nodes such as a real tailscaled included) and the stopped node
 // Online=false, so "offline" means what it says.
 package lab
 
@@ -406,11 +407,12 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 }
 
 // onMapRequest is testcontrol's HoldMapRequest hook: it marks a node
-// Online=true the first time it sends a map update. Only update requests
-// are used (not read-only streams), so the node's own update, processed
-// right after, cannot be overwritten by ours.
+// Online=true the first time it sends a map update. Only non-streaming
+// update requests are used (MapRequest.ReadOnly is always false since
+// capability version 68), so the node's own update, processed right
+// after, cannot be overwritten by ours.
 func (l *Lab) onMapRequest(req *tailcfg.MapRequest) func() {
-	if req.ReadOnly || (req.Stream && req.Version >= 68) {
+	if req.Stream && req.Version >= 68 {
 		return nil
 	}
 	l.mu.Lock()
@@ -560,6 +562,34 @@ func (l *Lab) Close() error {
 	}
 	l.closeErr = errors.Join(errs...)
 	return l.closeErr
+}
+
+// SetPeerEndpoints replaces the UDP endpoints control lists for the lab
+// peer name and sends the changed netmap to every node, as a real control
+// server does when a node reports new endpoints; tailscaled passes the
+// change to IPN bus watchers as a peer patch. Use it on the offline peer:
+// a running node would soon report its own endpoints again.
+func (l *Lab) SetPeerEndpoints(name string, eps []netip.AddrPort) error {
+	var ip netip.Addr
+	for _, p := range l.peers {
+		if p.Name == name {
+			ip = p.TailscaleIP
+		}
+	}
+	if !ip.IsValid() {
+		return fmt.Errorf("lab: no peer %q", name)
+	}
+	for _, n := range l.control.AllNodes() {
+		for _, a := range n.Addresses {
+			if a.Addr() == ip {
+				n = n.Clone()
+				n.Endpoints = slices.Clone(eps)
+				l.control.UpdateNode(n)
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("lab: control does not list peer %q (%v)", name, ip)
 }
 
 // PeerStatus returns the observer's current status of the peer whose host

@@ -249,6 +249,33 @@ func TestLab(t *testing.T) {
 		}
 	})
 
+	// A fresh DERP latency measurement (tailscale.com/net/netcheck, STUN
+	// only) against the lab's real STUN servers.
+	t.Run("MeasureDERPLatency", func(t *testing.T) {
+		rep, err := probes.MeasureDERPLatency(ctx, l.DERPMap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := rep.ByRegion[901]; !ok || d <= 0 || d > 5*time.Second {
+			t.Errorf("latency to region 901 = %v (present %v), want a loopback round trip; all: %v", d, ok, rep.ByRegion)
+		}
+		if time.Since(rep.At) > time.Minute {
+			t.Errorf("report dated %v", rep.At)
+		}
+		t.Logf("lab DERP latencies: %v", rep.ByRegion)
+	})
+
+	// The IPN bus: tailscaled (here tsnet's LocalAPI, which validates the
+	// mask as tailscaled does) streams a peer's endpoint change, and the
+	// Source re-gathers within a second although its poll is an hour away.
+	t.Run("IPN bus delivers an endpoint change within 1s", func(t *testing.T) {
+		d, err := l.BusDelivery(ctx, l.Observer(), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("endpoint change reached the Source after %v", d.Round(time.Millisecond))
+	})
+
 	// Last, as it stops the DERP-only node: the child leaves when its
 	// stdin ends, as when tailpath dies, without the line Close writes.
 	t.Run("child exits on stdin EOF", func(t *testing.T) {

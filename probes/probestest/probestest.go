@@ -251,7 +251,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serveBus streams Notify messages as /localapi/v0/watch-ipn-bus does,
+// refusing a mask tailscaled refuses (ipn.ValidateNotifyWatchOpt, 400).
 func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
+	var mask ipn.NotifyWatchOpt
+	if m := r.FormValue("mask"); m != "" {
+		if err := mask.UnmarshalText([]byte(m)); err != nil {
+			http.Error(w, "bad mask", http.StatusBadRequest)
+			return
+		}
+	}
+	if err := ipn.ValidateNotifyWatchOpt(mask); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	ch := make(chan ipn.Notify, 8)
 	s.mu.Lock()
 	if s.srv == nil {
