@@ -25,7 +25,10 @@ type dashboardFlags struct {
 	socket string
 	// interval is how often Status is polled.
 	interval time.Duration
-	device   deviceFlags
+	// all keeps the peers `tailscale status` hides (shared-in nodes,
+	// Mullvad exit nodes).
+	all    bool
+	device deviceFlags
 }
 
 func init() {
@@ -42,6 +45,7 @@ func runDashboardCmd(ctx context.Context, args []string, stdio IO) error {
 	fs.SetOutput(stdio.Stderr)
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default: the platform's)")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
+	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
 	f.device.register(fs)
 	fs.Usage = func() {
 		usage(stdio.Stderr)
@@ -58,6 +62,7 @@ func runDashboardCmd(ctx context.Context, args []string, stdio IO) error {
 		client:   probes.NewClient(f.socket),
 		socket:   f.socket,
 		interval: f.interval,
+		all:      f.all,
 		title:    "tailpath",
 	}
 	if err := f.device.attach(ctx, &cfg, stdio); err != nil {
@@ -77,7 +82,9 @@ type dashboard struct {
 	client   probes.LocalClient
 	socket   string
 	interval time.Duration
-	title    string
+	// all keeps the peers `tailscale status` hides (probes.GatherOptions.All).
+	all   bool
+	title string
 	// panes are shown after Peers and Detail.
 	panes []common.Pane
 	// feeds run beside the tailscaled source and send their events into
@@ -96,7 +103,15 @@ func (d *dashboard) run(parent context.Context, stdio IO) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 
-	src := probes.NewSource(d.client, probes.SourceOptions{Interval: d.interval, Socket: d.socket})
+	src := probes.NewSource(d.client, probes.SourceOptions{
+		Interval: d.interval,
+		Socket:   d.socket,
+		Gather:   probes.GatherOptions{All: d.all},
+		// Fresh DERP latencies every 10 minutes (a few STUN packets, as
+		// `tailscale netcheck` sends), so far-home-derp is judged on
+		// current numbers rather than NetInfo's, which may be hours old.
+		MeasureDERP: probes.MeasureDERPLatency,
+	})
 	model := tui.New(tui.Options{
 		Title: d.title,
 		Panes: d.panes,

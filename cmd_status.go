@@ -29,6 +29,13 @@ type statusFlags struct {
 	json    bool          // print the snapshot as JSON ({"self":…, "peers":[…]}) instead of a table
 	socket  string        // tailscaled's LocalAPI socket; "" = the platform default
 	timeout time.Duration // bound on the whole LocalAPI exchange
+	// all also lists the peers `tailscale status` hides (shared-in nodes,
+	// Mullvad exit nodes); they are counted otherwise.
+	all bool
+	// netcheck measures fresh DERP latencies first (STUN from this
+	// process, as `tailscale netcheck` does) so far-home-derp is judged;
+	// without it NetInfo's latencies, of unknown age, are only shown.
+	netcheck bool
 }
 
 // Exit codes of tailpath status: 0 ok; 1 tailscaled answered but is not
@@ -48,8 +55,10 @@ func runStatus(ctx context.Context, args []string, stdio IO) error {
 	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
+	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
+	fs.BoolVar(&f.netcheck, "netcheck", false, "measure DERP latencies first (a few STUN packets, up to 5 s) so a far relay region can be judged")
 	fs.Usage = func() {
-		fmt.Fprintln(stdio.Stderr, "usage: tailpath status [--json] [--socket PATH] [--timeout 10s]")
+		fmt.Fprintln(stdio.Stderr, "usage: tailpath status [--json] [--all] [--netcheck] [--socket PATH] [--timeout 10s]")
 		fmt.Fprintln(stdio.Stderr)
 		fmt.Fprintln(stdio.Stderr, "Shows each peer's path in `tailscale status` words and why it is relayed.")
 		fs.PrintDefaults()
@@ -69,7 +78,12 @@ func runStatus(ctx context.Context, args []string, stdio IO) error {
 
 	gctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	snap, err := probes.Gather(gctx, probes.NewClient(f.socket), nil)
+	client := probes.NewClient(f.socket)
+	opts := probes.GatherOptions{All: f.all}
+	if f.netcheck {
+		opts.Latency = measureForStatus(gctx, client, stdio.Stderr)
+	}
+	snap, err := probes.GatherWith(gctx, client, nil, opts)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			sock := f.socket
@@ -95,6 +109,25 @@ func runStatus(ctx context.Context, args []string, stdio IO) error {
 	return nil
 }
 
+// measureForStatus measures DERP latencies for status --netcheck within
+// 5 s; on failure it says why on w and returns nil (NetInfo's latencies
+// then serve, shown but not judged).
+func measureForStatus(ctx context.Context, c probes.LocalClient, w io.Writer) *probes.DERPLatencyReport {
+	mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	dm, err := c.CurrentDERPMap(mctx)
+	if err != nil {
+		fmt.Fprintf(w, "tailpath: warning: --netcheck: DERP map: %v\n", err)
+		return nil
+	}
+	rep, err := probes.MeasureDERPLatency(mctx, dm)
+	if err != nil {
+		fmt.Fprintf(w, "tailpath: warning: --netcheck: %v\n", err)
+		return nil
+	}
+	return rep
+}
+
 // printStatus writes s as `tailpath status` does: JSON (writeStatusJSON)
 // when asJSON, else the table (writeStatusTable). Warnings are not written;
 // callers print s.Warnings where they belong. Reused by the demo.
@@ -113,6 +146,9 @@ type statusJSON struct {
 	Peers        []probes.Peer   `json:"peers"`
 	Regions      []probes.Region `json:"derp_regions,omitempty"`
 	Warnings     []string        `json:"warnings,omitempty"`
+	// Hidden counts peers left out as `tailscale status` leaves them out
+	// (shared-in nodes, Mullvad exit nodes); --all lists them.
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // writeStatusJSON writes s as indented JSON: {"time", "backend_state",
@@ -130,6 +166,7 @@ func writeStatusJSON(w io.Writer, s *probes.Snapshot) error {
 		Self:         s.Self,
 		Peers:        s.Peers,
 		Warnings:     s.Warnings,
+		Hidden:       s.Hidden,
 	}
 	if out.Peers == nil {
 		out.Peers = []probes.Peer{}
@@ -174,13 +211,16 @@ func writeStatusTable(w io.Writer, s *probes.Snapshot) error {
 	if len(self.TailscaleIPs) > 0 {
 		fmt.Fprintf(&b, " %s", self.TailscaleIPs[0])
 	}
-	fmt.Fprintf(&b, "; home DERP %s; %s", derpText(self.HomeDERP, self.HomeDERPCode), natText(self.NAT))
+	fmt.Fprintf(&b, "; home DERP %s; %s", derpText(self.HomeDERP, self.HomeDERPCode), natText(self))
 	if s.BackendState != "Running" {
 		fmt.Fprintf(&b, "; state %s", s.BackendState)
 	}
 	fmt.Fprintln(w, b.String())
 	for _, h := range self.Health {
 		fmt.Fprintf(w, "# health: %s\n", h)
+	}
+	if s.Hidden > 0 {
+		fmt.Fprintf(w, "# %d peers not shown, as tailscale status hides them (shared-in nodes, Mullvad exit nodes); --all lists them\n", s.Hidden)
 	}
 	if len(s.Peers) == 0 {
 		_, err := fmt.Fprintln(w, "no peers")
@@ -250,14 +290,23 @@ func derpText(id int, code string) string {
 	return "-"
 }
 
-func natText(n *probes.NATInfo) string {
+// natText is our NAT facts in a few words: what UDP does ("UDP off by
+// policy" with only-tcp-443, "UDP untested" when the DERP map has no STUN),
+// the NAT type (measured on IPv4 only) and port mapping.
+func natText(self probes.Self) string {
+	n := self.NAT
 	if n == nil {
 		return "NAT unknown"
 	}
 	var parts []string
-	if n.WorkingUDP != nil && !*n.WorkingUDP {
+	switch {
+	case self.OnlyTCP443:
+		parts = append(parts, "UDP off by policy (only-tcp-443)")
+	case n.WorkingUDP != nil && !*n.WorkingUDP && self.NoSTUN:
+		parts = append(parts, "UDP untested (no STUN in the DERP map)")
+	case n.WorkingUDP != nil && !*n.WorkingUDP:
 		parts = append(parts, "UDP blocked")
-	} else if n.WorkingUDP != nil {
+	case n.WorkingUDP != nil:
 		parts = append(parts, "UDP ok")
 	}
 	switch {

@@ -15,28 +15,30 @@ import (
 // session; one minute of slack).
 const RecentHandshake = 3 * time.Minute
 
-// OnlineState returns whether the peer is online as a tri-state.
-// PeerStatus.Online is the current tailcfg.Node.Online flattened (nil and
-// false both read false), so: ps.Online true means online; otherwise node
-// (its WhoIs answer, possibly cached) tells nil ("control didn't say") from
-// false; without node, a LastSeen (only filled for offline peers) means
-// control reported it offline, and anything else is unknown (nil).
-// Tailscale's test control server never sets Online, so in such a lab this
-// is nil unless the lab sets it.
-func OnlineState(ps *ipnstate.PeerStatus, node *tailcfg.Node) *bool {
+// OnlineState returns whether the peer is online as a tri-state, and the
+// field that said so (Peer.OnlineSource). PeerStatus.Online is the current
+// tailcfg.Node.Online flattened (nil and false both read false), so:
+// ps.Online true means online ("Status.Online"); otherwise node (its WhoIs
+// answer, possibly cached) tells nil ("control didn't say") from false
+// ("WhoIs.Node.Online"); without node, a LastSeen (control fills it only
+// for peers that are not online) means offline ("Status.LastSeen"), and
+// anything else is unknown (nil, ""). Tailscale's test control server
+// leaves Online unset unless its AllOnline is set (which marks every peer
+// online, the stopped ones too), so the lab sets it per node itself.
+func OnlineState(ps *ipnstate.PeerStatus, node *tailcfg.Node) (*bool, string) {
 	if ps != nil && ps.Online {
-		return boolp(true)
+		return boolp(true), "Status.Online"
 	}
 	if node != nil {
 		if node.Online == nil {
-			return nil
+			return nil, ""
 		}
-		return boolp(false)
+		return boolp(false), "WhoIs.Node.Online"
 	}
 	if ps != nil && !ps.LastSeen.IsZero() {
-		return boolp(false)
+		return boolp(false), "Status.LastSeen"
 	}
-	return nil
+	return nil, ""
 }
 
 // Classify returns ps's current path in Tailscale's semantics:

@@ -122,24 +122,30 @@ func TestClassify(t *testing.T) {
 func TestOnlineState(t *testing.T) {
 	seen := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	tests := []struct {
-		name string
-		ps   ipnstate.PeerStatus
-		node *tailcfg.Node
-		want *bool
+		name    string
+		ps      ipnstate.PeerStatus
+		node    *tailcfg.Node
+		want    *bool
+		wantSrc string
 	}{
-		{"node says online", ipnstate.PeerStatus{Online: true}, &tailcfg.Node{Online: boolp(true)}, boolp(true)},
-		{"node says offline", ipnstate.PeerStatus{}, &tailcfg.Node{Online: boolp(false)}, boolp(false)},
-		{"cached node says online, status now says not", ipnstate.PeerStatus{}, &tailcfg.Node{Online: boolp(true)}, boolp(false)},
-		{"cached node says offline, status now online", ipnstate.PeerStatus{Online: true}, &tailcfg.Node{Online: boolp(false)}, boolp(true)},
-		{"node silent (testcontrol)", ipnstate.PeerStatus{}, &tailcfg.Node{}, nil},
-		{"no node, status online", ipnstate.PeerStatus{Online: true}, nil, boolp(true)},
-		{"no node, last seen set", ipnstate.PeerStatus{LastSeen: seen}, nil, boolp(false)},
-		{"no node, nothing known", ipnstate.PeerStatus{}, nil, nil},
+		{"node says online", ipnstate.PeerStatus{Online: true}, &tailcfg.Node{Online: boolp(true)}, boolp(true), "Status.Online"},
+		{"node says offline", ipnstate.PeerStatus{}, &tailcfg.Node{Online: boolp(false)}, boolp(false), "WhoIs.Node.Online"},
+		{"cached node says online, status now says not", ipnstate.PeerStatus{}, &tailcfg.Node{Online: boolp(true)}, boolp(false), "WhoIs.Node.Online"},
+		{"cached node says offline, status now online", ipnstate.PeerStatus{Online: true}, &tailcfg.Node{Online: boolp(false)}, boolp(true), "Status.Online"},
+		{"node silent (testcontrol)", ipnstate.PeerStatus{}, &tailcfg.Node{}, nil, ""},
+		{"no node, status online", ipnstate.PeerStatus{Online: true}, nil, boolp(true), "Status.Online"},
+		// The offline fact then comes from LastSeen, and the check says so.
+		{"no node, last seen set", ipnstate.PeerStatus{LastSeen: seen}, nil, boolp(false), "Status.LastSeen"},
+		{"no node, nothing known", ipnstate.PeerStatus{}, nil, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, OnlineState(&tt.ps, tt.node)); diff != "" {
+			got, src := OnlineState(&tt.ps, tt.node)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("OnlineState (-want +got):\n%s", diff)
+			}
+			if src != tt.wantSrc {
+				t.Errorf("OnlineState source = %q, want %q", src, tt.wantSrc)
 			}
 		})
 	}

@@ -8,7 +8,8 @@
 //     LocalClient works (a tsnet.Server's LocalClient() does).
 //   - Gather(ctx, c, prev) takes one Snapshot.
 //   - Classify(ps) turns one ipnstate.PeerStatus into a Path.
-//   - Diagnose(self, peer, regions) explains one peer's Path.
+//   - Diagnose(self, peer, regions, now) explains one peer's Path.
+//   - MeasureDERPLatency(ctx, derpMap) measures fresh DERP latencies (STUN).
 //   - NewSource(c, opts).Run(ctx) streams Events (snapshots, source status, pings).
 //   - Ping(ctx, c, peer, kind, tries, maxTime, emit) runs `tailscale ping`'s loop.
 //   - EndpointChanges(ctx, c, ip) reads the daemon's per-peer endpoint-change log.

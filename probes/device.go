@@ -102,7 +102,8 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 // endpoints and control does not list a public one for it (WhoIs
 // endpoints empty, all private, or unknown). It replaces no-endpoints as
 // the primary reason (it says why there are none), which moves to Also;
-// only local-udp-blocked stays ahead of it. device-probe-table-full holds
+// only no-home-derp, no-handshake, local-tcp443-only and local-udp-blocked
+// stay ahead of it. device-probe-table-full holds
 // when the table is full; it ranks after the endpoint reasons and ahead of
 // NAT, disco-unanswered, lost-direct and unexplained. far-home-derp is
 // added to Also when the board's home region is not its nearest and is
@@ -241,12 +242,16 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 	if len(causes) > 0 {
 		before = causes[0]
 	}
+	// Reasons for no path at all (no-home-derp, no-handshake) and local
+	// ones stay ahead of the board's own.
 	if noPublic {
-		causes = insertCause(causes, ReasonDeviceNoPublicEndpoint, ReasonLocalUDPBlocked)
+		causes = insertCause(causes, ReasonDeviceNoPublicEndpoint,
+			ReasonNoHomeDERP, ReasonNoHandshake, ReasonLocalTCP443Only, ReasonLocalUDPBlocked)
 	}
 	if full {
 		causes = insertCause(causes, ReasonDeviceProbeTableFull,
-			ReasonLocalUDPBlocked, ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints, ReasonPrivateEndpointsOnly)
+			ReasonNoHomeDERP, ReasonNoHandshake, ReasonLocalTCP443Only, ReasonLocalUDPBlocked,
+			ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints, ReasonPrivateEndpointsOnly, ReasonNoCommonFamily)
 	}
 	if far && !hasReason(causes, ReasonFarHomeDERP) {
 		causes = append(causes, ReasonFarHomeDERP)

@@ -154,7 +154,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			if !d.Matches(&p) {
 				t.Fatalf("board %v does not match peer %v", d, p.TailscaleIPs)
 			}
-			v := Diagnose(self, p, testRegions)
+			v := Diagnose(self, p, testRegions, time.Time{})
 			before := append([]Check(nil), v.Checks...)
 			got := DiagnoseDevice(v, p, d)
 			var failed []string
@@ -186,7 +186,7 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 	d.HomeDERP, d.HomeLatency, d.HomeDERPBy = 3, 160*time.Millisecond, "lowest-id"
 	d.H2Known, d.H2Received = true, 65535
 	p := boardPeer()
-	got := DiagnoseDevice(Diagnose(easySelf(), p, testRegions), p, d)
+	got := DiagnoseDevice(Diagnose(easySelf(), p, testRegions, time.Time{}), p, d)
 	var dev []Check
 	for _, c := range got.Checks {
 		if strings.HasPrefix(c.Field, "Device.") {
@@ -261,7 +261,7 @@ func TestDeviceEvidenceMatches(t *testing.T) {
 // DiagnoseDevice, or a hand-made fixture) does not get it twice.
 func TestDiagnoseDeviceNoDuplicateReason(t *testing.T) {
 	p := boardPeer()
-	v := Diagnose(easySelf(), p, testRegions)
+	v := Diagnose(easySelf(), p, testRegions, time.Time{})
 	v.Also = []ReasonID{ReasonDeviceNoPublicEndpoint}
 	d := board()
 	d.Endpoints = 0

@@ -6,29 +6,47 @@ import (
 	"time"
 )
 
-// Far-home-DERP threshold: the region relaying to the peer (the peer's home
-// region) is "far" when our measured latency to it is at least
-// FarDERPFactor times, and at least FarDERPMargin more than, our best
+// Far-home-DERP threshold: the region relaying to the peer (the region in
+// use, PeerStatus.Relay) is "far" when our measured latency to it is at
+// least FarDERPFactor times, and at least FarDERPMargin more than, our best
 // region's latency. Both must hold so that 2 ms vs 5 ms is not flagged.
 const (
 	FarDERPFactor = 2
 	FarDERPMargin = 30 * time.Millisecond
 )
 
+// Freshness limits: evidence older than these is shown with its age but no
+// longer counts towards a verdict.
+const (
+	// PingRunMaxAge is how long a finished DISCO "ping until direct" run
+	// counts as evidence: a path can change in minutes.
+	PingRunMaxAge = 5 * time.Minute
+	// DERPLatencyMaxAge is how old NetInfo's DERP latencies may be (by
+	// what tailpath saw, Self.DERPLatencySince) and still judge
+	// far-home-derp.
+	DERPLatencyMaxAge = 30 * time.Minute
+	// HandshakeGrace is how long a peer may be Active with no recent
+	// WireGuard handshake before no-handshake holds. WireGuard retries a
+	// handshake every 5 s (REKEY_TIMEOUT) and gives up after 90 s; a few
+	// tries must have failed.
+	HandshakeGrace = 15 * time.Second
+)
+
 // privatePrefixes are the ranges netip's IsPrivate/IsLoopback/IsLinkLocal*
 // do not cover but that a peer on another network cannot reach either.
+// 198.18.0.0/15 (benchmarking) is not among them: Tailscale treats it as
+// any other address.
 var privatePrefixes = []netip.Prefix{
 	netip.MustParsePrefix("100.64.0.0/10"), // CGNAT (RFC 6598), also Tailscale IPs
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking (RFC 2544), used by some VPN stacks
 	netip.MustParsePrefix("fd7a:115c:a1e0::/48"),
 }
 
 // IsPrivateAddr reports whether a is an address a peer on another network
 // cannot send to: RFC 1918 (which includes container bridges such as
 // Docker's 172.17.0.0/16 and Podman's 10.88.0.0/16), CGNAT 100.64.0.0/10,
-// link-local, ULA fc00::/7, loopback, unspecified, or 198.18.0.0/15.
-// Documentation ranges (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24) count
-// as public so fixtures can use them.
+// link-local, ULA fc00::/7, loopback, unspecified or multicast.
+// Documentation ranges (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24,
+// 2001:db8::/32) count as public so fixtures can use them.
 func IsPrivateAddr(a netip.Addr) bool {
 	a = a.Unmap()
 	if !a.IsValid() || a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() ||
@@ -43,22 +61,29 @@ func IsPrivateAddr(a netip.Addr) bool {
 	return false
 }
 
-// Diagnose explains p's current path. It is pure: evidence in, verdict out,
-// no I/O, safe for concurrent use. self carries our NetInfo (self.NAT may be
-// nil: then local checks read "unknown" and never fail); regions maps DERP
-// region ids to codes (may be nil).
+// Diagnose explains p's current path as of now (the snapshot's time). It is
+// pure: evidence in, verdict out, no I/O, safe for concurrent use. self
+// carries our NetInfo (self.NAT may be nil: then local checks read
+// "unknown" and never fail); regions maps DERP region ids to codes (may be
+// nil). now dates the evidence: ping runs, handshakes and DERP latencies
+// older than their limits are shown but do not count.
 //
-// Order: direct and peer-relay paths are healthy (a peer-relay verdict lists
-// in Also why it is not direct, when evidence says). offline and idle come
-// from the path kind. For a DERP-relayed path the causes are checked in this
-// order and the first that holds is the Reason, the rest go to Also:
-// local-udp-blocked, no-endpoints, private-endpoints-only, both-hard-nat,
-// local-hard-nat, disco-unanswered (only with a PingRun), lost-direct (seen
-// direct within LostDirectWindow); far-home-derp is always added to Also when it holds (it
-// explains slowness, not relaying). With no cause it is unexplained, and
-// Checks list everything looked at.
-func Diagnose(self Self, p Peer, regions map[int]Region) Verdict {
-	d := diag{self: self, p: p, regions: regions}
+// Order: key-expired first (magicsock sends nothing to an expired peer),
+// then direct and peer-relay paths are healthy (a peer-relay verdict lists
+// in Also why it is not direct, when evidence says); offline and idle come
+// from the path kind. For a DERP-relayed path the causes are checked in
+// this order, the first that holds is the Reason and the rest go to Also:
+// no-home-derp and no-handshake (there is no working path at all),
+// local-tcp443-only, local-udp-blocked, no-endpoints,
+// private-endpoints-only, no-common-family, both-hard-nat, local-hard-nat
+// (not when both ends have global IPv6 endpoints: netcheck measures the
+// NAT on IPv4 only), disco-unanswered (a fresh PingRun), lost-direct (seen
+// direct within LostDirectWindow); far-home-derp is added to Also when it
+// holds on fresh latencies (it explains slowness, not relaying). With no
+// cause it is unexplained, and Checks list everything looked at.
+// docs/diagnosis.md gives each rule with the Tailscale code it rests on.
+func Diagnose(self Self, p Peer, regions map[int]Region, now time.Time) Verdict {
+	d := diag{self: self, p: p, regions: regions, now: now}
 	return d.run()
 }
 
@@ -66,6 +91,7 @@ type diag struct {
 	self    Self
 	p       Peer
 	regions map[int]Region
+	now     time.Time
 	checks  []Check
 }
 
@@ -89,8 +115,25 @@ func (d *diag) unknown(field, note string) {
 	d.checks = append(d.checks, Check{Field: field, Value: "unknown", State: CheckUnknown, Note: note})
 }
 
+// onlineField is the field the peer's online state came from.
+func (d *diag) onlineField() string {
+	if d.p.OnlineSource != "" {
+		return d.p.OnlineSource
+	}
+	return "WhoIs.Node.Online"
+}
+
 func (d *diag) run() Verdict {
 	p := &d.p
+	if p.Expired {
+		d.checks = make([]Check, 0, 2)
+		d.add("Status.Expired", "true", true, "the peer's node key has expired: tailscaled sends it nothing (magicsock: \"peer's node key has expired\")")
+		if !p.KeyExpiry.IsZero() {
+			d.info("Status.KeyExpiry", p.KeyExpiry.UTC().Format(time.RFC3339), "when the key expired")
+		}
+		return Verdict{Reason: ReasonKeyExpired, Summary: "node key expired", Checks: d.checks,
+			Fix: "re-authenticate the peer (`tailscale up` or `tailscale login` on it), or disable key expiry for it in the admin console; pings and traffic cannot reach it until then"}
+	}
 	switch p.Path.Kind {
 	case PathDirect:
 		d.checks = make([]Check, 0, 1)
@@ -98,8 +141,8 @@ func (d *diag) run() Verdict {
 		return Verdict{Reason: ReasonDirect, Summary: "direct", Checks: d.checks}
 	case PathOffline:
 		d.checks = make([]Check, 0, 3)
-		d.add("WhoIs.Node.Online", "false", true, "the control server says the peer is offline")
-		d.add("Status.LastHandshake", timeText(p.LastHandshake), true, "no WireGuard handshake in the last "+RecentHandshake.String())
+		d.add(d.onlineField(), "false", true, "the control server says the peer is offline")
+		d.add("Status.LastHandshake", handshakeText(p.LastHandshake), true, "no WireGuard handshake in the last "+RecentHandshake.String())
 		if p.Active {
 			d.info("Status.Active", "true", "we sent packets recently (a ping does), but nothing answered: that is not a path")
 		}
@@ -113,9 +156,9 @@ func (d *diag) run() Verdict {
 		d.checks = make([]Check, 0, 2)
 		d.add("Status.Active", "false", true, "nothing was sent to the peer recently, so no path is negotiated")
 		if p.Online == nil {
-			d.unknown("WhoIs.Node.Online", "the control server did not say (test control servers never do)")
+			d.unknown("WhoIs.Node.Online", "the control server did not say")
 		} else {
-			d.add("WhoIs.Node.Online", strconv.FormatBool(*p.Online), false, "")
+			d.add(d.onlineField(), strconv.FormatBool(*p.Online), false, "")
 		}
 		return Verdict{Reason: ReasonIdle, Summary: "idle: no recent traffic", Checks: d.checks,
 			Fix: "send traffic to it or run a DISCO ping (`tailscale ping " + pingName(p) + "`) to negotiate a path"}
@@ -129,7 +172,7 @@ func (d *diag) run() Verdict {
 		d.add("Status.CurAddr", `""`, true, "no trusted direct UDP address")
 		d.info("Status.PeerRelay", `""`, "no peer relay in use: the traffic goes through DERP")
 	}
-	var causeBuf [5]ReasonID
+	var causeBuf [6]ReasonID
 	causes := causeBuf[:0]
 	var firstFix string
 	addCause := func(r ReasonID, fix string) {
@@ -138,21 +181,35 @@ func (d *diag) run() Verdict {
 		}
 		causes = append(causes, r)
 	}
-	if c, fix := d.checkLocalUDP(); c {
-		addCause(ReasonLocalUDPBlocked, fix)
+	if p.Path.Kind == PathDERP {
+		if d.checkHomeDERP() {
+			addCause(ReasonNoHomeDERP, "the peer has no home DERP region in our DERP map, so nothing can be relayed to it unless it writes first: run `tailscale netcheck` on the peer (does it reach any DERP region?) and check that both ends use the same DERP map (derpMap in the tailnet policy file)")
+		}
+		if d.checkSession() {
+			addCause(ReasonNoHandshake, "there is no working path at all, not only no direct one: check that the peer is up and logged in (`tailscale status` on it), that its clock is right, and that the tailnet policy lets the two nodes talk; `tailscale ping --tsmp "+pingName(p)+"` tests the tunnel")
+		}
 	}
-	noEP, privOnly, epFix := d.checkEndpoints()
-	if noEP {
-		addCause(ReasonNoEndpoints, epFix)
+	if d.checkPolicyTCP443() {
+		addCause(ReasonLocalTCP443Only, "the tailnet policy file gives this node the only-tcp-443 attribute (nodeAttrs), so it sends nothing but TCP 443 and every path goes through DERP; remove the attribute for this node to allow direct UDP paths")
 	}
-	if privOnly {
-		addCause(ReasonPrivateEndpointsOnly, epFix)
+	if d.checkLocalUDP() {
+		addCause(ReasonLocalUDPBlocked, "allow outbound UDP from this host: UDP 3478 to the DERP servers for STUN, and UDP to peers' ports (41641 by default)")
 	}
-	if r, fix := d.checkNAT(); r != "" {
+	ep := d.checkEndpoints()
+	if ep.none {
+		addCause(ReasonNoEndpoints, "make the peer advertise a UDP endpoint: allow UDP on it (it may be blocked or disabled), or, for an embedded client, make it learn and advertise its public (STUN) endpoint")
+	}
+	if ep.privateOnly {
+		addCause(ReasonPrivateEndpointsOnly, "unless the peer is on your LAN or a network routed to yours, give it a reachable endpoint: enable UPnP/NAT-PMP/PCP on its router or forward UDP 41641 to it; if it is on your LAN or a routed site network, allow UDP between the two (guest-Wi-Fi or VLAN isolation, host firewalls)")
+	}
+	if ep.noFamily {
+		addCause(ReasonNoCommonFamily, "the peer can only be reached over IPv6 and IPv6 does not work here: enable IPv6 on this network (or give the peer a public IPv4 endpoint, e.g. a UDP port forward on its router)")
+	}
+	if r, fix := d.checkNAT(ep.v6Both); r != "" {
 		addCause(r, fix)
 	}
 	if d.checkPingRun() {
-		addCause(ReasonDiscoUnanswered, "allow inbound UDP on the peer (41641 or its --port) through its host and network firewalls; its DISCO pings are answered over DERP but never directly")
+		addCause(ReasonDiscoUnanswered, "something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends")
 	}
 	if !p.LastDirect.IsZero() {
 		buf := make([]byte, 0, 48)
@@ -174,7 +231,7 @@ func (d *diag) run() Verdict {
 	}
 	var far bool
 	var farInfo farDERP
-	if p.Path.Kind == PathDERP {
+	if p.Path.Kind == PathDERP && p.Path.DERPCode != "" {
 		far, farInfo = d.checkFarDERP()
 	}
 
@@ -201,7 +258,11 @@ func (d *diag) run() Verdict {
 		v.Reason = ReasonUnexplained
 		v.Summary = "relayed; no checked cause holds"
 		v.Fix = "run a DISCO ping until direct (`tailscale ping " + pingName(p) +
-			"`); if it never goes direct, look for an inbound UDP firewall on the peer"
+			"`); if it never goes direct, look for a firewall dropping UDP on either end"
+		if ep.v6Both {
+			v.Summary = "relayed although both ends have IPv6"
+			v.Fix = "IPv4 NAT does not explain it: both ends have global IPv6 endpoints, which no NAT maps; check IPv6 reachability: inbound UDP over IPv6 on both hosts' and routers' firewalls, and `tailscale netcheck` (IPv6: yes) on both ends"
+		}
 	}
 	if far {
 		v.Also = append(v.Also, ReasonFarHomeDERP)
@@ -217,23 +278,22 @@ func (d *diag) run() Verdict {
 	return v
 }
 
-// relayedChecks is how many checks a relayed path gets, so the slice is
-// allocated once at its size (an underestimate only costs a regrowth).
+// relayedChecks is how many checks a relayed path usually gets, so the
+// slice is allocated once at its size (an underestimate only costs a
+// regrowth).
 func (d *diag) relayedChecks() int {
 	p := &d.p
-	n := 2 + 1 + 1 + 1 // CurAddr+PeerRelay, WorkingUDP, Endpoints, peer NAT
+	n := 2 + 1 + 1 + 2 // CurAddr+PeerRelay, WorkingUDP, Endpoints, NAT both ends
 	if p.Path.Kind == PathPeerRelay {
-		n-- // PeerRelay only; no DERP latency check
+		n--
 	} else {
-		n++ // DERPLatency
+		n += 2 // LastHandshake, DERPLatency
 	}
 	if nat := d.self.NAT; nat != nil && nat.MappingVariesByDestIP != nil && *nat.MappingVariesByDestIP {
-		n += 2
-	} else {
 		n++
 	}
 	if p.EndpointsKnown && len(p.Endpoints) > 0 && !hasPublic(p.Endpoints) {
-		n++ // Self.Endpoints
+		n++ // same-LAN
 	}
 	if p.PingRun != nil {
 		n++
@@ -260,20 +320,83 @@ func summaryFor(r ReasonID) string {
 		return "hard NAT on both ends"
 	case ReasonLocalHardNAT:
 		return "hard NAT here, no port mapping"
+	case ReasonNoHandshake:
+		return "no WireGuard session: the peer does not answer"
+	case ReasonNoHomeDERP:
+		return "peer has no usable home DERP"
+	case ReasonNoCommonFamily:
+		return "no address family in common"
+	case ReasonLocalTCP443Only:
+		return "policy allows only TCP 443 here"
 	}
 	return string(r)
 }
 
-// checkPingRun: the last DISCO "ping until direct" run got pongs, but only
-// through DERP or a peer relay, although the peer advertises endpoints.
-// Only checked when a run exists (the Source records them).
+// checkHomeDERP: Status.Relay is empty on an active path with no direct
+// address: the peer's home DERP (WhoIs.Node.HomeDERP) is 0 or not in our
+// DERP map. magicsock then sends over UDP if it can, else to the region
+// the peer last wrote from, else fails ("no UDP or DERP addr").
+func (d *diag) checkHomeDERP() bool {
+	if d.p.Path.DERPCode != "" {
+		return false
+	}
+	note := "the peer's home DERP region is unknown to us: it has none, or it is not in our DERP map"
+	if h := d.p.HomeDERP; h != 0 {
+		note = "the peer's home DERP region " + strconv.Itoa(h) + " is not in our DERP map"
+	}
+	d.add("Status.Relay", `""`, true, note)
+	return true
+}
+
+// checkSession: the peer has been Active for at least HandshakeGrace (or a
+// fresh DISCO run got no pong at all) without a WireGuard handshake within
+// RecentHandshake. A live session re-handshakes every 2 minutes while
+// traffic flows, and keys are rejected after 3 (wireguard-go
+// RejectAfterTime), so an active peer without a recent handshake has no
+// session.
+func (d *diag) checkSession() bool {
+	p := &d.p
+	if recentHandshake(p.LastHandshake, d.now) {
+		d.add("Status.LastHandshake", handshakeText(p.LastHandshake), false, "a WireGuard session is up")
+		return false
+	}
+	held := !p.NoHandshakeSince.IsZero() && d.now.Sub(p.NoHandshakeSince) >= HandshakeGrace
+	r := p.PingRun
+	silent := r != nil && r.Pongs == 0 && r.Tries > 0 && d.fresh(r.At, PingRunMaxAge)
+	if !held && !silent {
+		d.info("Status.LastHandshake", handshakeText(p.LastHandshake), "no recent handshake yet; WireGuard retries every 5 s")
+		return false
+	}
+	note := "we have been sending for " + durText(d.now.Sub(p.NoHandshakeSince)) + " and no WireGuard handshake completed"
+	if !held {
+		note = "no WireGuard handshake in the last " + RecentHandshake.String() + ", and DISCO pings got no answer even through DERP"
+	}
+	d.add("Status.LastHandshake", handshakeText(p.LastHandshake), true, note)
+	if p.RatesKnown && p.RxRate == 0 {
+		d.info("Status.RxBytes", "not growing", "nothing was received from the peer over the last poll")
+	}
+	return true
+}
+
+// checkPolicyTCP443: the node attribute only-tcp-443 (tailcfg
+// NodeAttrOnlyTCP443; magicsock sends no UDP at all with it).
+func (d *diag) checkPolicyTCP443() bool {
+	if !d.self.OnlyTCP443 {
+		return false
+	}
+	d.add("Self.CapMap", "only-tcp-443", true, "the tailnet policy restricts this node to TCP 443: it sends no UDP, so every path goes through DERP")
+	return true
+}
+
+// checkPingRun: the last DISCO "ping until direct" run, if fresh, got pongs
+// but only through DERP or a peer relay, although the peer advertises
+// endpoints. Only checked when a run exists (the Source records them).
 func (d *diag) checkPingRun() bool {
 	r := d.p.PingRun
 	if r == nil {
 		return false
 	}
-	failed := !r.Direct && r.Pongs > 0 && len(d.p.Endpoints) > 0
-	buf := make([]byte, 0, 48)
+	buf := make([]byte, 0, 64)
 	buf = strconv.AppendInt(buf, int64(r.Tries), 10)
 	buf = append(buf, " tries, "...)
 	buf = strconv.AppendInt(buf, int64(r.Pongs), 10)
@@ -282,10 +405,20 @@ func (d *diag) checkPingRun() bool {
 		buf = append(buf, ", last via "...)
 		buf = append(buf, r.Via...)
 	}
-	note := "no pong came over a direct UDP path"
+	if r.Direct {
+		buf = append(buf, ", direct"...)
+	}
+	if !d.fresh(r.At, PingRunMaxAge) {
+		buf = append(buf, ", "...)
+		buf = append(buf, durText(d.now.Sub(r.At))...)
+		buf = append(buf, " ago"...)
+		d.info("PingRun", string(buf), "too old to count: a path can change within minutes; ping again")
+		return false
+	}
+	failed := !r.Direct && r.Pongs > 0 && len(d.p.Endpoints) > 0
+	note := "pongs came only through DERP or a peer relay: DISCO pings to the peer's endpoints were never answered directly"
 	switch {
 	case r.Direct:
-		buf = append(buf, ", direct"...)
 		note = "a pong came directly; the path may go direct again soon"
 	case r.Pongs == 0:
 		note = "no pong at all: the peer is not answering even through DERP"
@@ -300,107 +433,186 @@ func (d *diag) checkPingRun() bool {
 	return failed
 }
 
-// checkLocalUDP: our netcheck says UDP does not work.
-func (d *diag) checkLocalUDP() (bool, string) {
-	nat := d.self.NAT
-	if nat == nil || nat.WorkingUDP == nil {
-		d.unknown("NetInfo.WorkingUDP", "the daemon has not reported a netcheck")
-		return false, ""
+// fresh reports whether t is set and at most maxAge before d.now (a zero
+// now, as in hand-built tests, treats every dated fact as fresh).
+func (d *diag) fresh(t time.Time, maxAge time.Duration) bool {
+	if d.now.IsZero() {
+		return true
 	}
-	if !*nat.WorkingUDP {
-		d.add("NetInfo.WorkingUDP", "false", true, "our STUN probes got no UDP reply")
-		return true, "allow outbound UDP from this host (UDP 3478 for STUN and UDP to peers, 41641 by default)"
-	}
-	d.add("NetInfo.WorkingUDP", "true", false, "")
-	return false, ""
+	return !t.IsZero() && d.now.Sub(t) <= maxAge
 }
 
-// checkEndpoints: the peer advertises none, or only private ones while it is
-// on another network.
-func (d *diag) checkEndpoints() (noEP, privOnly bool, fix string) {
+// checkLocalUDP: our netcheck says UDP does not work. netcheck sets
+// WorkingUDP from STUN to the DERP map's servers (UDP 3478), so false says
+// nothing when the map disables STUN, and true proves only that port.
+func (d *diag) checkLocalUDP() bool {
+	nat := d.self.NAT
+	switch {
+	case nat == nil || nat.WorkingUDP == nil:
+		d.unknown("NetInfo.WorkingUDP", "the daemon has not reported a netcheck")
+	case d.self.OnlyTCP443:
+		d.info("NetInfo.WorkingUDP", strconv.FormatBool(*nat.WorkingUDP), "not tested: the node sends no UDP by policy")
+	case !*nat.WorkingUDP && d.self.NoSTUN:
+		d.info("NetInfo.WorkingUDP", "false", "not a test of UDP: the DERP map disables STUN on every node, so netcheck sent no STUN probe")
+	case !*nat.WorkingUDP:
+		d.add("NetInfo.WorkingUDP", "false", true, "our STUN probes (UDP 3478 to the DERP servers) got no reply: outbound UDP looks blocked")
+		return true
+	default:
+		d.add("NetInfo.WorkingUDP", "true", false, "STUN replies came back on UDP 3478: outbound UDP works to that port (not proof for other ports)")
+	}
+	return false
+}
+
+// endpointFacts is what checkEndpoints found.
+type endpointFacts struct {
+	none, privateOnly bool
+	// noFamily: the peer's public endpoints are all IPv6 and IPv6 does not work here.
+	noFamily bool
+	// v6Both: both ends have global IPv6 endpoints and IPv6 is not known
+	// to fail on either, so IPv4 NAT facts do not decide the path.
+	v6Both bool
+}
+
+// checkEndpoints: the peer advertises none, only private ones, or public
+// ones of an address family that does not work here.
+func (d *diag) checkEndpoints() endpointFacts {
 	p := &d.p
+	var f endpointFacts
 	if !p.EndpointsKnown {
 		d.unknown("WhoIs.Node.Endpoints", "WhoIs was not available")
-		return false, false, ""
+		return f
 	}
 	if len(p.Endpoints) == 0 {
 		d.add("WhoIs.Node.Endpoints", "[]", true, "the peer cannot be reached over UDP at any address")
-		return true, false, "make the peer advertise a UDP endpoint: allow UDP on it (it may be blocked or disabled), or, for an embedded client, make it learn and advertise its public (STUN) endpoint"
+		f.none = true
+		return f
 	}
-	if hasPublic(p.Endpoints) {
-		d.add("WhoIs.Node.Endpoints", endpointsText(p.Endpoints), false, "at least one public endpoint")
-		return false, false, ""
+	pub4, pub6 := publicFamilies(p.Endpoints)
+	if !pub4 && !pub6 {
+		d.add("WhoIs.Node.Endpoints", endpointsText(p.Endpoints), true, "all private, CGNAT, link-local or loopback addresses: reachable only from the peer's own network")
+		d.sameLAN()
+		f.privateOnly = true
+		return f
 	}
-	sameNet, why := d.sameNetwork()
-	d.add("WhoIs.Node.Endpoints", endpointsText(p.Endpoints), !sameNet, "all private, CGNAT, link-local or container-bridge addresses")
-	d.add("Self.Endpoints", endpointsText(d.self.Endpoints), !sameNet, why)
-	if sameNet {
-		return false, false, ""
+	d.add("WhoIs.Node.Endpoints", endpointsText(p.Endpoints), false, "at least one public endpoint")
+	if a, ok := sharedPublicAddr(d.self.Endpoints, p.Endpoints); ok {
+		d.info("Self.Endpoints", a.String(), "the same public address on both ends: both are behind one NAT, so the direct path needs their LAN addresses or the router's hairpinning")
 	}
-	return false, true, "give the peer a reachable endpoint: enable UPnP/NAT-PMP/PCP on its router or forward UDP 41641 to it"
+	if !pub6 {
+		return f
+	}
+	var ours *bool
+	if d.self.NAT != nil {
+		ours = d.self.NAT.WorkingIPv6
+	}
+	switch {
+	case ours == nil:
+		d.unknown("NetInfo.WorkingIPv6", "whether IPv6 works here is not known; the peer has IPv6 endpoints")
+	case !*ours && !pub4:
+		d.add("NetInfo.WorkingIPv6", "false", true, "the peer's only public endpoints are IPv6 and IPv6 does not work here: no address family in common")
+		f.noFamily = true
+	case !*ours:
+		d.info("NetInfo.WorkingIPv6", "false", "IPv6 does not work here; the peer's public IPv4 endpoints remain")
+	default:
+		d.add("NetInfo.WorkingIPv6", "true", false, "IPv6 works here and the peer has global IPv6 endpoints")
+	}
+	peerV6 := true
+	if pn := p.NAT; pn != nil && pn.WorkingIPv6 != nil {
+		peerV6 = *pn.WorkingIPv6
+	}
+	_, ourPub6 := publicFamilies(d.self.Endpoints)
+	f.v6Both = peerV6 && ((ours != nil && *ours) || (ours == nil && ourPub6))
+	return f
 }
 
-// sameNetwork guesses whether the peer's private endpoints are on one of our
-// own networks: the peer is on this host (a loopback endpoint while we have
-// one too, or an endpoint address equal to one of ours), or it shares an
-// IPv4 /24 or IPv6 /64 with one of our private endpoints (CGNAT and
-// Tailscale ranges excluded).
-func (d *diag) sameNetwork() (bool, string) {
+// sameLAN records whether the peer, whose endpoints are all private, is on
+// one of our networks. Prefixes alone cannot tell: two homes on a router's
+// default 192.168.1.0/24, Docker's first container (172.17.0.2) on every
+// host, ChromeOS's 100.115.92.0/23 and 169.254.0.0/16 sandboxes look the
+// same everywhere, and a routed site LAN (10.1.0.0/16 beside 10.2.0.0/16)
+// shares no prefix. Only corroboration decides, so without it the check is
+// unknown.
+func (d *diag) sameLAN() {
+	const field = "SameLAN"
 	if len(d.self.Endpoints) == 0 {
-		return false, "our endpoints are unknown; assuming the peer is on another network"
+		d.unknown(field, "our own endpoints are unknown; unless the peer is on your LAN, it cannot be reached at these addresses")
+		return
 	}
 	for _, pe := range d.p.Endpoints {
 		pa := pe.Addr().Unmap()
 		for _, se := range d.self.Endpoints {
 			sa := se.Addr().Unmap()
 			if pa == sa || (pa.IsLoopback() && sa.IsLoopback()) {
-				return true, "the peer is on this host (" + pa.String() + "), so its endpoints are reachable from here"
+				d.unknown(field, pa.String()+" is an address of ours too, but container bridges, sandboxes and loopback repeat on every host: unless the peer is on this host or your LAN, it cannot be reached there")
+				return
 			}
 		}
 	}
 	for _, pe := range d.p.Endpoints {
 		pa := pe.Addr().Unmap()
-		if !lanComparable(pa) {
-			continue
-		}
 		for _, se := range d.self.Endpoints {
 			sa := se.Addr().Unmap()
-			if !lanComparable(sa) || sa.Is4() != pa.Is4() {
+			if !sa.IsValid() || sa.Is4() != pa.Is4() || !IsPrivateAddr(sa) {
 				continue
 			}
 			bits := 64
 			if sa.Is4() {
 				bits = 24
 			}
-			sp, _ := sa.Prefix(bits)
-			if sp.Contains(pa) {
-				return true, "we have an endpoint on the same LAN (" + sp.String() + "), so the private endpoints should work"
+			if sp, err := sa.Prefix(bits); err == nil && sp.Contains(pa) {
+				d.unknown(field, pa.String()+" is in our "+sp.String()+", but many networks use the same private range: unless the peer is on your LAN, it cannot be reached there")
+				return
 			}
 		}
 	}
-	return false, "no endpoint of ours shares a LAN prefix with the peer's: it is on another network"
+	d.unknown(field, "no private address of ours shares a prefix with the peer's; unless the peer is on your LAN or a network routed to it, it cannot be reached at these addresses")
 }
 
-func lanComparable(a netip.Addr) bool {
-	if a.IsLoopback() || !a.IsValid() {
-		return false
-	}
-	for _, p := range privatePrefixes {
-		if p.Contains(a) {
-			return false
+// publicFamilies reports whether eps has a public IPv4 and a public IPv6 endpoint.
+func publicFamilies(eps []netip.AddrPort) (v4, v6 bool) {
+	for _, ep := range eps {
+		a := ep.Addr().Unmap()
+		if IsPrivateAddr(a) {
+			continue
+		}
+		if a.Is4() {
+			v4 = true
+		} else {
+			v6 = true
 		}
 	}
-	return a.IsPrivate() || a.IsLinkLocalUnicast()
+	return v4, v6
+}
+
+// sharedPublicAddr returns a public address that both endpoint lists hold.
+func sharedPublicAddr(ours, theirs []netip.AddrPort) (netip.Addr, bool) {
+	for _, s := range ours {
+		sa := s.Addr().Unmap()
+		if IsPrivateAddr(sa) {
+			continue
+		}
+		for _, t := range theirs {
+			if t.Addr().Unmap() == sa {
+				return sa, true
+			}
+		}
+	}
+	return netip.Addr{}, false
 }
 
 // checkNAT: hard NAT (mapping varies by destination) without port mapping,
-// here and, where the peer shares its NetInfo, there.
-func (d *diag) checkNAT() (ReasonID, string) {
+// here and, where the peer shares its NetInfo, there. netcheck measures the
+// mapping on IPv4 only (net/netcheck: "TODO: track MappingVariesByDestIP
+// for IPv6"), so with v6Both the facts are shown but decide nothing.
+func (d *diag) checkNAT(v6Both bool) (ReasonID, string) {
+	const v6Note = "IPv4 only: both ends have global IPv6 endpoints, which no NAT maps"
 	nat := d.self.NAT
 	localHard := false
 	switch {
 	case nat == nil || nat.MappingVariesByDestIP == nil:
 		d.unknown("NetInfo.MappingVariesByDestIP", "the daemon has not measured our NAT type")
+	case *nat.MappingVariesByDestIP && v6Both:
+		d.info("NetInfo.MappingVariesByDestIP", "true", v6Note)
 	case *nat.MappingVariesByDestIP:
 		localHard = !nat.HavePortMap
 		d.add("NetInfo.MappingVariesByDestIP", "true", localHard, "our NAT picks a new port per destination (hard NAT)")
@@ -413,6 +625,8 @@ func (d *diag) checkNAT() (ReasonID, string) {
 	switch {
 	case pn == nil || pn.MappingVariesByDestIP == nil:
 		d.unknown("Peer.NetInfo.MappingVariesByDestIP", "the peer's NAT type is not shared")
+	case *pn.MappingVariesByDestIP && v6Both:
+		d.info("Peer.NetInfo.MappingVariesByDestIP", "true", v6Note)
 	case *pn.MappingVariesByDestIP:
 		peerHard = !pn.HavePortMap
 		d.add("Peer.NetInfo.MappingVariesByDestIP", "true", peerHard, "the peer's NAT is hard too")
@@ -441,13 +655,30 @@ type farDERP struct {
 	relayLat, bestLat time.Duration
 }
 
-// checkFarDERP: the relaying region (the peer's home) is much slower from
-// here than our best region (see FarDERPFactor and FarDERPMargin).
+// relayRegion is the id of the region in use (Path.DERPCode, which is
+// PeerStatus.Relay, the region magicsock relays through), falling back to
+// the peer's home DERP from WhoIs.
+func (d *diag) relayRegion() int {
+	code := d.p.Path.DERPCode
+	for id, r := range d.regions {
+		if r.Code == code {
+			return id
+		}
+	}
+	return d.p.HomeDERP
+}
+
+// checkFarDERP: the relaying region is much slower from here than our best
+// region (see FarDERPFactor and FarDERPMargin), judged only on latencies
+// tailpath saw change within DERPLatencyMaxAge: NetInfo's latencies are
+// re-sent only with other NetInfo changes (magicsock skips an update when
+// NetInfo.BasicallyEqual, which ignores DERPLatency), so unchanged ones may
+// be hours old.
 func (d *diag) checkFarDERP() (bool, farDERP) {
 	nat := d.self.NAT
-	region := d.p.HomeDERP
+	region := d.relayRegion()
 	if nat == nil || len(nat.DERPLatency) == 0 || region == 0 {
-		d.unknown("NetInfo.DERPLatency", "no DERP latencies or the peer's home region is unknown")
+		d.unknown("NetInfo.DERPLatency", "no DERP latencies or the relay region is unknown")
 		return false, farDERP{}
 	}
 	relayLat, ok := nat.DERPLatency[region]
@@ -462,7 +693,7 @@ func (d *diag) checkFarDERP() (bool, farDERP) {
 		}
 	}
 	far := relayLat >= FarDERPFactor*bestLat && relayLat-bestLat >= FarDERPMargin
-	buf := make([]byte, 0, 48)
+	buf := make([]byte, 0, 64)
 	buf = d.appendRegion(buf, region)
 	buf = append(buf, '=')
 	buf = appendMs(buf, relayLat)
@@ -470,11 +701,36 @@ func (d *diag) checkFarDERP() (bool, farDERP) {
 	buf = d.appendRegion(buf, bestID)
 	buf = append(buf, '=')
 	buf = appendMs(buf, bestLat)
+	if !d.now.IsZero() && !d.fresh(d.self.DERPLatencyAt, DERPLatencyMaxAge) {
+		buf = append(buf, " ("...)
+		switch {
+		case !d.self.DERPLatencyAt.IsZero():
+			buf = append(buf, "measured "...)
+			buf = append(buf, durText(d.now.Sub(d.self.DERPLatencyAt))...)
+			buf = append(buf, " ago"...)
+		case !d.self.DERPLatencySeen.IsZero() && d.now.Sub(d.self.DERPLatencySeen) >= time.Minute:
+			buf = append(buf, "age unknown, unchanged for "...)
+			buf = append(buf, durText(d.now.Sub(d.self.DERPLatencySeen))...)
+		default:
+			buf = append(buf, "age unknown"...)
+		}
+		buf = append(buf, ')')
+		note := "as tailscaled last reported them; it re-sends NetInfo only when something other than latency changes, so they may be hours old: `tailscale netcheck` measures fresh ones"
+		if far {
+			note = "the relay region looked far when these latencies were measured, which may be hours ago: `tailscale netcheck` measures fresh ones"
+		}
+		d.info("NetInfo.DERPLatency", string(buf), note)
+		return false, farDERP{}
+	}
+	field := "NetInfo.DERPLatency"
+	if d.self.DERPLatencyFrom == "netcheck" {
+		field = "Netcheck.DERPLatency"
+	}
 	note := "the relay region is about as close as the best one"
 	if far {
 		note = farNote
 	}
-	d.add("NetInfo.DERPLatency", string(buf), far, note)
+	d.add(field, string(buf), far, note)
 	return far, farDERP{region: region, best: bestID, relayLat: relayLat, bestLat: bestLat}
 }
 
@@ -510,6 +766,19 @@ func msText(d time.Duration) string {
 	return strconv.FormatInt(d.Round(time.Millisecond).Milliseconds(), 10) + "ms"
 }
 
+// durText is a coarse age: "40s", "12m", "3h", "2d".
+func durText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	}
+	return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+}
+
 func endpointsText(eps []netip.AddrPort) string {
 	if len(eps) == 0 {
 		return "[]"
@@ -525,9 +794,12 @@ func endpointsText(eps []netip.AddrPort) string {
 	return string(append(b, ']'))
 }
 
-func timeText(t time.Time) string {
+// handshakeText is a WireGuard handshake time; zero reads "none recorded"
+// because it means never, or that tailscaled removed the idle peer from
+// wireguard-go (its lazy WireGuard config), which clears the time.
+func handshakeText(t time.Time) string {
 	if t.IsZero() {
-		return "never"
+		return "none recorded"
 	}
 	return t.UTC().Format(time.RFC3339)
 }

@@ -54,7 +54,7 @@ func BenchmarkDiagnose10k(b *testing.B) {
 	cpu0 := probestest.CPUTime()
 	for b.Loop() {
 		for i := range peers {
-			_ = Diagnose(self, peers[i], testRegions)
+			_ = Diagnose(self, peers[i], testRegions, time.Time{})
 		}
 	}
 	b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")

@@ -45,24 +45,213 @@ func relayedPeer(eps ...string) Peer {
 	return p
 }
 
+// TestDiagnoseCases covers each rule with hand-built evidence. Cases that
+// follow from Tailscale's own code cite it; docs/diagnosis.md has the rules.
 func TestDiagnoseCases(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name       string
 		self       func(*Self)
 		peer       func(*Peer)
 		wantReason ReasonID
 		wantAlso   []ReasonID
+		// wantUnknown lists fields that must read unknown; wantText is a
+		// phrase the summary, a note or the fix must contain.
+		wantUnknown []string
+		wantText    string
 	}{
+		// Same LAN is never guessed from private prefixes alone: two homes
+		// on a router's default range, Docker's first container on two
+		// hosts, ChromeOS's ARC++ range and 169.254 sandboxes look alike.
 		{
-			name:       "private endpoints on our own LAN do not count as another network",
-			peer:       func(p *Peer) { *p = relayedPeer("192.168.1.77:41641") },
+			name:        "private endpoint in our /24 (two homes on the router default): private-endpoints-only, same LAN unknown",
+			peer:        func(p *Peer) { *p = relayedPeer("192.168.1.77:41641") },
+			wantReason:  ReasonPrivateEndpointsOnly,
+			wantUnknown: []string{"SameLAN"},
+			wantText:    "unless the peer is on your LAN",
+		},
+		{
+			name:        "Docker's first container on both hosts (172.17.0.2 each): not the same host",
+			self:        func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("172.17.0.2:41641")} },
+			peer:        func(p *Peer) { *p = relayedPeer("172.17.0.2:41641") },
+			wantReason:  ReasonPrivateEndpointsOnly,
+			wantUnknown: []string{"SameLAN"},
+			wantText:    "repeat on every host",
+		},
+		{
+			name:        "ChromeOS ARC++ address on both ends (100.115.92.2)",
+			self:        func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("100.115.92.2:41641")} },
+			peer:        func(p *Peer) { *p = relayedPeer("100.115.92.2:41641") },
+			wantReason:  ReasonPrivateEndpointsOnly,
+			wantUnknown: []string{"SameLAN"},
+		},
+		{
+			name:        "169.254 sandbox addresses in one /24",
+			self:        func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("169.254.7.1:41641")} },
+			peer:        func(p *Peer) { *p = relayedPeer("169.254.7.9:41641") },
+			wantReason:  ReasonPrivateEndpointsOnly,
+			wantUnknown: []string{"SameLAN"},
+		},
+		{
+			name:        "loopback on both ends is not proof of one host",
+			self:        func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:45005")} },
+			peer:        func(p *Peer) { *p = relayedPeer("127.0.0.1:44175") },
+			wantReason:  ReasonPrivateEndpointsOnly,
+			wantUnknown: []string{"SameLAN"},
+		},
+		{
+			name:        "routed site LAN (10.1/16 beside our 10.2/16): the fix covers routed networks, not only UPnP",
+			self:        func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("10.2.0.5:41641")} },
+			peer:        func(p *Peer) { *p = relayedPeer("10.1.3.4:41641") },
+			wantReason:  ReasonPrivateEndpointsOnly,
+			wantUnknown: []string{"SameLAN"},
+			wantText:    "allow UDP between the two",
+		},
+		{
+			name:        "private endpoints with our endpoints unknown",
+			self:        func(s *Self) { s.Endpoints = nil },
+			peer:        func(p *Peer) { *p = relayedPeer("192.168.1.77:41641", "[fd00::7]:41641", "[fe80::1]:41641") },
+			wantReason:  ReasonPrivateEndpointsOnly,
+			wantUnknown: []string{"SameLAN"},
+		},
+		{
+			name:       "the same public address on both ends corroborates one NAT: not private-only",
+			peer:       func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641") },
+			wantReason: ReasonUnexplained,
+			wantText:   "behind one NAT",
+		},
+		{
+			name:       "198.18.0.0/15 counts as public, as in Tailscale",
+			peer:       func(p *Peer) { *p = relayedPeer("198.18.0.9:41641") },
+			wantReason: ReasonUnexplained,
+		},
+		// IPv6: netcheck measures MappingVariesByDestIP on IPv4 only
+		// (net/netcheck/netcheck.go: "TODO: track MappingVariesByDestIP for IPv6").
+		{
+			name: "hard IPv4 NAT on both ends, global IPv6 on both: NAT is not the cause",
+			self: func(s *Self) {
+				s.NAT.MappingVariesByDestIP = boolp(true)
+				s.NAT.WorkingIPv6 = boolp(true)
+				s.Endpoints = append(s.Endpoints, netip.MustParseAddrPort("[2001:db8::10]:41641"))
+			},
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "[2001:db8:1::5]:41641")
+				p.NAT = &NATInfo{MappingVariesByDestIP: boolp(true), WorkingIPv6: boolp(true)}
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "IPv6",
+		},
+		{
+			name:       "peer's only public endpoint is IPv6 and IPv6 does not work here: no address family in common",
+			self:       func(s *Self) { s.NAT.WorkingIPv6 = boolp(false) },
+			peer:       func(p *Peer) { *p = relayedPeer("[2001:db8:1::5]:41641", "192.168.7.2:41641") },
+			wantReason: ReasonNoCommonFamily,
+		},
+		{
+			name:       "peer has IPv4 and IPv6, IPv6 broken here: IPv4 remains",
+			self:       func(s *Self) { s.NAT.WorkingIPv6 = boolp(false) },
+			peer:       func(p *Peer) { *p = relayedPeer("[2001:db8:1::5]:41641", "203.0.113.5:41641") },
+			wantReason: ReasonUnexplained,
+		},
+		// Expired keys: magicsock's endpoint.send returns errExpired
+		// (wgengine/magicsock/endpoint.go), so "send traffic" cannot work.
+		{
+			name: "expired key, online, not active: key-expired, not idle",
+			peer: func(p *Peer) {
+				*p = Peer{Name: "x", Online: boolp(true), Expired: true, Path: Path{Kind: PathIdle, Text: "-"}}
+			},
+			wantReason: ReasonKeyExpired,
+			wantText:   "re-authenticate",
+		},
+		// No session at all: Active only means we sent something in the
+		// last 45 s (magicsock sessionActiveTimeout); a ping sets it.
+		{
+			name: "active relay, no handshake ever, 10 DISCO pings with 0 pongs: no working path",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PingRun = &PingRun{At: now.Add(-time.Minute), Tries: 10}
+				p.RatesKnown = true
+			},
+			wantReason: ReasonNoHandshake,
+			wantText:   "no working path",
+		},
+		{
+			name: "active for 30 s with no handshake: no-handshake",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.NoHandshakeSince = now.Add(-30 * time.Second)
+			},
+			wantReason: ReasonNoHandshake,
+		},
+		{
+			name: "active for 3 s with no handshake: WireGuard is still trying",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.NoHandshakeSince = now.Add(-3 * time.Second)
+			},
+			wantReason: ReasonUnexplained,
+		},
+		// Empty Relay: populatePeerStatus sets Relay from the peer's home
+		// DERP via derpRegionCodeOfIDLocked, "" when 0 or not in the map.
+		{
+			name: "empty Relay on an active path: no usable home DERP",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode = 0, ""
+			},
+			wantReason: ReasonNoHomeDERP,
+		},
+		// WorkingUDP: netcheck's STUN to UDP 3478 only.
+		{
+			name:       "WorkingUDP false while the DERP map disables STUN: says nothing",
+			self:       func(s *Self) { s.NAT.WorkingUDP = boolp(false); s.NoSTUN = true },
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
 			wantReason: ReasonUnexplained,
 		},
 		{
-			name:       "private endpoints with our endpoints unknown: assume another network",
-			self:       func(s *Self) { s.Endpoints = nil },
-			peer:       func(p *Peer) { *p = relayedPeer("192.168.1.77:41641", "[fd00::7]:41641", "[fe80::1]:41641") },
-			wantReason: ReasonPrivateEndpointsOnly,
+			name:       "only-tcp-443 node attribute: policy, not a blocked network",
+			self:       func(s *Self) { s.NAT.WorkingUDP = boolp(false); s.OnlyTCP443 = true },
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonLocalTCP443Only,
+		},
+		{
+			name: "DISCO run answered only over DERP: disco-unanswered, fix names both ends",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PingRun = &PingRun{At: now.Add(-time.Minute), Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonDiscoUnanswered,
+			wantText:   "outbound firewall",
+		},
+		{
+			name: "a DISCO run from two hours ago no longer counts",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PingRun = &PingRun{At: now.Add(-2 * time.Hour), Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "too old to count",
+		},
+		{
+			name: "far-home-derp judges the region in use (Relay), not WhoIs's home region",
+			self: func(s *Self) { s.DERPLatencyAt = now.Add(-time.Minute) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.HomeDERP = 1 // cached WhoIs
+				p.Path.DERPCode = "tok"
+			},
+			wantReason: ReasonUnexplained,
+			wantAlso:   []ReasonID{ReasonFarHomeDERP},
+		},
+		{
+			name: "far region on latencies of unknown age: shown, not judged",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path.DERPCode = "tok"
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "may be hours",
 		},
 		{
 			name:       "hard NAT rescued by a port mapping is not a cause",
@@ -78,10 +267,10 @@ func TestDiagnoseCases(t *testing.T) {
 		},
 		{
 			name: "UDP blocked and no endpoints: UDP first, the rest in Also",
-			self: func(s *Self) { s.NAT.WorkingUDP = boolp(false) },
+			self: func(s *Self) { s.NAT.WorkingUDP = boolp(false); s.DERPLatencyAt = now },
 			peer: func(p *Peer) {
 				*p = relayedPeer()
-				p.HomeDERP = 3
+				p.HomeDERP, p.Path.DERPCode = 3, "tok"
 			},
 			wantReason: ReasonLocalUDPBlocked,
 			wantAlso:   []ReasonID{ReasonNoEndpoints, ReasonFarHomeDERP},
@@ -96,26 +285,10 @@ func TestDiagnoseCases(t *testing.T) {
 		},
 		{
 			name: "far threshold: 40ms vs 12ms is under 2x+30ms? no: 40 ≥ 24 but 28 < 30",
-			self: func(s *Self) { s.NAT.DERPLatency[2] = 40 * time.Millisecond },
+			self: func(s *Self) { s.NAT.DERPLatency[2] = 40 * time.Millisecond; s.DERPLatencyAt = now },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
-				p.HomeDERP = 2
-			},
-			wantReason: ReasonUnexplained,
-		},
-		{
-			name: "DISCO run answered only over DERP: disco-unanswered",
-			peer: func(p *Peer) {
-				*p = relayedPeer("203.0.113.5:41641")
-				p.PingRun = &PingRun{Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
-			},
-			wantReason: ReasonDiscoUnanswered,
-		},
-		{
-			name: "DISCO run with no pong at all does not blame UDP",
-			peer: func(p *Peer) {
-				*p = relayedPeer("203.0.113.5:41641")
-				p.PingRun = &PingRun{Tries: 10}
+				p.HomeDERP, p.Path.DERPCode = 2, "fra"
 			},
 			wantReason: ReasonUnexplained,
 		},
@@ -123,27 +296,17 @@ func TestDiagnoseCases(t *testing.T) {
 			name: "DISCO run against a peer without endpoints: no-endpoints, not disco-unanswered",
 			peer: func(p *Peer) {
 				*p = relayedPeer()
-				p.PingRun = &PingRun{Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+				p.PingRun = &PingRun{At: now, Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
 			},
 			wantReason: ReasonNoEndpoints,
 		},
 		{
-			name:       "peer on this host: loopback endpoints on both sides are the same network",
-			self:       func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:45005")} },
-			peer:       func(p *Peer) { *p = relayedPeer("127.0.0.1:44175") },
-			wantReason: ReasonUnexplained,
-		},
-		{
-			name:       "peer on this host: same private address as ours, other port",
-			self:       func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("10.9.8.7:41641")} },
-			peer:       func(p *Peer) { *p = relayedPeer("10.9.8.7:41642") },
-			wantReason: ReasonUnexplained,
-		},
-		{
-			name:       "peer loopback only, ours public only: another network",
-			self:       func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
-			peer:       func(p *Peer) { *p = relayedPeer("127.0.0.1:44175") },
-			wantReason: ReasonPrivateEndpointsOnly,
+			name: "peer loopback only, ours public only",
+			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			peer: func(p *Peer) { *p = relayedPeer("127.0.0.1:44175") },
+			// Unknown too: a peer on this host could be reached there.
+			wantReason:  ReasonPrivateEndpointsOnly,
+			wantUnknown: []string{"SameLAN"},
 		},
 		{
 			name: "pinged offline peer (Active) keeps the offline verdict",
@@ -154,11 +317,13 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason: ReasonOffline,
 		},
 		{
-			name: "offline",
+			name: "offline known only from LastSeen: the check names Status.LastSeen",
 			peer: func(p *Peer) {
-				*p = Peer{Name: "x", Online: boolp(false), Path: Path{Kind: PathOffline}, LastSeen: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+				*p = Peer{Name: "x", Online: boolp(false), OnlineSource: "Status.LastSeen", Path: Path{Kind: PathOffline},
+					LastSeen: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 			},
 			wantReason: ReasonOffline,
+			wantText:   "none recorded",
 		},
 	}
 	for _, tt := range tests {
@@ -169,7 +334,7 @@ func TestDiagnoseCases(t *testing.T) {
 			}
 			var p Peer
 			tt.peer(&p)
-			v := Diagnose(self, p, testRegions)
+			v := Diagnose(self, p, testRegions, now)
 			if v.Reason != tt.wantReason {
 				t.Errorf("reason = %q, want %q; checks:\n%s", v.Reason, tt.wantReason, checksText(v.Checks))
 			}
@@ -179,9 +344,40 @@ func TestDiagnoseCases(t *testing.T) {
 			if v.Reason == ReasonUnexplained && len(v.Checks) < 5 {
 				t.Errorf("unexplained lists only %d checks", len(v.Checks))
 			}
+			for _, f := range tt.wantUnknown {
+				if st := checkState(v.Checks, f); st != CheckUnknown {
+					t.Errorf("%s is %q, want unknown; checks:\n%s", f, st, checksText(v.Checks))
+				}
+			}
+			if tt.wantText != "" && !strings.Contains(verdictText(v), tt.wantText) {
+				t.Errorf("verdict does not say %q:\n%s\n%s", tt.wantText, verdictText(v), checksText(v.Checks))
+			}
+			if v.Reason != ReasonDirect && v.Reason != ReasonPeerRelay && v.Fix == "" {
+				t.Errorf("%s has no fix", v.Reason)
+			}
 			checkStates(t, v.Checks)
 		})
 	}
+}
+
+// checkState is the state of the check on field, "" when absent.
+func checkState(cs []Check, field string) CheckState {
+	for _, c := range cs {
+		if c.Field == field {
+			return c.Mark()
+		}
+	}
+	return ""
+}
+
+// verdictText is everything a person reads of v.
+func verdictText(v Verdict) string {
+	var b strings.Builder
+	b.WriteString(v.Summary + "\n" + v.Fix + "\n")
+	for _, c := range v.Checks {
+		b.WriteString(c.Value + " " + c.Note + "\n")
+	}
+	return b.String()
 }
 
 func checksText(cs []Check) string {
@@ -194,8 +390,9 @@ func checksText(cs []Check) string {
 
 func TestIsPrivateAddr(t *testing.T) {
 	private := []string{"10.1.2.3", "172.17.0.1", "192.168.1.1", "100.64.0.1", "100.127.255.254", "169.254.1.1",
-		"127.0.0.1", "fe80::1", "fd00::1", "fd7a:115c:a1e0::1", "::1", "0.0.0.0", "::ffff:10.0.0.1", "198.18.0.1"}
-	public := []string{"203.0.113.5", "198.51.100.10", "192.0.2.1", "8.8.8.8", "100.128.0.1", "2001:db8::1", "172.32.0.1"}
+		"127.0.0.1", "fe80::1", "fd00::1", "fd7a:115c:a1e0::1", "::1", "0.0.0.0", "::ffff:10.0.0.1"}
+	// 198.18.0.0/15 is public to Tailscale too.
+	public := []string{"203.0.113.5", "198.51.100.10", "192.0.2.1", "8.8.8.8", "100.128.0.1", "2001:db8::1", "172.32.0.1", "198.18.0.1"}
 	for _, s := range private {
 		if !IsPrivateAddr(netip.MustParseAddr(s)) {
 			t.Errorf("IsPrivateAddr(%s) = false, want true", s)
@@ -216,9 +413,6 @@ func TestNATFromNetInfo(t *testing.T) {
 		DERPLatency: map[int]time.Duration{1: 15 * time.Millisecond, 2: 100 * time.Millisecond}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("natFromNetInfo (-want +got):\n%s", diff)
-	}
-	if legacyDERPRegion("127.3.3.40:7") != 7 || legacyDERPRegion("127.3.3.40:x") != 0 || legacyDERPRegion("1.2.3.4:7") != 0 {
-		t.Error("legacyDERPRegion")
 	}
 }
 
@@ -270,7 +464,7 @@ func FuzzGather(f *testing.F) {
 		if json.Unmarshal(dmJSON, &dm) == nil {
 			c.dm = &dm
 		}
-		snap, err := gatherAt(context.Background(), c, nil, fixtureNow)
+		snap, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
 		if err != nil {
 			return
 		}
@@ -313,7 +507,7 @@ func TestRelayedChecksCount(t *testing.T) {
 		for _, self := range []Self{easySelf(), {}, func() Self { s := easySelf(); s.NAT.MappingVariesByDestIP = boolp(true); return s }()} {
 			d := diag{self: self, p: p, regions: testRegions}
 			want := d.relayedChecks()
-			got := len(Diagnose(self, p, testRegions).Checks)
+			got := len(Diagnose(self, p, testRegions, time.Time{}).Checks)
 			if got > want {
 				t.Errorf("peer %d: %d checks, estimate %d", i, got, want)
 			}
@@ -346,13 +540,14 @@ func TestCheckStateMarks(t *testing.T) {
 	self.NAT.MappingVariesByDestIP = nil
 	p := relayedPeer("203.0.113.5:41641")
 	p.PingRun = &PingRun{Tries: 10}
-	v := Diagnose(self, p, testRegions)
+	v := Diagnose(self, p, testRegions, time.Time{})
 	got := map[string]CheckState{}
 	for _, c := range v.Checks {
 		got[c.Field] = c.Mark()
 	}
 	want := map[string]CheckState{
 		"Status.CurAddr":                     CheckFail,
+		"Status.LastHandshake":               CheckFail, // no handshake and no pong at all: no session
 		"Status.PeerRelay":                   CheckInfo,
 		"NetInfo.WorkingUDP":                 CheckOK,
 		"WhoIs.Node.Endpoints":               CheckOK,

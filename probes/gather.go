@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -62,12 +63,32 @@ type cachedNode struct {
 // ErrNotRunning, ErrPermission or ErrBadReply where those apply. ctx bounds
 // the whole gather.
 func Gather(ctx context.Context, c LocalClient, prev *Snapshot) (*Snapshot, error) {
-	return gatherAt(ctx, c, prev, time.Time{})
+	return GatherWith(ctx, c, prev, GatherOptions{})
 }
 
-// gatherAt is Gather with a fixed clock for tests; a zero now means
+// GatherOptions change what Gather collects; the zero value shows the
+// peers `tailscale status` shows.
+type GatherOptions struct {
+	// All keeps the peers `tailscale status` leaves out
+	// (cmd/tailscale/cli/status.go): shared-in nodes (ShareeNode) and
+	// Mullvad location exit nodes not in use, which can number hundreds.
+	// Without it they are counted in Snapshot.Hidden, never asked WhoIs
+	// and never diagnosed.
+	All bool
+	// Latency, when not nil, is a fresh DERP latency measurement
+	// (MeasureDERPLatency); Diagnose then judges far-home-derp on it
+	// instead of NetInfo's latencies (Self.DERPLatencyFrom "netcheck").
+	Latency *DERPLatencyReport
+}
+
+// GatherWith is Gather with options.
+func GatherWith(ctx context.Context, c LocalClient, prev *Snapshot, opts GatherOptions) (*Snapshot, error) {
+	return gatherAt(ctx, c, prev, time.Time{}, opts)
+}
+
+// gatherAt is GatherWith with a fixed clock for tests; a zero now means
 // time.Now() when Status returns.
-func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time) (*Snapshot, error) {
+func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time, opts GatherOptions) (*Snapshot, error) {
 	st, err := c.Status(ctx)
 	if err != nil {
 		return nil, ConnectError(err, socketOf(c))
@@ -78,10 +99,20 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time)
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return gatherFrom(ctx, c, st, prev, now)
+	return gatherFrom(ctx, c, st, prev, now, opts)
 }
 
-func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *Snapshot, now time.Time) (*Snapshot, error) {
+// mullvadSuffix ends the MagicDNS names of Mullvad location exit nodes
+// (cmd/tailscale/cli/status.go's mullvadTCD).
+const mullvadSuffix = "mullvad.ts.net."
+
+// HiddenByCLI reports whether `tailscale status` leaves ps out of its peer
+// list: a shared-in node, or a Mullvad location exit node not in use.
+func HiddenByCLI(ps *ipnstate.PeerStatus) bool {
+	return ps.ShareeNode || (ps.ExitNodeOption && !ps.ExitNode && strings.HasSuffix(ps.DNSName, mullvadSuffix))
+}
+
+func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *Snapshot, now time.Time, opts GatherOptions) (*Snapshot, error) {
 	snap := &Snapshot{
 		Time:         now,
 		BackendState: cleanString(st.BackendState),
@@ -98,9 +129,11 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		}
 	}
 
+	noSTUN := false
 	if dm, err := c.CurrentDERPMap(ctx); err != nil {
 		warn("DERP map: " + whyText(err))
 	} else if dm != nil {
+		noSTUN = stunDisabled(dm)
 		for id, r := range dm.Regions {
 			if r == nil {
 				continue
@@ -164,10 +197,17 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			OS:           cleanString(s.OS),
 			TailscaleIPs: slices.Clone(s.TailscaleIPs),
 			HomeDERPCode: cleanString(s.Relay),
+			// Status.Self.Addrs are the daemon's live endpoints
+			// (magicsock's last set); WhoIs of ourselves is control's echo.
+			Endpoints:  parseAddrs(s.Addrs),
+			OnlyTCP443: s.CapMap.Contains(tailcfg.NodeAttrOnlyTCP443),
+			NoSTUN:     noSTUN,
 		}
 		if len(s.TailscaleIPs) > 0 {
 			if n := whois("", s.TailscaleIPs[0]); n != nil {
-				snap.Self.Endpoints = slices.Clone(n.Endpoints)
+				if len(snap.Self.Endpoints) == 0 {
+					snap.Self.Endpoints = slices.Clone(n.Endpoints)
+				}
 				if n.Hostinfo.Valid() {
 					if ni := n.Hostinfo.NetInfo(); ni.Valid() {
 						snap.Self.NAT = natFromNetInfo(ni.AsStruct())
@@ -184,6 +224,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		if r, ok := snap.Regions[snap.Self.HomeDERP]; ok && snap.Self.HomeDERPCode == "" {
 			snap.Self.HomeDERPCode = r.Code
 		}
+		noteLatencyAge(snap, prev, now, opts.Latency)
 	}
 	for _, h := range st.Health {
 		snap.Self.Health = append(snap.Self.Health, cleanString(h))
@@ -206,9 +247,14 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	}
 	pss := make([]*ipnstate.PeerStatus, 0, len(st.Peer))
 	for _, ps := range st.Peer {
-		if ps != nil {
-			pss = append(pss, ps)
+		if ps == nil {
+			continue
 		}
+		if !opts.All && HiddenByCLI(ps) {
+			snap.Hidden++
+			continue
+		}
+		pss = append(pss, ps)
 	}
 	snap.Peers = make([]Peer, len(pss))
 	sem := make(chan struct{}, whoisParallel)
@@ -229,15 +275,23 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	wg.Wait()
 	for i := range snap.Peers {
 		p := &snap.Peers[i]
-		if pp, ok := prevByID[p.ID]; ok {
+		pp := prevByID[p.ID]
+		if pp != nil {
 			if dt > 0 {
 				p.TxRate = rate(p.TxBytes, pp.TxBytes, dt)
 				p.RxRate = rate(p.RxBytes, pp.RxBytes, dt)
+				p.RatesKnown = p.TxBytes >= pp.TxBytes && p.RxBytes >= pp.RxBytes
 			}
 			p.Latency = pp.Latency
 			p.PingRun = pp.PingRun
 			if !pp.LastDirect.IsZero() && now.Sub(pp.LastDirect) < LostDirectWindow {
 				p.LastDirect, p.LastDirectAddr = pp.LastDirect, pp.LastDirectAddr
+			}
+		}
+		if p.Active && !recentHandshake(p.LastHandshake, now) {
+			p.NoHandshakeSince = now
+			if pp != nil && !pp.NoHandshakeSince.IsZero() {
+				p.NoHandshakeSince = pp.NoHandshakeSince
 			}
 		}
 		if p.Path.Kind == PathDirect {
@@ -246,7 +300,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		if (p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay) && !p.LastDirect.IsZero() && len(p.TailscaleIPs) > 0 {
 			p.LastChange = lastEndpointChange(ctx, c, p.TailscaleIPs[0], warn)
 		}
-		p.Verdict = Diagnose(snap.Self, *p, snap.Regions)
+		p.Verdict = Diagnose(snap.Self, *p, snap.Regions, now)
 	}
 	slices.SortFunc(snap.Peers, func(a, b Peer) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
@@ -282,7 +336,7 @@ func lastEndpointChange(ctx context.Context, c LocalClient, ip netip.Addr, warn 
 // buildPeer converts one PeerStatus (and its WhoIs node, may be nil) to a
 // Peer without a verdict.
 func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Region, codeToID map[string]int, now time.Time) Peer {
-	online := OnlineState(ps, node)
+	online, onlineSrc := OnlineState(ps, node)
 	p := Peer{
 		ID:            cleanString(string(ps.ID)),
 		Name:          shortName(ps),
@@ -290,7 +344,9 @@ func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Regi
 		OS:            cleanString(ps.OS),
 		TailscaleIPs:  slices.Clone(ps.TailscaleIPs),
 		Online:        online,
+		OnlineSource:  onlineSrc,
 		Active:        ps.Active,
+		Expired:       ps.Expired,
 		Path:          Classify(ps, online, now),
 		HomeDERPCode:  cleanString(ps.Relay),
 		TxBytes:       ps.TxBytes,
@@ -299,13 +355,13 @@ func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Regi
 		LastSeen:      ps.LastSeen,
 		ExitNode:      ps.ExitNode,
 	}
+	if ps.KeyExpiry != nil {
+		p.KeyExpiry = *ps.KeyExpiry
+	}
 	if node != nil {
 		p.Endpoints = slices.Clone(node.Endpoints)
 		p.EndpointsKnown = true
 		p.HomeDERP = node.HomeDERP
-		if p.HomeDERP == 0 {
-			p.HomeDERP = legacyDERPRegion(node.LegacyDERPString)
-		}
 		if node.LastSeen != nil && p.LastSeen.IsZero() {
 			p.LastSeen = *node.LastSeen
 		}
@@ -324,17 +380,70 @@ func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Regi
 	return p
 }
 
-// legacyDERPRegion parses the old Node.DERP form "127.3.3.40:<region>".
-func legacyDERPRegion(s string) int {
-	host, port, ok := strings.Cut(s, ":")
-	if !ok || host != "127.3.3.40" {
-		return 0
+// parseAddrs parses Status's endpoint strings ("ip:port"), skipping any
+// that do not parse.
+func parseAddrs(ss []string) []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, s := range ss {
+		if ap, err := netip.ParseAddrPort(s); err == nil {
+			out = append(out, ap)
+		}
 	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 0 {
-		return 0
+	return out
+}
+
+// stunDisabled reports whether no node of dm answers STUN (STUNPort -1 on
+// every node), so netcheck cannot test UDP.
+func stunDisabled(dm *tailcfg.DERPMap) bool {
+	seen := false
+	for _, r := range dm.Regions {
+		if r == nil {
+			continue
+		}
+		for _, n := range r.Nodes {
+			if n == nil {
+				continue
+			}
+			seen = true
+			if n.STUNPort >= 0 {
+				return false
+			}
+		}
 	}
-	return n
+	return seen
+}
+
+// noteLatencyAge dates snap's DERP latencies. NetInfo's are dated
+// (DERPLatencyAt) only when they differ from prev's NetInfo values, because
+// tailscaled sends new ones only with another NetInfo change; unchanged
+// ones keep prev's date and first-seen time. A fresh measurement (lat)
+// replaces them in Self.NAT.
+func noteLatencyAge(snap, prev *Snapshot, now time.Time, lat *DERPLatencyReport) {
+	self := &snap.Self
+	if self.NAT != nil && len(self.NAT.DERPLatency) > 0 {
+		snap.netinfoLatency = self.NAT.DERPLatency
+		self.DERPLatencyFrom = "netinfo"
+		self.DERPLatencySeen = now
+		switch {
+		case prev == nil || len(prev.netinfoLatency) == 0:
+		case maps.Equal(prev.netinfoLatency, snap.netinfoLatency):
+			self.DERPLatencySeen = prev.Self.DERPLatencySeen
+			self.DERPLatencyAt = prev.netinfoAt
+		default:
+			self.DERPLatencyAt = now
+		}
+		snap.netinfoAt = self.DERPLatencyAt
+	}
+	if lat != nil && len(lat.ByRegion) > 0 {
+		nat := NATInfo{}
+		if self.NAT != nil {
+			nat = *self.NAT
+		}
+		nat.DERPLatency = lat.ByRegion
+		self.NAT = &nat
+		self.DERPLatencyFrom = "netcheck"
+		self.DERPLatencyAt = lat.At
+	}
 }
 
 // natFromNetInfo converts the daemon's NetInfo; DERPLatency keys are

@@ -34,8 +34,14 @@ func loadFixture(t *testing.T, name string) *probestest.Fixture {
 // a real local.Client.
 func gatherFixture(t *testing.T, name string) (*Snapshot, *probestest.Server) {
 	t.Helper()
+	return gatherFixtureWith(t, name, GatherOptions{})
+}
+
+// gatherFixtureWith is gatherFixture with options.
+func gatherFixtureWith(t *testing.T, name string, opts GatherOptions) (*Snapshot, *probestest.Server) {
+	t.Helper()
 	srv := probestest.New(t, loadFixture(t, name))
-	snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, fixtureNow)
+	snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, fixtureNow, opts)
 	if err != nil {
 		t.Fatalf("gather %s: %v", name, err)
 	}
@@ -65,31 +71,59 @@ func TestDiagnoseFixtures(t *testing.T) {
 		wantAlso   []ReasonID
 		wantFailed []string
 		wantFix    bool
+		// netcheck: a fresh DERP latency measurement (one minute old, the
+		// fixture's own NetInfo values) goes in GatherOptions.Latency.
+		// Without one, NetInfo's latencies are of unknown age and
+		// far-home-derp is not judged.
+		netcheck bool
 	}{
-		{"direct", PathDirect, "active; direct 203.0.113.5:41641", ReasonDirect, nil, nil, false},
+		{"direct", PathDirect, "active; direct 203.0.113.5:41641", ReasonDirect, nil, nil, false, false},
 		{"peer-relay", PathPeerRelay, "active; peer-relay 198.51.100.77:7777:vni:12", ReasonPeerRelay,
-			[]ReasonID{ReasonBothHardNAT}, []string{"NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP"}, true},
-		{"offline", PathOffline, "offline, last seen 3h ago", ReasonOffline, nil, []string{"WhoIs.Node.Online", "Status.LastHandshake"}, true},
-		{"idle", PathIdle, "idle", ReasonIdle, nil, []string{"Status.Active"}, true},
+			[]ReasonID{ReasonBothHardNAT}, []string{"NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP"}, true, false},
+		{"offline", PathOffline, "offline, last seen 3h ago", ReasonOffline, nil, []string{"WhoIs.Node.Online", "Status.LastHandshake"}, true, false},
+		{"idle", PathIdle, "idle", ReasonIdle, nil, []string{"Status.Active"}, true, false},
 		{"no-endpoints", PathDERP, `active; relay "nyc"`, ReasonNoEndpoints, nil,
-			[]string{"Status.CurAddr", "WhoIs.Node.Endpoints"}, true},
+			[]string{"Status.CurAddr", "WhoIs.Node.Endpoints"}, true, false},
+		// The same-LAN check stays unknown: prefixes alone cannot tell.
 		{"private-endpoints-only", PathDERP, `active; relay "fra"`, ReasonPrivateEndpointsOnly, []ReasonID{ReasonFarHomeDERP},
-			[]string{"Status.CurAddr", "WhoIs.Node.Endpoints", "Self.Endpoints", "NetInfo.DERPLatency"}, true},
+			[]string{"Status.CurAddr", "WhoIs.Node.Endpoints", "Netcheck.DERPLatency"}, true, true},
 		{"local-udp-blocked", PathDERP, `active; relay "nyc"`, ReasonLocalUDPBlocked, nil,
-			[]string{"Status.CurAddr", "NetInfo.WorkingUDP"}, true},
+			[]string{"Status.CurAddr", "NetInfo.WorkingUDP"}, true, false},
 		{"local-hard-nat", PathDERP, `active; relay "nyc"`, ReasonLocalHardNAT, nil,
-			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap"}, true},
+			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap"}, true, false},
 		{"both-hard-nat", PathDERP, `active; relay "fra"`, ReasonBothHardNAT, []ReasonID{ReasonFarHomeDERP},
-			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP", "NetInfo.DERPLatency"}, true},
+			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP", "Netcheck.DERPLatency"}, true, true},
 		{"far-home-derp", PathDERP, `active; relay "tok"`, ReasonUnexplained, []ReasonID{ReasonFarHomeDERP},
-			[]string{"Status.CurAddr", "NetInfo.DERPLatency"}, true},
+			[]string{"Status.CurAddr", "Netcheck.DERPLatency"}, true, true},
+		// NetInfo's latencies alone may be hours old (tailscaled does not
+		// re-send NetInfo for latency changes): shown, not judged.
+		{"far-home-derp", PathDERP, `active; relay "tok"`, ReasonUnexplained, nil,
+			[]string{"Status.CurAddr"}, true, false},
 		{"unexplained", PathDERP, `active; relay "nyc"`, ReasonUnexplained, nil,
-			[]string{"Status.CurAddr"}, true},
-		{"testcontrol", PathDirect, "active; direct 127.0.0.1:40002; offline", ReasonDirect, nil, nil, false},
+			[]string{"Status.CurAddr"}, true, false},
+		{"testcontrol", PathDirect, "active; direct 127.0.0.1:40002; offline", ReasonDirect, nil, nil, false, false},
+		// One fixture per defect of issue 14, each resting on Tailscale's
+		// code as its comment says.
+		{"key-expired", PathIdle, "-", ReasonKeyExpired, nil, []string{"Status.Expired"}, true, false},
+		{"no-home-derp", PathDERP, "active; ", ReasonNoHomeDERP, nil, []string{"Status.CurAddr", "Status.Relay"}, true, false},
+		{"only-tcp443", PathDERP, `active; relay "nyc"`, ReasonLocalTCP443Only, nil, []string{"Status.CurAddr", "Self.CapMap"}, true, false},
+		{"no-stun", PathDERP, `active; relay "nyc"`, ReasonUnexplained, nil, []string{"Status.CurAddr"}, true, false},
+		{"docker-same-addr", PathDERP, `active; relay "nyc"`, ReasonPrivateEndpointsOnly, nil, []string{"Status.CurAddr", "WhoIs.Node.Endpoints"}, true, false},
+		{"ipv6-both", PathDERP, `active; relay "nyc"`, ReasonUnexplained, nil, []string{"Status.CurAddr"}, true, false},
+		{"no-common-family", PathDERP, `active; relay "nyc"`, ReasonNoCommonFamily, nil, []string{"Status.CurAddr", "NetInfo.WorkingIPv6"}, true, false},
+		{"hidden-peers", PathDERP, `active; relay "nyc"`, ReasonUnexplained, nil, []string{"Status.CurAddr"}, true, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.fixture, func(t *testing.T) {
-			snap, _ := gatherFixture(t, tt.fixture)
+		name := tt.fixture
+		if tt.netcheck {
+			name += "+netcheck"
+		}
+		t.Run(name, func(t *testing.T) {
+			var opts GatherOptions
+			if tt.netcheck {
+				opts.Latency = fixtureNetcheck(t, tt.fixture)
+			}
+			snap, _ := gatherFixtureWith(t, tt.fixture, opts)
 			p := snap.Peers[0]
 			if p.Path.Kind != tt.wantKind || p.Path.Text != tt.wantText {
 				t.Errorf("path = %q %q, want %q %q", p.Path.Kind, p.Path.Text, tt.wantKind, tt.wantText)
@@ -118,6 +152,17 @@ func TestDiagnoseFixtures(t *testing.T) {
 	}
 }
 
+// fixtureNetcheck is a DERP latency measurement taken a minute before
+// fixtureNow with the values of the fixture's own NetInfo (of 100.64.0.1).
+func fixtureNetcheck(t *testing.T, name string) *DERPLatencyReport {
+	t.Helper()
+	snap, _ := gatherFixture(t, name)
+	if snap.Self.NAT == nil || len(snap.Self.NAT.DERPLatency) == 0 {
+		t.Fatalf("fixture %s has no DERP latencies", name)
+	}
+	return &DERPLatencyReport{At: fixtureNow.Add(-time.Minute), ByRegion: snap.Self.NAT.DERPLatency}
+}
+
 func TestGatherFields(t *testing.T) {
 	snap, _ := gatherFixture(t, "both-hard-nat")
 	wantSelf := Self{
@@ -133,6 +178,9 @@ func TestGatherFields(t *testing.T) {
 			DERPLatency: map[int]time.Duration{1: 12100 * time.Microsecond, 2: 85300 * time.Microsecond, 3: 160400 * time.Microsecond, 4: 70200 * time.Microsecond},
 		},
 		Endpoints: []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("192.168.1.20:41641")},
+		// NetInfo's latencies seen for the first time: their age is unknown.
+		DERPLatencyFrom: "netinfo",
+		DERPLatencySeen: fixtureNow,
 	}
 	if diff := cmp.Diff(wantSelf, snap.Self, cmpOpts...); diff != "" {
 		t.Errorf("self (-want +got):\n%s", diff)
@@ -143,7 +191,7 @@ func TestGatherFields(t *testing.T) {
 	wantPeer := Peer{
 		ID: "n2CNTRL", Name: "office-pc", DNSName: "office-pc.tail1234.ts.net", OS: "windows",
 		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")},
-		Online:       boolp(true), Active: true,
+		Online:       boolp(true), OnlineSource: "Status.Online", Active: true,
 		Path:     Path{Kind: PathDERP, DERPCode: "fra", Text: `active; relay "fra"`},
 		HomeDERP: 2, HomeDERPCode: "fra",
 		Endpoints:      []netip.AddrPort{netip.MustParseAddrPort("203.0.113.31:62011"), netip.MustParseAddrPort("10.9.0.14:41641")},
@@ -162,14 +210,14 @@ func TestGatherFields(t *testing.T) {
 func TestGatherRates(t *testing.T) {
 	srv := probestest.New(t, loadFixture(t, "direct"))
 	c := NewClient(srv.Socket)
-	prev, err := gatherAt(context.Background(), c, nil, fixtureNow.Add(-2*time.Second))
+	prev, err := gatherAt(context.Background(), c, nil, fixtureNow.Add(-2*time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	prev.Peers[0].TxBytes -= 2000
 	prev.Peers[0].RxBytes -= 4000
 	prev.Peers[0].Latency = 23 * time.Millisecond
-	snap, err := gatherAt(context.Background(), c, prev, fixtureNow)
+	snap, err := gatherAt(context.Background(), c, prev, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +227,7 @@ func TestGatherRates(t *testing.T) {
 	}
 	// Counters going backwards (daemon restarted) give 0, not a negative rate.
 	prev.Peers[0].TxBytes += 1 << 40
-	snap, _ = gatherAt(context.Background(), c, prev, fixtureNow)
+	snap, _ = gatherAt(context.Background(), c, prev, fixtureNow, GatherOptions{})
 	if snap.Peers[0].TxRate != 0 {
 		t.Errorf("tx rate after counter reset = %v, want 0", snap.Peers[0].TxRate)
 	}
@@ -205,7 +253,7 @@ func TestGatherSanitises(t *testing.T) {
 func TestGatherWhoIsDenied(t *testing.T) {
 	srv := probestest.New(t, loadFixture(t, "no-endpoints"))
 	srv.SetForbidden("whois", true)
-	snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, fixtureNow)
+	snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,14 +317,14 @@ func TestGatherErrors(t *testing.T) {
 func TestGatherReusesWhoIs(t *testing.T) {
 	srv := probestest.New(t, loadFixture(t, "direct"))
 	c := NewClient(srv.Socket)
-	first, err := gatherAt(context.Background(), c, nil, fixtureNow)
+	first, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Requests("whois"); got != 2 {
 		t.Fatalf("first gather: %d whois requests, want 2 (self and the peer)", got)
 	}
-	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(2*time.Second))
+	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(2*time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +334,7 @@ func TestGatherReusesWhoIs(t *testing.T) {
 	if !second.Peers[0].EndpointsKnown || second.Self.NAT == nil {
 		t.Errorf("cached answers not used: %+v %+v", second.Peers[0], second.Self)
 	}
-	if _, err := gatherAt(context.Background(), c, second, fixtureNow.Add(WhoIsMaxAge+time.Second)); err != nil {
+	if _, err := gatherAt(context.Background(), c, second, fixtureNow.Add(WhoIsMaxAge+time.Second), GatherOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Requests("whois"); got != 4 {
@@ -301,7 +349,7 @@ func TestGatherLostDirect(t *testing.T) {
 	{"When": "2026-11-30T12:00:02Z", "What": "deleteEndpointLocked-bestAddr-pong-timeout\u001b[2J", "From": {"ap": "203.0.113.5:41641"}}]`)}
 	srv := probestest.New(t, fix)
 	c := NewClient(srv.Socket)
-	first, err := gatherAt(context.Background(), c, nil, fixtureNow)
+	first, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +367,7 @@ func TestGatherLostDirect(t *testing.T) {
 	b, _ := json.Marshal(st)
 	srv.SetStatusBody(b)
 
-	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(4*time.Second))
+	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(4*time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,11 +386,114 @@ func TestGatherLostDirect(t *testing.T) {
 		t.Errorf("fix = %q", v.Fix)
 	}
 	// Past the window it is no longer evidence.
-	third, err := gatherAt(context.Background(), c, second, fixtureNow.Add(LostDirectWindow+time.Second))
+	third, err := gatherAt(context.Background(), c, second, fixtureNow.Add(LostDirectWindow+time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := third.Peers[0].Verdict.Reason; r != ReasonUnexplained {
 		t.Errorf("after the window: reason %q, want unexplained", r)
+	}
+}
+
+// TestGatherHidesWhatTheCLIHides: shared-in nodes and Mullvad location exit
+// nodes are counted, not listed, asked WhoIs or diagnosed, unless All.
+func TestGatherHidesWhatTheCLIHides(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "hidden-peers"))
+	c := NewClient(srv.Socket)
+	snap, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Peers) != 1 || snap.Peers[0].Name != "nas" || snap.Hidden != 2 {
+		t.Errorf("default: %d peers (first %q), hidden %d; want nas only, 2 hidden", len(snap.Peers), snap.Peers[0].Name, snap.Hidden)
+	}
+	if got := srv.Requests("whois"); got != 2 {
+		t.Errorf("whois requests = %d, want 2 (ourselves and nas)", got)
+	}
+	all, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range all.Peers {
+		names = append(names, p.Name)
+	}
+	if diff := cmp.Diff([]string{"friends-box", "nas", "se-sto-wg-001"}, names); diff != "" || all.Hidden != 0 {
+		t.Errorf("All: hidden %d, peers (-want +got):\n%s", all.Hidden, diff)
+	}
+}
+
+// TestGatherNoHandshake: a peer that stays Active without a WireGuard
+// handshake for HandshakeGrace is no-handshake (no working path at all),
+// judged across two Gathers; after one poll WireGuard is still trying.
+func TestGatherNoHandshake(t *testing.T) {
+	fix := loadFixture(t, "unexplained")
+	var st map[string]any
+	if err := json.Unmarshal(fix.Status, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st["Peer"].(map[string]any) {
+		p.(map[string]any)["LastHandshake"] = "0001-01-01T00:00:00Z"
+	}
+	srv := probestest.New(t, fix)
+	b, _ := json.Marshal(st)
+	srv.SetStatusBody(b)
+	c := NewClient(srv.Socket)
+	first, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := first.Peers[0].Verdict.Reason; r != ReasonUnexplained {
+		t.Errorf("first poll: reason %q, want unexplained (WireGuard may still be trying)", r)
+	}
+	later, err := gatherAt(context.Background(), c, first, fixtureNow.Add(HandshakeGrace+time.Second), GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := later.Peers[0]
+	if p.Verdict.Reason != ReasonNoHandshake || !p.NoHandshakeSince.Equal(fixtureNow) {
+		t.Errorf("after %v: reason %q, no handshake since %v; want no-handshake since %v", HandshakeGrace+time.Second, p.Verdict.Reason, p.NoHandshakeSince, fixtureNow)
+	}
+}
+
+// TestGatherDatesDERPLatency: NetInfo's DERP latencies are of unknown age
+// until tailpath sees them change; then they are dated by that snapshot.
+func TestGatherDatesDERPLatency(t *testing.T) {
+	fix := loadFixture(t, "far-home-derp")
+	srv := probestest.New(t, fix)
+	c := NewClient(srv.Socket)
+	first, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(time.Hour), GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.Self.DERPLatencyAt.IsZero() || !second.Self.DERPLatencySeen.Equal(fixtureNow) {
+		t.Errorf("unchanged latencies: at %v seen %v, want unknown age, seen at %v", second.Self.DERPLatencyAt, second.Self.DERPLatencySeen, fixtureNow)
+	}
+	if hasReason(second.Peers[0].Verdict.Also, ReasonFarHomeDERP) {
+		t.Errorf("far-home-derp judged on latencies unchanged for an hour")
+	}
+	// tailscaled sends NetInfo with new latencies (e.g. after a link change).
+	var w map[string]any
+	if err := json.Unmarshal(fix.WhoIs["100.64.0.1"], &w); err != nil {
+		t.Fatal(err)
+	}
+	lat := w["Node"].(map[string]any)["Hostinfo"].(map[string]any)["NetInfo"].(map[string]any)["DERPLatency"].(map[string]any)
+	lat["1-v4"] = 0.0119
+	b, _ := json.Marshal(w)
+	fix.WhoIs["100.64.0.1"] = b
+	srv.SetFixture(fix)
+	third, err := gatherAt(context.Background(), c, second, fixtureNow.Add(time.Hour+WhoIsMaxAge), GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fixtureNow.Add(time.Hour + WhoIsMaxAge); !third.Self.DERPLatencyAt.Equal(want) {
+		t.Errorf("changed latencies dated %v, want %v", third.Self.DERPLatencyAt, want)
+	}
+	if !hasReason(third.Peers[0].Verdict.Also, ReasonFarHomeDERP) {
+		t.Errorf("fresh latencies: far-home-derp not judged: %+v", third.Peers[0].Verdict)
 	}
 }

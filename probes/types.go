@@ -57,6 +57,21 @@ const (
 	ReasonDeviceProbeTableFull   ReasonID = "device-probe-table-full"
 	ReasonDeviceNoPublicEndpoint ReasonID = "device-no-public-endpoint"
 	ReasonUnexplained            ReasonID = "unexplained"
+	// ReasonKeyExpired: the peer's node key expired; magicsock refuses to
+	// send to it (wgengine/magicsock endpoint.send returns errExpired).
+	ReasonKeyExpired ReasonID = "key-expired"
+	// ReasonNoHandshake: we keep sending but no WireGuard handshake
+	// completes, so there is no working path at all (not only no direct one).
+	ReasonNoHandshake ReasonID = "no-handshake"
+	// ReasonNoHomeDERP: Status.Relay is empty on an active path: the peer's
+	// home DERP is 0 or not in our DERP map, so there is no DERP path to it.
+	ReasonNoHomeDERP ReasonID = "no-home-derp"
+	// ReasonNoCommonFamily: the peer's public endpoints use only an address
+	// family (IPv6) that does not work here.
+	ReasonNoCommonFamily ReasonID = "no-common-family"
+	// ReasonLocalTCP443Only: the tailnet policy restricts this node to TCP
+	// 443 (node attribute only-tcp-443), so every path goes through DERP.
+	ReasonLocalTCP443Only ReasonID = "local-tcp443-only"
 )
 
 // Check is one piece of evidence the diagnosis looked at: which field, what
@@ -133,6 +148,16 @@ type Peer struct {
 	TailscaleIPs []netip.Addr `json:"tailscale_ips"`
 	// Online is the control server's view; nil means the control server didn't say.
 	Online *bool `json:"online"`
+	// OnlineSource names the field Online was read from: "Status.Online"
+	// (true), "WhoIs.Node.Online" (the netmap's tri-state) or
+	// "Status.LastSeen" (control reported a last-seen time, so not online);
+	// "" when Online is nil.
+	OnlineSource string `json:"online_source,omitempty"`
+	// Expired is PeerStatus.Expired: the peer's node key has expired, and
+	// KeyExpiry when it did (or will); zero when the key never expires or
+	// it is unknown.
+	Expired   bool      `json:"expired,omitempty"`
+	KeyExpiry time.Time `json:"key_expiry,omitzero"`
 	// Active is PeerStatus.Active: something was sent to the peer recently.
 	Active bool `json:"active"`
 	// Path is the classified current path.
@@ -148,11 +173,19 @@ type Peer struct {
 	// TxBytes and RxBytes are WireGuard byte counters since the daemon started.
 	TxBytes int64 `json:"tx_bytes"`
 	RxBytes int64 `json:"rx_bytes"`
-	// TxRate and RxRate are bytes per second over the last poll interval; 0 on the first poll.
-	TxRate float64 `json:"tx_rate"`
-	RxRate float64 `json:"rx_rate"`
-	// LastHandshake is the last WireGuard handshake; zero if none.
+	// TxRate and RxRate are bytes per second over the last poll interval;
+	// 0 on the first poll, when RatesKnown is false.
+	TxRate     float64 `json:"tx_rate"`
+	RxRate     float64 `json:"rx_rate"`
+	RatesKnown bool    `json:"rates_known,omitempty"`
+	// LastHandshake is the last WireGuard handshake. Zero means none is
+	// recorded: never, or the peer was removed from wireguard-go while idle
+	// (tailscaled trims idle peers from its WireGuard config).
 	LastHandshake time.Time `json:"last_handshake,omitzero"`
+	// NoHandshakeSince is when tailpath first saw the peer Active without a
+	// handshake within RecentHandshake, carried from snapshot to snapshot
+	// by Gather while that lasts; zero otherwise.
+	NoHandshakeSince time.Time `json:"no_handshake_since,omitzero"`
 	// LastSeen is when the control server last saw the peer; zero if unknown.
 	LastSeen time.Time `json:"last_seen,omitzero"`
 	// Latency is the most recent ping round trip; 0 means not measured.
@@ -220,6 +253,26 @@ type Self struct {
 	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
 	// Health is the daemon's health warnings (Status.Health), sanitised.
 	Health []string `json:"health,omitempty"`
+	// OnlyTCP443 is true when the tailnet policy gives this node the
+	// only-tcp-443 attribute (tailcfg.NodeAttrOnlyTCP443, in
+	// Status.Self.CapMap): it sends nothing but TCP 443, so every path
+	// goes through DERP.
+	OnlyTCP443 bool `json:"only_tcp_443,omitempty"`
+	// NoSTUN is true when every node of the DERP map has STUN disabled
+	// (STUNPort -1), so netcheck cannot test UDP and WorkingUDP false says
+	// nothing about UDP.
+	NoSTUN bool `json:"no_stun,omitempty"`
+	// DERPLatencyFrom says where NAT.DERPLatency came from: "netinfo"
+	// (tailscaled's NetInfo, as control echoes it) or "netcheck" (measured
+	// by tailpath, GatherOptions.Latency). DERPLatencyAt is when they were
+	// measured, zero when unknown: tailscaled re-sends NetInfo only when
+	// something other than latency changes (magicsock skips NetInfo updates
+	// that are tailcfg.NetInfo.BasicallyEqual, which ignores DERPLatency),
+	// so NetInfo latencies are dated only when tailpath sees them change.
+	// DERPLatencySeen is when tailpath first saw NetInfo's current values.
+	DERPLatencyFrom string    `json:"derp_latency_from,omitempty"`
+	DERPLatencyAt   time.Time `json:"derp_latency_at,omitzero"`
+	DERPLatencySeen time.Time `json:"derp_latency_seen,omitzero"`
 }
 
 // NATInfo is the subset of tailcfg.NetInfo the diagnosis uses. Pointer
@@ -259,10 +312,18 @@ type Snapshot struct {
 	Regions map[int]Region `json:"-"`
 	// Warnings are non-fatal problems gathering evidence (e.g. "WhoIs: permission denied").
 	Warnings []string `json:"warnings,omitempty"`
+	// Hidden counts the peers left out as `tailscale status` leaves them
+	// out: shared-in nodes (PeerStatus.ShareeNode) and Mullvad location
+	// exit nodes not in use. GatherOptions.All keeps them.
+	Hidden int `json:"hidden,omitempty"`
 
 	// nodes caches WhoIs answers by peer ID ("" for self) so the next Gather
 	// can reuse them for up to WhoIsMaxAge; not serialised.
 	nodes map[string]cachedNode
+	// netinfoLatency is NetInfo's DERPLatency as received (before a
+	// netcheck replaced it in Self.NAT), to date the next snapshot's.
+	netinfoLatency map[int]time.Duration
+	netinfoAt      time.Time
 }
 
 // PingKind selects the ping LocalAPI runs.

@@ -60,7 +60,7 @@ func relayedSnapshot() probes.Snapshot {
 	s := probes.Snapshot{Time: peerstest.Time, BackendState: "Running", Self: self,
 		Regions: peerstest.Regions(), Peers: []probes.Peer{board, nas}}
 	for i := range s.Peers {
-		s.Peers[i].Verdict = probes.Diagnose(self, s.Peers[i], s.Regions)
+		s.Peers[i].Verdict = probes.Diagnose(self, s.Peers[i], s.Regions, s.Time)
 	}
 	return s
 }
