@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/devlink"
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 func init() {

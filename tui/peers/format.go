@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/safetext"
 )
 
 // FormatRate renders a byte rate (bytes per second) in binary units with at

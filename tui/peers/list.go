@@ -21,8 +21,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/safetext"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
