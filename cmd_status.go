@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,14 +15,6 @@ import (
 	"github.com/tailpath/tailpath/probes"
 )
 
-func init() {
-	register(&command{
-		name:  "status",
-		short: "one-shot table of peers, their paths and why each is relayed",
-		run:   runStatus,
-	})
-}
-
 // statusFlags are tailpath status's flags.
 type statusFlags struct {
 	json    bool          // print the snapshot as JSON ({"self":…, "peers":[…]}) instead of a table
@@ -31,40 +22,41 @@ type statusFlags struct {
 	timeout time.Duration // bound on the whole LocalAPI exchange
 }
 
-// Exit codes of tailpath status: 0 ok; 1 tailscaled answered but is not
-// Running (table mode; the table is still printed); 2 bad flags, or the
-// status could not be read (tailscaled not running, permission denied,
-// malformed reply, timeout).
+// Exit statuses of tailpath status beyond the shared ones: 1 tailscaled
+// answered but is not Running (table mode; the table is still printed); 2
+// the status could not be read (tailscaled not running, permission denied,
+// malformed reply, timeout), as for bad flags.
 const (
 	statusExitNotRunningState = 1
 	statusExitNoDaemon        = 2
 )
 
-// runStatus gathers one snapshot and prints it as a table or JSON.
-func runStatus(ctx context.Context, args []string, stdio IO) error {
+const statusUsage = `usage: tailpath status [--json] [--socket PATH] [--timeout 10s]
+
+Shows each peer's path in ` + "`tailscale status`" + ` words and why it is relayed.`
+
+func statusCommand() *command {
 	var f statusFlags
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet("tailpath status")
 	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
-	fs.Usage = func() {
-		fmt.Fprintln(stdio.Stderr, "usage: tailpath status [--json] [--socket PATH] [--timeout 10s]")
-		fmt.Fprintln(stdio.Stderr)
-		fmt.Fprintln(stdio.Stderr, "Shows each peer's path in `tailscale status` words and why it is relayed.")
-		fs.PrintDefaults()
+	return &command{
+		name:  "status",
+		short: "one-shot table of peers, their paths and why each is relayed",
+		usage: statusUsage,
+		flags: fs,
+		run:   f.run,
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &exitError{2, err}
-	}
-	if fs.NArg() > 0 {
-		return &exitError{2, fmt.Errorf("status: unexpected argument %q", fs.Arg(0))}
+}
+
+// run gathers one snapshot and prints it as a table or JSON.
+func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
+	if err := noArgs(args); err != nil {
+		return err
 	}
 	if f.timeout <= 0 {
-		return &exitError{2, errors.New("status: --timeout must be positive")}
+		return usageErrorf("--timeout must be positive")
 	}
 
 	gctx, cancel := context.WithTimeout(ctx, f.timeout)
@@ -78,7 +70,7 @@ func runStatus(ctx context.Context, args []string, stdio IO) error {
 			}
 			err = fmt.Errorf("no answer from local tailscaled (socket %s) within %v; is it hung? Try a longer --timeout", sock, f.timeout)
 		}
-		return &exitError{statusExitNoDaemon, err}
+		return &codeError{statusExitNoDaemon, err}
 	}
 	for _, w := range snap.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
@@ -90,7 +82,7 @@ func runStatus(ctx context.Context, args []string, stdio IO) error {
 		return nil
 	}
 	if snap.BackendState != "Running" {
-		return &exitError{statusExitNotRunningState, fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", snap.BackendState)}
+		return &codeError{statusExitNotRunningState, fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", snap.BackendState)}
 	}
 	return nil
 }
