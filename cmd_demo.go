@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
-	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
@@ -90,12 +89,12 @@ func (f *demoFlags) run(ctx context.Context, args []string, stdio IO) error {
 	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
 }
 
-// demoStatus prints the observer's view once, as tailpath status does (one
-// snapshot, so rates read 0).
+// demoStatus prints the observer's view once, as tailpath status does,
+// linked to the simulated board (app.DemoStatus).
 func demoStatus(ctx context.Context, l *lab.Lab, asJSON bool, w io.Writer) error {
-	snap, err := probes.Gather(ctx, l.Observer(), nil)
+	s, err := app.DemoStatus(ctx, l)
 	if err != nil {
 		return err
 	}
-	return printStatus(w, snap, asJSON)
+	return printStatus(w, s, asJSON)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 )
 
 // statusFlags are tailpath status's flags.
@@ -75,7 +76,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 	for _, w := range snap.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
 	}
-	if err := printStatus(stdio.Stdout, snap, f.json); err != nil {
+	if err := printStatus(stdio.Stdout, link.Of(snap), f.json); err != nil {
 		return err
 	}
 	if f.json {
@@ -90,7 +91,10 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 // printStatus writes s as `tailpath status` does: JSON (writeStatusJSON)
 // when asJSON, else the table (writeStatusTable). Warnings are not written;
 // callers print s.Warnings where they belong. Reused by the demo.
-func printStatus(w io.Writer, s *probes.Snapshot, asJSON bool) error {
+func printStatus(w io.Writer, s *link.Snapshot, asJSON bool) error {
+	if s == nil || s.Snapshot == nil {
+		return errors.New("status: no snapshot")
+	}
 	if asJSON {
 		return writeStatusJSON(w, s)
 	}
@@ -102,29 +106,39 @@ type statusJSON struct {
 	Time         time.Time       `json:"time"`
 	BackendState string          `json:"backend_state"`
 	Self         probes.Self     `json:"self"`
-	Peers        []probes.Peer   `json:"peers"`
+	Peers        []statusPeer    `json:"peers"`
+	Board        *link.Board     `json:"board,omitempty"`
 	Regions      []probes.Region `json:"derp_regions,omitempty"`
 	Warnings     []string        `json:"warnings,omitempty"`
 }
 
+// statusPeer is one peer in status --json: probes.Peer's fields and its
+// path changes.
+type statusPeer struct {
+	probes.Peer
+	// PathChanges are the peer's paths as tailpath observed them, oldest
+	// first; one snapshot (status) observes one, its path then.
+	PathChanges []link.PathChange `json:"path_changes"`
+}
+
 // writeStatusJSON writes s as indented JSON: {"time", "backend_state",
-// "self", "peers" (never null), "derp_regions" (sorted by id), "warnings"}.
-// Field names are the JSON tags of probes' types and are stable. Strings in
-// s are already sanitised by probes.Gather; JSON escaping keeps any
-// remaining bytes inert.
-func writeStatusJSON(w io.Writer, s *probes.Snapshot) error {
-	if s == nil {
-		return errors.New("status: no snapshot")
-	}
+// "self", "peers" (never null; each with "path_changes"), "board" (when a
+// board reported: its evidence and the "peer_id" it is, whose verdict then
+// includes the board's Device.* checks), "derp_regions" (sorted by id),
+// "warnings"}. Field names are the JSON tags of probes' and link's types
+// and are stable. Strings in s are already sanitised by probes.Gather;
+// JSON escaping keeps any remaining bytes inert.
+func writeStatusJSON(w io.Writer, s *link.Snapshot) error {
 	out := statusJSON{
 		Time:         s.Time,
 		BackendState: s.BackendState,
 		Self:         s.Self,
-		Peers:        s.Peers,
+		Peers:        make([]statusPeer, len(s.Peers)),
+		Board:        s.Board,
 		Warnings:     s.Warnings,
 	}
-	if out.Peers == nil {
-		out.Peers = []probes.Peer{}
+	for i, p := range s.Peers {
+		out.Peers[i] = statusPeer{Peer: p, PathChanges: s.Changes(p.ID)}
 	}
 	for id := range s.Regions {
 		out.Regions = append(out.Regions, s.Regions[id])
@@ -151,12 +165,10 @@ const (
 	maxReasonWidth = 60
 )
 
-// writeStatusTable writes a self line and one row per peer: NAME, OS, PATH
-// (tailscale status's words), LATENCY, HOME DERP, TX/RX, REASON.
-func writeStatusTable(w io.Writer, s *probes.Snapshot) error {
-	if s == nil {
-		return errors.New("status: no snapshot")
-	}
+// writeStatusTable writes a self line, a board line when a board is linked
+// to a peer, and one row per peer: NAME, OS, PATH (tailscale status's
+// words), LATENCY, HOME DERP, TX/RX, REASON.
+func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 	self := s.Self
 	var b strings.Builder
 	fmt.Fprintf(&b, "self: %s", orDash(self.Name))
@@ -173,6 +185,13 @@ func writeStatusTable(w io.Writer, s *probes.Snapshot) error {
 	fmt.Fprintln(w, b.String())
 	for _, h := range self.Health {
 		fmt.Fprintf(w, "# health: %s\n", h)
+	}
+	if id := s.BoardID(); id != "" {
+		for _, p := range s.Peers {
+			if p.ID == id {
+				fmt.Fprintf(w, "board: %s (its own telemetry is in the verdict)\n", orDash(p.Name))
+			}
+		}
 	}
 	if len(s.Peers) == 0 {
 		_, err := fmt.Fprintln(w, "no peers")

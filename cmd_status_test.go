@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -165,10 +166,14 @@ func TestStatusJSON(t *testing.T) {
 
 func TestWriteStatusJSONEmpty(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeStatusJSON(&b, nil); err == nil {
-		t.Error("nil snapshot: no error")
+	for _, s := range []*link.Snapshot{nil, {}} {
+		for _, asJSON := range []bool{true, false} {
+			if err := printStatus(&b, s, asJSON); err == nil {
+				t.Errorf("snapshot %v, JSON %v: no error", s, asJSON)
+			}
+		}
 	}
-	if err := printStatus(&b, nil, false); err == nil {
-		t.Error("nil snapshot table: no error")
+	if b.Len() != 0 {
+		t.Errorf("wrote %q", b.String())
 	}
 }

@@ -92,7 +92,13 @@ func TestUnknownCommand(t *testing.T) {
 // status, stdout and stderr.
 func runTailpath(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runTailpathCtx(context.Background(), t, args...)
+}
+
+// runTailpathCtx is runTailpath bounded by ctx.
+func runTailpathCtx(ctx context.Context, t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	code := run(ctx, args, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	return code, out.String(), errb.String()
 }

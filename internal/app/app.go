@@ -1,7 +1,9 @@
 // Package app wires tailpath's sources to its dashboard: the tailscaled
 // source (probes), a board (devlink) and the host's TCP tuning (sysctl)
 // each feed a tea.Program running tui's root model, with the panes in one
-// declared order. The dashboard and demo commands build a Dashboard and
+// declared order. Tailscaled's snapshots and the board's state meet in one
+// link.Linker on the way, so the Peers and Detail panes get linked
+// snapshots (the board's peer diagnosed with its evidence, path changes). The dashboard and demo commands build a Dashboard and
 // call Run; nothing here registers itself or keeps package state.
 //
 // It also holds the pieces the commands share: NeedTerminal, Progress,
@@ -19,6 +21,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/device"
@@ -39,8 +42,9 @@ const LogKeep = 20000
 const TuningInterval = 5 * time.Second
 
 // Feed relays one source's events into the program with send until ctx
-// ends.
-type Feed func(ctx context.Context, send func(tea.Msg))
+// ends. A board's feed also gives its state to the Linker, and sends the
+// linked snapshot when the board's evidence changed.
+type Feed func(ctx context.Context, linker *link.Linker, send func(tea.Msg))
 
 // Dashboard is everything one run of the TUI is wired from. The dashboard
 // command builds one from the local tailscaled and flags; the demo from the
@@ -80,9 +84,12 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 			dev.SetReset(src.Link.RequestReset)
 		}
 		panes = append(panes, dev, logpane.New(st, LogKeep))
-		feeds = append(feeds, func(ctx context.Context, send func(tea.Msg)) {
+		feeds = append(feeds, func(ctx context.Context, linker *link.Linker, send func(tea.Msg)) {
 			for ev := range src.Run(ctx) {
 				send(ev)
+				if ls, changed := linker.SetDevice(&ev.State); changed {
+					send(ls)
+				}
 			}
 		})
 	}
@@ -92,7 +99,7 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 			opts.Interval = TuningInterval
 		}
 		panes = append(panes, tuning.New(opts))
-		feeds = append(feeds, func(ctx context.Context, send func(tea.Msg)) {
+		feeds = append(feeds, func(ctx context.Context, _ *link.Linker, send func(tea.Msg)) {
 			tuning.Source(ctx, opts, send)
 		})
 	}
@@ -140,19 +147,18 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	)
 
 	var wg sync.WaitGroup
+	var linker link.Linker
 	events := src.Run(ctx)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for ev := range events {
-			p.Send(ev)
-		}
+		RelayProbes(events, &linker, p.Send)
 	}()
 	for _, feed := range feeds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			feed(ctx, p.Send)
+			feed(ctx, &linker, p.Send)
 		}()
 	}
 	_, err := p.Run()
@@ -167,4 +173,17 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	return nil
+}
+
+// RelayProbes sends the tailscaled source's events until the channel
+// closes: each snapshot through linker, as a *link.Snapshot; status and
+// ping results as they are.
+func RelayProbes(events <-chan probes.Event, linker *link.Linker, send func(tea.Msg)) {
+	for ev := range events {
+		if s, ok := ev.(*probes.Snapshot); ok {
+			send(linker.SetSnapshot(s))
+			continue
+		}
+		send(ev)
+	}
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui/tuning"
 )
@@ -51,6 +53,30 @@ func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, 
 	}
 	d.Tuning = &opts
 	return d, nil
+}
+
+// DemoStatus is the demo's view once, headless (demo --status): the
+// observer's snapshot linked to the simulated board as it stands after its
+// whole scenario, which is what the dashboard shows once the replay has
+// ended. One snapshot, so rates read 0 and each peer's one path change is
+// its path now.
+func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
+	snap, err := probes.Gather(ctx, l.Observer(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var lines strings.Builder
+	for _, sl := range DemoScenario(ctx, l) {
+		lines.WriteString(sl.Text + "\n")
+	}
+	var board devlink.State
+	src := &devlink.Source{Replay: strings.NewReader(lines.String())}
+	for ev := range src.Run(ctx) {
+		board = ev.State
+	}
+	var linker link.Linker
+	linker.SetDevice(&board)
+	return linker.SetSnapshot(snap), nil
 }
 
 // DemoScenario is the simulated CoreS3: the bundled firmware's scenario

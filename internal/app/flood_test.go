@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui"
 )
 
@@ -136,6 +137,7 @@ func (m keyProbe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // daemon here, and its down banner would only add noise.
 type floodRig struct {
 	p       *tea.Program
+	linker  link.Linker
 	keys    *io.PipeWriter
 	handled chan time.Time
 	mu      sync.Mutex
@@ -187,7 +189,7 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			feed(ctx, r.p.Send)
+			feed(ctx, &r.linker, r.p.Send)
 		}()
 	}
 	return r

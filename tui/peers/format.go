@@ -86,18 +86,6 @@ func derpCode(p *probes.Peer, regions map[int]probes.Region) string {
 	return "#" + strconv.Itoa(p.HomeDERP)
 }
 
-// pathText is the path in Tailscale's words, falling back to the kind when
-// the source left Text empty.
-func pathText(p *probes.Path) string {
-	if p.Text != "" {
-		return safetext.Clean(p.Text)
-	}
-	if p.Kind == "" {
-		return "unknown"
-	}
-	return string(p.Kind)
-}
-
 // reasonText is the one-phrase reason for the table: the verdict summary,
 // else the reason id.
 func reasonText(v *probes.Verdict) string {
