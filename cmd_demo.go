@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
@@ -29,50 +27,45 @@ type demoFlags struct {
 	labOnly bool
 }
 
-func init() {
-	preMainHooks = append(preMainHooks, lab.MaybeRunNode)
-	register(&command{
-		name:  "demo",
-		short: "start a lab tailnet on loopback and show it in the dashboard",
-		run:   runDemo,
-	})
-}
-
-func runDemo(ctx context.Context, args []string, stdio IO) error {
-	var f demoFlags
-	fs := flag.NewFlagSet("tailpath demo", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
-	fs.BoolVar(&f.status, "status", false, "print the lab's peers, paths and verdicts once and exit")
-	fs.BoolVar(&f.json, "json", false, "with --status: print JSON")
-	fs.StringVar(&f.logFile, "lab-log", "", "append the lab's own logs (control, DERP, nodes) to this file")
-	fs.BoolVar(&f.labOnly, "lab-only", false, "run only the lab tailnet until interrupted and print its LocalAPI socket (for 'tailpath --socket' or 'tailpath status --socket')")
-	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll the observer's status")
-	fs.Usage = func() {
-		fmt.Fprintln(stdio.Stderr, `usage: tailpath demo [--status [--json]]
+const demoUsage = `usage: tailpath demo [--status [--json]]
 
 Starts a lab tailnet made of real Tailscale code on 127.0.0.1 (control, two
 DERP regions, STUN and five nodes: the observer the dashboard watches, a
 direct peer, a DERP-only peer in a child process that advertises no
 endpoints, an idle peer and an offline one), then shows it in the dashboard.
-Needs no root and no network beyond loopback.
+Needs no root and no network beyond loopback.`
 
-flags:`)
-		fs.PrintDefaults()
+func demoCommand() *command {
+	var f demoFlags
+	fs := newFlagSet("tailpath demo")
+	fs.BoolVar(&f.status, "status", false, "print the lab's peers, paths and verdicts once and exit")
+	fs.BoolVar(&f.json, "json", false, "with --status: print JSON")
+	fs.StringVar(&f.logFile, "lab-log", "", "append the lab's own logs (control, DERP, nodes) to this file")
+	fs.BoolVar(&f.labOnly, "lab-only", false, "run only the lab tailnet until interrupted and print its LocalAPI socket (for 'tailpath --socket' or 'tailpath status --socket')")
+	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll the observer's status")
+	return &command{
+		name:  "demo",
+		short: "start a lab tailnet on loopback and show it in the dashboard",
+		usage: demoUsage,
+		flags: fs,
+		run:   f.run,
 	}
-	if err := fs.Parse(args); err != nil {
+}
+
+func (f *demoFlags) run(ctx context.Context, args []string, stdio IO) error {
+	if err := noArgs(args); err != nil {
 		return err
 	}
 	if f.json && !f.status {
-		return fmt.Errorf("--json needs --status")
+		return usageErrorf("--json needs --status")
 	}
-
 	if !f.status && !f.labOnly {
 		// Fail before the lab's few seconds of start-up, not after.
-		if err := needTerminal(stdio.Stdin); err != nil {
+		if err := app.NeedTerminal(stdio.Stdin); err != nil {
 			return err
 		}
 	}
-	prog := newProgress(stdio.Stderr)
+	prog := app.NewProgress(stdio.Stderr)
 	prog.Step("starting the lab tailnet on 127.0.0.1")
 	l, err := lab.Start(ctx, lab.Options{Progress: prog.Step, LogFile: f.logFile})
 	prog.Done()
@@ -81,109 +74,27 @@ flags:`)
 	}
 	defer l.Close()
 
-	if f.status {
+	switch {
+	case f.status:
 		return demoStatus(ctx, l, f.json, stdio.Stdout)
-	}
-	if f.labOnly {
+	case f.labOnly:
 		fmt.Fprintf(stdio.Stdout, "lab tailnet running; the observer's LocalAPI socket is\n  %s\ntry: tailpath --socket %s\nCtrl-C stops the lab.\n", l.ObserverSocket(), l.ObserverSocket())
 		<-ctx.Done()
 		return nil
 	}
-	d := dashboard{
-		client:   l.Observer(),
-		socket:   l.ObserverSocket(),
-		interval: f.interval,
-		title:    "tailpath demo (lab tailnet on 127.0.0.1)",
-	}
-	for _, hook := range demoHooks {
-		if err := hook(ctx, &d, l); err != nil {
-			return err
-		}
-	}
-	return d.run(ctx, stdio)
-}
-
-// demoHooks add the device and tuning panes to the demo when those parts are
-// built in; each may add panes and feeds to the dashboard.
-var demoHooks []func(ctx context.Context, d *dashboard, l *lab.Lab) error
-
-// demoStatus prints the observer's view once, as tailpath status does (one
-// snapshot, so rates read 0).
-func demoStatus(ctx context.Context, l *lab.Lab, asJSON bool, w io.Writer) error {
-	snap, err := probes.Gather(ctx, l.Observer(), nil)
+	d, err := app.Demo(ctx, l, f.interval)
 	if err != nil {
 		return err
 	}
-	return printStatus(w, snap, asJSON)
+	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
 }
 
-// progress shows long work as it happens: on a terminal, a spinner line
-// with the elapsed time that each step replaces; otherwise one line a step.
-type progress struct {
-	w     io.Writer
-	tty   bool
-	start time.Time
-
-	mu   sync.Mutex
-	cur  string
-	stop chan struct{}
-	done chan struct{}
-}
-
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, start: time.Now()}
-	if isTerminal(w) {
-		p.tty = true
-		p.stop = make(chan struct{})
-		p.done = make(chan struct{})
-		go p.spin()
+// demoStatus prints the observer's view once, as tailpath status does,
+// linked to the simulated board (app.DemoStatus).
+func demoStatus(ctx context.Context, l *lab.Lab, asJSON bool, w io.Writer) error {
+	s, err := app.DemoStatus(ctx, l)
+	if err != nil {
+		return err
 	}
-	return p
-}
-
-// Step reports the step now under way.
-func (p *progress) Step(s string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	el := time.Since(p.start).Seconds()
-	if p.tty {
-		// Keep finished steps on screen above the spinner.
-		if p.cur != "" {
-			fmt.Fprintf(p.w, "\r\x1b[K  %s\n", p.cur)
-		}
-		p.cur = s
-		return
-	}
-	fmt.Fprintf(p.w, "[%5.1fs] %s\n", el, s)
-}
-
-// Done stops the spinner and leaves the last step on screen.
-func (p *progress) Done() {
-	if !p.tty {
-		return
-	}
-	close(p.stop)
-	<-p.done
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cur != "" {
-		fmt.Fprintf(p.w, "\r\x1b[K  %s (%.1fs)\n", p.cur, time.Since(p.start).Seconds())
-	}
-}
-
-func (p *progress) spin() {
-	defer close(p.done)
-	frames := []string{"|", "/", "-", "\\"}
-	t := time.NewTicker(120 * time.Millisecond)
-	defer t.Stop()
-	for i := 0; ; i++ {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			p.mu.Lock()
-			fmt.Fprintf(p.w, "\r\x1b[K%s %s  %.1fs", frames[i%len(frames)], p.cur, time.Since(p.start).Seconds())
-			p.mu.Unlock()
-		}
-	}
+	return printStatus(w, s, asJSON)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,15 +13,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 )
-
-func init() {
-	register(&command{
-		name:  "status",
-		short: "one-shot table of peers, their paths and why each is relayed",
-		run:   runStatus,
-	})
-}
 
 // statusFlags are tailpath status's flags.
 type statusFlags struct {
@@ -38,42 +30,43 @@ type statusFlags struct {
 	netcheck bool
 }
 
-// Exit codes of tailpath status: 0 ok; 1 tailscaled answered but is not
-// Running (table mode; the table is still printed); 2 bad flags, or the
-// status could not be read (tailscaled not running, permission denied,
-// malformed reply, timeout).
+// Exit statuses of tailpath status beyond the shared ones: 1 tailscaled
+// answered but is not Running (table mode; the table is still printed); 2
+// the status could not be read (tailscaled not running, permission denied,
+// malformed reply, timeout), as for bad flags.
 const (
 	statusExitNotRunningState = 1
 	statusExitNoDaemon        = 2
 )
 
-// runStatus gathers one snapshot and prints it as a table or JSON.
-func runStatus(ctx context.Context, args []string, stdio IO) error {
+const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--socket PATH] [--timeout 10s]
+
+Shows each peer's path in ` + "`tailscale status`" + ` words and why it is relayed.`
+
+func statusCommand() *command {
 	var f statusFlags
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet("tailpath status")
 	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
 	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
 	fs.BoolVar(&f.netcheck, "netcheck", false, "measure DERP latencies first (a few STUN packets, up to 5 s) so a far relay region can be judged")
-	fs.Usage = func() {
-		fmt.Fprintln(stdio.Stderr, "usage: tailpath status [--json] [--all] [--netcheck] [--socket PATH] [--timeout 10s]")
-		fmt.Fprintln(stdio.Stderr)
-		fmt.Fprintln(stdio.Stderr, "Shows each peer's path in `tailscale status` words and why it is relayed.")
-		fs.PrintDefaults()
+	return &command{
+		name:  "status",
+		short: "one-shot table of peers, their paths and why each is relayed",
+		usage: statusUsage,
+		flags: fs,
+		run:   f.run,
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &exitError{2, err}
-	}
-	if fs.NArg() > 0 {
-		return &exitError{2, fmt.Errorf("status: unexpected argument %q", fs.Arg(0))}
+}
+
+// run gathers one snapshot and prints it as a table or JSON.
+func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
+	if err := noArgs(args); err != nil {
+		return err
 	}
 	if f.timeout <= 0 {
-		return &exitError{2, errors.New("status: --timeout must be positive")}
+		return usageErrorf("--timeout must be positive")
 	}
 
 	gctx, cancel := context.WithTimeout(ctx, f.timeout)
@@ -92,19 +85,19 @@ func runStatus(ctx context.Context, args []string, stdio IO) error {
 			}
 			err = fmt.Errorf("no answer from local tailscaled (socket %s) within %v; is it hung? Try a longer --timeout", sock, f.timeout)
 		}
-		return &exitError{statusExitNoDaemon, err}
+		return &codeError{statusExitNoDaemon, err}
 	}
 	for _, w := range snap.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
 	}
-	if err := printStatus(stdio.Stdout, snap, f.json); err != nil {
+	if err := printStatus(stdio.Stdout, link.Of(snap), f.json); err != nil {
 		return err
 	}
 	if f.json {
 		return nil
 	}
 	if snap.BackendState != "Running" {
-		return &exitError{statusExitNotRunningState, fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", snap.BackendState)}
+		return &codeError{statusExitNotRunningState, fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", snap.BackendState)}
 	}
 	return nil
 }
@@ -131,7 +124,10 @@ func measureForStatus(ctx context.Context, c probes.LocalClient, w io.Writer) *p
 // printStatus writes s as `tailpath status` does: JSON (writeStatusJSON)
 // when asJSON, else the table (writeStatusTable). Warnings are not written;
 // callers print s.Warnings where they belong. Reused by the demo.
-func printStatus(w io.Writer, s *probes.Snapshot, asJSON bool) error {
+func printStatus(w io.Writer, s *link.Snapshot, asJSON bool) error {
+	if s == nil || s.Snapshot == nil {
+		return errors.New("status: no snapshot")
+	}
 	if asJSON {
 		return writeStatusJSON(w, s)
 	}
@@ -143,7 +139,8 @@ type statusJSON struct {
 	Time         time.Time       `json:"time"`
 	BackendState string          `json:"backend_state"`
 	Self         probes.Self     `json:"self"`
-	Peers        []probes.Peer   `json:"peers"`
+	Peers        []statusPeer    `json:"peers"`
+	Board        *link.Board     `json:"board,omitempty"`
 	Regions      []probes.Region `json:"derp_regions,omitempty"`
 	Warnings     []string        `json:"warnings,omitempty"`
 	// Hidden counts peers left out as `tailscale status` leaves them out
@@ -151,25 +148,34 @@ type statusJSON struct {
 	Hidden int `json:"hidden,omitempty"`
 }
 
+// statusPeer is one peer in status --json: probes.Peer's fields and its
+// path changes.
+type statusPeer struct {
+	probes.Peer
+	// PathChanges are the peer's paths as tailpath observed them, oldest
+	// first; one snapshot (status) observes one, its path then.
+	PathChanges []link.PathChange `json:"path_changes"`
+}
+
 // writeStatusJSON writes s as indented JSON: {"time", "backend_state",
-// "self", "peers" (never null), "derp_regions" (sorted by id), "warnings"}.
-// Field names are the JSON tags of probes' types and are stable. Strings in
-// s are already sanitised by probes.Gather; JSON escaping keeps any
-// remaining bytes inert.
-func writeStatusJSON(w io.Writer, s *probes.Snapshot) error {
-	if s == nil {
-		return errors.New("status: no snapshot")
-	}
+// "self", "peers" (never null; each with "path_changes"), "board" (when a
+// board reported: its evidence and the "peer_id" it is, whose verdict then
+// includes the board's Device.* checks), "derp_regions" (sorted by id),
+// "warnings"}. Field names are the JSON tags of probes' and link's types
+// and are stable. Strings in s are already sanitised by probes.Gather;
+// JSON escaping keeps any remaining bytes inert.
+func writeStatusJSON(w io.Writer, s *link.Snapshot) error {
 	out := statusJSON{
 		Time:         s.Time,
 		BackendState: s.BackendState,
 		Self:         s.Self,
-		Peers:        s.Peers,
+		Peers:        make([]statusPeer, len(s.Peers)),
+		Board:        s.Board,
 		Warnings:     s.Warnings,
 		Hidden:       s.Hidden,
 	}
-	if out.Peers == nil {
-		out.Peers = []probes.Peer{}
+	for i, p := range s.Peers {
+		out.Peers[i] = statusPeer{Peer: p, PathChanges: s.Changes(p.ID)}
 	}
 	for id := range s.Regions {
 		out.Regions = append(out.Regions, s.Regions[id])
@@ -196,12 +202,10 @@ const (
 	maxReasonWidth = 60
 )
 
-// writeStatusTable writes a self line and one row per peer: NAME, OS, PATH
-// (tailscale status's words), LATENCY, HOME DERP, TX/RX, REASON.
-func writeStatusTable(w io.Writer, s *probes.Snapshot) error {
-	if s == nil {
-		return errors.New("status: no snapshot")
-	}
+// writeStatusTable writes a self line, a board line when a board is linked
+// to a peer, and one row per peer: NAME, OS, PATH (tailscale status's
+// words), LATENCY, HOME DERP, TX/RX, REASON.
+func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 	self := s.Self
 	var b strings.Builder
 	fmt.Fprintf(&b, "self: %s", orDash(self.Name))
@@ -218,6 +222,13 @@ func writeStatusTable(w io.Writer, s *probes.Snapshot) error {
 	fmt.Fprintln(w, b.String())
 	for _, h := range self.Health {
 		fmt.Fprintf(w, "# health: %s\n", h)
+	}
+	if id := s.BoardID(); id != "" {
+		for _, p := range s.Peers {
+			if p.ID == id {
+				fmt.Fprintf(w, "board: %s (its own telemetry is in the verdict)\n", orDash(p.Name))
+			}
+		}
 	}
 	if s.Hidden > 0 {
 		fmt.Fprintf(w, "# %d peers not shown, as tailscale status hides them (shared-in nodes, Mullvad exit nodes); --all lists them\n", s.Hidden)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -50,8 +51,8 @@ func TestStatusErrors(t *testing.T) {
 			"tailpath: tailscaled refused the request (permission denied", "--operator=$USER"},
 		{"malformed reply", []string{"--socket", malformed.Socket, "--json"}, 2,
 			"tailpath: tailscaled (socket " + malformed.Socket + ") sent a reply tailpath could not parse", ""},
-		{"bad flag", []string{"--nope"}, 2, "flag provided but not defined: -nope", ""},
-		{"stray argument", []string{"peer1"}, 2, `tailpath: status: unexpected argument "peer1"`, ""},
+		{"bad flag", []string{"--nope"}, 2, "tailpath: status: flag provided but not defined: -nope\n\nusage: tailpath status", ""},
+		{"stray argument", []string{"peer1"}, 2, `tailpath: status: unexpected argument "peer1"`, "\nusage: tailpath status"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +66,8 @@ func TestStatusErrors(t *testing.T) {
 			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
 				t.Errorf("stderr has a stack trace: %s", stderr)
 			}
-			if tt.name != "bad flag" && strings.Count(stderr, "\n") != 1 {
+			usageFollows := strings.Contains(tt.want+tt.contains, "usage") // TestCommandsUsageErrors
+			if !usageFollows && strings.Count(stderr, "\n") != 1 {
 				t.Errorf("stderr is not one line: %q", stderr)
 			}
 			if stdout != "" {
@@ -164,10 +166,14 @@ func TestStatusJSON(t *testing.T) {
 
 func TestWriteStatusJSONEmpty(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeStatusJSON(&b, nil); err == nil {
-		t.Error("nil snapshot: no error")
+	for _, s := range []*link.Snapshot{nil, {}} {
+		for _, asJSON := range []bool{true, false} {
+			if err := printStatus(&b, s, asJSON); err == nil {
+				t.Errorf("snapshot %v, JSON %v: no error", s, asJSON)
+			}
+		}
 	}
-	if err := printStatus(&b, nil, false); err == nil {
-		t.Error("nil snapshot table: no error")
+	if b.Len() != 0 {
+		t.Errorf("wrote %q", b.String())
 	}
 }

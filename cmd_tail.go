@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,16 +9,10 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/devlink"
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/termcolor"
 )
-
-func init() {
-	register(&command{
-		name:  "tail",
-		short: "follow a board's serial log: filter, timestamps, save, backtrace decoding",
-		run:   runTail,
-	})
-}
 
 // tailFlags are tailpath tail's flags.
 type tailFlags struct {
@@ -31,24 +23,26 @@ type tailFlags struct {
 	save       string // file every line is appended to as it arrives (unfiltered, raw bytes)
 	elf        string // firmware ELF(s), comma-separated: app (backtraces, binary logs) and bootloader (its binary logs)
 	reset      bool   // hard-reset the board once after opening the port
-	// color is "auto" (sanitised and coloured by level on a terminal, the
-	// device's bytes unchanged when piped), "always" (sanitised and
-	// coloured) or "never" (sanitised: the board's own colour codes and
-	// control characters stripped, no colour added).
+	// color is "auto" (sanitised on a terminal, coloured by level unless
+	// NO_COLOR is set; the device's bytes unchanged when piped, unless
+	// CLICOLOR_FORCE is set), "always" (sanitised and coloured) or "never"
+	// (sanitised: the board's own colour codes and control characters
+	// stripped, no colour added). internal/termcolor decides.
 	color string
 }
 
 // tailOut writes lines the way tailpath tail shows them. Piped with
 // --color auto, it writes the device's bytes unchanged (so output matches
 // ESP-IDF monitor's byte for byte); on a terminal, or with --color always,
-// it writes sanitised text coloured by level; with --color never, sanitised
-// text without colour (the board's own escape codes removed).
+// it writes sanitised text coloured by level; with --color never, or on a
+// terminal with NO_COLOR set, sanitised text without colour (the board's
+// own escape codes removed).
 type tailOut struct {
 	w          io.Writer
 	stderr     io.Writer
 	filter     *devlink.Filter
 	color      bool // sanitise and colour by level
-	plain      bool // sanitise, no colour (--color never)
+	plain      bool // sanitise, no colour (--color never, or NO_COLOR on a terminal)
 	timestamps bool
 	save       *os.File
 	sym        *devlink.Symbolizer
@@ -176,10 +170,13 @@ func (o *tailOut) status(s devlink.LinkStatus) {
 	fmt.Fprintf(o.stderr, "tailpath: link down: %s: %v; waiting for it to come back\n", s.Port, s.Err)
 }
 
-func runTail(ctx context.Context, args []string, stdio IO) error {
+const tailUsage = `usage: tailpath tail [flags]
+
+Follow a board's serial console without the dashboard.`
+
+func tailCommand() *command {
 	var f tailFlags
-	fs := flag.NewFlagSet("tailpath tail", flag.ContinueOnError)
-	fs.SetOutput(stdio.Stderr)
+	fs := newFlagSet("tailpath tail")
 	fs.StringVar(&f.port, "port", "auto", `serial port: "auto" (find an ESP32 board), a path like /dev/ttyACM0, or "-" to replay stdin`)
 	fs.IntVar(&f.baud, "baud", 115200, "baud rate (ignored by the ESP32-S3's own USB port)")
 	fs.StringVar(&f.filter, "filter", "", `ESP-IDF monitor print filter: "tag:L" items, L in N E W I D V *, e.g. "wifi:W *:I"`)
@@ -187,41 +184,46 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 	fs.StringVar(&f.save, "save", "", "append every line (unfiltered, as received) to this file")
 	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and binary logs with; add the bootloader ELF after a comma for its binary logs")
 	fs.BoolVar(&f.reset, "reset", false, "hard-reset the board once after opening the port (never done otherwise)")
-	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal; piped, the device's bytes unchanged), "always", or "never" (the board's own colour codes stripped)`)
-	fs.Usage = func() {
-		fmt.Fprintln(stdio.Stderr, "usage: tailpath tail [flags]\n\nFollow a board's serial console without the dashboard.\n\nflags:")
-		fs.PrintDefaults()
+	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal unless NO_COLOR is set, or when CLICOLOR_FORCE is; piped, the device's bytes unchanged), "always", or "never" (the board's own colour codes stripped)`)
+	return &command{
+		name:  "tail",
+		short: "follow a board's serial log: filter, timestamps, save, backtrace decoding",
+		usage: tailUsage,
+		flags: fs,
+		run:   f.run,
 	}
-	if err := fs.Parse(args); err != nil {
+}
+
+func (f *tailFlags) run(ctx context.Context, args []string, stdio IO) error {
+	if err := noArgs(args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return &exitError{2, fmt.Errorf("tail: unexpected argument %q; flags only (see tailpath tail -h)", fs.Arg(0))}
 	}
 	filter, err := devlink.ParseFilter(f.filter)
 	if err != nil {
-		return &exitError{2, fmt.Errorf("tail --filter: %w", err)}
+		return usageErrorf("--filter: %w", err)
+	}
+	mode, err := termcolor.ParseMode(f.color)
+	if err != nil {
+		return usageErrorf("--color: %w", err)
+	}
+	if f.port == "-" && f.reset {
+		return usageErrorf("--reset needs a serial port, not stdin")
 	}
 	out := &tailOut{
 		w: stdio.Stdout, stderr: stdio.Stderr, filter: filter, timestamps: f.timestamps,
 		atStart: true, shaWarned: map[string]bool{}, now: time.Now,
 	}
-	switch f.color {
-	case "always":
-		out.color = true
-	case "never":
-		out.plain = true
-	case "auto":
-		out.color = isTerminal(stdio.Stdout)
-	default:
-		return &exitError{2, fmt.Errorf("tail --color: %q is not auto, always or never", f.color)}
-	}
+	// A terminal always gets sanitised text, coloured unless the mode or
+	// NO_COLOR says no; piped output gets the device's bytes unchanged
+	// unless colour is forced (always, CLICOLOR_FORCE) or refused (never).
+	out.color = termcolor.Enabled(mode, stdio.Stdout)
+	out.plain = !out.color && (mode == termcolor.Never || termcolor.IsTerminal(stdio.Stdout))
 	if f.elf != "" {
-		fw, err := openFirmware(f.elf)
+		fw, err := app.OpenFirmware(f.elf)
 		if err != nil {
 			return fmt.Errorf("tail %w", err)
 		}
-		out.sym, out.elfName, out.binlog = fw.sym, fw.app, fw.binlog
+		out.sym, out.elfName, out.binlog = fw.Symbols, fw.App, fw.BinLog
 	}
 	if f.save != "" {
 		sf, err := os.OpenFile(f.save, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -232,9 +234,6 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 		out.save = sf
 	}
 	if f.port == "-" {
-		if f.reset {
-			return &exitError{2, errors.New("tail: --reset needs a serial port, not stdin")}
-		}
 		in := stdio.Stdin
 		if in == nil {
 			in = strings.NewReader("")

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,4 +110,65 @@ func TestTailSavesAcrossUnplug(t *testing.T) {
 	if want := strings.ReplaceAll(sent.String(), "\r\n", "\n"); out.String() != want {
 		t.Errorf("stdout:\n%q\nwant:\n%q", out.String(), want)
 	}
+}
+
+// TestTailNoColor runs tailpath tail --color auto with its stdout on a
+// terminal: coloured by level by default, and with NO_COLOR set, sanitised
+// text without a single escape code of its own (the board's ESP-IDF colour
+// codes are stripped too). CLICOLOR_FORCE colours piped output.
+func TestTailNoColor(t *testing.T) {
+	in := "\x1b[0;32mI (1) wifi: up\x1b[0m\r\nE (2) app: bad\r\nW (3) app: low heap\r\n"
+	onTerminal := func(t *testing.T) string {
+		t.Helper()
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			t.Skipf("no pseudo-terminals here: %v", err)
+		}
+		defer ptmx.Close()
+		read := make(chan []byte, 1)
+		go func() {
+			b, _ := io.ReadAll(ptmx)
+			read <- b
+		}()
+		var errb bytes.Buffer
+		code := run(context.Background(), []string{"tail", "--port", "-"}, IO{Stdin: strings.NewReader(in), Stdout: tty, Stderr: &errb})
+		tty.Close()
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		select {
+		case b := <-read:
+			return string(b)
+		case <-time.After(5 * time.Second):
+			t.Fatal("terminal output never ended")
+		}
+		return ""
+	}
+	t.Run("default", func(t *testing.T) {
+		if got := onTerminal(t); !strings.Contains(got, "\x1b[0;31mE (2) app: bad\x1b[0m") {
+			t.Errorf("no level colour on a terminal: %q", got)
+		}
+	})
+	t.Run("NO_COLOR", func(t *testing.T) {
+		t.Setenv("NO_COLOR", "1")
+		t.Setenv("CLICOLOR_FORCE", "1") // NO_COLOR wins
+		got := onTerminal(t)
+		if strings.Contains(got, "\x1b") {
+			t.Errorf("escape codes with NO_COLOR set: %q", got)
+		}
+		// The pty turns each \n into \r\n.
+		if want := "I (1) wifi: up\r\nE (2) app: bad\r\nW (3) app: low heap\r\n"; got != want {
+			t.Errorf("terminal got %q, want %q", got, want)
+		}
+	})
+	t.Run("CLICOLOR_FORCE piped", func(t *testing.T) {
+		t.Setenv("CLICOLOR_FORCE", "1")
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{"tail", "--port", "-"}, IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if want := "\x1b[0;32mI (1) wifi: up\x1b[0m\n\x1b[0;31mE (2) app: bad\x1b[0m\n\x1b[0;33mW (3) app: low heap\x1b[0m\n"; out.String() != want {
+			t.Errorf("piped with CLICOLOR_FORCE: %q, want %q", out.String(), want)
+		}
+	})
 }

@@ -2,31 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/termcolor"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
-
-func init() {
-	register(&command{
-		name:  "tune",
-		short: "TCP tuning for the tailnet: current vs recommended sysctls, BBR, apply, persist, revert",
-		run:   runTune,
-	})
-}
-
-// tunePeerRTT measures the round trip to a tailnet peer by name (a tailnet
-// ping through tailscaled). The dashboard wiring sets it; while nil,
-// `tailpath tune --peer` says it needs tailscaled and asks for --rtt.
-var tunePeerRTT func(ctx context.Context, peer string) (time.Duration, error)
 
 // tuneFlags are `tailpath tune`'s flags.
 type tuneFlags struct {
@@ -42,6 +29,10 @@ type tuneFlags struct {
 	yes       bool    // --yes: do not ask before applying
 	state     string  // --state: revert state file (default sysctl.DefaultStatePath())
 	root      string  // --root: treat this directory as "/" (sandbox copies, tests)
+
+	// peerRTT measures the round trip to a tailnet peer by name for
+	// --peer; nil makes --peer say it needs tailscaled and ask for --rtt.
+	peerRTT func(ctx context.Context, peer string) (time.Duration, error)
 }
 
 // tuneUsage is the text before the flag list of `tailpath tune -h`.
@@ -49,16 +40,21 @@ const tuneUsage = `usage: tailpath tune [flags]
 
 Show this host's TCP buffer sysctls against what a target bandwidth × RTT
 needs, with the arithmetic, BBR availability and the tailnet TCP
-connections; --apply writes the recommendation (as root), --revert undoes it.
+connections; --apply writes the recommendation (as root), --revert undoes it.`
 
-flags:`
+// tuneCommand is tailpath tune, measuring --peer's RTT through the local
+// tailscaled.
+func tuneCommand() *command {
+	return newTuneCommand(func(ctx context.Context, peer string) (time.Duration, error) {
+		return app.PeerRTT(ctx, probes.NewClient(""), peer)
+	})
+}
 
-func runTune(ctx context.Context, args []string, stdio IO) error {
-	var f tuneFlags
-	fs := flag.NewFlagSet("tailpath tune", flag.ContinueOnError)
-	// Parse errors become one line from run; usage is printed only for -h.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+// newTuneCommand is tailpath tune with peerRTT measuring --peer (nil: no
+// tailscaled to measure with).
+func newTuneCommand(peerRTT func(ctx context.Context, peer string) (time.Duration, error)) *command {
+	f := tuneFlags{peerRTT: peerRTT}
+	fs := newFlagSet("tailpath tune")
 	fs.StringVar(&f.bandwidth, "bandwidth", "", "target throughput with a unit, e.g. 400Mbit or 1Gbit (default: measured from tailnet connections, else 1Gbit)")
 	fs.StringVar(&f.rtt, "rtt", "", "round-trip time to the peers that matter, with a unit, e.g. 20ms (default: --peer, else measured, else 20ms)")
 	fs.StringVar(&f.peer, "peer", "", "measure the RTT with a tailnet ping to this peer (needs tailscaled)")
@@ -71,39 +67,40 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 	fs.BoolVar(&f.yes, "yes", false, "apply without asking")
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+")")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdio.Stderr, tuneUsage)
-			fs.SetOutput(stdio.Stderr)
-			fs.PrintDefaults()
-			return err
-		}
-		return &exitError{2, fmt.Errorf("tune: %v (see tailpath tune -h)", err)}
+	return &command{
+		name:  "tune",
+		short: "TCP tuning for the tailnet: current vs recommended sysctls, BBR, apply, persist, revert",
+		usage: tuneUsage,
+		flags: fs,
+		run:   f.run,
 	}
-	if fs.NArg() > 0 {
-		return &exitError{2, fmt.Errorf("tune: unexpected argument %q; flags only (see tailpath tune -h)", fs.Arg(0))}
+}
+
+func (f *tuneFlags) run(ctx context.Context, args []string, stdio IO) error {
+	if err := noArgs(args); err != nil {
+		return err
 	}
 	if runtime.GOOS != "linux" && f.root == "" {
 		return fmt.Errorf("tune: %w: this is %s", tune.ErrNotLinux, runtime.GOOS)
 	}
-	in := tune.Inputs{Peer: f.peer, PeerRTT: tunePeerRTT, Headroom: f.headroom, BBR: f.bbr,
+	in := tune.Inputs{Peer: f.peer, PeerRTT: f.peerRTT, Headroom: f.headroom, BBR: f.bbr,
 		BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt"}
 	if f.bandwidth != "" {
 		bw, err := sysctl.ParseBandwidth(f.bandwidth)
 		if err != nil {
-			return &exitError{2, fmt.Errorf("tune: --bandwidth %v", err)}
+			return usageErrorf("--bandwidth %v", err)
 		}
 		in.Bandwidth = bw
 	}
 	if f.rtt != "" {
 		d, err := parseRTT(f.rtt)
 		if err != nil {
-			return &exitError{2, fmt.Errorf("tune: --rtt %v", err)}
+			return usageErrorf("--rtt %v", err)
 		}
 		in.RTT = d
 	}
 	if f.rtt != "" && f.peer != "" {
-		return &exitError{2, fmt.Errorf("tune: pass --rtt or --peer, not both")}
+		return usageErrorf("pass --rtt or --peer, not both")
 	}
 	if f.root != "" {
 		in.Host, in.Sandbox = sysctl.AtRoot(f.root), true
@@ -119,7 +116,7 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 	act := tune.Action{
 		Apply: f.apply, Persist: f.persist, Revert: f.revert, JSON: f.json, Yes: f.yes,
 		StatePath: f.state, Cmdline: cmdline, RevertCmdline: append(revertCmd, "--revert"),
-		Terminal: isTerminal(stdio.Stdin),
+		Terminal: termcolor.IsTerminal(stdio.Stdin),
 	}
 	return tune.Run(ctx, in, act, stdio.Stdin, stdio.Stdout)
 }

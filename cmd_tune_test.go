@@ -59,28 +59,28 @@ func TestTuneCommand(t *testing.T) {
 			t.Errorf("%v: exit %d (%s), want 2", bad, code, stderr)
 		}
 	}
-	saved := tunePeerRTT
-	tunePeerRTT = nil
-	defer func() { tunePeerRTT = saved }()
-	if code, _, stderr := runTuneCmd("--peer", "nas"); code != 1 || !strings.Contains(stderr, "needs tailscaled") {
-		t.Errorf("--peer without tailscaled wiring: exit %d, %s", code, stderr)
+	var nout, nerr bytes.Buffer
+	code = newTuneCommand(nil).exec(context.Background(), []string{"--root", dir, "--state", state, "--peer", "nas"}, IO{Stdin: strings.NewReader(""), Stdout: &nout, Stderr: &nerr})
+	if code != 1 || !strings.Contains(nerr.String(), "needs tailscaled") {
+		t.Errorf("--peer without tailscaled wiring: exit %d, %s", code, nerr.String())
 	}
 }
 
-// TestTuneBadFlags: a bad value is one clear line on stderr (no usage dump)
+// TestTuneBadFlags: a bad value is one clear line on stderr, then the usage,
 // and exit 2; a number without a unit is refused, not guessed.
 func TestTuneBadFlags(t *testing.T) {
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--rtt", "20"}, `tailpath: tune: --rtt "20": missing unit (e.g. 20ms)` + "\n"},
-		{[]string{"--rtt", "soon"}, `tailpath: tune: --rtt "soon": not a duration (e.g. 20ms or 1.5s)` + "\n"},
-		{[]string{"--rtt", "-5ms"}, `tailpath: tune: --rtt "-5ms": must be positive (e.g. 20ms)` + "\n"},
-		{[]string{"--bandwidth", "400"}, `tailpath: tune: --bandwidth "400": missing unit (e.g. 400Mbit; units bit, kbit, Mbit, Gbit, Tbit, or MB/s for bytes)` + "\n"},
-		{[]string{"--bandwidth", "fast"}, `tailpath: tune: --bandwidth "fast": want a positive number with a unit, like 400Mbit or 1Gbit` + "\n"},
-		{[]string{"--nope"}, "tailpath: tune: flag provided but not defined: -nope (see tailpath tune -h)\n"},
-		{[]string{"--headroom", "x"}, `tailpath: tune: invalid value "x" for flag -headroom: parse error (see tailpath tune -h)` + "\n"},
+		{[]string{"--rtt", "20"}, `tailpath: tune: --rtt "20": missing unit (e.g. 20ms)`},
+		{[]string{"--rtt", "soon"}, `tailpath: tune: --rtt "soon": not a duration (e.g. 20ms or 1.5s)`},
+		{[]string{"--rtt", "-5ms"}, `tailpath: tune: --rtt "-5ms": must be positive (e.g. 20ms)`},
+		{[]string{"--bandwidth", "400"}, `tailpath: tune: --bandwidth "400": missing unit (e.g. 400Mbit; units bit, kbit, Mbit, Gbit, Tbit, or MB/s for bytes)`},
+		{[]string{"--bandwidth", "fast"}, `tailpath: tune: --bandwidth "fast": want a positive number with a unit, like 400Mbit or 1Gbit`},
+		{[]string{"--nope"}, "tailpath: tune: flag provided but not defined: -nope"},
+		{[]string{"--headroom", "x"}, `tailpath: tune: invalid value "x" for flag -headroom: parse error`},
+		{[]string{"--rtt", "20ms", "--peer", "nas"}, `tailpath: tune: pass --rtt or --peer, not both`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -89,8 +89,12 @@ func TestTuneBadFlags(t *testing.T) {
 			if code != 2 {
 				t.Errorf("exit %d, want 2", code)
 			}
-			if diff := cmp.Diff(tt.want, errb.String()); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
+			first, rest, _ := strings.Cut(errb.String(), "\n")
+			if diff := cmp.Diff(tt.want, first); diff != "" {
+				t.Errorf("stderr's first line (-want +got):\n%s", diff)
+			}
+			if !strings.HasPrefix(rest, "\nusage: tailpath tune [flags]\n") {
+				t.Errorf("no usage after the error:\n%s", errb.String())
 			}
 			if out.Len() > 0 {
 				t.Errorf("stdout: %q", out.String())

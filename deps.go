@@ -1,28 +1,14 @@
 //go:build tools
 
-// This file pins modules that packages and tests of tailpath use, so that
-// go mod tidy keeps them while the code that imports them is being written.
+// This file keeps in go.mod and go.sum the modules of two programs tailpath
+// does not import but its tests build from the pinned Tailscale module:
+// status_integration_test.go runs `go build tailscale.com/cmd/tailscaled
+// tailscale.com/cmd/tailscale` to compare tailpath with a real tailscaled
+// and `tailscale status`. Without this, go mod tidy would drop their
+// dependencies and that build would fail.
 package main
 
 import (
-	_ "github.com/charmbracelet/bubbles/table"
-	_ "github.com/charmbracelet/bubbletea"
-	_ "github.com/charmbracelet/lipgloss"
-	_ "github.com/charmbracelet/x/ansi"
-	_ "github.com/charmbracelet/x/exp/teatest"
-	_ "github.com/creack/pty"
-	_ "github.com/google/go-cmp/cmp"
-	_ "github.com/jsimonetti/rtnetlink/v2"
-	_ "github.com/mdlayher/netlink"
-	_ "go.bug.st/serial"
-	_ "go.bug.st/serial/enumerator"
-	_ "golang.org/x/sys/unix"
-	_ "tailscale.com/client/local"
 	_ "tailscale.com/cmd/tailscale"
 	_ "tailscale.com/cmd/tailscaled"
-	_ "tailscale.com/derp/derpserver"
-	_ "tailscale.com/net/stun"
-	_ "tailscale.com/tsnet"
-	_ "tailscale.com/tstest/integration"
-	_ "tailscale.com/tstest/integration/testcontrol"
 )

@@ -1,8 +1,10 @@
 // Command tailpath shows which tailnet peers go through a DERP relay, and why,
 // beside a CoreS3 board's own view of its path and the host's TCP tuning.
 //
-// Each subcommand lives in its own cmd_*.go file and registers itself in init
-// with register; main only dispatches.
+// The command tree is the table in commands, below; each command is one
+// cmd_<name>.go file (its flags struct, its run function, its usage text).
+// The wiring the dashboard and demo share is internal/app; docs/
+// architecture.md maps the rest.
 package main
 
 import (
@@ -14,20 +16,38 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"sort"
+	"strings"
 	"syscall"
+
+	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/probes/lab"
 )
+
+// commands is tailpath's command tree, in the order usage lists it. The
+// first, with no name, runs when no command is given.
+func commands() []*command {
+	return []*command{
+		dashboardCommand(), // tailpath [flags]     cmd_dashboard.go
+		demoCommand(),      // tailpath demo        cmd_demo.go
+		statusCommand(),    // tailpath status      cmd_status.go
+		tailCommand(),      // tailpath tail        cmd_tail.go
+		tuneCommand(),      // tailpath tune        cmd_tune.go
+	}
+}
 
 // command is one tailpath subcommand.
 type command struct {
-	// name is the first argument that selects it ("" for the default dashboard).
+	// name is the first argument that selects it ("" for the default).
 	name string
-	// short is a one-line description for the usage text.
+	// short is a one-line description for tailpath's usage.
 	short string
-	// hidden commands are not listed in usage (internal helpers).
-	hidden bool
-	// run executes the command with the arguments after its name.
-	run func(ctx context.Context, args []string, io IO) error
+	// usage is the synopsis and description printed before the flags on
+	// -h and after a usage error; it ends without a newline.
+	usage string
+	// flags holds the command's flags, bound to its flags struct.
+	flags *flag.FlagSet
+	// run executes the command with the arguments left after the flags.
+	run func(ctx context.Context, args []string, stdio IO) error
 }
 
 // IO is where a command reads and writes, so tests can capture it.
@@ -37,34 +57,173 @@ type IO struct {
 	Stderr io.Writer
 }
 
-var commands = map[string]*command{}
+// Exit statuses every command shares. A command may add its own (status
+// exits 1 when tailscaled is not Running) with exitError.
+const (
+	exitOK    = 0
+	exitError = 1 // the command failed; the error is on stderr
+	exitUsage = 2 // bad flags or arguments: the error, then the usage, on stderr
+)
 
-func register(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("tailpath: command registered twice: " + c.name)
-	}
-	commands[c.name] = c
+// usageError is a bad flag value or argument found after parsing: run
+// prints it like a parse error (once, then the usage) and exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usageErrorf formats a usageError.
+func usageErrorf(format string, a ...any) error {
+	return usageError{fmt.Errorf(format, a...)}
 }
 
-// exitError carries a specific exit code out of a command.
-type exitError struct {
+// noArgs is the usage error for commands that take flags only.
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected argument %q; flags only", args[0])
+	}
+	return nil
+}
+
+// codeError carries a specific exit status out of a command; the error is
+// printed as any other.
+type codeError struct {
 	code int
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
 
 func main() {
-	for _, hook := range preMainHooks {
-		hook()
-	}
+	// A re-executed tailpath is a lab node child process (the demo's
+	// DERP-only node): it runs the node and exits here.
+	lab.MaybeRunNode()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	stopProfile := startProfile(os.Getenv("TAILPATH_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// run selects the command args name and runs it; it returns the exit status.
+func run(ctx context.Context, args []string, stdio IO) int {
+	cmds := commands()
+	name := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if name == "help" {
+		if len(args) > 0 {
+			if c := find(cmds, args[0]); c != nil && c.name != "" {
+				c.printUsage(stdio.Stdout)
+				return exitOK
+			}
+		}
+		usage(stdio.Stdout, cmds)
+		return exitOK
+	}
+	c := find(cmds, name)
+	if c == nil {
+		fmt.Fprintf(stdio.Stderr, "tailpath: unknown command %q\n\n", name)
+		usage(stdio.Stderr, cmds)
+		return exitUsage
+	}
+	return c.exec(ctx, args, stdio)
+}
+
+func find(cmds []*command, name string) *command {
+	for _, c := range cmds {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// exec is the one flag-parsing path: -h prints the usage and exits 0; a bad
+// flag, or a usageError from run, prints the error once, then the usage,
+// and exits 2; any other error is printed once and exits 1 (or its
+// codeError's status).
+func (c *command) exec(ctx context.Context, args []string, stdio IO) int {
+	// The flag package would print errors and usage itself; this does.
+	c.flags.SetOutput(io.Discard)
+	c.flags.Usage = func() {}
+	err := c.flags.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		c.printUsage(stdio.Stderr)
+		return exitOK
+	}
+	if err == nil {
+		err = c.run(ctx, c.flags.Args(), stdio)
+	} else {
+		err = usageError{err}
+	}
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stdio.Stderr, "%s%v\n\n", c.errPrefix(), err)
+		c.printUsage(stdio.Stderr)
+		return exitUsage
+	}
+	fmt.Fprintf(stdio.Stderr, "tailpath: %v\n", err)
+	var ce *codeError
+	if errors.As(err, &ce) {
+		return ce.code
+	}
+	if errors.Is(err, app.ErrNoTerminal) {
+		return exitUsage
+	}
+	return exitError
+}
+
+// errPrefix starts a usage error's line: "tailpath: " or "tailpath: tune: ".
+func (c *command) errPrefix() string {
+	if c.name == "" {
+		return "tailpath: "
+	}
+	return "tailpath: " + c.name + ": "
+}
+
+// printUsage writes the command's usage text and its flags; the default
+// command's is tailpath's own usage first.
+func (c *command) printUsage(w io.Writer) {
+	if c.name == "" {
+		usage(w, commands())
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, c.usage)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "flags:")
+	c.flags.SetOutput(w)
+	c.flags.PrintDefaults()
+	c.flags.SetOutput(io.Discard)
+}
+
+// usage is tailpath's own: the commands and their one-line descriptions.
+func usage(w io.Writer, cmds []*command) {
+	fmt.Fprintln(w, "usage: tailpath [command] [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "commands:")
+	for _, c := range cmds {
+		label := c.name
+		if label == "" {
+			label = "(none)"
+		}
+		fmt.Fprintf(w, "  %-8s %s\n", label, c.short)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'tailpath <command> -h' for a command's flags.")
+}
+
+// newFlagSet is a command's empty flag set; exec does the printing.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
 }
 
 // startProfile writes a CPU profile to path until the returned function is
@@ -87,62 +246,4 @@ func startProfile(path string) func() {
 		pprof.StopCPUProfile()
 		f.Close()
 	}
-}
-
-// preMainHooks run before argument parsing; the lab uses one to turn a
-// re-executed tailpath into a lab node child process.
-var preMainHooks []func()
-
-// run dispatches args and returns the process exit code.
-func run(ctx context.Context, args []string, stdio IO) int {
-	name := ""
-	if len(args) > 0 && (len(args[0]) == 0 || args[0][0] != '-') {
-		name = args[0]
-		args = args[1:]
-	}
-	if name == "help" {
-		usage(stdio.Stdout)
-		return 0
-	}
-	c, ok := commands[name]
-	if !ok {
-		fmt.Fprintf(stdio.Stderr, "tailpath: unknown command %q\n\n", name)
-		usage(stdio.Stderr)
-		return 2
-	}
-	err := c.run(ctx, args, stdio)
-	if err == nil {
-		return 0
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	fmt.Fprintf(stdio.Stderr, "tailpath: %v\n", err)
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return 1
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: tailpath [command] [flags]")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "commands:")
-	var names []string
-	for n, c := range commands {
-		if !c.hidden {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		label := n
-		if label == "" {
-			label = "(none)"
-		}
-		fmt.Fprintf(w, "  %-8s %s\n", label, commands[n].short)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'tailpath <command> -h' for a command's flags.")
 }

@@ -34,6 +34,7 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 )
@@ -44,37 +45,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// startTestLab starts the lab tailnet for t and closes it at cleanup. Its
-// logs go to a file in t's temp dir, named on failure.
-func startTestLab(t *testing.T) *lab.Lab {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("skipping: starts the lab tailnet (control, DERP, five tsnet nodes); run without -short")
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("skipping: the lab's LocalAPI socket and tailscaled's --socket are Unix sockets")
-	}
-	logFile := filepath.Join(t.TempDir(), "lab.log")
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	start := time.Now()
-	l, err := lab.Start(ctx, lab.Options{
-		LogFile:  logFile,
-		Progress: func(s string) { t.Logf("lab %5.2fs: %s", time.Since(start).Seconds(), s) },
-	})
-	if err != nil {
-		t.Fatalf("lab.Start: %v (logs: %s)", err, logFile)
-	}
-	t.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			t.Errorf("lab Close: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("lab logs: %s", logFile)
-		}
-	})
-	return l
-}
+// startTestLab starts the lab tailnet for t (see labtest.Start).
+func startTestLab(t *testing.T) *lab.Lab { return labtest.Start(t) }
 
 // tailpathStatus runs `tailpath status args…` in process through run and
 // returns the exit code, stdout and stderr.

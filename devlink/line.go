@@ -14,7 +14,7 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // Level is an ESP-IDF log level letter: 'E', 'W', 'I', 'D', 'V', or 0 for a

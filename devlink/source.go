@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // Event is what a Source sends the dashboard: the lines that arrived since

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/devlink/telemetry"
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // Sample is one value of a history, with the host time it was seen.

@@ -10,40 +10,45 @@ import (
 // DeviceEvidence is what an embedded board (the CoreS3 running tailpath's
 // telemetry component, or the ESP32 Tailscale port's log lines) says about
 // itself, as far as the device diagnosis uses it. probes does not read the
-// board: the dashboard converts devlink.State into this value (see
-// tui/peers.DeviceEvidenceFrom). Zero values mean "the board has not said"
+// board: probes/link converts devlink.State into this value (see
+// link.EvidenceFrom). Zero values mean "the board has not said"
 // except where noted.
 type DeviceEvidence struct {
 	// TailnetIP is the board's own tailnet address (telemetry N frame
 	// "ip"); invalid when unknown.
-	TailnetIP netip.Addr
+	TailnetIP netip.Addr `json:"tailnet_ip,omitzero"`
 	// Hostname is the board's host name (N frame "host"), sanitised; "" unknown.
-	Hostname string
+	Hostname string `json:"hostname,omitempty"`
 	// ProbesUsed and ProbesCap are the DISCO probe table's slots in use and
 	// its capacity (D frame "pu"/"pcap"); ProbesCap 0 means unknown.
-	ProbesUsed, ProbesCap int64
+	ProbesUsed int64 `json:"probes_used"`
+	ProbesCap  int64 `json:"probes_cap"`
 	// ProbesDropped counts DISCO pings the board dropped because the table
 	// was full (D frame "pdrop"), since boot.
-	ProbesDropped int64
+	ProbesDropped int64 `json:"probes_dropped"`
 	// Endpoints is how many UDP endpoints the board has advertised to
 	// control (N frame "eps"); -1 means unknown. Use NewDeviceEvidence or
 	// set it explicitly: the zero value 0 means "none advertised".
-	Endpoints int64
+	Endpoints int64 `json:"endpoints"`
 	// HomeDERP is the board's home DERP region id and NearestDERP the region
 	// it measured as nearest; 0 means unknown. HomeLatency and
 	// NearestLatency are its measured round trips to them; 0 unknown.
-	HomeDERP, NearestDERP       int
-	HomeLatency, NearestLatency time.Duration
+	HomeDERP       int           `json:"home_derp,omitempty"`
+	NearestDERP    int           `json:"nearest_derp,omitempty"`
+	HomeLatency    time.Duration `json:"home_latency_ns,omitempty"`
+	NearestLatency time.Duration `json:"nearest_latency_ns,omitempty"`
 	// HomeDERPBy is how the board chose its home ("latency", "lowest-id",
 	// "fixed", "none"); "" unknown.
-	HomeDERPBy string
+	HomeDERPBy string `json:"home_derp_by,omitempty"`
 	// H2Known is true when the board reported its control stream's HTTP/2
 	// flow control (D frame "h2rx"/"h2wu"/"h2win"): H2Received DATA bytes
 	// received, H2WindowReturned connection-level WINDOW_UPDATE credit
 	// returned and H2WindowOpen receive window still open, all in bytes
 	// (the board's counters wrap at 2^32).
-	H2Known                                    bool
-	H2Received, H2WindowReturned, H2WindowOpen int64
+	H2Known          bool  `json:"h2_known"`
+	H2Received       int64 `json:"h2_received"`
+	H2WindowReturned int64 `json:"h2_window_returned"`
+	H2WindowOpen     int64 `json:"h2_window_open"`
 }
 
 // H2Stalled reports whether the board's control stream is stuck: data was

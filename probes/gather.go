@@ -16,7 +16,7 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // whoisParallel bounds concurrent WhoIs calls during one Gather.

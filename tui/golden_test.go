@@ -69,7 +69,7 @@ func TestGolden(t *testing.T) {
 			opts.Ping = func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
 			tm := teatest.NewTestModel(t, New(opts), teatest.WithInitialTermSize(100, 30))
 			var rec recorder
-			tm.Send(peerstest.Snapshot())
+			tm.Send(peerstest.Linked(peerstest.Snapshot()))
 			rec.waitFor(t, tm, "old-pi")
 			for _, m := range tt.msgs {
 				tm.Send(m)

@@ -3,8 +3,11 @@
 // Log and Tuning) and draws tabs, a source-down banner and help around them.
 //
 // The root does no I/O. Sources run outside the program and the caller
-// relays their events with tea.Program.Send: probes.Snapshot,
-// probes.SourceStatus, probes.PingResult and whatever the extra panes own.
+// relays their events with tea.Program.Send: *link.Snapshot (tailscaled's
+// snapshot linked to the board and the path history, built by a
+// link.Linker outside the program), probes.SourceStatus,
+// probes.PingResult and whatever the extra panes own (devlink.Event,
+// tuning.ReportMsg).
 package tui
 
 import (
@@ -18,8 +21,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers"
 )
@@ -188,10 +192,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.render()
 		return m, tea.Batch(cmd, tick)
-	case probes.Snapshot:
-		m.lastData = msg.Time
-	case *probes.Snapshot:
-		if msg != nil {
+	case *link.Snapshot:
+		if msg != nil && msg.Snapshot != nil {
 			m.lastData = msg.Time
 		}
 	}

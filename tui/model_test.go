@@ -104,7 +104,7 @@ func TestRoutingDataAndSize(t *testing.T) {
 }
 
 func TestBanner(t *testing.T) {
-	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Snapshot())
+	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
 	if strings.Contains(m.View(), "unavailable") {
 		t.Fatal("banner shown before any SourceStatus")
 	}
@@ -164,7 +164,7 @@ func TestFitsSmallScreens(t *testing.T) {
 	down := probes.SourceStatus{Err: strings.Repeat("a very long error ", 20), NextRetry: peerstest.Now().Add(time.Minute)}
 	for _, size := range []struct{ w, h int }{{80, 24}, {100, 30}, {60, 12}, {200, 50}, {20, 5}} {
 		name := fmt.Sprintf("%dx%d", size.w, size.h)
-		m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: size.w, Height: size.h}, peerstest.Many(300))
+		m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: size.w, Height: size.h}, peerstest.Linked(peerstest.Many(300)))
 		checkScreen(t, name+" peers", m.View(), size.w, size.h)
 		m, _ = step(t, m, keyMsg("enter"))
 		if m.Focused() != peers.DetailTitle {
@@ -181,7 +181,7 @@ func TestFitsSmallScreens(t *testing.T) {
 }
 
 func TestResizeKeepsWithinBounds(t *testing.T) {
-	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 200, Height: 50}, peerstest.Snapshot())
+	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 200, Height: 50}, peerstest.Linked(peerstest.Snapshot()))
 	for _, s := range []tea.WindowSizeMsg{{Width: 80, Height: 24}, {Width: 120, Height: 40}, {Width: 80, Height: 24}, {Width: 81, Height: 24}, {Width: 80, Height: 24}} {
 		m, _ = step(t, m, s)
 		checkScreen(t, fmt.Sprintf("resized to %dx%d", s.Width, s.Height), m.View(), s.Width, s.Height)
@@ -200,7 +200,7 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 		pinged = append(pinged, p.ID+"/"+string(kind))
 		return nil
 	}
-	m, produced := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Snapshot())
+	m, produced := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
 	if !hasMsg[common.PeerSelectedMsg](produced) {
 		t.Error("first snapshot did not publish PeerSelectedMsg")
 	}
@@ -250,7 +250,7 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 func TestDataIsCoalesced(t *testing.T) {
 	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30})
 	before := m.View()
-	nm, cmd := m.Update(peerstest.Snapshot())
+	nm, cmd := m.Update(peerstest.Linked(peerstest.Snapshot()))
 	m = nm.(Model)
 	if cmd == nil {
 		t.Fatal("data message scheduled no frame")

@@ -19,8 +19,8 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/safetext"
 	"github.com/tailpath/tailpath/tui/common"
 )
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
@@ -24,19 +25,21 @@ func twoSnapshots(n int) [2]probes.Snapshot {
 	return [2]probes.Snapshot{a, b}
 }
 
-// BenchmarkListSnapshotView is one frame after a new snapshot: re-format,
-// filter and sort 1,000 peers, then render the visible window at 200×50.
+// BenchmarkListSnapshotView is one frame after a new snapshot: link it
+// (path history; no board), re-format, filter and sort 1,000 peers, then
+// render the visible window at 200×50.
 func BenchmarkListSnapshotView(b *testing.B) {
 	snaps := twoSnapshots(1000)
+	var linker link.Linker
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
-	l.Update(snaps[0])
+	l.Update(linker.SetSnapshot(&snaps[0]))
 	l.View()
 	b.ReportAllocs()
 	b.ResetTimer()
 	defer peerstest.Meter(b)()
 	for i := 0; i < b.N; i++ {
-		l.Update(snaps[i%2])
+		l.Update(linker.SetSnapshot(&snaps[i%2]))
 		if len(l.View()) == 0 {
 			b.Fatal("empty view")
 		}
@@ -47,7 +50,7 @@ func BenchmarkListSnapshotView(b *testing.B) {
 func BenchmarkListKeyView(b *testing.B) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
-	l.Update(peerstest.Many(1000))
+	l.Update(peerstest.Linked(peerstest.Many(1000)))
 	down, up := tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyUp}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -68,7 +71,7 @@ func BenchmarkListKeyView(b *testing.B) {
 func BenchmarkListFilterView(b *testing.B) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
-	l.Update(peerstest.Many(1000))
+	l.Update(peerstest.Linked(peerstest.Many(1000)))
 	l.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
 	keys := []tea.KeyMsg{{Type: tea.KeyRunes, Runes: []rune("r")}, {Type: tea.KeyBackspace}}
 	b.ReportAllocs()
@@ -80,27 +83,16 @@ func BenchmarkListFilterView(b *testing.B) {
 	}
 }
 
-// BenchmarkTimelineObserve records paths of 1,000 peers per snapshot.
-func BenchmarkTimelineObserve(b *testing.B) {
-	snaps := twoSnapshots(1000)
-	var tl Timelines
-	b.ReportAllocs()
-	b.ResetTimer()
-	defer peerstest.Meter(b)()
-	for i := 0; i < b.N; i++ {
-		tl.Observe(&snaps[i%2])
-	}
-}
-
 // BenchmarkListSnapshotViewBoard is BenchmarkListSnapshotView with a board
 // linked to one of the 1,000 peers: each snapshot also copies the peers
 // slice and runs probes.DiagnoseDevice for the board's peer.
 func BenchmarkListSnapshotViewBoard(b *testing.B) {
 	snaps := twoSnapshots(1000)
+	var linker link.Linker
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
-	l.Update(boardEvent(b, frameNet, frameDiscoFull))
-	l.Update(snaps[0])
+	linker.SetDevice(boardState(b, frameNet, frameDiscoFull))
+	l.Update(linker.SetSnapshot(&snaps[0]))
 	if l.BoardID() == "" {
 		b.Fatal("no peer linked to the board")
 	}
@@ -109,27 +101,30 @@ func BenchmarkListSnapshotViewBoard(b *testing.B) {
 	b.ResetTimer()
 	defer peerstest.Meter(b)()
 	for i := 0; i < b.N; i++ {
-		l.Update(snaps[i%2])
+		l.Update(linker.SetSnapshot(&snaps[i%2]))
 		if len(l.View()) == 0 {
 			b.Fatal("empty view")
 		}
 	}
 }
 
-// BenchmarkListBoardEventView is one frame after a devlink.Event whose
-// board state changed (a new D frame), with 1,000 peers; an unchanged
-// state costs only the comparison.
+// BenchmarkListBoardEventView is one frame after the board's state changed
+// (a new D frame), with 1,000 peers: relink, then re-format; an unchanged
+// state costs only the linker's comparison.
 func BenchmarkListBoardEventView(b *testing.B) {
-	evs := [2]devlink.Event{boardEvent(b, frameNet, frameDiscoFree), boardEvent(b, frameNet, frameDiscoFull)}
+	states := [2]*devlink.State{boardState(b, frameNet, frameDiscoFree), boardState(b, frameNet, frameDiscoFull)}
+	var linker link.Linker
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
-	l.Update(peerstest.Many(1000))
+	many := peerstest.Many(1000)
+	l.Update(linker.SetSnapshot(&many))
 	l.View()
 	b.ReportAllocs()
 	b.ResetTimer()
 	defer peerstest.Meter(b)()
 	for i := 0; i < b.N; i++ {
-		l.Update(evs[i%2])
+		ls, _ := linker.SetDevice(states[i%2])
+		l.Update(ls)
 		if len(l.View()) == 0 {
 			b.Fatal("empty view")
 		}

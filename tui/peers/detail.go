@@ -13,9 +13,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -53,9 +53,9 @@ type pingLine struct {
 // piece of evidence, the fix, endpoints and home DERP, the path-change
 // timeline and ping progress. Create it with NewDetail.
 //
-// It follows the selection through common.PeerSelectedMsg, refreshes the
-// peer from every probes.Snapshot (keeping the last copy when the peer
-// disappears) and records path changes for every peer on every snapshot.
+// It follows the selection through common.PeerSelectedMsg and refreshes
+// the peer from every *link.Snapshot (keeping the last copy when the peer
+// disappears), whose path changes it shows.
 type Detail struct {
 	st   common.Styles
 	now  func() time.Time
@@ -65,14 +65,12 @@ type Detail struct {
 
 	width, height int
 
-	snap      *probes.Snapshot // board.snap: the latest snapshot, board linked
-	board     boardLink
-	peerID    string
-	peer      probes.Peer
-	inSnap    bool // peer is in the latest snapshot
-	timelines Timelines
-	pings     map[string]*pingRun
-	dirty     bool
+	snap   *link.Snapshot // the latest linked snapshot
+	peerID string
+	peer   probes.Peer
+	inSnap bool // peer is in the latest snapshot
+	pings  map[string]*pingRun
+	dirty  bool
 }
 
 // NewDetail returns a Peer detail pane. now gives the time for "12s ago"
@@ -103,8 +101,9 @@ func (d *Detail) KeyMap() help.KeyMap { return d.keys }
 // PeerID is the ID of the peer shown ("" when none is selected).
 func (d *Detail) PeerID() string { return d.peerID }
 
-// Timeline returns the recorded path changes of peer id, oldest first.
-func (d *Detail) Timeline(id string) []PathChange { return d.timelines.Changes(id) }
+// Timeline returns the path changes of peer id, oldest first, from the
+// latest snapshot.
+func (d *Detail) Timeline(id string) []link.PathChange { return d.snap.Changes(id) }
 
 // SetSize implements common.Pane.
 func (d *Detail) SetSize(width, height int) {
@@ -119,18 +118,9 @@ func (d *Detail) SetSize(width, height int) {
 // Update implements common.Pane.
 func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case probes.Snapshot:
-		d.setSnapshot(&msg)
-	case *probes.Snapshot:
-		if msg != nil {
-			s := *msg
-			d.setSnapshot(&s)
-		}
-	case devlink.Event:
-		d.setDevice(&msg)
-	case *devlink.Event:
-		if msg != nil {
-			d.setDevice(msg)
+	case *link.Snapshot:
+		if msg != nil && msg.Snapshot != nil {
+			d.setSnapshot(msg)
 		}
 	case common.PeerSelectedMsg:
 		if msg.Peer.ID != d.peerID {
@@ -151,22 +141,10 @@ func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// setDevice links the board's latest state to its peer, so that peer's
-// verdict and evidence include the board's own checks.
-func (d *Detail) setDevice(ev *devlink.Event) {
-	if !d.board.setDevice(ev) || d.board.raw == nil {
-		return
-	}
-	d.snap = d.board.snap
-	d.dirty = true
-}
-
-func (d *Detail) setSnapshot(s *probes.Snapshot) {
-	d.board.setSnapshot(s)
-	d.snap = d.board.snap
-	d.timelines.Observe(s)
+func (d *Detail) setSnapshot(s *link.Snapshot) {
+	d.snap = s
 	for id, r := range d.pings {
-		if !r.running && d.timelines.Changes(id) == nil {
+		if !r.running && s.Changes(id) == nil {
 			delete(d.pings, id) // peer left the tailnet
 		}
 	}
@@ -355,7 +333,7 @@ func (d *Detail) lines() []string {
 	p := &d.peer
 
 	head := cleanName(p)
-	if d.board.boardID != "" && p.ID == d.board.boardID {
+	if id := d.snap.BoardID(); id != "" && p.ID == id {
 		head += " " + BoardMark
 	}
 	if p.OS != "" {
@@ -370,7 +348,7 @@ func (d *Detail) lines() []string {
 	}
 
 	pathStyle := d.pathStyle(p.Path.Kind)
-	field("path", pathText(&p.Path), &pathStyle)
+	field("path", link.PathText(&p.Path), &pathStyle)
 	v := &p.Verdict
 	verdict := reasonText(v)
 	if v.Reason != "" && string(v.Reason) != verdict {
@@ -475,7 +453,7 @@ func (d *Detail) lines() []string {
 	field("traffic", traffic, nil)
 
 	add(d.st.Title.Render("path changes"))
-	changes := d.timelines.Changes(d.peerID)
+	changes := d.snap.Changes(d.peerID)
 	if len(changes) == 0 {
 		add("  " + d.st.Muted.Render("none recorded yet"))
 	}

@@ -2,7 +2,6 @@ package peers
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
@@ -28,7 +28,7 @@ func newTestDetail(ping PingFunc, id string) *Detail {
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, ping)
 	d.SetSize(100, 40)
 	s := peerstest.Snapshot()
-	d.Update(s)
+	d.Update(peerstest.Linked(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, id)})
 	return d
 }
@@ -79,7 +79,7 @@ func TestDetailEndpointsWording(t *testing.T) {
 					tt.edit(&s.Peers[i])
 				}
 			}
-			d.Update(s)
+			d.Update(peerstest.Linked(s))
 			d.Update(common.PeerSelectedMsg{Peer: peerByID(s, tt.id)})
 			if v := d.View(); !strings.Contains(v, tt.want) {
 				t.Errorf("lacks %q:\n%s", tt.want, v)
@@ -176,72 +176,11 @@ func TestDetailSourceDownEndsPing(t *testing.T) {
 	}
 }
 
-func TestTimeline(t *testing.T) {
-	var tl Timelines
-	base := peerstest.Snapshot()
-	at := func(sec int, p probes.Path) probes.Snapshot {
-		s := base
-		s.Time = base.Time.Add(time.Duration(sec) * time.Second)
-		s.Peers = append([]probes.Peer(nil), base.Peers...)
-		for i := range s.Peers {
-			if s.Peers[i].ID == "nNAS" {
-				s.Peers[i].Path = p
-			}
-		}
-		return s
-	}
-	direct := probes.Path{Kind: probes.PathDirect, Addr: netip.MustParseAddrPort("203.0.113.10:41641"), Text: "active; direct 203.0.113.10:41641"}
-	relay := probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`}
-	off := func(ago string) probes.Path {
-		return probes.Path{Kind: probes.PathOffline, Text: "offline, last seen " + ago + " ago"}
-	}
-	for i, s := range []probes.Snapshot{
-		at(0, direct), at(1, direct), at(2, relay), at(3, relay), at(4, direct),
-		at(5, off("3h")), at(6, off("4h")), // text changes, path doesn't
-	} {
-		tl.Observe(&s)
-		_ = i
-	}
-	var got []string
-	for _, c := range tl.Changes("nNAS") {
-		got = append(got, c.When.Format("05")+" "+c.Text)
-	}
-	want := []string{"03 active; direct 203.0.113.10:41641", `05 active; relay "nyc"`, "07 active; direct 203.0.113.10:41641", "08 offline, last seen 3h ago"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("changes (-want +got):\n%s", diff)
-	}
-
-	// Bounded: only the newest TimelineLen changes are kept.
-	for i := 0; i < 3*TimelineLen; i++ {
-		p := direct
-		if i%2 == 0 {
-			p = relay
-		}
-		s := at(100+i, p)
-		tl.Observe(&s)
-	}
-	ch := tl.Changes("nNAS")
-	if len(ch) != TimelineLen {
-		t.Fatalf("%d changes kept, want %d", len(ch), TimelineLen)
-	}
-	if last := ch[len(ch)-1].When; !last.Equal(base.Time.Add(time.Duration(100+3*TimelineLen-1) * time.Second)) {
-		t.Errorf("newest change at %v, not the last snapshot", last)
-	}
-
-	// Peers that leave are forgotten.
-	s := base
-	s.Peers = base.Peers[:1]
-	tl.Observe(&s)
-	if tl.Changes("nNAS") != nil || len(tl.byID) != 1 {
-		t.Errorf("after peers left: nNAS %v, %d peers tracked; want nil, 1", tl.Changes("nNAS"), len(tl.byID))
-	}
-}
-
 func TestDetailKeepsPeerThatLeft(t *testing.T) {
 	d := newTestDetail(nil, "nNAS")
 	s := peerstest.Snapshot()
 	s.Peers = s.Peers[:2]
-	d.Update(s)
+	d.Update(peerstest.Linked(s))
 	v := d.View()
 	if !strings.Contains(v, "not in the latest snapshot") || !strings.Contains(v, "nas  linux") {
 		t.Errorf("peer that left not shown as last known:\n%s", v)
@@ -252,7 +191,7 @@ func TestDetailBackAndScroll(t *testing.T) {
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 	d.SetSize(80, 5)
 	s := peerstest.Snapshot()
-	d.Update(s)
+	d.Update(peerstest.Linked(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
 	first := d.View()
 	d.Update(kmsg("down"))
@@ -387,7 +326,7 @@ func TestDetailEvidenceMarks(t *testing.T) {
 	}
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 	d.SetSize(100, 40)
-	d.Update(s)
+	d.Update(peerstest.Linked(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
 	var got []string
 	in := false
@@ -419,7 +358,7 @@ func TestDetailEvidenceMarks(t *testing.T) {
 func TestLatencyIsLabelledAsLastPing(t *testing.T) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(120, 20)
-	l.Update(peerstest.Snapshot())
+	l.Update(peerstest.Linked(peerstest.Snapshot()))
 	header := ""
 	for _, line := range strings.Split(l.View(), "\n") {
 		if strings.Contains(line, "name") && strings.Contains(line, "path") {
@@ -448,5 +387,36 @@ func TestLatencyIsLabelledAsLastPing(t *testing.T) {
 				t.Errorf("detail lacks %q:\n%s", tt.want, v)
 			}
 		})
+	}
+}
+
+// TestDetailShowsPathChanges: the path changes of the linked snapshot are
+// listed under "path changes", oldest first, with their times.
+func TestDetailShowsPathChanges(t *testing.T) {
+	var linker link.Linker
+	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+	d.SetSize(100, 60)
+	s := peerstest.Snapshot()
+	d.Update(linker.SetSnapshot(&s))
+	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nNAS")})
+	s2 := peerstest.Snapshot()
+	s2.Time = s2.Time.Add(5 * time.Second)
+	for i := range s2.Peers {
+		if s2.Peers[i].ID == "nNAS" {
+			s2.Peers[i].Path = probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`}
+		}
+	}
+	d.Update(linker.SetSnapshot(&s2))
+	var lines []string
+	for _, l := range strings.Split(d.View(), "\n") {
+		lines = append(lines, strings.TrimRight(l, " "))
+	}
+	_, after, ok := strings.Cut(strings.Join(lines, "\n"), "path changes\n")
+	if !ok {
+		t.Fatalf("no path changes section:\n%s", d.View())
+	}
+	want := "  05:21:03  active; direct 203.0.113.10:41641\n  05:21:08  active; relay \"nyc\""
+	if !strings.HasPrefix(after, want) {
+		t.Errorf("path changes:\n%s\nwant:\n%s", after, want)
 	}
 }

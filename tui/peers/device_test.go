@@ -4,13 +4,12 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
@@ -24,13 +23,12 @@ const (
 	frameDiscoFull = "@TP1 D seq=103 up=100400 pu=64 pcap=64 pdrop=10 preap=0 ping=84 pong=20 cmmi=1 cmmo=1 h2rx=65535 h2wu=0 h2win=0 *8B1F1998"
 )
 
-// boardEvent is the devlink.Event a Source would send after frames: each
-// parsed as a console line (devlink.ParseLine), folded into the state
-// (State.ApplyLine) and carried in Lines.
-func boardEvent(t testing.TB, frames ...string) devlink.Event {
+// boardState is the devlink.State a Source would hold after frames: each
+// parsed as a console line (devlink.ParseLine) and folded into the state
+// (State.ApplyLine).
+func boardState(t testing.TB, frames ...string) *devlink.State {
 	t.Helper()
 	st := devlink.NewState()
-	var ev devlink.Event
 	for _, f := range frames {
 		var l devlink.Line
 		devlink.ParseLine([]byte(f+"\n"), &l)
@@ -38,10 +36,30 @@ func boardEvent(t testing.TB, frames ...string) devlink.Event {
 			t.Fatalf("%q parsed as %v, not telemetry", f, l.Kind)
 		}
 		st.ApplyLine(&l, peerstest.Time, nil)
-		ev.Lines = append(ev.Lines, l.Clone())
 	}
-	ev.State = st.Clone()
-	return ev
+	return st
+}
+
+// feed is the dashboard's wiring in small: tailscaled snapshots and board
+// states through one link.Linker, each linked snapshot to every pane.
+type feed struct {
+	linker link.Linker
+	panes  []common.Pane
+}
+
+func (f *feed) snapshot(s probes.Snapshot) {
+	ls := f.linker.SetSnapshot(&s)
+	for _, p := range f.panes {
+		p.Update(ls)
+	}
+}
+
+func (f *feed) board(st *devlink.State) {
+	if ls, changed := f.linker.SetDevice(st); changed {
+		for _, p := range f.panes {
+			p.Update(ls)
+		}
+	}
 }
 
 // relayedSnapshot has one relayed peer at 100.64.0.9 with no endpoints,
@@ -118,19 +136,15 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 			d.SetSize(120, 60)
 			snap := relayedSnapshot()
-			raw := peerByID(snap, "nBOARD").Verdict
+			f := feed{panes: []common.Pane{l, d}}
 			if tt.snapFirst {
-				l.Update(snap)
-				d.Update(snap)
+				f.snapshot(snap)
 			}
 			for _, frames := range tt.events {
-				ev := boardEvent(t, frames...)
-				l.Update(ev)
-				d.Update(ev)
+				f.board(boardState(t, frames...))
 			}
 			if !tt.snapFirst {
-				l.Update(snap)
-				d.Update(snap)
+				f.snapshot(snap)
 			}
 			var sel probes.Peer
 			for _, id := range l.Shown() {
@@ -193,60 +207,7 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			} else if strings.Contains(v, "Device.") {
 				t.Errorf("detail of an unlinked peer shows board checks:\n%s", v)
 			}
-			if diff := cmp.Diff(raw, peerByID(snap, "nBOARD").Verdict); diff != "" {
-				t.Errorf("linking modified the shared snapshot (-want +got):\n%s", diff)
-			}
 		})
-	}
-}
-
-// A board whose state repeats (events between telemetry frames) does not
-// re-format the rows.
-func TestBoardRepeatedEventIsCheap(t *testing.T) {
-	l := NewList(common.DefaultStyles())
-	l.SetSize(140, 10)
-	l.Update(relayedSnapshot())
-	ev := boardEvent(t, frameNet)
-	l.Update(ev)
-	_ = l.View()
-	l.Update(ev)
-	if l.snapNew || l.dirty {
-		t.Error("an unchanged board state re-formatted the rows")
-	}
-}
-
-// A repeated state (events between telemetry frames) is not a change.
-func TestBoardSameStateIsNoChange(t *testing.T) {
-	var b boardLink
-	ev := boardEvent(t, frameNet, frameDiscoFull)
-	if !b.setDevice(&ev) {
-		t.Error("the first board state did not count as a change")
-	}
-	ev.Lines = nil
-	if b.setDevice(&ev) {
-		t.Error("the same board state counted as a change")
-	}
-	ev2 := boardEvent(t, frameNet, frameDiscoFull, frameDiscoFree)
-	if !b.setDevice(&ev2) {
-		t.Error("a new D frame did not count as a change")
-	}
-}
-
-func TestDeviceEvidenceFrom(t *testing.T) {
-	ev := boardEvent(t, frameNet, frameDiscoFull)
-	got := DeviceEvidenceFrom(&ev.State)
-	want := probes.DeviceEvidence{
-		TailnetIP: netip.MustParseAddr("100.64.0.9"), Hostname: "cores3",
-		ProbesUsed: 64, ProbesCap: 64, ProbesDropped: 10, Endpoints: 0,
-		HomeDERP: 1, NearestDERP: 7, HomeLatency: 182 * time.Millisecond, NearestLatency: 24 * time.Millisecond,
-		HomeDERPBy: "lowest-id",
-		H2Known:    true, H2Received: 65535, H2WindowReturned: 0, H2WindowOpen: 0,
-	}
-	if diff := cmp.Diff(want, got, cmpopts.EquateComparable(netip.Addr{})); diff != "" {
-		t.Errorf("evidence (-want +got):\n%s", diff)
-	}
-	if e := DeviceEvidenceFrom(devlink.NewState()); e.Endpoints != -1 {
-		t.Errorf("empty state: Endpoints = %d, want -1 (unknown)", e.Endpoints)
 	}
 }
 
@@ -257,8 +218,9 @@ func TestBoardMarkSurvivesNarrowName(t *testing.T) {
 	l.SetSize(100, 6)
 	snap := relayedSnapshot()
 	snap.Peers[0].Name = "esp32-s3-cores3-lab"
-	l.Update(snap)
-	l.Update(boardEvent(t, frameNet))
+	f := feed{panes: []common.Pane{l}}
+	f.snapshot(snap)
+	f.board(boardState(t, frameNet))
 	row := rowOf(t, l.View(), "> ")
 	if !strings.Contains(row, "> es") || !strings.Contains(row, "… "+BoardMark) {
 		t.Errorf("row lost the mark or the whole name:\n%s", row)

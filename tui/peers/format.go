@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/safetext"
 )
 
 // FormatRate renders a byte rate (bytes per second) in binary units with at
@@ -84,18 +84,6 @@ func derpCode(p *probes.Peer, regions map[int]probes.Region) string {
 		return safetext.Clean(r.Code)
 	}
 	return "#" + strconv.Itoa(p.HomeDERP)
-}
-
-// pathText is the path in Tailscale's words, falling back to the kind when
-// the source left Text empty.
-func pathText(p *probes.Path) string {
-	if p.Text != "" {
-		return safetext.Clean(p.Text)
-	}
-	if p.Kind == "" {
-		return "unknown"
-	}
-	return string(p.Kind)
 }
 
 // reasonText is the one-phrase reason for the table: the verdict summary,

@@ -33,10 +33,10 @@ func FuzzPanesRenderOutsideText(f *testing.F) {
 
 		l := NewList(common.DefaultStyles())
 		l.SetSize(width, height)
-		l.Update(s)
+		l.Update(peerstest.Linked(s))
 		d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 		d.SetSize(width, height)
-		d.Update(s)
+		d.Update(peerstest.Linked(s))
 		d.Update(common.PeerSelectedMsg{Peer: *p})
 		for pane, v := range map[string]string{"list": l.View(), "detail": d.View()} {
 			lines := strings.Split(v, "\n")

@@ -1,8 +1,9 @@
 // Package peers holds the Peers pane (one table row per peer, sortable and
 // filterable) and the Peer detail pane (verdict, evidence, fix, endpoints,
-// path-change timeline, pings). Both implement common.Pane and read only
-// probes types, plus devlink.Event to link the attached board to its peer
-// (device.go); neither does I/O.
+// path-change timeline, pings). Both implement common.Pane and render the
+// linked snapshot (*link.Snapshot: tailscaled's peers, the board linked to
+// its peer, path changes) that the dashboard's wiring builds outside the
+// UI; neither does I/O or links anything itself.
 package peers
 
 import (
@@ -20,9 +21,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -87,10 +88,9 @@ type List struct {
 
 	width, height int
 
-	snap     *probes.Snapshot // board.snap: the latest snapshot, board linked
-	board    boardLink
-	rows     []peerRow // per snap.Peers index; nil until formatted
-	order    []int     // indexes into snap.Peers of the shown rows, in order
+	snap     *link.Snapshot // the latest linked snapshot
+	rows     []peerRow      // per snap.Peers index; nil until formatted
+	order    []int          // indexes into snap.Peers of the shown rows, in order
 	sortBy   SortMode
 	filter   string // applied filter, lower-case
 	typing   bool   // the filter input is open
@@ -167,18 +167,9 @@ func (l *List) tableRows() int { return l.height - 2 }
 // also returns common.ShowPaneMsg for the detail pane.
 func (l *List) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case probes.Snapshot:
-		return l.setSnapshot(&msg)
-	case *probes.Snapshot:
-		if msg != nil {
-			s := *msg
-			return l.setSnapshot(&s)
-		}
-	case devlink.Event:
-		l.setDevice(&msg)
-	case *devlink.Event:
-		if msg != nil {
-			l.setDevice(msg)
+	case *link.Snapshot:
+		if msg != nil && msg.Snapshot != nil {
+			return l.setSnapshot(msg)
 		}
 	case tea.KeyMsg:
 		return l.handleKey(msg)
@@ -186,26 +177,15 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// setDevice links the board's latest state to its peer's row (reason and
-// "(board)" mark); rows are re-formatted only when the evidence changed.
-func (l *List) setDevice(ev *devlink.Event) {
-	if !l.board.setDevice(ev) || l.board.raw == nil {
-		return
-	}
-	l.snap = l.board.snap
-	l.snapNew, l.dirty = true, true
-}
-
 // BoardID is the Peer.ID of the row linked to the attached board ("" when
 // no peer matches the board's tailnet IP or host name).
-func (l *List) BoardID() string { return l.board.boardID }
+func (l *List) BoardID() string { return l.snap.BoardID() }
 
 // setSnapshot stores s. Until a peer is selected (the first snapshot, or
 // every one before the first peer appears) it also selects the first row
 // and publishes it.
-func (l *List) setSnapshot(s *probes.Snapshot) tea.Cmd {
-	l.board.setSnapshot(s)
-	l.snap = l.board.snap
+func (l *List) setSnapshot(s *link.Snapshot) tea.Cmd {
+	l.snap = s
 	l.snapNew, l.dirty = true, true
 	if l.selID != "" {
 		return nil
@@ -442,7 +422,7 @@ func (l *List) cells(i int) table.Row {
 		r.cells = table.Row{
 			colName:    cleanName(p),
 			colOS:      osName,
-			colPath:    pathText(&p.Path),
+			colPath:    link.PathText(&p.Path),
 			colLatency: FormatLatency(p.Latency),
 			colDERP:    derpCode(p, l.snap.Regions),
 			colTx:      FormatRate(p.TxRate),
@@ -455,11 +435,12 @@ func (l *List) cells(i int) table.Row {
 
 // boardIndex is the snapshot index of the board's peer, or -1.
 func (l *List) boardIndex() int {
-	if l.board.boardID == "" {
+	id := l.snap.BoardID()
+	if id == "" {
 		return -1
 	}
 	for i := range l.snap.Peers {
-		if l.snap.Peers[i].ID == l.board.boardID {
+		if l.snap.Peers[i].ID == id {
 			return i
 		}
 	}
@@ -468,7 +449,8 @@ func (l *List) boardIndex() int {
 
 // isBoard reports whether snapshot peer i is the attached board.
 func (l *List) isBoard(i int) bool {
-	return l.board.boardID != "" && l.snap.Peers[i].ID == l.board.boardID
+	id := l.snap.BoardID()
+	return id != "" && l.snap.Peers[i].ID == id
 }
 
 // boardName is name followed by BoardMark, the name truncated first so

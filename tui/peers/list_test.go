@@ -57,7 +57,7 @@ func newTestList(t *testing.T) *List {
 	t.Helper()
 	l := NewList(common.DefaultStyles())
 	l.SetSize(100, 20)
-	l.Update(peerstest.Snapshot())
+	l.Update(peerstest.Linked(peerstest.Snapshot()))
 	return l
 }
 
@@ -161,7 +161,7 @@ func TestSelectionStableAcrossSnapshots(t *testing.T) {
 			s.Peers[i].Path = probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`}
 		}
 	}
-	l.Update(s)
+	l.Update(peerstest.Linked(s))
 	if got := l.Selected().ID; got != "nNAS" {
 		t.Errorf("after re-sort selected %s, want nNAS", got)
 	}
@@ -171,14 +171,14 @@ func TestSelectionStableAcrossSnapshots(t *testing.T) {
 	// Peers arriving and leaving don't move the selection either.
 	s2 := peerstest.Snapshot()
 	s2.Peers = append([]probes.Peer{{ID: "nAAA", Name: "aaa", Path: probes.Path{Kind: probes.PathDERP, Text: `active; relay "tok"`}}}, s2.Peers...)
-	l.Update(s2)
+	l.Update(peerstest.Linked(s2))
 	if got := l.Selected().ID; got != "nNAS" {
 		t.Errorf("after a new peer selected %s, want nNAS", got)
 	}
 	// The selected peer leaving keeps the cursor row, on another peer.
 	s3 := peerstest.Snapshot()
 	s3.Peers = s3.Peers[:4] // drops nNAS, nOLDPI
-	l.Update(s3)
+	l.Update(peerstest.Linked(s3))
 	if p := l.Selected(); p == nil || p.ID == "nNAS" {
 		t.Errorf("after nNAS left selected %v", p)
 	}
@@ -187,11 +187,11 @@ func TestSelectionStableAcrossSnapshots(t *testing.T) {
 func TestSelectionPublishes(t *testing.T) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(100, 20)
-	cmd := l.Update(peerstest.Snapshot())
+	cmd := l.Update(peerstest.Linked(peerstest.Snapshot()))
 	if msg, ok := runOne(cmd).(common.PeerSelectedMsg); !ok || msg.Peer.ID != "nCORES3" {
 		t.Errorf("first snapshot published %#v, want PeerSelectedMsg for nCORES3", runOne(cmd))
 	}
-	if cmd := l.Update(peerstest.Snapshot()); cmd != nil {
+	if cmd := l.Update(peerstest.Linked(peerstest.Snapshot())); cmd != nil {
 		t.Errorf("second snapshot with the same selection published %#v", runOne(cmd))
 	}
 	cmd = l.Update(kmsg("down"))
@@ -245,10 +245,10 @@ func TestSelectsFirstPeerOnceAny(t *testing.T) {
 	l.SetSize(80, 10)
 	empty := peerstest.Snapshot()
 	empty.Peers = nil
-	if cmd := l.Update(empty); cmd != nil {
+	if cmd := l.Update(peerstest.Linked(empty)); cmd != nil {
 		t.Errorf("empty snapshot published %#v", runOne(cmd))
 	}
-	if msg, ok := runOne(l.Update(peerstest.Snapshot())).(common.PeerSelectedMsg); !ok || msg.Peer.ID != "nCORES3" {
+	if msg, ok := runOne(l.Update(peerstest.Linked(peerstest.Snapshot()))).(common.PeerSelectedMsg); !ok || msg.Peer.ID != "nCORES3" {
 		t.Errorf("first snapshot with peers published %#v, want nCORES3", msg)
 	}
 }
@@ -257,7 +257,7 @@ func TestTinyHeights(t *testing.T) {
 	for h := 0; h <= 4; h++ {
 		l := NewList(common.DefaultStyles())
 		l.SetSize(80, h)
-		for _, v := range []string{l.View(), func() string { l.Update(peerstest.Snapshot()); return l.View() }()} {
+		for _, v := range []string{l.View(), func() string { l.Update(peerstest.Linked(peerstest.Snapshot())); return l.View() }()} {
 			if n := strings.Count(v, "\n") + 1; v != "" && n > h {
 				t.Errorf("height %d: %d lines", h, n)
 			}
@@ -268,7 +268,7 @@ func TestTinyHeights(t *testing.T) {
 func TestScrollKeepsCursorVisible(t *testing.T) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 12) // 10 data rows
-	l.Update(peerstest.Many(100))
+	l.Update(peerstest.Linked(peerstest.Many(100)))
 	send(l, "s") // by name: cores3-0001 … deterministic
 	for i := 0; i < 25; i++ {
 		send(l, "down")

@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/tailpath/tailpath/probes/safetext"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"

@@ -13,8 +13,10 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui"
 )
 
@@ -63,9 +65,8 @@ func TestDashboardOnLab(t *testing.T) {
 	relayed := make(chan struct{})
 	go func() {
 		defer close(relayed)
-		for ev := range events {
-			tm.Send(ev)
-		}
+		var linker link.Linker
+		app.RelayProbes(events, &linker, tm.Send)
 	}()
 
 	// waitFor waits until re matches what was drawn since the last wait.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 )
 
 // Time is the fixed time of Snapshot, and Now the fixed clock tests inject
@@ -141,6 +142,10 @@ func Snapshot() probes.Snapshot {
 		},
 	}
 }
+
+// Linked is s as the dashboard's panes receive it: linked on its own (no
+// board; each peer's only path change is its current path).
+func Linked(s probes.Snapshot) *link.Snapshot { return link.Of(&s) }
 
 // Many returns a snapshot of n synthetic peers cycling through the five
 // path kinds, with distinct names, rates and reasons (for benchmarks).

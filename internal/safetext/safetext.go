@@ -1,6 +1,10 @@
 // Package safetext makes untrusted text (peer host names, OS strings, device
 // log lines, firmware banners) safe to write to a terminal. It is applied once,
 // where outside data enters tailpath; renderers then only truncate by width.
+//
+// It is a leaf (it imports only charmbracelet/x/ansi) so that every source
+// (probes, devlink, sysctl) and every renderer may use it without depending
+// on one another.
 package safetext
 
 import (

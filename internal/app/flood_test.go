@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui"
 )
 
@@ -129,13 +130,14 @@ func (m keyProbe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// floodRig is the dashboard as cmd_dashboard.go wires it for a device
-// (addDevicePanes: Device and Log panes, a devlink.Source relayed with
+// floodRig is the dashboard as Dashboard wires it for a device
+// (Panes: Device and Log panes, a devlink.Source relayed with
 // Program.Send) in a real tea.Program drawing to a 160×48 pty, with keys
 // written into its input pipe. The tailscaled source is left out: no
 // daemon here, and its down banner would only add noise.
 type floodRig struct {
 	p       *tea.Program
+	linker  link.Linker
 	keys    *io.PipeWriter
 	handled chan time.Time
 	mu      sync.Mutex
@@ -154,9 +156,9 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &floodRig{handled: make(chan time.Time, 16), cancel: cancel, done: make(chan error, 1)}
-	var d dashboard
-	addDevicePanes(&d, &devlink.Source{Replay: replay})
-	root := tui.New(tui.Options{Title: "flood", Panes: d.panes})
+	d := Dashboard{Device: &devlink.Source{Replay: replay}}
+	panes, feeds := d.Panes()
+	root := tui.New(tui.Options{Title: "flood", Panes: panes})
 	kr, kw := io.Pipe()
 	r.keys = kw
 	// Draw into a pty, drained like a terminal would, so the renderer pays
@@ -183,11 +185,11 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 		r.done <- err
 	}()
 	r.p.Send(tea.WindowSizeMsg{Width: 160, Height: 48})
-	for _, feed := range d.feeds {
+	for _, feed := range feeds {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			feed(ctx, r.p.Send)
+			feed(ctx, &r.linker, r.p.Send)
 		}()
 	}
 	return r

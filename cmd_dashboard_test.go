@@ -8,10 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/tailpath/tailpath/devlink"
 )
 
 // TestDashboardBadELF: a bad --elf fails with a message naming the flag and
@@ -53,50 +49,6 @@ func TestDashboardBadELF(t *testing.T) {
 			}
 			if stdin.Len() == 0 {
 				t.Error("stdin was read before the --elf check")
-			}
-		})
-	}
-}
-
-// TestOpenFirmwareAsTail: --elf takes app.elf[,bootloader.elf] in either
-// order, as tail does, and the Source it feeds decodes Log V2 binary frames
-// into the same text ESP-IDF monitor printed.
-func TestOpenFirmwareAsTail(t *testing.T) {
-	dir := monitorVectors(t)
-	app, boot := filepath.Join(dir, "log.elf"), filepath.Join(dir, "bootloader.elf")
-	want, err := os.ReadFile(filepath.Join(dir, "binlog_out.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, spec := range []string{app + "," + boot, boot + "," + app, " " + app + " , " + boot + " "} {
-		t.Run(spec, func(t *testing.T) {
-			fw, err := openFirmware(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fw.app != app || fw.sym == nil || fw.binlog == nil {
-				t.Fatalf("openFirmware(%q) = app %q, symbols %v, binlog %v", spec, fw.app, fw.sym != nil, fw.binlog != nil)
-			}
-			capture, err := os.Open(filepath.Join(dir, "binlog"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer capture.Close()
-			src := &devlink.Source{Replay: capture, Symbols: fw.sym, BinLog: fw.binlog, Every: 5 * time.Millisecond}
-			var got []string
-			var st devlink.State
-			for ev := range src.Run(context.Background()) {
-				for _, l := range ev.Lines {
-					got = append(got, string(l.Text))
-				}
-				st = ev.State
-			}
-			if st.BinaryLogFrames != 0 {
-				t.Errorf("%d binary frames left undecoded", st.BinaryLogFrames)
-			}
-			wantLines := strings.Split(strings.TrimRight(strings.ReplaceAll(string(want), "\r\n", "\n"), "\n"), "\n")
-			if diff := cmp.Diff(wantLines, got); diff != "" {
-				t.Errorf("decoded lines (-want +got):\n%s", diff)
 			}
 		})
 	}

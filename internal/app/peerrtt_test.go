@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,20 +9,20 @@ import (
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
-// TestTunePeerRTTAgainstLab: tailpath tune --peer NAME takes its RTT from
+// TestPeerRTTAgainstLab: tailpath tune --peer NAME takes its RTT from
 // TSMP pings through tailscaled (here the lab's observer) to that peer, by
 // host name or Tailscale IP, and says clearly when no peer has that name.
-func TestTunePeerRTTAgainstLab(t *testing.T) {
+func TestPeerRTTAgainstLab(t *testing.T) {
 	l := startTestLab(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, name := range []string{lab.DirectName, lab.DERPName} {
-		rtt, err := peerRTT(ctx, l.Observer(), name)
+		rtt, err := PeerRTT(ctx, l.Observer(), name)
 		if err != nil {
-			t.Fatalf("peerRTT(%s): %v", name, err)
+			t.Fatalf("PeerRTT(%s): %v", name, err)
 		}
 		if rtt <= 0 || rtt > 5*time.Second {
-			t.Errorf("peerRTT(%s) = %v, want a positive loopback round trip", name, rtt)
+			t.Errorf("PeerRTT(%s) = %v, want a positive loopback round trip", name, rtt)
 		}
 		t.Logf("%s: TSMP RTT %v", name, rtt)
 	}
@@ -32,10 +32,10 @@ func TestTunePeerRTTAgainstLab(t *testing.T) {
 			directIP = p.TailscaleIP.String()
 		}
 	}
-	if rtt, err := peerRTT(ctx, l.Observer(), directIP); err != nil || rtt <= 0 {
+	if rtt, err := PeerRTT(ctx, l.Observer(), directIP); err != nil || rtt <= 0 {
 		t.Errorf("peerRTT by IP %s = %v, %v", directIP, rtt, err)
 	}
-	_, err := peerRTT(ctx, l.Observer(), "no-such-peer")
+	_, err := PeerRTT(ctx, l.Observer(), "no-such-peer")
 	if err == nil || !strings.Contains(err.Error(), `no peer named "no-such-peer"`) {
 		t.Errorf("unknown peer: err = %v", err)
 	}

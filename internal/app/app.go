@@ -1,0 +1,200 @@
+// Package app wires tailpath's sources to its dashboard: the tailscaled
+// source (probes), a board (devlink) and the host's TCP tuning (sysctl)
+// each feed a tea.Program running tui's root model, with the panes in one
+// declared order. Tailscaled's snapshots and the board's state meet in one
+// link.Linker on the way, so the Peers and Detail panes get linked
+// snapshots (the board's peer diagnosed with its evidence, path changes). The dashboard and demo commands build a Dashboard and
+// call Run; nothing here registers itself or keeps package state.
+//
+// It also holds the pieces the commands share: NeedTerminal, Progress,
+// OpenFirmware and PeerRTT.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/tui"
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/device"
+	"github.com/tailpath/tailpath/tui/logpane"
+	"github.com/tailpath/tailpath/tui/tuning"
+)
+
+// FPS is the renderer's frame rate. The renderer wakes up at this rate even
+// when nothing changed; 20 frames/s keeps an idle dashboard's CPU low
+// (docs/perf.md) and a key's redraw within 50 ms.
+const FPS = 20
+
+// LogKeep is how many device lines the Log pane keeps.
+const LogKeep = 20000
+
+// TuningInterval is how often the dashboard re-reads the host's tuning and
+// tailnet TCP connections.
+const TuningInterval = 5 * time.Second
+
+// Feed relays one source's events into the program with send until ctx
+// ends. A board's feed also gives its state to the Linker, and sends the
+// linked snapshot when the board's evidence changed.
+type Feed func(ctx context.Context, linker *link.Linker, send func(tea.Msg))
+
+// Dashboard is everything one run of the TUI is wired from. The dashboard
+// command builds one from the local tailscaled and flags; the demo from the
+// lab (Demo).
+type Dashboard struct {
+	// Client is tailscaled's LocalAPI (the lab's observer in the demo).
+	Client probes.LocalClient
+	// Socket names Client's socket in the source's errors; "" is the
+	// platform default.
+	Socket string
+	// Interval is how often Status is polled; 0 means the source's default.
+	Interval time.Duration
+	// All keeps the peers `tailscale status` hides (shared-in nodes,
+	// Mullvad exit nodes; probes.GatherOptions.All).
+	All bool
+	// Title is shown left of the tabs.
+	Title string
+	// Device, when set, adds the Device and Log panes, fed by it.
+	Device *devlink.Source
+	// Tuning, when set, adds the Tuning pane and its source.
+	Tuning *tuning.Options
+	// InputTTY reads keys from the controlling terminal rather than stdin
+	// (--port - carries the capture on stdin).
+	InputTTY bool
+	// Closers run after the program and every feed have stopped.
+	Closers []func() error
+}
+
+// Panes returns the panes after Peers and Detail, in tab order (Device,
+// Log, Tuning: each only when its source is set), and the feeds that keep
+// them fed. It starts nothing.
+func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
+	var panes []common.Pane
+	var feeds []Feed
+	if src := d.Device; src != nil {
+		st := common.DefaultStyles()
+		dev := device.New(st, nil)
+		if src.Link != nil {
+			// R in the Device pane: one deliberate hard reset of a live board.
+			dev.SetReset(src.Link.RequestReset)
+		}
+		panes = append(panes, dev, logpane.New(st, LogKeep))
+		feeds = append(feeds, func(ctx context.Context, linker *link.Linker, send func(tea.Msg)) {
+			for ev := range src.Run(ctx) {
+				send(ev)
+				if ls, changed := linker.SetDevice(&ev.State); changed {
+					send(ls)
+				}
+			}
+		})
+	}
+	if d.Tuning != nil {
+		opts := *d.Tuning
+		if opts.Interval == 0 {
+			opts.Interval = TuningInterval
+		}
+		panes = append(panes, tuning.New(opts))
+		feeds = append(feeds, func(ctx context.Context, _ *link.Linker, send func(tea.Msg)) {
+			tuning.Source(ctx, opts, send)
+		})
+	}
+	return panes, feeds
+}
+
+// Run starts the sources, runs the Bubble Tea program on stdin and stdout
+// until the user quits or ctx ends, then cancels the sources, waits for
+// them and runs the closers. It fails at once, with ErrNoTerminal, when the
+// keys would come from something that is not a terminal.
+func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Writer) error {
+	var input tea.ProgramOption
+	if d.InputTTY {
+		if err := CheckTTY(); err != nil {
+			return err
+		}
+		input = tea.WithInputTTY()
+	} else {
+		if err := NeedTerminal(stdin); err != nil {
+			return err
+		}
+		input = tea.WithInput(stdin)
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+
+	src := probes.NewSource(d.Client, probes.SourceOptions{
+		Interval: d.Interval,
+		Socket:   d.Socket,
+		Gather:   probes.GatherOptions{All: d.All},
+		// Fresh DERP latencies every 10 minutes (a few STUN packets, as
+		// `tailscale netcheck` sends), so far-home-derp is judged on
+		// current numbers rather than NetInfo's, which may be hours old.
+		MeasureDERP: probes.MeasureDERPLatency,
+	})
+	panes, feeds := d.Panes()
+	model := tui.New(tui.Options{
+		Title: d.Title,
+		Panes: panes,
+		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
+			return func() tea.Msg {
+				src.Ping(peer, kind)
+				return nil
+			}
+		},
+	})
+	p := tea.NewProgram(model,
+		tea.WithAltScreen(),
+		tea.WithContext(ctx),
+		input,
+		tea.WithOutput(stdout),
+		tea.WithFPS(FPS),
+	)
+
+	var wg sync.WaitGroup
+	var linker link.Linker
+	events := src.Run(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		RelayProbes(events, &linker, p.Send)
+	}()
+	for _, feed := range feeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			feed(ctx, &linker, p.Send)
+		}()
+	}
+	_, err := p.Run()
+	cancel()
+	wg.Wait()
+	for _, c := range d.Closers {
+		c()
+	}
+	// An interrupt (parent cancelled) ends the program with an error that
+	// is no failure; anything else (no terminal, say) is reported.
+	if err != nil && parent.Err() == nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	return nil
+}
+
+// RelayProbes sends the tailscaled source's events until the channel
+// closes: each snapshot through linker, as a *link.Snapshot; status and
+// ping results as they are.
+func RelayProbes(events <-chan probes.Event, linker *link.Linker, send func(tea.Msg)) {
+	for ev := range events {
+		if s, ok := ev.(*probes.Snapshot); ok {
+			send(linker.SetSnapshot(s))
+			continue
+		}
+		send(ev)
+	}
+}

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tailpath/tailpath/devlink"
+)
+
+// DeviceOptions say where a board's output comes from and what to do with
+// it (the dashboard's --port, --baud, --elf, --log-file and --reset).
+type DeviceOptions struct {
+	// Port is "auto", a device path, or "-" for a capture on stdin.
+	Port string
+	// Baud is the serial speed in bits per second.
+	Baud int
+	// ELF is --elf's "app.elf[,bootloader.elf]"; "" decodes nothing.
+	ELF string
+	// LogFile, when set, receives every device line as it arrives.
+	LogFile string
+	// Reset asks for one deliberate hard reset after opening the port.
+	Reset bool
+}
+
+// AttachDevice sets d.Device from opts: a serial link, or with Port "-" a
+// replay of stdin (keys then come from the terminal). A bad --elf or
+// --log-file fails here, before the terminal or port is touched.
+func (d *Dashboard) AttachDevice(opts DeviceOptions, stdin io.Reader) error {
+	src := &devlink.Source{}
+	if opts.ELF != "" {
+		fw, err := OpenFirmware(opts.ELF)
+		if err != nil {
+			return err
+		}
+		src.Symbols, src.BinLog = fw.Symbols, fw.BinLog
+	}
+	switch opts.Port {
+	case "-":
+		// The capture arrives on stdin, so keys must come from the terminal.
+		if err := CheckTTY(); err != nil {
+			return fmt.Errorf("--port -: the dashboard reads keys from the terminal, but %w; to just print a capture use 'tailpath tail --port -'", err)
+		}
+		src.Replay = stdin
+		d.InputTTY = true
+	default:
+		src.Link = &devlink.Link{Port: opts.Port, Baud: opts.Baud, Reset: opts.Reset}
+	}
+	if opts.LogFile != "" {
+		lf, err := os.OpenFile(opts.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("--log-file: %w", err)
+		}
+		// Written on the reading goroutine as each line arrives; the OS
+		// keeps it on unplug or exit. Closed when the feed ends.
+		src.OnLine = func(l *devlink.Line) { lf.Write(l.Raw) }
+		d.Closers = append(d.Closers, lf.Close)
+	}
+	d.Device = src
+	return nil
+}
+
+// Firmware is what --elf loads.
+type Firmware struct {
+	// App is the application ELF's path (the first not named *bootloader*).
+	App string
+	// Symbols decodes crash PCs with the app ELF.
+	Symbols *devlink.Symbolizer
+	// BinLog decodes Log V2 binary frames with the app and bootloader ELFs.
+	BinLog *devlink.BinLog
+}
+
+// OpenFirmware loads --elf's "app.elf[,bootloader.elf]" (either order; the
+// bootloader is told by "bootloader" in its file name), for the dashboard
+// and tail alike: the app ELF for backtraces, both for binary logs. Errors
+// name the flag and the file: missing, unreadable, or not an ELF.
+func OpenFirmware(spec string) (Firmware, error) {
+	var paths []string
+	for _, p := range strings.Split(spec, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return Firmware{}, fmt.Errorf("--elf %q: give the app ELF, optionally followed by a comma and the bootloader ELF (build/app.elf,build/bootloader/bootloader.elf)", spec)
+	}
+	fw := Firmware{App: paths[0]}
+	for _, p := range paths {
+		if !strings.Contains(filepath.Base(p), "bootloader") {
+			fw.App = p
+			break
+		}
+	}
+	var err error
+	if fw.Symbols, err = devlink.OpenELF(fw.App); err != nil {
+		return Firmware{}, fmt.Errorf("--elf: %w (pass the firmware's build/<project>.elf)", err)
+	}
+	if fw.BinLog, err = devlink.LoadBinLog(paths...); err != nil {
+		return Firmware{}, fmt.Errorf("--elf: %w", err)
+	}
+	return fw, nil
+}

@@ -1,0 +1,57 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tailpath/tailpath/probes"
+)
+
+// PeerRTT measures the tunnel round trip to the peer named name (host name,
+// MagicDNS name or Tailscale IP) with TSMP pings through tailscaled, and
+// returns the lowest of three. It is what `tailpath tune --peer` uses.
+func PeerRTT(ctx context.Context, c probes.LocalClient, name string) (time.Duration, error) {
+	snap, err := probes.Gather(ctx, c, nil)
+	if err != nil {
+		return 0, err
+	}
+	peer := findPeer(snap, name)
+	if peer == nil {
+		return 0, fmt.Errorf("no peer named %q in this tailnet (see tailpath status)", name)
+	}
+	var best time.Duration
+	var lastErr error
+	for range 3 {
+		err := probes.Ping(ctx, c, *peer, probes.PingTSMP, 1, 5*time.Second, func(r probes.PingResult) {
+			if r.Err == "" && r.Latency > 0 && (best == 0 || r.Latency < best) {
+				best = r.Latency
+			}
+		})
+		if err != nil {
+			lastErr = err
+		}
+	}
+	if best == 0 {
+		return 0, fmt.Errorf("ping %s: %w", peer.Name, lastErr)
+	}
+	return best, nil
+}
+
+// findPeer returns the peer whose host name, MagicDNS name or Tailscale IP
+// is name (names case-insensitively), or nil.
+func findPeer(snap *probes.Snapshot, name string) *probes.Peer {
+	for i := range snap.Peers {
+		p := &snap.Peers[i]
+		if strings.EqualFold(p.Name, name) || strings.EqualFold(p.DNSName, strings.TrimSuffix(name, ".")) {
+			return p
+		}
+		for _, ip := range p.TailscaleIPs {
+			if ip.String() == name {
+				return p
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package termcolor
+
+import "testing"
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name string
+		mode Mode
+		tty  bool
+		env  map[string]string
+		want bool
+	}{
+		{"auto on a terminal", Auto, true, nil, true},
+		{"auto piped", Auto, false, nil, false},
+		{"NO_COLOR on a terminal", Auto, true, map[string]string{"NO_COLOR": "1"}, false},
+		{"NO_COLOR beats CLICOLOR_FORCE", Auto, false, map[string]string{"NO_COLOR": "1", "CLICOLOR_FORCE": "1"}, false},
+		{"empty NO_COLOR is unset", Auto, true, map[string]string{"NO_COLOR": ""}, true},
+		{"CLICOLOR_FORCE piped", Auto, false, map[string]string{"CLICOLOR_FORCE": "1"}, true},
+		{"CLICOLOR_FORCE=0 is no force", Auto, false, map[string]string{"CLICOLOR_FORCE": "0"}, false},
+		{"CLICOLOR=0 on a terminal", Auto, true, map[string]string{"CLICOLOR": "0"}, false},
+		{"CLICOLOR=0 with CLICOLOR_FORCE", Auto, false, map[string]string{"CLICOLOR": "0", "CLICOLOR_FORCE": "1"}, true},
+		{"always beats NO_COLOR", Always, false, map[string]string{"NO_COLOR": "1"}, true},
+		{"never beats CLICOLOR_FORCE", Never, true, map[string]string{"CLICOLOR_FORCE": "1"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := decide(tt.mode, tt.tty, func(k string) string { return tt.env[k] })
+			if got != tt.want {
+				t.Errorf("decide(%s, tty=%v, %v) = %v, want %v", tt.mode, tt.tty, tt.env, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for _, s := range []string{"auto", "always", "never"} {
+		if m, err := ParseMode(s); err != nil || string(m) != s {
+			t.Errorf("ParseMode(%q) = %q, %v", s, m, err)
+		}
+	}
+	if _, err := ParseMode("yes"); err == nil || err.Error() != `"yes" is not auto, always or never` {
+		t.Errorf("ParseMode(yes) error = %v", err)
+	}
+}

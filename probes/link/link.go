@@ -1,0 +1,162 @@
+// Package link joins what tailpath's sources say about one tailnet into a
+// linked snapshot: tailscaled's snapshot (probes), the attached board's
+// state (devlink) matched to the peer it is and diagnosed with its own
+// evidence (probes.DiagnoseDevice), and every peer's path changes as
+// observed across snapshots. The dashboard's Peers and Detail panes render
+// it; `tailpath status --json` and `tailpath demo --status --json` print
+// it. It does no I/O and imports no UI.
+package link
+
+import (
+	"maps"
+	"sync"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/probes"
+)
+
+// Snapshot is one linked view. It is immutable once returned: the Linker
+// builds a new one for every change, so it may be handed to another
+// goroutine (the dashboard) without copying.
+type Snapshot struct {
+	// Snapshot is tailscaled's, except that the board's peer carries the
+	// device diagnosis in its Verdict (a copy of the peers: the source's
+	// snapshot is never modified).
+	*probes.Snapshot
+	// Board is the attached board's evidence and the peer it is; nil when
+	// no board has reported.
+	Board *Board
+	// changes are the path changes by Peer.ID.
+	changes map[string][]PathChange
+}
+
+// Board is the attached board as linked to the tailnet.
+type Board struct {
+	// PeerID is the Peer.ID the board is (probes.DeviceEvidence.Matches);
+	// "" when no peer matches its tailnet IP or host name.
+	PeerID string `json:"peer_id,omitempty"`
+	// Evidence is what the board says about itself (from its telemetry
+	// frames and log lines).
+	Evidence probes.DeviceEvidence `json:"evidence"`
+}
+
+// BoardID is the Peer.ID of the attached board, "" when none is linked.
+func (s *Snapshot) BoardID() string {
+	if s == nil || s.Board == nil {
+		return ""
+	}
+	return s.Board.PeerID
+}
+
+// Changes returns peer id's path changes, oldest first (nil when the peer
+// is not in the snapshot). The first is the path the peer had when it was
+// first seen. The slice is shared: don't modify it.
+func (s *Snapshot) Changes(id string) []PathChange {
+	if s == nil {
+		return nil
+	}
+	return s.changes[id]
+}
+
+// Linker keeps the latest tailscaled snapshot, the board's latest evidence
+// and the path history, and links them. The zero value is ready; it is
+// safe for concurrent use (the dashboard feeds it from the tailscaled and
+// board sources' goroutines).
+type Linker struct {
+	mu      sync.Mutex
+	raw     *probes.Snapshot
+	dev     probes.DeviceEvidence
+	haveDev bool
+	history History
+	cur     *Snapshot
+}
+
+// SetSnapshot records s (which the Linker keeps and never modifies) and
+// its path changes, and returns the new linked snapshot.
+func (l *Linker) SetSnapshot(s *probes.Snapshot) *Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.raw = s
+	l.history.Observe(s)
+	l.relink()
+	return l.cur
+}
+
+// SetDevice records the board's state and, when its evidence changed,
+// returns the new linked snapshot and true. Board events repeat the same
+// state between telemetry frames; they cost a comparison. Before the first
+// tailscaled snapshot it records the evidence and returns nil, false.
+func (l *Linker) SetDevice(st *devlink.State) (*Snapshot, bool) {
+	d := EvidenceFrom(st)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.haveDev && d == l.dev {
+		return nil, false
+	}
+	l.dev, l.haveDev = d, true
+	if l.raw == nil {
+		return nil, false
+	}
+	l.relink()
+	return l.cur, true
+}
+
+// Snapshot returns the latest linked snapshot; nil before the first
+// tailscaled snapshot.
+func (l *Linker) Snapshot() *Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cur
+}
+
+// relink builds cur from raw, the board's evidence and the history. The
+// peers slice is copied only when a peer is the board.
+func (l *Linker) relink() {
+	s := &Snapshot{Snapshot: l.raw, changes: maps.Clone(l.history.byID)}
+	if l.haveDev {
+		s.Board = &Board{Evidence: l.dev}
+		for i := range l.raw.Peers {
+			p := &l.raw.Peers[i]
+			if !l.dev.Matches(p) {
+				continue
+			}
+			linked := *l.raw
+			linked.Peers = append([]probes.Peer(nil), l.raw.Peers...)
+			linked.Peers[i].Verdict = probes.DiagnoseDevice(p.Verdict, *p, l.dev)
+			s.Snapshot, s.Board.PeerID = &linked, p.ID
+			break
+		}
+	}
+	l.cur = s
+}
+
+// Of links s alone: no board, and each peer's only path change is its
+// current path. For tests and one-shot uses that have no Linker.
+func Of(s *probes.Snapshot) *Snapshot {
+	var l Linker
+	return l.SetSnapshot(s)
+}
+
+// EvidenceFrom converts the board's state (devlink.State, built from its
+// telemetry frames and log lines) into the evidence probes.DiagnoseDevice
+// reads. Endpoints stays -1 when the board has not reported them.
+func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
+	return probes.DeviceEvidence{
+		TailnetIP:      s.TailnetIP,
+		Hostname:       s.Hostname,
+		ProbesUsed:     s.ProbesUsed,
+		ProbesCap:      s.ProbesCap,
+		ProbesDropped:  s.ProbesDropped,
+		Endpoints:      s.Endpoints,
+		HomeDERP:       s.HomeDERP,
+		NearestDERP:    s.NearestDERP,
+		HomeLatency:    s.HomeLatency,
+		NearestLatency: s.NearestLatency,
+		HomeDERPBy:     s.HomeDERPBy,
+		// The control stream's HTTP/2 flow control (D frame h2rx/h2wu/h2win).
+		H2Known:          s.H2Known,
+		H2Received:       s.H2Received,
+		H2WindowReturned: s.H2WindowReturned,
+		H2WindowOpen:     s.H2WindowOpen,
+	}
+}
