@@ -28,6 +28,7 @@ type statusFlags struct {
 	// process, as `tailscale netcheck` does) so far-home-derp is judged;
 	// without it NetInfo's latencies, of unknown age, are only shown.
 	netcheck bool
+	api      apiFlags
 }
 
 // Exit statuses of tailpath status beyond the shared ones: 1 tailscaled
@@ -39,9 +40,13 @@ const (
 	statusExitNoDaemon        = 2
 )
 
-const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--socket PATH] [--timeout 10s]
+const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s]
 
-Shows each peer's path in ` + "`tailscale status`" + ` words and why it is relayed.`
+Shows each peer's path in ` + "`tailscale status`" + ` words and why it is relayed.
+With a read-only Tailscale API key (TAILSCALE_API_KEY, or an OAuth client
+with the devices:core:read scope) it also reads each peer's own side of the
+path (NAT type, UDP, port mapping, home DERP) from the control API, waiting
+for it at most 2 s.`
 
 func statusCommand() *command {
 	var f statusFlags
@@ -51,6 +56,7 @@ func statusCommand() *command {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
 	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
 	fs.BoolVar(&f.netcheck, "netcheck", false, "measure DERP latencies first (a few STUN packets, up to 5 s) so a far relay region can be judged")
+	f.api.register(fs)
 	return &command{
 		name:  "status",
 		short: "one-shot table of peers, their paths and why each is relayed",
@@ -69,8 +75,13 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		return usageErrorf("--timeout must be positive")
 	}
 
+	api, err := f.api.open()
+	if err != nil {
+		return usageError{err}
+	}
 	gctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	peerSide := startPeerSide(gctx, api)
 	client := probes.NewClient(f.socket)
 	opts := probes.GatherOptions{All: f.all}
 	if f.netcheck {
@@ -87,6 +98,13 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		}
 		return &codeError{statusExitNoDaemon, err}
 	}
+	if peerSide != nil {
+		facts, st := peerSide()
+		probes.ApplyPeerFacts(snap, facts, st)
+		if st.Err != "" {
+			snap.Warnings = append(snap.Warnings, st.Err)
+		}
+	}
 	for _, w := range snap.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
 	}
@@ -100,6 +118,41 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		return &codeError{statusExitNotRunningState, fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", snap.BackendState)}
 	}
 	return nil
+}
+
+// statusAPIWait is how long status waits for the control API after
+// starting both reads: the local verdicts never wait longer for it.
+const statusAPIWait = 2 * time.Second
+
+// startPeerSide starts reading the control API beside the LocalAPI and
+// returns the function that waits for it, giving up statusAPIWait after
+// the start; nil when api is nil.
+func startPeerSide(ctx context.Context, api *probes.ControlAPI) func() (*probes.APIFacts, probes.APIStatus) {
+	if api == nil {
+		return nil
+	}
+	type result struct {
+		facts *probes.APIFacts
+		err   error
+	}
+	ch := make(chan result, 1)
+	deadline := time.Now().Add(statusAPIWait)
+	go func() {
+		facts, err := api.Fetch(ctx)
+		ch <- result{facts, err}
+	}()
+	return func() (*probes.APIFacts, probes.APIStatus) {
+		select {
+		case r := <-ch:
+			if r.err != nil {
+				return nil, probes.APIStatus{State: "error", Err: r.err.Error()}
+			}
+			return r.facts, probes.APIStatus{State: "ok", At: r.facts.At}
+		case <-time.After(time.Until(deadline)):
+			return nil, probes.APIStatus{State: "pending",
+				Err: fmt.Sprintf("control API: no answer within %v; the peer's side of each path is unknown in this report", statusAPIWait)}
+		}
+	}
 }
 
 // measureForStatus measures DERP latencies for status --netcheck within
@@ -143,6 +196,9 @@ type statusJSON struct {
 	Board        *link.Board     `json:"board,omitempty"`
 	Regions      []probes.Region `json:"derp_regions,omitempty"`
 	Warnings     []string        `json:"warnings,omitempty"`
+	// ControlAPI is how the control-API read went (state, matches);
+	// absent when it was not asked (no credentials, --no-api).
+	ControlAPI *probes.APIStatus `json:"control_api,omitempty"`
 	// Hidden counts peers left out as `tailscale status` leaves them out
 	// (shared-in nodes, Mullvad exit nodes); --all lists them.
 	Hidden int `json:"hidden,omitempty"`
@@ -173,6 +229,7 @@ func writeStatusJSON(w io.Writer, s *link.Snapshot) error {
 		Board:        s.Board,
 		Warnings:     s.Warnings,
 		Hidden:       s.Hidden,
+		ControlAPI:   s.ControlAPI,
 	}
 	for i, p := range s.Peers {
 		out.Peers[i] = statusPeer{Peer: p, PathChanges: s.Changes(p.ID)}
@@ -238,6 +295,7 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 		return err
 	}
 	rows := [][]string{{"NAME", "OS", "PATH", "LATENCY", "HOME DERP", "TX/RX", "REASON"}}
+	peerSide, unknownPeerSide := false, false
 	for _, p := range s.Peers {
 		lat := "-"
 		if p.Latency > 0 {
@@ -249,6 +307,11 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 		} else if sum != "" {
 			reason += ": " + sum
 		}
+		if p.Verdict.PeerSide {
+			reason = "* " + reason
+			peerSide = true
+		}
+		unknownPeerSide = unknownPeerSide || peerSideUnknown(p.Verdict)
 		rows = append(rows, []string{
 			ansi.Truncate(orDash(p.Name), maxNameWidth, "…"),
 			ansi.Truncate(orDash(p.OS), maxOSWidth, "…"),
@@ -259,7 +322,39 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 			ansi.Truncate(reason, maxReasonWidth, "…"),
 		})
 	}
-	return writeColumns(w, rows)
+	if err := writeColumns(w, rows); err != nil {
+		return err
+	}
+	if peerSide {
+		fmt.Fprintln(w, "* rests on the peer's own facts (its NetInfo, the control API or its snapshot)")
+	}
+	fmt.Fprint(w, peerSideLine(s.ControlAPI, unknownPeerSide))
+	return nil
+}
+
+// peerSideUnknown reports whether a relayed verdict has a peer-side check
+// it could not fill.
+func peerSideUnknown(v probes.Verdict) bool {
+	for _, c := range v.Checks {
+		if c.State == probes.CheckUnknown && (strings.HasPrefix(c.Field, "Peer.") || strings.HasPrefix(c.Field, "API.")) {
+			return true
+		}
+	}
+	return false
+}
+
+// peerSideLine says, once, where the peer's side came from, or what
+// would fill it; "" when there is nothing to say.
+func peerSideLine(st *probes.APIStatus, unknown bool) string {
+	switch {
+	case st == nil && unknown:
+		return "# the peers' own NAT, UDP and port mapping are unknown: a read-only Tailscale API key (TAILSCALE_API_KEY, scope devices:core:read) would fill them\n"
+	case st == nil:
+		return ""
+	case st.State == "ok":
+		return fmt.Sprintf("# peer side: control API, %d peers matched (%d not listed by the API, %d devices not in this netmap)\n", st.Matched, st.PeersMissing, st.DevicesUnmatched)
+	}
+	return "# peer side: control API unavailable (" + st.State + "); see the warning above\n"
 }
 
 // writeColumns pads cells to the widest display width in each column.

@@ -143,4 +143,5 @@ require (
 	k8s.io/client-go v0.34.0 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 	software.sslmate.com/src/go-pkcs12 v0.4.0 // indirect
+	tailscale.com/client/tailscale/v2 v2.12.0 // indirect
 )

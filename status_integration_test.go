@@ -42,6 +42,11 @@ import (
 func TestMain(m *testing.M) {
 	// The lab's DERP-only node re-executes this test binary.
 	lab.MaybeRunNode()
+	// Tests never reach the real control API: a developer's own
+	// credentials are not used (tests that want an API set these).
+	for _, v := range []string{"TAILSCALE_API_KEY", "TAILSCALE_OAUTH_CLIENT_ID", "TAILSCALE_OAUTH_CLIENT_SECRET", "TAILSCALE_TAILNET", "TAILSCALE_BASE_URL"} {
+		os.Unsetenv(v)
+	}
 	os.Exit(m.Run())
 }
 

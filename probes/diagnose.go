@@ -3,6 +3,7 @@ package probes
 import (
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -102,17 +103,17 @@ func (d *diag) add(field, value string, failed bool, note string) {
 	if failed {
 		st = CheckFail
 	}
-	d.checks = append(d.checks, Check{Field: field, Value: value, Failed: failed, State: st, Note: note})
+	d.checks = append(d.checks, Check{Field: field, Value: value, Failed: failed, State: st, Note: note, Source: sourceOf(field)})
 }
 
 // info records a fact that neither explains nor rules out relaying.
 func (d *diag) info(field, value, note string) {
-	d.checks = append(d.checks, Check{Field: field, Value: value, State: CheckInfo, Note: note})
+	d.checks = append(d.checks, Check{Field: field, Value: value, State: CheckInfo, Note: note, Source: sourceOf(field)})
 }
 
 // unknown records a check whose value was not available.
 func (d *diag) unknown(field, note string) {
-	d.checks = append(d.checks, Check{Field: field, Value: "unknown", State: CheckUnknown, Note: note})
+	d.checks = append(d.checks, Check{Field: field, Value: "unknown", State: CheckUnknown, Note: note, Source: sourceOf(field)})
 }
 
 // onlineField is the field the peer's online state came from.
@@ -202,12 +203,16 @@ func (d *diag) run() Verdict {
 	if ep.privateOnly {
 		addCause(ReasonPrivateEndpointsOnly, "unless the peer is on your LAN or a network routed to yours, give it a reachable endpoint: enable UPnP/NAT-PMP/PCP on its router or forward UDP 41641 to it; if it is on your LAN or a routed site network, allow UDP between the two (guest-Wi-Fi or VLAN isolation, host firewalls)")
 	}
+	if d.checkPeerUDP() {
+		addCause(ReasonPeerUDPBlocked, "the peer's own netcheck got no UDP reply: allow outbound UDP on the peer's host and network (UDP 3478 for STUN, and to peers' ports, 41641 by default)")
+	}
 	if ep.noFamily {
 		addCause(ReasonNoCommonFamily, "the peer can only be reached over IPv6 and IPv6 does not work here: enable IPv6 on this network (or give the peer a public IPv4 endpoint, e.g. a UDP port forward on its router)")
 	}
 	if r, fix := d.checkNAT(ep.v6Both); r != "" {
 		addCause(r, fix)
 	}
+	d.checkCGNAT()
 	if d.checkPingRun() {
 		addCause(ReasonDiscoUnanswered, "something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends")
 	}
@@ -231,11 +236,21 @@ func (d *diag) run() Verdict {
 	}
 	var far bool
 	var farInfo farDERP
+	var extra [2]ReasonID // peer-far-home-derp, peer-old-client: slowness and what would help
+	also := extra[:0]
 	if p.Path.Kind == PathDERP && p.Path.DERPCode != "" {
 		far, farInfo = d.checkFarDERP()
 	}
+	if p.Path.Kind == PathDERP {
+		if d.checkPeerHomeDERP() {
+			also = append(also, ReasonPeerFarHomeDERP)
+		}
+		if d.checkPeerClient() {
+			also = append(also, ReasonPeerOldClient)
+		}
+	}
 
-	v := Verdict{Checks: d.checks}
+	v := Verdict{Checks: d.checks, PeerSide: restsOnPeerSide(d.checks)}
 	if p.Path.Kind == PathPeerRelay {
 		v.Reason = ReasonPeerRelay
 		v.Summary = "via peer relay"
@@ -272,10 +287,134 @@ func (d *diag) run() Verdict {
 			v.Fix += "; meanwhile " + farFix
 		}
 	}
+	v.Also = append(v.Also, also...)
 	if len(v.Also) == 0 {
 		v.Also = nil
 	}
 	return v
+}
+
+// restsOnPeerSide reports whether a failing check is a fact of the peer's
+// own end (its NetInfo, the control API, its snapshot).
+func restsOnPeerSide(cs []Check) bool {
+	for _, c := range cs {
+		if c.Failed && isPeerField(c.Field) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPeerUDP: the peer reports that UDP does not work for it (its
+// netcheck's WorkingUDP, the API's clientSupports.udp). Checked only when
+// a source other than our netmap says so or NetInfo was shared.
+func (d *diag) checkPeerUDP() bool {
+	ps := d.p.PeerSide
+	if ps == nil || ps.ClientSupports.UDP == nil {
+		return false
+	}
+	if *ps.ClientSupports.UDP {
+		d.add(peerField(ps, factUDP), "true", false, "the peer's STUN probes got UDP replies")
+		return false
+	}
+	d.add(peerField(ps, factUDP), "false", true, "the peer's own STUN probes got no UDP reply: UDP looks blocked on its side")
+	return true
+}
+
+// checkCGNAT records, as evidence only, an endpoint in 100.64.0.0/10 on
+// either end: the address of a carrier-grade NAT (RFC 6598), which no port
+// mapping on a home router reaches. ChromeOS's 100.115.92.0/23 is left out.
+func (d *diag) checkCGNAT() {
+	for _, side := range [2]struct {
+		field string
+		eps   []netip.AddrPort
+	}{{"Self.Endpoints", d.self.Endpoints}, {"WhoIs.Node.Endpoints", d.p.Endpoints}} {
+		for _, ep := range side.eps {
+			if a := ep.Addr().Unmap(); cgnat.Contains(a) && !chromeOS.Contains(a) {
+				who := "our"
+				if side.field != "Self.Endpoints" {
+					who = "the peer's"
+				}
+				d.info(side.field, a.String(), "in 100.64.0.0/10: "+who+" traffic crosses a carrier-grade NAT (the ISP's), which no port mapping on a home router reaches")
+				break
+			}
+		}
+	}
+}
+
+var (
+	cgnat    = netip.MustParsePrefix("100.64.0.0/10")
+	chromeOS = netip.MustParsePrefix("100.115.92.0/23")
+)
+
+// checkPeerHomeDERP: the peer's own latencies show a region much nearer to
+// it than its home (FarDERPFactor and FarDERPMargin). NetInfo is re-sent
+// when the home changes, so the latencies were current when the peer
+// chose; they may have drifted since.
+func (d *diag) checkPeerHomeDERP() bool {
+	ps := d.p.PeerSide
+	if ps == nil || ps.HomeDERP == 0 || len(ps.DERPLatencyMs) == 0 {
+		return false
+	}
+	home, ok := ps.DERPLatencyMs[regionKey(d.regions, ps.HomeDERP)]
+	if !ok {
+		return false
+	}
+	bestKey, best := "", 0.0
+	for k, ms := range ps.DERPLatencyMs {
+		if bestKey == "" || ms < best || (ms == best && k < bestKey) {
+			bestKey, best = k, ms
+		}
+	}
+	homeD := time.Duration(home * float64(time.Millisecond))
+	bestD := time.Duration(best * float64(time.Millisecond))
+	far := homeD >= FarDERPFactor*bestD && homeD-bestD >= FarDERPMargin
+	value := regionKey(d.regions, ps.HomeDERP) + "=" + msText(homeD) + ", best " + bestKey + "=" + msText(bestD)
+	note := "the peer's home region is about as near to it as its best"
+	if far {
+		note = "the peer's home region is far from it while a nearer one exists (as it last reported its latencies)"
+	}
+	d.add(peerField(ps, factLatency), value, far, note)
+	return far
+}
+
+// peerRelayMinVersion is the first Tailscale release whose clients use peer
+// relays (capability version 120, 2025-07: "Client understands peer relay
+// disco messages", tailcfg.go).
+const (
+	peerRelayMinMajor, peerRelayMinMinor = 1, 86
+	peerRelayMinCap                      = 120
+)
+
+// checkPeerClient: the peer's client predates peer relays, which could
+// carry a path that cannot go direct; also notes an available update.
+func (d *diag) checkPeerClient() bool {
+	ps := d.p.PeerSide
+	if ps == nil {
+		return false
+	}
+	old, known := false, false
+	if ok, parsed := clientVersionAtLeast(ps.ClientVersion, peerRelayMinMajor, peerRelayMinMinor); parsed {
+		old, known = !ok, true
+	} else if ps.CapVersion > 0 {
+		old, known = ps.CapVersion < peerRelayMinCap, true
+	}
+	if !known {
+		return false
+	}
+	value := ps.ClientVersion
+	if value == "" {
+		value = "capability " + strconv.Itoa(ps.CapVersion)
+	}
+	note := "new enough for peer relays"
+	if old {
+		note = "predates peer relays (Tailscale 1.86, capability 120), which could carry this path instead of DERP"
+	}
+	if ps.UpdateAvailable != nil && *ps.UpdateAvailable {
+		note += "; an update is available for it"
+	}
+	d.add(peerField(ps, factVersion), value, old, note)
+	return old
 }
 
 // relayedChecks is how many checks a relayed path usually gets, so the
@@ -328,6 +467,12 @@ func summaryFor(r ReasonID) string {
 		return "no address family in common"
 	case ReasonLocalTCP443Only:
 		return "policy allows only TCP 443 here"
+	case ReasonPeerHardNAT:
+		return "hard NAT on the peer's end, no port mapping"
+	case ReasonHardAndFilteringNAT:
+		return "hard NAT meets a filtering NAT, no port mapping"
+	case ReasonPeerUDPBlocked:
+		return "UDP blocked on the peer's end"
 	}
 	return string(r)
 }
@@ -517,8 +662,8 @@ func (d *diag) checkEndpoints() endpointFacts {
 		d.add("NetInfo.WorkingIPv6", "true", false, "IPv6 works here and the peer has global IPv6 endpoints")
 	}
 	peerV6 := true
-	if pn := p.NAT; pn != nil && pn.WorkingIPv6 != nil {
-		peerV6 = *pn.WorkingIPv6
+	if ps := p.PeerSide; ps != nil && ps.ClientSupports.IPv6 != nil {
+		peerV6 = *ps.ClientSupports.IPv6
 	}
 	_, ourPub6 := publicFamilies(d.self.Endpoints)
 	f.v6Both = peerV6 && ((ours != nil && *ours) || (ours == nil && ourPub6))
@@ -601,45 +746,183 @@ func sharedPublicAddr(ours, theirs []netip.AddrPort) (netip.Addr, bool) {
 }
 
 // checkNAT: hard NAT (mapping varies by destination) without port mapping,
-// here and, where the peer shares its NetInfo, there. netcheck measures the
-// mapping on IPv4 only (net/netcheck: "TODO: track MappingVariesByDestIP
-// for IPv6"), so with v6Both the facts are shown but decide nothing.
+// on our end (NetInfo) and on the peer's (PeerSide, from whichever source
+// has it). Tailscale's rules: easy ↔ easy and no NAT ↔ anything go direct;
+// easy ↔ hard and hard ↔ hard are relayed; a port mapping rescues a hard
+// NAT. A NAT "filters" when it drops unsolicited packets, as an easy NAT
+// without a port mapping does. netcheck measures the mapping on IPv4 only
+// (net/netcheck: "TODO: track MappingVariesByDestIP for IPv6"), so with
+// v6Both the facts are shown but decide nothing.
 func (d *diag) checkNAT(v6Both bool) (ReasonID, string) {
 	const v6Note = "IPv4 only: both ends have global IPv6 endpoints, which no NAT maps"
 	nat := d.self.NAT
-	localHard := false
+	var ourHard, ourEasy bool
 	switch {
 	case nat == nil || nat.MappingVariesByDestIP == nil:
 		d.unknown("NetInfo.MappingVariesByDestIP", "the daemon has not measured our NAT type")
 	case *nat.MappingVariesByDestIP && v6Both:
 		d.info("NetInfo.MappingVariesByDestIP", "true", v6Note)
 	case *nat.MappingVariesByDestIP:
-		localHard = !nat.HavePortMap
-		d.add("NetInfo.MappingVariesByDestIP", "true", localHard, "our NAT picks a new port per destination (hard NAT)")
-		d.add("NetInfo.HavePortMap", strconv.FormatBool(nat.HavePortMap), localHard, portMapNote(nat))
+		ourHard = !nat.HavePortMap
+		d.add("NetInfo.MappingVariesByDestIP", "true", ourHard, "our NAT picks a new port per destination (hard NAT)")
+		d.add("NetInfo.HavePortMap", strconv.FormatBool(nat.HavePortMap), ourHard, portMapNote(nat))
 	default:
+		ourEasy = true
 		d.add("NetInfo.MappingVariesByDestIP", "false", false, "our NAT is easy or absent")
 	}
-	peerHard := false
-	pn := d.p.NAT
+	ps := d.p.PeerSide
+	var peerHard, peerEasy bool
+	var peerMap *bool
 	switch {
-	case pn == nil || pn.MappingVariesByDestIP == nil:
-		d.unknown("Peer.NetInfo.MappingVariesByDestIP", "the peer's NAT type is not shared")
-	case *pn.MappingVariesByDestIP && v6Both:
-		d.info("Peer.NetInfo.MappingVariesByDestIP", "true", v6Note)
-	case *pn.MappingVariesByDestIP:
-		peerHard = !pn.HavePortMap
-		d.add("Peer.NetInfo.MappingVariesByDestIP", "true", peerHard, "the peer's NAT is hard too")
+	case ps == nil || ps.MappingVariesByDestIP == nil:
+		d.unknown(peerField(ps, factMapping), "the peer's NAT type is not known"+d.apiHint())
+	case *ps.MappingVariesByDestIP && v6Both:
+		d.info(peerField(ps, factMapping), "true", v6Note)
+	case *ps.MappingVariesByDestIP:
+		peerMap = ps.portMap()
+		peerHard = peerMap == nil || !*peerMap
+		note := "the peer's NAT picks a new port per destination (hard NAT)"
+		if !peerHard {
+			note += ", but it can map a port"
+		}
+		d.add(peerField(ps, factMapping), "true", peerHard, note)
 	default:
-		d.add("Peer.NetInfo.MappingVariesByDestIP", "false", false, "the peer's NAT is easy or absent")
+		peerEasy = true
+		peerMap = ps.portMap()
+		d.add(peerField(ps, factMapping), "false", false, "the peer's NAT is easy or absent")
 	}
+	d.otherSide(ps)
 	switch {
-	case localHard && peerHard:
+	case ourHard && peerHard:
 		return ReasonBothHardNAT, "enable UPnP, NAT-PMP or PCP on either router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`) on one side; a granted peer relay also avoids DERP"
-	case localHard:
+	case ourHard && peerEasy && d.peerFilters(ps, peerMap):
+		return ReasonHardAndFilteringNAT, "the peer's router needs a port mapping: enable UPnP, NAT-PMP or PCP on it, or forward a UDP port to the peer (`tailscaled --port=41641` and a static forward of 41641); this end's hard NAT (a mobile carrier's, say) cannot be changed from here"
+	case ourHard:
 		return ReasonLocalHardNAT, "enable UPnP, NAT-PMP or PCP on this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"
+	case peerHard && ourEasy && d.weFilter(nat):
+		return ReasonHardAndFilteringNAT, "this end's router needs a port mapping: enable UPnP, NAT-PMP or PCP here, or forward a UDP port to this host (`tailscaled --port=41641` and a static forward of 41641); the peer's hard NAT (a mobile carrier's, say) may not be changeable"
+	case peerHard:
+		return ReasonPeerHardNAT, "enable UPnP, NAT-PMP or PCP on the peer's router, or forward a UDP port to the peer (`tailscaled --port=41641` on it); several nodes behind one firewall make NAT hard, and `randomizeClientPort` helps some firewalls"
 	}
 	return "", ""
+}
+
+// peerFilters records whether the peer's easy NAT filters unsolicited
+// packets: it has no port mapping (known) and sits behind a NAT (one of
+// its endpoints is private, so its address is translated).
+func (d *diag) peerFilters(ps *PeerSide, pm *bool) bool {
+	if pm == nil {
+		d.unknown(peerField(ps, factPortMap), "whether the peer can map a port is not known"+d.apiHint())
+		return false
+	}
+	if *pm {
+		d.add(peerField(ps, factPortMap), "true", false, "the peer can map a port, which rescues our hard NAT")
+		return false
+	}
+	behind := hasPrivate(ps.Endpoints) || hasPrivate(d.p.Endpoints)
+	note := "no UPnP, NAT-PMP or PCP on the peer's network"
+	if behind {
+		note += ", and it is behind a NAT that drops what it did not ask for"
+	}
+	d.add(peerField(ps, factPortMap), "false", behind, note)
+	return behind
+}
+
+// weFilter records whether our easy NAT filters unsolicited packets: no
+// port mapping, and one of our endpoints is private.
+func (d *diag) weFilter(nat *NATInfo) bool {
+	if nat == nil || nat.HavePortMap {
+		return false
+	}
+	behind := hasPrivate(d.self.Endpoints)
+	if behind {
+		d.add("NetInfo.HavePortMap", "false", true, "no port mapping here, and this host is behind a NAT that drops what it did not ask for")
+	}
+	return behind
+}
+
+// otherSide shows what the older source said of the peer's NAT when two
+// sources disagree (the newer one decided).
+func (d *diag) otherSide(ps *PeerSide) {
+	if ps == nil || ps.Other == nil || ps.Other.MappingVariesByDestIP == nil || ps.MappingVariesByDestIP == nil ||
+		*ps.Other.MappingVariesByDestIP == *ps.MappingVariesByDestIP {
+		return
+	}
+	d.info(peerField(ps.Other, factMapping), strconv.FormatBool(*ps.Other.MappingVariesByDestIP),
+		"older than "+ps.Source+"'s answer, which decides")
+}
+
+// apiHint is what a person can do about an unknown peer-side fact.
+func (d *diag) apiHint() string {
+	if ps := d.p.PeerSide; ps != nil && ps.Source != SourceLocalAPI {
+		return ""
+	}
+	return "; control does not pass it on: a read-only API key (TAILSCALE_API_KEY) would fill it"
+}
+
+// Peer-side facts, for peerField.
+const (
+	factMapping = iota
+	factPortMap
+	factUDP
+	factIPv6
+	factLatency
+	factVersion
+)
+
+// peerFieldNames names each fact per source: localapi, control-api,
+// peer-snapshot.
+var peerFieldNames = [...][3]string{
+	factMapping: {"Peer.NetInfo.MappingVariesByDestIP", "API.clientConnectivity.mappingVariesByDestIP", "PeerSnapshot.NetInfo.MappingVariesByDestIP"},
+	factPortMap: {"Peer.NetInfo.HavePortMap", "API.clientConnectivity.clientSupports.upnp/pmp/pcp", "PeerSnapshot.NetInfo.HavePortMap"},
+	factUDP:     {"Peer.NetInfo.WorkingUDP", "API.clientConnectivity.clientSupports.udp", "PeerSnapshot.NetInfo.WorkingUDP"},
+	factIPv6:    {"Peer.NetInfo.WorkingIPv6", "API.clientConnectivity.clientSupports.ipv6", "PeerSnapshot.NetInfo.WorkingIPv6"},
+	factLatency: {"Peer.NetInfo.DERPLatency", "API.clientConnectivity.latency", "PeerSnapshot.NetInfo.DERPLatency"},
+	factVersion: {"Peer.Hostinfo.IPNVersion", "API.clientVersion", "PeerSnapshot.Version"},
+}
+
+// peerField is the Field of a peer-side check of fact from ps's source
+// (localapi's names when ps is nil).
+func peerField(ps *PeerSide, fact int) string {
+	col := 0
+	if ps != nil {
+		switch ps.Source {
+		case SourceControlAPI:
+			col = 1
+		case SourcePeerSnapshot:
+			col = 2
+		}
+	}
+	return peerFieldNames[fact][col]
+}
+
+// sourceOf is the Check.Source of a field, by its prefix.
+func sourceOf(field string) string {
+	switch {
+	case strings.HasPrefix(field, "API."):
+		return SourceControlAPI
+	case strings.HasPrefix(field, "PeerSnapshot."):
+		return SourcePeerSnapshot
+	case strings.HasPrefix(field, "Netcheck."):
+		return "netcheck"
+	case strings.HasPrefix(field, "Device."):
+		return "device"
+	}
+	return SourceLocalAPI
+}
+
+// isPeerField reports whether field is a fact of the peer's own end.
+func isPeerField(field string) bool {
+	return strings.HasPrefix(field, "Peer.") || strings.HasPrefix(field, "API.") || strings.HasPrefix(field, "PeerSnapshot.")
+}
+
+func hasPrivate(eps []netip.AddrPort) bool {
+	for _, ep := range eps {
+		if IsPrivateAddr(ep.Addr()) {
+			return true
+		}
+	}
+	return false
 }
 
 func portMapNote(n *NATInfo) string {

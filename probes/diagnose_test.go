@@ -325,6 +325,131 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason: ReasonOffline,
 			wantText:   "none recorded",
 		},
+		// Both ends (issue 8): the peer's own facts, from the control API.
+		{
+			name: "peer hard NAT, our side public: peer-hard-nat, resting on the peer side",
+			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
+			},
+			wantReason: ReasonPeerHardNAT,
+			wantText:   "peer's router",
+		},
+		{
+			name: "peer hard NAT meets our easy NAT without port mapping: hard-and-filtering-nat, fix here",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
+			},
+			wantReason: ReasonHardAndFilteringNAT,
+			wantText:   "this end's router",
+		},
+		{
+			name: "our hard NAT (a phone on mobile) meets the peer's home router without UPnP: fix on the peer's router",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) {
+					s.MappingVariesByDestIP = boolp(false)
+					s.ClientSupports.UPnP, s.ClientSupports.PMP, s.ClientSupports.PCP = boolp(false), boolp(false), boolp(false)
+				})
+			},
+			wantReason: ReasonHardAndFilteringNAT,
+			wantText:   "the peer's router needs a port mapping",
+		},
+		{
+			name: "our hard NAT, the peer's UPnP answers: the mapping rescues it, local-hard-nat is not confirmed",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) {
+					s.MappingVariesByDestIP = boolp(false)
+					s.ClientSupports.UPnP = boolp(true)
+				})
+			},
+			wantReason: ReasonLocalHardNAT,
+		},
+		{
+			name: "both hard, the peer's side from the control API",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
+			},
+			wantReason: ReasonBothHardNAT,
+			wantText:   "the peer's NAT picks a new port per destination",
+		},
+		{
+			name: "the peer reports UDP not working",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.ClientSupports.UDP = boolp(false) })
+			},
+			wantReason: ReasonPeerUDPBlocked,
+		},
+		{
+			name: "the peer's home region is far from it: peer-far-home-derp in Also",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) {
+					s.HomeDERP = 1
+					s.DERPLatencyMs = map[string]float64{"nyc": 140, "fra": 11}
+				})
+			},
+			wantReason: ReasonUnexplained,
+			wantAlso:   []ReasonID{ReasonPeerFarHomeDERP},
+		},
+		{
+			name: "the peer's client predates peer relays: peer-old-client in Also",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) {
+					s.MappingVariesByDestIP = boolp(true)
+					s.ClientVersion = "v1.80.2"
+				})
+			},
+			wantReason: ReasonBothHardNAT,
+			wantAlso:   []ReasonID{ReasonPeerOldClient},
+			wantText:   "predates peer relays",
+		},
+		{
+			name: "CGNAT on the peer's end is evidence, not a verdict",
+			peer: func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "100.78.9.1:41641") },
+			// 100.78.9.1 is private, but a public endpoint remains.
+			wantReason: ReasonUnexplained,
+			wantText:   "carrier-grade NAT",
+		},
+		{
+			name: "the API lists the peer but not its NAT: unknown, not easy",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(nil)
+			},
+			wantReason:  ReasonLocalHardNAT,
+			wantUnknown: []string{"API.clientConnectivity.mappingVariesByDestIP"},
+		},
+		{
+			name:        "no peer side at all: unknown, and says what would fill it",
+			self:        func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer:        func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason:  ReasonLocalHardNAT,
+			wantUnknown: []string{"Peer.NetInfo.MappingVariesByDestIP"},
+			wantText:    "read-only API key",
+		},
+		{
+			name: "local and API facts disagree: the newer (API) decides, the older is shown",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				local := &PeerSide{Source: SourceLocalAPI, At: now.Add(-time.Hour), MappingVariesByDestIP: boolp(false)}
+				p.PeerSide = MergePeerSide(local, apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) }))
+			},
+			wantReason: ReasonBothHardNAT,
+			wantText:   "older than control-api's answer",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -575,5 +700,41 @@ func TestCheckStateMarks(t *testing.T) {
 		if got := tt.c.Mark(); got != tt.want {
 			t.Errorf("%+v.Mark() = %q, want %q", tt.c, got, tt.want)
 		}
+	}
+}
+
+// apiSide is peer-side facts from the control API read a minute before
+// the test clock, changed by f (may be nil).
+func apiSide(f func(*PeerSide)) *PeerSide {
+	s := &PeerSide{Source: SourceControlAPI, At: time.Date(2026, 11, 30, 11, 59, 0, 0, time.UTC)}
+	if f != nil {
+		f(s)
+	}
+	return s
+}
+
+// TestVerdictNamesItsSources: every check names where its value came
+// from, and a verdict resting on the peer's facts says so.
+func TestVerdictNamesItsSources(t *testing.T) {
+	self := easySelf()
+	self.NAT.MappingVariesByDestIP = boolp(true)
+	p := relayedPeer("203.0.113.5:41641")
+	p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
+	v := Diagnose(self, p, testRegions, time.Time{})
+	if !v.PeerSide {
+		t.Error("both-hard-nat from the API does not say it rests on the peer side")
+	}
+	got := map[string]string{}
+	for _, c := range v.Checks {
+		if c.Source == "" {
+			t.Errorf("%s has no source", c.Field)
+		}
+		got[c.Field] = c.Source
+	}
+	if got["API.clientConnectivity.mappingVariesByDestIP"] != SourceControlAPI || got["NetInfo.MappingVariesByDestIP"] != SourceLocalAPI {
+		t.Errorf("sources = %v", got)
+	}
+	if v := Diagnose(self, relayedPeer("203.0.113.5:41641"), testRegions, time.Time{}); v.PeerSide {
+		t.Error("local-hard-nat claims to rest on the peer side")
 	}
 }

@@ -79,6 +79,12 @@ type GatherOptions struct {
 	// (MeasureDERPLatency); Diagnose then judges far-home-derp on it
 	// instead of NetInfo's latencies (Self.DERPLatencyFrom "netcheck").
 	Latency *DERPLatencyReport
+	// PeerFacts, when not nil, are the control API's facts of the
+	// tailnet's devices (Refresher.Latest); each peer's are matched by
+	// stable node id or Tailscale address and merged into Peer.PeerSide,
+	// and APIStatus goes to Snapshot.ControlAPI with the match counts.
+	PeerFacts *APIFacts
+	APIStatus *APIStatus
 }
 
 // GatherWith is Gather with options.
@@ -270,9 +276,16 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 				node = whois("peer:"+string(ps.ID), ps.TailscaleIPs[0])
 			}
 			snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
+			if node != nil {
+				p := &snap.Peers[i]
+				p.PeerSide = peerSideFromLocal(p, node, snap.Regions)
+			}
 		}()
 	}
 	wg.Wait()
+	if opts.APIStatus != nil {
+		snap.ControlAPI = matchPeerFacts(snap, opts.PeerFacts, *opts.APIStatus)
+	}
 	for i := range snap.Peers {
 		p := &snap.Peers[i]
 		pp := prevByID[p.ID]
@@ -378,6 +391,40 @@ func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Regi
 		p.HomeDERPCode = regions[p.HomeDERP].Code
 	}
 	return p
+}
+
+// matchPeerFacts merges the control API's facts into every peer's
+// PeerSide and returns st with the match counts. facts may be nil (none
+// read yet).
+func matchPeerFacts(snap *Snapshot, facts *APIFacts, st APIStatus) *APIStatus {
+	if facts == nil {
+		return &st
+	}
+	used := make(map[*PeerSide]bool, len(snap.Peers))
+	for i := range snap.Peers {
+		p := &snap.Peers[i]
+		api := facts.Match(p, snap.Regions)
+		if api == nil {
+			st.PeersMissing++
+			continue
+		}
+		st.Matched++
+		used[facts.source(p)] = true
+		p.PeerSide = MergePeerSide(p.PeerSide, api)
+	}
+	st.DevicesUnmatched = max(facts.Devices-len(used), 0)
+	return &st
+}
+
+// ApplyPeerFacts merges the control API's facts (read beside Gather, as
+// `tailpath status` does) into snap's peers, re-diagnoses them and sets
+// snap.ControlAPI. It must be called once per snapshot.
+func ApplyPeerFacts(snap *Snapshot, facts *APIFacts, st APIStatus) {
+	snap.ControlAPI = matchPeerFacts(snap, facts, st)
+	for i := range snap.Peers {
+		p := &snap.Peers[i]
+		p.Verdict = Diagnose(snap.Self, *p, snap.Regions, snap.Time)
+	}
 }
 
 // parseAddrs parses Status's endpoint strings ("ip:port"), skipping any

@@ -91,8 +91,14 @@ func TestDiagnoseFixtures(t *testing.T) {
 			[]string{"Status.CurAddr", "NetInfo.WorkingUDP"}, true, false},
 		{"local-hard-nat", PathDERP, `active; relay "nyc"`, ReasonLocalHardNAT, nil,
 			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap"}, true, false},
-		{"both-hard-nat", PathDERP, `active; relay "fra"`, ReasonBothHardNAT, []ReasonID{ReasonFarHomeDERP},
-			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP", "Netcheck.DERPLatency"}, true, true},
+		// The same hard NAT here, and the peer's NAT known easy but
+		// filtering (no port mapping, behind a NAT): both ends known.
+		{"hard-and-filtering-nat", PathDERP, `active; relay "nyc"`, ReasonHardAndFilteringNAT, nil,
+			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.HavePortMap"}, true, false},
+		// The peer's own NetInfo also shows its home (fra, 85 ms) far from
+		// its best region (nyc, 12 ms): peer-far-home-derp.
+		{"both-hard-nat", PathDERP, `active; relay "fra"`, ReasonBothHardNAT, []ReasonID{ReasonFarHomeDERP, ReasonPeerFarHomeDERP},
+			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP", "Netcheck.DERPLatency", "Peer.NetInfo.DERPLatency"}, true, true},
 		{"far-home-derp", PathDERP, `active; relay "tok"`, ReasonUnexplained, []ReasonID{ReasonFarHomeDERP},
 			[]string{"Status.CurAddr", "Netcheck.DERPLatency"}, true, true},
 		// NetInfo's latencies alone may be hours old (tailscaled does not
@@ -186,8 +192,19 @@ func TestGatherFields(t *testing.T) {
 		t.Errorf("self (-want +got):\n%s", diff)
 	}
 	p := snap.Peers[0]
+	// The peer's NetInfo, shared by control, is its localapi PeerSide.
+	wantSide := &PeerSide{
+		Source: SourceLocalAPI, Endpoints: p.Endpoints,
+		MappingVariesByDestIP: boolp(true), HomeDERP: 2,
+		DERPLatencyMs:  map[string]float64{"fra": 85.3, "nyc": 12.1, "sfo": 70.2, "tok": 160.4},
+		ClientSupports: ClientSupports{UDP: boolp(true), IPv6: boolp(false), UPnP: boolp(false), PMP: boolp(false), PCP: boolp(false)},
+	}
+	if diff := cmp.Diff(wantSide, p.PeerSide, cmpOpts...); diff != "" {
+		t.Errorf("peer side (-want +got):\n%s", diff)
+	}
 	p.Verdict = Verdict{}
 	p.NAT = nil
+	p.PeerSide = nil
 	wantPeer := Peer{
 		ID: "n2CNTRL", Name: "office-pc", DNSName: "office-pc.tail1234.ts.net", OS: "windows",
 		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")},

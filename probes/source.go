@@ -54,6 +54,11 @@ type SourceOptions struct {
 	// than DERPLatencyMaxAge, so far-home-derp is judged on fresh numbers.
 	// nil measures nothing (NetInfo's latencies only).
 	MeasureDERP func(context.Context, *tailcfg.DERPMap) (*DERPLatencyReport, error)
+	// PeerSide, when set, reads the peers' own facts from the control API
+	// in the background (once a minute, at once on Refresh); every
+	// snapshot merges its latest answer, and a new answer causes a
+	// snapshot. The local verdicts never wait for it.
+	PeerSide *Refresher
 }
 
 func (o SourceOptions) withDefaults() SourceOptions {
@@ -95,6 +100,8 @@ type Source struct {
 	// busErr is why the IPN bus watch failed last ("" while it works or
 	// before it was tried); it becomes a Snapshot warning.
 	busErr string
+	// apiTrigger is poked when the control API answers.
+	apiTrigger chan struct{}
 	// derpLatency is the last MeasureDERP result; nil before one succeeds.
 	derpLatency *DERPLatencyReport
 	// measuring is true while a MeasureDERP runs; lastMeasure when the
@@ -105,7 +112,8 @@ type Source struct {
 
 // NewSource returns a Source reading c. Nothing runs until Run.
 func NewSource(c LocalClient, opts SourceOptions) *Source {
-	return &Source{c: c, opts: opts.withDefaults(), latency: map[string]time.Duration{}, pingRuns: map[string]*PingRun{}}
+	return &Source{c: c, opts: opts.withDefaults(), latency: map[string]time.Duration{}, pingRuns: map[string]*PingRun{},
+		apiTrigger: make(chan struct{}, 1)}
 }
 
 // Run starts the source and returns its events. It emits
@@ -132,6 +140,18 @@ func (s *Source) Run(ctx context.Context) <-chan Event {
 	s.runCtx, s.out = ctx, out
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if r := s.opts.PeerSide; r != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			r.Run(ctx, func() {
+				select {
+				case s.apiTrigger <- struct{}{}:
+				default:
+				}
+			})
+		}()
+	}
 	go s.loop(ctx)
 	go func() {
 		<-ctx.Done()
@@ -179,6 +199,12 @@ func (s *Source) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		case <-s.apiTrigger:
+			timer.Stop()
+			if wait := minTriggerGap - time.Since(lastGather); wait > 0 {
+				timer.Reset(wait)
+				continue
+			}
 		case <-trigger:
 			timer.Stop()
 			if wait := minTriggerGap - time.Since(lastGather); wait > 0 {
@@ -201,6 +227,10 @@ func (s *Source) loop(ctx context.Context) {
 		gctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 		gopts := s.opts.Gather
 		gopts.Latency = s.freshLatency(time.Now())
+		if r := s.opts.PeerSide; r != nil {
+			facts, st := r.Latest()
+			gopts.PeerFacts, gopts.APIStatus = facts, &st
+		}
 		snap, err := GatherWith(gctx, s.c, prev, gopts)
 		cancel()
 		if ctx.Err() != nil {
@@ -428,6 +458,14 @@ func (s *Source) applyLatency(snap *Snapshot) {
 			p.PingRun = r
 			p.Verdict = Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 		}
+	}
+}
+
+// RefreshPeerSide asks the control API for the peers' facts now (the
+// dashboard's r key); it does nothing without SourceOptions.PeerSide.
+func (s *Source) RefreshPeerSide() {
+	if r := s.opts.PeerSide; r != nil {
+		r.Refresh()
 	}
 }
 

@@ -72,6 +72,26 @@ const (
 	// ReasonLocalTCP443Only: the tailnet policy restricts this node to TCP
 	// 443 (node attribute only-tcp-443), so every path goes through DERP.
 	ReasonLocalTCP443Only ReasonID = "local-tcp443-only"
+
+	// Peer-side reasons: they rest on the peer's own facts (PeerSide),
+	// from the control API, a peer snapshot, or its NetInfo when control
+	// passes it on.
+
+	// ReasonPeerHardNAT: the peer's NAT maps per destination, it has no
+	// port mapping, and our side is not hard.
+	ReasonPeerHardNAT ReasonID = "peer-hard-nat"
+	// ReasonHardAndFilteringNAT: a hard NAT on one end meets a NAT on the
+	// other that filters unsolicited packets (easy, but with no port
+	// mapping): relayed although only one end is hard.
+	ReasonHardAndFilteringNAT ReasonID = "hard-and-filtering-nat"
+	// ReasonPeerUDPBlocked: the peer reports that UDP does not work for it.
+	ReasonPeerUDPBlocked ReasonID = "peer-udp-blocked"
+	// ReasonPeerFarHomeDERP: the peer's own latencies show a region much
+	// nearer to it than its home (explains slowness; goes in Also).
+	ReasonPeerFarHomeDERP ReasonID = "peer-far-home-derp"
+	// ReasonPeerOldClient: the peer's client predates a feature the path
+	// could use (peer relays: Tailscale 1.86, capability version 120).
+	ReasonPeerOldClient ReasonID = "peer-old-client"
 )
 
 // Check is one piece of evidence the diagnosis looked at: which field, what
@@ -89,6 +109,10 @@ type Check struct {
 	State CheckState `json:"state,omitempty"`
 	// Note is a short human reading of the check.
 	Note string `json:"note,omitempty"`
+	// Source is where the value came from: "localapi" (our tailscaled),
+	// "control-api", "peer-snapshot", "netcheck" (tailpath's own STUN
+	// measurement) or "device" (a linked board's telemetry).
+	Source string `json:"source,omitempty"`
 }
 
 // CheckState is how one Check bears on the verdict.
@@ -131,6 +155,9 @@ type Verdict struct {
 	Checks []Check `json:"checks"`
 	// Fix is the suggested fix; empty when nothing needs fixing.
 	Fix string `json:"fix,omitempty"`
+	// PeerSide is true when the primary reason rests on the peer's own
+	// facts (a peer-side reason, or a failing check of the peer's end).
+	PeerSide bool `json:"peer_side,omitempty"`
 }
 
 // Peer is everything tailpath knows about one peer. Strings from outside
@@ -195,6 +222,10 @@ type Peer struct {
 	// NAT is the peer's own NetInfo as control shares it in its Hostinfo
 	// (WhoIs Node.Hostinfo.NetInfo); nil when not shared or WhoIs failed.
 	NAT *NATInfo `json:"nat,omitempty"`
+	// PeerSide is the peer's end of the path from every source tailpath
+	// has (its NetInfo via WhoIs, the control API, a peer snapshot),
+	// merged (MergePeerSide); nil when none says anything.
+	PeerSide *PeerSide `json:"peer_side,omitempty"`
 	// ExitNode is PeerStatus.ExitNode: we route internet traffic through it.
 	ExitNode bool `json:"exit_node,omitempty"`
 	// PingRun summarises the last finished DISCO "ping until direct" run the
@@ -316,6 +347,9 @@ type Snapshot struct {
 	// out: shared-in nodes (PeerStatus.ShareeNode) and Mullvad location
 	// exit nodes not in use. GatherOptions.All keeps them.
 	Hidden int `json:"hidden,omitempty"`
+	// ControlAPI is how the control-API source did; nil when it was not
+	// asked (no credentials, --no-api).
+	ControlAPI *APIStatus `json:"control_api,omitempty"`
 
 	// nodes caches WhoIs answers by peer ID ("" for self) so the next Gather
 	// can reuse them for up to WhoIsMaxAge; not serialised.

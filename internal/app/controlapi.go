@@ -1,0 +1,32 @@
+package app
+
+import (
+	"github.com/tailpath/tailpath/probes"
+)
+
+// ControlAPI returns the control-API client the environment and flags ask
+// for: none (nil, nil) with noAPI or without credentials; an error for a
+// refused key file or inconsistent variables. keyFile, when set, is
+// read with probes.ReadAPIKeyFile and takes the place of
+// TAILSCALE_API_KEY; getenv is os.Getenv.
+func ControlAPI(keyFile string, noAPI bool, getenv func(string) string) (*probes.ControlAPI, error) {
+	if noAPI {
+		return nil, nil
+	}
+	cfg, err := probes.APIConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if keyFile != "" {
+		key, err := probes.ReadAPIKeyFile(keyFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.APIKey = key
+		cfg.OAuthClientID, cfg.OAuthClientSecret = "", probes.APISecret{}
+	}
+	if !cfg.Configured() {
+		return nil, nil
+	}
+	return probes.NewControlAPI(cfg)
+}

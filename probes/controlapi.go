@@ -1,0 +1,541 @@
+package probes
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	tsapi "tailscale.com/client/tailscale/v2"
+)
+
+// APISecret is a credential for the control API. It prints as
+// "[redacted]" in every format, in JSON and in panics, so a key cannot
+// reach output, logs or snapshots by accident; Reveal gives the value to
+// the one place that sends it.
+type APISecret struct{ v string }
+
+// NewAPISecret wraps s (surrounding white space removed).
+func NewAPISecret(s string) APISecret { return APISecret{strings.TrimSpace(s)} }
+
+// Reveal returns the secret itself.
+func (s APISecret) Reveal() string { return s.v }
+
+// IsZero reports whether no secret is set.
+func (s APISecret) IsZero() bool { return s.v == "" }
+
+// String and GoString hide the value.
+func (s APISecret) String() string   { return "[redacted]" }
+func (s APISecret) GoString() string { return "[redacted]" }
+
+// Format hides the value for every verb (%v, %+v, %#v, %s, %q, %x).
+func (s APISecret) Format(f fmt.State, _ rune) { io.WriteString(f, "[redacted]") }
+
+// MarshalJSON writes "[redacted]".
+func (s APISecret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
+
+// DefaultAPIBaseURL is the public control API.
+const DefaultAPIBaseURL = "https://api.tailscale.com"
+
+// APIConfig is how to reach the Tailscale control API, named as the
+// Tailscale Terraform provider names its settings. Either APIKey, or
+// OAuthClientID and OAuthClientSecret (a client with the read-only
+// devices:core:read scope is enough).
+type APIConfig struct {
+	APIKey            APISecret
+	OAuthClientID     string
+	OAuthClientSecret APISecret
+	// Tailnet is the tailnet's name; "-" (the default) is the key's own.
+	Tailnet string
+	// BaseURL is the API's base URL; "" means DefaultAPIBaseURL.
+	BaseURL string
+	// HTTP is the client to use; nil means one with a 30 s timeout.
+	HTTP *http.Client `json:"-"`
+}
+
+// Configured reports whether c has credentials.
+func (c APIConfig) Configured() bool {
+	return !c.APIKey.IsZero() || (c.OAuthClientID != "" && !c.OAuthClientSecret.IsZero())
+}
+
+// APIConfigFromEnv reads TAILSCALE_API_KEY, TAILSCALE_OAUTH_CLIENT_ID,
+// TAILSCALE_OAUTH_CLIENT_SECRET, TAILSCALE_TAILNET and TAILSCALE_BASE_URL
+// through getenv (os.Getenv). The result has no credentials
+// (Configured false) when none are set; an OAuth client id without its
+// secret, or the reverse, is an error naming the missing variable.
+func APIConfigFromEnv(getenv func(string) string) (APIConfig, error) {
+	c := APIConfig{
+		APIKey:            NewAPISecret(getenv("TAILSCALE_API_KEY")),
+		OAuthClientID:     strings.TrimSpace(getenv("TAILSCALE_OAUTH_CLIENT_ID")),
+		OAuthClientSecret: NewAPISecret(getenv("TAILSCALE_OAUTH_CLIENT_SECRET")),
+		Tailnet:           strings.TrimSpace(getenv("TAILSCALE_TAILNET")),
+		BaseURL:           strings.TrimSpace(getenv("TAILSCALE_BASE_URL")),
+	}
+	switch {
+	case c.OAuthClientID != "" && c.OAuthClientSecret.IsZero():
+		return c, errors.New("TAILSCALE_OAUTH_CLIENT_ID is set but TAILSCALE_OAUTH_CLIENT_SECRET is not")
+	case c.OAuthClientID == "" && !c.OAuthClientSecret.IsZero():
+		return c, errors.New("TAILSCALE_OAUTH_CLIENT_SECRET is set but TAILSCALE_OAUTH_CLIENT_ID is not")
+	}
+	return c, nil
+}
+
+// ErrKeyFileOpen is returned (wrapped) by ReadAPIKeyFile for a key file
+// that group or others may read.
+var ErrKeyFileOpen = errors.New("API key file is readable by group or others")
+
+// ReadAPIKeyFile reads an API key from path (its first line). It refuses a
+// file that group or others may read (mode & 0o077 != 0, except on
+// Windows, where modes do not say so), saying how to fix it, and a file
+// that is empty. The error never contains the file's content.
+func ReadAPIKeyFile(path string) (APISecret, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return APISecret{}, fmt.Errorf("--api-key-file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return APISecret{}, fmt.Errorf("--api-key-file: %w", err)
+	}
+	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
+		return APISecret{}, fmt.Errorf("--api-key-file %s: %w (mode %04o): a secret must be readable by its owner only; run `chmod 600 %s`", path, ErrKeyFileOpen, st.Mode().Perm(), path)
+	}
+	if !st.Mode().IsRegular() {
+		return APISecret{}, fmt.Errorf("--api-key-file %s: not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return APISecret{}, fmt.Errorf("--api-key-file %s: %w", path, err)
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	key := NewAPISecret(string(line))
+	if key.IsZero() {
+		return APISecret{}, fmt.Errorf("--api-key-file %s: the file is empty", path)
+	}
+	return key, nil
+}
+
+// APIFacts is one read of the tailnet's devices from the control API,
+// ready to match against netmap peers (Match).
+type APIFacts struct {
+	// At is when the read finished.
+	At time.Time `json:"at"`
+	// Devices is how many devices the API listed.
+	Devices int `json:"devices"`
+	// byNodeID and byAddr index the devices' facts by stable node id
+	// ("nXXXXCNTRL", PeerStatus.ID) and by Tailscale address.
+	byNodeID map[string]*PeerSide
+	byAddr   map[netip.Addr]*PeerSide
+	// preferred is the name of the region each device marked preferred.
+	preferred map[*PeerSide]string
+}
+
+// source is the unresolved record Match would use for p (for counting).
+func (f *APIFacts) source(p *Peer) *PeerSide {
+	s, ok := f.byNodeID[p.ID]
+	for i := 0; !ok && i < len(p.TailscaleIPs); i++ {
+		s, ok = f.byAddr[p.TailscaleIPs[i].Unmap()]
+	}
+	return s
+}
+
+// Match returns the API's facts for peer p: by stable node id, else by any
+// of its Tailscale addresses; nil when the API did not list it. The
+// latencies come keyed by region code and HomeDERP set, by regions (the
+// API names regions by their names).
+func (f *APIFacts) Match(p *Peer, regions map[int]Region) *PeerSide {
+	if f == nil {
+		return nil
+	}
+	s := f.source(p)
+	if s == nil {
+		return nil
+	}
+	return s.resolveRegions(regions, f.preferred[s])
+}
+
+// APIStatus says how the control-API source is doing; it travels in
+// Snapshot.PeerSideAPI.
+type APIStatus struct {
+	// State is "off" (no credentials, or --no-api), "ok", "pending" (no
+	// answer yet), or "error".
+	State string `json:"state"`
+	// At is when the facts in use were read; zero when none.
+	At time.Time `json:"at,omitzero"`
+	// Err is the last error, actionable and free of key material.
+	Err string `json:"err,omitempty"`
+	// Matched is how many listed peers the API's devices matched;
+	// PeersMissing how many listed peers the API does not know;
+	// DevicesUnmatched how many devices are not in our netmap (they may be
+	// hidden from us by ACLs, or be ourselves).
+	Matched          int `json:"matched"`
+	PeersMissing     int `json:"peers_missing"`
+	DevicesUnmatched int `json:"devices_unmatched"`
+}
+
+// ControlAPI reads devices from the Tailscale control API through
+// tailscale.com/client/tailscale/v2, with all fields (clientConnectivity
+// among them). Fetch is safe for concurrent use; Refresher adds the
+// once-a-minute schedule and back-off.
+type ControlAPI struct {
+	client  *tsapi.Client
+	secrets []string
+}
+
+// NewControlAPI returns a client for cfg; it fails when cfg has no
+// credentials or a BaseURL that does not parse.
+func NewControlAPI(cfg APIConfig) (*ControlAPI, error) {
+	if !cfg.Configured() {
+		return nil, errors.New("control API: no credentials (set TAILSCALE_API_KEY, or TAILSCALE_OAUTH_CLIENT_ID and TAILSCALE_OAUTH_CLIENT_SECRET)")
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultAPIBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("control API: TAILSCALE_BASE_URL %q is not a URL like %s", base, DefaultAPIBaseURL)
+	}
+	hc := cfg.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	// A copy whose transport keeps the raw device list: v2 decodes
+	// mappingVariesByDestIP and clientSupports as plain bool, which would
+	// make "not reported" read as false.
+	capHC := *hc
+	base2 := hc.Transport
+	if base2 == nil {
+		base2 = http.DefaultTransport
+	}
+	capHC.Transport = &captureTransport{base: base2}
+	c := &tsapi.Client{BaseURL: u, UserAgent: "tailpath", Tailnet: cfg.Tailnet, HTTP: &capHC}
+	a := &ControlAPI{client: c}
+	if !cfg.APIKey.IsZero() {
+		c.APIKey = cfg.APIKey.Reveal()
+		a.secrets = append(a.secrets, cfg.APIKey.Reveal())
+	} else {
+		c.Auth = &tsapi.OAuth{ClientID: cfg.OAuthClientID, ClientSecret: cfg.OAuthClientSecret.Reveal(), Scopes: []string{"devices:core:read"}}
+		a.secrets = append(a.secrets, cfg.OAuthClientSecret.Reveal())
+	}
+	return a, nil
+}
+
+// captureKey keys the capture of one request in its context.
+type captureKey struct{}
+
+// capture is what captureTransport saw of one request.
+type capture struct {
+	status int
+	body   []byte
+}
+
+// captureTransport keeps the body of a request whose context carries a
+// *capture, and hands the client an identical copy.
+type captureTransport struct{ base http.RoundTripper }
+
+// maxDeviceList bounds a device list read (a tailnet of 10,000 devices
+// with all fields is a few MiB).
+const maxDeviceList = 64 << 20
+
+func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := t.base.RoundTrip(req)
+	c, _ := req.Context().Value(captureKey{}).(*capture)
+	if err != nil || c == nil {
+		return res, err
+	}
+	c.status = res.StatusCode
+	b, rerr := io.ReadAll(io.LimitReader(res.Body, maxDeviceList))
+	res.Body.Close()
+	if rerr != nil {
+		return nil, rerr
+	}
+	c.body = b
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	return res, nil
+}
+
+// APIError is a failed control-API read; Status is the HTTP status (0 for
+// a network error). Error() is actionable and never holds key material.
+type APIError struct {
+	Status int
+	msg    string
+}
+
+func (e *APIError) Error() string { return e.msg }
+
+// Retryable reports whether trying again later may help (429, 5xx, network).
+func (e *APIError) Retryable() bool {
+	return e.Status == 0 || e.Status == http.StatusTooManyRequests || e.Status >= 500
+}
+
+// Fetch lists the tailnet's devices with all fields and returns their
+// facts for matching. Errors are *APIError: 401 (the key is invalid or
+// expired), 403 (the credentials lack the devices:core:read scope), 404
+// (no such tailnet), 429 and 5xx (retry later), network errors, or a reply
+// that does not parse.
+func (a *ControlAPI) Fetch(ctx context.Context) (*APIFacts, error) {
+	c := &capture{}
+	_, err := a.client.Devices().List(context.WithValue(ctx, captureKey{}, c), tsapi.WithFields(tsapi.IncludeFieldsAll))
+	if err != nil || c.status/100 != 2 {
+		return nil, a.apiError(c.status, err)
+	}
+	facts, perr := parseDevices(c.body, time.Now())
+	if perr != nil {
+		return nil, &APIError{Status: c.status, msg: "control API: the device list did not parse: " + a.clean(perr.Error())}
+	}
+	return facts, nil
+}
+
+// apiError turns a failed read into an actionable *APIError.
+func (a *ControlAPI) apiError(status int, err error) *APIError {
+	var ae tsapi.APIError
+	if errors.As(err, &ae) && status == 0 {
+		status = ae.Status
+	}
+	detail := ""
+	if err != nil {
+		detail = a.clean(err.Error())
+	}
+	var msg string
+	switch {
+	case status == http.StatusUnauthorized:
+		msg = "control API: 401 Unauthorized: the API key or OAuth client is invalid, expired or revoked; create a read-only one (scope devices:core:read) and set TAILSCALE_API_KEY or TAILSCALE_OAUTH_CLIENT_ID/_SECRET"
+	case status == http.StatusForbidden:
+		msg = "control API: 403 Forbidden: the credentials may not list devices; an OAuth client needs the devices:core:read scope, an API key a user who may see the tailnet's devices"
+	case status == http.StatusNotFound:
+		msg = "control API: 404 Not Found: no such tailnet; TAILSCALE_TAILNET should be the tailnet's name, or \"-\" for the key's own"
+	case status == http.StatusTooManyRequests:
+		msg = "control API: 429 Too Many Requests: rate limited; retrying later"
+	case status >= 500:
+		msg = "control API: " + strconv.Itoa(status) + " " + http.StatusText(status) + ": the API is failing; retrying later"
+	case status != 0:
+		msg = "control API: " + strconv.Itoa(status) + " " + http.StatusText(status)
+	default:
+		msg = "control API: cannot reach it"
+	}
+	if detail != "" && status != http.StatusUnauthorized && status != http.StatusForbidden {
+		msg += " (" + truncate(detail, 160) + ")"
+	}
+	return &APIError{Status: status, msg: msg}
+}
+
+// clean removes any credential from s and sanitises it.
+func (a *ControlAPI) clean(s string) string {
+	for _, sec := range a.secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return cleanString(s)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// apiDevice is the part of the API's device (GET
+// /api/v2/tailnet/{tailnet}/devices?fields=all) tailpath reads, with the
+// booleans of clientConnectivity as pointers so that "not reported"
+// stays apart from false.
+type apiDevice struct {
+	NodeID             string   `json:"nodeId"`
+	Addresses          []string `json:"addresses"`
+	ClientVersion      string   `json:"clientVersion"`
+	UpdateAvailable    *bool    `json:"updateAvailable"`
+	LastSeen           string   `json:"lastSeen"`
+	ConnectedToControl *bool    `json:"connectedToControl"`
+	ClientConnectivity *struct {
+		Endpoints             []string `json:"endpoints"`
+		MappingVariesByDestIP *bool    `json:"mappingVariesByDestIP"`
+		Latency               map[string]struct {
+			Preferred bool    `json:"preferred"`
+			LatencyMs float64 `json:"latencyMs"`
+		} `json:"latency"`
+		ClientSupports *struct {
+			HairPinning *bool `json:"hairPinning"`
+			IPv6        *bool `json:"ipv6"`
+			PCP         *bool `json:"pcp"`
+			PMP         *bool `json:"pmp"`
+			UDP         *bool `json:"udp"`
+			UPnP        *bool `json:"upnp"`
+		} `json:"clientSupports"`
+	} `json:"clientConnectivity"`
+}
+
+// parseDevices decodes the API's {"devices": [...]} reply. A device's
+// latencies are keyed by region *name* ("New York City"); they stay keyed
+// so until ResolveRegions maps them to codes. Outside strings are
+// sanitised.
+func parseDevices(body []byte, at time.Time) (*APIFacts, error) {
+	var doc struct {
+		Devices []apiDevice `json:"devices"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, err
+	}
+	f := &APIFacts{At: at, Devices: len(doc.Devices), byNodeID: map[string]*PeerSide{}, byAddr: map[netip.Addr]*PeerSide{},
+		preferred: map[*PeerSide]string{}}
+	for i := range doc.Devices {
+		d := &doc.Devices[i]
+		s := &PeerSide{Source: SourceControlAPI, At: at, ClientVersion: cleanString(d.ClientVersion), UpdateAvailable: d.UpdateAvailable}
+		if t, err := time.Parse(time.RFC3339, d.LastSeen); err == nil && !(d.ConnectedToControl != nil && *d.ConnectedToControl) {
+			s.LastSeen = t
+		}
+		if cc := d.ClientConnectivity; cc != nil {
+			s.Endpoints = parseAddrs(cc.Endpoints)
+			s.MappingVariesByDestIP = cc.MappingVariesByDestIP
+			if cs := cc.ClientSupports; cs != nil {
+				s.ClientSupports = ClientSupports{UDP: cs.UDP, IPv6: cs.IPv6, HairPinning: cs.HairPinning, UPnP: cs.UPnP, PMP: cs.PMP, PCP: cs.PCP}
+			}
+			if len(cc.Latency) > 0 {
+				s.DERPLatencyMs = make(map[string]float64, len(cc.Latency))
+				for name, l := range cc.Latency {
+					if l.LatencyMs <= 0 || l.LatencyMs > 3.6e6 {
+						continue
+					}
+					key := cleanString(name)
+					s.DERPLatencyMs[key] = l.LatencyMs
+					if l.Preferred {
+						f.preferred[s] = key
+					}
+				}
+			}
+		}
+		if id := cleanString(d.NodeID); id != "" {
+			f.byNodeID[id] = s
+		}
+		for _, a := range d.Addresses {
+			if ip, err := netip.ParseAddr(a); err == nil {
+				f.byAddr[ip.Unmap()] = s
+			} else if p, err := netip.ParsePrefix(a); err == nil {
+				f.byAddr[p.Addr().Unmap()] = s
+			}
+		}
+	}
+	return f, nil
+}
+
+// resolveRegions returns s with its latencies rekeyed from region names
+// (as the API gives them) to region codes, and HomeDERP set to the region
+// named preferred.
+func (s *PeerSide) resolveRegions(regions map[int]Region, preferred string) *PeerSide {
+	if len(s.DERPLatencyMs) == 0 {
+		return s
+	}
+	out := *s
+	out.DERPLatencyMs = make(map[string]float64, len(s.DERPLatencyMs))
+	for name, ms := range s.DERPLatencyMs {
+		key := name
+		for id, r := range regions {
+			if r.Name == name || r.Code == name {
+				key = regionKey(regions, id)
+				if name == preferred {
+					out.HomeDERP = id
+				}
+			}
+		}
+		out.DERPLatencyMs[key] = ms
+	}
+	return &out
+}
+
+// Refresher keeps APIFacts fresh for a long-running source: it fetches at
+// most once per Interval, at once on Refresh, and after a retryable error
+// backs off (doubling from Interval to 15 minutes). A 401/403/404 error is
+// not retried until Refresh. Create with NewRefresher, start with Run.
+type Refresher struct {
+	api      *ControlAPI
+	interval time.Duration
+	poke     chan struct{}
+
+	mu     sync.Mutex
+	facts  *APIFacts
+	status APIStatus
+}
+
+// DefaultAPIInterval is how often a Refresher reads the device list.
+const DefaultAPIInterval = time.Minute
+
+// NewRefresher returns a Refresher for api; interval 0 means DefaultAPIInterval.
+func NewRefresher(api *ControlAPI, interval time.Duration) *Refresher {
+	if interval <= 0 {
+		interval = DefaultAPIInterval
+	}
+	return &Refresher{api: api, interval: interval, poke: make(chan struct{}, 1), status: APIStatus{State: "pending"}}
+}
+
+// Refresh asks for a fetch now (the dashboard's r key); it never blocks.
+func (r *Refresher) Refresh() {
+	select {
+	case r.poke <- struct{}{}:
+	default:
+	}
+}
+
+// Latest returns the last facts read (nil before the first success) and
+// the source's status.
+func (r *Refresher) Latest() (*APIFacts, APIStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.facts, r.status
+}
+
+// Run fetches until ctx ends, calling updated (if not nil) after every
+// fetch, successful or not. It returns when ctx ends.
+func (r *Refresher) Run(ctx context.Context, updated func()) {
+	wait := time.Duration(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.poke:
+		case <-time.After(wait):
+		}
+		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		facts, err := r.api.Fetch(fctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		r.mu.Lock()
+		switch {
+		case err == nil:
+			r.facts = facts
+			r.status = APIStatus{State: "ok", At: facts.At}
+			wait = r.interval
+		default:
+			st := r.status
+			st.State, st.Err = "error", err.Error()
+			r.status = st
+			var ae *APIError
+			switch {
+			case errors.As(err, &ae) && !ae.Retryable():
+				wait = 24 * time.Hour // until Refresh
+			case wait < r.interval:
+				wait = r.interval
+			default:
+				wait = min(2*wait, 15*time.Minute)
+			}
+		}
+		r.mu.Unlock()
+		if updated != nil {
+			updated()
+		}
+	}
+}

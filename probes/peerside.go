@@ -1,0 +1,237 @@
+package probes
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"tailscale.com/tailcfg"
+)
+
+// Sources of peer-side facts (PeerSide.Source, Check.Source).
+const (
+	// SourceLocalAPI: our tailscaled, from the peer's node in our netmap
+	// (WhoIs). Control need not pass a peer's NetInfo on, so on a real
+	// tailnet its NAT facts are usually missing.
+	SourceLocalAPI = "localapi"
+	// SourceControlAPI: the Tailscale control API's device list
+	// (clientConnectivity, clientVersion, lastSeen; ControlAPI).
+	SourceControlAPI = "control-api"
+	// SourcePeerSnapshot: a snapshot saved on the peer itself.
+	SourcePeerSnapshot = "peer-snapshot"
+)
+
+// ClientSupports is what a peer's client reported it can use (the control
+// API's clientSupports, or its NetInfo). nil means not reported, which is
+// not the same as false.
+type ClientSupports struct {
+	// UDP: its STUN probes got UDP replies (NetInfo.WorkingUDP).
+	UDP *bool `json:"udp"`
+	// IPv6: it has working IPv6 (NetInfo.WorkingIPv6).
+	IPv6 *bool `json:"ipv6"`
+	// HairPinning: its NAT hairpins (the API still reports it; NetInfo
+	// no longer carries it).
+	HairPinning *bool `json:"hair_pinning"`
+	// UPnP, PMP and PCP: a port-mapping service answered on its network.
+	UPnP *bool `json:"upnp"`
+	PMP  *bool `json:"pmp"`
+	PCP  *bool `json:"pcp"`
+}
+
+// PortMap reports whether the peer can map a port (any of UPnP, NAT-PMP,
+// PCP, or NetInfo's HavePortMap): true if any is true, false if all three
+// are known false, nil otherwise.
+func (c ClientSupports) PortMap() *bool {
+	unknown := false
+	for _, b := range []*bool{c.UPnP, c.PMP, c.PCP} {
+		switch {
+		case b == nil:
+			unknown = true
+		case *b:
+			return boolp(true)
+		}
+	}
+	if unknown {
+		return nil
+	}
+	return boolp(false)
+}
+
+// PeerSide is the peer's own end of the path, as the peer measured it: its
+// NAT type, UDP, port mapping, home DERP and latencies, endpoints and
+// client. Diagnose reads it for every peer-side check, and each such check
+// names Source. nil fields are unknown.
+type PeerSide struct {
+	// Source is where these facts came from: SourceLocalAPI,
+	// SourceControlAPI or SourcePeerSnapshot.
+	Source string `json:"source"`
+	// At is when the source was read (the API fetch, the snapshot's time);
+	// zero for localapi, which is control's push of the record the API
+	// serves. When two sources disagree the newer one wins.
+	At time.Time `json:"at,omitzero"`
+	// Endpoints are the UDP endpoints the peer reported.
+	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
+	// MappingVariesByDestIP: the peer's NAT picks a new port per
+	// destination (hard NAT); measured on IPv4 only. nil unknown.
+	MappingVariesByDestIP *bool `json:"mapping_varies_by_dest_ip"`
+	// HavePortMap: the peer holds a port mapping right now (NetInfo only;
+	// the API reports ClientSupports instead). nil unknown.
+	HavePortMap *bool `json:"have_port_map,omitempty"`
+	// HomeDERP is the region the peer chose as home (NetInfo's
+	// PreferredDERP, or the API latency entry marked preferred); 0 unknown.
+	HomeDERP int `json:"home_derp,omitempty"`
+	// DERPLatencyMs is the peer's own round trip to each DERP region, in
+	// milliseconds, keyed by region code (or "region N" when the code is
+	// not in our DERP map), as it last reported them.
+	DERPLatencyMs map[string]float64 `json:"derp_latency_ms,omitempty"`
+	// ClientSupports is what the peer's client can use.
+	ClientSupports ClientSupports `json:"client_supports"`
+	// LastSeen is when control last saw the peer; zero unknown or online.
+	LastSeen time.Time `json:"last_seen,omitzero"`
+	// ClientVersion is the peer's Tailscale version ("1.86.2-t…"); "" unknown.
+	ClientVersion string `json:"client_version,omitempty"`
+	// CapVersion is the peer's capability version (tailcfg.Node.Cap); 0 unknown.
+	CapVersion int `json:"cap_version,omitempty"`
+	// UpdateAvailable: the API says a newer client exists for it; nil unknown.
+	UpdateAvailable *bool `json:"update_available,omitempty"`
+	// Other holds the older source's facts when two sources disagree, so
+	// both can be shown; nil otherwise. Facts Other knows and this record
+	// does not have already been filled in.
+	Other *PeerSide `json:"other,omitempty"`
+}
+
+// portMap is whether the peer can map a port: HavePortMap when known true,
+// else ClientSupports.PortMap.
+func (s *PeerSide) portMap() *bool {
+	if s.HavePortMap != nil && *s.HavePortMap {
+		return s.HavePortMap
+	}
+	if pm := s.ClientSupports.PortMap(); pm != nil {
+		return pm
+	}
+	return s.HavePortMap
+}
+
+// MergePeerSide combines two records of the same peer's facts: the newer
+// (by At) wins, facts only the older knows fill its gaps, and the older is
+// kept in Other when the two disagree on a fact both know. Either may be
+// nil; the inputs are not modified.
+func MergePeerSide(a, b *PeerSide) *PeerSide {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	newer, older := a, b
+	if b.At.After(a.At) {
+		newer, older = b, a
+	}
+	out := *newer
+	out.Other = nil
+	if len(out.Endpoints) == 0 {
+		out.Endpoints = older.Endpoints
+	}
+	fill := func(dst **bool, src *bool) {
+		if *dst == nil {
+			*dst = src
+		}
+	}
+	fill(&out.MappingVariesByDestIP, older.MappingVariesByDestIP)
+	fill(&out.HavePortMap, older.HavePortMap)
+	fill(&out.UpdateAvailable, older.UpdateAvailable)
+	cs := &out.ClientSupports
+	fill(&cs.UDP, older.ClientSupports.UDP)
+	fill(&cs.IPv6, older.ClientSupports.IPv6)
+	fill(&cs.HairPinning, older.ClientSupports.HairPinning)
+	fill(&cs.UPnP, older.ClientSupports.UPnP)
+	fill(&cs.PMP, older.ClientSupports.PMP)
+	fill(&cs.PCP, older.ClientSupports.PCP)
+	if out.HomeDERP == 0 {
+		out.HomeDERP = older.HomeDERP
+	}
+	if len(out.DERPLatencyMs) == 0 {
+		out.DERPLatencyMs = older.DERPLatencyMs
+	}
+	if out.LastSeen.IsZero() {
+		out.LastSeen = older.LastSeen
+	}
+	if out.ClientVersion == "" {
+		out.ClientVersion = older.ClientVersion
+	}
+	if out.CapVersion == 0 {
+		out.CapVersion = older.CapVersion
+	}
+	if disagree(newer, older) {
+		o := *older
+		o.Other = nil
+		out.Other = &o
+	}
+	return &out
+}
+
+// disagree reports whether a and b know different values of a fact the
+// diagnosis reads.
+func disagree(a, b *PeerSide) bool {
+	differ := func(x, y *bool) bool { return x != nil && y != nil && *x != *y }
+	return differ(a.MappingVariesByDestIP, b.MappingVariesByDestIP) ||
+		differ(a.ClientSupports.UDP, b.ClientSupports.UDP) ||
+		differ(a.ClientSupports.IPv6, b.ClientSupports.IPv6) ||
+		differ(a.portMap(), b.portMap()) ||
+		(a.HomeDERP != 0 && b.HomeDERP != 0 && a.HomeDERP != b.HomeDERP)
+}
+
+// peerSideFromLocal builds the localapi record of a peer's facts from its
+// netmap node and the Peer built from it. Its At stays zero: the node is
+// control's push of the record the control API serves, so an API read is
+// at least as new, and a dated source wins a disagreement.
+func peerSideFromLocal(p *Peer, node *tailcfg.Node, regions map[int]Region) *PeerSide {
+	s := &PeerSide{Source: SourceLocalAPI, Endpoints: p.Endpoints, LastSeen: p.LastSeen, CapVersion: int(node.Cap)}
+	if node.Hostinfo.Valid() {
+		s.ClientVersion = cleanString(node.Hostinfo.IPNVersion())
+		if ni := node.Hostinfo.NetInfo(); ni.Valid() {
+			s.HomeDERP = ni.PreferredDERP()
+		}
+	}
+	if n := p.NAT; n != nil {
+		s.MappingVariesByDestIP = n.MappingVariesByDestIP
+		if n.HavePortMap {
+			s.HavePortMap = boolp(true)
+		}
+		s.ClientSupports = ClientSupports{UDP: n.WorkingUDP, IPv6: n.WorkingIPv6, UPnP: n.UPnP, PMP: n.PMP, PCP: n.PCP}
+		if len(n.DERPLatency) > 0 {
+			s.DERPLatencyMs = make(map[string]float64, len(n.DERPLatency))
+			for id, d := range n.DERPLatency {
+				s.DERPLatencyMs[regionKey(regions, id)] = float64(d) / float64(time.Millisecond)
+			}
+		}
+	}
+	return s
+}
+
+// regionKey names region id in PeerSide.DERPLatencyMs: its code, or
+// "region N".
+func regionKey(regions map[int]Region, id int) string {
+	if r, ok := regions[id]; ok && r.Code != "" {
+		return r.Code
+	}
+	return "region " + strconv.Itoa(id)
+}
+
+// clientVersionAtLeast reports whether version ("1.86.2", "v1.86.2",
+// "1.86.2-t…")
+// is at least major.minor; ok is false when version does not parse.
+func clientVersionAtLeast(version string, major, minor int) (atLeast, ok bool) {
+	v, _, _ := strings.Cut(strings.TrimPrefix(version, "v"), "-")
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return false, false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false, false
+	}
+	return ma > major || (ma == major && mi >= minor), true
+}
