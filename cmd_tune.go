@@ -36,7 +36,8 @@ type tuneFlags struct {
 	headroom  float64 // --headroom: BDP multiplier (0: sysctl.DefaultHeadroom)
 	bbr       bool    // --bbr: also switch to bbr (and fq where needed) when possible
 	apply     bool    // --apply: write the recommended values (root)
-	persist   bool    // --persist: also write /etc/sysctl.d/99-tailpath.conf (with --apply)
+	persist   bool    // --persist: also keep the values where this system applies them at boot (with --apply)
+	bulkConns int     // --bulk-conns: bulk connections sharing tcp_mem (0: sysctl.DefaultBulkConns)
 	revert    bool    // --revert: restore the values recorded by the last --apply
 	json      bool    // --json: one JSON object on stdout
 	yes       bool    // --yes: do not ask before applying
@@ -65,7 +66,8 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 	fs.Float64Var(&f.headroom, "headroom", 0, fmt.Sprintf("multiply the bandwidth-delay product by this (default %g)", sysctl.DefaultHeadroom))
 	fs.BoolVar(&f.bbr, "bbr", false, "also recommend bbr (and fq on kernels before 4.13) when this kernel can run it")
 	fs.BoolVar(&f.apply, "apply", false, "apply the recommended values (needs root); previous values are saved for --revert")
-	fs.BoolVar(&f.persist, "persist", false, "with --apply, also write "+sysctl.PersistFile+" in /etc/sysctl.d so the values survive a reboot")
+	fs.BoolVar(&f.persist, "persist", false, "with --apply, also keep the values across a reboot where this system keeps them (/etc/sysctl.d, a DSM boot script, Unraid's /boot/config/go, TrueNAS tunables; elsewhere the steps are printed)")
+	fs.IntVar(&f.bulkConns, "bulk-conns", 0, fmt.Sprintf("bulk connections expected at full buffer at once; tcp_mem is shared among them (default %d)", sysctl.DefaultBulkConns))
 	fs.BoolVar(&f.revert, "revert", false, "restore the values saved by the last --apply (and remove the persisted file)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
 	fs.BoolVar(&f.yes, "yes", false, "apply without asking")
@@ -86,7 +88,10 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 	if runtime.GOOS != "linux" && f.root == "" {
 		return fmt.Errorf("tune: %w: this is %s", tune.ErrNotLinux, runtime.GOOS)
 	}
-	in := tune.Inputs{Peer: f.peer, PeerRTT: tunePeerRTT, Headroom: f.headroom, BBR: f.bbr,
+	if f.bulkConns < 0 {
+		return &exitError{2, fmt.Errorf("tune: --bulk-conns %d: want a positive count (e.g. 4)", f.bulkConns)}
+	}
+	in := tune.Inputs{Peer: f.peer, PeerRTT: tunePeerRTT, Headroom: f.headroom, BBR: f.bbr, BulkConns: f.bulkConns,
 		BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt"}
 	if f.bandwidth != "" {
 		bw, err := sysctl.ParseBandwidth(f.bandwidth)

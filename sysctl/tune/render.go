@@ -61,11 +61,11 @@ func (r Report) WriteText(w io.Writer) {
 		title = "TCP tuning for " + sys + " [sandbox: a copy, not this machine]"
 	}
 	fmt.Fprintln(w, title)
-	fmt.Fprintf(w, "kernel %s", orUnknown(r.BBR.Kernel))
-	if r.MemTotal > 0 {
-		fmt.Fprintf(w, ", %s RAM", sysctl.FormatBytes(r.MemTotal))
+	fmt.Fprintln(w, r.SystemLine())
+	if r.PersistWhere != "" {
+		fmt.Fprintf(w, "--persist: %s\n", r.PersistWhere)
 	}
-	fmt.Fprint(w, "\n\n")
+	fmt.Fprintln(w)
 
 	fmt.Fprintln(w, "Buffer arithmetic")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -135,6 +135,21 @@ func (r Report) WriteText(w io.Writer) {
 	for _, c := range r.Rec.Changes {
 		fmt.Fprintf(w, "  %s\n", c)
 	}
+}
+
+// SystemLine is the header's second line: the platform, the file that
+// identified it, the kernel and RAM ("Unraid 6.12.10 (/etc/unraid-version),
+// kernel 6.1.79-Unraid, 15.6 GiB RAM").
+func (r Report) SystemLine() string {
+	s := orUnknown(r.Platform.Name)
+	if r.Platform.Evidence != "" {
+		s += " (" + r.Platform.Evidence + ")"
+	}
+	s += ", kernel " + orUnknown(r.BBR.Kernel)
+	if r.MemTotal > 0 {
+		s += ", " + sysctl.FormatBytes(r.MemTotal) + " RAM"
+	}
+	return s
 }
 
 func (r Report) writeConns(w io.Writer) {

@@ -294,14 +294,14 @@ func (p *Pane) render() []string {
 		add(p.st.Bad.Render("tuning source: " + safetext.Clean(p.data.Err.Error())))
 		return b
 	}
-	head += p.st.Muted.Render(fmt.Sprintf("  kernel %s", clean(r.BBR.Kernel)))
-	if r.MemTotal > 0 {
-		head += p.st.Muted.Render(", " + sysctl.FormatBytes(r.MemTotal) + " RAM")
-	}
 	if !r.Time.IsZero() {
-		head += p.st.Muted.Render(fmt.Sprintf(", read %s ago", p.now().Sub(r.Time).Round(time.Second)))
+		head += p.st.Muted.Render(fmt.Sprintf("  read %s ago", p.now().Sub(r.Time).Round(time.Second)))
 	}
 	add(head)
+	add(p.st.Muted.Render(clean(r.SystemLine())))
+	if r.PersistWhere != "" {
+		add(p.st.Muted.Render("persist (tailpath tune --apply --persist): " + clean(r.PersistWhere)))
+	}
 	if p.outcome != "" {
 		st := p.st.Good
 		if p.bad {

@@ -104,7 +104,8 @@ func TestPaneShowsReport(t *testing.T) {
 	v := p.View()
 	mustContain(t, v,
 		"[sandbox: a copy, not this machine]",
-		"kernel 6.1.0-sample, 3.8 GiB RAM, read 2s ago",
+		"[sandbox: a copy, not this machine]  read 2s ago", "Linux with systemd (/run/systemd/system), kernel 6.1.0-sample, 3.8 GiB RAM",
+		"persist (tailpath tune --apply --persist): /etc/sysctl.d/99-tailpath.conf (systemd-sysctl applies",
 		"BDP = bandwidth × RTT", "976.6 KiB", "buffer max, raised to the 16 MiB floor",
 		"net.ipv4.tcp_wmem                   4096 16384 4194304   4096 16384 16777216",
 		"net.ipv4.tcp_congestion_control     cubic                keep",
