@@ -25,7 +25,7 @@ func TestRead(t *testing.T) {
 			name: "modern",
 			keys: modernKeys,
 			want: Settings{
-				TCPMem: Triple{46509, 62012, 93018},
+				TCPMem:  Triple{46509, 62012, 93018},
 				TCPRmem: Triple{4096, 131072, 6291456}, TCPWmem: Triple{4096, 16384, 4194304},
 				RmemMax: 212992, WmemMax: 212992, CongestionControl: "cubic",
 				AvailableCC: []string{"reno", "cubic", "bbr"}, DefaultQdisc: "fq_codel",
@@ -36,7 +36,7 @@ func TestRead(t *testing.T) {
 			name: "synology 4.4 lacks nothing but has small buffers",
 			keys: synologyKeys,
 			want: Settings{
-				TCPMem: Triple{46509, 62012, 93018},
+				TCPMem:  Triple{46509, 62012, 93018},
 				TCPRmem: Triple{4096, 87380, 6291456}, TCPWmem: Triple{4096, 16384, 4194304},
 				RmemMax: 212992, WmemMax: 212992, CongestionControl: "cubic",
 				AvailableCC: []string{"cubic", "reno"}, DefaultQdisc: "pfifo_fast",
@@ -47,7 +47,7 @@ func TestRead(t *testing.T) {
 			name: "old kernel without notsent_lowat and default_qdisc",
 			keys: copyKeys(modernKeys, map[string]string{KeyNotsentLowat: "", KeyDefaultQdisc: ""}),
 			want: Settings{
-				TCPMem: Triple{46509, 62012, 93018},
+				TCPMem:  Triple{46509, 62012, 93018},
 				TCPRmem: Triple{4096, 131072, 6291456}, TCPWmem: Triple{4096, 16384, 4194304},
 				RmemMax: 212992, WmemMax: 212992, CongestionControl: "cubic",
 				AvailableCC: []string{"reno", "cubic", "bbr"}, SlowStartAfterIdle: 1,
@@ -58,7 +58,7 @@ func TestRead(t *testing.T) {
 			name: "spaces instead of tabs, extra whitespace",
 			keys: copyKeys(modernKeys, map[string]string{KeyTCPRmem: "  4096   87380\t\t33554432  "}),
 			want: Settings{
-				TCPMem: Triple{46509, 62012, 93018},
+				TCPMem:  Triple{46509, 62012, 93018},
 				TCPRmem: Triple{4096, 87380, 33554432}, TCPWmem: Triple{4096, 16384, 4194304},
 				RmemMax: 212992, WmemMax: 212992, CongestionControl: "cubic",
 				AvailableCC: []string{"reno", "cubic", "bbr"}, DefaultQdisc: "fq_codel",

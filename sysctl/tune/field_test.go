@@ -146,7 +146,7 @@ func TestFieldRoots(t *testing.T) {
 			root: fieldNAS + "/small-ram-4.4", platform: sysctl.PlatformUnknown, name: "unknown Linux",
 			method: sysctl.PersistSteps,
 			bbr:    sysctl.BBRImpossible, bbrSays: []string{"predates BBR"},
-			bw:     1e9, rtt: 300 * time.Millisecond,
+			bw: 1e9, rtt: 300 * time.Millisecond,
 			check: func(t *testing.T, r Report) {
 				// tcp_mem: pressure 7660 pages, max 11490 pages (about 45 MiB).
 				const poolMax, poolPressure = 11490 * 4096, 7660 * 4096
@@ -179,14 +179,14 @@ func TestFieldRoots(t *testing.T) {
 			method: sysctl.PersistUnraidGo, path: "boot/config/go",
 			persisted: []string{"#!/bin/bash\n# BEGIN tailpath tune", "sysctl -w net.ipv4.tcp_congestion_control=bbr\n# END tailpath tune\n# Start the Management Utility\n/usr/local/sbin/emhttp\n"},
 			bbr:       sysctl.BBRLoadable, bbrSays: []string{"tcp_bbr.ko.xz"},
-			bw:        400e6, rtt: 20 * time.Millisecond, bbrFlag: true,
+			bw: 400e6, rtt: 20 * time.Millisecond, bbrFlag: true,
 			persistOut: "persisted on Unraid 6.12.10: a marked block in ",
 		},
 		{
 			root: ownRoots + "/truenas-scale-24.10", platform: sysctl.PlatformTrueNAS, name: "TrueNAS SCALE 24.10.2.1",
 			method: sysctl.PersistSteps,
 			bbr:    sysctl.BBRLoadable, bbrSays: []string{"tcp_bbr.ko"},
-			bw:     400e6, rtt: 20 * time.Millisecond,
+			bw: 400e6, rtt: 20 * time.Millisecond,
 			persistOut: "NOT persisted on TrueNAS SCALE 24.10.2.1: TrueNAS keeps sysctls in its configuration database and replaces files under /etc, and midclt is not available here. To keep these values after a reboot:\n" +
 				"  1. In the TrueNAS web UI: System › Advanced Settings › Sysctl › Add",
 		},
@@ -210,7 +210,7 @@ func TestFieldRoots(t *testing.T) {
 			method: sysctl.PersistSysctlD, path: "etc/sysctl.d/99-tailpath.conf",
 			persisted: []string{"net.core.wmem_max = 7340032\n"},
 			bbr:       sysctl.BBRImpossible, bbrSays: []string{"opkg install kmod-tcp-bbr"},
-			bw:        400e6, rtt: 20 * time.Millisecond,
+			bw: 400e6, rtt: 20 * time.Millisecond,
 			check: func(t *testing.T, r Report) {
 				if r.Rec.BufferMax != 7<<20 || !strings.Contains(r.Rec.Clamp, "tcp_mem ÷ 4 bulk connections") {
 					t.Errorf("buffer max %d (%s), want 7 MiB from tcp_mem pressure 7500 pages ÷ 4", r.Rec.BufferMax, r.Rec.Clamp)

@@ -42,12 +42,12 @@ type Action struct {
 
 // Output is the JSON Run prints.
 type Output struct {
-	Report    *Report             `json:"report,omitempty"`
-	Applied   *sysctl.ApplyResult `json:"applied,omitempty"`
-	Reverted  *sysctl.ApplyResult `json:"reverted,omitempty"`
+	Report   *Report             `json:"report,omitempty"`
+	Applied  *sysctl.ApplyResult `json:"applied,omitempty"`
+	Reverted *sysctl.ApplyResult `json:"reverted,omitempty"`
 	// Persist is where the values were kept (or the steps, when nothing
 	// could be written); nil without --persist.
-	Persist *sysctl.PersistPlan `json:"persist,omitempty"`
+	Persist   *sysctl.PersistPlan `json:"persist,omitempty"`
 	StateFile string              `json:"state_file,omitempty"`
 	Error     string              `json:"error,omitempty"`
 }

@@ -71,14 +71,14 @@ type Report struct {
 	// PersistWhere says where --persist keeps the values on this platform.
 	PersistWhere string                `json:"persist_where"`
 	Settings     sysctl.Settings       `json:"settings"`
-	BBR      sysctl.BBRStatus      `json:"bbr"`
-	MemTotal int64                 `json:"mem_total_bytes"`
-	Rec      sysctl.Recommendation `json:"recommendation"`
-	Conns    []sockdiag.Conn       `json:"connections"`
-	ConnsErr string                `json:"connections_error,omitempty"`
-	Link     *sockdiag.Link        `json:"tailscale0,omitempty"`
-	LinkErr  string                `json:"tailscale0_error,omitempty"`
-	Notes    []string              `json:"notes,omitempty"`
+	BBR          sysctl.BBRStatus      `json:"bbr"`
+	MemTotal     int64                 `json:"mem_total_bytes"`
+	Rec          sysctl.Recommendation `json:"recommendation"`
+	Conns        []sockdiag.Conn       `json:"connections"`
+	ConnsErr     string                `json:"connections_error,omitempty"`
+	Link         *sockdiag.Link        `json:"tailscale0,omitempty"`
+	LinkErr      string                `json:"tailscale0_error,omitempty"`
+	Notes        []string              `json:"notes,omitempty"`
 }
 
 // Gather reads the settings, BBR evidence, memory, connections and link
