@@ -204,7 +204,7 @@ func TestMarshalRequest(t *testing.T) {
 		t.Fatalf("request with filter: % x", b)
 	}
 	b := MarshalRequest(2, DumpStates, nil)
-	if len(b) != SizeofReqV2 || b[0] != 2 || b[1] != 6 || b[2] != 0b1010 {
+	if len(b) != SizeofReqV2 || b[0] != 2 || b[1] != 6 || b[2] != 0b100_1010 { // INFO, CONG, SKMEMINFO
 		t.Fatalf("request header % x", b[:8])
 	}
 	if got := binary.NativeEndian.Uint32(b[4:8]); got != DumpStates || got&(1<<10) != 0 {

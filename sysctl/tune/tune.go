@@ -135,6 +135,16 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 		}
 	}
 
+	// Judge each connection against this host's limits: a small send
+	// buffer means something else when tcp_wmem could have grown it.
+	lim := sockdiag.Limits{TCPWmemMax: r.Settings.TCPWmem.Max, WmemMax: r.Settings.WmemMax}
+	if r.Link != nil {
+		lim.LinkMTU = r.Link.MTU
+	}
+	for i := range r.Conns {
+		r.Conns[i].Verdict = sockdiag.Classify(r.Conns[i], lim)
+	}
+
 	t := sysctl.Target{Bandwidth: in.Bandwidth, RTT: in.RTT, Headroom: in.Headroom, BBR: in.BBR, BulkConns: in.BulkConns}
 	t.BandwidthSource, t.RTTSource = orGiven(in.BandwidthSource), orGiven(in.RTTSource)
 	if t.Bandwidth == 0 {

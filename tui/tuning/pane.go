@@ -385,6 +385,9 @@ func (p *Pane) render() []string {
 		add(p.st.Muted.Render("tailnet TCP connections: none open"))
 	default:
 		add(p.st.Title.Render(fmt.Sprintf("Tailnet TCP connections (%d)", len(r.Conns))))
+		if v := r.Verdict(); v != "" {
+			add(p.st.Warn.Render(clean(v)))
+		}
 		rows := [][]string{{"remote", "rtt", "cwnd", "retrans", "delivery", "sndbuf-lim", "rwnd-lim", "cc", "verdict"}}
 		for _, c := range r.Conns {
 			cells := tune.ConnCells(c)
@@ -400,6 +403,11 @@ func (p *Pane) render() []string {
 			rows = append(rows, cells)
 		}
 		b = append(b, table(&p.st, rows, "")...)
+		for _, a := range r.ConnAdvice() {
+			for _, l := range strings.Split(ansi.Wordwrap(clean(a), max(20, p.width-2), ""), "\n") {
+				add(p.st.Muted.Render(l))
+			}
+		}
 	}
 	return b
 }
