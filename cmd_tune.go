@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -28,6 +30,10 @@ func init() {
 // `tailpath tune --peer` says it needs tailscaled and asks for --rtt.
 var tunePeerRTT func(ctx context.Context, peer string) (time.Duration, error)
 
+// tuneMTUProbe runs `tailpath tune --mtu-probe PEER`: DISCO pings of
+// growing size through tailscaled. The dashboard wiring sets it.
+var tuneMTUProbe func(ctx context.Context, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error)
+
 // tuneFlags are `tailpath tune`'s flags.
 type tuneFlags struct {
 	bandwidth string  // --bandwidth: target throughput ("400Mbit"); empty means measure
@@ -43,6 +49,7 @@ type tuneFlags struct {
 	yes       bool    // --yes: do not ask before applying
 	state     string  // --state: revert state file (default sysctl.DefaultStatePath())
 	root      string  // --root: treat this directory as "/" (sandbox copies, tests)
+	mtuProbe  string  // --mtu-probe: peer to probe the path MTU to, instead of tuning
 }
 
 // tuneUsage is the text before the flag list of `tailpath tune -h`.
@@ -72,6 +79,7 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
 	fs.BoolVar(&f.yes, "yes", false, "apply without asking")
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+")")
+	fs.StringVar(&f.mtuProbe, "mtu-probe", "", "instead of tuning, find the largest packet the direct path to this peer carries (DISCO pings of growing size through tailscaled, like tailscale ping --size)")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -84,6 +92,9 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 	}
 	if fs.NArg() > 0 {
 		return &exitError{2, fmt.Errorf("tune: unexpected argument %q; flags only (see tailpath tune -h)", fs.Arg(0))}
+	}
+	if f.mtuProbe != "" {
+		return runMTUProbe(ctx, f, stdio)
 	}
 	if runtime.GOOS != "linux" && f.root == "" {
 		return fmt.Errorf("tune: %w: this is %s", tune.ErrNotLinux, runtime.GOOS)
@@ -143,4 +154,31 @@ func parseRTT(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q: must be positive (e.g. 20ms)", s)
 	}
 	return d, nil
+}
+
+// runMTUProbe is `tailpath tune --mtu-probe PEER`: progress on stderr, the
+// result on stdout (JSON with --json).
+func runMTUProbe(ctx context.Context, f tuneFlags, stdio IO) error {
+	if f.apply || f.revert || f.persist {
+		return &exitError{2, fmt.Errorf("tune: --mtu-probe only measures; run it without --apply, --persist or --revert")}
+	}
+	if tuneMTUProbe == nil {
+		return fmt.Errorf("tune: --mtu-probe needs tailscaled support in this build")
+	}
+	o := tune.MTUProbeOptions{Progress: func(s string) { fmt.Fprintln(stdio.Stderr, "  "+s) }}
+	if l, err := sockdiag.LinkInfo(sockdiag.TailscaleInterface); err == nil && l.MTU > 0 {
+		o.TunMTU = int(l.MTU)
+	}
+	fmt.Fprintf(stdio.Stderr, "probing the path MTU to %s…\n", f.mtuProbe)
+	r, err := tuneMTUProbe(ctx, f.mtuProbe, o)
+	if err != nil {
+		return fmt.Errorf("tune --mtu-probe %s: %w", f.mtuProbe, err)
+	}
+	if f.json {
+		enc := json.NewEncoder(stdio.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	r.WriteText(stdio.Stdout)
+	return nil
 }
