@@ -37,12 +37,10 @@ func init() {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("demo: tuning sandbox: %w", err)
 		}
-		// The NAS case: a 400 Mbit/s target at a 20 ms tailnet RTT, against
-		// a copy of this host's /proc/sys that apply and revert really write.
-		opts, _, err := tuning.Sandbox(dir, tune.Inputs{
-			Bandwidth: 400e6, BandwidthSource: "demo: the NAS case",
-			RTT: 20 * time.Millisecond, RTTSource: "demo: the NAS case",
-		})
+		// The seed NAS (DSM on Linux 4.4, no BBR, 20 ms to its peer), its
+		// tailnet connections replayed from recorded tcp_info; apply and
+		// revert really write its sandbox copy.
+		opts, err := tuning.SeedNAS(dir)
 		if err != nil {
 			return fmt.Errorf("demo: tuning sandbox: %w", err)
 		}

@@ -1,7 +1,6 @@
 package sockdiag
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"os"
 	"path/filepath"
@@ -27,29 +26,44 @@ func loadRecorded(t testing.TB, name string) []byte {
 	return raw
 }
 
-// truncateInfo rewrites a message so its tcp_info is cut to n bytes, as an
-// older kernel sends it.
-func truncateInfo(t *testing.T, raw []byte, n int) []byte {
-	t.Helper()
-	out := append([]byte(nil), raw[:SizeofMsg]...)
-	rest := raw[SizeofMsg:]
-	for len(rest) >= 4 {
-		l := int(binary.NativeEndian.Uint16(rest[0:2]))
-		typ := binary.NativeEndian.Uint16(rest[2:4])
-		val := rest[4:l]
-		if typ == AttrInfo && len(val) > n {
-			val = val[:n]
+// seedLimits are the settings the tunnel samples were recorded with (the
+// seed NAS: tcp_wmem "4096 16384 16384").
+var seedLimits = Limits{TCPWmemMax: 16384, WmemMax: 4194304, LinkMTU: 1280}
+
+// TestRecordedTunnelVerdicts classifies the samples recorded over a
+// 1280-MTU tunnel at 20 ms RTT (TestTunPathNetns), as the 6.18 kernel sent
+// them and cut to the 144 bytes a 4.4 kernel sends.
+func TestRecordedTunnelVerdicts(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want VerdictKind
+		says string
+	}{
+		{"seed-nas-before", VerdictSndbuf, "of a 16 KiB buffer"},
+		{"tunnel-blackhole", VerdictMTU, "segment(s) of MSS 1228 unacknowledged, path MTU 1280, tailscale0 MTU 1280"},
+	} {
+		b, err := os.ReadFile(filepath.Join("..", "tune", "seednas", "conns", tt.file+".hex"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		h := make([]byte, 4)
-		binary.NativeEndian.PutUint16(h[0:], uint16(4+len(val)))
-		binary.NativeEndian.PutUint16(h[2:], typ)
-		out = append(append(out, h...), val...)
-		for len(out)%4 != 0 {
-			out = append(out, 0)
+		raw, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
 		}
-		rest = rest[min((l+3)&^3, len(rest)):]
+		for _, n := range []int{len(raw), 144} {
+			c, err := ParseMessage(TruncateInfo(raw, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := Classify(c, seedLimits)
+			if v.Kind != tt.want || !strings.Contains(v.Detail, tt.says) {
+				t.Errorf("%s (tcp_info %d bytes): %s (%s), want %s saying %q", tt.file, c.Info.Len, v.Kind, v.Detail, tt.want, tt.says)
+			}
+			if n == 144 && tt.want == VerdictSndbuf && !strings.Contains(v.Detail, "kernel < 4.10") {
+				t.Errorf("4.4 sample: %q should say the counters are missing", v.Detail)
+			}
+		}
 	}
-	return out
 }
 
 // TestRecordedVerdicts classifies connections recorded on a real kernel:
@@ -74,7 +88,7 @@ func TestRecordedVerdicts(t *testing.T) {
 			name := tt.file
 			raw := loadRecorded(t, tt.file)
 			if n > 0 {
-				raw = truncateInfo(t, raw, n)
+				raw = TruncateInfo(raw, n)
 				name += "/tcp_info " + string(rune('0'+n/100)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10))
 			}
 			t.Run(name, func(t *testing.T) {

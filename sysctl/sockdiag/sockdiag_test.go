@@ -230,6 +230,10 @@ func FuzzParseMessage(f *testing.F) {
 			t.Fatalf("congestion control name not bounded: %q", c.CC)
 		}
 		_ = Judge(c.Info, c.CC)
+		_ = Classify(c, Limits{TCPWmemMax: 4194304, WmemMax: 212992, LinkMTU: 1280})
+		if short, err := ParseMessage(TruncateInfo(b, 144)); err == nil && short.Info != nil && short.Info.Len > 144 {
+			t.Fatalf("TruncateInfo left %d bytes of tcp_info", short.Info.Len)
+		}
 	})
 }
 

@@ -3,6 +3,7 @@ package sockdiag
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -81,8 +82,9 @@ func Judge(t *TCPInfo, cc string) Verdict { return Classify(Conn{Info: t, CC: cc
 //     have grown it: the program set SO_SNDBUF (which turns autotuning
 //     off). The limited-time counters need not show it: on a short path
 //     the kernel rarely finds the queue empty with the buffer full.
-//  3. Send-buffer limited (≥ LimitedShare of busy time, or on kernels
-//     before 4.10 a send queue ≥ FullQueueShare of the buffer): exactly
+//  3. Send-buffer limited (≥ LimitedShare of busy time, or a send queue
+//     ≥ FullQueueShare of a buffer already at tcp_wmem's max, or of any
+//     buffer on kernels before 4.10, which have no counters): exactly
 //     2 × wmem_max means the program asked for more than wmem_max allows;
 //     otherwise tcp_wmem's max is the limit.
 //  4. Receive-window limited: the peer's tcp_rmem.
@@ -101,9 +103,19 @@ func Classify(c Conn, lim Limits) Verdict {
 	}
 	sb, sbOK := t.SndbufShare()
 	rw, rwOK := t.RwndShare()
+	// A full send queue is the other sign: on kernels before 4.10, which
+	// have no counters, and whenever the buffer is already at tcp_wmem's
+	// max (the counters only run while the queue has drained into flight,
+	// which a sender stuck at its ceiling rarely lets happen).
 	full := ""
-	if !sbOK && c.Mem != nil && c.Mem.SndBuf > 0 && float64(c.Mem.WmemQueue) >= FullQueueShare*float64(c.Mem.SndBuf) {
-		full = fmt.Sprintf("send queue full (%s queued of a %s buffer; kernel < 4.10 has no limited-time counters)", fmtBytes(int64(c.Mem.WmemQueue)), fmtBytes(int64(c.Mem.SndBuf)))
+	if m := c.Mem; m != nil && m.SndBuf > 0 && float64(m.WmemQueue) >= FullQueueShare*float64(m.SndBuf) {
+		atMax := lim.TCPWmemMax > 0 && int64(m.SndBuf) >= lim.TCPWmemMax
+		switch {
+		case !sbOK:
+			full = fmt.Sprintf("send queue full (%s queued of a %s buffer; kernel < 4.10 has no limited-time counters)", fmtBytes(int64(m.WmemQueue)), fmtBytes(int64(m.SndBuf)))
+		case atMax:
+			full = fmt.Sprintf("send queue full (%s queued of a %s buffer, tcp_wmem's max)", fmtBytes(int64(m.WmemQueue)), fmtBytes(int64(m.SndBuf)))
+		}
 	}
 	if sbOK && sb >= LimitedShare || full != "" {
 		detail := full
@@ -136,7 +148,9 @@ func Classify(c Conn, lim Limits) Verdict {
 func sndbufVerdict(c Conn, t *TCPInfo, lim Limits, detail string) Verdict {
 	if c.Mem != nil && c.Mem.SndBuf > 0 {
 		buf := int64(c.Mem.SndBuf)
-		detail += ", send buffer " + fmtBytes(buf)
+		if !strings.Contains(detail, "buffer") {
+			detail += ", send buffer " + fmtBytes(buf)
+		}
 		if lim.WmemMax > 0 && buf == 2*lim.WmemMax && (lim.TCPWmemMax == 0 || buf < lim.TCPWmemMax) {
 			return Verdict{Kind: VerdictWmemMax, Text: "send buffer capped by net.core.wmem_max: raise it",
 				Detail:      detail + fmt.Sprintf(" = 2 × wmem_max %s: the program set SO_SNDBUF and the kernel cut it to that", fmtBytes(lim.WmemMax)),
