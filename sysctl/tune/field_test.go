@@ -303,6 +303,9 @@ func TestFieldRoots(t *testing.T) {
 			if err := Run(ctx, in, Action{Revert: true, StatePath: state}, nil, &out); err != nil {
 				t.Fatalf("revert: %v\n%s", err, out.String())
 			}
+			if tt.path != "" && !strings.Contains(out.String(), "removed what --persist wrote: ") {
+				t.Errorf("revert does not say what it removed:\n%s", out.String())
+			}
 			if diff := cmp.Diff(before, tree(t, dir)); diff != "" {
 				t.Errorf("root after apply + persist + revert differs (-before +after):\n%s", diff)
 			}

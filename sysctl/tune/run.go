@@ -84,6 +84,7 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 		if err := needRoot(); err != nil {
 			return err
 		}
+		st, _ := sysctl.LoadState(statePath) // to say what was removed; Revert reports errors
 		res, err := sysctl.Revert(in.Host, statePath)
 		if act.JSON {
 			out := Output{Reverted: &res, StateFile: statePath}
@@ -94,6 +95,9 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 		} else {
 			fmt.Fprint(stdout, res.Report())
 			if err == nil {
+				if p := st.Persist; p != nil && p.Method != sysctl.PersistSteps {
+					fmt.Fprintf(stdout, "removed what --persist wrote: %s\n", persistedText(*p))
+				}
 				fmt.Fprintf(stdout, "reverted %d key(s); removed %s\n", len(res.Written), statePath)
 			}
 		}
@@ -166,6 +170,17 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 		writePersisted(stdout, *p)
 	}
 	return nil
+}
+
+// persistedText names a persisted artefact for a person.
+func persistedText(p sysctl.Persisted) string {
+	switch p.Method {
+	case sysctl.PersistUnraidGo:
+		return "tailpath's block in " + p.Path
+	case sysctl.PersistMidclt:
+		return fmt.Sprintf("TrueNAS tunables %v", p.Tunables)
+	}
+	return p.Path
 }
 
 // writePersisted says where the values were kept, or the steps to keep them.

@@ -404,7 +404,7 @@ func (p *Pane) render() []string {
 		}
 		b = append(b, table(&p.st, rows, "")...)
 		for _, a := range r.ConnAdvice() {
-			for _, l := range strings.Split(ansi.Wordwrap(clean(a), max(20, p.width-2), ""), "\n") {
+			for _, l := range wrapWords(clean(a), max(20, p.width-2)) {
 				add(p.st.Muted.Render(l))
 			}
 		}
@@ -465,6 +465,30 @@ func shortenPath(path string, width int) string {
 		return ansi.Truncate("…", max(width, 0), "")
 	}
 	return ansi.TruncateLeft(path, ansi.StringWidth(path)-(width-1), "…")
+}
+
+// wrapWords breaks s into lines of at most width display cells at spaces
+// only (flags like --mtu-probe stay whole); a word longer than width gets
+// a line of its own, cut when shown.
+func wrapWords(s string, width int) []string {
+	var lines []string
+	var cur strings.Builder
+	for _, w := range strings.Fields(s) {
+		switch {
+		case cur.Len() == 0:
+			cur.WriteString(w)
+		case ansi.StringWidth(cur.String())+1+ansi.StringWidth(w) <= width:
+			cur.WriteString(" " + w)
+		default:
+			lines = append(lines, cur.String())
+			cur.Reset()
+			cur.WriteString(w)
+		}
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
 }
 
 // stepRows turns the arithmetic into two-column rows.

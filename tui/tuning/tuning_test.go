@@ -464,3 +464,11 @@ func TestSeedNASPane(t *testing.T) {
 		t.Errorf("after applying the upload is still the buffer-limited one:\n%s", v)
 	}
 }
+
+func TestWrapWords(t *testing.T) {
+	got := wrapWords("run tailpath tune --mtu-probe PEER: if small pings get through", 20)
+	want := []string{"run tailpath tune", "--mtu-probe PEER: if", "small pings get", "through"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
