@@ -57,7 +57,9 @@ const tuneUsage = `usage: tailpath tune [flags]
 
 Show this host's TCP buffer sysctls against what a target bandwidth × RTT
 needs, with the arithmetic, BBR availability and the tailnet TCP
-connections; --apply writes the recommendation (as root), --revert undoes it.
+connections; --apply writes the recommendation (as root), --persist keeps
+it where this system keeps sysctls at boot, --revert undoes both.
+--mtu-probe PEER measures the path MTU to a peer instead.
 
 flags:`
 
@@ -75,7 +77,7 @@ func runTune(ctx context.Context, args []string, stdio IO) error {
 	fs.BoolVar(&f.apply, "apply", false, "apply the recommended values (needs root); previous values are saved for --revert")
 	fs.BoolVar(&f.persist, "persist", false, "with --apply, also keep the values across a reboot where this system keeps them (/etc/sysctl.d, a DSM boot script, Unraid's /boot/config/go, TrueNAS tunables; elsewhere the steps are printed)")
 	fs.IntVar(&f.bulkConns, "bulk-conns", 0, fmt.Sprintf("bulk connections expected at full buffer at once; tcp_mem is shared among them (default %d)", sysctl.DefaultBulkConns))
-	fs.BoolVar(&f.revert, "revert", false, "restore the values saved by the last --apply (and remove the persisted file)")
+	fs.BoolVar(&f.revert, "revert", false, "restore the values saved by the last --apply (and remove what --persist wrote)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
 	fs.BoolVar(&f.yes, "yes", false, "apply without asking")
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+")")

@@ -5,7 +5,10 @@
 //
 // Every file it touches is found under a Host, whose roots tests and the demo
 // replace with a directory tree: /proc (sysctls under /proc/sys, meminfo,
-// modules, config.gz), /lib/modules and /etc/sysctl.d. Key paths that would
+// modules, config.gz), /lib/modules, /etc/sysctl.d, and under Root the files
+// that identify the system (Platform: DSM, Unraid, TrueNAS SCALE, QNAP,
+// openmediavault, OpenWrt, systemd) and the places each keeps sysctls at
+// boot (PlanPersist, ApplyPersist, RemovePersisted). Key paths that would
 // escape the /proc/sys root (“..”, absolute paths, symlinks leading out) are
 // refused with ErrBadKey.
 //
