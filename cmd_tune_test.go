@@ -54,7 +54,7 @@ func TestTuneCommand(t *testing.T) {
 	if s, _ := h.Read(); s.TCPWmem.Max != 4194304 {
 		t.Fatalf("tcp_wmem after revert = %v", s.TCPWmem)
 	}
-	for _, bad := range [][]string{{"--bandwidth", "fast"}, {"--rtt", "-5ms"}, {"extra"}, {"--rtt", "20ms", "--peer", "nas"}} {
+	for _, bad := range [][]string{{"--bandwidth", "fast"}, {"--rtt", "-5ms"}, {"extra"}, {"--rtt", "20ms", "--peer", "nas"}, {"--mtu-probe", "nas", "--apply"}, {"--bulk-conns", "-1"}} {
 		if code, _, stderr := runTuneCmd(bad...); code != 2 {
 			t.Errorf("%v: exit %d (%s), want 2", bad, code, stderr)
 		}

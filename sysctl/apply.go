@@ -136,7 +136,7 @@ func (r ApplyResult) Report() string {
 	if r.Failed != nil {
 		fmt.Fprintf(&b, "FAILED %s = %s: %s\n", r.Failed.Key, r.Failed.Value, r.Failed.Err)
 		for _, c := range r.RolledBack {
-			fmt.Fprintf(&b, "restored %s to %s\n", c.Key, orNone(c.Old))
+			fmt.Fprintf(&b, "restored %s to %s\n", c.Key, orNone(Normalize(c.Old)))
 		}
 		for _, e := range r.RollbackErrors {
 			fmt.Fprintf(&b, "NOT RESTORED: %s\n", e)
@@ -170,11 +170,13 @@ func applyCore(w Writer, changes []Change) (ApplyResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("nothing written: reading current value: %w", err)
 		}
-		c.Old = Normalize(old)
+		// Keep the value exactly as the kernel printed it (tabs included):
+		// a rollback writes back the same bytes.
+		c.Old = strings.TrimRight(old, "\n")
 		if SameValue(c.Old, c.New) {
 			continue
 		}
-		c.New = Normalize(c.New)
+		// New is written as given: a revert writes back the exact bytes it recorded.
 		res.Planned = append(res.Planned, c)
 	}
 	var cause error

@@ -1,6 +1,7 @@
 package sysctl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -72,7 +73,7 @@ func TestApplyFakeTree(t *testing.T) {
 	if got.TCPRmem != (Triple{4096, 131072, 50000000}) || got.CongestionControl != "bbr" || got.RmemMax != 50000000 {
 		t.Fatalf("after Apply: %+v", got)
 	}
-	if res.Written[0].Old != "4096 131072 6291456" {
+	if res.Written[0].Old != "4096\t131072\t6291456" { // exactly as the kernel printed it
 		t.Errorf("Written[0].Old = %q, want the previous value", res.Written[0].Old)
 	}
 }
@@ -183,18 +184,20 @@ func TestApplyRecordedRevert(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Change{
-		{Key: KeyTCPRmem, Old: "4096 131072 6291456", New: "4096 131072 60000000"},
-		{Key: KeyTCPWmem, Old: "4096 16384 4194304", New: "4096 131072 50000000"},
+		{Key: KeyTCPRmem, Old: "4096\t131072\t6291456", New: "4096 131072 60000000"}, // as the kernel printed it
+		{Key: KeyTCPWmem, Old: "4096\t16384\t4194304", New: "4096 131072 50000000"},
 		{Key: KeyWmemMax, Old: "212992", New: "60000000"},
 	}
 	if diff := cmp.Diff(want, st.Keys); diff != "" {
 		t.Errorf("state keys (-want +got):\n%s", diff)
 	}
-	p, err := h.Persist(st.Keys, []string{"test"})
+	plan := h.PlanPersist(Platform{Kind: PlatformSystemd, Name: "test"}, st.Keys, []string{"test"})
+	rec, err := h.ApplyPersist(context.Background(), plan, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Persisted = p
+	p := plan.Path
+	st.Persist = &rec
 	if err := SaveState(state, st); err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +214,10 @@ func TestApplyRecordedRevert(t *testing.T) {
 	if _, err := os.Stat(state); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("state file still there after revert: %v", err)
 	}
-	after := snapshot(t, dir)
-	delete(after, "/etc/sysctl.d") // directory only
-	if diff := cmp.Diff(before, after); diff != "" {
+	if _, err := os.Stat(filepath.Join(dir, "etc")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the etc/sysctl.d tailpath created survived revert: %v", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
 		t.Errorf("tree after revert (-before +after):\n%s", diff)
 	}
 	if _, err := Revert(h, state); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "nothing to revert") {

@@ -92,11 +92,16 @@ func ParseKernelVersion(release string) (major, minor int, ok bool) {
 	return ma, mi, true
 }
 
-// BBR gathers the evidence about BBR from the available list, /proc/modules,
-// the module tree for the running kernel, /proc/config.gz and the kernel
-// version, in that order, stopping once the answer is certain. It fails
-// only with ErrNoProc; other unreadable sources count as "no evidence".
-func (h Host) BBR() (BBRStatus, error) {
+// BBR is BBRFor(h.Platform()).
+func (h Host) BBR() (BBRStatus, error) { return h.BBRFor(h.Platform()) }
+
+// BBRFor gathers the evidence about BBR from the available list,
+// /proc/modules, the module tree for the running kernel, /proc/config.gz
+// and the kernel version, in that order, stopping once the answer is
+// certain. When BBR is impossible, Missing gives advice that fits platform
+// p: never a package that does not exist there. It fails only with
+// ErrNoProc; other unreadable sources count as "no evidence".
+func (h Host) BBRFor(p Platform) (BBRStatus, error) {
 	r, err := h.openSys()
 	if err != nil {
 		return BBRStatus{}, err
@@ -145,7 +150,7 @@ func (h Host) BBR() (BBRStatus, error) {
 		// the answer, so skip decompressing it.
 		b.State, b.NeedsFQ = BBRImpossible, false
 		b.Why = fmt.Sprintf("kernel %s predates BBR (mainline since 4.9)", b.Kernel)
-		b.Missing = "a kernel ≥ 4.9 (or a vendor backport of tcp_bbr); on Synology DSM with a 4.4 kernel there is none: tune buffers instead"
+		b.Missing = oldKernelAdvice(p)
 		return b, nil
 	}
 	b.Config = h.kernelConfig("CONFIG_TCP_CONG_BBR")
@@ -169,9 +174,45 @@ func (h Host) BBR() (BBRStatus, error) {
 		b.Missing = "evidence: bbr is not in tcp_available_congestion_control and no tcp_bbr module was found"
 	default:
 		b.Why = fmt.Sprintf("bbr is not available, no tcp_bbr module under %s/%s, and no /proc/config.gz to say otherwise", h.modules(), b.Kernel)
-		b.Missing = "the tcp_bbr module (install the distribution's extra kernel modules package)"
+		b.Missing = noModuleAdvice(p)
 	}
 	return b, nil
+}
+
+// keepCubic is the advice when nothing can add BBR: buffers are what helps.
+const keepCubic = "keep cubic and raise the buffers (what tailpath recommends)"
+
+// oldKernelAdvice is what is missing on a kernel before 4.9, per platform.
+func oldKernelAdvice(p Platform) string {
+	switch p.Kind {
+	case PlatformDSM:
+		return "a kernel ≥ 4.9; Synology ships this model with a 4.4 kernel and no tcp_bbr, and no package adds it: " + keepCubic
+	case PlatformQNAP:
+		return "a kernel ≥ 4.9; QNAP ships this model's kernel without BBR, and no package adds it: " + keepCubic
+	case PlatformOpenWrt:
+		return "a kernel ≥ 4.9: upgrade to a current OpenWrt release, then install kmod-tcp-bbr; until then " + keepCubic
+	}
+	return "a kernel ≥ 4.9 (or a vendor backport of tcp_bbr): upgrade the kernel, or " + keepCubic
+}
+
+// noModuleAdvice is what is missing when a kernel ≥ 4.9 has no tcp_bbr
+// module and no config says otherwise, per platform.
+func noModuleAdvice(p Platform) string {
+	switch p.Kind {
+	case PlatformDSM:
+		return "a kernel built with tcp_bbr; Synology builds this kernel without it and ships no package that adds it: " + keepCubic
+	case PlatformQNAP:
+		return "a kernel built with tcp_bbr; QNAP ships none for this model and no package adds it: " + keepCubic
+	case PlatformUnraid:
+		return "the tcp_bbr module, which Unraid's own kernel normally ships: update Unraid (there is no package manager for kernel modules); until then " + keepCubic
+	case PlatformTrueNAS:
+		return "the tcp_bbr module; TrueNAS SCALE's kernel comes with the release (apt is disabled): update TrueNAS; until then " + keepCubic
+	case PlatformOpenWrt:
+		return "the tcp_bbr module: install kmod-tcp-bbr (opkg install kmod-tcp-bbr, or apk add kmod-tcp-bbr on releases that use apk)"
+	case PlatformOMV:
+		return "the tcp_bbr module, which Debian's own kernel packages include: boot a Debian kernel (apt install linux-image-amd64, or the flavour for this machine), or " + keepCubic
+	}
+	return "the tcp_bbr module for this kernel (your distribution's kernel modules package; e.g. linux-modules-extra-<release> on Ubuntu), or " + keepCubic
 }
 
 // moduleLoaded reports whether name is listed in /proc/modules.

@@ -47,3 +47,14 @@ func BenchmarkReadAllNoBBR(b *testing.B) {
 		h.MemTotal()
 	}
 }
+
+// BenchmarkPlatform detects the system from its identity files (the real
+// machine: none of the NAS files exist, so every check runs), as each
+// Tuning pane refresh does, with where --persist would write.
+func BenchmarkPlatform(b *testing.B) {
+	var h Host
+	for i := 0; i < b.N; i++ {
+		p := h.Platform()
+		h.PersistWhere(p)
+	}
+}

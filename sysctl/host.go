@@ -5,7 +5,10 @@
 //
 // Every file it touches is found under a Host, whose roots tests and the demo
 // replace with a directory tree: /proc (sysctls under /proc/sys, meminfo,
-// modules, config.gz), /lib/modules and /etc/sysctl.d. Key paths that would
+// modules, config.gz), /lib/modules, /etc/sysctl.d, and under Root the files
+// that identify the system (Platform: DSM, Unraid, TrueNAS SCALE, QNAP,
+// openmediavault, OpenWrt, systemd) and the places each keeps sysctls at
+// boot (PlanPersist, ApplyPersist, RemovePersisted). Key paths that would
 // escape the /proc/sys root (“..”, absolute paths, symlinks leading out) are
 // refused with ErrBadKey.
 //
@@ -13,6 +16,8 @@
 //
 //   - ErrNoProc: the /proc/sys root itself is missing (no procfs mounted, or
 //     a wrong root); no key can be read.
+//   - ErrNoMeminfo: /proc/meminfo is missing, so the memory size (and the
+//     memory cap on buffers) is unknown; the sysctls may still be readable.
 //   - ErrNoKey: /proc/sys exists but this kernel has no such key (an old
 //     kernel, or a module not loaded).
 //   - ErrBadKey: the key name is malformed or its path escapes the root.
@@ -40,6 +45,7 @@ import (
 // Sentinel errors; see the package documentation.
 var (
 	ErrNoProc       = errors.New("/proc/sys not found (is procfs mounted?)")
+	ErrNoMeminfo    = errors.New("/proc/meminfo not found, so the memory size is unknown")
 	ErrNoKey        = errors.New("no such sysctl on this kernel")
 	ErrBadKey       = errors.New("bad sysctl key")
 	ErrInvalid      = errors.New("invalid sysctl value")
@@ -57,17 +63,28 @@ type Host struct {
 	// Modules is the kernel module tree ("/lib/modules" when empty); the
 	// running kernel's modules are under Modules/<release>.
 	Modules string
-	// SysctlDir is where --persist writes 99-tailpath.conf ("/etc/sysctl.d" when empty).
+	// SysctlDir is where --persist writes 99-tailpath.conf on systems that
+	// apply /etc/sysctl.d at boot ("/etc/sysctl.d" when empty).
 	SysctlDir string
+	// Root is the directory treated as "/" for everything else: the files
+	// that identify the system (Platform) and the other persistence targets
+	// (/usr/local/etc/rc.d on DSM, /boot/config/go on Unraid). "" means "/".
+	Root string
+	// Midclt is TrueNAS's middleware client used to persist tunables. ""
+	// means "midclt" from PATH, but only when Root is "/": a directory tree
+	// standing in for a TrueNAS system never runs this machine's midclt.
+	Midclt string
 }
 
 // AtRoot returns a Host whose roots are all under dir, as if dir were "/":
-// dir/proc, dir/lib/modules, dir/etc/sysctl.d. Used for sandboxes and tests.
+// dir/proc, dir/lib/modules, dir/etc/sysctl.d, and Root dir. Used for
+// sandboxes and tests.
 func AtRoot(dir string) Host {
 	return Host{
 		Proc:      filepath.Join(dir, "proc"),
 		Modules:   filepath.Join(dir, "lib", "modules"),
 		SysctlDir: filepath.Join(dir, "etc", "sysctl.d"),
+		Root:      dir,
 	}
 }
 

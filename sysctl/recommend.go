@@ -26,7 +26,13 @@ const (
 	// TailscaledUDPBufferBytes is the UDP buffer tailscaled asks for
 	// (7340032); without CAP_NET_ADMIN rmem_max/wmem_max clamp it.
 	TailscaledUDPBufferBytes = 7340032
-	mib                      = 1 << 20
+	// DefaultBulkConns is how many bulk connections (backups, uploads) are
+	// assumed to run at full buffer at once when sharing tcp_mem.
+	DefaultBulkConns = 4
+	// PageBytes is the page size tcp_mem counts in (4 KiB on x86 and on the
+	// ARM boards NAS systems use).
+	PageBytes = 4096
+	mib       = 1 << 20
 )
 
 // Target is what the recommendation is for.
@@ -43,6 +49,9 @@ type Target struct {
 	Headroom float64 `json:"headroom"`
 	// BBR asks for bbr (and fq where the kernel needs it) when it can work.
 	BBR bool `json:"bbr"`
+	// BulkConns is how many bulk connections are expected at full buffer at
+	// once; tcp_mem is shared among them. 0 means DefaultBulkConns.
+	BulkConns int `json:"bulk_conns,omitempty"`
 }
 
 // Step is one line of the arithmetic, for the pane and --json.
@@ -58,14 +67,19 @@ type Step struct {
 // Change is one key to set: its current and wanted values and why.
 type Change struct {
 	Key string `json:"key"`
-	// Old is the current value, whitespace-normalised ("" when the key is missing).
+	// Old is the current value ("" when the key is missing): whitespace-
+	// normalised in a Recommendation, exactly as the kernel printed it
+	// (without the trailing newline) in what Apply wrote and the state file,
+	// so a revert writes back the same bytes.
 	Old string `json:"old"`
 	New string `json:"new"`
 	Why string `json:"why,omitempty"`
 }
 
 // String renders "key: old → new".
-func (c Change) String() string { return fmt.Sprintf("%s: %s → %s", c.Key, orNone(c.Old), c.New) }
+func (c Change) String() string {
+	return fmt.Sprintf("%s: %s → %s", c.Key, orNone(Normalize(c.Old)), Normalize(c.New))
+}
 
 func orNone(s string) string {
 	if s == "" {
@@ -85,6 +99,10 @@ type Recommendation struct {
 	BufferMax int64 `json:"buffer_max_bytes"`
 	// Clamp explains a clamp of WantBytes; empty when none applied.
 	Clamp string `json:"clamp,omitempty"`
+	// MemCap is the per-socket maximum tcp_mem allows for the expected bulk
+	// connections (rounded down to a MiB), bytes; 0 when tcp_mem and RAM
+	// are both unknown.
+	MemCap int64 `json:"mem_cap_bytes,omitempty"`
 	// Recommended values (never lower than the current ones).
 	TCPRmem Triple `json:"tcp_rmem"`
 	TCPWmem Triple `json:"tcp_wmem"`
@@ -152,15 +170,52 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 			hi = FloorBufferBytes
 		}
 	}
+	// tcp_mem bounds all TCP sockets together: N bulk connections each at
+	// full buffer must stay under its pressure threshold, else every
+	// connection is squeezed. This cap wins over the floor.
+	conns := t.BulkConns
+	if conns <= 0 {
+		conns = DefaultBulkConns
+	}
+	pool, poolSteps := tcpMemPool(cur, memTotal)
+	r.Steps = append(r.Steps, poolSteps...)
+	memCapped := false
+	if pool > 0 {
+		per := pool / int64(conns)
+		perRounded := per / mib * mib
+		if perRounded == 0 {
+			perRounded = max(per/(64<<10)*(64<<10), 64<<10)
+		}
+		r.Steps = append(r.Steps, Step{Label: fmt.Sprintf("÷ %d bulk connections", conns), Text: FormatBytes(per) + " per socket", Bytes: per})
+		r.MemCap = perRounded
+		if perRounded < hi {
+			hi, memCapped = perRounded, true
+			hiWhy = fmt.Sprintf("tcp_mem ÷ %d bulk connections", conns)
+		}
+	}
 	switch {
-	case buf < FloorBufferBytes:
+	case buf < FloorBufferBytes && FloorBufferBytes <= hi:
 		r.Clamp = fmt.Sprintf("raised to the %s floor", FormatBytes(FloorBufferBytes))
 		buf = FloorBufferBytes
+	case buf < FloorBufferBytes:
+		// The floor itself is more than tcp_mem allows: stop at the cap.
+		r.Clamp = "raised only to " + hiWhy + " (below the 16 MiB floor)"
+		buf = max(buf, hi)
 	case buf > hi:
 		r.Clamp = "lowered to " + hiWhy
-		r.Warnings = append(r.Warnings, fmt.Sprintf("the target needs %s per socket but that exceeds %s; capped at %s, so expect less than %s at %v",
-			FormatBytes(r.WantBytes), hiWhy, FormatBytes(hi), FormatBandwidth(t.Bandwidth), t.RTT))
+		if memCapped {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the target needs %s per socket, but tcp_mem allows %s for each of %d bulk connections (more would push every TCP socket into memory pressure); expect at most %s per connection at %v",
+				FormatBytes(r.WantBytes), FormatBytes(hi), conns, FormatBandwidth(float64(hi)*8/t.Headroom/t.RTT.Seconds()), t.RTT))
+			r.Notes = append(r.Notes, raiseTCPMemNote(cur, memTotal, r.WantBytes, conns))
+		} else {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the target needs %s per socket but that exceeds %s; capped at %s, so expect less than %s at %v",
+				FormatBytes(r.WantBytes), hiWhy, FormatBytes(hi), FormatBandwidth(t.Bandwidth), t.RTT))
+		}
 		buf = hi
+	}
+	if r.MemCap > 0 && (cur.TCPWmem.Max > r.MemCap || cur.TCPRmem.Max > r.MemCap) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the current buffer max (tcp_rmem %s, tcp_wmem %s) is above what tcp_mem allows for %d bulk connections (%s each); tailpath never lowers it, but expect memory pressure when they all run at full window",
+			FormatBytes(cur.TCPRmem.Max), FormatBytes(cur.TCPWmem.Max), conns, FormatBytes(r.MemCap)))
 	}
 	r.BufferMax = buf
 	last := "rounded up to a MiB"
@@ -214,6 +269,45 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 		r.Notes = append(r.Notes, fmt.Sprintf("current values already suffice for %s at %v", FormatBandwidth(t.Bandwidth), t.RTT))
 	}
 	return r, nil
+}
+
+// tcpMemPool returns the bytes all TCP sockets may use before memory
+// pressure (tcp_mem's middle value), and the arithmetic steps saying where
+// it came from: the sysctl, else the kernel's boot-time default of about
+// RAM/16, else 0 (unknown).
+func tcpMemPool(cur Settings, memTotal int64) (int64, []Step) {
+	if m := cur.TCPMem; m.Default > 0 {
+		pool := m.Default * PageBytes
+		return pool, []Step{{Label: "tcp_mem pressure (all TCP sockets)",
+			Text: fmt.Sprintf("%d pages × 4 KiB = %s (max %d pages = %s)", m.Default, FormatBytes(pool), m.Max, FormatBytes(m.Max*PageBytes)), Bytes: pool}}
+	}
+	if memTotal > 0 {
+		pool := memTotal / 16
+		return pool, []Step{{Label: "tcp_mem pressure (all TCP sockets)",
+			Text: fmt.Sprintf("about %s: the kernel's default, RAM %s / 16 (tcp_mem not readable)", FormatBytes(pool), FormatBytes(memTotal)), Bytes: pool}}
+	}
+	return 0, nil
+}
+
+// raiseTCPMemNote says whether RAM allows raising tcp_mem so conns
+// sockets of want bytes fit under the pressure threshold (within 1/8 of
+// RAM, twice the kernel's default share), and the exact value if so.
+func raiseTCPMemNote(cur Settings, memTotal, want int64, conns int) string {
+	need := want * int64(conns)
+	if memTotal <= 0 {
+		return fmt.Sprintf("raising net.ipv4.tcp_mem would lift this cap, but RAM is unknown, so tailpath does not suggest a value (%d × %s = %s would have to fit under its pressure value)", conns, FormatBytes(want), FormatBytes(need))
+	}
+	if need > memTotal/8 {
+		return fmt.Sprintf("RAM (%s) is too small to raise tcp_mem that far: %d × %s = %s is over 1/8 of RAM; lower --bandwidth or --rtt, or expect fewer bulk connections (--bulk-conns)",
+			FormatBytes(memTotal), conns, FormatBytes(want), FormatBytes(need))
+	}
+	pressure := (need + PageBytes - 1) / PageBytes
+	low, hi := pressure*3/4, pressure*3/2
+	if cur.TCPMem.Min > low {
+		low = min(cur.TCPMem.Min, pressure)
+	}
+	return fmt.Sprintf("RAM allows more: net.ipv4.tcp_mem = %d %d %d (pages; pressure = %d × %s, within 1/8 of RAM) would lift this cap; set it by hand if this box has the memory to spare",
+		low, pressure, hi, conns, FormatBytes(want))
 }
 
 // raise returns cur with Max raised to at least buf, keeping a sane Min and
@@ -335,15 +429,17 @@ type inputError struct{ msg string }
 func (e *inputError) Error() string { return e.msg }
 func (e *inputError) Unwrap() error { return ErrInvalid }
 
-// MemTotal returns MemTotal from /proc/meminfo in bytes. Errors: ErrNoProc
-// when /proc/meminfo is missing, ErrInvalid when it has no parsable MemTotal.
+// MemTotal returns MemTotal from /proc/meminfo in bytes. Errors:
+// ErrNoMeminfo when /proc/meminfo is missing, ErrInvalid when it has no
+// parsable MemTotal, or the read error.
 func (h Host) MemTotal() (int64, error) {
-	b, err := os.ReadFile(filepath.Join(h.proc(), "meminfo"))
+	p := filepath.Join(h.proc(), "meminfo")
+	b, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return 0, fmt.Errorf("%w: no %s", ErrNoProc, filepath.Join(h.proc(), "meminfo"))
+			return 0, fmt.Errorf("%w at %s: the limits that depend on RAM are skipped (is procfs mounted there?)", ErrNoMeminfo, p)
 		}
-		return 0, err
+		return 0, fmt.Errorf("reading %s: %w", p, err)
 	}
 	return parseMemTotal(b)
 }
@@ -364,6 +460,9 @@ func parseMemTotal(b []byte) (int64, error) {
 			break
 		}
 		if len(f) > 1 && f[1] == "kB" {
+			if n > math.MaxInt64/1024 {
+				break
+			}
 			n *= 1024
 		}
 		return n, nil

@@ -20,6 +20,7 @@ var SampleKeys = map[string]string{
 	KeyMTUProbing:         "0",
 	KeySlowStartAfterIdle: "1",
 	KeyNotsentLowat:       "4294967295",
+	KeyTCPMem:             "46509\t62012\t93018",
 	KeyOSRelease:          "6.1.0-sample",
 }
 
@@ -27,7 +28,9 @@ var SampleKeys = map[string]string{
 var sandboxExtra = []string{"meminfo", "modules"}
 
 // NewSandbox builds a writable copy of from's tuning keys under dir (dir
-// becomes "/": dir/proc/sys/…, dir/proc/meminfo, dir/etc/sysctl.d) and
+// becomes "/": dir/proc/sys/…, dir/proc/meminfo, dir/etc/sysctl.d, and
+// the files that identify the platform, so --persist writes where that
+// system would) and
 // returns a Host rooted there, so the demo and tests can apply and revert
 // without touching the machine. Keys the source lacks are left out, as on
 // the source. When from's /proc/sys cannot be read at all, SampleKeys are
@@ -73,5 +76,55 @@ func NewSandbox(dir string, from Host) (h Host, sample bool, err error) {
 	if err := os.MkdirAll(h.sysctlDir(), 0o755); err != nil {
 		return h, sample, fmt.Errorf("sandbox: %w", err)
 	}
+	if err := copyIdentity(h, from, sample); err != nil {
+		return h, sample, fmt.Errorf("sandbox: %w", err)
+	}
 	return h, sample, nil
+}
+
+// identityFiles are copied into a sandbox so it is detected as the same
+// platform as its source (and --persist there writes where that platform
+// would); identityMarkers only need to exist, so they are created empty.
+var (
+	identityFiles   = []string{"/etc.defaults/VERSION", "/etc/unraid-version", "/etc/version", "/etc/config/uLinux.conf", "/etc/openwrt_release", "/etc/os-release", "/boot/config/go"}
+	identityMarkers = []string{"/data/freenas-v1.db", "/usr/bin/midclt"}
+	identityDirs    = []string{"/etc/openmediavault", "/run/systemd/system", "/usr/local/etc/rc.d"}
+)
+
+// copyIdentity copies from's identity files into h's root. A sample
+// sandbox (from unreadable) is made a plain systemd Linux.
+func copyIdentity(h, from Host, sample bool) error {
+	if sample {
+		return os.MkdirAll(h.at("/run/systemd/system"), 0o755)
+	}
+	for _, p := range identityFiles {
+		b, err := from.readIdentity(p)
+		if err != nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(h.at(p)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(h.at(p), b, 0o644); err != nil {
+			return err
+		}
+	}
+	for _, p := range identityMarkers {
+		if from.exists(p) {
+			if err := os.MkdirAll(filepath.Dir(h.at(p)), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(h.at(p), nil, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range identityDirs {
+		if fi, err := os.Stat(from.at(p)); err == nil && fi.IsDir() {
+			if err := os.MkdirAll(h.at(p), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

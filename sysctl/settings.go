@@ -19,6 +19,7 @@ const (
 	KeyMTUProbing         = "net.ipv4.tcp_mtu_probing"
 	KeySlowStartAfterIdle = "net.ipv4.tcp_slow_start_after_idle"
 	KeyNotsentLowat       = "net.ipv4.tcp_notsent_lowat"
+	KeyTCPMem             = "net.ipv4.tcp_mem"
 	KeyOSRelease          = "kernel.osrelease"
 )
 
@@ -26,7 +27,7 @@ const (
 var Keys = []string{
 	KeyTCPRmem, KeyTCPWmem, KeyRmemMax, KeyWmemMax,
 	KeyCongestionControl, KeyAvailableCC, KeyDefaultQdisc,
-	KeyMTUProbing, KeySlowStartAfterIdle, KeyNotsentLowat,
+	KeyMTUProbing, KeySlowStartAfterIdle, KeyNotsentLowat, KeyTCPMem,
 }
 
 // Triple is a tcp_rmem/tcp_wmem value: per-socket buffer sizes in bytes.
@@ -103,6 +104,9 @@ type Settings struct {
 	// NotsentLowat is the unsent-bytes threshold for writability, bytes
 	// (4294967295 means unlimited).
 	NotsentLowat int64 `json:"tcp_notsent_lowat"`
+	// TCPMem is net.ipv4.tcp_mem in pages: low, pressure, max for all TCP
+	// sockets together (read only; tailpath never writes it).
+	TCPMem Triple `json:"tcp_mem"`
 	// Raw holds each key's value as read, whitespace-normalised.
 	Raw map[string]string `json:"raw"`
 	// Missing maps keys that could not be read to why (ErrNoKey usually).
@@ -163,6 +167,8 @@ func (s *Settings) set(k, v string) error {
 		s.SlowStartAfterIdle, err = parseInt(v)
 	case KeyNotsentLowat:
 		s.NotsentLowat, err = parseInt(v)
+	case KeyTCPMem:
+		s.TCPMem, err = parseKernelTriple(v)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package sysctl
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,8 +24,12 @@ type State struct {
 	Saved   time.Time `json:"saved"`
 	// Keys are in the order they were first applied.
 	Keys []Change `json:"keys"`
-	// Persisted is the sysctl.d file tailpath wrote; empty if none.
+	// Persisted is the sysctl.d file an older tailpath wrote; empty if none.
+	// Kept so --revert still removes it; new records use Persist.
 	Persisted string `json:"persisted,omitempty"`
+	// Persist is what --persist wrote (boot script, go-file block, sysctl.d
+	// file or TrueNAS tunables); nil if nothing.
+	Persist *Persisted `json:"persist,omitempty"`
 }
 
 // DefaultStatePath is $XDG_STATE_HOME/tailpath/tune-state.json when
@@ -82,7 +87,45 @@ func ParseState(b []byte, name string) (State, error) {
 	if s.Persisted != "" && (!filepath.IsAbs(s.Persisted) || filepath.Base(s.Persisted) != PersistFile) {
 		return State{}, bad("persisted path %q is not a %s file", s.Persisted, PersistFile)
 	}
+	if s.Persist != nil {
+		if err := s.Persist.validate(); err != nil {
+			return State{}, bad("%v", err)
+		}
+	}
 	return s, nil
+}
+
+// validate checks a record names only what --persist could have written:
+// revert deletes files and runs midclt from it.
+func (p Persisted) validate() error {
+	wantBase := map[PersistMethod]string{PersistSysctlD: PersistFile, PersistDSMScript: DSMScript, PersistUnraidGo: "go"}
+	switch p.Method {
+	case PersistSysctlD, PersistDSMScript, PersistUnraidGo:
+		if !filepath.IsAbs(p.Path) || filepath.Base(p.Path) != wantBase[p.Method] {
+			return fmt.Errorf("persisted path %q is not a %s file", p.Path, wantBase[p.Method])
+		}
+		if p.Method == PersistUnraidGo && !strings.Contains(p.Block, blockBegin) {
+			return fmt.Errorf("persisted block in %s lacks tailpath's marker", p.Path)
+		}
+		for _, d := range p.CreatedDirs {
+			if rel, err := filepath.Rel(d, p.Path); err != nil || !filepath.IsAbs(d) || strings.HasPrefix(rel, "..") {
+				return fmt.Errorf("created directory %q does not hold %s", d, p.Path)
+			}
+		}
+	case PersistMidclt:
+		if !filepath.IsAbs(p.Midclt) || filepath.Base(p.Midclt) != "midclt" {
+			return fmt.Errorf("TrueNAS client %q is not a midclt", p.Midclt)
+		}
+		for _, id := range p.Tunables {
+			if id <= 0 {
+				return fmt.Errorf("TrueNAS tunable id %d", id)
+			}
+		}
+	case PersistSteps:
+	default:
+		return fmt.Errorf("unknown persist method %q", p.Method)
+	}
+	return nil
 }
 
 // validateRestore validates a previous value: it came from the kernel, so a
@@ -203,7 +246,7 @@ func ApplyRecorded(w Writer, changes []Change, ccOK func(string) bool, statePath
 			return ApplyResult{}, fmt.Errorf("nothing written: reading current value: %w", err)
 		}
 		if !SameValue(old, c.New) {
-			planned = append(planned, Change{Key: c.Key, Old: Normalize(old), New: Normalize(c.New), Why: c.Why})
+			planned = append(planned, Change{Key: c.Key, Old: strings.TrimRight(old, "\n"), New: Normalize(c.New), Why: c.Why})
 		}
 	}
 	if len(planned) == 0 {
@@ -230,7 +273,7 @@ func ApplyRecorded(w Writer, changes []Change, ccOK func(string) bool, statePath
 
 // Revert restores every key recorded in the state file at statePath to its
 // previous value (reverse order, verified, rolled forward again on failure
-// like Apply), removes the persisted sysctl.d file it names, and then
+// like Apply), removes what --persist wrote (see RemovePersisted), and then
 // deletes the state file. Errors: fs.ErrNotExist when there is nothing to
 // revert, ErrCorruptState (nothing written), or Apply's errors.
 func Revert(w Writer, statePath string) (ApplyResult, error) {
@@ -258,38 +301,17 @@ func Revert(w Writer, statePath string) (ApplyResult, error) {
 		return res, err
 	}
 	if st.Persisted != "" {
-		if err := os.Remove(st.Persisted); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return res, fmt.Errorf("values restored, but removing %s failed (delete it by hand): %w", st.Persisted, err)
+		if err := RemovePersisted(context.Background(), Persisted{Method: PersistSysctlD, Path: st.Persisted}); err != nil {
+			return res, fmt.Errorf("values restored, but %w", err)
+		}
+	}
+	if st.Persist != nil {
+		if err := RemovePersisted(context.Background(), *st.Persist); err != nil {
+			return res, fmt.Errorf("values restored, but %w", err)
 		}
 	}
 	if err := os.Remove(statePath); err != nil {
 		return res, fmt.Errorf("values restored, but removing %s failed: %w", statePath, err)
 	}
 	return res, nil
-}
-
-// PersistFile is the file name --persist writes in the sysctl.d directory.
-const PersistFile = "99-tailpath.conf"
-
-// Persist writes the New value of every change to <SysctlDir>/99-tailpath.conf
-// atomically, so systemd-sysctl applies them at boot (later file names win,
-// so 99- comes last). header lines are written as comments. It returns the
-// path written.
-func (h Host) Persist(changes []Change, header []string) (string, error) {
-	if err := Validate(changes, nil); err != nil {
-		return "", fmt.Errorf("nothing written: %w", err)
-	}
-	var b strings.Builder
-	b.WriteString("# Written by tailpath tune; `tailpath tune --revert` removes this file.\n")
-	for _, l := range header {
-		b.WriteString("# " + strings.ReplaceAll(l, "\n", " ") + "\n")
-	}
-	for _, c := range changes {
-		fmt.Fprintf(&b, "%s = %s\n", c.Key, Normalize(c.New))
-	}
-	p := filepath.Join(h.sysctlDir(), PersistFile)
-	if err := WriteFileAtomic(p, []byte(b.String()), 0o644); err != nil {
-		return "", err
-	}
-	return p, nil
 }

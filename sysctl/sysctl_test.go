@@ -25,6 +25,7 @@ func TestRead(t *testing.T) {
 			name: "modern",
 			keys: modernKeys,
 			want: Settings{
+				TCPMem:  Triple{46509, 62012, 93018},
 				TCPRmem: Triple{4096, 131072, 6291456}, TCPWmem: Triple{4096, 16384, 4194304},
 				RmemMax: 212992, WmemMax: 212992, CongestionControl: "cubic",
 				AvailableCC: []string{"reno", "cubic", "bbr"}, DefaultQdisc: "fq_codel",
@@ -35,6 +36,7 @@ func TestRead(t *testing.T) {
 			name: "synology 4.4 lacks nothing but has small buffers",
 			keys: synologyKeys,
 			want: Settings{
+				TCPMem:  Triple{46509, 62012, 93018},
 				TCPRmem: Triple{4096, 87380, 6291456}, TCPWmem: Triple{4096, 16384, 4194304},
 				RmemMax: 212992, WmemMax: 212992, CongestionControl: "cubic",
 				AvailableCC: []string{"cubic", "reno"}, DefaultQdisc: "pfifo_fast",
@@ -45,6 +47,7 @@ func TestRead(t *testing.T) {
 			name: "old kernel without notsent_lowat and default_qdisc",
 			keys: copyKeys(modernKeys, map[string]string{KeyNotsentLowat: "", KeyDefaultQdisc: ""}),
 			want: Settings{
+				TCPMem:  Triple{46509, 62012, 93018},
 				TCPRmem: Triple{4096, 131072, 6291456}, TCPWmem: Triple{4096, 16384, 4194304},
 				RmemMax: 212992, WmemMax: 212992, CongestionControl: "cubic",
 				AvailableCC: []string{"reno", "cubic", "bbr"}, SlowStartAfterIdle: 1,
@@ -55,6 +58,7 @@ func TestRead(t *testing.T) {
 			name: "spaces instead of tabs, extra whitespace",
 			keys: copyKeys(modernKeys, map[string]string{KeyTCPRmem: "  4096   87380\t\t33554432  "}),
 			want: Settings{
+				TCPMem:  Triple{46509, 62012, 93018},
 				TCPRmem: Triple{4096, 87380, 33554432}, TCPWmem: Triple{4096, 16384, 4194304},
 				RmemMax: 212992, WmemMax: 212992, CongestionControl: "cubic",
 				AvailableCC: []string{"reno", "cubic", "bbr"}, DefaultQdisc: "fq_codel",
@@ -69,7 +73,7 @@ func TestRead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, _ := fakeHost(t, tt.keys, 0)
+			h, _ := fakeHost(t, copyKeys(tt.keys, map[string]string{KeyTCPMem: "46509\t62012\t93018"}), 0)
 			got, err := h.Read()
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Read error = %v, want %v", err, tt.wantErr)
@@ -264,14 +268,15 @@ func TestRecommend(t *testing.T) {
 			},
 		},
 		{
-			name: "NAS case on a 256 MiB box warns about memory", cur: syno, bbr: bbrNo, mem: 256 << 20,
+			// tcp_mem unknown: the kernel's default pressure is about RAM/16
+			// = 16 MiB for all sockets, 4 MiB for each of 4 bulk
+			// connections, which wins over the 16 MiB floor; the current
+			// 6 MiB tcp_rmem max is above it and kept (never lowered).
+			name: "NAS case on a 256 MiB box: capped by tcp_mem", cur: syno, bbr: bbrNo, mem: 256 << 20,
 			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond},
-			bdp:    1_000_000, want: 2_000_000, bufMax: 16 << 20,
-			changes: []string{
-				"net.ipv4.tcp_rmem=4096 87380 16777216", "net.ipv4.tcp_wmem=4096 16384 16777216",
-				"net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
-			},
-			warn: "over 1/32 of 256 MiB RAM",
+			bdp:    1_000_000, want: 2_000_000, bufMax: 4 << 20,
+			changes: []string{"net.core.rmem_max=4194304", "net.core.wmem_max=4194304"},
+			warn:    "above what tcp_mem allows for 4 bulk connections (4 MiB each)",
 		},
 		{
 			name: "NAS case with --bbr on DSM 4.4: BBR refused with the reason", cur: syno, bbr: bbrNo, mem: 2 * gib,
@@ -312,12 +317,12 @@ func TestRecommend(t *testing.T) {
 		{
 			name: "10 Gbit at 100 ms on a small box: capped by memory", cur: modern, bbr: bbrOK, mem: 1 * gib,
 			target: Target{Bandwidth: 10e9, RTT: 100 * time.Millisecond, Headroom: 1.5},
-			bdp:    125_000_000, want: 187_500_000, bufMax: 128 << 20,
+			bdp:    125_000_000, want: 187_500_000, bufMax: 16 << 20,
 			changes: []string{
-				"net.ipv4.tcp_rmem=4096 131072 134217728", "net.ipv4.tcp_wmem=4096 16384 134217728",
-				"net.core.rmem_max=134217728", "net.core.wmem_max=134217728",
+				"net.ipv4.tcp_rmem=4096 131072 16777216", "net.ipv4.tcp_wmem=4096 16384 16777216",
+				"net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
 			},
-			warn: "exceeds 1/8 of this machine's 1 GiB RAM",
+			warn: "tcp_mem allows 16 MiB for each of 4 bulk connections",
 		},
 	}
 	for _, tt := range tests {
@@ -445,9 +450,17 @@ func TestBBRDetection(t *testing.T) {
 			state: BBRLoadable, needsFQ: true, why: "tcp_bbr.ko exists",
 		},
 		{
-			name:  "Synology DSM 4.4: absent with an old kernel",
+			name: "Synology DSM 4.4: absent with an old kernel",
+			keys: synologyKeys,
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "etc.defaults", "VERSION"), "productversion=\"7.1.1\"\nos_name=\"DSM\"\n")
+			},
+			state: BBRImpossible, why: "kernel 4.4.302+ predates BBR (mainline since 4.9)", missing: "Synology ships this model with a 4.4 kernel and no tcp_bbr, and no package adds it",
+		},
+		{
+			name:  "old kernel elsewhere",
 			keys:  synologyKeys,
-			state: BBRImpossible, why: "kernel 4.4.302+ predates BBR (mainline since 4.9)", missing: "Synology DSM",
+			state: BBRImpossible, why: "kernel 4.4.302+ predates BBR", missing: "upgrade the kernel, or keep cubic",
 		},
 		{
 			name: "config says not set",
@@ -517,8 +530,10 @@ func TestMemTotal(t *testing.T) {
 	if err != nil || n != 2048*1024 {
 		t.Fatalf("MemTotal = %d, %v; want %d", n, err, 2048*1024)
 	}
-	if _, err := AtRoot(t.TempDir()).MemTotal(); !errors.Is(err, ErrNoProc) {
-		t.Fatalf("MemTotal without /proc = %v, want ErrNoProc", err)
+	// The missing file is /proc/meminfo, and the text says so, not /proc/sys.
+	if _, err := AtRoot(t.TempDir()).MemTotal(); !errors.Is(err, ErrNoMeminfo) || errors.Is(err, ErrNoProc) ||
+		!strings.Contains(err.Error(), "/proc/meminfo not found") || strings.Contains(err.Error(), "/proc/sys") {
+		t.Fatalf("MemTotal without /proc = %v, want ErrNoMeminfo naming /proc/meminfo", err)
 	}
 	if _, err := parseMemTotal([]byte("MemFree: 5 kB\n")); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("parseMemTotal without MemTotal = %v, want ErrInvalid", err)

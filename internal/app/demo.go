@@ -16,7 +16,6 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui/tuning"
 )
 
@@ -99,18 +98,15 @@ func DemoScenario(ctx context.Context, l *lab.Lab) []firmware.ScenarioLine {
 	return relabelScenario(firmware.ScenarioLines(), m)
 }
 
-// demoTuning is the NAS case: a 400 Mbit/s target at a 20 ms tailnet RTT,
-// against a copy of this host's /proc/sys in the lab's directory that apply
-// and revert really write.
+// demoTuning is the seed NAS (DSM on Linux 4.4, no BBR, 20 ms to its
+// peer), its tailnet connections replayed from recorded tcp_info, in a
+// sandbox copy in the lab's directory that apply and revert really write.
 func demoTuning(l *lab.Lab) (tuning.Options, error) {
 	dir := filepath.Join(l.Dir(), "tuning-sandbox")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return tuning.Options{}, fmt.Errorf("demo: tuning sandbox: %w", err)
 	}
-	opts, _, err := tuning.Sandbox(dir, tune.Inputs{
-		Bandwidth: 400e6, BandwidthSource: "demo: the NAS case",
-		RTT: 20 * time.Millisecond, RTTSource: "demo: the NAS case",
-	})
+	opts, err := tuning.SeedNAS(dir)
 	if err != nil {
 		return tuning.Options{}, fmt.Errorf("demo: tuning sandbox: %w", err)
 	}

@@ -39,6 +39,8 @@ const (
 	AttrInfo = 2
 	// AttrCong carries the congestion control name (INET_DIAG_CONG).
 	AttrCong = 4
+	// AttrSkMemInfo carries the socket's memory counters (INET_DIAG_SKMEMINFO).
+	AttrSkMemInfo = 7
 )
 
 var (
@@ -72,14 +74,14 @@ func StateName(s uint8) string {
 const DumpStates = 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<8 | 1<<9 | 1<<11
 
 // MarshalRequest builds a SOCK_DIAG_BY_FAMILY inet_diag_req_v2 for TCP in
-// family (AF_INET 2 or AF_INET6 10) asking for tcp_info and the
-// congestion control name, followed by the bytecode filter as an
+// family (AF_INET 2 or AF_INET6 10) asking for tcp_info, the congestion
+// control name and the socket memory counters, followed by the bytecode filter as an
 // INET_DIAG_REQ_BYTECODE attribute when filter is not empty.
 func MarshalRequest(family uint8, states uint32, filter []byte) []byte {
 	b := make([]byte, SizeofReqV2, SizeofReqV2+4+len(filter))
 	b[0] = family
 	b[1] = 6 // IPPROTO_TCP
-	b[2] = 1<<(AttrInfo-1) | 1<<(AttrCong-1)
+	b[2] = 1<<(AttrInfo-1) | 1<<(AttrCong-1) | 1<<(AttrSkMemInfo-1)
 	binary.NativeEndian.PutUint32(b[4:8], states)
 	// inet_diag_sockid left zero: no single-socket lookup.
 	if len(filter) > 0 {
@@ -148,6 +150,9 @@ type Conn struct {
 	CC string `json:"cc,omitempty"`
 	// Info is the kernel's tcp_info; nil when the kernel sent none.
 	Info *TCPInfo `json:"info,omitempty"`
+	// Mem is the socket's memory (SO_SNDBUF/SO_RCVBUF in effect, queued
+	// bytes), as `ss -m` shows it; nil when the kernel sent none.
+	Mem *SkMem `json:"skmem,omitempty"`
 	// Verdict is the health judgement of Info.
 	Verdict Verdict `json:"verdict"`
 }
@@ -195,6 +200,10 @@ func ParseMessage(b []byte) (Conn, error) {
 			c.Info = &info
 		case AttrCong:
 			c.CC = cString(val)
+		case AttrSkMemInfo:
+			if m, ok := ParseSkMem(val); ok {
+				c.Mem = &m
+			}
 		}
 		adv := (l + 3) &^ 3
 		if adv > len(rest) {
@@ -202,8 +211,39 @@ func ParseMessage(b []byte) (Conn, error) {
 		}
 		rest = rest[adv:]
 	}
-	c.Verdict = Judge(c.Info, c.CC)
+	c.Verdict = Classify(c, Limits{})
 	return c, nil
+}
+
+// SkMem is INET_DIAG_SKMEMINFO (`ss -m`'s skmem:(r…,rb…,t…,tb…,f…,w…,o…,bl…,d…)),
+// bytes unless said otherwise.
+type SkMem struct {
+	RmemAlloc uint32 `json:"rmem_alloc"` // r: receive queue memory in use
+	RcvBuf    uint32 `json:"rcvbuf"`     // rb: sk_rcvbuf, the receive buffer in effect
+	WmemAlloc uint32 `json:"wmem_alloc"` // t: memory of packets in flight in the stack
+	SndBuf    uint32 `json:"sndbuf"`     // tb: sk_sndbuf, the send buffer in effect
+	FwdAlloc  uint32 `json:"fwd_alloc"`  // f: memory reserved ahead
+	WmemQueue uint32 `json:"wmem_queued"`
+	OptMem    uint32 `json:"optmem"`
+	Backlog   uint32 `json:"backlog"`
+	Drops     uint32 `json:"drops"` // packets dropped by this socket (Linux ≥ 4.1)
+}
+
+// ParseSkMem decodes INET_DIAG_SKMEMINFO: an array of u32. Kernels before
+// 4.1 send 8 values (no drops); fewer than 6 is rejected (ok false).
+func ParseSkMem(b []byte) (SkMem, bool) {
+	n := len(b) / 4
+	if n < 6 {
+		return SkMem{}, false
+	}
+	v := func(i int) uint32 {
+		if i >= n {
+			return 0
+		}
+		return binary.NativeEndian.Uint32(b[4*i:])
+	}
+	return SkMem{RmemAlloc: v(0), RcvBuf: v(1), WmemAlloc: v(2), SndBuf: v(3), FwdAlloc: v(4),
+		WmemQueue: v(5), OptMem: v(6), Backlog: v(7), Drops: v(8)}, true
 }
 
 // cString returns the bytes before the first NUL, keeping only printable
@@ -235,15 +275,22 @@ type TCPInfo struct {
 	// (0 open, 1 disorder, 2 CWR, 3 recovery, 4 loss).
 	State   uint8 `json:"state"`
 	CAState uint8 `json:"ca_state"`
+	// Retransmits is how many RTOs in a row hit the oldest unacknowledged
+	// segment (tcpi_retransmits); Backoff is the RTO backoff exponent.
+	Retransmits uint8 `json:"retransmits"`
+	Backoff     uint8 `json:"backoff"`
 
 	RTO           *time.Duration `json:"rto_ns,omitempty"`            // tcpi_rto
 	SndMSS        *uint32        `json:"snd_mss,omitempty"`           // bytes
+	RcvMSS        *uint32        `json:"rcv_mss,omitempty"`           // bytes
 	Unacked       *uint32        `json:"unacked,omitempty"`           // segments in flight
 	Lost          *uint32        `json:"lost,omitempty"`              // segments
 	Retrans       *uint32        `json:"retrans,omitempty"`           // segments being retransmitted now
+	PMTU          *uint32        `json:"pmtu,omitempty"`              // path MTU the socket uses, bytes
 	RTT           *time.Duration `json:"rtt_ns,omitempty"`            // smoothed, tcpi_rtt
 	RTTVar        *time.Duration `json:"rttvar_ns,omitempty"`         // tcpi_rttvar
 	SndCwnd       *uint32        `json:"snd_cwnd,omitempty"`          // segments
+	AdvMSS        *uint32        `json:"advmss,omitempty"`            // MSS the route allows, bytes
 	TotalRetrans  *uint32        `json:"total_retrans,omitempty"`     // segments over the connection's life
 	PacingRate    *uint64        `json:"pacing_rate,omitempty"`       // bytes/s (Linux ≥ 3.15)
 	BytesAcked    *uint64        `json:"bytes_acked,omitempty"`       // Linux ≥ 4.1
@@ -263,12 +310,15 @@ type TCPInfo struct {
 const (
 	offRTO           = 8
 	offSndMSS        = 16
+	offRcvMSS        = 20
 	offUnacked       = 24
 	offLost          = 32
 	offRetrans       = 36
+	offPMTU          = 60
 	offRTT           = 68
 	offRTTVar        = 72
 	offSndCwnd       = 80
+	offAdvMSS        = 84
 	offTotalRetrans  = 100
 	offPacingRate    = 104
 	offBytesAcked    = 120
@@ -291,11 +341,14 @@ func ParseTCPInfo(b []byte) TCPInfo {
 	if len(b) >= 2 {
 		t.State, t.CAState = b[0], b[1]
 	}
+	if len(b) >= 5 {
+		t.Retransmits, t.Backoff = b[2], b[4]
+	}
 	// One backing allocation for every known field instead of one each:
 	// a dump of thousands of sockets parses thousands of these.
 	var store struct {
 		d   [7]time.Duration
-		u32 [8]uint32
+		u32 [12]uint32
 		u64 [7]uint64
 	}
 	nd, n32, n64 := 0, 0, 0
@@ -337,12 +390,15 @@ func ParseTCPInfo(b []byte) TCPInfo {
 	}
 	t.RTO = us32(offRTO)
 	t.SndMSS = u32(offSndMSS)
+	t.RcvMSS = u32(offRcvMSS)
 	t.Unacked = u32(offUnacked)
 	t.Lost = u32(offLost)
 	t.Retrans = u32(offRetrans)
+	t.PMTU = u32(offPMTU)
 	t.RTT = us32(offRTT)
 	t.RTTVar = us32(offRTTVar)
 	t.SndCwnd = u32(offSndCwnd)
+	t.AdvMSS = u32(offAdvMSS)
 	t.TotalRetrans = u32(offTotalRetrans)
 	t.PacingRate = u64(offPacingRate)
 	t.BytesAcked = u64(offBytesAcked)
@@ -391,60 +447,33 @@ func (t *TCPInfo) RetransShare() (float64, bool) {
 	return 0, false
 }
 
-// VerdictKind is a stable id for a connection's health.
-type VerdictKind string
-
-const (
-	VerdictSndbuf  VerdictKind = "sndbuf-limited"
-	VerdictRwnd    VerdictKind = "rwnd-limited"
-	VerdictRetrans VerdictKind = "retransmitting"
-	VerdictHealthy VerdictKind = "healthy"
-	VerdictUnknown VerdictKind = "unknown"
-)
-
-// Verdict is one connection's judgement: Kind for code, Text for people.
-type Verdict struct {
-	Kind VerdictKind `json:"kind"`
-	// Text is the phrase shown ("send buffer limited: raise tcp_wmem max").
-	Text string `json:"text"`
-	// Detail gives the numbers behind it ("sndbuf-limited 63% of busy time").
-	Detail string `json:"detail,omitempty"`
-}
-
-// Thresholds for Judge.
-const (
-	// LimitedShare: stalled this share of busy time or more counts as limited.
-	LimitedShare = 0.2
-	// RetransShareLimit: this share of bytes retransmitted or more counts as lossy.
-	RetransShareLimit = 0.01
-)
-
-// Judge gives the verdict for a connection's tcp_info and congestion
-// control: send-buffer limited first (our fix), then receive-window limited
-// (the peer's fix), then retransmitting, else healthy.
-func Judge(t *TCPInfo, cc string) Verdict {
-	if t == nil {
-		return Verdict{Kind: VerdictUnknown, Text: "unknown: the kernel sent no tcp_info"}
+// TruncateInfo returns a copy of the inet_diag message msg whose tcp_info
+// attribute is cut to n bytes, as an older kernel sends it (4.4: 144
+// bytes), for replaying recorded samples. Malformed attributes end the copy.
+func TruncateInfo(msg []byte, n int) []byte {
+	if len(msg) < SizeofMsg {
+		return append([]byte(nil), msg...)
 	}
-	sb, sbOK := t.SndbufShare()
-	rw, rwOK := t.RwndShare()
-	if sbOK && sb >= LimitedShare {
-		return Verdict{Kind: VerdictSndbuf, Text: "send buffer limited: raise tcp_wmem max",
-			Detail: fmt.Sprintf("send-buffer limited %.0f%% of busy time", sb*100)}
-	}
-	if rwOK && rw >= LimitedShare {
-		return Verdict{Kind: VerdictRwnd, Text: "receive window limited: the peer's tcp_rmem",
-			Detail: fmt.Sprintf("receive-window limited %.0f%% of busy time", rw*100)}
-	}
-	if rs, ok := t.RetransShare(); ok && rs >= RetransShareLimit {
-		text := "retransmitting: consider BBR"
-		if cc == "bbr" {
-			text = "retransmitting: loss on the path (already BBR)"
+	out := append([]byte(nil), msg[:SizeofMsg]...)
+	rest := msg[SizeofMsg:]
+	for len(rest) >= 4 {
+		l := int(binary.NativeEndian.Uint16(rest[0:2]))
+		if l < 4 || l > len(rest) {
+			break
 		}
-		return Verdict{Kind: VerdictRetrans, Text: text, Detail: fmt.Sprintf("%.1f%% retransmitted", rs*100)}
+		typ := binary.NativeEndian.Uint16(rest[2:4])
+		val := rest[4:l]
+		if typ&0x3fff == AttrInfo && len(val) > n {
+			val = val[:max(n, 0)]
+		}
+		var h [4]byte
+		binary.NativeEndian.PutUint16(h[0:], uint16(4+len(val)))
+		binary.NativeEndian.PutUint16(h[2:], typ)
+		out = append(append(out, h[:]...), val...)
+		for len(out)%4 != 0 {
+			out = append(out, 0)
+		}
+		rest = rest[min((l+3)&^3, len(rest)):]
 	}
-	if !sbOK && !rwOK && t.BusyTime == nil {
-		return Verdict{Kind: VerdictHealthy, Text: "healthy", Detail: "limited-time counters unknown (kernel < 4.10)"}
-	}
-	return Verdict{Kind: VerdictHealthy, Text: "healthy"}
+	return out
 }

@@ -24,6 +24,8 @@ func TestOffsetsMatchXSys(t *testing.T) {
 	var ti unix.TCPInfo
 	for name, pair := range map[string][2]uintptr{
 		"Rto": {offRTO, unsafe.Offsetof(ti.Rto)}, "Snd_mss": {offSndMSS, unsafe.Offsetof(ti.Snd_mss)},
+		"Rcv_mss": {offRcvMSS, unsafe.Offsetof(ti.Rcv_mss)}, "Pmtu": {offPMTU, unsafe.Offsetof(ti.Pmtu)},
+		"Advmss": {offAdvMSS, unsafe.Offsetof(ti.Advmss)}, "Retransmits": {2, unsafe.Offsetof(ti.Retransmits)}, "Backoff": {4, unsafe.Offsetof(ti.Backoff)},
 		"Unacked": {offUnacked, unsafe.Offsetof(ti.Unacked)}, "Lost": {offLost, unsafe.Offsetof(ti.Lost)},
 		"Retrans": {offRetrans, unsafe.Offsetof(ti.Retrans)}, "Rtt": {offRTT, unsafe.Offsetof(ti.Rtt)},
 		"Rttvar": {offRTTVar, unsafe.Offsetof(ti.Rttvar)}, "Snd_cwnd": {offSndCwnd, unsafe.Offsetof(ti.Snd_cwnd)},

@@ -204,7 +204,7 @@ func TestMarshalRequest(t *testing.T) {
 		t.Fatalf("request with filter: % x", b)
 	}
 	b := MarshalRequest(2, DumpStates, nil)
-	if len(b) != SizeofReqV2 || b[0] != 2 || b[1] != 6 || b[2] != 0b1010 {
+	if len(b) != SizeofReqV2 || b[0] != 2 || b[1] != 6 || b[2] != 0b100_1010 { // INFO, CONG, SKMEMINFO
 		t.Fatalf("request header % x", b[:8])
 	}
 	if got := binary.NativeEndian.Uint32(b[4:8]); got != DumpStates || got&(1<<10) != 0 {
@@ -230,6 +230,10 @@ func FuzzParseMessage(f *testing.F) {
 			t.Fatalf("congestion control name not bounded: %q", c.CC)
 		}
 		_ = Judge(c.Info, c.CC)
+		_ = Classify(c, Limits{TCPWmemMax: 4194304, WmemMax: 212992, LinkMTU: 1280})
+		if short, err := ParseMessage(TruncateInfo(b, 144)); err == nil && short.Info != nil && short.Info.Len > 144 {
+			t.Fatalf("TruncateInfo left %d bytes of tcp_info", short.Info.Len)
+		}
 	})
 }
 

@@ -61,11 +61,11 @@ func (r Report) WriteText(w io.Writer) {
 		title = "TCP tuning for " + sys + " [sandbox: a copy, not this machine]"
 	}
 	fmt.Fprintln(w, title)
-	fmt.Fprintf(w, "kernel %s", orUnknown(r.BBR.Kernel))
-	if r.MemTotal > 0 {
-		fmt.Fprintf(w, ", %s RAM", sysctl.FormatBytes(r.MemTotal))
+	fmt.Fprintln(w, r.SystemLine())
+	if r.PersistWhere != "" {
+		fmt.Fprintf(w, "--persist: %s\n", r.PersistWhere)
 	}
-	fmt.Fprint(w, "\n\n")
+	fmt.Fprintln(w)
 
 	fmt.Fprintln(w, "Buffer arithmetic")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -137,6 +137,21 @@ func (r Report) WriteText(w io.Writer) {
 	}
 }
 
+// SystemLine is the header's second line: the platform, the file that
+// identified it, the kernel and RAM ("Unraid 6.12.10 (/etc/unraid-version),
+// kernel 6.1.79-Unraid, 15.6 GiB RAM").
+func (r Report) SystemLine() string {
+	s := orUnknown(r.Platform.Name)
+	if r.Platform.Evidence != "" {
+		s += " (" + r.Platform.Evidence + ")"
+	}
+	s += ", kernel " + orUnknown(r.BBR.Kernel)
+	if r.MemTotal > 0 {
+		s += ", " + sysctl.FormatBytes(r.MemTotal) + " RAM"
+	}
+	return s
+}
+
 func (r Report) writeConns(w io.Writer) {
 	if r.ConnsErr != "" {
 		fmt.Fprintf(w, "tailnet TCP connections: %s\n", r.ConnsErr)
@@ -149,6 +164,9 @@ func (r Report) writeConns(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "tailnet TCP connections (%d):\n", len(r.Conns))
+	if v := r.Verdict(); v != "" {
+		fmt.Fprintf(w, "  %s\n", v)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  remote\trtt\tcwnd\tretrans\tdelivery\tsndbuf-lim\trwnd-lim\tcc\tverdict")
 	for _, c := range r.Conns {
@@ -156,6 +174,53 @@ func (r Report) writeConns(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\n", strings.Join(cells, "\t"))
 	}
 	tw.Flush()
+	for _, a := range r.ConnAdvice() {
+		fmt.Fprintf(w, "  %s\n", a)
+	}
+}
+
+// Verdict sums the connections' verdicts in one line for the header of
+// the connections section: which causes buffers fix and which they do not.
+// Empty when every connection is healthy or there are none.
+func (r Report) Verdict() string {
+	n := map[sockdiag.VerdictKind]int{}
+	for _, c := range r.Conns {
+		n[c.Verdict.Kind]++
+	}
+	var parts []string
+	add := func(k sockdiag.VerdictKind, what string) {
+		if n[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[k], what))
+		}
+	}
+	add(sockdiag.VerdictSndbuf, "buffer limited (applying raises tcp_wmem max)")
+	add(sockdiag.VerdictWmemMax, "capped by net.core.wmem_max (applying raises it)")
+	add(sockdiag.VerdictRwnd, "limited by the peer's receive window (tune the peer)")
+	add(sockdiag.VerdictAppSndbuf, "application-limited by its own SO_SNDBUF (sysctls will not help)")
+	add(sockdiag.VerdictMTU, "with MTU trouble (sysctls will not help; try --mtu-probe PEER)")
+	add(sockdiag.VerdictRetrans, "retransmitting (loss on the path)")
+	if len(parts) == 0 {
+		return ""
+	}
+	return "verdict: " + strings.Join(parts, "; ")
+}
+
+// ConnAdvice explains each connection that is not healthy: the numbers
+// behind its verdict and what to do, saying so when sysctls will not help.
+func (r Report) ConnAdvice() []string {
+	var out []string
+	for _, c := range r.Conns {
+		v := c.Verdict
+		if v.Kind == sockdiag.VerdictHealthy || v.Kind == sockdiag.VerdictUnknown {
+			continue
+		}
+		s := c.Remote.String() + ": " + v.Detail
+		if v.Fix != "" {
+			s += "; do: " + v.Fix
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // ConnCells renders one connection as table cells: remote, RTT±var, cwnd,

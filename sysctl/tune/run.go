@@ -17,7 +17,8 @@ import (
 type Action struct {
 	// Apply writes the recommended changes (after a confirm on a terminal).
 	Apply bool
-	// Persist also writes 99-tailpath.conf in the sysctl.d directory (needs Apply).
+	// Persist also keeps the values across a reboot where this platform
+	// keeps them (see sysctl.PlanPersist; needs Apply).
 	Persist bool
 	// Revert restores what the state file recorded, instead of recommending.
 	Revert bool
@@ -41,10 +42,12 @@ type Action struct {
 
 // Output is the JSON Run prints.
 type Output struct {
-	Report    *Report             `json:"report,omitempty"`
-	Applied   *sysctl.ApplyResult `json:"applied,omitempty"`
-	Reverted  *sysctl.ApplyResult `json:"reverted,omitempty"`
-	Persisted string              `json:"persisted,omitempty"`
+	Report   *Report             `json:"report,omitempty"`
+	Applied  *sysctl.ApplyResult `json:"applied,omitempty"`
+	Reverted *sysctl.ApplyResult `json:"reverted,omitempty"`
+	// Persist is where the values were kept (or the steps, when nothing
+	// could be written); nil without --persist.
+	Persist   *sysctl.PersistPlan `json:"persist,omitempty"`
 	StateFile string              `json:"state_file,omitempty"`
 	Error     string              `json:"error,omitempty"`
 }
@@ -81,6 +84,7 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 		if err := needRoot(); err != nil {
 			return err
 		}
+		st, _ := sysctl.LoadState(statePath) // to say what was removed; Revert reports errors
 		res, err := sysctl.Revert(in.Host, statePath)
 		if act.JSON {
 			out := Output{Reverted: &res, StateFile: statePath}
@@ -91,6 +95,9 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 		} else {
 			fmt.Fprint(stdout, res.Report())
 			if err == nil {
+				if p := st.Persist; p != nil && p.Method != sysctl.PersistSteps {
+					fmt.Fprintf(stdout, "removed what --persist wrote: %s\n", persistedText(*p))
+				}
 				fmt.Fprintf(stdout, "reverted %d key(s); removed %s\n", len(res.Written), statePath)
 			}
 		}
@@ -140,7 +147,7 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 	res, err := sysctl.ApplyRecorded(in.Host, rep.Rec.Changes, ccOK, statePath)
 	out := Output{Report: &rep, Applied: &res, StateFile: statePath}
 	if err == nil && act.Persist {
-		out.Persisted, err = persist(in.Host, statePath, rep)
+		out.Persist, err = persist(ctx, in.Host, statePath, rep)
 	}
 	if act.JSON {
 		if err != nil {
@@ -159,34 +166,75 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 		undo = []string{"tailpath", "tune", "--revert"}
 	}
 	fmt.Fprintf(stdout, "previous values saved in %s; undo with: %s\n", statePath, sudoCmd(undo, isRoot()))
-	if out.Persisted != "" {
-		fmt.Fprintf(stdout, "persisted to %s (applied at boot by systemd-sysctl; see docs/tuning.md for Synology and TrueNAS)\n", out.Persisted)
+	if p := out.Persist; p != nil {
+		writePersisted(stdout, *p)
 	}
 	return nil
 }
 
-// persist writes every value tailpath has set (from the state file) to the
-// sysctl.d file and records its path in the state.
-func persist(h sysctl.Host, statePath string, rep Report) (string, error) {
+// persistedText names a persisted artefact for a person.
+func persistedText(p sysctl.Persisted) string {
+	switch p.Method {
+	case sysctl.PersistUnraidGo:
+		return "tailpath's block in " + p.Path
+	case sysctl.PersistMidclt:
+		return fmt.Sprintf("TrueNAS tunables %v", p.Tunables)
+	}
+	return p.Path
+}
+
+// writePersisted says where the values were kept, or the steps to keep them.
+func writePersisted(w io.Writer, p sysctl.PersistPlan) {
+	if p.Method == sysctl.PersistSteps {
+		fmt.Fprintf(w, "NOT persisted on %s: %s. To keep these values after a reboot:\n", p.Platform.Name, p.Why)
+		for i, s := range p.Steps {
+			if strings.HasPrefix(s, "sysctl -w ") || strings.HasPrefix(s, "midclt ") {
+				fmt.Fprintf(w, "       %s\n", s)
+				continue
+			}
+			fmt.Fprintf(w, "  %d. %s\n", i+1, s)
+		}
+		return
+	}
+	fmt.Fprintf(w, "persisted on %s: %s; --revert removes it\n", p.Platform.Name, p.Where)
+	if p.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", p.Note)
+	}
+}
+
+// persist keeps every value tailpath has set (from the state file) where
+// this platform keeps sysctls across a reboot, replacing what an earlier
+// --persist wrote, and records it in the state for --revert. On platforms
+// where nothing may be written it returns the plan with its steps.
+func persist(ctx context.Context, h sysctl.Host, statePath string, rep Report) (*sysctl.PersistPlan, error) {
 	st, err := sysctl.LoadState(statePath)
 	if err != nil {
-		return "", fmt.Errorf("applied, but not persisted: %w", err)
+		return nil, fmt.Errorf("applied, but not persisted: %w", err)
 	}
 	var set []sysctl.Change
 	for _, c := range st.Keys {
 		set = append(set, sysctl.Change{Key: c.Key, New: c.New})
 	}
 	t := rep.Rec.Target
-	p, err := h.Persist(set, []string{fmt.Sprintf("Target %s at %v × headroom %g (BDP %s).",
+	plan := h.PlanPersist(rep.Platform, set, []string{fmt.Sprintf("Target %s at %v × headroom %g (BDP %s).",
 		sysctl.FormatBandwidth(t.Bandwidth), t.RTT, t.Headroom, sysctl.FormatBytes(rep.Rec.BDPBytes))})
+	if plan.Method == sysctl.PersistSteps {
+		return &plan, nil
+	}
+	prev := st.Persist
+	if prev == nil && st.Persisted != "" { // written by an older tailpath
+		prev = &sysctl.Persisted{Method: sysctl.PersistSysctlD, Path: st.Persisted}
+	}
+	rec, err := h.ApplyPersist(ctx, plan, prev)
 	if err != nil {
-		return "", fmt.Errorf("applied, but not persisted: %w", err)
+		return nil, fmt.Errorf("applied, but %w", err)
 	}
-	st.Persisted = p
+	st.Persist, st.Persisted = &rec, ""
 	if err := sysctl.SaveState(statePath, st); err != nil {
-		return p, fmt.Errorf("persisted to %s, but recording it for --revert failed: %w", p, err)
+		sysctl.RemovePersisted(ctx, rec)
+		return nil, fmt.Errorf("applied, but not persisted: recording it for --revert failed (%w), so it was removed again", err)
 	}
-	return p, nil
+	return &plan, nil
 }
 
 func writeJSON(w io.Writer, v any) {

@@ -50,6 +50,9 @@ type Inputs struct {
 	Headroom float64
 	// BBR asks for bbr (and fq where needed) when it can work.
 	BBR bool
+	// BulkConns is how many bulk connections share tcp_mem at full buffer;
+	// 0 means sysctl.DefaultBulkConns.
+	BulkConns int
 	// Conns lists tailnet TCP connections; nil means sockdiag.Dump (Linux),
 	// or none for a sandbox.
 	Conns func(ctx context.Context) ([]sockdiag.Conn, error)
@@ -62,16 +65,20 @@ type Report struct {
 	Time    time.Time `json:"time"`
 	Sandbox bool      `json:"sandbox,omitempty"`
 	// Root is the /proc root read ("/proc" for the real machine).
-	Root     string                `json:"proc_root"`
-	Settings sysctl.Settings       `json:"settings"`
-	BBR      sysctl.BBRStatus      `json:"bbr"`
-	MemTotal int64                 `json:"mem_total_bytes"`
-	Rec      sysctl.Recommendation `json:"recommendation"`
-	Conns    []sockdiag.Conn       `json:"connections"`
-	ConnsErr string                `json:"connections_error,omitempty"`
-	Link     *sockdiag.Link        `json:"tailscale0,omitempty"`
-	LinkErr  string                `json:"tailscale0_error,omitempty"`
-	Notes    []string              `json:"notes,omitempty"`
+	Root string `json:"proc_root"`
+	// Platform is the detected system (DSM, Unraid, TrueNAS SCALE, …).
+	Platform sysctl.Platform `json:"platform"`
+	// PersistWhere says where --persist keeps the values on this platform.
+	PersistWhere string                `json:"persist_where"`
+	Settings     sysctl.Settings       `json:"settings"`
+	BBR          sysctl.BBRStatus      `json:"bbr"`
+	MemTotal     int64                 `json:"mem_total_bytes"`
+	Rec          sysctl.Recommendation `json:"recommendation"`
+	Conns        []sockdiag.Conn       `json:"connections"`
+	ConnsErr     string                `json:"connections_error,omitempty"`
+	Link         *sockdiag.Link        `json:"tailscale0,omitempty"`
+	LinkErr      string                `json:"tailscale0_error,omitempty"`
+	Notes        []string              `json:"notes,omitempty"`
 }
 
 // Gather reads the settings, BBR evidence, memory, connections and link
@@ -92,7 +99,9 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 		}
 		return r, err
 	}
-	r.BBR, err = in.Host.BBR()
+	r.Platform = in.Host.Platform()
+	r.PersistWhere = in.Host.PersistWhere(r.Platform)
+	r.BBR, err = in.Host.BBRFor(r.Platform)
 	if err != nil {
 		return r, err
 	}
@@ -126,7 +135,17 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 		}
 	}
 
-	t := sysctl.Target{Bandwidth: in.Bandwidth, RTT: in.RTT, Headroom: in.Headroom, BBR: in.BBR}
+	// Judge each connection against this host's limits: a small send
+	// buffer means something else when tcp_wmem could have grown it.
+	lim := sockdiag.Limits{TCPWmemMax: r.Settings.TCPWmem.Max, WmemMax: r.Settings.WmemMax}
+	if r.Link != nil {
+		lim.LinkMTU = r.Link.MTU
+	}
+	for i := range r.Conns {
+		r.Conns[i].Verdict = sockdiag.Classify(r.Conns[i], lim)
+	}
+
+	t := sysctl.Target{Bandwidth: in.Bandwidth, RTT: in.RTT, Headroom: in.Headroom, BBR: in.BBR, BulkConns: in.BulkConns}
 	t.BandwidthSource, t.RTTSource = orGiven(in.BandwidthSource), orGiven(in.RTTSource)
 	if t.Bandwidth == 0 {
 		if bw, n := measuredBandwidth(r.Conns); bw > 0 {

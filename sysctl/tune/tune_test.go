@@ -163,7 +163,7 @@ func TestRunApplyPersistRevert(t *testing.T) {
 	if err != nil || !strings.Contains(string(conf), "net.ipv4.tcp_congestion_control = bbr\n") {
 		t.Fatalf("persisted file: %v\n%s", err, conf)
 	}
-	for _, want := range []string{"set net.ipv4.tcp_rmem:", "undo with: tailpath tune --revert", "persisted to "} {
+	for _, want := range []string{"set net.ipv4.tcp_rmem:", "undo with: tailpath tune --revert", "persisted on "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -294,14 +294,14 @@ func (p *Pane) render() []string {
 		add(p.st.Bad.Render("tuning source: " + safetext.Clean(p.data.Err.Error())))
 		return b
 	}
-	head += p.st.Muted.Render(fmt.Sprintf("  kernel %s", clean(r.BBR.Kernel)))
-	if r.MemTotal > 0 {
-		head += p.st.Muted.Render(", " + sysctl.FormatBytes(r.MemTotal) + " RAM")
-	}
 	if !r.Time.IsZero() {
-		head += p.st.Muted.Render(fmt.Sprintf(", read %s ago", p.now().Sub(r.Time).Round(time.Second)))
+		head += p.st.Muted.Render(fmt.Sprintf("  read %s ago", p.now().Sub(r.Time).Round(time.Second)))
 	}
 	add(head)
+	add(p.st.Muted.Render(clean(r.SystemLine())))
+	if r.PersistWhere != "" {
+		add(p.st.Muted.Render("persist (tailpath tune --apply --persist): " + clean(r.PersistWhere)))
+	}
 	if p.outcome != "" {
 		st := p.st.Good
 		if p.bad {
@@ -385,6 +385,9 @@ func (p *Pane) render() []string {
 		add(p.st.Muted.Render("tailnet TCP connections: none open"))
 	default:
 		add(p.st.Title.Render(fmt.Sprintf("Tailnet TCP connections (%d)", len(r.Conns))))
+		if v := r.Verdict(); v != "" {
+			add(p.st.Warn.Render(clean(v)))
+		}
 		rows := [][]string{{"remote", "rtt", "cwnd", "retrans", "delivery", "sndbuf-lim", "rwnd-lim", "cc", "verdict"}}
 		for _, c := range r.Conns {
 			cells := tune.ConnCells(c)
@@ -400,6 +403,11 @@ func (p *Pane) render() []string {
 			rows = append(rows, cells)
 		}
 		b = append(b, table(&p.st, rows, "")...)
+		for _, a := range r.ConnAdvice() {
+			for _, l := range wrapWords(clean(a), max(20, p.width-2)) {
+				add(p.st.Muted.Render(l))
+			}
+		}
 	}
 	return b
 }
@@ -457,6 +465,30 @@ func shortenPath(path string, width int) string {
 		return ansi.Truncate("…", max(width, 0), "")
 	}
 	return ansi.TruncateLeft(path, ansi.StringWidth(path)-(width-1), "…")
+}
+
+// wrapWords breaks s into lines of at most width display cells at spaces
+// only (flags like --mtu-probe stay whole); a word longer than width gets
+// a line of its own, cut when shown.
+func wrapWords(s string, width int) []string {
+	var lines []string
+	var cur strings.Builder
+	for _, w := range strings.Fields(s) {
+		switch {
+		case cur.Len() == 0:
+			cur.WriteString(w)
+		case ansi.StringWidth(cur.String())+1+ansi.StringWidth(w) <= width:
+			cur.WriteString(" " + w)
+		default:
+			lines = append(lines, cur.String())
+			cur.Reset()
+			cur.WriteString(w)
+		}
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
 }
 
 // stepRows turns the arithmetic into two-column rows.

@@ -141,6 +141,18 @@ func Sandbox(dir string, in tune.Inputs) (o Options, sample bool, err error) {
 	return Options{Inputs: in, StatePath: filepath.Join(dir, "var", "lib", "tailpath", "tune-state.json")}, sample, nil
 }
 
+// SeedNAS writes the seed case's NAS under dir (see tune.SeedNAS: DSM on
+// Linux 4.4, no BBR, 20 ms, recorded connections) and returns Options
+// reading and writing only there, labelled "sandbox", with the state file
+// inside dir: the demo's Tuning tab.
+func SeedNAS(dir string) (Options, error) {
+	in, err := tune.SeedNAS(dir)
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{Inputs: in, StatePath: filepath.Join(dir, "var", "lib", "tailpath", "tune-state.json")}, nil
+}
+
 // refreshCmd gathers once as a command.
 func refreshCmd(o Options) tea.Cmd {
 	return func() tea.Msg {

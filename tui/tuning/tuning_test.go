@@ -104,7 +104,8 @@ func TestPaneShowsReport(t *testing.T) {
 	v := p.View()
 	mustContain(t, v,
 		"[sandbox: a copy, not this machine]",
-		"kernel 6.1.0-sample, 3.8 GiB RAM, read 2s ago",
+		"[sandbox: a copy, not this machine]  read 2s ago", "Linux with systemd (/run/systemd/system), kernel 6.1.0-sample, 3.8 GiB RAM",
+		"persist (tailpath tune --apply --persist): /etc/sysctl.d/99-tailpath.conf (systemd-sysctl applies",
 		"BDP = bandwidth × RTT", "976.6 KiB", "buffer max, raised to the 16 MiB floor",
 		"net.ipv4.tcp_wmem                   4096 16384 4194304   4096 16384 16777216",
 		"net.ipv4.tcp_congestion_control     cubic                keep",
@@ -427,5 +428,47 @@ func TestHelpRevert(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSeedNASPane: the demo's Tuning tab is the seed NAS: DSM on 4.4 with
+// no BBR, an upload that is buffer limited beside a connection with MTU
+// trouble; applying in its sandbox turns the upload into the one recorded
+// with the raised tcp_wmem.
+func TestSeedNASPane(t *testing.T) {
+	o, err := SeedNAS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Now = func() time.Time { return at }
+	p := New(o)
+	p.SetSize(160, 80)
+	p.Update(gather(t, o))
+	v := p.View()
+	mustContain(t, v, "[sandbox: a copy, not this machine]", "Synology DSM 7.1.1-42962 Update 6 (/etc.defaults/VERSION), kernel 4.4.302+",
+		"persist (tailpath tune --apply --persist): boot script /usr/local/etc/rc.d/tailpath-sysctl.sh",
+		"BBR impossible: kernel 4.4.302+ predates BBR", "no package adds it",
+		"tailscale0: up, mtu 1280", "9.4 Mbit/s", "send buffer limited: raise tcp_wmem max", "MTU trouble: full-size segments get no ACK",
+		"verdict: 1 buffer limited (applying raises tcp_wmem max); 1 with MTU trouble (sysctls will not help")
+	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	applied := run(t, p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})).(AppliedMsg)
+	if applied.Err != nil {
+		t.Fatal(applied.Err)
+	}
+	refresh := run(t, p.Update(applied)).(ReportMsg)
+	refresh.Report.Time = at.Add(time.Second)
+	p.Update(refresh)
+	v = p.View()
+	mustContain(t, v, "applied 4 key(s)", "192.8 Mbit/s")
+	if strings.Contains(v, "send buffer limited: raise") || strings.Contains(v, "9.4 Mbit/s") {
+		t.Errorf("after applying the upload is still the buffer-limited one:\n%s", v)
+	}
+}
+
+func TestWrapWords(t *testing.T) {
+	got := wrapWords("run tailpath tune --mtu-probe PEER: if small pings get through", 20)
+	want := []string{"run tailpath tune", "--mtu-probe PEER: if", "small pings get", "through"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
