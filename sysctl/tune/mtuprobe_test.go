@@ -43,7 +43,7 @@ func TestProbeMTU(t *testing.T) {
 		{"jumbo path", pathPing(9000, false), 9000, false, false, "MTU fine: the direct path carries 9000 bytes (the largest size probed", "", 0, 9000},
 		{"ethernet", pathPing(1500, true), 1500, false, false, "MTU fine: the direct path carries 1500 bytes (not 8000), enough for tailscale0's 1280-byte packets (1360 on the wire)", "", 0, 0},
 		{"PPPoE inside a VPN: 1320", pathPing(1320, false), 1320, true, false,
-			"MTU trouble: the direct path carries 1320 bytes but full-size tunnel packets need 1360", "TS_DEBUG_MTU=1240", 20, 0},
+			"MTU trouble: the direct path carries 1320 bytes but full-size tunnel packets need 1360", "TS_DEBUG_MTU=1240", 30, 0}, // a size that fails takes 6 tries
 		{"drops everything big", pathPing(500, false), 0, true, false, "not even a 576-byte packet", "fix the path's MTU", 0, 576},
 		{"relayed", func(ctx context.Context, size int) (Pong, error) {
 			return Pong{Path: PongDERP, Via: "DERP(lab1)"}, nil
