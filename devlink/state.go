@@ -87,7 +87,31 @@ type Crash struct {
 	Decoded []string
 	// ELFSHA is the board's `ELF file SHA256:` prefix printed with the report.
 	ELFSHA string
+	// Core is the CPU core that panicked; -1 when not printed.
+	Core int
+	// Arch is "xtensa" (ESP32, S2, S3) or "riscv" (C2, C3, C5, C6, H2, P4),
+	// told by the register dump's names; "" before a dump.
+	Arch string
+	// Registers is the register dump in the order printed (RISC-V: MEPC,
+	// RA, SP, GP, …, MCAUSE, MTVAL; Xtensa: PC, PS, A0, …, EXCVADDR).
+	// A dump cut short keeps the rows that arrived.
+	Registers []Register
+	// StackAddr and Stack are a RISC-V panic's `Stack memory:` dump: the
+	// address of its first row and its words (at most MaxStackWords).
+	StackAddr uint32
+	Stack     []uint32
+	// StackFrames are the words of the stack dump that the ELF says are
+	// return addresses (they follow a call instruction), innermost first:
+	// the backtrace recovered by scanning the stack, as ESP-IDF monitor
+	// recovers one with gdb. Only with an ELF; it may hold stale frames.
+	StackFrames []uint32
+	// Ended is true once the report's end (`Rebooting...`, `CPU halted.`)
+	// arrived; false for a report cut short.
+	Ended bool
 }
+
+// MaxStackWords bounds Crash.Stack.
+const MaxStackWords = 1024
 
 // PeerState is what the board says about one peer.
 type PeerState struct {
@@ -134,6 +158,9 @@ type State struct {
 	ResetWord string
 	LastCrash *Crash
 	Crashes   int
+	// Chip is the chip the ROM banner named ("esp32s3", "esp32c3"); ""
+	// before a banner.
+	Chip string
 	Brownouts int
 
 	// Home DERP as the board chose it and the nearest it measured.
@@ -227,6 +254,9 @@ func (s *State) Clone() State {
 		cr.Lines = append([]string(nil), cr.Lines...)
 		cr.Decoded = append([]string(nil), cr.Decoded...)
 		cr.Backtrace.Frames = append([]Frame(nil), cr.Backtrace.Frames...)
+		cr.Registers = append([]Register(nil), cr.Registers...)
+		cr.Stack = append([]uint32(nil), cr.Stack...)
+		cr.StackFrames = append([]uint32(nil), cr.StackFrames...)
 		c.LastCrash = &cr
 	}
 	c.ProbeHistory = s.ProbeHistory.clone()
@@ -287,6 +317,9 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	case KindROM:
 		s.newBoot()
 		s.romOpen = true
+		if chip := ParseChip(body); chip != "" {
+			s.Chip = chip
+		}
 	case KindReset:
 		if !s.romOpen {
 			s.newBoot()
@@ -303,6 +336,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 			reason += " on core " + strconv.Itoa(p.Core)
 		}
 		s.startCrash(l, now, reason)
+		s.LastCrash.Core = p.Core
 	case KindAbort:
 		pc, _, _ := ParseAbortPC(body)
 		s.startCrash(l, now, "abort() at 0x"+hex32(pc))
@@ -321,9 +355,50 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	case KindRegisters:
 		if s.inCrash {
 			s.addCrashLine(l)
-			if pc, ok := ParseRegisterPC(body); ok && s.LastCrash.PC == 0 {
-				s.LastCrash.PC = pc
+			c := s.LastCrash
+			n := len(c.Registers)
+			if len(c.Registers) < 64 {
+				c.Registers = ParseRegisters(body, c.Registers)
+			}
+			for _, r := range c.Registers[n:] {
+				switch r.Name {
+				case "MEPC", "MCAUSE", "MTVAL":
+					c.Arch = "riscv"
+				case "PS", "EXCCAUSE", "EXCVADDR", "A0":
+					if c.Arch == "" {
+						c.Arch = "xtensa"
+					}
+				}
+			}
+			if pc, ok := ParseRegisterPC(body); ok && c.PC == 0 {
+				c.PC = pc
 				s.decode(sym, uint64(pc))
+			}
+			if ra, ok := ParseRegisterRA(body); ok {
+				s.decode(sym, uint64(ra))
+			}
+		}
+		return
+	case KindStackDump:
+		if s.inCrash {
+			s.addCrashLine(l)
+			c := s.LastCrash
+			n := len(c.Stack)
+			addr, words, ok := ParseStackRow(body, c.Stack)
+			if !ok {
+				return
+			}
+			if n == 0 {
+				c.StackAddr = addr
+			}
+			c.Stack = words[:min(len(words), MaxStackWords)]
+			if sym != nil {
+				for _, w := range c.Stack[min(n, len(c.Stack)):] {
+					if sym.IsReturnAddress(uint64(w)) {
+						c.StackFrames = append(c.StackFrames, w)
+						s.decode(sym, uint64(w))
+					}
+				}
 			}
 		}
 		return
@@ -355,6 +430,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	case KindRebooting:
 		if s.inCrash {
 			s.addCrashLine(l)
+			s.LastCrash.Ended = true
 			s.inCrash = false
 		}
 		return
@@ -376,7 +452,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		}
 		s.applyPortLine(l, now)
 	default:
-		if s.inCrash && len(l.Text) > 0 {
+		if s.inCrash && len(l.Unwrapped()) > 0 {
 			s.addCrashLine(l)
 		}
 	}
@@ -405,13 +481,13 @@ func (s *State) newBoot() {
 func (s *State) startCrash(l *Line, now time.Time, reason string) {
 	s.Crashes++
 	s.inCrash = true
-	s.LastCrash = &Crash{At: now, Kind: l.Kind, Reason: safetext.Clean(reason)}
+	s.LastCrash = &Crash{At: now, Kind: l.Kind, Reason: safetext.Clean(reason), Core: -1}
 	s.addCrashLine(l)
 }
 
 func (s *State) addCrashLine(l *Line) {
 	if len(s.LastCrash.Lines) < 64 {
-		s.LastCrash.Lines = append(s.LastCrash.Lines, cleanText(l.Text[l.Cut:]))
+		s.LastCrash.Lines = append(s.LastCrash.Lines, cleanText(l.Unwrapped()))
 	}
 }
 
