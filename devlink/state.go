@@ -160,7 +160,7 @@ type State struct {
 	Crashes   int
 	// Chip is the chip the ROM banner named ("esp32s3", "esp32c3"); ""
 	// before a banner.
-	Chip string
+	Chip      string
 	Brownouts int
 
 	// Home DERP as the board chose it and the nearest it measured.
