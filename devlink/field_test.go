@@ -1,6 +1,7 @@
 package devlink
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,5 +257,31 @@ func TestWrappers(t *testing.T) {
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", tc.in, diff)
 		}
+	}
+}
+
+// TestFieldMicrolinkDERPDown is the field report: one microlink status
+// line saying the board's DERP relay is down, plain and coloured. The
+// counters show it was up earlier in this boot.
+func TestFieldMicrolinkDERPDown(t *testing.T) {
+	for _, name := range []string{"microlink-derp-down.log", "microlink-derp-down-color.log"} {
+		t.Run(name, func(t *testing.T) {
+			st, lines := replay(fieldFile(t, name), nil)
+			if len(lines) != 1 || lines[0].Level != LevelWarn || string(lines[0].Tag) != "ml_derp" {
+				t.Fatalf("lines %+v, want one W ml_derp line", lines)
+			}
+			f, ok := ParsePortLine(&lines[0])
+			want := PortFact{Kind: FactRelayStatus, Peer: -1, HeapFree: -1, Connected: 0, RelayRx: 74096, RelayTx: 245596}
+			if diff := cmp.Diff(want, f, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); !ok || diff != "" {
+				t.Errorf("fact (-want +got):\n%s", diff)
+			}
+			r := st.Relay
+			if !r.Known || r.Connected || !r.WasUp || r.RxFrames != 74096 || r.TxFrames != 245596 || r.Source != "microlink" {
+				t.Errorf("relay %+v, want known, down, up earlier this boot, counters kept", r)
+			}
+			if !strings.Contains(string(lines[0].Msg), "loops=1164446") {
+				t.Errorf("msg %q", lines[0].Msg)
+			}
+		})
 	}
 }

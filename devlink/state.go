@@ -206,6 +206,16 @@ type State struct {
 
 	Peers map[int]*PeerState
 
+	// Relay is the board's connection to its home DERP relay, from its
+	// Tailscale port's lines (microlink) or telemetry R frames.
+	Relay Relay
+	// DiscoDecryptFails counts DISCO packets the board could not decrypt
+	// this boot (its copy of a peer's disco key is stale).
+	DiscoDecryptFails int64
+	// WGInitiations and WGResponses count WireGuard handshakes the board
+	// started and answered this boot (esp_wireguard's wireguardif lines).
+	WGInitiations, WGResponses int64
+
 	// BoardELFSHA is the latest `ELF file SHA256:` prefix the board printed
 	// (app banner or crash trailer), lower-case hex; "" before one.
 	BoardELFSHA string
@@ -227,6 +237,58 @@ type State struct {
 	romOpen bool
 }
 
+// Relay is the board's DERP relay connection (not the home region choice:
+// State.HomeDERP). Known is false until a line or frame reported it.
+type Relay struct {
+	Known bool
+	// Connected is the last report: true while the relay connection is up.
+	Connected bool
+	// WasUp is true when the relay was up earlier in this boot: a line or
+	// frame said so, or microlink's rx/tx counters are non-zero while it
+	// says connected=0.
+	WasUp bool
+	// DownSince is the host time the relay was first reported down after
+	// being up (or first reported at all); zero while up.
+	DownSince time.Time
+	// Attempts is the reconnect attempts since it was last up: telemetry's
+	// att, or microlink's retry lines counted.
+	Attempts int64
+	// LastErr is the last connect error word (telemetry err), sanitised.
+	LastErr string
+	// RxAge is the time since the last frame from the relay, as the board
+	// measured it (telemetry rxage); -1 unknown.
+	RxAge time.Duration
+	// RxFrames and TxFrames are microlink's DERP frame counters (rx=, tx=).
+	RxFrames, TxFrames int64
+	// Silences counts the receive watchdog firing (the relay went quiet
+	// while connected) this boot.
+	Silences int
+	// At is the host time of the last report.
+	At time.Time
+	// Source says where it came from: "telemetry" or "microlink".
+	Source string
+}
+
+// DownFor is how long the relay has been down at now, 0 when it is up or
+// unknown.
+func (r Relay) DownFor(now time.Time) time.Duration {
+	if !r.Known || r.Connected || r.DownSince.IsZero() {
+		return 0
+	}
+	return now.Sub(r.DownSince)
+}
+
+// setRelay records a relay report at now.
+func (s *State) setRelay(up bool, now time.Time, source string) {
+	r := &s.Relay
+	if up {
+		r.WasUp, r.DownSince, r.Attempts = true, time.Time{}, 0
+	} else if r.DownSince.IsZero() || (r.Known && r.Connected) {
+		r.DownSince = now
+	}
+	r.Known, r.Connected, r.At, r.Source = true, up, now, source
+}
+
 // Fetch is one HTTP fetch result (telemetry F frame) with the boot it ran in.
 type Fetch struct {
 	telemetry.Fetch
@@ -239,6 +301,7 @@ type Fetch struct {
 func NewState() *State {
 	return &State{
 		Endpoints:    -1,
+		Relay:        Relay{RxAge: -1},
 		Peers:        map[int]*PeerState{},
 		ProbeHistory: NewRing(DefaultHistory), HeapHistory: NewRing(DefaultHistory),
 		HeapMinHistory: NewRing(DefaultHistory), LargestHistory: NewRing(DefaultHistory),
@@ -473,6 +536,8 @@ func (s *State) newBoot() {
 	s.WiFiDisconnects, s.WiFiDropLines, s.RSSI = 0, 0, 0
 	s.Endpoints = -1
 	s.BoardELFSHA, s.ELFMismatch = "", false
+	s.Relay = Relay{RxAge: -1}
+	s.DiscoDecryptFails, s.WGInitiations, s.WGResponses = 0, 0, 0
 	for id, p := range s.Peers {
 		s.Peers[id] = &PeerState{ID: p.ID, IP: p.IP}
 	}
@@ -532,6 +597,30 @@ func (s *State) applyPortLine(l *Line, now time.Time) {
 		}
 	case FactHomeDERP:
 		s.HomeDERP, s.HomeDERPHost = f.DERPRegion, safetext.Clean(f.Host)
+	case FactRelayStatus:
+		s.setRelay(f.Connected == 1, now, "microlink")
+		s.Relay.RxFrames, s.Relay.TxFrames = f.RelayRx, f.RelayTx
+		if f.RelayRx > 0 || f.RelayTx > 0 {
+			s.Relay.WasUp = true
+		}
+	case FactRelayUp:
+		s.setRelay(true, now, "microlink")
+	case FactRelayRetry:
+		if s.Relay.Connected {
+			s.setRelay(false, now, "microlink")
+		}
+		s.Relay.Known = true
+		s.Relay.Attempts++
+	case FactRelaySilent:
+		s.Relay.Silences++
+		s.setRelay(false, now, "microlink")
+	case FactDiscoDecryptFail:
+		s.DiscoDecryptFails++
+	case FactWGInitiation:
+		s.WGInitiations++
+	case FactWGResponse:
+		s.WGResponses++
+	case FactDiscoPing, FactCallMeMaybe:
 	}
 }
 

@@ -252,6 +252,15 @@ func (p *Pane) render() []string {
 	if same, ok := s.NearestIsHome(); ok && !same {
 		add("  " + p.st.Warn.Render(fmt.Sprintf("not the nearest: region %d answers in %dms", s.NearestDERP, s.NearestLatency.Milliseconds())))
 	}
+	if r := s.Relay; r.Known {
+		add(p.st.Title.Render("DERP relay") + "  " + relayWords(p.st, r, now))
+	}
+	if s.DiscoDecryptFails > 0 {
+		add(p.st.Title.Render("DISCO decrypt") + "  " + p.st.Bad.Render(fmt.Sprintf("%d packet%s failed: stale disco key", s.DiscoDecryptFails, plural(s.DiscoDecryptFails))))
+	}
+	if s.WGInitiations > 0 || s.WGResponses > 0 {
+		add(p.st.Title.Render("WireGuard") + fmt.Sprintf("  handshakes: %d started, %d answered", s.WGInitiations, s.WGResponses))
+	}
 
 	// DISCO probe table.
 	probes := "unknown"
@@ -358,6 +367,46 @@ func wrapLines(lines []string, width int) []string {
 		}
 	}
 	return out
+}
+
+// relayWords says how the board's DERP relay connection is: up, or down
+// with what is known (was up this boot, attempts, how long, last error).
+func relayWords(st common.Styles, r devlink.Relay, now time.Time) string {
+	if r.Connected {
+		w := st.Good.Render("connected")
+		if r.RxAge >= 0 {
+			w += fmt.Sprintf(", last frame %s ago", r.RxAge.Round(time.Second))
+		}
+		return w
+	}
+	w := st.Bad.Render("DOWN: nothing relayed reaches the board")
+	var parts []string
+	if r.WasUp {
+		parts = append(parts, "was up earlier this boot")
+	}
+	if d := r.DownFor(now); d >= time.Second {
+		parts = append(parts, "down "+d.Round(time.Second).String())
+	}
+	if r.Attempts > 0 {
+		parts = append(parts, fmt.Sprintf("%d reconnect attempt%s", r.Attempts, plural(r.Attempts)))
+	}
+	if r.Silences > 0 {
+		parts = append(parts, fmt.Sprintf("went silent %d×", r.Silences))
+	}
+	if r.LastErr != "" {
+		parts = append(parts, "last error "+safetext.Clean(r.LastErr))
+	}
+	if len(parts) > 0 {
+		w += " · " + strings.Join(parts, ", ")
+	}
+	return w
+}
+
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // derpByWords says how the board chose its home DERP, from the N frame's

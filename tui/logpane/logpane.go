@@ -158,8 +158,8 @@ func (p *Pane) add(ev devlink.Event) {
 	}
 	for i := range ev.Lines {
 		l := &ev.Lines[i]
-		if l.Kind == devlink.KindTelemetry || l.Kind == devlink.KindBinary {
-			continue // telemetry feeds the Device pane; binary frames are noise
+		if l.Kind == devlink.KindTelemetry || l.Kind == devlink.KindBinary || l.Kind == devlink.KindStatusQuery {
+			continue // telemetry feeds the Device pane; binary frames and the console's status query are noise
 		}
 		text := l.Display // sanitised by the Source off the UI goroutine
 		if text == "" {
@@ -308,9 +308,7 @@ func (p *Pane) build() []row {
 			}
 		}
 		style := 1
-		switch e.kind {
-		case devlink.KindPanic, devlink.KindAbort, devlink.KindAssert, devlink.KindStackOverflow,
-			devlink.KindCorruptHeap, devlink.KindBrownout, devlink.KindBacktrace:
+		if e.kind.IsCrash() {
 			style = 2
 		}
 		match := q != "" && strings.Contains(strings.ToLower(e.text), q)

@@ -248,6 +248,21 @@ func TestDeviceEvidenceFrom(t *testing.T) {
 	if e := DeviceEvidenceFrom(devlink.NewState()); e.Endpoints != -1 {
 		t.Errorf("empty state: Endpoints = %d, want -1 (unknown)", e.Endpoints)
 	}
+	// microlink's relay status and DISCO lines (the field report's shape).
+	st := devlink.NewState()
+	for _, s := range []string{
+		"W (53640000) ml_derp: DERP status: connected=0 fd=-1 rx=74096 tx=245596 loops=1164446",
+		"W (53640100) ml_derp: DERP connect attempt 1 failed",
+		"W (53640200) ml_disco: DISCO decrypt failed from peer 2",
+	} {
+		var l devlink.Line
+		devlink.ParseLine([]byte(s+"\n"), &l)
+		st.ApplyLine(&l, peerstest.Time, nil)
+	}
+	e := DeviceEvidenceFrom(st)
+	if !e.RelayKnown || e.RelayUp || !e.RelayWasUp || e.RelayAttempts != 1 || e.DiscoDecryptFails != 1 {
+		t.Errorf("microlink evidence %+v, want relay known, down, up earlier, 1 attempt, 1 decrypt failure", e)
+	}
 }
 
 // At the narrowest name column the mark survives and the name is cut; the
