@@ -374,6 +374,8 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	case KindBinary:
 		s.BinaryLogFrames++
 		return
+	case KindStatusQuery:
+		return
 	case KindTelemetry:
 		s.applyTelemetryText(l.Text, now)
 		return
