@@ -258,6 +258,13 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 		defer sf.Close()
 		out.save = sf
 	}
+	eol, err := eolBytes(f.eol)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("tail %w", err)}
+	}
+	if f.console && f.port == "-" {
+		return &exitError{2, errConsoleStdin}
+	}
 	if f.port == "-" {
 		if f.reset {
 			return &exitError{2, errors.New("tail: --reset needs a serial port, not stdin")}
@@ -269,6 +276,32 @@ func runTail(ctx context.Context, args []string, stdio IO) error {
 		return out.close(devlink.Pump(ctx, in, 0, out.line))
 	}
 	link := &devlink.Link{Port: f.port, Baud: f.baud, Reset: f.reset}
+	if f.console {
+		if stdio.Stdin == nil {
+			return &exitError{2, errors.New("tail --console: no standard input to read keys from")}
+		}
+		restore, raw, err := rawTerminal(stdio.Stdin)
+		if err != nil {
+			return err
+		}
+		defer restore()
+		if raw {
+			// The terminal no longer turns "\n" into "\r\n".
+			if isTerminal(stdio.Stdout) {
+				out.w = &crlfWriter{w: out.w}
+			}
+			if isTerminal(stdio.Stderr) {
+				out.stderr = &crlfWriter{w: out.stderr}
+			}
+			fmt.Fprintln(out.stderr, "tailpath: console: keys go to the board; Ctrl+] quits")
+		}
+		// The terminal answers the console's status query itself.
+		out.query = isTerminal(stdio.Stdout)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ctx = cctx
+		go runConsole(ctx, stdio.Stdin, raw, eol, link.Send, cancel, out.stderr)
+	}
 	return out.close(link.Run(ctx, out.line, out.status))
 }
 

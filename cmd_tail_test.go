@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -305,5 +306,35 @@ func TestTailAutoColorMatchesMonitor(t *testing.T) {
 	}
 	if !bytes.Equal(out.Bytes(), want) {
 		t.Errorf("output differs from ESP-IDF monitor's color_out.txt: %s", firstDiff(out.Bytes(), want))
+	}
+}
+
+// TestTailJSON: --json writes one JSON object per line and event, nothing
+// else on stdout, and refuses --filter.
+func TestTailJSON(t *testing.T) {
+	in := "W (53640000) ml_derp: DERP status: connected=0 fd=-1 rx=74096 tx=245596 loops=1164446\r\n" +
+		"uru Meditation Error: Core  0 panic'ed (Illegal instruction). Exception was unhandled.\r\n" +
+		"MEPC    : 0x40001be4  RA      : 0x42075ee2  SP      : 0x3fca11b0  GP      : 0x3fc8e600  \r\n"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tail", "--port", "-", "--json"}, IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var types []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		types = append(types, m["type"].(string))
+		if m["type"] == "panic" && (m["pc"] != "0x40001be4" || m["pc_in_rom"] != true || m["ended"] != false) {
+			t.Errorf("panic %v", m)
+		}
+	}
+	if diff := cmp.Diff([]string{"line", "port", "line", "line", "panic"}, types); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"tail", "--port", "-", "--json", "--filter", "x:E"}, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}); code != 2 || !strings.Contains(errb.String(), "--json") {
+		t.Errorf("--json --filter: exit %d, %q", code, errb.String())
 	}
 }
