@@ -1,6 +1,7 @@
 package devlink
 
 import (
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/firmware"
 )
 
 // fieldDir is the shared folder of logs users posted publicly
@@ -283,5 +286,41 @@ func TestFieldMicrolinkDERPDown(t *testing.T) {
 				t.Errorf("msg %q", lines[0].Msg)
 			}
 		})
+	}
+}
+
+// TestStateRelayFromScenario follows the bundled firmware's scenario
+// capture through its DERP relay outage (boot 2): R frames say connected,
+// then connected but silent, then down with reconnect attempts, then
+// connected again.
+func TestStateRelayFromScenario(t *testing.T) {
+	st := NewState()
+	var sp Splitter
+	var seen []string
+	emit := func(l *Line) {
+		st.ApplyLine(l, time.Unix(0, 0), nil)
+		if l.Kind != KindTelemetry || !strings.HasPrefix(string(l.Text), "@TP2 R ") {
+			return
+		}
+		r := st.Relay
+		state := "up"
+		switch {
+		case !r.Connected:
+			state = fmt.Sprintf("down att=%d drop=%d err=%s", r.Attempts, r.Drops, r.LastErr)
+		case r.RxAge > 75*time.Second:
+			state = "silent"
+		}
+		if len(seen) == 0 || seen[len(seen)-1] != state {
+			seen = append(seen, state)
+		}
+	}
+	sp.Feed(firmware.ScenarioLog(), emit)
+	sp.Flush(emit)
+	want := []string{"up", "silent", "down att=1 drop=1 err=timeout", "down att=2 drop=1 err=timeout", "up"}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("relay states (-want +got):\n%s", diff)
+	}
+	if r := st.Relay; !r.Known || !r.Connected || !r.WasUp || r.Source != "telemetry" {
+		t.Errorf("final relay %+v", r)
 	}
 }

@@ -261,8 +261,10 @@ type Relay struct {
 	// RxFrames and TxFrames are microlink's DERP frame counters (rx=, tx=).
 	RxFrames, TxFrames int64
 	// Silences counts the receive watchdog firing (the relay went quiet
-	// while connected) this boot.
+	// while connected) this boot, from microlink's lines; Drops counts the
+	// connections lost this boot, from telemetry (drop).
 	Silences int
+	Drops    int64
 	// At is the host time of the last report.
 	At time.Time
 	// Source says where it came from: "telemetry" or "microlink".
@@ -750,6 +752,19 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 		}
 		if f.Has("lat") {
 			p.Latency = pf.Latency
+		}
+	case telemetry.KindRelay:
+		r := f.Relay
+		s.setRelay(r.Connected, now, "telemetry")
+		s.Relay.Attempts = int64(r.Attempts)
+		s.Relay.Drops = int64(r.Drops)
+		if r.Drops > 0 {
+			s.Relay.WasUp = true
+		}
+		s.Relay.LastErr = safetext.Clean(r.Err)
+		s.Relay.RxAge = -1
+		if f.Has("rxage") {
+			s.Relay.RxAge = r.RxAge
 		}
 	case telemetry.KindFetch:
 		s.Fetches = append(s.Fetches, Fetch{Fetch: f.Fetch, Boot: s.Boots})

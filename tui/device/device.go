@@ -374,8 +374,17 @@ func wrapLines(lines []string, width int) []string {
 func relayWords(st common.Styles, r devlink.Relay, now time.Time) string {
 	if r.Connected {
 		w := st.Good.Render("connected")
-		if r.RxAge >= 0 {
+		switch {
+		case r.RxAge >= relaySilent:
+			// DERP servers send a keep-alive every 60 s: a longer silence
+			// means the relay may be gone though the connection looks up.
+			w = st.Warn.Render(fmt.Sprintf("connected but silent for %s", r.RxAge.Round(time.Second))) +
+				" (no keep-alive from the relay)"
+		case r.RxAge >= 0:
 			w += fmt.Sprintf(", last frame %s ago", r.RxAge.Round(time.Second))
+		}
+		if r.Drops > 0 {
+			w += fmt.Sprintf(" · lost %d× this boot", r.Drops)
 		}
 		return w
 	}
@@ -390,6 +399,9 @@ func relayWords(st common.Styles, r devlink.Relay, now time.Time) string {
 	if r.Attempts > 0 {
 		parts = append(parts, fmt.Sprintf("%d reconnect attempt%s", r.Attempts, plural(r.Attempts)))
 	}
+	if r.Drops > 0 {
+		parts = append(parts, fmt.Sprintf("lost %d× this boot", r.Drops))
+	}
 	if r.Silences > 0 {
 		parts = append(parts, fmt.Sprintf("went silent %d×", r.Silences))
 	}
@@ -401,6 +413,10 @@ func relayWords(st common.Styles, r devlink.Relay, now time.Time) string {
 	}
 	return w
 }
+
+// relaySilent is how long a connected relay may stay silent before the
+// pane warns: past one 60 s DERP keep-alive, with slack.
+const relaySilent = 75 * time.Second
 
 func plural(n int64) string {
 	if n == 1 {
