@@ -177,12 +177,26 @@ func ParseRegisters(b []byte, dst []Register) []Register {
 			name = name[sp+1:]
 		}
 		v, n := hexPrefix(b[c+4:])
-		if n == 0 || n > 8 || len(name) == 0 || len(name) > 10 {
+		if n == 0 || n > 8 || !isRegisterName(name) {
 			return dst
 		}
 		dst = append(dst, Register{Name: string(name), Value: uint32(v)})
 		b = b[c+4+n:]
 	}
+}
+
+// isRegisterName matches a dumped register's name: 1–10 bytes of
+// upper-case letters, digits and '/', starting with a letter ("S0/FP").
+func isRegisterName(b []byte) bool {
+	if len(b) == 0 || len(b) > 10 || b[0] < 'A' || b[0] > 'Z' {
+		return false
+	}
+	for _, c := range b {
+		if !(c >= 'A' && c <= 'Z' || isDigit(c) || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // RegisterValue returns the value of register name in regs.
@@ -197,26 +211,28 @@ func RegisterValue(regs []Register, name string) (uint32, bool) {
 
 // ParseStackRow parses one `Stack memory:` row of a RISC-V panic:
 // `3fc8cdec: 0xa5a5a5a5 0x42012ea6 …`: the row's address and its words
-// (appended to dst). ok is false for a line that is not a row; a row cut
-// short keeps the words before the cut.
+// (appended to dst). ok is false for a line that is not a row or holds no
+// whole word; a row cut short keeps the words before the cut.
 func ParseStackRow(b []byte, dst []uint32) (addr uint32, words []uint32, ok bool) {
 	if !isStackRow(b) {
 		return 0, dst, false
 	}
 	a, _ := hexPrefix(b[:8])
 	b = b[9:]
+	start := len(dst)
 	for {
 		b = bytes.TrimLeft(b, " ")
 		if len(b) < 3 || b[0] != '0' || b[1] != 'x' {
-			return uint32(a), dst, true
+			break
 		}
 		v, n := hexPrefix(b[2:])
 		if n != 8 {
-			return uint32(a), dst, true
+			break
 		}
 		dst = append(dst, uint32(v))
 		b = b[2+n:]
 	}
+	return uint32(a), dst, len(dst) > start
 }
 
 // InROM reports whether pc lies in the mask ROM of chip (the ROM banner's
