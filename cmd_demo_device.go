@@ -43,7 +43,7 @@ func init() {
 			m[scenarioPeer2IP] = ip.TailscaleIPs[0].String()
 		}
 		lines := relabelScenario(firmware.ScenarioLines(), m)
-		addDevicePanes(d, &devlink.Source{Replay: pacedReplay(ctx, lines, demoReplaySpeed)})
+		addDevicePanes(d, &devlink.Source{Replay: pacedReplay(ctx, lines, demoReplaySpeed)}, nil)
 		return nil
 	})
 }

@@ -25,6 +25,10 @@ const logKeep = 20000
 // attachDevice wires a serial device (or a replayed capture) into the
 // dashboard: a devlink.Source feeding the Device and Log panes.
 func attachDevice(ctx context.Context, d *dashboard, f *deviceFlags, stdio IO) error {
+	eol, err := eolBytes(f.eol)
+	if err != nil {
+		return err
+	}
 	src := &devlink.Source{}
 	// The ELFs first: a bad one fails before the terminal or port is touched.
 	if f.elf != "" {
@@ -57,7 +61,7 @@ func attachDevice(ctx context.Context, d *dashboard, f *deviceFlags, stdio IO) e
 		src.OnLine = func(l *devlink.Line) { lf.Write(l.Raw) }
 		d.closers = append(d.closers, lf.Close)
 	}
-	addDevicePanes(d, src)
+	addDevicePanes(d, src, eol)
 	return nil
 }
 
@@ -103,14 +107,18 @@ func openFirmware(spec string) (firmwareELFs, error) {
 }
 
 // addDevicePanes adds the Device and Log panes and a feed relaying src.
-func addDevicePanes(d *dashboard, src *devlink.Source) {
+// With a live port, the Log pane's `i` opens a console whose lines end in
+// eol (a replay stays read-only).
+func addDevicePanes(d *dashboard, src *devlink.Source, eol []byte) {
 	st := common.DefaultStyles()
 	dev := device.New(st, nil)
+	lp := logpane.New(st, logKeep)
 	if src.Link != nil {
 		// R in the Device pane: one deliberate hard reset of a live board.
 		dev.SetReset(src.Link.RequestReset)
+		lp.SetConsole(src.Link.Send, eol)
 	}
-	d.panes = append(d.panes, dev, logpane.New(st, logKeep))
+	d.panes = append(d.panes, dev, lp)
 	d.feeds = append(d.feeds, func(ctx context.Context, send func(tea.Msg)) {
 		for ev := range src.Run(ctx) {
 			send(ev)

@@ -18,6 +18,8 @@ type deviceFlags struct {
 	// reset asks for one deliberate hard reset of the board after opening
 	// the port (opening never resets it otherwise).
 	reset bool
+	// eol is what the Log pane's console sends for Enter: CR, LF or CRLF.
+	eol string
 }
 
 func (f *deviceFlags) register(fs *flag.FlagSet) {
@@ -26,6 +28,7 @@ func (f *deviceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and binary logs with (app.elf[,bootloader.elf])")
 	fs.StringVar(&f.logFile, "log-file", "", "append every device line to this file")
 	fs.BoolVar(&f.reset, "reset", false, "hard-reset the board once after opening the port (opening alone never resets it)")
+	fs.StringVar(&f.eol, "eol", "CR", `line ending the Log pane's console (key i) sends: "CR", "LF" or "CRLF"`)
 }
 
 // attach adds the device source and panes to d when a port was given.

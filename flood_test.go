@@ -155,7 +155,7 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &floodRig{handled: make(chan time.Time, 16), cancel: cancel, done: make(chan error, 1)}
 	var d dashboard
-	addDevicePanes(&d, &devlink.Source{Replay: replay})
+	addDevicePanes(&d, &devlink.Source{Replay: replay}, nil)
 	root := tui.New(tui.Options{Title: "flood", Panes: d.panes})
 	kr, kw := io.Pipe()
 	r.keys = kw
