@@ -32,12 +32,24 @@ func (s *Splitter) Pending() int { return len(s.pending) }
 
 // Feed consumes p (which it does not keep) and emits every line it completes.
 func (s *Splitter) Feed(p []byte, emit func(*Line)) {
-	if n := len(s.pending); n > 0 && n < len(StatusQuery) && isQueryPrefix(s.pending) && len(p) > 0 {
-		// The held bytes may start a status query: judge them with p.
-		buf := append(append([]byte(nil), s.pending...), p...)
-		s.pending = s.pending[:0]
-		s.feed(buf, false, emit)
-		return
+	if n := len(s.pending); n > 0 && isQueryPrefix(s.pending) && len(p) > 0 {
+		// The held bytes may start a status query: look at the few
+		// bytes of p that decide it (without copying p).
+		k := min(len(StatusQuery)-n, len(p))
+		var head [4]byte
+		copy(head[:], s.pending)
+		copy(head[n:], p[:k])
+		switch h := head[:n+k]; {
+		case string(h) == StatusQuery:
+			s.pending = s.pending[:0]
+			s.emitQuery(emit)
+			s.feed(p[k:], false, emit)
+			return
+		case isQueryPrefix(h):
+			s.pending = append(s.pending, p...)
+			return
+		}
+		// Not a query: the held bytes start an ordinary line.
 	}
 	if len(s.pending) > 0 {
 		// Finish the held line first, taking bytes from p into pending.
@@ -74,9 +86,8 @@ func (s *Splitter) feed(p []byte, textFirst bool, emit func(*Line)) {
 	for len(p) > 0 {
 		if p[0] == 0x1b {
 			if len(p) >= len(StatusQuery) && string(p[:len(StatusQuery)]) == StatusQuery {
-				s.line = Line{Raw: p[:4:4], Text: p[:4:4], Kind: KindStatusQuery, Partial: true}
-				emit(&s.line)
-				p = p[4:]
+				s.emitQuery(emit)
+				p = p[len(StatusQuery):]
 				continue
 			}
 			if len(p) < len(StatusQuery) && isQueryPrefix(p) {
@@ -114,6 +125,17 @@ func (s *Splitter) Flush(emit func(*Line)) {
 		s.emit(p, true, emit)
 		s.pending = s.pending[:0]
 	}
+}
+
+// statusQuery is the Raw and Text of every KindStatusQuery line; never
+// modified.
+var statusQuery = []byte(StatusQuery)
+
+// emitQuery emits the console's status query as a line of its own.
+func (s *Splitter) emitQuery(emit func(*Line)) {
+	q := statusQuery[:len(statusQuery):len(statusQuery)]
+	s.line = Line{Raw: q, Text: q, Kind: KindStatusQuery, Partial: true}
+	emit(&s.line)
 }
 
 // isQueryPrefix reports whether b is a proper prefix of StatusQuery.
