@@ -218,6 +218,9 @@ func (p *Pane) render() []string {
 	if c := s.LastCrash; c != nil {
 		add("")
 		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(safetext.Clean(c.Reason)) + p.st.Muted.Render(" · "+ago(now, c.At)))
+		if regs := crashRegisters(c, s.Chip); regs != "" {
+			add("  " + regs)
+		}
 		if len(c.Backtrace.Frames) > 0 {
 			tail := ""
 			if c.Backtrace.Corrupted {
@@ -343,6 +346,41 @@ func (p *Pane) render() []string {
 	add("")
 	add(p.st.Muted.Render(fmt.Sprintf("%d lines, %d telemetry frames (%d corrupt)", s.Lines, s.Frames, s.CorruptFrames)))
 	return wrapLines(b, p.width)
+}
+
+// crashRegisters words the registers that locate a crash: the faulting PC
+// (and whether it is in the chip's ROM, where no app ELF can decode it),
+// for RISC-V its return address, the stack pointer, the architecture, and
+// whether the report was cut short. "" before a register dump.
+func crashRegisters(c *devlink.Crash, chip string) string {
+	if len(c.Registers) == 0 {
+		return ""
+	}
+	var parts []string
+	pcName, spName := "PC", "A1"
+	if c.Arch == "riscv" {
+		pcName, spName = "MEPC", "SP"
+	}
+	if c.PC != 0 {
+		w := fmt.Sprintf("%s 0x%08x", pcName, c.PC)
+		if devlink.InROM(chip, c.PC) {
+			w += " (in ROM)"
+		}
+		parts = append(parts, w)
+	}
+	if ra, ok := devlink.RegisterValue(c.Registers, "RA"); ok && c.Arch == "riscv" {
+		parts = append(parts, fmt.Sprintf("RA 0x%08x", ra))
+	}
+	if sp, ok := devlink.RegisterValue(c.Registers, spName); ok {
+		parts = append(parts, fmt.Sprintf("SP 0x%08x", sp))
+	}
+	if c.Arch != "" {
+		parts = append(parts, c.Arch)
+	}
+	if !c.Ended {
+		parts = append(parts, "report cut short")
+	}
+	return strings.Join(parts, " · ")
 }
 
 // wrapLines word-wraps each line to width cells, continuing with a

@@ -263,3 +263,23 @@ func TestDevicePaneRelayDown(t *testing.T) {
 		t.Errorf("relay back up not shown:\n%s", v)
 	}
 }
+
+// TestDevicePaneRISCVCrash: the field report's ESP32-C3 crash under
+// ESPHome shows its reason, MEPC in ROM, RA and SP, and that the copy
+// ended mid-dump.
+func TestDevicePaneRISCVCrash(t *testing.T) {
+	b, err := os.ReadFile("../../../shared/testdata/field/esp/esphome-c3-panic-glued.log")
+	if err != nil {
+		t.Skipf("shared field input not present (%v)", err)
+	}
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(200, 40)
+	p.Update(event(string(b), true))
+	v := p.View()
+	for _, want := range []string{"Last crash  Illegal instruction on core 0",
+		"MEPC 0x40001be4 (in ROM) · RA 0x42075ee2 · SP 0x3fca11b0 · riscv · report cut short"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("pane lacks %q:\n%s", want, v)
+		}
+	}
+}
