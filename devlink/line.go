@@ -317,22 +317,27 @@ func (l *Line) logKinds(t []byte) {
 	}
 }
 
-// skipColor returns the index after an ANSI SGR sequence at t[0], or 0.
+// skipColor returns the index after the colour ESP-IDF puts at the start
+// of a log line, or 0. The form is ESP-IDF monitor's
+// (`\033\[[01];?[0-9]+m`: ESC[0;32m, ESC[1;31m, ESC[0;33m): a line that
+// starts with another escape sequence is not a log line to monitor's
+// filter, and so not to tailpath's.
 func skipColor(t []byte) int {
-	if len(t) < 3 || t[0] != 0x1b || t[1] != '[' {
+	if len(t) < 5 || t[0] != 0x1b || t[1] != '[' || (t[2] != '0' && t[2] != '1') {
 		return 0
 	}
-	for i := 2; i < len(t) && i < 16; i++ {
-		c := t[i]
-		switch {
-		case c == 'm':
-			return i + 1
-		case c == ';' || (c >= '0' && c <= '9'):
-		default:
-			return 0
-		}
+	i := 3
+	if t[i] == ';' {
+		i++
 	}
-	return 0
+	d := i
+	for i < len(t) && i < 16 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == d || i >= len(t) || t[i] != 'm' {
+		return 0
+	}
+	return i + 1
 }
 
 // parseLog recognises `[colour]L (time) tag: msg[reset]` and `L tag: msg`.
