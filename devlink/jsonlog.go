@@ -128,7 +128,7 @@ type JSONPort struct {
 	// Fact: "disco-ping", "disco-pong", "call-me-maybe", "disco-pool-full",
 	// "handshake", "home-derp", "relay-status", "relay-retry",
 	// "relay-silent", "relay-up", "disco-decrypt-fail", "wg-initiation",
-	// "wg-response", or "heap" for a heap_free value alone.
+	// "wg-response", "self-ip", or "heap" for a heap_free value alone.
 	Fact       string `json:"fact"`
 	Tag        string `json:"tag"`
 	Peer       *int   `json:"peer,omitempty"`
@@ -145,6 +145,8 @@ type JSONPort struct {
 	RelayWasUp bool `json:"relay_was_up,omitempty"`
 	Attempt    int  `json:"attempt,omitempty"`
 	SilentS    int  `json:"silent_s,omitempty"`
+	// Self is the board's own tailnet address ("self-ip").
+	Self string `json:"self,omitempty"`
 }
 
 // JSONLink is a "link" object.
@@ -158,7 +160,7 @@ type JSONLink struct {
 }
 
 var factNames = [...]string{"heap", "disco-ping", "disco-pong", "call-me-maybe", "disco-pool-full", "handshake",
-	"home-derp", "relay-status", "relay-retry", "relay-silent", "relay-up", "disco-decrypt-fail", "wg-initiation", "wg-response"}
+	"home-derp", "relay-status", "relay-retry", "relay-silent", "relay-up", "disco-decrypt-fail", "wg-initiation", "wg-response", "self-ip"}
 
 // String names the fact as tail --json does.
 func (k PortFactKind) String() string {
@@ -329,6 +331,9 @@ func (j *JSONLog) port(l *Line, f PortFact, now time.Time) {
 	}
 	if f.Addr.IsValid() {
 		o.Addr = f.Addr.String()
+	}
+	if f.Self.IsValid() {
+		o.Self = f.Self.String()
 	}
 	if f.HeapFree >= 0 {
 		h := f.HeapFree

@@ -624,6 +624,10 @@ func (s *State) applyPortLine(l *Line, now time.Time) {
 		s.WGInitiations++
 	case FactWGResponse:
 		s.WGResponses++
+	case FactSelfIP:
+		// Boards without telemetry name themselves this way, which links
+		// the board to its row in Peers.
+		s.TailnetIP = f.Self
 	case FactDiscoPing, FactCallMeMaybe:
 	}
 }

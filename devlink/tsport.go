@@ -28,6 +28,7 @@ const (
 	FactDiscoDecryptFail // a DISCO packet that would not decrypt (a stale disco key)
 	FactWGInitiation     // wireguardif: sending initiation packet (a handshake started)
 	FactWGResponse       // wireguardif: sending handshake response packet (a peer's handshake answered)
+	FactSelfIP           // the board's own tailnet IPv4: microlink `VPN IP: 100.64.0.9`, the port's `netmap: … self 100.64.0.9`
 )
 
 // PortFact is one parsed fact. Fields not relevant to Kind are zero.
@@ -58,6 +59,8 @@ type PortFact struct {
 	Attempt int
 	// Silent is how long the relay was silent (FactRelaySilent), seconds.
 	Silent int
+	// Self is the board's own tailnet address (FactSelfIP).
+	Self netip.Addr
 }
 
 // derpMagic is 127.3.3.40, the port's DERP pseudo-address.
@@ -132,6 +135,11 @@ func ParsePortLine(l *Line) (f PortFact, ok bool) {
 			}
 		}
 	case "ts_netmap", "ts_derp", "tailscale":
+		if i := bytes.Index(m, []byte(", self ")); i >= 0 && bytes.HasPrefix(m, []byte("netmap:")) {
+			if ip, ok := ipv4At(m[i+len(", self "):]); ok {
+				f.Kind, f.Self = FactSelfIP, ip
+			}
+		}
 		if i := bytes.Index(m, []byte("DERP home server: ")); i >= 0 {
 			hp := m[i+len("DERP home server: "):]
 			if sp := bytes.IndexByte(hp, ' '); sp >= 0 {
@@ -173,6 +181,12 @@ func parseMicrolink(l *Line, f PortFact) (PortFact, bool) {
 		f.Kind = FactRelayUp
 	case isDecryptFail(m):
 		f.Kind = FactDiscoDecryptFail
+	case bytes.HasPrefix(m, []byte("VPN IP")):
+		if c := bytes.IndexByte(m, ':'); c > 0 {
+			if ip, ok := ipv4At(bytes.TrimLeft(m[c+1:], " ")); ok {
+				f.Kind, f.Self = FactSelfIP, ip
+			}
+		}
 	case bytes.Contains(m, []byte("DERP home server: ")):
 		i := bytes.Index(m, []byte("DERP home server: "))
 		hp := m[i+len("DERP home server: "):]
@@ -189,6 +203,19 @@ func parseMicrolink(l *Line, f PortFact) (PortFact, bool) {
 		f.Kind, f.Addr = FactDiscoPong, addrAfter(m, "PONG from ")
 	}
 	return f, f.Kind != FactNone
+}
+
+// ipv4At parses the dotted IPv4 address at the start of b.
+func ipv4At(b []byte) (netip.Addr, bool) {
+	n := 0
+	for n < len(b) && n < 15 && (isDigit(b[n]) || b[n] == '.') {
+		n++
+	}
+	ip, err := netip.ParseAddr(string(b[:n]))
+	if err != nil || !ip.Is4() {
+		return netip.Addr{}, false
+	}
+	return ip, true
 }
 
 // isDecryptFail matches a DISCO packet that failed to decrypt ("decrypt
