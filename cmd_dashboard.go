@@ -31,6 +31,8 @@ type dashboardFlags struct {
 	// reset asks for one deliberate hard reset of the board after opening
 	// the port (opening never resets it otherwise).
 	reset bool
+	// eol is what the Log pane's console sends for Enter: CR, LF or CRLF.
+	eol string
 }
 
 const dashboardUsage = `usage: tailpath [flags]
@@ -61,6 +63,7 @@ func (f *dashboardFlags) registerDevice(fs *flag.FlagSet) {
 	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and binary logs with (app.elf[,bootloader.elf])")
 	fs.StringVar(&f.logFile, "log-file", "", "append every device line to this file")
 	fs.BoolVar(&f.reset, "reset", false, "hard-reset the board once after opening the port (opening alone never resets it)")
+	fs.StringVar(&f.eol, "eol", "CR", `line ending the Log pane's console (key i) sends: "CR", "LF" or "CRLF"`)
 }
 
 func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error {
@@ -77,7 +80,11 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error
 		Tuning: &tuning.Options{},
 	}
 	if f.port != "" {
-		err := d.AttachDevice(app.DeviceOptions{Port: f.port, Baud: f.baud, ELF: f.elf, LogFile: f.logFile, Reset: f.reset}, stdio.Stdin)
+		eol, err := eolBytes(f.eol)
+		if err != nil {
+			return usageError{err}
+		}
+		err = d.AttachDevice(app.DeviceOptions{Port: f.port, Baud: f.baud, ELF: f.elf, LogFile: f.logFile, Reset: f.reset, EOL: eol}, stdio.Stdin)
 		if err != nil {
 			return err
 		}

@@ -24,25 +24,38 @@ type tailFlags struct {
 	elf        string // firmware ELF(s), comma-separated: app (backtraces, binary logs) and bootloader (its binary logs)
 	reset      bool   // hard-reset the board once after opening the port
 	// color is "auto" (sanitised on a terminal, coloured by level unless
-	// NO_COLOR is set; the device's bytes unchanged when piped, unless
+	// NO_COLOR is set; piped, the bytes ESP-IDF monitor would print, unless
 	// CLICOLOR_FORCE is set), "always" (sanitised and coloured) or "never"
 	// (sanitised: the board's own colour codes and control characters
 	// stripped, no colour added). internal/termcolor decides.
 	color string
+	// disableAutoColor: piped output keeps uncoloured I/W/E lines
+	// uncoloured (ESP-IDF monitor's --disable-auto-color).
+	disableAutoColor bool
+	// json writes JSON Lines instead of text (docs/device.md).
+	json bool
+	// console sends typed keys to the board (an interactive console, as
+	// idf.py monitor does); eol is what Enter sends: "CR", "LF" or "CRLF".
+	console bool
+	eol     string
 }
 
 // tailOut writes lines the way tailpath tail shows them. Piped with
-// --color auto, it writes the device's bytes unchanged (so output matches
-// ESP-IDF monitor's byte for byte); on a terminal, or with --color always,
-// it writes sanitised text coloured by level; with --color never, or on a
+// --color auto, it writes what ESP-IDF monitor prints, byte for byte
+// (devlink.Monitor: its filter, its auto-colour, the console's status
+// query); on a terminal, or with --color always, it writes sanitised text
+// coloured by level (devlink's palette); with --color never, or on a
 // terminal with NO_COLOR set, sanitised text without colour (the board's
-// own escape codes removed).
+// own escape codes removed); with --json, JSON Lines (devlink.JSONLog).
 type tailOut struct {
 	w          io.Writer
 	stderr     io.Writer
-	filter     *devlink.Filter
+	mon        devlink.Monitor
 	color      bool // sanitise and colour by level
 	plain      bool // sanitise, no colour (--color never, or NO_COLOR on a terminal)
+	query      bool // pass the console's status query to the terminal (interactive console on a terminal)
+	json       *devlink.JSONLog
+	buf        []byte
 	timestamps bool
 	save       *os.File
 	sym        *devlink.Symbolizer
@@ -63,6 +76,14 @@ func (o *tailOut) line(l *devlink.Line) {
 			o.saveErr = err
 			fmt.Fprintf(o.stderr, "tailpath: writing %s failed, no longer saving: %v\n", o.save.Name(), err)
 		}
+	}
+	if o.json != nil {
+		if l.Kind == devlink.KindBinary && o.binlog != nil {
+			o.binlog.Expand(l, func(d *devlink.Line) { o.json.Line(d, o.now()) })
+			return
+		}
+		o.json.Line(l, o.now())
+		return
 	}
 	if l.Kind == devlink.KindBinary {
 		o.binFrames++
@@ -89,14 +110,23 @@ func (o *tailOut) show(l *devlink.Line) {
 				sha, o.elfName, o.sym.SHA256()[:16])
 		}
 	}
-	if !o.filter.Match(l) {
+	if !o.mon.Shows(l) {
 		return
 	}
-	if o.color || o.plain {
+	switch {
+	case l.Kind == devlink.KindStatusQuery && (o.color || o.plain):
+		// Sanitised output drops it, except for an interactive console
+		// on a terminal: the terminal answers, and its answer is typed
+		// through to the board, as with idf.py monitor.
+		if o.query {
+			io.WriteString(o.w, devlink.StatusQuery)
+		}
+	case o.color || o.plain:
 		o.writeClean(l)
-	} else {
+	default:
 		o.stamp()
-		o.w.Write(l.Raw)
+		o.buf = o.mon.Append(o.buf[:0], l)
+		o.w.Write(o.buf)
 		o.atStart = len(l.Raw) > 0 && l.Raw[len(l.Raw)-1] == '\n'
 	}
 	if o.sym != nil {
@@ -107,7 +137,7 @@ func (o *tailOut) show(l *devlink.Line) {
 			for _, d := range dec {
 				o.stamp()
 				if o.color {
-					io.WriteString(o.w, "\x1b[0;33m"+safetext.Clean(d)+"\x1b[0m\n")
+					io.WriteString(o.w, devlink.ColorWarn+safetext.Clean(d)+devlink.ColorReset+"\n")
 				} else if o.plain {
 					io.WriteString(o.w, safetext.Clean(d)+"\n")
 				} else {
@@ -125,31 +155,13 @@ func (o *tailOut) stamp() {
 	}
 }
 
-// levelColor is the colour ESP-IDF itself uses for each level (D and V plain).
-func levelColor(l *devlink.Line) string {
-	switch l.Kind {
-	case devlink.KindPanic, devlink.KindAbort, devlink.KindStackOverflow, devlink.KindAssert,
-		devlink.KindCorruptHeap, devlink.KindBrownout, devlink.KindBacktrace:
-		return "\x1b[1;31m"
-	}
-	switch l.Level {
-	case devlink.LevelError:
-		return "\x1b[0;31m"
-	case devlink.LevelWarn:
-		return "\x1b[0;33m"
-	case devlink.LevelInfo:
-		return "\x1b[0;32m"
-	}
-	return ""
-}
-
 // writeClean writes l sanitised (escape sequences and control characters
 // removed), coloured by level when o.color is set.
 func (o *tailOut) writeClean(l *devlink.Line) {
 	o.stamp()
 	text := safetext.Clean(string(l.Text))
-	if c := levelColor(l); o.color && c != "" && text != "" {
-		text = c + text + "\x1b[0m"
+	if c := devlink.LineColor(l); o.color && c != "" && text != "" {
+		text = c + text + devlink.ColorReset
 	}
 	if !l.Partial {
 		text += "\n"
@@ -159,6 +171,9 @@ func (o *tailOut) writeClean(l *devlink.Line) {
 }
 
 func (o *tailOut) status(s devlink.LinkStatus) {
+	if o.json != nil {
+		o.json.Link(s)
+	}
 	if s.Up {
 		how := "open"
 		if s.Reset {
@@ -184,10 +199,14 @@ func tailCommand() *command {
 	fs.StringVar(&f.save, "save", "", "append every line (unfiltered, as received) to this file")
 	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and binary logs with; add the bootloader ELF after a comma for its binary logs")
 	fs.BoolVar(&f.reset, "reset", false, "hard-reset the board once after opening the port (never done otherwise)")
-	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal unless NO_COLOR is set, or when CLICOLOR_FORCE is; piped, the device's bytes unchanged), "always", or "never" (the board's own colour codes stripped)`)
+	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal unless NO_COLOR is set, or when CLICOLOR_FORCE is; piped, exactly what idf.py monitor prints), "always", or "never" (the board's own colour codes stripped)`)
+	fs.BoolVar(&f.disableAutoColor, "disable-auto-color", false, "piped output: leave uncoloured I/W/E lines uncoloured (idf.py monitor's --disable-auto-color)")
+	fs.BoolVar(&f.json, "json", false, "write JSON Lines: one object per line and per event (boot, panic, telemetry, port, link; see docs/device.md)")
+	fs.BoolVar(&f.console, "console", false, "interactive console: send typed keys to the board (Ctrl+] quits), as idf.py monitor does")
+	fs.StringVar(&f.eol, "eol", "CR", `what Enter sends to the board with --console: "CR", "LF" or "CRLF"`)
 	return &command{
 		name:  "tail",
-		short: "follow a board's serial log: filter, timestamps, save, backtrace decoding",
+		short: "follow a board's serial log: filter, timestamps, save, backtrace decoding, console, JSON",
 		usage: tailUsage,
 		flags: fs,
 		run:   f.run,
@@ -210,7 +229,8 @@ func (f *tailFlags) run(ctx context.Context, args []string, stdio IO) error {
 		return usageErrorf("--reset needs a serial port, not stdin")
 	}
 	out := &tailOut{
-		w: stdio.Stdout, stderr: stdio.Stderr, filter: filter, timestamps: f.timestamps,
+		w: stdio.Stdout, stderr: stdio.Stderr, timestamps: f.timestamps,
+		mon:     devlink.Monitor{Filter: filter, NoAutoColor: f.disableAutoColor},
 		atStart: true, shaWarned: map[string]bool{}, now: time.Now,
 	}
 	// A terminal always gets sanitised text, coloured unless the mode or
@@ -225,6 +245,12 @@ func (f *tailFlags) run(ctx context.Context, args []string, stdio IO) error {
 		}
 		out.sym, out.elfName, out.binlog = fw.Symbols, fw.App, fw.BinLog
 	}
+	if f.json {
+		if f.filter != "" || f.timestamps {
+			return usageErrorf("--json: every line is written, with its time; drop --filter and --timestamps (filter the JSON instead)")
+		}
+		out.json = &devlink.JSONLog{W: stdio.Stdout, Sym: out.sym}
+	}
 	if f.save != "" {
 		sf, err := os.OpenFile(f.save, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -233,13 +259,57 @@ func (f *tailFlags) run(ctx context.Context, args []string, stdio IO) error {
 		defer sf.Close()
 		out.save = sf
 	}
+	eol, err := eolBytes(f.eol)
+	if err != nil {
+		return usageError{err}
+	}
+	if f.console && f.port == "-" {
+		return usageError{errConsoleStdin}
+	}
 	if f.port == "-" {
 		in := stdio.Stdin
 		if in == nil {
 			in = strings.NewReader("")
 		}
-		return devlink.Pump(ctx, in, 0, out.line)
+		return out.close(devlink.Pump(ctx, in, 0, out.line))
 	}
 	link := &devlink.Link{Port: f.port, Baud: f.baud, Reset: f.reset}
-	return link.Run(ctx, out.line, out.status)
+	if f.console {
+		if stdio.Stdin == nil {
+			return usageErrorf("--console: no standard input to read keys from")
+		}
+		restore, raw, err := rawTerminal(stdio.Stdin)
+		if err != nil {
+			return err
+		}
+		defer restore()
+		if raw {
+			// The terminal no longer turns "\n" into "\r\n".
+			if termcolor.IsTerminal(stdio.Stdout) {
+				out.w = &crlfWriter{w: out.w}
+			}
+			if termcolor.IsTerminal(stdio.Stderr) {
+				out.stderr = &crlfWriter{w: out.stderr}
+			}
+			fmt.Fprintln(out.stderr, "tailpath: console: keys go to the board; Ctrl+] quits")
+		}
+		// The terminal answers the console's status query itself.
+		out.query = termcolor.IsTerminal(stdio.Stdout)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ctx = cctx
+		go runConsole(ctx, stdio.Stdin, raw, eol, link.Send, cancel, out.stderr)
+	}
+	return out.close(link.Run(ctx, out.line, out.status))
+}
+
+// close ends the output after the feed stopped with err: a crash report
+// cut short by the end is written (--json), and a write error is reported.
+func (o *tailOut) close(err error) error {
+	if o.json != nil {
+		if jerr := o.json.Close(); err == nil && jerr != nil {
+			err = fmt.Errorf("tail --json: %w", jerr)
+		}
+	}
+	return err
 }

@@ -145,7 +145,7 @@ func TestTailNoColor(t *testing.T) {
 		return ""
 	}
 	t.Run("default", func(t *testing.T) {
-		if got := onTerminal(t); !strings.Contains(got, "\x1b[0;31mE (2) app: bad\x1b[0m") {
+		if got := onTerminal(t); !strings.Contains(got, "\x1b[1;31mE (2) app: bad\x1b[0m") {
 			t.Errorf("no level colour on a terminal: %q", got)
 		}
 	})
@@ -167,7 +167,7 @@ func TestTailNoColor(t *testing.T) {
 		if code := run(context.Background(), []string{"tail", "--port", "-"}, IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
-		if want := "\x1b[0;32mI (1) wifi: up\x1b[0m\n\x1b[0;31mE (2) app: bad\x1b[0m\n\x1b[0;33mW (3) app: low heap\x1b[0m\n"; out.String() != want {
+		if want := "\x1b[0;32mI (1) wifi: up\x1b[0m\n\x1b[1;31mE (2) app: bad\x1b[0m\n\x1b[0;33mW (3) app: low heap\x1b[0m\n"; out.String() != want {
 			t.Errorf("piped with CLICOLOR_FORCE: %q, want %q", out.String(), want)
 		}
 	})

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
@@ -103,7 +106,8 @@ func TestTailDecodesBacktrace(t *testing.T) {
 	if code := run(context.Background(), []string{"tail", "--port", "-", "--elf", elfPath}, IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	want := in[:strings.Index(in, "ELF file")] +
+	// As monitor prints it: the uncoloured I line gets its auto-colour.
+	want := "\x1b[0;32mI (361) app: Register 0x400d1000\x1b[0m\r\n" + in[strings.Index(in, "Guru"):strings.Index(in, "ELF file")] +
 		"0x4008a000: align_up at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:244\n" +
 		" (inlined by) adjust_request_size at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:289\n" +
 		" (inlined by) tlsf_memalign_offs at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf.c:560\n" +
@@ -131,7 +135,7 @@ func TestTailSaveTimestampsAndErrors(t *testing.T) {
 	}
 	// Only the app warning passes app:W (other tags and plain lines are hidden).
 	got := out.String()
-	if len(got) < 24 || got[24:] != "W (2) app: low heap\r\n" || got[4] != '-' || got[19] != '.' {
+	if len(got) < 24 || got[24:] != "\x1b[0;33mW (2) app: low heap\x1b[0m\r\n" || got[4] != '-' || got[19] != '.' {
 		t.Errorf("stdout = %q, want one timestamped app line", got)
 	}
 	for _, args := range [][]string{{"--filter", "wifi:X"}, {"--color", "sometimes"}, {"extra"}} {
@@ -231,5 +235,106 @@ func TestTailColorNeverStripsDeviceColour(t *testing.T) {
 				t.Errorf("lines (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTailMatchesMonitorProbe replays the field report's small log (a line
+// starting with the ESP-IDF console's status query, uncoloured I/W/E
+// lines) and compares with the bytes ESP-IDF monitor 1.10 printed for each
+// print filter: the query passes whatever the filter, the rest of its line
+// is judged on its own, and uncoloured I/W/E lines get monitor's colours.
+// The input also arrives one byte at a time (the query then waits in the
+// splitter for its last byte) with the same result.
+func TestTailMatchesMonitorProbe(t *testing.T) {
+	dir := filepath.Join("..", "shared", "testdata", "field", "esp")
+	in, err := os.ReadFile(filepath.Join(dir, "monitor-probe.txt"))
+	if err != nil {
+		t.Skipf("shared field inputs not present (%v); they live at ../shared/testdata beside the repository", err)
+	}
+	for _, tc := range []struct{ filter, want string }{
+		{"", "monitor-probe.nofilter.out"},
+		{"mesh:E vfs:I", "monitor-probe.mesh_E-vfs_I.out"},
+		{"*:W", "monitor-probe.all_W.out"},
+	} {
+		want, err := os.ReadFile(filepath.Join(dir, tc.want))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, chunked := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/chunked=%v", tc.want, chunked), func(t *testing.T) {
+				var r io.Reader = bytes.NewReader(in)
+				if chunked {
+					r = iotest.OneByteReader(r)
+				}
+				var out, errb bytes.Buffer
+				code := run(context.Background(), []string{"tail", "--port", "-", "--filter", tc.filter}, IO{Stdin: r, Stdout: &out, Stderr: &errb})
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errb.String())
+				}
+				if !bytes.Equal(out.Bytes(), want) {
+					t.Errorf("output differs from ESP-IDF monitor's %s: %s", tc.want, firstDiff(out.Bytes(), want))
+				}
+			})
+		}
+	}
+	// --disable-auto-color: the board's bytes as they came (the query too).
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tail", "--port", "-", "--disable-auto-color"}, IO{Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !bytes.Equal(out.Bytes(), in) {
+		t.Errorf("--disable-auto-color changed the bytes: %s", firstDiff(out.Bytes(), in))
+	}
+}
+
+// TestTailAutoColorMatchesMonitor replays ESP-IDF monitor's own
+// auto-colour host-test input (color.txt) against its output
+// (color_out.txt).
+func TestTailAutoColorMatchesMonitor(t *testing.T) {
+	dir := monitorVectors(t)
+	in, err := os.ReadFile(filepath.Join(dir, "color.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "color_out.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tail", "--port", "-"}, IO{Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("output differs from ESP-IDF monitor's color_out.txt: %s", firstDiff(out.Bytes(), want))
+	}
+}
+
+// TestTailJSON: --json writes one JSON object per line and event, nothing
+// else on stdout, and refuses --filter.
+func TestTailJSON(t *testing.T) {
+	in := "W (53640000) ml_derp: DERP status: connected=0 fd=-1 rx=74096 tx=245596 loops=1164446\r\n" +
+		"uru Meditation Error: Core  0 panic'ed (Illegal instruction). Exception was unhandled.\r\n" +
+		"MEPC    : 0x40001be4  RA      : 0x42075ee2  SP      : 0x3fca11b0  GP      : 0x3fc8e600  \r\n"
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tail", "--port", "-", "--json"}, IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var types []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		types = append(types, m["type"].(string))
+		if m["type"] == "panic" && (m["pc"] != "0x40001be4" || m["pc_in_rom"] != true || m["ended"] != false) {
+			t.Errorf("panic %v", m)
+		}
+	}
+	if diff := cmp.Diff([]string{"line", "port", "line", "line", "panic"}, types); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"tail", "--port", "-", "--json", "--filter", "x:E"}, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}); code != 2 || !strings.Contains(errb.String(), "--json") {
+		t.Errorf("--json --filter: exit %d, %q", code, errb.String())
 	}
 }

@@ -3,6 +3,7 @@ package devlink
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -23,18 +24,28 @@ func mixedCapture(size int) ([]byte, int) {
 		"\x1b[0;31mE (%d) esp-tls: mbedtls_ssl_handshake returned -0x7780\x1b[0m\r\n",
 		"0x3ffb5bc0   54 68 65 20 77 61 79 20  74 6f 20 67 65 74 20 73  |The way to get s| %d\r\n",
 		"V (%d) ts_netmap: DERP home server: derp1f.tailscale.com:443 (region 1) heap_free=81234\r\n",
+		// Wrapped lines (ESPHome, PlatformIO + Arduino) and microlink's status.
+		"[14:04:29][D][esp-idf:000]: I (%d) wifi_init: tcp rx win: 5744\n",
+		"[14:04:%02d]\n",
+		"W (%d) ml_derp: DERP status: connected=0 fd=-1 rx=74096 tx=245596 loops=1164446\r\n",
+		"10:41:07.118 > [  1736][E][WiFiClient.cpp:268] connect(): socket error on fd %d\r\n",
 	}
 	crash := "Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\r\n" +
 		"PC      : 0x400d6b5e  PS      : 0x00060b30  A0      : 0x800d6c2a  A1      : 0x3fc9bd60  \r\n" +
 		"Backtrace: 0x400d6b5b:0x3fc9bd60 0x400d6c27:0x3fc9bd90 |<-CORRUPTED\r\n" +
-		"Rebooting...\r\nESP-ROM:esp32s3-20210327\r\nrst:0xc (RTC_SW_CPU_RST),boot:0x2b (SPI_FAST_FLASH_BOOT)\r\n"
+		"Rebooting...\r\nESP-ROM:esp32s3-20210327\r\nrst:0xc (RTC_SW_CPU_RST),boot:0x2b (SPI_FAST_FLASH_BOOT)\r\n" +
+		// A RISC-V panic glued onto an ESPHome-wrapped line, with a stack dump.
+		"[14:04:29][D][esp-idf:000]: I (676) phy_init: phGuru Meditation Error: Core  0 panic'ed (Illegal instruction). Exception was unhandled.\n" +
+		"[14:04:29]MEPC    : 0x40001be4  RA      : 0x42075ee2  SP      : 0x3fca11b0  GP      : 0x3fc8e600  \n" +
+		"[14:04:29]Stack memory:\n" +
+		"[14:04:29]3fca11b0: 0x00000000 0x3fc94d58 0x42075f1a 0x00000001 0x3fca664c 0x3c09ffd4 0x4200d3c2 0x00000000\n"
 	var b bytes.Buffer
 	b.Grow(size + 1024)
 	lines := 0
 	for i := 0; b.Len() < size; i++ {
 		if i%5000 == 4999 {
 			b.WriteString(crash)
-			lines += 6
+			lines += strings.Count(crash, "\n")
 			continue
 		}
 		fmt.Fprintf(&b, shapes[i%len(shapes)], i%60)
@@ -98,6 +109,32 @@ func BenchmarkStateApply(b *testing.B) {
 		var s Splitter
 		st := NewState()
 		emit := func(l *Line) { st.ApplyLine(l, time.Time{}, nil) }
+		for i := 0; i < len(data); i += 4096 {
+			s.Feed(data[i:min(i+4096, len(data))], emit)
+		}
+		s.Flush(emit)
+	}
+	b.ReportMetric(float64(lines), "lines/op")
+}
+
+// BenchmarkMonitorCapture measures tail's piped path: Splitter + ParseLine
+// + the monitor emulation (filter, auto-colour) writing into a reused
+// buffer, over the same capture.
+func BenchmarkMonitorCapture(b *testing.B) {
+	data, lines := mixedCapture(50 << 20)
+	f, _ := ParseFilter("wifi:W ts_disco:I *:V")
+	out := make([]byte, 0, 1<<16)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		var s Splitter
+		m := Monitor{Filter: f}
+		emit := func(l *Line) {
+			if m.Shows(l) {
+				out = m.Append(out[:0], l)
+			}
+		}
 		for i := 0; i < len(data); i += 4096 {
 			s.Feed(data[i:min(i+4096, len(data))], emit)
 		}

@@ -480,20 +480,6 @@ func bufferLines(prefix, kind string, args []any) []string {
 	return out
 }
 
-// monitorColor is the colour ESP-IDF monitor gives a decoded line by level
-// (E bold red, W yellow, I green; D and V plain).
-func monitorColor(level byte) string {
-	switch level {
-	case 'E':
-		return "\x1b[1;31m"
-	case 'W':
-		return "\x1b[0;33m"
-	case 'I':
-		return "\x1b[0;32m"
-	}
-	return ""
-}
-
 // Expand decodes a KindBinary line and calls emit with each decoded text
 // line, parsed, with Raw as ESP-IDF monitor prints it (coloured by level,
 // ending in "\n"). On a decoding error it emits nothing and returns the error.
@@ -512,13 +498,13 @@ func (b *BinLog) Expand(l *Line, emit func(*Line)) error {
 		// A format string ending in "\n" must not push the colour reset onto
 		// a line of its own; embedded newlines become separate lines, all
 		// coloured by the message's level.
-		c := monitorColor(t[0])
+		c := LevelColor(Level(t[0])) // monitor colours decoded lines by level
 		for _, piece := range strings.Split(strings.TrimRight(t, "\r\n"), "\n") {
 			if piece == "" {
 				continue
 			}
 			if c != "" {
-				piece = c + piece + "\x1b[0m"
+				piece = c + piece + ColorReset
 			}
 			ParseLine([]byte(piece+"\n"), &d)
 			emit(&d)

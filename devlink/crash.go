@@ -77,24 +77,74 @@ func ParseReset(b []byte) (Reset, error) {
 // Panic is the first line of a panic: `Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.`
 type Panic struct {
 	Core   int    // CPU core, -1 if not printed
-	Reason string // "LoadProhibited", "Interrupt wdt timeout on CPU0", …
+	Reason string // "LoadProhibited", "Illegal instruction", "Interrupt wdt timeout on CPU0", …
+	// Damaged is true when the marker's first letters were lost (a reset
+	// or UART glitch ate them) or a CR interrupted it.
+	Damaged bool
 }
 
-// ParsePanic parses a Guru Meditation line.
+// ParsePanic parses a Guru Meditation line, also one whose marker lost its
+// first letters (`uru Meditation Error: …`, `ation Error: Core  0
+// panic'ed (…)`), carries a CR inside, or is the pre-v4 form
+// `Guru Meditation Error of type LoadProhibited occurred on core  0`.
 func ParsePanic(b []byte) (Panic, error) {
-	i := bytes.Index(b, []byte("Guru Meditation Error:"))
-	if i < 0 {
+	clean := stripCR(b)
+	p := Panic{Core: -1, Damaged: len(clean) != len(b)}
+	b = clean
+	k, start := findCrash(b)
+	if k != KindPanic {
 		return Panic{}, errors.New("not a Guru Meditation line")
 	}
-	b = bytes.TrimSpace(b[i+len("Guru Meditation Error:"):])
-	p := Panic{Core: -1}
-	if bytes.HasPrefix(b, []byte("Core")) {
+	b = b[start:]
+	if !bytes.HasPrefix(b, []byte("Guru Meditation Error")) {
+		p.Damaged = true
+	}
+	if i := bytes.Index(b, []byte("panic'ed (")); i >= 0 {
+		// Modern form: "… Core  0 panic'ed (Reason). Exception was unhandled."
+		// The core number is the digits just before "panic'ed".
+		e := i
+		for e > 0 && b[e-1] == ' ' {
+			e--
+		}
+		d := e
+		for d > 0 && e-d < 3 && isDigit(b[d-1]) {
+			d--
+		}
+		if d < e && d > 0 && b[d-1] == ' ' {
+			p.Core, _ = strconv.Atoi(string(b[d:e]))
+		}
+		r := b[i+len("panic'ed ("):]
+		if c := bytes.IndexByte(r, ')'); c >= 0 {
+			r = r[:c]
+		}
+		p.Reason = string(bytes.TrimSpace(r))
+		return p, nil
+	}
+	// Old form, or a line cut before "panic'ed".
+	if i := bytes.Index(b, []byte(" of type ")); i >= 0 {
+		r := b[i+len(" of type "):]
+		if j := bytes.Index(r, []byte(" occurred")); j >= 0 {
+			r = r[:j]
+		}
+		p.Reason = string(bytes.TrimSpace(r))
+		if j := bytes.Index(b, []byte("on core ")); j >= 0 {
+			rest := bytes.TrimLeft(b[j+len("on core "):], " ")
+			if n := decPrefix(rest); n > 0 {
+				p.Core, _ = strconv.Atoi(string(rest[:n]))
+			}
+		}
+		return p, nil
+	}
+	if i := bytes.IndexByte(b, ':'); i >= 0 {
+		b = b[i+1:]
+	}
+	b = bytes.TrimSpace(b)
+	if bytes.HasPrefix(b, anchorCore) {
 		rest := bytes.TrimLeft(b[4:], " ")
 		if n := decPrefix(rest); n > 0 {
 			p.Core, _ = strconv.Atoi(string(rest[:n]))
-			rest = rest[n:]
+			b = bytes.TrimSpace(rest[n:])
 		}
-		b = rest
 	}
 	if o := bytes.IndexByte(b, '('); o >= 0 {
 		if c := bytes.LastIndexByte(b, ')'); c > o {
@@ -102,8 +152,118 @@ func ParsePanic(b []byte) (Panic, error) {
 			return p, nil
 		}
 	}
-	p.Reason = string(bytes.TrimSpace(b))
+	p.Reason = string(b)
 	return p, nil
+}
+
+// Register is one value of a panic's register dump.
+type Register struct {
+	Name  string // as printed: "PC", "MEPC", "RA", "S0/FP", "EXCVADDR"
+	Value uint32
+}
+
+// ParseRegisters appends the `NAME    : 0xVALUE` pairs of one register
+// dump row (Xtensa `PC      : 0x400d1234  PS      : …`, RISC-V `MEPC    :
+// 0x40001be4  RA      : …`) to dst. A row cut short keeps the pairs
+// before the cut.
+func ParseRegisters(b []byte, dst []Register) []Register {
+	for {
+		c := bytes.Index(b, []byte(": 0x"))
+		if c <= 0 {
+			return dst
+		}
+		name := bytes.TrimSpace(b[:c])
+		if sp := bytes.LastIndexByte(name, ' '); sp >= 0 {
+			name = name[sp+1:]
+		}
+		v, n := hexPrefix(b[c+4:])
+		if n == 0 || n > 8 || !isRegisterName(name) {
+			return dst
+		}
+		dst = append(dst, Register{Name: string(name), Value: uint32(v)})
+		b = b[c+4+n:]
+	}
+}
+
+// isRegisterName matches a dumped register's name: 1–10 bytes of
+// upper-case letters, digits and '/', starting with a letter ("S0/FP").
+func isRegisterName(b []byte) bool {
+	if len(b) == 0 || len(b) > 10 || b[0] < 'A' || b[0] > 'Z' {
+		return false
+	}
+	for _, c := range b {
+		if !(c >= 'A' && c <= 'Z' || isDigit(c) || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// RegisterValue returns the value of register name in regs.
+func RegisterValue(regs []Register, name string) (uint32, bool) {
+	for _, r := range regs {
+		if r.Name == name {
+			return r.Value, true
+		}
+	}
+	return 0, false
+}
+
+// ParseStackRow parses one `Stack memory:` row of a RISC-V panic:
+// `3fc8cdec: 0xa5a5a5a5 0x42012ea6 …`: the row's address and its words
+// (appended to dst). ok is false for a line that is not a row or holds no
+// whole word; a row cut short keeps the words before the cut.
+func ParseStackRow(b []byte, dst []uint32) (addr uint32, words []uint32, ok bool) {
+	if !isStackRow(b) {
+		return 0, dst, false
+	}
+	a, _ := hexPrefix(b[:8])
+	b = b[9:]
+	start := len(dst)
+	for {
+		b = bytes.TrimLeft(b, " ")
+		if len(b) < 3 || b[0] != '0' || b[1] != 'x' {
+			break
+		}
+		v, n := hexPrefix(b[2:])
+		if n != 8 {
+			break
+		}
+		dst = append(dst, uint32(v))
+		b = b[2+n:]
+	}
+	return uint32(a), dst, len(dst) > start
+}
+
+// InROM reports whether pc lies in the mask ROM of chip (the ROM banner's
+// name, "esp32c3"; "" when unknown): code no app ELF holds. The ROM is at
+// 0x4000_0000 to 0x4006_FFFF on every ESP32 family chip but the P4, whose
+// ROM is at 0x4FC0_0000 to 0x4FC1_FFFF (its flash is mapped at
+// 0x4000_0000); with chip unknown both ranges count.
+func InROM(chip string, pc uint32) bool {
+	p4 := pc >= 0x4fc00000 && pc < 0x4fc20000
+	if chip == "esp32p4" {
+		return p4
+	}
+	return p4 || (pc >= 0x40000000 && pc < 0x40070000)
+}
+
+// ParseChip returns the chip name from a ROM banner
+// (`ESP-ROM:esp32c3-api1-20210207` → "esp32c3"), or "".
+func ParseChip(b []byte) string {
+	i := bytes.Index(b, []byte("ESP-ROM:"))
+	if i < 0 {
+		return ""
+	}
+	b = b[i+len("ESP-ROM:"):]
+	n := 0
+	for n < len(b) && n < 16 && (b[n] >= 'a' && b[n] <= 'z' || isDigit(b[n])) {
+		n++
+	}
+	if n < 5 || !bytes.HasPrefix(b, []byte("esp32")) {
+		return ""
+	}
+	return string(b[:n])
 }
 
 // Frame is one backtrace entry: program counter and stack pointer.
@@ -182,11 +342,24 @@ func ParseAbortPC(b []byte) (pc uint32, core int, err error) {
 // (`PC      : 0x400d1234  PS      : …`; RISC-V dumps use `MEPC    :`).
 func ParseRegisterPC(b []byte) (uint32, bool) {
 	for _, key := range [][]byte{[]byte("PC      : 0x"), []byte("MEPC    : 0x")} {
-		if i := bytes.Index(b, key); i >= 0 {
+		if i := bytes.Index(b, key); i >= 0 && (i == 0 || b[i-1] == ' ') {
 			v, n := hexPrefix(b[i+len(key):])
 			if n > 0 && n <= 8 {
 				return uint32(v), true
 			}
+		}
+	}
+	return 0, false
+}
+
+// ParseRegisterRA returns the return address from a RISC-V register dump
+// row (`… RA      : 0x42075ee2 …`): the caller of the faulting function.
+func ParseRegisterRA(b []byte) (uint32, bool) {
+	key := []byte("RA      : 0x")
+	if i := bytes.Index(b, key); i >= 0 && (i == 0 || b[i-1] == ' ') {
+		v, n := hexPrefix(b[i+len(key):])
+		if n > 0 && n <= 8 {
+			return uint32(v), true
 		}
 	}
 	return 0, false

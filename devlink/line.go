@@ -106,11 +106,23 @@ const (
 	KindRebooting                 // `Rebooting...` or `CPU halted.`
 	KindHexdump                   // `0x3ffb5bc0   54 68 65 … |The way to get s|`
 	KindTelemetry                 // `@TP1 S seq=41 …`: a tailpath telemetry frame (devlink/telemetry)
+	KindStackDump                 // RISC-V panic: `Stack memory:` and its `3fc8cdec: 0xa5a5a5a5 …` rows
+	KindStatusQuery               // the ESP-IDF console's terminal status query ESC[5n at a line start (Raw is just it)
 )
+
+// IsCrash reports whether k starts or carries a crash report: the kinds
+// shown as crashes (bold red in tail, highlighted in the Log pane).
+func (k Kind) IsCrash() bool {
+	switch k {
+	case KindPanic, KindAbort, KindStackOverflow, KindAssert, KindCorruptHeap, KindBrownout, KindBacktrace:
+		return true
+	}
+	return false
+}
 
 var kindNames = [...]string{"plain", "log", "binary", "rom", "reset", "panic", "registers",
 	"backtrace", "abort", "stack-overflow", "assert", "corrupt-heap", "brownout", "elf-sha256",
-	"rebooting", "hexdump", "telemetry"}
+	"rebooting", "hexdump", "telemetry", "stack-dump", "status-query"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -152,12 +164,25 @@ type Line struct {
 	// Wall is the absolute time (UTC as printed) for TimeDate and TimeUnix.
 	Wall time.Time
 	// Cut is the number of leading bytes of Text that belong to a line cut off
-	// by a reset: for a ROM banner that starts mid-line, Text[:Cut] is the
-	// stale prefix and Text[Cut:] the banner. 0 otherwise.
+	// by a reset or a crash: for a ROM banner or a crash report's first line
+	// that starts mid-line, Text[:Cut] is the stale prefix (wrappers
+	// included) and Text[Cut:] the banner or report. 0 otherwise.
 	Cut int
 	// Partial is true when the line was flushed without its line ending
 	// (idle gap, link down, end of input).
 	Partial bool
+	// Wrap lists the host- or framework-side wrappers stripped before the
+	// line was parsed (ESPHome's logger, PlatformIO's and idf.py monitor's
+	// time prefixes, Arduino-ESP32's log format); 0 for none. Text keeps
+	// them, for display.
+	Wrap Wrap
+	// Inner is the offset in Text of the text inside the wrappers (0
+	// without any): where an ESP-IDF line wrapped by ESPHome starts, or an
+	// ESPHome or Arduino line's message. Cut, when set, is ≥ Inner.
+	Inner int
+	// HostTime is the time text of a host time prefix ("14:04:29",
+	// "10:12:51.035", "2024-06-19 10:12:51"); nil without one.
+	HostTime []byte
 	// Decoded is the addr2line-style decoding of the PCs this line carries
 	// (Symbolizer.DecodeLine). ParseLine never sets it; Source does, on the
 	// copies it sends, when it has an ELF (sanitised, like Display).
@@ -177,8 +202,12 @@ func (l *Line) Body() []byte {
 	if l.Level != 0 {
 		return l.Msg
 	}
-	return l.Text[l.Cut:]
+	return l.Text[l.Inner:]
 }
+
+// Unwrapped returns Text without the wrappers (Text[Inner:]) and without a
+// stale prefix cut off by a reset or crash (Text[Cut:]).
+func (l *Line) Unwrapped() []byte { return l.Text[max(l.Cut, l.Inner):] }
 
 // DisplayText returns Text made safe for a terminal: escape sequences and
 // control characters removed, invalid UTF-8 replaced (probes/safetext.Clean).
@@ -203,6 +232,7 @@ func (l *Line) Clone() Line {
 	c.Tag = rebase(l.Tag)
 	c.Msg = rebase(l.Msg)
 	c.TimeText = rebase(l.TimeText)
+	c.HostTime = rebase(l.HostTime)
 	c.Decoded = append([]string(nil), l.Decoded...)
 	return c
 }
@@ -210,6 +240,11 @@ func (l *Line) Clone() Line {
 // ParseLine parses one console line (raw, with or without its line ending)
 // into l, overwriting every field. It never fails: text it does not recognise
 // is KindPlain. It does not allocate; l's slices alias raw.
+//
+// Wrappers (Wrap) are stripped first; the text inside them is parsed as an
+// ESP-IDF line. A crash report's first line is found anywhere in the line,
+// glued after other text or with its first letters lost (findCrash); Cut
+// then marks the stale text before it.
 func ParseLine(raw []byte, l *Line) {
 	*l = Line{Raw: raw}
 	t := raw
@@ -220,46 +255,89 @@ func ParseLine(raw []byte, l *Line) {
 		t = t[:n-1]
 	}
 	l.Text = t
-	if parseLog(t, l) {
-		l.Kind = KindLog
-		// Special messages the panic handler or watchdog print through the log.
-		if k := classify(l.Msg); k != KindPlain && k != KindHexdump {
-			l.Kind = k
-		} else if i := bytes.Index(l.Msg, []byte("ESP-ROM:")); i >= 0 {
-			// A reset cut this log line short and the ROM banner followed.
-			l.Kind, l.Cut = KindROM, len(t)-len(l.Msg)+i
+	if len(t) > 0 && (t[0] == '[' || isDigit(t[0]) || t[0] == 0x1b) {
+		l.Inner = unwrap(t, l)
+	}
+	u := t[l.Inner:]
+	if l.Wrap&(WrapESPHome|WrapArduino) != 0 {
+		// The message of an ESPHome or Arduino line may itself be an
+		// ESP-IDF log line (ESPHome forwarding ESP-IDF's output): that
+		// one says what the line is. Timestamped only, so prose stays.
+		lev, tag, msg, col := l.Level, l.Tag, l.Msg, l.Colored
+		tf, tt, up := l.TimeForm, l.TimeText, l.Uptime
+		if parseLog(u, l) && l.TimeForm != TimeNone {
+			l.logKinds(t)
+			return
 		}
+		l.Level, l.Tag, l.Msg, l.Colored = lev, tag, msg, col
+		l.TimeForm, l.TimeText, l.Uptime, l.Clock, l.Wall = tf, tt, up, 0, time.Time{}
+		l.logKinds(t)
 		return
 	}
-	l.Kind = classify(t)
+	if parseLog(u, l) {
+		l.logKinds(t)
+		return
+	}
+	l.Kind = classify(u)
 	if l.Kind == KindPlain {
 		// A ROM banner can start in the middle of a line cut off by a reset.
-		if i := bytes.Index(t, []byte("ESP-ROM:")); i > 0 {
-			l.Kind, l.Cut = KindROM, i
-		} else if i := bytes.Index(t, []byte("rst:0x")); i > 0 {
-			l.Kind, l.Cut = KindReset, i
-		} else if i := bytes.Index(t, []byte("ets ")); i > 0 && isETSBanner(t[i:]) {
-			l.Kind, l.Cut = KindROM, i
+		if i := bytes.Index(u, []byte("ESP-ROM:")); i > 0 {
+			l.Kind, l.Cut = KindROM, l.Inner+i
+		} else if i := bytes.Index(u, []byte("rst:0x")); i > 0 {
+			l.Kind, l.Cut = KindReset, l.Inner+i
+		} else if i := bytes.Index(u, []byte("ets ")); i > 0 && isETSBanner(u[i:]) {
+			l.Kind, l.Cut = KindROM, l.Inner+i
+		} else if k, i := findCrash(u); k != KindPlain {
+			l.Kind = k
+			if i > 0 {
+				l.Cut = l.Inner + i
+			}
 		}
 	}
 }
 
-// skipColor returns the index after an ANSI SGR sequence at t[0], or 0.
-func skipColor(t []byte) int {
-	if len(t) < 3 || t[0] != 0x1b || t[1] != '[' {
-		return 0
+// logKinds sets Kind (and Cut) for a log line: KindLog, or the special
+// kind its message is (a panic handler or watchdog line printed through
+// the log, a ROM banner or crash glued onto a line cut short). t is Text.
+func (l *Line) logKinds(t []byte) {
+	l.Kind = KindLog
+	if k := classify(l.Msg); k != KindPlain && k != KindHexdump {
+		l.Kind = k
+		return
 	}
-	for i := 2; i < len(t) && i < 16; i++ {
-		c := t[i]
-		switch {
-		case c == 'm':
-			return i + 1
-		case c == ';' || (c >= '0' && c <= '9'):
-		default:
-			return 0
+	at := cap(t) - cap(l.Msg) // Msg's offset in Text
+	if i := bytes.Index(l.Msg, []byte("ESP-ROM:")); i >= 0 {
+		// A reset cut this log line short and the ROM banner followed.
+		l.Kind, l.Cut = KindROM, at+i
+	} else if k, i := findCrash(l.Msg); k != KindPlain {
+		l.Kind = k
+		if i > 0 {
+			l.Cut = at + i
 		}
 	}
-	return 0
+}
+
+// skipColor returns the index after the colour ESP-IDF puts at the start
+// of a log line, or 0. The form is ESP-IDF monitor's
+// (`\033\[[01];?[0-9]+m`: ESC[0;32m, ESC[1;31m, ESC[0;33m): a line that
+// starts with another escape sequence is not a log line to monitor's
+// filter, and so not to tailpath's.
+func skipColor(t []byte) int {
+	if len(t) < 5 || t[0] != 0x1b || t[1] != '[' || (t[2] != '0' && t[2] != '1') {
+		return 0
+	}
+	i := 3
+	if t[i] == ';' {
+		i++
+	}
+	d := i
+	for i < len(t) && i < 16 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == d || i >= len(t) || t[i] != 'm' {
+		return 0
+	}
+	return i + 1
 }
 
 // parseLog recognises `[colour]L (time) tag: msg[reset]` and `L tag: msg`.
@@ -454,6 +532,13 @@ func classify(t []byte) Kind {
 		if bytes.HasPrefix(t, []byte("CPU halted.")) {
 			return KindRebooting
 		}
+		if bytes.HasPrefix(t, []byte("Core ")) && bytes.Contains(t, []byte("register dump")) {
+			return KindRegisters
+		}
+	case 'S':
+		if bytes.HasPrefix(t, []byte("Stack memory:")) {
+			return KindStackDump
+		}
 	case 'R':
 		if bytes.HasPrefix(t, []byte("Rebooting...")) {
 			return KindRebooting
@@ -474,7 +559,24 @@ func classify(t []byte) Kind {
 	if isRegisterLine(t) {
 		return KindRegisters
 	}
+	if isStackRow(t) {
+		return KindStackDump
+	}
 	return KindPlain
+}
+
+// isStackRow matches a RISC-V panic's `Stack memory:` row:
+// `3fc8cdec: 0xa5a5a5a5 0x42012ea6 …` (an address, then 32-bit words).
+func isStackRow(t []byte) bool {
+	if len(t) < 20 || t[8] != ':' || t[9] != ' ' || t[10] != '0' || t[11] != 'x' {
+		return false
+	}
+	for _, c := range t[:8] {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // isETSBanner matches the older ROM banner `ets Jun  8 2016 00:22:57`.

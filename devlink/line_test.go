@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // lineView is the comparable summary of a parsed Line.
@@ -324,6 +325,30 @@ func TestParsePortLine(t *testing.T) {
 		{"I (3000) ts_netmap: DERP home server: derp1f.tailscale.com:443 (region 1) heap_free=81234",
 			PortFact{Kind: FactHomeDERP, Peer: -1, Host: "derp1f.tailscale.com", DERPRegion: 1, HeapFree: 81234}},
 		{"I (3100) ts_derp: connected heap_free=80000", PortFact{Peer: -1, HeapFree: 80000}},
+		// microlink (ESPHome's Tailscale component).
+		{"W (53640000) ml_derp: DERP status: connected=0 fd=-1 rx=74096 tx=245596 loops=1164446",
+			PortFact{Kind: FactRelayStatus, Peer: -1, HeapFree: -1, Connected: 0, RelayRx: 74096, RelayTx: 245596}},
+		{"[12:00:01][W][ml_derp:318]: DERP status: connected=1 fd=54 rx=10 tx=12 loops=99",
+			PortFact{Kind: FactRelayStatus, Peer: -1, HeapFree: -1, Connected: 1, RelayRx: 10, RelayTx: 12}},
+		{"W (2000) ml_derp: HEARTBEAT: loop=812 conn=1 rx=40 tx=41 stack_free=2100",
+			PortFact{Kind: FactRelayStatus, Peer: -1, HeapFree: -1, Connected: 1, RelayRx: 40, RelayTx: 41}},
+		{"W (9000) ml_derp: DERP connect attempt 2 failed", PortFact{Kind: FactRelayRetry, Peer: -1, HeapFree: -1, Attempt: 2}},
+		{"W (9000) ml_derp: DERP reconnect retry 3/3 in 500ms...", PortFact{Kind: FactRelayRetry, Peer: -1, HeapFree: -1, Attempt: 3}},
+		{"W (9000) ml_derp: DERP down — retrying connect (backoff 8s)", PortFact{Kind: FactRelayRetry, Peer: -1, HeapFree: -1}},
+		{"W (9000) ml_derp: DERP RX silent for 185 s — relay presumed dead, reconnecting",
+			PortFact{Kind: FactRelaySilent, Peer: -1, HeapFree: -1, Silent: 185}},
+		{"I (9100) ml_derp: DERP connected to derp7.tailscale.com", PortFact{Kind: FactRelayUp, Peer: -1, HeapFree: -1}},
+		{"I (700) ml_coord: DERP home server: derp7e.tailscale.com:443 (region 7)",
+			PortFact{Kind: FactHomeDERP, Peer: -1, Host: "derp7e.tailscale.com", DERPRegion: 7, HeapFree: -1}},
+		{"I (800) ml_disco: Sending DISCO PING to 203.0.113.9:41641",
+			PortFact{Kind: FactDiscoPing, Peer: -1, Addr: netip.MustParseAddrPort("203.0.113.9:41641"), HeapFree: -1}},
+		{"W (810) ml_disco: DISCO decrypt failed from peer 2 (stale key?)", PortFact{Kind: FactDiscoDecryptFail, Peer: -1, HeapFree: -1}},
+		{"W (810) ts_disco: failed to decrypt disco packet from 203.0.113.9:41641", PortFact{Kind: FactDiscoDecryptFail, Peer: -1, HeapFree: -1}},
+		{"I (4100) microlink: VPN IP: 100.64.0.9", PortFact{Kind: FactSelfIP, Peer: -1, HeapFree: -1, Self: netip.MustParseAddr("100.64.0.9")}},
+		{"I (3500) ts_netmap: netmap: 2 peers, self 100.64.0.9", PortFact{Kind: FactSelfIP, Peer: -1, HeapFree: -1, Self: netip.MustParseAddr("100.64.0.9")}},
+		// WireGuard-ESP32 / esp_wireguard.
+		{"D (5000) wireguardif: sending initiation packet", PortFact{Kind: FactWGInitiation, Peer: -1, HeapFree: -1}},
+		{"D (5010) wireguardif: sending handshake response packet", PortFact{Kind: FactWGResponse, Peer: -1, HeapFree: -1}},
 	} {
 		var l Line
 		ParseLine([]byte(tc.in), &l)
@@ -331,7 +356,7 @@ func TestParsePortLine(t *testing.T) {
 		if !ok {
 			t.Errorf("ParsePortLine(%q) found nothing", tc.in)
 		}
-		if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+		if diff := cmp.Diff(tc.want, got, cmpopts.EquateComparable(netip.AddrPort{}, netip.Addr{})); diff != "" {
 			t.Errorf("ParsePortLine(%q) (-want +got):\n%s", tc.in, diff)
 		}
 	}

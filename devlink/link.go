@@ -61,6 +61,64 @@ type Link struct {
 
 	resetOnce sync.Once
 	resetReq  chan struct{} // RequestReset → read loop, one pending at most
+
+	// The interactive console (Send): the open port, nil while the link
+	// is down, and what waits to be written.
+	sendMu  sync.Mutex
+	port    serial.Port
+	pending []byte
+}
+
+// MaxPendingSend bounds what Send keeps while the port is down; older
+// bytes are dropped first.
+const MaxPendingSend = 64 << 10
+
+// Send writes p to the board's console (the keys of an interactive
+// console). While the port is down, or when a write fails, the bytes are
+// kept, in order, and written as soon as the port is open again (at most
+// MaxPendingSend bytes; the oldest go first). It returns ErrSendDropped
+// when bytes had to be dropped. Safe to call from any goroutine.
+func (k *Link) Send(p []byte) error {
+	k.sendMu.Lock()
+	defer k.sendMu.Unlock()
+	k.pending = append(k.pending, p...)
+	var err error
+	if over := len(k.pending) - MaxPendingSend; over > 0 {
+		k.pending = append(k.pending[:0], k.pending[over:]...)
+		err = ErrSendDropped
+	}
+	k.flushLocked()
+	return err
+}
+
+// ErrSendDropped: Send dropped bytes because the port stayed down too long.
+var ErrSendDropped = errors.New("serial port down: oldest typed bytes dropped")
+
+// flushLocked writes what is pending to the open port, keeping what was
+// not written.
+func (k *Link) flushLocked() {
+	for k.port != nil && len(k.pending) > 0 {
+		n, err := k.port.Write(k.pending)
+		k.pending = k.pending[:copy(k.pending, k.pending[n:])]
+		if err != nil || n == 0 {
+			return
+		}
+	}
+}
+
+// attach makes port the one Send writes to, and sends what waited.
+func (k *Link) attach(port serial.Port) {
+	k.sendMu.Lock()
+	defer k.sendMu.Unlock()
+	k.port = port
+	k.flushLocked()
+}
+
+// detach stops Send writing to the port about to close.
+func (k *Link) detach() {
+	k.sendMu.Lock()
+	defer k.sendMu.Unlock()
+	k.port = nil
 }
 
 // RequestReset asks a running Link for one deliberate hard reset of the
@@ -146,7 +204,9 @@ func (k *Link) Run(ctx context.Context, onLine func(*Line), onStatus func(LinkSt
 		}
 		first, downReported = false, false
 		onStatus(LinkStatus{Up: true, Port: path, At: time.Now(), Reset: didReset})
+		k.attach(port)
 		err = k.read(ctx, port, path, &sp, onLine, onStatus)
+		k.detach()
 		port.Close()
 		sp.Flush(onLine)
 		if ctx.Err() != nil {

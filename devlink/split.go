@@ -15,6 +15,11 @@ const maxLine = 64 << 10
 // length and a CRC-8; see esp_log's binary mode) are recognised and emitted as
 // one KindBinary line each instead of being cut at their 0x0a bytes.
 //
+// The ESP-IDF console's terminal status query (StatusQuery, ESC[5n) at
+// the start of a line is emitted at once as a KindStatusQuery line of its
+// own (Raw is the 4 bytes, Partial set), without waiting for the line's
+// end: the console waits for the answer before it prints more.
+//
 // The *Line passed to emit is reused: copy what you keep (Line.Clone). A
 // Splitter is not safe for concurrent use. The zero value is ready.
 type Splitter struct {
@@ -27,6 +32,25 @@ func (s *Splitter) Pending() int { return len(s.pending) }
 
 // Feed consumes p (which it does not keep) and emits every line it completes.
 func (s *Splitter) Feed(p []byte, emit func(*Line)) {
+	if n := len(s.pending); n > 0 && isQueryPrefix(s.pending) && len(p) > 0 {
+		// The held bytes may start a status query: look at the few
+		// bytes of p that decide it (without copying p).
+		k := min(len(StatusQuery)-n, len(p))
+		var head [4]byte
+		copy(head[:], s.pending)
+		copy(head[n:], p[:k])
+		switch h := head[:n+k]; {
+		case string(h) == StatusQuery:
+			s.pending = s.pending[:0]
+			s.emitQuery(emit)
+			s.feed(p[k:], false, emit)
+			return
+		case isQueryPrefix(h):
+			s.pending = append(s.pending, p...)
+			return
+		}
+		// Not a query: the held bytes start an ordinary line.
+	}
 	if len(s.pending) > 0 {
 		// Finish the held line first, taking bytes from p into pending.
 		for len(p) > 0 && len(s.pending) > 0 {
@@ -60,6 +84,17 @@ func (s *Splitter) Feed(p []byte, emit func(*Line)) {
 // for the first line.
 func (s *Splitter) feed(p []byte, textFirst bool, emit func(*Line)) {
 	for len(p) > 0 {
+		if p[0] == 0x1b {
+			if len(p) >= len(StatusQuery) && string(p[:len(StatusQuery)]) == StatusQuery {
+				s.emitQuery(emit)
+				p = p[len(StatusQuery):]
+				continue
+			}
+			if len(p) < len(StatusQuery) && isQueryPrefix(p) {
+				s.pending = append(s.pending, p...)
+				return
+			}
+		}
 		n, done, _ := s.take(nil, p, textFirst)
 		textFirst = false
 		if !done {
@@ -90,6 +125,22 @@ func (s *Splitter) Flush(emit func(*Line)) {
 		s.emit(p, true, emit)
 		s.pending = s.pending[:0]
 	}
+}
+
+// statusQuery is the Raw and Text of every KindStatusQuery line; never
+// modified.
+var statusQuery = []byte(StatusQuery)
+
+// emitQuery emits the console's status query as a line of its own.
+func (s *Splitter) emitQuery(emit func(*Line)) {
+	q := statusQuery[:len(statusQuery):len(statusQuery)]
+	s.line = Line{Raw: q, Text: q, Kind: KindStatusQuery, Partial: true}
+	emit(&s.line)
+}
+
+// isQueryPrefix reports whether b is a proper prefix of StatusQuery.
+func isQueryPrefix(b []byte) bool {
+	return len(b) < len(StatusQuery) && StatusQuery[:len(b)] == string(b)
 }
 
 // isFrame reports whether b is exactly one valid Log V2 binary frame.

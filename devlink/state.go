@@ -87,7 +87,31 @@ type Crash struct {
 	Decoded []string
 	// ELFSHA is the board's `ELF file SHA256:` prefix printed with the report.
 	ELFSHA string
+	// Core is the CPU core that panicked; -1 when not printed.
+	Core int
+	// Arch is "xtensa" (ESP32, S2, S3) or "riscv" (C2, C3, C5, C6, H2, P4),
+	// told by the register dump's names; "" before a dump.
+	Arch string
+	// Registers is the register dump in the order printed (RISC-V: MEPC,
+	// RA, SP, GP, …, MCAUSE, MTVAL; Xtensa: PC, PS, A0, …, EXCVADDR).
+	// A dump cut short keeps the rows that arrived.
+	Registers []Register
+	// StackAddr and Stack are a RISC-V panic's `Stack memory:` dump: the
+	// address of its first row and its words (at most MaxStackWords).
+	StackAddr uint32
+	Stack     []uint32
+	// StackFrames are the words of the stack dump that the ELF says are
+	// return addresses (they follow a call instruction), innermost first:
+	// the backtrace recovered by scanning the stack, as ESP-IDF monitor
+	// recovers one with gdb. Only with an ELF; it may hold stale frames.
+	StackFrames []uint32
+	// Ended is true once the report's end (`Rebooting...`, `CPU halted.`)
+	// arrived; false for a report cut short.
+	Ended bool
 }
+
+// MaxStackWords bounds Crash.Stack.
+const MaxStackWords = 1024
 
 // PeerState is what the board says about one peer.
 type PeerState struct {
@@ -134,6 +158,9 @@ type State struct {
 	ResetWord string
 	LastCrash *Crash
 	Crashes   int
+	// Chip is the chip the ROM banner named ("esp32s3", "esp32c3"); ""
+	// before a banner.
+	Chip      string
 	Brownouts int
 
 	// Home DERP as the board chose it and the nearest it measured.
@@ -179,6 +206,16 @@ type State struct {
 
 	Peers map[int]*PeerState
 
+	// Relay is the board's connection to its home DERP relay, from its
+	// Tailscale port's lines (microlink) or telemetry R frames.
+	Relay Relay
+	// DiscoDecryptFails counts DISCO packets the board could not decrypt
+	// this boot (its copy of a peer's disco key is stale).
+	DiscoDecryptFails int64
+	// WGInitiations and WGResponses count WireGuard handshakes the board
+	// started and answered this boot (esp_wireguard's wireguardif lines).
+	WGInitiations, WGResponses int64
+
 	// BoardELFSHA is the latest `ELF file SHA256:` prefix the board printed
 	// (app banner or crash trailer), lower-case hex; "" before one.
 	BoardELFSHA string
@@ -200,6 +237,60 @@ type State struct {
 	romOpen bool
 }
 
+// Relay is the board's DERP relay connection (not the home region choice:
+// State.HomeDERP). Known is false until a line or frame reported it.
+type Relay struct {
+	Known bool
+	// Connected is the last report: true while the relay connection is up.
+	Connected bool
+	// WasUp is true when the relay was up earlier in this boot: a line or
+	// frame said so, or microlink's rx/tx counters are non-zero while it
+	// says connected=0.
+	WasUp bool
+	// DownSince is the host time the relay was first reported down after
+	// being up (or first reported at all); zero while up.
+	DownSince time.Time
+	// Attempts is the reconnect attempts since it was last up: telemetry's
+	// att, or microlink's retry lines counted.
+	Attempts int64
+	// LastErr is the last connect error word (telemetry err), sanitised.
+	LastErr string
+	// RxAge is the time since the last frame from the relay, as the board
+	// measured it (telemetry rxage); -1 unknown.
+	RxAge time.Duration
+	// RxFrames and TxFrames are microlink's DERP frame counters (rx=, tx=).
+	RxFrames, TxFrames int64
+	// Silences counts the receive watchdog firing (the relay went quiet
+	// while connected) this boot, from microlink's lines; Drops counts the
+	// connections lost this boot, from telemetry (drop).
+	Silences int
+	Drops    int64
+	// At is the host time of the last report.
+	At time.Time
+	// Source says where it came from: "telemetry" or "microlink".
+	Source string
+}
+
+// DownFor is how long the relay has been down at now, 0 when it is up or
+// unknown.
+func (r Relay) DownFor(now time.Time) time.Duration {
+	if !r.Known || r.Connected || r.DownSince.IsZero() {
+		return 0
+	}
+	return now.Sub(r.DownSince)
+}
+
+// setRelay records a relay report at now.
+func (s *State) setRelay(up bool, now time.Time, source string) {
+	r := &s.Relay
+	if up {
+		r.WasUp, r.DownSince, r.Attempts = true, time.Time{}, 0
+	} else if r.DownSince.IsZero() || (r.Known && r.Connected) {
+		r.DownSince = now
+	}
+	r.Known, r.Connected, r.At, r.Source = true, up, now, source
+}
+
 // Fetch is one HTTP fetch result (telemetry F frame) with the boot it ran in.
 type Fetch struct {
 	telemetry.Fetch
@@ -212,6 +303,7 @@ type Fetch struct {
 func NewState() *State {
 	return &State{
 		Endpoints:    -1,
+		Relay:        Relay{RxAge: -1},
 		Peers:        map[int]*PeerState{},
 		ProbeHistory: NewRing(DefaultHistory), HeapHistory: NewRing(DefaultHistory),
 		HeapMinHistory: NewRing(DefaultHistory), LargestHistory: NewRing(DefaultHistory),
@@ -227,6 +319,9 @@ func (s *State) Clone() State {
 		cr.Lines = append([]string(nil), cr.Lines...)
 		cr.Decoded = append([]string(nil), cr.Decoded...)
 		cr.Backtrace.Frames = append([]Frame(nil), cr.Backtrace.Frames...)
+		cr.Registers = append([]Register(nil), cr.Registers...)
+		cr.Stack = append([]uint32(nil), cr.Stack...)
+		cr.StackFrames = append([]uint32(nil), cr.StackFrames...)
 		c.LastCrash = &cr
 	}
 	c.ProbeHistory = s.ProbeHistory.clone()
@@ -281,12 +376,17 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	case KindBinary:
 		s.BinaryLogFrames++
 		return
+	case KindStatusQuery:
+		return
 	case KindTelemetry:
 		s.applyTelemetryText(l.Text, now)
 		return
 	case KindROM:
 		s.newBoot()
 		s.romOpen = true
+		if chip := ParseChip(body); chip != "" {
+			s.Chip = chip
+		}
 	case KindReset:
 		if !s.romOpen {
 			s.newBoot()
@@ -303,6 +403,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 			reason += " on core " + strconv.Itoa(p.Core)
 		}
 		s.startCrash(l, now, reason)
+		s.LastCrash.Core = p.Core
 	case KindAbort:
 		pc, _, _ := ParseAbortPC(body)
 		s.startCrash(l, now, "abort() at 0x"+hex32(pc))
@@ -321,9 +422,50 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	case KindRegisters:
 		if s.inCrash {
 			s.addCrashLine(l)
-			if pc, ok := ParseRegisterPC(body); ok && s.LastCrash.PC == 0 {
-				s.LastCrash.PC = pc
+			c := s.LastCrash
+			n := len(c.Registers)
+			if len(c.Registers) < 64 {
+				c.Registers = ParseRegisters(body, c.Registers)
+			}
+			for _, r := range c.Registers[n:] {
+				switch r.Name {
+				case "MEPC", "MCAUSE", "MTVAL":
+					c.Arch = "riscv"
+				case "PS", "EXCCAUSE", "EXCVADDR", "A0":
+					if c.Arch == "" {
+						c.Arch = "xtensa"
+					}
+				}
+			}
+			if pc, ok := ParseRegisterPC(body); ok && c.PC == 0 {
+				c.PC = pc
 				s.decode(sym, uint64(pc))
+			}
+			if ra, ok := ParseRegisterRA(body); ok {
+				s.decode(sym, uint64(ra))
+			}
+		}
+		return
+	case KindStackDump:
+		if s.inCrash {
+			s.addCrashLine(l)
+			c := s.LastCrash
+			n := len(c.Stack)
+			addr, words, ok := ParseStackRow(body, c.Stack)
+			if !ok {
+				return
+			}
+			if n == 0 {
+				c.StackAddr = addr
+			}
+			c.Stack = words[:min(len(words), MaxStackWords)]
+			if sym != nil {
+				for _, w := range c.Stack[min(n, len(c.Stack)):] {
+					if sym.IsReturnAddress(uint64(w)) {
+						c.StackFrames = append(c.StackFrames, w)
+						s.decode(sym, uint64(w))
+					}
+				}
 			}
 		}
 		return
@@ -355,6 +497,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	case KindRebooting:
 		if s.inCrash {
 			s.addCrashLine(l)
+			s.LastCrash.Ended = true
 			s.inCrash = false
 		}
 		return
@@ -376,7 +519,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		}
 		s.applyPortLine(l, now)
 	default:
-		if s.inCrash && len(l.Text) > 0 {
+		if s.inCrash && len(l.Unwrapped()) > 0 {
 			s.addCrashLine(l)
 		}
 	}
@@ -397,6 +540,8 @@ func (s *State) newBoot() {
 	s.WiFiDisconnects, s.WiFiDropLines, s.RSSI = 0, 0, 0
 	s.Endpoints = -1
 	s.BoardELFSHA, s.ELFMismatch = "", false
+	s.Relay = Relay{RxAge: -1}
+	s.DiscoDecryptFails, s.WGInitiations, s.WGResponses = 0, 0, 0
 	for id, p := range s.Peers {
 		s.Peers[id] = &PeerState{ID: p.ID, IP: p.IP}
 	}
@@ -405,13 +550,13 @@ func (s *State) newBoot() {
 func (s *State) startCrash(l *Line, now time.Time, reason string) {
 	s.Crashes++
 	s.inCrash = true
-	s.LastCrash = &Crash{At: now, Kind: l.Kind, Reason: safetext.Clean(reason)}
+	s.LastCrash = &Crash{At: now, Kind: l.Kind, Reason: safetext.Clean(reason), Core: -1}
 	s.addCrashLine(l)
 }
 
 func (s *State) addCrashLine(l *Line) {
 	if len(s.LastCrash.Lines) < 64 {
-		s.LastCrash.Lines = append(s.LastCrash.Lines, cleanText(l.Text[l.Cut:]))
+		s.LastCrash.Lines = append(s.LastCrash.Lines, cleanText(l.Unwrapped()))
 	}
 }
 
@@ -456,6 +601,34 @@ func (s *State) applyPortLine(l *Line, now time.Time) {
 		}
 	case FactHomeDERP:
 		s.HomeDERP, s.HomeDERPHost = f.DERPRegion, safetext.Clean(f.Host)
+	case FactRelayStatus:
+		s.setRelay(f.Connected == 1, now, "microlink")
+		s.Relay.RxFrames, s.Relay.TxFrames = f.RelayRx, f.RelayTx
+		if f.RelayRx > 0 || f.RelayTx > 0 {
+			s.Relay.WasUp = true
+		}
+	case FactRelayUp:
+		s.setRelay(true, now, "microlink")
+	case FactRelayRetry:
+		if s.Relay.Connected {
+			s.setRelay(false, now, "microlink")
+		}
+		s.Relay.Known = true
+		s.Relay.Attempts++
+	case FactRelaySilent:
+		s.Relay.Silences++
+		s.setRelay(false, now, "microlink")
+	case FactDiscoDecryptFail:
+		s.DiscoDecryptFails++
+	case FactWGInitiation:
+		s.WGInitiations++
+	case FactWGResponse:
+		s.WGResponses++
+	case FactSelfIP:
+		// Boards without telemetry name themselves this way, which links
+		// the board to its row in Peers.
+		s.TailnetIP = f.Self
+	case FactDiscoPing, FactCallMeMaybe:
 	}
 }
 
@@ -583,6 +756,19 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 		}
 		if f.Has("lat") {
 			p.Latency = pf.Latency
+		}
+	case telemetry.KindRelay:
+		r := f.Relay
+		s.setRelay(r.Connected, now, "telemetry")
+		s.Relay.Attempts = int64(r.Attempts)
+		s.Relay.Drops = int64(r.Drops)
+		if r.Drops > 0 {
+			s.Relay.WasUp = true
+		}
+		s.Relay.LastErr = safetext.Clean(r.Err)
+		s.Relay.RxAge = -1
+		if f.Has("rxage") {
+			s.Relay.RxAge = r.RxAge
 		}
 	case telemetry.KindFetch:
 		s.Fetches = append(s.Fetches, Fetch{Fetch: f.Fetch, Boot: s.Boots})

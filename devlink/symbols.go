@@ -25,6 +25,15 @@ type Symbolizer struct {
 	cus    []cuSpan    // sorted by lo
 	syms   []elfSym    // function symbols sorted by addr, the fallback
 	sha256 string      // lowercase hex of the whole ELF file
+	// code holds the executable sections' bytes (IsReturnAddress reads
+	// the instruction before an address); machine is the ELF's e_machine.
+	code    []codeSection
+	machine elf.Machine
+}
+
+type codeSection struct {
+	addr uint64
+	data []byte
 }
 
 type cuSpan struct {
@@ -80,7 +89,15 @@ func OpenELF(path string) (*Symbolizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not an ELF file: %w", path, err)
 	}
-	s := &Symbolizer{sha256: hex.EncodeToString(h.Sum(nil))}
+	s := &Symbolizer{sha256: hex.EncodeToString(h.Sum(nil)), machine: ef.Machine}
+	for _, sec := range ef.Sections {
+		if sec.Flags&elf.SHF_EXECINSTR == 0 || sec.Type != elf.SHT_PROGBITS || sec.Addr == 0 {
+			continue
+		}
+		if data, err := sec.Data(); err == nil {
+			s.code = append(s.code, codeSection{addr: sec.Addr, data: data})
+		}
+	}
 	if syms, err := ef.Symbols(); err == nil {
 		for _, sy := range syms {
 			if elf.ST_TYPE(sy.Info) == elf.STT_FUNC && sy.Value != 0 {
@@ -332,26 +349,88 @@ func PCs(l *Line) []uint64 {
 			return []uint64{uint64(pc)}
 		}
 	case KindRegisters:
+		var out []uint64
 		if pc, ok := ParseRegisterPC(body); ok {
-			return []uint64{uint64(pc)}
+			out = append(out, uint64(pc))
 		}
+		if ra, ok := ParseRegisterRA(body); ok {
+			out = append(out, uint64(ra))
+		}
+		return out
 	}
 	return nil
 }
 
 // DecodeLine returns addr2line-style text for every PC in l
-// (`0x400d1234: app_main at main.c:12`, then ` (inlined by) …` lines), or nil.
+// (`0x400d1234: app_main at main.c:12`, then ` (inlined by) …` lines), or
+// nil. For a RISC-V `Stack memory:` row it decodes the words that are
+// return addresses in this ELF (IsReturnAddress): the backtrace recovered
+// from the stack, row by row.
 func (s *Symbolizer) DecodeLine(l *Line) []string {
 	var out []string
+	if l.Kind == KindStackDump {
+		_, words, ok := ParseStackRow(l.Body(), nil)
+		if !ok {
+			return nil
+		}
+		for _, w := range words {
+			if s.IsReturnAddress(uint64(w)) {
+				out = s.appendDecoded(out, uint64(w))
+			}
+		}
+		return out
+	}
 	for _, pc := range PCs(l) {
 		out = s.appendDecoded(out, pc)
 	}
 	return out
 }
 
-// appendDecoded appends the addr2line-style text for pc to out.
+// IsReturnAddress reports whether addr can be a return address in this
+// ELF: it lies in an executable section and, for RISC-V, the instruction
+// just before it is a call that links the return address register (jal or
+// jalr with rd ra or t0, or the compressed c.jal / c.jalr). For other
+// machines it reports whether addr lies in code inside a function. Used to
+// recover a backtrace from a RISC-V panic's stack dump.
+func (s *Symbolizer) IsReturnAddress(addr uint64) bool {
+	for _, c := range s.code {
+		if addr < c.addr || addr >= c.addr+uint64(len(c.data)) {
+			continue
+		}
+		off := addr - c.addr
+		if s.machine != elf.EM_RISCV {
+			return s.symbolName(addr) != ""
+		}
+		if off >= 4 {
+			ins := uint32(c.data[off-4]) | uint32(c.data[off-3])<<8 | uint32(c.data[off-2])<<16 | uint32(c.data[off-1])<<24
+			op, rd := ins&0x7f, (ins>>7)&0x1f
+			if ins&3 == 3 && (op == 0x6f || op == 0x67) && (rd == 1 || rd == 5) {
+				return true
+			}
+		}
+		if off >= 2 {
+			h := uint16(c.data[off-2]) | uint16(c.data[off-1])<<8
+			if h&3 == 1 && h>>13 == 1 { // c.jal (RV32)
+				return true
+			}
+			if h&3 == 2 && h>>12 == 9 && (h>>7)&0x1f != 0 && (h>>2)&0x1f == 0 { // c.jalr
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// appendDecoded appends the addr2line-style text for pc to out. A PC in the
+// chip's mask ROM that the ELF does not cover reads "in ROM, not in the
+// ELF" (decoding it needs the ROM's own ELF).
 func (s *Symbolizer) appendDecoded(out []string, pc uint64) []string {
-	for _, loc := range s.Lookup(pc) {
+	locs := s.Lookup(pc)
+	if len(locs) == 1 && locs[0].Function == "" && locs[0].File == "" && pc <= 0xffffffff && InROM("", uint32(pc)) {
+		return append(out, fmt.Sprintf("0x%08x: in ROM, not in the ELF", pc))
+	}
+	for _, loc := range locs {
 		if loc.Inlined {
 			out = append(out, " (inlined by) "+loc.String())
 		} else {

@@ -19,6 +19,16 @@ const (
 	FactDiscoPoolFull              // ts_disco: pending pool full, ping dropped
 	FactHandshake                  // wireguard: HANDSHAKE_RESPONSE / good handshake from <hex>:<port>
 	FactHomeDERP                   // ts_netmap: DERP home server: <host>:<port> (region <n>)
+	// microlink (ESPHome's Tailscale component, tags ml_*):
+	FactRelayStatus // ml_derp: DERP status: connected=<0|1> fd=<n> rx=<n> tx=<n> loops=<n> (also HEARTBEAT: … conn=<0|1> rx= tx=)
+	FactRelayRetry  // ml_derp: DERP connect attempt <n> failed / retry <n>/3 / DERP down — retrying connect (backoff <n>s)
+	FactRelaySilent // ml_derp: DERP RX silent for <n> s — relay presumed dead, reconnecting
+	FactRelayUp     // ml_derp: DERP connected … (a connect that worked)
+	// Either port, and WireGuard-ESP32 / esp_wireguard (tags wireguardif, esp_wireguard):
+	FactDiscoDecryptFail // a DISCO packet that would not decrypt (a stale disco key)
+	FactWGInitiation     // wireguardif: sending initiation packet (a handshake started)
+	FactWGResponse       // wireguardif: sending handshake response packet (a peer's handshake answered)
+	FactSelfIP           // the board's own tailnet IPv4: microlink `VPN IP: 100.64.0.9`, the port's `netmap: … self 100.64.0.9`
 )
 
 // PortFact is one parsed fact. Fields not relevant to Kind are zero.
@@ -39,6 +49,18 @@ type PortFact struct {
 	Host string
 	// HeapFree is a `heap_free=<n>` value in bytes found on the line, -1 if none.
 	HeapFree int64
+	// Connected is the relay state of a FactRelayStatus line: 1 up, 0 down.
+	Connected int
+	// RelayRx and RelayTx are the DERP frames received and sent since boot
+	// (FactRelayStatus); non-zero counters with Connected 0 mean the relay
+	// was up earlier in this boot and is down now.
+	RelayRx, RelayTx int64
+	// Attempt is a FactRelayRetry's attempt number (from 1), 0 if not printed.
+	Attempt int
+	// Silent is how long the relay was silent (FactRelaySilent), seconds.
+	Silent int
+	// Self is the board's own tailnet address (FactSelfIP).
+	Self netip.Addr
 }
 
 // derpMagic is 127.3.3.40, the port's DERP pseudo-address.
@@ -53,6 +75,10 @@ func ParsePortLine(l *Line) (f PortFact, ok bool) {
 	if l.Level == 0 {
 		return f, false
 	}
+	tag := l.Tag
+	if len(tag) > 3 && tag[0] == 'm' && tag[1] == 'l' && tag[2] == '_' || string(tag) == "microlink" {
+		return parseMicrolink(l, f)
+	}
 	m := l.Msg
 	if i := bytes.Index(m, []byte("heap_free=")); i >= 0 {
 		if n := decPrefix(m[i+10:]); n > 0 {
@@ -63,6 +89,8 @@ func ParsePortLine(l *Line) (f PortFact, ok bool) {
 	switch string(l.Tag) {
 	case "ts_disco":
 		switch {
+		case isDecryptFail(m):
+			f.Kind = FactDiscoDecryptFail
 		case bytes.HasPrefix(m, []byte("Ping sent")):
 			f.Kind = FactDiscoPing
 			f.Peer = intAfter(m, "peer=")
@@ -79,6 +107,13 @@ func ParsePortLine(l *Line) (f PortFact, ok bool) {
 		case containsFold(m, "pool full") || containsFold(m, "pool is full") || containsFold(m, "no free"):
 			f.Kind = FactDiscoPoolFull
 			f.Peer = intAfter(m, "peer=")
+		}
+	case "wireguardif", "esp_wireguard":
+		switch {
+		case bytes.Contains(m, []byte("sending initiation")):
+			f.Kind = FactWGInitiation
+		case bytes.Contains(m, []byte("sending handshake response")):
+			f.Kind = FactWGResponse
 		}
 	case "wireguard":
 		var rest []byte
@@ -100,6 +135,11 @@ func ParsePortLine(l *Line) (f PortFact, ok bool) {
 			}
 		}
 	case "ts_netmap", "ts_derp", "tailscale":
+		if i := bytes.Index(m, []byte(", self ")); i >= 0 && bytes.HasPrefix(m, []byte("netmap:")) {
+			if ip, ok := ipv4At(m[i+len(", self "):]); ok {
+				f.Kind, f.Self = FactSelfIP, ip
+			}
+		}
 		if i := bytes.Index(m, []byte("DERP home server: ")); i >= 0 {
 			hp := m[i+len("DERP home server: "):]
 			if sp := bytes.IndexByte(hp, ' '); sp >= 0 {
@@ -114,6 +154,90 @@ func ParsePortLine(l *Line) (f PortFact, ok bool) {
 		}
 	}
 	return f, ok || f.Kind != FactNone
+}
+
+// parseMicrolink reads microlink's lines (tags ml_derp, ml_disco,
+// ml_coord, …; shapes from its ml_derp.c and microlink_disco.c).
+func parseMicrolink(l *Line, f PortFact) (PortFact, bool) {
+	m := l.Msg
+	switch {
+	case bytes.HasPrefix(m, []byte("DERP status: ")) || bytes.HasPrefix(m, []byte("HEARTBEAT: ")):
+		c := intAfter(m, "connected=")
+		if c < 0 {
+			c = intAfter(m, "conn=")
+		}
+		if c < 0 {
+			return f, false
+		}
+		f.Kind, f.Connected = FactRelayStatus, min(c, 1)
+		f.RelayRx, f.RelayTx = int64After(m, " rx="), int64After(m, " tx=")
+	case bytes.Contains(m, []byte("RX silent for ")):
+		f.Kind, f.Silent = FactRelaySilent, intAfter(m, "silent for ")
+	case bytes.HasPrefix(m, []byte("DERP")) && (bytes.Contains(m, []byte("retry")) || bytes.Contains(m, []byte("retrying")) ||
+		bytes.Contains(m, []byte("attempt")) && bytes.Contains(m, []byte("failed"))):
+		f.Kind = FactRelayRetry
+		f.Attempt = max(intAfter(m, "attempt "), intAfter(m, "retry "), 0)
+	case bytes.HasPrefix(m, []byte("DERP connected")) || bytes.Contains(m, []byte("DERP connection established")):
+		f.Kind = FactRelayUp
+	case isDecryptFail(m):
+		f.Kind = FactDiscoDecryptFail
+	case bytes.HasPrefix(m, []byte("VPN IP")):
+		if c := bytes.IndexByte(m, ':'); c > 0 {
+			if ip, ok := ipv4At(bytes.TrimLeft(m[c+1:], " ")); ok {
+				f.Kind, f.Self = FactSelfIP, ip
+			}
+		}
+	case bytes.Contains(m, []byte("DERP home server: ")):
+		i := bytes.Index(m, []byte("DERP home server: "))
+		hp := m[i+len("DERP home server: "):]
+		if sp := bytes.IndexByte(hp, ' '); sp >= 0 {
+			hp = hp[:sp]
+		}
+		if c := bytes.LastIndexByte(hp, ':'); c > 0 {
+			hp = hp[:c]
+		}
+		f.Kind, f.Host, f.DERPRegion = FactHomeDERP, string(hp), intAfter(m, "(region ")
+	case bytes.Contains(m, []byte("DISCO PING to ")):
+		f.Kind, f.Addr = FactDiscoPing, addrAfter(m, "PING to ")
+	case bytes.Contains(m, []byte("PONG from ")):
+		f.Kind, f.Addr = FactDiscoPong, addrAfter(m, "PONG from ")
+	}
+	return f, f.Kind != FactNone
+}
+
+// ipv4At parses the dotted IPv4 address at the start of b.
+func ipv4At(b []byte) (netip.Addr, bool) {
+	n := 0
+	for n < len(b) && n < 15 && (isDigit(b[n]) || b[n] == '.') {
+		n++
+	}
+	ip, err := netip.ParseAddr(string(b[:n]))
+	if err != nil || !ip.Is4() {
+		return netip.Addr{}, false
+	}
+	return ip, true
+}
+
+// isDecryptFail matches a DISCO packet that failed to decrypt ("decrypt
+// failed", "decryption failed", "failed to decrypt").
+func isDecryptFail(m []byte) bool {
+	i := bytes.Index(m, []byte("ecrypt"))
+	return i > 0 && (m[i-1] == 'd' || m[i-1] == 'D') && bytes.Contains(m, []byte("fail"))
+}
+
+// int64After returns the decimal number following key in m, or 0.
+func int64After(m []byte, key string) int64 {
+	i := bytes.Index(m, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	r := m[i+len(key):]
+	n := decPrefix(r)
+	if n == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseInt(string(r[:n]), 10, 64)
+	return v
 }
 
 // ParseReversedEndpoint parses the port's `<8 hex>:<port>` endpoint form, in

@@ -49,7 +49,31 @@ type DeviceEvidence struct {
 	H2Received       int64 `json:"h2_received"`
 	H2WindowReturned int64 `json:"h2_window_returned"`
 	H2WindowOpen     int64 `json:"h2_window_open"`
+	// RelayKnown is true when the board reported its connection to its
+	// home DERP relay (microlink's `ml_derp: DERP status: connected=N …`
+	// lines, telemetry R frames): RelayUp is whether it is up now,
+	// RelayWasUp whether it was up earlier in this boot, RelayAttempts the
+	// reconnect attempts since it went down.
+	RelayKnown    bool  `json:"relay_known"`
+	RelayUp       bool  `json:"relay_up"`
+	RelayWasUp    bool  `json:"relay_was_up"`
+	RelayAttempts int64 `json:"relay_attempts"`
+	// DiscoDecryptFails counts DISCO packets the board could not decrypt
+	// this boot: its copy of a peer's disco key is stale.
+	DiscoDecryptFails int64 `json:"disco_decrypt_fails"`
 }
+
+// Device reasons added by DiagnoseDevice beside those in types.go.
+const (
+	// ReasonDeviceDERPDown: the board's own connection to its DERP relay is
+	// down while control still lists it, so nothing sent to it through
+	// DERP arrives and peers cannot start a path to it (DISCO's
+	// CallMeMaybe travels through DERP).
+	ReasonDeviceDERPDown ReasonID = "device-derp-down"
+	// ReasonDeviceDiscoKeyStale: the board cannot decrypt peers' DISCO
+	// packets, so no pong answers them and no direct path is validated.
+	ReasonDeviceDiscoKeyStale ReasonID = "device-disco-key-stale"
+)
 
 // H2Stalled reports whether the board's control stream is stuck: data was
 // received, no credit was ever returned and the receive window is shut, so
@@ -99,7 +123,8 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 // Checks added, after v's: Device.Node (how the board names itself),
 // Device.Endpoints, then when known Device.H2Window (fails when
 // H2Stalled: evidence for the flow-control fix, not a reason by itself),
-// Device.ProbeTable and Device.HomeDERP.
+// Device.ProbeTable, Device.HomeDERP, Device.DERPRelay and
+// Device.DiscoDecrypt.
 // Only a relayed path (DERP or peer relay) gets device reasons; the checks
 // of a direct, idle or offline peer never fail.
 //
@@ -112,8 +137,11 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 // when the table is full; it ranks after the endpoint reasons and ahead of
 // NAT, disco-unanswered, lost-direct and unexplained. far-home-derp is
 // added to Also when the board's home region is not its nearest and is
-// FarDERPFactor times and FarDERPMargin slower. The Summary and Fix follow
-// the primary reason.
+// FarDERPFactor times and FarDERPMargin slower. device-derp-down holds
+// when the board says its relay connection is down: it goes first, since
+// nothing relayed reaches the board. device-disco-key-stale holds when the
+// board failed to decrypt DISCO packets; it ranks with the probe table.
+// The Summary and Fix follow the primary reason.
 func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 	relayed := p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay
 	out := v
@@ -233,6 +261,27 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 		add("Device.HomeDERP", string(buf), far, note)
 	}
 
+	relayDown := d.RelayKnown && !d.RelayUp
+	if d.RelayKnown {
+		value, note := "up", "the board's connection to its DERP relay is up"
+		if relayDown {
+			value = "down"
+			if d.RelayWasUp {
+				value += ", was up earlier this boot"
+			}
+			if d.RelayAttempts > 0 {
+				value += ", " + strconv.FormatInt(d.RelayAttempts, 10) + " reconnect attempts"
+			}
+			note = "the board's DERP relay connection is down while control still lists it: nothing relayed reaches it, and peers cannot start a path to it"
+		}
+		add("Device.DERPRelay", value, relayDown, note)
+	}
+	stale := d.DiscoDecryptFails > 0
+	if stale {
+		add("Device.DiscoDecrypt", strconv.FormatInt(d.DiscoDecryptFails, 10)+" failed", true,
+			"the board cannot decrypt peers' DISCO packets (a stale disco key): their pings get no pong")
+	}
+
 	if !relayed {
 		return out
 	}
@@ -257,6 +306,16 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 		causes = insertCause(causes, ReasonDeviceProbeTableFull,
 			ReasonNoHomeDERP, ReasonNoHandshake, ReasonLocalTCP443Only, ReasonLocalUDPBlocked,
 			ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints, ReasonPrivateEndpointsOnly, ReasonNoCommonFamily)
+	}
+	if stale {
+		causes = insertCause(causes, ReasonDeviceDiscoKeyStale,
+			ReasonNoHomeDERP, ReasonNoHandshake, ReasonLocalTCP443Only, ReasonLocalUDPBlocked,
+			ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints, ReasonPrivateEndpointsOnly, ReasonNoCommonFamily, ReasonDeviceProbeTableFull)
+	}
+	if relayDown && p.Path.Kind == PathDERP {
+		// The board's relay down explains a missing handshake too, so it
+		// leads; only a peer with no home DERP at all stays ahead.
+		causes = insertCause(causes, ReasonDeviceDERPDown, ReasonNoHomeDERP)
 	}
 	if far && !hasReason(causes, ReasonFarHomeDERP) {
 		causes = append(causes, ReasonFarHomeDERP)
@@ -338,6 +397,10 @@ func deviceSummary(r ReasonID) string {
 		return "board advertised no endpoint"
 	case ReasonDeviceProbeTableFull:
 		return "board's DISCO probe table is full"
+	case ReasonDeviceDERPDown:
+		return "board's DERP relay is down"
+	case ReasonDeviceDiscoKeyStale:
+		return "board can't decrypt DISCO (stale disco key)"
 	}
 	return summaryFor(r)
 }
@@ -348,6 +411,10 @@ func deviceFix(r ReasonID) string {
 		return "firmware: return HTTP/2 receive-window credit on the control stream (stream and connection WINDOW_UPDATE as DATA is consumed); without it the long-poll map stream stops at 65,535 bytes and endpoint updates never arrive (reference: firmware tp_h2fc.h)"
 	case ReasonDeviceProbeTableFull:
 		return "firmware: reap stale DISCO probes (a TTL per slot) instead of freeing a slot only on a pong, so new pings to the peer's endpoints are tracked again (reference: firmware tp_probe.h)"
+	case ReasonDeviceDERPDown:
+		return "firmware: reconnect the DERP relay for as long as it is down, with back-off, and reconnect a connected relay that has gone silent (a receive watchdog); a reboot of the board restores it meanwhile (reference: firmware tp_relay.h)"
+	case ReasonDeviceDiscoKeyStale:
+		return "firmware: take each peer's disco key from every netmap update, not only the first, so DISCO packets from a peer that restarted decrypt again"
 	}
 	return ""
 }

@@ -132,6 +132,55 @@ func TestDiagnoseDevice(t *testing.T) {
 				Summary: "via peer relay; not direct: board advertised no endpoint", Failed: []string{"Device.Endpoints"}},
 		},
 		{
+			name: "board's DERP relay down while control is up: device-derp-down first",
+			peer: func(p *Peer) { *p = boardPeer() },
+			board: func(d *DeviceEvidence) {
+				d.RelayKnown, d.RelayUp, d.RelayWasUp, d.RelayAttempts = true, false, true, 3
+			},
+			want: want{Reason: ReasonDeviceDERPDown, Also: []ReasonID{ReasonNoEndpoints},
+				Summary: "board's DERP relay is down", Failed: []string{"Device.DERPRelay"}},
+		},
+		{
+			name: "relay down ranks ahead of local UDP blocked and the board's endpoint",
+			self: func(s *Self) { s.NAT.WorkingUDP = boolp(false) },
+			peer: func(p *Peer) { *p = boardPeer() },
+			board: func(d *DeviceEvidence) {
+				d.Endpoints, d.RelayKnown = 0, true
+			},
+			want: want{Reason: ReasonDeviceDERPDown,
+				Also:    []ReasonID{ReasonLocalUDPBlocked, ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints},
+				Summary: "board's DERP relay is down", Failed: []string{"Device.Endpoints", "Device.DERPRelay"}},
+		},
+		{
+			name:  "relay up: listed, nothing changes",
+			peer:  func(p *Peer) { *p = boardPeer() },
+			board: func(d *DeviceEvidence) { d.RelayKnown, d.RelayUp = true, true },
+			want:  want{Reason: ReasonNoEndpoints, Summary: "peer advertises no UDP endpoints"},
+		},
+		{
+			name:  "DISCO decrypt failures with a public endpoint: device-disco-key-stale",
+			peer:  func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) { d.DiscoDecryptFails = 4 },
+			want: want{Reason: ReasonDeviceDiscoKeyStale,
+				Summary: "board can't decrypt DISCO (stale disco key)", Failed: []string{"Device.DiscoDecrypt"}},
+		},
+		{
+			name:  "DISCO decrypt failures rank after the full probe table",
+			peer:  func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) { d.DiscoDecryptFails, d.ProbesUsed = 1, 64 },
+			want: want{Reason: ReasonDeviceProbeTableFull, Also: []ReasonID{ReasonDeviceDiscoKeyStale},
+				Summary: "board's DISCO probe table is full", Failed: []string{"Device.ProbeTable", "Device.DiscoDecrypt"}},
+		},
+		{
+			name: "direct path with the relay down: listed, not failed",
+			peer: func(p *Peer) {
+				*p = boardPeer("203.0.113.9:41641")
+				p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("203.0.113.9:41641")}
+			},
+			board: func(d *DeviceEvidence) { d.RelayKnown = true },
+			want:  want{Reason: ReasonDirect, Summary: "direct"},
+		},
+		{
 			name: "direct path: board checks listed, none fails",
 			peer: func(p *Peer) {
 				*p = boardPeer("203.0.113.9:41641")

@@ -20,7 +20,14 @@ func (f *Frame) Append(dst []byte) ([]byte, error) {
 	}
 	start := len(dst)
 	dst = append(dst, Marker...)
-	dst = strconv.AppendInt(dst, Version, 10)
+	v := f.Version
+	if v == 0 {
+		v = Version
+	}
+	if f.Kind == KindRelay && v < 2 {
+		return dst, fmt.Errorf("telemetry: append: R frames need version 2, not %d", v)
+	}
+	dst = strconv.AppendInt(dst, int64(v), 10)
 	dst = append(dst, ' ', byte(f.Kind))
 	for i, key := range keys {
 		if f.present&(1<<i) == 0 {
@@ -68,6 +75,12 @@ func (f *Frame) Append(dst []byte) ([]byte, error) {
 		case tTenths:
 			dst = strconv.AppendUint(dst, *tg.tenths/10, 10)
 			dst = append(dst, '.', byte('0'+*tg.tenths%10))
+		case tBool:
+			if *tg.bool {
+				dst = append(dst, '1')
+			} else {
+				dst = append(dst, '0')
+			}
 		}
 	}
 	sum := crc32.ChecksumIEEE(dst[start:])

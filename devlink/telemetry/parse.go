@@ -57,9 +57,11 @@ func Parse(line []byte) (Frame, error) {
 	if i == len(Marker) || i-len(Marker) > 3 {
 		return f, &ParseError{Err: ErrSyntax, Detail: "bad version marker"}
 	}
-	if v, _ := strconv.Atoi(string(line[len(Marker):i])); v != Version {
-		return f, &ParseError{Err: ErrVersion, Detail: fmt.Sprintf("version %d, this reader knows %d", v, Version)}
+	v, _ := strconv.Atoi(string(line[len(Marker):i]))
+	if v < MinVersion || v > Version {
+		return f, &ParseError{Err: ErrVersion, Detail: fmt.Sprintf("version %d, this reader knows %d to %d", v, MinVersion, Version)}
 	}
+	f.Version = v
 	// Checksum suffix " *XXXXXXXX".
 	if len(line) < i+crcTail || line[len(line)-crcTail] != ' ' || line[len(line)-crcTail+1] != '*' {
 		return f, &ParseError{Err: ErrSyntax, Detail: `no " *" + 8 hex digit checksum at the end`}
@@ -87,7 +89,7 @@ func Parse(line []byte) (Frame, error) {
 	}
 	kindWord := rest[:k]
 	rest = rest[k:]
-	known := k == 1 && kindKeys(Kind(kindWord[0])) != nil
+	known := k == 1 && kindKeys(Kind(kindWord[0])) != nil && (Kind(kindWord[0]) != KindRelay || v >= 2)
 	if known {
 		f.Kind = Kind(kindWord[0])
 	}
@@ -126,7 +128,7 @@ func Parse(line []byte) (Frame, error) {
 		}
 	}
 	if !known {
-		return Frame{}, &ParseError{Err: ErrUnknownKind, Detail: fmt.Sprintf("kind %q", clip(kindWord))}
+		return Frame{Version: v}, &ParseError{Err: ErrUnknownKind, Detail: fmt.Sprintf("kind %q", clip(kindWord))}
 	}
 	if f.present&3 != 3 {
 		key := "seq"
@@ -178,6 +180,7 @@ const (
 	tWord
 	tPath
 	tTenths // decimal with exactly one fraction digit, into tenths
+	tBool   // "0" or "1"
 )
 
 // target points at the Go field a wire key decodes into.
@@ -192,6 +195,7 @@ type target struct {
 	word   *string
 	path   *Path
 	tenths *uint64
+	bool   *bool
 }
 
 // field returns where key goes in f, and false when key is unknown for f.Kind.
@@ -302,6 +306,23 @@ func (f *Frame) field(key string) (target, bool) {
 		case "via":
 			return path(&x.Via)
 		}
+	case KindRelay:
+		r := &f.Relay
+		switch key {
+		case "rg":
+			return u16(&r.Region)
+		case "conn":
+			tg.t, tg.bool = tBool, &r.Connected
+			return tg, true
+		case "att":
+			return u32(&r.Attempts)
+		case "drop":
+			return u32(&r.Drops)
+		case "err":
+			return word(&r.Err)
+		case "rxage":
+			return ms(&r.RxAge)
+		}
 	}
 	return target{}, false
 }
@@ -371,6 +392,11 @@ func (f *Frame) setField(key, val []byte) error {
 			return bad("want a decimal with one fraction digit")
 		}
 		*tg.tenths = whole*10 + uint64(frac-'0')
+	case tBool:
+		if len(val) != 1 || (val[0] != '0' && val[0] != '1') {
+			return bad("want 0 or 1")
+		}
+		*tg.bool = val[0] == '1'
 	}
 	f.present |= tg.bit
 	return nil

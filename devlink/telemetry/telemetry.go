@@ -17,8 +17,18 @@ import (
 	"time"
 )
 
-// Version is the protocol version this package reads and writes (the n in "@TPn").
-const Version = 1
+// Version is the protocol version this package writes (the n in "@TPn").
+// It reads MinVersion to Version.
+//
+// Version 2 added the R frame (the board's DERP relay connection). The
+// marker changed with it so that an older tailpath, which would skip R as
+// an unknown kind and show a board whose relay is down as healthy, says
+// "newer firmware" (ErrVersion) instead. Version 1 frames (older firmware)
+// are still read.
+const Version = 2
+
+// MinVersion is the oldest protocol version this package reads.
+const MinVersion = 1
 
 // MaxFrameLen is the longest frame in bytes, from '@' to the last checksum
 // digit, without the line ending (so a CRLF-terminated line is ≤ 256 bytes).
@@ -37,6 +47,7 @@ const (
 	KindDisco  Kind = 'D' // DISCO probe table and counters, control-stream HTTP/2 flow control
 	KindPeer   Kind = 'P' // one peer: path, handshake source, latency
 	KindFetch  Kind = 'F' // one HTTP fetch result
+	KindRelay  Kind = 'R' // the DERP relay connection (version 2)
 )
 
 // String returns the kind letter.
@@ -183,18 +194,34 @@ type Fetch struct {
 // KiBps returns the throughput in KiB/s (1 KiB = 1024 bytes).
 func (f Fetch) KiBps() float64 { return float64(f.KiBpsTenths) / 10 }
 
-// Frame is one decoded frame. Exactly one of Status, Net, Disco, Peer, Fetch
-// is meaningful, chosen by Kind.
+// Relay is an R frame: the board's connection to its DERP relay (its home
+// region's DERP server), as the firmware's relay liveness (tp_relay.h)
+// keeps it.
+type Relay struct {
+	Region    uint16        // the relay's region id; 0 when absent
+	Connected bool          // the connection is up
+	Attempts  uint32        // connect attempts failed since it was last up
+	Drops     uint32        // times it was lost since boot (errors, the receive watchdog)
+	Err       string        // last failure word ("timeout", "eof", "silent", …); "" absent
+	RxAge     time.Duration // since the last frame from the relay (ms resolution); absent when none yet
+}
+
+// Frame is one decoded frame. Exactly one of Status, Net, Disco, Peer,
+// Fetch, Relay is meaningful, chosen by Kind.
 type Frame struct {
-	Kind   Kind
-	Seq    uint32        // frame sequence number since boot
-	Uptime time.Duration // uptime when written (ms resolution, wraps after 49.7 days)
+	Kind Kind
+	// Version is the protocol version the frame carried (1 or 2); Append
+	// writes it, or Version when 0.
+	Version int
+	Seq     uint32        // frame sequence number since boot
+	Uptime  time.Duration // uptime when written (ms resolution, wraps after 49.7 days)
 
 	Status Status
 	Net    Net
 	Disco  Disco
 	Peer   Peer
 	Fetch  Fetch
+	Relay  Relay
 
 	present uint32 // bit i set: keys(Kind)[i] was in the frame
 }
@@ -231,6 +258,7 @@ var (
 	keysDisco  = []string{"seq", "up", "pu", "pcap", "pdrop", "preap", "ping", "pong", "cmmi", "cmmo", "h2rx", "h2wu", "h2win"}
 	keysPeer   = []string{"seq", "up", "peer", "pip", "path", "hs", "hsup", "lat"}
 	keysFetch  = []string{"seq", "up", "n", "bytes", "ms", "kibs", "status", "err", "via"}
+	keysRelay  = []string{"seq", "up", "rg", "conn", "att", "drop", "err", "rxage"}
 )
 
 // Keys returns the wire keys of kind k in the order writers use, or nil for
@@ -249,6 +277,8 @@ func kindKeys(k Kind) []string {
 		return keysPeer
 	case KindFetch:
 		return keysFetch
+	case KindRelay:
+		return keysRelay
 	}
 	return nil
 }

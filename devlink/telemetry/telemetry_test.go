@@ -151,6 +151,14 @@ func valuesOf(f *Frame) map[string]string {
 		} else {
 			put("via", "none")
 		}
+	case KindRelay:
+		r := f.Relay
+		put("rg", r.Region)
+		put("conn", map[bool]int{false: 0, true: 1}[r.Connected])
+		put("att", r.Attempts)
+		put("drop", r.Drops)
+		put("err", r.Err)
+		put("rxage", ms(r.RxAge))
 	}
 	return m
 }

@@ -13,7 +13,12 @@
  * 64-slot table at the 83rd send, heartbeats stop, and the path falls back
  * to DERP. Fetches: ~9 s (47 KiB/s) on DERP, ~2.2 s (187 KiB/s) direct.
  * Boot 2, after esp_restart with the fixes: reaping on (the table never
- * fills), home DERP by latency (7), credit returned on the control stream.
+ * fills), home DERP by latency (7), credit returned on the control stream,
+ * and DERP relay liveness: at 70 s the relay goes silent without closing the
+ * connection (the field case); the receive watchdog notices 90 s after the
+ * last keep-alive, reconnects fail while the relay is gone (back-off 2 s,
+ * 4 s), and it is connected again when the relay is back at 160 s. The R
+ * frames show it throughout.
  *
  * Usage: scenario > scenario.log   (the stream on stdout, a summary on
  * stderr; exits 1 when the table-fill story above no longer holds)
@@ -28,6 +33,7 @@
 #include "tp_h2fc.h"
 #include "tp_port_host.h"
 #include "tp_probe.h"
+#include "tp_relay.h"
 
 #define IP4(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
 #define FETCH_BYTES 430080u /* 420 KiB */
@@ -37,6 +43,11 @@ static uint32_t rng = 1;    /* LCG for txids: deterministic */
 static tp_probe_table_t probes;
 static tp_derp_sel_t derp;
 static tp_h2_rx_t h2;
+static tp_relay_t relay;
+/* The relay server: answers and sends keep-alives except during the outage. */
+#define RELAY_DEAD_FROM 70000u
+#define RELAY_BACK_AT 160000u
+#define RELAY_KEEPALIVE_MS 60000u
 static int boot;            /* 1 old firmware, 2 fixed */
 static uint32_t sends, pongs;
 static int filled_at = -1;  /* send count when the table first filled */
@@ -320,6 +331,48 @@ static void banner(int which)
     logline('I', "app_init", "ESP-IDF:          v6.0");
 }
 
+static int relay_alive(void) { return now < RELAY_DEAD_FROM || now >= RELAY_BACK_AT; }
+
+static void relay_report(void)
+{
+    tp_derp_relay_state(relay.region, relay.state == TP_RELAY_UP, relay.attempts, relay.drops, relay.err);
+}
+
+/* relay_step runs the fixed firmware's DERP relay liveness (boot 2). */
+static void relay_step(uint32_t t, uint32_t connected_at)
+{
+    if (relay.state == TP_RELAY_UP && t > connected_at && (t - connected_at) % RELAY_KEEPALIVE_MS == 0 &&
+        relay_alive()) {
+        tp_relay_rx(&relay, now); /* the server's keep-alive */
+        tp_derp_relay_rx();
+    }
+    if (t % 100 != 0) {
+        return;
+    }
+    switch (tp_relay_poll(&relay, now)) {
+    case TP_RELAY_DROP:
+        logline('W', "ts_derp", "region %u: no frame for %u s, relay presumed dead; reconnecting", (unsigned)relay.region,
+                (unsigned)(tp_relay_rx_age(&relay, now) / 1000));
+        tp_relay_lost(&relay, now, TP_RELAY_ERR_SILENT);
+        relay_report();
+        break;
+    case TP_RELAY_CONNECT:
+        if (relay_alive()) {
+            tp_relay_connected(&relay, now);
+            tp_derp_relay_rx();
+            logline('I', "ts_derp", "connected to region %u heap_free=%u", (unsigned)relay.region, 201344u);
+        } else {
+            tp_relay_failed(&relay, now, "timeout");
+            logline('W', "ts_derp", "connect to region %u failed (timeout), attempt %u, next in %u s",
+                    (unsigned)relay.region, (unsigned)relay.attempts, (unsigned)((relay.next_try_ms - now) / 1000));
+        }
+        relay_report();
+        break;
+    default:
+        break;
+    }
+}
+
 /* run_boot plays one boot from 0 to end_ms. */
 static void run_boot(int which, uint32_t end_ms)
 {
@@ -347,8 +400,10 @@ static void run_boot(int which, uint32_t end_ms)
     set_heap(221184, 110592, 8257536);
     tp_init(5000, which == 1 ? TP_RST_POWERON : TP_RST_SW);
     tp_disco_probe_table(0, TP_PROBE_SLOTS);
-    logline('I', "tailpath", "telemetry v1 on console every 5000 ms; probe reaping %s, home DERP by %s",
-         which == 1 ? "off" : "on (5 s)", which == 1 ? "lowest id" : "latency");
+    tp_relay_init(&relay, 0, 0, 0);
+    logline('I', "tailpath", "telemetry v2 on console every 5000 ms; probe reaping %s, home DERP by %s%s",
+         which == 1 ? "off" : "on (5 s)", which == 1 ? "lowest id" : "latency",
+         which == 1 ? "" : ", DERP relay watchdog 90 s");
 
     for (t = 332; t <= end_ms; t++) {
         now = t;
@@ -393,8 +448,14 @@ static void run_boot(int which, uint32_t end_ms)
                 tp_peer_path(peers[i].id, peers[i].tailnet, &derp_home);
             }
         }
-        if (t == 4050) {
+        if (t == 4050 && which == 1) {
             logline('I', "ts_derp", "connected to region %u heap_free=%u", (unsigned)derp.home, 201344u);
+        }
+        if (t == 4050 && which == 2) {
+            tp_relay_want(&relay, derp.home, now); /* after netcheck chose it; connects at the next poll */
+        }
+        if (which == 2) {
+            relay_step(t, 4100);
         }
         if (t == 4000) {
             /* netcheck: latencies to each region */
@@ -432,6 +493,10 @@ static void run_boot(int which, uint32_t end_ms)
             tp_wg_handshake(2, &src);
         }
         if (t == 4300) {
+            if (which == 2) {
+                tp_relay_rx(&relay, now); /* it came through the relay */
+                tp_derp_relay_rx();
+            }
             tp_disco_callmemaybe(0);
             logline('I', "ts_disco", "CallMeMaybe recv peer=2 with 3 eps");
         }
@@ -511,10 +576,17 @@ int main(void)
     run_boot(1, 150000);
     now = 150000;
     logline('I', "tailpath", "restarting into the fixed firmware (scenario)");
-    run_boot(2, 120000);
+    run_boot(2, 180000);
     /* The story the demo tells must hold: fail loudly if a change breaks it. */
     if (boot1_fill != 83 || boot2_fill != -1 || check_fill != -1) {
         fprintf(stderr, "scenario: expected the table to fill at send 83 without reaping and never with it\n");
+        return 1;
+    }
+    /* Boot 2's relay outage: lost once (the watchdog), connected at the end. */
+    fprintf(stderr, "scenario: boot 2: relay lost %u time(s), %s at the end\n", (unsigned)relay.drops,
+            relay.state == TP_RELAY_UP ? "connected" : "DOWN");
+    if (relay.drops != 1 || relay.state != TP_RELAY_UP || strcmp(relay.err ? relay.err : "", "timeout") != 0) {
+        fprintf(stderr, "scenario: expected one silent relay, noticed by the watchdog, reconnected after two timeouts\n");
         return 1;
     }
     return 0;

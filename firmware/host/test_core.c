@@ -68,17 +68,17 @@ static void test_first_tick_emits_all(void **state)
 {
     (void)state;
     assert_int_equal(tp_tick(), 3); /* S N D, no peers yet */
-    assert_string_equal(line_with("@TP1 S"),
-                        "@TP1 S seq=1 up=1000 rst=poweron wdis=0 hif=220000 hmin=219000 hlb=110000 psf=8000000 bad=0 *"
-                        "D7656CB3");
-    assert_non_null(line_with("@TP1 N seq=2 up=1000 *"));
-    assert_non_null(line_with("@TP1 D seq=3 up=1000 pu=0 pcap=0 "));
+    assert_string_equal(line_with("@TP2 S"),
+                        "@TP2 S seq=1 up=1000 rst=poweron wdis=0 hif=220000 hmin=219000 hlb=110000 psf=8000000 bad=0 *"
+                        "2F2AB498");
+    assert_non_null(line_with("@TP2 N seq=2 up=1000 *"));
+    assert_non_null(line_with("@TP2 D seq=3 up=1000 pu=0 pcap=0 "));
     /* Not due again until the period passes. */
     tp_host_set_now(5999);
     assert_int_equal(tp_tick(), 0);
     tp_host_set_now(6000);
     assert_int_equal(tp_tick(), 3);
-    assert_non_null(line_with("@TP1 S seq=4 up=6000 "));
+    assert_non_null(line_with("@TP2 S seq=4 up=6000 "));
 }
 
 static void test_hooks_reach_frames(void **state)
@@ -106,12 +106,12 @@ static void test_hooks_reach_frames(void **state)
     tp_h2_window_update(0, 32768, 50090);
     tp_host_set_now(34012);
     assert_int_equal(tp_tick(), 4);
-    assert_non_null(line_with("@TP1 S seq=1 up=34012 rst=poweron rssi=-61 wdis=0 "));
-    assert_non_null(line_with("@TP1 N seq=2 up=34012 ip=100.64.0.9 host=cores3 eps=1 derp=1 derpby=lowest-id "
+    assert_non_null(line_with("@TP2 S seq=1 up=34012 rst=poweron rssi=-61 wdis=0 "));
+    assert_non_null(line_with("@TP2 N seq=2 up=34012 ip=100.64.0.9 host=cores3 eps=1 derp=1 derpby=lowest-id "
                               "derpms=182 near=3 nearms=24 *"));
-    assert_non_null(line_with("@TP1 D seq=3 up=34012 pu=12 pcap=64 pdrop=1 preap=30 ping=1 pong=1 cmmi=1 cmmo=1 "
+    assert_non_null(line_with("@TP2 D seq=3 up=34012 pu=12 pcap=64 pdrop=1 preap=30 ping=1 pong=1 cmmi=1 cmmo=1 "
                               "h2rx=48213 h2wu=32768 h2win=50090 *"));
-    assert_non_null(line_with("@TP1 P seq=4 up=34012 peer=2 pip=100.64.0.2 path=203.0.113.7:41641 hs=derp:1 "
+    assert_non_null(line_with("@TP2 P seq=4 up=34012 peer=2 pip=100.64.0.2 path=203.0.113.7:41641 hs=derp:1 "
                               "hsup=1000 lat=21 *"));
     assert_int_equal(tp_bad_count(), 0);
 }
@@ -125,7 +125,7 @@ static void test_wifi_disconnects_counted_once(void **state)
     tp_wifi_disconnected(); /* repeated event while down */
     tp_wifi_connected(-65);
     tp_tick();
-    assert_non_null(line_with("@TP1 S seq=1 up=1000 rst=poweron rssi=-65 wdis=1 "));
+    assert_non_null(line_with("@TP2 S seq=1 up=1000 rst=poweron rssi=-65 wdis=1 "));
 }
 
 static void test_fetch_frame_first(void **state)
@@ -139,10 +139,10 @@ static void test_fetch_frame_first(void **state)
     tp_fetch_result(393216, 8812, 200, NULL, 2);
     tp_host_set_now(2000);
     assert_int_equal(tp_tick(), 1); /* fetch only: periodic not due */
-    assert_non_null(line_with("@TP1 F seq=5 up=2000 n=1 bytes=393216 ms=8812 kibs=43.5 status=200 via=derp:1 *"));
+    assert_non_null(line_with("@TP2 F seq=5 up=2000 n=1 bytes=393216 ms=8812 kibs=43.5 status=200 via=derp:1 *"));
     tp_fetch_result(0, 0, 0, "timeout", -1);
     tp_tick();
-    assert_non_null(line_with("@TP1 F seq=6 up=2000 n=2 bytes=0 ms=0 kibs=0.0 status=0 err=timeout *"));
+    assert_non_null(line_with("@TP2 F seq=6 up=2000 n=2 bytes=0 ms=0 kibs=0.0 status=0 err=timeout *"));
 }
 
 static void test_bad_input_counted(void **state)
@@ -175,14 +175,14 @@ static void test_bad_input_counted(void **state)
     assert_int_equal(tp_bad_count(), 16);
     tp_tick();
     {
-        const char *n = line_with("@TP1 N");
+        const char *n = line_with("@TP2 N");
         char want[80];
         assert_non_null(n);
         snprintf(want, sizeof want, " host=%.*s eps=0 ", TP_HOST_MAX, longhost);
         assert_non_null(strstr(n, want));
         assert_non_null(strstr(n, " near=1 nearms=10 "));
     }
-    assert_non_null(line_with("@TP1 S seq=2 up=1000 rst=poweron wdis=0 hif=220000 hmin=219000 hlb=110000 psf=8000000 bad=16 "));
+    assert_non_null(line_with("@TP2 S seq=2 up=1000 rst=poweron wdis=0 hif=220000 hmin=219000 hlb=110000 psf=8000000 bad=16 "));
     assert_non_null(strstr(outbuf, " pu=64 pcap=64 "));
     assert_non_null(strstr(outbuf, " err=a-very-long-err "));
     assert_int_equal(lines, 1 + 3 + TP_MAX_PEERS);
@@ -236,7 +236,7 @@ static void check_frames(void)
         assert_non_null(e);
         n = (size_t)(e - p);
         assert_true(n >= 20 && n <= TP_FRAME_MAX);
-        assert_memory_equal(p, "@TP1 ", 5);
+        assert_memory_equal(p, "@TP2 ", 5);
         assert_memory_equal(p + n - 10, " *", 2);
         snprintf(hex, sizeof hex, "%08X", (unsigned)tp_crc32(0, p, n - 10));
         assert_memory_equal(hex, p + n - 8, 8);
@@ -267,7 +267,7 @@ static void test_random_hooks(void **state)
             }
             junk[n] = '\0';
         }
-        switch (r % 16) {
+        switch (r % 17) {
         case 0: tp_self(v, r % 3 ? junk : NULL, v % 100); break;
         case 1: tp_disco_ping_sent(v % 64, r % 5 ? &a : NULL); break;
         case 2: tp_disco_pong_recv(v % 64, r % 5 ? &a : NULL, v); break;
@@ -283,6 +283,13 @@ static void test_random_hooks(void **state)
         case 12: tp_wifi_disconnected(); break;
         case 13: tp_disco_callmemaybe((int)(v & 1)); break;
         case 14: tp_disco_probes_reaped(v % 10); tp_disco_probe_dropped(); break;
+        case 15:
+            if (v & 1) {
+                tp_derp_relay_state((uint16_t)r, (int)(v % 3), v, r, r % 3 ? junk : NULL);
+            } else {
+                tp_derp_relay_rx();
+            }
+            break;
         default:
             tp_host_set_now(v);
             outlen = 0;

@@ -154,6 +154,22 @@ static size_t encode(const vec_t *v, char *buf, size_t cap)
         f.via = addr(vec_get(v, "via"));
         return tp_frame_fetch(buf, cap, &f);
     }
+    case 'R': {
+        tp_relay_frame_t f;
+        memset(&f, 0, sizeof f);
+        f.seq = u32(v, "seq");
+        f.up_ms = u32(v, "up");
+        f.region = (uint16_t)u32(v, "rg");
+        f.conn = (uint8_t)u32(v, "conn");
+        f.att = u32(v, "att");
+        f.drop = u32(v, "drop");
+        if (vec_get(v, "err")) {
+            strncpy(f.err, vec_get(v, "err"), TP_ERR_MAX);
+        }
+        f.has_rxage = vec_get(v, "rxage") != NULL;
+        f.rxage_ms = u32(v, "rxage");
+        return tp_frame_relay(buf, cap, &f);
+    }
     }
     fail_msg("vector %s: unknown kind %s", v->name, v->kind);
     return 0;
@@ -178,7 +194,7 @@ static void test_vectors_encode(void **state)
         }
         assert_true(n <= TP_FRAME_MAX);
     }
-    assert_true(frames >= 15);
+    assert_true(frames >= 20);
 }
 
 /* The checksum of every frame/parse vector is the CRC of its body. */
@@ -262,6 +278,7 @@ static void test_small_buffers(void **state)
     assert_int_equal(tp_frame_net(buf, sizeof buf, NULL), 0);
     assert_int_equal(tp_frame_peer(buf, sizeof buf, NULL), 0);
     assert_int_equal(tp_frame_fetch(buf, sizeof buf, NULL), 0);
+    assert_int_equal(tp_frame_relay(buf, sizeof buf, NULL), 0);
 }
 
 /* Hostile strings are sanitised; out-of-range enums written as defaults. */

@@ -112,7 +112,7 @@ void app_main(void)
     net_events = xEventGroupCreate();
 
     tp_port_esp_start(CONFIG_TAILPATH_TELEMETRY_PERIOD_MS);
-    ESP_LOGI(TAG, "telemetry v1 on console every %d ms", CONFIG_TAILPATH_TELEMETRY_PERIOD_MS);
+    ESP_LOGI(TAG, "telemetry v2 on console every %d ms", CONFIG_TAILPATH_TELEMETRY_PERIOD_MS);
     wifi_start();
 
     for (int64_t next_fetch = 0;;) {

@@ -64,6 +64,9 @@ type Dashboard struct {
 	Title string
 	// Device, when set, adds the Device and Log panes, fed by it.
 	Device *devlink.Source
+	// EOL is what the Log pane's console sends for Enter with a live
+	// board (a replay stays read-only); nil means CR.
+	EOL []byte
 	// Tuning, when set, adds the Tuning pane and its source.
 	Tuning *tuning.Options
 	// InputTTY reads keys from the controlling terminal rather than stdin
@@ -82,11 +85,18 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 	if src := d.Device; src != nil {
 		st := common.DefaultStyles()
 		dev := device.New(st, nil)
+		lp := logpane.New(st, LogKeep)
 		if src.Link != nil {
 			// R in the Device pane: one deliberate hard reset of a live board.
 			dev.SetReset(src.Link.RequestReset)
+			// i in the Log pane: a console line to the board.
+			eol := d.EOL
+			if eol == nil {
+				eol = []byte("\r")
+			}
+			lp.SetConsole(src.Link.Send, eol)
 		}
-		panes = append(panes, dev, logpane.New(st, LogKeep))
+		panes = append(panes, dev, lp)
 		feeds = append(feeds, func(ctx context.Context, linker *link.Linker, send func(tea.Msg)) {
 			for ev := range src.Run(ctx) {
 				send(ev)

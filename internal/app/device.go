@@ -23,6 +23,9 @@ type DeviceOptions struct {
 	LogFile string
 	// Reset asks for one deliberate hard reset after opening the port.
 	Reset bool
+	// EOL is what the Log pane's console (key i) sends for Enter (CR, LF
+	// or CRLF as bytes); nil means CR, as idf.py monitor sends.
+	EOL []byte
 }
 
 // AttachDevice sets d.Device from opts: a serial link, or with Port "-" a
@@ -59,6 +62,7 @@ func (d *Dashboard) AttachDevice(opts DeviceOptions, stdin io.Reader) error {
 		d.Closers = append(d.Closers, lf.Close)
 	}
 	d.Device = src
+	d.EOL = opts.EOL
 	return nil
 }
 

@@ -48,7 +48,7 @@ func floodCapture(size int) (data []byte, lines, frames int) {
 				b.WriteString(t + "\n")
 			}
 			lines++
-			if strings.HasPrefix(t, "@TP1 ") {
+			if strings.HasPrefix(t, "@TP") { // every frame of the capture, whatever its version
 				frames++
 			}
 		}

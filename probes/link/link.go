@@ -158,5 +158,11 @@ func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 		H2Received:       s.H2Received,
 		H2WindowReturned: s.H2WindowReturned,
 		H2WindowOpen:     s.H2WindowOpen,
+		// The board's DERP relay connection (microlink lines, R frames).
+		RelayKnown:        s.Relay.Known,
+		RelayUp:           s.Relay.Connected,
+		RelayWasUp:        s.Relay.WasUp,
+		RelayAttempts:     s.Relay.Attempts,
+		DiscoDecryptFails: s.DiscoDecryptFails,
 	}
 }

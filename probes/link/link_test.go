@@ -312,6 +312,21 @@ func TestEvidenceFrom(t *testing.T) {
 	if e := EvidenceFrom(devlink.NewState()); e.Endpoints != -1 {
 		t.Errorf("empty state: Endpoints = %d, want -1 (unknown)", e.Endpoints)
 	}
+	// microlink's relay status and DISCO lines (the field report's shape).
+	st := devlink.NewState()
+	for _, s := range []string{
+		"W (53640000) ml_derp: DERP status: connected=0 fd=-1 rx=74096 tx=245596 loops=1164446",
+		"W (53640100) ml_derp: DERP connect attempt 1 failed",
+		"W (53640200) ml_disco: DISCO decrypt failed from peer 2",
+	} {
+		var l devlink.Line
+		devlink.ParseLine([]byte(s+"\n"), &l)
+		st.ApplyLine(&l, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), nil)
+	}
+	e := EvidenceFrom(st)
+	if !e.RelayKnown || e.RelayUp || !e.RelayWasUp || e.RelayAttempts != 1 || e.DiscoDecryptFails != 1 {
+		t.Errorf("microlink evidence %+v, want relay known, down, up earlier, 1 attempt, 1 decrypt failure", e)
+	}
 }
 
 // BenchmarkLinkerSnapshot links a 1,000-peer snapshot with a board linked

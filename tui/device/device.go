@@ -218,6 +218,9 @@ func (p *Pane) render() []string {
 	if c := s.LastCrash; c != nil {
 		add("")
 		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(safetext.Clean(c.Reason)) + p.st.Muted.Render(" · "+ago(now, c.At)))
+		if regs := crashRegisters(c, s.Chip); regs != "" {
+			add("  " + regs)
+		}
 		if len(c.Backtrace.Frames) > 0 {
 			tail := ""
 			if c.Backtrace.Corrupted {
@@ -251,6 +254,15 @@ func (p *Pane) render() []string {
 	add(p.st.Title.Render("Home DERP") + "  " + derp)
 	if same, ok := s.NearestIsHome(); ok && !same {
 		add("  " + p.st.Warn.Render(fmt.Sprintf("not the nearest: region %d answers in %dms", s.NearestDERP, s.NearestLatency.Milliseconds())))
+	}
+	if r := s.Relay; r.Known {
+		add(p.st.Title.Render("DERP relay") + "  " + relayWords(p.st, r, now))
+	}
+	if s.DiscoDecryptFails > 0 {
+		add(p.st.Title.Render("DISCO decrypt") + "  " + p.st.Bad.Render(fmt.Sprintf("%d packet%s failed: stale disco key", s.DiscoDecryptFails, plural(s.DiscoDecryptFails))))
+	}
+	if s.WGInitiations > 0 || s.WGResponses > 0 {
+		add(p.st.Title.Render("WireGuard") + fmt.Sprintf("  handshakes: %d started, %d answered", s.WGInitiations, s.WGResponses))
 	}
 
 	// DISCO probe table.
@@ -336,6 +348,41 @@ func (p *Pane) render() []string {
 	return wrapLines(b, p.width)
 }
 
+// crashRegisters words the registers that locate a crash: the faulting PC
+// (and whether it is in the chip's ROM, where no app ELF can decode it),
+// for RISC-V its return address, the stack pointer, the architecture, and
+// whether the report was cut short. "" before a register dump.
+func crashRegisters(c *devlink.Crash, chip string) string {
+	if len(c.Registers) == 0 {
+		return ""
+	}
+	var parts []string
+	pcName, spName := "PC", "A1"
+	if c.Arch == "riscv" {
+		pcName, spName = "MEPC", "SP"
+	}
+	if c.PC != 0 {
+		w := fmt.Sprintf("%s 0x%08x", pcName, c.PC)
+		if devlink.InROM(chip, c.PC) {
+			w += " (in ROM)"
+		}
+		parts = append(parts, w)
+	}
+	if ra, ok := devlink.RegisterValue(c.Registers, "RA"); ok && c.Arch == "riscv" {
+		parts = append(parts, fmt.Sprintf("RA 0x%08x", ra))
+	}
+	if sp, ok := devlink.RegisterValue(c.Registers, spName); ok {
+		parts = append(parts, fmt.Sprintf("SP 0x%08x", sp))
+	}
+	if c.Arch != "" {
+		parts = append(parts, c.Arch)
+	}
+	if !c.Ended {
+		parts = append(parts, "report cut short")
+	}
+	return strings.Join(parts, " · ")
+}
+
 // wrapLines word-wraps each line to width cells, continuing with a
 // four-space indent, so a narrow window loses no words (View still
 // truncates whatever a single unbroken word cannot fit).
@@ -358,6 +405,62 @@ func wrapLines(lines []string, width int) []string {
 		}
 	}
 	return out
+}
+
+// relayWords says how the board's DERP relay connection is: up, or down
+// with what is known (was up this boot, attempts, how long, last error).
+func relayWords(st common.Styles, r devlink.Relay, now time.Time) string {
+	if r.Connected {
+		w := st.Good.Render("connected")
+		switch {
+		case r.RxAge >= relaySilent:
+			// DERP servers send a keep-alive every 60 s: a longer silence
+			// means the relay may be gone though the connection looks up.
+			w = st.Warn.Render(fmt.Sprintf("connected but silent for %s", r.RxAge.Round(time.Second))) +
+				" (no keep-alive from the relay)"
+		case r.RxAge >= 0:
+			w += fmt.Sprintf(", last frame %s ago", r.RxAge.Round(time.Second))
+		}
+		if r.Drops > 0 {
+			w += fmt.Sprintf(" · lost %d× this boot", r.Drops)
+		}
+		return w
+	}
+	w := st.Bad.Render("DOWN: nothing relayed reaches the board")
+	var parts []string
+	if r.WasUp {
+		parts = append(parts, "was up earlier this boot")
+	}
+	if d := r.DownFor(now); d >= time.Second {
+		parts = append(parts, "down "+d.Round(time.Second).String())
+	}
+	if r.Attempts > 0 {
+		parts = append(parts, fmt.Sprintf("%d reconnect attempt%s", r.Attempts, plural(r.Attempts)))
+	}
+	if r.Drops > 0 {
+		parts = append(parts, fmt.Sprintf("lost %d× this boot", r.Drops))
+	}
+	if r.Silences > 0 {
+		parts = append(parts, fmt.Sprintf("went silent %d×", r.Silences))
+	}
+	if r.LastErr != "" {
+		parts = append(parts, "last error "+safetext.Clean(r.LastErr))
+	}
+	if len(parts) > 0 {
+		w += " · " + strings.Join(parts, ", ")
+	}
+	return w
+}
+
+// relaySilent is how long a connected relay may stay silent before the
+// pane warns: past one 60 s DERP keep-alive, with slack.
+const relaySilent = 75 * time.Second
+
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // derpByWords says how the board chose its home DERP, from the N frame's

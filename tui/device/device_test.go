@@ -235,3 +235,51 @@ func TestDevicePaneResetKey(t *testing.T) {
 		t.Errorf("reset not shown:\n%s", v)
 	}
 }
+
+// TestDevicePaneRelayDown: microlink's status line saying the relay is
+// down (the field report's shape) shows as the board's DERP relay down,
+// with the evidence that it was up earlier; the decrypt failures and
+// esp_wireguard handshakes show beside it.
+func TestDevicePaneRelayDown(t *testing.T) {
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(200, 40)
+	p.Update(event("\x1b[0;33mW (53640000) ml_derp: DERP status: connected=1 fd=54 rx=74000 tx=245000 loops=1164000\x1b[0m\r\n"+
+		"W (53650000) ml_derp: DERP status: connected=0 fd=-1 rx=74096 tx=245596 loops=1164446\r\n"+
+		"W (53660000) ml_derp: DERP down — retrying connect (backoff 8s)\r\n"+
+		"W (53661000) ml_disco: DISCO decrypt failed from peer 2\r\n"+
+		"D (53662000) wireguardif: sending initiation packet\r\n", true))
+	v := p.View()
+	for _, want := range []string{
+		"DERP relay  DOWN: nothing relayed reaches the board · was up earlier this boot, down 1m30s, 1 reconnect attempt",
+		"DISCO decrypt  1 packet failed: stale disco key",
+		"WireGuard  handshakes: 1 started, 0 answered",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("pane lacks %q:\n%s", want, v)
+		}
+	}
+	p.Update(event("I (1) ml_derp: DERP status: connected=1 fd=54 rx=1 tx=1 loops=1\r\n", true))
+	if v := p.View(); !strings.Contains(v, "DERP relay  connected") {
+		t.Errorf("relay back up not shown:\n%s", v)
+	}
+}
+
+// TestDevicePaneRISCVCrash: the field report's ESP32-C3 crash under
+// ESPHome shows its reason, MEPC in ROM, RA and SP, and that the copy
+// ended mid-dump.
+func TestDevicePaneRISCVCrash(t *testing.T) {
+	b, err := os.ReadFile("../../../shared/testdata/field/esp/esphome-c3-panic-glued.log")
+	if err != nil {
+		t.Skipf("shared field input not present (%v)", err)
+	}
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(200, 40)
+	p.Update(event(string(b), true))
+	v := p.View()
+	for _, want := range []string{"Last crash  Illegal instruction on core 0",
+		"MEPC 0x40001be4 (in ROM) · RA 0x42075ee2 · SP 0x3fca11b0 · riscv · report cut short"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("pane lacks %q:\n%s", want, v)
+		}
+	}
+}

@@ -154,3 +154,27 @@ func TestDevicePaneWording(t *testing.T) {
 		})
 	}
 }
+
+// TestDevicePaneScenarioRelayOutage: the fixed firmware's relay outage in
+// the demo's scenario, as the pane shows it: connected, connected but
+// silent (no keep-alive), down with reconnect attempts after the watchdog,
+// connected again.
+func TestDevicePaneScenarioRelayOutage(t *testing.T) {
+	for _, tc := range []struct{ stop, want string }{
+		{"@TP2 R seq=89 ", "DERP relay  connected, last frame "},
+		{"W (154200) ts_derp: region 7: no frame", "DERP relay  connected but silent for 1m26s (no keep-alive from the relay)"},
+		{"W (157200) ts_derp: connect to region 7 failed", "DERP relay  DOWN: nothing relayed reaches the board · was up earlier this boot, down 1s, 1 reconnect attempt, lost 1× this boot, last error timeout"},
+		{"", "DERP relay  connected, last frame 14s ago · lost 1× this boot"},
+	} {
+		p := New(common.DefaultStyles(), func() time.Time { return at })
+		p.SetSize(200, 60)
+		stop := 0
+		if tc.stop != "" {
+			stop = scenarioLine(t, tc.stop)
+		}
+		p.Update(scenarioEvent(t, stop))
+		if v := ansi.Strip(p.View()); !strings.Contains(v, tc.want) {
+			t.Errorf("before %q: pane lacks %q:\n%s", tc.stop, tc.want, v)
+		}
+	}
+}

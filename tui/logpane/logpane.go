@@ -47,7 +47,10 @@ type keys struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Follow                                  key.Binding
 	Filter, Search, Next, Prev              key.Binding
-	Apply, Cancel                           key.Binding
+	// Console opens an input line whose lines go to the board; enabled
+	// only when the pane has a live port (SetConsole).
+	Console       key.Binding
+	Apply, Cancel key.Binding
 }
 
 func newKeys() keys {
@@ -62,6 +65,7 @@ func newKeys() keys {
 		Filter:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter tag:L")),
 		Search:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
 		Next:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/prev match")),
+		Console:  key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type to the board"), key.WithDisabled()),
 		Prev:     key.NewBinding(key.WithKeys("N")),
 		Apply:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
 		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
@@ -69,11 +73,11 @@ func newKeys() keys {
 }
 
 func (k keys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Apply, k.Cancel, k.Follow, k.Filter, k.Search, k.Next, k.Up, k.Down}
+	return []key.Binding{k.Apply, k.Cancel, k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Up, k.Down}
 }
 
 func (k keys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Follow, k.Filter, k.Search, k.Next, k.Apply, k.Cancel}}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Apply, k.Cancel}}
 }
 
 // Pane is the Log pane. Create it with New.
@@ -81,8 +85,17 @@ type Pane struct {
 	st            common.Styles
 	keys          keys
 	input         textinput.Model
-	typing        int // 0 none, 'f' filter, '/' search
+	typing        int // 0 none, 'f' filter, '/' search, 'i' console
 	width, height int
+
+	// send writes to the board (devlink.Link.Send) and eol is what Enter
+	// adds; nil send: read-only, the default.
+	send    func([]byte) error
+	eol     []byte
+	sendErr string
+	// opened: the console was opened once; from then on the status query
+	// is answered (before, the pane writes nothing to the board).
+	opened bool
 
 	entries []entry
 	keep    int
@@ -122,6 +135,30 @@ func (p *Pane) syncKeys() {
 	p.keys.Prev.SetEnabled(!typing && p.query != "")
 	p.keys.Apply.SetEnabled(typing)
 	p.keys.Cancel.SetEnabled(typing)
+	p.keys.Console.SetEnabled(!typing && p.send != nil)
+}
+
+// SetConsole makes the pane an interactive console: `i` opens an input
+// line, Enter sends it and eol to the board with send (without blocking
+// the UI: from a command), and once the console was opened the board
+// console's terminal status query is answered (devlink.StatusAnswer) so
+// ESP-IDF's console works. Until `i` is pressed the pane writes nothing to
+// the board; without SetConsole it is read-only.
+func (p *Pane) SetConsole(send func([]byte) error, eol []byte) {
+	p.send, p.eol = send, eol
+	p.syncKeys()
+}
+
+// sentMsg reports a console write's outcome.
+type sentMsg struct {
+	p   *Pane
+	err error
+}
+
+// sendCmd writes b to the board from a command.
+func (p *Pane) sendCmd(b []byte) tea.Cmd {
+	send := p.send
+	return func() tea.Msg { return sentMsg{p, send(b)} }
 }
 
 // Title implements common.Pane.
@@ -141,6 +178,22 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
 	case devlink.Event:
 		p.add(m)
+		if p.send != nil && p.opened {
+			for i := range m.Lines {
+				if m.Lines[i].Kind == devlink.KindStatusQuery {
+					return p.sendCmd([]byte(devlink.StatusAnswer))
+				}
+			}
+		}
+		return nil
+	case sentMsg:
+		if m.p == p {
+			p.sendErr = ""
+			if m.err != nil {
+				p.sendErr = m.err.Error()
+			}
+			p.dirty = true
+		}
 		return nil
 	case tea.KeyMsg:
 		return p.key(m)
@@ -158,8 +211,8 @@ func (p *Pane) add(ev devlink.Event) {
 	}
 	for i := range ev.Lines {
 		l := &ev.Lines[i]
-		if l.Kind == devlink.KindTelemetry || l.Kind == devlink.KindBinary {
-			continue // telemetry feeds the Device pane; binary frames are noise
+		if l.Kind == devlink.KindTelemetry || l.Kind == devlink.KindBinary || l.Kind == devlink.KindStatusQuery {
+			continue // telemetry feeds the Device pane; binary frames and the console's status query are noise
 		}
 		text := l.Display // sanitised by the Source off the UI goroutine
 		if text == "" {
@@ -179,6 +232,23 @@ func (p *Pane) add(ev devlink.Event) {
 }
 
 func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
+	if p.typing == 'i' {
+		switch {
+		case key.Matches(m, p.keys.Apply):
+			// The line goes out; the input stays open for the next one.
+			line := append([]byte(p.input.Value()), p.eol...)
+			p.input.SetValue("")
+			return p.sendCmd(line)
+		case key.Matches(m, p.keys.Cancel):
+			p.typing = 0
+			p.input.Blur()
+			p.syncKeys()
+			return nil
+		}
+		var cmd tea.Cmd
+		p.input, cmd = p.input.Update(m)
+		return cmd
+	}
 	if p.typing != 0 {
 		switch {
 		case key.Matches(m, p.keys.Apply):
@@ -222,6 +292,12 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 		p.input.Prompt = "filter (tag:L …)> "
 		p.input.SetValue(p.filterSrc)
 		p.input.CursorEnd()
+		p.syncKeys()
+		return p.input.Focus()
+	case key.Matches(m, p.keys.Console) && p.send != nil:
+		p.typing, p.opened = 'i', true
+		p.input.Prompt = "to board> "
+		p.input.SetValue("")
 		p.syncKeys()
 		return p.input.Focus()
 	case key.Matches(m, p.keys.Search):
@@ -308,9 +384,7 @@ func (p *Pane) build() []row {
 			}
 		}
 		style := 1
-		switch e.kind {
-		case devlink.KindPanic, devlink.KindAbort, devlink.KindAssert, devlink.KindStackOverflow,
-			devlink.KindCorruptHeap, devlink.KindBrownout, devlink.KindBacktrace:
+		if e.kind.IsCrash() {
 			style = 2
 		}
 		match := q != "" && strings.Contains(strings.ToLower(e.text), q)
@@ -389,6 +463,9 @@ func (p *Pane) status(total, top int) string {
 		parts = append(parts, fmt.Sprintf("%d not shown (too fast)", p.dropped))
 	}
 	s := p.st.Muted.Render(strings.Join(parts, " · "))
+	if p.sendErr != "" {
+		s = p.st.Bad.Render("console: "+p.sendErr) + " " + s
+	}
 	if p.filterErr != "" {
 		s = p.st.Bad.Render(p.filterErr) + " " + s
 	}

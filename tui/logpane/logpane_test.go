@@ -152,3 +152,72 @@ func TestLogGolden(t *testing.T) {
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
 	teatest.RequireEqualOutput(t, []byte(final.View()))
 }
+
+// TestConsole: without SetConsole `i` does nothing; with it, `i` opens an
+// input line whose lines go to the board with the line ending, from a
+// command (never inside Update); the input stays open for the next line;
+// the board's status query is answered only once the console was opened;
+// esc closes it.
+func TestConsole(t *testing.T) {
+	var sent []string
+	send := func(b []byte) error { sent = append(sent, string(b)); return nil }
+	run := func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		msg := cmd()
+		if _, ok := msg.(sentMsg); ok {
+			return
+		}
+	}
+	query := event("\x1b[5nesp32> ")
+
+	p := New(common.DefaultStyles(), 100)
+	p.SetSize(80, 10)
+	run(p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'i'}}))
+	if p.Capturing() {
+		t.Fatal("read-only pane opened an input")
+	}
+
+	p.SetConsole(send, []byte("\r"))
+	if cmd := p.Update(query); cmd != nil {
+		t.Error("the status query was answered before the console was opened")
+	}
+	run(p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'i'}}))
+	if !p.Capturing() || !strings.Contains(p.View(), "to board> ") {
+		t.Fatalf("console input not open:\n%s", p.View())
+	}
+	for _, r := range "help" {
+		run(p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}}))
+	}
+	if len(sent) != 0 {
+		t.Fatalf("sent %q before Enter", sent)
+	}
+	cmd := p.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if len(sent) != 0 || cmd == nil {
+		t.Fatal("Enter wrote inside Update or returned no command")
+	}
+	p.Update(cmd())
+	run(p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'f'}})) // typed into the input, not the filter key
+	p.Update(p.Update(tea.KeyMsg{Type: tea.KeyEnter})())
+	if want := []string{"help\r", "f\r"}; strings.Join(sent, "|") != strings.Join(want, "|") {
+		t.Errorf("sent %q, want %q", sent, want)
+	}
+	cmd = p.Update(query)
+	if cmd == nil {
+		t.Fatal("the status query was not answered with the console open")
+	}
+	p.Update(cmd())
+	if sent[len(sent)-1] != devlink.StatusAnswer {
+		t.Errorf("answer %q, want %q", sent[len(sent)-1], devlink.StatusAnswer)
+	}
+	p.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	if p.Capturing() {
+		t.Error("esc did not close the console")
+	}
+	for _, l := range p.build() {
+		if strings.Contains(l.text, "\x1b") {
+			t.Errorf("row with an escape: %q", l.text)
+		}
+	}
+}

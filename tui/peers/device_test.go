@@ -232,3 +232,40 @@ func TestBoardMarkSurvivesNarrowName(t *testing.T) {
 		t.Errorf("filter \"board\" (-want +got):\n%s", diff)
 	}
 }
+
+// TestMicrolinkBoardVerdict is the field report end to end: an ESPHome
+// board running microlink, without tailpath telemetry, names itself with
+// `VPN IP:` and says its relay is down; its DERP-relayed row in Peers gets
+// device-derp-down with the evidence.
+func TestMicrolinkBoardVerdict(t *testing.T) {
+	st := devlink.NewState()
+	for _, s := range []string{
+		"[09:00:01][I][microlink:210]: VPN IP: 100.64.0.9",
+		"[12:54:01]\x1b[0;33m[W][ml_derp:318]: DERP status: connected=0 fd=-1 rx=74096 tx=245596 loops=1164446\x1b[0m",
+	} {
+		var l devlink.Line
+		devlink.ParseLine([]byte(s+"\n"), &l)
+		st.ApplyLine(&l, peerstest.Time, nil)
+	}
+	var lk link.Linker
+	snap := relayedSnapshot()
+	c := st.Clone()
+	lk.SetDevice(&c)
+	ls := lk.SetSnapshot(&snap)
+	if ls.BoardID() != "nBOARD" {
+		t.Fatalf("the board was not linked to its peer (linked %q)", ls.BoardID())
+	}
+	v := ls.Peers[0].Verdict
+	if v.Reason != probes.ReasonDeviceDERPDown || v.Summary != "board's DERP relay is down" {
+		t.Errorf("verdict %s %q, want device-derp-down", v.Reason, v.Summary)
+	}
+	found := false
+	for _, c := range v.Checks {
+		if c.Field == "Device.DERPRelay" && c.Failed && c.Value == "down, was up earlier this boot" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no failed Device.DERPRelay check: %+v", v.Checks)
+	}
+}

@@ -55,6 +55,14 @@ void tp_disco_callmemaybe(int outgoing);      /* 1 sent, 0 received */
 void tp_derp_home(uint16_t region, tp_derp_by_t by);
 void tp_derp_latency(uint16_t region, uint32_t ms);
 
+/* DERP relay connection (R frames, protocol v2): its region, whether it is
+ * up, connect attempts failed since it was last up, connections lost since
+ * boot, the last failure word (NULL or "" none; cut at TP_ERR_MAX, counted
+ * bad). Call on every change (tp_relay.h's state); tp_derp_relay_rx on
+ * every frame from the relay, for the R frame's rxage. */
+void tp_derp_relay_state(uint16_t region, int connected, uint32_t attempts, uint32_t drops, const char *err);
+void tp_derp_relay_rx(void);
+
 /* Peers. tailnet_ip 0 = unknown. path NULL is rejected. */
 void tp_peer_path(uint32_t peer, uint32_t tailnet_ip, const tp_addr_t *path);
 /* WireGuard handshake received (wireguard), from src (tp_addr_from_wg). */
@@ -71,12 +79,12 @@ void tp_h2_window_update(uint32_t stream_id, uint32_t increment, uint32_t conn_w
 void tp_fetch_result(uint32_t bytes, uint32_t ms, uint32_t http_status, const char *err, int32_t peer);
 
 /**
- * Print what is due: a pending F frame at once, S/N/D and one P per known
- * peer every period. Call from ONE task only (the port's telemetry task, or
+ * Print what is due: a pending F frame at once, S/N/D, one P per known
+ * peer and, once a relay was reported, R every period. Call from ONE task only (the port's telemetry task, or
  * the scenario runner), e.g. every 100 ms. Returns frames written.
  */
 int tp_tick(void);
-/** Print S/N/D/P now regardless of the period (same single-task rule). */
+/** Print S/N/D/P(/R) now regardless of the period (same single-task rule). */
 int tp_emit_now(void);
 /** Hook calls rejected or truncated so far. */
 uint32_t tp_bad_count(void);

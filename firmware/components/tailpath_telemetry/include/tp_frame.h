@@ -1,6 +1,6 @@
 /*
- * tp_frame.h: encoder for tailpath telemetry frames, protocol version 1
- * (docs/telemetry.md). Portable C99: no ESP-IDF headers, no heap, no stdio.
+ * tp_frame.h: encoder for tailpath telemetry frames, protocol version 2
+ * (docs/telemetry.md; version 2 added the R frame and writes "@TP2"). Portable C99: no ESP-IDF headers, no heap, no stdio.
  *
  * Each tp_frame_* function writes one frame, without line ending, into buf
  * and returns its length (at most TP_FRAME_MAX bytes, NUL-terminated when
@@ -103,11 +103,27 @@ typedef struct {
     tp_addr_t via;            /**< TP_ADDR_NONE = absent */
 } tp_fetch_frame_t;
 
+/** R frame: the DERP relay connection (protocol version 2). */
+typedef struct {
+    uint32_t seq, up_ms;
+    uint16_t region;          /**< 0 = absent */
+    uint8_t conn;             /**< 1 connected */
+    uint8_t has_rxage;
+    uint32_t att;             /**< connect attempts failed since last up */
+    uint32_t drop;            /**< connections lost since boot */
+    char err[TP_ERR_MAX + 1]; /**< last failure word, "" = absent */
+    uint32_t rxage_ms;        /**< since the last frame from the relay */
+} tp_relay_frame_t;
+
+/** Protocol version written in the marker ("@TP2"). */
+#define TP_PROTOCOL_VERSION 2
+
 size_t tp_frame_status(char *buf, size_t cap, const tp_status_frame_t *f);
 size_t tp_frame_net(char *buf, size_t cap, const tp_net_frame_t *f);
 size_t tp_frame_disco(char *buf, size_t cap, const tp_disco_frame_t *f);
 size_t tp_frame_peer(char *buf, size_t cap, const tp_peer_frame_t *f);
 size_t tp_frame_fetch(char *buf, size_t cap, const tp_fetch_frame_t *f);
+size_t tp_frame_relay(char *buf, size_t cap, const tp_relay_frame_t *f);
 
 /** CRC-32/IEEE (zlib) of len bytes, continuing from crc (start with 0). */
 uint32_t tp_crc32(uint32_t crc, const void *data, size_t len);

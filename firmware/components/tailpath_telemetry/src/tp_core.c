@@ -38,6 +38,11 @@ typedef struct {
     tp_fetch_frame_t fetch;
     uint8_t fetch_pending;
     uint32_t fetch_n;
+    /* DERP relay (R frame) */
+    uint8_t relay_known, relay_conn, relay_has_rx;
+    uint16_t relay_region;
+    uint32_t relay_att, relay_drop, relay_rx_up;
+    char relay_err[TP_ERR_MAX + 1];
 } state_t;
 
 static state_t g;
@@ -117,6 +122,42 @@ void tp_self(uint32_t ip, const char *host, uint32_t endpoints)
 
 /* peer_slot returns the slot for id, taking a free one; NULL (and bad++) when
  * all TP_MAX_PEERS are in use. Call with the lock held. */
+/* copy_word copies at most TP_ERR_MAX bytes of src (NULL: "") into dst;
+ * returns 1 when src was longer. */
+static int copy_word(char dst[TP_ERR_MAX + 1], const char *src)
+{
+    size_t n = 0;
+    while (src != NULL && n < TP_ERR_MAX && src[n]) {
+        dst[n] = src[n];
+        n++;
+    }
+    dst[n] = '\0';
+    return src != NULL && src[n] != '\0';
+}
+
+void tp_derp_relay_state(uint16_t region, int connected, uint32_t attempts, uint32_t drops, const char *err)
+{
+    tp_port_lock();
+    g.relay_known = 1;
+    g.relay_region = region;
+    g.relay_conn = connected != 0;
+    g.relay_att = attempts;
+    g.relay_drop = drops;
+    if (copy_word(g.relay_err, err)) {
+        g.bad++;
+    }
+    tp_port_unlock();
+}
+
+void tp_derp_relay_rx(void)
+{
+    uint32_t now = tp_port_now_ms();
+    tp_port_lock();
+    g.relay_rx_up = now;
+    g.relay_has_rx = 1;
+    tp_port_unlock();
+}
+
 static peer_t *peer_slot(uint32_t id)
 {
     int i, free_i = -1;
@@ -300,7 +341,6 @@ void tp_h2_window_update(uint32_t stream_id, uint32_t increment, uint32_t conn_w
 
 void tp_fetch_result(uint32_t bytes, uint32_t ms, uint32_t http_status, const char *err, int32_t peer)
 {
-    size_t n = 0;
     int i;
     tp_port_lock();
     memset(&g.fetch, 0, sizeof g.fetch);
@@ -308,14 +348,8 @@ void tp_fetch_result(uint32_t bytes, uint32_t ms, uint32_t http_status, const ch
     g.fetch.bytes = bytes;
     g.fetch.ms = ms;
     g.fetch.status = http_status;
-    if (err != NULL) {
-        while (n < TP_ERR_MAX && err[n]) {
-            g.fetch.err[n] = err[n];
-            n++;
-        }
-        if (err[n]) {
-            g.bad++;
-        }
+    if (copy_word(g.fetch.err, err)) {
+        g.bad++;
     }
     if (peer >= 0) {
         for (i = 0; i < TP_MAX_PEERS; i++) {
@@ -421,6 +455,22 @@ static int emit_periodic(uint32_t now)
         p.has_lat = q->has_lat;
         p.lat_ms = q->lat_ms;
         out(tp_frame_peer(line, sizeof line, &p));
+        count++;
+    }
+
+    if (snap.relay_known) {
+        tp_relay_frame_t r;
+        memset(&r, 0, sizeof r);
+        r.seq = ++seq;
+        r.up_ms = now;
+        r.region = snap.relay_region;
+        r.conn = snap.relay_conn;
+        r.att = snap.relay_att;
+        r.drop = snap.relay_drop;
+        memcpy(r.err, snap.relay_err, sizeof r.err);
+        r.has_rxage = snap.relay_has_rx;
+        r.rxage_ms = now - snap.relay_rx_up;
+        out(tp_frame_relay(line, sizeof line, &r));
         count++;
     }
     return count;

@@ -152,7 +152,9 @@ static void begin(w_t *w, char *buf, size_t cap, char kind, uint32_t seq, uint32
     w->cap = cap;
     w->len = 0;
     w->ok = buf != NULL && cap > 0;
-    put_str(w, "@TP1 ");
+    put_str(w, "@TP");
+    put_u32(w, TP_PROTOCOL_VERSION);
+    put_ch(w, ' ');
     put_ch(w, kind);
     kv_u32(w, "seq", seq);
     kv_u32(w, "up", up);
@@ -316,6 +318,29 @@ size_t tp_frame_fetch(char *buf, size_t cap, const tp_fetch_frame_t *f)
     if (f->via.kind != TP_ADDR_NONE) {
         key(&w, "via");
         put_addr(&w, &f->via);
+    }
+    return finish(&w);
+}
+
+size_t tp_frame_relay(char *buf, size_t cap, const tp_relay_frame_t *f)
+{
+    w_t w;
+    if (f == NULL) {
+        return 0;
+    }
+    begin(&w, buf, cap, 'R', f->seq, f->up_ms);
+    if (f->region) {
+        kv_u32(&w, "rg", f->region);
+    }
+    kv_u32(&w, "conn", f->conn ? 1u : 0u);
+    kv_u32(&w, "att", f->att);
+    kv_u32(&w, "drop", f->drop);
+    if (f->err[0]) {
+        key(&w, "err");
+        put_word(&w, f->err, TP_ERR_MAX, 0);
+    }
+    if (f->has_rxage) {
+        kv_u32(&w, "rxage", f->rxage_ms);
     }
     return finish(&w);
 }

@@ -1,0 +1,327 @@
+package devlink
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/tailpath/tailpath/firmware"
+)
+
+// fieldDir is the shared folder of logs users posted publicly
+// (../shared/testdata/field/esp, see its README for the right answers).
+func fieldFile(t *testing.T, name string) []byte {
+	t.Helper()
+	p := filepath.Join("..", "..", "shared", "testdata", "field", "esp", name)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Skipf("shared field input not present (%v); it lives at ../shared/testdata beside the repository", err)
+	}
+	return b
+}
+
+// replay feeds b through a Splitter into a fresh State and returns the
+// state and the parsed lines (cloned).
+func replay(b []byte, sym *Symbolizer) (*State, []Line) {
+	st := NewState()
+	var lines []Line
+	var sp Splitter
+	emit := func(l *Line) {
+		st.ApplyLine(l, time.Unix(0, 0), sym)
+		lines = append(lines, l.Clone())
+	}
+	sp.Feed(b, emit)
+	sp.Flush(emit)
+	return st, lines
+}
+
+// crashView is the comparable summary of a crash.
+type crashView struct {
+	Reason     string
+	Core       int
+	Arch       string
+	PC, RA, SP uint32
+	PCInROM    bool
+	Ended      bool
+	Stack      int
+	Lines      int
+}
+
+func viewCrash(s *State) crashView {
+	c := s.LastCrash
+	if c == nil {
+		return crashView{}
+	}
+	v := crashView{Reason: c.Reason, Core: c.Core, Arch: c.Arch, PC: c.PC, Ended: c.Ended, Stack: len(c.Stack), Lines: len(c.Lines)}
+	v.RA, _ = RegisterValue(c.Registers, "RA")
+	v.SP, _ = RegisterValue(c.Registers, "SP")
+	if v.SP == 0 {
+		v.SP, _ = RegisterValue(c.Registers, "A1") // Xtensa's stack pointer
+	}
+	v.PCInROM = InROM(s.Chip, c.PC)
+	return v
+}
+
+// TestFieldESPHomeC3PanicGlued is the field report: an ESP32-C3 under
+// ESPHome crashing at Wi-Fi start, "Guru Meditation Error" glued onto an
+// unfinished phy_init line, the dump rows carrying only the time prefix,
+// the copy ending after the T3–T6 row.
+func TestFieldESPHomeC3PanicGlued(t *testing.T) {
+	st, lines := replay(fieldFile(t, "esphome-c3-panic-glued.log"), nil)
+	if st.Crashes != 1 {
+		t.Fatalf("%d crashes, want 1", st.Crashes)
+	}
+	want := crashView{Reason: "Illegal instruction on core 0", Core: 0, Arch: "riscv",
+		PC: 0x40001be4, RA: 0x42075ee2, SP: 0x3fca11b0, PCInROM: true, Lines: 10}
+	if diff := cmp.Diff(want, viewCrash(st)); diff != "" {
+		t.Errorf("crash (-want +got):\n%s", diff)
+	}
+	if len(st.LastCrash.Registers) != 32 {
+		t.Errorf("%d registers, want the 32 of the eight rows that arrived", len(st.LastCrash.Registers))
+	}
+	if InROM("", 0x42075ee2) {
+		t.Error("RA 0x42075ee2 is flash, not ROM")
+	}
+	// The inner ESP-IDF lines are level I with tags wifi_init and
+	// phy_init; the bare time-only lines are empty lines.
+	var tags []string
+	empty := 0
+	for _, l := range lines {
+		if l.Wrap&WrapESPHomeTime == 0 {
+			t.Errorf("line %q: no ESPHome time prefix recognised", l.Text)
+		}
+		if l.Level != 0 {
+			if l.Level != LevelInfo {
+				t.Errorf("line %q: level %v, want I", l.Text, l.Level)
+			}
+			tags = append(tags, string(l.Tag))
+		}
+		if len(l.Unwrapped()) == 0 {
+			empty++
+			if l.Kind != KindPlain || len(l.Body()) != 0 {
+				t.Errorf("time-only line %q: kind %v body %q, want an empty plain line", l.Text, l.Kind, l.Body())
+			}
+		}
+	}
+	if want := []string{"wifi_init", "wifi_init", "wifi_init", "wifi_init", "phy_init"}; !cmp.Equal(tags, want) {
+		t.Errorf("tags %q, want %q", tags, want)
+	}
+	if empty != 5 {
+		t.Errorf("%d empty lines, want 5", empty)
+	}
+	glued := lines[8]
+	if glued.Kind != KindPanic || glued.Tag == nil || string(glued.Tag) != "phy_init" ||
+		!strings.HasPrefix(string(glued.Unwrapped()), "Guru Meditation Error:") || string(glued.Text[:glued.Cut]) != "[14:04:29][D][esp-idf:000]: I (676) phy_init: ph" {
+		t.Errorf("glued line: kind %v tag %q cut %q", glued.Kind, glued.Tag, glued.Text[:glued.Cut])
+	}
+}
+
+// TestCrashKinds covers the kind: other RISC-V chips (C3 twice with the
+// marker's first letter lost, C6, H2, P4), an Xtensa S3, and each wrapper
+// (ESPHome, Arduino behind PlatformIO's time filter, idf.py monitor's
+// --timestamps, none), whole and truncated dumps, a CR inside the marker.
+func TestCrashKinds(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		crashes int
+		chip    string
+		want    crashView
+		wrap    Wrap
+	}{
+		{"esphome-c3-panic-twice.log", 2, "esp32c3",
+			crashView{Reason: "Illegal instruction on core 0", Core: 0, Arch: "riscv", PC: 0x40001be4, RA: 0x42075ee2, SP: 0x3fca11b0, PCInROM: true, Lines: 3},
+			WrapESPHomeTime | WrapESPHome},
+		{"platformio-c6-arduino-load-fault.log", 1, "",
+			crashView{Reason: "Load access fault on core 0", Core: 0, Arch: "riscv", PC: 0x42008a2e, RA: 0x420089f0, SP: 0x4080f1c0, Ended: true, Stack: 12, Lines: 12},
+			WrapPlatformIOTime | WrapArduino},
+		{"monitor-h2-truncated.log", 1, "",
+			crashView{Reason: "Store access fault on core 0", Core: 0, Arch: "riscv", PC: 0x4200c6b4, RA: 0x4200c690, SP: 0x40816d30, Lines: 3},
+			WrapMonitorTime},
+		{"plain-p4-cr-in-marker.log", 1, "esp32p4",
+			crashView{Reason: "Instruction access fault on core 1", Core: 1, Arch: "riscv", PC: 0x4fc0a1b2, RA: 0x40012f3e, SP: 0x4ff2c8a0, PCInROM: true, Lines: 3},
+			0},
+		{"esphome-s3-panic-glued.log", 1, "",
+			crashView{Reason: "LoadProhibited on core 1", Core: 1, Arch: "xtensa", PC: 0x4201f3a6, SP: 0x3fcebc10, Ended: true, Lines: 7},
+			WrapESPHomeTime | WrapESPHome},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", "crash", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, lines := replay(b, nil)
+			if st.Crashes != tc.crashes {
+				t.Errorf("%d crashes, want %d", st.Crashes, tc.crashes)
+			}
+			if st.Chip != tc.chip {
+				t.Errorf("chip %q, want %q", st.Chip, tc.chip)
+			}
+			if diff := cmp.Diff(tc.want, viewCrash(st)); diff != "" {
+				t.Errorf("last crash (-want +got):\n%s", diff)
+			}
+			var seen Wrap
+			for _, l := range lines {
+				seen |= l.Wrap
+			}
+			if seen != tc.wrap {
+				t.Errorf("wrappers %v, want %v", seen, tc.wrap)
+			}
+		})
+	}
+}
+
+// TestCrashMarkerDamage checks each way a marker arrives damaged.
+func TestCrashMarkerDamage(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		kind   Kind
+		cut    string // the stale text before the marker
+		reason string
+		core   int
+	}{
+		{"Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.", KindPanic, "", "LoadProhibited", 0},
+		{"uru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.", KindPanic, "", "LoadProhibited", 0},
+		{"tion Error: Core  1 panic'ed (IntegerDivideByZero). Exception was unhandled.", KindPanic, "", "IntegerDivideByZero", 1},
+		{"ore  0 panic'ed (Illegal instruction). Exception was unhandled.", KindPanic, "", "Illegal instruction", 0},
+		{"I (676) phy_init: phGuru Meditation Error: Core  0 panic'ed (Illegal instruction). Exception was unhandled.", KindPanic, "I (676) phy_init: ph", "Illegal instruction", 0},
+		{"\x1b[0;32mI (5) wifi: x\x1b[0mGuru Meditation Error: Core  0 panic'ed (Cache disabled but cached memory region accessed).", KindPanic, "\x1b[0;32mI (5) wifi: x\x1b[0m", "Cache disabled but cached memory region accessed", 0},
+		{"Guru Medi\rtation Error: Core  0 panic'ed (Load access fault).", KindPanic, "", "Load access fault", 0},
+		{"Guru Meditation Error: Core  0 pan\ric'ed (Load access fault).", KindPanic, "", "Load access fault", 0},
+		{"waiting...\rGuru Meditation Error: Core  0 panic'ed (Breakpoint).", KindPanic, "waiting...\r", "Breakpoint", 0},
+		{"Guru Meditation Error of type LoadProhibited occurred on core  0. Exception was unhandled.", KindPanic, "", "LoadProhibited", 0},
+		{"half a lineabort() was called at PC 0x42008d3a on core 0", KindAbort, "half a line", "", -1},
+		{"bort() was called at PC 0x42008d3a on core 0", KindAbort, "", "", -1},
+		{"xx***ERROR*** A stack overflow in task wifi has been detected.", KindStackOverflow, "xx", "", -1},
+		{"I (9) app: doneacktrace: 0x400d6b5b:0x3fc9bd60", KindBacktrace, "I (9) app: done", "", -1},
+		{"I (9) app: backtrace: disabled in menuconfig", KindLog, "", "", -1},
+		{"I (9) app: Meditation is good for you", KindLog, "", "", -1},
+	} {
+		var l Line
+		ParseLine([]byte(tc.in), &l)
+		if l.Kind != tc.kind || string(l.Text[:l.Cut]) != tc.cut {
+			t.Errorf("%q: kind %v cut %q, want %v cut %q", tc.in, l.Kind, l.Text[:l.Cut], tc.kind, tc.cut)
+			continue
+		}
+		if tc.kind == KindPanic {
+			p, err := ParsePanic(l.Body())
+			if err != nil || p.Reason != tc.reason || p.Core != tc.core {
+				t.Errorf("%q: panic %+v, %v; want reason %q core %d", tc.in, p, err, tc.reason, tc.core)
+			}
+		}
+	}
+}
+
+// TestWrappers covers each wrapper's shapes and what stays unwrapped.
+func TestWrappers(t *testing.T) {
+	type view struct {
+		Wrap               Wrap
+		Inner              string
+		Level              Level
+		Tag, Msg, HostTime string
+		Time               TimeForm
+		Uptime             time.Duration
+		Kind               Kind
+	}
+	for _, tc := range []struct {
+		in   string
+		want view
+	}{
+		{"[14:04:29][D][esp-idf:000]: I (645) wifi_init: tcp rx win: 5744",
+			view{WrapESPHomeTime | WrapESPHome, "I (645) wifi_init: tcp rx win: 5744", 'I', "wifi_init", "tcp rx win: 5744", "14:04:29", TimeUptime, 645 * time.Millisecond, KindLog}},
+		{"[14:04:29]", view{Wrap: WrapESPHomeTime, HostTime: "14:04:29"}},
+		{"[14:04:29.118][I][wifi:617]: WiFi Connected!",
+			view{WrapESPHomeTime | WrapESPHome, "WiFi Connected!", 'I', "wifi", "WiFi Connected!", "14:04:29.118", TimeNone, 0, KindLog}},
+		{"[C][logger:185]: Logger:", view{WrapESPHome, "Logger:", 'I', "logger", "Logger:", "", TimeNone, 0, KindLog}},
+		{"[VV][api.service:042]: send", view{WrapESPHome, "send", 'V', "api.service", "send", "", TimeNone, 0, KindLog}},
+		{"\x1b[0;33m[W][ml_derp:318]: DERP status: connected=0\x1b[0m",
+			view{WrapESPHome, "DERP status: connected=0\x1b[0m", 'W', "ml_derp", "DERP status: connected=0", "", TimeNone, 0, KindLog}},
+		{"[  1736][E][WiFiClient.cpp:268] connect(): socket error on fd 48",
+			view{WrapArduino, "connect(): socket error on fd 48", 'E', "WiFiClient.cpp", "connect(): socket error on fd 48", "", TimeUptime, 1736 * time.Millisecond, KindLog}},
+		{"[E][WiFiGeneric.cpp:739] _eventCallback(): Reason: 201", view{WrapArduino, "_eventCallback(): Reason: 201", 'E', "WiFiGeneric.cpp", "_eventCallback(): Reason: 201", "", TimeNone, 0, KindLog}},
+		{"10:41:07.118 > W (3001) app: retrying", view{WrapPlatformIOTime, "W (3001) app: retrying", 'W', "app", "retrying", "10:41:07.118", TimeUptime, 3001 * time.Millisecond, KindLog}},
+		{"2024-06-19 10:12:51 hello", view{WrapMonitorTime, "hello", 0, "", "", "2024-06-19 10:12:51", TimeNone, 0, KindPlain}},
+		{"2024-06-19 10:12:51.035 E (1) x: y", view{WrapMonitorTime, "E (1) x: y", 'E', "x", "y", "2024-06-19 10:12:51.035", TimeUptime, time.Millisecond, KindLog}},
+		// Not wrappers: ESP-IDF lines, hexdumps, stack rows, brackets in prose.
+		{"0x3ffb5bc0   54 68 65 20 77 61 79 20  74 6f 20 67 65 74 20 73  |The way to get s|", view{Inner: "0x3ffb5bc0   54 68 65 20 77 61 79 20  74 6f 20 67 65 74 20 73  |The way to get s|", Kind: KindHexdump}},
+		{"3fc8cdec: 0xa5a5a5a5 0x42012ea6", view{Inner: "3fc8cdec: 0xa5a5a5a5 0x42012ea6", Kind: KindStackDump}},
+		{"[WireGuard] HANDSHAKE_RESPONSE: 2803037f:1", view{Inner: "[WireGuard] HANDSHAKE_RESPONSE: 2803037f:1"}},
+		{"[1][2][3]: no", view{Inner: "[1][2][3]: no"}},
+		{"12:00:00 noon", view{Inner: "12:00:00 noon"}},
+	} {
+		var l Line
+		ParseLine([]byte(tc.in), &l)
+		got := view{l.Wrap, string(l.Text[l.Inner:]), l.Level, string(l.Tag), string(l.Msg), string(l.HostTime), l.TimeForm, l.Uptime, l.Kind}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// TestFieldMicrolinkDERPDown is the field report: one microlink status
+// line saying the board's DERP relay is down, plain and coloured. The
+// counters show it was up earlier in this boot.
+func TestFieldMicrolinkDERPDown(t *testing.T) {
+	for _, name := range []string{"microlink-derp-down.log", "microlink-derp-down-color.log"} {
+		t.Run(name, func(t *testing.T) {
+			st, lines := replay(fieldFile(t, name), nil)
+			if len(lines) != 1 || lines[0].Level != LevelWarn || string(lines[0].Tag) != "ml_derp" {
+				t.Fatalf("lines %+v, want one W ml_derp line", lines)
+			}
+			f, ok := ParsePortLine(&lines[0])
+			want := PortFact{Kind: FactRelayStatus, Peer: -1, HeapFree: -1, Connected: 0, RelayRx: 74096, RelayTx: 245596}
+			if diff := cmp.Diff(want, f, cmpopts.EquateComparable(netip.AddrPort{}, netip.Addr{})); !ok || diff != "" {
+				t.Errorf("fact (-want +got):\n%s", diff)
+			}
+			r := st.Relay
+			if !r.Known || r.Connected || !r.WasUp || r.RxFrames != 74096 || r.TxFrames != 245596 || r.Source != "microlink" {
+				t.Errorf("relay %+v, want known, down, up earlier this boot, counters kept", r)
+			}
+			if !strings.Contains(string(lines[0].Msg), "loops=1164446") {
+				t.Errorf("msg %q", lines[0].Msg)
+			}
+		})
+	}
+}
+
+// TestStateRelayFromScenario follows the bundled firmware's scenario
+// capture through its DERP relay outage (boot 2): R frames say connected,
+// then connected but silent, then down with reconnect attempts, then
+// connected again.
+func TestStateRelayFromScenario(t *testing.T) {
+	st := NewState()
+	var sp Splitter
+	var seen []string
+	emit := func(l *Line) {
+		st.ApplyLine(l, time.Unix(0, 0), nil)
+		if l.Kind != KindTelemetry || !strings.HasPrefix(string(l.Text), "@TP2 R ") {
+			return
+		}
+		r := st.Relay
+		state := "up"
+		switch {
+		case !r.Connected:
+			state = fmt.Sprintf("down att=%d drop=%d err=%s", r.Attempts, r.Drops, r.LastErr)
+		case r.RxAge > 75*time.Second:
+			state = "silent"
+		}
+		if len(seen) == 0 || seen[len(seen)-1] != state {
+			seen = append(seen, state)
+		}
+	}
+	sp.Feed(firmware.ScenarioLog(), emit)
+	sp.Flush(emit)
+	want := []string{"up", "silent", "down att=1 drop=1 err=timeout", "down att=2 drop=1 err=timeout", "up"}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("relay states (-want +got):\n%s", diff)
+	}
+	if r := st.Relay; !r.Known || !r.Connected || !r.WasUp || r.Source != "telemetry" {
+		t.Errorf("final relay %+v", r)
+	}
+}
