@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 )
@@ -199,10 +200,6 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 	}
 	rows := [][]string{{"NAME", "OS", "PATH", "LATENCY", "HOME DERP", "TX/RX", "REASON"}}
 	for _, p := range s.Peers {
-		lat := "-"
-		if p.Latency > 0 {
-			lat = p.Latency.Round(100 * time.Microsecond).String()
-		}
 		reason := string(p.Verdict.Reason)
 		if sum := p.Verdict.Summary; strings.HasPrefix(sum, reason) {
 			reason = sum
@@ -213,9 +210,9 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 			ansi.Truncate(orDash(p.Name), maxNameWidth, "…"),
 			ansi.Truncate(orDash(p.OS), maxOSWidth, "…"),
 			ansi.Truncate(orDash(p.Path.Text), maxPathWidth, "…"),
-			lat,
+			units.Latency(p.Latency),
 			derpText(p.HomeDERP, p.HomeDERPCode),
-			bytesText(p.TxBytes) + "/" + bytesText(p.RxBytes),
+			units.Bytes(p.TxBytes) + "/" + units.Bytes(p.RxBytes),
 			ansi.Truncate(reason, maxReasonWidth, "…"),
 		})
 	}
@@ -283,21 +280,4 @@ func natText(n *probes.NATInfo) string {
 		parts = append(parts, "port mapped")
 	}
 	return strings.Join(parts, ", ")
-}
-
-// bytesText is a byte count in IEC units ("0", "812B", "1.0KiB", "2.0MiB").
-func bytesText(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + "B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + string("KMGTP"[exp]) + "iB"
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 )
@@ -217,7 +218,7 @@ func (p *Pane) render() []string {
 	// Crash.
 	if c := s.LastCrash; c != nil {
 		add("")
-		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(safetext.Clean(c.Reason)) + p.st.Muted.Render(" · "+ago(now, c.At)))
+		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(safetext.Clean(c.Reason)) + p.st.Muted.Render(" · "+units.Ago(now, c.At)))
 		if len(c.Backtrace.Frames) > 0 {
 			tail := ""
 			if c.Backtrace.Corrupted {
@@ -279,9 +280,9 @@ func (p *Pane) render() []string {
 
 	// Heap.
 	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal %s free (min %s, largest %s)  %s",
-		kib(s.HeapFree), kib(s.HeapMin), kib(s.HeapLargest), spark(s.HeapHistory.Samples(), 0)))
+		heapBytes(s.HeapFree), heapBytes(s.HeapMin), heapBytes(s.HeapLargest), spark(s.HeapHistory.Samples(), 0)))
 	if s.PSRAMFree > 0 {
-		add(fmt.Sprintf("  PSRAM free %s  %s", kib(s.PSRAMFree), spark(s.PSRAMHistory.Samples(), 0)))
+		add(fmt.Sprintf("  PSRAM free %s  %s", heapBytes(s.PSRAMFree), spark(s.PSRAMHistory.Samples(), 0)))
 	}
 	wifi := fmt.Sprintf("%d disconnects", max(s.WiFiDisconnects, s.WiFiDropLines))
 	if s.RSSI != 0 {
@@ -304,8 +305,8 @@ func (p *Pane) render() []string {
 			lat = fmt.Sprintf(" %dms", pr.Latency.Milliseconds())
 		}
 		row := fmt.Sprintf("  peer %d %s  path %s%s  handshake via %s", id, ip, pathWords(p.st, pr.Path), lat, pathText(pr.Handshake))
-		if a := ago(now, pr.HandshakeAt); a != "" {
-			row += p.st.Muted.Render(" · " + a)
+		if !pr.HandshakeAt.IsZero() {
+			row += p.st.Muted.Render(" · " + units.Ago(now, pr.HandshakeAt))
 		}
 		if pr.IP.IsValid() && p.selectedHas(pr.IP) {
 			row += "  " + p.st.Selected.Render("◀ "+safetext.Clean(p.selected.Name))
@@ -328,7 +329,7 @@ func (p *Pane) render() []string {
 			if f.Boot > 0 {
 				boot = fmt.Sprintf("boot %d ", f.Boot)
 			}
-			add(fmt.Sprintf("  %s#%d %s in %dms = %.1f KiB/s, %s via %s", boot, f.N, kib(int64(f.Bytes)), f.Elapsed.Milliseconds(), f.KiBps(), res, pathText(f.Via)))
+			add(fmt.Sprintf("  %s#%d %s in %dms = %s, %s via %s", boot, f.N, units.Bytes(int64(f.Bytes)), f.Elapsed.Milliseconds(), units.Rate(f.KiBps()*1024), res, pathText(f.Via)))
 		}
 	}
 	add("")
@@ -419,26 +420,12 @@ func pathWords(st common.Styles, p telemetry.Path) string {
 	return "none"
 }
 
-// kib formats bytes as KiB; "?" for unknown (0).
-func kib(b int64) string {
+// heapBytes words a heap figure (units.Bytes); "?" for unknown (0).
+func heapBytes(b int64) string {
 	if b <= 0 {
 		return "?"
 	}
-	if b < 10*1024 {
-		return fmt.Sprintf("%d B", b)
-	}
-	return fmt.Sprintf("%d KiB", b/1024)
-}
-
-func ago(now, t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	d := now.Sub(t).Round(time.Second)
-	if d < time.Second {
-		return "just now"
-	}
-	return d.String() + " ago"
+	return units.Bytes(b)
 }
 
 var bars = []rune("▁▂▃▄▅▆▇█")

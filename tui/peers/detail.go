@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
@@ -218,7 +219,7 @@ func (d *Detail) addPing(res probes.PingResult) {
 func pingResultLine(res probes.PingResult, pongs int) pingLine {
 	via := safetext.Clean(res.Via)
 	errText := safetext.Clean(res.Err)
-	lat := FormatLatency(res.Latency)
+	lat := units.Latency(res.Latency)
 	kind := "DISCO"
 	if res.Kind == probes.PingTSMP {
 		kind = "TSMP"
@@ -443,13 +444,13 @@ func (d *Detail) lines() []string {
 	field("home DERP", derp, nil)
 	// Latency is only what the last ping measured (0 until one answers),
 	// so it is labelled as such and, when unmeasured, says how to measure.
-	lastPing := FormatLatency(p.Latency)
+	lastPing := units.Latency(p.Latency)
 	if p.Latency == 0 && d.ping != nil {
 		lastPing += " (p to ping)"
 	}
-	traffic := "tx " + FormatRate(p.TxRate) + "  rx " + FormatRate(p.RxRate) +
+	traffic := "tx " + units.Rate(p.TxRate) + "  rx " + units.Rate(p.RxRate) +
 		"  last ping " + lastPing +
-		"  handshake " + formatAgo(d.now(), p.LastHandshake)
+		"  handshake " + units.Ago(d.now(), p.LastHandshake)
 	field("traffic", traffic, nil)
 
 	add(d.st.Title.Render("path changes"))

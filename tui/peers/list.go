@@ -22,6 +22,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
@@ -423,10 +424,10 @@ func (l *List) cells(i int) table.Row {
 			colName:    cleanName(p),
 			colOS:      osName,
 			colPath:    link.PathText(&p.Path),
-			colLatency: FormatLatency(p.Latency),
+			colLatency: units.Latency(p.Latency),
 			colDERP:    derpCode(p, l.snap.Regions),
-			colTx:      FormatRate(p.TxRate),
-			colRx:      FormatRate(p.RxRate),
+			colTx:      units.Rate(p.TxRate),
+			colRx:      units.Rate(p.RxRate),
 			colReason:  reasonText(&p.Verdict),
 		}
 	}
