@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/internal/columns"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -216,28 +217,7 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 			ansi.Truncate(reason, maxReasonWidth, "…"),
 		})
 	}
-	return writeColumns(w, rows)
-}
-
-// writeColumns pads cells to the widest display width in each column.
-func writeColumns(w io.Writer, rows [][]string) error {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], ansi.StringWidth(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
-			}
-		}
-		b.WriteByte('\n')
-	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, strings.Join(columns.Lines(rows, ""), "\n")+"\n")
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/internal/columns"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
@@ -468,33 +469,12 @@ func stepRows(steps []sysctl.Step) [][]string {
 	return rows
 }
 
-// table lays rows out in columns separated by two spaces; with st, the
-// first row is a header in the muted style. Widths are display widths.
+// table lays rows out in columns (internal/columns); with st, the first
+// row is a header in the muted style.
 func table(st *common.Styles, rows [][]string, indent string) []string {
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], ansi.StringWidth(c))
-		}
-	}
-	out := make([]string, 0, len(rows))
-	for ri, r := range rows {
-		var sb strings.Builder
-		sb.WriteString(indent)
-		for i, c := range r {
-			sb.WriteString(c)
-			if i < len(r)-1 {
-				sb.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
-			}
-		}
-		line := sb.String()
-		if st != nil && ri == 0 {
-			line = st.Muted.Render(line)
-		}
-		out = append(out, line)
+	out := columns.Lines(rows, indent)
+	if st != nil && len(out) > 0 {
+		out[0] = st.Muted.Render(out[0])
 	}
 	return out
 }
