@@ -11,7 +11,7 @@ func TestLines(t *testing.T) {
 		{"NAME", "OS", "REASON"},
 		{"cores3", "freertos", "no-endpoints: peer advertises no UDP endpoints"},
 		{"日本語名", "", "direct"}, // wide runes: 8 cells; an empty cell
-		{"short"},                   // fewer cells than columns
+		{"short"},              // fewer cells than columns
 	}
 	want := []string{
 		"  NAME      OS        REASON",
