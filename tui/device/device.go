@@ -14,6 +14,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -29,13 +30,13 @@ import (
 const Title = "Device"
 
 type keys struct {
-	Up, Down key.Binding
+	common.Nav // scroll (shared with every pane)
 	// Reset is enabled only when the pane has a live port to reset.
 	Reset key.Binding
 }
 
-func (k keys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Reset} }
-func (k keys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Up, k.Down, k.Reset}} }
+func (k keys) ShortHelp() []key.Binding  { return []key.Binding{k.Arrows, k.Reset} }
+func (k keys) FullHelp() [][]key.Binding { return [][]key.Binding{k.Nav.Full(), {k.Reset}} }
 
 // Pane is the Device pane. Create it with New.
 type Pane struct {
@@ -44,9 +45,8 @@ type Pane struct {
 	now           func() time.Time
 	width, height int
 	state         *devlink.State
-	scroll        int
 	err           error
-	lines         []string // rendered content, rebuilt on data or size change
+	vp            viewport.Model // the rendered content, rebuilt on data or size change
 	dirty         bool
 	selected      probes.Peer // the peer selected in the Peers pane, if any
 	ticking       bool        // an ageTickMsg is pending
@@ -78,9 +78,8 @@ func New(st common.Styles, now func() time.Time) *Pane {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pane{st: st, now: now, dirty: true, keys: keys{
-		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
-		Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
+	return &Pane{st: st, now: now, dirty: true, vp: common.NewViewport(), keys: keys{
+		Nav:   common.NewNav("scroll"),
 		Reset: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset board"), key.WithDisabled()),
 	}}
 }
@@ -122,11 +121,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.selected = m.Peer
 		p.dirty = true
 	case tea.KeyMsg:
+		p.refresh()
 		switch {
-		case key.Matches(m, p.keys.Up):
-			p.scroll = max(0, p.scroll-1)
-		case key.Matches(m, p.keys.Down):
-			p.scroll++
+		case p.keys.Scroll(&p.vp, m):
 		case key.Matches(m, p.keys.Reset) && p.reset != nil:
 			fn := p.reset
 			return func() tea.Msg { fn(); return nil }
@@ -140,20 +137,23 @@ func (p *Pane) View() string {
 	if p.width <= 0 || p.height <= 0 {
 		return ""
 	}
-	if p.dirty {
-		p.lines = p.render()
-		p.dirty = false
+	p.refresh()
+	return p.vp.View()
+}
+
+// refresh re-renders the content into the viewport when data or size
+// changed, every line cut to the width.
+func (p *Pane) refresh() {
+	if !p.dirty {
+		return
 	}
-	maxScroll := max(0, len(p.lines)-p.height)
-	p.scroll = min(p.scroll, maxScroll)
-	out := make([]string, 0, p.height)
-	for i := p.scroll; i < len(p.lines) && len(out) < p.height; i++ {
-		out = append(out, ansi.Truncate(p.lines[i], p.width, "…"))
+	p.dirty = false
+	lines := p.render()
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, p.width, "…")
 	}
-	for len(out) < p.height {
-		out = append(out, "")
-	}
-	return strings.Join(out, "\n")
+	p.vp.Width, p.vp.Height = p.width, p.height
+	p.vp.SetContent(strings.Join(lines, "\n"))
 }
 
 func (p *Pane) render() []string {

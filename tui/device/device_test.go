@@ -189,7 +189,7 @@ func TestDevicePaneH2Stalled(t *testing.T) {
 	}
 	ev.State.H2Received, ev.State.H2WindowReturned, ev.State.H2WindowOpen = 65535, 0, 0
 	p.Update(ev)
-	if v := p.View(); !strings.Contains(v, "Control stream  STALLED: the server can send nothing more\n  HTTP/2 0 B open, 65535 B received, 0 B window credit returned") {
+	if v := trimLines(p.View()); !strings.Contains(v, "Control stream  STALLED: the server can send nothing more\n  HTTP/2 0 B open, 65535 B received, 0 B window credit returned") {
 		t.Errorf("stalled window not flagged:\n%s", v)
 	}
 }
@@ -234,4 +234,13 @@ func TestDevicePaneResetKey(t *testing.T) {
 	if v := p.View(); !strings.Contains(v, "reset by tailpath at "+at.Format("15:04:05")) {
 		t.Errorf("reset not shown:\n%s", v)
 	}
+}
+
+// trimLines drops the blanks the viewport pads each line with.
+func trimLines(v string) string {
+	lines := strings.Split(v, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }

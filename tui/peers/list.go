@@ -303,9 +303,9 @@ func (l *List) clampOffset() {
 func (l *List) syncKeys() {
 	k := &l.keys
 	browsing := !l.typing
-	for _, b := range []*key.Binding{&k.Move, &k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom, &k.Sort, &k.Filter} {
-		b.SetEnabled(browsing)
-	}
+	k.Nav.SetEnabled(browsing)
+	k.Sort.SetEnabled(browsing)
+	k.Filter.SetEnabled(browsing)
 	k.Open.SetEnabled(browsing && len(l.order) > 0)
 	k.ClearFilter.SetEnabled(browsing && l.filter != "")
 	k.Apply.SetEnabled(l.typing)
