@@ -334,31 +334,7 @@ func (p *Pane) render() []string {
 	}
 	add("")
 	add(p.st.Muted.Render(fmt.Sprintf("%d lines, %d telemetry frames (%d corrupt)", s.Lines, s.Frames, s.CorruptFrames)))
-	return wrapLines(b, p.width)
-}
-
-// wrapLines word-wraps each line to width cells, continuing with a
-// four-space indent, so a narrow window loses no words (View still
-// truncates whatever a single unbroken word cannot fit).
-func wrapLines(lines []string, width int) []string {
-	const indent = "    "
-	if width <= 2*len(indent) {
-		return lines
-	}
-	out := make([]string, 0, len(lines))
-	for _, l := range lines {
-		if ansi.StringWidth(l) <= width {
-			out = append(out, l)
-			continue
-		}
-		first, rest, _ := strings.Cut(ansi.Wrap(l, width, ""), "\n")
-		out = append(out, first)
-		rest = strings.TrimLeft(strings.ReplaceAll(rest, "\n", " "), " ")
-		for _, r := range strings.Split(ansi.Wrap(rest, width-len(indent), ""), "\n") {
-			out = append(out, indent+r)
-		}
-	}
-	return out
+	return common.WrapLines(b, p.width)
 }
 
 // derpByWords says how the board chose its home DERP, from the N frame's

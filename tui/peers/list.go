@@ -66,6 +66,15 @@ func (s SortMode) String() string {
 	return "sort(" + strconv.Itoa(int(s)) + ")"
 }
 
+// Short names the order in one word, for a narrow status line.
+func (s SortMode) Short() string {
+	long := s.String()
+	if w, _, ok := strings.Cut(long, " "); ok {
+		return w
+	}
+	return long
+}
+
 // peerRow caches one peer's text for the current snapshot. Only the sort
 // name is computed for every peer; cells (for the visible rows) and the
 // filter text (while a filter is set) are filled on first use.
@@ -454,17 +463,6 @@ func (l *List) isBoard(i int) bool {
 	return id != "" && l.snap.Peers[i].ID == id
 }
 
-// boardName is name followed by BoardMark, the name truncated first so
-// the mark stays visible in the name column (less indent cells).
-func (l *List) boardName(name string, indent int) string {
-	suffix := " " + BoardMark
-	w := l.cols[colName].Width - cellGap - indent
-	if ansi.StringWidth(name)+len(suffix) > w {
-		name = ansi.Truncate(name, max(w-len(suffix), 2), "…")
-	}
-	return name + suffix
-}
-
 // haystack returns snapshot peer i's lower-case filter text, once.
 func (l *List) haystack(i int) string {
 	r := &l.rows[i]
@@ -523,15 +521,17 @@ func (l *List) view() string {
 			row := append(table.Row(nil), l.cells(idx)...)
 			// The cursor is marked in text too: with no colour (NO_COLOR,
 			// TERM=dumb) the selected style renders as nothing.
-			mark := "  "
+			// Cursor and board marker in their own cells: the name is
+			// never cut for them, and the cursor reads without colour too
+			// (NO_COLOR, TERM=dumb), where the selected style is nothing.
+			cursor, board := " ", " "
 			if l.offset+i == l.cursor {
-				mark = "> "
+				cursor = ">"
 			}
-			name := row[colName]
 			if l.isBoard(idx) {
-				name = l.boardName(name, len(mark))
+				board = BoardMarker
 			}
-			row[colName] = mark + name
+			row[colName] = cursor + board + " " + row[colName]
 			// A narrow reason column shows the stable reason id
 			// ("no-endpoints") rather than a cut-off summary.
 			if w := l.cols[colReason].Width - cellGap; w > 0 && ansi.StringWidth(row[colReason]) > w {
@@ -573,9 +573,11 @@ func (l *List) statusLine() string {
 	if l.typing {
 		return l.input.View()
 	}
-	var parts []string
+	// What matters most is never dropped; the rest goes, whole, sort
+	// order first, when the line is too narrow.
+	var parts []common.Part
 	if l.snap == nil {
-		parts = append(parts, "no data yet")
+		parts = append(parts, common.Part{Text: "no data yet"})
 	} else {
 		var relayed, offline int
 		for i := range l.snap.Peers {
@@ -591,26 +593,30 @@ func (l *List) statusLine() string {
 		if len(l.order) != n {
 			shown = fmt.Sprintf("%d of %d peers", len(l.order), n)
 		}
-		parts = append(parts, shown)
+		parts = append(parts, common.Part{Text: shown})
 		if relayed > 0 {
-			parts = append(parts, l.st.Warn.Render(fmt.Sprintf("%d relayed via DERP", relayed)))
+			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d relayed via DERP", relayed)), Drop: 1})
 		}
 		if offline > 0 {
-			parts = append(parts, l.st.Bad.Render(fmt.Sprintf("%d offline", offline)))
+			parts = append(parts, common.Part{Text: l.st.Bad.Render(fmt.Sprintf("%d offline", offline)), Drop: 1})
 		}
 		if i := l.boardIndex(); i >= 0 {
-			parts = append(parts, "board: "+cleanName(&l.snap.Peers[i]))
+			parts = append(parts, common.Part{Text: BoardMarker + " board: " + cleanName(&l.snap.Peers[i]), Drop: 2})
 		}
 		if st := l.snap.BackendState; st != "" && st != "Running" {
-			parts = append(parts, l.st.Bad.Render("tailscaled is "+safetext.Clean(st)))
+			parts = append(parts, common.Part{Text: l.st.Bad.Render("tailscaled is " + safetext.Clean(st))})
 		}
 		if w := len(l.snap.Warnings); w > 0 {
-			parts = append(parts, l.st.Warn.Render(fmt.Sprintf("%d warnings", w)))
+			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d warnings", w)), Drop: 1})
 		}
 	}
-	parts = append(parts, l.st.Muted.Render("sort: "+l.sortBy.String()))
+	parts = append(parts, common.Part{
+		Text:  l.st.Muted.Render("sort: " + l.sortBy.String()),
+		Short: l.st.Muted.Render("sort: " + l.sortBy.Short()),
+		Drop:  3,
+	})
 	if l.filter != "" {
-		parts = append(parts, "filter: "+l.filter)
+		parts = append(parts, common.Part{Text: "filter: " + l.filter})
 	}
-	return ansi.Truncate(strings.Join(parts, " · "), l.width, "…")
+	return common.FitParts(parts, " · ", l.width)
 }

@@ -307,7 +307,7 @@ func TestColumnsFit(t *testing.T) {
 		if total > w && w >= 60 {
 			t.Errorf("width %d: columns take %d", w, total)
 		}
-		if j := strings.Join(shown, ","); !strings.HasPrefix(j, "  name,") || !strings.Contains(j, ",path,") || !strings.HasSuffix(j, ",reason") {
+		if j := strings.Join(shown, ","); !strings.HasPrefix(j, "   name,") || !strings.Contains(j, ",path,") || !strings.HasSuffix(j, ",reason") {
 			t.Errorf("width %d: shown columns %v lack name, path or reason", w, shown)
 		}
 		if w >= 130 && len(shown) != numCols {

@@ -265,13 +265,13 @@ func (p *Pane) View() string {
 }
 
 // refresh re-renders the report into the viewport when data or size
-// changed, every line cut to the width.
+// changed, long lines word-wrapped to the width (never cut mid-word).
 func (p *Pane) refresh() {
 	if !p.dirty {
 		return
 	}
 	p.dirty = false
-	lines := p.render()
+	lines := common.WrapLines(p.render(), p.width)
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, p.width, "…")
 	}
