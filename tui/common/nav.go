@@ -1,9 +1,12 @@
 package common
 
 import (
+	"strings"
+
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Nav are the moving and scrolling bindings every pane shares, so a key
@@ -73,4 +76,16 @@ func NewViewport() viewport.Model {
 	vp.KeyMap = viewport.KeyMap{}
 	vp.MouseWheelEnabled = false
 	return vp
+}
+
+// SetContent gives a text pane's viewport its lines for a width × height
+// area: each line word-wrapped to the width (WrapLines), then cut to it
+// where a single word is wider.
+func SetContent(vp *viewport.Model, lines []string, width, height int) {
+	lines = WrapLines(lines, width)
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, width, "…")
+	}
+	vp.Width, vp.Height = width, height
+	vp.SetContent(strings.Join(lines, "\n"))
 }

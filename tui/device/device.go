@@ -16,7 +16,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
@@ -142,18 +141,13 @@ func (p *Pane) View() string {
 }
 
 // refresh re-renders the content into the viewport when data or size
-// changed, every line cut to the width.
+// changed (common.SetContent: wrapped, never cut mid-word).
 func (p *Pane) refresh() {
 	if !p.dirty {
 		return
 	}
 	p.dirty = false
-	lines := p.render()
-	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, p.width, "…")
-	}
-	p.vp.Width, p.vp.Height = p.width, p.height
-	p.vp.SetContent(strings.Join(lines, "\n"))
+	common.SetContent(&p.vp, p.render(), p.width, p.height)
 }
 
 func (p *Pane) render() []string {
@@ -334,7 +328,7 @@ func (p *Pane) render() []string {
 	}
 	add("")
 	add(p.st.Muted.Render(fmt.Sprintf("%d lines, %d telemetry frames (%d corrupt)", s.Lines, s.Frames, s.CorruptFrames)))
-	return common.WrapLines(b, p.width)
+	return b
 }
 
 // derpByWords says how the board chose its home DERP, from the N frame's

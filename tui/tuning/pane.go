@@ -264,19 +264,14 @@ func (p *Pane) View() string {
 	return p.vp.View()
 }
 
-// refresh re-renders the report into the viewport when data or size
-// changed, long lines word-wrapped to the width (never cut mid-word).
+// refresh re-renders the content into the viewport when data or size
+// changed (common.SetContent: wrapped, never cut mid-word).
 func (p *Pane) refresh() {
 	if !p.dirty {
 		return
 	}
 	p.dirty = false
-	lines := common.WrapLines(p.render(), p.width)
-	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, p.width, "…")
-	}
-	p.vp.Width, p.vp.Height = p.width, p.height
-	p.vp.SetContent(strings.Join(lines, "\n"))
+	common.SetContent(&p.vp, p.render(), p.width, p.height)
 }
 
 func (p *Pane) render() []string {
