@@ -78,11 +78,16 @@ func NewViewport() viewport.Model {
 	return vp
 }
 
-// SetContent gives a text pane's viewport its lines for a width × height
-// area: each line word-wrapped to the width (WrapLines), then cut to it
+// Refresh gives a text pane's viewport its content again when *stale (a
+// new report, a resize), and clears it: render's lines for a width ×
+// height area, each word-wrapped to the width (WrapLines), then cut to it
 // where a single word is wider.
-func SetContent(vp *viewport.Model, lines []string, width, height int) {
-	lines = WrapLines(lines, width)
+func Refresh(vp *viewport.Model, stale *bool, render func() []string, width, height int) {
+	if !*stale {
+		return
+	}
+	*stale = false
+	lines := WrapLines(render(), width)
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, width, "…")
 	}

@@ -120,7 +120,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.selected = m.Peer
 		p.dirty = true
 	case tea.KeyMsg:
-		p.refresh()
+		common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
 		switch {
 		case p.keys.Scroll(&p.vp, m):
 		case key.Matches(m, p.keys.Reset) && p.reset != nil:
@@ -136,18 +136,8 @@ func (p *Pane) View() string {
 	if p.width <= 0 || p.height <= 0 {
 		return ""
 	}
-	p.refresh()
+	common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
 	return p.vp.View()
-}
-
-// refresh re-renders the content into the viewport when data or size
-// changed (common.SetContent: wrapped, never cut mid-word).
-func (p *Pane) refresh() {
-	if !p.dirty {
-		return
-	}
-	p.dirty = false
-	common.SetContent(&p.vp, p.render(), p.width, p.height)
 }
 
 func (p *Pane) render() []string {

@@ -237,25 +237,25 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 			p.follow = true
 		}
 	case key.Matches(m, p.keys.Filter):
-		p.typing = filterInput
-		p.input.Prompt = "filter (tag:L …)> "
-		p.input.SetValue(p.filterSrc)
-		p.input.CursorEnd()
-		p.syncKeys()
-		return p.input.Focus()
+		return p.openInput(filterInput, "filter (tag:L …)> ", p.filterSrc)
 	case key.Matches(m, p.keys.Search):
-		p.typing = searchInput
-		p.input.Prompt = "/"
-		p.input.SetValue(p.query)
-		p.input.CursorEnd()
-		p.syncKeys()
-		return p.input.Focus()
+		return p.openInput(searchInput, "/", p.query)
 	case key.Matches(m, p.keys.Next):
 		p.jump(1)
 	case key.Matches(m, p.keys.Prev):
 		p.jump(-1)
 	}
 	return nil
+}
+
+// openInput opens the input line for mode with prompt, holding value.
+func (p *Pane) openInput(mode inputMode, prompt, value string) tea.Cmd {
+	p.typing = mode
+	p.input.Prompt = prompt
+	p.input.SetValue(value)
+	p.input.CursorEnd()
+	p.syncKeys()
+	return p.input.Focus()
 }
 
 func (p *Pane) apply(v string) {

@@ -193,7 +193,7 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 		p.recompute()
 		p.dirty = true
 	default:
-		p.refresh()
+		common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
 		km.Scroll(&p.vp, m)
 	}
 	return nil
@@ -260,18 +260,8 @@ func (p *Pane) View() string {
 		}
 		return strings.Join(out, "\n")
 	}
-	p.refresh()
+	common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
 	return p.vp.View()
-}
-
-// refresh re-renders the content into the viewport when data or size
-// changed (common.SetContent: wrapped, never cut mid-word).
-func (p *Pane) refresh() {
-	if !p.dirty {
-		return
-	}
-	p.dirty = false
-	common.SetContent(&p.vp, p.render(), p.width, p.height)
 }
 
 func (p *Pane) render() []string {
