@@ -47,6 +47,31 @@ func (n *Nav) SetEnabled(on bool) {
 	}
 }
 
+// Far is the step of Top and Bottom: past either end of anything a pane
+// shows, so clamping lands on the end.
+const Far = 1 << 30
+
+// Step is how far a navigation key moves a pane that keeps its own cursor
+// or offset (Peers, Log): ±1 a line, ±page, ±Far to an end; ok is false
+// for other keys.
+func (n Nav) Step(k tea.KeyMsg, page int) (step int, ok bool) {
+	switch {
+	case key.Matches(k, n.Up):
+		return -1, true
+	case key.Matches(k, n.Down):
+		return 1, true
+	case key.Matches(k, n.PageUp):
+		return -page, true
+	case key.Matches(k, n.PageDown):
+		return page, true
+	case key.Matches(k, n.Top):
+		return -Far, true
+	case key.Matches(k, n.Bottom):
+		return Far, true
+	}
+	return 0, false
+}
+
 // Scroll applies k to vp when it is a navigation key and reports whether
 // it was: a line, a page, or the top or bottom of the content.
 func (n Nav) Scroll(vp *viewport.Model, k tea.KeyMsg) bool {

@@ -55,3 +55,20 @@ func keyMsg(k string) tea.KeyMsg {
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
+
+func TestNavStep(t *testing.T) {
+	nav := NewNav("move")
+	for _, tt := range []struct {
+		key  string
+		want int
+		ok   bool
+	}{
+		{"k", -1, true}, {"down", 1, true}, {"pgup", -7, true}, {"ctrl+d", 7, true},
+		{"home", -Far, true}, {"G", Far, true}, {"s", 0, false},
+	} {
+		got, ok := nav.Step(keyMsg(tt.key), 7)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("Step(%q) = %d, %v; want %d, %v", tt.key, got, ok, tt.want, tt.ok)
+		}
+	}
+}

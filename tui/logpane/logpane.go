@@ -215,20 +215,12 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 		p.syncKeys()
 		return nil
 	}
-	page := max(1, p.height-2)
+	// Scrolling pauses; reaching the bottom (G/end) follows again.
+	if n, ok := p.keys.Step(m, max(1, p.height-2)); ok {
+		p.scrollBy(n)
+		return nil
+	}
 	switch {
-	case key.Matches(m, p.keys.Up):
-		p.scrollBy(-1)
-	case key.Matches(m, p.keys.Down):
-		p.scrollBy(1)
-	case key.Matches(m, p.keys.PageUp):
-		p.scrollBy(-page)
-	case key.Matches(m, p.keys.PageDown):
-		p.scrollBy(page)
-	case key.Matches(m, p.keys.Top):
-		p.follow, p.top = false, 0
-	case key.Matches(m, p.keys.Bottom):
-		p.follow = true
 	case key.Matches(m, p.keys.Follow):
 		if p.follow {
 			p.follow = false

@@ -230,19 +230,10 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 			l.setFilter(l.input.Value())
 		}
 	} else {
+		n, nav := l.keys.Step(msg, max(l.tableRows(), 1))
 		switch {
-		case key.Matches(msg, l.keys.Up):
-			l.move(-1)
-		case key.Matches(msg, l.keys.Down):
-			l.move(1)
-		case key.Matches(msg, l.keys.PageUp):
-			l.move(-max(l.tableRows(), 1))
-		case key.Matches(msg, l.keys.PageDown):
-			l.move(max(l.tableRows(), 1))
-		case key.Matches(msg, l.keys.Top):
-			l.move(-len(l.order))
-		case key.Matches(msg, l.keys.Bottom):
-			l.move(len(l.order))
+		case nav:
+			l.move(n)
 		case key.Matches(msg, l.keys.Sort):
 			l.sortBy = (l.sortBy + 1) % numSortModes
 			l.dirty = true
