@@ -12,6 +12,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/columns"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
@@ -23,6 +25,12 @@ type statusFlags struct {
 	json    bool          // print the snapshot as JSON ({"self":…, "peers":[…]}) instead of a table
 	socket  string        // tailscaled's LocalAPI socket; "" = the platform default
 	timeout time.Duration // bound on the whole LocalAPI exchange
+	// port is a board whose own evidence joins its peer's verdict: "" none,
+	// "-" a capture on stdin (read to its end), "auto" or a path (listened
+	// to for boardWait).
+	port      string
+	baud      int           // serial speed of a live port, bits per second
+	boardWait time.Duration // how long to listen to a live port
 }
 
 // Exit statuses of tailpath status beyond the shared ones: 1 tailscaled
@@ -34,9 +42,11 @@ const (
 	statusExitNoDaemon        = 2
 )
 
-const statusUsage = `usage: tailpath status [--json] [--socket PATH] [--timeout 10s]
+const statusUsage = `usage: tailpath status [--json] [--socket PATH] [--timeout 10s] [--port auto|PATH|-]
 
-Shows each peer's path in ` + "`tailscale status`" + ` words and why it is relayed.`
+Shows each peer's path in ` + "`tailscale status`" + ` words and why it is relayed.
+With --port, a CoreS3 board's own telemetry (live, or a capture on stdin)
+joins the verdict of the peer it is, as in the dashboard.`
 
 func statusCommand() *command {
 	var f statusFlags
@@ -44,6 +54,9 @@ func statusCommand() *command {
 	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
+	fs.StringVar(&f.port, "port", "", `a board to link to its peer: "auto", a serial port path, or "-" for a capture on stdin (default: none)`)
+	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")
+	fs.DurationVar(&f.boardWait, "board-wait", 6*time.Second, "with a live --port: how long to listen for the board's telemetry (it sends every 5 s)")
 	return &command{
 		name:  "status",
 		short: "one-shot table of peers, their paths and why each is relayed",
@@ -61,6 +74,9 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if f.timeout <= 0 {
 		return usageErrorf("--timeout must be positive")
 	}
+	if f.port != "" && f.port != "-" && f.boardWait <= 0 {
+		return usageErrorf("--board-wait must be positive")
+	}
 
 	gctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
@@ -75,10 +91,23 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		}
 		return &codeError{statusExitNoDaemon, err}
 	}
-	for _, w := range snap.Warnings {
+	var linker link.Linker
+	if f.port != "" {
+		board := app.ReadBoard(ctx, f.port, f.baud, f.boardWait, stdio.Stdin)
+		if !board.TailnetIP.IsValid() && board.Hostname == "" {
+			why := "it sent no N telemetry frame"
+			if board.Link.Err != nil && !errors.Is(board.Link.Err, devlink.ErrReplayEnded) {
+				why = board.Link.Err.Error()
+			}
+			snap.Warnings = append(snap.Warnings, fmt.Sprintf("--port %s: the board did not name its tailnet address or host name (%s); no peer is linked to it", f.port, why))
+		}
+		linker.SetDevice(board)
+	}
+	ls := linker.SetSnapshot(snap)
+	for _, w := range ls.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
 	}
-	if err := printStatus(stdio.Stdout, link.Of(snap), f.json); err != nil {
+	if err := printStatus(stdio.Stdout, ls, f.json); err != nil {
 		return err
 	}
 	if f.json {
