@@ -12,6 +12,10 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/columns"
+	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 )
@@ -21,6 +25,12 @@ type statusFlags struct {
 	json    bool          // print the snapshot as JSON ({"self":…, "peers":[…]}) instead of a table
 	socket  string        // tailscaled's LocalAPI socket; "" = the platform default
 	timeout time.Duration // bound on the whole LocalAPI exchange
+	// port is a board whose own evidence joins its peer's verdict: "" none,
+	// "-" a capture on stdin (read to its end), "auto" or a path (listened
+	// to for boardWait).
+	port      string
+	baud      int           // serial speed of a live port, bits per second
+	boardWait time.Duration // how long to listen to a live port
 	// all also lists the peers `tailscale status` hides (shared-in nodes,
 	// Mullvad exit nodes); they are counted otherwise.
 	all bool
@@ -40,13 +50,14 @@ const (
 	statusExitNoDaemon        = 2
 )
 
-const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s]
+const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s] [--port auto|PATH|-]
 
 Shows each peer's path in ` + "`tailscale status`" + ` words and why it is relayed.
 With a read-only Tailscale API key (TAILSCALE_API_KEY, or an OAuth client
 with the devices:core:read scope) it also reads each peer's own side of the
 path (NAT type, UDP, port mapping, home DERP) from the control API, waiting
-for it at most 2 s.`
+for it at most 2 s. With --port, a CoreS3 board's own telemetry (live, or a
+capture on stdin) joins the verdict of the peer it is, as in the dashboard.`
 
 func statusCommand() *command {
 	var f statusFlags
@@ -54,6 +65,9 @@ func statusCommand() *command {
 	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
+	fs.StringVar(&f.port, "port", "", `a board to link to its peer: "auto", a serial port path, or "-" for a capture on stdin (default: none)`)
+	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")
+	fs.DurationVar(&f.boardWait, "board-wait", 6*time.Second, "with a live --port: how long to listen for the board's telemetry (it sends every 5 s)")
 	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
 	fs.BoolVar(&f.netcheck, "netcheck", false, "measure DERP latencies first (a few STUN packets, up to 5 s) so a far relay region can be judged")
 	f.api.register(fs)
@@ -73,6 +87,9 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 	}
 	if f.timeout <= 0 {
 		return usageErrorf("--timeout must be positive")
+	}
+	if f.port != "" && f.port != "-" && f.boardWait <= 0 {
+		return usageErrorf("--board-wait must be positive")
 	}
 
 	api, err := f.api.open()
@@ -105,10 +122,23 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 			snap.Warnings = append(snap.Warnings, st.Err)
 		}
 	}
-	for _, w := range snap.Warnings {
+	var linker link.Linker
+	if f.port != "" {
+		board := app.ReadBoard(ctx, f.port, f.baud, f.boardWait, stdio.Stdin)
+		if !board.TailnetIP.IsValid() && board.Hostname == "" {
+			why := "it sent no N telemetry frame"
+			if board.Link.Err != nil && !errors.Is(board.Link.Err, devlink.ErrReplayEnded) {
+				why = board.Link.Err.Error()
+			}
+			snap.Warnings = append(snap.Warnings, fmt.Sprintf("--port %s: the board did not name its tailnet address or host name (%s); no peer is linked to it", f.port, why))
+		}
+		linker.SetDevice(board)
+	}
+	ls := linker.SetSnapshot(snap)
+	for _, w := range ls.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
 	}
-	if err := printStatus(stdio.Stdout, link.Of(snap), f.json); err != nil {
+	if err := printStatus(stdio.Stdout, ls, f.json); err != nil {
 		return err
 	}
 	if f.json {
@@ -228,8 +258,8 @@ func writeStatusJSON(w io.Writer, s *link.Snapshot) error {
 		Peers:        make([]statusPeer, len(s.Peers)),
 		Board:        s.Board,
 		Warnings:     s.Warnings,
-		Hidden:       s.Hidden,
 		ControlAPI:   s.ControlAPI,
+		Hidden:       s.Hidden,
 	}
 	for i, p := range s.Peers {
 		out.Peers[i] = statusPeer{Peer: p, PathChanges: s.Changes(p.ID)}
@@ -297,10 +327,6 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 	rows := [][]string{{"NAME", "OS", "PATH", "LATENCY", "HOME DERP", "TX/RX", "REASON"}}
 	peerSide, unknownPeerSide := false, false
 	for _, p := range s.Peers {
-		lat := "-"
-		if p.Latency > 0 {
-			lat = p.Latency.Round(100 * time.Microsecond).String()
-		}
 		reason := string(p.Verdict.Reason)
 		if sum := p.Verdict.Summary; strings.HasPrefix(sum, reason) {
 			reason = sum
@@ -316,20 +342,20 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 			ansi.Truncate(orDash(p.Name), maxNameWidth, "…"),
 			ansi.Truncate(orDash(p.OS), maxOSWidth, "…"),
 			ansi.Truncate(orDash(p.Path.Text), maxPathWidth, "…"),
-			lat,
+			units.Latency(p.Latency),
 			derpText(p.HomeDERP, p.HomeDERPCode),
-			bytesText(p.TxBytes) + "/" + bytesText(p.RxBytes),
+			units.Bytes(p.TxBytes) + "/" + units.Bytes(p.RxBytes),
 			ansi.Truncate(reason, maxReasonWidth, "…"),
 		})
 	}
-	if err := writeColumns(w, rows); err != nil {
+	if _, err := io.WriteString(w, strings.Join(columns.Lines(rows, ""), "\n")+"\n"); err != nil {
 		return err
 	}
 	if peerSide {
 		fmt.Fprintln(w, "* rests on the peer's own facts (its NetInfo, the control API or its snapshot)")
 	}
-	fmt.Fprint(w, peerSideLine(s.ControlAPI, unknownPeerSide))
-	return nil
+	_, err := io.WriteString(w, peerSideLine(s.ControlAPI, unknownPeerSide))
+	return err
 }
 
 // peerSideUnknown reports whether a relayed verdict has a peer-side check
@@ -355,28 +381,6 @@ func peerSideLine(st *probes.APIStatus, unknown bool) string {
 		return fmt.Sprintf("# peer side: control API, %d peers matched (%d not listed by the API, %d devices not in this netmap)\n", st.Matched, st.PeersMissing, st.DevicesUnmatched)
 	}
 	return "# peer side: control API unavailable (" + st.State + "); see the warning above\n"
-}
-
-// writeColumns pads cells to the widest display width in each column.
-func writeColumns(w io.Writer, rows [][]string) error {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], ansi.StringWidth(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
-			}
-		}
-		b.WriteByte('\n')
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func orDash(s string) string {
@@ -427,21 +431,4 @@ func natText(self probes.Self) string {
 		parts = append(parts, "port mapped")
 	}
 	return strings.Join(parts, ", ")
-}
-
-// bytesText is a byte count in IEC units ("0", "812B", "1.0KiB", "2.0MiB").
-func bytesText(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + "B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + string("KMGTP"[exp]) + "iB"
 }

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
@@ -177,5 +181,73 @@ func TestWriteStatusJSONEmpty(t *testing.T) {
 	}
 	if b.Len() != 0 {
 		t.Errorf("wrote %q", b.String())
+	}
+}
+
+// TestStatusLinksBoardCapture: status --port - reads a board's console
+// capture from stdin and links it to the peer it is (here the fixture's
+// relayed cores3 at 100.64.0.2): the board's evidence is in "board", its
+// Device.* checks and reason in that peer's verdict, in the table too. A
+// capture without the board's identity links nothing and says why.
+func TestStatusLinksBoardCapture(t *testing.T) {
+	srv := statusFixture(t, "no-endpoints")
+	net := telemetry.Frame{Kind: telemetry.KindNet, Seq: 5, Uptime: 5400 * time.Millisecond, Net: telemetry.Net{
+		IP: netip.MustParseAddr("100.64.0.2"), Host: "cores3", Endpoints: 0, HomeDERP: 1, HomeDERPBy: "lowest-id"}}
+	for _, k := range []string{"seq", "up", "ip", "host", "eps", "derp", "derpby"} {
+		net.SetHas(k, true)
+	}
+	frame, err := net.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := "I (312) wifi:connected with lab-ap\r\n" + string(frame) + "\r\n"
+	status := func(stdin string, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"status", "--socket", srv.Socket, "--port", "-"}, args...),
+			IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
+		return code, out.String(), errb.String()
+	}
+
+	code, stdout, stderr := status(capture, "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var got struct {
+		Peers []struct {
+			ID      string `json:"id"`
+			Verdict struct {
+				Reason string `json:"reason"`
+				Checks []struct{ Field, Value string }
+			} `json:"verdict"`
+		} `json:"peers"`
+		Board *struct {
+			PeerID   string `json:"peer_id"`
+			Evidence struct {
+				TailnetIP string `json:"tailnet_ip"`
+				Endpoints int    `json:"endpoints"`
+			} `json:"evidence"`
+		} `json:"board"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, stdout)
+	}
+	if got.Board == nil || got.Board.PeerID != "n2CNTRL" || got.Board.Evidence.TailnetIP != "100.64.0.2" || got.Board.Evidence.Endpoints != 0 {
+		t.Fatalf("board = %+v", got.Board)
+	}
+	if v := got.Peers[0].Verdict; v.Reason != "device-no-public-endpoint" || !strings.Contains(fmt.Sprint(v.Checks), "Device.Endpoints 0") {
+		t.Errorf("the board's peer's verdict = %+v", v)
+	}
+
+	code, stdout, _ = status(capture)
+	if code != 0 || !strings.Contains(stdout, "\nboard: cores3 ") || !strings.Contains(stdout, "device-no-public-endpoint: board advertised no endpoint") {
+		t.Errorf("table: exit %d\n%s", code, stdout)
+	}
+
+	code, stdout, stderr = status("I (1) app: no telemetry here\r\n", "--json")
+	if code != 0 || !strings.Contains(stderr, "tailpath: warning: --port -: the board did not name its tailnet address or host name (it sent no N telemetry frame)") {
+		t.Errorf("capture without identity: exit %d, stderr %q", code, stderr)
+	}
+	if strings.Contains(stdout, `"peer_id"`) || strings.Contains(stdout, "Device.") {
+		t.Errorf("a board without identity was linked:\n%s", stdout)
 	}
 }

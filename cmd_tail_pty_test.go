@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/tailpath/tailpath/devlink/telemetry"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while tail writes to it.
@@ -171,4 +174,48 @@ func TestTailNoColor(t *testing.T) {
 			t.Errorf("piped with CLICOLOR_FORCE: %q, want %q", out.String(), want)
 		}
 	})
+}
+
+// TestStatusLinksLiveBoard: status --port PATH listens to a live board (a
+// pseudo-terminal here) for --board-wait and links what it said to its
+// peer, as status --port - does with a capture.
+func TestStatusLinksLiveBoard(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	srv := statusFixture(t, "no-endpoints")
+	net := telemetry.Frame{Kind: telemetry.KindNet, Seq: 5, Uptime: 5400 * time.Millisecond, Net: telemetry.Net{
+		IP: netip.MustParseAddr("100.64.0.2"), Host: "cores3", Endpoints: 0}}
+	for _, k := range []string{"seq", "up", "ip", "host", "eps"} {
+		net.SetHas(k, true)
+	}
+	frame, err := net.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		// The board prints its frame every 200 ms, as long as status listens.
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+				ptmx.Write(append(frame, '\r', '\n'))
+			}
+		}
+	}()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"status", "--socket", srv.Socket, "--port", tty.Name(), "--board-wait", "2s", "--json"},
+		IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	if code != 0 || errb.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `"peer_id": "n2CNTRL"`) || !strings.Contains(out.String(), `"reason": "device-no-public-endpoint"`) {
+		t.Errorf("the live board is not linked to cores3:\n%s", out.String())
+	}
 }

@@ -29,7 +29,6 @@ type JSONLog struct {
 
 	st      *State
 	enc     *json.Encoder
-	pending *Crash // a crash report not yet written
 	written *Crash // the last crash report written
 	err     error
 }

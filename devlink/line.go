@@ -7,7 +7,8 @@
 // The parsing functions are pure functions over bytes; the hot path (Splitter
 // plus ParseLine) does not allocate per line. Formats follow ESP-IDF's
 // esp_log output (components/log), the ROM's boot banner and the panic handler
-// (components/esp_system/panic.c), as described in docs/facts.md.
+// (components/esp_system/panic.c), as described in the design notes' facts
+// (../shared/design/facts.md, "ESP-IDF console output").
 package devlink
 
 import (

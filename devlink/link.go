@@ -35,7 +35,8 @@ type LinkStatus struct {
 // Link reads a board's serial console and keeps it open across unplugs.
 //
 // It opens the port without resetting the board (DTR and RTS held low, see
-// docs/facts.md; on a pseudo-terminal, which has no modem lines, it opens
+// the design notes' facts, ../shared/design/facts.md, "Serial and USB"; on
+// a pseudo-terminal, which has no modem lines, it opens
 // again without touching them). When the port disappears it reports the link
 // down, flushes the unfinished line and keeps trying to reopen the same path,
 // never resetting the board. Lines are split with a Splitter; an unfinished

@@ -10,7 +10,8 @@ import (
 // PortFactKind says what a line of the ESP32 Tailscale port told us.
 type PortFactKind uint8
 
-// Facts from the ESP32 Tailscale port's log lines (docs/facts.md).
+// Facts from the ESP32 Tailscale port's log lines (../shared/design/facts.md,
+// "The ESP32 Tailscale port's own log lines").
 const (
 	FactNone          PortFactKind = iota
 	FactDiscoPing                  // ts_disco: Ping sent peer=<n> to <ip>:<port> txid=…

@@ -4,9 +4,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/device"
+	"github.com/tailpath/tailpath/tui/logpane"
+	"github.com/tailpath/tailpath/tui/peers"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/tuning"
 )
 
 // TestHelpWhileCapturing: while the Peers list takes a filter, "?" and "q"
@@ -40,4 +47,31 @@ func TestHelpWhileCapturing(t *testing.T) {
 	if got := helpBar(m); !strings.Contains(got, "? help") || !strings.Contains(got, "q quit") || strings.Contains(got, "ctrl+c") {
 		t.Errorf("help bar after applying the filter = %q, want the global keys back", got)
 	}
+}
+
+// TestPanesShareNavigation: every pane that moves or scrolls offers the
+// same navigation keys with the same help (common.Nav), first in full help.
+func TestPanesShareNavigation(t *testing.T) {
+	st := common.DefaultStyles()
+	want := helpTexts(common.NewNav("").Full())
+	for _, p := range []common.Pane{
+		peers.NewList(st), peers.NewDetail(st, nil, nil), device.New(st, nil), logpane.New(st, 0), tuning.New(tuning.Options{}),
+	} {
+		full := p.KeyMap().FullHelp()
+		if len(full) == 0 {
+			t.Errorf("%s: no full help", p.Title())
+			continue
+		}
+		if diff := cmp.Diff(want, helpTexts(full[0])); diff != "" {
+			t.Errorf("%s: navigation help (-want +got):\n%s", p.Title(), diff)
+		}
+	}
+}
+
+func helpTexts(bs []key.Binding) []string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Help().Key+" "+b.Help().Desc+" "+strings.Join(b.Keys(), ","))
+	}
+	return out
 }

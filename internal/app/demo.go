@@ -68,13 +68,8 @@ func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
 	for _, sl := range DemoScenario(ctx, l) {
 		lines.WriteString(sl.Text + "\n")
 	}
-	var board devlink.State
-	src := &devlink.Source{Replay: strings.NewReader(lines.String())}
-	for ev := range src.Run(ctx) {
-		board = ev.State
-	}
 	var linker link.Linker
-	linker.SetDevice(&board)
+	linker.SetDevice(ReadBoard(ctx, "-", 0, 0, strings.NewReader(lines.String())))
 	return linker.SetSnapshot(snap), nil
 }
 

@@ -1,11 +1,13 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tailpath/tailpath/devlink"
 )
@@ -64,6 +66,29 @@ func (d *Dashboard) AttachDevice(opts DeviceOptions, stdin io.Reader) error {
 	d.Device = src
 	d.EOL = opts.EOL
 	return nil
+}
+
+// ReadBoard returns the board's state as a headless command sees it once:
+// with port "-", everything the capture on stdin holds; otherwise what a
+// live port (a path or "auto") said within wait (its N and D telemetry
+// frames come every few seconds). An unusable port is not an error here:
+// the state then says the link is down and why (State.Link.Err).
+func ReadBoard(ctx context.Context, port string, baud int, wait time.Duration, stdin io.Reader) *devlink.State {
+	src := &devlink.Source{}
+	if port == "-" {
+		src.Replay = stdin
+	} else {
+		src.Link = &devlink.Link{Port: port, Baud: baud}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	st := devlink.NewState()
+	for ev := range src.Run(ctx) {
+		s := ev.State
+		st = &s
+	}
+	return st
 }
 
 // Firmware is what --elf loads.

@@ -1,6 +1,11 @@
 package termcolor
 
-import "testing"
+import (
+	"io"
+	"testing"
+
+	"github.com/muesli/termenv"
+)
 
 func TestDecide(t *testing.T) {
 	tests := []struct {
@@ -40,5 +45,38 @@ func TestParseMode(t *testing.T) {
 	}
 	if _, err := ParseMode("yes"); err == nil || err.Error() != `"yes" is not auto, always or never` {
 		t.Errorf("ParseMode(yes) error = %v", err)
+	}
+}
+
+// mapEnv is an environment for termenv.
+type mapEnv map[string]string
+
+func (m mapEnv) Environ() []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+func (m mapEnv) Getenv(k string) string { return m[k] }
+
+// TestAgreesWithTermenv: the dashboard's colours are decided by lipgloss
+// through termenv's EnvColorProfile; decide must say the same for every
+// mix of NO_COLOR, CLICOLOR and CLICOLOR_FORCE, on a terminal or not.
+func TestAgreesWithTermenv(t *testing.T) {
+	vals := map[string][]string{"NO_COLOR": {"", "1"}, "CLICOLOR": {"", "0", "1"}, "CLICOLOR_FORCE": {"", "0", "1"}}
+	for _, tty := range []bool{false, true} {
+		for _, nc := range vals["NO_COLOR"] {
+			for _, cc := range vals["CLICOLOR"] {
+				for _, cf := range vals["CLICOLOR_FORCE"] {
+					env := mapEnv{"TERM": "xterm-256color", "NO_COLOR": nc, "CLICOLOR": cc, "CLICOLOR_FORCE": cf}
+					out := termenv.NewOutput(io.Discard, termenv.WithEnvironment(env), termenv.WithTTY(tty))
+					want := out.EnvColorProfile() != termenv.Ascii
+					if got := decide(Auto, tty, env.Getenv); got != want {
+						t.Errorf("tty=%v NO_COLOR=%q CLICOLOR=%q CLICOLOR_FORCE=%q: decide %v, termenv %v", tty, nc, cc, cf, got, want)
+					}
+				}
+			}
+		}
 	}
 }

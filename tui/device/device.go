@@ -14,12 +14,13 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 )
@@ -28,13 +29,13 @@ import (
 const Title = "Device"
 
 type keys struct {
-	Up, Down key.Binding
+	common.Nav // scroll (shared with every pane)
 	// Reset is enabled only when the pane has a live port to reset.
 	Reset key.Binding
 }
 
-func (k keys) ShortHelp() []key.Binding  { return []key.Binding{k.Up, k.Down, k.Reset} }
-func (k keys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Up, k.Down, k.Reset}} }
+func (k keys) ShortHelp() []key.Binding  { return []key.Binding{k.Arrows, k.Reset} }
+func (k keys) FullHelp() [][]key.Binding { return [][]key.Binding{k.Nav.Full(), {k.Reset}} }
 
 // Pane is the Device pane. Create it with New.
 type Pane struct {
@@ -43,9 +44,8 @@ type Pane struct {
 	now           func() time.Time
 	width, height int
 	state         *devlink.State
-	scroll        int
 	err           error
-	lines         []string // rendered content, rebuilt on data or size change
+	vp            viewport.Model // the rendered content, rebuilt on data or size change
 	dirty         bool
 	selected      probes.Peer // the peer selected in the Peers pane, if any
 	ticking       bool        // an ageTickMsg is pending
@@ -77,9 +77,8 @@ func New(st common.Styles, now func() time.Time) *Pane {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pane{st: st, now: now, dirty: true, keys: keys{
-		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
-		Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
+	return &Pane{st: st, now: now, dirty: true, vp: common.NewViewport(), keys: keys{
+		Nav:   common.NewNav("scroll"),
 		Reset: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset board"), key.WithDisabled()),
 	}}
 }
@@ -121,11 +120,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.selected = m.Peer
 		p.dirty = true
 	case tea.KeyMsg:
+		common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
 		switch {
-		case key.Matches(m, p.keys.Up):
-			p.scroll = max(0, p.scroll-1)
-		case key.Matches(m, p.keys.Down):
-			p.scroll++
+		case p.keys.Scroll(&p.vp, m):
 		case key.Matches(m, p.keys.Reset) && p.reset != nil:
 			fn := p.reset
 			return func() tea.Msg { fn(); return nil }
@@ -139,20 +136,8 @@ func (p *Pane) View() string {
 	if p.width <= 0 || p.height <= 0 {
 		return ""
 	}
-	if p.dirty {
-		p.lines = p.render()
-		p.dirty = false
-	}
-	maxScroll := max(0, len(p.lines)-p.height)
-	p.scroll = min(p.scroll, maxScroll)
-	out := make([]string, 0, p.height)
-	for i := p.scroll; i < len(p.lines) && len(out) < p.height; i++ {
-		out = append(out, ansi.Truncate(p.lines[i], p.width, "…"))
-	}
-	for len(out) < p.height {
-		out = append(out, "")
-	}
-	return strings.Join(out, "\n")
+	common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
+	return p.vp.View()
 }
 
 func (p *Pane) render() []string {
@@ -217,7 +202,7 @@ func (p *Pane) render() []string {
 	// Crash.
 	if c := s.LastCrash; c != nil {
 		add("")
-		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(safetext.Clean(c.Reason)) + p.st.Muted.Render(" · "+ago(now, c.At)))
+		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(safetext.Clean(c.Reason)) + p.st.Muted.Render(" · "+units.Ago(now, c.At)))
 		if regs := crashRegisters(c, s.Chip); regs != "" {
 			add("  " + regs)
 		}
@@ -291,9 +276,9 @@ func (p *Pane) render() []string {
 
 	// Heap.
 	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal %s free (min %s, largest %s)  %s",
-		kib(s.HeapFree), kib(s.HeapMin), kib(s.HeapLargest), spark(s.HeapHistory.Samples(), 0)))
+		heapBytes(s.HeapFree), heapBytes(s.HeapMin), heapBytes(s.HeapLargest), spark(s.HeapHistory.Samples(), 0)))
 	if s.PSRAMFree > 0 {
-		add(fmt.Sprintf("  PSRAM free %s  %s", kib(s.PSRAMFree), spark(s.PSRAMHistory.Samples(), 0)))
+		add(fmt.Sprintf("  PSRAM free %s  %s", heapBytes(s.PSRAMFree), spark(s.PSRAMHistory.Samples(), 0)))
 	}
 	wifi := fmt.Sprintf("%d disconnects", max(s.WiFiDisconnects, s.WiFiDropLines))
 	if s.RSSI != 0 {
@@ -316,8 +301,8 @@ func (p *Pane) render() []string {
 			lat = fmt.Sprintf(" %dms", pr.Latency.Milliseconds())
 		}
 		row := fmt.Sprintf("  peer %d %s  path %s%s  handshake via %s", id, ip, pathWords(p.st, pr.Path), lat, pathText(pr.Handshake))
-		if a := ago(now, pr.HandshakeAt); a != "" {
-			row += p.st.Muted.Render(" · " + a)
+		if !pr.HandshakeAt.IsZero() {
+			row += p.st.Muted.Render(" · " + units.Ago(now, pr.HandshakeAt))
 		}
 		if pr.IP.IsValid() && p.selectedHas(pr.IP) {
 			row += "  " + p.st.Selected.Render("◀ "+safetext.Clean(p.selected.Name))
@@ -340,12 +325,12 @@ func (p *Pane) render() []string {
 			if f.Boot > 0 {
 				boot = fmt.Sprintf("boot %d ", f.Boot)
 			}
-			add(fmt.Sprintf("  %s#%d %s in %dms = %.1f KiB/s, %s via %s", boot, f.N, kib(int64(f.Bytes)), f.Elapsed.Milliseconds(), f.KiBps(), res, pathText(f.Via)))
+			add(fmt.Sprintf("  %s#%d %s in %dms = %s, %s via %s", boot, f.N, units.Bytes(int64(f.Bytes)), f.Elapsed.Milliseconds(), units.Rate(f.KiBps()*1024), res, pathText(f.Via)))
 		}
 	}
 	add("")
 	add(p.st.Muted.Render(fmt.Sprintf("%d lines, %d telemetry frames (%d corrupt)", s.Lines, s.Frames, s.CorruptFrames)))
-	return wrapLines(b, p.width)
+	return b
 }
 
 // crashRegisters words the registers that locate a crash: the faulting PC
@@ -381,30 +366,6 @@ func crashRegisters(c *devlink.Crash, chip string) string {
 		parts = append(parts, "report cut short")
 	}
 	return strings.Join(parts, " · ")
-}
-
-// wrapLines word-wraps each line to width cells, continuing with a
-// four-space indent, so a narrow window loses no words (View still
-// truncates whatever a single unbroken word cannot fit).
-func wrapLines(lines []string, width int) []string {
-	const indent = "    "
-	if width <= 2*len(indent) {
-		return lines
-	}
-	out := make([]string, 0, len(lines))
-	for _, l := range lines {
-		if ansi.StringWidth(l) <= width {
-			out = append(out, l)
-			continue
-		}
-		first, rest, _ := strings.Cut(ansi.Wrap(l, width, ""), "\n")
-		out = append(out, first)
-		rest = strings.TrimLeft(strings.ReplaceAll(rest, "\n", " "), " ")
-		for _, r := range strings.Split(ansi.Wrap(rest, width-len(indent), ""), "\n") {
-			out = append(out, indent+r)
-		}
-	}
-	return out
 }
 
 // relayWords says how the board's DERP relay connection is: up, or down
@@ -522,26 +483,12 @@ func pathWords(st common.Styles, p telemetry.Path) string {
 	return "none"
 }
 
-// kib formats bytes as KiB; "?" for unknown (0).
-func kib(b int64) string {
+// heapBytes words a heap figure (units.Bytes); "?" for unknown (0).
+func heapBytes(b int64) string {
 	if b <= 0 {
 		return "?"
 	}
-	if b < 10*1024 {
-		return fmt.Sprintf("%d B", b)
-	}
-	return fmt.Sprintf("%d KiB", b/1024)
-}
-
-func ago(now, t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	d := now.Sub(t).Round(time.Second)
-	if d < time.Second {
-		return "just now"
-	}
-	return d.String() + " ago"
+	return units.Bytes(b)
 }
 
 var bars = []rune("▁▂▃▄▅▆▇█")

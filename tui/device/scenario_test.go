@@ -56,14 +56,14 @@ func TestDevicePaneScenarioReboot(t *testing.T) {
 	p.SetSize(200, 60)
 	p.Update(scenarioEvent(t, scenarioLine(t, "restarting into the fixed firmware")))
 	v := p.View()
-	for _, want := range []string{"64/64 used, 55 dropped", "FULL", "boots seen 1", "boot 1 #3 420 KiB"} {
+	for _, want := range []string{"64/64 used, 55 dropped", "FULL", "boots seen 1", "boot 1 #3 420KiB"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("first boot: view lacks %q:\n%s", want, v)
 		}
 	}
 	p.Update(scenarioEvent(t, 0))
 	v = p.View()
-	for _, want := range []string{"4/64 used, 0 dropped", "boots seen 2", "boot 1 #3 420 KiB", "boot 2 #1 420 KiB", "boot 2 #3 420 KiB"} {
+	for _, want := range []string{"4/64 used, 0 dropped", "boots seen 2", "boot 1 #3 420KiB", "boot 2 #1 420KiB", "boot 2 #3 420KiB"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("second boot: view lacks %q:\n%s", want, v)
 		}

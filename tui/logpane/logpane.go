@@ -38,15 +38,34 @@ type entry struct {
 // row is one screen row: a line or one of its decoded frames.
 type row struct {
 	text  string
-	style int // 0 plain, 1 by level, 2 crash, 3 decoded
+	kind  rowKind
 	level devlink.Level
 	match bool
 }
 
+// rowKind says how a row is coloured.
+type rowKind int
+
+const (
+	rowLine    rowKind = iota // a log line, coloured by its level
+	rowCrash                  // a line of a crash report
+	rowDecoded                // a decoded backtrace frame under a crash line
+)
+
+// inputMode is what the open input line edits.
+type inputMode int
+
+const (
+	noInput     inputMode = iota
+	filterInput           // the tag:L filter (f)
+	searchInput           // the search text (/)
+	consoleInput          // a line to send to the board (i)
+)
+
 type keys struct {
-	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
-	Follow                                  key.Binding
-	Filter, Search, Next, Prev              key.Binding
+	common.Nav                 // scroll; G/end also resumes following
+	Follow                     key.Binding
+	Filter, Search, Next, Prev key.Binding
 	// Console opens an input line whose lines go to the board; enabled
 	// only when the pane has a live port (SetConsole).
 	Console       key.Binding
@@ -55,37 +74,38 @@ type keys struct {
 
 func newKeys() keys {
 	return keys{
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
-		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "oldest")),
-		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "newest, follow")),
-		Follow:   key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "follow/pause")),
-		Filter:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter tag:L")),
-		Search:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
-		Next:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/prev match")),
-		Console:  key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type to the board"), key.WithDisabled()),
-		Prev:     key.NewBinding(key.WithKeys("N")),
-		Apply:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
-		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		Nav:     common.NewNav("scroll"),
+		Follow:  key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "follow/pause")),
+		Filter:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter tag:L")),
+		Search:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
+		Next:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/prev match")),
+		Console: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type to the board"), key.WithDisabled()),
+		Prev:    key.NewBinding(key.WithKeys("N")),
+		Apply:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
+		Cancel:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 	}
 }
 
 func (k keys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Apply, k.Cancel, k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Up, k.Down}
+	return []key.Binding{k.Apply, k.Cancel, k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Arrows}
 }
 
 func (k keys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, {k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Apply, k.Cancel}}
+	return [][]key.Binding{k.Nav.Full(), {k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Apply, k.Cancel}}
 }
 
 // Pane is the Log pane. Create it with New.
+//
+// It scrolls its own rows rather than through bubbles/viewport: it keeps
+// up to 20,000 lines under a serial flood, and viewport v1's SetContent
+// re-splits and re-measures all of them (12.7 ms a frame at 20,000 lines,
+// measured), where a window costs only the rows shown. The keys are the
+// shared common.Nav all the same.
 type Pane struct {
 	st            common.Styles
 	keys          keys
 	input         textinput.Model
-	typing        int // 0 none, 'f' filter, '/' search, 'i' console
+	typing        inputMode
 	width, height int
 
 	// send writes to the board (devlink.Link.Send) and eol is what Enter
@@ -126,9 +146,9 @@ func New(st common.Styles, keep int) *Pane {
 }
 
 func (p *Pane) syncKeys() {
-	typing := p.typing != 0
-	for _, b := range []*key.Binding{&p.keys.Up, &p.keys.Down, &p.keys.PageUp, &p.keys.PageDown, &p.keys.Top,
-		&p.keys.Bottom, &p.keys.Follow, &p.keys.Filter, &p.keys.Search} {
+	typing := p.typing != noInput
+	p.keys.Nav.SetEnabled(!typing)
+	for _, b := range []*key.Binding{&p.keys.Follow, &p.keys.Filter, &p.keys.Search} {
 		b.SetEnabled(!typing)
 	}
 	p.keys.Next.SetEnabled(!typing && p.query != "")
@@ -171,7 +191,7 @@ func (p *Pane) SetSize(w, h int) { p.width, p.height = w, h; p.input.Width = max
 func (p *Pane) KeyMap() help.KeyMap { return p.keys }
 
 // Capturing implements common.Pane: true while the filter or search input is open.
-func (p *Pane) Capturing() bool { return p.typing != 0 }
+func (p *Pane) Capturing() bool { return p.typing != noInput }
 
 // Update implements common.Pane.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
@@ -232,7 +252,7 @@ func (p *Pane) add(ev devlink.Event) {
 }
 
 func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
-	if p.typing == 'i' {
+	if p.typing == consoleInput {
 		switch {
 		case key.Matches(m, p.keys.Apply):
 			// The line goes out; the input stays open for the next one.
@@ -240,7 +260,7 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 			p.input.SetValue("")
 			return p.sendCmd(line)
 		case key.Matches(m, p.keys.Cancel):
-			p.typing = 0
+			p.typing = noInput
 			p.input.Blur()
 			p.syncKeys()
 			return nil
@@ -249,14 +269,14 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 		p.input, cmd = p.input.Update(m)
 		return cmd
 	}
-	if p.typing != 0 {
+	if p.typing != noInput {
 		switch {
 		case key.Matches(m, p.keys.Apply):
 			p.apply(p.input.Value())
-			p.typing = 0
+			p.typing = noInput
 			p.input.Blur()
 		case key.Matches(m, p.keys.Cancel):
-			p.typing = 0
+			p.typing = noInput
 			p.input.Blur()
 		default:
 			var cmd tea.Cmd
@@ -266,20 +286,12 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 		p.syncKeys()
 		return nil
 	}
-	page := max(1, p.height-2)
+	// Scrolling pauses; reaching the bottom (G/end) follows again.
+	if n, ok := p.keys.Step(m, max(1, p.height-2)); ok {
+		p.scrollBy(n)
+		return nil
+	}
 	switch {
-	case key.Matches(m, p.keys.Up):
-		p.scrollBy(-1)
-	case key.Matches(m, p.keys.Down):
-		p.scrollBy(1)
-	case key.Matches(m, p.keys.PageUp):
-		p.scrollBy(-page)
-	case key.Matches(m, p.keys.PageDown):
-		p.scrollBy(page)
-	case key.Matches(m, p.keys.Top):
-		p.follow, p.top = false, 0
-	case key.Matches(m, p.keys.Bottom):
-		p.follow = true
 	case key.Matches(m, p.keys.Follow):
 		if p.follow {
 			p.follow = false
@@ -288,25 +300,12 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 			p.follow = true
 		}
 	case key.Matches(m, p.keys.Filter):
-		p.typing = 'f'
-		p.input.Prompt = "filter (tag:L …)> "
-		p.input.SetValue(p.filterSrc)
-		p.input.CursorEnd()
-		p.syncKeys()
-		return p.input.Focus()
+		return p.openInput(filterInput, "filter (tag:L …)> ", p.filterSrc)
 	case key.Matches(m, p.keys.Console) && p.send != nil:
-		p.typing, p.opened = 'i', true
-		p.input.Prompt = "to board> "
-		p.input.SetValue("")
-		p.syncKeys()
-		return p.input.Focus()
+		p.opened = true
+		return p.openInput(consoleInput, "to board> ", "")
 	case key.Matches(m, p.keys.Search):
-		p.typing = '/'
-		p.input.Prompt = "/"
-		p.input.SetValue(p.query)
-		p.input.CursorEnd()
-		p.syncKeys()
-		return p.input.Focus()
+		return p.openInput(searchInput, "/", p.query)
 	case key.Matches(m, p.keys.Next):
 		p.jump(1)
 	case key.Matches(m, p.keys.Prev):
@@ -315,8 +314,18 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// openInput opens the input line for mode with prompt, holding value.
+func (p *Pane) openInput(mode inputMode, prompt, value string) tea.Cmd {
+	p.typing = mode
+	p.input.Prompt = prompt
+	p.input.SetValue(value)
+	p.input.CursorEnd()
+	p.syncKeys()
+	return p.input.Focus()
+}
+
 func (p *Pane) apply(v string) {
-	if p.typing == 'f' {
+	if p.typing == filterInput {
 		f, err := devlink.ParseFilter(v)
 		if err != nil {
 			p.filterErr = err.Error()
@@ -383,14 +392,14 @@ func (p *Pane) build() []row {
 				continue
 			}
 		}
-		style := 1
+		kind := rowLine
 		if e.kind.IsCrash() {
-			style = 2
+			kind = rowCrash
 		}
 		match := q != "" && strings.Contains(strings.ToLower(e.text), q)
-		p.rows = append(p.rows, row{text: e.text, style: style, level: e.level, match: match})
+		p.rows = append(p.rows, row{text: e.text, kind: kind, level: e.level, match: match})
 		for _, d := range e.decoded {
-			p.rows = append(p.rows, row{text: "  ↳ " + d, style: 3})
+			p.rows = append(p.rows, row{text: "  ↳ " + d, kind: rowDecoded})
 		}
 	}
 	p.dirty = false
@@ -426,9 +435,9 @@ func (p *Pane) render(r row) string {
 	switch {
 	case r.match:
 		s = p.st.Selected
-	case r.style == 2:
+	case r.kind == rowCrash:
 		s = p.st.Bad.Bold(true)
-	case r.style == 3:
+	case r.kind == rowDecoded:
 		s = p.st.Warn
 	case r.level == devlink.LevelError:
 		s = p.st.Bad
@@ -445,7 +454,7 @@ func (p *Pane) render(r row) string {
 }
 
 func (p *Pane) status(total, top int) string {
-	if p.typing != 0 {
+	if p.typing != noInput {
 		return ansi.Truncate(p.input.View(), p.width, "…")
 	}
 	mode := "following"

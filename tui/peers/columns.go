@@ -16,6 +16,10 @@ const (
 	numCols
 )
 
+// rowPrefix is the cells before a row's name: the cursor ("> "), the
+// board marker (BoardMarker) and a space: ">* cores3", "   nas".
+const rowPrefix = 3
+
 // colSpec describes how one column sizes: min cells, the width growth stops
 // at in the first pass (pref), and when it is dropped at narrow widths
 // (hide: 0 never, then 1 first, 2 next…).
@@ -27,7 +31,7 @@ type colSpec struct {
 }
 
 var colSpecs = [numCols]colSpec{
-	colName:    {title: "  name", min: 14, pref: 22},
+	colName:    {title: "   name", min: 14, pref: 22},
 	colOS:      {title: "OS", min: 8, pref: 8, hide: 1},
 	colPath:    {title: "path", min: 25, pref: 36},
 	colLatency: {title: "ping", min: 7, pref: 7, hide: 3}, // the last ping's round trip: nothing measures it passively

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
@@ -46,8 +47,18 @@ type pingRun struct {
 
 type pingLine struct {
 	text string
-	role int // 0 plain, 1 good, 2 warn, 3 bad
+	tone tone
 }
+
+// tone is a ping line's colour role; its words carry the meaning too.
+type tone int
+
+const (
+	tonePlain tone = iota
+	toneGood       // a pong, a direct path
+	toneWarn       // still relayed, a try that failed
+	toneBad        // the run failed or stopped
+)
 
 // Detail is the Peer detail pane: the selected peer's verdict with each
 // piece of evidence, the fix, endpoints and home DERP, the path-change
@@ -79,12 +90,7 @@ func NewDetail(st common.Styles, now func() time.Time, ping PingFunc) *Detail {
 	if now == nil {
 		now = time.Now
 	}
-	vp := viewport.New(0, 0)
-	k := newDetailKeys()
-	vp.KeyMap = viewport.KeyMap{
-		Up: k.Up, Down: k.Down, PageUp: k.PageUp, PageDown: k.PageDown,
-	}
-	d := &Detail{st: st, now: now, ping: ping, keys: k, vp: vp, pings: map[string]*pingRun{}, dirty: true}
+	d := &Detail{st: st, now: now, ping: ping, keys: newDetailKeys(), vp: common.NewViewport(), pings: map[string]*pingRun{}, dirty: true}
 	d.syncKeys()
 	return d
 }
@@ -161,9 +167,8 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return d.startPing(probes.PingTSMP)
 	}
 	d.refresh()
-	var cmd tea.Cmd
-	d.vp, cmd = d.vp.Update(msg)
-	return cmd
+	d.keys.Scroll(&d.vp, msg)
+	return nil
 }
 
 // startPing returns the injected ping command for the shown peer. A second
@@ -218,7 +223,7 @@ func (d *Detail) addPing(res probes.PingResult) {
 func pingResultLine(res probes.PingResult, pongs int) pingLine {
 	via := safetext.Clean(res.Via)
 	errText := safetext.Clean(res.Err)
-	lat := FormatLatency(res.Latency)
+	lat := units.Latency(res.Latency)
 	kind := "DISCO"
 	if res.Kind == probes.PingTSMP {
 		kind = "TSMP"
@@ -229,25 +234,25 @@ func pingResultLine(res probes.PingResult, pongs int) pingLine {
 			prefix = fmt.Sprintf("TSMP ping %d", res.Try)
 		}
 		if errText != "" {
-			return pingLine{text: prefix + ": " + errText, role: 2}
+			return pingLine{text: prefix + ": " + errText, tone: toneWarn}
 		}
 		return pingLine{text: prefix + " via " + via + " " + lat}
 	}
 	switch {
 	case res.Kind == probes.PingTSMP && errText == "timeout":
-		return pingLine{text: "TSMP ping failed: timeout (no reply through WireGuard)", role: 3}
+		return pingLine{text: "TSMP ping failed: timeout (no reply through WireGuard)", tone: toneBad}
 	case res.Kind != probes.PingTSMP && errText == probes.ErrNoDirect.Error() && pongs == 0:
-		return pingLine{text: fmt.Sprintf("DISCO ping failed: no pong in %d tries, not even through DERP (%s)", res.Try, errText), role: 3}
+		return pingLine{text: fmt.Sprintf("DISCO ping failed: no pong in %d tries, not even through DERP (%s)", res.Try, errText), tone: toneBad}
 	case errText != "":
-		return pingLine{text: kind + " ping failed: " + errText, role: 3}
+		return pingLine{text: kind + " ping failed: " + errText, tone: toneBad}
 	case res.Path == probes.PathDirect:
-		return pingLine{text: "direct " + via + " in " + lat, role: 1}
+		return pingLine{text: "direct " + via + " in " + lat, tone: toneGood}
 	case res.Kind == probes.PingTSMP && (via == "" || strings.EqualFold(via, string(probes.PingTSMP))):
-		return pingLine{text: "TSMP pong in " + lat, role: 1}
+		return pingLine{text: "TSMP pong in " + lat, tone: toneGood}
 	case res.Kind == probes.PingTSMP:
-		return pingLine{text: "TSMP pong via " + via + " in " + lat, role: 1}
+		return pingLine{text: "TSMP pong via " + via + " in " + lat, tone: toneGood}
 	default:
-		return pingLine{text: "still relayed: via " + via + " in " + lat + " (no direct path)", role: 2}
+		return pingLine{text: "still relayed: via " + via + " in " + lat + " (no direct path)", tone: toneWarn}
 	}
 }
 
@@ -257,7 +262,7 @@ func (d *Detail) endRuns(why string) {
 	for id, r := range d.pings {
 		if r.running {
 			r.running = false
-			r.lines = append(r.lines, pingLine{text: why, role: 3})
+			r.lines = append(r.lines, pingLine{text: why, tone: toneBad})
 			if id == d.peerID {
 				d.dirty = true
 			}
@@ -379,12 +384,12 @@ func (d *Detail) lines() []string {
 			if r.running && i == len(lines)-1 {
 				text += "…"
 			}
-			switch l.role {
-			case 1:
+			switch l.tone {
+			case toneGood:
 				text = d.st.Good.Render(text)
-			case 2:
+			case toneWarn:
 				text = d.st.Warn.Render(text)
-			case 3:
+			case toneBad:
 				text = d.st.Bad.Render(text)
 			}
 			add(strings.Repeat(" ", labelWidth) + text)
@@ -443,13 +448,13 @@ func (d *Detail) lines() []string {
 	field("home DERP", derp, nil)
 	// Latency is only what the last ping measured (0 until one answers),
 	// so it is labelled as such and, when unmeasured, says how to measure.
-	lastPing := FormatLatency(p.Latency)
+	lastPing := units.Latency(p.Latency)
 	if p.Latency == 0 && d.ping != nil {
 		lastPing += " (p to ping)"
 	}
-	traffic := "tx " + FormatRate(p.TxRate) + "  rx " + FormatRate(p.RxRate) +
+	traffic := "tx " + units.Rate(p.TxRate) + "  rx " + units.Rate(p.RxRate) +
 		"  last ping " + lastPing +
-		"  handshake " + formatAgo(d.now(), p.LastHandshake)
+		"  handshake " + units.Ago(d.now(), p.LastHandshake)
 	field("traffic", traffic, nil)
 
 	add(d.st.Title.Render("path changes"))

@@ -1,7 +1,6 @@
 package peers
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -216,11 +215,6 @@ func TestDetailNoSelection(t *testing.T) {
 	if d.Update(kmsg("p")) != nil {
 		t.Error("p without a peer returned a command")
 	}
-}
-
-func ExampleFormatRate() {
-	fmt.Println(FormatRate(12_595), FormatRate(640), FormatRate(4_300_000))
-	// Output: 12.3KiB/s 640B/s 4.1MiB/s
 }
 
 // pingLinesOf returns the ping progress lines of d's view, trimmed.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailpath/tailpath/devlink"
@@ -172,14 +173,14 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			if !strings.Contains(row, wantRow) {
 				t.Errorf("row does not say %q:\n%s", wantRow, row)
 			}
-			if got, want := strings.Contains(row, BoardMark), tt.wantBoard != ""; got != want {
-				t.Errorf("row marked %s = %v, want %v:\n%s", BoardMark, got, want, row)
+			if got, want := strings.Contains(row, ">"+BoardMarker+" esp32-s3 "), tt.wantBoard != ""; got != want {
+				t.Errorf("row marked %s = %v, want %v:\n%s", BoardMarker, got, want, row)
 			}
 			status, _, _ := strings.Cut(l.View(), "\n")
-			if got, want := strings.Contains(status, "board: esp32-s3"), tt.wantBoard != ""; got != want {
+			if got, want := strings.Contains(status, BoardMarker+" board: esp32-s3"), tt.wantBoard != ""; got != want {
 				t.Errorf("status line names the board = %v, want %v:\n%s", got, want, status)
 			}
-			if nas := rowOf(t, l.View(), "nas"); strings.Contains(nas, BoardMark) {
+			if nas := rowOf(t, l.View(), "nas"); strings.Contains(nas, BoardMarker) {
 				t.Errorf("the direct peer is marked as the board:\n%s", nas)
 			}
 
@@ -211,9 +212,10 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 	}
 }
 
-// At the narrowest name column the mark survives and the name is cut; the
-// filter finds the board by its mark.
-func TestBoardMarkSurvivesNarrowName(t *testing.T) {
+// At the narrowest name column the board's name keeps every cell the
+// column has (the marker has a column of its own); the filter finds the
+// board by "board".
+func TestBoardMarkerKeepsName(t *testing.T) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(100, 6)
 	snap := relayedSnapshot()
@@ -221,9 +223,10 @@ func TestBoardMarkSurvivesNarrowName(t *testing.T) {
 	f := feed{panes: []common.Pane{l}}
 	f.snapshot(snap)
 	f.board(boardState(t, frameNet))
-	row := rowOf(t, l.View(), "> ")
-	if !strings.Contains(row, "> es") || !strings.Contains(row, "… "+BoardMark) {
-		t.Errorf("row lost the mark or the whole name:\n%s", row)
+	row := rowOf(t, l.View(), ">")
+	nameCells := l.cols[colName].Width - cellGap - rowPrefix
+	if want := ">" + BoardMarker + " " + ansi.Truncate("esp32-s3-cores3-lab", nameCells, "…"); !strings.HasPrefix(row, want) {
+		t.Errorf("row does not start %q (the name in all %d cells of its column):\n%s", want, nameCells, row)
 	}
 	send(l, "/")
 	typeInto(l, "board")

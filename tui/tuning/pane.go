@@ -7,10 +7,12 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/internal/columns"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
@@ -19,7 +21,8 @@ import (
 )
 
 type keyMap struct {
-	Apply, Revert, BBR, Up, Down, Yes, No key.Binding
+	common.Nav                  // scroll (shared with every pane)
+	Apply, Revert, BBR, Yes, No key.Binding
 	// NoRevert explains, in full help only, why r does nothing: it is
 	// enabled exactly when Revert is disabled for want of a state file. It
 	// is never matched against keys.
@@ -31,14 +34,14 @@ func (k keyMap) ShortHelp() []key.Binding {
 	if k.dialog {
 		return []key.Binding{k.Yes, k.No}
 	}
-	return []key.Binding{k.Apply, k.Revert, k.BBR, k.Up, k.Down}
+	return []key.Binding{k.Apply, k.Revert, k.BBR, k.Arrows}
 }
 
 func (k keyMap) FullHelp() [][]key.Binding {
 	if k.dialog {
 		return [][]key.Binding{k.ShortHelp()}
 	}
-	return [][]key.Binding{k.ShortHelp(), {k.NoRevert}}
+	return [][]key.Binding{k.Nav.Full(), {k.Apply, k.Revert, k.BBR, k.NoRevert}}
 }
 
 // dialog is an open confirm prompt.
@@ -59,7 +62,7 @@ type Pane struct {
 	isRoot func() bool
 
 	width, height int
-	scroll        int
+	vp            viewport.Model // the report, scrolled; a dialog is shown whole
 
 	data    *ReportMsg
 	bbr     bool // the --bbr target, toggled with b
@@ -70,8 +73,7 @@ type Pane struct {
 	outcome string
 	bad     bool
 
-	lines []string
-	dirty bool
+	dirty bool // the report must be rendered again
 }
 
 // New returns the Tuning pane. It shows "reading…" until the first
@@ -85,13 +87,12 @@ func New(o Options) *Pane {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pane{o: o, st: st, now: now, isRoot: defaultIsRoot(o), bbr: o.Inputs.BBR, dirty: true, keys: keyMap{
+	return &Pane{o: o, st: st, now: now, isRoot: defaultIsRoot(o), bbr: o.Inputs.BBR, dirty: true, vp: common.NewViewport(), keys: keyMap{
 		Apply:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply")),
 		Revert:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revert")),
 		NoRevert: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revert: nothing recorded yet")),
 		BBR:      key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "toggle bbr")),
-		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll")),
-		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll")),
+		Nav:      common.NewNav("scroll"),
 		Yes:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes, write it")),
 		No:       key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "cancel")),
 	}}
@@ -191,10 +192,9 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 		p.bbr = !p.bbr
 		p.recompute()
 		p.dirty = true
-	case key.Matches(m, km.Up):
-		p.scroll = max(0, p.scroll-1)
-	case key.Matches(m, km.Down):
-		p.scroll++
+	default:
+		common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
+		km.Scroll(&p.vp, m)
 	}
 	return nil
 }
@@ -251,32 +251,20 @@ func (p *Pane) View() string {
 	if p.width <= 0 || p.height <= 0 {
 		return ""
 	}
-	if p.dirty {
-		p.lines = p.render()
-		p.dirty = false
-	}
-	lines := p.lines
-	if p.confirm == nil {
-		p.scroll = min(p.scroll, max(0, len(lines)-p.height))
-		lines = lines[min(p.scroll, len(lines)):]
-	}
-	out := make([]string, 0, p.height)
-	for _, l := range lines {
-		if len(out) == p.height {
-			break
+	if p.confirm != nil {
+		// The dialog whole, from its first line; the report keeps its scroll.
+		lines := p.renderDialog()
+		out := make([]string, p.height)
+		for i := range min(len(lines), p.height) {
+			out[i] = ansi.Truncate(lines[i], p.width, "…")
 		}
-		out = append(out, ansi.Truncate(l, p.width, "…"))
+		return strings.Join(out, "\n")
 	}
-	for len(out) < p.height {
-		out = append(out, "")
-	}
-	return strings.Join(out, "\n")
+	common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
+	return p.vp.View()
 }
 
 func (p *Pane) render() []string {
-	if p.confirm != nil {
-		return p.renderDialog()
-	}
 	var b []string
 	add := func(s string) { b = append(b, s) }
 	head := p.st.Title.Render("TCP tuning")
@@ -500,33 +488,12 @@ func stepRows(steps []sysctl.Step) [][]string {
 	return rows
 }
 
-// table lays rows out in columns separated by two spaces; with st, the
-// first row is a header in the muted style. Widths are display widths.
+// table lays rows out in columns (internal/columns); with st, the first
+// row is a header in the muted style.
 func table(st *common.Styles, rows [][]string, indent string) []string {
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], ansi.StringWidth(c))
-		}
-	}
-	out := make([]string, 0, len(rows))
-	for ri, r := range rows {
-		var sb strings.Builder
-		sb.WriteString(indent)
-		for i, c := range r {
-			sb.WriteString(c)
-			if i < len(r)-1 {
-				sb.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
-			}
-		}
-		line := sb.String()
-		if st != nil && ri == 0 {
-			line = st.Muted.Render(line)
-		}
-		out = append(out, line)
+	out := columns.Lines(rows, indent)
+	if st != nil && len(out) > 0 {
+		out[0] = st.Muted.Render(out[0])
 	}
 	return out
 }

@@ -80,7 +80,7 @@ func TestDashboardOnLab(t *testing.T) {
 
 	// Relayed first: lab-derp is the top row, in Tailscale's words, with
 	// the diagnosis's reason.
-	waitFor("relayed row", regexp.MustCompile(`> lab-derp .*active; relay "lab1"`))
+	waitFor("relayed row", regexp.MustCompile(`> +lab-derp .*active; relay "lab1"`))
 	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
 	waitFor("detail of lab-derp", regexp.MustCompile(`verdict +no-endpoints: `))
 	tm.Type("p")

@@ -1,0 +1,74 @@
+package common
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+func TestNavScroll(t *testing.T) {
+	var lines []string
+	for i := range 100 {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	vp := NewViewport()
+	vp.Width, vp.Height = 20, 10
+	vp.SetContent(strings.Join(lines, "\n"))
+	nav := NewNav("scroll")
+	for _, tt := range []struct {
+		key  string
+		want int // YOffset after the key
+	}{
+		{"j", 1}, {"down", 2}, {"k", 1}, {"pgdown", 11}, {"ctrl+d", 21}, {"pgup", 11},
+		{"G", 90}, {"end", 90}, {"g", 0}, {"G", 90}, {"home", 0}, {"up", 0},
+	} {
+		if !nav.Scroll(&vp, keyMsg(tt.key)) {
+			t.Errorf("%q is not a navigation key", tt.key)
+		}
+		if vp.YOffset != tt.want {
+			t.Errorf("after %q: offset %d, want %d", tt.key, vp.YOffset, tt.want)
+		}
+	}
+	if nav.Scroll(&vp, keyMsg("x")) {
+		t.Error(`"x" scrolled`)
+	}
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "pgup":
+		return tea.KeyMsg{Type: tea.KeyPgUp}
+	case "pgdown":
+		return tea.KeyMsg{Type: tea.KeyPgDown}
+	case "home":
+		return tea.KeyMsg{Type: tea.KeyHome}
+	case "end":
+		return tea.KeyMsg{Type: tea.KeyEnd}
+	case "ctrl+d":
+		return tea.KeyMsg{Type: tea.KeyCtrlD}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+func TestNavStep(t *testing.T) {
+	nav := NewNav("move")
+	for _, tt := range []struct {
+		key  string
+		want int
+		ok   bool
+	}{
+		{"k", -1, true}, {"down", 1, true}, {"pgup", -7, true}, {"ctrl+d", 7, true},
+		{"home", -Far, true}, {"G", Far, true}, {"s", 0, false},
+	} {
+		got, ok := nav.Step(keyMsg(tt.key), 7)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("Step(%q) = %d, %v; want %d, %v", tt.key, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package tui
+
+import (
+	"context"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/sockdiag"
+	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/device"
+	"github.com/tailpath/tailpath/tui/logpane"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/tuning"
+)
+
+// boardEvent is a CoreS3 as devlink reports it: the peer "cores3" of
+// peerstest (100.64.0.3) with its telemetry (0 endpoints advertised, a
+// full DISCO probe table, a stalled control stream) and a few console
+// lines, among them a panic.
+func boardEvent(t *testing.T) devlink.Event {
+	t.Helper()
+	var lines []string
+	frame := func(f telemetry.Frame, keys ...string) {
+		for _, k := range keys {
+			f.SetHas(k, true)
+		}
+		b, err := f.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	lines = append(lines,
+		"I (312) wifi:connected with lab-ap, aid = 1, channel 6, BW20, bssid = 02:00:00:00:00:01",
+		"I (1204) esp_netif_handlers: sta ip: 192.168.1.50, mask: 255.255.255.0, gw: 192.168.1.1",
+		"I (2210) tailscale: logged in as cores3.example.ts.net (100.64.0.3)",
+		"W (5400) tailscale: no UDP endpoint advertised yet; talking through DERP",
+	)
+	frame(telemetry.Frame{Kind: telemetry.KindNet, Seq: 5, Uptime: 5400 * time.Millisecond, Net: telemetry.Net{
+		IP: netip.MustParseAddr("100.64.0.3"), Host: "cores3", Endpoints: 0, HomeDERP: 1, HomeDERPBy: "lowest-id",
+		HomeLatency: 182 * time.Millisecond, Nearest: 7, NearestLatency: 24 * time.Millisecond,
+	}}, "seq", "up", "ip", "host", "eps", "derp", "derpby", "derpms", "near", "nearms")
+	frame(telemetry.Frame{Kind: telemetry.KindDisco, Seq: 6, Uptime: 100400 * time.Millisecond, Disco: telemetry.Disco{
+		ProbesUsed: 64, ProbesCap: 64, ProbesDropped: 10, PingsSent: 84, PongsRecv: 20, CallMeMaybeIn: 1, CallMeMaybeOut: 1,
+		H2Received: 65535, H2WindowReturned: 0, H2WindowOpen: 0,
+	}}, "seq", "up", "pu", "pcap", "pdrop", "preap", "ping", "pong", "cmmi", "cmmo", "h2rx", "h2wu", "h2win")
+	frame(telemetry.Frame{Kind: telemetry.KindStatus, Seq: 7, Uptime: 100500 * time.Millisecond, Status: telemetry.Status{
+		Reset: "poweron", RSSI: -61, HeapFree: 131072, HeapMinFree: 127000, HeapLargest: 69632, PSRAMFree: 8 << 20,
+	}}, "seq", "up", "rst", "rssi", "wdis", "hif", "hmin", "hlb", "psf", "bad")
+	lines = append(lines,
+		"E (101000) tailscale: DISCO probe table full (64/64): dropping ping to 203.0.113.10:41641",
+		"Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.",
+		"Backtrace: 0x4008a000:0x3ffb5a10 0x400d1000:0x3ffb5a30",
+	)
+	st := devlink.NewState()
+	var ev devlink.Event
+	for _, s := range lines {
+		var l devlink.Line
+		devlink.ParseLine([]byte(s+"\r\n"), &l)
+		st.ApplyLine(&l, peerstest.Time, nil)
+		l.Display = l.DisplayText()
+		ev.Lines = append(ev.Lines, l.Clone())
+	}
+	st.ApplyLink(devlink.LinkStatus{Port: "/dev/ttyACM0", Up: true, At: peerstest.Time})
+	ev.State = st.Clone()
+	return ev
+}
+
+// tuningOptions is the Tuning pane over a sandbox copy of a sample
+// /proc/sys, with two tailnet TCP connections.
+func tuningOptions(t *testing.T) tuning.Options {
+	t.Helper()
+	dir := t.TempDir()
+	h, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtt := 18 * time.Millisecond
+	info := &sockdiag.TCPInfo{Len: 232, RTT: &rtt, RTTVar: new(rtt / 10), SndCwnd: new(uint32(40)),
+		Retrans: new(uint32(0)), TotalRetrans: new(uint32(2)), DeliveryRate: new(uint64(1_375_000)),
+		BusyTime: new(time.Second), SndbufLimited: new(time.Duration(0)), RwndLimited: new(time.Duration(0)),
+		BytesSent: new(uint64(50 << 20)), BytesRetrans: new(uint64(0))}
+	return tuning.Options{
+		Inputs: tune.Inputs{Host: h, Sandbox: true, Bandwidth: 400e6, RTT: 20 * time.Millisecond,
+			BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case",
+			Conns: func(context.Context) ([]sockdiag.Conn, error) {
+				return []sockdiag.Conn{{Remote: netip.MustParseAddrPort("100.64.0.2:445"), State: "ESTABLISHED", CC: "cubic", Info: info, Verdict: sockdiag.Judge(info, "cubic")}}, nil
+			},
+			Link: func(string) (sockdiag.Link, error) {
+				return sockdiag.Link{Name: "tailscale0", MTU: 1280, Qdisc: "fq_codel", Up: true}, nil
+			},
+		},
+		StatePath: filepath.Join(dir, "state.json"),
+		IsRoot:    func() bool { return false },
+		Now:       peerstest.Now,
+	}
+}
+
+// TestGolden80x24 draws every pane at 80×24, a typical SSH session on a
+// NAS, with a board linked to its peer, and compares each screen with
+// testdata/TestGolden80x24/*.golden (go test ./tui/ -run TestGolden80x24
+// -update). Names win over decorations: the board's row keeps its name.
+func TestGolden80x24(t *testing.T) {
+	st := common.DefaultStyles()
+	to := tuningOptions(t)
+	report := tuning.Gather(context.Background(), to)
+	if report.Err != nil {
+		t.Fatal(report.Err)
+	}
+	report.Report.Time = peerstest.Time
+	ev := boardEvent(t)
+	var linker link.Linker
+	snap := peerstest.Snapshot()
+	linker.SetSnapshot(&snap)
+	linked, _ := linker.SetDevice(&ev.State)
+	opts := testOptions()
+	opts.Ping = func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
+	opts.Panes = []common.Pane{device.New(st, peerstest.Now), logpane.New(st, 0), tuning.New(to)}
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, linked, ev, report)
+	for _, tt := range []struct {
+		name string
+		keys []tea.Msg
+	}{
+		{"peers", nil},
+		{"detail", keys("enter")},
+		{"device", keys("3")},
+		{"log", keys("4")},
+		{"tuning", keys("5")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, _ := step(t, m, tt.keys...)
+			view := m.View()
+			checkScreen(t, tt.name, view, 80, 24)
+			teatest.RequireEqualOutput(t, []byte(view))
+			if tt.name == "peers" && !strings.Contains(view, "cores3") {
+				t.Errorf("the board's row lost its name:\n%s", view)
+			}
+		})
+	}
+}
