@@ -56,10 +56,10 @@ const (
 type inputMode int
 
 const (
-	noInput     inputMode = iota
-	filterInput           // the tag:L filter (f)
-	searchInput           // the search text (/)
-	consoleInput          // a line to send to the board (i)
+	noInput      inputMode = iota
+	filterInput            // the tag:L filter (f)
+	searchInput            // the search text (/)
+	consoleInput           // a line to send to the board (i)
 )
 
 type keys struct {
