@@ -3,7 +3,8 @@
 // with history, per-peer path and handshake source, Wi-Fi drops, fetch
 // timings). It renders devlink.State from devlink.Event messages, marks the
 // board or its peer when that node is selected in Peers
-// (common.PeerSelectedMsg), and does no I/O.
+// (common.PeerSelectedMsg; the board's own peer as the linker matched it,
+// *link.Snapshot), and does no I/O.
 package device
 
 import (
@@ -22,6 +23,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -48,6 +50,7 @@ type Pane struct {
 	vp            viewport.Model // the rendered content, rebuilt on data or size change
 	dirty         bool
 	selected      probes.Peer // the peer selected in the Peers pane, if any
+	boardID       string      // the Peer.ID linked to the board (link.Snapshot.BoardID); "" none
 	ticking       bool        // an ageTickMsg is pending
 	reset         func() bool // asks the link for a hard reset; nil for a replay
 }
@@ -119,6 +122,10 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	case common.PeerSelectedMsg:
 		p.selected = m.Peer
 		p.dirty = true
+	case *link.Snapshot:
+		if id := m.BoardID(); id != p.boardID {
+			p.boardID, p.dirty = id, true
+		}
 	case tea.KeyMsg:
 		common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
 		switch {
@@ -170,7 +177,7 @@ func (p *Pane) render() []string {
 	if s.Hostname != "" || s.TailnetIP.IsValid() {
 		id = fmt.Sprintf("  %s %s", safetext.Clean(s.Hostname), addrOr(s.TailnetIP.String(), s.TailnetIP.IsValid()))
 	}
-	if p.isBoard(s) {
+	if p.isBoard() {
 		id += "  " + p.st.Selected.Render("selected in Peers")
 	}
 	add(p.st.Title.Render("Board") + "  " + link + id)
@@ -441,9 +448,10 @@ func derpByWords(by string) string {
 	return safetext.Clean(by)
 }
 
-// isBoard reports whether the peer selected in Peers is this board.
-func (p *Pane) isBoard(s *devlink.State) bool {
-	return s.TailnetIP.IsValid() && p.selectedHas(s.TailnetIP)
+// isBoard reports whether the peer selected in Peers is this board, as
+// the linker matched them (probes/link).
+func (p *Pane) isBoard() bool {
+	return p.boardID != "" && p.selected.ID == p.boardID
 }
 
 func (p *Pane) selectedHas(ip netip.Addr) bool {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -59,7 +60,8 @@ func TestDevicePaneUpdate(t *testing.T) {
 	if v := p.View(); !strings.Contains(v, "no board yet") {
 		t.Errorf("empty pane:\n%s", v)
 	}
-	p.Update(event(boardLog, true))
+	ev0 := event(boardLog, true)
+	p.Update(ev0)
 	v := p.View()
 	for _, want := range []string{
 		"link up /dev/ttyACM0  cores3 100.64.0.9",
@@ -87,7 +89,12 @@ func TestDevicePaneUpdate(t *testing.T) {
 	if v = p.View(); !strings.Contains(v, "handshake via DERP region 1 · 1m ago  ◀ nas") {
 		t.Errorf("selected peer not marked:\n%s", v)
 	}
-	p.Update(common.PeerSelectedMsg{Peer: probes.Peer{Name: "cores3", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.9")}}})
+	// The board's own node, as the linker matched it.
+	board := probes.Peer{ID: "nCORES3", Name: "cores3", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.9")}}
+	var linker link.Linker
+	linker.SetDevice(&ev0.State)
+	p.Update(linker.SetSnapshot(&probes.Snapshot{Peers: []probes.Peer{board}}))
+	p.Update(common.PeerSelectedMsg{Peer: board})
 	if v = p.View(); !strings.Contains(v, "cores3 100.64.0.9  selected in Peers") {
 		t.Errorf("board not marked as selected:\n%s", v)
 	}
