@@ -33,6 +33,7 @@ type dashboardFlags struct {
 	reset bool
 	// eol is what the Log pane's console sends for Enter: CR, LF or CRLF.
 	eol string
+	api apiFlags
 }
 
 const dashboardUsage = `usage: tailpath [flags]
@@ -47,6 +48,7 @@ func dashboardCommand() *command {
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default: the platform's)")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
 	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
+	f.api.register(fs)
 	f.registerDevice(fs)
 	return &command{
 		name:  "",
@@ -70,12 +72,17 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error
 	if err := noArgs(args); err != nil {
 		return err
 	}
+	api, err := f.api.open()
+	if err != nil {
+		return usageError{err}
+	}
 	d := app.Dashboard{
-		Client:   probes.NewClient(f.socket),
-		Socket:   f.socket,
-		Interval: f.interval,
-		All:      f.all,
-		Title:    "tailpath",
+		ControlAPI: api,
+		Client:     probes.NewClient(f.socket),
+		Socket:     f.socket,
+		Interval:   f.interval,
+		All:        f.all,
+		Title:      "tailpath",
 		// The host's own TCP tuning (on other systems the pane says "Linux only").
 		Tuning: &tuning.Options{},
 	}

@@ -44,6 +44,9 @@ type Options struct {
 	// doing the I/O, whose results come back as probes.PingResult messages
 	// (relayed with Program.Send, several per run). Nil disables ping keys.
 	Ping func(peer probes.Peer, kind probes.PingKind) tea.Cmd
+	// RefreshPeerSide asks the control API for the peers' own facts now
+	// (r in Peers and Detail); nil, without an API key, disables r.
+	RefreshPeerSide func() tea.Cmd
 	// Now is the clock for countdowns and "ago" texts; nil means time.Now.
 	// Tests inject a fixed clock so output is deterministic.
 	Now func() time.Time
@@ -110,6 +113,10 @@ func New(opts Options) Model {
 	}
 	list := peers.NewList(st)
 	detail := peers.NewDetail(st, now, opts.Ping)
+	if opts.RefreshPeerSide != nil {
+		list.SetRefresh(opts.RefreshPeerSide)
+		detail.SetRefresh(opts.RefreshPeerSide)
+	}
 	panes := append([]common.Pane{list, detail}, opts.Panes...)
 	h := help.New()
 	h.Styles.ShortKey = st.Title

@@ -60,6 +60,9 @@ type Dashboard struct {
 	// All keeps the peers `tailscale status` hides (shared-in nodes,
 	// Mullvad exit nodes; probes.GatherOptions.All).
 	All bool
+	// ControlAPI, when set, reads the peers' own side of each path from
+	// the Tailscale control API, once a minute and on r.
+	ControlAPI *probes.ControlAPI
 	// Title is shown left of the tabs.
 	Title string
 	// Device, when set, adds the Device and Log panes, fed by it.
@@ -119,6 +122,25 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 	return panes, feeds
 }
 
+// SourceOptions are the tailscaled source's options for d: its poll, the
+// peers tailscale status hides when All, fresh DERP latencies every 10
+// minutes (a few STUN packets, as `tailscale netcheck` sends, so
+// far-home-derp is judged on current numbers rather than NetInfo's, which
+// may be hours old), and the control API's peer side when ControlAPI is
+// set.
+func (d *Dashboard) SourceOptions() probes.SourceOptions {
+	o := probes.SourceOptions{
+		Interval:    d.Interval,
+		Socket:      d.Socket,
+		Gather:      probes.GatherOptions{All: d.All},
+		MeasureDERP: probes.MeasureDERPLatency,
+	}
+	if d.ControlAPI != nil {
+		o.PeerSide = probes.NewRefresher(d.ControlAPI, 0)
+	}
+	return o
+}
+
 // Run starts the sources, runs the Bubble Tea program on stdin and stdout
 // until the user quits or ctx ends, then cancels the sources, waits for
 // them and runs the closers. It fails at once, with ErrNoTerminal, when the
@@ -139,17 +161,9 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 
-	src := probes.NewSource(d.Client, probes.SourceOptions{
-		Interval: d.Interval,
-		Socket:   d.Socket,
-		Gather:   probes.GatherOptions{All: d.All},
-		// Fresh DERP latencies every 10 minutes (a few STUN packets, as
-		// `tailscale netcheck` sends), so far-home-derp is judged on
-		// current numbers rather than NetInfo's, which may be hours old.
-		MeasureDERP: probes.MeasureDERPLatency,
-	})
+	src := probes.NewSource(d.Client, d.SourceOptions())
 	panes, feeds := d.Panes()
-	model := tui.New(tui.Options{
+	opts := tui.Options{
 		Title: d.Title,
 		Panes: panes,
 		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
@@ -158,7 +172,16 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 				return nil
 			}
 		},
-	})
+	}
+	if d.ControlAPI != nil {
+		opts.RefreshPeerSide = func() tea.Cmd {
+			return func() tea.Msg {
+				src.RefreshPeerSide()
+				return nil
+			}
+		}
+	}
+	model := tui.New(opts)
 	p := tea.NewProgram(model,
 		tea.WithAltScreen(),
 		tea.WithContext(ctx),

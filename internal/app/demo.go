@@ -35,16 +35,22 @@ const (
 )
 
 // Demo returns the demo's dashboard over a started lab: its observer as the
-// tailscaled, the bundled firmware's scenario as the board (Device and Log
-// panes), and a sandbox copy of this host's /proc/sys as the Tuning pane's
-// host. ctx bounds the replay.
+// tailscaled, the lab's control API (each node's own NetInfo) as the peers'
+// side of each path, the bundled firmware's scenario as the board (Device
+// and Log panes), and a sandbox copy of this host's /proc/sys as the
+// Tuning pane's host. ctx bounds the replay.
 func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, error) {
+	api, err := probes.NewControlAPI(l.ControlAPIConfig())
+	if err != nil {
+		return nil, err
+	}
 	d := &Dashboard{
-		Client:   l.Observer(),
-		Socket:   l.ObserverSocket(),
-		Interval: interval,
-		Title:    DemoTitle,
-		Device:   &devlink.Source{Replay: pacedReplay(ctx, DemoScenario(ctx, l), demoReplaySpeed)},
+		ControlAPI: api,
+		Client:     l.Observer(),
+		Socket:     l.ObserverSocket(),
+		Interval:   interval,
+		Title:      DemoTitle,
+		Device:     &devlink.Source{Replay: pacedReplay(ctx, DemoScenario(ctx, l), demoReplaySpeed)},
 	}
 	opts, err := demoTuning(l)
 	if err != nil {
@@ -55,14 +61,25 @@ func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, 
 }
 
 // DemoStatus is the demo's view once, headless (demo --status): the
-// observer's snapshot linked to the simulated board as it stands after its
-// whole scenario, which is what the dashboard shows once the replay has
-// ended. One snapshot, so rates read 0 and each peer's one path change is
-// its path now.
+// observer's snapshot with the lab's control-API facts of each peer,
+// linked to the simulated board as it stands after its whole scenario,
+// which is what the dashboard shows once the replay has ended. One
+// snapshot, so rates read 0 and each peer's one path change is its path
+// now.
 func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
 	snap, err := probes.Gather(ctx, l.Observer(), nil)
 	if err != nil {
 		return nil, err
+	}
+	if api, err := probes.NewControlAPI(l.ControlAPIConfig()); err == nil {
+		facts, err := api.Fetch(ctx)
+		st := probes.APIStatus{State: "ok"}
+		if err != nil {
+			st = probes.APIStatus{State: "error", Err: err.Error()}
+		} else {
+			st.At = facts.At
+		}
+		probes.ApplyPeerFacts(snap, facts, st)
 	}
 	var lines strings.Builder
 	for _, sl := range DemoScenario(ctx, l) {

@@ -68,10 +68,13 @@ type Server struct {
 
 	mu      sync.Mutex
 	devices []Device
-	status  int           // when non-zero, every devices request fails with it
-	delay   time.Duration // before every devices answer
-	served  int
-	tokens  map[string]bool
+	source  func() []Device // when set, the device list at each request
+	// overrides change listed devices by host name at each request.
+	overrides []override
+	status    int           // when non-zero, every devices request fails with it
+	delay     time.Duration // before every devices answer
+	served    int
+	tokens    map[string]bool
 }
 
 // New returns a server that accepts the API key apiKey and the OAuth
@@ -87,14 +90,32 @@ func (s *Server) SetDevices(ds []Device) {
 	s.devices = append([]Device(nil), ds...)
 }
 
-// Update changes the listed device whose hostname is host with f; it
-// reports whether there was one.
-func (s *Server) Update(host string, f func(*Device)) bool {
+type override struct {
+	host string
+	f    func(*Device)
+}
+
+// SetSource makes every request list what f returns at that moment (the
+// lab builds its devices from the nodes' live state); Update's changes
+// apply on top.
+func (s *Server) SetSource(f func() []Device) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := range s.devices {
-		if s.devices[i].Hostname == host {
-			f(&s.devices[i])
+	s.source = f
+}
+
+// Update changes, in every later answer, the listed device whose
+// hostname is host with f; it reports whether such a device is listed now.
+func (s *Server) Update(host string, f func(*Device)) bool {
+	s.mu.Lock()
+	s.overrides = append(s.overrides, override{host, f})
+	devs, source := s.devices, s.source
+	s.mu.Unlock()
+	if source != nil {
+		devs = source()
+	}
+	for _, d := range devs {
+		if d.Hostname == host {
 			return true
 		}
 	}
@@ -169,9 +190,20 @@ func (s *Server) authorized(r *http.Request) bool {
 func (s *Server) serveDevices(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.served++
-	status, delay := s.status, s.delay
-	devs := append([]Device(nil), s.devices...)
+	status, delay, source := s.status, s.delay, s.source
+	devs := cloneDevices(s.devices)
+	overrides := append([]override(nil), s.overrides...)
 	s.mu.Unlock()
+	if source != nil {
+		devs = source()
+	}
+	for _, o := range overrides {
+		for i := range devs {
+			if devs[i].Hostname == o.host {
+				o.f(&devs[i])
+			}
+		}
+	}
 	if delay > 0 {
 		select {
 		case <-time.After(delay):
@@ -194,6 +226,23 @@ func (s *Server) serveDevices(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"devices": devs})
+}
+
+// cloneDevices copies ds deeply enough for overrides to change the copy.
+func cloneDevices(ds []Device) []Device {
+	out := make([]Device, len(ds))
+	for i, d := range ds {
+		if cc := d.ClientConnectivity; cc != nil {
+			c := *cc
+			if cs := cc.ClientSupports; cs != nil {
+				x := *cs
+				c.ClientSupports = &x
+			}
+			d.ClientConnectivity = &c
+		}
+		out[i] = d
+	}
+	return out
 }
 
 func apiError(w http.ResponseWriter, status int, msg string) {

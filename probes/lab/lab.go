@@ -48,6 +48,8 @@ import (
 	"tailscale.com/tstest/integration/testcontrol"
 	"tailscale.com/types/key"
 	"tailscale.com/types/logger"
+
+	"github.com/tailpath/tailpath/internal/ctrlapi"
 )
 
 // Role is what a lab node is there to show.
@@ -128,6 +130,10 @@ type Lab struct {
 	control     *testcontrol.Server
 	controlURL  string
 	controlHTTP *http.Server
+	// api serves the control API's device list (controlapi.go) on the
+	// control server's address, behind apiKey.
+	api    *ctrlapi.Server
+	apiKey string
 
 	observer   *runningNode
 	observerLC *local.Client
@@ -247,8 +253,11 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		ExplicitBaseURL: l.controlURL,
 		HoldMapRequest:  l.onMapRequest,
 	}
+	l.apiKey = newAPIKey()
+	l.api = ctrlapi.New(l.apiKey, "", "")
+	l.api.SetSource(l.apiDevices)
 	l.controlHTTP = &http.Server{
-		Handler:           l.control,
+		Handler:           apiHandler(l.api, l.control),
 		ErrorLog:          log.New(logWriter{l.prefixed("control-http")}, "", 0),
 		ReadHeaderTimeout: 30 * time.Second,
 	}

@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/internal/ctrlapi"
 	"github.com/tailpath/tailpath/probes"
 	"tailscale.com/net/stun"
 )
@@ -263,6 +265,65 @@ func TestLab(t *testing.T) {
 			t.Errorf("report dated %v", rep.At)
 		}
 		t.Logf("lab DERP latencies: %v", rep.ByRegion)
+	})
+
+	// The peer's side from the lab's control API (each node's own NetInfo
+	// through the real tailscale.com/client/tailscale/v2 client): a peer
+	// the API says is behind a hard NAT gets a hard-NAT reason resting on
+	// the peer side; without the API the same peer keeps today's verdict.
+	t.Run("control API: both ends", func(t *testing.T) {
+		api, err := probes.NewControlAPI(l.ControlAPIConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !l.ControlAPI().Update(DERPName, func(d *ctrlapi.Device) {
+			d.ClientConnectivity.MappingVariesByDestIP = ctrlapi.Bool(true)
+			d.ClientConnectivity.ClientSupports.UPnP = ctrlapi.Bool(false)
+			d.ClientConnectivity.ClientSupports.PMP = ctrlapi.Bool(false)
+			d.ClientConnectivity.ClientSupports.PCP = ctrlapi.Bool(false)
+		}) {
+			t.Fatalf("the lab's API does not list %s", DERPName)
+		}
+		without, err := probes.Gather(ctx, l.Observer(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		with, err := probes.Gather(ctx, l.Observer(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		facts, err := api.Fetch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probes.ApplyPeerFacts(with, facts, probes.APIStatus{State: "ok", At: facts.At})
+		if st := with.ControlAPI; st.Matched != 4 || st.PeersMissing != 0 {
+			t.Errorf("API status %+v, want the 4 peers matched", st)
+		}
+		hard := []probes.ReasonID{probes.ReasonPeerHardNAT, probes.ReasonBothHardNAT, probes.ReasonHardAndFilteringNAT}
+		find := func(s *probes.Snapshot) probes.Peer {
+			for _, p := range s.Peers {
+				if p.Name == DERPName {
+					return p
+				}
+			}
+			t.Fatalf("no %s", DERPName)
+			return probes.Peer{}
+		}
+		p := find(with)
+		if p.PeerSide == nil || p.PeerSide.Source != probes.SourceControlAPI || p.PeerSide.ClientVersion == "" {
+			t.Fatalf("%s peer side = %+v, want the API's facts", DERPName, p.PeerSide)
+		}
+		all := append([]probes.ReasonID{p.Verdict.Reason}, p.Verdict.Also...)
+		if !slices.ContainsFunc(all, func(r probes.ReasonID) bool { return slices.Contains(hard, r) }) || !p.Verdict.PeerSide {
+			t.Errorf("with the API: %s %v (peer side %v), want a hard-NAT reason resting on the peer side", p.Verdict.Reason, p.Verdict.Also, p.Verdict.PeerSide)
+		}
+		q := find(without)
+		allq := append([]probes.ReasonID{q.Verdict.Reason}, q.Verdict.Also...)
+		if q.Verdict.Reason != probes.ReasonNoEndpoints || slices.ContainsFunc(allq, func(r probes.ReasonID) bool { return slices.Contains(hard, r) }) {
+			t.Errorf("without the API: %s %v, want no-endpoints and no hard-NAT reason", q.Verdict.Reason, q.Verdict.Also)
+		}
+		t.Logf("with the API: %s also %v; without: %s also %v", p.Verdict.Reason, p.Verdict.Also, q.Verdict.Reason, q.Verdict.Also)
 	})
 
 	// The IPN bus: tailscaled (here tsnet's LocalAPI, which validates the

@@ -76,6 +76,9 @@ type Detail struct {
 
 	width, height int
 
+	// refreshAPI re-reads the control API (nil: no API key, r disabled).
+	refreshAPI func() tea.Cmd
+
 	snap   *link.Snapshot // the latest linked snapshot
 	peerID string
 	peer   probes.Peer
@@ -165,6 +168,8 @@ func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return d.startPing(probes.PingDISCO)
 	case key.Matches(msg, d.keys.TSMP):
 		return d.startPing(probes.PingTSMP)
+	case key.Matches(msg, d.keys.Refresh) && d.refreshAPI != nil:
+		return d.refreshAPI()
 	}
 	d.refresh()
 	d.keys.Scroll(&d.vp, msg)
@@ -279,6 +284,14 @@ func (d *Detail) syncKeys() {
 	}
 	d.keys.Disco.SetEnabled(can)
 	d.keys.TSMP.SetEnabled(can)
+	d.keys.Refresh.SetEnabled(d.refreshAPI != nil)
+}
+
+// SetRefresh gives r its action: re-read the peers' own facts from the
+// control API now. Without it (no API key) r stays disabled.
+func (d *Detail) SetRefresh(f func() tea.Cmd) {
+	d.refreshAPI = f
+	d.syncKeys()
 }
 
 // refresh rebuilds the content when something it shows changed.
@@ -426,6 +439,8 @@ func (d *Detail) lines() []string {
 			}
 		}
 	}
+
+	out = append(out, d.bothEnds(w)...)
 
 	var eps string
 	switch {

@@ -414,3 +414,61 @@ func TestDetailShowsPathChanges(t *testing.T) {
 		t.Errorf("path changes:\n%s\nwant:\n%s", after, want)
 	}
 }
+
+// TestDetailBothEnds: the peer's own facts from the control API sit beside
+// ours, named by their source, and r asks the API again.
+func TestDetailBothEnds(t *testing.T) {
+	s := peerstest.Snapshot()
+	s.Self.NAT = &probes.NATInfo{WorkingUDP: new(true), MappingVariesByDestIP: new(false), WorkingIPv6: new(false),
+		UPnP: new(false), PMP: new(false), PCP: new(false), DERPLatency: map[int]time.Duration{1: 12 * time.Millisecond}}
+	for i := range s.Peers {
+		if s.Peers[i].ID == "nCORES3" {
+			s.Peers[i].PeerSide = &probes.PeerSide{Source: probes.SourceControlAPI, At: peerstest.Now().Add(-40 * time.Second),
+				MappingVariesByDestIP: new(true), HomeDERP: 1, DERPLatencyMs: map[string]float64{"nyc": 9},
+				ClientSupports: probes.ClientSupports{UDP: new(true), UPnP: new(false), PMP: new(false), PCP: new(true)}}
+			s.Peers[i].Verdict.PeerSide = true
+		}
+	}
+	s.ControlAPI = &probes.APIStatus{State: "ok", At: peerstest.Now().Add(-40 * time.Second), Matched: 1}
+	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+	d.SetSize(100, 60)
+	d.Update(peerstest.Linked(s))
+	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
+	v := d.View()
+	// Compare with runs of spaces as one: the columns size to their cells.
+	flat := strings.Join(strings.Fields(v), " ")
+	for _, want := range []string{
+		"both ends our end peer's end (control-api, 40s ago)",
+		"NAT easy or none hard (new port per destination)",
+		"UDP works works",
+		"IPv6 no unknown",
+		"port map none available (PCP)",
+		"home DERP nyc 12ms nyc 9.0ms",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("detail lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "TAILSCALE_API_KEY") {
+		t.Errorf("the API-key hint shows although the API answered:\n%s", v)
+	}
+	if d.keys.Refresh.Enabled() {
+		t.Error("r enabled without a refresh action")
+	}
+	asked := 0
+	d.SetRefresh(func() tea.Cmd { asked++; return nil })
+	d.Update(kmsg("r"))
+	if asked != 1 {
+		t.Errorf("r asked the API %d times, want 1", asked)
+	}
+}
+
+// TestDetailSaysOnceWhatWouldFillThePeerSide: without an API key the
+// pane says, once, what a read-only key would fill.
+func TestDetailSaysOnceWhatWouldFillThePeerSide(t *testing.T) {
+	d := newTestDetail(nil, "nCORES3")
+	v := d.View()
+	if n := strings.Count(v, "TAILSCALE_API_KEY"); n != 1 {
+		t.Errorf("the API-key hint appears %d times, want once:\n%s", n, v)
+	}
+}

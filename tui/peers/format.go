@@ -7,6 +7,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 )
 
 // derpCode names a peer's home DERP region: the code from the peer, else the
@@ -34,6 +35,29 @@ func reasonText(v *probes.Verdict) string {
 		return "-"
 	}
 	return string(v.Reason)
+}
+
+// PeerSideMarker starts the reason of a verdict that rests on the peer's
+// own facts (its NetInfo, the control API or its snapshot).
+const PeerSideMarker = "⇄"
+
+// reasonCell is the table's reason: reasonText, marked when it rests on
+// the peer's side.
+func reasonCell(v *probes.Verdict) string {
+	if v.PeerSide {
+		return PeerSideMarker + " " + reasonText(v)
+	}
+	return reasonText(v)
+}
+
+// peerSide reports whether any verdict of s rests on a peer's own facts.
+func peerSide(s *link.Snapshot) bool {
+	for i := range s.Peers {
+		if s.Peers[i].Verdict.PeerSide {
+			return true
+		}
+	}
+	return false
 }
 
 // pathRank orders paths relayed-first: DERP relay, peer relay, direct,

@@ -16,6 +16,9 @@ type listKeys struct {
 	ClearFilter key.Binding // esc: drop the filter (outside the input)
 	Apply       key.Binding // enter in the input: keep the filter
 	Cancel      key.Binding // esc in the input: drop the filter
+	// Refresh reads the peers' own facts from the control API now;
+	// enabled only with an API key (SetRefresh).
+	Refresh key.Binding
 }
 
 func newListKeys() listKeys {
@@ -27,19 +30,25 @@ func newListKeys() listKeys {
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "show all")),
 		Apply:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		Cancel:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		Refresh:     newRefreshKey(),
 	}
+}
+
+// newRefreshKey is r: re-read the control API (disabled until SetRefresh).
+func newRefreshKey() key.Binding {
+	return key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh peer side (API)"), key.WithDisabled())
 }
 
 // ShortHelp implements help.KeyMap.
 func (k listKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Apply, k.Cancel, k.Arrows, k.Open, k.Sort, k.Filter, k.ClearFilter}
+	return []key.Binding{k.Apply, k.Cancel, k.Arrows, k.Open, k.Sort, k.Filter, k.ClearFilter, k.Refresh}
 }
 
 // FullHelp implements help.KeyMap.
 func (k listKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Nav.Full(),
-		{k.Open, k.Sort, k.Filter, k.ClearFilter, k.Apply, k.Cancel},
+		{k.Open, k.Sort, k.Filter, k.ClearFilter, k.Apply, k.Cancel, k.Refresh},
 	}
 }
 
@@ -49,26 +58,28 @@ type detailKeys struct {
 	Disco      key.Binding // DISCO ping until direct
 	TSMP       key.Binding // TSMP ping through WireGuard
 	Back       key.Binding // back to the Peers pane
+	Refresh    key.Binding // re-read the control API (SetRefresh)
 }
 
 func newDetailKeys() detailKeys {
 	return detailKeys{
-		Nav:   common.NewNav("scroll"),
-		Disco: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "ping until direct")),
-		TSMP:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "TSMP ping")),
-		Back:  key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
+		Nav:     common.NewNav("scroll"),
+		Disco:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "ping until direct")),
+		TSMP:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "TSMP ping")),
+		Back:    key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
+		Refresh: newRefreshKey(),
 	}
 }
 
 // ShortHelp implements help.KeyMap.
 func (k detailKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Disco, k.TSMP, k.Arrows, k.Back}
+	return []key.Binding{k.Disco, k.TSMP, k.Refresh, k.Arrows, k.Back}
 }
 
 // FullHelp implements help.KeyMap.
 func (k detailKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Nav.Full(),
-		{k.Disco, k.TSMP, k.Back},
+		{k.Disco, k.TSMP, k.Refresh, k.Back},
 	}
 }

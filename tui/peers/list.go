@@ -91,10 +91,12 @@ type peerRow struct {
 // frame, and only when the snapshot, filter, sort or size changed; the table
 // renders only the visible window of rows.
 type List struct {
-	st    common.Styles
-	keys  listKeys
-	table table.Model
-	input textinput.Model
+	st   common.Styles
+	keys listKeys
+	// refreshAPI re-reads the control API (nil: no API key, r disabled).
+	refreshAPI func() tea.Cmd
+	table      table.Model
+	input      textinput.Model
 
 	width, height int
 
@@ -245,6 +247,8 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, l.keys.ClearFilter):
 			l.input.SetValue("")
 			l.setFilter("")
+		case key.Matches(msg, l.keys.Refresh):
+			cmds = append(cmds, l.refresh())
 		case key.Matches(msg, l.keys.Open):
 			if p := l.Selected(); p != nil {
 				peer := *p
@@ -310,6 +314,22 @@ func (l *List) syncKeys() {
 	k.ClearFilter.SetEnabled(browsing && l.filter != "")
 	k.Apply.SetEnabled(l.typing)
 	k.Cancel.SetEnabled(l.typing)
+	k.Refresh.SetEnabled(browsing && l.refreshAPI != nil)
+}
+
+// SetRefresh gives r its action: re-read the peers' own facts from the
+// control API now. Without it (no API key) r stays disabled.
+func (l *List) SetRefresh(f func() tea.Cmd) {
+	l.refreshAPI = f
+	l.syncKeys()
+}
+
+// refresh runs SetRefresh's action, if any.
+func (l *List) refresh() tea.Cmd {
+	if l.refreshAPI == nil {
+		return nil
+	}
+	return l.refreshAPI()
 }
 
 // Selected returns the peer under the cursor, or nil when no row is shown.
@@ -428,7 +448,7 @@ func (l *List) cells(i int) table.Row {
 			colDERP:    derpCode(p, l.snap.Regions),
 			colTx:      units.Rate(p.TxRate),
 			colRx:      units.Rate(p.RxRate),
-			colReason:  reasonText(&p.Verdict),
+			colReason:  reasonCell(&p.Verdict),
 		}
 	}
 	return r.cells
@@ -590,6 +610,12 @@ func (l *List) statusLine() string {
 		}
 		if offline > 0 {
 			parts = append(parts, common.Part{Text: l.st.Bad.Render(fmt.Sprintf("%d offline", offline)), Drop: 1})
+		}
+		if peerSide(l.snap) {
+			parts = append(parts, common.Part{Text: PeerSideMarker + " peer's own facts", Drop: 2})
+		}
+		if st := l.snap.ControlAPI; st != nil && st.State == "error" {
+			parts = append(parts, common.Part{Text: l.st.Warn.Render("control API failing"), Drop: 1})
 		}
 		if i := l.boardIndex(); i >= 0 {
 			parts = append(parts, common.Part{Text: BoardMarker + " board: " + cleanName(&l.snap.Peers[i]), Drop: 2})
