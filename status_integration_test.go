@@ -37,6 +37,7 @@ import (
 	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
+	"github.com/tailpath/tailpath/probes/probestest"
 )
 
 func TestMain(m *testing.M) {
@@ -627,44 +628,9 @@ func TestRealTailscaled(t *testing.T) {
 // against `tailscale --socket S status --json`, interleaved, against the
 // same tailscaled, and logs the medians and their ratio.
 func benchStatus(ctx context.Context, t *testing.T, sock, tailscale string) {
-	dir := t.TempDir()
-	tailpath := filepath.Join(dir, "tailpath")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", tailpath, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build tailpath: %v\n%s", err, out)
-	}
-	n := 30
-	if v, err := strconv.Atoi(os.Getenv("TAILPATH_BENCH_N")); err == nil && v > 0 {
-		n = v
-	}
-	timeRun := func(name string, args ...string) time.Duration {
-		cmd := exec.CommandContext(ctx, name, args...)
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-		}
-		return time.Since(start)
-	}
-	// One warm-up each (page cache, tailscaled's first-request paths).
-	timeRun(tailpath, "status", "--json", "--socket", sock)
-	timeRun(tailscale, "--socket", sock, "status", "--json")
-	var tp, ts []time.Duration
-	for i := 0; i < n; i++ {
-		tp = append(tp, timeRun(tailpath, "status", "--json", "--socket", sock))
-		ts = append(ts, timeRun(tailscale, "--socket", sock, "status", "--json"))
-	}
-	med := func(ds []time.Duration) time.Duration {
-		s := slices.Clone(ds)
-		slices.Sort(s)
-		return s[len(s)/2]
-	}
-	mtp, mts := med(tp), med(ts)
-	ratio := float64(mtp) / float64(mts)
-	t.Logf("BENCH n=%d peers=5: tailpath status --json median %v (min %v, max %v); tailscale status --json median %v (min %v, max %v); ratio %.2fx",
-		n, mtp.Round(10*time.Microsecond), slices.Min(tp).Round(10*time.Microsecond), slices.Max(tp).Round(10*time.Microsecond),
-		mts.Round(10*time.Microsecond), slices.Min(ts).Round(10*time.Microsecond), slices.Max(ts).Round(10*time.Microsecond), ratio)
-	if ratio > 1.5 {
-		t.Logf("BENCH: ratio %.2fx is above the 1.5x target", ratio)
-	}
+	tailpath := buildTailpath(ctx, t)
+	n := benchRuns()
+	med := compareStatus(ctx, t, "peers=5", sock, tailpath, tailscale, n, 1.5)
 
 	// The same work without process start-up: tailpath's run() in this
 	// process vs what `tailscale status --json` does after start-up (one
@@ -689,4 +655,78 @@ func benchStatus(ctx context.Context, t *testing.T, sock, tailscale string) {
 	}
 	t.Logf("BENCH in-process n=%d: tailpath run(status --json) median %v; Status()+JSON median %v; ratio %.2fx",
 		n, med(ip).Round(10*time.Microsecond), med(is).Round(10*time.Microsecond), float64(med(ip))/float64(med(is)))
+}
+
+// buildTailpath builds this tailpath binary into t's temp dir.
+func buildTailpath(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	tailpath := filepath.Join(t.TempDir(), "tailpath")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", tailpath, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build tailpath: %v\n%s", err, out)
+	}
+	return tailpath
+}
+
+// benchRuns is TAILPATH_BENCH_N, default 30.
+func benchRuns() int {
+	if v, err := strconv.Atoi(os.Getenv("TAILPATH_BENCH_N")); err == nil && v > 0 {
+		return v
+	}
+	return 30
+}
+
+// compareStatus times `tailpath status --json --socket S` against
+// `tailscale --socket S status --json`, interleaved, n runs each after one
+// warm-up, logs the medians and their ratio (flagging it above target),
+// and returns the median function for further figures.
+func compareStatus(ctx context.Context, t *testing.T, label, sock, tailpath, tailscale string, n int, target float64) func([]time.Duration) time.Duration {
+	t.Helper()
+	timeRun := func(name string, args ...string) time.Duration {
+		cmd := exec.CommandContext(ctx, name, args...)
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return time.Since(start)
+	}
+	// One warm-up each (page cache, the LocalAPI's first-request paths).
+	timeRun(tailpath, "status", "--json", "--socket", sock)
+	timeRun(tailscale, "--socket", sock, "status", "--json")
+	var tp, ts []time.Duration
+	for i := 0; i < n; i++ {
+		tp = append(tp, timeRun(tailpath, "status", "--json", "--socket", sock))
+		ts = append(ts, timeRun(tailscale, "--socket", sock, "status", "--json"))
+	}
+	med := func(ds []time.Duration) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	mtp, mts := med(tp), med(ts)
+	ratio := float64(mtp) / float64(mts)
+	t.Logf("BENCH n=%d %s: tailpath status --json median %v (min %v, max %v); tailscale status --json median %v (min %v, max %v); ratio %.2fx",
+		n, label, mtp.Round(10*time.Microsecond), slices.Min(tp).Round(10*time.Microsecond), slices.Max(tp).Round(10*time.Microsecond),
+		mts.Round(10*time.Microsecond), slices.Min(ts).Round(10*time.Microsecond), slices.Max(ts).Round(10*time.Microsecond), ratio)
+	if ratio > target {
+		t.Logf("BENCH: ratio %.2fx is above the %.1fx target", ratio, target)
+	}
+	return med
+}
+
+// TestStatusScaleBench (TAILPATH_BENCH=1) times a one-shot status of a
+// 1,000-peer tailnet: a fake LocalAPI on a unix socket (probestest,
+// recorded replies; the IPN bus's initial netmap carries every node)
+// serving both binaries, interleaved (docs/perf.md):
+//
+//	TAILPATH_BENCH=1 go test -run TestStatusScaleBench -v -count=1 .
+func TestStatusScaleBench(t *testing.T) {
+	if os.Getenv("TAILPATH_BENCH") == "" {
+		t.Skip("skipping: a benchmark; set TAILPATH_BENCH=1")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	_, tailscale := buildTailscale(t)
+	tailpath := buildTailpath(ctx, t)
+	srv := probestest.New(t, probestest.ManyPeers(1000))
+	compareStatus(ctx, t, "peers=1000", srv.Socket, tailpath, tailscale, benchRuns(), 1.2)
 }

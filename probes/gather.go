@@ -85,6 +85,10 @@ type GatherOptions struct {
 	// and APIStatus goes to Snapshot.ControlAPI with the match counts.
 	PeerFacts *APIFacts
 	APIStatus *APIStatus
+	// WhoIsOnly makes a cold Gather ask WhoIs per peer instead of reading
+	// every node at once from the IPN bus's initial netmap (for
+	// comparing the two; WhoIs is also the fallback when the bus fails).
+	WhoIsOnly bool
 }
 
 // GatherWith is Gather with options.
@@ -95,6 +99,23 @@ func GatherWith(ctx context.Context, c LocalClient, prev *Snapshot, opts GatherO
 // gatherAt is GatherWith with a fixed clock for tests; a zero now means
 // time.Now() when Status returns.
 func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time, opts GatherOptions) (*Snapshot, error) {
+	// The requests that do not depend on Status run beside it: the DERP
+	// map, and on a cold gather every node from the IPN bus.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dmCh := make(chan derpMapResult, 1)
+	go func() {
+		dm, err := c.CurrentDERPMap(ctx)
+		dmCh <- derpMapResult{dm, err}
+	}()
+	var nodesCh chan netmapNodes
+	if !opts.WhoIsOnly && (prev == nil || len(prev.nodes) == 0) {
+		nodesCh = make(chan netmapNodes, 1)
+		go func() {
+			nodes, _ := readNetmapNodes(ctx, c)
+			nodesCh <- nodes
+		}()
+	}
 	st, err := c.Status(ctx)
 	if err != nil {
 		return nil, ConnectError(err, socketOf(c))
@@ -105,7 +126,13 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return gatherFrom(ctx, c, st, prev, now, opts)
+	return gatherFrom(ctx, c, st, prev, now, opts, dmCh, nodesCh)
+}
+
+// derpMapResult is CurrentDERPMap's answer.
+type derpMapResult struct {
+	dm  *tailcfg.DERPMap
+	err error
 }
 
 // mullvadSuffix ends the MagicDNS names of Mullvad location exit nodes
@@ -118,7 +145,10 @@ func HiddenByCLI(ps *ipnstate.PeerStatus) bool {
 	return ps.ShareeNode || (ps.ExitNodeOption && !ps.ExitNode && strings.HasSuffix(ps.DNSName, mullvadSuffix))
 }
 
-func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *Snapshot, now time.Time, opts GatherOptions) (*Snapshot, error) {
+// gatherFrom builds the snapshot from st, the DERP map arriving on dmCh and,
+// when nodesCh is not nil, every node from the IPN bus (nil on failure).
+func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *Snapshot, now time.Time, opts GatherOptions,
+	dmCh <-chan derpMapResult, nodesCh <-chan netmapNodes) (*Snapshot, error) {
 	snap := &Snapshot{
 		Time:         now,
 		BackendState: cleanString(st.BackendState),
@@ -136,9 +166,9 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	}
 
 	noSTUN := false
-	if dm, err := c.CurrentDERPMap(ctx); err != nil {
-		warn("DERP map: " + whyText(err))
-	} else if dm != nil {
+	if r := <-dmCh; r.err != nil {
+		warn("DERP map: " + whyText(r.err))
+	} else if dm := r.dm; dm != nil {
 		noSTUN = stunDisabled(dm)
 		for id, r := range dm.Regions {
 			if r == nil {
@@ -150,6 +180,13 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	codeToID := make(map[string]int, len(snap.Regions))
 	for id, r := range snap.Regions {
 		codeToID[r.Code] = id
+	}
+
+	// A cold gather (nothing cached) reads every node at once from the
+	// IPN bus's initial netmap; WhoIs serves what it lacks.
+	var bulk netmapNodes
+	if nodesCh != nil {
+		bulk = <-nodesCh
 	}
 
 	// mu guards deniedFlag (a WhoIs was refused: ask no more) and snap.nodes.
@@ -164,6 +201,12 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 				mu.Unlock()
 				return cn.node
 			}
+		}
+		if n := bulk[id]; n != nil {
+			mu.Lock()
+			snap.nodes[id] = cachedNode{node: n, at: now}
+			mu.Unlock()
+			return n
 		}
 		mu.Lock()
 		skip := deniedFlag

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
@@ -81,4 +82,62 @@ func BenchmarkGather200(b *testing.B) {
 		}
 		b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 	})
+}
+
+// BenchmarkGatherCold1000 is a one-shot status of a 1,000-peer tailnet
+// (probestest.ManyPeers) through a real local.Client on a unix socket,
+// both ways of getting every peer's node: the IPN bus's initial netmap
+// (one request; what a cold Gather does) and WhoIs per peer.
+func BenchmarkGatherCold1000(b *testing.B) {
+	fix := probestest.ManyPeers(1000)
+	srv := probestest.New(b, fix)
+	c := NewClient(srv.Socket)
+	ctx := context.Background()
+	for _, mode := range []struct {
+		name string
+		opts GatherOptions
+	}{{"netmap", GatherOptions{}}, {"whois", GatherOptions{WhoIsOnly: true}}} {
+		b.Run(mode.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := probestest.CPUTime()
+			for b.Loop() {
+				snap, err := GatherWith(ctx, c, nil, mode.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(snap.Peers) != 1000 || !snap.Peers[0].EndpointsKnown {
+					b.Fatalf("%d peers, first endpoints known %v", len(snap.Peers), snap.Peers[0].EndpointsKnown)
+				}
+			}
+			b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// TestGatherNetmapMatchesWhoIs: a cold Gather from the IPN bus's initial
+// netmap gives the same peers and verdicts as WhoIs per peer.
+func TestGatherNetmapMatchesWhoIs(t *testing.T) {
+	srv := probestest.New(t, probestest.ManyPeers(60))
+	c := NewClient(srv.Socket)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	viaNetmap, err := gatherAt(context.Background(), c, nil, now, GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Requests("whois"); n != 0 {
+		t.Errorf("%d WhoIs requests with the netmap available, want 0", n)
+	}
+	viaWhoIs, err := gatherAt(context.Background(), c, nil, now, GatherOptions{WhoIsOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Requests("whois"); n != 61 {
+		t.Errorf("%d WhoIs requests in WhoIs mode, want 61 (ourselves and 60 peers)", n)
+	}
+	if diff := cmp.Diff(viaWhoIs.Peers, viaNetmap.Peers, cmpOpts...); diff != "" {
+		t.Errorf("peers differ (-whois +netmap):\n%s", diff)
+	}
+	if diff := cmp.Diff(viaWhoIs.Self, viaNetmap.Self, cmpOpts...); diff != "" {
+		t.Errorf("self differs (-whois +netmap):\n%s", diff)
+	}
 }

@@ -43,6 +43,10 @@ type Fixture struct {
 	// "hang" instead answers nothing until the client gives up (a ping
 	// to a peer that never replies).
 	Ping map[string][]json.RawMessage `json:"ping,omitempty"`
+	// NetMap, when set, is the netmap (netmap.NetworkMap JSON: SelfNode,
+	// Peers) the IPN bus's first message carries when the watcher asks
+	// NotifyInitialNetMap, as tailscaled sends it.
+	NetMap json.RawMessage `json:"netmap,omitempty"`
 }
 
 // LoadFixture reads and checks a fixture file.
@@ -283,7 +287,19 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 	}()
 	st := ipn.Running
 	enc := json.NewEncoder(w)
-	if err := enc.Encode(ipn.Notify{Version: "probestest", State: &st}); err != nil {
+	s.mu.Lock()
+	nm := s.fix.NetMap
+	s.mu.Unlock()
+	if mask&ipn.NotifyInitialNetMap != 0 && len(nm) > 0 {
+		first := struct {
+			Version string
+			State   *ipn.State
+			NetMap  json.RawMessage
+		}{"probestest", &st, nm}
+		if err := enc.Encode(first); err != nil {
+			return
+		}
+	} else if err := enc.Encode(ipn.Notify{Version: "probestest", State: &st}); err != nil {
 		return
 	}
 	w.(http.Flusher).Flush()
