@@ -350,7 +350,7 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 			reason += ": " + sum
 		}
 		if p.Verdict.PeerSide {
-			reason = "* " + reason
+			reason = "⇄ " + reason
 			peerSide = true
 		}
 		unknownPeerSide = unknownPeerSide || peerSideUnknown(p.Verdict)
@@ -368,7 +368,7 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 		return err
 	}
 	if peerSide {
-		fmt.Fprintln(w, "* rests on the peer's own facts (its NetInfo, the control API or its snapshot)")
+		fmt.Fprintln(w, "⇄ rests on the peer's own facts (its NetInfo, the control API or its snapshot)")
 	}
 	_, err := io.WriteString(w, peerSideLine(s.ControlAPI, unknownPeerSide))
 	return err
