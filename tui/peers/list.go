@@ -546,8 +546,11 @@ func (l *List) view() string {
 			// A narrow reason column shows the stable reason id
 			// ("no-endpoints") rather than a cut-off summary.
 			if w := l.cols[colReason].Width - cellGap; w > 0 && ansi.StringWidth(row[colReason]) > w {
-				if id := string(l.snap.Peers[idx].Verdict.Reason); id != "" {
-					row[colReason] = id
+				if v := &l.snap.Peers[idx].Verdict; v.Reason != "" {
+					row[colReason] = string(v.Reason)
+					if v.PeerSide {
+						row[colReason] = PeerSideMarker + " " + row[colReason]
+					}
 				}
 			}
 			win = append(win, l.fitCells(row))
