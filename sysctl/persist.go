@@ -459,35 +459,7 @@ func rewriteFile(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	f.Chmod(fi.Mode().Perm())
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	ok = true
-	return nil
+	return writeAtomic(path, data, fi.Mode().Perm(), false)
 }
 
 // mkdirRecord creates dir and its missing parents (0755) and returns the

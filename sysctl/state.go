@@ -180,6 +180,15 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
+	return writeAtomic(path, data, perm, true)
+}
+
+// writeAtomic writes data to path through a temporary file in its
+// directory (fsync, rename, then the directory's fsync). The chmod to perm
+// fails the write only when strictPerm (a FAT file system such as
+// Unraid's /boot has no permission bits to set).
+func writeAtomic(path string, data []byte, perm fs.FileMode, strictPerm bool) error {
+	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -195,7 +204,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Chmod(perm); err != nil {
+	if err := f.Chmod(perm); err != nil && strictPerm {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
