@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 )
@@ -113,12 +114,7 @@ func (r Report) WriteText(w io.Writer) {
 	var sect strings.Builder
 	switch {
 	case r.Link != nil:
-		l := r.Link
-		state := "down"
-		if l.Up {
-			state = "up"
-		}
-		fmt.Fprintf(&sect, "tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d\n", state, l.MTU, orUnknown(l.Qdisc), l.RxDropped, l.TxDropped)
+		fmt.Fprintln(&sect, LinkLine(r.Link))
 	case r.LinkErr != "":
 		fmt.Fprintln(&sect, r.LinkErr)
 	}
@@ -271,6 +267,17 @@ func roundDur(d time.Duration) string {
 		return d.Round(100 * time.Microsecond).String()
 	}
 	return d.Round(time.Microsecond).String()
+}
+
+// LinkLine words tailscale0's link attributes on one line: "tailscale0:
+// up, mtu 1280, qdisc fq_codel, dropped rx 0 tx 0" (the qdisc name
+// sanitised; Unknown when the kernel gave none).
+func LinkLine(l *sockdiag.Link) string {
+	state := "down"
+	if l.Up {
+		state = "up"
+	}
+	return fmt.Sprintf("tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d", state, l.MTU, orUnknown(safetext.Clean(l.Qdisc)), l.RxDropped, l.TxDropped)
 }
 
 func orUnknown(s string) string {

@@ -357,12 +357,7 @@ func (p *Pane) render() []string {
 
 	switch {
 	case r.Link != nil:
-		l := r.Link
-		state := "down"
-		if l.Up {
-			state = "up"
-		}
-		add(fmt.Sprintf("tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d", state, l.MTU, orUnknown(clean(l.Qdisc)), l.RxDropped, l.TxDropped))
+		add(tune.LinkLine(r.Link))
 	case r.LinkErr != "":
 		add(p.st.Muted.Render(safetext.Clean(r.LinkErr)))
 	}
