@@ -82,6 +82,12 @@ func pace(ctx context.Context, w io.WriteCloser, data []byte, rate, repeat int) 
 		for sent < due {
 			off := int(sent % int64(len(data)))
 			n := int(min(due-sent, 4096, int64(len(data)-off)))
+			// End each write at a line's end: on a loaded machine the
+			// writer can stall past the splitter's 200 ms partial-line
+			// flush, which would cut a line in two and break the counts.
+			if i := bytes.IndexByte(data[off+n-1:], '\n'); i > 0 {
+				n += i
+			}
 			if _, err := w.Write(data[off : off+n]); err != nil {
 				return sent
 			}
