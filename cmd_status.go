@@ -192,6 +192,12 @@ func startPeerSide(ctx context.Context, api *probes.ControlAPI) func() (*probes.
 func measureForStatus(ctx context.Context, c probes.LocalClient, w io.Writer) *probes.DERPLatencyReport {
 	mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	// With an exit node in use, this process's STUN packets would cross
+	// the tunnel and measure the exit node's latencies.
+	if st, err := c.Status(mctx); err == nil && st.ExitNodeStatus != nil {
+		fmt.Fprintln(w, "tailpath: warning: --netcheck: an exit node carries this host's traffic, so a measurement from here would be the exit node's; skipped")
+		return nil
+	}
 	dm, err := c.CurrentDERPMap(mctx)
 	if err != nil {
 		fmt.Fprintf(w, "tailpath: warning: --netcheck: DERP map: %v\n", err)

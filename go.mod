@@ -17,6 +17,7 @@ require (
 	github.com/muesli/termenv v0.16.0
 	go.bug.st/serial v1.8.0
 	go4.org/mem v0.0.0-20240501181205-ae6ca9944745
+	golang.org/x/oauth2 v0.36.0
 	golang.org/x/sys v0.50.0
 	tailscale.com v1.102.5
 	tailscale.com/client/tailscale/v2 v2.12.0
@@ -131,7 +132,6 @@ require (
 	golang.org/x/image v0.41.0 // indirect
 	golang.org/x/mod v0.37.0 // indirect
 	golang.org/x/net v0.56.0 // indirect
-	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.40.0 // indirect

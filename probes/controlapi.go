@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 	tsapi "tailscale.com/client/tailscale/v2"
 )
 
@@ -191,7 +193,7 @@ type APIStatus struct {
 // once-a-minute schedule and back-off.
 type ControlAPI struct {
 	client  *tsapi.Client
-	secrets []string
+	secrets []APISecret
 }
 
 // NewControlAPI returns a client for cfg; it fails when cfg has no
@@ -207,6 +209,9 @@ func NewControlAPI(cfg APIConfig) (*ControlAPI, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, fmt.Errorf("control API: TAILSCALE_BASE_URL %q is not a URL like %s", base, DefaultAPIBaseURL)
+	}
+	if u.Scheme != "https" && !loopbackHost(u.Hostname()) {
+		return nil, fmt.Errorf("control API: TAILSCALE_BASE_URL %q is not https: the key would cross the network in clear (plain http is allowed to loopback only)", base)
 	}
 	hc := cfg.HTTP
 	if hc == nil {
@@ -225,12 +230,47 @@ func NewControlAPI(cfg APIConfig) (*ControlAPI, error) {
 	a := &ControlAPI{client: c}
 	if !cfg.APIKey.IsZero() {
 		c.APIKey = cfg.APIKey.Reveal()
-		a.secrets = append(a.secrets, cfg.APIKey.Reveal())
+		a.secrets = append(a.secrets, cfg.APIKey)
 	} else {
-		c.Auth = &tsapi.OAuth{ClientID: cfg.OAuthClientID, ClientSecret: cfg.OAuthClientSecret.Reveal(), Scopes: []string{"devices:core:read"}}
-		a.secrets = append(a.secrets, cfg.OAuthClientSecret.Reveal())
+		c.Auth = &oauthClient{id: cfg.OAuthClientID, secret: cfg.OAuthClientSecret}
+		a.secrets = append(a.secrets, cfg.OAuthClientSecret)
 	}
 	return a, nil
+}
+
+// loopbackHost reports whether host names this machine.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// oauthClient is the OAuth client-credentials flow for tsapi.Client, like
+// tsapi.OAuth but fetching tokens through the same *http.Client as the
+// API calls (its timeout and transport): tsapi.OAuth fetches them with
+// http.DefaultClient, which has no timeout, so a token endpoint that never
+// answers would hang the read for ever.
+type oauthClient struct {
+	id     string
+	secret APISecret
+}
+
+// HTTPClient implements tsapi.Auth.
+func (o *oauthClient) HTTPClient(orig *http.Client, baseURL string) *http.Client {
+	cfg := clientcredentials.Config{
+		ClientID:     o.id,
+		ClientSecret: o.secret.Reveal(),
+		Scopes:       []string{"devices:core:read"},
+		TokenURL:     baseURL + "/api/v2/oauth/token",
+	}
+	tokenClient := &http.Client{Transport: orig.Transport, Timeout: orig.Timeout}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, tokenClient)
+	return &http.Client{
+		Transport: &oauth2.Transport{Base: orig.Transport, Source: oauth2.ReuseTokenSource(nil, cfg.TokenSource(ctx))},
+		Timeout:   orig.Timeout,
+	}
 }
 
 // captureKey keys the capture of one request in its context.
@@ -335,8 +375,8 @@ func (a *ControlAPI) apiError(status int, err error) *APIError {
 // clean removes any credential from s and sanitises it.
 func (a *ControlAPI) clean(s string) string {
 	for _, sec := range a.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
+		if !sec.IsZero() {
+			s = strings.ReplaceAll(s, sec.Reveal(), "[redacted]")
 		}
 	}
 	return cleanString(s)
@@ -480,6 +520,28 @@ func NewRefresher(api *ControlAPI, interval time.Duration) *Refresher {
 	return &Refresher{api: api, interval: interval, poke: make(chan struct{}, 1), status: APIStatus{State: "pending"}}
 }
 
+// fetch reads the API within 30 s, returning when ctx ends even if the
+// read does not (it then finishes on its own within its timeout).
+func (r *Refresher) fetch(ctx context.Context) (*APIFacts, error) {
+	type result struct {
+		facts *APIFacts
+		err   error
+	}
+	ch := make(chan result, 1)
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	go func() {
+		defer cancel()
+		facts, err := r.api.Fetch(fctx)
+		ch <- result{facts, err}
+	}()
+	select {
+	case res := <-ch:
+		return res.facts, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // Refresh asks for a fetch now (the dashboard's r key); it never blocks.
 func (r *Refresher) Refresh() {
 	select {
@@ -507,9 +569,7 @@ func (r *Refresher) Run(ctx context.Context, updated func()) {
 		case <-r.poke:
 		case <-time.After(wait):
 		}
-		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		facts, err := r.api.Fetch(fctx)
-		cancel()
+		facts, err := r.fetch(ctx)
 		if ctx.Err() != nil {
 			return
 		}

@@ -200,47 +200,130 @@ func TestControlAPIOAuth(t *testing.T) {
 }
 
 // TestRefresherSlowAndBackoff: a slow API never blocks Latest (the UI
-// reads it on every poll), a 500 backs off, a 403 waits for Refresh.
+// reads it on every poll); a 500 is retried, a 403 waits for Refresh.
 func TestRefresherSlowAndBackoff(t *testing.T) {
 	srv, api := newTestAPI(t)
-	srv.SetDelay(2 * time.Second)
-	r := NewRefresher(api, time.Hour)
+	srv.SetDelay(time.Hour) // the first read is held until its context ends
+	r := NewRefresher(api, 50*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	updated := make(chan struct{}, 8)
+	updated := make(chan struct{}, 64)
 	go r.Run(ctx, func() { updated <- struct{}{} })
-	t0 := time.Now()
-	facts, st := r.Latest()
-	if d := time.Since(t0); d > 100*time.Millisecond || facts != nil || st.State != "pending" {
-		t.Errorf("Latest while the API is slow: %v after %v, state %q; want nil at once, pending", facts, d, st.State)
+	// While the first read is held, Latest answers at once: pending, no facts.
+	if facts, st := r.Latest(); facts != nil || st.State != "pending" {
+		t.Errorf("Latest while the API is slow: %v, %q; want nil, pending", facts, st.State)
 	}
-	select {
-	case <-updated:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no fetch finished")
+	srv.SetDelay(0)
+	cancel() // ends the held read; a new Refresher reads the fast server
+	r = NewRefresher(api, 50*time.Millisecond)
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	go r.Run(ctx, func() { updated <- struct{}{} })
+	waitUpdate := func() {
+		t.Helper()
+		select {
+		case <-updated:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no fetch finished")
+		}
 	}
-	if facts, st := r.Latest(); facts == nil || st.State != "ok" {
-		t.Fatalf("after the slow answer: %v %+v", facts, st)
+	for {
+		waitUpdate()
+		if _, st := r.Latest(); st.State == "ok" {
+			break
+		}
 	}
 
-	srv.SetDelay(0)
-	srv.Fail(http.StatusForbidden)
-	r.Refresh()
-	<-updated
-	facts, st = r.Latest()
-	if st.State != "error" || !strings.Contains(st.Err, "403") || facts == nil {
-		t.Errorf("after a 403: %+v (facts kept: %v), want an error keeping the last facts", st, facts != nil)
-	}
+	// A 500: retried (backing off from the interval).
+	srv.Fail(http.StatusInternalServerError)
 	n := srv.Served()
-	time.Sleep(300 * time.Millisecond)
+	for srv.Served() < n+2 {
+		waitUpdate()
+	}
+	if _, st := r.Latest(); st.State != "error" || !strings.Contains(st.Err, "500") {
+		t.Errorf("after 500s: %+v", st)
+	}
+
+	// A 403: kept, not retried until Refresh, the last facts kept.
+	srv.Fail(http.StatusForbidden)
+	for {
+		waitUpdate()
+		if _, st := r.Latest(); strings.Contains(st.Err, "403") {
+			break
+		}
+	}
+	n = srv.Served()
+	time.Sleep(500 * time.Millisecond) // ten intervals
 	if srv.Served() != n {
-		t.Errorf("a 403 was retried without Refresh")
+		t.Errorf("a 403 was retried without Refresh (%d requests more)", srv.Served()-n)
+	}
+	if facts, _ := r.Latest(); facts == nil {
+		t.Error("the last good facts were dropped after an error")
 	}
 	srv.Fail(0)
 	r.Refresh()
-	<-updated
-	if _, st := r.Latest(); st.State != "ok" {
-		t.Errorf("after Refresh: %+v", st)
+	for {
+		waitUpdate()
+		if _, st := r.Latest(); st.State == "ok" {
+			break
+		}
+	}
+}
+
+// TestControlAPIHangingTokenEndpoint: an OAuth token endpoint that never
+// answers makes the read fail by the HTTP client's timeout instead of
+// hanging, and a Refresher stops when its context ends.
+func TestControlAPIHangingTokenEndpoint(t *testing.T) {
+	stop := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hs.Close()
+	defer close(stop)
+	api, err := NewControlAPI(APIConfig{OAuthClientID: "kID", OAuthClientSecret: NewAPISecret("tskey-client-x"), BaseURL: hs.URL,
+		HTTP: &http.Client{Timeout: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := api.Fetch(context.Background())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a read through a token endpoint that never answered succeeded")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the read hung on the token endpoint")
+	}
+	r := NewRefresher(api, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { r.Run(ctx, nil); close(ran) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Refresher did not stop with its context while a read hung")
+	}
+}
+
+// TestControlAPIRefusesClearText: a key is never sent over plain http to
+// another host.
+func TestControlAPIRefusesClearText(t *testing.T) {
+	if _, err := NewControlAPI(APIConfig{APIKey: NewAPISecret(testAPIKey), BaseURL: "http://api.example.com"}); err == nil || !strings.Contains(err.Error(), "not https") {
+		t.Errorf("plain http to another host: %v", err)
+	}
+	for _, ok := range []string{"http://127.0.0.1:9", "http://localhost:9", "http://[::1]:9", "https://api.example.com"} {
+		if _, err := NewControlAPI(APIConfig{APIKey: NewAPISecret(testAPIKey), BaseURL: ok}); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
 	}
 }
 

@@ -76,12 +76,16 @@ func IsPrivateAddr(a netip.Addr) bool {
 // this order, the first that holds is the Reason and the rest go to Also:
 // no-home-derp and no-handshake (there is no working path at all),
 // local-tcp443-only, local-udp-blocked, no-endpoints,
-// private-endpoints-only, no-common-family, both-hard-nat, local-hard-nat
-// (not when both ends have global IPv6 endpoints: netcheck measures the
-// NAT on IPv4 only), disco-unanswered (a fresh PingRun), lost-direct (seen
-// direct within LostDirectWindow); far-home-derp is added to Also when it
-// holds on fresh latencies (it explains slowness, not relaying). With no
-// cause it is unexplained, and Checks list everything looked at.
+// private-endpoints-only, peer-udp-blocked (the peer's own NetInfo, from
+// the control API), no-common-family, then one NAT reason: both-hard-nat,
+// hard-and-filtering-nat, local-hard-nat or peer-hard-nat (not when both
+// ends have global IPv6 endpoints: netcheck measures the NAT on IPv4 only;
+// not when either end has a port mapping), disco-unanswered (a fresh
+// PingRun), lost-direct (seen direct within LostDirectWindow).
+// far-home-derp, peer-far-home-derp and peer-old-client go to Also (they
+// explain slowness or what would help, not relaying). Peer-side facts older
+// than PeerSideMaxAge are shown but do not count. With no cause it is
+// unexplained, and Checks list everything looked at.
 // docs/diagnosis.md gives each rule with the Tailscale code it rests on.
 func Diagnose(self Self, p Peer, regions map[int]Region, now time.Time) Verdict {
 	d := diag{self: self, p: p, regions: regions, now: now}
@@ -94,6 +98,9 @@ type diag struct {
 	regions map[int]Region
 	now     time.Time
 	checks  []Check
+	// stale says why the peer side was set aside (stalePeerSide), and
+	// staleField names the set-aside source's facts; "" when it was not.
+	stale, staleField string
 }
 
 // add records a check that either explains relaying (failed) or rules
@@ -116,6 +123,27 @@ func (d *diag) unknown(field, note string) {
 	d.checks = append(d.checks, Check{Field: field, Value: "unknown", State: CheckUnknown, Note: note, Source: sourceOf(field)})
 }
 
+// PeerSideMaxAge is how old a dated source's facts of the peer's end (the
+// control API's read, a peer's snapshot) may be and still judge a path.
+const PeerSideMaxAge = 10 * time.Minute
+
+// stalePeerSide drops peer-side facts older than PeerSideMaxAge from the
+// judgement, keeping the netmap's own copy when there is one; the dropped
+// facts' age is said in a check.
+func (d *diag) stalePeerSide() {
+	ps := d.p.PeerSide
+	if ps == nil || ps.At.IsZero() || d.fresh(ps.At, PeerSideMaxAge) {
+		return
+	}
+	d.stale = ps.Source + " facts of the peer's end are " + durText(d.now.Sub(ps.At)) + " old: too old to judge the path by"
+	d.staleField = peerField(ps, factMapping)
+	if o := ps.Other; o != nil && (o.At.IsZero() || d.fresh(o.At, PeerSideMaxAge)) {
+		d.p.PeerSide = o
+		return
+	}
+	d.p.PeerSide = nil
+}
+
 // onlineField is the field the peer's online state came from.
 func (d *diag) onlineField() string {
 	if d.p.OnlineSource != "" {
@@ -126,6 +154,7 @@ func (d *diag) onlineField() string {
 
 func (d *diag) run() Verdict {
 	p := &d.p
+	d.stalePeerSide()
 	if p.Expired {
 		d.checks = make([]Check, 0, 2)
 		d.add("Status.Expired", "true", true, "the peer's node key has expired: tailscaled sends it nothing (magicsock: \"peer's node key has expired\")")
@@ -223,7 +252,7 @@ func (d *diag) run() Verdict {
 			buf = append(buf, " via "...)
 			buf = p.LastDirectAddr.AppendTo(buf)
 		}
-		d.add("Peer.LastDirect", string(buf), true, "the path was direct and fell back")
+		d.add("Path.LastDirect", string(buf), true, "the path was direct and fell back")
 		fix := "look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"
 		if lc := p.LastChange; lc != nil {
 			buf = lc.When.UTC().AppendFormat(buf[:0], "15:04:05Z")
@@ -250,7 +279,10 @@ func (d *diag) run() Verdict {
 		}
 	}
 
-	v := Verdict{Checks: d.checks, PeerSide: restsOnPeerSide(d.checks)}
+	v := Verdict{Checks: d.checks}
+	if len(causes) > 0 {
+		v.PeerSide = restsOnPeerSide(causes[0], d.checks)
+	}
 	if p.Path.Kind == PathPeerRelay {
 		v.Reason = ReasonPeerRelay
 		v.Summary = "via peer relay"
@@ -294,9 +326,15 @@ func (d *diag) run() Verdict {
 	return v
 }
 
-// restsOnPeerSide reports whether a failing check is a fact of the peer's
-// own end (its NetInfo, the control API, its snapshot).
-func restsOnPeerSide(cs []Check) bool {
+// restsOnPeerSide reports whether the primary cause r is judged on the
+// peer's own facts (its NetInfo, the control API, its snapshot): a reason
+// that reads them, with one of them failing.
+func restsOnPeerSide(r ReasonID, cs []Check) bool {
+	switch r {
+	case ReasonPeerHardNAT, ReasonHardAndFilteringNAT, ReasonBothHardNAT, ReasonPeerUDPBlocked:
+	default:
+		return false
+	}
 	for _, c := range cs {
 		if c.Failed && isPeerField(c.Field) {
 			return true
@@ -314,10 +352,15 @@ func (d *diag) checkPeerUDP() bool {
 		return false
 	}
 	if *ps.ClientSupports.UDP {
-		d.add(peerField(ps, factUDP), "true", false, "the peer's STUN probes got UDP replies")
+		d.add(peerField(ps, factUDP), "true", false, "the peer's STUN probes got UDP replies (UDP 3478; not proof for other ports)")
 		return false
 	}
-	d.add(peerField(ps, factUDP), "false", true, "the peer's own STUN probes got no UDP reply: UDP looks blocked on its side")
+	if d.self.NoSTUN {
+		// The DERP map is the tailnet's: the peer's netcheck had no STUN either.
+		d.info(peerField(ps, factUDP), "false", "not a test of UDP: the tailnet's DERP map disables STUN, so the peer's netcheck sent no STUN probe")
+		return false
+	}
+	d.add(peerField(ps, factUDP), "false", true, "the peer's own STUN probes (UDP 3478 to the DERP servers) got no reply: UDP looks blocked on its side, or it is restricted to TCP 443 by policy")
 	return true
 }
 
@@ -383,7 +426,7 @@ func (d *diag) checkPeerHomeDERP() bool {
 // disco messages", tailcfg.go).
 const (
 	peerRelayMinMajor, peerRelayMinMinor = 1, 86
-	peerRelayMinCap                      = 120
+	peerRelayMinCap                      = 121
 )
 
 // checkPeerClient: the peer's client predates peer relays, which could
@@ -408,7 +451,7 @@ func (d *diag) checkPeerClient() bool {
 	}
 	note := "new enough for peer relays"
 	if old {
-		note = "predates peer relays (Tailscale 1.86, capability 120), which could carry this path instead of DERP"
+		note = "predates peer relays (Tailscale 1.86, capability 121; magicsock's capVerIsRelayCapable), which, if a peer relay is granted, could carry this path instead of DERP"
 	}
 	if ps.UpdateAvailable != nil && *ps.UpdateAvailable {
 		note += "; an update is available for it"
@@ -488,6 +531,12 @@ func (d *diag) checkHomeDERP() bool {
 	note := "the peer's home DERP region is unknown to us: it has none, or it is not in our DERP map"
 	if h := d.p.HomeDERP; h != 0 {
 		note = "the peer's home DERP region " + strconv.Itoa(h) + " is not in our DERP map"
+	}
+	if recentHandshake(d.p.LastHandshake, d.now) {
+		// magicsock falls back to the region the peer last wrote from
+		// (endpoint.send, fallbackDERPRegionForPeer), and a session is up.
+		d.info("Status.Relay", `""`, note+"; a WireGuard session is up, relayed through the region the peer last wrote from")
+		return false
 	}
 	d.add("Status.Relay", `""`, true, note)
 	return true
@@ -623,23 +672,33 @@ type endpointFacts struct {
 func (d *diag) checkEndpoints() endpointFacts {
 	p := &d.p
 	var f endpointFacts
+	field := "WhoIs.Node.Endpoints"
 	if !p.EndpointsKnown {
-		d.unknown("WhoIs.Node.Endpoints", "WhoIs was not available")
-		return f
+		// The control API lists the peer's endpoints too.
+		if ps := p.PeerSide; ps != nil && ps.sourceOfFact(FactEndpoints) != SourceLocalAPI && len(ps.Endpoints) > 0 {
+			p.Endpoints, p.EndpointsKnown = ps.Endpoints, true
+			field = "API.clientConnectivity.endpoints"
+			if ps.sourceOfFact(FactEndpoints) == SourcePeerSnapshot {
+				field = "PeerSnapshot.Endpoints"
+			}
+		} else {
+			d.unknown("WhoIs.Node.Endpoints", "WhoIs was not available")
+			return f
+		}
 	}
 	if len(p.Endpoints) == 0 {
-		d.add("WhoIs.Node.Endpoints", "[]", true, "the peer cannot be reached over UDP at any address")
+		d.add(field, "[]", true, "the peer cannot be reached over UDP at any address")
 		f.none = true
 		return f
 	}
 	pub4, pub6 := publicFamilies(p.Endpoints)
 	if !pub4 && !pub6 {
-		d.add("WhoIs.Node.Endpoints", endpointsText(p.Endpoints), true, "all private, CGNAT, link-local or loopback addresses: reachable only from the peer's own network")
+		d.add(field, endpointsText(p.Endpoints), true, "all private, CGNAT, link-local or loopback addresses: reachable only from the peer's own network")
 		d.sameLAN()
 		f.privateOnly = true
 		return f
 	}
-	d.add("WhoIs.Node.Endpoints", endpointsText(p.Endpoints), false, "at least one public endpoint")
+	d.add(field, endpointsText(p.Endpoints), false, "at least one public endpoint")
 	if a, ok := sharedPublicAddr(d.self.Endpoints, p.Endpoints); ok {
 		d.info("Self.Endpoints", a.String(), "the same public address on both ends: both are behind one NAT, so the direct path needs their LAN addresses or the router's hairpinning")
 	}
@@ -756,18 +815,19 @@ func sharedPublicAddr(ours, theirs []netip.AddrPort) (netip.Addr, bool) {
 func (d *diag) checkNAT(v6Both bool) (ReasonID, string) {
 	const v6Note = "IPv4 only: both ends have global IPv6 endpoints, which no NAT maps"
 	nat := d.self.NAT
-	var ourHard, ourEasy bool
+	var ourHard, ourEasy, ourMap bool
 	switch {
 	case nat == nil || nat.MappingVariesByDestIP == nil:
 		d.unknown("NetInfo.MappingVariesByDestIP", "the daemon has not measured our NAT type")
 	case *nat.MappingVariesByDestIP && v6Both:
 		d.info("NetInfo.MappingVariesByDestIP", "true", v6Note)
 	case *nat.MappingVariesByDestIP:
-		ourHard = !nat.HavePortMap
+		ourMap = nat.HavePortMap
+		ourHard = !ourMap
 		d.add("NetInfo.MappingVariesByDestIP", "true", ourHard, "our NAT picks a new port per destination (hard NAT)")
 		d.add("NetInfo.HavePortMap", strconv.FormatBool(nat.HavePortMap), ourHard, portMapNote(nat))
 	default:
-		ourEasy = true
+		ourEasy, ourMap = true, nat.HavePortMap
 		d.add("NetInfo.MappingVariesByDestIP", "false", false, "our NAT is easy or absent")
 	}
 	ps := d.p.PeerSide
@@ -780,18 +840,34 @@ func (d *diag) checkNAT(v6Both bool) (ReasonID, string) {
 		d.info(peerField(ps, factMapping), "true", v6Note)
 	case *ps.MappingVariesByDestIP:
 		peerMap = ps.portMap()
-		peerHard = peerMap == nil || !*peerMap
-		note := "the peer's NAT picks a new port per destination (hard NAT)"
-		if !peerHard {
-			note += ", but it can map a port"
+		switch {
+		case peerMap == nil:
+			// Hard, but a port mapping might rescue it: no verdict.
+			d.info(peerField(ps, factMapping), "true", "the peer's NAT picks a new port per destination (hard NAT); whether it can map a port is not known")
+		case *peerMap:
+			d.add(peerField(ps, factMapping), "true", false, "the peer's NAT is hard, but it can map a port, which rescues it")
+		default:
+			peerHard = true
+			d.add(peerField(ps, factMapping), "true", true, "the peer's NAT picks a new port per destination (hard NAT) and it has no UPnP, NAT-PMP or PCP")
 		}
-		d.add(peerField(ps, factMapping), "true", peerHard, note)
 	default:
 		peerEasy = true
 		peerMap = ps.portMap()
 		d.add(peerField(ps, factMapping), "false", false, "the peer's NAT is easy or absent")
 	}
 	d.otherSide(ps)
+	if d.stale != "" {
+		d.info(d.staleField, "too old", d.stale)
+	}
+	// A port mapping on either end rescues a hard NAT.
+	if (ourHard || peerHard) && peerEasy && peerMap != nil && *peerMap {
+		d.add(peerField(ps, factPortMap), "true", false, "the peer can map a port, which rescues our hard NAT")
+		return "", ""
+	}
+	if peerHard && ourEasy && ourMap {
+		d.add("NetInfo.HavePortMap", "true", false, "we hold a port mapping, which rescues the peer's hard NAT")
+		return "", ""
+	}
 	switch {
 	case ourHard && peerHard:
 		return ReasonBothHardNAT, "enable UPnP, NAT-PMP or PCP on either router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`) on one side; a granted peer relay also avoids DERP"
@@ -801,42 +877,41 @@ func (d *diag) checkNAT(v6Both bool) (ReasonID, string) {
 		return ReasonLocalHardNAT, "enable UPnP, NAT-PMP or PCP on this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"
 	case peerHard && ourEasy && d.weFilter(nat):
 		return ReasonHardAndFilteringNAT, "this end's router needs a port mapping: enable UPnP, NAT-PMP or PCP here, or forward a UDP port to this host (`tailscaled --port=41641` and a static forward of 41641); the peer's hard NAT (a mobile carrier's, say) may not be changeable"
-	case peerHard:
+	case peerHard && ourEasy:
 		return ReasonPeerHardNAT, "enable UPnP, NAT-PMP or PCP on the peer's router, or forward a UDP port to the peer (`tailscaled --port=41641` on it); several nodes behind one firewall make NAT hard, and `randomizeClientPort` helps some firewalls"
 	}
+	// The peer's hard NAT with our NAT type unknown: shown (failed above),
+	// but not a verdict, since a hard NAT here would make it both-hard-nat.
 	return "", ""
 }
 
 // peerFilters records whether the peer's easy NAT filters unsolicited
-// packets: it has no port mapping (known) and sits behind a NAT (one of
-// its endpoints is private, so its address is translated).
+// packets: it has no port mapping (known) and has LAN addresses among its
+// endpoints, so a NAT most likely sits in front of it.
 func (d *diag) peerFilters(ps *PeerSide, pm *bool) bool {
 	if pm == nil {
 		d.unknown(peerField(ps, factPortMap), "whether the peer can map a port is not known"+d.apiHint())
 		return false
 	}
-	if *pm {
-		d.add(peerField(ps, factPortMap), "true", false, "the peer can map a port, which rescues our hard NAT")
-		return false
-	}
 	behind := hasPrivate(ps.Endpoints) || hasPrivate(d.p.Endpoints)
 	note := "no UPnP, NAT-PMP or PCP on the peer's network"
 	if behind {
-		note += ", and it is behind a NAT that drops what it did not ask for"
+		note += ", and it has LAN addresses, so a NAT most likely sits in front of it, dropping what it did not ask for"
 	}
 	d.add(peerField(ps, factPortMap), "false", behind, note)
 	return behind
 }
 
 // weFilter records whether our easy NAT filters unsolicited packets: no
-// port mapping, and one of our endpoints is private.
+// port mapping, and LAN addresses among our endpoints (so a NAT most
+// likely sits in front of us).
 func (d *diag) weFilter(nat *NATInfo) bool {
 	if nat == nil || nat.HavePortMap {
 		return false
 	}
 	behind := hasPrivate(d.self.Endpoints)
 	if behind {
-		d.add("NetInfo.HavePortMap", "false", true, "no port mapping here, and this host is behind a NAT that drops what it did not ask for")
+		d.add("NetInfo.HavePortMap", "false", true, "no port mapping here, and this host has LAN addresses, so a NAT most likely sits in front of it, dropping what it did not ask for")
 	}
 	return behind
 }
@@ -857,7 +932,7 @@ func (d *diag) apiHint() string {
 	if ps := d.p.PeerSide; ps != nil && ps.Source != SourceLocalAPI {
 		return ""
 	}
-	return "; control does not pass it on: a read-only API key (TAILSCALE_API_KEY) would fill it"
+	return "; control does not pass it on: the control API (a read-only API key, TAILSCALE_API_KEY) can fill it"
 }
 
 // Peer-side facts, for peerField.
@@ -881,12 +956,18 @@ var peerFieldNames = [...][3]string{
 	factVersion: {"Peer.Hostinfo.IPNVersion", "API.clientVersion", "PeerSnapshot.Version"},
 }
 
-// peerField is the Field of a peer-side check of fact from ps's source
-// (localapi's names when ps is nil).
+// factNames are the PeerSide.FactSources names of peerField's facts.
+var factNames = [...]string{
+	factMapping: FactMapping, factPortMap: FactPortMap, factUDP: FactUDP,
+	factIPv6: FactIPv6, factLatency: FactLatency, factVersion: FactVersion,
+}
+
+// peerField is the Field of a peer-side check of fact, named for the
+// source that fact came from (localapi's names when ps is nil).
 func peerField(ps *PeerSide, fact int) string {
 	col := 0
 	if ps != nil {
-		switch ps.Source {
+		switch ps.sourceOfFact(factNames[fact]) {
 		case SourceControlAPI:
 			col = 1
 		case SourcePeerSnapshot:
@@ -1012,9 +1093,30 @@ func (d *diag) checkFarDERP() (bool, farDERP) {
 	note := "the relay region is about as close as the best one"
 	if far {
 		note = farNote
+		// Far from here is not far from both ends: when the peer's own
+		// latencies show the region near it, the distance is the two
+		// ends' own and no home DERP choice is wrong.
+		if ps := d.p.PeerSide; ps != nil {
+			if ms, ok := ps.DERPLatencyMs[regionKey(d.regions, region)]; ok && !d.farFromPeer(ps, ms) {
+				d.info(field, string(buf), "far from here, but near the peer ("+msText(time.Duration(ms*float64(time.Millisecond)))+" from it, by its own latencies): the distance is between the two ends, no home DERP choice is wrong")
+				return false, farDERP{}
+			}
+		}
 	}
 	d.add(field, string(buf), far, note)
 	return far, farDERP{region: region, best: bestID, relayLat: relayLat, bestLat: bestLat}
+}
+
+// farFromPeer reports whether ms, the peer's latency to a region, is far
+// by the same thresholds against the peer's best region.
+func (d *diag) farFromPeer(ps *PeerSide, ms float64) bool {
+	best := ms
+	for _, l := range ps.DERPLatencyMs {
+		best = min(best, l)
+	}
+	r := time.Duration(ms * float64(time.Millisecond))
+	b := time.Duration(best * float64(time.Millisecond))
+	return r >= FarDERPFactor*b && r-b >= FarDERPMargin
 }
 
 // farTexts are the summary and fix for a far relay region.
@@ -1022,7 +1124,7 @@ func (d *diag) farTexts(f farDERP) (summary, fix string) {
 	rn, bn := d.regionName(f.region), d.regionName(f.best)
 	rl, bl := msText(f.relayLat), msText(f.bestLat)
 	return "relay " + rn + " is far (" + rl + " vs " + bl + ")",
-		"the relay " + rn + " is " + rl + " away while " + bn + " is " + bl + ": check the peer's home DERP choice (its netcheck) or the DERP map"
+		"the relay " + rn + " is " + rl + " away from here while " + bn + " is " + bl + ": if the region is far from the peer too (its netcheck, or the control API's latencies), its home DERP choice is wrong; if it is near the peer, the distance is the two ends' own"
 }
 
 var farNote = "the relay region is far: at least " + strconv.Itoa(FarDERPFactor) + "x and " + msText(FarDERPMargin) + " slower than the best"

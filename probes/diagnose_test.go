@@ -202,6 +202,17 @@ func TestDiagnoseCases(t *testing.T) {
 			},
 			wantReason: ReasonNoHomeDERP,
 		},
+		{
+			name: "empty Relay but a session is up: relayed through the region the peer last wrote from, not no-home-derp",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode = 0, ""
+				p.LastHandshake = now.Add(-20 * time.Second)
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "the region the peer last wrote from",
+		},
 		// WorkingUDP: netcheck's STUN to UDP 3478 only.
 		{
 			name:       "WorkingUDP false while the DERP map disables STUN: says nothing",
@@ -331,7 +342,7 @@ func TestDiagnoseCases(t *testing.T) {
 			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
-				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 			},
 			wantReason: ReasonPeerHardNAT,
 			wantText:   "peer's router",
@@ -340,7 +351,7 @@ func TestDiagnoseCases(t *testing.T) {
 			name: "peer hard NAT meets our easy NAT without port mapping: hard-and-filtering-nat, fix here",
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
-				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 			},
 			wantReason: ReasonHardAndFilteringNAT,
 			wantText:   "this end's router",
@@ -359,7 +370,8 @@ func TestDiagnoseCases(t *testing.T) {
 			wantText:   "the peer's router needs a port mapping",
 		},
 		{
-			name: "our hard NAT, the peer's UPnP answers: the mapping rescues it, local-hard-nat is not confirmed",
+			// A port mapping on either end rescues a hard NAT (facts.md).
+			name: "our hard NAT, the peer's UPnP answers: the mapping rescues it, no NAT verdict",
 			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
@@ -368,14 +380,44 @@ func TestDiagnoseCases(t *testing.T) {
 					s.ClientSupports.UPnP = boolp(true)
 				})
 			},
-			wantReason: ReasonLocalHardNAT,
+			wantReason: ReasonUnexplained,
+			wantText:   "rescues our hard NAT",
+		},
+		{
+			name: "peer hard NAT, we hold a port mapping: it rescues the peer's, no NAT verdict",
+			self: func(s *Self) { s.NAT.HavePortMap = true },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "rescues the peer's hard NAT",
+		},
+		{
+			name: "peer hard NAT but whether it can map a port is unknown: no confident verdict",
+			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "whether it can map a port is not known",
+		},
+		{
+			name: "peer hard NAT with our NAT type unknown: shown, not a verdict",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = nil },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonUnexplained,
 		},
 		{
 			name: "both hard, the peer's side from the control API",
 			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
-				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 			},
 			wantReason: ReasonBothHardNAT,
 			wantText:   "the peer's NAT picks a new port per destination",
@@ -408,6 +450,7 @@ func TestDiagnoseCases(t *testing.T) {
 				p.PeerSide = apiSide(func(s *PeerSide) {
 					s.MappingVariesByDestIP = boolp(true)
 					s.ClientVersion = "v1.80.2"
+					noMap(s)
 				})
 			},
 			wantReason: ReasonBothHardNAT,
@@ -445,10 +488,44 @@ func TestDiagnoseCases(t *testing.T) {
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				local := &PeerSide{Source: SourceLocalAPI, At: now.Add(-time.Hour), MappingVariesByDestIP: boolp(false)}
-				p.PeerSide = MergePeerSide(local, apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) }))
+				p.PeerSide = MergePeerSide(local, apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) }))
 			},
 			wantReason: ReasonBothHardNAT,
 			wantText:   "older than control-api's answer",
+		},
+		{
+			name: "a relay region far from here but the peer's own nearest: not far-home-derp",
+			self: func(s *Self) { s.DERPLatencyAt = now },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path.DERPCode = "tok"
+				p.PeerSide = apiSide(func(s *PeerSide) { s.HomeDERP = 3; s.DERPLatencyMs = map[string]float64{"tok": 4, "nyc": 150} })
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "near the peer",
+		},
+		{
+			name: "control-API facts a day old are set aside, not judged",
+			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) {
+					s.MappingVariesByDestIP = boolp(true)
+					noMap(s)
+					s.At = now.Add(-30 * time.Hour)
+				})
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "too old to judge",
+		},
+		{
+			name: "no WhoIs, but the control API lists the peer's endpoints: they are judged",
+			peer: func(p *Peer) {
+				*p = relayedPeer()
+				p.EndpointsKnown = false
+				p.PeerSide = apiSide(func(s *PeerSide) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("192.168.7.2:41641")} })
+			},
+			wantReason: ReasonPrivateEndpointsOnly,
 		},
 	}
 	for _, tt := range tests {
@@ -703,6 +780,11 @@ func TestCheckStateMarks(t *testing.T) {
 	}
 }
 
+// noMap says the peer's network has no UPnP, NAT-PMP or PCP.
+func noMap(s *PeerSide) {
+	s.ClientSupports.UPnP, s.ClientSupports.PMP, s.ClientSupports.PCP = boolp(false), boolp(false), boolp(false)
+}
+
 // apiSide is peer-side facts from the control API read a minute before
 // the test clock, changed by f (may be nil).
 func apiSide(f func(*PeerSide)) *PeerSide {
@@ -719,7 +801,7 @@ func TestVerdictNamesItsSources(t *testing.T) {
 	self := easySelf()
 	self.NAT.MappingVariesByDestIP = boolp(true)
 	p := relayedPeer("203.0.113.5:41641")
-	p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
+	p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 	v := Diagnose(self, p, testRegions, time.Time{})
 	if !v.PeerSide {
 		t.Error("both-hard-nat from the API does not say it rests on the peer side")
@@ -736,5 +818,34 @@ func TestVerdictNamesItsSources(t *testing.T) {
 	}
 	if v := Diagnose(self, relayedPeer("203.0.113.5:41641"), testRegions, time.Time{}); v.PeerSide {
 		t.Error("local-hard-nat claims to rest on the peer side")
+	}
+}
+
+// TestMergedFactsNameTheirSource: a fact the newer source lacks is taken
+// from the older one, and its check names the older source.
+func TestMergedFactsNameTheirSource(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	local := &PeerSide{Source: SourceLocalAPI, MappingVariesByDestIP: boolp(true)}
+	noMap(local)
+	api := apiSide(nil) // the API lists the peer, without clientConnectivity
+	ps := MergePeerSide(local, api)
+	if ps.Source != SourceControlAPI || ps.FactSources[FactMapping] != SourceLocalAPI || ps.FactSources[FactPortMap] != SourceLocalAPI {
+		t.Fatalf("merged %+v, want the API's record with mapping and port map from localapi", ps)
+	}
+	self := easySelf()
+	self.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")}
+	p := relayedPeer("203.0.113.5:41641")
+	p.PeerSide = ps
+	v := Diagnose(self, p, testRegions, now)
+	if v.Reason != ReasonPeerHardNAT {
+		t.Fatalf("reason %q, want peer-hard-nat", v.Reason)
+	}
+	for _, c := range v.Checks {
+		if c.Field == "API.clientConnectivity.mappingVariesByDestIP" {
+			t.Errorf("the localapi fact is named after the API: %+v", c)
+		}
+		if c.Field == "Peer.NetInfo.MappingVariesByDestIP" && c.Source != SourceLocalAPI {
+			t.Errorf("check %+v names source %q, want localapi", c, c.Source)
+		}
 	}
 }

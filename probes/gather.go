@@ -42,10 +42,14 @@ type cachedNode struct {
 //
 //   - Status(): self, peers, path fields (Active, CurAddr, PeerRelay, Relay),
 //     byte counters, handshakes.
-//   - WhoIs(first Tailscale IP) per peer: Endpoints, HomeDERP, Online
-//     (tri-state) and the peer's shared NetInfo. A denied or failing WhoIs
-//     adds one Warning and leaves EndpointsKnown false. Answers carried in
-//     prev that are younger than WhoIsMaxAge are reused, not asked again.
+//   - Each peer's node: Endpoints, HomeDERP, Online (tri-state) and the
+//     peer's shared NetInfo. A cold gather (no answers carried in prev)
+//     reads every node in one request, the IPN bus's initial netmap, beside
+//     Status and the DERP map (netmapReadTimeout bounds it); what it lacks,
+//     and every later refresh, is WhoIs(first Tailscale IP) per peer. A
+//     denied or failing WhoIs adds one Warning and leaves EndpointsKnown
+//     false. Answers carried in prev that are younger than WhoIsMaxAge are
+//     reused, not asked again.
 //   - WhoIs(our own first Tailscale IP): our NetInfo and Endpoints. The
 //     daemon keeps its netcheck NetInfo in its Hostinfo and sends it to
 //     control; neither Status nor PeerStatus carries it, so the source is the
@@ -112,7 +116,11 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 	if !opts.WhoIsOnly && (prev == nil || len(prev.nodes) == 0) {
 		nodesCh = make(chan netmapNodes, 1)
 		go func() {
-			nodes, _ := readNetmapNodes(ctx, c)
+			// Its own bound, so a stalled watch leaves WhoIs time to
+			// answer instead.
+			nctx, cancel := context.WithTimeout(ctx, netmapReadTimeout)
+			defer cancel()
+			nodes, _ := readNetmapNodes(nctx, c)
 			nodesCh <- nodes
 		}()
 	}
@@ -128,6 +136,10 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 	}
 	return gatherFrom(ctx, c, st, prev, now, opts, dmCh, nodesCh)
 }
+
+// netmapReadTimeout bounds a cold Gather's read of every node from the IPN
+// bus; past it, WhoIs per peer serves.
+const netmapReadTimeout = 3 * time.Second
 
 // derpMapResult is CurrentDERPMap's answer.
 type derpMapResult struct {

@@ -392,7 +392,7 @@ func TestGatherLostDirect(t *testing.T) {
 	if v.Reason != ReasonLostDirect || v.Summary != "was direct, fell back to relay" {
 		t.Errorf("verdict = %q %q, want lost-direct; checks:\n%s", v.Reason, v.Summary, checksText(v.Checks))
 	}
-	if got := failedFields(v); !cmp.Equal(got, []string{"Status.CurAddr", "Peer.LastDirect", "EndpointChanges"}) {
+	if got := failedFields(v); !cmp.Equal(got, []string{"Status.CurAddr", "Path.LastDirect", "EndpointChanges"}) {
 		t.Errorf("failed checks = %q", got)
 	}
 	wantChange := &EndpointChange{When: time.Date(2026, 11, 30, 12, 0, 2, 0, time.UTC), What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"203.0.113.5:41641"}`}

@@ -99,6 +99,30 @@ type PeerSide struct {
 	// both can be shown; nil otherwise. Facts Other knows and this record
 	// does not have already been filled in.
 	Other *PeerSide `json:"other,omitempty"`
+	// FactSources names, for each fact filled in from the older source,
+	// where it came from ("mapping_varies_by_dest_ip": "localapi"); facts
+	// not listed come from Source.
+	FactSources map[string]string `json:"fact_sources,omitempty"`
+}
+
+// Fact names in PeerSide.FactSources.
+const (
+	FactMapping   = "mapping_varies_by_dest_ip"
+	FactPortMap   = "port_map"
+	FactUDP       = "udp"
+	FactIPv6      = "ipv6"
+	FactHomeDERP  = "home_derp"
+	FactLatency   = "derp_latency_ms"
+	FactEndpoints = "endpoints"
+	FactVersion   = "client_version"
+)
+
+// sourceOfFact is where fact came from.
+func (s *PeerSide) sourceOfFact(fact string) string {
+	if src, ok := s.FactSources[fact]; ok {
+		return src
+	}
+	return s.Source
 }
 
 // portMap is whether the peer can map a port: HavePortMap when known true,
@@ -130,38 +154,49 @@ func MergePeerSide(a, b *PeerSide) *PeerSide {
 	}
 	out := *newer
 	out.Other = nil
-	if len(out.Endpoints) == 0 {
-		out.Endpoints = older.Endpoints
+	out.FactSources = nil
+	from := func(fact string) {
+		if out.FactSources == nil {
+			out.FactSources = map[string]string{}
+		}
+		out.FactSources[fact] = older.sourceOfFact(fact)
 	}
-	fill := func(dst **bool, src *bool) {
-		if *dst == nil {
+	if len(out.Endpoints) == 0 && len(older.Endpoints) > 0 {
+		out.Endpoints = older.Endpoints
+		from(FactEndpoints)
+	}
+	fill := func(dst **bool, src *bool, fact string) {
+		if *dst == nil && src != nil {
 			*dst = src
+			if fact != "" {
+				from(fact)
+			}
 		}
 	}
-	fill(&out.MappingVariesByDestIP, older.MappingVariesByDestIP)
-	fill(&out.HavePortMap, older.HavePortMap)
-	fill(&out.UpdateAvailable, older.UpdateAvailable)
+	fill(&out.MappingVariesByDestIP, older.MappingVariesByDestIP, FactMapping)
+	fill(&out.UpdateAvailable, older.UpdateAvailable, "")
 	cs := &out.ClientSupports
-	fill(&cs.UDP, older.ClientSupports.UDP)
-	fill(&cs.IPv6, older.ClientSupports.IPv6)
-	fill(&cs.HairPinning, older.ClientSupports.HairPinning)
-	fill(&cs.UPnP, older.ClientSupports.UPnP)
-	fill(&cs.PMP, older.ClientSupports.PMP)
-	fill(&cs.PCP, older.ClientSupports.PCP)
-	if out.HomeDERP == 0 {
-		out.HomeDERP = older.HomeDERP
+	fill(&cs.UDP, older.ClientSupports.UDP, FactUDP)
+	fill(&cs.IPv6, older.ClientSupports.IPv6, FactIPv6)
+	fill(&cs.HairPinning, older.ClientSupports.HairPinning, "")
+	if out.portMap() == nil && older.portMap() != nil {
+		out.HavePortMap, cs.UPnP, cs.PMP, cs.PCP = older.HavePortMap, older.ClientSupports.UPnP, older.ClientSupports.PMP, older.ClientSupports.PCP
+		from(FactPortMap)
 	}
-	if len(out.DERPLatencyMs) == 0 {
+	if out.HomeDERP == 0 && older.HomeDERP != 0 {
+		out.HomeDERP = older.HomeDERP
+		from(FactHomeDERP)
+	}
+	if len(out.DERPLatencyMs) == 0 && len(older.DERPLatencyMs) > 0 {
 		out.DERPLatencyMs = older.DERPLatencyMs
+		from(FactLatency)
 	}
 	if out.LastSeen.IsZero() {
 		out.LastSeen = older.LastSeen
 	}
-	if out.ClientVersion == "" {
-		out.ClientVersion = older.ClientVersion
-	}
-	if out.CapVersion == 0 {
-		out.CapVersion = older.CapVersion
+	if out.ClientVersion == "" && out.CapVersion == 0 && (older.ClientVersion != "" || older.CapVersion != 0) {
+		out.ClientVersion, out.CapVersion = older.ClientVersion, older.CapVersion
+		from(FactVersion)
 	}
 	if disagree(newer, older) {
 		o := *older

@@ -272,7 +272,7 @@ func (s *Source) loop(ctx context.Context) {
 			default:
 			}
 		}
-		s.maybeMeasure(ctx, trigger)
+		s.maybeMeasure(ctx, trigger, usesExitNode(snap))
 		if busDone == nil && !time.Now().Before(busNext) {
 			busStop, busDone = s.startBus(ctx, trigger)
 			busNext = time.Now().Add(busRetry)
@@ -398,8 +398,13 @@ func (s *Source) freshLatency(now time.Time) *DERPLatencyReport {
 // or more; a result pokes trigger so the next snapshot uses it. A failed
 // measurement (UDP blocked, no DERP map) is not retried before
 // LatencyRefresh: NetInfo's latencies serve meanwhile.
-func (s *Source) maybeMeasure(ctx context.Context, trigger chan<- struct{}) {
-	if s.opts.MeasureDERP == nil {
+//
+// Not while an exit node carries this host's traffic: tailpath's STUN
+// packets would go through the tunnel (an unprivileged process cannot bind
+// its sockets to the physical interface as tailscaled does), and the
+// latencies would be the exit node's.
+func (s *Source) maybeMeasure(ctx context.Context, trigger chan<- struct{}, exitNode bool) {
+	if s.opts.MeasureDERP == nil || exitNode {
 		return
 	}
 	s.mu.Lock()
@@ -431,6 +436,16 @@ func (s *Source) maybeMeasure(ctx context.Context, trigger chan<- struct{}) {
 			}
 		}
 	}()
+}
+
+// usesExitNode reports whether snap shows an exit node in use.
+func usesExitNode(snap *Snapshot) bool {
+	for i := range snap.Peers {
+		if snap.Peers[i].ExitNode {
+			return true
+		}
+	}
+	return false
 }
 
 // setBusErr records why the IPN bus watch failed ("" once it works).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"tailscale.com/client/local"
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
 )
@@ -361,4 +362,31 @@ func TestSourceMeasuresDERPLatency(t *testing.T) {
 		}
 	}
 	t.Fatal("no snapshot used the measured latencies")
+}
+
+// refusingBus is a LocalAPI whose IPN bus answers 400, as tailscaled does
+// for a mask it refuses (local.Client returns the bare status).
+type refusingBus struct{ LocalClient }
+
+func (refusingBus) WatchIPNBus(context.Context, ipn.NotifyWatchOpt) (*local.IPNBusWatcher, error) {
+	return nil, errors.New("400 Bad Request")
+}
+
+// TestSourceBusMaskRefusedIsAWarning: the defect of issue 14 (a refused
+// mask, retried in silence) now shows in every snapshot's warnings.
+func TestSourceBusMaskRefusedIsAWarning(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "direct"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := NewSource(refusingBus{NewClient(srv.Socket)}, SourceOptions{Interval: 50 * time.Millisecond}).Run(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		snap := next[*Snapshot](t, ch, 5*time.Second)
+		for _, w := range snap.Warnings {
+			if strings.Contains(w, "IPN bus: tailscaled refused the watch request (400 Bad Request)") {
+				return
+			}
+		}
+	}
+	t.Fatal("no snapshot says tailscaled refused the IPN bus watch")
 }

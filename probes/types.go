@@ -90,7 +90,8 @@ const (
 	// nearer to it than its home (explains slowness; goes in Also).
 	ReasonPeerFarHomeDERP ReasonID = "peer-far-home-derp"
 	// ReasonPeerOldClient: the peer's client predates a feature the path
-	// could use (peer relays: Tailscale 1.86, capability version 120).
+	// could use (peer relays: Tailscale 1.86, capability version 121,
+	// magicsock's capVerIsRelayCapable).
 	ReasonPeerOldClient ReasonID = "peer-old-client"
 )
 
