@@ -85,11 +85,18 @@ type GatherOptions struct {
 	// and APIStatus goes to Snapshot.ControlAPI with the match counts.
 	PeerFacts *APIFacts
 	APIStatus *APIStatus
+	// Now, when not zero, is the snapshot's time instead of the clock when
+	// Status returns: a saved snapshot (probes/snapshot) is gathered again
+	// at the time it was taken, so its evidence dates the same.
+	Now time.Time
+	// NoCache asks WhoIs afresh for every peer instead of reusing answers
+	// cached in prev, so a recording client sees every answer used.
+	NoCache bool
 }
 
 // GatherWith is Gather with options.
 func GatherWith(ctx context.Context, c LocalClient, prev *Snapshot, opts GatherOptions) (*Snapshot, error) {
-	return gatherAt(ctx, c, prev, time.Time{}, opts)
+	return gatherAt(ctx, c, prev, opts.Now, opts)
 }
 
 // gatherAt is GatherWith with a fixed clock for tests; a zero now means
@@ -157,7 +164,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	var deniedFlag bool
 	snap.nodes = map[string]cachedNode{}
 	whois := func(id string, ip netip.Addr) *tailcfg.Node {
-		if prev != nil {
+		if prev != nil && !opts.NoCache {
 			if cn, ok := prev.nodes[id]; ok && now.Sub(cn.at) < WhoIsMaxAge && now.Sub(cn.at) >= 0 {
 				mu.Lock()
 				snap.nodes[id] = cn
