@@ -958,6 +958,18 @@ func (r *redactor) summary() *Redaction {
 	}
 }
 
+// pseudonyms is every pseudonym r handed out, lower-case (an original
+// that happens to equal one is no leak).
+func (r *redactor) pseudonyms() map[string]bool {
+	out := map[string]bool{redactedSuffix: true}
+	for _, m := range []map[string]string{r.names, r.ids, r.logins} {
+		for _, p := range m {
+			out[strings.ToLower(p)] = true
+		}
+	}
+	return out
+}
+
 // leaks lists the kinds of original identifiers still present in b.
 func (r *redactor) leaks(b []byte) []string {
 	s := string(b)
@@ -976,15 +988,17 @@ func (r *redactor) leaks(b []byte) []string {
 		}
 	}
 	low := strings.ToLower(s)
+	pseudo := r.pseudonyms()
 	for _, l := range r.literals {
-		if strings.Contains(low, strings.ToLower(l)) {
-			found["an id, login or tailnet name"] = true
+		if !pseudo[strings.ToLower(l)] && strings.Contains(low, strings.ToLower(l)) {
+			found["id, login or tailnet name "+strconv.Quote(l)] = true
 		}
 	}
 	if r.nameRE != nil {
-		// JSON escapes make names inside strings whole words still.
 		for _, m := range r.nameRE.FindAllStringSubmatch(s, -1) {
-			found["host name "+strconv.Quote(m[2])] = true
+			if !pseudo[strings.ToLower(m[2])] {
+				found["host name "+strconv.Quote(m[2])] = true
+			}
 		}
 	}
 	return slices.Sorted(maps.Keys(found))
