@@ -501,6 +501,10 @@ func (d *diag) checkHomeDERP() bool {
 // session.
 func (d *diag) checkSession() bool {
 	p := &d.p
+	if p.HandshakeUnknown && p.LastHandshake.IsZero() {
+		d.unknown("Status.LastHandshake", "the source does not show WireGuard handshakes (pasted `tailscale status` text)")
+		return false
+	}
 	if recentHandshake(p.LastHandshake, d.now) {
 		d.add("Status.LastHandshake", handshakeText(p.LastHandshake), false, "a WireGuard session is up")
 		return false
@@ -567,6 +571,8 @@ func (d *diag) checkPingRun() bool {
 		note = "a pong came directly; the path may go direct again soon"
 	case r.Pongs == 0:
 		note = "no pong at all: the peer is not answering even through DERP"
+	case !d.p.EndpointsKnown:
+		note = "no pong directly; the peer's endpoints are unknown, so this does not say why"
 	case len(d.p.Endpoints) == 0:
 		note = "no pong directly, as expected with no endpoints"
 	}
@@ -913,6 +919,9 @@ func sourceOf(field string) string {
 
 // isPeerField reports whether field is a fact of the peer's own end.
 func isPeerField(field string) bool {
+	if field == "Peer.LastDirect" {
+		return false // our own observation of the path, not the peer's end
+	}
 	return strings.HasPrefix(field, "Peer.") || strings.HasPrefix(field, "API.") || strings.HasPrefix(field, "PeerSnapshot.")
 }
 

@@ -209,6 +209,10 @@ type Peer struct {
 	// recorded: never, or the peer was removed from wireguard-go while idle
 	// (tailscaled trims idle peers from its WireGuard config).
 	LastHandshake time.Time `json:"last_handshake,omitzero"`
+	// HandshakeUnknown is true when the source does not show handshakes
+	// at all (pasted `tailscale status` text, probes/snapshot), so a zero
+	// LastHandshake is unknown rather than none recorded.
+	HandshakeUnknown bool `json:"handshake_unknown,omitempty"`
 	// NoHandshakeSince is when tailpath first saw the peer Active without a
 	// handshake within RecentHandshake, carried from snapshot to snapshot
 	// by Gather while that lasts; zero otherwise.

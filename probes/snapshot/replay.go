@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"tailscale.com/client/local"
 	"tailscale.com/client/tailscale/apitype"
@@ -97,6 +98,9 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sf := f.Self; sf != nil {
+		f.fillSelf(snap, sf)
+	}
 	if snap.Self.DERPLatencyFrom == "netinfo" {
 		snap.Self.DERPLatencyAt, snap.Self.DERPLatencySeen = f.History.DERPLatencyAt, f.History.DERPLatencySeen
 	}
@@ -110,6 +114,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 			p.LastDirect, p.LastDirectAddr = h.LastDirect, h.LastDirectAddr
 			p.LastChange, p.PingRun, p.Latency = h.LastChange, h.PingRun, h.Latency
 			p.TxRate, p.RxRate, p.RatesKnown = h.TxRate, h.RxRate, h.RatesKnown
+			p.HandshakeUnknown = h.HandshakeUnknown
 		}
 		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 	}
@@ -119,4 +124,30 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 		l.SetEvidence(f.Board.Evidence)
 	}
 	return l.SetSnapshot(snap).WithChanges(f.PathChanges), nil
+}
+
+// fillSelf fills what snap's self lacks from pasted facts: the NAT facts
+// (keeping a measurement's latencies), endpoints and home DERP.
+func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
+	self := &snap.Self
+	if sf.NAT != nil && (self.NAT == nil || self.NAT.MappingVariesByDestIP == nil && self.NAT.WorkingUDP == nil) {
+		nat := *sf.NAT
+		if self.NAT != nil && self.DERPLatencyFrom == "netcheck" {
+			nat.DERPLatency = self.NAT.DERPLatency
+		}
+		self.NAT = &nat
+		if self.DERPLatencyFrom == "" && len(nat.DERPLatency) > 0 {
+			self.DERPLatencyFrom = "netinfo"
+		}
+		snap.Warnings = slices.DeleteFunc(snap.Warnings, func(w string) bool { return strings.HasPrefix(w, "NetInfo: ") })
+	}
+	if len(self.Endpoints) == 0 {
+		self.Endpoints = sf.Endpoints
+	}
+	if self.HomeDERP == 0 && sf.HomeDERP != 0 {
+		self.HomeDERP = sf.HomeDERP
+		if self.HomeDERPCode == "" {
+			self.HomeDERPCode = snap.Regions[sf.HomeDERP].Code
+		}
+	}
 }

@@ -76,6 +76,9 @@ type File struct {
 	Taken time.Time `json:"taken"`
 	// Origin is OriginLocalAPI or OriginPasted.
 	Origin string `json:"origin"`
+	// TakenFrom says where Taken came from for pasted input ("the newest
+	// time the input states", or that it states none).
+	TakenFrom string `json:"taken_from,omitempty"`
 	// Redacted says what Redact replaced; nil for an unredacted file.
 	Redacted *Redaction `json:"redacted,omitempty"`
 	// All is true when the capture kept the peers `tailscale status`
@@ -89,6 +92,9 @@ type File struct {
 	// DERPMap is the /derpmap reply; DERPMapErr why it is missing.
 	DERPMap    *tailcfg.DERPMap `json:"derp_map,omitempty"`
 	DERPMapErr string           `json:"derp_map_error,omitempty"`
+	// Self are our own facts from pasted input, which a capture reads
+	// from WhoIs instead (OriginPasted only).
+	Self *SelfFacts `json:"self_facts,omitempty"`
 	// Netcheck is tailpath's own fresh DERP latency measurement, when the
 	// diagnosis had one (dashboard, status --netcheck, a pasted netcheck).
 	Netcheck *probes.DERPLatencyReport `json:"netcheck,omitempty"`
@@ -148,11 +154,13 @@ type PeerHistory struct {
 	TxRate     float64       `json:"tx_rate,omitempty"`
 	RxRate     float64       `json:"rx_rate,omitempty"`
 	RatesKnown bool          `json:"rates_known,omitempty"`
+	// HandshakeUnknown: the source shows no handshakes (pasted status text).
+	HandshakeUnknown bool `json:"handshake_unknown,omitempty"`
 }
 
 func (h PeerHistory) empty() bool {
 	return h.NoHandshakeSince.IsZero() && h.LastDirect.IsZero() && h.LastChange == nil &&
-		h.PingRun == nil && h.Latency == 0 && h.TxRate == 0 && h.RxRate == 0 && !h.RatesKnown
+		h.PingRun == nil && h.Latency == 0 && h.TxRate == 0 && h.RxRate == 0 && !h.RatesKnown && !h.HandshakeUnknown
 }
 
 // ControlAPI is the control API's answer as the diagnosis used it.
