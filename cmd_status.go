@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -350,8 +351,8 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 		fmt.Fprintf(&b, " %s", self.TailscaleIPs[0])
 	}
 	fmt.Fprintf(&b, "; home DERP %s; %s", derpText(self.HomeDERP, self.HomeDERPCode), natText(self))
-	if s.BackendState != "Running" {
-		fmt.Fprintf(&b, "; state %s", s.BackendState)
+	if st := cmp.Or(s.BackendState, "unknown"); st != "Running" {
+		fmt.Fprintf(&b, "; state %s", st)
 	}
 	fmt.Fprintln(w, b.String())
 	for _, h := range self.Health {

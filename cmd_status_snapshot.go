@@ -316,6 +316,10 @@ func snapshotHeader(s *snapshotJSON) string {
 			fmt.Fprintf(&b, "# ignored: %d more lines (--json lists them)\n", len(s.Ignored)-i)
 			break
 		}
+		if ig.Text == "" {
+			fmt.Fprintf(&b, "# ignored: %s:%d (text removed by --redact)\n", ig.Name, ig.Line)
+			continue
+		}
 		fmt.Fprintf(&b, "# ignored: %s:%d %q\n", ig.Name, ig.Line, ig.Text)
 	}
 	return b.String()

@@ -277,7 +277,7 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, error) {
 		}
 		p.netcheck = nf
 		p.noteTime(nf.at)
-		for id := range nf.latency {
+		for _, id := range slices.Sorted(maps.Keys(nf.latency)) {
 			p.region(id, "", "")
 		}
 		in.Kind = KindNetcheckJSON
@@ -376,8 +376,8 @@ func (p *paste) closeBlock(block **blockState) {
 	case KindNetcheckText:
 		p.netcheck = b.nc
 		p.noteTime(b.nc.at)
-		for code, name := range b.nc.regionNames {
-			p.region(0, code, name)
+		for _, code := range slices.Sorted(maps.Keys(b.nc.regionNames)) {
+			p.region(0, code, b.nc.regionNames[code])
 		}
 		p.addInput(Input{Name: b.name, Kind: KindNetcheckText, First: b.first, Last: b.last,
 			Note: "our NAT facts and DERP latencies (measured by the tailscale CLI, not the daemon)"})

@@ -1,8 +1,10 @@
 package snapshot
 
 import (
+	"maps"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,7 +103,7 @@ func (p *paste) logLine(name string, no int, trim string) bool {
 		if p.logNet == nil || !at.Before(p.logNet.at) {
 			p.logNet = nf
 		}
-		for id := range nf.latency {
+		for _, id := range slices.Sorted(maps.Keys(nf.latency)) {
 			p.region(id, "", "")
 		}
 		kind = "netcheck report"
