@@ -473,7 +473,8 @@ func (p *paste) file() (*File, error) {
 		st = p.text.build(taken)
 	}
 	if st == nil {
-		st = &ipnstate.Status{BackendState: p.state}
+		// An empty self, so that our own facts (a netcheck) still apply.
+		st = &ipnstate.Status{BackendState: p.state, Self: &ipnstate.PeerStatus{}}
 		f.Warnings = append(f.Warnings, "no tailscale status in the input: no peers to diagnose")
 	}
 	if p.state != "" && p.statusFrom != KindStatusJSON {
