@@ -22,6 +22,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/device"
@@ -74,6 +75,13 @@ type Dashboard struct {
 	InputTTY bool
 	// Closers run after the program and every feed have stopped.
 	Closers []func() error
+	// Replay, when set, takes the tailscaled source's place: the dashboard
+	// shows this saved snapshot (probes/snapshot), read-only, under a
+	// "snapshot taken …" notice. Client is then unused.
+	Replay *snapshot.File
+	// SaveDir is where S saves snapshots of the live dashboard; "" is the
+	// current directory.
+	SaveDir string
 }
 
 // Panes returns the panes after Peers and Detail, in tab order (Device,
@@ -138,7 +146,11 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
+	if d.Replay != nil {
+		return d.runReplay(ctx, parent, input, stdout)
+	}
 
+	var linker link.Linker
 	src := probes.NewSource(d.Client, probes.SourceOptions{
 		Interval: d.Interval,
 		Socket:   d.Socket,
@@ -158,6 +170,10 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 				return nil
 			}
 		},
+		Save: func() tea.Cmd {
+			ls := linker.Snapshot()
+			return func() tea.Msg { return d.save(ctx, ls) }
+		},
 	})
 	p := tea.NewProgram(model,
 		tea.WithAltScreen(),
@@ -168,7 +184,6 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	)
 
 	var wg sync.WaitGroup
-	var linker link.Linker
 	events := src.Run(ctx)
 	wg.Add(1)
 	go func() {
