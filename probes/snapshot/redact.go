@@ -110,7 +110,8 @@ func redact(f *File) (*File, *redactor, error) {
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, nil, fmt.Errorf("snapshot: redacted file does not decode: %w", err)
 	}
-	out.Redacted = r.summary()
+	// The check reads the file as written, but for the summary added
+	// next, whose text names the documentation ranges themselves.
 	final, err := json.Marshal(&out)
 	if err != nil {
 		return nil, nil, err
@@ -118,6 +119,7 @@ func redact(f *File) (*File, *redactor, error) {
 	if leaks := r.leaks(final); len(leaks) > 0 {
 		return nil, nil, fmt.Errorf("%w: %s still present; not writing it", ErrLeak, strings.Join(leaks, ", "))
 	}
+	out.Redacted = r.summary()
 	return &out, r, nil
 }
 
@@ -147,15 +149,59 @@ type redactor struct {
 	origNames map[string]bool // lower-case original host names
 	hostN     int             // last host-N handed out
 
-	nameRE   *regexp.Regexp // whole-word known names, longest first
-	literals []string       // ids, logins and suffixes, longest first
+	byFirst   map[byte][]string // known names by first byte, longest first
+	literals  []string          // ids, logins and suffixes, longest first
+	lowerLits []string          // literals, lower-case
 }
 
-var (
-	keyRE = regexp.MustCompile(`\b(nodekey|discokey|mkey|nlpub|privkey|nodekey-sig):[0-9a-fA-F]{64}\b`)
-	v4RE  = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b`)
-	v6RE  = regexp.MustCompile(`[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}`)
-)
+var keyRE = regexp.MustCompile(`\b(nodekey|discokey|mkey|nlpub|privkey|nodekey-sig):[0-9a-fA-F]{64}\b`)
+
+// addrByte reports whether c can be part of an IPv4 or IPv6 address (with
+// a port).
+func addrByte(c byte) bool {
+	return c == ':' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// mapAddrs replaces every address inside s (alone, or with a port) by
+// fn's, keeping the port; runs of address characters that are no address
+// (times, hex words) are left as they are.
+func mapAddrs(s string, fn func(netip.Addr) netip.Addr) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if !addrByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && addrByte(s[j]) {
+			j++
+		}
+		run := strings.TrimRight(s[i:j], ":.")
+		if !strings.ContainsAny(run, ".:") {
+			i = j
+			continue
+		}
+		var out string
+		if a, err := netip.ParseAddr(run); err == nil {
+			out = fn(a).String()
+		} else if ap, err := netip.ParseAddrPort(run); err == nil {
+			out = netip.AddrPortFrom(fn(ap.Addr()), ap.Port()).String()
+		} else {
+			i = j
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(out)
+		last = i + len(run)
+		i = j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
 
 // Address classes and the pools their pseudonyms come from.
 var (
@@ -208,12 +254,10 @@ func newRedactor(f *File, orig []byte) *redactor {
 	}
 	// Every address and key in the original, however deep.
 	s := string(orig)
-	for _, tok := range v4RE.FindAllString(s, -1) {
-		r.noteOrig(tok)
-	}
-	for _, tok := range v6RE.FindAllString(s, -1) {
-		r.noteOrig(tok)
-	}
+	mapAddrs(s, func(a netip.Addr) netip.Addr {
+		r.noteOrig(a)
+		return a
+	})
 	for _, k := range keyRE.FindAllString(s, -1) {
 		r.origKeys[strings.ToLower(k)] = true
 	}
@@ -343,13 +387,9 @@ func newRedactor(f *File, orig []byte) *redactor {
 	return r
 }
 
-// noteOrig records an address token of the original.
-func (r *redactor) noteOrig(tok string) {
-	a, err := netip.ParseAddr(tok)
-	if err != nil {
-		return
-	}
-	a = a.Unmap()
+// noteOrig records an address of the original.
+func (r *redactor) noteOrig(a netip.Addr) {
+	a = a.Unmap().WithZone("")
 	r.origIPs[a] = true
 	bits := 64
 	if a.Is4() {
@@ -412,16 +452,17 @@ func (r *redactor) newHost() string {
 
 // compile builds the free-text matchers.
 func (r *redactor) compile() {
-	var names []string
+	r.byFirst = map[byte][]string{}
 	for n := range r.names {
 		if len(n) >= 2 {
-			names = append(names, regexp.QuoteMeta(n))
+			r.byFirst[n[0]] = append(r.byFirst[n[0]], n)
 		}
 	}
-	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b)) })
-	if len(names) > 0 {
-		r.nameRE = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}_])(` + strings.Join(names, "|") + `)($|[^\p{L}\p{N}_])`)
+	for b, ns := range r.byFirst {
+		slices.SortFunc(ns, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b)) })
+		r.byFirst[b] = ns
 	}
+	r.literals = r.literals[:0]
 	for id := range r.ids {
 		if id != "" && id[0] != 0 {
 			r.literals = append(r.literals, id)
@@ -434,6 +475,52 @@ func (r *redactor) compile() {
 		r.literals = append(r.literals, s)
 	}
 	slices.SortFunc(r.literals, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), cmp.Compare(a, b)) })
+	r.lowerLits = make([]string, len(r.literals))
+	for i, l := range r.literals {
+		r.lowerLits[i] = strings.ToLower(l)
+	}
+}
+
+// wordByte reports whether c continues a word (names match whole words).
+func wordByte(c byte) bool {
+	return c == '_' || c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+// names finds the known host names in s as whole words (ignoring ASCII
+// case), longest first at each position; replace maps each, else they
+// are only reported.
+func (r *redactor) scanNames(s string, replace bool) (string, []string) {
+	var b strings.Builder
+	var found []string
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if i > 0 && wordByte(s[i-1]) {
+			continue
+		}
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		for _, n := range r.byFirst[c] {
+			end := i + len(n)
+			if end > len(s) || !strings.EqualFold(s[i:end], n) || (end < len(s) && wordByte(s[end])) {
+				continue
+			}
+			found = append(found, s[i:end])
+			if replace {
+				b.WriteString(s[last:i])
+				b.WriteString(r.names[n])
+				last = end
+			}
+			i = end - 1
+			break
+		}
+	}
+	if !replace || last == 0 {
+		return s, found
+	}
+	b.WriteString(s[last:])
+	return b.String(), found
 }
 
 // literal maps one id, login or tailnet suffix.
@@ -704,41 +791,23 @@ func (r *redactor) dnsName(s string) (string, bool) {
 // host names inside s.
 func (r *redactor) freeText(s string) string {
 	s = keyRE.ReplaceAllStringFunc(s, r.key)
-	s = v6RE.ReplaceAllStringFunc(s, func(tok string) string {
-		if a, err := netip.ParseAddr(tok); err == nil {
-			return r.addr(a).String()
+	s = mapAddrs(s, r.addr)
+	low := strings.ToLower(s)
+	for k, l := range r.lowerLits {
+		if !strings.Contains(low, l) {
+			continue
 		}
-		return tok
-	})
-	s = v4RE.ReplaceAllStringFunc(s, func(tok string) string {
-		if a, err := netip.ParseAddr(tok); err == nil {
-			return r.addr(a).String()
+		var b strings.Builder
+		for i := indexFold(s, l); i >= 0; i = indexFold(s, l) {
+			b.WriteString(s[:i])
+			b.WriteString(r.literal(r.literals[k]))
+			s = s[i+len(l):]
 		}
-		return tok
-	})
-	for _, l := range r.literals {
-		if i := indexFold(s, l); i >= 0 {
-			var b strings.Builder
-			for i >= 0 {
-				b.WriteString(s[:i])
-				b.WriteString(r.literal(l))
-				s = s[i+len(l):]
-				i = indexFold(s, l)
-			}
-			b.WriteString(s)
-			s = b.String()
-		}
+		b.WriteString(s)
+		s = b.String()
+		low = strings.ToLower(s)
 	}
-	if r.nameRE != nil {
-		// Matches overlap at their separators; two passes catch
-		// neighbours ("a b").
-		for range 2 {
-			s = r.nameRE.ReplaceAllStringFunc(s, func(m string) string {
-				sub := r.nameRE.FindStringSubmatch(m)
-				return sub[1] + r.names[strings.ToLower(sub[2])] + sub[3]
-			})
-		}
-	}
+	s, _ = r.scanNames(s, true)
 	return s
 }
 
@@ -974,14 +1043,12 @@ func (r *redactor) pseudonyms() map[string]bool {
 func (r *redactor) leaks(b []byte) []string {
 	s := string(b)
 	found := map[string]bool{}
-	for _, tok := range append(v4RE.FindAllString(s, -1), v6RE.FindAllString(s, -1)...) {
-		if a, err := netip.ParseAddr(tok); err == nil {
-			a = a.Unmap()
-			if r.origIPs[a] && !keepAddr(a) && !r.used[a] {
-				found["address "+a.String()] = true
-			}
+	mapAddrs(s, func(a netip.Addr) netip.Addr {
+		if a = a.Unmap().WithZone(""); r.origIPs[a] && !keepAddr(a) && !r.used[a] {
+			found["address "+a.String()] = true
 		}
-	}
+		return a
+	})
 	for _, k := range keyRE.FindAllString(s, -1) {
 		if r.origKeys[strings.ToLower(k)] {
 			found["a key"] = true
@@ -994,11 +1061,10 @@ func (r *redactor) leaks(b []byte) []string {
 			found["id, login or tailnet name "+strconv.Quote(l)] = true
 		}
 	}
-	if r.nameRE != nil {
-		for _, m := range r.nameRE.FindAllStringSubmatch(s, -1) {
-			if !pseudo[strings.ToLower(m[2])] {
-				found["host name "+strconv.Quote(m[2])] = true
-			}
+	_, names := r.scanNames(s, false)
+	for _, n := range names {
+		if !pseudo[strings.ToLower(n)] {
+			found["host name "+strconv.Quote(n)] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(found))

@@ -356,3 +356,30 @@ func minimalStatus() *ipnstate.Status {
 	json.Unmarshal([]byte(`{"BackendState":"Running","Self":{"ID":"nS","HostName":"me"}}`), &st)
 	return &st
 }
+
+// TestRedactFreeText: addresses, keys and names inside free text are
+// mapped consistently with the fields (a peer relay, a health message, an
+// endpoint-change entry, a zone, IPv4 in IPv6).
+func TestRedactFreeText(t *testing.T) {
+	f, _, err := Capture(context.Background(), serveFixture(t, "both-hard-nat"), Options{Gather: probes.GatherOptions{Now: fixtureNow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, err := redact(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := r.text("198.51.100.10")
+	tests := []struct{ in, want string }{
+		{"active; peer-relay 198.51.100.10:7777:vni:12", "active; peer-relay " + pub + ":7777:vni:12"},
+		{"Tailscale could not reach office-pc (OFFICE-PC.tail1234.ts.net) at 198.51.100.10", "Tailscale could not reach host-2 (host-2.tailnet.invalid) at " + pub},
+		{`{"ap":"[::ffff:198.51.100.10]:41641"}`, `{"ap":"[::ffff:` + pub + `]:41641"}`},
+		{"fe80::1%eth0 and 12:00:00.5 and v1.102.5", r.text("fe80::1") + "%eth0 and 12:00:00.5 and v1.102.5"},
+		{"office-pc-2 laptops laptop_x", "host-2-2 laptops laptop_x"},
+	}
+	for _, tt := range tests {
+		if got := r.text(tt.in); got != tt.want {
+			t.Errorf("text(%q)\n = %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
