@@ -39,7 +39,7 @@ func bigFile(n int) *File {
 		f.WhoIs = append(f.WhoIs, WhoIs{Addr: ip.String(), Node: &tailcfg.Node{ID: tailcfg.NodeID(i + 10), StableID: tailcfg.StableNodeID(fmt.Sprintf("n%dCNTRL", i)),
 			Name: name + ".tail1234.ts.net.", Key: k, HomeDERP: 4,
 			Endpoints: []netip.AddrPort{netip.AddrPortFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(i)}), 41641), netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i / 250), byte(i % 250)}), 41641)},
-			Hostinfo: (&tailcfg.Hostinfo{OS: "linux", Hostname: name}).View()}})
+			Hostinfo:  (&tailcfg.Hostinfo{OS: "linux", Hostname: name}).View()}})
 	}
 	return f
 }
