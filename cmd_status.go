@@ -101,7 +101,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if err := noArgs(args); err != nil {
 		return err
 	}
-	if err := f.snap.check(); err != nil {
+	if err := f.snap.check(f.json); err != nil {
 		return err
 	}
 	if f.timeout <= 0 {

@@ -53,7 +53,10 @@ func (s *snapshotFlags) register(fs *flag.FlagSet) {
 }
 
 // check refuses flag combinations that cannot work.
-func (s *snapshotFlags) check() error {
+func (s *snapshotFlags) check(asJSON bool) error {
+	if s.save == "-" && asJSON {
+		return usageErrorf("--save - writes the snapshot to stdout: --json has no room there (save to a file to get both)")
+	}
 	if s.redact && len(s.peers) > 0 {
 		return usageErrorf("--redact with --peer-snapshot: each snapshot's names are replaced on its own, so they no longer match; redact the combined view's parts on each machine, or share unredacted files")
 	}
@@ -181,7 +184,7 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	case f.netcheck:
 		return usageErrorf("--from diagnoses saved evidence: --netcheck does not apply (a snapshot carries its own measurement)")
 	}
-	if err := f.snap.check(); err != nil {
+	if err := f.snap.check(f.json); err != nil {
 		return err
 	}
 	names := append(append([]string(nil), f.snap.from...), args...)

@@ -276,3 +276,33 @@ func writePeerSnapshot(t *testing.T, ours, theirs string) {
 		t.Fatal(err)
 	}
 }
+
+// TestStatusFromStdin: "-" reads the paste from stdin; flags after the
+// files still count; --save - with --json is refused.
+func TestStatusFromStdin(t *testing.T) {
+	b, err := os.ReadFile(paste("thread.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"status", "--from", "-", "--json"}, IO{Stdin: bytes.NewReader(b), Stdout: &out, Stderr: &errOut})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var v struct {
+		Peers    []any `json:"peers"`
+		Snapshot struct {
+			From   []string `json:"from"`
+			Inputs []any    `json:"inputs"`
+		} `json:"snapshot"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Peers) != 6 || len(v.Snapshot.Inputs) == 0 || v.Snapshot.From[0] != "-" {
+		t.Errorf("%d peers, inputs %v, from %v", len(v.Peers), v.Snapshot.Inputs, v.Snapshot.From)
+	}
+	if code, _, stderr := runStatusCmd(t, "--save", "-", "--json"); code != 2 || !strings.Contains(stderr, "--json has no room") {
+		t.Errorf("--save - --json: exit %d, %q", code, stderr)
+	}
+}
