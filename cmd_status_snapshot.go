@@ -118,6 +118,9 @@ func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *lin
 		}
 		fmt.Fprintf(stdio.Stderr, "tailpath: saved a %s (taken %s) to %s; `tailpath status --from %s` diagnoses it\n",
 			what, file.Taken.UTC().Format(time.RFC3339), s.save, s.save)
+		if r := file.Redacted; r != nil {
+			fmt.Fprintf(stdio.Stderr, "tailpath: replaced: %s\ntailpath: left out: %s\n", strings.Join(r.Replaced, "; "), strings.Join(r.Removed, "; "))
+		}
 	}
 	return ls, false, nil
 }

@@ -655,7 +655,8 @@ var stateLines = map[string]string{
 // CLI's warnings and hints, shell prompts running tailscale.
 func knownNoise(trim string) bool {
 	switch {
-	case strings.HasPrefix(trim, "# Warning: this JSON format is not yet considered a stable interface"),
+	case strings.Trim(trim, "- ") == "" && strings.Contains(trim, "--"),
+		strings.HasPrefix(trim, "# Warning: this JSON format is not yet considered a stable interface"),
 		strings.HasPrefix(trim, "# To see the full list of exit nodes"),
 		strings.HasPrefix(trim, "Log in at: "),
 		promptRE.MatchString(trim):

@@ -426,3 +426,16 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestParseStatusHeader: `tailscale status --header`'s two lines are
+// recognised, not listed as ignored.
+func TestParseStatusHeader(t *testing.T) {
+	in := "IP          Hostname  Owner   OS     Status\n--          --------  -----   --     ------\n100.64.0.1  laptop    alice@  linux  -\n100.64.0.2  nas       alice@  linux  idle\n"
+	f, err := Parse([]Raw{{Name: "h.txt", Data: []byte(in)}}, pasteNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Ignored) != 0 || len(f.Status.Peer) != 1 {
+		t.Errorf("ignored %+v, %d peers; want none ignored, 1 peer", f.Ignored, len(f.Status.Peer))
+	}
+}
