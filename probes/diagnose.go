@@ -768,6 +768,9 @@ func (d *diag) checkNAT(v6Both bool) (ReasonID, string) {
 		d.unknown("NetInfo.MappingVariesByDestIP", "the daemon has not measured our NAT type")
 	case *nat.MappingVariesByDestIP && v6Both:
 		d.info("NetInfo.MappingVariesByDestIP", "true", v6Note)
+	case *nat.MappingVariesByDestIP && nat.PortMapUnknown && !nat.HavePortMap:
+		d.info("NetInfo.MappingVariesByDestIP", "true", "our NAT picks a new port per destination (hard NAT); whether a port mapping rescues it is not known")
+		d.unknown("NetInfo.HavePortMap", "the source does not say whether UPnP, NAT-PMP or PCP answered (netcheck: \"not checked\")")
 	case *nat.MappingVariesByDestIP:
 		ourHard = !nat.HavePortMap
 		d.add("NetInfo.MappingVariesByDestIP", "true", ourHard, "our NAT picks a new port per destination (hard NAT)")
@@ -837,7 +840,7 @@ func (d *diag) peerFilters(ps *PeerSide, pm *bool) bool {
 // weFilter records whether our easy NAT filters unsolicited packets: no
 // port mapping, and one of our endpoints is private.
 func (d *diag) weFilter(nat *NATInfo) bool {
-	if nat == nil || nat.HavePortMap {
+	if nat == nil || nat.HavePortMap || nat.PortMapUnknown {
 		return false
 	}
 	behind := hasPrivate(d.self.Endpoints)

@@ -317,9 +317,14 @@ type NATInfo struct {
 	WorkingIPv6           *bool `json:"working_ipv6"`
 	MappingVariesByDestIP *bool `json:"mapping_varies_by_dest_ip"`
 	HavePortMap           bool  `json:"have_port_map"`
-	UPnP                  *bool `json:"upnp"`
-	PMP                   *bool `json:"pmp"`
-	PCP                   *bool `json:"pcp"`
+	// PortMapUnknown is true when the source does not say whether a
+	// port mapping exists (a pasted `tailscale netcheck` that did not
+	// check; never the daemon's NetInfo, which knows): HavePortMap false
+	// then means unknown, and no NAT reason rests on it.
+	PortMapUnknown bool  `json:"port_map_unknown,omitempty"`
+	UPnP           *bool `json:"upnp"`
+	PMP            *bool `json:"pmp"`
+	PCP            *bool `json:"pcp"`
 	// LinkType is NetInfo.LinkType ("wired", "wifi", "mobile"); "" if unknown.
 	LinkType string `json:"link_type,omitempty"`
 	// DERPLatency is the measured latency to each DERP region id (from

@@ -35,9 +35,15 @@ const maxLatency = time.Hour
 func (n *netcheckFacts) natInfo() *probes.NATInfo {
 	out := &probes.NATInfo{WorkingUDP: n.udp, WorkingIPv6: n.ipv6, MappingVariesByDestIP: n.mapping, UPnP: n.upnp, PMP: n.pmp, PCP: n.pcp}
 	for _, b := range []*bool{n.upnp, n.pmp, n.pcp} {
-		if b != nil && *b {
+		switch {
+		case b == nil:
+			out.PortMapUnknown = true
+		case *b:
 			out.HavePortMap = true
 		}
+	}
+	if out.HavePortMap {
+		out.PortMapUnknown = false
 	}
 	if len(n.latency) > 0 {
 		out.DERPLatency = n.latency

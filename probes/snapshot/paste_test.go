@@ -439,3 +439,22 @@ func TestParseStatusHeader(t *testing.T) {
 		t.Errorf("ignored %+v, %d peers; want none ignored, 1 peer", f.Ignored, len(f.Status.Peer))
 	}
 }
+
+// TestParseNetcheckPortMapNotChecked: a netcheck that did not check port
+// mapping leaves it unknown, so a hard NAT here is shown but not blamed.
+func TestParseNetcheckPortMapNotChecked(t *testing.T) {
+	nc := strings.Replace(string(readPaste(t, "netcheck.txt")[0].Data), "* PortMapping: ", "* PortMapping: not checked", 1)
+	st := string(readPaste(t, "status.txt")[0].Data)
+	f, err := Parse([]Raw{{Name: "t", Data: []byte(st + nc)}}, pasteNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := f.Diagnose(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := peerNamed(t, ls, "cores3")
+	if c.Verdict.Reason == probes.ReasonLocalHardNAT || checkState(c.Verdict, "NetInfo.HavePortMap") != probes.CheckUnknown {
+		t.Errorf("reason %s, HavePortMap %s; want no local-hard-nat and an unknown port mapping", c.Verdict.Reason, checkState(c.Verdict, "NetInfo.HavePortMap"))
+	}
+}

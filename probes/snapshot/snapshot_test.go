@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -285,7 +286,7 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 && os.Getenv("GOOS") != "windows" {
+	if fi.Mode().Perm()&0o077 != 0 && runtime.GOOS != "windows" {
 		t.Errorf("mode %v: a snapshot holds the tailnet's addresses, want 0600", fi.Mode().Perm())
 	}
 	b, _ := os.ReadFile(path)
