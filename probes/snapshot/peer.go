@@ -51,7 +51,9 @@ func PeerSideOf(ctx context.Context, f *File) (*PeerSnapshot, error) {
 	}
 	if n := self.NAT; n != nil {
 		side.MappingVariesByDestIP = n.MappingVariesByDestIP
-		side.HavePortMap = boolp(n.HavePortMap)
+		if !n.PortMapUnknown {
+			side.HavePortMap = boolp(n.HavePortMap)
+		}
 		side.ClientSupports = probes.ClientSupports{UDP: n.WorkingUDP, IPv6: n.WorkingIPv6, UPnP: n.UPnP, PMP: n.PMP, PCP: n.PCP}
 		if len(n.DERPLatency) > 0 {
 			side.DERPLatencyMs = map[string]float64{}
