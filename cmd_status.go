@@ -163,15 +163,19 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if ls, err = f.snap.applyPeers(ctx, ls, stdio.Stderr); err != nil {
 		return err
 	}
+	var printed bool
+	if rec != nil {
+		// --save / --redact: the snapshot, and what is printed of it
+		// (warnings too are redacted with --redact).
+		if ls, printed, err = f.saveLive(ctx, rec, ls, extras, stdio); err != nil {
+			return err
+		}
+	}
 	for _, w := range ls.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
 	}
-	if rec != nil {
-		// --save / --redact: the snapshot, and what is printed of it.
-		var printed bool
-		if ls, printed, err = f.saveLive(ctx, rec, ls, extras, stdio); err != nil || printed {
-			return err
-		}
+	if printed {
+		return nil
 	}
 	if err := printStatus(stdio.Stdout, ls, f.json); err != nil {
 		return err
