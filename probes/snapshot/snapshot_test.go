@@ -20,6 +20,8 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/sysctl/sockdiag"
+	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
 // fixtureNow is the probes fixtures' clock.
@@ -382,5 +384,34 @@ func TestRedactFreeText(t *testing.T) {
 		if got := r.text(tt.in); got != tt.want {
 			t.Errorf("text(%q)\n = %q\nwant %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestRedactExtras: the board (a name no peer has), the tuning report's
+// connections and the history's free text are redacted too.
+func TestRedactExtras(t *testing.T) {
+	f, _, err := Capture(context.Background(), serveFixture(t, "both-hard-nat"), Options{Gather: probes.GatherOptions{Now: fixtureNow},
+		Tuning: &tune.Report{Root: "/home/alice/proc", Conns: []sockdiag.Conn{{Local: netip.MustParseAddrPort("100.64.0.1:22"), Remote: netip.MustParseAddrPort("100.64.0.2:50123")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Board = &link.Board{Evidence: probes.DeviceEvidence{TailnetIP: netip.MustParseAddr("100.64.0.9"), Hostname: "garage-esp32", Endpoints: -1}}
+	f.History.Peers = map[string]PeerHistory{"n2CNTRL": {LastChange: &probes.EndpointChange{What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"198.51.100.10:41641"}`}}}
+	red, err := Redact(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	Write(&buf, red)
+	for _, s := range []string{"garage-esp32", "100.64.0.9", "100.64.0.1:22", "100.64.0.2:50123", "198.51.100.10", "alice", "n2CNTRL"} {
+		if strings.Contains(buf.String(), s) {
+			t.Errorf("redacted file holds %q", s)
+		}
+	}
+	if h := red.Board.Evidence.Hostname; !strings.HasPrefix(h, "host-") {
+		t.Errorf("board host name %q", h)
+	}
+	if c := red.Tuning.Conns[0]; c.Local.Port() != 22 || c.Remote.Port() != 50123 || !probes.IsPrivateAddr(c.Remote.Addr()) {
+		t.Errorf("connection %v → %v: ports and class must stay", c.Local, c.Remote)
 	}
 }
