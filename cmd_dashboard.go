@@ -14,6 +14,9 @@ import (
 
 // dashboardFlags are the flags of the default command (the dashboard).
 type dashboardFlags struct {
+	// from shows a saved snapshot (or pasted tailscale output) read-only
+	// instead of the local tailscaled.
+	from []string
 	// socket is the tailscaled LocalAPI socket; "" is the platform default.
 	socket string
 	// interval is how often Status is polled.
@@ -35,9 +38,6 @@ type dashboardFlags struct {
 	reset bool
 	// eol is what the Log pane's console sends for Enter: CR, LF or CRLF.
 	eol string
-	// from shows a saved snapshot (or pasted tailscale output) read-only
-	// instead of the local tailscaled.
-	from []string
 }
 
 const dashboardUsage = `usage: tailpath [flags]
@@ -52,9 +52,9 @@ func dashboardCommand() *command {
 	var f dashboardFlags
 	fs := newFlagSet("tailpath")
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default: the platform's)")
+	fs.Var(listFlag{&f.from}, "from", "show this saved snapshot (or pasted tailscale status/netcheck/ping output) read-only instead of the local tailscaled")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
 	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
-	fs.Var(listFlag{&f.from}, "from", "show this saved snapshot (or pasted tailscale status/netcheck/ping output) read-only instead of the local tailscaled")
 	f.registerDevice(fs)
 	return &command{
 		name:  "",

@@ -172,7 +172,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		},
 		Save: func() tea.Cmd {
 			ls := linker.Snapshot()
-			return func() tea.Msg { return d.save(ctx, ls) }
+			return func() tea.Msg { return d.save(ctx, ls, nil, nil) }
 		},
 	})
 	p := tea.NewProgram(model,

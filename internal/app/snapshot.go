@@ -23,10 +23,12 @@ const saveTimeout = 15 * time.Second
 // save takes a snapshot of the live dashboard, carrying ls's history
 // (rates, ping runs, path changes) and board, and writes it to
 // SaveDir/tailpath-snapshot-<time>.json. It runs in a tea.Cmd.
-func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot) tui.SavedMsg {
+// facts and st are the control API's facts the dashboard uses (its
+// Refresher's Latest) and their state; nil when the API is not asked.
+func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
 	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: probes.GatherOptions{All: d.All}, Linked: ls}
+	opts := snapshot.Options{Gather: probes.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st}, Linked: ls}
 	if ls != nil {
 		opts.Prev = ls.Snapshot
 	}

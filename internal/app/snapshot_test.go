@@ -43,7 +43,7 @@ func TestDashboardSave(t *testing.T) {
 
 	dir := t.TempDir()
 	d := &Dashboard{Client: c, Socket: srv.Socket, SaveDir: dir}
-	msg := d.save(ctx, ls)
+	msg := d.save(ctx, ls, nil, nil)
 	if msg.Err != nil {
 		t.Fatal(msg.Err)
 	}
@@ -71,7 +71,7 @@ func TestDashboardSave(t *testing.T) {
 	}
 
 	srv.Stop()
-	if msg := d.save(ctx, ls); msg.Err == nil || !strings.Contains(msg.Err.Error(), "tailscaled") {
+	if msg := d.save(ctx, ls, nil, nil); msg.Err == nil || !strings.Contains(msg.Err.Error(), "tailscaled") {
 		t.Errorf("save with tailscaled gone: %+v", msg)
 	}
 }
@@ -154,7 +154,7 @@ func TestDemoSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.SaveDir = t.TempDir()
-	msg := d.save(ctx, nil)
+	msg := d.save(ctx, nil, nil, nil)
 	if msg.Err != nil {
 		t.Fatal(msg.Err)
 	}

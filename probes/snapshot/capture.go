@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/netip"
 	"slices"
@@ -82,9 +83,15 @@ func (r *Recorder) CurrentDERPMap(ctx context.Context) (*tailcfg.DERPMap, error)
 	return dm, err
 }
 
-// WatchIPNBus implements probes.LocalClient by passing it on (not recorded).
-func (r *Recorder) WatchIPNBus(ctx context.Context, mask ipn.NotifyWatchOpt) (*local.IPNBusWatcher, error) {
-	return r.c.WatchIPNBus(ctx, mask)
+// errNotRecorded is the Recorder's answer to the IPN bus.
+var errNotRecorded = errors.New("snapshot: the IPN bus is not recorded; asking WhoIs instead")
+
+// WatchIPNBus implements probes.LocalClient: it refuses, so that a Gather
+// through the Recorder asks WhoIs for every node (which is recorded)
+// rather than reading them from the bus's netmap (which a snapshot does
+// not hold).
+func (r *Recorder) WatchIPNBus(context.Context, ipn.NotifyWatchOpt) (*local.IPNBusWatcher, error) {
+	return nil, errNotRecorded
 }
 
 // Ping implements probes.LocalClient by passing it on (not recorded).
