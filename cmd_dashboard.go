@@ -3,15 +3,20 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/tui/tuning"
 )
 
 // dashboardFlags are the flags of the default command (the dashboard).
 type dashboardFlags struct {
+	// from shows a saved snapshot (or pasted tailscale output) read-only
+	// instead of the local tailscaled.
+	from []string
 	// socket is the tailscaled LocalAPI socket; "" is the platform default.
 	socket string
 	// interval is how often Status is polled.
@@ -40,12 +45,15 @@ const dashboardUsage = `usage: tailpath [flags]
 
 With no command, tailpath runs the dashboard against the local tailscaled:
 peers and why each is relayed, and with --port a board's Device and Log
-panes; the host's TCP tuning is the last pane.`
+panes; the host's TCP tuning is the last pane. S saves a snapshot of the
+evidence; --from FILE shows a saved one (or pasted tailscale output),
+read-only.`
 
 func dashboardCommand() *command {
 	var f dashboardFlags
 	fs := newFlagSet("tailpath")
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default: the platform's)")
+	fs.Var(listFlag{&f.from}, "from", "show this saved snapshot (or pasted tailscale status/netcheck/ping output) read-only instead of the local tailscaled")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
 	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
 	f.api.register(fs)
@@ -69,6 +77,9 @@ func (f *dashboardFlags) registerDevice(fs *flag.FlagSet) {
 }
 
 func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error {
+	if len(f.from) > 0 {
+		return f.runFrom(ctx, args, stdio)
+	}
 	if err := noArgs(args); err != nil {
 		return err
 	}
@@ -96,5 +107,34 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error
 			return err
 		}
 	}
+	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
+}
+
+// runFrom is the dashboard over a saved snapshot or pasted output (the
+// files of --from and any after it), read-only.
+func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio IO) error {
+	if f.port != "" {
+		return usageErrorf("--from shows saved evidence: --port does not apply")
+	}
+	if err := app.NeedTerminal(stdio.Stdin); err != nil {
+		return err
+	}
+	var raws []snapshot.Raw
+	for _, name := range append(append([]string(nil), f.from...), args...) {
+		if name == "-" {
+			return usageErrorf(`--from -: the dashboard reads keys from stdin; give a file`)
+		}
+		raw, err := readInput(name, nil)
+		if err != nil {
+			return &codeError{exitUsage, fmt.Errorf("--from: %w", err)}
+		}
+		raws = append(raws, raw)
+	}
+	file, err := snapshot.Parse(raws, time.Now())
+	if err != nil {
+		return &codeError{exitUsage, fmt.Errorf("--from: %w", err)}
+	}
+	file.All = file.All || f.all
+	d := app.Dashboard{Title: "tailpath", Replay: file}
 	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -40,6 +42,8 @@ type statusFlags struct {
 	// without it NetInfo's latencies, of unknown age, are only shown.
 	netcheck bool
 	api      apiFlags
+	snap     snapshotFlags // --save, --redact, --from, --peer-snapshot (cmd_status_snapshot.go)
+	fs       *flag.FlagSet // to read flags given after --from's files
 }
 
 // Exit statuses of tailpath status beyond the shared ones: 1 tailscaled
@@ -52,13 +56,20 @@ const (
 )
 
 const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s] [--port auto|PATH|-]
+                      [--save FILE|- [--redact]] [--peer-snapshot FILE]
+       tailpath status --from FILE... [--json] [--redact] [--save FILE|-] [--peer-snapshot FILE]
 
 Shows each peer's path in ` + "`tailscale status`" + ` words and why it is relayed.
 With a read-only Tailscale API key (TAILSCALE_API_KEY, or an OAuth client
 with the devices:core:read scope) it also reads each peer's own side of the
 path (NAT type, UDP, port mapping, home DERP) from the control API, waiting
 for it at most 2 s. With --port, a CoreS3 board's own telemetry (live, or a
-capture on stdin) joins the verdict of the peer it is, as in the dashboard.`
+capture on stdin) joins the verdict of the peer it is, as in the dashboard.
+
+--save writes a snapshot of all the evidence (--redact: safe to share);
+--from diagnoses a saved snapshot, or what people paste (tailscale status,
+netcheck, ping, tailscaled log lines), offline; --peer-snapshot adds the
+peer's own end from a snapshot saved on it (docs/snapshots.md).`
 
 func statusCommand() *command {
 	var f statusFlags
@@ -72,6 +83,8 @@ func statusCommand() *command {
 	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
 	fs.BoolVar(&f.netcheck, "netcheck", false, "measure DERP latencies first (a few STUN packets, up to 5 s) so a far relay region can be judged")
 	f.api.register(fs)
+	f.snap.register(fs)
+	f.fs = fs
 	return &command{
 		name:  "status",
 		short: "one-shot table of peers, their paths and why each is relayed",
@@ -83,7 +96,13 @@ func statusCommand() *command {
 
 // run gathers one snapshot and prints it as a table or JSON.
 func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
+	if len(f.snap.from) > 0 {
+		return f.runFrom(ctx, args, stdio)
+	}
 	if err := noArgs(args); err != nil {
+		return err
+	}
+	if err := f.snap.check(f.json); err != nil {
 		return err
 	}
 	if f.timeout <= 0 {
@@ -100,7 +119,11 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 	gctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	peerSide := startPeerSide(gctx, api)
-	client := probes.NewClient(f.socket)
+	var client probes.LocalClient = probes.NewClient(f.socket)
+	rec := f.snap.recorder(client)
+	if rec != nil {
+		client = rec
+	}
 	opts := probes.GatherOptions{All: f.all}
 	if f.netcheck {
 		opts.Latency = measureForStatus(gctx, client, stdio.Stderr)
@@ -116,8 +139,10 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		}
 		return &codeError{statusExitNoDaemon, err}
 	}
+	var extras snapshotExtras
 	if peerSide != nil {
 		facts, st := peerSide()
+		extras.facts, extras.api = facts, &st
 		probes.ApplyPeerFacts(snap, facts, st)
 		if st.Err != "" {
 			snap.Warnings = append(snap.Warnings, st.Err)
@@ -136,8 +161,22 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		linker.SetDevice(board)
 	}
 	ls := linker.SetSnapshot(snap)
+	if ls, err = f.snap.applyPeers(ctx, ls, stdio.Stderr); err != nil {
+		return err
+	}
+	var printed bool
+	if rec != nil {
+		// --save / --redact: the snapshot, and what is printed of it
+		// (warnings too are redacted with --redact).
+		if ls, printed, err = f.saveLive(ctx, rec, ls, extras, stdio); err != nil {
+			return err
+		}
+	}
 	for _, w := range ls.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
+	}
+	if printed {
+		return nil
 	}
 	if err := printStatus(stdio.Stdout, ls, f.json); err != nil {
 		return err
@@ -239,6 +278,9 @@ type statusJSON struct {
 	// Hidden counts peers left out as `tailscale status` leaves them out
 	// (shared-in nodes, Mullvad exit nodes); --all lists them.
 	Hidden int `json:"hidden,omitempty"`
+	// Snapshot says, for --from, what was read: when it was taken, what
+	// inputs were recognised and which lines ignored.
+	Snapshot *snapshotJSON `json:"snapshot,omitempty"`
 }
 
 // statusPeer is one peer in status --json: probes.Peer's fields and its
@@ -258,6 +300,11 @@ type statusPeer struct {
 // and are stable. Strings in s are already sanitised by probes.Gather;
 // JSON escaping keeps any remaining bytes inert.
 func writeStatusJSON(w io.Writer, s *link.Snapshot) error {
+	return encodeStatusJSON(w, statusJSONOf(s))
+}
+
+// statusJSONOf is s in status --json's shape.
+func statusJSONOf(s *link.Snapshot) statusJSON {
 	out := statusJSON{
 		Time:         s.Time,
 		BackendState: s.BackendState,
@@ -275,6 +322,11 @@ func writeStatusJSON(w io.Writer, s *link.Snapshot) error {
 		out.Regions = append(out.Regions, s.Regions[id])
 	}
 	sortRegions(out.Regions)
+	return out
+}
+
+// encodeStatusJSON writes out indented (writeIndentedJSON).
+func encodeStatusJSON(w io.Writer, out statusJSON) error {
 	return writeIndentedJSON(w, out)
 }
 
@@ -325,8 +377,8 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 		fmt.Fprintf(&b, " %s", self.TailscaleIPs[0])
 	}
 	fmt.Fprintf(&b, "; home DERP %s; %s", derpText(self.HomeDERP, self.HomeDERPCode), natText(self))
-	if s.BackendState != "Running" {
-		fmt.Fprintf(&b, "; state %s", s.BackendState)
+	if st := cmp.Or(s.BackendState, "unknown"); st != "Running" {
+		fmt.Fprintf(&b, "; state %s", st)
 	}
 	fmt.Fprintln(w, b.String())
 	for _, h := range self.Health {

@@ -446,3 +446,39 @@ func TestSourceReadsPeerSide(t *testing.T) {
 	}
 	t.Fatal("the API's answer never reached a snapshot (the poll is an hour away)")
 }
+
+// TestAPIFactsJSONRoundTrip: facts written to JSON (a saved snapshot) and
+// read back match every peer exactly as before, by node id and address.
+func TestAPIFactsJSONRoundTrip(t *testing.T) {
+	_, api := newTestAPI(t)
+	facts, err := api.Fetch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back APIFacts
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Devices != facts.Devices || !back.At.Equal(facts.At) {
+		t.Errorf("devices/at = %d/%v, want %d/%v", back.Devices, back.At, facts.Devices, facts.At)
+	}
+	snap, _ := gatherFixture(t, "unexplained")
+	for _, p := range []Peer{
+		snap.Peers[0],
+		{ID: "nOTHER", TailscaleIPs: []netip.Addr{netip.MustParseAddr("fd7a:115c:a1e0::2")}},
+		{ID: "n77CNTRL"},
+		{ID: "nNONE", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.99")}},
+	} {
+		if diff := cmp.Diff(facts.Match(&p, snap.Regions), back.Match(&p, snap.Regions), cmpOpts...); diff != "" {
+			t.Errorf("Match(%s) after a JSON round trip (-before +after):\n%s", p.ID, diff)
+		}
+	}
+	again, _ := json.Marshal(&back)
+	if string(again) != string(b) {
+		t.Errorf("second encoding differs:\n%s\n%s", b, again)
+	}
+}

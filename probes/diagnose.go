@@ -550,6 +550,10 @@ func (d *diag) checkHomeDERP() bool {
 // session.
 func (d *diag) checkSession() bool {
 	p := &d.p
+	if p.HandshakeUnknown && p.LastHandshake.IsZero() {
+		d.unknown("Status.LastHandshake", "the source does not show WireGuard handshakes (pasted `tailscale status` text)")
+		return false
+	}
 	if recentHandshake(p.LastHandshake, d.now) {
 		d.add("Status.LastHandshake", handshakeText(p.LastHandshake), false, "a WireGuard session is up")
 		return false
@@ -616,6 +620,8 @@ func (d *diag) checkPingRun() bool {
 		note = "a pong came directly; the path may go direct again soon"
 	case r.Pongs == 0:
 		note = "no pong at all: the peer is not answering even through DERP"
+	case !d.p.EndpointsKnown:
+		note = "no pong directly; the peer's endpoints are unknown, so this does not say why"
 	case len(d.p.Endpoints) == 0:
 		note = "no pong directly, as expected with no endpoints"
 	}
@@ -821,6 +827,9 @@ func (d *diag) checkNAT(v6Both bool) (ReasonID, string) {
 		d.unknown("NetInfo.MappingVariesByDestIP", "the daemon has not measured our NAT type")
 	case *nat.MappingVariesByDestIP && v6Both:
 		d.info("NetInfo.MappingVariesByDestIP", "true", v6Note)
+	case *nat.MappingVariesByDestIP && nat.PortMapUnknown && !nat.HavePortMap:
+		d.info("NetInfo.MappingVariesByDestIP", "true", "our NAT picks a new port per destination (hard NAT); whether a port mapping rescues it is not known")
+		d.unknown("NetInfo.HavePortMap", "the source does not say whether UPnP, NAT-PMP or PCP answered (netcheck: \"not checked\")")
 	case *nat.MappingVariesByDestIP:
 		ourMap = nat.HavePortMap
 		ourHard = !ourMap
@@ -906,7 +915,7 @@ func (d *diag) peerFilters(ps *PeerSide, pm *bool) bool {
 // port mapping, and LAN addresses among our endpoints (so a NAT most
 // likely sits in front of us).
 func (d *diag) weFilter(nat *NATInfo) bool {
-	if nat == nil || nat.HavePortMap {
+	if nat == nil || nat.HavePortMap || nat.PortMapUnknown {
 		return false
 	}
 	behind := hasPrivate(d.self.Endpoints)
@@ -994,6 +1003,9 @@ func sourceOf(field string) string {
 
 // isPeerField reports whether field is a fact of the peer's own end.
 func isPeerField(field string) bool {
+	if field == "Peer.LastDirect" {
+		return false // our own observation of the path, not the peer's end
+	}
 	return strings.HasPrefix(field, "Peer.") || strings.HasPrefix(field, "API.") || strings.HasPrefix(field, "PeerSnapshot.")
 }
 

@@ -93,11 +93,18 @@ type GatherOptions struct {
 	// every node at once from the IPN bus's initial netmap (for
 	// comparing the two; WhoIs is also the fallback when the bus fails).
 	WhoIsOnly bool
+	// Now, when not zero, is the snapshot's time instead of the clock when
+	// Status returns: a saved snapshot (probes/snapshot) is gathered again
+	// at the time it was taken, so its evidence dates the same.
+	Now time.Time
+	// NoCache asks WhoIs afresh for every peer instead of reusing answers
+	// cached in prev, so a recording client sees every answer used.
+	NoCache bool
 }
 
 // GatherWith is Gather with options.
 func GatherWith(ctx context.Context, c LocalClient, prev *Snapshot, opts GatherOptions) (*Snapshot, error) {
-	return gatherAt(ctx, c, prev, time.Time{}, opts)
+	return gatherAt(ctx, c, prev, opts.Now, opts)
 }
 
 // gatherAt is GatherWith with a fixed clock for tests; a zero now means
@@ -206,7 +213,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	var deniedFlag bool
 	snap.nodes = map[string]cachedNode{}
 	whois := func(id string, ip netip.Addr) *tailcfg.Node {
-		if prev != nil {
+		if prev != nil && !opts.NoCache {
 			if cn, ok := prev.nodes[id]; ok && now.Sub(cn.at) < WhoIsMaxAge && now.Sub(cn.at) >= 0 {
 				mu.Lock()
 				snap.nodes[id] = cn

@@ -395,6 +395,9 @@ func TestGatherLostDirect(t *testing.T) {
 	if got := failedFields(v); !cmp.Equal(got, []string{"Status.CurAddr", "Path.LastDirect", "EndpointChanges"}) {
 		t.Errorf("failed checks = %q", got)
 	}
+	if v.PeerSide {
+		t.Error("lost-direct marked as resting on the peer's own facts: Peer.LastDirect is our observation")
+	}
 	wantChange := &EndpointChange{When: time.Date(2026, 11, 30, 12, 0, 2, 0, time.UTC), What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"203.0.113.5:41641"}`}
 	if diff := cmp.Diff(wantChange, second.Peers[0].LastChange); diff != "" {
 		t.Errorf("LastChange (-want +got):\n%s", diff)

@@ -210,6 +210,10 @@ type Peer struct {
 	// recorded: never, or the peer was removed from wireguard-go while idle
 	// (tailscaled trims idle peers from its WireGuard config).
 	LastHandshake time.Time `json:"last_handshake,omitzero"`
+	// HandshakeUnknown is true when the source does not show handshakes
+	// at all (pasted `tailscale status` text, probes/snapshot), so a zero
+	// LastHandshake is unknown rather than none recorded.
+	HandshakeUnknown bool `json:"handshake_unknown,omitempty"`
 	// NoHandshakeSince is when tailpath first saw the peer Active without a
 	// handshake within RecentHandshake, carried from snapshot to snapshot
 	// by Gather while that lasts; zero otherwise.
@@ -314,9 +318,14 @@ type NATInfo struct {
 	WorkingIPv6           *bool `json:"working_ipv6"`
 	MappingVariesByDestIP *bool `json:"mapping_varies_by_dest_ip"`
 	HavePortMap           bool  `json:"have_port_map"`
-	UPnP                  *bool `json:"upnp"`
-	PMP                   *bool `json:"pmp"`
-	PCP                   *bool `json:"pcp"`
+	// PortMapUnknown is true when the source does not say whether a
+	// port mapping exists (a pasted `tailscale netcheck` that did not
+	// check; never the daemon's NetInfo, which knows): HavePortMap false
+	// then means unknown, and no NAT reason rests on it.
+	PortMapUnknown bool  `json:"port_map_unknown,omitempty"`
+	UPnP           *bool `json:"upnp"`
+	PMP            *bool `json:"pmp"`
+	PCP            *bool `json:"pcp"`
 	// LinkType is NetInfo.LinkType ("wired", "wifi", "mobile"); "" if unknown.
 	LinkType string `json:"link_type,omitempty"`
 	// DERPLatency is the measured latency to each DERP region id (from

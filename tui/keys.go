@@ -13,6 +13,7 @@ type globalKeys struct {
 	Jump key.Binding // 1-9: pane by position
 	Help key.Binding // toggle full help
 	Quit key.Binding // q, ctrl+c
+	Save key.Binding // S: save a snapshot (enabled with Options.Save)
 	// ForceQuit is ctrl+c alone: the one global key that still works while
 	// the focused pane captures keys, so the only one help offers then.
 	ForceQuit key.Binding
@@ -25,6 +26,7 @@ func newGlobalKeys() globalKeys {
 		Jump: key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-9", "go to pane")),
 		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Save: key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "save snapshot")),
 
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 	}
@@ -36,7 +38,7 @@ func (k globalKeys) ShortHelp() []key.Binding { return []key.Binding{k.Help, k.Q
 
 // FullHelp implements help.KeyMap.
 func (k globalKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Next, k.Prev, k.Jump, k.Help, k.Quit}}
+	return [][]key.Binding{{k.Next, k.Prev, k.Jump, k.Save, k.Help, k.Quit}}
 }
 
 // helpKeys joins the focused pane's bindings and the global ones, pane

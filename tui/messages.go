@@ -1,5 +1,7 @@
 package tui
 
+import "time"
+
 // frameMsg asks the root to rebuild its cached frame if data changed since
 // the last one. At most one is pending: data messages only mark the frame
 // dirty, so a flood of them costs one render per frame interval.
@@ -9,3 +11,17 @@ type frameMsg struct{}
 // second. gen is compared with the root's bannerGen so ticks from an earlier
 // outage are dropped.
 type bannerTickMsg struct{ gen int }
+
+// SavedMsg is the outcome of Options.Save's command: the snapshot's path,
+// or why it could not be saved. The root shows it under the tabs for a
+// few seconds.
+type SavedMsg struct {
+	Path string
+	Err  error
+}
+
+// flashFor is how long a SavedMsg stays on screen.
+const flashFor = 6 * time.Second
+
+// flashDoneMsg clears the save outcome of generation gen.
+type flashDoneMsg struct{ gen int }

@@ -55,6 +55,14 @@ type Options struct {
 	// FrameInterval coalesces data messages into one redraw; 0 means
 	// DefaultFrameInterval.
 	FrameInterval time.Duration
+	// Notice is a line shown under the tabs for the whole run, e.g.
+	// "snapshot taken 2026-11-30 12:00:00Z · read-only" when the dashboard
+	// replays a saved snapshot; "" shows none.
+	Notice string
+	// Save returns a command that saves a snapshot of the evidence (the I/O
+	// happens in the command) and answers with a SavedMsg; nil disables
+	// the S key.
+	Save func() tea.Cmd
 }
 
 // Model is the root tea.Model. Create it with New; the zero value is not
@@ -94,6 +102,11 @@ type model struct {
 	lastData  time.Time           // Time of the last snapshot
 	bannerGen int
 
+	notice   string // Options.Notice, sanitised
+	save     func() tea.Cmd
+	flash    string // the last save's outcome, shown for flashFor
+	flashGen int
+
 	frame        string
 	dirty        bool
 	framePending bool
@@ -130,14 +143,18 @@ func New(opts Options) Model {
 	if every <= 0 {
 		every = DefaultFrameInterval
 	}
+	keys := newGlobalKeys()
+	keys.Save.SetEnabled(opts.Save != nil)
 	return Model{&model{
+		notice:     safetext.Clean(opts.Notice),
+		save:       opts.Save,
 		title:      safetext.Clean(opts.Title),
 		now:        now,
 		st:         st,
 		panes:      panes,
 		list:       list,
 		detail:     detail,
-		keys:       newGlobalKeys(),
+		keys:       keys,
 		help:       h,
 		contentH:   -1,
 		frameEvery: every,
@@ -182,6 +199,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.render()
 		return m, cmd
+	case SavedMsg:
+		m.flashGen++
+		m.flash = "snapshot saved to " + safetext.Clean(msg.Path)
+		if msg.Err != nil {
+			m.flash = "saving the snapshot failed: " + safetext.Clean(msg.Err.Error())
+		}
+		m.render()
+		gen := m.flashGen
+		return m, tea.Tick(flashFor, func(time.Time) tea.Msg { return flashDoneMsg{gen: gen} })
+	case flashDoneMsg:
+		if msg.gen == m.flashGen {
+			m.flash = ""
+			m.render()
+		}
+		return m, nil
 	case bannerTickMsg:
 		if msg.gen != m.bannerGen || !m.down {
 			return m, nil
@@ -247,6 +279,9 @@ func (m *model) routeKey(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, m.keys.Quit):
 		return tea.Quit
+	case key.Matches(k, m.keys.Save):
+		m.flash = "saving a snapshot…"
+		return m.save()
 	case key.Matches(k, m.keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		return nil
@@ -287,12 +322,20 @@ func (m *model) render() {
 	focused := m.panes[m.focus]
 	helpLines := strings.Split(m.help.View(helpKeys{pane: focused.KeyMap(), global: m.keys, capturing: focused.Capturing()}), "\n")
 	var banner []string
+	for _, l := range []string{m.notice, m.flash} {
+		if l != "" {
+			banner = append(banner, m.st.Muted.Render(fit(l, m.width)))
+		}
+	}
 	if m.down {
 		// Wrap rather than cut: the banner's end is the advice (the socket,
 		// the command to start tailscaled). At most three lines.
-		banner = strings.Split(ansi.Wordwrap(m.bannerText(), m.width, " "), "\n")
-		if len(banner) > 3 {
-			banner = banner[:3]
+		down := strings.Split(ansi.Wordwrap(m.bannerText(), m.width, " "), "\n")
+		if len(down) > 3 {
+			down = down[:3]
+		}
+		for _, l := range down {
+			banner = append(banner, m.st.Banner.Render(l))
 		}
 	}
 	top := 1 + len(banner)
@@ -310,7 +353,7 @@ func (m *model) render() {
 	lines := make([]string, 0, m.height)
 	lines = append(lines, fit(m.tabs(m.width), m.width))
 	for _, l := range banner {
-		lines = append(lines, fit(m.st.Banner.Render(l), m.width))
+		lines = append(lines, fit(l, m.width))
 	}
 	body := m.panes[m.focus].View()
 	for i := 0; i < ch; i++ {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -288,5 +289,42 @@ func TestTabsFitNarrow(t *testing.T) {
 		if w >= 140 && !strings.Contains(tabs, "tailpath demo") {
 			t.Errorf("width %d: title dropped although it fits: %q", w, tabs)
 		}
+	}
+}
+
+// TestSaveKeyAndNotice: S runs Options.Save's command (no I/O in Update)
+// and shows its outcome under the tabs; a Notice stays there; without
+// Save, S does nothing and help does not offer it.
+func TestSaveKeyAndNotice(t *testing.T) {
+	saves := 0
+	opts := testOptions()
+	opts.Notice = "snapshot taken 2026-11-30 12:00:00Z · read-only"
+	opts.Save = func() tea.Cmd {
+		saves++
+		return func() tea.Msg { return SavedMsg{Path: "/tmp/tailpath-snapshot-x.json"} }
+	}
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
+	if v := m.View(); !strings.Contains(v, "snapshot taken 2026-11-30 12:00:00Z · read-only") {
+		t.Errorf("notice missing:\n%s", v)
+	}
+	m, _ = step(t, m, keyMsg("S"))
+	if saves != 1 {
+		t.Fatalf("Save called %d times", saves)
+	}
+	if v := m.View(); !strings.Contains(v, "snapshot saved to /tmp/tailpath-snapshot-x.json") {
+		t.Errorf("save outcome missing:\n%s", v)
+	}
+	m, _ = step(t, m, SavedMsg{Err: errors.New("disk full\x1b[2J")})
+	if v := m.View(); !strings.Contains(v, "saving the snapshot failed: disk full") || strings.Contains(v, "\x1b[2J") {
+		t.Errorf("save failure shown wrongly:\n%q", v)
+	}
+	m, _ = step(t, m, keyMsg("?"))
+	if !strings.Contains(m.View(), "save snapshot") {
+		t.Error("full help does not offer S")
+	}
+
+	plain, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, keyMsg("S"), keyMsg("?"))
+	if strings.Contains(plain.View(), "save snapshot") || strings.Contains(plain.View(), "saving") {
+		t.Errorf("S without Save:\n%s", plain.View())
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/device"
@@ -77,6 +78,13 @@ type Dashboard struct {
 	InputTTY bool
 	// Closers run after the program and every feed have stopped.
 	Closers []func() error
+	// Replay, when set, takes the tailscaled source's place: the dashboard
+	// shows this saved snapshot (probes/snapshot), read-only, under a
+	// "snapshot taken …" notice. Client is then unused.
+	Replay *snapshot.File
+	// SaveDir is where S saves snapshots of the live dashboard; "" is the
+	// current directory.
+	SaveDir string
 }
 
 // Panes returns the panes after Peers and Detail, in tab order (Device,
@@ -160,8 +168,13 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
+	if d.Replay != nil {
+		return d.runReplay(ctx, parent, input, stdout)
+	}
 
-	src := probes.NewSource(d.Client, d.SourceOptions())
+	var linker link.Linker
+	sopts := d.SourceOptions()
+	src := probes.NewSource(d.Client, sopts)
 	panes, feeds := d.Panes()
 	opts := tui.Options{
 		Title: d.Title,
@@ -171,6 +184,16 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 				src.Ping(peer, kind)
 				return nil
 			}
+		},
+		Save: func() tea.Cmd {
+			ls := linker.Snapshot()
+			var facts *probes.APIFacts
+			var st *probes.APIStatus
+			if r := sopts.PeerSide; r != nil {
+				f, s := r.Latest()
+				facts, st = f, &s
+			}
+			return func() tea.Msg { return d.save(ctx, ls, facts, st) }
 		},
 	}
 	if d.ControlAPI != nil {
@@ -191,7 +214,6 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	)
 
 	var wg sync.WaitGroup
-	var linker link.Linker
 	events := src.Run(ctx)
 	wg.Add(1)
 	go func() {

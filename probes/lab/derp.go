@@ -38,15 +38,25 @@ type Region struct {
 	// NoHome marks the region NoMeasureNoHome: no node measures it or makes
 	// it home, but a node reaches it if a peer homes there.
 	NoHome bool
+	// RelayDelay holds back every write the DERP server makes to a client
+	// this long, so a relayed packet arrives later than a direct one, as
+	// it does on a real network. tailscaled sends a DISCO ping bigger than
+	// the direct path is known to carry both ways and takes the first
+	// pong; with DERP on loopback too, DERP won that race on a loaded
+	// machine. 0 relays at once.
+	RelayDelay time.Duration
 }
 
 // DefaultRegions are the lab's two DERP regions. Region 902 is NoHome, so
 // every lab node homes on 901 and relayed paths read `relay "lab1"`
 // deterministically. (A latency Delay alone is not enough: the DERP-only
 // node cannot STUN and measures by ICMP, where both loopback regions tie.)
+//
+// Both hold relayed packets back 2 ms, which keeps a direct loopback path
+// (about 0.15 ms) clearly ahead of DERP.
 var DefaultRegions = []Region{
-	{ID: 901, Code: "lab1", Name: "Lab relay 1 (loopback)"},
-	{ID: 902, Code: "lab2", Name: "Lab relay 2 (loopback, never home)", NoHome: true},
+	{ID: 901, Code: "lab1", Name: "Lab relay 1 (loopback)", RelayDelay: 2 * time.Millisecond},
+	{ID: 902, Code: "lab2", Name: "Lab relay 2 (loopback, never home)", NoHome: true, RelayDelay: 2 * time.Millisecond},
 }
 
 // derpRegion is one running region.
@@ -93,6 +103,9 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		hs := httptest.NewUnstartedServer(delayProbes(derpserver.Handler(d), reg.Delay))
 		hs.Listener.Close()
 		hs.Listener = ln
+		if reg.RelayDelay > 0 {
+			hs.Listener = delayedListener{ln, reg.RelayDelay}
+		}
 		hs.Config.ErrorLog = log.New(logWriter{logf}, "", 0)
 		// derp clients speak HTTP/1.1 upgrade; HTTP/2 must be off.
 		hs.Config.TLSNextProto = make(map[string]func(*http.Server, *tls.Conn, http.Handler))
@@ -123,6 +136,30 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		}
 	}
 	return dm, running, nil
+}
+
+// delayedListener's connections hold back each Write by delay.
+type delayedListener struct {
+	net.Listener
+	delay time.Duration
+}
+
+func (l delayedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return delayedConn{c, l.delay}, nil
+}
+
+type delayedConn struct {
+	net.Conn
+	delay time.Duration
+}
+
+func (c delayedConn) Write(b []byte) (int, error) {
+	time.Sleep(c.delay)
+	return c.Conn.Write(b)
 }
 
 // delayProbes holds back netcheck's HTTPS latency probes by delay.

@@ -87,7 +87,12 @@ func (l *Linker) SetSnapshot(s *probes.Snapshot) *Snapshot {
 // state between telemetry frames; they cost a comparison. Before the first
 // tailscaled snapshot it records the evidence and returns nil, false.
 func (l *Linker) SetDevice(st *devlink.State) (*Snapshot, bool) {
-	d := EvidenceFrom(st)
+	return l.SetEvidence(EvidenceFrom(st))
+}
+
+// SetEvidence is SetDevice for evidence already converted from a board's
+// state (a saved snapshot's board, probes/snapshot).
+func (l *Linker) SetEvidence(d probes.DeviceEvidence) (*Snapshot, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.haveDev && d == l.dev {
@@ -128,6 +133,23 @@ func (l *Linker) relink() {
 		}
 	}
 	l.cur = s
+}
+
+// WithChanges returns a copy of s whose path changes are changes' for the
+// peers changes lists (a saved snapshot's history, probes/snapshot); the
+// other peers keep theirs. s is not modified.
+func (s *Snapshot) WithChanges(changes map[string][]PathChange) *Snapshot {
+	out := *s
+	out.changes = maps.Clone(s.changes)
+	if out.changes == nil {
+		out.changes = map[string][]PathChange{}
+	}
+	for id, chs := range changes {
+		if len(chs) > 0 {
+			out.changes[id] = chs
+		}
+	}
+	return &out
 }
 
 // Of links s alone: no board, and each peer's only path change is its

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/sysctl/tune"
+)
+
+// snapshotFlags are tailpath status's snapshot flags.
+type snapshotFlags struct {
+	// save writes a snapshot of the evidence to this file ("-" stdout).
+	save string
+	// redact makes what is saved and printed safe to share (snapshot.Redact).
+	redact bool
+	// from diagnoses these inputs (saved snapshots or pasted tailscale
+	// output; "-" stdin) instead of the local tailscaled.
+	from []string
+	// peers are snapshots saved on peers, whose own facts fill those
+	// peers' side of the path.
+	peers []string
+}
+
+// listFlag is a repeatable flag collecting its values.
+type listFlag struct{ list *[]string }
+
+func (l listFlag) String() string {
+	if l.list == nil {
+		return ""
+	}
+	return strings.Join(*l.list, ",")
+}
+
+func (l listFlag) Set(s string) error {
+	*l.list = append(*l.list, s)
+	return nil
+}
+
+func (s *snapshotFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.save, "save", "", `write a snapshot of all the evidence to FILE ("-" for stdout); diagnose it later with --from`)
+	fs.BoolVar(&s.redact, "redact", false, "replace names, addresses, keys, ids and logins (keeping what the diagnosis needs) in what is saved and printed, so it can be shared")
+	fs.Var(listFlag{&s.from}, "from", `diagnose FILE instead of the local tailscaled: a saved snapshot, or pasted "tailscale status", "netcheck", "ping" output and tailscaled log lines ("-" stdin; repeat, or list more files after the flags)`)
+	fs.Var(listFlag{&s.peers}, "peer-snapshot", "a snapshot saved on a peer: its own NAT facts fill that peer's side of the path (repeatable)")
+}
+
+// check refuses flag combinations that cannot work.
+func (s *snapshotFlags) check(asJSON bool) error {
+	if s.save == "-" && asJSON {
+		return usageErrorf("--save - writes the snapshot to stdout: --json has no room there (save to a file to get both)")
+	}
+	if s.redact && len(s.peers) > 0 {
+		return usageErrorf("--redact with --peer-snapshot: each snapshot's names are replaced on its own, so they no longer match; redact the combined view's parts on each machine, or share unredacted files")
+	}
+	return nil
+}
+
+// recorder wraps c when a snapshot is to be taken (--save, --redact);
+// nil otherwise.
+func (s *snapshotFlags) recorder(c probes.LocalClient) *snapshot.Recorder {
+	if s.save == "" && !s.redact {
+		return nil
+	}
+	return snapshot.NewRecorder(c)
+}
+
+// snapshotExtras are what status read beside the LocalAPI.
+type snapshotExtras struct {
+	facts *probes.APIFacts
+	api   *probes.APIStatus
+}
+
+// saveLive builds the snapshot of a live status (gathered through rec),
+// redacts and saves it as the flags ask, and returns what to print: the
+// redacted diagnosis with --redact, else ls. printed is true when the
+// snapshot itself went to stdout (--save -), so nothing else is printed.
+func (f *statusFlags) saveLive(ctx context.Context, rec *snapshot.Recorder, ls *link.Snapshot, ex snapshotExtras, stdio IO) (*link.Snapshot, bool, error) {
+	tr, terr := tuningReport(ctx)
+	file := rec.File(ls, snapshot.Extras{All: f.all, PeerFacts: ex.facts, APIStatus: ex.api, Tuning: tr, TuningErr: terr})
+	return f.snap.finish(ctx, file, ls, stdio)
+}
+
+// finish redacts (--redact) and writes (--save) file, whose diagnosis is
+// ls, and returns what to print (see saveLive).
+func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *link.Snapshot, stdio IO) (*link.Snapshot, bool, error) {
+	if s.redact && file.Redacted == nil {
+		red, err := snapshot.Redact(file)
+		if err != nil {
+			return nil, false, &codeError{statusExitNoDaemon, err}
+		}
+		file = red
+		if ls, err = file.Diagnose(ctx); err != nil {
+			return nil, false, &codeError{statusExitNoDaemon, err}
+		}
+	}
+	switch s.save {
+	case "":
+	case "-":
+		if err := snapshot.Write(stdio.Stdout, file); err != nil {
+			return nil, false, err
+		}
+		return ls, true, nil
+	default:
+		if err := snapshot.WriteFile(s.save, file); err != nil {
+			return nil, false, &codeError{statusExitNoDaemon, err}
+		}
+		what := "snapshot"
+		if file.Redacted != nil {
+			what = "redacted snapshot"
+		}
+		fmt.Fprintf(stdio.Stderr, "tailpath: saved a %s (taken %s) to %s; `tailpath status --from %s` diagnoses it\n",
+			what, file.Taken.UTC().Format(time.RFC3339), s.save, s.save)
+		if r := file.Redacted; r != nil {
+			fmt.Fprintf(stdio.Stderr, "tailpath: replaced: %s\ntailpath: left out: %s\n", strings.Join(r.Replaced, "; "), strings.Join(r.Removed, "; "))
+		}
+	}
+	return ls, false, nil
+}
+
+// tuningReport is the host's tuning for a snapshot (Linux), or why there
+// is none; it never takes more than 5 s.
+func tuningReport(ctx context.Context) (*tune.Report, string) {
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	r, err := tune.Gather(tctx, tune.Inputs{})
+	if err != nil {
+		if errors.Is(err, tune.ErrNotLinux) {
+			return nil, "TCP tuning is Linux only"
+		}
+		return nil, err.Error()
+	}
+	return &r, ""
+}
+
+// applyPeers reads every --peer-snapshot and merges its node's own facts
+// into that peer of ls.
+func (s *snapshotFlags) applyPeers(ctx context.Context, ls *link.Snapshot, stderr io.Writer) (*link.Snapshot, error) {
+	for _, name := range s.peers {
+		raw, err := readInput(name, nil)
+		if err != nil {
+			return nil, &codeError{statusExitNoDaemon, fmt.Errorf("--peer-snapshot: %w", err)}
+		}
+		pf, err := snapshot.Read(strings.NewReader(string(raw.Data)))
+		if err != nil {
+			return nil, &codeError{statusExitNoDaemon, fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer)", name, err)}
+		}
+		side, err := snapshot.PeerSideOf(ctx, pf)
+		if err != nil {
+			return nil, &codeError{statusExitNoDaemon, fmt.Errorf("--peer-snapshot %s: %w", name, err)}
+		}
+		next, peer, err := snapshot.ApplyPeer(ls, side)
+		if err != nil {
+			return nil, &codeError{statusExitNoDaemon, fmt.Errorf("--peer-snapshot %s: %w", name, err)}
+		}
+		fmt.Fprintf(stderr, "tailpath: %s's own side of the path from %s (taken %s)\n", peer, name, pf.Taken.UTC().Format(time.RFC3339))
+		ls = next
+	}
+	return ls, nil
+}
+
+// runFrom is status --from: diagnose saved or pasted evidence offline.
+func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) error {
+	// More files may follow --from's, and flags may follow them.
+	var files []string
+	for len(args) > 0 {
+		if a := args[0]; len(a) > 1 && a[0] == '-' && f.fs != nil {
+			if err := f.fs.Parse(args); err != nil {
+				return usageError{err}
+			}
+			args = f.fs.Args()
+			continue
+		}
+		files, args = append(files, args[0]), args[1:]
+	}
+	args = files
+	switch {
+	case f.port != "":
+		return usageErrorf("--from diagnoses saved evidence: --port does not apply (a saved snapshot carries its board)")
+	case f.netcheck:
+		return usageErrorf("--from diagnoses saved evidence: --netcheck does not apply (a snapshot carries its own measurement)")
+	}
+	if err := f.snap.check(f.json); err != nil {
+		return err
+	}
+	names := append(append([]string(nil), f.snap.from...), args...)
+	var raws []snapshot.Raw
+	for _, name := range names {
+		raw, err := readInput(name, stdio.Stdin)
+		if err != nil {
+			return &codeError{statusExitNoDaemon, fmt.Errorf("--from: %w", err)}
+		}
+		raws = append(raws, raw)
+	}
+	file, err := snapshot.Parse(raws, time.Now())
+	if err != nil {
+		return &codeError{statusExitNoDaemon, fmt.Errorf("--from: %w", err)}
+	}
+	file.All = file.All || f.all
+	ls, err := file.Diagnose(ctx)
+	if err != nil {
+		return &codeError{statusExitNoDaemon, fmt.Errorf("--from: %w", err)}
+	}
+	if ls, err = f.snap.applyPeers(ctx, ls, stdio.Stderr); err != nil {
+		return err
+	}
+	var printed bool
+	if f.snap.redact && file.Redacted == nil {
+		if file, err = snapshot.Redact(file); err != nil {
+			return &codeError{statusExitNoDaemon, err}
+		}
+		if ls, err = file.Diagnose(ctx); err != nil {
+			return &codeError{statusExitNoDaemon, err}
+		}
+	}
+	if ls, printed, err = f.snap.finish(ctx, file, ls, stdio); err != nil || printed {
+		return err
+	}
+	for _, w := range ls.Warnings {
+		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
+	}
+	info := snapshotInfo(file, names)
+	if f.json {
+		out := statusJSONOf(ls)
+		out.Snapshot = info
+		return encodeStatusJSON(stdio.Stdout, out)
+	}
+	if _, err := io.WriteString(stdio.Stdout, snapshotHeader(info)); err != nil {
+		return err
+	}
+	return writeStatusTable(stdio.Stdout, ls)
+}
+
+// readInput reads one --from or --peer-snapshot input ("-" is stdin) of
+// at most snapshot.MaxSize bytes.
+func readInput(name string, stdin io.Reader) (snapshot.Raw, error) {
+	var r io.Reader
+	if name == "-" {
+		if stdin == nil {
+			return snapshot.Raw{}, errors.New(`"-" (stdin) is only for --from`)
+		}
+		r = stdin
+	} else {
+		fh, err := os.Open(name)
+		if err != nil {
+			return snapshot.Raw{}, err
+		}
+		defer fh.Close()
+		r = fh
+	}
+	b, err := io.ReadAll(io.LimitReader(r, snapshot.MaxSize+1))
+	if err != nil {
+		return snapshot.Raw{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > snapshot.MaxSize {
+		return snapshot.Raw{}, fmt.Errorf("%s: %w (more than %d MiB)", name, snapshot.ErrTooLarge, snapshot.MaxSize>>20)
+	}
+	return snapshot.Raw{Name: name, Data: b}, nil
+}
+
+// snapshotJSON is status --json's "snapshot" object for --from.
+type snapshotJSON struct {
+	// Taken is the snapshot's time (TakenFrom says how pasted input
+	// dates it); From the inputs named.
+	Taken     time.Time `json:"taken"`
+	TakenFrom string    `json:"taken_from,omitempty"`
+	From      []string  `json:"from"`
+	// Origin is "localapi" (saved by tailpath) or "pasted".
+	Origin   string                    `json:"origin"`
+	Redacted *snapshot.Redaction       `json:"redacted,omitempty"`
+	Inputs   []snapshot.Input          `json:"inputs,omitempty"`
+	Ignored  []snapshot.Ignored        `json:"ignored,omitempty"`
+	Netcheck *probes.DERPLatencyReport `json:"netcheck,omitempty"`
+}
+
+func snapshotInfo(f *snapshot.File, names []string) *snapshotJSON {
+	return &snapshotJSON{Taken: f.Taken, TakenFrom: f.TakenFrom, From: names, Origin: f.Origin, Redacted: f.Redacted, Inputs: f.Inputs, Ignored: f.Ignored, Netcheck: f.Netcheck}
+}
+
+// maxIgnoredShown is how many ignored lines the table's header lists.
+const maxIgnoredShown = 10
+
+// snapshotHeader is the table's "# " lines for --from: when the snapshot
+// was taken, what was redacted, the inputs recognised, the lines ignored.
+func snapshotHeader(s *snapshotJSON) string {
+	var b strings.Builder
+	origin := "saved by tailpath"
+	if s.Origin == snapshot.OriginPasted {
+		origin = "pasted input"
+	}
+	taken := s.Taken.UTC().Format("2006-01-02 15:04:05Z")
+	if s.TakenFrom != "" {
+		taken += ", " + s.TakenFrom
+	}
+	fmt.Fprintf(&b, "# snapshot taken %s (%s: %s)\n", taken, origin, strings.Join(s.From, ", "))
+	if r := s.Redacted; r != nil {
+		fmt.Fprintf(&b, "# redacted: %s\n", strings.Join(r.Replaced, "; "))
+	}
+	for _, in := range s.Inputs {
+		where := ""
+		switch {
+		case in.Name != "" && in.First == in.Last:
+			where = fmt.Sprintf("%s:%d ", in.Name, in.First)
+		case in.Name != "":
+			where = fmt.Sprintf("%s:%d-%d ", in.Name, in.First, in.Last)
+		}
+		note := ""
+		if in.Note != "" {
+			note = ": " + in.Note
+		}
+		fmt.Fprintf(&b, "# recognised: %s%s%s\n", where, in.Kind, note)
+	}
+	for i, ig := range s.Ignored {
+		if i == maxIgnoredShown {
+			fmt.Fprintf(&b, "# ignored: %d more lines (--json lists them)\n", len(s.Ignored)-i)
+			break
+		}
+		if ig.Text == "" {
+			fmt.Fprintf(&b, "# ignored: %s:%d (text removed by --redact)\n", ig.Name, ig.Line)
+			continue
+		}
+		fmt.Fprintf(&b, "# ignored: %s:%d %q\n", ig.Name, ig.Line, ig.Text)
+	}
+	return b.String()
+}

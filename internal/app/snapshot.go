@@ -1,0 +1,81 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/tui"
+)
+
+// saveTimeout bounds one snapshot from the dashboard (a gather, and the
+// tuning report).
+const saveTimeout = 15 * time.Second
+
+// save takes a snapshot of the live dashboard, carrying ls's history
+// (rates, ping runs, path changes) and board, and writes it to
+// SaveDir/tailpath-snapshot-<time>.json. It runs in a tea.Cmd.
+// facts and st are the control API's facts the dashboard uses (its
+// Refresher's Latest) and their state; nil when the API is not asked.
+func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
+	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
+	defer cancel()
+	opts := snapshot.Options{Gather: probes.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st}, Linked: ls}
+	if ls != nil {
+		opts.Prev = ls.Snapshot
+	}
+	if d.Tuning != nil {
+		if r, err := tune.Gather(ctx, d.Tuning.Inputs); err == nil {
+			opts.Tuning = &r
+		} else {
+			opts.TuningErr = err.Error()
+		}
+	}
+	f, _, err := snapshot.Capture(ctx, d.Client, opts)
+	if err != nil {
+		return tui.SavedMsg{Err: probes.ConnectError(err, d.Socket)}
+	}
+	path := filepath.Join(d.SaveDir, "tailpath-snapshot-"+f.Taken.UTC().Format("20060102-150405")+".json")
+	if err := snapshot.WriteFile(path, f); err != nil {
+		return tui.SavedMsg{Err: err}
+	}
+	return tui.SavedMsg{Path: path}
+}
+
+// runReplay runs the dashboard over d.Replay: one linked snapshot, sent
+// once, and no pings or saving.
+func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOption, stdout io.Writer) error {
+	ls, err := d.Replay.Diagnose(ctx)
+	if err != nil {
+		return fmt.Errorf("dashboard: the snapshot: %w", err)
+	}
+	panes, _ := d.Panes()
+	model := tui.New(tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay)})
+	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
+	go p.Send(ls)
+	_, err = p.Run()
+	if err != nil && parent.Err() == nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	return nil
+}
+
+// ReplayNotice is the line a replayed snapshot is shown under.
+func ReplayNotice(f *snapshot.File) string {
+	s := "snapshot taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")
+	if f.Origin == snapshot.OriginPasted {
+		s += " (pasted input)"
+	}
+	if f.Redacted != nil {
+		s += ", redacted"
+	}
+	return s + " · read-only: no pings, nothing live"
+}

@@ -1,0 +1,179 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/creack/pty"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/probes/snapshot"
+)
+
+// TestDashboardSave: S's command takes a snapshot that carries the
+// dashboard's history (a ping run, path changes) and diagnoses the same.
+func TestDashboardSave(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fixture LocalAPI listens on a unix socket")
+	}
+	fix, err := probestest.LoadFixture(filepath.Join("..", "..", "probes", "testdata", "unexplained.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := probestest.New(t, fix)
+	c := probes.NewClient(srv.Socket)
+	ctx := context.Background()
+	prev, err := probes.Gather(ctx, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev.Peers[0].PingRun = &probes.PingRun{At: time.Now(), Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+	var l link.Linker
+	ls := l.SetSnapshot(prev)
+
+	dir := t.TempDir()
+	d := &Dashboard{Client: c, Socket: srv.Socket, SaveDir: dir}
+	msg := d.save(ctx, ls, nil, nil)
+	if msg.Err != nil {
+		t.Fatal(msg.Err)
+	}
+	if filepath.Dir(msg.Path) != dir || !strings.HasPrefix(filepath.Base(msg.Path), "tailpath-snapshot-") {
+		t.Errorf("saved to %q", msg.Path)
+	}
+	b, err := os.ReadFile(msg.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := snapshot.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Diagnose(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := got.Peers[0]
+	if p.PingRun == nil || p.Verdict.Reason != probes.ReasonDiscoUnanswered {
+		t.Errorf("saved peer: ping run %+v, reason %s; want the dashboard's run and disco-unanswered", p.PingRun, p.Verdict.Reason)
+	}
+	if len(got.Changes(p.ID)) == 0 {
+		t.Error("no path changes saved")
+	}
+
+	srv.Stop()
+	if msg := d.save(ctx, ls, nil, nil); msg.Err == nil || !strings.Contains(msg.Err.Error(), "tailscaled") {
+		t.Errorf("save with tailscaled gone: %+v", msg)
+	}
+}
+
+// TestDashboardReplay runs the dashboard over a saved snapshot on a
+// pseudo-terminal: it shows the snapshot's peers and verdicts under the
+// "snapshot taken" notice, and quits on q.
+func TestDashboardReplay(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	pty.Setsize(tty, &pty.Winsize{Rows: 30, Cols: 120})
+	b, err := os.ReadFile(filepath.Join("..", "..", "probes", "snapshot", "testdata", "both-hard-nat.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := snapshot.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	done := make(chan error, 1)
+	d := &Dashboard{Title: "tailpath", Replay: f}
+	go func() { done <- d.Run(context.Background(), tty, tty) }()
+	want := []string{"snapshot taken 2026-11-30 12:00:00Z", "read-only", "office-pc", "hard NAT on both ends"}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		mu.Lock()
+		text := ansi.Strip(screen.String())
+		mu.Unlock()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				missing = w
+			}
+		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("screen never showed %q:\n%s", missing, text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ptmx.Write([]byte("q"))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("q did not quit")
+	}
+}
+
+// TestDemoSave: S in the demo saves the lab tailnet's snapshot with the
+// sandbox's tuning report, and it diagnoses like the lab.
+func TestDemoSave(t *testing.T) {
+	l := startTestLab(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, err := Demo(ctx, l, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SaveDir = t.TempDir()
+	msg := d.save(ctx, nil, nil, nil)
+	if msg.Err != nil {
+		t.Fatal(msg.Err)
+	}
+	b, err := os.ReadFile(msg.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := snapshot.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tuning == nil || !f.Tuning.Sandbox {
+		t.Errorf("tuning %+v (error %q), want the demo's sandbox report", f.Tuning, f.TuningErr)
+	}
+	ls, err := f.Diagnose(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.Peers) != 4 {
+		t.Errorf("%d peers, want the lab's 4", len(ls.Peers))
+	}
+}

@@ -1,0 +1,153 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"tailscale.com/client/local"
+	"tailscale.com/client/tailscale/apitype"
+	"tailscale.com/ipn"
+	"tailscale.com/ipn/ipnstate"
+	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
+)
+
+// ErrReadOnly is what a snapshot's Client answers to calls that need a
+// live tailscaled (the IPN bus, pings).
+var ErrReadOnly = errors.New("a snapshot is read-only: it cannot watch the IPN bus or ping")
+
+// Client is a probes.LocalClient answering from a File: its Status, its
+// WhoIs replies (a denied one as tailscaled denies it, an address the file
+// does not hold with no node, so that peer's endpoints are unknown) and
+// its DERP map. Make one with File.Client.
+type Client struct {
+	f     *File
+	whois map[string]WhoIs
+}
+
+var _ probes.LocalClient = (*Client)(nil)
+
+// Client returns a LocalClient answering from f.
+func (f *File) Client() *Client {
+	c := &Client{f: f, whois: make(map[string]WhoIs, len(f.WhoIs))}
+	for _, w := range f.WhoIs {
+		c.whois[w.Addr] = w
+	}
+	return c
+}
+
+// Status implements probes.LocalClient.
+func (c *Client) Status(context.Context) (*ipnstate.Status, error) {
+	if c.f.Status == nil {
+		return nil, errors.New("the snapshot has no status")
+	}
+	return c.f.Status, nil
+}
+
+// WhoIs implements probes.LocalClient.
+func (c *Client) WhoIs(_ context.Context, addr string) (*apitype.WhoIsResponse, error) {
+	w, ok := c.whois[addr]
+	switch {
+	case !ok:
+		return &apitype.WhoIsResponse{}, nil
+	case w.Denied:
+		return nil, &local.AccessDeniedError{}
+	case w.Node == nil && w.Err != "":
+		return nil, errors.New(w.Err)
+	}
+	return &apitype.WhoIsResponse{Node: w.Node}, nil
+}
+
+// CurrentDERPMap implements probes.LocalClient.
+func (c *Client) CurrentDERPMap(context.Context) (*tailcfg.DERPMap, error) {
+	if c.f.DERPMap == nil && c.f.DERPMapErr != "" {
+		return nil, errors.New(c.f.DERPMapErr)
+	}
+	return c.f.DERPMap, nil
+}
+
+// WatchIPNBus implements probes.LocalClient: ErrReadOnly.
+func (c *Client) WatchIPNBus(context.Context, ipn.NotifyWatchOpt) (*local.IPNBusWatcher, error) {
+	return nil, ErrReadOnly
+}
+
+// Ping implements probes.LocalClient: ErrReadOnly.
+func (c *Client) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.PingResult, error) {
+	return nil, ErrReadOnly
+}
+
+// Diagnose diagnoses f as it was when taken: probes.GatherWith over
+// f.Client at f.Taken (with f's control-API facts and DERP latency
+// measurement), then f's history put back on every peer and each
+// re-diagnosed with probes.Diagnose, then linked to f's board and path
+// changes as the dashboard links them. The warnings are f's own. For a
+// File that Capture or Recorder.File made, every peer's path and verdict
+// equal those of the live diagnosis.
+func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
+	opts := probes.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, Latency: f.Netcheck}
+	if api := f.ControlAPI; api != nil {
+		st := api.Status
+		opts.PeerFacts, opts.APIStatus = api.Facts, &st
+	}
+	snap, err := probes.GatherWith(ctx, f.Client(), nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	if sf := f.Self; sf != nil {
+		f.fillSelf(snap, sf)
+	}
+	if snap.Self.DERPLatencyFrom == "netinfo" {
+		snap.Self.DERPLatencyAt, snap.Self.DERPLatencySeen = f.History.DERPLatencyAt, f.History.DERPLatencySeen
+	}
+	for i := range snap.Peers {
+		p := &snap.Peers[i]
+		// A peer without history had none live either (Gather notes a
+		// direct path and an active peer without handshake itself, and the
+		// capture kept those), so Gather's own first-poll values stand.
+		if h, ok := f.History.Peers[p.ID]; ok {
+			p.NoHandshakeSince = h.NoHandshakeSince
+			p.LastDirect, p.LastDirectAddr = h.LastDirect, h.LastDirectAddr
+			p.LastChange, p.PingRun, p.Latency = h.LastChange, h.PingRun, h.Latency
+			p.TxRate, p.RxRate, p.RatesKnown = h.TxRate, h.RxRate, h.RatesKnown
+			p.HandshakeUnknown = h.HandshakeUnknown
+		}
+		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
+	}
+	snap.Warnings = slices.Clone(f.Warnings)
+	var l link.Linker
+	if f.Board != nil {
+		l.SetEvidence(f.Board.Evidence)
+	}
+	return l.SetSnapshot(snap).WithChanges(f.PathChanges), nil
+}
+
+// fillSelf fills what snap's self lacks from pasted facts: the NAT facts
+// (keeping a measurement's latencies), endpoints and home DERP.
+func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
+	self := &snap.Self
+	if sf.NAT != nil && (self.NAT == nil || self.NAT.MappingVariesByDestIP == nil && self.NAT.WorkingUDP == nil) {
+		nat := *sf.NAT
+		if self.NAT != nil && self.DERPLatencyFrom == "netcheck" {
+			nat.DERPLatency = self.NAT.DERPLatency
+		}
+		self.NAT = &nat
+		if self.DERPLatencyFrom == "" && len(nat.DERPLatency) > 0 {
+			self.DERPLatencyFrom = "netinfo"
+		}
+		snap.Warnings = slices.DeleteFunc(snap.Warnings, func(w string) bool { return strings.HasPrefix(w, "NetInfo: ") })
+	}
+	if len(self.Endpoints) == 0 {
+		self.Endpoints = sf.Endpoints
+	}
+	if self.HomeDERP == 0 && sf.HomeDERP != 0 {
+		self.HomeDERP = sf.HomeDERP
+		if self.HomeDERPCode == "" {
+			self.HomeDERPCode = snap.Regions[sf.HomeDERP].Code
+		}
+	}
+}
