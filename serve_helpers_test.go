@@ -10,10 +10,8 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -174,35 +172,6 @@ func tailpathLines(body string) string {
 func is(fams map[string]*dto.MetricFamily, want float64, name string, labels ...string) bool {
 	v, ok := value(fams, name, labels...)
 	return ok && v == want
-}
-
-var promtoolOnce struct {
-	sync.Once
-	path string
-	err  error
-}
-
-// promtool returns the path of promtool (Debian's prometheus package,
-// installed by .ci/run), skipping t when it is absent.
-func promtool(t *testing.T) string {
-	t.Helper()
-	promtoolOnce.Do(func() { promtoolOnce.path, promtoolOnce.err = exec.LookPath("promtool") })
-	if promtoolOnce.err != nil {
-		t.Skipf("skipping: promtool is not installed (apt-get install prometheus; .ci/run does): %v", promtoolOnce.err)
-	}
-	return promtoolOnce.path
-}
-
-// checkMetricsWithPromtool runs `promtool check metrics` on body and
-// fails t on any complaint (lint problems included).
-func checkMetricsWithPromtool(t *testing.T, body string) {
-	t.Helper()
-	cmd := exec.Command(promtool(t), "check", "metrics")
-	cmd.Stdin = strings.NewReader(body)
-	out, err := cmd.CombinedOutput()
-	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
-		t.Errorf("promtool check metrics: %v\n%s", err, out)
-	}
 }
 
 // writeFile writes a test file, failing t on error.
