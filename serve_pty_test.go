@@ -186,3 +186,25 @@ func TestServeKeepsServing(t *testing.T) {
 		}
 	}
 }
+
+// TestServePeerSide: with a read-only API key, serve reads the peers' own
+// side from the control API in the background: the relayed peer's reason
+// becomes the one resting on its end, tailpath_control_api_up is 1, and
+// no endpoint serves the key.
+func TestServePeerSide(t *testing.T) {
+	_, url := apiServer(t)
+	t.Setenv("TAILSCALE_API_KEY", testKey)
+	t.Setenv("TAILSCALE_BASE_URL", url)
+	lapi := statusFixture(t, "unexplained") // nas: relayed; locally nothing explains it
+	s := startServe(t, strings.NewReader(""), "--socket", lapi.Socket, "--interval", "200ms", "--no-tuning", "--ping-every", "0")
+	s.waitScrape(t, "the peer's side from the control API", func(f map[string]*dto.MetricFamily) bool {
+		return is(f, 1, "tailpath_control_api_up") && is(f, 1, "tailpath_peer_path_info", "peer", "nas", "path", "derp", "reason", "hard-and-filtering-nat")
+	})
+	_, metricsBody := s.get(t, "/metrics")
+	_, snap := s.get(t, "/snapshot.json")
+	_, health := s.get(t, "/healthz")
+	noKey(t, "serve", metricsBody, snap, health, s.stderr.String())
+	if !strings.Contains(snap, `"source": "control-api"`) {
+		t.Errorf("/snapshot.json lacks the peer's side from the control API:\n%s", snap)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/probestest"
 )
 
 // manyPeers is fixedSnapshot with n peers: 40% direct, 25% DERP-relayed
@@ -106,6 +107,7 @@ func BenchmarkScrape(b *testing.B) {
 			}
 			var size int
 			b.ReportAllocs()
+			cpu0 := probestest.CPUTime()
 			for i := 0; b.Loop(); i++ {
 				st.SetSnapshot(snaps[i%2])
 				w := &discardWriter{header: http.Header{}}
@@ -116,6 +118,9 @@ func BenchmarkScrape(b *testing.B) {
 				size = w.n
 			}
 			b.ReportMetric(float64(size), "body-bytes")
+			// CPU time (this process, GC included) says more than wall time
+			// on a shared machine.
+			b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -52,6 +52,9 @@ type Gatherer struct {
 	peers   map[string]*peerLabels
 	gen     uint32
 	dropped float64
+
+	// pool holds scrapes whose families were written and may be reused.
+	pool sync.Pool
 }
 
 // NewGatherer returns a Gatherer of s's values.
@@ -66,14 +69,38 @@ func NewGatherer(s *Store, o Options) *Gatherer {
 // tailpath's, sorted by name. An error from Extra is returned beside
 // whatever was gathered.
 func (g *Gatherer) Gather() ([]*dto.MetricFamily, error) {
-	var out []*dto.MetricFamily
+	out, _, err := g.gather()
+	return out, err
+}
+
+// Transactional returns g as a prometheus.TransactionalGatherer: the
+// families it returns stay valid until its done func is called, after
+// which their memory serves a later scrape (Handler uses it).
+func (g *Gatherer) Transactional() prometheus.TransactionalGatherer { return transactional{g} }
+
+type transactional struct{ g *Gatherer }
+
+func (t transactional) Gather() ([]*dto.MetricFamily, func(), error) { return t.g.gather() }
+
+// gather builds a scrape and returns its families and the func that
+// releases its memory for reuse.
+func (g *Gatherer) gather() ([]*dto.MetricFamily, func(), error) {
+	s, _ := g.pool.Get().(*scrape)
+	if s == nil {
+		s = &scrape{}
+	}
 	var err error
 	if g.opts.Extra != nil {
-		out, err = g.opts.Extra.Gather()
+		var extra []*dto.MetricFamily
+		extra, err = g.opts.Extra.Gather()
+		s.out = append(s.out, extra...)
 	}
-	out = g.build(out)
-	slices.SortFunc(out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
-	return out, err
+	g.build(s)
+	slices.SortFunc(s.out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return s.out, func() {
+		s.reset()
+		g.pool.Put(s)
+	}, err
 }
 
 // famMeta holds each family's name, help and type as the pointers
@@ -149,32 +176,68 @@ type peerLabels struct {
 	gen                        uint32
 }
 
-// scrape accumulates one build's families, handing out metrics, values
-// and label-free parts from chunks allocated in bulk.
+// chunkLen is how many values an arena chunk holds.
+const chunkLen = 512
+
+// arena hands out *T from chunks kept from scrape to scrape; reset makes
+// them available again (their previous contents are overwritten by the
+// caller). Chunks are never moved, so pointers stay valid until reset.
+type arena[T any] struct {
+	chunks [][]T
+	c, i   int
+}
+
+func (a *arena[T]) next() *T {
+	if a.c < len(a.chunks) && a.i == len(a.chunks[a.c]) {
+		a.c, a.i = a.c+1, 0
+	}
+	if a.c == len(a.chunks) {
+		a.chunks = append(a.chunks, make([]T, chunkLen))
+	}
+	p := &a.chunks[a.c][a.i]
+	a.i++
+	return p
+}
+
+func (a *arena[T]) reset() { a.c, a.i = 0, 0 }
+
+// scrape accumulates one build's families. Its memory is reused by the
+// next scrape once the handler has written this one (Gatherer.pool).
 type scrape struct {
 	fams     [numFamilies]*dto.MetricFamily
-	metrics  []dto.Metric
-	gauges   []dto.Gauge
-	counters []dto.Counter
-	values   []float64
+	metrics  arena[dto.Metric]
+	gauges   arena[dto.Gauge]
+	counters arena[dto.Counter]
+	values   arena[float64]
+	out      []*dto.MetricFamily
 }
 
-func newScrape(series int) *scrape {
-	return &scrape{
-		metrics:  make([]dto.Metric, series),
-		values:   make([]float64, series),
-		gauges:   make([]dto.Gauge, series/2+32),
-		counters: make([]dto.Counter, series/2+32),
+// reset empties s for another build.
+func (s *scrape) reset() {
+	for _, mf := range s.fams {
+		if mf != nil {
+			clear(mf.Metric)
+			mf.Metric = mf.Metric[:0]
+		}
 	}
+	s.metrics.reset()
+	s.gauges.reset()
+	s.counters.reset()
+	s.values.reset()
+	clear(s.out)
+	s.out = s.out[:0]
 }
 
-// family returns f's family in this scrape, made with room for n series.
+// family returns f's family in this scrape, with room for n series.
 func (s *scrape) family(f fam, n int) *dto.MetricFamily {
 	mf := s.fams[f]
 	if mf == nil {
 		m := &famMeta[f]
-		mf = &dto.MetricFamily{Name: m.name, Help: m.help, Type: m.typ, Metric: make([]*dto.Metric, 0, n)}
+		mf = &dto.MetricFamily{Name: m.name, Help: m.help, Type: m.typ}
 		s.fams[f] = mf
+	}
+	if cap(mf.Metric)-len(mf.Metric) < n {
+		mf.Metric = slices.Grow(mf.Metric, n)
 	}
 	return mf
 }
@@ -182,32 +245,17 @@ func (s *scrape) family(f fam, n int) *dto.MetricFamily {
 // add appends one series of family f.
 func (s *scrape) add(f fam, labels []*dto.LabelPair, v float64) {
 	mf := s.family(f, 1)
-	if len(s.metrics) == 0 {
-		s.metrics = make([]dto.Metric, 64)
-	}
-	if len(s.values) == 0 {
-		s.values = make([]float64, 64)
-	}
-	m, val := &s.metrics[0], &s.values[0]
-	s.metrics, s.values = s.metrics[1:], s.values[1:]
+	m, val := s.metrics.next(), s.values.next()
 	*val = v
 	m.Label = labels
 	if families[f].Type == counter {
-		if len(s.counters) == 0 {
-			s.counters = make([]dto.Counter, 64)
-		}
-		c := &s.counters[0]
-		s.counters = s.counters[1:]
+		c := s.counters.next()
 		c.Value = val
-		m.Counter = c
+		m.Counter, m.Gauge = c, nil
 	} else {
-		if len(s.gauges) == 0 {
-			s.gauges = make([]dto.Gauge, 64)
-		}
-		gg := &s.gauges[0]
-		s.gauges = s.gauges[1:]
+		gg := s.gauges.next()
 		gg.Value = val
-		m.Gauge = gg
+		m.Gauge, m.Counter = gg, nil
 	}
 	mf.Metric = append(mf.Metric, m)
 }
@@ -232,11 +280,8 @@ func b01(b bool) float64 {
 	return 0
 }
 
-// perPeerSeries is the most series one peer has.
-const perPeerSeries = 6
-
-// build appends this scrape's families to out.
-func (g *Gatherer) build(out []*dto.MetricFamily) []*dto.MetricFamily {
+// build adds this scrape's families to s.out.
+func (g *Gatherer) build(s *scrape) {
 	st := g.store
 	st.mu.RLock()
 	defer st.mu.RUnlock()
@@ -245,11 +290,6 @@ func (g *Gatherer) build(out []*dto.MetricFamily) []*dto.MetricFamily {
 
 	up := st.sourceSeen && st.source.Up
 	snap := st.snap
-	npeers := 0
-	if up && snap != nil {
-		npeers = min(len(snap.Peers), g.opts.MaxPeers)
-	}
-	s := newScrape(npeers*perPeerSeries + 128)
 
 	s.flag(famTailscaledUp, up)
 	if snap != nil {
@@ -272,10 +312,9 @@ func (g *Gatherer) build(out []*dto.MetricFamily) []*dto.MetricFamily {
 			if !slices.IsSortedFunc(mf.Metric, compareLabels) {
 				slices.SortFunc(mf.Metric, compareLabels)
 			}
-			out = append(out, mf)
+			s.out = append(s.out, mf)
 		}
 	}
-	return out
 }
 
 // compareLabels orders two series of one family by their label values.
@@ -331,19 +370,20 @@ func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 		s.add(famPeers, pathLabels[w], float64(counts[j]))
 	}
 
-	// Which peers get series: all, or the first MaxPeers by rank and name.
+	// Which peers get series: all, or the first MaxPeers by rank (peers
+	// are sorted by name). They are exported in stable-id order, the order
+	// of their labels, so each family is sorted as it is built.
 	peers := snap.Peers
-	var keep []int
+	order := make([]int, len(peers))
+	for i := range order {
+		order[i] = i
+	}
 	dropped := 0
 	if len(peers) > g.opts.MaxPeers {
-		keep = make([]int, len(peers))
-		for i := range keep {
-			keep[i] = i
-		}
-		slices.SortStableFunc(keep, func(a, b int) int {
+		slices.SortStableFunc(order, func(a, b int) int {
 			return cmp.Compare(pathRank(peers[a].Path.Kind), pathRank(peers[b].Path.Kind))
 		})
-		for _, i := range keep[g.opts.MaxPeers:] {
+		for _, i := range order[g.opts.MaxPeers:] {
 			p := &peers[i]
 			n := 4 // path info, tx, rx, path changes
 			if g.latency(p) > 0 {
@@ -355,21 +395,19 @@ func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 			dropped++
 			g.dropped += float64(n)
 		}
-		keep = keep[:g.opts.MaxPeers]
-		slices.Sort(keep)
+		order = order[:g.opts.MaxPeers]
 	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(peers[a].ID, peers[b].ID), strings.Compare(peers[a].Name, peers[b].Name))
+	})
 	s.one(famPeersDropped, float64(dropped))
 
-	n := len(peers) - dropped
+	n := len(order)
 	for _, f := range []fam{famPeerPath, famPeerTx, famPeerRx, famPeerPathChanges, famPeerLatency, famPeerHandshake} {
 		s.family(f, n)
 	}
 	g.gen++
-	for k := range n {
-		i := k
-		if keep != nil {
-			i = keep[k]
-		}
+	for _, i := range order {
 		p := &peers[i]
 		pl := g.labelsFor(p)
 		s.add(famPeerPath, pl.info, 1)

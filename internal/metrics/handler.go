@@ -24,7 +24,8 @@ func NewRuntimeRegistry() *prometheus.Registry {
 	return reg
 }
 
-// Handler serves g at /metrics: the Prometheus text format, OpenMetrics
+// Handler serves g at /metrics (through g.Transactional, so each scrape's
+// memory serves the next): the Prometheus text format, OpenMetrics
 // when the scraper asks for it (Prometheus does), gzip when accepted. reg,
 // when not nil, gets promhttp's own counters (scrapes by status code,
 // scrapes in flight, gathering errors); give it the registry that g
@@ -32,7 +33,7 @@ func NewRuntimeRegistry() *prometheus.Registry {
 // once; more get 503. Building a scrape never blocks (it reads the
 // Store), so there is no timeout here: promhttp's would buffer the whole
 // response to enforce it; the server's write timeout bounds a slow reader.
-func Handler(g prometheus.Gatherer, reg prometheus.Registerer) http.Handler {
+func Handler(g *Gatherer, reg prometheus.Registerer) http.Handler {
 	opts := promhttp.HandlerOpts{
 		EnableOpenMetrics:   true,
 		ErrorHandling:       promhttp.ContinueOnError,
@@ -42,10 +43,10 @@ func Handler(g prometheus.Gatherer, reg prometheus.Registerer) http.Handler {
 	}
 	var h http.Handler
 	if reg == nil {
-		h = promhttp.HandlerFor(g, opts)
+		h = promhttp.HandlerForTransactional(g.Transactional(), opts)
 	} else {
 		opts.Registry = reg
-		h = promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(g, opts))
+		h = promhttp.InstrumentMetricHandler(reg, promhttp.HandlerForTransactional(g.Transactional(), opts))
 	}
 	return gzipFast(h)
 }
