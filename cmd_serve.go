@@ -14,7 +14,6 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -202,9 +201,11 @@ func checkListen(addr string) error {
 	return nil
 }
 
-// snapshotJSON is /snapshot.json: the document of tailpath status --json.
-func snapshotJSON(ls *link.Snapshot) ([]byte, error) {
+// snapshotJSON is /snapshot.json: for now the document of tailpath status
+// --json of the newest snapshot. It is meant to be the format of tailpath
+// status --save (issue 9's snapshot package, not merged yet).
+func snapshotJSON(_ context.Context, in app.SnapshotInput) ([]byte, error) {
 	var b bytes.Buffer
-	err := writeStatusJSON(&b, ls)
+	err := writeStatusJSON(&b, in.Latest)
 	return b.Bytes(), err
 }

@@ -50,9 +50,10 @@ type Serve struct {
 	PingEvery time.Duration
 	// MaxPeers caps the peers with per-peer series (metrics.Options).
 	MaxPeers int
-	// Snapshot renders /snapshot.json from the newest linked snapshot;
-	// nil serves 404 there.
-	Snapshot func(*link.Snapshot) ([]byte, error)
+	// Snapshot renders /snapshot.json; nil serves 404 there. It is
+	// called once per new linked snapshot, however often the endpoint is
+	// fetched, and may gather afresh with ctx (the request's).
+	Snapshot func(ctx context.Context, in SnapshotInput) ([]byte, error)
 	// Log receives a line whenever a source goes down or comes back; nil
 	// discards them.
 	Log io.Writer
@@ -61,6 +62,18 @@ type Serve struct {
 
 	// store is built by Run.
 	store *metrics.Store
+}
+
+// SnapshotInput is what /snapshot.json is made from: the sources' newest
+// values.
+type SnapshotInput struct {
+	// Latest is the newest linked snapshot (tailscaled's, with the
+	// board's evidence and the path changes observed).
+	Latest *link.Snapshot
+	// Tuning is the newest tuning report, TuningErr why there is none;
+	// both nil without tuning.
+	Tuning    *tune.Report
+	TuningErr error
 }
 
 // Run serves /metrics, /snapshot.json and /healthz on ln and runs the
@@ -282,7 +295,9 @@ func (s *Serve) mux(metricsHandler http.Handler) http.Handler {
 		body := lastBody
 		var err error
 		if ls != lastSnap {
-			body, err = s.Snapshot(ls)
+			in := SnapshotInput{Latest: ls}
+			in.Tuning, in.TuningErr = s.store.Tuning()
+			body, err = s.Snapshot(r.Context(), in)
 			if err == nil {
 				lastSnap, lastBody = ls, body
 			}

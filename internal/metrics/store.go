@@ -161,6 +161,14 @@ func (s *Store) SetTuning(r tune.Report, err error) {
 	s.tuning, s.tuningErr, s.haveTuning = &r, err, true
 }
 
+// Tuning returns the newest tuning report and the error reading it; nil,
+// nil before the first or without tuning.
+func (s *Store) Tuning() (*tune.Report, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tuning, s.tuningErr
+}
+
 // Snapshot returns the newest linked snapshot while tailscaled is up, or
 // nil and why not ("" reason before the first snapshot).
 func (s *Store) Snapshot() (*link.Snapshot, string) {
