@@ -338,21 +338,6 @@ func pathWord(k probes.PathKind) string {
 	return string(k)
 }
 
-// pathRank orders peers for --max-peers: relayed first, offline last.
-func pathRank(k probes.PathKind) int {
-	switch k {
-	case probes.PathDERP:
-		return 0
-	case probes.PathPeerRelay:
-		return 1
-	case probes.PathDirect:
-		return 2
-	case probes.PathIdle:
-		return 3
-	}
-	return 4
-}
-
 // tailnet adds the tailscaled-derived series. Caller holds both locks.
 func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 	self := snap.Self
@@ -381,7 +366,7 @@ func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 	dropped := 0
 	if len(peers) > g.opts.MaxPeers {
 		slices.SortStableFunc(order, func(a, b int) int {
-			return cmp.Compare(pathRank(peers[a].Path.Kind), pathRank(peers[b].Path.Kind))
+			return cmp.Compare(peers[a].Path.Kind.Rank(), peers[b].Path.Kind.Rank())
 		})
 		for _, i := range order[g.opts.MaxPeers:] {
 			p := &peers[i]
