@@ -3,6 +3,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"net/http"
 	"net/netip"
 	"os"
@@ -15,6 +17,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -206,5 +210,34 @@ func TestServePeerSide(t *testing.T) {
 	noKey(t, "serve", metricsBody, snap, health, s.stderr.String())
 	if !strings.Contains(snap, `"source": "control-api"`) {
 		t.Errorf("/snapshot.json lacks the peer's side from the control API:\n%s", snap)
+	}
+}
+
+// TestServeBoardCapture: the bundled firmware's recorded console stream
+// (two boots of the CoreS3 case), replayed into serve from stdin, leaves
+// exactly the board's own counts in the metrics, and a replay's end reads
+// as the port closed.
+func TestServeBoardCapture(t *testing.T) {
+	capture := firmware.ScenarioLog()
+	want := app.ReadBoard(context.Background(), "-", 0, 0, bytes.NewReader(capture))
+	if want.Boots < 2 || want.Frames == 0 {
+		t.Fatalf("the scenario capture reads as %d boots, %d frames", want.Boots, want.Frames)
+	}
+	lapi := statusFixture(t, "direct")
+	s := startServe(t, bytes.NewReader(capture), "--socket", lapi.Socket, "--port", "-", "--no-tuning", "--ping-every", "0")
+	fams := s.waitScrape(t, "the replay's end", func(f map[string]*dto.MetricFamily) bool {
+		return is(f, 0, "tailpath_board_up") && is(f, float64(want.Boots), "tailpath_board_boots_total")
+	})
+	if !is(fams, float64(want.Crashes), "tailpath_board_crashes_total") {
+		t.Errorf("crashes: want %d", want.Crashes)
+	}
+	if !is(fams, 1, "tailpath_board_info", "host", want.Hostname) {
+		t.Errorf("board info: want host %q", want.Hostname)
+	}
+	if v, ok := value(fams, "tailpath_board_last_telemetry_timestamp_seconds"); !ok || time.Since(time.Unix(int64(v), 0)) > time.Minute {
+		t.Errorf("last telemetry at %v (present %v), want moments ago", v, ok)
+	}
+	if !strings.Contains(s.stderr.String(), "board down: replay ended") {
+		t.Errorf("serve's log does not say the replay ended:\n%s", s.stderr.String())
 	}
 }

@@ -173,26 +173,26 @@ func (s *Serve) relayProbes(events <-chan probes.Event, linker *link.Linker) {
 }
 
 // relayBoard stores the board's states, re-linking the snapshot when its
-// evidence changed, until its source stops; it logs the link going down
-// and coming back.
+// evidence changed, until its source stops; it logs the link's state
+// whenever it changes (first up, or first down and why).
 func (s *Serve) relayBoard(ctx context.Context, linker *link.Linker) {
-	up := false
+	logged := ""
 	for ev := range s.Device.Run(ctx) {
 		st := &ev.State
 		s.store.SetBoard(st)
 		if ls, changed := linker.SetDevice(st); changed {
 			s.store.SetSnapshot(ls)
 		}
-		if st.Link.Up != up {
-			up = st.Link.Up
-			switch {
-			case up:
-				s.logf("board up on %s", st.Link.Port)
-			case st.Link.Err != nil:
-				s.logf("board down: %v (tailpath_board_up is 0)", st.Link.Err)
-			default:
-				s.logf("board down (tailpath_board_up is 0)")
-			}
+		msg := "board down (tailpath_board_up is 0)"
+		switch {
+		case st.Link.Up:
+			msg = "board up on " + st.Link.Port
+		case st.Link.Err != nil:
+			msg = fmt.Sprintf("board down: %v (tailpath_board_up is 0)", st.Link.Err)
+		}
+		if msg != logged {
+			s.logf("%s", msg)
+			logged = msg
 		}
 		if ev.Err != nil && ctx.Err() == nil {
 			s.logf("board: %v; no longer reading it", ev.Err)
