@@ -57,8 +57,6 @@ type Serve struct {
 	// Log receives a line whenever a source goes down or comes back; nil
 	// discards them.
 	Log io.Writer
-	// Closers run after the server and every source have stopped.
-	Closers []func() error
 
 	// store is built by Run.
 	store *metrics.Store
@@ -78,7 +76,7 @@ type SnapshotInput struct {
 
 // Run serves /metrics, /snapshot.json and /healthz on ln and runs the
 // sources until ctx ends, then shuts the server down (waiting up to 5 s
-// for scrapes in flight), stops the sources and runs the closers. It
+// for scrapes in flight) and stops the sources. Call it once. It
 // returns the server's error if it stops for another reason. The sources
 // coming and going (tailscaled restarting, the board unplugged) never
 // stop it: the metrics say so.
@@ -137,9 +135,6 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 	}
 	cancel()
 	wg.Wait()
-	for _, c := range s.Closers {
-		c()
-	}
 	return err
 }
 
