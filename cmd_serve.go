@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"runtime"
@@ -142,16 +143,27 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 		s.Device = src
 	}
 
-	ln, err := net.Listen("tcp", f.listen)
+	ln, err := listenServe(f.listen, "--listen", stdio.Stderr)
 	if err != nil {
-		return fmt.Errorf("--listen %s: %w", f.listen, err)
-	}
-	addr := ln.Addr().(*net.TCPAddr)
-	fmt.Fprintf(stdio.Stderr, "tailpath serve: listening on http://%s (/metrics, /snapshot.json, /healthz)\n", addr)
-	if ip, ok := netip.AddrFromSlice(addr.IP); ok && !ip.Unmap().IsLoopback() {
-		fmt.Fprintf(stdio.Stderr, "tailpath serve: warning: %s is not loopback: anyone who reaches it reads this node's peer names, paths and board telemetry\n", addr.IP)
+		return err
 	}
 	return s.Run(ctx, ln)
+}
+
+// listenServe listens on addr (checked by checkListen already), says
+// where on w, and warns when it is not loopback. flag names addr in
+// errors.
+func listenServe(addr, flag string, w io.Writer) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, addr, err)
+	}
+	a := ln.Addr().(*net.TCPAddr)
+	fmt.Fprintf(w, "tailpath serve: listening on http://%s (/metrics, /snapshot.json, /healthz)\n", a)
+	if ip, ok := netip.AddrFromSlice(a.IP); ok && !ip.Unmap().IsLoopback() {
+		fmt.Fprintf(w, "tailpath serve: warning: %s is not loopback: anyone who reaches it reads this node's peer names, paths and board telemetry\n", a.IP)
+	}
+	return ln, nil
 }
 
 // tuneInputs are the tuning target from --bandwidth, --rtt and --root.

@@ -39,3 +39,18 @@ func TestServeListenFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoServeFlags: demo --serve takes serve's address rules and goes
+// alone; the errors come before the lab starts.
+func TestDemoServeFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"demo", "--serve", ":9473"},
+		{"demo", "--serve", "127.0.0.1:0", "--status"},
+		{"demo", "--serve", "127.0.0.1:0", "--lab-only"},
+	} {
+		code, _, stderr := runTailpath(t, args...)
+		if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.HasPrefix(first, "tailpath: demo: --serve") {
+			t.Errorf("%v: exit %d, stderr:\n%s", args, code, stderr)
+		}
+	}
+}
