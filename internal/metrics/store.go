@@ -7,13 +7,13 @@
 //
 // The sources write their latest values into a Store as they arrive; a
 // Gatherer reads the Store at scrape time and builds the metric families
-// directly (github.com/prometheus/client_model's types), so a scrape of a
-// 1,000-peer tailnet costs about a millisecond and well under 2 MiB
-// (docs/perf.md). Cardinality is bounded: labels are peer names and stable
+// directly (github.com/prometheus/client_model's types), reusing one
+// scrape's memory for the next: a whole scrape of a 1,000-peer tailnet,
+// encoding included, costs about 4 ms of CPU and 0.3 MB (docs/perf.md). Cardinality is bounded: labels are peer names and stable
 // ids, DERP region codes, reason ids and fixed words; never endpoint
 // addresses or ports. Options.MaxPeers caps the per-peer series.
 //
-// The package does no I/O and imports no UI.
+// It reads no source itself (they write into the Store) and imports no UI.
 package metrics
 
 import (
