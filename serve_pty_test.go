@@ -96,15 +96,14 @@ func plugBoard(t *testing.T, port string, frames []byte) (unplug func()) {
 }
 
 // TestServeKeepsServing runs tailpath serve against a LocalAPI fixture
-// (the peer cores3 relayed, advertising no endpoints), a live board on a
-// pseudo-terminal and the seed NAS's tuning in a sandbox, then unplugs the
-// board, stops and restarts the LocalAPI and plugs the board back in:
-// /metrics answers throughout, says what is down, and comes back; the
-// scrape passes promtool's checks.
+// (the peer cores3 relayed, advertising no endpoints), a board on a
+// pseudo-terminal plugged in after serve started, and the seed NAS's
+// tuning in a sandbox; then unplugs the board, stops and restarts the
+// LocalAPI and plugs the board back in: /metrics answers throughout, says
+// what is down, and comes back; the scrape passes promtool's checks.
 func TestServeKeepsServing(t *testing.T) {
 	dir := t.TempDir()
 	port := filepath.Join(dir, "ttyBOARD")
-	unplug := plugBoard(t, port, boardFrames(t))
 	root := filepath.Join(dir, "nas")
 	if _, err := tune.SeedNAS(root); err != nil {
 		t.Fatal(err)
@@ -112,6 +111,12 @@ func TestServeKeepsServing(t *testing.T) {
 	fake := statusFixture(t, "no-endpoints")
 	s := startServe(t, strings.NewReader(""), "--socket", fake.Socket, "--port", port, "--root", root,
 		"--rtt", "20ms", "--bandwidth", "350Mbit", "--interval", "200ms", "--ping-every", "0")
+
+	// Not plugged in yet: serve keeps trying.
+	s.waitScrape(t, "tailscaled up, no board yet", func(f map[string]*dto.MetricFamily) bool {
+		return is(f, 1, "tailpath_tailscaled_up") && is(f, 0, "tailpath_board_up")
+	})
+	unplug := plugBoard(t, port, boardFrames(t))
 
 	board := []string{"id", "n2CNTRL", "peer", "cores3"}
 	fams := s.waitScrape(t, "tailscaled, the board and the tuning up", func(f map[string]*dto.MetricFamily) bool {
@@ -184,7 +189,8 @@ func TestServeKeepsServing(t *testing.T) {
 			is(f, 1, "tailpath_peer_path_info", append(board, "reason", "device-no-public-endpoint")...)
 	})
 	log := s.stderr.String()
-	for _, want := range []string{"tailscaled down: failed to connect to local tailscaled", "tailscaled up", "board down", "board up on " + port} {
+	for _, want := range []string{"tailscaled down: failed to connect to local tailscaled", "tailscaled up",
+		"board down: serial port not found: " + port, "trying again every", "board up on " + port} {
 		if !strings.Contains(log, want) {
 			t.Errorf("serve's log lacks %q:\n%s", want, log)
 		}

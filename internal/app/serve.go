@@ -167,30 +167,48 @@ func (s *Serve) relayProbes(events <-chan probes.Event, linker *link.Linker) {
 	}
 }
 
+// ServeBoardRetry is how often `tailpath serve` tries again to open a
+// board that could not be opened at all (not plugged in yet, no board
+// found for "auto", permission denied); once open, devlink.Link reopens
+// it by itself after an unplug.
+const ServeBoardRetry = 2 * time.Second
+
 // relayBoard stores the board's states, re-linking the snapshot when its
-// evidence changed, until its source stops; it logs the link's state
-// whenever it changes (first up, or first down and why).
+// evidence changed, until ctx ends; when the port cannot be opened at all
+// it tries again every ServeBoardRetry (a daemon may start before the
+// board is plugged in). It logs the link's state whenever it changes.
 func (s *Serve) relayBoard(ctx context.Context, linker *link.Linker) {
 	logged := ""
-	for ev := range s.Device.Run(ctx) {
-		st := &ev.State
-		s.store.SetBoard(st)
-		if ls, changed := linker.SetDevice(st); changed {
-			s.store.SetSnapshot(ls)
+	for {
+		var openErr error
+		for ev := range s.Device.Run(ctx) {
+			st := &ev.State
+			s.store.SetBoard(st)
+			if ls, changed := linker.SetDevice(st); changed {
+				s.store.SetSnapshot(ls)
+			}
+			msg := "board down (tailpath_board_up is 0)"
+			switch {
+			case ev.Err != nil:
+				openErr = ev.Err
+				msg = fmt.Sprintf("board down: %v; trying again every %v (tailpath_board_up is 0)", ev.Err, ServeBoardRetry)
+			case st.Link.Up:
+				msg = "board up on " + st.Link.Port
+			case st.Link.Err != nil:
+				msg = fmt.Sprintf("board down: %v (tailpath_board_up is 0)", st.Link.Err)
+			}
+			if msg != logged {
+				s.logf("%s", msg)
+				logged = msg
+			}
 		}
-		msg := "board down (tailpath_board_up is 0)"
-		switch {
-		case st.Link.Up:
-			msg = "board up on " + st.Link.Port
-		case st.Link.Err != nil:
-			msg = fmt.Sprintf("board down: %v (tailpath_board_up is 0)", st.Link.Err)
+		if openErr == nil || ctx.Err() != nil {
+			return // ctx ended, or a replay reached its end
 		}
-		if msg != logged {
-			s.logf("%s", msg)
-			logged = msg
-		}
-		if ev.Err != nil && ctx.Err() == nil {
-			s.logf("board: %v; no longer reading it", ev.Err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(ServeBoardRetry):
 		}
 	}
 }
