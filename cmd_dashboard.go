@@ -124,7 +124,7 @@ func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio IO) e
 		if name == "-" {
 			return usageErrorf(`--from -: the dashboard reads keys from stdin; give a file`)
 		}
-		raw, err := readInput(name, nil)
+		raw, err := readInput(ctx, name, nil)
 		if err != nil {
 			return &codeError{exitUsage, fmt.Errorf("--from: %w", err)}
 		}

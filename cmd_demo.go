@@ -25,9 +25,13 @@ type demoFlags struct {
 	// the observer's LocalAPI socket for other tools (tailpath --socket,
 	// tailpath status --socket).
 	labOnly bool
+	// serve, when set, serves the demo (lab, simulated board, sandbox
+	// tuning) as tailpath serve does, on this address, instead of the
+	// dashboard.
+	serve string
 }
 
-const demoUsage = `usage: tailpath demo [--status [--json]]
+const demoUsage = `usage: tailpath demo [--status [--json] | --lab-only | --serve 127.0.0.1:9473]
 
 Starts a lab tailnet made of real Tailscale code on 127.0.0.1 (control, two
 DERP regions, STUN and five nodes: the observer the dashboard watches, a
@@ -43,6 +47,7 @@ func demoCommand() *command {
 	fs.StringVar(&f.logFile, "lab-log", "", "append the lab's own logs (control, DERP, nodes) to this file")
 	fs.BoolVar(&f.labOnly, "lab-only", false, "run only the lab tailnet until interrupted and print its LocalAPI socket (for 'tailpath --socket' or 'tailpath status --socket')")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll the observer's status")
+	fs.StringVar(&f.serve, "serve", "", "instead of the dashboard, serve the demo's metrics as 'tailpath serve' does on this address (e.g. 127.0.0.1:9473)")
 	return &command{
 		name:  "demo",
 		short: "start a lab tailnet on loopback and show it in the dashboard",
@@ -59,7 +64,15 @@ func (f *demoFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if f.json && !f.status {
 		return usageErrorf("--json needs --status")
 	}
-	if !f.status && !f.labOnly {
+	if f.serve != "" {
+		if f.status || f.labOnly {
+			return usageErrorf("--serve goes alone, without --status or --lab-only")
+		}
+		if err := checkListen(f.serve); err != nil {
+			return usageErrorf("--serve %v", err)
+		}
+	}
+	if !f.status && !f.labOnly && f.serve == "" {
 		// Fail before the lab's few seconds of start-up, not after.
 		if err := app.NeedTerminal(stdio.Stdin); err != nil {
 			return err
@@ -86,7 +99,32 @@ func (f *demoFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if err != nil {
 		return err
 	}
+	if f.serve != "" {
+		return demoServe(ctx, d, f.serve, stdio.Stderr)
+	}
 	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
+}
+
+// demoServe serves the demo's sources (the lab's observer, the replayed
+// board, the sandbox tuning) as tailpath serve does, until ctx ends.
+func demoServe(ctx context.Context, d *app.Dashboard, addr string, stderr io.Writer) error {
+	s := &app.Serve{
+		Client:    d.Client,
+		Socket:    d.Socket,
+		Interval:  d.Interval,
+		Device:    d.Device,
+		PingEvery: time.Minute,
+		Log:       stderr,
+	}
+	s.Snapshot = s.SnapshotFile
+	if d.Tuning != nil {
+		s.Tuning = &d.Tuning.Inputs
+	}
+	ln, err := listenServe(addr, "--serve", stderr)
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx, ln)
 }
 
 // demoStatus prints the observer's view once, as tailpath status does,

@@ -69,7 +69,8 @@ capture on stdin) joins the verdict of the peer it is, as in the dashboard.
 --save writes a snapshot of all the evidence (--redact: safe to share);
 --from diagnoses a saved snapshot, or what people paste (tailscale status,
 netcheck, ping, tailscaled log lines), offline; --peer-snapshot adds the
-peer's own end from a snapshot saved on it (docs/snapshots.md).`
+peer's own end from a snapshot saved on it (docs/snapshots.md). Both take
+a file, or the URL of a node's tailpath serve (http://HOST:9473/snapshot.json).`
 
 func statusCommand() *command {
 	var f statusFlags

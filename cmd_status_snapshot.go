@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
@@ -144,7 +146,7 @@ func tuningReport(ctx context.Context) (*tune.Report, string) {
 // into that peer of ls.
 func (s *snapshotFlags) applyPeers(ctx context.Context, ls *link.Snapshot, stderr io.Writer) (*link.Snapshot, error) {
 	for _, name := range s.peers {
-		raw, err := readInput(name, nil)
+		raw, err := readInput(ctx, name, nil)
 		if err != nil {
 			return nil, &codeError{statusExitNoDaemon, fmt.Errorf("--peer-snapshot: %w", err)}
 		}
@@ -193,7 +195,7 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	names := append(append([]string(nil), f.snap.from...), args...)
 	var raws []snapshot.Raw
 	for _, name := range names {
-		raw, err := readInput(name, stdio.Stdin)
+		raw, err := readInput(ctx, name, stdio.Stdin)
 		if err != nil {
 			return &codeError{statusExitNoDaemon, fmt.Errorf("--from: %w", err)}
 		}
@@ -238,11 +240,36 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	return writeStatusTable(stdio.Stdout, ls)
 }
 
-// readInput reads one --from or --peer-snapshot input ("-" is stdin) of
-// at most snapshot.MaxSize bytes.
-func readInput(name string, stdin io.Reader) (snapshot.Raw, error) {
+// fetchTimeout bounds fetching one http(s) input (another node's
+// `tailpath serve` /snapshot.json).
+const fetchTimeout = 20 * time.Second
+
+// readInput reads one --from or --peer-snapshot input of at most
+// snapshot.MaxSize bytes: a file, "-" (stdin), or an http:// or https://
+// URL (another node's `tailpath serve` /snapshot.json, fetched within
+// fetchTimeout; a status other than 200 is an error quoting the body's
+// first line).
+func readInput(ctx context.Context, name string, stdin io.Reader) (snapshot.Raw, error) {
 	var r io.Reader
-	if name == "-" {
+	if strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://") {
+		ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, name, nil)
+		if err != nil {
+			return snapshot.Raw{}, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return snapshot.Raw{}, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			first, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			line, _, _ := strings.Cut(string(first), "\n")
+			return snapshot.Raw{}, fmt.Errorf("%s: %s: %s", name, resp.Status, safetext.Clean(line))
+		}
+		r = resp.Body
+	} else if name == "-" {
 		if stdin == nil {
 			return snapshot.Raw{}, errors.New(`"-" (stdin) is only for --from`)
 		}

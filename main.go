@@ -32,6 +32,7 @@ func commands() []*command {
 		statusCommand(),    // tailpath status      cmd_status.go
 		tailCommand(),      // tailpath tail        cmd_tail.go
 		tuneCommand(),      // tailpath tune        cmd_tune.go
+		serveCommand(),     // tailpath serve       cmd_serve.go
 	}
 }
 

@@ -230,6 +230,9 @@ type State struct {
 	CorruptFrames    int64
 	BinaryLogFrames  int64 // Log V2 binary frames (binary logging is on)
 	TaskWatchdogHits int
+	// LastFrameAt is the host time the newest telemetry frame arrived;
+	// zero before one (the board's telemetry age is now minus this).
+	LastFrameAt time.Time
 
 	inCrash bool
 	// romOpen is true between a ROM banner and its `rst:` line, so that
@@ -658,6 +661,7 @@ func (s *State) applyTelemetryText(text []byte, now time.Time) {
 // as they were).
 func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 	s.Frames++
+	s.LastFrameAt = now
 	switch f.Kind {
 	case telemetry.KindStatus:
 		st := f.Status

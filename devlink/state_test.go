@@ -427,3 +427,26 @@ func btoi(b bool) int64 {
 	}
 	return 0
 }
+
+// TestStateLastFrameAt: LastFrameAt is the arrival of the newest telemetry
+// frame; log lines and corrupt frames leave it, a reboot keeps it.
+func TestStateLastFrameAt(t *testing.T) {
+	at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	s := NewState()
+	var sp Splitter
+	feed := func(text string, now time.Time) {
+		sp.Feed([]byte(text), func(l *Line) { s.ApplyLine(l, now, nil) })
+	}
+	feed("I (10) app: hello\r\n", at)
+	if !s.LastFrameAt.IsZero() {
+		t.Fatalf("LastFrameAt = %v before any frame", s.LastFrameAt)
+	}
+	feed("@TP1 D seq=43 up=34012 pu=12 pcap=64 pdrop=0 preap=30 ping=42 pong=1 cmmi=1 cmmo=3 h2rx=48213 h2wu=32768 h2win=49407 *B9A2C5E4\r\n", at.Add(time.Second))
+	feed("I (20) app: later\r\n@TP1 D seq=44 up=1 pu=1 *00000000\r\nESP-ROM:esp32s3-20210327\r\n", at.Add(2*time.Second))
+	if s.Boots != 1 || s.CorruptFrames != 1 {
+		t.Fatalf("Boots %d, CorruptFrames %d: want the ROM banner and the bad frame seen", s.Boots, s.CorruptFrames)
+	}
+	if want := at.Add(time.Second); !s.LastFrameAt.Equal(want) {
+		t.Errorf("LastFrameAt = %v, want %v (the good frame's arrival)", s.LastFrameAt, want)
+	}
+}

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -167,5 +168,15 @@ func TestViaText(t *testing.T) {
 		if got != tt.want || kind != tt.wantKind {
 			t.Errorf("ViaText(%+v) = %q, %q; want %q, %q", tt.pr, got, kind, tt.want, tt.wantKind)
 		}
+	}
+}
+
+// TestPathKindRank: relayed paths sort first, unknown kinds last.
+func TestPathKindRank(t *testing.T) {
+	kinds := []PathKind{"", PathOffline, PathIdle, PathDirect, PathPeerRelay, PathDERP}
+	slices.SortFunc(kinds, func(a, b PathKind) int { return a.Rank() - b.Rank() })
+	want := []PathKind{PathDERP, PathPeerRelay, PathDirect, PathIdle, PathOffline, ""}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("sorted by Rank: %q, want %q", kinds, want)
 	}
 }

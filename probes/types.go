@@ -22,6 +22,25 @@ const (
 	PathOffline PathKind = "offline"
 )
 
+// Rank orders path kinds relayed first: DERP relay 0, peer relay 1,
+// direct 2, idle 3, offline 4, anything else 5 (the Peers pane's sort,
+// serve's --max-peers).
+func (k PathKind) Rank() int {
+	switch k {
+	case PathDERP:
+		return 0
+	case PathPeerRelay:
+		return 1
+	case PathDirect:
+		return 2
+	case PathIdle:
+		return 3
+	case PathOffline:
+		return 4
+	}
+	return 5
+}
+
 // Path is a peer's current path and the words tailscale status would print.
 type Path struct {
 	Kind PathKind `json:"kind"`

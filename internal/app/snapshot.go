@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -78,4 +79,36 @@ func ReplayNotice(f *snapshot.File) string {
 		s += ", redacted"
 	}
 	return s + " · read-only: no pings, nothing live"
+}
+
+// SnapshotFile is `tailpath serve`'s /snapshot.json: a fresh capture of
+// this node in the format of `tailpath status --save` (probes/snapshot,
+// readable by `status --from` and `--peer-snapshot` on another machine),
+// carrying in.Latest's history, board and path changes, the control API's
+// facts when s.PeerSide is set, and in.Tuning. Not redacted: serve
+// listens on loopback unless told otherwise. Errors are Capture's, with
+// the socket named (probes.ConnectError).
+func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
+	defer cancel()
+	opts := snapshot.Options{Gather: probes.GatherOptions{All: s.All}, Linked: in.Latest, Tuning: in.Tuning}
+	if in.Latest != nil {
+		opts.Prev = in.Latest.Snapshot
+	}
+	if in.TuningErr != nil {
+		opts.TuningErr = in.TuningErr.Error()
+	}
+	if r := s.PeerSide; r != nil {
+		facts, st := r.Latest()
+		opts.Gather.PeerFacts, opts.Gather.APIStatus = facts, &st
+	}
+	f, _, err := snapshot.Capture(ctx, s.Client, opts)
+	if err != nil {
+		return nil, probes.ConnectError(err, s.Socket)
+	}
+	var b bytes.Buffer
+	if err := snapshot.Write(&b, f); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/metrics"
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/tune"
+)
+
+// serveFlags are tailpath serve's flags.
+type serveFlags struct {
+	// listen is the address to serve on (an IP and port; "localhost" too).
+	listen string
+	// socket is tailscaled's LocalAPI socket; "" is the platform default.
+	socket string
+	// interval is how often tailscaled's status is polled.
+	interval time.Duration
+	// all also reports the peers `tailscale status` hides.
+	all bool
+	// port is the board: "" none, "auto", a path, or "-" for a capture on stdin.
+	port string
+	// baud is the board's serial speed in bits per second.
+	baud int
+	// maxPeers caps the peers with per-peer series.
+	maxPeers int
+	// pingEvery is how often each active peer gets a latency ping; 0 never.
+	pingEvery time.Duration
+	// noTuning leaves the host's TCP tuning out.
+	noTuning bool
+	// bandwidth and rtt are the tuning target, as for tailpath tune; ""
+	// measures (or takes tune's defaults).
+	bandwidth, rtt string
+	// root treats this directory as / for the tuning (a sandbox copy).
+	root string
+	api  apiFlags
+}
+
+// defaultListen is serve's address when --listen is not given: loopback
+// only.
+const defaultListen = "127.0.0.1:9473"
+
+const serveUsage = `usage: tailpath serve [--listen 127.0.0.1:9473] [--port auto|PATH] [--max-peers 1000] [--socket PATH]
+
+Runs the dashboard's sources headless (tailscaled, an optional board on
+--port, the control API when credentials are set, this host's TCP tuning
+on Linux) and serves them over HTTP for Prometheus:
+
+  /metrics        per-peer paths and why each is relayed, DERP regions and
+                  NAT facts, the board's health, the tuning (docs/metrics.md)
+  /snapshot.json  this node's snapshot (as tailpath status --save writes it)
+  /healthz        200 while serve runs, with each source's state
+
+It listens on loopback unless --listen names another address: an IP
+literal (this node's tailnet address, or 0.0.0.0 for every interface),
+never a host name and never a bare ":9473". tailscaled restarting or the
+board being unplugged does not stop it; the metrics say so.`
+
+func serveCommand() *command {
+	var f serveFlags
+	fs := newFlagSet("tailpath serve")
+	fs.StringVar(&f.listen, "listen", defaultListen, "address to serve on: an IP and port (loopback unless named here)")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
+	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
+	fs.BoolVar(&f.all, "all", false, "also report the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
+	fs.StringVar(&f.port, "port", "", `CoreS3 serial port: "auto", a path, or "-" for a capture on stdin (default: no board)`)
+	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")
+	fs.IntVar(&f.maxPeers, "max-peers", metrics.DefaultMaxPeers, "at most this many peers get per-peer series (relayed ones first); the rest are counted in tailpath_series_dropped_total")
+	fs.DurationVar(&f.pingEvery, "ping-every", time.Minute, "TSMP-ping each active peer this often for its latency, one at a time (0: never; idle peers are never pinged)")
+	fs.BoolVar(&f.noTuning, "no-tuning", false, "leave this host's TCP tuning out")
+	fs.StringVar(&f.bandwidth, "bandwidth", "", "tuning target throughput, e.g. 400Mbit (default: measured from tailnet connections, else 1Gbit)")
+	fs.StringVar(&f.rtt, "rtt", "", "tuning target round trip, e.g. 20ms (default: measured from tailnet connections, else 20ms)")
+	fs.StringVar(&f.root, "root", "", "read the tuning from this directory as / (a sandbox copy of /proc/sys; for tests)")
+	f.api.register(fs)
+	return &command{
+		name:  "serve",
+		short: "Prometheus metrics of paths, reasons, the board and tuning, for a fleet",
+		usage: serveUsage,
+		flags: fs,
+		run:   f.run,
+	}
+}
+
+// run serves until ctx ends (SIGINT, SIGTERM).
+func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	if err := checkListen(f.listen); err != nil {
+		return usageErrorf("--listen %v", err)
+	}
+	if f.interval <= 0 {
+		return usageErrorf("--interval must be positive")
+	}
+	if f.maxPeers < 1 {
+		return usageErrorf("--max-peers %d: want at least 1", f.maxPeers)
+	}
+	if f.pingEvery < 0 {
+		return usageErrorf("--ping-every must not be negative (0 turns pings off)")
+	}
+	s := &app.Serve{
+		Client:    probes.NewClient(f.socket),
+		Socket:    f.socket,
+		Interval:  f.interval,
+		All:       f.all,
+		PingEvery: f.pingEvery,
+		MaxPeers:  f.maxPeers,
+		Log:       stdio.Stderr,
+	}
+	s.Snapshot = s.SnapshotFile
+	if !f.noTuning && (runtime.GOOS == "linux" || f.root != "") {
+		in, err := f.tuneInputs()
+		if err != nil {
+			return err
+		}
+		s.Tuning = &in
+	}
+	api, err := f.api.open()
+	if err != nil {
+		return usageError{err}
+	}
+	if api != nil {
+		s.PeerSide = probes.NewRefresher(api, 0)
+	}
+	if f.port != "" {
+		src := &devlink.Source{}
+		if f.port == "-" {
+			src.Replay = stdio.Stdin
+		} else {
+			src.Link = &devlink.Link{Port: f.port, Baud: f.baud}
+		}
+		s.Device = src
+	}
+
+	ln, err := listenServe(f.listen, "--listen", stdio.Stderr)
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx, ln)
+}
+
+// listenServe listens on addr (checked by checkListen already), says
+// where on w, and warns when it is not loopback. flag names addr in
+// errors.
+func listenServe(addr, flag string, w io.Writer) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, addr, err)
+	}
+	a := ln.Addr().(*net.TCPAddr)
+	fmt.Fprintf(w, "tailpath serve: listening on http://%s (/metrics, /snapshot.json, /healthz)\n", a)
+	if ip, ok := netip.AddrFromSlice(a.IP); ok && !ip.Unmap().IsLoopback() {
+		fmt.Fprintf(w, "tailpath serve: warning: %s is not loopback: anyone who reaches it reads this node's peer names, paths and board telemetry\n", a.IP)
+	}
+	return ln, nil
+}
+
+// tuneInputs are the tuning target from --bandwidth, --rtt and --root.
+func (f *serveFlags) tuneInputs() (tune.Inputs, error) {
+	in := tune.Inputs{BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt"}
+	if f.bandwidth != "" {
+		bw, err := sysctl.ParseBandwidth(f.bandwidth)
+		if err != nil {
+			return in, usageErrorf("--bandwidth %v", err)
+		}
+		in.Bandwidth = bw
+	}
+	if f.rtt != "" {
+		d, err := parseRTT(f.rtt)
+		if err != nil {
+			return in, usageErrorf("--rtt %v", err)
+		}
+		in.RTT = d
+	}
+	if f.root != "" {
+		in.Host, in.Sandbox = sysctl.AtRoot(f.root), true
+	}
+	return in, nil
+}
+
+// checkListen accepts "IP:port" and "localhost:port" (port 0 picks a free
+// one). A bare ":port" is refused: it would listen on every interface
+// without saying so; so is a host name, which could resolve to any
+// address.
+func checkListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: want IP:port, e.g. %s", addr, defaultListen)
+	}
+	if port == "" {
+		return fmt.Errorf("%q: no port (e.g. %s)", addr, defaultListen)
+	}
+	switch {
+	case host == "":
+		return fmt.Errorf("%q listens on every interface; name the address: 127.0.0.1%s (this machine only), this node's tailnet IP, or 0.0.0.0%s for every interface", addr, addr, addr)
+	case strings.EqualFold(host, "localhost"):
+		return nil
+	}
+	if _, err := netip.ParseAddr(host); err != nil {
+		return fmt.Errorf("%q: %q is not an IP address; name the address to listen on (a host name could resolve anywhere)", addr, host)
+	}
+	return nil
+}

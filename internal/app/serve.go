@@ -1,0 +1,351 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/metrics"
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/sysctl/tune"
+)
+
+// ServeTuningInterval is how often `tailpath serve` re-reads the host's
+// tuning and tailnet TCP connections: a sock_diag dump costs a few
+// milliseconds, and the buffers change when someone tunes them.
+const ServeTuningInterval = 15 * time.Second
+
+// Serve is everything one run of `tailpath serve` is wired from: the
+// dashboard's sources (tailscaled, optionally a board, the control API
+// and the host's tuning), run headless, their latest values kept in a
+// metrics.Store that every scrape reads.
+type Serve struct {
+	// Client is tailscaled's LocalAPI; Socket names it in errors ("" is
+	// the platform default).
+	Client probes.LocalClient
+	Socket string
+	// Interval is how often Status is polled; 0 means the source's
+	// default (2 s).
+	Interval time.Duration
+	// All keeps the peers `tailscale status` hides.
+	All bool
+	// PeerSide, when set, reads the peers' own side of each path from the
+	// control API in the background.
+	PeerSide *probes.Refresher
+	// Device, when set, is the board (--port).
+	Device *devlink.Source
+	// Tuning, when set, is read every ServeTuningInterval (Linux).
+	Tuning *tune.Inputs
+	// PingEvery is how often each active peer (direct, peer relay or
+	// DERP) gets one TSMP ping for tailpath_peer_ping_latency_seconds,
+	// one peer at a time; 0 pings nobody. Idle peers are never pinged:
+	// that would make them active and change the path being reported.
+	PingEvery time.Duration
+	// MaxPeers caps the peers with per-peer series (metrics.Options).
+	MaxPeers int
+	// Snapshot renders /snapshot.json; nil serves 404 there. It is
+	// called once per new linked snapshot, however often the endpoint is
+	// fetched, and may gather afresh with ctx (the request's).
+	Snapshot func(ctx context.Context, in SnapshotInput) ([]byte, error)
+	// Log receives a line whenever a source goes down or comes back; nil
+	// discards them.
+	Log io.Writer
+
+	// store is built by Run.
+	store *metrics.Store
+}
+
+// SnapshotInput is what /snapshot.json is made from: the sources' newest
+// values.
+type SnapshotInput struct {
+	// Latest is the newest linked snapshot (tailscaled's, with the
+	// board's evidence and the path changes observed).
+	Latest *link.Snapshot
+	// Tuning is the newest tuning report, TuningErr why there is none;
+	// both nil without tuning.
+	Tuning    *tune.Report
+	TuningErr error
+}
+
+// Run serves /metrics, /snapshot.json and /healthz on ln and runs the
+// sources until ctx ends, then shuts the server down (waiting up to 5 s
+// for scrapes in flight) and stops the sources. Call it once. It
+// returns the server's error if it stops for another reason. The sources
+// coming and going (tailscaled restarting, the board unplugged) never
+// stop it: the metrics say so.
+func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.store = &metrics.Store{}
+	if s.Device != nil {
+		s.store.ExpectBoard()
+	}
+	if s.Tuning != nil {
+		s.store.ExpectTuning()
+	}
+	reg := metrics.NewRuntimeRegistry()
+	gatherer := metrics.NewGatherer(s.store, metrics.Options{MaxPeers: s.MaxPeers, Extra: reg})
+
+	src := probes.NewSource(s.Client, probes.SourceOptions{
+		Interval: s.Interval,
+		Socket:   s.Socket,
+		Gather:   probes.GatherOptions{All: s.All},
+		// Fresh DERP latencies every 10 minutes, as the dashboard.
+		MeasureDERP: probes.MeasureDERPLatency,
+		PeerSide:    s.PeerSide,
+	})
+	var wg sync.WaitGroup
+	var linker link.Linker
+	events := src.Run(ctx)
+	wg.Go(func() { s.relayProbes(events, &linker) })
+	if s.Device != nil {
+		wg.Go(func() { s.relayBoard(ctx, &linker) })
+	}
+	if s.Tuning != nil {
+		wg.Go(func() { s.readTuning(ctx) })
+	}
+	if s.PingEvery > 0 {
+		wg.Go(func() { s.pingLoop(ctx) })
+	}
+
+	srv := &http.Server{
+		Handler:           s.mux(metrics.Handler(gatherer, reg)),
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		srv.Shutdown(sctx)
+		scancel()
+		<-served
+	case err = <-served:
+		err = fmt.Errorf("serve: %w", err)
+	}
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// logf writes one line to s.Log.
+func (s *Serve) logf(format string, a ...any) {
+	if s.Log != nil {
+		fmt.Fprintf(s.Log, "tailpath serve: "+format+"\n", a...)
+	}
+}
+
+// relayProbes stores tailscaled's snapshots (linked) and status until the
+// channel closes, logging when it goes down and comes back.
+func (s *Serve) relayProbes(events <-chan probes.Event, linker *link.Linker) {
+	up, seen := false, false
+	for ev := range events {
+		switch ev := ev.(type) {
+		case *probes.Snapshot:
+			s.store.SetSnapshot(linker.SetSnapshot(ev))
+		case probes.SourceStatus:
+			s.store.SetSource(ev)
+			if ev.Up != up || !seen {
+				if ev.Up {
+					s.logf("tailscaled up")
+				} else {
+					s.logf("tailscaled down: %s (retrying; tailpath_tailscaled_up is 0)", ev.Err)
+				}
+			}
+			up, seen = ev.Up, true
+		}
+	}
+}
+
+// ServeBoardRetry is how often `tailpath serve` tries again to open a
+// board that could not be opened at all (not plugged in yet, no board
+// found for "auto", permission denied); once open, devlink.Link reopens
+// it by itself after an unplug.
+const ServeBoardRetry = 2 * time.Second
+
+// relayBoard stores the board's states, re-linking the snapshot when its
+// evidence changed, until ctx ends; when the port cannot be opened at all
+// it tries again every ServeBoardRetry (a daemon may start before the
+// board is plugged in). It logs the link's state whenever it changes.
+func (s *Serve) relayBoard(ctx context.Context, linker *link.Linker) {
+	logged := ""
+	for {
+		var openErr error
+		for ev := range s.Device.Run(ctx) {
+			st := &ev.State
+			s.store.SetBoard(st)
+			if ls, changed := linker.SetDevice(st); changed {
+				s.store.SetSnapshot(ls)
+			}
+			msg := "board down (tailpath_board_up is 0)"
+			switch {
+			case ev.Err != nil:
+				openErr = ev.Err
+				msg = fmt.Sprintf("board down: %v; trying again every %v (tailpath_board_up is 0)", ev.Err, ServeBoardRetry)
+			case st.Link.Up:
+				msg = "board up on " + st.Link.Port
+			case st.Link.Err != nil:
+				msg = fmt.Sprintf("board down: %v (tailpath_board_up is 0)", st.Link.Err)
+			}
+			if msg != logged {
+				s.logf("%s", msg)
+				logged = msg
+			}
+		}
+		if openErr == nil || ctx.Err() != nil {
+			return // ctx ended, or a replay reached its end
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(ServeBoardRetry):
+		}
+	}
+}
+
+// readTuning reads the host's tuning now and every ServeTuningInterval
+// until ctx ends.
+func (s *Serve) readTuning(ctx context.Context) {
+	t := time.NewTicker(ServeTuningInterval)
+	defer t.Stop()
+	failing := false
+	for {
+		gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		r, err := tune.Gather(gctx, *s.Tuning)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		s.store.SetTuning(r, err)
+		if (err != nil) != failing {
+			failing = err != nil
+			if failing {
+				s.logf("tuning: %v (tailpath_tuning_up is 0)", err)
+			} else {
+				s.logf("tuning readable again")
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pingTimeout bounds one latency ping.
+const pingTimeout = 5 * time.Second
+
+// pingLoop pings each active peer of the newest snapshot once every
+// PingEvery, one at a time, and stores the round trips.
+func (s *Serve) pingLoop(ctx context.Context) {
+	for {
+		start := time.Now()
+		ls, _ := s.store.Snapshot()
+		if ls == nil {
+			// No snapshot yet, or tailscaled is down: look again soon.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for i := range ls.Peers {
+			p := ls.Peers[i]
+			if k := p.Path.Kind; k != probes.PathDirect && k != probes.PathDERP && k != probes.PathPeerRelay {
+				continue
+			}
+			pctx, cancel := context.WithTimeout(ctx, pingTimeout+time.Second)
+			probes.Ping(pctx, s.Client, p, probes.PingTSMP, 1, pingTimeout, func(r probes.PingResult) {
+				if r.Err == "" && r.Latency > 0 {
+					s.store.SetLatency(p.ID, r.Latency)
+				}
+			})
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(max(s.PingEvery-time.Since(start), time.Second)):
+		}
+	}
+}
+
+// mux routes serve's endpoints.
+func (s *Serve) mux(metricsHandler http.Handler) http.Handler {
+	m := http.NewServeMux()
+	m.Handle("GET /metrics", metricsHandler)
+	m.HandleFunc("GET /healthz", s.healthz)
+	var snapMu sync.Mutex
+	var lastSnap *link.Snapshot
+	var lastBody []byte
+	m.HandleFunc("GET /snapshot.json", func(w http.ResponseWriter, r *http.Request) {
+		if s.Snapshot == nil {
+			http.NotFound(w, r)
+			return
+		}
+		ls, why := s.store.Snapshot()
+		if ls == nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "no snapshot: " + why})
+			return
+		}
+		// A snapshot is encoded once, however often it is fetched.
+		snapMu.Lock()
+		body := lastBody
+		var err error
+		if ls != lastSnap {
+			in := SnapshotInput{Latest: ls}
+			in.Tuning, in.TuningErr = s.store.Tuning()
+			body, err = s.Snapshot(r.Context(), in)
+			if err == nil {
+				lastSnap, lastBody = ls, body
+			}
+		}
+		snapMu.Unlock()
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})
+	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, serveIndex)
+	})
+	return m
+}
+
+const serveIndex = `tailpath serve: this node's tailnet paths, board and TCP tuning
+
+/metrics        Prometheus metrics (OpenMetrics when asked; see docs/metrics.md)
+/snapshot.json  this node's snapshot
+/healthz        200 while tailpath serve runs; which sources are up, as JSON
+`
+
+// healthz answers 200 while serve runs (a source being down is what the
+// metrics report, not a reason to restart serve), with each source's
+// state as JSON.
+func (s *Serve) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.store.Health())
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,176 @@
+package main
+
+// Tests of what docs/ ships for tailpath serve: the alerting rules (with
+// promtool and their unit tests), the Grafana dashboard and
+// docs/metrics.md, against the metric families tailpath exports.
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tailpath/tailpath/internal/metrics"
+)
+
+const (
+	rulesFile     = "docs/prometheus/tailpath-alerts.yml"
+	rulesTestFile = "docs/prometheus/tailpath-alerts.test.yml"
+	dashboardFile = "docs/grafana/tailpath.json"
+	metricsDoc    = "docs/metrics.md"
+	unitFile      = "docs/systemd/tailpath-serve.service"
+)
+
+var promtoolOnce struct {
+	sync.Once
+	path string
+	err  error
+}
+
+// promtool returns the path of promtool (Debian's prometheus package,
+// installed by .ci/run), skipping t when it is absent.
+func promtool(t *testing.T) string {
+	t.Helper()
+	promtoolOnce.Do(func() { promtoolOnce.path, promtoolOnce.err = exec.LookPath("promtool") })
+	if promtoolOnce.err != nil {
+		t.Skipf("skipping: promtool is not installed (apt-get install prometheus; .ci/run does): %v", promtoolOnce.err)
+	}
+	return promtoolOnce.path
+}
+
+// checkMetricsWithPromtool runs `promtool check metrics` on a scrape in
+// the text format and fails t on any complaint, lint problems included.
+func checkMetricsWithPromtool(t *testing.T, body string) {
+	t.Helper()
+	cmd := exec.Command(promtool(t), "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// TestAlertRules checks the alerting rules with promtool and runs their
+// unit tests, which make every alert fire (and not fire) on series shaped
+// like tailpath serve's.
+func TestAlertRules(t *testing.T) {
+	bin := promtool(t)
+	for _, args := range [][]string{{"check", "rules", rulesFile}, {"test", "rules", rulesTestFile}} {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	// Every alert has a unit test.
+	rules, tests := readFile(t, rulesFile), readFile(t, rulesTestFile)
+	for _, m := range regexp.MustCompile(`(?m)^\s*- alert: (\w+)`).FindAllStringSubmatch(rules, -1) {
+		if !strings.Contains(tests, "alertname: "+m[1]+"\n") {
+			t.Errorf("alert %s has no test in %s", m[1], rulesTestFile)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// dashboardExprs returns every PromQL expression of the Grafana dashboard.
+func dashboardExprs(t *testing.T) []string {
+	t.Helper()
+	var doc any
+	if err := json.Unmarshal([]byte(readFile(t, dashboardFile)), &doc); err != nil {
+		t.Fatalf("%s: %v", dashboardFile, err)
+	}
+	var exprs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if e, ok := v["expr"].(string); ok {
+				exprs = append(exprs, e)
+			}
+			for _, c := range v {
+				walk(c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	walk(doc)
+	return exprs
+}
+
+var metricName = regexp.MustCompile(`\btailpath_[a-z0-9_]+`)
+
+// TestDocsNameRealMetrics: the dashboard, the rules and docs/metrics.md
+// name only metrics tailpath exports, and docs/metrics.md describes every
+// one with its type.
+func TestDocsNameRealMetrics(t *testing.T) {
+	known := map[string]metrics.Family{}
+	for _, f := range metrics.Families() {
+		known[f.Name] = f
+	}
+	exprs := dashboardExprs(t)
+	if len(exprs) < 20 {
+		t.Fatalf("%s: only %d expressions", dashboardFile, len(exprs))
+	}
+	sources := map[string]string{
+		dashboardFile: strings.Join(exprs, "\n"),
+		rulesFile:     readFile(t, rulesFile),
+		metricsDoc:    readFile(t, metricsDoc),
+	}
+	for file, text := range sources {
+		for _, name := range metricName.FindAllString(text, -1) {
+			if _, ok := known[name]; !ok {
+				t.Errorf("%s names %s, which tailpath does not export", file, name)
+			}
+		}
+	}
+	doc := sources[metricsDoc]
+	for name, f := range known {
+		// docs/metrics.md has a table row per family: | `name` | type | labels | meaning |
+		row := regexp.MustCompile("(?m)^\\| `" + name + "` \\| (gauge|counter) \\|")
+		m := row.FindStringSubmatch(doc)
+		if m == nil {
+			t.Errorf("%s has no row for %s", metricsDoc, name)
+			continue
+		}
+		if want := strings.ToLower(f.Type.String()); m[1] != want {
+			t.Errorf("%s says %s is a %s; it is a %s", metricsDoc, name, m[1], want)
+		}
+	}
+}
+
+// TestSystemdUnit: docs/systemd/tailpath-serve.service passes
+// systemd-analyze verify without a complaint (with ExecStart pointed at a
+// binary that exists here).
+func TestSystemdUnit(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skipf("skipping: systemd-analyze is not installed: %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := strings.ReplaceAll(readFile(t, unitFile), "/usr/local/bin/tailpath", exe)
+	path := filepath.Join(t.TempDir(), "tailpath-serve.service")
+	if err := os.WriteFile(path, []byte(unit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Errorf("systemd-analyze verify %s: %v\n%s", unitFile, err, out)
+	}
+}
