@@ -902,7 +902,7 @@ func (d *diag) peerFilters(ps *PeerSide, pm *bool) bool {
 		d.unknown(peerField(ps, factPortMap), "whether the peer can map a port is not known"+d.apiHint())
 		return false
 	}
-	behind := hasPrivate(ps.Endpoints) || hasPrivate(d.p.Endpoints)
+	behind := hasLAN(ps.Endpoints) || hasLAN(d.p.Endpoints)
 	note := "no UPnP, NAT-PMP or PCP on the peer's network"
 	if behind {
 		note += ", and it has LAN addresses, so a NAT most likely sits in front of it, dropping what it did not ask for"
@@ -918,7 +918,7 @@ func (d *diag) weFilter(nat *NATInfo) bool {
 	if nat == nil || nat.HavePortMap || nat.PortMapUnknown {
 		return false
 	}
-	behind := hasPrivate(d.self.Endpoints)
+	behind := hasLAN(d.self.Endpoints)
 	if behind {
 		d.add("NetInfo.HavePortMap", "false", true, "no port mapping here, and this host has LAN addresses, so a NAT most likely sits in front of it, dropping what it did not ask for")
 	}
@@ -1012,6 +1012,18 @@ func isPeerField(field string) bool {
 func hasPrivate(eps []netip.AddrPort) bool {
 	for _, ep := range eps {
 		if IsPrivateAddr(ep.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasLAN reports whether eps hold a LAN address (private, CGNAT, ULA or
+// link-local; not loopback, which no router sits in front of): with no
+// port mapping, a NAT most likely sits between that host and the internet.
+func hasLAN(eps []netip.AddrPort) bool {
+	for _, ep := range eps {
+		if a := ep.Addr().Unmap(); IsPrivateAddr(a) && !a.IsLoopback() {
 			return true
 		}
 	}

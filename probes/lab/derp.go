@@ -45,18 +45,30 @@ type Region struct {
 	// pong; with DERP on loopback too, DERP won that race on a loaded
 	// machine. 0 relays at once.
 	RelayDelay time.Duration
+	// STUNOnly makes the region a STUN responder only, no DERP server: its
+	// node is tailcfg.DERPNode.STUNOnly, so netcheck measures it by STUN
+	// but never makes it home, and nodes that cannot use UDP never measure
+	// it (no HTTPS or ICMP check of a region without a DERP node).
+	STUNOnly bool
 }
 
-// DefaultRegions are the lab's two DERP regions. Region 902 is NoHome, so
+// DefaultRegions are the lab's DERP regions. Region 902 is NoHome, so
 // every lab node homes on 901 and relayed paths read `relay "lab1"`
 // deterministically. (A latency Delay alone is not enough: the DERP-only
 // node cannot STUN and measures by ICMP, where both loopback regions tie.)
 //
 // Both hold relayed packets back 2 ms, which keeps a direct loopback path
 // (about 0.15 ms) clearly ahead of DERP.
+//
+// Region 903 is a STUN responder only, 20 ms away: netcheck judges the NAT
+// mapping (MappingVariesByDestIP) only from STUN replies of two regions
+// (once one node of a region answers, it cancels the region's other
+// probes), so with 901 alone our NAT type stayed unknown on incremental
+// reports. 903 answers every report and never becomes home.
 var DefaultRegions = []Region{
 	{ID: 901, Code: "lab1", Name: "Lab relay 1 (loopback)", RelayDelay: 2 * time.Millisecond},
 	{ID: 902, Code: "lab2", Name: "Lab relay 2 (loopback, never home)", NoHome: true, RelayDelay: 2 * time.Millisecond},
+	{ID: 903, Code: "lab3", Name: "Lab STUN (loopback, no relay)", STUNOnly: true, Delay: 20 * time.Millisecond},
 }
 
 // derpRegion is one running region.
@@ -67,9 +79,11 @@ type derpRegion struct {
 }
 
 func (r *derpRegion) close() {
-	r.http.CloseClientConnections()
-	r.http.Close()
-	r.srv.Close()
+	if r.http != nil {
+		r.http.CloseClientConnections()
+		r.http.Close()
+		r.srv.Close()
+	}
 	r.stun.close()
 }
 
@@ -93,6 +107,30 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		}
 		if _, dup := dm.Regions[reg.ID]; dup {
 			return fail(fmt.Errorf("lab: DERP region id %d listed twice", reg.ID))
+		}
+		if reg.STUNOnly {
+			st, err := startSTUN(reg.Delay, logf)
+			if err != nil {
+				return fail(fmt.Errorf("lab: STUN %s: %w", reg.Code, err))
+			}
+			running = append(running, &derpRegion{stun: st})
+			dm.Regions[reg.ID] = &tailcfg.DERPRegion{
+				RegionID:   reg.ID,
+				RegionCode: reg.Code,
+				RegionName: reg.Name,
+				Nodes: []*tailcfg.DERPNode{{
+					Name:             fmt.Sprintf("%da", reg.ID),
+					RegionID:         reg.ID,
+					HostName:         "127.0.0.1",
+					IPv4:             "127.0.0.1",
+					IPv6:             "none",
+					STUNPort:         st.port(),
+					STUNOnly:         true,
+					STUNTestIP:       "127.0.0.1",
+					InsecureForTests: true,
+				}},
+			}
+			continue
 		}
 		d := derpserver.New(key.NewNode(), logf)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")

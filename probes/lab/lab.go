@@ -1,5 +1,6 @@
 // Package lab runs a hermetic tailnet of real Tailscale code on loopback:
-// Tailscale's test control server, two real DERP servers with STUN, and
+// Tailscale's test control server, two real DERP servers with STUN (and a
+// third, STUN-only region), and
 // tsnet nodes (one in a child process forced onto DERP). tailpath demo
 // draws the dashboard over it; integration tests diagnose it and join a
 // real tailscaled to it. Nothing leaves 127.0.0.1: no log uploads, no
@@ -15,8 +16,9 @@
 //	lab-offline  offline, last seen 1m ago       (joined, then stopped; control marks it
 //	                                              Online=false, LastSeen=the stop time)
 //
-// Every node homes on DERP region 901 "lab1" (902 "lab2" is NoMeasureNoHome)
-// and advertises only its STUN-learned 127.0.0.1:port, so these words are
+// Every node homes on DERP region 901 "lab1" (902 "lab2" is NoMeasureNoHome;
+// 903 "lab3" is STUN only, 20 ms away, so netcheck can judge the NAT
+// mapping from two regions) and advertises only its STUN-learned 127.0.0.1:port, so these words are
 // the same on every run and machine, apart from ports and the age.
 //
 // Tailscale's test control server leaves Node.Online unset unless its
