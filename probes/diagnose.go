@@ -1009,15 +1009,6 @@ func isPeerField(field string) bool {
 	return strings.HasPrefix(field, "Peer.") || strings.HasPrefix(field, "API.") || strings.HasPrefix(field, "PeerSnapshot.")
 }
 
-func hasPrivate(eps []netip.AddrPort) bool {
-	for _, ep := range eps {
-		if IsPrivateAddr(ep.Addr()) {
-			return true
-		}
-	}
-	return false
-}
-
 // hasLAN reports whether eps hold a LAN address (private, CGNAT, ULA or
 // link-local; not loopback, which no router sits in front of): with no
 // port mapping, a NAT most likely sits between that host and the internet.
