@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
@@ -119,6 +120,10 @@ func demoServe(ctx context.Context, d *app.Dashboard, addr string, stderr io.Wri
 	s.Snapshot = s.SnapshotFile
 	if d.Tuning != nil {
 		s.Tuning = &d.Tuning.Inputs
+	}
+	if d.ControlAPI != nil {
+		// The lab's control API, as the dashboard reads it.
+		s.PeerSide = probes.NewRefresher(d.ControlAPI, 0)
 	}
 	ln, err := listenServe(addr, "--serve", stderr)
 	if err != nil {

@@ -453,7 +453,8 @@ func peerSideLine(st *probes.APIStatus, unknown bool) string {
 	case st == nil:
 		return ""
 	case st.State == "ok":
-		return fmt.Sprintf("# peer side: control API, %d peers matched (%d not listed by the API, %d devices not in this netmap)\n", st.Matched, st.PeersMissing, st.DevicesUnmatched)
+		return fmt.Sprintf("# peer side: control API, %s matched (%d not listed by the API, %s not in this netmap)\n",
+			units.Count(st.Matched, "peer", "peers"), st.PeersMissing, units.Count(st.DevicesUnmatched, "device", "devices"))
 	}
 	return "# peer side: control API unavailable (" + st.State + "); see the warning above\n"
 }

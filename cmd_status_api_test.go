@@ -112,7 +112,7 @@ func TestStatusPeerSide(t *testing.T) {
 
 	code, out, errOut = runStatusCmd(t, "--socket", lapi.Socket)
 	noKey(t, "status", out, errOut)
-	if code != 0 || !strings.Contains(out, "⇄ hard-and-filtering-nat") || !strings.Contains(out, "# peer side: control API, 1 peers matched") {
+	if code != 0 || !strings.Contains(out, "⇄ hard-and-filtering-nat") || !strings.Contains(out, "# peer side: control API, 1 peer matched") {
 		t.Errorf("table (exit %d):\n%s%s", code, out, errOut)
 	}
 

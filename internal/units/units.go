@@ -89,3 +89,12 @@ func Ago(now, t time.Time) string {
 		return strconv.Itoa(int(d/(24*time.Hour))) + "d ago"
 	}
 }
+
+// Count is n with the noun in the right number: Count(1, "device",
+// "devices") is "1 device", Count(0, …) "0 devices".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

@@ -80,3 +80,11 @@ func ExampleRate() {
 	fmt.Println(Rate(12_595), Rate(640), Rate(4_300_000))
 	// Output: 12.3KiB/s 640B/s 4.1MiB/s
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 peers", 1: "1 peer", 2: "2 peers", 1000: "1000 peers"} {
+		if got := Count(n, "peer", "peers"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
