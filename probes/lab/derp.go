@@ -108,54 +108,7 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		if _, dup := dm.Regions[reg.ID]; dup {
 			return fail(fmt.Errorf("lab: DERP region id %d listed twice", reg.ID))
 		}
-		if reg.STUNOnly {
-			st, err := startSTUN(reg.Delay, logf)
-			if err != nil {
-				return fail(fmt.Errorf("lab: STUN %s: %w", reg.Code, err))
-			}
-			running = append(running, &derpRegion{stun: st})
-			dm.Regions[reg.ID] = &tailcfg.DERPRegion{
-				RegionID:   reg.ID,
-				RegionCode: reg.Code,
-				RegionName: reg.Name,
-				Nodes: []*tailcfg.DERPNode{{
-					Name:             fmt.Sprintf("%da", reg.ID),
-					RegionID:         reg.ID,
-					HostName:         "127.0.0.1",
-					IPv4:             "127.0.0.1",
-					IPv6:             "none",
-					STUNPort:         st.port(),
-					STUNOnly:         true,
-					STUNTestIP:       "127.0.0.1",
-					InsecureForTests: true,
-				}},
-			}
-			continue
-		}
-		d := derpserver.New(key.NewNode(), logf)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			d.Close()
-			return fail(fmt.Errorf("lab: DERP %s listen: %w", reg.Code, err))
-		}
-		hs := httptest.NewUnstartedServer(delayProbes(derpserver.Handler(d), reg.Delay))
-		hs.Listener.Close()
-		hs.Listener = ln
-		if reg.RelayDelay > 0 {
-			hs.Listener = delayedListener{ln, reg.RelayDelay}
-		}
-		hs.Config.ErrorLog = log.New(logWriter{logf}, "", 0)
-		// derp clients speak HTTP/1.1 upgrade; HTTP/2 must be off.
-		hs.Config.TLSNextProto = make(map[string]func(*http.Server, *tls.Conn, http.Handler))
-		hs.StartTLS()
-		st, err := startSTUN(reg.Delay, logf)
-		if err != nil {
-			hs.Close()
-			d.Close()
-			return fail(fmt.Errorf("lab: STUN %s: %w", reg.Code, err))
-		}
-		running = append(running, &derpRegion{srv: d, http: hs, stun: st})
-		dm.Regions[reg.ID] = &tailcfg.DERPRegion{
+		region := &tailcfg.DERPRegion{
 			RegionID:        reg.ID,
 			RegionCode:      reg.Code,
 			RegionName:      reg.Name,
@@ -166,12 +119,45 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 				HostName:         "127.0.0.1",
 				IPv4:             "127.0.0.1",
 				IPv6:             "none",
-				STUNPort:         st.port(),
-				DERPPort:         ln.Addr().(*net.TCPAddr).Port,
+				STUNOnly:         reg.STUNOnly,
 				STUNTestIP:       "127.0.0.1",
 				InsecureForTests: true,
 			}},
 		}
+		node := region.Nodes[0]
+		var dr derpRegion
+		if !reg.STUNOnly {
+			d := derpserver.New(key.NewNode(), logf)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				d.Close()
+				return fail(fmt.Errorf("lab: DERP %s listen: %w", reg.Code, err))
+			}
+			hs := httptest.NewUnstartedServer(delayProbes(derpserver.Handler(d), reg.Delay))
+			hs.Listener.Close()
+			hs.Listener = ln
+			if reg.RelayDelay > 0 {
+				hs.Listener = delayedListener{ln, reg.RelayDelay}
+			}
+			hs.Config.ErrorLog = log.New(logWriter{logf}, "", 0)
+			// derp clients speak HTTP/1.1 upgrade; HTTP/2 must be off.
+			hs.Config.TLSNextProto = make(map[string]func(*http.Server, *tls.Conn, http.Handler))
+			hs.StartTLS()
+			dr.srv, dr.http = d, hs
+			node.DERPPort = ln.Addr().(*net.TCPAddr).Port
+		}
+		st, err := startSTUN(reg.Delay, logf)
+		if err != nil {
+			if dr.http != nil {
+				dr.http.Close()
+				dr.srv.Close()
+			}
+			return fail(fmt.Errorf("lab: STUN %s: %w", reg.Code, err))
+		}
+		dr.stun = st
+		node.STUNPort = st.port()
+		running = append(running, &dr)
+		dm.Regions[reg.ID] = region
 	}
 	return dm, running, nil
 }
