@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
+	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/tuning"
 )
 
 // saveTimeout bounds one snapshot from the dashboard (a gather, and the
@@ -58,15 +61,41 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 	if err != nil {
 		return fmt.Errorf("dashboard: the snapshot: %w", err)
 	}
-	panes, _ := d.Panes()
+	panes, msgs := d.replayPanes()
 	model := tui.New(tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay)})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
-	go p.Send(ls)
+	go func() {
+		p.Send(ls)
+		for _, m := range msgs {
+			p.Send(m)
+		}
+	}()
 	_, err = p.Run()
 	if err != nil && parent.Err() == nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	return nil
+}
+
+// replayPanes are the panes a replayed snapshot shows besides Peers and
+// Detail, and the messages that fill them: its tuning report, read-only,
+// in the Tuning pane when it holds one. (The board's evidence is in its
+// peer's verdict; the Device and Log panes need the board's own stream,
+// which a snapshot does not keep.)
+func (d *Dashboard) replayPanes() ([]common.Pane, []tea.Msg) {
+	f := d.Replay
+	if f.Tuning == nil && f.TuningErr == "" {
+		return nil, nil
+	}
+	var m tuning.ReportMsg
+	if f.Tuning != nil {
+		m.Report = *f.Tuning
+	}
+	if f.TuningErr != "" {
+		m.Err = errors.New(f.TuningErr)
+	}
+	pane := tuning.New(tuning.Options{Snapshot: "taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")})
+	return []common.Pane{pane}, []tea.Msg{m}
 }
 
 // ReplayNotice is the line a replayed snapshot is shown under.

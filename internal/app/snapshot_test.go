@@ -18,6 +18,9 @@ import (
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/sockdiag"
+	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
 // TestDashboardSave: S's command takes a snapshot that carries the
@@ -110,28 +113,45 @@ func TestDashboardReplay(t *testing.T) {
 		}
 	}()
 	done := make(chan error, 1)
+	// The host's tuning report, as saved on Linux: shown read-only.
+	// The field's DSM 7.1 root (shared testdata) stands for the NAS it was taken on.
+	rep, err := tune.Gather(context.Background(), tune.Inputs{Host: sysctl.AtRoot(filepath.Join("..", "..", "..", "shared", "testdata", "field", "nas", "dsm-4.4")),
+		Sandbox: true, Bandwidth: 350e6, RTT: 20 * time.Millisecond,
+		Conns: func(context.Context) ([]sockdiag.Conn, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Sandbox = false
+	f.Tuning = &rep
 	d := &Dashboard{Title: "tailpath", Replay: f}
 	go func() { done <- d.Run(context.Background(), tty, tty) }()
-	want := []string{"snapshot taken 2026-11-30 12:00:00Z", "read-only", "office-pc", "hard NAT on both ends"}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		mu.Lock()
-		text := ansi.Strip(screen.String())
-		mu.Unlock()
-		missing := ""
-		for _, w := range want {
-			if !strings.Contains(text, w) {
-				missing = w
+	waitFor := func(want ...string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			mu.Lock()
+			text := ansi.Strip(screen.String())
+			mu.Unlock()
+			missing := ""
+			for _, w := range want {
+				if !strings.Contains(text, w) {
+					missing = w
+				}
 			}
+			if missing == "" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("screen never showed %q:\n%s", missing, text)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if missing == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("screen never showed %q:\n%s", missing, text)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	waitFor("snapshot taken 2026-11-30 12:00:00Z", "read-only", "office-pc", "hard NAT on both ends", "3 Tuning")
+	ptmx.Write([]byte("3"))
+	waitFor("[snapshot taken 2026-11-30 12:00:00Z: not this machine]", "Synology DSM 7.1", "16777216")
+	ptmx.Write([]byte("a"))
+	waitFor("read-only: this is the snapshot's report")
 	ptmx.Write([]byte("q"))
 	select {
 	case err := <-done:

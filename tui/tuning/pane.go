@@ -100,7 +100,12 @@ func New(o Options) *Pane {
 
 // Refresh returns a command that gathers once (for the first frame, before
 // Source's first report).
-func (p *Pane) Refresh() tea.Cmd { return refreshCmd(p.o) }
+func (p *Pane) Refresh() tea.Cmd {
+	if p.o.Snapshot != "" {
+		return nil
+	}
+	return refreshCmd(p.o)
+}
 
 // Title implements common.Pane.
 func (p *Pane) Title() string { return Title }
@@ -169,6 +174,8 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 	}
 	km := p.KeyMap().(keyMap)
 	switch {
+	case p.o.Snapshot != "" && (key.Matches(m, km.Apply) || key.Matches(m, km.Revert)):
+		p.outcome, p.bad, p.dirty = "read-only: this is the snapshot's report; run tailpath tune on the host it was taken on", true, true
 	case key.Matches(m, km.Apply):
 		if !p.isRoot() {
 			p.outcome, p.bad, p.dirty = p.sudoHint("--apply"), true, true
@@ -270,6 +277,9 @@ func (p *Pane) render() []string {
 	head := p.st.Title.Render("TCP tuning")
 	if p.o.Inputs.Sandbox {
 		head += " " + p.st.Warn.Render("[sandbox: a copy, not this machine]")
+	}
+	if p.o.Snapshot != "" {
+		head += " " + p.st.Warn.Render("[snapshot "+clean(p.o.Snapshot)+": not this machine]")
 	}
 	if p.data == nil {
 		add(head)

@@ -74,6 +74,11 @@ type Options struct {
 	Now func() time.Time
 	// Styles are the colour roles; nil means common.DefaultStyles().
 	Styles *common.Styles
+	// Snapshot, when set, makes the pane read-only over a saved report
+	// (`tailpath --from`): it names the snapshot in the pane's title
+	// ("taken 2026-11-30 12:00:00Z"), a and r write nothing and say so,
+	// and Refresh reads nothing. The report arrives as one ReportMsg.
+	Snapshot string
 }
 
 func (o Options) statePath() string {
