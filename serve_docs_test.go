@@ -165,12 +165,26 @@ func TestSystemdUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	unit := strings.ReplaceAll(readFile(t, unitFile), "/usr/local/bin/tailpath", exe)
-	path := filepath.Join(t.TempDir(), "tailpath-serve.service")
-	if err := os.WriteFile(path, []byte(unit), 0o644); err != nil {
+	// The unit as shipped, and as its comment says to change it for the
+	// control API.
+	const cred = "#LoadCredential=tailscale-api-key:/etc/tailpath/api-key"
+	if !strings.Contains(unit, cred) {
+		t.Fatalf("%s lacks %q, which its comment names", unitFile, cred)
+	}
+	keyFile := filepath.Join(t.TempDir(), "api-key")
+	if err := os.WriteFile(keyFile, []byte("tskey-api-x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
-	if err != nil || len(out) > 0 {
-		t.Errorf("systemd-analyze verify %s: %v\n%s", unitFile, err, out)
+	withAPI := strings.Replace(unit, cred, "LoadCredential=tailscale-api-key:"+keyFile, 1)
+	withAPI = strings.Replace(withAPI, "serve --listen 127.0.0.1:9473", "serve --listen 127.0.0.1:9473 --api-key-file ${CREDENTIALS_DIRECTORY}/tailscale-api-key", 1)
+	for name, text := range map[string]string{"as shipped": unit, "with the API key": withAPI} {
+		path := filepath.Join(t.TempDir(), "tailpath-serve.service")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(analyze, "verify", path).CombinedOutput()
+		if err != nil || len(out) > 0 {
+			t.Errorf("systemd-analyze verify %s (%s): %v\n%s", unitFile, name, err, out)
+		}
 	}
 }

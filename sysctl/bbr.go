@@ -39,9 +39,14 @@ type BBRStatus struct {
 	ModuleLoaded bool `json:"module_loaded"`
 	// ModulePath is the tcp_bbr.ko* file found under /lib/modules/<release>; empty if none.
 	ModulePath string `json:"module_path,omitempty"`
-	// Config is CONFIG_TCP_CONG_BBR from /proc/config.gz: "y", "m", "n"
-	// (not set), or "" when the config is not available.
+	// Config is CONFIG_TCP_CONG_BBR from the kernel's config: "y", "m",
+	// "n" (not set), or "" when no config is available.
 	Config string `json:"config,omitempty"`
+	// ConfigFrom is the file Config was read from: /proc/config.gz, else
+	// /boot/config-<release> (Debian, Ubuntu and Fedora install it; a
+	// service under systemd's ProtectKernelModules cannot see
+	// /lib/modules, but /boot stays readable).
+	ConfigFrom string `json:"config_from,omitempty"`
 	// Current is the current default congestion control.
 	Current string `json:"current"`
 	// Qdisc is net.core.default_qdisc.
@@ -97,6 +102,7 @@ func (h Host) BBR() (BBRStatus, error) { return h.BBRFor(h.Platform()) }
 
 // BBRFor gathers the evidence about BBR from the available list,
 // /proc/modules, the module tree for the running kernel, /proc/config.gz
+// (else /boot/config-<release>)
 // and the kernel version, in that order, stopping once the answer is
 // certain. When BBR is impossible, Missing gives advice that fits platform
 // p: never a package that does not exist there. It fails only with
@@ -153,10 +159,10 @@ func (h Host) BBRFor(p Platform) (BBRStatus, error) {
 		b.Missing = oldKernelAdvice(p)
 		return b, nil
 	}
-	b.Config = h.kernelConfig("CONFIG_TCP_CONG_BBR")
+	b.Config, b.ConfigFrom = h.kernelConfig("CONFIG_TCP_CONG_BBR", b.Kernel)
 	if b.Config == "m" {
 		b.State = BBRLoadable
-		b.Why = "CONFIG_TCP_CONG_BBR=m in /proc/config.gz (module not found under " + h.modules() + "; the kernel may still load it)"
+		b.Why = "CONFIG_TCP_CONG_BBR=m in " + b.ConfigFrom + " (module not found under " + h.modules() + "; the kernel may still load it)"
 		return b, nil
 	}
 	b.State = BBRImpossible
@@ -164,8 +170,8 @@ func (h Host) BBRFor(p Platform) (BBRStatus, error) {
 	switch {
 	case b.Config == "y":
 		// Built in yet not listed: the available list is what the kernel will accept.
-		b.Why = "CONFIG_TCP_CONG_BBR=y in /proc/config.gz, yet bbr is not in tcp_available_congestion_control"
-		b.Missing = "a running kernel that registers bbr (config.gz may not match this kernel)"
+		b.Why = "CONFIG_TCP_CONG_BBR=y in " + b.ConfigFrom + ", yet bbr is not in tcp_available_congestion_control"
+		b.Missing = "a running kernel that registers bbr (" + b.ConfigFrom + " may not match this kernel)"
 	case b.Config == "n":
 		b.Why = "kernel built without BBR (# CONFIG_TCP_CONG_BBR is not set)"
 		b.Missing = "a kernel built with CONFIG_TCP_CONG_BBR=y or =m"
@@ -173,7 +179,7 @@ func (h Host) BBRFor(p Platform) (BBRStatus, error) {
 		b.Why = "bbr is not available and the kernel version is unknown"
 		b.Missing = "evidence: bbr is not in tcp_available_congestion_control and no tcp_bbr module was found"
 	default:
-		b.Why = fmt.Sprintf("bbr is not available, no tcp_bbr module under %s/%s, and no /proc/config.gz to say otherwise", h.modules(), b.Kernel)
+		b.Why = fmt.Sprintf("bbr is not available, no tcp_bbr module under %s/%s, and no /proc/config.gz or /boot/config-<release> to say otherwise", h.modules(), b.Kernel)
 		b.Missing = noModuleAdvice(p)
 	}
 	return b, nil
@@ -264,23 +270,31 @@ func (h Host) findModule(release, name string) string {
 	return ""
 }
 
-// kernelConfig returns "y", "m", "n" or "" (unknown) for option from
-// /proc/config.gz.
-func (h Host) kernelConfig(option string) string {
-	f, err := os.Open(filepath.Join(h.proc(), "config.gz"))
+// kernelConfig returns "y", "m", "n" or "" (unknown) for option and the
+// file it was read from: /proc/config.gz, else /boot/config-<release>
+// under the host's root.
+func (h Host) kernelConfig(option, release string) (string, string) {
+	if f, err := os.Open(filepath.Join(h.proc(), "config.gz")); err == nil {
+		defer f.Close()
+		if zr, err := gzip.NewReader(f); err == nil {
+			if v, err := scanConfig(io.LimitReader(zr, 16<<20), option); err == nil && v != "" {
+				return v, "/proc/config.gz"
+			}
+		}
+	}
+	if release == "" || strings.ContainsAny(release, `/\`) {
+		return "", ""
+	}
+	name := "/boot/config-" + release
+	f, err := os.Open(h.at(name))
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return ""
+	if v, err := scanConfig(io.LimitReader(f, 16<<20), option); err == nil && v != "" {
+		return v, name
 	}
-	v, err := scanConfig(io.LimitReader(zr, 16<<20), option)
-	if err != nil {
-		return ""
-	}
-	return v
+	return "", ""
 }
 
 // scanConfig finds option in a kernel .config stream: "y"/"m" for

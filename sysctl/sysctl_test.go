@@ -442,6 +442,25 @@ func TestBBRDetection(t *testing.T) {
 			state: BBRLoadable, why: "CONFIG_TCP_CONG_BBR=m",
 		},
 		{
+			// Debian/Ubuntu have no /proc/config.gz; under systemd's
+			// ProtectKernelModules /lib/modules is hidden, /boot is not.
+			name: "no config.gz, /boot/config-<release> says module",
+			keys: copyKeys(modernKeys, map[string]string{KeyAvailableCC: "reno cubic", KeyOSRelease: release}),
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "boot", "config-"+release), "CONFIG_TCP_CONG_CUBIC=y\nCONFIG_TCP_CONG_BBR=m\n")
+				writeFile(t, filepath.Join(dir, "boot", "config-4.19.0-other"), "# CONFIG_TCP_CONG_BBR is not set\n")
+			},
+			state: BBRLoadable, why: "CONFIG_TCP_CONG_BBR=m in /boot/config-" + release,
+		},
+		{
+			name: "/boot/config-<release> says not set",
+			keys: copyKeys(modernKeys, map[string]string{KeyAvailableCC: "reno cubic", KeyOSRelease: release}),
+			setup: func(t *testing.T, dir string) {
+				writeFile(t, filepath.Join(dir, "boot", "config-"+release), "# CONFIG_TCP_CONG_BBR is not set\n")
+			},
+			state: BBRImpossible, why: "kernel built without BBR", missing: "CONFIG_TCP_CONG_BBR=y or =m",
+		},
+		{
 			name: "4.9 kernel with module needs fq",
 			keys: copyKeys(modernKeys, map[string]string{KeyAvailableCC: "reno cubic", KeyOSRelease: "4.9.0-19-amd64"}),
 			setup: func(t *testing.T, dir string) {
