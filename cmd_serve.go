@@ -72,11 +72,11 @@ func serveCommand() *command {
 	fs.StringVar(&f.listen, "listen", defaultListen, "address to serve on: an IP and port (loopback unless named here)")
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
-	fs.BoolVar(&f.all, "all", false, "also report the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
+	fs.BoolVar(&f.all, "all", false, "also report the peers 'tailscale status' hides (shared-in nodes, Mullvad exit nodes)")
 	fs.StringVar(&f.port, "port", "", `CoreS3 serial port: "auto", a path, or "-" for a capture on stdin (default: no board)`)
 	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")
 	fs.IntVar(&f.maxPeers, "max-peers", metrics.DefaultMaxPeers, "at most this many peers get per-peer series (relayed ones first); the rest are counted in tailpath_series_dropped_total")
-	fs.DurationVar(&f.pingEvery, "ping-every", time.Minute, "TSMP-ping each active peer this often for its latency, one at a time (0: never; idle peers are never pinged)")
+	fs.DurationVar(&f.pingEvery, "ping-every", time.Minute, "TSMP-ping each active peer this often for its latency, one at a time (at least 1m; 0: never; idle peers are never pinged)")
 	fs.BoolVar(&f.noTuning, "no-tuning", false, "leave this host's TCP tuning out")
 	fs.StringVar(&f.bandwidth, "bandwidth", "", "tuning target throughput, e.g. 400Mbit (default: measured from tailnet connections, else 1Gbit)")
 	fs.StringVar(&f.rtt, "rtt", "", "tuning target round trip, e.g. 20ms (default: measured from tailnet connections, else 20ms)")
@@ -90,6 +90,11 @@ func serveCommand() *command {
 		run:   f.run,
 	}
 }
+
+// minPingEvery is the shortest --ping-every: one TSMP ping keeps a peer
+// active in tailscaled for 45 s (magicsock's sessionActiveTimeout), so a
+// shorter period would hold idle peers on a path of serve's making.
+const minPingEvery = time.Minute
 
 // run serves until ctx ends (SIGINT, SIGTERM).
 func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
@@ -107,6 +112,9 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 	}
 	if f.pingEvery < 0 {
 		return usageErrorf("--ping-every must not be negative (0 turns pings off)")
+	}
+	if f.pingEvery > 0 && f.pingEvery < minPingEvery {
+		return usageErrorf("--ping-every %v: at least %v (0 turns pings off): tailscaled keeps a peer active for 45 s after the last packet it sent, so pinging more often would keep every peer active and its path would be serve's own doing", f.pingEvery, minPingEvery)
 	}
 	s := &app.Serve{
 		Client:    probes.NewClient(f.socket),
@@ -153,7 +161,13 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 // where on w, and warns when it is not loopback. flag names addr in
 // errors.
 func listenServe(addr, flag string, w io.Writer) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
+	// An IPv4 address means IPv4 only: Go listens on 0.0.0.0 dual-stack
+	// (as [::]) otherwise.
+	network := "tcp"
+	if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Is4() {
+		network = "tcp4"
+	}
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", flag, addr, err)
 	}

@@ -33,10 +33,13 @@ func TestServeListenFlag(t *testing.T) {
 	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.HasPrefix(first, `tailpath: serve: --listen ":9473" listens on every interface`) {
 		t.Errorf("serve --listen :9473: exit %d, stderr:\n%s", code, stderr)
 	}
-	for _, args := range [][]string{{"--max-peers", "0"}, {"--interval", "0s"}, {"--ping-every", "-1s"}} {
+	for _, args := range [][]string{{"--max-peers", "0"}, {"--interval", "0s"}, {"--ping-every", "-1s"}, {"--ping-every", "10s"}} {
 		if code, _, stderr := runTailpath(t, append([]string{"serve"}, args...)...); code != exitUsage {
 			t.Errorf("serve %v: exit %d, want 2; stderr:\n%s", args, code, stderr)
 		}
+	}
+	if _, _, stderr := runTailpath(t, "serve", "--ping-every", "44s"); !strings.Contains(stderr, "keeps a peer active for 45 s") {
+		t.Errorf("serve --ping-every 44s does not say why it is refused:\n%s", stderr)
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tailpath/tailpath/probes/lab"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // promServer is a Prometheus server started by a test.
@@ -197,7 +198,7 @@ func TestServeLabPrometheus(t *testing.T) {
 		t.Skipf("skipping: the prometheus server is not installed (apt-get install prometheus; .ci/run does): %v", err)
 	}
 	l := startTestLab(t)
-	s := startServe(t, strings.NewReader(""), "--socket", l.ObserverSocket(), "--interval", "500ms", "--ping-every", "2s")
+	s := startServe(t, strings.NewReader(""), "--socket", l.ObserverSocket(), "--interval", "500ms", "--ping-every", "1m")
 	s.waitScrape(t, "the lab's peers", func(f map[string]*dto.MetricFamily) bool {
 		return is(f, 1, "tailpath_peer_path_info", "peer", lab.DERPName, "path", "derp")
 	})
@@ -234,6 +235,24 @@ func TestServeLabPrometheus(t *testing.T) {
 	eventually(t, 30*time.Second, "a ping latency for the direct peer", func() (bool, string) {
 		res, err := p.query(fmt.Sprintf(`tailpath_peer_ping_latency_seconds{peer=%q} > 0`, lab.DirectName))
 		return err == nil && len(res) == 1, fmt.Sprint(res, err)
+	})
+	// /snapshot.json carries serve's own pings, as status --save would.
+	eventually(t, 10*time.Second, "the direct peer's ping latency in /snapshot.json", func() (bool, string) {
+		_, body := s.get(t, "/snapshot.json")
+		f, err := snapshot.Read(strings.NewReader(body))
+		if err != nil {
+			return false, err.Error()
+		}
+		ls, err := f.Diagnose(context.Background())
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range ls.Peers {
+			if p.Name == lab.DirectName {
+				return p.Latency > 0, fmt.Sprintf("latency %v", p.Latency)
+			}
+		}
+		return false, "no " + lab.DirectName
 	})
 
 	// The target is scraped as OpenMetrics or text and up.
