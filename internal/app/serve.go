@@ -72,6 +72,8 @@ type SnapshotInput struct {
 	// both nil without tuning.
 	Tuning    *tune.Report
 	TuningErr error
+	// Latency is serve's own ping round trips by peer id (--ping-every).
+	Latency map[string]time.Duration
 }
 
 // Run serves /metrics, /snapshot.json and /healthz on ln and runs the
@@ -310,6 +312,7 @@ func (s *Serve) mux(metricsHandler http.Handler) http.Handler {
 		if ls != lastSnap {
 			in := SnapshotInput{Latest: ls}
 			in.Tuning, in.TuningErr = s.store.Tuning()
+			in.Latency = s.store.Latencies()
 			body, err = s.Snapshot(r.Context(), in)
 			if err == nil {
 				lastSnap, lastBody = ls, body

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -123,6 +124,18 @@ func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, err
 	opts := snapshot.Options{Gather: probes.GatherOptions{All: s.All}, Linked: in.Latest, Tuning: in.Tuning}
 	if in.Latest != nil {
 		opts.Prev = in.Latest.Snapshot
+		if len(in.Latency) > 0 {
+			// serve's pings go in as the previous snapshot's, which the
+			// gather carries on (copies: the latest is shared).
+			prev := *opts.Prev
+			prev.Peers = slices.Clone(prev.Peers)
+			for i := range prev.Peers {
+				if d, ok := in.Latency[prev.Peers[i].ID]; ok {
+					prev.Peers[i].Latency = d
+				}
+			}
+			opts.Prev = &prev
+		}
 	}
 	if in.TuningErr != nil {
 		opts.TuningErr = in.TuningErr.Error()

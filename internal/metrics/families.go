@@ -5,7 +5,7 @@ import (
 )
 
 // Family is one metric family tailpath exports; docs/metrics.md lists each
-// with its meaning (TestDocsListEveryFamily holds the two together).
+// with its meaning (TestDocsNameRealMetrics holds the two together).
 type Family struct {
 	// Name follows Prometheus conventions: the tailpath_ prefix, the unit
 	// as a suffix (_bytes, _seconds), _total on counters, _info on series
@@ -89,7 +89,7 @@ var families = [numFamilies]Family{
 	famSnapshotTime:    {"tailpath_snapshot_timestamp_seconds", "Unix time of the newest snapshot read from tailscaled (kept while tailscaled is down: time() minus this is how stale the last view is).", gauge, nil},
 	famPeers:           {"tailpath_peers", "Peers by current path (direct, peer-relay, derp, idle, offline), all of them, including those --max-peers leaves out.", gauge, []string{"path"}},
 	famPeersDropped:    {"tailpath_peers_dropped", "Peers left out of the per-peer series at the last scrape because of --max-peers.", gauge, nil},
-	famSeriesDropped:   {"tailpath_series_dropped_total", "Per-peer series left out because of --max-peers, summed over every scrape.", counter, nil},
+	famSeriesDropped:   {"tailpath_series_dropped_total", "Per-peer series left out because of --max-peers, summed over every snapshot (each --interval poll), however often scraped.", counter, nil},
 	famPeerPath:        {"tailpath_peer_path_info", "A peer's current path and why (the reason id of docs/diagnosis.md; region is the DERP region relayed through, empty unless path is derp), always 1.", gauge, []string{"id", "path", "peer", "reason", "region"}},
 	famPeerLatency:     {"tailpath_peer_ping_latency_seconds", "Round trip of the last ping to the peer (a TSMP ping through WireGuard every --ping-every to active peers); absent until one answered.", gauge, []string{"id", "peer"}},
 	famPeerTx:          {"tailpath_peer_tx_bytes_total", "WireGuard bytes sent to the peer since tailscaled started.", counter, []string{"id", "peer"}},

@@ -52,6 +52,9 @@ type Gatherer struct {
 	peers   map[string]*peerLabels
 	gen     uint32
 	dropped float64
+	// droppedFor is the snapshot dropped was last counted for: a
+	// snapshot's dropped series count once, however often it is scraped.
+	droppedFor *link.Snapshot
 
 	// pool holds scrapes whose families were written and may be reused.
 	pool sync.Pool
@@ -378,8 +381,11 @@ func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 				n++
 			}
 			dropped++
-			g.dropped += float64(n)
+			if snap != g.droppedFor {
+				g.dropped += float64(n)
+			}
 		}
+		g.droppedFor = snap
 		order = order[:g.opts.MaxPeers]
 	}
 	slices.SortFunc(order, func(a, b int) int {
@@ -520,7 +526,11 @@ func (g *Gatherer) board(s *scrape, st *devlink.State, snap *link.Snapshot) {
 	if snap != nil {
 		id = snap.BoardID()
 	}
-	s.add(famBoardInfo, []*dto.LabelPair{pair("host", st.Hostname), pair("id", id)}, 1)
+	// Its identity once it has one: a port that never opened, or a board
+	// that sent neither telemetry nor a boot, has none to give.
+	if st.Hostname != "" || id != "" || !st.LastFrameAt.IsZero() || st.Boots > 0 {
+		s.add(famBoardInfo, []*dto.LabelPair{pair("host", st.Hostname), pair("id", id)}, 1)
+	}
 	s.one(famBoardBoots, float64(st.Boots))
 	s.one(famBoardCrashes, float64(st.Crashes))
 	s.one(famBoardH2Stalls, float64(g.store.h2Stalls))

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -159,7 +160,7 @@ tailpath_peers{path="peer-relay"} 0
 # HELP tailpath_peers_dropped Peers left out of the per-peer series at the last scrape because of --max-peers.
 # TYPE tailpath_peers_dropped gauge
 tailpath_peers_dropped 0
-# HELP tailpath_series_dropped_total Per-peer series left out because of --max-peers, summed over every scrape.
+# HELP tailpath_series_dropped_total Per-peer series left out because of --max-peers, summed over every snapshot (each --interval poll), however often scraped.
 # TYPE tailpath_series_dropped_total counter
 tailpath_series_dropped_total 0
 # HELP tailpath_snapshot_timestamp_seconds Unix time of the newest snapshot read from tailscaled (kept while tailscaled is down: time() minus this is how stale the last view is).
@@ -200,7 +201,7 @@ tailpath_tailscaled_up 0
 # HELP tailpath_snapshot_timestamp_seconds Unix time of the newest snapshot read from tailscaled (kept while tailscaled is down: time() minus this is how stale the last view is).
 # TYPE tailpath_snapshot_timestamp_seconds gauge
 tailpath_snapshot_timestamp_seconds 1.7960724e+09
-# HELP tailpath_series_dropped_total Per-peer series left out because of --max-peers, summed over every scrape.
+# HELP tailpath_series_dropped_total Per-peer series left out because of --max-peers, summed over every snapshot (each --interval poll), however often scraped.
 # TYPE tailpath_series_dropped_total counter
 tailpath_series_dropped_total 0
 `
@@ -301,6 +302,11 @@ tailpath_board_up 0
 `
 	if err := testutil.GatherAndCompare(g, strings.NewReader(before), boardFamilies...); err != nil {
 		t.Errorf("before the board's first state: %v", err)
+	}
+	// A port that cannot be opened yet: a state, but nothing the board said.
+	st.SetBoard(&devlink.State{Link: devlink.LinkStatus{Port: "/dev/ttyACM0", Err: errors.New("serial port not found")}})
+	if err := testutil.GatherAndCompare(g, strings.NewReader(before), "tailpath_board_up", "tailpath_board_info"); err != nil {
+		t.Errorf("a port that never opened: %v", err)
 	}
 
 	var l link.Linker
@@ -474,7 +480,7 @@ tailpath_peer_path_changes_total{id="nOFF",peer="tv"} 0
 
 // TestMaxPeers: over the cap, relayed peers are kept before idle and
 // offline ones; tailpath_peers still counts all, and the dropped series
-// are counted on every scrape.
+// are counted once for each new snapshot.
 func TestMaxPeers(t *testing.T) {
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
@@ -488,7 +494,7 @@ tailpath_peer_path_info{id="nDIRECT",path="direct",peer="laptop",reason="direct"
 # HELP tailpath_peers_dropped Peers left out of the per-peer series at the last scrape because of --max-peers.
 # TYPE tailpath_peers_dropped gauge
 tailpath_peers_dropped 2
-# HELP tailpath_series_dropped_total Per-peer series left out because of --max-peers, summed over every scrape.
+# HELP tailpath_series_dropped_total Per-peer series left out because of --max-peers, summed over every snapshot (each --interval poll), however often scraped.
 # TYPE tailpath_series_dropped_total counter
 tailpath_series_dropped_total %d
 # HELP tailpath_peers Peers by current path (direct, peer-relay, derp, idle, offline), all of them, including those --max-peers leaves out.
@@ -500,8 +506,12 @@ tailpath_peers{path="offline"} 1
 tailpath_peers{path="peer-relay"} 0
 `
 	names := []string{"tailpath_peer_path_info", "tailpath_peers_dropped", "tailpath_series_dropped_total", "tailpath_peers"}
-	// The idle and offline peers have 4 series each (no latency, no handshake).
-	for scrape, total := range []int{8, 16} {
+	// The idle and offline peers have 4 series each (no latency, no
+	// handshake): counted once per snapshot, however often it is scraped.
+	for scrape, total := range []int{8, 8, 16} {
+		if scrape == 2 {
+			st.SetSnapshot(link.Of(fixedSnapshot(t0.Add(2 * time.Second))))
+		}
 		if err := testutil.GatherAndCompare(g, strings.NewReader(strings.Replace(want, "%d", strconv.Itoa(total), 1)), names...); err != nil {
 			t.Errorf("scrape %d: %v", scrape+1, err)
 		}

@@ -17,6 +17,7 @@
 package metrics
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -114,7 +115,7 @@ func (s *Store) SetSnapshot(ls *link.Snapshot) {
 		}
 		c.last = ch[len(ch)-1].When
 	}
-	if len(s.changes) > len(ls.Peers) {
+	if len(s.changes) > len(ls.Peers) || len(s.latency) > 0 {
 		seen := make(map[string]bool, len(ls.Peers))
 		for i := range ls.Peers {
 			seen[ls.Peers[i].ID] = true
@@ -122,10 +123,27 @@ func (s *Store) SetSnapshot(ls *link.Snapshot) {
 		for id := range s.changes {
 			if !seen[id] {
 				delete(s.changes, id)
+			}
+		}
+		// A ping in flight when its peer left may have stored a latency
+		// after the peer was forgotten: drop it too.
+		for id := range s.latency {
+			if !seen[id] {
 				delete(s.latency, id)
 			}
 		}
 	}
+}
+
+// Latencies returns a copy of the ping round trips SetLatency recorded,
+// by peer id; nil when none.
+func (s *Store) Latencies() map[string]time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.latency) == 0 {
+		return nil
+	}
+	return maps.Clone(s.latency)
 }
 
 // SetLatency records the round trip of a ping to peer id (a Peer.ID);
