@@ -55,7 +55,7 @@ func dashboardCommand() *command {
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default: the platform's)")
 	fs.Var(listFlag{&f.from}, "from", "show this saved snapshot (or pasted tailscale status/netcheck/ping output) read-only instead of the local tailscaled")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
-	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
+	fs.BoolVar(&f.all, "all", false, "also list the peers 'tailscale status' hides (shared-in nodes, Mullvad exit nodes)")
 	f.api.register(fs)
 	f.registerDevice(fs)
 	return &command{

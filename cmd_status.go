@@ -81,7 +81,7 @@ func statusCommand() *command {
 	fs.StringVar(&f.port, "port", "", `a board to link to its peer: "auto", a serial port path, or "-" for a capture on stdin (default: none)`)
 	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")
 	fs.DurationVar(&f.boardWait, "board-wait", 6*time.Second, "with a live --port: how long to listen for the board's telemetry (it sends every 5 s)")
-	fs.BoolVar(&f.all, "all", false, "also list the peers `tailscale status` hides (shared-in nodes, Mullvad exit nodes)")
+	fs.BoolVar(&f.all, "all", false, "also list the peers 'tailscale status' hides (shared-in nodes, Mullvad exit nodes)")
 	fs.BoolVar(&f.netcheck, "netcheck", false, "measure DERP latencies first (a few STUN packets, up to 5 s) so a far relay region can be judged")
 	f.api.register(fs)
 	f.snap.register(fs)

@@ -108,9 +108,9 @@ func TestTuneBadFlags(t *testing.T) {
 func TestTuneHelp(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"tune", "-h"}, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
-	got := errb.String()
-	if code != 0 || !strings.HasPrefix(got, "usage: tailpath tune [flags]\n\nShow this host's TCP buffer sysctls") {
-		t.Fatalf("exit %d, stderr:\n%s", code, got)
+	got := out.String()
+	if code != 0 || !strings.HasPrefix(got, "usage: tailpath tune [flags]\n\nShow this host's TCP buffer sysctls") || errb.Len() > 0 {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, got, errb.String())
 	}
 	for _, want := range []string{"\nflags:\n", "-bandwidth string", "-rtt string", "e.g. 20ms", "-revert"} {
 		if !strings.Contains(got, want) {

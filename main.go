@@ -143,7 +143,7 @@ func find(cmds []*command, name string) *command {
 	return nil
 }
 
-// exec is the one flag-parsing path: -h prints the usage and exits 0; a bad
+// exec is the one flag-parsing path: -h prints the usage to stdout and exits 0; a bad
 // flag, or a usageError from run, prints the error once, then the usage,
 // and exits 2; any other error is printed once and exits 1 (or its
 // codeError's status).
@@ -153,7 +153,8 @@ func (c *command) exec(ctx context.Context, args []string, stdio IO) int {
 	c.flags.Usage = func() {}
 	err := c.flags.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		c.printUsage(stdio.Stderr)
+		// Asked for: to stdout, so `tailpath serve --help | less` works.
+		c.printUsage(stdio.Stdout)
 		return exitOK
 	}
 	if err == nil {

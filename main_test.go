@@ -53,14 +53,15 @@ func TestCommandsUsageErrors(t *testing.T) {
 			if code != exitOK {
 				t.Errorf("exit %d, want 0", code)
 			}
-			if !strings.Contains(stderr, synopsis+"\n") || !strings.Contains(stderr, "\nflags:\n  -") {
-				t.Errorf("-h printed no usage with flags:\n%s", stderr)
+			// Asked for, the usage goes to stdout (to page it).
+			if !strings.Contains(stdout, synopsis+"\n") || !strings.Contains(stdout, "\nflags:\n  -") {
+				t.Errorf("-h printed no usage with flags:\n%s", stdout)
 			}
-			if strings.Contains(stderr, "Usage of") || strings.Contains(stderr, "tailpath: ") {
-				t.Errorf("-h printed an error or Go's default header:\n%s", stderr)
+			if strings.Contains(stdout, "Usage of") || strings.Contains(stdout, "tailpath: ") {
+				t.Errorf("-h printed an error or Go's default header:\n%s", stdout)
 			}
-			if stdout != "" {
-				t.Errorf("stdout: %q", stdout)
+			if stderr != "" {
+				t.Errorf("stderr: %q", stderr)
 			}
 		})
 	}
