@@ -83,12 +83,14 @@ type busFirstLite struct {
 	}
 }
 
-// nodeLite is the part of a tailcfg.Node's JSON that Gather reads
-// (buildPeer, OnlineState, peerSideFromLocal, the self NetInfo): the
-// same field names and types, so the JSON decodes to the same values.
+// nodeLite is the part of a tailcfg.Node's JSON that is read of a cached
+// node: by Gather (buildPeer, OnlineState, peerSideFromLocal, the self
+// NetInfo) and by Source (the ID, to drop what the IPN bus made stale).
+// The same field names and types, so the JSON decodes to the same values.
 // A field Gather starts reading from a node must be added here and in
 // node; TestNetmapLiteMatchesBus compares both ways of reading.
 type nodeLite struct {
+	ID        tailcfg.NodeID
 	StableID  tailcfg.StableNodeID
 	Endpoints []netip.AddrPort
 	HomeDERP  int
@@ -104,6 +106,7 @@ type nodeLite struct {
 // node is n as a tailcfg.Node with only nodeLite's fields set.
 func (n *nodeLite) node() *tailcfg.Node {
 	out := &tailcfg.Node{
+		ID:        n.ID,
 		StableID:  n.StableID,
 		Endpoints: n.Endpoints,
 		HomeDERP:  n.HomeDERP,

@@ -17,8 +17,9 @@ import (
 // IPN bus through WatchIPNBus.
 type busOnly struct{ LocalClient }
 
-// nodeRead is what Gather reads of a node (nodeLite's fields).
+// nodeRead is what Gather and Source read of a node (nodeLite's fields).
 type nodeRead struct {
+	ID         tailcfg.NodeID
 	StableID   tailcfg.StableNodeID
 	Endpoints  []string
 	HomeDERP   int
@@ -31,7 +32,7 @@ type nodeRead struct {
 }
 
 func readOf(n *tailcfg.Node) nodeRead {
-	r := nodeRead{StableID: n.StableID, HomeDERP: n.HomeDERP, LastSeen: n.LastSeen, Online: n.Online, Cap: n.Cap}
+	r := nodeRead{ID: n.ID, StableID: n.StableID, HomeDERP: n.HomeDERP, LastSeen: n.LastSeen, Online: n.Online, Cap: n.Cap}
 	for _, ep := range n.Endpoints {
 		r.Endpoints = append(r.Endpoints, ep.String())
 	}
