@@ -131,7 +131,7 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 			nodesCh <- nodes
 		}()
 	}
-	st, err := c.Status(ctx)
+	st, err := readStatus(ctx, c)
 	if err != nil {
 		return nil, ConnectError(err, socketOf(c))
 	}
