@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"tailscale.com/client/local"
@@ -325,22 +326,29 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		pss = append(pss, ps)
 	}
 	snap.Peers = make([]Peer, len(pss))
-	sem := make(chan struct{}, whoisParallel)
+	// whoisParallel workers take the peers in turn: as many WhoIs at once
+	// as before, without a goroutine (and its stack growth) per peer.
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i, ps := range pss {
+	for range min(whoisParallel, len(pss)) {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			var node *tailcfg.Node
-			if len(ps.TailscaleIPs) > 0 {
-				node = whois("peer:"+string(ps.ID), ps.TailscaleIPs[0])
-			}
-			snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
-			if node != nil {
-				p := &snap.Peers[i]
-				p.PeerSide = peerSideFromLocal(p, node, snap.Regions)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(pss) {
+					return
+				}
+				ps := pss[i]
+				var node *tailcfg.Node
+				if len(ps.TailscaleIPs) > 0 {
+					node = whois("peer:"+string(ps.ID), ps.TailscaleIPs[0])
+				}
+				snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
+				if node != nil {
+					p := &snap.Peers[i]
+					p.PeerSide = peerSideFromLocal(p, node, snap.Regions)
+				}
 			}
 		}()
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tailscale.com/client/local"
+	"tailscale.com/ipn/ipnstate"
 
 	"github.com/tailpath/tailpath/probes/probestest"
 )
@@ -77,5 +78,31 @@ func TestReadStatusErrors(t *testing.T) {
 	_, err = readStatus(ctx, c)
 	if !errors.Is(ConnectError(err, srv.Socket), ErrNotRunning) {
 		t.Errorf("stopped: %v, want ErrNotRunning through ConnectError", err)
+	}
+}
+
+// BenchmarkReadStatus1000 reads a 1,000-peer Status over a unix socket
+// as local.Client does (encoding/json) and as readStatus does (json v2
+// with v1 semantics): docs/perf.md, issue 8.
+func BenchmarkReadStatus1000(b *testing.B) {
+	srv := probestest.New(b, probestest.ManyPeers(1000))
+	c := NewClient(srv.Socket)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		read func() (*ipnstate.Status, error)
+	}{
+		{"local.Client", func() (*ipnstate.Status, error) { return c.Status(ctx) }},
+		{"readStatus", func() (*ipnstate.Status, error) { return readStatus(ctx, c) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				st, err := tc.read()
+				if err != nil || len(st.Peer) != 1000 {
+					b.Fatalf("%v peers, %v", st, err)
+				}
+			}
+		})
 	}
 }
