@@ -28,8 +28,10 @@ import (
 // API, the snapshot's provenance) and those rare per peer (a ping run, an
 // endpoint change) are still marshalled by encoding/json.
 
-// writeStatusJSONFast writes out as encodeStatusJSONReflect does, through
-// a buffer flushed every statusJSONFlush bytes.
+// writeStatusJSONFast writes out as json.MarshalIndent(out, "", "  ")
+// and a newline would, through a buffer flushed every statusJSONFlush
+// bytes. An error (a value encoding/json refuses: a NaN rate, a year past
+// 9999) is returned after what was written before it.
 func writeStatusJSONFast(w io.Writer, out *statusJSON) error {
 	bw := bufio.NewWriterSize(w, statusJSONFlush)
 	e := &jsonIndenter{b: make([]byte, 0, statusJSONFlush+8<<10)}
