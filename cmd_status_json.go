@@ -345,15 +345,18 @@ func (e *jsonIndenter) nat(n *probes.NATInfo) {
 	if len(n.DERPLatency) > 0 {
 		// encoding/json sorts a map's keys as the strings they become.
 		e.key("derp_latency")
-		keys := make([]string, 0, len(n.DERPLatency))
+		var buf [8]int
+		ids := buf[:0]
 		for id := range n.DERPLatency {
-			keys = append(keys, strconv.Itoa(id))
+			ids = append(ids, id)
 		}
-		slices.Sort(keys)
+		slices.SortFunc(ids, func(a, b int) int { return compareDecimal(a, b) })
 		e.open('{')
-		for _, k := range keys {
-			id, _ := strconv.Atoi(k)
-			e.key(k)
+		for _, id := range ids {
+			e.next()
+			e.b = append(e.b, '"')
+			e.b = strconv.AppendInt(e.b, int64(id), 10)
+			e.b = append(e.b, '"', ':', ' ')
 			e.int(int64(n.DERPLatency[id]))
 		}
 		e.close('}')
@@ -386,7 +389,8 @@ func (e *jsonIndenter) peerSide(s *probes.PeerSide) {
 	if len(s.DERPLatencyMs) > 0 {
 		e.key("derp_latency_ms")
 		e.open('{')
-		for _, k := range sortedKeys(s.DERPLatencyMs) {
+		var buf [8]string
+		for _, k := range sortedKeys(s.DERPLatencyMs, buf[:]) {
 			e.mapKey(k)
 			e.float(s.DERPLatencyMs[k])
 		}
@@ -431,7 +435,8 @@ func (e *jsonIndenter) peerSide(s *probes.PeerSide) {
 	if len(s.FactSources) > 0 {
 		e.key("fact_sources")
 		e.open('{')
-		for _, k := range sortedKeys(s.FactSources) {
+		var buf [8]string
+		for _, k := range sortedKeys(s.FactSources, buf[:]) {
 			e.mapKey(k)
 			e.str(s.FactSources[k])
 		}
@@ -440,8 +445,16 @@ func (e *jsonIndenter) peerSide(s *probes.PeerSide) {
 	e.close('}')
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
+// compareDecimal orders a and b as their decimal strings order
+// ("10" before "2"), as encoding/json sorts int map keys.
+func compareDecimal(a, b int) int {
+	var ab, bb [20]byte
+	return strings.Compare(string(strconv.AppendInt(ab[:0], int64(a), 10)), string(strconv.AppendInt(bb[:0], int64(b), 10)))
+}
+
+// sortedKeys are m's keys, sorted, in buf when they fit.
+func sortedKeys[V any](m map[string]V, buf []string) []string {
+	keys := buf[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
@@ -476,11 +489,18 @@ func (e *jsonIndenter) close(c byte) {
 }
 
 func (e *jsonIndenter) newline() {
+	if d := 1 + 2*len(e.n); d <= len(newlineIndent) {
+		e.b = append(e.b, newlineIndent[:d]...)
+		return
+	}
 	e.b = append(e.b, '\n')
 	for range e.n {
 		e.b = append(e.b, ' ', ' ')
 	}
 }
+
+// newlineIndent starts a line at any of the first 16 levels.
+const newlineIndent = "\n                                "
 
 // next starts an element of the innermost array (or a member: key).
 func (e *jsonIndenter) next() {
@@ -625,6 +645,14 @@ func (e *jsonIndenter) fail(err error) {
 	}
 }
 
+// plainASCII marks the ASCII bytes str copies as they are.
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // str writes s as a JSON string as encoding/json escapes it: ", \ and
 // control characters; <, > and & (HTML); U+2028 and U+2029 (JavaScript);
 // invalid UTF-8 as U+FFFD.
@@ -634,7 +662,7 @@ func (e *jsonIndenter) str(s string) {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plainASCII[c] {
 				i++
 				continue
 			}
