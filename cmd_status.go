@@ -283,9 +283,9 @@ type statusJSON struct {
 }
 
 // statusPeer is one peer in status --json: probes.Peer's fields and its
-// path changes.
+// path changes. The peer is pointed to, not copied (1,000 peers are 0.7 MB).
 type statusPeer struct {
-	probes.Peer
+	*probes.Peer
 	// PathChanges are the peer's paths as tailpath observed them, oldest
 	// first; one snapshot (status) observes one, its path then.
 	PathChanges []link.PathChange `json:"path_changes"`
@@ -314,7 +314,8 @@ func statusJSONOf(s *link.Snapshot) statusJSON {
 		ControlAPI:   s.ControlAPI,
 		Hidden:       s.Hidden,
 	}
-	for i, p := range s.Peers {
+	for i := range s.Peers {
+		p := &s.Peers[i]
 		out.Peers[i] = statusPeer{Peer: p, PathChanges: s.Changes(p.ID)}
 	}
 	for id := range s.Regions {

@@ -102,10 +102,29 @@ func writeStatusJSONFast(w io.Writer, out *statusJSON) error {
 // writing them.
 const statusJSONFlush = 64 << 10
 
-// peer writes p: probes.Peer's fields in their order, then path_changes.
+// peer writes sp: probes.Peer's fields in their order (none for a nil
+// peer, as encoding/json skips a nil embedded pointer), then path_changes.
 func (e *jsonIndenter) peer(sp *statusPeer) {
-	p := &sp.Peer
 	e.open('{')
+	if sp.Peer != nil {
+		e.peerFields(sp.Peer)
+	}
+	e.key("path_changes")
+	if sp.PathChanges == nil {
+		e.null()
+	} else {
+		e.open('[')
+		for _, c := range sp.PathChanges {
+			e.next()
+			e.pathChange(c)
+		}
+		e.close(']')
+	}
+	e.close('}')
+}
+
+// peerFields writes p's fields as members of the open object.
+func (e *jsonIndenter) peerFields(p *probes.Peer) {
 	e.key("id")
 	e.str(p.ID)
 	e.key("name")
@@ -212,18 +231,6 @@ func (e *jsonIndenter) peer(sp *statusPeer) {
 		e.key("last_change")
 		e.any(p.LastChange)
 	}
-	e.key("path_changes")
-	if sp.PathChanges == nil {
-		e.null()
-	} else {
-		e.open('[')
-		for _, c := range sp.PathChanges {
-			e.next()
-			e.pathChange(c)
-		}
-		e.close(']')
-	}
-	e.close('}')
 }
 
 func (e *jsonIndenter) path(p *probes.Path) {

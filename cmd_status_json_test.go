@@ -156,7 +156,7 @@ func TestStatusJSONWriterMatchesEncodingJSON(t *testing.T) {
 
 	var zero statusJSON
 	checkStatusJSON(t, "zero", zero)
-	zero.Peers = []statusPeer{{}, {Peer: probes.Peer{Verdict: probes.Verdict{Checks: []probes.Check{}}, NAT: &probes.NATInfo{}, PeerSide: &probes.PeerSide{}}, PathChanges: []link.PathChange{}}}
+	zero.Peers = []statusPeer{{}, {Peer: &probes.Peer{}}, {Peer: &probes.Peer{Verdict: probes.Verdict{Checks: []probes.Check{}}, NAT: &probes.NATInfo{}, PeerSide: &probes.PeerSide{}}, PathChanges: []link.PathChange{}}}
 	checkStatusJSON(t, "zero peers", zero)
 
 	s := manySnapshot(t, 200)
@@ -190,7 +190,7 @@ func TestStatusJSONWriterErrors(t *testing.T) {
 		"year 10000":    {LastSeen: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		"zone 24h away": {LastSeen: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 24*3600))},
 	} {
-		out := statusJSON{Peers: []statusPeer{{Peer: p}}}
+		out := statusJSON{Peers: []statusPeer{{Peer: &p}}}
 		if _, err := json.Marshal(out); err == nil {
 			t.Errorf("%s: encoding/json accepts it", name)
 		}
