@@ -9,6 +9,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
 )
@@ -133,7 +134,7 @@ func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI) (netmapNodes, error)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(bctx, "GET", "http://local-tailscaled.sock/localapi/v0/watch-ipn-bus?mask="+string(mask), nil)
+	req, err := http.NewRequestWithContext(bctx, "GET", "http://"+apitype.LocalAPIHost+"/localapi/v0/watch-ipn-bus?mask="+string(mask), nil)
 	if err != nil {
 		return nil, err
 	}

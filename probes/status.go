@@ -7,6 +7,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
+	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
 )
 
@@ -31,7 +32,7 @@ func readStatus(ctx context.Context, c LocalClient) (*ipnstate.Status, error) {
 var statusDecodeOptions = jsonv1.DefaultOptionsV1()
 
 func readStatusRaw(ctx context.Context, c rawLocalAPI) (*ipnstate.Status, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://local-tailscaled.sock/localapi/v0/status", nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+apitype.LocalAPIHost+"/localapi/v0/status", nil)
 	if err != nil {
 		return nil, err
 	}
