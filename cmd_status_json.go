@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,43 +28,85 @@ import (
 // endpoint change) are still marshalled by encoding/json.
 
 // writeStatusJSONFast writes out as json.MarshalIndent(out, "", "  ")
-// and a newline would, through a buffer flushed every statusJSONFlush
-// bytes. An error (a value encoding/json refuses: a NaN rate, a year past
-// 9999) is returned after what was written before it.
+// and a newline would, in chunks of about statusJSONFlush bytes: one
+// goroutine lays out the next chunks while this one writes, so a reader
+// that drains a pipe slowly does not hold up the encoding. An error (a
+// value encoding/json refuses: a NaN rate, a year past 9999) is returned
+// after the chunks written before it.
 func writeStatusJSONFast(w io.Writer, out *statusJSON) error {
-	bw := bufio.NewWriterSize(w, statusJSONFlush)
-	e := &jsonIndenter{b: make([]byte, 0, statusJSONFlush+8<<10)}
-	flush := func() error {
-		if e.err != nil {
-			return e.err
-		}
-		_, err := bw.Write(e.b)
-		e.b = e.b[:0]
-		return err
+	const inFlight = 3
+	full := make(chan []byte, inFlight)
+	free := make(chan []byte, inFlight)
+	for range inFlight {
+		free <- make([]byte, 0, statusJSONFlush+8<<10)
 	}
-	e.open('{')
-	e.key("time")
-	e.time(out.Time)
-	e.key("backend_state")
-	e.str(out.BackendState)
-	e.key("self")
-	e.any(out.Self)
-	e.key("peers")
-	if out.Peers == nil {
-		e.null()
-	} else {
-		e.open('[')
-		for i := range out.Peers {
-			e.next()
-			e.peer(&out.Peers[i])
-			if len(e.b) >= statusJSONFlush {
-				if err := flush(); err != nil {
-					return err
-				}
+	stop := make(chan struct{})
+	var encErr error
+	go func() {
+		defer close(full)
+		e := &jsonIndenter{b: <-free}
+		// emit hands the chunk over and takes an empty buffer; false
+		// when the writer gave up or the encoding failed.
+		emit := func() bool {
+			if e.err != nil {
+				encErr = e.err
+				return false
+			}
+			select {
+			case full <- e.b:
+			case <-stop:
+				return false
+			}
+			select {
+			case e.b = <-free:
+				e.b = e.b[:0]
+				return true
+			case <-stop:
+				return false
 			}
 		}
-		e.close(']')
+		e.open('{')
+		e.key("time")
+		e.time(out.Time)
+		e.key("backend_state")
+		e.str(out.BackendState)
+		e.key("self")
+		e.any(out.Self)
+		e.key("peers")
+		if out.Peers == nil {
+			e.null()
+		} else {
+			e.open('[')
+			for i := range out.Peers {
+				e.next()
+				e.peer(&out.Peers[i])
+				if len(e.b) >= statusJSONFlush && !emit() {
+					return
+				}
+			}
+			e.close(']')
+		}
+		e.tail(out)
+		e.b = append(e.b, '\n')
+		emit()
+	}()
+	var err error
+	for b := range full {
+		if err == nil {
+			if _, err = w.Write(b); err != nil {
+				close(stop)
+			}
+		}
+		free <- b
 	}
+	if err != nil {
+		return err
+	}
+	return encErr
+}
+
+// tail writes statusJSON's members after "peers".
+func (e *jsonIndenter) tail(out *statusJSON) {
 	if out.Board != nil {
 		e.key("board")
 		e.any(out.Board)
@@ -91,11 +132,6 @@ func writeStatusJSONFast(w io.Writer, out *statusJSON) error {
 		e.any(out.Snapshot)
 	}
 	e.close('}')
-	e.b = append(e.b, '\n')
-	if err := flush(); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // statusJSONFlush is how many bytes writeStatusJSONFast gathers before

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/netip"
@@ -283,5 +284,41 @@ func BenchmarkStatusJSON1000(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// failingWriter fails every write after the first n bytes.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(b []byte) (int, error) {
+	if len(b) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errors.New("disk full")
+	}
+	w.n -= len(b)
+	return len(b), nil
+}
+
+// TestStatusJSONWriterStops: a failing writer, or a value refused after
+// many chunks, ends the writing with that error (and without hanging).
+func TestStatusJSONWriterStops(t *testing.T) {
+	out := statusJSONOf(manySnapshot(t, 1000))
+	want := referenceStatusJSON(t, out)
+	if len(want) < 8*statusJSONFlush {
+		t.Fatalf("%d bytes, want several chunks", len(want))
+	}
+	for _, n := range []int{0, 100, statusJSONFlush + 1, 5 * statusJSONFlush} {
+		if err := encodeStatusJSON(&failingWriter{n: n}, out); err == nil || err.Error() != "disk full" {
+			t.Errorf("writer failing after %d bytes: %v, want its error", n, err)
+		}
+	}
+	out.Peers[len(out.Peers)-1].TxRate = math.NaN()
+	var got bytes.Buffer
+	if err := encodeStatusJSON(&got, out); err == nil {
+		t.Error("NaN in the last peer: no error")
+	}
+	if got.Len() >= len(want) || !bytes.HasPrefix(want, got.Bytes()) {
+		t.Errorf("NaN in the last peer: wrote %d bytes, want a prefix of the %d it would have", got.Len(), len(want))
 	}
 }
