@@ -240,7 +240,8 @@ type gcSettings struct {
 }
 
 // oneShotMemLimit is the heap a one-shot command may grow to before the
-// collector runs at all: 1,000 peers take about 70 MB without collecting.
+// collector runs at all: a 1,000-peer status peaks at about 40 MB RSS
+// without collecting.
 const oneShotMemLimit = 256 << 20
 
 // oneShotGC is how a one-shot command's process collects garbage: status
