@@ -103,3 +103,30 @@ func runTailpathCtx(ctx context.Context, t *testing.T, args ...string) (int, str
 	code := run(ctx, args, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	return code, out.String(), errb.String()
 }
+
+// TestOneShotGC: only status runs without collecting, and GOGC or
+// GOMEMLIMIT given by the user stand.
+func TestOneShotGC(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{[]string{"status", "--json"}, nil, true},
+		{[]string{"status"}, nil, true},
+		{nil, nil, false},
+		{[]string{"--socket", "x"}, nil, false},
+		{[]string{"serve"}, nil, false},
+		{[]string{"tail"}, nil, false},
+		{[]string{"status"}, map[string]string{"GOGC": "100"}, false},
+		{[]string{"status"}, map[string]string{"GOMEMLIMIT": "1GiB"}, false},
+	} {
+		gc, ok := oneShotGC(tc.args, func(k string) string { return tc.env[k] })
+		if ok != tc.want {
+			t.Errorf("oneShotGC(%q, %v) ok = %v, want %v", tc.args, tc.env, ok, tc.want)
+		}
+		if ok && (gc.percent != -1 || gc.limit != oneShotMemLimit) {
+			t.Errorf("oneShotGC(%q) = %+v, want the collector off up to %d bytes", tc.args, gc, oneShotMemLimit)
+		}
+	}
+}

@@ -692,10 +692,23 @@ func compareStatus(ctx context.Context, t *testing.T, label, sock, tailpath, tai
 	// One warm-up each (page cache, the LocalAPI's first-request paths).
 	timeRun(tailpath, "status", "--json", "--socket", sock)
 	timeRun(tailscale, "--socket", sock, "status", "--json")
+	// TAILPATH_BENCH_ALSO: other tailpath binaries (comma-separated
+	// paths, say built from earlier commits) timed in the same rounds.
+	var also []string
+	if v := os.Getenv("TAILPATH_BENCH_ALSO"); v != "" {
+		also = strings.Split(v, ",")
+	}
+	for _, bin := range also {
+		timeRun(bin, "status", "--json", "--socket", sock)
+	}
 	var tp, ts []time.Duration
+	alsoTimes := make([][]time.Duration, len(also))
 	for i := 0; i < n; i++ {
 		tp = append(tp, timeRun(tailpath, "status", "--json", "--socket", sock))
 		ts = append(ts, timeRun(tailscale, "--socket", sock, "status", "--json"))
+		for j, bin := range also {
+			alsoTimes[j] = append(alsoTimes[j], timeRun(bin, "status", "--json", "--socket", sock))
+		}
 	}
 	med := func(ds []time.Duration) time.Duration {
 		s := slices.Clone(ds)
@@ -704,6 +717,11 @@ func compareStatus(ctx context.Context, t *testing.T, label, sock, tailpath, tai
 	}
 	mtp, mts := med(tp), med(ts)
 	ratio := float64(mtp) / float64(mts)
+	for j, bin := range also {
+		m := med(alsoTimes[j])
+		t.Logf("BENCH n=%d %s: %s median %v (min %v); ratio %.2fx", n, label, bin, m.Round(10*time.Microsecond),
+			slices.Min(alsoTimes[j]).Round(10*time.Microsecond), float64(m)/float64(mts))
+	}
 	t.Logf("BENCH n=%d %s: tailpath status --json median %v (min %v, max %v); tailscale status --json median %v (min %v, max %v); ratio %.2fx",
 		n, label, mtp.Round(10*time.Microsecond), slices.Min(tp).Round(10*time.Microsecond), slices.Max(tp).Round(10*time.Microsecond),
 		mts.Round(10*time.Microsecond), slices.Min(ts).Round(10*time.Microsecond), slices.Max(ts).Round(10*time.Microsecond), ratio)
@@ -719,6 +737,9 @@ func compareStatus(ctx context.Context, t *testing.T, label, sock, tailpath, tai
 // serving both binaries, interleaved (docs/perf.md):
 //
 //	TAILPATH_BENCH=1 go test -run TestStatusScaleBench -v -count=1 .
+//
+// TAILPATH_BENCH_ALSO=bin1,bin2 times other tailpath builds in the same
+// rounds.
 func TestStatusScaleBench(t *testing.T) {
 	if os.Getenv("TAILPATH_BENCH") == "" {
 		t.Skip("skipping: a benchmark; set TAILPATH_BENCH=1")

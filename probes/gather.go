@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"tailscale.com/client/local"
@@ -131,7 +132,7 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 			nodesCh <- nodes
 		}()
 	}
-	st, err := c.Status(ctx)
+	st, err := readStatus(ctx, c)
 	if err != nil {
 		return nil, ConnectError(err, socketOf(c))
 	}
@@ -324,23 +325,44 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		}
 		pss = append(pss, ps)
 	}
-	snap.Peers = make([]Peer, len(pss))
-	sem := make(chan struct{}, whoisParallel)
-	var wg sync.WaitGroup
+	// In the snapshot's order (the sort at the end: name, then ID), so
+	// that sort finds the peers in place instead of moving 1,000 Peers.
+	type keyed struct {
+		name, id string
+		ps       *ipnstate.PeerStatus
+	}
+	order := make([]keyed, len(pss))
 	for i, ps := range pss {
+		order[i] = keyed{shortName(ps), cleanString(string(ps.ID)), ps}
+	}
+	slices.SortFunc(order, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.id, b.id)) })
+	for i := range order {
+		pss[i] = order[i].ps
+	}
+	snap.Peers = make([]Peer, len(pss))
+	// whoisParallel workers take the peers in turn: as many WhoIs at once
+	// as before, without a goroutine (and its stack growth) per peer.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(whoisParallel, len(pss)) {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			var node *tailcfg.Node
-			if len(ps.TailscaleIPs) > 0 {
-				node = whois("peer:"+string(ps.ID), ps.TailscaleIPs[0])
-			}
-			snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
-			if node != nil {
-				p := &snap.Peers[i]
-				p.PeerSide = peerSideFromLocal(p, node, snap.Regions)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(pss) {
+					return
+				}
+				ps := pss[i]
+				var node *tailcfg.Node
+				if len(ps.TailscaleIPs) > 0 {
+					node = whois("peer:"+string(ps.ID), ps.TailscaleIPs[0])
+				}
+				snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
+				if node != nil {
+					p := &snap.Peers[i]
+					p.PeerSide = peerSideFromLocal(p, node, snap.Regions)
+				}
 			}
 		}()
 	}

@@ -3,7 +3,13 @@ package probes
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/netip"
+	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
 )
@@ -14,16 +20,33 @@ import (
 // cache: "" for ourselves, "peer:<stable id>" for peers.
 type netmapNodes map[string]*tailcfg.Node
 
+// netmapMask is what readNetmapNodes asks the IPN bus for: the initial
+// netmap, and no netmap in later messages.
+const netmapMask = ipn.NotifyInitialNetMap | ipn.NotifyNoNetMap
+
 // readNetmapNodes watches the IPN bus for its first message with
 // NotifyInitialNetMap and returns the nodes it carries. Errors: the watch
 // fails or is refused, or the first message has no netmap (a daemon not
 // logged in, or one that no longer sends it: the initial netmap is
 // tailscaled's legacy field, Notify.NetMap, kept for the initial message
 // on every platform in v1.102). Callers fall back to WhoIs.
+//
+// A client that makes raw LocalAPI requests (*local.Client) has the
+// message decoded into the node fields Gather reads (readNetmapNodesRaw);
+// any other is read through WatchIPNBus (readNetmapNodesBus).
 func readNetmapNodes(ctx context.Context, c LocalClient) (netmapNodes, error) {
+	if raw, ok := c.(rawLocalAPI); ok {
+		return readNetmapNodesRaw(ctx, raw)
+	}
+	return readNetmapNodesBus(ctx, c)
+}
+
+// readNetmapNodesBus reads the first message through WatchIPNBus, which
+// decodes every field of every node.
+func readNetmapNodesBus(ctx context.Context, c LocalClient) (netmapNodes, error) {
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := c.WatchIPNBus(bctx, ipn.NotifyInitialNetMap|ipn.NotifyNoNetMap)
+	w, err := c.WatchIPNBus(bctx, netmapMask)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +58,7 @@ func readNetmapNodes(ctx context.Context, c LocalClient) (netmapNodes, error) {
 	//lint:ignore SA1019 the initial netmap is the one message that carries every peer's node at once; it is sent on every platform when NotifyInitialNetMap is asked for (ipnlocal WatchNotificationsAs), and without it Gather asks WhoIs per peer.
 	nm := n.NetMap
 	if nm == nil {
-		return nil, errors.New("the IPN bus's first message carries no netmap")
+		return nil, errNoNetmap
 	}
 	out := make(netmapNodes, len(nm.Peers)+1)
 	if nm.SelfNode.Valid() {
@@ -44,6 +67,107 @@ func readNetmapNodes(ctx context.Context, c LocalClient) (netmapNodes, error) {
 	for _, p := range nm.Peers {
 		if p.Valid() {
 			out["peer:"+string(p.StableID())] = p.AsStruct()
+		}
+	}
+	return out, nil
+}
+
+var errNoNetmap = errors.New("the IPN bus's first message carries no netmap")
+
+// busFirstLite is the IPN bus's first message (ipn.Notify) as far as
+// Gather reads it: the netmap's nodes (netmap.NetworkMap's SelfNode and
+// Peers, each a tailcfg.Node).
+type busFirstLite struct {
+	NetMap *struct {
+		SelfNode *nodeLite
+		Peers    []*nodeLite
+	}
+}
+
+// nodeLite is the part of a tailcfg.Node's JSON that is read of a cached
+// node: by Gather (buildPeer, OnlineState, peerSideFromLocal, the self
+// NetInfo) and by Source (the ID, to drop what the IPN bus made stale).
+// The same field names and types, so the JSON decodes to the same values.
+// A field Gather starts reading from a node must be added here and in
+// node; TestNetmapLiteMatchesBus compares both ways of reading.
+type nodeLite struct {
+	ID        tailcfg.NodeID
+	StableID  tailcfg.StableNodeID
+	Endpoints []netip.AddrPort
+	HomeDERP  int
+	LastSeen  *time.Time
+	Online    *bool
+	Cap       tailcfg.CapabilityVersion
+	Hostinfo  *struct {
+		IPNVersion string
+		NetInfo    *tailcfg.NetInfo
+	}
+}
+
+// node is n as a tailcfg.Node with only nodeLite's fields set.
+func (n *nodeLite) node() *tailcfg.Node {
+	out := &tailcfg.Node{
+		ID:        n.ID,
+		StableID:  n.StableID,
+		Endpoints: n.Endpoints,
+		HomeDERP:  n.HomeDERP,
+		LastSeen:  n.LastSeen,
+		Online:    n.Online,
+		Cap:       n.Cap,
+	}
+	if h := n.Hostinfo; h != nil {
+		out.Hostinfo = (&tailcfg.Hostinfo{IPNVersion: h.IPNVersion, NetInfo: h.NetInfo}).View()
+	}
+	return out
+}
+
+// readNetmapNodesRaw asks for the IPN bus itself (GET
+// /localapi/v0/watch-ipn-bus, as local.Client.WatchIPNBus does) and
+// decodes only the first message's nodes, and of each only nodeLite's
+// fields: a thousand peers' whole nodes (Hostinfo, keys, addresses,
+// capabilities) cost more to decode than the Status they complement
+// (docs/perf.md, issue 8).
+func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI) (netmapNodes, error) {
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mask, err := netmapMask.MarshalText()
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(bctx, "GET", "http://"+apitype.LocalAPIHost+"/localapi/v0/watch-ipn-bus?mask="+string(mask), nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.DoLocalRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, errors.New(res.Status)
+	}
+	// Decoded as encoding/json decodes ipn.Notify: names matched without
+	// case, duplicate names and invalid UTF-8 let through. The decoder
+	// reads one value: the stream stays open after it.
+	dec := jsontext.NewDecoder(res.Body, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	var first busFirstLite
+	if err := jsonv2.UnmarshalDecode(dec, &first, jsonv2.MatchCaseInsensitiveNames(true)); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	nm := first.NetMap
+	if nm == nil {
+		return nil, errNoNetmap
+	}
+	out := make(netmapNodes, len(nm.Peers)+1)
+	if nm.SelfNode != nil {
+		out[""] = nm.SelfNode.node()
+	}
+	for _, p := range nm.Peers {
+		if p != nil {
+			out["peer:"+string(p.StableID)] = p.node()
 		}
 	}
 	return out, nil

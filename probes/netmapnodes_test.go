@@ -1,0 +1,156 @@
+package probes
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"tailscale.com/tailcfg"
+	"tailscale.com/types/opt"
+
+	"github.com/tailpath/tailpath/probes/probestest"
+)
+
+// busOnly hides a client's DoLocalRequest, so readNetmapNodes reads the
+// IPN bus through WatchIPNBus.
+type busOnly struct{ LocalClient }
+
+// nodeRead is what Gather and Source read of a node (nodeLite's fields).
+type nodeRead struct {
+	ID         tailcfg.NodeID
+	StableID   tailcfg.StableNodeID
+	Endpoints  []string
+	HomeDERP   int
+	LastSeen   *time.Time
+	Online     *bool
+	Cap        tailcfg.CapabilityVersion
+	Hostinfo   bool
+	IPNVersion string
+	NetInfo    *tailcfg.NetInfo
+}
+
+func readOf(n *tailcfg.Node) nodeRead {
+	r := nodeRead{ID: n.ID, StableID: n.StableID, HomeDERP: n.HomeDERP, LastSeen: n.LastSeen, Online: n.Online, Cap: n.Cap}
+	for _, ep := range n.Endpoints {
+		r.Endpoints = append(r.Endpoints, ep.String())
+	}
+	if n.Hostinfo.Valid() {
+		r.Hostinfo, r.IPNVersion = true, n.Hostinfo.IPNVersion()
+		if ni := n.Hostinfo.NetInfo(); ni.Valid() {
+			r.NetInfo = ni.AsStruct()
+		}
+	}
+	return r
+}
+
+// variedNetmap is ManyPeers(n) with nodes whose read fields vary more:
+// last seen, unknown online state, no Hostinfo, Hostinfo without
+// NetInfo, every NetInfo field, fields Gather does not read.
+func variedNetmap(t *testing.T, n int) *probestest.Fixture {
+	t.Helper()
+	fix := probestest.ManyPeers(n)
+	var nm struct {
+		SelfNode *tailcfg.Node
+		Peers    []*tailcfg.Node
+	}
+	if err := json.Unmarshal(fix.NetMap, &nm); err != nil {
+		t.Fatal(err)
+	}
+	seen := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for i, p := range nm.Peers {
+		switch i % 5 {
+		case 0:
+			p.LastSeen, p.Online = &seen, nil
+		case 1:
+			p.Hostinfo = tailcfg.HostinfoView{}
+		case 2:
+			hi := p.Hostinfo.AsStruct()
+			hi.NetInfo = nil
+			hi.Services = []tailcfg.Service{{Proto: "tcp", Port: 22}}
+			p.Hostinfo = hi.View()
+		case 3:
+			hi := p.Hostinfo.AsStruct()
+			hi.NetInfo = &tailcfg.NetInfo{MappingVariesByDestIP: "true", WorkingIPv6: "true",
+				OSHasIPv6: "true", WorkingUDP: "false", WorkingICMPv4: "true", HavePortMap: true, UPnP: "true", PMP: "false",
+				PCP: "", PreferredDERP: 2, LinkType: "wifi", DERPLatency: map[string]float64{"2-v4": 0.02, "2-v6": 0.015}}
+			p.Hostinfo, p.Cap = hi.View(), 90
+		case 4:
+			p.HomeDERP, p.Tags = 0, []string{"tag:server"}
+			p.CapMap = tailcfg.NodeCapMap{tailcfg.NodeAttrOnlyTCP443: nil}
+		}
+	}
+	b, err := json.Marshal(nm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix.NetMap = b
+	return fix
+}
+
+// TestNetmapLiteMatchesBus: decoding only the fields Gather reads from
+// the IPN bus's first message gives the same values as decoding whole
+// nodes through WatchIPNBus, node by node, and the same snapshot.
+func TestNetmapLiteMatchesBus(t *testing.T) {
+	srv := probestest.New(t, variedNetmap(t, 40))
+	c := NewClient(srv.Socket)
+	ctx := context.Background()
+	lite, err := readNetmapNodes(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus, err := readNetmapNodes(ctx, busOnly{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bus) != 41 || len(lite) != len(bus) {
+		t.Fatalf("%d nodes decoded whole, %d lite; want 41 each", len(bus), len(lite))
+	}
+	for k, n := range bus {
+		l, ok := lite[k]
+		if !ok {
+			t.Errorf("node %q missing from the lite read", k)
+			continue
+		}
+		if diff := cmp.Diff(readOf(n), readOf(l)); diff != "" {
+			t.Errorf("node %q differs (-whole +lite):\n%s", k, diff)
+		}
+	}
+	if opt.Bool(bus["peer:n5CNTRL"].Hostinfo.NetInfo().UPnP()) != "true" {
+		t.Errorf("the varied netmap lost its NetInfo: %+v", readOf(bus["peer:n5CNTRL"]))
+	}
+
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	viaLite, err := gatherAt(ctx, c, nil, now, GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaBus, err := gatherAt(ctx, busOnly{c}, nil, now, GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Requests("whois"); n != 0 {
+		t.Errorf("%d WhoIs requests with the netmap available, want 0", n)
+	}
+	if diff := cmp.Diff(viaBus.Peers, viaLite.Peers, cmpOpts...); diff != "" {
+		t.Errorf("peers differ (-whole +lite):\n%s", diff)
+	}
+	if diff := cmp.Diff(viaBus.Self, viaLite.Self, cmpOpts...); diff != "" {
+		t.Errorf("self differs (-whole +lite):\n%s", diff)
+	}
+}
+
+// TestNetmapLiteNoNetmap: a first message without a netmap is an error
+// both ways (Gather then asks WhoIs).
+func TestNetmapLiteNoNetmap(t *testing.T) {
+	fix := probestest.ManyPeers(3)
+	fix.NetMap = nil
+	srv := probestest.New(t, fix)
+	c := NewClient(srv.Socket)
+	for _, lc := range []LocalClient{c, busOnly{c}} {
+		if nodes, err := readNetmapNodes(context.Background(), lc); err == nil {
+			t.Errorf("%T: %d nodes, no error", lc, len(nodes))
+		}
+	}
+}
