@@ -146,16 +146,7 @@ func (e *jsonIndenter) peer(sp *statusPeer) {
 		e.peerFields(sp.Peer)
 	}
 	e.key("path_changes")
-	if sp.PathChanges == nil {
-		e.null()
-	} else {
-		e.open('[')
-		for _, c := range sp.PathChanges {
-			e.next()
-			e.pathChange(c)
-		}
-		e.close(']')
-	}
+	jsonList(e, sp.PathChanges, func(c *link.PathChange) { e.pathChange(*c) })
 	e.close('}')
 }
 
@@ -307,26 +298,12 @@ func (e *jsonIndenter) verdict(v *probes.Verdict) {
 	e.str(string(v.Reason))
 	if len(v.Also) > 0 {
 		e.key("also")
-		e.open('[')
-		for _, r := range v.Also {
-			e.next()
-			e.str(string(r))
-		}
-		e.close(']')
+		jsonList(e, v.Also, func(r *probes.ReasonID) { e.str(string(*r)) })
 	}
 	e.key("summary")
 	e.str(v.Summary)
 	e.key("checks")
-	if v.Checks == nil {
-		e.null()
-	} else {
-		e.open('[')
-		for i := range v.Checks {
-			e.next()
-			e.check(&v.Checks[i])
-		}
-		e.close(']')
-	}
+	jsonList(e, v.Checks, e.check)
 	if v.Fix != "" {
 		e.key("fix")
 		e.str(v.Fix)
@@ -635,14 +612,20 @@ func (e *jsonIndenter) addr(a netip.Addr) {
 }
 
 func (e *jsonIndenter) addrs(as []netip.Addr) {
-	if as == nil {
+	jsonList(e, as, func(a *netip.Addr) { e.addr(*a) })
+}
+
+// jsonList writes xs as encoding/json does a slice: null when nil, else
+// an array of item(&xs[i]).
+func jsonList[T any](e *jsonIndenter, xs []T, item func(*T)) {
+	if xs == nil {
 		e.null()
 		return
 	}
 	e.open('[')
-	for _, a := range as {
+	for i := range xs {
 		e.next()
-		e.addr(a)
+		item(&xs[i])
 	}
 	e.close(']')
 }
@@ -659,16 +642,7 @@ func (e *jsonIndenter) addrPort(ap netip.AddrPort) {
 }
 
 func (e *jsonIndenter) addrPorts(aps []netip.AddrPort) {
-	if aps == nil {
-		e.null()
-		return
-	}
-	e.open('[')
-	for _, ap := range aps {
-		e.next()
-		e.addrPort(ap)
-	}
-	e.close(']')
+	jsonList(e, aps, func(ap *netip.AddrPort) { e.addrPort(*ap) })
 }
 
 // any writes v as json.MarshalIndent does at this depth.
