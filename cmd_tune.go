@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -19,20 +20,21 @@ import (
 
 // tuneFlags are `tailpath tune`'s flags.
 type tuneFlags struct {
-	bandwidth string  // --bandwidth: target throughput ("400Mbit"); empty means measure
-	rtt       string  // --rtt: round trip to the peers that matter ("20ms"); empty means --peer or measure
-	peer      string  // --peer: tailnet peer whose ping RTT to use
-	headroom  float64 // --headroom: BDP multiplier (0: sysctl.DefaultHeadroom)
-	bbr       bool    // --bbr: also switch to bbr (and fq where needed) when possible
-	apply     bool    // --apply: write the recommended values (root)
-	persist   bool    // --persist: also keep the values where this system applies them at boot (with --apply)
-	bulkConns int     // --bulk-conns: bulk connections sharing tcp_mem (0: sysctl.DefaultBulkConns)
-	revert    bool    // --revert: restore the values recorded by the last --apply
-	json      bool    // --json: one JSON object on stdout
-	yes       bool    // --yes: do not ask before applying
-	state     string  // --state: revert state file (default sysctl.DefaultStatePath())
-	root      string  // --root: treat this directory as "/" (sandbox copies, tests)
-	mtuProbe  string  // --mtu-probe: peer to probe the path MTU to, instead of tuning
+	fs        *flag.FlagSet // the flags as parsed, for the command lines tune prints
+	bandwidth string        // --bandwidth: target throughput ("400Mbit"); empty means measure
+	rtt       string        // --rtt: round trip to the peers that matter ("20ms"); empty means --peer or measure
+	peer      string        // --peer: tailnet peer whose ping RTT to use
+	headroom  float64       // --headroom: BDP multiplier (0: sysctl.DefaultHeadroom)
+	bbr       bool          // --bbr: also switch to bbr (and fq where needed) when possible
+	apply     bool          // --apply: write the recommended values (root)
+	persist   bool          // --persist: also keep the values where this system applies them at boot (with --apply)
+	bulkConns int           // --bulk-conns: bulk connections sharing tcp_mem (0: sysctl.DefaultBulkConns)
+	revert    bool          // --revert: restore the values recorded by the last --apply
+	json      bool          // --json: one JSON object on stdout
+	yes       bool          // --yes: do not ask before applying
+	state     string        // --state: revert state file (default sysctl.DefaultStatePath())
+	root      string        // --root: treat this directory as "/" (sandbox copies, tests)
+	mtuProbe  string        // --mtu-probe: peer to probe the path MTU to, instead of tuning
 
 	// peerRTT measures the round trip to a tailnet peer by name for
 	// --peer; nil makes --peer say it needs tailscaled and ask for --rtt.
@@ -84,6 +86,7 @@ func newTuneCommand(peerRTT func(ctx context.Context, peer string) (time.Duratio
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+")")
 	fs.StringVar(&f.mtuProbe, "mtu-probe", "", "instead of tuning, find the largest packet the direct path to this peer carries (DISCO pings of growing size through tailscaled, like tailscale ping --size)")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
+	f.fs = fs
 	return &command{
 		name:  "tune",
 		short: "TCP tuning for the tailnet: current vs recommended sysctls, BBR, apply, persist, revert",
@@ -91,6 +94,25 @@ func newTuneCommand(peerRTT func(ctx context.Context, peer string) (time.Duratio
 		flags: fs,
 		run:   f.run,
 	}
+}
+
+// setFlags are the flags set on fs as command-line words, in name order:
+// "--name" for a true bool flag, "--name", "value" for others.
+func setFlags(fs *flag.FlagSet) []string {
+	var out []string
+	if fs == nil {
+		return nil
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if fl.Value.String() == "true" {
+				out = append(out, "--"+fl.Name)
+			}
+			return
+		}
+		out = append(out, "--"+fl.Name, fl.Value.String())
+	})
+	return out
 }
 
 func (f *tuneFlags) run(ctx context.Context, args []string, stdio IO) error {
@@ -128,7 +150,9 @@ func (f *tuneFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if f.root != "" {
 		in.Host, in.Sandbox = sysctl.AtRoot(f.root), true
 	}
-	cmdline := append([]string{"tailpath", "tune"}, args...)
+	// The command as typed, so the hints tune prints (to apply, to run
+	// with sudo) keep --root, --bandwidth and the rest.
+	cmdline := append([]string{"tailpath", "tune"}, setFlags(f.fs)...)
 	revertCmd := []string{"tailpath", "tune"}
 	if f.root != "" {
 		revertCmd = append(revertCmd, "--root", f.root)

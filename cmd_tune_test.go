@@ -121,3 +121,20 @@ func TestTuneHelp(t *testing.T) {
 		t.Errorf("Go's default usage header:\n%s", got)
 	}
 }
+
+// TestTuneHints: the command lines tune prints keep the flags it was given
+// (a hint without --root would write the real host's sysctls).
+func TestTuneHints(t *testing.T) {
+	root := filepath.Join("..", "shared", "testdata", "field", "nas", "dsm-5.10")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--bbr"}, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	want := "To apply: tailpath tune --bandwidth 400Mbit --bbr --root " + root + " --apply\n"
+	if code != 0 || !strings.HasSuffix(out.String(), want) {
+		t.Errorf("exit %d; output ends %q, want %q\nstderr: %s", code, lastLine(out.String()), want, errb.String())
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
