@@ -311,6 +311,37 @@ func (m *model) setFocus(i int) tea.Cmd {
 	)
 }
 
+// helpView is the help line(s). The short line keeps the global keys
+// ("? help • q quit") whole at the right and fits the pane's keys into
+// what is left, so a narrow window cuts a pane key, never the way to quit
+// or to see the rest.
+func (m *model) helpView(k helpKeys) string {
+	if m.help.ShowAll {
+		return m.help.View(k)
+	}
+	var global []key.Binding
+	if k.capturing {
+		global = []key.Binding{k.global.ForceQuit}
+	} else {
+		global = k.global.ShortHelp()
+	}
+	gv := m.help.ShortHelpView(global)
+	if k.pane == nil {
+		return gv
+	}
+	h := m.help
+	sep := h.Styles.ShortSeparator.Inline(true).Render(h.ShortSeparator)
+	h.Width = m.width - ansi.StringWidth(gv) - ansi.StringWidth(sep)
+	if h.Width <= 0 {
+		return gv
+	}
+	pv := h.ShortHelpView(k.pane.ShortHelp())
+	if pv == "" {
+		return gv
+	}
+	return pv + sep + gv
+}
+
 // render rebuilds the cached frame: the tab line, the banner while the
 // source is down, the focused pane in the remaining height, then help.
 func (m *model) render() {
@@ -320,7 +351,7 @@ func (m *model) render() {
 		return
 	}
 	focused := m.panes[m.focus]
-	helpLines := strings.Split(m.help.View(helpKeys{pane: focused.KeyMap(), global: m.keys, capturing: focused.Capturing()}), "\n")
+	helpLines := strings.Split(m.helpView(helpKeys{pane: focused.KeyMap(), global: m.keys, capturing: focused.Capturing()}), "\n")
 	var banner []string
 	for _, l := range []string{m.notice, m.flash} {
 		if l != "" {

@@ -1,0 +1,30 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
+)
+
+// TestHelpKeepsQuit: at 80 columns the Peers pane with peers and the
+// control API's r key has more short help than fits; the line cuts a
+// pane key (…) and keeps "? help • q quit" whole at its end.
+func TestHelpKeepsQuit(t *testing.T) {
+	opts := testOptions()
+	opts.RefreshPeerSide = func() tea.Cmd { return nil }
+	snap := peerstest.Snapshot()
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, link.Of(&snap))
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	last := strings.TrimRight(lines[len(lines)-1], " ")
+	if !strings.HasSuffix(last, "• ? help • q quit") || !strings.Contains(last, "…") || !strings.HasPrefix(last, "↑/↓ move • enter details") {
+		t.Errorf("help line at 80 columns: %q, want the pane's keys cut with … then ? help • q quit", last)
+	}
+	if w := ansi.StringWidth(last); w > 80 {
+		t.Errorf("help line is %d columns wide: %q", w, last)
+	}
+}
