@@ -369,8 +369,10 @@ func (d *Detail) lines() []string {
 	field("path", link.PathText(&p.Path), &pathStyle)
 	v := &p.Verdict
 	verdict := reasonText(v)
-	if v.Reason != "" && string(v.Reason) != verdict {
-		verdict = string(v.Reason) + ": " + verdict
+	// The reason id, then its words, unless the words already start with
+	// it ("idle: no recent traffic", "offline since …").
+	if r := string(v.Reason); r != "" && r != verdict && !strings.HasPrefix(verdict, r+":") && !strings.HasPrefix(verdict, r+" ") {
+		verdict = r + ": " + verdict
 	}
 	field("verdict", verdict, &pathStyle)
 	if len(v.Also) > 0 {

@@ -1,6 +1,8 @@
 package peers
 
 import (
+	"github.com/charmbracelet/x/ansi"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +57,33 @@ func TestDetailShowsVerdictAndEvidence(t *testing.T) {
 	}
 	if d.keys.Disco.Enabled() || d.keys.TSMP.Enabled() {
 		t.Error("ping keys enabled without a Ping function")
+	}
+}
+
+// TestDetailVerdictNotRepeated: a summary that starts with its reason id
+// (probes.Diagnose's "idle: no recent traffic", "offline since …") is
+// shown once, not "idle: idle: …".
+func TestDetailVerdictNotRepeated(t *testing.T) {
+	for _, tt := range []struct {
+		reason  probes.ReasonID
+		summary string
+		want    string
+	}{
+		{probes.ReasonIdle, "idle: no recent traffic", "verdict    idle: no recent traffic\n"},
+		{probes.ReasonOffline, "offline since 2026-11-30 04:00Z", "verdict    offline since 2026-11-30 04:00Z\n"},
+		{probes.ReasonIdle, "no traffic recently", "verdict    idle: no traffic recently\n"},
+		{probes.ReasonIdle, "idleness", "verdict    idle: idleness\n"},
+	} {
+		d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+		d.SetSize(100, 40)
+		s := peerstest.Snapshot()
+		s.Peers[0].Verdict = probes.Verdict{Reason: tt.reason, Summary: tt.summary}
+		d.Update(peerstest.Linked(s))
+		d.Update(common.PeerSelectedMsg{Peer: s.Peers[0]})
+		v := regexp.MustCompile(`(?m) +$`).ReplaceAllString(ansi.Strip(d.View()), "")
+		if !strings.Contains(v, tt.want) {
+			t.Errorf("%s %q: detail lacks %q:\n%s", tt.reason, tt.summary, tt.want, v)
+		}
 	}
 }
 
