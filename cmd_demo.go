@@ -35,7 +35,7 @@ type demoFlags struct {
 const demoUsage = `usage: tailpath demo [--status [--json] | --lab-only | --serve 127.0.0.1:9473]
 
 Starts a lab tailnet made of real Tailscale code on 127.0.0.1 (control, two
-DERP regions, STUN and five nodes: the observer the dashboard watches, a
+DERP regions and a STUN-only one, and five nodes: the observer the dashboard watches, a
 direct peer, a DERP-only peer in a child process that advertises no
 endpoints, an idle peer and an offline one), then shows it in the dashboard.
 Needs no root and no network beyond loopback.`

@@ -130,7 +130,8 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 //
 // device-no-public-endpoint holds when the board says it advertised 0
 // endpoints and control does not list a public one for it (WhoIs
-// endpoints empty, all private, or unknown). It replaces no-endpoints as
+// endpoints empty, all private, or unknown), or when the board says it
+// advertised some and control lists none at all (they never reached it). It replaces no-endpoints as
 // the primary reason (it says why there are none), which moves to Also;
 // only no-home-derp, no-handshake, local-tcp443-only and local-udp-blocked
 // stay ahead of it. device-probe-table-full holds
@@ -170,7 +171,7 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 	}
 	addState("Device.Node", node, CheckInfo, "the board's telemetry names this peer")
 
-	noPublic := false
+	noPublic, unreached := false, false
 	switch {
 	case d.Endpoints < 0:
 		addState("Device.Endpoints", "unknown", CheckUnknown, "the board has not reported its advertised endpoints")
@@ -182,6 +183,13 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 			note = "the board says none, but control lists a public endpoint: the telemetry may be stale"
 		}
 		add("Device.Endpoints", "0", noPublic, note)
+	case p.EndpointsKnown && len(p.Endpoints) == 0:
+		// The board says it sent endpoints that control does not list:
+		// they never got there (the HTTP/2 stall of the CoreS3 case), or
+		// the netmap predates the board's report.
+		noPublic, unreached = true, true
+		add("Device.Endpoints", strconv.FormatInt(d.Endpoints, 10), true,
+			"the board says it advertised "+strconv.FormatInt(d.Endpoints, 10)+" endpoint(s), yet control lists none for it: the announcement has not reached control (a stalled control stream), or the netmap is older than the board's report")
 	default:
 		add("Device.Endpoints", strconv.FormatInt(d.Endpoints, 10), false, "the board has advertised endpoints")
 	}
@@ -333,6 +341,9 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 		out.Reason = first
 		out.Also = causes[1:]
 		out.Summary = deviceSummary(first)
+	}
+	if unreached && first == ReasonDeviceNoPublicEndpoint {
+		out.Summary = strings.Replace(out.Summary, deviceSummary(first), "board's endpoints never reached control", 1)
 	}
 	out.Fix = deviceFix(first)
 	if len(out.Also) == 0 {

@@ -66,6 +66,30 @@ func TestDiagnoseDevice(t *testing.T) {
 			want:  want{Reason: ReasonUnexplained, Summary: "relayed; no checked cause holds"},
 		},
 		{
+			// The board says it sent one; control lists none: it never
+			// got there (the CoreS3 case's stalled control stream).
+			name:  "board advertised endpoints that control does not list: device-no-public-endpoint",
+			peer:  func(p *Peer) { *p = boardPeer() },
+			board: func(d *DeviceEvidence) { d.Endpoints = 2 },
+			want: want{Reason: ReasonDeviceNoPublicEndpoint, Also: []ReasonID{ReasonNoEndpoints},
+				Summary: "board's endpoints never reached control", Failed: []string{"Device.Endpoints"}},
+		},
+		{
+			name:  "board advertised endpoints, control lists a private one: not claimed",
+			peer:  func(p *Peer) { *p = boardPeer("192.168.1.50:41641") },
+			board: func(d *DeviceEvidence) { d.Endpoints = 2 },
+			want:  want{Reason: ReasonPrivateEndpointsOnly, Summary: "peer has only private endpoints"},
+		},
+		{
+			name: "board advertised endpoints, control's list unknown: not claimed",
+			peer: func(p *Peer) {
+				*p = boardPeer()
+				p.EndpointsKnown = false
+			},
+			board: func(d *DeviceEvidence) { d.Endpoints = 2 },
+			want:  want{Reason: ReasonUnexplained, Summary: "relayed; no checked cause holds"},
+		},
+		{
 			name:  "endpoints unknown: the verdict stands",
 			peer:  func(p *Peer) { *p = boardPeer() },
 			board: func(d *DeviceEvidence) { d.Endpoints = -1 },
@@ -137,8 +161,8 @@ func TestDiagnoseDevice(t *testing.T) {
 			board: func(d *DeviceEvidence) {
 				d.RelayKnown, d.RelayUp, d.RelayWasUp, d.RelayAttempts = true, false, true, 3
 			},
-			want: want{Reason: ReasonDeviceDERPDown, Also: []ReasonID{ReasonNoEndpoints},
-				Summary: "board's DERP relay is down", Failed: []string{"Device.DERPRelay"}},
+			want: want{Reason: ReasonDeviceDERPDown, Also: []ReasonID{ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints},
+				Summary: "board's DERP relay is down", Failed: []string{"Device.Endpoints", "Device.DERPRelay"}},
 		},
 		{
 			name: "relay down ranks ahead of local UDP blocked and the board's endpoint",
@@ -154,7 +178,7 @@ func TestDiagnoseDevice(t *testing.T) {
 		{
 			name:  "relay up: listed, nothing changes",
 			peer:  func(p *Peer) { *p = boardPeer() },
-			board: func(d *DeviceEvidence) { d.RelayKnown, d.RelayUp = true, true },
+			board: func(d *DeviceEvidence) { d.RelayKnown, d.RelayUp, d.Endpoints = true, true, -1 },
 			want:  want{Reason: ReasonNoEndpoints, Summary: "peer advertises no UDP endpoints"},
 		},
 		{
