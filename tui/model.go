@@ -63,6 +63,10 @@ type Options struct {
 	// happens in the command) and answers with a SavedMsg; nil disables
 	// the S key.
 	Save func() tea.Cmd
+	// NoSave, with Save nil, is what S says instead of saving (a replayed
+	// snapshot: "the file is already the snapshot"); "" lets S through to
+	// the pane.
+	NoSave string
 }
 
 // Model is the root tea.Model. Create it with New; the zero value is not
@@ -104,6 +108,7 @@ type model struct {
 
 	notice   string // Options.Notice, sanitised
 	save     func() tea.Cmd
+	noSave   string // Options.NoSave, sanitised
 	flash    string // the last save's outcome, shown for flashFor
 	flashGen int
 
@@ -148,6 +153,7 @@ func New(opts Options) Model {
 	return Model{&model{
 		notice:     safetext.Clean(opts.Notice),
 		save:       opts.Save,
+		noSave:     safetext.Clean(opts.NoSave),
 		title:      safetext.Clean(opts.Title),
 		now:        now,
 		st:         st,
@@ -282,6 +288,11 @@ func (m *model) routeKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Save):
 		m.flash = "saving a snapshot…"
 		return m.save()
+	case m.save == nil && m.noSave != "" && k.String() == "S":
+		m.flashGen++
+		m.flash = m.noSave
+		gen := m.flashGen
+		return tea.Tick(flashFor, func(time.Time) tea.Msg { return flashDoneMsg{gen: gen} })
 	case key.Matches(k, m.keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		return nil

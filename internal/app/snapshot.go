@@ -63,7 +63,8 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 		return fmt.Errorf("dashboard: the snapshot: %w", err)
 	}
 	panes, msgs := d.replayPanes()
-	model := tui.New(tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay)})
+	model := tui.New(tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay),
+		NoSave: "nothing to save: this is a saved snapshot already (status --from FILE --save OUT --redact makes a shareable copy)"})
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
 	go func() {
 		p.Send(ls)

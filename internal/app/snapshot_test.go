@@ -152,6 +152,8 @@ func TestDashboardReplay(t *testing.T) {
 	waitFor("[snapshot taken 2026-11-30 12:00:00Z: not this machine]", "Synology DSM 7.1", "16777216")
 	ptmx.Write([]byte("a"))
 	waitFor("read-only: this is the snapshot's report")
+	ptmx.Write([]byte("S"))
+	waitFor("nothing to save: this is a saved snapshot already")
 	ptmx.Write([]byte("q"))
 	select {
 	case err := <-done:

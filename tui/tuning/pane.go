@@ -129,6 +129,12 @@ func (p *Pane) KeyMap() help.KeyMap {
 		k.NoRevert.SetHelp("r", "revert: nothing recorded yet")
 	}
 	k.BBR.SetEnabled(p.data != nil && p.data.Err == nil && !p.bbrInUse())
+	if p.o.Snapshot != "" {
+		// A saved report: nothing here to write (a and r say so).
+		k.Apply.SetEnabled(false)
+		k.Revert.SetEnabled(false)
+		k.NoRevert.SetEnabled(false)
+	}
 	return k
 }
 
@@ -174,7 +180,7 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 	}
 	km := p.KeyMap().(keyMap)
 	switch {
-	case p.o.Snapshot != "" && (key.Matches(m, km.Apply) || key.Matches(m, km.Revert)):
+	case p.o.Snapshot != "" && (key.Matches(m, p.keys.Apply) || key.Matches(m, p.keys.Revert)):
 		p.outcome, p.bad, p.dirty = "read-only: this is the snapshot's report; run tailpath tune on the host it was taken on", true, true
 	case key.Matches(m, km.Apply):
 		if !p.isRoot() {
