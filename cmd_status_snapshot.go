@@ -260,7 +260,7 @@ func readInput(ctx context.Context, name string, stdin io.Reader) (snapshot.Raw,
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return snapshot.Raw{}, err
+			return snapshot.Raw{}, fmt.Errorf("%w (is tailpath serve running there, listening on an address this machine reaches? serve listens on loopback unless --listen names another)", err)
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {

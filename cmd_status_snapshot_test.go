@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -304,5 +305,19 @@ func TestStatusFromStdin(t *testing.T) {
 	}
 	if code, _, stderr := runStatusCmd(t, "--save", "-", "--json"); code != 2 || !strings.Contains(stderr, "--json has no room") {
 		t.Errorf("--save - --json: exit %d, %q", code, stderr)
+	}
+}
+
+// TestFromURLRefused: a URL nobody answers says what to check.
+func TestFromURLRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	code, _, errOut := runStatusCmd(t, "--from", "http://"+addr+"/snapshot.json")
+	if code == 0 || !strings.Contains(errOut, "connection refused") || !strings.Contains(errOut, "is tailpath serve running there") {
+		t.Errorf("status --from a closed port: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -220,7 +221,12 @@ func WriteFile(path string, f *File) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("snapshot: %w", err)
+		// Name the file asked for, not the temporary one beside it.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("snapshot: cannot write %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -241,7 +247,11 @@ func WriteFile(path string, f *File) (err error) {
 		return fmt.Errorf("snapshot: writing %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err
+		}
+		return fmt.Errorf("snapshot: cannot write %s: %w", path, err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -414,5 +415,16 @@ func TestRedactExtras(t *testing.T) {
 	}
 	if c := red.Tuning.Conns[0]; c.Local.Port() != 22 || c.Remote.Port() != 50123 || !probes.IsPrivateAddr(c.Remote.Addr()) {
 		t.Errorf("connection %v → %v: ports and class must stay", c.Local, c.Remote)
+	}
+}
+
+// TestWriteFileErrorNamesThePath: a directory that is not there is named
+// with the file asked for, not the temporary file written beside it.
+func TestWriteFileErrorNamesThePath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "x.json")
+	f := &File{Format: Format, Version: Version, Taken: fixtureNow, Origin: OriginLocalAPI, Status: minimalStatus()}
+	err := WriteFile(path, f)
+	if err == nil || !strings.HasPrefix(err.Error(), "snapshot: cannot write "+path+": ") || strings.Contains(err.Error(), ".tmp") || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("WriteFile into a missing directory: %v", err)
 	}
 }
