@@ -20,6 +20,7 @@ import (
 	"tailscale.com/types/key"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -263,7 +264,7 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, error) {
 		}
 		p.status, p.statusFrom, p.text = &st, KindStatusJSON, nil
 		in.Kind = KindStatusJSON
-		in.Note = fmt.Sprintf("%d peers", len(st.Peer))
+		in.Note = units.Count(len(st.Peer), "peer", "peers")
 		for _, ps := range st.Peer {
 			if ps != nil {
 				p.noteTime(ps.LastWrite)
@@ -386,7 +387,7 @@ func (p *paste) closeBlock(block **blockState) {
 		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last,
 			Note: fmt.Sprintf("us + %d peers; this format has no endpoints, handshakes or NAT facts", max(len(b.text.lines)-1, 0))})
 	case "health":
-		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: fmt.Sprintf("%d health messages", len(p.health))})
+		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: units.Count(len(p.health), "health message", "health messages")})
 	}
 }
 
