@@ -276,9 +276,11 @@ func (d *Detail) endRuns(why string) {
 	d.syncKeys()
 }
 
-// syncKeys enables the ping keys only when a ping can start.
+// syncKeys enables the ping keys only when a ping can start: a ping
+// function, a peer that control does not call offline (every try would
+// time out), and no run of this peer's going.
 func (d *Detail) syncKeys() {
-	can := d.ping != nil && d.peerID != ""
+	can := d.ping != nil && d.peerID != "" && d.peer.Path.Kind != probes.PathOffline
 	if r := d.pings[d.peerID]; r != nil && r.running {
 		can = false
 	}
@@ -308,6 +310,7 @@ func (d *Detail) refresh() {
 				break
 			}
 		}
+		d.syncKeys()
 	}
 	d.vp.SetContent(strings.Join(d.lines(), "\n"))
 }
@@ -387,8 +390,11 @@ func (d *Detail) lines() []string {
 	}
 
 	hint := "p ping until direct · t TSMP ping"
-	if d.ping == nil {
+	switch {
+	case d.ping == nil:
 		hint = "not available here"
+	case p.Path.Kind == probes.PathOffline:
+		hint = "not while control says the peer is offline (every try would time out)"
 	}
 	field("ping", d.st.Muted.Render(hint), nil)
 	if r := d.pings[d.peerID]; r != nil {

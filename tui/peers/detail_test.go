@@ -87,6 +87,29 @@ func TestDetailVerdictNotRepeated(t *testing.T) {
 	}
 }
 
+// TestDetailNoPingOffline: an offline peer offers no ping (every try
+// would time out) and says why; p does nothing.
+func TestDetailNoPingOffline(t *testing.T) {
+	pinged := false
+	d := newTestDetail(func(probes.Peer, probes.PingKind) tea.Cmd { pinged = true; return nil }, "nOLDPI")
+	v := d.View()
+	if !strings.Contains(v, "ping       not while control says the peer is offline") {
+		t.Errorf("offline peer's ping line:\n%s", v)
+	}
+	if d.keys.Disco.Enabled() || d.keys.TSMP.Enabled() {
+		t.Error("ping keys enabled for an offline peer")
+	}
+	d.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	if pinged {
+		t.Error("p pinged an offline peer")
+	}
+	// The same detail on an online peer offers it.
+	d = newTestDetail(func(probes.Peer, probes.PingKind) tea.Cmd { return nil }, "nNAS")
+	if !d.keys.Disco.Enabled() || !strings.Contains(d.View(), "p ping until direct") {
+		t.Error("online peer: no ping offered")
+	}
+}
+
 func TestDetailEndpointsWording(t *testing.T) {
 	tests := []struct {
 		id   string
