@@ -2,6 +2,7 @@ package link
 
 import (
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/tailpath/tailpath/internal/safetext"
@@ -66,7 +67,7 @@ func (h *History) Observe(s *probes.Snapshot) {
 		drop := max(len(old)+1-HistoryLen, 0)
 		next := make([]PathChange, 0, len(old)+1-drop)
 		next = append(next, old[drop:]...)
-		h.byID[p.ID] = append(next, PathChange{When: s.Time, Text: PathText(&p.Path), Kind: p.Path.Kind})
+		h.byID[p.ID] = append(next, PathChange{When: s.Time, Text: ChangeText(&p.Path), Kind: p.Path.Kind})
 	}
 	if len(h.byID) != len(h.seen) {
 		for id := range h.byID {
@@ -81,6 +82,19 @@ func (h *History) Observe(s *probes.Snapshot) {
 // Changes returns peer id's recorded changes, oldest first (nil if none).
 // The slice is shared: don't modify it.
 func (h *History) Changes(id string) []PathChange { return h.byID[id] }
+
+// ChangeText is PathText as a PathChange records it: without an offline
+// path's relative ", last seen 1m ago", which would be wrong as soon as
+// it is read again (the change's time dates it).
+func ChangeText(p *probes.Path) string {
+	t := PathText(p)
+	if p.Kind == probes.PathOffline {
+		if i := strings.Index(t, ", last seen"); i > 0 {
+			t = t[:i]
+		}
+	}
+	return t
+}
 
 // PathText is the path in Tailscale's words, sanitised, falling back to the
 // kind when the source left Text empty ("unknown" without either).

@@ -243,7 +243,7 @@ func withCurrent(chs []link.PathChange, p *probes.Path, now time.Time) []link.Pa
 	if len(out) >= link.HistoryLen {
 		out = out[1:]
 	}
-	return append(out, link.PathChange{When: now, Text: link.PathText(p), Kind: p.Kind})
+	return append(out, link.PathChange{When: now, Text: link.ChangeText(p), Kind: p.Kind})
 }
 
 // sortedKeys returns m's keys in order.
