@@ -52,6 +52,10 @@ type Target struct {
 	// BulkConns is how many bulk connections are expected at full buffer at
 	// once; tcp_mem is shared among them. 0 means DefaultBulkConns.
 	BulkConns int `json:"bulk_conns,omitempty"`
+	// MTUTrouble counts the tailnet connections whose full-size segments
+	// go unacknowledged (sockdiag's MTU verdict): with it, and
+	// tcp_mtu_probing 0, the recommendation sets it to 1.
+	MTUTrouble int `json:"mtu_trouble,omitempty"`
 }
 
 // Step is one line of the arithmetic, for the pane and --json.
@@ -241,6 +245,10 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 	add(KeyTCPWmem, cur.Raw[KeyTCPWmem], r.TCPWmem.String(), "send buffer autotuning may grow to the buffer max")
 	add(KeyRmemMax, cur.Raw[KeyRmemMax], strconv.FormatInt(r.RmemMax, 10), "caps SO_RCVBUF set by programs (tailscaled asks for 7 MiB UDP buffers)")
 	add(KeyWmemMax, cur.Raw[KeyWmemMax], strconv.FormatInt(r.WmemMax, 10), "caps SO_SNDBUF set by programs")
+
+	if _, known := cur.Raw[KeyMTUProbing]; known && t.MTUTrouble > 0 && cur.MTUProbing == 0 {
+		add(KeyMTUProbing, cur.Raw[KeyMTUProbing], "1", fmt.Sprintf("%d tailnet connection(s) lose full-size segments: with 1, TCP lowers its segment size once it detects the black hole (buffers do not help there)", t.MTUTrouble))
+	}
 
 	longRTT := t.RTT > 100*time.Millisecond
 	switch {

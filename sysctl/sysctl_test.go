@@ -268,6 +268,22 @@ func TestRecommend(t *testing.T) {
 			},
 		},
 		{
+			name: "tuned buffers, a connection in MTU trouble: tcp_mtu_probing=1", cur: tuned, bbr: bbrOK, mem: 16 * gib,
+			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond, MTUTrouble: 1},
+			bdp:    1_000_000, want: 2_000_000, bufMax: 16 << 20,
+			changes: []string{"net.ipv4.tcp_mtu_probing=1"},
+		},
+		{
+			name: "MTU trouble with tcp_mtu_probing already 1: nothing to change", bbr: bbrOK, mem: 16 * gib,
+			cur: mustSettings(t, copyKeys(modernKeys, map[string]string{
+				KeyTCPRmem: "4096 131072 50000000", KeyTCPWmem: "4096 131072 50000000",
+				KeyRmemMax: "67108864", KeyWmemMax: "67108864", KeyMTUProbing: "1",
+			})),
+			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond, MTUTrouble: 2},
+			bdp:    1_000_000, want: 2_000_000, bufMax: 16 << 20,
+			suffices: true, note: "current values already suffice",
+		},
+		{
 			// tcp_mem unknown: the kernel's default pressure is about RAM/16
 			// = 16 MiB for all sockets, 4 MiB for each of 4 bulk
 			// connections, which wins over the 16 MiB floor; the current

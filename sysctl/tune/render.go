@@ -193,7 +193,7 @@ func (r Report) Verdict() string {
 	add(sockdiag.VerdictWmemMax, "capped by net.core.wmem_max (applying raises it)")
 	add(sockdiag.VerdictRwnd, "limited by the peer's receive window (tune the peer)")
 	add(sockdiag.VerdictAppSndbuf, "application-limited by its own SO_SNDBUF (sysctls will not help)")
-	add(sockdiag.VerdictMTU, "with MTU trouble (sysctls will not help; try --mtu-probe PEER)")
+	add(sockdiag.VerdictMTU, "with MTU trouble (buffers will not help: tcp_mtu_probing=1 lets TCP find a size that gets through; --mtu-probe PEER measures it)")
 	add(sockdiag.VerdictRetrans, "retransmitting (loss on the path)")
 	if len(parts) == 0 {
 		return ""
@@ -249,7 +249,14 @@ func ConnCells(c sockdiag.Conn) []string {
 	if cc == "" {
 		cc = Unknown
 	}
-	return []string{c.Remote.String(), rtt, u32(i.SndCwnd), retrans, delivery, pct(i.SndbufShare), pct(i.RwndShare), cc, c.Verdict.Text}
+	sndbuf := pct(i.SndbufShare)
+	if k := c.Verdict.Kind; (k == sockdiag.VerdictSndbuf || k == sockdiag.VerdictWmemMax) && strings.HasPrefix(c.Verdict.Detail, "send queue full") {
+		// Judged by a full send queue at the buffer's ceiling, which the
+		// limited-time counter (it runs only while the queue has drained
+		// into flight) rarely sees: "0%" there would contradict the verdict.
+		sndbuf = "full"
+	}
+	return []string{c.Remote.String(), rtt, u32(i.SndCwnd), retrans, delivery, sndbuf, pct(i.RwndShare), cc, c.Verdict.Text}
 }
 
 func u32(p *uint32) string {

@@ -174,6 +174,11 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 			}
 		}
 	}
+	for _, c := range r.Conns {
+		if c.Verdict.Kind == sockdiag.VerdictMTU {
+			t.MTUTrouble++
+		}
+	}
 	r.Rec, err = sysctl.Recommend(r.Settings, t, r.MemTotal, &r.BBR)
 	if err != nil {
 		return r, err

@@ -449,7 +449,8 @@ func TestSeedNASPane(t *testing.T) {
 		"persist (tailpath tune --apply --persist): boot script /usr/local/etc/rc.d/tailpath-sysctl.sh",
 		"BBR impossible: kernel 4.4.302+ predates BBR", "no package adds it",
 		"tailscale0: up, mtu 1280", "9.4 Mbit/s", "send buffer limited: raise tcp_wmem max", "MTU trouble: full-size segments get no ACK",
-		"verdict: 1 buffer limited (applying raises tcp_wmem max); 1 with MTU trouble (sysctls will not help")
+		"verdict: 1 buffer limited (applying raises tcp_wmem max); 1 with MTU trouble (buffers will not help: tcp_mtu_probing=1",
+		"net.ipv4.tcp_mtu_probing            0                   1")
 	p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
 	applied := run(t, p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})).(AppliedMsg)
 	if applied.Err != nil {
@@ -459,7 +460,7 @@ func TestSeedNASPane(t *testing.T) {
 	refresh.Report.Time = at.Add(time.Second)
 	p.Update(refresh)
 	v = p.View()
-	mustContain(t, v, "applied 4 key(s)", "192.8 Mbit/s")
+	mustContain(t, v, "applied 5 key(s)", "192.8 Mbit/s")
 	if strings.Contains(v, "send buffer limited: raise") || strings.Contains(v, "9.4 Mbit/s") {
 		t.Errorf("after applying the upload is still the buffer-limited one:\n%s", v)
 	}
