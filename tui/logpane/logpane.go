@@ -126,10 +126,11 @@ type Pane struct {
 	filterErr string
 	query     string
 
-	follow bool
-	top    int // first shown row when not following
-	rows   []row
-	dirty  bool
+	follow  bool
+	top     int // first shown row when not following
+	rows    []row
+	matches int // rows matching query, counted by build
+	dirty   bool
 }
 
 // New returns an empty Log pane that keeps the last keep lines (0: DefaultKeep).
@@ -305,7 +306,9 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 		p.opened = true
 		return p.openInput(consoleInput, "to board> ", "")
 	case key.Matches(m, p.keys.Search):
-		return p.openInput(searchInput, "/", p.query)
+		// A new search starts empty (as in less and vi); Enter on nothing
+		// clears the current one.
+		return p.openInput(searchInput, "/", "")
 	case key.Matches(m, p.keys.Next):
 		p.jump(1)
 	case key.Matches(m, p.keys.Prev):
@@ -382,6 +385,7 @@ func (p *Pane) build() []row {
 		return p.rows
 	}
 	p.rows = p.rows[:0]
+	p.matches = 0
 	q := strings.ToLower(p.query)
 	var l devlink.Line
 	for i := range p.entries {
@@ -397,6 +401,9 @@ func (p *Pane) build() []row {
 			kind = rowCrash
 		}
 		match := q != "" && strings.Contains(strings.ToLower(e.text), q)
+		if match {
+			p.matches++
+		}
 		p.rows = append(p.rows, row{text: e.text, kind: kind, level: e.level, match: match})
 		for _, d := range e.decoded {
 			p.rows = append(p.rows, row{text: "  ↳ " + d, kind: rowDecoded})
@@ -466,7 +473,14 @@ func (p *Pane) status(total, top int) string {
 		parts = append(parts, "filter "+p.filterSrc)
 	}
 	if p.query != "" {
-		parts = append(parts, "search "+p.query)
+		switch p.matches {
+		case 0:
+			parts = append(parts, "search "+p.query+": no match")
+		case 1:
+			parts = append(parts, "search "+p.query+": 1 match (n/N)")
+		default:
+			parts = append(parts, fmt.Sprintf("search %s: %d matches (n/N)", p.query, p.matches))
+		}
 	}
 	if p.dropped > 0 {
 		parts = append(parts, fmt.Sprintf("%d not shown (too fast)", p.dropped))

@@ -99,9 +99,28 @@ func TestLogPaneFilterSearchFollow(t *testing.T) {
 	press(p, "f")
 	p.input.SetValue("")
 	press(p, "\n/esp-tls\n")
-	if v = p.View(); !strings.Contains(v, "search esp-tls") || !strings.Contains(v, "paused") {
+	if v = p.View(); !strings.Contains(v, "search esp-tls: 1 match (n/N)") || !strings.Contains(v, "paused") {
 		t.Errorf("search view:\n%s", v)
 	}
+	// A new search starts empty; one with no hit says so; Enter on nothing
+	// clears it.
+	press(p, "/")
+	if got := p.input.Value(); got != "" {
+		t.Errorf("a new search starts with %q, want empty", got)
+	}
+	press(p, "zzzz\n")
+	if v = p.View(); !strings.Contains(v, "search zzzz: no match") {
+		t.Errorf("search without a hit:\n%s", v)
+	}
+	press(p, "/wifi\n")
+	if v = p.View(); !strings.Contains(v, "search wifi: 2 matches (n/N)") {
+		t.Errorf("search with two hits:\n%s", v)
+	}
+	press(p, "/\n")
+	if v = p.View(); strings.Contains(v, "search") {
+		t.Errorf("Enter on an empty search did not clear it:\n%s", v)
+	}
+	press(p, "/esp-tls\n")
 	press(p, " ")
 	if v = p.View(); !strings.Contains(v, "following") {
 		t.Errorf("space did not resume following:\n%s", v)
