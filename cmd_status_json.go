@@ -156,22 +156,13 @@ func (e *jsonIndenter) peerFields(p *probes.Peer) {
 	e.str(p.ID)
 	e.key("name")
 	e.str(p.Name)
-	if p.DNSName != "" {
-		e.key("dns_name")
-		e.str(p.DNSName)
-	}
-	if p.OS != "" {
-		e.key("os")
-		e.str(p.OS)
-	}
+	e.optStr("dns_name", p.DNSName)
+	e.optStr("os", p.OS)
 	e.key("tailscale_ips")
 	e.addrs(p.TailscaleIPs)
 	e.key("online")
 	e.boolPtr(p.Online)
-	if p.OnlineSource != "" {
-		e.key("online_source")
-		e.str(p.OnlineSource)
-	}
+	e.optStr("online_source", p.OnlineSource)
 	if p.Expired {
 		e.key("expired")
 		e.bool(true)
@@ -188,10 +179,7 @@ func (e *jsonIndenter) peerFields(p *probes.Peer) {
 		e.key("home_derp")
 		e.int(int64(p.HomeDERP))
 	}
-	if p.HomeDERPCode != "" {
-		e.key("home_derp_code")
-		e.str(p.HomeDERPCode)
-	}
+	e.optStr("home_derp_code", p.HomeDERPCode)
 	e.key("endpoints")
 	e.addrPorts(p.Endpoints)
 	e.key("endpoints_known")
@@ -268,14 +256,8 @@ func (e *jsonIndenter) path(p *probes.Path) {
 		e.key("addr")
 		e.addrPort(p.Addr)
 	}
-	if p.PeerRelay != "" {
-		e.key("peer_relay")
-		e.str(p.PeerRelay)
-	}
-	if p.DERPCode != "" {
-		e.key("derp_code")
-		e.str(p.DERPCode)
-	}
+	e.optStr("peer_relay", p.PeerRelay)
+	e.optStr("derp_code", p.DERPCode)
 	e.key("text")
 	e.str(p.Text)
 	e.close('}')
@@ -304,10 +286,7 @@ func (e *jsonIndenter) verdict(v *probes.Verdict) {
 	e.str(v.Summary)
 	e.key("checks")
 	jsonList(e, v.Checks, e.check)
-	if v.Fix != "" {
-		e.key("fix")
-		e.str(v.Fix)
-	}
+	e.optStr("fix", v.Fix)
 	if v.PeerSide {
 		e.key("peer_side")
 		e.bool(true)
@@ -323,18 +302,9 @@ func (e *jsonIndenter) check(c *probes.Check) {
 	e.str(c.Value)
 	e.key("failed")
 	e.bool(c.Failed)
-	if c.State != "" {
-		e.key("state")
-		e.str(string(c.State))
-	}
-	if c.Note != "" {
-		e.key("note")
-		e.str(c.Note)
-	}
-	if c.Source != "" {
-		e.key("source")
-		e.str(c.Source)
-	}
+	e.optStr("state", string(c.State))
+	e.optStr("note", c.Note)
+	e.optStr("source", c.Source)
 	e.close('}')
 }
 
@@ -358,10 +328,7 @@ func (e *jsonIndenter) nat(n *probes.NATInfo) {
 	e.boolPtr(n.PMP)
 	e.key("pcp")
 	e.boolPtr(n.PCP)
-	if n.LinkType != "" {
-		e.key("link_type")
-		e.str(n.LinkType)
-	}
+	e.optStr("link_type", n.LinkType)
 	if len(n.DERPLatency) > 0 {
 		// encoding/json sorts a map's keys as the strings they become.
 		e.key("derp_latency")
@@ -436,10 +403,7 @@ func (e *jsonIndenter) peerSide(s *probes.PeerSide) {
 		e.key("last_seen")
 		e.time(s.LastSeen)
 	}
-	if s.ClientVersion != "" {
-		e.key("client_version")
-		e.str(s.ClientVersion)
-	}
+	e.optStr("client_version", s.ClientVersion)
 	if s.CapVersion != 0 {
 		e.key("cap_version")
 		e.int(int64(s.CapVersion))
@@ -643,6 +607,15 @@ func (e *jsonIndenter) addrPort(ap netip.AddrPort) {
 
 func (e *jsonIndenter) addrPorts(aps []netip.AddrPort) {
 	jsonList(e, aps, func(ap *netip.AddrPort) { e.addrPort(*ap) })
+}
+
+// optStr writes member k with string v, left out when v is empty (a
+// field tagged omitempty).
+func (e *jsonIndenter) optStr(k, v string) {
+	if v != "" {
+		e.key(k)
+		e.str(v)
+	}
 }
 
 // any writes v as json.MarshalIndent does at this depth.
