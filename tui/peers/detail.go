@@ -191,6 +191,9 @@ func (d *Detail) startPing(kind probes.PingKind) tea.Cmd {
 		name = "TSMP ping"
 	}
 	d.pings[d.peerID] = &pingRun{kind: kind, running: true, lines: []pingLine{{text: name + ": started"}}}
+	// The run's lines follow the verdict near the top: show them even
+	// when the evidence below was scrolled to.
+	d.vp.GotoTop()
 	d.dirty = true
 	d.syncKeys()
 	return d.ping(d.peer, kind)

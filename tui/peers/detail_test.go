@@ -139,6 +139,22 @@ func TestDetailEndpointsWording(t *testing.T) {
 	}
 }
 
+// TestDetailPingShownWhenScrolled: a ping started with the evidence
+// scrolled to its end brings the run's lines (under the verdict) into view.
+func TestDetailPingShownWhenScrolled(t *testing.T) {
+	d := newTestDetail(func(probes.Peer, probes.PingKind) tea.Cmd { return nil }, "nCORES3")
+	d.SetSize(100, 8)
+	d.View()
+	d.Update(tea.KeyMsg{Type: tea.KeyEnd})
+	if v := d.View(); strings.Contains(v, "verdict") {
+		t.Fatalf("not scrolled away from the top:\n%s", v)
+	}
+	d.Update(kmsg("p"))
+	if v := d.View(); !strings.Contains(v, "DISCO ping until direct: started") {
+		t.Errorf("the started run is off screen:\n%s", v)
+	}
+}
+
 func TestDetailPingProgress(t *testing.T) {
 	var calls []string
 	ping := func(p probes.Peer, kind probes.PingKind) tea.Cmd {
