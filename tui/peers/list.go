@@ -605,7 +605,8 @@ func (l *List) statusLine() string {
 		n := len(l.snap.Peers)
 		shown := fmt.Sprintf("%d peers", n)
 		if len(l.order) != n {
-			shown = fmt.Sprintf("%d of %d peers", len(l.order), n)
+			// The counts that follow are of all peers, not the filtered ones.
+			shown = fmt.Sprintf("%d peers (%d shown)", n, len(l.order))
 		}
 		parts = append(parts, common.Part{Text: shown})
 		if relayed > 0 {

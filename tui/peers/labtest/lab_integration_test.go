@@ -93,7 +93,7 @@ func TestDashboardOnLab(t *testing.T) {
 	waitFor("back on Peers", regexp.MustCompile(`\[1 Peers\]`))
 	tm.Type("/" + lab.DirectName)
 	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
-	waitFor("filtered", regexp.MustCompile(`1 of \d+ peers .*filter: `+lab.DirectName))
+	waitFor("filtered", regexp.MustCompile(`\d+ peers \(1 shown\) .*filter: `+lab.DirectName))
 	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
 	waitFor("detail of lab-direct", regexp.MustCompile(`verdict +direct`))
 	tm.Type("p")
