@@ -32,7 +32,7 @@ type tuneFlags struct {
 	revert    bool          // --revert: restore the values recorded by the last --apply
 	json      bool          // --json: one JSON object on stdout
 	yes       bool          // --yes: do not ask before applying
-	state     string        // --state: revert state file (default sysctl.DefaultStatePath())
+	state     string        // --state: revert state file (default the host's sysctl.Host.StatePath())
 	root      string        // --root: treat this directory as "/" (sandbox copies, tests)
 	mtuProbe  string        // --mtu-probe: peer to probe the path MTU to, instead of tuning
 
@@ -83,7 +83,7 @@ func newTuneCommand(peerRTT func(ctx context.Context, peer string) (time.Duratio
 	fs.BoolVar(&f.revert, "revert", false, "restore the values saved by the last --apply (and remove what --persist wrote)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
 	fs.BoolVar(&f.yes, "yes", false, "apply without asking")
-	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+")")
+	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+"; with --root, DIR/var/lib/tailpath/tune-state.json)")
 	fs.StringVar(&f.mtuProbe, "mtu-probe", "", "instead of tuning, find the largest packet the direct path to this peer carries (DISCO pings of growing size through tailscaled, like tailscale ping --size)")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
 	f.fs = fs

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,4 +138,29 @@ func TestTuneHints(t *testing.T) {
 func lastLine(s string) string {
 	s = strings.TrimRight(s, "\n")
 	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// TestTuneRootKeepsStateInside: applying to a --root copy without --state
+// keeps the revert record inside the copy, never in this machine's
+// /var/lib, and --revert finds it there.
+func TestTuneRootKeepsStateInside(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "shared", "testdata", "field", "nas", "dsm-5.10"))); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(root, "var", "lib", "tailpath", "tune-state.json")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--apply", "--yes"}, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	if code != 0 || !strings.Contains(out.String(), "previous values saved in "+state) {
+		t.Fatalf("apply to the copy: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if _, err := os.Stat(state); err != nil {
+		t.Errorf("no state file inside the copy: %v", err)
+	}
+	out.Reset()
+	errb.Reset()
+	code = run(context.Background(), []string{"tune", "--root", root, "--revert"}, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	if code != 0 || !strings.Contains(out.String(), "reverted") {
+		t.Errorf("revert in the copy: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
 }

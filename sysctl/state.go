@@ -41,6 +41,17 @@ func DefaultStatePath() string {
 	return "/var/lib/tailpath/tune-state.json"
 }
 
+// StatePath is where h keeps the revert state: DefaultStatePath() on the
+// real host, and var/lib/tailpath/tune-state.json under Root for a host
+// rooted elsewhere (a sandbox copy), so applying to a copy never writes
+// the machine's own state file.
+func (h Host) StatePath() string {
+	if h.Root != "" && filepath.Clean(h.Root) != "/" {
+		return filepath.Join(h.Root, "var", "lib", "tailpath", "tune-state.json")
+	}
+	return DefaultStatePath()
+}
+
 // LoadState reads a state file. A missing file returns an error matching
 // fs.ErrNotExist; anything unparsable, of another version, naming a key
 // tailpath does not manage, or holding an invalid value returns an error

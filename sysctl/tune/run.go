@@ -26,7 +26,8 @@ type Action struct {
 	JSON bool
 	// Yes skips the confirm prompt.
 	Yes bool
-	// StatePath is the revert state file; "" means sysctl.DefaultStatePath().
+	// StatePath is the revert state file; "" means Inputs.Host.StatePath()
+	// (under the root of a sandbox host).
 	StatePath string
 	// Cmdline is the command as typed ("tailpath", "tune", …), for the sudo hint.
 	Cmdline []string
@@ -62,7 +63,7 @@ var ErrNotConfirmed = errors.New("not applied")
 func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.Writer) error {
 	statePath := act.StatePath
 	if statePath == "" {
-		statePath = sysctl.DefaultStatePath()
+		statePath = in.Host.StatePath()
 	}
 	isRoot := act.IsRoot
 	if isRoot == nil {

@@ -64,7 +64,7 @@ type AppliedMsg struct {
 type Options struct {
 	// Inputs are what to read and recommend for (see tune.Inputs); Inputs.Sandbox labels the pane "sandbox".
 	Inputs tune.Inputs
-	// StatePath is the revert state file; "" means sysctl.DefaultStatePath().
+	// StatePath is the revert state file; "" means Inputs.Host.StatePath().
 	StatePath string
 	// Interval is Source's refresh period; 0 means DefaultInterval.
 	Interval time.Duration
@@ -85,7 +85,7 @@ func (o Options) statePath() string {
 	if o.StatePath != "" {
 		return o.StatePath
 	}
-	return sysctl.DefaultStatePath()
+	return o.Inputs.Host.StatePath()
 }
 
 // Gather reads the host once (tune.Gather plus the revert state file). It
