@@ -65,6 +65,9 @@ type Limits struct {
 	WmemMax int64
 	// LinkMTU is tailscale0's MTU, bytes.
 	LinkMTU uint32
+	// MTUProbing is true when net.ipv4.tcp_mtu_probing is already 1 or 2,
+	// so the MTU advice does not suggest setting it.
+	MTUProbing bool
 }
 
 // Judge is Classify without the host's settings or socket memory.
@@ -225,7 +228,17 @@ func mtuTrouble(t *TCPInfo, lim Limits) (Verdict, bool) {
 	return Verdict{Kind: VerdictMTU, Text: "MTU trouble: full-size segments get no ACK; buffers will not help",
 		Detail: fmt.Sprintf("%d timeouts in a row (backoff %d) with %d segment(s) of MSS %d unacknowledged%s: a path that drops big packets without telling (or a peer that vanished)",
 			t.Retransmits, t.Backoff, *t.Unacked, mss, pmtu),
-		Fix: "run tailpath tune --mtu-probe PEER: if small pings get through and big ones do not, lower the tunnel MTU (TS_DEBUG_MTU=1200 in tailscaled's environment, or ip link set tailscale0 mtu 1200) or set net.ipv4.tcp_mtu_probing=1 so TCP finds the size; if nothing gets through, the peer is unreachable"}, true
+		Fix: mtuFix(lim)}, true
+}
+
+// mtuFix is what to do about MTU trouble, given whether TCP's own MTU
+// probing is already on.
+func mtuFix(lim Limits) string {
+	lower := "lower the tunnel MTU (TS_DEBUG_MTU=1200 in tailscaled's environment, or ip link set tailscale0 mtu 1200)"
+	if lim.MTUProbing {
+		return "run tailpath tune --mtu-probe PEER: if small pings get through and big ones do not, " + lower + " (tcp_mtu_probing is on, yet TCP has not found a size that passes); if nothing gets through, the peer is unreachable"
+	}
+	return "run tailpath tune --mtu-probe PEER: if small pings get through and big ones do not, " + lower + " or set net.ipv4.tcp_mtu_probing=1 so TCP finds the size; if nothing gets through, the peer is unreachable"
 }
 
 func roundRTT(d time.Duration) time.Duration {

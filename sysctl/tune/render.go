@@ -193,7 +193,11 @@ func (r Report) Verdict() string {
 	add(sockdiag.VerdictWmemMax, "capped by net.core.wmem_max (applying raises it)")
 	add(sockdiag.VerdictRwnd, "limited by the peer's receive window (tune the peer)")
 	add(sockdiag.VerdictAppSndbuf, "application-limited by its own SO_SNDBUF (sysctls will not help)")
-	add(sockdiag.VerdictMTU, "with MTU trouble (buffers will not help: tcp_mtu_probing=1 lets TCP find a size that gets through; --mtu-probe PEER measures it)")
+	if r.Settings.MTUProbing >= 1 {
+		add(sockdiag.VerdictMTU, "with MTU trouble (buffers will not help, and tcp_mtu_probing is on: --mtu-probe PEER measures the path)")
+	} else {
+		add(sockdiag.VerdictMTU, "with MTU trouble (buffers will not help: tcp_mtu_probing=1 lets TCP find a size that gets through; --mtu-probe PEER measures it)")
+	}
 	add(sockdiag.VerdictRetrans, "retransmitting (loss on the path)")
 	if len(parts) == 0 {
 		return ""

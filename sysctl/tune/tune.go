@@ -137,7 +137,7 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 
 	// Judge each connection against this host's limits: a small send
 	// buffer means something else when tcp_wmem could have grown it.
-	lim := sockdiag.Limits{TCPWmemMax: r.Settings.TCPWmem.Max, WmemMax: r.Settings.WmemMax}
+	lim := sockdiag.Limits{TCPWmemMax: r.Settings.TCPWmem.Max, WmemMax: r.Settings.WmemMax, MTUProbing: r.Settings.MTUProbing >= 1}
 	if r.Link != nil {
 		lim.LinkMTU = r.Link.MTU
 	}

@@ -460,7 +460,10 @@ func TestSeedNASPane(t *testing.T) {
 	refresh.Report.Time = at.Add(time.Second)
 	p.Update(refresh)
 	v = p.View()
-	mustContain(t, v, "applied 5 key(s)", "192.8 Mbit/s")
+	mustContain(t, v, "applied 5 key(s)", "192.8 Mbit/s", "tcp_mtu_probing is on")
+	if strings.Contains(v, "set net.ipv4.tcp_mtu_probing=1") || strings.Contains(v, "tcp_mtu_probing=1 lets TCP") {
+		t.Errorf("after applying tcp_mtu_probing=1 the advice still asks for it:\n%s", v)
+	}
 	if strings.Contains(v, "send buffer limited: raise") || strings.Contains(v, "9.4 Mbit/s") {
 		t.Errorf("after applying the upload is still the buffer-limited one:\n%s", v)
 	}
