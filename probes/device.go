@@ -342,10 +342,14 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 		out.Also = causes[1:]
 		out.Summary = deviceSummary(first)
 	}
+	out.Fix = deviceFix(first)
 	if unreached && first == ReasonDeviceNoPublicEndpoint {
 		out.Summary = strings.Replace(out.Summary, deviceSummary(first), "board's endpoints never reached control", 1)
+		if d.H2Known && !d.H2Stalled() {
+			// Its control stream's window is open: not the stall.
+			out.Fix = "the board says it sent its endpoints, yet control lists none: check that its endpoint update reaches control (its control connection, its map request); if the netmap is merely older than the board's report, the next map update clears this"
+		}
 	}
-	out.Fix = deviceFix(first)
 	if len(out.Also) == 0 {
 		out.Also = nil
 	}

@@ -68,6 +68,15 @@ func TestDiagnoseDevice(t *testing.T) {
 		{
 			// The board says it sent one; control lists none: it never
 			// got there (the CoreS3 case's stalled control stream).
+			name: "board advertised endpoints that control does not list, HTTP/2 window open: not the stall's fix",
+			peer: func(p *Peer) { *p = boardPeer() },
+			board: func(d *DeviceEvidence) {
+				d.Endpoints, d.H2Known, d.H2Received, d.H2WindowReturned, d.H2WindowOpen = 1, true, 70000, 65535, 60000
+			},
+			want: want{Reason: ReasonDeviceNoPublicEndpoint, Also: []ReasonID{ReasonNoEndpoints},
+				Summary: "board's endpoints never reached control", Failed: []string{"Device.Endpoints"}},
+		},
+		{
 			name:  "board advertised endpoints that control does not list: device-no-public-endpoint",
 			peer:  func(p *Peer) { *p = boardPeer() },
 			board: func(d *DeviceEvidence) { d.Endpoints = 2 },
@@ -347,5 +356,21 @@ func TestDiagnoseDeviceNoDuplicateReason(t *testing.T) {
 	}
 	if diff := cmp.Diff([]ReasonID{ReasonDeviceNoPublicEndpoint}, v.Also); diff != "" {
 		t.Errorf("input's Also changed (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeviceUnreachedFix: endpoints the board sent but control does not
+// list are blamed on the HTTP/2 stall only when the window is not known
+// open.
+func TestDeviceUnreachedFix(t *testing.T) {
+	p := boardPeer()
+	v := Diagnose(easySelf(), p, testRegions, time.Time{})
+	d := board()
+	if got := DiagnoseDevice(v, p, d).Fix; !strings.Contains(got, "WINDOW_UPDATE") {
+		t.Errorf("window unknown: fix %q, want the HTTP/2 flow-control fix", got)
+	}
+	d.H2Known, d.H2Received, d.H2WindowReturned, d.H2WindowOpen = true, 70000, 65535, 60000
+	if got := DiagnoseDevice(v, p, d).Fix; strings.Contains(got, "WINDOW_UPDATE") || !strings.Contains(got, "reaches control") {
+		t.Errorf("window open: fix %q, want the endpoint update checked instead", got)
 	}
 }

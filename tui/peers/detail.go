@@ -475,7 +475,7 @@ func (d *Detail) lines() []string {
 	// Latency is only what the last ping measured (0 until one answers),
 	// so it is labelled as such and, when unmeasured, says how to measure.
 	lastPing := units.Latency(p.Latency)
-	if p.Latency == 0 && d.ping != nil {
+	if p.Latency == 0 && d.ping != nil && p.Path.Kind != probes.PathOffline {
 		lastPing += " (p to ping)"
 	}
 	traffic := "tx " + units.Rate(p.TxRate) + "  rx " + units.Rate(p.RxRate) +

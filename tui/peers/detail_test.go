@@ -99,6 +99,9 @@ func TestDetailNoPingOffline(t *testing.T) {
 	if d.keys.Disco.Enabled() || d.keys.TSMP.Enabled() {
 		t.Error("ping keys enabled for an offline peer")
 	}
+	if strings.Contains(v, "(p to ping)") {
+		t.Errorf("an offline peer's traffic line offers p:\n%s", v)
+	}
 	d.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
 	if pinged {
 		t.Error("p pinged an offline peer")
