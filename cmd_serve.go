@@ -63,8 +63,9 @@ on Linux) and serves them over HTTP for Prometheus:
 
 It listens on loopback unless --listen names another address: an IP
 literal (this node's tailnet address, or 0.0.0.0 for every interface),
-never a host name (localhost aside) and never a bare ":9473". tailscaled restarting or the
-board being unplugged does not stop it; the metrics say so.`
+never a host name (localhost aside) and never a bare ":9473".
+tailscaled restarting or the board being unplugged does not stop it; the
+metrics say so.`
 
 func serveCommand() *command {
 	var f serveFlags
