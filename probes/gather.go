@@ -16,6 +16,7 @@ import (
 	"tailscale.com/client/local"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
+	"tailscale.com/types/opt"
 
 	"github.com/tailpath/tailpath/internal/safetext"
 )
@@ -584,13 +585,13 @@ func natFromNetInfo(ni *tailcfg.NetInfo) *NATInfo {
 		return nil
 	}
 	n := &NATInfo{
-		WorkingUDP:            optBool(string(ni.WorkingUDP)),
-		WorkingIPv6:           optBool(string(ni.WorkingIPv6)),
-		MappingVariesByDestIP: optBool(string(ni.MappingVariesByDestIP)),
+		WorkingUDP:            OptBool(string(ni.WorkingUDP)),
+		WorkingIPv6:           OptBool(string(ni.WorkingIPv6)),
+		MappingVariesByDestIP: OptBool(string(ni.MappingVariesByDestIP)),
 		HavePortMap:           ni.HavePortMap,
-		UPnP:                  optBool(string(ni.UPnP)),
-		PMP:                   optBool(string(ni.PMP)),
-		PCP:                   optBool(string(ni.PCP)),
+		UPnP:                  OptBool(string(ni.UPnP)),
+		PMP:                   OptBool(string(ni.PMP)),
+		PCP:                   OptBool(string(ni.PCP)),
 		LinkType:              cleanString(ni.LinkType),
 	}
 	if len(ni.DERPLatency) > 0 {
@@ -610,13 +611,12 @@ func natFromNetInfo(ni *tailcfg.NetInfo) *NATInfo {
 	return n
 }
 
-// optBool reads tailcfg's opt.Bool text: "true", "false", or "" (unknown).
-func optBool(s string) *bool {
-	switch s {
-	case "true":
-		return boolp(true)
-	case "false":
-		return boolp(false)
+// OptBool reads tailcfg's opt.Bool text ("true", "false"; anything else,
+// "" included, is unknown): nil when unknown. Gather, pasted netcheck
+// output (probes/snapshot) and the lab's control API all read it so.
+func OptBool(s string) *bool {
+	if v, ok := opt.Bool(s).Get(); ok {
+		return &v
 	}
 	return nil
 }

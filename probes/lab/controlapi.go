@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"tailscale.com/tailcfg"
-	"tailscale.com/types/opt"
 
 	"github.com/tailpath/tailpath/internal/ctrlapi"
 	"github.com/tailpath/tailpath/probes"
@@ -88,10 +87,10 @@ func apiDevice(n *tailcfg.Node, regions map[int]string) ctrlapi.Device {
 		cc.Endpoints = append(cc.Endpoints, ep.String())
 	}
 	if ni := hi.NetInfo(); ni.Valid() {
-		cc.MappingVariesByDestIP = optBool(ni.MappingVariesByDestIP())
+		cc.MappingVariesByDestIP = probes.OptBool(string(ni.MappingVariesByDestIP()))
 		cc.ClientSupports = &ctrlapi.ClientSupports{
-			UDP: optBool(ni.WorkingUDP()), IPv6: optBool(ni.WorkingIPv6()),
-			UPnP: optBool(ni.UPnP()), PMP: optBool(ni.PMP()), PCP: optBool(ni.PCP()),
+			UDP: probes.OptBool(string(ni.WorkingUDP())), IPv6: probes.OptBool(string(ni.WorkingIPv6())),
+			UPnP: probes.OptBool(string(ni.UPnP())), PMP: probes.OptBool(string(ni.PMP())), PCP: probes.OptBool(string(ni.PCP())),
 		}
 		pref := ni.PreferredDERP()
 		for key, sec := range ni.DERPLatency().All() {
@@ -115,11 +114,4 @@ func apiDevice(n *tailcfg.Node, regions map[int]string) ctrlapi.Device {
 	}
 	d.ClientConnectivity = cc
 	return d
-}
-
-func optBool(b opt.Bool) *bool {
-	if v, ok := b.Get(); ok {
-		return &v
-	}
-	return nil
 }

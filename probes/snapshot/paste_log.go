@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/probes"
 )
 
 // Log line prefixes: journalctl's short and short-iso forms, Go's log
@@ -169,13 +170,13 @@ func parseNetcheckLog(s string) *netcheckFacts {
 		}
 		switch k {
 		case "udp":
-			n.udp = parseBool(v)
+			n.udp = probes.OptBool(v)
 		case "v6":
-			n.ipv6 = parseBool(v)
+			n.ipv6 = probes.OptBool(v)
 		case "v6os":
-			n.osHasIPv6 = parseBool(v)
+			n.osHasIPv6 = probes.OptBool(v)
 		case "mapvarydest":
-			n.mapping = parseBool(v)
+			n.mapping = probes.OptBool(v)
 		case "portmap":
 			// One letter per service that answered (U UPnP, M NAT-PMP, C
 			// PCP), "" for a no, "_" unknown, "x" invalid, "?" none

@@ -131,7 +131,7 @@ func (p *paste) netcheckLine(b *blockState, trim string) bool {
 			n.at = t
 		}
 	case "UDP":
-		n.udp = parseBool(val)
+		n.udp = probes.OptBool(val)
 	case "IPv4", "CaptivePortal", "HairPinning":
 	case "IPv6":
 		switch {
@@ -145,7 +145,7 @@ func (p *paste) netcheckLine(b *blockState, trim string) bool {
 			n.ipv6 = no
 		}
 	case "MappingVariesByDestIP":
-		n.mapping = parseBool(val)
+		n.mapping = probes.OptBool(val)
 	case "PortMapping":
 		switch val {
 		case "not checked", "binary built without portmapper support":
@@ -168,17 +168,6 @@ func (p *paste) netcheckLine(b *blockState, trim string) bool {
 		return false
 	}
 	return true
-}
-
-// parseBool reads "true"/"false"; anything else is unknown.
-func parseBool(s string) *bool {
-	switch s {
-	case "true":
-		return boolp(true)
-	case "false":
-		return boolp(false)
-	}
-	return nil
 }
 
 func boolp(b bool) *bool { return &b }
