@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tailscale.com/client/local"
+	"tailscale.com/client/tailscale/apitype"
 )
 
 // maxEndpointLog bounds how much of the endpoint-change log is read (bytes).
@@ -32,6 +33,30 @@ type rawLocalAPI interface {
 
 var _ rawLocalAPI = (*local.Client)(nil)
 
+// localGet is GET pathQuery ("/localapi/v0/status", with any query) to
+// tailscaled through c's own transport. The caller closes the body.
+func localGet(ctx context.Context, c rawLocalAPI, pathQuery string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+apitype.LocalAPIHost+pathQuery, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.DoLocalRequest(req)
+}
+
+// localGetOK is localGet with any status but 200 OK an error (the body
+// closed).
+func localGetOK(ctx context.Context, c rawLocalAPI, pathQuery string) (*http.Response, error) {
+	res, err := localGet(ctx, c, pathQuery)
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		res.Body.Close()
+		return nil, errors.New(res.Status)
+	}
+	return res, nil
+}
+
 // EndpointChanges reads the daemon's recent endpoint-change log for the peer
 // with Tailscale IP ip (GET /localapi/v0/debug-peer-endpoint-changes?ip=,
 // read permission; what `tailscale debug peer-endpoint-changes` prints),
@@ -48,12 +73,7 @@ func EndpointChanges(ctx context.Context, c LocalClient, ip netip.Addr) ([]Endpo
 	if !ok {
 		return nil, ErrNoEndpointLog
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET",
-		"http://local-tailscaled.sock/localapi/v0/debug-peer-endpoint-changes?ip="+url.QueryEscape(ip.String()), nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := raw.DoLocalRequest(req)
+	res, err := localGet(ctx, raw, "/localapi/v0/debug-peer-endpoint-changes?ip="+url.QueryEscape(ip.String()))
 	if err != nil {
 		return nil, ConnectError(err, socketOf(c))
 	}

@@ -3,13 +3,11 @@ package probes
 import (
 	"context"
 	"errors"
-	"net/http"
 	"net/netip"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
 )
@@ -134,18 +132,11 @@ func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI) (netmapNodes, error)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(bctx, "GET", "http://"+apitype.LocalAPIHost+"/localapi/v0/watch-ipn-bus?mask="+string(mask), nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := c.DoLocalRequest(req)
+	res, err := localGetOK(bctx, c, "/localapi/v0/watch-ipn-bus?mask="+string(mask))
 	if err != nil {
 		return nil, err
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, errors.New(res.Status)
-	}
 	// Decoded as encoding/json decodes ipn.Notify: names matched without
 	// case, duplicate names and invalid UTF-8 let through. The decoder
 	// reads one value: the stream stays open after it.

@@ -2,12 +2,9 @@ package probes
 
 import (
 	"context"
-	"errors"
-	"net/http"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
-	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
 )
 
@@ -32,18 +29,11 @@ func readStatus(ctx context.Context, c LocalClient) (*ipnstate.Status, error) {
 var statusDecodeOptions = jsonv1.DefaultOptionsV1()
 
 func readStatusRaw(ctx context.Context, c rawLocalAPI) (*ipnstate.Status, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+apitype.LocalAPIHost+"/localapi/v0/status", nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := c.DoLocalRequest(req)
+	res, err := localGetOK(ctx, c, "/localapi/v0/status")
 	if err != nil {
 		return nil, err
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, errors.New(res.Status)
-	}
 	var st *ipnstate.Status
 	if err := jsonv2.UnmarshalRead(res.Body, &st, statusDecodeOptions); err != nil {
 		return nil, err
