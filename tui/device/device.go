@@ -251,7 +251,7 @@ func (p *Pane) render() []string {
 		add(p.st.Title.Render("DERP relay") + "  " + relayWords(p.st, r, now))
 	}
 	if s.DiscoDecryptFails > 0 {
-		add(p.st.Title.Render("DISCO decrypt") + "  " + p.st.Bad.Render(fmt.Sprintf("%d packet%s failed: stale disco key", s.DiscoDecryptFails, plural(s.DiscoDecryptFails))))
+		add(p.st.Title.Render("DISCO decrypt") + "  " + p.st.Bad.Render(units.Count(int(s.DiscoDecryptFails), "packet", "packets")+" failed: stale disco key"))
 	}
 	if s.WGInitiations > 0 || s.WGResponses > 0 {
 		add(p.st.Title.Render("WireGuard") + fmt.Sprintf("  handshakes: %d started, %d answered", s.WGInitiations, s.WGResponses))
@@ -403,7 +403,7 @@ func relayWords(st common.Styles, r devlink.Relay, now time.Time) string {
 		parts = append(parts, "down "+d.Round(time.Second).String())
 	}
 	if r.Attempts > 0 {
-		parts = append(parts, fmt.Sprintf("%d reconnect attempt%s", r.Attempts, plural(r.Attempts)))
+		parts = append(parts, units.Count(int(r.Attempts), "reconnect attempt", "reconnect attempts"))
 	}
 	if r.Drops > 0 {
 		parts = append(parts, fmt.Sprintf("lost %d× this boot", r.Drops))
@@ -423,13 +423,6 @@ func relayWords(st common.Styles, r devlink.Relay, now time.Time) string {
 // relaySilent is how long a connected relay may stay silent before the
 // pane warns: past one 60 s DERP keep-alive, with slack.
 const relaySilent = 75 * time.Second
-
-func plural(n int64) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
 
 // derpByWords says how the board chose its home DERP, from the N frame's
 // derpby word ("latency", "lowest-id", "fixed", "none"); unknown words are
