@@ -98,7 +98,7 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error
 		Title:      "tailpath",
 		// The host's own TCP tuning (on other systems the pane says "Linux
 		// only"), first saying whether tailnet TCP is the kernel's at all.
-		Tuning: &tuning.Options{Inputs: tune.Inputs{DaemonTUN: app.DaemonTUN(client, f.socket), Daemon: app.DaemonName(f.socket)}},
+		Tuning: &tuning.Options{Inputs: tune.Inputs{DaemonTUN: app.DaemonTUN(f.socket), Daemon: app.DaemonName(f.socket)}},
 	}
 	if f.port != "" {
 		eol, err := eolBytes(f.eol)

@@ -201,7 +201,7 @@ func (f *serveFlags) tuneInputs() (tune.Inputs, error) {
 		in.Host, in.Sandbox = sysctl.AtRoot(f.root), true
 	} else {
 		// Whether tailnet TCP is the kernel's at all (userspace networking).
-		in.DaemonTUN, in.Daemon = app.DaemonTUN(probes.NewClient(f.socket), f.socket), app.DaemonName(f.socket)
+		in.DaemonTUN, in.Daemon = app.DaemonTUN(f.socket), app.DaemonName(f.socket)
 	}
 	return in, nil
 }

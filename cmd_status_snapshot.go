@@ -135,7 +135,7 @@ func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *lin
 func tuningReport(ctx context.Context, socket string) (*tune.Report, string) {
 	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := tune.Gather(tctx, tune.Inputs{DaemonTUN: app.DaemonTUN(probes.NewClient(socket), socket), Daemon: app.DaemonName(socket)})
+	r, err := tune.Gather(tctx, tune.Inputs{DaemonTUN: app.DaemonTUN(socket), Daemon: app.DaemonName(socket)})
 	if err != nil {
 		if errors.Is(err, tune.ErrNotLinux) {
 			return nil, "TCP tuning is Linux only"

@@ -91,7 +91,7 @@ func tuneCommand() *command {
 			return app.MTUProbe(ctx, probes.NewClient(socket), peer, o)
 		},
 		tun: func(ctx context.Context, socket string) (bool, error) {
-			return app.DaemonTUN(probes.NewClient(socket), socket)(ctx)
+			return app.DaemonTUN(socket)(ctx)
 		},
 	})
 }

@@ -4,29 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"runtime"
 
-	"tailscale.com/ipn/ipnstate"
+	"tailscale.com/client/local"
 
 	"github.com/tailpath/tailpath/probes"
 )
 
-// DaemonTUN asks the tailscaled behind c whether it runs with a kernel TUN:
-// LocalAPI's Status.TUN, which tailscaled sets to !IsNetstack
-// (ipnlocal.LocalBackend.updateStatusLocked), so false means
-// --tun=userspace-networking. It asks without the peer list where the
-// client can. It is tune.Inputs.DaemonTUN for `tailpath tune`, the
-// dashboard's Tuning pane and `tailpath serve`.
-func DaemonTUN(c probes.LocalClient, socket string) func(context.Context) (bool, error) {
+// DaemonTUN asks the tailscaled at socket ("" the platform's default)
+// whether it runs with a kernel TUN: LocalAPI's Status.TUN, which
+// tailscaled sets to !IsNetstack (ipnlocal.LocalBackend.updateStatusLocked),
+// so false means --tun=userspace-networking. It asks without the peer
+// list, and on Linux dials the socket once: the LocalAPI client's own
+// dialer keeps retrying for the first two seconds of a process
+// (safesocket.ConnectContext waits for a tailscaled that may be starting),
+// which would make every `tailpath tune` without tailscaled wait that long.
+// It is tune.Inputs.DaemonTUN for `tailpath tune`, the dashboard's Tuning
+// pane, `tailpath serve` and `status --save`.
+func DaemonTUN(socket string) func(context.Context) (bool, error) {
+	lc := probes.NewClient(socket)
+	if runtime.GOOS == "linux" {
+		path := DaemonName(socket)
+		lc = &local.Client{Socket: path, UseSocketOnly: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}}
+	}
 	return func(ctx context.Context) (bool, error) {
-		var st *ipnstate.Status
-		var err error
-		if lc, ok := c.(interface {
-			StatusWithoutPeers(context.Context) (*ipnstate.Status, error)
-		}); ok {
-			st, err = lc.StatusWithoutPeers(ctx)
-		} else {
-			st, err = c.Status(ctx)
-		}
+		st, err := lc.StatusWithoutPeers(ctx)
 		if err != nil {
 			err = probes.ConnectError(err, socket)
 			if errors.Is(err, probes.ErrNotRunning) {
