@@ -9,6 +9,7 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui/tuning"
 )
 
@@ -87,15 +88,17 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error
 	if err != nil {
 		return usageError{err}
 	}
+	client := probes.NewClient(f.socket)
 	d := app.Dashboard{
 		ControlAPI: api,
-		Client:     probes.NewClient(f.socket),
+		Client:     client,
 		Socket:     f.socket,
 		Interval:   f.interval,
 		All:        f.all,
 		Title:      "tailpath",
-		// The host's own TCP tuning (on other systems the pane says "Linux only").
-		Tuning: &tuning.Options{},
+		// The host's own TCP tuning (on other systems the pane says "Linux
+		// only"), first saying whether tailnet TCP is the kernel's at all.
+		Tuning: &tuning.Options{Inputs: tune.Inputs{DaemonTUN: app.DaemonTUN(f.socket), Daemon: app.DaemonName(f.socket)}},
 	}
 	if f.port != "" {
 		eol, err := eolBytes(f.eol)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -85,7 +86,7 @@ type snapshotExtras struct {
 // redacted diagnosis with --redact, else ls. printed is true when the
 // snapshot itself went to stdout (--save -), so nothing else is printed.
 func (f *statusFlags) saveLive(ctx context.Context, rec *snapshot.Recorder, ls *link.Snapshot, ex snapshotExtras, stdio IO) (*link.Snapshot, bool, error) {
-	tr, terr := tuningReport(ctx)
+	tr, terr := tuningReport(ctx, f.socket)
 	file := rec.File(ls, snapshot.Extras{All: f.all, PeerFacts: ex.facts, APIStatus: ex.api, Tuning: tr, TuningErr: terr})
 	return f.snap.finish(ctx, file, ls, stdio)
 }
@@ -129,10 +130,12 @@ func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *lin
 
 // tuningReport is the host's tuning for a snapshot (Linux), or why there
 // is none; it never takes more than 5 s.
-func tuningReport(ctx context.Context) (*tune.Report, string) {
+// It asks the tailscaled at socket whether it runs in userspace networking,
+// so the snapshot says that first too.
+func tuningReport(ctx context.Context, socket string) (*tune.Report, string) {
 	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := tune.Gather(tctx, tune.Inputs{})
+	r, err := tune.Gather(tctx, tune.Inputs{DaemonTUN: app.DaemonTUN(socket), Daemon: app.DaemonName(socket)})
 	if err != nil {
 		if errors.Is(err, tune.ErrNotLinux) {
 			return nil, "TCP tuning is Linux only"

@@ -24,68 +24,98 @@ type tuneFlags struct {
 	bandwidth string        // --bandwidth: target throughput ("400Mbit"); empty means measure
 	rtt       string        // --rtt: round trip to the peers that matter ("20ms"); empty means --peer or measure
 	peer      string        // --peer: tailnet peer whose ping RTT to use
-	headroom  float64       // --headroom: BDP multiplier (0: sysctl.DefaultHeadroom)
+	headroom  float64       // --headroom: BDP multiplier, 1 to 100
 	bbr       bool          // --bbr: also switch to bbr (and fq where needed) when possible
 	apply     bool          // --apply: write the recommended values (root)
 	persist   bool          // --persist: also keep the values where this system applies them at boot (with --apply)
-	bulkConns int           // --bulk-conns: bulk connections sharing tcp_mem (0: sysctl.DefaultBulkConns)
+	bulkConns int           // --bulk-conns: bulk connections sharing tcp_mem, 1 to maxBulkConns
+	floor     string        // --floor: smallest buffer max to raise to ("16MiB", "0"); empty means the default, and only when a change is needed
 	revert    bool          // --revert: restore the values recorded by the last --apply
 	json      bool          // --json: one JSON object on stdout
 	yes       bool          // --yes: do not ask before applying
 	state     string        // --state: revert state file (default the host's sysctl.Host.StatePath())
 	root      string        // --root: treat this directory as "/" (sandbox copies, tests)
 	mtuProbe  string        // --mtu-probe: peer to probe the path MTU to, instead of tuning
+	socket    string        // --socket: tailscaled's LocalAPI socket ("" the platform's default)
 
-	// peerRTT measures the round trip to a tailnet peer by name for
-	// --peer; nil makes --peer say it needs tailscaled and ask for --rtt.
-	peerRTT func(ctx context.Context, peer string) (time.Duration, error)
-	// probeMTU runs --mtu-probe (DISCO pings of growing size through
-	// tailscaled); nil makes it say it needs tailscaled.
-	probeMTU func(ctx context.Context, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error)
+	// daemon is what tune asks tailscaled; nil makes --peer and
+	// --mtu-probe say they need tailscaled, and leaves the TUN question
+	// to the interface and the platform's files.
+	daemon *tuneDaemon
 }
+
+// tuneDaemon is what `tailpath tune` asks the tailscaled listening on a
+// socket ("" the platform's default).
+type tuneDaemon struct {
+	// peerRTT measures the round trip to a tailnet peer by name (--peer).
+	peerRTT func(ctx context.Context, socket, peer string) (time.Duration, error)
+	// probeMTU runs --mtu-probe (DISCO pings of growing size).
+	probeMTU func(ctx context.Context, socket, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error)
+	// tun reports LocalAPI's Status.TUN: false is userspace networking.
+	tun func(ctx context.Context, socket string) (bool, error)
+}
+
+// Input ranges of tune's numeric flags: beyond a hard limit a value is a
+// usage error; beyond an unusual one it gets a warning line (a unit off by
+// a thousand, most likely).
+const (
+	maxBulkConns       = 10000
+	maxHeadroom        = 100.0
+	maxBandwidth       = 10e12 // bits/s
+	unusualBandwidth   = 400e9 // bits/s
+	maxRTT             = time.Minute
+	unusualRTT         = 2 * time.Second
+	maxFloor           = sysctl.CapBufferBytes
+	defaultFloorString = "16MiB"
+)
 
 // tuneUsage is the text before the flag list of `tailpath tune -h`.
 const tuneUsage = `usage: tailpath tune [flags]
 
 Show this host's TCP buffer sysctls against what a target bandwidth × RTT
 needs, with the arithmetic, BBR availability and the tailnet TCP
-connections; --apply writes the recommendation (as root), --persist keeps
-it where this system keeps sysctls at boot, --revert undoes both.
---mtu-probe PEER measures the path MTU to a peer instead.`
+connections; buffers are raised only where something says they limit.
+First it says whether tailnet TCP is the kernel's at all: with tailscaled
+in userspace networking, kernel sysctls do not apply to it. --apply writes
+the recommendation (as root), --persist keeps it where this system keeps
+sysctls at boot, --revert undoes both. --mtu-probe PEER measures the path
+MTU to a peer instead. Linux only, except --root and --mtu-probe.`
 
-// tuneCommand is tailpath tune, measuring --peer's RTT through the local
-// tailscaled.
+// tuneCommand is tailpath tune, asking the tailscaled at --socket.
 func tuneCommand() *command {
-	cmd := newTuneCommand(func(ctx context.Context, peer string) (time.Duration, error) {
-		return app.PeerRTT(ctx, probes.NewClient(""), peer)
+	return newTuneCommand(&tuneDaemon{
+		peerRTT: func(ctx context.Context, socket, peer string) (time.Duration, error) {
+			return app.PeerRTT(ctx, probes.NewClient(socket), peer)
+		},
+		probeMTU: func(ctx context.Context, socket, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error) {
+			return app.MTUProbe(ctx, probes.NewClient(socket), peer, o)
+		},
+		tun: func(ctx context.Context, socket string) (bool, error) {
+			return app.DaemonTUN(socket)(ctx)
+		},
 	})
-	return cmd
 }
 
-// newTuneCommand is tailpath tune with peerRTT measuring --peer (nil: no
-// tailscaled to measure with).
-func newTuneCommand(peerRTT func(ctx context.Context, peer string) (time.Duration, error)) *command {
-	f := tuneFlags{peerRTT: peerRTT}
-	if peerRTT != nil {
-		f.probeMTU = func(ctx context.Context, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error) {
-			return app.MTUProbe(ctx, probes.NewClient(""), peer, o)
-		}
-	}
+// newTuneCommand is tailpath tune asking d (nil: no tailscaled to ask).
+func newTuneCommand(d *tuneDaemon) *command {
+	f := tuneFlags{daemon: d}
 	fs := newFlagSet("tailpath tune")
-	fs.StringVar(&f.bandwidth, "bandwidth", "", "target throughput with a unit, e.g. 400Mbit or 1Gbit (default: measured from tailnet connections, else 1Gbit)")
-	fs.StringVar(&f.rtt, "rtt", "", "round-trip time to the peers that matter, with a unit, e.g. 20ms (default: --peer, else measured, else 20ms)")
+	fs.StringVar(&f.bandwidth, "bandwidth", "", "target throughput with a unit, e.g. 400Mbit or 1Gbit, up to 10Tbit (default: measured from tailnet connections, else 1Gbit)")
+	fs.StringVar(&f.rtt, "rtt", "", "round-trip time to the peers that matter, with a unit, e.g. 20ms, up to 1m (default: --peer, else measured, else 20ms)")
 	fs.StringVar(&f.peer, "peer", "", "measure the RTT with a tailnet ping to this peer (needs tailscaled)")
-	fs.Float64Var(&f.headroom, "headroom", 0, fmt.Sprintf("multiply the bandwidth-delay product by this (default %g)", sysctl.DefaultHeadroom))
+	fs.Float64Var(&f.headroom, "headroom", sysctl.DefaultHeadroom, "multiply the bandwidth-delay product by this, from 1 to 100")
 	fs.BoolVar(&f.bbr, "bbr", false, "also recommend bbr (and fq on kernels before 4.13) when this kernel can run it")
 	fs.BoolVar(&f.apply, "apply", false, "apply the recommended values (needs root); previous values are saved for --revert")
 	fs.BoolVar(&f.persist, "persist", false, "with --apply, also keep the values across a reboot where this system keeps them (/etc/sysctl.d, a DSM boot script, Unraid's /boot/config/go, TrueNAS tunables; elsewhere the steps are printed)")
-	fs.IntVar(&f.bulkConns, "bulk-conns", 0, fmt.Sprintf("bulk connections expected at full buffer at once; tcp_mem is shared among them (default %d)", sysctl.DefaultBulkConns))
+	fs.IntVar(&f.bulkConns, "bulk-conns", sysctl.DefaultBulkConns, fmt.Sprintf("bulk connections expected at full buffer at once, from 1 to %d; tcp_mem is shared among them", maxBulkConns))
+	fs.StringVar(&f.floor, "floor", "", "smallest buffer max to raise to, e.g. 16MiB, or 0 for none, up to 256MiB (default "+defaultFloorString+", and only when buffers are the limit)")
 	fs.BoolVar(&f.revert, "revert", false, "restore the values saved by the last --apply (and remove what --persist wrote)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
 	fs.BoolVar(&f.yes, "yes", false, "apply without asking")
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+"; with --root, DIR/var/lib/tailpath/tune-state.json)")
 	fs.StringVar(&f.mtuProbe, "mtu-probe", "", "instead of tuning, find the largest packet the direct path to this peer carries (DISCO pings of growing size through tailscaled, like tailscale ping --size)")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe and whether it runs in userspace networking (default "+probes.DefaultSocket()+")")
 	f.fs = fs
 	return &command{
 		name:  "tune",
@@ -119,33 +149,35 @@ func (f *tuneFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if err := noArgs(args); err != nil {
 		return err
 	}
+	warnings, err := f.check()
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stdio.Stderr, "tailpath: tune: warning: %s\n", w)
+	}
 	if f.mtuProbe != "" {
 		return f.runMTUProbe(ctx, stdio)
 	}
 	if runtime.GOOS != "linux" && f.root == "" {
 		return fmt.Errorf("tune: %w: this is %s", tune.ErrNotLinux, runtime.GOOS)
 	}
-	if f.bulkConns < 0 {
-		return usageErrorf("--bulk-conns %d: want a positive count (e.g. 4)", f.bulkConns)
-	}
-	in := tune.Inputs{Peer: f.peer, PeerRTT: f.peerRTT, Headroom: f.headroom, BBR: f.bbr, BulkConns: f.bulkConns,
+	in := tune.Inputs{Peer: f.peer, Headroom: f.headroom, BBR: f.bbr, BulkConns: f.bulkConns,
 		BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt"}
-	if f.bandwidth != "" {
-		bw, err := sysctl.ParseBandwidth(f.bandwidth)
-		if err != nil {
-			return usageErrorf("--bandwidth %v", err)
-		}
-		in.Bandwidth = bw
+	in.Bandwidth, _ = f.bandwidthValue()
+	in.RTT, _ = f.rttValue()
+	if f.floor != "" {
+		in.Floor, _ = sysctl.ParseBytes(f.floor)
+		in.FloorSet = true
 	}
-	if f.rtt != "" {
-		d, err := parseRTT(f.rtt)
-		if err != nil {
-			return usageErrorf("--rtt %v", err)
+	if d := f.daemon; d != nil {
+		in.PeerRTT = func(ctx context.Context, peer string) (time.Duration, error) { return d.peerRTT(ctx, f.socket, peer) }
+		if f.root == "" {
+			// The sandbox of --root is not this machine: its tailscaled
+			// is not the one on this socket.
+			in.DaemonTUN = func(ctx context.Context) (bool, error) { return d.tun(ctx, f.socket) }
+			in.Daemon = app.DaemonName(f.socket)
 		}
-		in.RTT = d
-	}
-	if f.rtt != "" && f.peer != "" {
-		return usageErrorf("pass --rtt or --peer, not both")
 	}
 	if f.root != "" {
 		in.Host, in.Sandbox = sysctl.AtRoot(f.root), true
@@ -171,10 +203,7 @@ func (f *tuneFlags) run(ctx context.Context, args []string, stdio IO) error {
 // runMTUProbe is `tailpath tune --mtu-probe PEER`: progress on stderr, the
 // result on stdout (JSON with --json).
 func (f *tuneFlags) runMTUProbe(ctx context.Context, stdio IO) error {
-	if f.apply || f.revert || f.persist {
-		return usageErrorf("--mtu-probe only measures; run it without --apply, --persist or --revert")
-	}
-	if f.probeMTU == nil {
+	if f.daemon == nil {
 		return fmt.Errorf("tune: --mtu-probe needs tailscaled")
 	}
 	o := tune.MTUProbeOptions{Progress: func(s string) { fmt.Fprintln(stdio.Stderr, "  "+s) }}
@@ -182,7 +211,7 @@ func (f *tuneFlags) runMTUProbe(ctx context.Context, stdio IO) error {
 		o.TunMTU = int(l.MTU)
 	}
 	fmt.Fprintf(stdio.Stderr, "probing the path MTU to %s…\n", f.mtuProbe)
-	r, err := f.probeMTU(ctx, f.mtuProbe, o)
+	r, err := f.daemon.probeMTU(ctx, f.socket, f.mtuProbe, o)
 	if err != nil {
 		return fmt.Errorf("tune --mtu-probe %s: %w", f.mtuProbe, err)
 	}
@@ -193,6 +222,91 @@ func (f *tuneFlags) runMTUProbe(ctx context.Context, stdio IO) error {
 	}
 	r.WriteText(stdio.Stdout)
 	return nil
+}
+
+// check validates every value flag, each against its own range, and
+// returns the warnings for values that are legal but unusual. Its errors
+// are usage errors naming the flag.
+func (f *tuneFlags) check() (warnings []string, err error) {
+	if !(f.headroom >= 1 && f.headroom <= maxHeadroom) {
+		return nil, usageErrorf("--headroom %g: want a multiplier from 1 to %g (default %g); below 1 the buffers would hold less than one bandwidth-delay product", f.headroom, maxHeadroom, sysctl.DefaultHeadroom)
+	}
+	if f.bulkConns < 1 || f.bulkConns > maxBulkConns {
+		return nil, usageErrorf("--bulk-conns %d: want a count from 1 to %d (default %d), the bulk connections that share tcp_mem at once", f.bulkConns, maxBulkConns, sysctl.DefaultBulkConns)
+	}
+	bw, err := f.bandwidthValue()
+	if err != nil {
+		return nil, err
+	}
+	if bw > unusualBandwidth {
+		warnings = append(warnings, fmt.Sprintf("unusual: --bandwidth %s is over %s; did you mean %s?", f.bandwidth, sysctl.FormatBandwidth(unusualBandwidth), flagBandwidth(bw/1000)))
+	}
+	d, err := f.rttValue()
+	if err != nil {
+		return nil, err
+	}
+	if d > unusualRTT {
+		warnings = append(warnings, fmt.Sprintf("unusual: --rtt %s is over %v; did you mean %v?", f.rtt, unusualRTT, d/1000))
+	}
+	if f.rtt != "" && f.peer != "" {
+		return nil, usageErrorf("pass --rtt or --peer, not both")
+	}
+	if f.floor != "" {
+		n, err := sysctl.ParseBytes(f.floor)
+		if err != nil {
+			return nil, usageErrorf("--floor %v", err)
+		}
+		if n > maxFloor {
+			return nil, usageErrorf("--floor %q: at most %s, the cap on any buffer tailpath recommends", f.floor, sysctl.FormatBytes(maxFloor))
+		}
+	}
+	if f.mtuProbe != "" && (f.apply || f.revert || f.persist) {
+		return nil, usageErrorf("--mtu-probe only measures; run it without --apply, --persist or --revert")
+	}
+	return warnings, nil
+}
+
+// bandwidthValue is --bandwidth in bits/s, 0 when not given.
+func (f *tuneFlags) bandwidthValue() (float64, error) {
+	if f.bandwidth == "" {
+		return 0, nil
+	}
+	bw, err := sysctl.ParseBandwidth(f.bandwidth)
+	if err != nil {
+		return 0, usageErrorf("--bandwidth %v", err)
+	}
+	if bw > maxBandwidth {
+		return 0, usageErrorf("--bandwidth %q: at most %s", f.bandwidth, flagBandwidth(maxBandwidth))
+	}
+	return bw, nil
+}
+
+// rttValue is --rtt, 0 when not given.
+func (f *tuneFlags) rttValue() (time.Duration, error) {
+	if f.rtt == "" {
+		return 0, nil
+	}
+	d, err := parseRTT(f.rtt)
+	if err != nil {
+		return 0, usageErrorf("--rtt %v", err)
+	}
+	if d > maxRTT {
+		return 0, usageErrorf("--rtt %q: at most %v", f.rtt, maxRTT)
+	}
+	return d, nil
+}
+
+// flagBandwidth writes bits/s the way --bandwidth takes it ("400Mbit").
+func flagBandwidth(bps float64) string {
+	for _, u := range []struct {
+		unit string
+		div  float64
+	}{{"Tbit", 1e12}, {"Gbit", 1e9}, {"Mbit", 1e6}, {"kbit", 1e3}} {
+		if bps >= u.div {
+			return strconv.FormatFloat(bps/u.div, 'g', -1, 64) + u.unit
+		}
+	}
+	return strconv.FormatFloat(bps, 'g', -1, 64) + "bit"
 }
 
 // parseRTT parses a positive duration with a unit ("20ms", "1.5s"). Its

@@ -622,6 +622,60 @@ func TestRealTailscaled(t *testing.T) {
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("peers after restart = %v, want %v\nlog tail:\n%s", names, wantNames, d2.tail(20))
 	}
+
+	// Last (a sixth node would change the peer counts above): a second
+	// real tailscaled, started with --tun=userspace-networking, on a socket
+	// of its own, which `tailpath tune --socket` reaches.
+	t.Run("tune --socket: a second tailscaled in userspace networking", func(t *testing.T) {
+		sock2 := filepath.Join(sockDir, "ts2.sock")
+		d3 := startTailscaled(t, tailscaled, t.TempDir(), sock2, env)
+		waitSocket(ctx, t, &local.Client{Socket: sock2, UseSocketOnly: true}, d3)
+		up := exec.CommandContext(ctx, tailscale, "--socket", sock2, "up", "--login-server", l.ControlURL(), "--hostname", "real-ts-2", "--reset")
+		up.Env = append(os.Environ(), env...)
+		if out, err := up.CombinedOutput(); err != nil {
+			t.Fatalf("tailscale up: %v\n%s\nlog tail:\n%s", err, out, d3.tail(30))
+		}
+		tailpathTune := func(args ...string) (int, string) {
+			var out, errOut bytes.Buffer
+			code := run(ctx, append([]string{"tune", "--socket", sock2}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+			return code, out.String() + errOut.String()
+		}
+		code, out := tailpathTune("--mtu-probe", lab.DirectName)
+		if code != 0 || !strings.Contains(out, "MTU fine: the direct path carries 9000 bytes") {
+			t.Errorf("--mtu-probe through %s: exit %d\n%s", sock2, code, out)
+		}
+		t.Logf("tune --mtu-probe through the second tailscaled:\n%s", out)
+		if runtime.GOOS != "linux" {
+			t.Skipf("the rest reads this host's /proc/sys: Linux only")
+		}
+		code, out = tailpathTune("--bandwidth", "1Gbit", "--rtt", "2ms")
+		lines := strings.Split(out, "\n")
+		if code != 0 || len(lines) < 3 ||
+			lines[1] != "Userspace networking: tailnet TCP runs in tailscaled's own stack; kernel buffers and congestion control do not apply to it" ||
+			lines[2] != "  evidence: tailscaled ("+sock2+") reports Status.TUN false: it runs with --tun=userspace-networking" {
+			t.Errorf("userspace networking not detected through LocalAPI first: exit %d\n%s", code, out)
+		}
+		if !strings.Contains(out, "Start tailscaled without --tun=userspace-networking") {
+			t.Errorf("no fix for a generic Linux:\n%s", out)
+		}
+		code, out = tailpathTune("--peer", lab.DirectName, "--bandwidth", "1Gbit", "--json")
+		var o struct {
+			Report struct {
+				Tunnel         struct{ Mode string }
+				Recommendation struct {
+					Target struct {
+						RTTSource string `json:"rtt_source"`
+					}
+				} `json:"recommendation"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &o); code != 0 || err != nil {
+			t.Fatalf("--peer --json: exit %d, %v\n%s", code, err, out)
+		}
+		if o.Report.Tunnel.Mode != "userspace" || o.Report.Recommendation.Target.RTTSource != "measured: tailnet ping to "+lab.DirectName {
+			t.Errorf("--peer through %s: tunnel %q, RTT source %q", sock2, o.Report.Tunnel.Mode, o.Report.Recommendation.Target.RTTSource)
+		}
+	})
 }
 
 // benchStatus times `tailpath status --json --socket S` (the built binary)

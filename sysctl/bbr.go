@@ -186,7 +186,7 @@ func (h Host) BBRFor(p Platform) (BBRStatus, error) {
 }
 
 // keepCubic is the advice when nothing can add BBR: buffers are what helps.
-const keepCubic = "keep cubic and raise the buffers (what tailpath recommends)"
+const keepCubic = "keep cubic, and raise the buffers where they are the limit (tailpath tune says whether they are)"
 
 // oldKernelAdvice is what is missing on a kernel before 4.9, per platform.
 func oldKernelAdvice(p Platform) string {

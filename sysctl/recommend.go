@@ -56,6 +56,23 @@ type Target struct {
 	// go unacknowledged (sockdiag's MTU verdict): with it, and
 	// tcp_mtu_probing 0, the recommendation sets it to 1.
 	MTUTrouble int `json:"mtu_trouble,omitempty"`
+	// BufferLimited counts the tailnet connections measured limited by
+	// this host's buffers (sockdiag's send-buffer verdicts): with any, the
+	// buffers are raised even when the arithmetic says they suffice.
+	BufferLimited int `json:"buffer_limited,omitempty"`
+	// Floor is the smallest buffer max to raise to, bytes, when FloorSet
+	// (--floor; 0 means none). Unset, FloorBufferBytes applies, and only
+	// when a buffer change is needed anyway.
+	Floor    int64 `json:"floor_bytes,omitempty"`
+	FloorSet bool  `json:"floor_set,omitempty"`
+}
+
+// floor is the floor in force and how the arithmetic names it.
+func (t Target) floor() (int64, string) {
+	if t.FloorSet {
+		return t.Floor, "--floor " + FormatBytes(t.Floor)
+	}
+	return FloorBufferBytes, "--floor " + FormatBytes(FloorBufferBytes)
 }
 
 // Step is one line of the arithmetic, for the pane and --json.
@@ -66,6 +83,17 @@ type Step struct {
 	Text string `json:"text"`
 	// Bytes is the value in bytes where it is a size; 0 otherwise.
 	Bytes int64 `json:"bytes,omitempty"`
+	// Source is where an input came from, the parenthesis that ends Text
+	// ("flag --rtt"); empty for a computed step.
+	Source string `json:"source,omitempty"`
+}
+
+// Value is Text without its Source.
+func (s Step) Value() string {
+	if s.Source == "" {
+		return s.Text
+	}
+	return strings.TrimSuffix(s.Text, " ("+s.Source+")")
 }
 
 // Change is one key to set: its current and wanted values and why.
@@ -116,6 +144,16 @@ type Recommendation struct {
 	Steps []Step `json:"steps"`
 	// Changes are the keys whose current value falls short, in apply order.
 	Changes []Change `json:"changes"`
+	// BuffersLimit is true when something says this host's buffers are
+	// the limit: the arithmetic (a current max below WantBytes), a tailnet
+	// connection measured buffer limited, or an explicit --floor above the
+	// current max. Only then are the buffer keys in Changes.
+	BuffersLimit bool `json:"buffers_limit"`
+	// LimitWhy says what said so; empty when BuffersLimit is false.
+	LimitWhy string `json:"limit_why,omitempty"`
+	// HaveBytes is the smaller of the current tcp_rmem and tcp_wmem
+	// maxima (the ones autotuning grows to), bytes; 0 when neither is known.
+	HaveBytes int64 `json:"have_bytes,omitempty"`
 	// Suffices is true when the current values already meet the target.
 	Suffices bool `json:"suffices"`
 	// Notes are advice that needs no change ("RTT > 100 ms: BBR would help").
@@ -159,19 +197,39 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 		return " (" + s + ")"
 	}
 	r.Steps = append(r.Steps,
-		Step{Label: "bandwidth", Text: FormatBandwidth(t.Bandwidth) + " = " + FormatBytes(int64(bytesPerSec)) + "/s" + src(t.BandwidthSource)},
-		Step{Label: "RTT", Text: t.RTT.String() + src(t.RTTSource)},
+		Step{Label: "bandwidth", Text: FormatBandwidth(t.Bandwidth) + " = " + FormatBytes(int64(bytesPerSec)) + "/s" + src(t.BandwidthSource), Source: t.BandwidthSource},
+		Step{Label: "RTT", Text: t.RTT.String() + src(t.RTTSource), Source: t.RTTSource},
 		Step{Label: "BDP = bandwidth × RTT", Text: FormatBytes(r.BDPBytes), Bytes: r.BDPBytes},
 		Step{Label: fmt.Sprintf("× headroom %g", t.Headroom), Text: FormatBytes(r.WantBytes), Bytes: r.WantBytes},
 	)
+	// Do the buffers limit? The arithmetic says so when a maximum
+	// autotuning grows to is below what the target needs; a measurement
+	// says so when a tailnet connection stalled on this host's send
+	// buffer. Otherwise no buffer key changes, unless --floor asks for it.
+	have, haveWhich := haveBuffers(cur)
+	r.HaveBytes = have
+	floor, floorName := t.floor()
+	switch {
+	case have > 0 && have < r.WantBytes:
+		r.BuffersLimit = true
+		r.LimitWhy = fmt.Sprintf("the arithmetic: %s is %s, below the %s the target needs", haveWhich, FormatBytes(have), FormatBytes(r.WantBytes))
+	case t.BufferLimited > 0:
+		r.BuffersLimit = true
+		r.LimitWhy = fmt.Sprintf("%d tailnet connection(s) measured limited by this host's send buffer", t.BufferLimited)
+	}
+	raising := r.BuffersLimit || t.FloorSet && have > 0 && have < floor
+	if !raising {
+		floor = 0 // the floor applies only to a change made anyway
+	}
+
 	buf := roundUp(r.WantBytes, mib)
 	hi := int64(CapBufferBytes)
 	hiWhy := "the 256 MiB cap"
 	if memTotal > 0 && memTotal/8 < hi {
 		hi = memTotal / 8 / mib * mib
 		hiWhy = fmt.Sprintf("1/8 of this machine's %s RAM", FormatBytes(memTotal))
-		if hi < FloorBufferBytes {
-			hi = FloorBufferBytes
+		if hi < floor {
+			hi = floor
 		}
 	}
 	// tcp_mem bounds all TCP sockets together: N bulk connections each at
@@ -198,13 +256,16 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 		}
 	}
 	switch {
-	case buf < FloorBufferBytes && FloorBufferBytes <= hi:
-		r.Clamp = fmt.Sprintf("raised to the %s floor", FormatBytes(FloorBufferBytes))
-		buf = FloorBufferBytes
-	case buf < FloorBufferBytes:
-		// The floor itself is more than tcp_mem allows: stop at the cap.
-		r.Clamp = "raised only to " + hiWhy + " (below the 16 MiB floor)"
-		buf = max(buf, hi)
+	case buf < floor && floor <= hi:
+		r.Clamp = "raised to " + floorName
+		if !t.FloorSet {
+			r.Clamp += " (the default)" // a choice: the floor is no measurement
+		}
+		buf = floor
+	case buf < floor && buf <= hi:
+		// The floor itself is more than the cap allows: stop at the cap.
+		r.Clamp = "raised only to " + hiWhy + " (below " + floorName + ")"
+		buf = hi
 	case buf > hi:
 		r.Clamp = "lowered to " + hiWhy
 		if memCapped {
@@ -222,29 +283,43 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 			FormatBytes(cur.TCPRmem.Max), FormatBytes(cur.TCPWmem.Max), conns, FormatBytes(r.MemCap)))
 	}
 	r.BufferMax = buf
-	last := "rounded up to a MiB"
-	if r.Clamp != "" {
-		last = r.Clamp
-	}
-	r.Steps = append(r.Steps, Step{Label: "buffer max, " + last, Text: FormatBytes(buf), Bytes: buf})
-	if memTotal > 0 && buf > memTotal/32 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s per socket is over 1/32 of %s RAM: a few busy connections at full window could press memory (tcp_mem limits the total)",
-			FormatBytes(buf), FormatBytes(memTotal)))
-	}
-
-	r.TCPRmem = raise(cur.TCPRmem, buf, 131072)
-	r.TCPWmem = raise(cur.TCPWmem, buf, 16384)
-	r.RmemMax = max(cur.RmemMax, buf)
-	r.WmemMax = max(cur.WmemMax, buf)
+	r.TCPRmem, r.TCPWmem, r.RmemMax, r.WmemMax = cur.TCPRmem, cur.TCPWmem, cur.RmemMax, cur.WmemMax
 	add := func(key, old, new, why string) {
 		if !SameValue(old, new) {
 			r.Changes = append(r.Changes, Change{Key: key, Old: Normalize(old), New: new, Why: why})
 		}
 	}
-	add(KeyTCPRmem, cur.Raw[KeyTCPRmem], r.TCPRmem.String(), "receive window autotuning may grow to the buffer max")
-	add(KeyTCPWmem, cur.Raw[KeyTCPWmem], r.TCPWmem.String(), "send buffer autotuning may grow to the buffer max")
-	add(KeyRmemMax, cur.Raw[KeyRmemMax], strconv.FormatInt(r.RmemMax, 10), "caps SO_RCVBUF set by programs (tailscaled asks for 7 MiB UDP buffers)")
-	add(KeyWmemMax, cur.Raw[KeyWmemMax], strconv.FormatInt(r.WmemMax, 10), "caps SO_SNDBUF set by programs")
+	if !raising {
+		text := "unknown: tcp_rmem and tcp_wmem not readable"
+		if have > 0 {
+			text = fmt.Sprintf("%s ≥ %s needed", FormatBytes(have), FormatBytes(r.WantBytes))
+		}
+		r.Steps = append(r.Steps, Step{Label: "current max (" + haveWhich + ")", Text: text, Bytes: have})
+	} else {
+		last := "rounded up to a MiB"
+		if r.Clamp != "" {
+			last = r.Clamp
+		}
+		r.Steps = append(r.Steps, Step{Label: "buffer max, " + last, Text: FormatBytes(buf), Bytes: buf})
+		if memTotal > 0 && buf > memTotal/32 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s per socket is over 1/32 of %s RAM: a few busy connections at full window could press memory (tcp_mem limits the total)",
+				FormatBytes(buf), FormatBytes(memTotal)))
+		}
+		if !r.BuffersLimit {
+			r.Notes = append(r.Notes, fmt.Sprintf("raising to %s as asked, although buffers are not the limit (need %s, have %s)", floorName, FormatBytes(r.WantBytes), FormatBytes(have)))
+		}
+		if t.BufferLimited > 0 && have >= buf {
+			r.Notes = append(r.Notes, fmt.Sprintf("%d connection(s) stalled on a send buffer already at %s, as much as the target asks for: the link is faster or farther than --bandwidth × --rtt say; pass the real ones", t.BufferLimited, FormatBytes(have)))
+		}
+		r.TCPRmem = raise(cur.TCPRmem, buf, 131072)
+		r.TCPWmem = raise(cur.TCPWmem, buf, 16384)
+		r.RmemMax = max(cur.RmemMax, buf)
+		r.WmemMax = max(cur.WmemMax, buf)
+		add(KeyTCPRmem, cur.Raw[KeyTCPRmem], r.TCPRmem.String(), "receive window autotuning may grow to the buffer max")
+		add(KeyTCPWmem, cur.Raw[KeyTCPWmem], r.TCPWmem.String(), "send buffer autotuning may grow to the buffer max")
+		add(KeyRmemMax, cur.Raw[KeyRmemMax], strconv.FormatInt(r.RmemMax, 10), "caps SO_RCVBUF set by programs (tailscaled asks for 7 MiB UDP buffers)")
+		add(KeyWmemMax, cur.Raw[KeyWmemMax], strconv.FormatInt(r.WmemMax, 10), "caps SO_SNDBUF set by programs")
+	}
 
 	if _, known := cur.Raw[KeyMTUProbing]; known && t.MTUTrouble > 0 && cur.MTUProbing == 0 {
 		add(KeyMTUProbing, cur.Raw[KeyMTUProbing], "1", fmt.Sprintf("%d tailnet connection(s) lose full-size segments: with 1, TCP lowers its segment size once it detects the black hole (buffers do not help there)", t.MTUTrouble))
@@ -272,11 +347,36 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 	case longRTT && bbr != nil && !bbr.CanWork():
 		r.Notes = append(r.Notes, fmt.Sprintf("RTT %v > 100 ms: BBR would help but is impossible: %s", t.RTT, bbr.Why))
 	}
-	if len(r.Changes) == 0 {
-		r.Suffices = true
-		r.Notes = append(r.Notes, fmt.Sprintf("current values already suffice for %s at %v", FormatBandwidth(t.Bandwidth), t.RTT))
-	}
+	r.Suffices = len(r.Changes) == 0
 	return r, nil
+}
+
+// NotLimit is the buffer verdict when nothing says the buffers limit:
+// "buffers are not the limit (need 1.9 MiB, have 4 MiB)"; empty when they
+// do (LimitWhy says why) or when the current maxima are unknown.
+func (r Recommendation) NotLimit() string {
+	if r.BuffersLimit || r.HaveBytes == 0 {
+		return ""
+	}
+	return fmt.Sprintf("buffers are not the limit (need %s, have %s)", FormatBytes(r.WantBytes), FormatBytes(r.HaveBytes))
+}
+
+// haveBuffers returns the smaller known maximum of tcp_rmem and tcp_wmem
+// (what autotuning may grow a socket's buffers to) and its name; 0 when
+// neither key was read.
+func haveBuffers(cur Settings) (int64, string) {
+	_, rOK := cur.Raw[KeyTCPRmem]
+	_, wOK := cur.Raw[KeyTCPWmem]
+	rOK, wOK = rOK && cur.TCPRmem.Max > 0, wOK && cur.TCPWmem.Max > 0
+	switch {
+	case rOK && wOK && cur.TCPRmem.Max == cur.TCPWmem.Max:
+		return cur.TCPRmem.Max, "tcp_rmem and tcp_wmem max"
+	case rOK && (!wOK || cur.TCPRmem.Max < cur.TCPWmem.Max):
+		return cur.TCPRmem.Max, "tcp_rmem max"
+	case wOK:
+		return cur.TCPWmem.Max, "tcp_wmem max"
+	}
+	return 0, "tcp_rmem, tcp_wmem max"
 }
 
 // tcpMemPool returns the bytes all TCP sockets may use before memory
@@ -428,6 +528,37 @@ func ParseBandwidth(s string) (float64, error) {
 		v *= 8
 	}
 	return v, nil
+}
+
+// ParseBytes parses a size: a whole number of bytes ("16777216", as
+// sysctls count them), or a number with a unit: KiB, MiB, GiB (also K, M,
+// G, as the kernel's own parameters read them) or kB, MB, GB (powers of
+// ten). Errors wrap ErrInvalid and their text starts with the quoted input,
+// ready to follow a flag name.
+func ParseBytes(s string) (int64, error) {
+	in := strings.TrimSpace(s)
+	i := 0
+	for i < len(in) && (in[i] >= '0' && in[i] <= '9' || in[i] == '.') {
+		i++
+	}
+	num, unit := in[:i], strings.TrimSpace(in[i:])
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) {
+		return 0, &inputError{fmt.Sprintf("%q: want a size like 16MiB (or a number of bytes)", s)}
+	}
+	mult := map[string]float64{"": 1, "B": 1, "K": 1 << 10, "KiB": 1 << 10, "M": 1 << 20, "MiB": 1 << 20, "G": 1 << 30, "GiB": 1 << 30,
+		"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9}[unit]
+	if mult == 0 {
+		return 0, &inputError{fmt.Sprintf("%q: unknown unit %q (use KiB, MiB, GiB, or kB, MB, GB)", s, unit)}
+	}
+	v *= mult
+	if v > 1<<62 {
+		return 0, &inputError{fmt.Sprintf("%q: too large", s)}
+	}
+	if v != math.Trunc(v) {
+		return 0, &inputError{fmt.Sprintf("%q: not a whole number of bytes", s)}
+	}
+	return int64(v), nil
 }
 
 // inputError is a bad value a person typed: its text is only the detail (no

@@ -2,9 +2,11 @@ package sysctl
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,6 +247,9 @@ func TestRecommend(t *testing.T) {
 	bbrOld := &BBRStatus{State: BBRLoadable, Kernel: "4.9.0", KernelMajor: 4, KernelMinor: 9, NeedsFQ: true}
 	bbrNo := &BBRStatus{State: BBRImpossible, Kernel: "4.4.302+", KernelMajor: 4, KernelMinor: 4, Why: "kernel 4.4.302+ predates BBR (mainline since 4.9)", Missing: "a kernel ≥ 4.9"}
 	const gib = 1 << 30
+	raised := func(to string) []string {
+		return []string{"net.ipv4.tcp_rmem=4096 87380 " + to, "net.ipv4.tcp_wmem=4096 16384 " + to, "net.core.rmem_max=" + to, "net.core.wmem_max=" + to}
+	}
 	tests := []struct {
 		name      string
 		cur       Settings
@@ -254,24 +259,56 @@ func TestRecommend(t *testing.T) {
 		bdp, want int64
 		bufMax    int64
 		changes   []string // "key=new"
+		limit     string   // substring of LimitWhy; "" means the buffers do not limit
+		notLimit  string   // NotLimit(), when they do not
 		suffices  bool
 		warn      string // substring of a warning, "" for none
 		note      string
 	}{
 		{
-			name: "NAS case 400 Mbit at 20 ms on DSM", cur: syno, bbr: bbrNo, mem: 2 * gib,
+			// The issue's case: a stock DSM's 4-6 MiB maxima are far above
+			// a gigabit LAN's need, so nothing is raised.
+			name: "1 Gbit at 2 ms on stock DSM: buffers are not the limit", cur: syno, bbr: bbrNo, mem: 2 * gib,
+			target: Target{Bandwidth: 1e9, RTT: 2 * time.Millisecond},
+			bdp:    250_000, want: 500_000, bufMax: 1 << 20,
+			notLimit: "buffers are not the limit (need 488.3 KiB, have 4 MiB)", suffices: true,
+		},
+		{
+			name: "NAS case 400 Mbit at 20 ms on DSM: 4 MiB is enough", cur: syno, bbr: bbrNo, mem: 2 * gib,
 			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond},
+			bdp:    1_000_000, want: 2_000_000, bufMax: 2 << 20,
+			notLimit: "buffers are not the limit (need 1.9 MiB, have 4 MiB)", suffices: true,
+		},
+		{
+			name: "NAS case with a connection measured send-buffer limited: raised to the 16 MiB floor", cur: syno, bbr: bbrNo, mem: 2 * gib,
+			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond, BufferLimited: 1},
 			bdp:    1_000_000, want: 2_000_000, bufMax: 16 << 20,
-			changes: []string{
-				"net.ipv4.tcp_rmem=4096 87380 16777216", "net.ipv4.tcp_wmem=4096 16384 16777216",
-				"net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
-			},
+			changes: raised("16777216"), limit: "1 tailnet connection(s) measured limited by this host's send buffer",
+		},
+		{
+			name: "1 Gbit at 50 ms on DSM: the arithmetic says 4 MiB is short", cur: syno, bbr: bbrNo, mem: 2 * gib,
+			target: Target{Bandwidth: 1e9, RTT: 50 * time.Millisecond},
+			bdp:    6_250_000, want: 12_500_000, bufMax: 16 << 20,
+			changes: raised("16777216"), limit: "the arithmetic: tcp_wmem max is 4 MiB, below the 11.9 MiB the target needs",
+		},
+		{
+			name: "--floor 0: the buffer max is what the target needs, rounded up", cur: syno, bbr: bbrNo, mem: 2 * gib,
+			target: Target{Bandwidth: 1e9, RTT: 50 * time.Millisecond, FloorSet: true},
+			bdp:    6_250_000, want: 12_500_000, bufMax: 12 << 20,
+			changes: raised("12582912"), limit: "the arithmetic",
+		},
+		{
+			name: "--floor 16MiB where buffers do not limit: raised as asked, and said so", cur: syno, bbr: bbrNo, mem: 2 * gib,
+			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond, Floor: 16 << 20, FloorSet: true},
+			bdp:    1_000_000, want: 2_000_000, bufMax: 16 << 20,
+			changes: raised("16777216"), notLimit: "buffers are not the limit (need 1.9 MiB, have 4 MiB)",
+			note: "raising to --floor 16 MiB as asked, although buffers are not the limit",
 		},
 		{
 			name: "tuned buffers, a connection in MTU trouble: tcp_mtu_probing=1", cur: tuned, bbr: bbrOK, mem: 16 * gib,
 			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond, MTUTrouble: 1},
-			bdp:    1_000_000, want: 2_000_000, bufMax: 16 << 20,
-			changes: []string{"net.ipv4.tcp_mtu_probing=1"},
+			bdp:    1_000_000, want: 2_000_000, bufMax: 2 << 20,
+			changes: []string{"net.ipv4.tcp_mtu_probing=1"}, notLimit: "buffers are not the limit (need 1.9 MiB, have 47.7 MiB)",
 		},
 		{
 			name: "MTU trouble with tcp_mtu_probing already 1: nothing to change", bbr: bbrOK, mem: 16 * gib,
@@ -280,28 +317,25 @@ func TestRecommend(t *testing.T) {
 				KeyRmemMax: "67108864", KeyWmemMax: "67108864", KeyMTUProbing: "1",
 			})),
 			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond, MTUTrouble: 2},
-			bdp:    1_000_000, want: 2_000_000, bufMax: 16 << 20,
-			suffices: true, note: "current values already suffice",
+			bdp:    1_000_000, want: 2_000_000, bufMax: 2 << 20,
+			notLimit: "buffers are not the limit", suffices: true,
 		},
 		{
 			// tcp_mem unknown: the kernel's default pressure is about RAM/16
 			// = 16 MiB for all sockets, 4 MiB for each of 4 bulk
 			// connections, which wins over the 16 MiB floor; the current
 			// 6 MiB tcp_rmem max is above it and kept (never lowered).
-			name: "NAS case on a 256 MiB box: capped by tcp_mem", cur: syno, bbr: bbrNo, mem: 256 << 20,
-			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond},
+			name: "buffer limited on a 256 MiB box: capped by tcp_mem", cur: syno, bbr: bbrNo, mem: 256 << 20,
+			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond, BufferLimited: 2},
 			bdp:    1_000_000, want: 2_000_000, bufMax: 4 << 20,
-			changes: []string{"net.core.rmem_max=4194304", "net.core.wmem_max=4194304"},
-			warn:    "above what tcp_mem allows for 4 bulk connections (4 MiB each)",
+			changes: []string{"net.core.rmem_max=4194304", "net.core.wmem_max=4194304"}, limit: "2 tailnet connection(s)",
+			warn: "above what tcp_mem allows for 4 bulk connections (4 MiB each)",
 		},
 		{
 			name: "NAS case with --bbr on DSM 4.4: BBR refused with the reason", cur: syno, bbr: bbrNo, mem: 2 * gib,
-			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond, BBR: true},
+			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond, BBR: true, BufferLimited: 1},
 			bdp:    1_000_000, want: 2_000_000, bufMax: 16 << 20,
-			changes: []string{
-				"net.ipv4.tcp_rmem=4096 87380 16777216", "net.ipv4.tcp_wmem=4096 16384 16777216",
-				"net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
-			},
+			changes: raised("16777216"), limit: "measured",
 			warn: "BBR is not possible here: kernel 4.4.302+ predates BBR",
 		},
 		{
@@ -312,7 +346,7 @@ func TestRecommend(t *testing.T) {
 				"net.ipv4.tcp_rmem=4096 131072 37748736", "net.ipv4.tcp_wmem=4096 16384 37748736",
 				"net.core.rmem_max=37748736", "net.core.wmem_max=37748736",
 			},
-			note: "RTT 150ms > 100 ms: BBR usually helps",
+			limit: "the arithmetic", note: "RTT 150ms > 100 ms: BBR usually helps",
 		},
 		{
 			name: "400 Mbit at 120 ms with --bbr on 4.9: bbr and fq", cur: modern, bbr: bbrOld, mem: 16 * gib,
@@ -323,12 +357,13 @@ func TestRecommend(t *testing.T) {
 				"net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
 				"net.ipv4.tcp_congestion_control=bbr", "net.core.default_qdisc=fq",
 			},
+			limit: "the arithmetic",
 		},
 		{
 			name: "already tuned like the NAS fix: suffices", cur: tuned, bbr: bbrOK, mem: 16 * gib,
 			target: Target{Bandwidth: 400e6, RTT: 20 * time.Millisecond},
-			bdp:    1_000_000, want: 2_000_000, bufMax: 16 << 20,
-			suffices: true, note: "current values already suffice",
+			bdp:    1_000_000, want: 2_000_000, bufMax: 2 << 20,
+			notLimit: "buffers are not the limit", suffices: true,
 		},
 		{
 			name: "10 Gbit at 100 ms on a small box: capped by memory", cur: modern, bbr: bbrOK, mem: 1 * gib,
@@ -338,7 +373,7 @@ func TestRecommend(t *testing.T) {
 				"net.ipv4.tcp_rmem=4096 131072 16777216", "net.ipv4.tcp_wmem=4096 16384 16777216",
 				"net.core.rmem_max=16777216", "net.core.wmem_max=16777216",
 			},
-			warn: "tcp_mem allows 16 MiB for each of 4 bulk connections",
+			limit: "the arithmetic", warn: "tcp_mem allows 16 MiB for each of 4 bulk connections",
 		},
 	}
 	for _, tt := range tests {
@@ -359,6 +394,12 @@ func TestRecommend(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.changes, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if tt.limit == "" && r.BuffersLimit || tt.limit != "" && (!r.BuffersLimit || !strings.Contains(r.LimitWhy, tt.limit)) {
+				t.Errorf("BuffersLimit %v (%q), want limit %q", r.BuffersLimit, r.LimitWhy, tt.limit)
+			}
+			if got := r.NotLimit(); tt.notLimit == "" && got != "" || !strings.HasPrefix(got, tt.notLimit) {
+				t.Errorf("NotLimit() = %q, want %q", got, tt.notLimit)
 			}
 			if r.Suffices != tt.suffices {
 				t.Errorf("Suffices = %v, want %v", r.Suffices, tt.suffices)
@@ -576,3 +617,63 @@ func TestMemTotal(t *testing.T) {
 }
 
 var _ = fs.ErrNotExist
+
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  string // "" means ok
+	}{
+		{"16MiB", 16 << 20, ""},
+		{"16 MiB", 16 << 20, ""},
+		{"16M", 16 << 20, ""},
+		{"512KiB", 512 << 10, ""},
+		{"1GiB", 1 << 30, ""},
+		{"16MB", 16e6, ""},
+		{"16777216", 16777216, ""},
+		{"0", 0, ""},
+		{"1.5MiB", 3 << 19, ""},
+		{"16Mb", 0, `"16Mb": unknown unit "Mb"`},
+		{"-1MiB", 0, `"-1MiB": want a size like 16MiB`},
+		{"big", 0, `"big": want a size like 16MiB`},
+		{"1.5", 0, `"1.5": not a whole number of bytes`},
+		{"9999999999GiB", 0, `"9999999999GiB": too large`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseBytes(tt.in)
+			if tt.err == "" {
+				if err != nil || got != tt.want {
+					t.Fatalf("ParseBytes(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tt.err) || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("ParseBytes(%q) = %v, %v; want an ErrInvalid starting %q", tt.in, got, err, tt.err)
+			}
+		})
+	}
+}
+
+// FuzzParseBytes: any input gives a non-negative size or an ErrInvalid
+// naming the input, never a panic; a parsed size formats and parses back.
+func FuzzParseBytes(f *testing.F) {
+	for _, s := range []string{"16MiB", "0", "1.5 GiB", "16MB", "-1", "1e9", "..", "16777216"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseBytes(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), fmt.Sprintf("%q", s)) {
+				t.Fatalf("ParseBytes(%q): %v", s, err)
+			}
+			return
+		}
+		if n < 0 {
+			t.Fatalf("ParseBytes(%q) = %d", s, n)
+		}
+		if back, err := ParseBytes(strconv.FormatInt(n, 10)); err != nil || back != n {
+			t.Fatalf("ParseBytes(%d) = %d, %v", n, back, err)
+		}
+	})
+}

@@ -113,10 +113,11 @@ func TestDashboardReplay(t *testing.T) {
 		}
 	}()
 	done := make(chan error, 1)
-	// The host's tuning report, as saved on Linux: shown read-only.
-	// The field's DSM 7.1 root (shared testdata) stands for the NAS it was taken on.
-	rep, err := tune.Gather(context.Background(), tune.Inputs{Host: sysctl.AtRoot(filepath.Join("..", "..", "..", "shared", "testdata", "field", "nas", "dsm-4.4")),
-		Sandbox: true, Bandwidth: 350e6, RTT: 20 * time.Millisecond,
+	// The host's tuning report, as saved on Linux: shown read-only, and
+	// first of all that the NAS it was taken on runs tailscaled in
+	// userspace networking (the repo's DSM 7.2 root stands for it).
+	rep, err := tune.Gather(context.Background(), tune.Inputs{Host: sysctl.AtRoot(filepath.Join("..", "..", "sysctl", "testdata", "roots", "dsm-7.2-userspace")),
+		Sandbox: true, Bandwidth: 350e6, RTT: 100 * time.Millisecond,
 		Conns: func(context.Context) ([]sockdiag.Conn, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func TestDashboardReplay(t *testing.T) {
 	}
 	waitFor("snapshot taken 2026-11-30 12:00:00Z", "read-only", "office-pc", "hard NAT on both ends", "3 Tuning")
 	ptmx.Write([]byte("3"))
-	waitFor("[snapshot taken 2026-11-30 12:00:00Z: not this machine]", "Synology DSM 7.1", "16777216")
+	waitFor("[snapshot taken 2026-11-30 12:00:00Z: not this machine]", "Userspace networking: tailnet TCP runs in tailscaled's own stack", "Synology DSM 7.2")
 	ptmx.Write([]byte("a"))
 	waitFor("read-only: this is the snapshot's report")
 	ptmx.Write([]byte("S"))

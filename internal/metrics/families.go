@@ -73,6 +73,7 @@ const (
 	famTuningBBRInUse
 	famTuningBBRAvailable
 	famTuningConns
+	famTuningUserspace
 
 	numFamilies
 )
@@ -130,9 +131,10 @@ var families = [numFamilies]Family{
 	famTuningBDP:          {"tailpath_tuning_bdp_bytes", "Bandwidth-delay product of the target: bandwidth times RTT.", gauge, nil},
 	famTuningRTT:          {"tailpath_tuning_target_rtt_seconds", "The RTT the recommendation is for; source is measured (tailnet TCP connections), given (--rtt) or default.", gauge, []string{"source"}},
 	famTuningBandwidth:    {"tailpath_tuning_target_bandwidth_bytes_per_second", "The bandwidth the recommendation is for; source is measured (tailnet TCP connections), given (--bandwidth) or default.", gauge, []string{"source"}},
-	famTuningSuffices:     {"tailpath_tuning_sufficient", "1 when the current buffers already meet the target, 0 when tailpath tune would raise them.", gauge, nil},
+	famTuningSuffices:     {"tailpath_tuning_sufficient", "1 when tailpath tune would change nothing (it raises buffers only where something says they limit), 0 when it would change something.", gauge, nil},
 	famTuningBBRInUse:     {"tailpath_tuning_bbr_in_use", "1 when bbr is the default congestion control, else 0.", gauge, nil},
 	famTuningBBRAvailable: {"tailpath_tuning_bbr_available", "1 when this kernel can run bbr now or after loading its module, 0 when it cannot.", gauge, nil},
+	famTuningUserspace:    {"tailpath_tuning_userspace_networking", "1 when tailscaled runs in userspace networking, so tailnet TCP never reaches the kernel and its buffers and congestion control do not apply; 0 with a kernel TUN; absent when unknown.", gauge, nil},
 	famTuningConns:        {"tailpath_tuning_tcp_connections", "Tailnet TCP connections on this host by verdict (healthy, sndbuf-limited, rwnd-limited, mtu, ...).", gauge, []string{"verdict"}},
 }
 

@@ -583,6 +583,12 @@ func tuning(s *scrape, r *tune.Report, err error) {
 	if !ok {
 		return
 	}
+	switch r.Tunnel.Mode {
+	case tune.TunnelUserspace:
+		s.one(famTuningUserspace, 1)
+	case tune.TunnelKernel:
+		s.one(famTuningUserspace, 0)
+	}
 	set, rec := r.Settings, r.Rec
 	cur := []int64{set.TCPRmem.Max, set.TCPWmem.Max, set.RmemMax, set.WmemMax}
 	want := []int64{rec.TCPRmem.Max, rec.TCPWmem.Max, rec.RmemMax, rec.WmemMax}

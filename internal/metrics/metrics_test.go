@@ -95,6 +95,7 @@ func fixedTuning() tune.Report {
 			{Verdict: sockdiag.Verdict{Kind: sockdiag.VerdictSndbuf}},
 			{Verdict: sockdiag.Verdict{Kind: sockdiag.VerdictHealthy}},
 		},
+		Tunnel: tune.Tunnel{Mode: tune.TunnelKernel},
 	}
 }
 
@@ -399,7 +400,7 @@ tailpath_tuning_recommended_buffer_max_bytes{buffer="rmem_max"} 1.6777216e+07
 tailpath_tuning_recommended_buffer_max_bytes{buffer="tcp_rmem"} 1.6777216e+07
 tailpath_tuning_recommended_buffer_max_bytes{buffer="tcp_wmem"} 1.6777216e+07
 tailpath_tuning_recommended_buffer_max_bytes{buffer="wmem_max"} 1.6777216e+07
-# HELP tailpath_tuning_sufficient 1 when the current buffers already meet the target, 0 when tailpath tune would raise them.
+# HELP tailpath_tuning_sufficient 1 when tailpath tune would change nothing (it raises buffers only where something says they limit), 0 when it would change something.
 # TYPE tailpath_tuning_sufficient gauge
 tailpath_tuning_sufficient 0
 # HELP tailpath_tuning_target_bandwidth_bytes_per_second The bandwidth the recommendation is for; source is measured (tailnet TCP connections), given (--bandwidth) or default.
@@ -421,6 +422,9 @@ tailpath_tuning_tcp_connections{verdict="unknown"} 0
 # HELP tailpath_tuning_up 1 when the last reading of this host's TCP tuning succeeded, else 0 (Linux only).
 # TYPE tailpath_tuning_up gauge
 tailpath_tuning_up 1
+# HELP tailpath_tuning_userspace_networking 1 when tailscaled runs in userspace networking, so tailnet TCP never reaches the kernel and its buffers and congestion control do not apply; 0 with a kernel TUN; absent when unknown.
+# TYPE tailpath_tuning_userspace_networking gauge
+tailpath_tuning_userspace_networking 0
 `
 
 // TestTuningSeries: a fixed tuning report gives exactly these series; a
@@ -440,6 +444,21 @@ func TestTuningSeries(t *testing.T) {
 tailpath_tuning_up 0
 `), "tailpath_tuning_up", "tailpath_tuning_bdp_bytes"); err != nil {
 		t.Error(err)
+	}
+	// Userspace networking is 1; not knowing is no series at all.
+	const help = `# HELP tailpath_tuning_userspace_networking 1 when tailscaled runs in userspace networking, so tailnet TCP never reaches the kernel and its buffers and congestion control do not apply; 0 with a kernel TUN; absent when unknown.
+# TYPE tailpath_tuning_userspace_networking gauge
+`
+	for _, tt := range []struct {
+		mode tune.TunnelMode
+		want string
+	}{{tune.TunnelUserspace, help + "tailpath_tuning_userspace_networking 1\n"}, {tune.TunnelUnknown, ""}, {"", ""}} {
+		r := fixedTuning()
+		r.Tunnel.Mode = tt.mode
+		st.SetTuning(r, nil)
+		if err := testutil.GatherAndCompare(g, strings.NewReader(tt.want), "tailpath_tuning_userspace_networking"); err != nil {
+			t.Errorf("mode %q: %v", tt.mode, err)
+		}
 	}
 }
 

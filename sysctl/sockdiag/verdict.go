@@ -232,13 +232,18 @@ func mtuTrouble(t *TCPInfo, lim Limits) (Verdict, bool) {
 }
 
 // mtuFix is what to do about MTU trouble, given whether TCP's own MTU
-// probing is already on.
+// probing is already on. It never advises a tunnel MTU below 1280: that is
+// IPv6's minimum, so Linux would take IPv6 (the fd7a:115c:a1e0::/48
+// address, peerAPI over IPv6, Funnel) off tailscale0, and Tailscale does not
+// support it (tailscale/tailscale#8219). A path that cannot carry a
+// 1280-byte tunnel packet is fixed on the path: the WAN MTU, or an MSS
+// clamp on the router, and TCP's own probing on this host.
 func mtuFix(lim Limits) string {
-	lower := "lower the tunnel MTU (TS_DEBUG_MTU=1200 in tailscaled's environment, or ip link set tailscale0 mtu 1200)"
+	const path = "if it carries less than the 1360 bytes a full 1280-byte tunnel packet needs, correct the WAN MTU of the router on the way, or clamp MSS there (--mtu-probe prints the rules); do not lower the tunnel MTU below 1280, which takes IPv6 off tailscale0; if nothing gets through, the peer is unreachable"
 	if lim.MTUProbing {
-		return "run tailpath tune --mtu-probe PEER: if small pings get through and big ones do not, " + lower + " (tcp_mtu_probing is on, yet TCP has not found a size that passes); if nothing gets through, the peer is unreachable"
+		return "run tailpath tune --mtu-probe PEER to measure what the path carries (tcp_mtu_probing is on, yet TCP has not found a size that passes): " + path
 	}
-	return "run tailpath tune --mtu-probe PEER: if small pings get through and big ones do not, " + lower + " or set net.ipv4.tcp_mtu_probing=1 so TCP finds the size; if nothing gets through, the peer is unreachable"
+	return "set net.ipv4.tcp_mtu_probing=1 so TCP finds a segment size that passes, and run tailpath tune --mtu-probe PEER to measure what the path carries: " + path
 }
 
 func roundRTT(d time.Duration) time.Duration {

@@ -122,18 +122,18 @@ func TestFieldRoots(t *testing.T) {
 			root: fieldNAS + "/dsm-4.4", platform: sysctl.PlatformDSM, name: "Synology DSM 7.1.1-42962 Update 6",
 			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
 			persisted: []string{"#!/bin/sh\n", "case \"$1\" in\nstart)\n", "\tsysctl -w 'net.ipv4.tcp_wmem=4096 16384 16777216'\n", "\tsysctl -w net.core.rmem_max=16777216\n"},
-			bbr:       sysctl.BBRImpossible, bbrSays: []string{"predates BBR", "Synology ships this model with a 4.4 kernel", "keep cubic and raise the buffers"},
+			bbr:       sysctl.BBRImpossible, bbrSays: []string{"predates BBR", "Synology ships this model with a 4.4 kernel", "keep cubic, and raise the buffers where they are the limit"},
 			bbrNever: []string{"install", "extra kernel modules"},
-			bw:       400e6, rtt: 20 * time.Millisecond, bbrFlag: true, check: noCCChange,
+			bw:       1e9, rtt: 50 * time.Millisecond, bbrFlag: true, check: noCCChange,
 			persistOut: "persisted on Synology DSM 7.1.1-42962 Update 6: boot script ",
 		},
 		{
 			root: fieldNAS + "/dsm-5.10", platform: sysctl.PlatformDSM, name: "Synology DSM 7.2.1-69057 Update 5",
 			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
 			persisted: []string{"\tsysctl -w 'net.ipv4.tcp_rmem=4096 87380 16777216'\n"},
-			bbr:       sysctl.BBRImpossible, bbrSays: []string{"no tcp_bbr module", "Synology builds this kernel without it and ships no package that adds it", "keep cubic and raise the buffers"},
+			bbr:       sysctl.BBRImpossible, bbrSays: []string{"no tcp_bbr module", "Synology builds this kernel without it and ships no package that adds it", "keep cubic, and raise the buffers where they are the limit"},
 			bbrNever: []string{"install", "extra kernel modules"},
-			bw:       400e6, rtt: 20 * time.Millisecond, bbrFlag: true,
+			bw:       1e9, rtt: 50 * time.Millisecond, bbrFlag: true,
 			check: func(t *testing.T, r Report) {
 				noCCChange(t, r)
 				if r.Rec.TCPWmem.Max != 16<<20 || r.Rec.TCPRmem.Max != 16<<20 {
@@ -179,14 +179,14 @@ func TestFieldRoots(t *testing.T) {
 			method: sysctl.PersistUnraidGo, path: "boot/config/go",
 			persisted: []string{"#!/bin/bash\n# BEGIN tailpath tune", "sysctl -w net.ipv4.tcp_congestion_control=bbr\n# END tailpath tune\n# Start the Management Utility\n/usr/local/sbin/emhttp\n"},
 			bbr:       sysctl.BBRLoadable, bbrSays: []string{"tcp_bbr.ko.xz"},
-			bw: 400e6, rtt: 20 * time.Millisecond, bbrFlag: true,
+			bw: 1e9, rtt: 50 * time.Millisecond, bbrFlag: true,
 			persistOut: "persisted on Unraid 6.12.10: a marked block in ",
 		},
 		{
 			root: ownRoots + "/truenas-scale-24.10", platform: sysctl.PlatformTrueNAS, name: "TrueNAS SCALE 24.10.2.1",
 			method: sysctl.PersistSteps,
 			bbr:    sysctl.BBRLoadable, bbrSays: []string{"tcp_bbr.ko"},
-			bw: 400e6, rtt: 20 * time.Millisecond,
+			bw: 1e9, rtt: 50 * time.Millisecond,
 			persistOut: "NOT persisted on TrueNAS SCALE 24.10.2.1: TrueNAS keeps sysctls in its configuration database and replaces files under /etc, and midclt is not available here. To keep these values after a reboot:\n" +
 				"  1. In the TrueNAS web UI: System › Advanced Settings › Sysctl › Add",
 		},
@@ -194,7 +194,7 @@ func TestFieldRoots(t *testing.T) {
 			root: ownRoots + "/qnap-qts-5.1", platform: sysctl.PlatformQNAP, name: "QNAP QTS 5.1.7 (build 20240520)",
 			method: sysctl.PersistSteps,
 			bbr:    sysctl.BBRImpossible, bbrSays: []string{"QNAP ships none for this model and no package adds it"}, bbrNever: []string{"install"},
-			bw: 400e6, rtt: 20 * time.Millisecond,
+			bw: 1e9, rtt: 50 * time.Millisecond,
 			persistOut: "autorun.sh",
 		},
 		{
@@ -202,7 +202,7 @@ func TestFieldRoots(t *testing.T) {
 			method: sysctl.PersistSysctlD, path: "etc/sysctl.d/99-tailpath.conf",
 			persisted: []string{"# Written by tailpath tune", "net.ipv4.tcp_wmem = 4096 16384 16777216\n"},
 			bbr:       sysctl.BBRLoadable,
-			bw:        400e6, rtt: 20 * time.Millisecond,
+			bw:        1e9, rtt: 50 * time.Millisecond,
 			persistOut: "persisted on openmediavault on Debian GNU/Linux 12 (bookworm): ",
 		},
 		{
@@ -210,7 +210,7 @@ func TestFieldRoots(t *testing.T) {
 			method: sysctl.PersistSysctlD, path: "etc/sysctl.d/99-tailpath.conf",
 			persisted: []string{"net.core.wmem_max = 7340032\n"},
 			bbr:       sysctl.BBRImpossible, bbrSays: []string{"opkg install kmod-tcp-bbr"},
-			bw: 400e6, rtt: 20 * time.Millisecond,
+			bw: 1e9, rtt: 50 * time.Millisecond,
 			check: func(t *testing.T, r Report) {
 				if r.Rec.BufferMax != 7<<20 || !strings.Contains(r.Rec.Clamp, "tcp_mem ÷ 4 bulk connections") {
 					t.Errorf("buffer max %d (%s), want 7 MiB from tcp_mem pressure 7500 pages ÷ 4", r.Rec.BufferMax, r.Rec.Clamp)

@@ -38,8 +38,17 @@ type SizedPing func(ctx context.Context, size int) (Pong, error)
 const (
 	discoIPv4Overhead = 20 + 8
 	TunnelOverhead    = 80
-	// DefaultTunMTU is the MTU tailscaled gives tailscale0 unless told otherwise.
+	// DefaultTunMTU is the MTU tailscaled gives tailscale0 unless told
+	// otherwise (tstun's safeTUNMTU). It is also the least Tailscale
+	// supports: 1280 is IPv6's minimum, and below it Linux removes IPv6
+	// (the fd7a:115c:a1e0::/48 address, peerAPI over IPv6, Funnel) from the
+	// interface (tailscale/tailscale#8219, #20739).
 	DefaultTunMTU = 1280
+	// MinTunMTU is the smallest tunnel MTU tailpath ever advises.
+	MinTunMTU = DefaultTunMTU
+	// SupportedWire is what a path must carry for Tailscale's smallest
+	// supported tunnel packets: 1280 + 80 (tstun.SafeWireMTU).
+	SupportedWire = MinTunMTU + TunnelOverhead
 )
 
 // MTUProbeWire are the on-the-wire sizes the probe climbs, as Tailscale's
@@ -81,8 +90,45 @@ type MTUProbe struct {
 	// Verdict says what the sizes mean; Fix what to do about it.
 	Verdict string `json:"verdict"`
 	Fix     string `json:"fix,omitempty"`
+	// Clamp is the MSS clamp for the router on the path, when the path
+	// carries less than SupportedWire; nil otherwise.
+	Clamp *MSSClamp `json:"mss_clamp,omitempty"`
 	// Trouble is true when full-size tunnel packets do not get through.
 	Trouble bool `json:"trouble"`
+	// BelowSupported is true when the path carries less than
+	// SupportedWire: no tunnel MTU Tailscale supports fits it.
+	BelowSupported bool `json:"below_supported,omitempty"`
+}
+
+// MSSClamp is the rule that keeps TCP segments through a router within a
+// path that carries Wire bytes: MSS = Wire − 40 over IPv4 (20 IP + 20 TCP),
+// Wire − 60 over IPv6. The rules lower larger MSS options in SYN and
+// SYN-ACK packets the router forwards, and never raise a smaller one.
+type MSSClamp struct {
+	Wire int `json:"wire_bytes"`
+	MSS4 int `json:"mss_ipv4"`
+	MSS6 int `json:"mss_ipv6"`
+	// NFT are the nft commands (a table of its own, so removing it is
+	// `nft delete table inet tailpath_mss`); IPTables the iptables and
+	// ip6tables equivalents.
+	NFT      []string `json:"nft"`
+	IPTables []string `json:"iptables"`
+}
+
+// ClampFor returns the MSS clamp for a path that carries wire bytes.
+func ClampFor(wire int) MSSClamp {
+	c := MSSClamp{Wire: wire, MSS4: wire - 40, MSS6: wire - 60}
+	c.NFT = []string{
+		"nft add table inet tailpath_mss",
+		"nft add chain inet tailpath_mss forward '{ type filter hook forward priority mangle; }'",
+		fmt.Sprintf("nft add rule inet tailpath_mss forward meta nfproto ipv4 tcp flags syn tcp option maxseg size gt %d tcp option maxseg size set %d", c.MSS4, c.MSS4),
+		fmt.Sprintf("nft add rule inet tailpath_mss forward meta nfproto ipv6 tcp flags syn tcp option maxseg size gt %d tcp option maxseg size set %d", c.MSS6, c.MSS6),
+	}
+	c.IPTables = []string{
+		fmt.Sprintf("iptables -t mangle -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss %d", c.MSS4),
+		fmt.Sprintf("ip6tables -t mangle -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss %d", c.MSS6),
+	}
+	return c
 }
 
 // MTUProbeOptions tune ProbeMTU.
@@ -101,7 +147,7 @@ type MTUProbeOptions struct {
 // a smallest ping first (through DERP only means the peer is relayed, and
 // the probe stops there), then DISCO pings growing through MTUProbeWire
 // until one size does not come back directly, then (when that is below
-// what full-size tunnel packets need) halving the gap to 8 bytes. Each size gets Tries pings: tailscaled sends a ping bigger
+// what full-size tunnel packets need) halving the gap to the byte. Each size gets Tries pings: tailscaled sends a ping bigger
 // than the path is known to carry both through DERP and directly, and the
 // first pong wins, so a DERP pong alone is tried again. Errors: ping's
 // errors when nothing answers at all, ctx's.
@@ -194,10 +240,10 @@ func ProbeMTU(ctx context.Context, peer string, ping SizedPing, o MTUProbeOption
 		}
 	}
 	// Narrow the gap between the last size that got through and the first
-	// that did not, to 8 bytes, when it matters: below what full-size
-	// tunnel packets need.
+	// that did not, to the byte, when it matters: below what full-size
+	// tunnel packets need (then the clamp is computed from it).
 	need := o.TunMTU + TunnelOverhead
-	for firstBad > 0 && lastOK > 0 && lastOK < need && firstBad-lastOK > 8 {
+	for firstBad > 0 && lastOK > 0 && lastOK < need && firstBad-lastOK > 1 {
 		mid := (lastOK + firstBad) / 2
 		t, err := try(mid)
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -212,17 +258,51 @@ func ProbeMTU(ctx context.Context, peer string, ping SizedPing, o MTUProbeOption
 	}
 	r.LargestWire = lastOK
 	r.Capped = firstBad == 0
+	r.judge(o.TunMTU, firstBad)
+	return r, nil
+}
+
+// tcpProbing is the host-side half of every MTU fix.
+const tcpProbing = "set net.ipv4.tcp_mtu_probing=1 on this host (and the peer), so TCP inside the tunnel finds a segment size that passes"
+
+// judge words what LargestWire means for a tunnel of tunMTU (firstBad is
+// the smallest size that did not get through, 0 when none failed). It
+// never advises a tunnel MTU below MinTunMTU.
+func (r *MTUProbe) judge(tunMTU, firstBad int) {
+	lastOK, need := r.LargestWire, tunMTU+TunnelOverhead
 	switch {
-	case lastOK == 0:
-		r.Trouble = true
-		r.Verdict = fmt.Sprintf("MTU trouble: small pings go direct but not even a %d-byte packet does; the path drops big packets", firstBad)
-		r.Fix = "fix the path's MTU (a VPN or PPPoE link on the way); until then tailscaled falls back to DERP for big packets"
+	case lastOK < SupportedWire:
+		r.Trouble, r.BelowSupported = true, true
+		carries := fmt.Sprintf("carries %d bytes", lastOK)
+		if lastOK == 0 {
+			carries = fmt.Sprintf("does not carry even %d bytes (small pings go direct)", firstBad)
+		}
+		r.Verdict = fmt.Sprintf("MTU trouble: the direct path %s, below what Tailscale supports: its smallest tunnel packets need %d bytes on the wire (tunnel MTU %d, IPv6's minimum, + %d), and a lower tunnel MTU takes IPv6 off tailscale0; big packets are dropped and TCP through the tunnel crawls; sysctl buffers will not help",
+			carries, SupportedWire, MinTunMTU, TunnelOverhead)
+		wan := "correct the WAN MTU of the router on this path to what its link really carries"
+		if lastOK >= MinTunMTU {
+			wan += fmt.Sprintf(" (a WAN MTU of %d matches what this path carries)", lastOK)
+		}
+		wan += ": the router then answers big packets with \"fragmentation needed\" and this host's kernel fits tailscaled's packets to the path, instead of the path dropping them unseen"
+		r.Fix = wan + "; or clamp TCP MSS on that router, which keeps TCP through it (tailscaled's control and DERP connections too) within the path; and " + tcpProbing
+		if lastOK > 0 {
+			c := ClampFor(lastOK)
+			r.Clamp = &c
+		}
 	case lastOK < need:
+		// A tunnel MTU raised above the default (TS_DEBUG_MTU): going back
+		// toward 1280 is supported, and fits this path.
 		r.Trouble = true
-		tun := lastOK - TunnelOverhead
-		r.Verdict = fmt.Sprintf("MTU trouble: the direct path carries %d bytes but full-size tunnel packets need %d (tailscale0 MTU %d + %d): they are dropped, and TCP through the tunnel crawls; sysctl buffers will not help",
-			lastOK, need, o.TunMTU, TunnelOverhead)
-		r.Fix = fmt.Sprintf("start tailscaled with TS_DEBUG_MTU=%d on this host (and the peer), or ip link set tailscale0 mtu %d; or set net.ipv4.tcp_mtu_probing=1 so TCP finds the size by itself", max(tun, 576), max(tun, 576))
+		r.Verdict = fmt.Sprintf("MTU trouble: the direct path carries %d bytes but tailscale0's %d-byte packets need %d on the wire (MTU %d + %d): they are dropped, and TCP through the tunnel crawls; sysctl buffers will not help",
+			lastOK, tunMTU, need, tunMTU, TunnelOverhead)
+		r.Fix = fmt.Sprintf("tailscale0's MTU %d was raised (TS_DEBUG_MTU): lower it to %d or less, or unset TS_DEBUG_MTU for the default %d (%d bytes on the wire, which this path carries); or %s",
+			tunMTU, lastOK-TunnelOverhead, DefaultTunMTU, SupportedWire, tcpProbing)
+	case tunMTU < MinTunMTU:
+		// Fits, but only because the tunnel was shrunk below what
+		// Tailscale supports: IPv6 is already off tailscale0.
+		r.Verdict = fmt.Sprintf("tunnel too small: the direct path carries %d bytes, enough for the default tunnel, yet tailscale0 runs at %d bytes, below IPv6's 1280-byte minimum, so Linux has taken IPv6 (the fd7a:115c:a1e0::/48 address, peerAPI over IPv6, Funnel) off it",
+			lastOK, tunMTU)
+		r.Fix = "unset TS_DEBUG_MTU in tailscaled's environment and restart it, so tailscale0 gets the default 1280 back"
 	default:
 		more := ""
 		switch {
@@ -232,9 +312,8 @@ func ProbeMTU(ctx context.Context, peer string, ping SizedPing, o MTUProbeOption
 			more = fmt.Sprintf(" (not %d)", firstBad)
 		}
 		r.Verdict = fmt.Sprintf("MTU fine: the direct path carries %d bytes%s, enough for tailscale0's %d-byte packets (%d on the wire); the MTU is not what slows this peer",
-			lastOK, more, o.TunMTU, need)
+			lastOK, more, tunMTU, need)
 	}
-	return r, nil
 }
 
 // WriteText prints the probe for a terminal.
@@ -257,5 +336,15 @@ func (r MTUProbe) WriteText(w io.Writer) {
 	fmt.Fprintln(w, r.Verdict)
 	if r.Fix != "" {
 		fmt.Fprintln(w, "do: "+r.Fix)
+	}
+	if c := r.Clamp; c != nil {
+		fmt.Fprintf(w, "MSS clamp for a path of %d bytes (MSS %d over IPv4, %d over IPv6), on the router, with nftables:\n", c.Wire, c.MSS4, c.MSS6)
+		for _, l := range c.NFT {
+			fmt.Fprintln(w, "  "+l)
+		}
+		fmt.Fprintln(w, "or with iptables:")
+		for _, l := range c.IPTables {
+			fmt.Fprintln(w, "  "+l)
+		}
 	}
 }

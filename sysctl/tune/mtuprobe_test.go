@@ -3,6 +3,7 @@ package tune
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -32,29 +33,39 @@ func TestProbeMTU(t *testing.T) {
 	tests := []struct {
 		name      string
 		ping      SizedPing
+		tun       int // tailscale0's MTU; 0 is the default
 		largest   int
 		trouble   bool
 		relayed   bool
 		verdict   string
 		fix       string
+		clamp     int // the MSS over IPv4 the clamp sets; 0 for none
 		maxPings  int
 		lastTried int
 	}{
-		{"jumbo path", pathPing(9000, false), 9000, false, false, "MTU fine: the direct path carries 9000 bytes (the largest size probed", "", 0, 9000},
-		{"ethernet", pathPing(1500, true), 1500, false, false, "MTU fine: the direct path carries 1500 bytes (not 8000), enough for tailscale0's 1280-byte packets (1360 on the wire)", "", 0, 0},
-		{"PPPoE inside a VPN: 1320", pathPing(1320, false), 1320, true, false,
-			"MTU trouble: the direct path carries 1320 bytes but full-size tunnel packets need 1360", "TS_DEBUG_MTU=1240", 30, 0}, // a size that fails takes 6 tries
-		{"drops everything big", pathPing(500, false), 0, true, false, "not even a 576-byte packet", "fix the path's MTU", 0, 576},
-		{"relayed", func(ctx context.Context, size int) (Pong, error) {
+		{name: "jumbo path", ping: pathPing(9000, false), largest: 9000, verdict: "MTU fine: the direct path carries 9000 bytes (the largest size probed", lastTried: 9000},
+		{name: "ethernet", ping: pathPing(1500, true), largest: 1500, verdict: "MTU fine: the direct path carries 1500 bytes (not 8000), enough for tailscale0's 1280-byte packets (1360 on the wire)"},
+		{name: "the field's WAN: 1324", ping: pathPing(1324, false), largest: 1324, trouble: true,
+			verdict: "MTU trouble: the direct path carries 1324 bytes, below what Tailscale supports: its smallest tunnel packets need 1360 bytes on the wire (tunnel MTU 1280, IPv6's minimum, + 80)",
+			fix:     "correct the WAN MTU of the router on this path to what its link really carries (a WAN MTU of 1324 matches what this path carries)", clamp: 1284,
+			maxPings: 40}, // a size that fails takes 6 tries
+		{name: "PPPoE inside a VPN: 1320", ping: pathPing(1320, false), largest: 1320, trouble: true,
+			verdict: "carries 1320 bytes, below what Tailscale supports", fix: "set net.ipv4.tcp_mtu_probing=1 on this host", clamp: 1280, maxPings: 40},
+		{name: "drops everything big", ping: pathPing(500, false), trouble: true, verdict: "does not carry even 576 bytes (small pings go direct), below what Tailscale supports",
+			fix: "correct the WAN MTU of the router on this path to what its link really carries: ", lastTried: 576},
+		{name: "TS_DEBUG_MTU 1500 over PPPoE: back toward the default, never below 1280", ping: pathPing(1492, false), tun: 1500, largest: 1492, trouble: true,
+			verdict: "MTU trouble: the direct path carries 1492 bytes but tailscale0's 1500-byte packets need 1580 on the wire",
+			fix:     "lower it to 1412 or less, or unset TS_DEBUG_MTU for the default 1280 (1360 bytes on the wire, which this path carries)"},
+		{name: "relayed", ping: func(ctx context.Context, size int) (Pong, error) {
 			return Pong{Path: PongDERP, Via: "DERP(lab1)"}, nil
-		}, 0, false, true, "relayed: even the smallest ping came back only via DERP(lab1)", "see why the path is relayed", 0, 0},
+		}, relayed: true, verdict: "relayed: even the smallest ping came back only via DERP(lab1)", fix: "see why the path is relayed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pings := 0
 			ping := func(ctx context.Context, size int) (Pong, error) { pings++; return tt.ping(ctx, size) }
 			var lines []string
-			r, err := ProbeMTU(context.Background(), "nas", ping, MTUProbeOptions{Progress: func(s string) { lines = append(lines, s) }})
+			r, err := ProbeMTU(context.Background(), "nas", ping, MTUProbeOptions{TunMTU: tt.tun, Progress: func(s string) { lines = append(lines, s) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,6 +74,12 @@ func TestProbeMTU(t *testing.T) {
 			}
 			if !strings.Contains(r.Verdict, tt.verdict) || !strings.Contains(r.Fix, tt.fix) {
 				t.Errorf("verdict %q fix %q; want %q and %q", r.Verdict, r.Fix, tt.verdict, tt.fix)
+			}
+			switch {
+			case tt.clamp == 0 && r.Clamp != nil:
+				t.Errorf("clamp %+v, want none", r.Clamp)
+			case tt.clamp > 0 && (r.Clamp == nil || r.Clamp.MSS4 != tt.clamp || r.Clamp.MSS6 != tt.clamp-20 || r.Clamp.Wire != tt.largest):
+				t.Errorf("clamp %+v, want MSS %d over IPv4 for %d bytes", r.Clamp, tt.clamp, tt.largest)
 			}
 			if tt.maxPings > 0 && pings > tt.maxPings {
 				t.Errorf("%d pings, want at most %d", pings, tt.maxPings)
@@ -77,6 +94,9 @@ func TestProbeMTU(t *testing.T) {
 			r.WriteText(&b)
 			if !strings.Contains(b.String(), tt.verdict) {
 				t.Errorf("text lacks the verdict:\n%s", b.String())
+			}
+			if r.Clamp != nil && !strings.Contains(b.String(), fmt.Sprintf("TCPMSS --set-mss %d\n", tt.clamp)) {
+				t.Errorf("text lacks the iptables rule:\n%s", b.String())
 			}
 		})
 	}

@@ -62,6 +62,13 @@ func (r Report) WriteText(w io.Writer) {
 		title = "TCP tuning for " + sys + " [sandbox: a copy, not this machine]"
 	}
 	fmt.Fprintln(w, title)
+	if r.Tunnel.Mode == TunnelUserspace {
+		// First: the rest of the report is about a kernel this host's
+		// tailnet TCP never touches.
+		for _, l := range r.UserspaceLines() {
+			fmt.Fprintln(w, l)
+		}
+	}
 	fmt.Fprintln(w, r.SystemLine())
 	if r.PersistWhere != "" {
 		fmt.Fprintf(w, "--persist: %s\n", r.PersistWhere)
@@ -74,6 +81,9 @@ func (r Report) WriteText(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%s\n", s.Label, s.Text)
 	}
 	tw.Flush()
+	if v := r.BufferVerdict(); v != "" {
+		fmt.Fprintln(w, v)
+	}
 	fmt.Fprintln(w)
 
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -112,10 +122,13 @@ func (r Report) WriteText(w io.Writer) {
 	fmt.Fprintln(w)
 
 	var sect strings.Builder
+	if l := r.TunnelLine(); l != "" {
+		fmt.Fprintln(&sect, l)
+	}
 	switch {
 	case r.Link != nil:
 		fmt.Fprintln(&sect, LinkLine(r.Link))
-	case r.LinkErr != "":
+	case r.LinkErr != "" && r.Tunnel.Mode != TunnelUserspace:
 		fmt.Fprintln(&sect, r.LinkErr)
 	}
 	r.writeConns(&sect)
@@ -127,10 +140,110 @@ func (r Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "No changes needed.")
 		return
 	}
-	fmt.Fprintf(w, "Changes (%d):\n", len(r.Rec.Changes))
+	fmt.Fprintf(w, "%s (%d):\n", r.ChangesTitle(), len(r.Rec.Changes))
 	for _, c := range r.Rec.Changes {
 		fmt.Fprintf(w, "  %s\n", c)
 	}
+}
+
+// UserspaceLines say that tailnet TCP here is tailscaled's own, why
+// tailpath thinks so, and the fix: what goes first when Tunnel.Mode is
+// TunnelUserspace; nil otherwise.
+func (r Report) UserspaceLines() []string {
+	t := r.Tunnel
+	if t.Mode != TunnelUserspace {
+		return nil
+	}
+	out := []string{strings.ToUpper(UserspaceSays[:1]) + UserspaceSays[1:]}
+	for _, e := range t.Evidence {
+		out = append(out, "  evidence: "+e)
+	}
+	out = append(out, "  "+UserspaceScope)
+	for i, f := range t.Fix {
+		out = append(out, fmt.Sprintf("    %d. %s", i+1, f))
+	}
+	return out
+}
+
+// TunnelLine words a kernel or unknown tunnel mode on one line for the
+// connections section ("tailnet TCP is the kernel's, …: tailscale0
+// exists, a kernel TUN (mtu 1280)"); empty for
+// userspace networking (UserspaceLines says it, first) and for a report
+// saved before tailpath asked.
+func (r Report) TunnelLine() string {
+	t := r.Tunnel
+	switch t.Mode {
+	case TunnelKernel:
+		return "tailnet TCP is the kernel's, so these sysctls govern it: " + t.Evidence[0]
+	case TunnelUnknown:
+		why := "no tailscaled was asked, and this root says nothing about tailscale0"
+		if len(t.Evidence) > 0 {
+			why = strings.Join(t.Evidence, "; ")
+		}
+		return "tailnet TCP: not known whether the kernel's or tailscaled's own: " + why
+	}
+	return ""
+}
+
+// ChangesTitle heads the list of changes: in userspace networking they
+// are for traffic outside the tailnet, never the fix for it.
+func (r Report) ChangesTitle() string {
+	if r.Tunnel.Mode == TunnelUserspace {
+		return "Changes, for traffic outside the tailnet only"
+	}
+	return "Changes"
+}
+
+// BufferVerdict is the one line under the arithmetic on whether this
+// host's buffers are the limit: "buffers limit: …" with what said so, or
+// "buffers are not the limit (need X, have Y); …" with what the tailnet
+// connections point at instead. Empty when the maxima are unknown.
+func (r Report) BufferVerdict() string {
+	rec := r.Rec
+	if rec.BuffersLimit {
+		return "buffers limit: " + rec.LimitWhy
+	}
+	s := rec.NotLimit()
+	if s == "" {
+		return ""
+	}
+	return s + "; " + r.pointsAt()
+}
+
+// pointsAt says what the connection verdicts blame, other than this
+// host's buffers.
+func (r Report) pointsAt() string {
+	if r.Tunnel.Mode == TunnelUserspace {
+		return "tailnet TCP is tailscaled's own here, not the kernel's (see the top)"
+	}
+	if r.ConnsErr != "" {
+		return "the tailnet connections could not be read to say what limits them"
+	}
+	if len(r.Conns) == 0 {
+		return "no tailnet connection is open to say what limits (run a transfer, then tailpath tune again)"
+	}
+	n := map[sockdiag.VerdictKind]int{}
+	for _, c := range r.Conns {
+		n[c.Verdict.Kind]++
+	}
+	var parts []string
+	for _, k := range []struct {
+		kind sockdiag.VerdictKind
+		what string
+	}{
+		{sockdiag.VerdictAppSndbuf, "the application's own SO_SNDBUF"},
+		{sockdiag.VerdictRwnd, "the peer's receive window"},
+		{sockdiag.VerdictMTU, "the MTU"},
+		{sockdiag.VerdictRetrans, "loss"},
+	} {
+		if n[k.kind] > 0 {
+			parts = append(parts, fmt.Sprintf("%s (%d)", k.what, n[k.kind]))
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("the %d tailnet connection(s) show no limit of their own", len(r.Conns))
+	}
+	return "the tailnet connections point at " + strings.Join(parts, ", ")
 }
 
 // SystemLine is the header's second line: the platform, the file that
@@ -154,8 +267,8 @@ func (r Report) writeConns(w io.Writer) {
 		return
 	}
 	if len(r.Conns) == 0 {
-		if !r.Sandbox {
-			fmt.Fprintln(w, "tailnet TCP connections: none open")
+		if !r.Sandbox || r.Tunnel.Mode == TunnelUserspace {
+			fmt.Fprintln(w, r.NoConns())
 		}
 		return
 	}
@@ -173,6 +286,15 @@ func (r Report) writeConns(w io.Writer) {
 	for _, a := range r.ConnAdvice() {
 		fmt.Fprintf(w, "  %s\n", a)
 	}
+}
+
+// NoConns says there is no tailnet TCP connection to show, and why none
+// can be there in userspace networking.
+func (r Report) NoConns() string {
+	if r.Tunnel.Mode == TunnelUserspace {
+		return "tailnet TCP connections: none in the kernel (userspace networking: tailscaled's own stack carries them)"
+	}
+	return "tailnet TCP connections: none open"
 }
 
 // Verdict sums the connections' verdicts in one line for the header of

@@ -47,6 +47,12 @@ func TestSeedNAS(t *testing.T) {
 		t.Fatalf("before: upload %+v, other %+v", up.Verdict, hole.Verdict)
 	}
 	before := float64(*up.Info.DeliveryRate) * 8
+	// Something says the buffers limit (the arithmetic, and the upload
+	// measured send-buffer limited): the raise stays, with tcp_mtu_probing
+	// for the other connection.
+	if !r.Rec.BuffersLimit || r.Tunnel.Mode != TunnelKernel || len(r.Rec.Changes) != 5 || r.Rec.TCPWmem.Max != 16<<20 {
+		t.Fatalf("before: limit %v (%s), tunnel %s, changes %v", r.Rec.BuffersLimit, r.Rec.LimitWhy, r.Tunnel.Mode, r.Rec.Changes)
+	}
 	var text bytes.Buffer
 	r.WriteText(&text)
 	for _, want := range []string{"Synology DSM 7.1.1-42962 Update 6", "kernel 4.4.302+", "verdict: 1 buffer limited (applying raises tcp_wmem max); 1 with MTU trouble",
@@ -66,7 +72,8 @@ func TestSeedNAS(t *testing.T) {
 	}
 	up, _ = kinds(r)
 	after := float64(*up.Info.DeliveryRate) * 8
-	if up.Verdict.Kind == sockdiag.VerdictSndbuf || after < 3*before {
+	// The demo's story, as recorded: 9.4 Mbit/s before, 192.8 after.
+	if up.Verdict.Kind == sockdiag.VerdictSndbuf || sysctl.FormatBandwidth(before) != "9.4 Mbit/s" || sysctl.FormatBandwidth(after) != "192.8 Mbit/s" {
 		t.Errorf("after applying: %s at %s, before %s", up.Verdict.Kind, sysctl.FormatBandwidth(after), sysctl.FormatBandwidth(before))
 	}
 	t.Logf("seed NAS upload: %s before, %s after applying", sysctl.FormatBandwidth(before), sysctl.FormatBandwidth(after))

@@ -53,10 +53,21 @@ type Inputs struct {
 	// BulkConns is how many bulk connections share tcp_mem at full buffer;
 	// 0 means sysctl.DefaultBulkConns.
 	BulkConns int
+	// Floor is the buffer floor when FloorSet (--floor); unset, the
+	// default floor applies only to a change needed anyway (sysctl.Target).
+	Floor    int64
+	FloorSet bool
+	// DaemonTUN asks tailscaled whether it runs with a kernel TUN
+	// (LocalAPI Status.TUN); nil means do not ask (a sandbox, a snapshot),
+	// and the interface and the platform's files decide (Report.Tunnel).
+	DaemonTUN func(ctx context.Context) (bool, error)
+	// Daemon names the tailscaled DaemonTUN asks (its socket), for the evidence.
+	Daemon string
 	// Conns lists tailnet TCP connections; nil means sockdiag.Dump (Linux),
 	// or none for a sandbox.
 	Conns func(ctx context.Context) ([]sockdiag.Conn, error)
-	// Link reads an interface; nil means sockdiag.LinkInfo, or none for a sandbox.
+	// Link reads an interface; nil means sockdiag.LinkInfo, or for a
+	// sandbox ROOT/sys/class/net when the root has it.
 	Link func(name string) (sockdiag.Link, error)
 }
 
@@ -78,7 +89,11 @@ type Report struct {
 	ConnsErr     string                `json:"connections_error,omitempty"`
 	Link         *sockdiag.Link        `json:"tailscale0,omitempty"`
 	LinkErr      string                `json:"tailscale0_error,omitempty"`
-	Notes        []string              `json:"notes,omitempty"`
+	// Tunnel says whether tailnet TCP here is the kernel's at all
+	// (userspace networking); its zero value (Mode "") is a report saved
+	// before tailpath asked.
+	Tunnel Tunnel   `json:"tunnel"`
+	Notes  []string `json:"notes,omitempty"`
 }
 
 // Gather reads the settings, BBR evidence, memory, connections and link
@@ -124,16 +139,34 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 	}
 	link := in.Link
 	if link == nil && !in.Sandbox {
-		link = sockdiag.LinkInfo
+		link = func(name string) (sockdiag.Link, error) {
+			l, err := sockdiag.LinkInfo(name)
+			if errors.Is(err, sockdiag.ErrNoLink) {
+				// A TUN named otherwise (--tun=NAME) still holds the
+				// node's Tailscale address.
+				if other, ok := tailnetInterface(); ok {
+					return sockdiag.LinkInfo(other)
+				}
+			}
+			return l, err
+		}
 	}
-	if link != nil {
+	switch {
+	case link != nil:
 		l, err := link(sockdiag.TailscaleInterface)
 		if err != nil {
 			r.LinkErr = err.Error()
 		} else {
 			r.Link = &l
 		}
+	case in.Sandbox:
+		if l, ok, err := sysfsLink(in.Host, sockdiag.TailscaleInterface); ok && err != nil {
+			r.LinkErr = err.Error()
+		} else if ok {
+			r.Link = &l
+		}
 	}
+	r.tunnel(ctx, in)
 
 	// Judge each connection against this host's limits: a small send
 	// buffer means something else when tcp_wmem could have grown it.
@@ -145,7 +178,7 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 		r.Conns[i].Verdict = sockdiag.Classify(r.Conns[i], lim)
 	}
 
-	t := sysctl.Target{Bandwidth: in.Bandwidth, RTT: in.RTT, Headroom: in.Headroom, BBR: in.BBR, BulkConns: in.BulkConns}
+	t := sysctl.Target{Bandwidth: in.Bandwidth, RTT: in.RTT, Headroom: in.Headroom, BBR: in.BBR, BulkConns: in.BulkConns, Floor: in.Floor, FloorSet: in.FloorSet}
 	t.BandwidthSource, t.RTTSource = orGiven(in.BandwidthSource), orGiven(in.RTTSource)
 	if t.Bandwidth == 0 {
 		if bw, n := measuredBandwidth(r.Conns); bw > 0 {
@@ -175,8 +208,11 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 		}
 	}
 	for _, c := range r.Conns {
-		if c.Verdict.Kind == sockdiag.VerdictMTU {
+		switch c.Verdict.Kind {
+		case sockdiag.VerdictMTU:
 			t.MTUTrouble++
+		case sockdiag.VerdictSndbuf, sockdiag.VerdictWmemMax:
+			t.BufferLimited++
 		}
 	}
 	r.Rec, err = sysctl.Recommend(r.Settings, t, r.MemTotal, &r.BBR)

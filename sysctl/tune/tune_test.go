@@ -188,7 +188,7 @@ func TestRunApplyPersistRevert(t *testing.T) {
 
 func TestRunRefusals(t *testing.T) {
 	h := sampleHost(t)
-	in := Inputs{Host: h, Bandwidth: 400e6, RTT: 20 * time.Millisecond, Conns: func(context.Context) ([]sockdiag.Conn, error) { return nil, nil },
+	in := Inputs{Host: h, Bandwidth: 400e6, RTT: 100 * time.Millisecond, Conns: func(context.Context) ([]sockdiag.Conn, error) { return nil, nil },
 		Link: func(string) (sockdiag.Link, error) {
 			return sockdiag.Link{}, fmt.Errorf("tailscale0: %w", sockdiag.ErrNoLink)
 		}}

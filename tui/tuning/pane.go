@@ -277,53 +277,81 @@ func (p *Pane) View() string {
 	return p.vp.View()
 }
 
+// render lays the report out for the pane's width: tables and values are
+// fitted whole (columns shortened, dropped or moved to a line of their
+// own), prose is wrapped at words here, so no header or value is ever
+// broken across lines by the viewport's wrapping.
 func (p *Pane) render() []string {
+	w := max(p.width, 20)
 	var b []string
 	add := func(s string) { b = append(b, s) }
-	head := p.st.Title.Render("TCP tuning")
+	// prose adds s wrapped to the width in style st, continuation lines
+	// indented by more than the first.
+	prose := func(st lipgloss.Style, first, s string) {
+		for _, l := range wrapIndent(s, w, first, first+"    ") {
+			add(st.Render(l))
+		}
+	}
+	tags := []common.Part{{Text: p.st.Title.Render("TCP tuning")}}
 	if p.o.Inputs.Sandbox {
-		head += " " + p.st.Warn.Render("[sandbox: a copy, not this machine]")
+		tags = append(tags, common.Part{Text: p.st.Warn.Render("[sandbox: a copy, not this machine]"), Short: p.st.Warn.Render("[sandbox]")})
 	}
 	if p.o.Snapshot != "" {
-		head += " " + p.st.Warn.Render("[snapshot "+clean(p.o.Snapshot)+": not this machine]")
+		tags = append(tags, common.Part{Text: p.st.Warn.Render("[snapshot " + clean(p.o.Snapshot) + ": not this machine]"), Short: p.st.Warn.Render("[snapshot]")})
 	}
 	if p.data == nil {
-		add(head)
+		add(common.FitParts(tags, " ", w))
 		add(p.st.Muted.Render("reading /proc/sys…"))
 		return b
 	}
 	r := p.data.Report
 	if p.data.Err != nil {
-		add(head)
-		add(p.st.Bad.Render("tuning source: " + safetext.Clean(p.data.Err.Error())))
+		add(common.FitParts(tags, " ", w))
+		prose(p.st.Bad, "", "tuning source: "+safetext.Clean(p.data.Err.Error()))
 		return b
 	}
 	if !r.Time.IsZero() {
-		head += p.st.Muted.Render(fmt.Sprintf("  read %s ago", p.now().Sub(r.Time).Round(time.Second)))
+		tags = append(tags, common.Part{Text: p.st.Muted.Render(fmt.Sprintf(" read %s ago", p.now().Sub(r.Time).Round(time.Second))), Drop: 2})
 	}
-	add(head)
-	add(p.st.Muted.Render(clean(r.SystemLine())))
+	add(common.FitParts(tags, " ", w))
+	rep := r
+	rep.Rec = p.rec
+	if r.Tunnel.Mode == tune.TunnelUserspace {
+		// First: nothing below governs this host's tailnet TCP.
+		lines := r.UserspaceLines()
+		prose(p.st.Bad, "", clean(lines[0]))
+		for _, l := range lines[1:] {
+			indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
+			prose(p.st.Warn, indent, clean(strings.TrimLeft(l, " ")))
+		}
+	}
+	add(p.st.Muted.Render(p.systemLine(r, w)))
 	if r.PersistWhere != "" {
-		add(p.st.Muted.Render("persist (tailpath tune --apply --persist): " + clean(r.PersistWhere)))
+		prose(p.st.Muted, "", "persist (tailpath tune --apply --persist): "+clean(r.PersistWhere))
 	}
 	if p.outcome != "" {
 		st := p.st.Good
 		if p.bad {
 			st = p.st.Bad
 		}
-		add(st.Render(safetext.Clean(p.outcome)))
+		prose(st, "", safetext.Clean(p.outcome))
 	}
 	add("")
 
 	add(p.st.Title.Render("Buffer arithmetic"))
 	if p.recErr != nil {
-		add(p.st.Bad.Render(safetext.Clean(p.recErr.Error())))
+		prose(p.st.Bad, "", safetext.Clean(p.recErr.Error()))
 	}
-	b = append(b, table(nil, stepRows(p.rec.Steps), "  ")...)
+	b = append(b, p.steps(p.rec.Steps, w)...)
+	if v := rep.BufferVerdict(); v != "" {
+		st := p.st.Good
+		if p.rec.BuffersLimit {
+			st = p.st.Warn
+		}
+		prose(st, "", clean(v))
+	}
 	add("")
 
-	rep := r
-	rep.Rec = p.rec
 	rows := [][]string{{"key", "current", "recommended"}}
 	for _, row := range rep.Rows() {
 		rec := p.st.Muted.Render(tune.Keep)
@@ -332,83 +360,190 @@ func (p *Pane) render() []string {
 		}
 		rows = append(rows, []string{row.Key, clean(row.Current), rec})
 	}
+	if columnsWidth(rows) > w {
+		// Narrow: the keys without their net.ipv4./net.core. prefix.
+		for _, row := range rows[1:] {
+			row[0] = strings.TrimPrefix(strings.TrimPrefix(row[0], "net.ipv4."), "net.core.")
+		}
+	}
 	b = append(b, table(&p.st, rows, "")...)
 	add("")
 
 	bbr := fmt.Sprintf("BBR %s: %s", r.BBR.State, clean(r.BBR.Why))
 	switch r.BBR.State {
 	case sysctl.BBRAvailable:
-		add(p.st.Good.Render(bbr))
+		prose(p.st.Good, "", bbr)
 	case sysctl.BBRLoadable:
-		add(p.st.Warn.Render(bbr))
+		prose(p.st.Warn, "", bbr)
 	default:
-		add(p.st.Bad.Render(bbr))
+		prose(p.st.Bad, "", bbr)
 		if r.BBR.Missing != "" {
-			add("  missing: " + clean(r.BBR.Missing))
+			prose(lipgloss.NewStyle(), "  ", "missing: "+clean(r.BBR.Missing))
 		}
 	}
 	if p.bbrInUse() {
-		add(fmt.Sprintf("congestion control: bbr already in use; default qdisc %s", orUnknown(clean(r.Settings.DefaultQdisc))))
+		prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control: bbr already in use; default qdisc %s", orUnknown(clean(r.Settings.DefaultQdisc))))
 	} else {
 		target := "off (b: recommend bbr)"
 		if p.bbr {
 			target = "on (b: buffers only)"
 		}
-		add(fmt.Sprintf("congestion control %s, default qdisc %s; bbr in the recommendation: %s",
+		prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control %s, default qdisc %s; bbr in the recommendation: %s",
 			orUnknown(clean(r.Settings.CongestionControl)), orUnknown(clean(r.Settings.DefaultQdisc)), target))
 	}
 	for _, n := range p.rec.Notes {
-		add(p.st.Muted.Render("note: " + clean(n)))
+		prose(p.st.Muted, "", "note: "+clean(n))
 	}
-	for _, w := range p.rec.Warnings {
-		add(p.st.Warn.Render("warning: " + clean(w)))
+	for _, x := range p.rec.Warnings {
+		prose(p.st.Warn, "", "warning: "+clean(x))
 	}
 	if p.data.StateErr != nil {
-		add(p.st.Bad.Render("revert state: " + safetext.Clean(p.data.StateErr.Error())))
+		prose(p.st.Bad, "", "revert state: "+safetext.Clean(p.data.StateErr.Error()))
 	} else if p.data.State != nil {
 		lead := fmt.Sprintf("revert: %d key(s) recorded, r reverts; in ", len(p.data.State.Keys))
-		add(p.st.Muted.Render(lead + shortenPath(p.o.statePath(), p.width-ansi.StringWidth(lead))))
+		add(p.st.Muted.Render(lead + shortenPath(p.o.statePath(), w-ansi.StringWidth(lead))))
 	}
 	add("")
 
+	if l := r.TunnelLine(); l != "" {
+		prose(p.st.Muted, "", clean(l))
+	}
 	switch {
 	case r.Link != nil:
-		add(tune.LinkLine(r.Link))
-	case r.LinkErr != "":
-		add(p.st.Muted.Render(safetext.Clean(r.LinkErr)))
+		prose(lipgloss.NewStyle(), "", clean(tune.LinkLine(r.Link)))
+	case r.LinkErr != "" && r.Tunnel.Mode != tune.TunnelUserspace:
+		prose(p.st.Muted, "", safetext.Clean(r.LinkErr))
 	}
 	switch {
 	case r.ConnsErr != "":
-		add(p.st.Bad.Render("tailnet TCP connections: " + safetext.Clean(r.ConnsErr)))
+		prose(p.st.Bad, "", "tailnet TCP connections: "+safetext.Clean(r.ConnsErr))
 	case len(r.Conns) == 0:
-		add(p.st.Muted.Render("tailnet TCP connections: none open"))
+		prose(p.st.Muted, "", r.NoConns())
 	default:
 		add(p.st.Title.Render(fmt.Sprintf("Tailnet TCP connections (%d)", len(r.Conns))))
 		if v := r.Verdict(); v != "" {
-			add(p.st.Warn.Render(clean(v)))
+			prose(p.st.Warn, "", clean(v))
 		}
-		rows := [][]string{{"remote", "rtt", "cwnd", "retrans", "delivery", "sndbuf-lim", "rwnd-lim", "cc", "verdict"}}
-		for _, c := range r.Conns {
-			cells := tune.ConnCells(c)
-			for i := range cells {
-				cells[i] = clean(cells[i])
-			}
-			last := len(cells) - 1
-			if c.Verdict.Kind == sockdiag.VerdictHealthy {
-				cells[last] = p.st.Good.Render(cells[last])
-			} else {
-				cells[last] = p.st.Warn.Render(cells[last])
-			}
-			rows = append(rows, cells)
-		}
-		b = append(b, table(&p.st, rows, "")...)
+		b = append(b, p.connTable(r.Conns, w)...)
 		for _, a := range r.ConnAdvice() {
-			for _, l := range wrapWords(clean(a), max(20, p.width-2)) {
-				add(p.st.Muted.Render(l))
-			}
+			prose(p.st.Muted, "", clean(a))
 		}
 	}
 	return b
+}
+
+// systemLine is the report's system line fitted to width: the file that
+// identified the system goes first, then the kernel, never the RAM.
+func (p *Pane) systemLine(r tune.Report, width int) string {
+	name := orUnknown(clean(r.Platform.Name))
+	parts := []common.Part{{Text: name}}
+	if r.Platform.Evidence != "" {
+		parts[0] = common.Part{Text: name + " (" + clean(r.Platform.Evidence) + ")", Short: name, Drop: 2}
+	}
+	parts = append(parts, common.Part{Text: "kernel " + orUnknown(clean(r.BBR.Kernel)), Drop: 1})
+	if r.MemTotal > 0 {
+		parts = append(parts, common.Part{Text: sysctl.FormatBytes(r.MemTotal) + " RAM"})
+	}
+	return common.FitParts(parts, ", ", width)
+}
+
+// steps lays the arithmetic out as label and value columns. A value too
+// wide for its row goes on the next line, indented; an input's source
+// goes on a line of its own when it does not fit beside its value.
+func (p *Pane) steps(steps []sysctl.Step, width int) []string {
+	const indent, gap = "  ", "  "
+	// The label column is as wide as the widest label when every row's
+	// value then fits beside it; else labels up to 36 cells set it, and a
+	// longer label gets a line of its own.
+	labelW, fits := 0, true
+	for _, s := range steps {
+		labelW = max(labelW, ansi.StringWidth(clean(s.Label)))
+	}
+	for _, s := range steps {
+		fits = fits && ansi.StringWidth(indent+gap+clean(s.Value()))+labelW <= width
+	}
+	if !fits {
+		labelW = 0
+		for _, s := range steps {
+			if lw := ansi.StringWidth(clean(s.Label)); lw <= 36 {
+				labelW = max(labelW, lw)
+			}
+		}
+	}
+	var out []string
+	for _, s := range steps {
+		label, value, src := clean(s.Label), clean(s.Value()), clean(s.Source)
+		full := value
+		if src != "" {
+			full += " (" + src + ")"
+		}
+		head := indent + label + strings.Repeat(" ", max(labelW-ansi.StringWidth(label), 0)) + gap
+		switch {
+		case ansi.StringWidth(label) > labelW:
+			out = append(out, indent+label)
+			out = append(out, wrapIndent(full, width, indent+"    ", indent+"      ")...)
+		case ansi.StringWidth(head+full) <= width:
+			out = append(out, head+full)
+		case ansi.StringWidth(head+value) <= width:
+			out = append(out, head+value)
+			for _, l := range wrapIndent("("+src+")", width, indent+"    ", indent+"     ") {
+				out = append(out, p.st.Muted.Render(l))
+			}
+		default:
+			out = append(out, indent+label)
+			out = append(out, wrapIndent(full, width, indent+"    ", indent+"      ")...)
+		}
+	}
+	return out
+}
+
+// connHeader is the connection table's header; connHeaderNarrow leaves
+// out the remote and the verdict, which the narrow layout puts on a line
+// of their own above each row.
+var (
+	connHeader       = []string{"remote", "rtt", "cwnd", "retrans", "delivery", "sndbuf-lim", "rwnd-lim", "cc", "verdict"}
+	connHeaderNarrow = []string{"  rtt", "cwnd", "retrans", "delivery", "sndbuf-lim", "rwnd-lim", "cc"}
+)
+
+// connTable lays the connections out in one table when it fits the width;
+// else each connection gets a line with its remote and verdict, and its
+// numbers in a table under one header.
+func (p *Pane) connTable(conns []sockdiag.Conn, width int) []string {
+	style := func(c sockdiag.Conn) lipgloss.Style {
+		if c.Verdict.Kind == sockdiag.VerdictHealthy {
+			return p.st.Good
+		}
+		return p.st.Warn
+	}
+	cells := make([][]string, len(conns))
+	for i, c := range conns {
+		cells[i] = tune.ConnCells(c)
+		for j := range cells[i] {
+			cells[i][j] = clean(cells[i][j])
+		}
+	}
+	wide := [][]string{connHeader}
+	for i, c := range cells {
+		row := append([]string(nil), c...)
+		row[len(row)-1] = style(conns[i]).Render(row[len(row)-1])
+		wide = append(wide, row)
+	}
+	if columnsWidth(wide) <= width {
+		return table(&p.st, wide, "")
+	}
+	narrow := [][]string{connHeaderNarrow}
+	for _, c := range cells {
+		narrow = append(narrow, append([]string{"  " + c[1]}, c[2:len(c)-1]...))
+	}
+	nums := table(&p.st, narrow, "")
+	out := []string{nums[0]}
+	for i, c := range cells {
+		for _, l := range wrapIndent(c[0]+": "+c[len(c)-1], width, "", "    ") {
+			out = append(out, style(conns[i]).Render(l))
+		}
+		out = append(out, nums[i+1])
+	}
+	return out
 }
 
 func (p *Pane) renderDialog() []string {
@@ -417,7 +552,12 @@ func (p *Pane) renderDialog() []string {
 	if d.revert {
 		body = append(body, p.st.Title.Render(fmt.Sprintf("Revert %d key(s) to the values saved before tailpath changed them?", len(d.changes))))
 	} else {
-		body = append(body, p.st.Title.Render(fmt.Sprintf("Apply %d change(s)?", len(d.changes))))
+		title := fmt.Sprintf("Apply %d change(s)?", len(d.changes))
+		if p.data != nil && p.data.Report.Tunnel.Mode == tune.TunnelUserspace {
+			// Userspace networking: these never reach the tailnet's TCP.
+			title = fmt.Sprintf("Apply %d change(s), for traffic outside the tailnet only?", len(d.changes))
+		}
+		body = append(body, p.st.Title.Render(title))
 	}
 	if p.o.Inputs.Sandbox {
 		body = append(body, p.st.Warn.Render("sandbox: writes go to the copy, not this machine"))
@@ -490,13 +630,33 @@ func wrapWords(s string, width int) []string {
 	return lines
 }
 
-// stepRows turns the arithmetic into two-column rows.
-func stepRows(steps []sysctl.Step) [][]string {
-	var rows [][]string
-	for _, s := range steps {
-		rows = append(rows, []string{s.Label, s.Text})
+// wrapIndent wraps s at spaces to lines of at most width cells, the
+// first starting with first, the others with rest (so a continuation
+// reads as one). A word too long for a line gets a line of its own.
+func wrapIndent(s string, width int, first, rest string) []string {
+	var out []string
+	prefix, line := first, first
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == prefix:
+			line += word
+		case ansi.StringWidth(line)+1+ansi.StringWidth(word) > width:
+			out = append(out, line)
+			prefix, line = rest, rest+word
+		default:
+			line += " " + word
+		}
 	}
-	return rows
+	return append(out, line)
+}
+
+// columnsWidth is the width of rows laid out by table.
+func columnsWidth(rows [][]string) int {
+	w := 0
+	for _, l := range columns.Lines(rows, "") {
+		w = max(w, ansi.StringWidth(l))
+	}
+	return w
 }
 
 // table lays rows out in columns (internal/columns); with st, the first

@@ -106,7 +106,7 @@ func TestPaneShowsReport(t *testing.T) {
 		"[sandbox: a copy, not this machine]",
 		"[sandbox: a copy, not this machine]  read 2s ago", "Linux with systemd (/run/systemd/system), kernel 6.1.0-sample, 3.8 GiB RAM",
 		"persist (tailpath tune --apply --persist): /etc/sysctl.d/99-tailpath.conf (systemd-sysctl applies",
-		"BDP = bandwidth × RTT", "976.6 KiB", "buffer max, raised to the 16 MiB floor",
+		"BDP = bandwidth × RTT", "976.6 KiB", "buffer max, raised to --floor 16 MiB (the default)",
 		"net.ipv4.tcp_wmem                   4096 16384 4194304   4096 16384 16777216",
 		"net.ipv4.tcp_congestion_control     cubic                keep",
 		"BBR available: bbr is in tcp_available_congestion_control",
@@ -182,7 +182,14 @@ func TestPaneApplyRevert(t *testing.T) {
 	refresh := run(t, p.Update(applied)).(ReportMsg)
 	refresh.Report.Time = at.Add(time.Second)
 	p.Update(refresh)
-	mustContain(t, p.View(), "applied 4 key(s); r reverts them", "revert: 4 key(s) recorded, r reverts; in ", "current values already suffice")
+	// The fixture's connection still reads send-buffer limited (it is
+	// fixed), now at a buffer as large as the target asks for: nothing
+	// left to change, and the pane says why the limit stays.
+	mustContain(t, p.View(), "applied 4 key(s); r reverts them", "revert: 4 key(s) recorded, r reverts; in ",
+		"note: 1 connection(s) stalled on a send buffer already at 16 MiB")
+	if len(p.rec.Changes) != 0 {
+		t.Errorf("changes after applying: %v", p.rec.Changes)
+	}
 }
 
 func TestPaneRevertAndCancel(t *testing.T) {
