@@ -125,7 +125,9 @@ func TestStatusFromBadInput(t *testing.T) {
 		{"newer snapshot", write("new.json", `{"format":"tailpath-snapshot","version":7}`), "tailpath: --from: new.json: unsupported snapshot version 7"},
 		{"corrupt status JSON", write("st.json", `{"BackendState":"Running","Peer":{"nodekey:zz":{}}}`), "tailpath: --from: corrupt snapshot: st.json:1: tailscale status --json does not decode"},
 		{"missing file", filepath.Join(dir, "nope.txt"), "tailpath: --from: open "},
-		{"hostile bytes", write("evil.txt", "\x1b]0;pwned\x07\x1b[2J\x00\xff\xfe{{{{\n"), `tailpath: --from: not a tailpath snapshot or recognised tailscale output: nothing recognised (first line: evil.txt:1: "`},
+		{"hostile bytes", write("evil.txt", "\x1b]0;pwned\x07\x1b[2J\x00\xff\xfe{{{{\n"), `tailpath: --from: not a tailpath snapshot or recognised tailscale output: evil.txt is binary, not text`},
+		{"hostile text", write("esc.txt", "\x1b]0;pwned\x07\x1b[2J hello\n"), `tailpath: --from: not a tailpath snapshot or recognised tailscale output: nothing recognised (first line: esc.txt:1: "`},
+		{"binary with a tailscale line", write("bin.dat", "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00>\x00\nRunning\x00100.64.0.2 nas alice@ linux idle, tx 1 rx 2\n"), `tailpath: --from: not a tailpath snapshot or recognised tailscale output: bin.dat is binary, not text`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

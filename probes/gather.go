@@ -305,6 +305,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	if snap.Self.NAT == nil && st.Self != nil && !whoisDenied {
 		warn("NetInfo: the daemon has not reported its NAT facts yet (netcheck pending), so local NAT checks are unknown")
 	}
+	snap.Self.Verdict = DiagnoseSelf(snap.BackendState, snap.Self)
 
 	// Peers.
 	prevByID := map[string]*Peer{}
