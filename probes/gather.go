@@ -200,7 +200,9 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	}
 	codeToID := make(map[string]int, len(snap.Regions))
 	for id, r := range snap.Regions {
-		codeToID[r.Code] = id
+		if r.Code != "" { // a region known by id only (pasted logs) has no code to match
+			codeToID[r.Code] = id
+		}
 	}
 
 	// A cold gather (nothing cached) reads every node at once from the

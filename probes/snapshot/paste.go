@@ -175,6 +175,8 @@ type paste struct {
 	times      []time.Time
 	yearless   bool
 	firstUnrec string
+	textPaths  map[tailcfg.StableNodeID]string // status lines whose path a redaction hides: their words
+	seenErrs   map[string]bool                 // control errors counted, by time and text
 
 	// Ping output: targets in order, the run being read, the command
 	// line it follows.
@@ -420,7 +422,7 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		return KindStatusText
 	case knownNoise(trim):
 		return lineNoise
-	case timeLineRE.MatchString(trim):
+	case timeLineRE.MatchString(trim), isBarePrompt(trim):
 		return lineNoise
 	}
 	if c, ok := parseCommand(trim); ok {
@@ -623,6 +625,7 @@ func (p *paste) file() (*File, error) {
 	if p.statusFrom == KindStatusText || st == nil {
 		if ts := p.mergedText(f); ts != nil {
 			st, offline = ts.build(taken)
+			p.textPaths = ts.redactedPaths()
 		}
 	}
 	if st == nil && len(p.pingTargets) > 0 {
@@ -631,7 +634,11 @@ func (p *paste) file() (*File, error) {
 	if st == nil {
 		// An empty self, so that our own facts (a netcheck) still apply.
 		st = &ipnstate.Status{BackendState: p.state, Self: &ipnstate.PeerStatus{}}
-		f.Warnings = append(f.Warnings, "no tailscale status or ping in the input: no peers to diagnose")
+		if p.state != "" {
+			f.Warnings = append(f.Warnings, "tailscale status says tailscaled is "+p.state+": no peers to diagnose")
+		} else {
+			f.Warnings = append(f.Warnings, "no tailscale status or ping in the input: no peers to diagnose")
+		}
 	}
 	if st.Self == nil {
 		st.Self = &ipnstate.PeerStatus{}
@@ -703,6 +710,11 @@ func (p *paste) file() (*File, error) {
 	for id := range offline {
 		h := hist[string(id)]
 		h.Offline = true
+		hist[string(id)] = h
+	}
+	for id, text := range p.textPaths {
+		h := hist[string(id)]
+		h.PathText = text
 		hist[string(id)] = h
 	}
 	if len(p.logCount) > 0 {
@@ -805,6 +817,7 @@ func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist ma
 		if len(ev.notes) > 0 {
 			note += "; " + strings.Join(ev.notes, "; ")
 		}
+		pingOnly := ps == nil
 		if ps == nil {
 			ps = t.peerStatus(ev)
 			if st.Peer == nil {
@@ -818,6 +831,9 @@ func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist ma
 		}
 		p.inputs = append(p.inputs, Input{Kind: KindPing, Note: note})
 		h := hist[string(ps.ID)]
+		if pingOnly {
+			h.PathText = ev.pathText()
+		}
 		h.PingRun = ev.run
 		h.Latency = ev.latency
 		if ev.wasDirect {

@@ -37,8 +37,8 @@ import (
 
 var (
 	composeRE    = regexp.MustCompile(`^([\w.-]+)\s+\|\s?(.*)$`)
-	journalRE    = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)?) (\S+) ([^:\[\s]+)(?:\[\d+\])?: (.*)$`)
-	journalISORE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})) (\S+) ([^:\[\s]+)(?:\[\d+\])?: (.*)$`)
+	journalRE    = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)?) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: (.*)$`)
+	journalISORE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: (.*)$`)
 	identRE      = regexp.MustCompile(`^(tailscaled?|tailscale-\w+)\[\d+\]: (.*)$`)
 	goStringRE   = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4} [A-Za-z0-9+-]+)(?: m=[+-][\d.]+)?:? (.*)$`)
 	goLogRE      = regexp.MustCompile(`^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) (.*)$`)
@@ -73,7 +73,7 @@ var (
 	// daemonMsgRE is a message of one of tailscaled's subsystems (its
 	// logger prefixes), after optional tags: a line of tailscaled's log
 	// even when none of the above reads it.
-	daemonMsgRE = regexp.MustCompile(`^(?:\[(?:v\d|unexpected|RATELIMIT)\] )*(?:magicsock|wgengine|netcheck|control|health|LinkChange|logtail|derphttp|derp|portmapper|portmap|dns|router|monitor|netmon|ipnlocal|ipnserver|ipnext|wg|Rebind|ReSTUN|peerapi|tsdial|logpolicy|tailscaled|netstack|tstun|bootstrapDNS|dnsfallback|taildrop|ssh|Reconfig|LinkMonitor|post-rebind|pm|linkChange|active login|Switching ipn state|Start|Backend|timeSinceLastPong|open-conn-track|flushing log|logtail started|Program starting|envknob|got LocalBackend)[:\s(.]`)
+	daemonMsgRE = regexp.MustCompile(`^(?:\[(?:v\d|unexpected|RATELIMIT)\] )*(?:boot|magicsock|wgengine|netcheck|control|health|LinkChange|logtail|derphttp|derp|portmapper|portmap|dns|router|monitor|netmon|ipnlocal|ipnserver|ipnext|wg|Rebind|ReSTUN|peerapi|tsdial|logpolicy|tailscaled|netstack|tstun|bootstrapDNS|dnsfallback|taildrop|ssh|Reconfig|LinkMonitor|post-rebind|pm|linkChange|active login|Switching ipn state|Start|Backend|timeSinceLastPong|open-conn-track|flushing log|logtail started|Program starting|envknob|got LocalBackend)[:\s(.]`)
 	// midStreamRE marks a stream cut in the middle: EOF before the end
 	// (io.ErrUnexpectedEOF) or a reset. A plain "EOF" is a stream that
 	// ended, which ipnlocal logs at [v1] as normal.
@@ -293,19 +293,30 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 	case logLinkMinorRE.MatchString(msg):
 		return "network change"
 	case logUploadRE.MatchString(msg):
-		p.streamError(logUploadRE.FindStringSubmatch(msg)[1], false)
+		p.streamError(at, logUploadRE.FindStringSubmatch(msg)[1])
 		return "log upload"
 	case logControlRE.MatchString(msg):
-		p.streamError(logControlRE.FindStringSubmatch(msg)[1], true)
+		p.streamError(at, "PollNetMap: "+strings.TrimPrefix(logControlRE.FindStringSubmatch(msg)[1], "PollNetMap: "))
 		return "control connection"
 	}
 	return ""
 }
 
 // streamError counts a stream cut mid-way (control) and corrupted TLS
-// records in an error's text.
-func (p *paste) streamError(text string, control bool) {
+// records in an error's text. The same error logged twice at one time
+// (controlclient's "[v1] PollNetMap: …" and ipnlocal's "Received error:
+// PollNetMap: …") counts once.
+func (p *paste) streamError(at time.Time, text string) {
 	text = safetext.Clean(text)
+	text = strings.TrimPrefix(text, "PollNetMap: ")
+	key := at.Truncate(time.Second).String() + " " + text
+	if p.seenErrs[key] {
+		return
+	}
+	if p.seenErrs == nil {
+		p.seenErrs = map[string]bool{}
+	}
+	p.seenErrs[key] = true
 	if tlsRecordRE.MatchString(text) {
 		p.ev.TLSRecordErrors++
 		p.ev.TLSRecordError = clip(text)

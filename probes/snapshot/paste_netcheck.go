@@ -46,24 +46,23 @@ const (
 // maxLatency bounds a believable DERP round trip; others are dropped.
 const maxLatency = time.Hour
 
-// natInfo is the facts as probes reads NetInfo. HavePortMap is true when
-// a port-mapping service answered (tailscaled then maps a port), or
-// NetInfo says a mapping is held.
+// natInfo is the facts as probes reads NetInfo. UPnP, PMP and PCP say
+// which port-mapping services answered; whether a mapping is held
+// (HavePortMap) is a separate fact only NetInfo states ("portmap=active-…").
+// A report from which it cannot be known leaves it unknown
+// (PortMapUnknown) when a service answered or one was not checked: a
+// service that answers need not map (a side router, a double NAT); when
+// all three are known not to answer, no mapping can exist.
 func (n *netcheckFacts) natInfo() *probes.NATInfo {
 	out := &probes.NATInfo{WorkingUDP: n.udp, WorkingIPv6: n.ipv6, MappingVariesByDestIP: n.mapping, UPnP: n.upnp, PMP: n.pmp, PCP: n.pcp}
-	for _, b := range []*bool{n.upnp, n.pmp, n.pcp} {
-		switch {
-		case b == nil:
-			out.PortMapUnknown = true
-		case *b:
-			out.HavePortMap = true
-		}
-	}
 	if n.havePortMap != nil {
 		out.HavePortMap = *n.havePortMap
-	}
-	if out.HavePortMap {
-		out.PortMapUnknown = false
+	} else {
+		for _, b := range []*bool{n.upnp, n.pmp, n.pcp} {
+			if b == nil || *b {
+				out.PortMapUnknown = true
+			}
+		}
 	}
 	if len(n.latency) > 0 {
 		out.DERPLatency = n.latency
@@ -175,7 +174,10 @@ func parseGoTimeString(s string) time.Time {
 	if m == nil {
 		return time.Time{}
 	}
-	t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", m[1])
+	// The zone's abbreviation repeats the offset ("-0500 -0500") or names
+	// it ("+0000 UTC"): the offset alone dates it.
+	i := strings.LastIndexByte(m[1], ' ')
+	t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700", m[1][:i])
 	if err != nil {
 		return time.Time{}
 	}

@@ -266,7 +266,7 @@ func (p *paste) pong(name string, no int, m []string) bool {
 		}
 		r.viaKind, r.direct, r.directAddr = probes.PathDirect, true, ap
 		if !ap.IsValid() {
-			r.via = "a direct address (redacted)"
+			r.via = "(redacted address)"
 		}
 		r.ended = "direct"
 	}
@@ -284,6 +284,7 @@ type pingEvidence struct {
 	wasDirect  bool
 	latency    time.Duration
 	answered   bool // the last run got a pong
+	lastRun    *pingRun
 	// The path the last pong showed (DISCO only).
 	pathKind  probes.PathKind
 	derpCode  string
@@ -304,13 +305,14 @@ func (t *pingTarget) evidence(taken time.Time) pingEvidence {
 			ev.latency = r.latency
 		}
 		if r.kind != pingDisco {
-			ev.notes = append(ev.notes, fmt.Sprintf("a %s ping went through WireGuard and was answered; it is not a DISCO ping and names no path", r.kind))
+			ev.notes = append(ev.notes, fmt.Sprintf("%s ping went through WireGuard and was answered; it is not a DISCO ping and names no path", article(r.kind)))
 			continue
 		}
 		disco = append(disco, r)
 	}
 	if n := len(t.runs); n > 0 {
 		ev.answered = t.runs[n-1].pongs > 0
+		ev.lastRun = t.runs[n-1]
 	}
 	if len(disco) == 0 {
 		return ev
@@ -375,4 +377,26 @@ func (t *pingTarget) note() string {
 		return fmt.Sprintf("to %s: %d runs, in order: %s", who, len(runs), strings.Join(runs, "; then "))
 	}
 	return fmt.Sprintf("to %s: %s", who, strings.Join(runs, ""))
+}
+
+// pathText is the path column of a peer only ping output names: the
+// last pong's words ("ping: via DERP(nyc)"), or what the last run got.
+func (ev pingEvidence) pathText() string {
+	r := ev.lastRun
+	switch {
+	case r == nil:
+		return ""
+	case r.pongs == 0:
+		return fmt.Sprintf("ping: no reply (%d tries)", r.tries)
+	case r.kind != pingDisco:
+		return "ping: " + r.kind + " pong (names no path)"
+	}
+	return "ping: via " + r.via
+}
+
+func article(w string) string {
+	if w != "" && strings.ContainsRune("AEFHILMNORSXaeiou", rune(w[0])) {
+		return "an " + w
+	}
+	return "a " + w
 }

@@ -368,3 +368,17 @@ func (pl peerLine) peerStatus(file string, taken time.Time) *ipnstate.PeerStatus
 	ps.PeerRelay = c.peerRelay
 	return ps
 }
+
+// redactedPaths are the path words, as pasted, of the lines whose relay
+// region the poster redacted: the PeerStatus cannot hold an unknown
+// region (Relay "" is no home region at all), so the words are kept.
+func (ts *textStatus) redactedPaths() map[tailcfg.StableNodeID]string {
+	out := map[tailcfg.StableNodeID]string{}
+	for _, pl := range ts.lines {
+		if pl.col.relayRedacted {
+			s := trafficRE.ReplaceAllString(pl.status, "")
+			out[pl.id(ts.name)] = safetext.Clean(s)
+		}
+	}
+	return out
+}

@@ -135,7 +135,7 @@ func TestParseNetcheck(t *testing.T) {
 			probes.NATInfo{WorkingUDP: &yes, WorkingIPv6: &no, MappingVariesByDestIP: &yes, UPnP: &no, PMP: &no, PCP: &no},
 			"nyc", map[string]time.Duration{"nyc": 12300 * time.Microsecond, "fra": 85100 * time.Microsecond}},
 		{"netcheck.json", time.Date(2026, 11, 30, 11, 59, 58, 5e8, time.UTC),
-			probes.NATInfo{WorkingUDP: &yes, WorkingIPv6: &no, MappingVariesByDestIP: &no, UPnP: &yes, PMP: &no, PCP: &no, HavePortMap: true},
+			probes.NATInfo{WorkingUDP: &yes, WorkingIPv6: &no, MappingVariesByDestIP: &no, UPnP: &yes, PMP: &no, PCP: &no, PortMapUnknown: true},
 			"", map[string]time.Duration{"#1": 12300 * time.Microsecond, "#4": 85100 * time.Microsecond}},
 	}
 	for _, tt := range tests {
@@ -364,7 +364,8 @@ func TestParseNetcheckLogPortmap(t *testing.T) {
 // fuzzSeeds adds every pasted sample, and pieces of them, to f.
 func fuzzSeeds(f *testing.F) {
 	m, _ := filepath.Glob(filepath.Join("testdata", "paste", "*"))
-	for _, p := range m {
+	c, _ := filepath.Glob(filepath.Join("testdata", "corpus", "*.txt"))
+	for _, p := range append(m, c...) {
 		b, _ := os.ReadFile(p)
 		f.Add(b)
 		for _, line := range strings.Split(string(b), "\n") {

@@ -113,10 +113,10 @@ var (
 	// ("user@host:~$ ", "[user@host ~]# ", "$ ", "# "), zsh ("host% ",
 	// "user@host dir % ", "~/src % ", "❯ "), PowerShell ("PS C:\Users\me> ")
 	// and cmd.exe ("C:\>").
-	promptRE = regexp.MustCompile(`^(?:\([\w.-]+\) )?(?:PS [^>]*> ?|[A-Za-z]:\\[^>]*> ?|\[[^\]]*\] ?[$#%>] |(?:[\w.@-]+ )?[\w.@:~/+-]*[$#%>❯➜] |[$#%>❯➜] )`)
+	promptRE = regexp.MustCompile(`^(?:\([\w.-]+\) )?(?:PS [^>]*> ?|[A-Za-z]:\\[^>]*> ?|\[[^\]]*\] ?[$#%>] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] |(?:[\w.@-]+ )?[\w.@:~/+-]+ ?[$#%>❯➜] |[$#%>❯➜] )`)
 	// promptCmdRE is a prompt (or none) running tailscale, tailscaled or a
 	// command that shows their output (journalctl, docker, kubectl, ...).
-	promptCmdRE = regexp.MustCompile(`^(?:(?:\([\w.-]+\) )?(?:PS [^>]*> ?|[A-Za-z]:\\[^>]*> ?|\[[^\]]*\] ?[$#%>] |(?:[\w.@-]+ )?[\w.@:~/+-]*[$#%>❯➜] |[$#%>❯➜] ))?(?:(?:sudo|doas|time|command|exec|nice) (?:-\S+ )*)*(?:\S*/)?(tailscaled?|tailscale\.exe|journalctl|docker|podman|kubectl|systemctl|cat|grep|less|tail|head|Get-Content|type|sudo)(?: |$)(.*)$`)
+	promptCmdRE = regexp.MustCompile(`^(?:(?:\([\w.-]+\) )?(?:PS [^>]*> ?|[A-Za-z]:\\[^>]*> ?|\[[^\]]*\] ?[$#%>] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] |(?:[\w.@-]+ )?[\w.@:~/+-]+ ?[$#%>❯➜] |[$#%>❯➜] ))?(?:(?:sudo|doas|time|command|exec|nice) (?:-\S+ )*)*(?:\S*/)?(tailscaled?|tailscale\.exe|journalctl|docker|podman|kubectl|systemctl|cat|grep|less|tail|head|Get-Content|type|sudo)(?: |$)(.*)$`)
 	// timeLineRE is what a shell's `time` prints after the command: bash
 	// ("real 0m3.012s", "user …", "sys …"), zsh ("… 0.01s user 0.00s
 	// system 0% cpu 9.123 total"), fish ("Executed in 10.05 secs …", "usr
@@ -163,10 +163,17 @@ func parseCommand(s string) (command, bool) {
 // argument ("ping", "nas"); for `tailscale ping -c 5 --tsmp nas` also its
 // flags.
 func (c command) sub() (sub, target string, flags []string) {
-	for _, a := range c.args {
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
 		switch {
 		case strings.HasPrefix(a, "-"):
-			flags = append(flags, strings.TrimLeft(a, "-"))
+			f := strings.TrimLeft(a, "-")
+			flags = append(flags, f)
+			// The CLI's flags that take a value (ping -c 5, --size, --timeout,
+			// netcheck --every, --format) take the next word unless "=" joins it.
+			if name, _, joined := strings.Cut(f, "="); !joined && valueFlags[name] && i+1 < len(c.args) {
+				i++
+			}
 		case sub == "":
 			sub = a
 		case target == "":
@@ -174,6 +181,17 @@ func (c command) sub() (sub, target string, flags []string) {
 		}
 	}
 	return sub, target, flags
+}
+
+// valueFlags are the tailscale CLI flags (ping, netcheck, status) that
+// take a value.
+var valueFlags = map[string]bool{"c": true, "size": true, "timeout": true, "every": true, "format": true, "listen": true, "bind-address": true, "bind-port": true}
+
+// isBarePrompt reports whether s is a shell prompt with nothing typed
+// after it (the last line of a copied terminal).
+func isBarePrompt(s string) bool {
+	loc := promptRE.FindStringIndex(s + " ")
+	return loc != nil && loc[1] >= len(s)
 }
 
 // Placeholders and redactions people put where an address, a name or a

@@ -13,6 +13,7 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 )
@@ -116,6 +117,9 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 			p.LastChange, p.PingRun, p.Latency = h.LastChange, h.PingRun, h.Latency
 			p.TxRate, p.RxRate, p.RatesKnown = h.TxRate, h.RxRate, h.RatesKnown
 			p.HandshakeUnknown = h.HandshakeUnknown
+			if h.PathText != "" {
+				p.Path.Text = safetext.Clean(h.PathText)
+			}
 			if h.Offline && p.Online == nil {
 				// The text said offline without a time: as control's
 				// offline, unless a handshake says otherwise.
