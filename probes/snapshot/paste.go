@@ -422,7 +422,7 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		return KindStatusText
 	case knownNoise(trim):
 		return lineNoise
-	case timeLineRE.MatchString(trim), isBarePrompt(trim):
+	case isTimeLine(trim), isBarePrompt(trim):
 		return lineNoise
 	}
 	if c, ok := parseCommand(trim); ok {

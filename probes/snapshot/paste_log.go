@@ -36,13 +36,13 @@ import (
 // found where they start, not only at the line's start.
 
 var (
-	composeRE    = regexp.MustCompile(`^([\w.-]+)\s+\|\s?(.*)$`)
-	journalRE    = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)?) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: (.*)$`)
-	journalISORE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: (.*)$`)
-	identRE      = regexp.MustCompile(`^(tailscaled?|tailscale-\w+)\[\d+\]: (.*)$`)
-	goStringRE   = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4} [A-Za-z0-9+-]+)(?: m=[+-][\d.]+)?:? (.*)$`)
-	goLogRE      = regexp.MustCompile(`^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) (.*)$`)
-	isoRE        = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?):? (.*)$`)
+	composeRE    = regexp.MustCompile(`^([\w.-]+)\s+\|\s?`)
+	journalRE    = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)?) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: `)
+	journalISORE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: `)
+	identRE      = regexp.MustCompile(`^(tailscaled?|tailscale-\w+)\[\d+\]: `)
+	goStringRE   = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4} [A-Za-z0-9+-]+)(?: m=[+-][\d.]+)?:? `)
+	goLogRE      = regexp.MustCompile(`^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) `)
+	isoRE        = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?):? `)
 )
 
 // The tailscaled messages read (wgengine/magicsock, net/netcheck,
@@ -96,21 +96,41 @@ type logParts struct {
 	daemon  bool // the wrapper names tailscaled
 }
 
-// splitLog takes line's wrappers off, from the outside in.
+// splitLog takes line's wrappers off, from the outside in. The wrapper
+// patterns match a prefix only, so the message is never scanned by them.
 func (p *paste) splitLog(line string) logParts {
 	var lp logParts
 	lp.msg = line
+	// prefix matches re at the start of msg: its submatches and the rest.
+	prefix := func(re *regexp.Regexp, msg string) ([]string, string, bool) {
+		loc := re.FindStringSubmatchIndex(msg)
+		if loc == nil {
+			return nil, "", false
+		}
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = msg[loc[2*i]:loc[2*i+1]]
+			}
+		}
+		return m, msg[loc[1]:], true
+	}
 	for depth := 0; depth < 6; depth++ {
 		msg := lp.msg
+		if msg == "" {
+			return lp
+		}
+		c := msg[0]
+		digit := c >= '0' && c <= '9'
 		var t time.Time
-		switch {
-		case composeRE.MatchString(msg) && !strings.Contains(strings.SplitN(msg, "|", 2)[0], ":"):
-			m := composeRE.FindStringSubmatch(msg)
-			lp.msg, lp.wrapped = m[2], true
-			lp.daemon = lp.daemon || strings.Contains(m[1], "tailscale")
-			continue
-		case journalRE.MatchString(msg):
-			m := journalRE.FindStringSubmatch(msg)
+		if strings.IndexByte(msg, '|') > 0 {
+			if m, rest, ok := prefix(composeRE, msg); ok && !strings.Contains(m[1], ":") {
+				lp.msg, lp.wrapped = rest, true
+				lp.daemon = lp.daemon || strings.Contains(m[1], "tailscale")
+				continue
+			}
+		}
+		if m, rest, ok := prefix(journalRE, msg); c >= 'A' && c <= 'Z' && ok {
 			tt, err := time.Parse("Jan _2 15:04:05.999999999", strings.Join(strings.Fields(m[1]), " "))
 			if err == nil {
 				y := p.now.Year()
@@ -121,26 +141,21 @@ func (p *paste) splitLog(line string) logParts {
 				t = tt
 				p.yearless = true
 			}
-			lp.msg = m[4]
+			lp.msg = rest
 			lp.daemon = lp.daemon || strings.HasPrefix(m[3], "tailscale")
-		case journalISORE.MatchString(msg):
-			m := journalISORE.FindStringSubmatch(msg)
-			t, lp.msg = parseISO(m[1]), m[4]
+		} else if m, rest, ok := prefix(journalISORE, msg); digit && ok {
+			t, lp.msg = parseISO(m[1]), rest
 			lp.daemon = lp.daemon || strings.HasPrefix(m[3], "tailscale")
-		case identRE.MatchString(msg):
-			m := identRE.FindStringSubmatch(msg)
-			lp.msg, lp.daemon = m[2], true
-		case goStringRE.MatchString(msg):
-			m := goStringRE.FindStringSubmatch(msg)
-			t, lp.msg = parseGoTimeString(m[1]), m[2]
-		case goLogRE.MatchString(msg):
-			m := goLogRE.FindStringSubmatch(msg)
+		} else if _, rest, ok := prefix(identRE, msg); c == 't' && ok {
+			lp.msg, lp.daemon = rest, true
+		} else if m, rest, ok := prefix(goStringRE, msg); digit && ok {
+			t, lp.msg = parseGoTimeString(m[1]), rest
+		} else if m, rest, ok := prefix(goLogRE, msg); digit && ok {
 			t, _ = time.Parse("2006/01/02 15:04:05.999999999", m[1])
-			lp.msg = m[2]
-		case isoRE.MatchString(msg):
-			m := isoRE.FindStringSubmatch(msg)
-			t, lp.msg = parseISO(m[1]), m[2]
-		default:
+			lp.msg = rest
+		} else if m, rest, ok := prefix(isoRE, msg); digit && ok {
+			t, lp.msg = parseISO(m[1]), rest
+		} else {
 			return lp
 		}
 		lp.wrapped = true
@@ -185,9 +200,15 @@ func (p *paste) logLine(name string, no int, trim string) bool {
 // logMessage reads one message and returns the kind it is counted as, ""
 // when none of the read messages.
 func (p *paste) logMessage(at time.Time, msg string) string {
+	// find matches re once and keeps its submatches in m.
+	var m []string
+	find := func(re *regexp.Regexp) bool {
+		m = re.FindStringSubmatch(msg)
+		return m != nil
+	}
 	switch {
-	case logNetcheckRE.MatchString(msg):
-		nf := parseNetcheckLog(logNetcheckRE.FindStringSubmatch(msg)[1])
+	case strings.Contains(msg, "report: ") && find(logNetcheckRE):
+		nf := parseNetcheckLog(m[1])
 		nf.at = at
 		p.logNets = append(p.logNets, nf)
 		for _, id := range slices.Sorted(maps.Keys(nf.latency)) {
@@ -197,21 +218,21 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 			p.region(nf.preferred, "", "")
 		}
 		return "netcheck report"
-	case logNetInfoRE.MatchString(msg):
-		nf := parseNetInfo(logNetInfoRE.FindStringSubmatch(msg)[1])
+	case strings.Contains(msg, "NetInfo{") && find(logNetInfoRE):
+		nf := parseNetInfo(m[1])
 		nf.at = at
 		p.logNets = append(p.logNets, nf)
 		if nf.preferred != 0 {
 			p.region(nf.preferred, "", "")
 		}
 		return "NetInfo"
-	case logUDPBlockedRE.MatchString(msg):
-		p.ev.UDPBlockedLogged = "netcheck: UDP is blocked, trying " + logUDPBlockedRE.FindStringSubmatch(msg)[1]
+	case strings.Contains(msg, "UDP is blocked") && find(logUDPBlockedRE):
+		p.ev.UDPBlockedLogged = "netcheck: UDP is blocked, trying " + m[1]
 		return "netcheck: UDP blocked"
-	case logEndpointsRE.MatchString(msg):
+	case strings.Contains(msg, "endpoints changed") && find(logEndpointsRE):
 		var eps []netip.AddrPort
 		var types []string
-		for _, part := range strings.Split(logEndpointsRE.FindStringSubmatch(msg)[1], ", ") {
+		for _, part := range strings.Split(m[1], ", ") {
 			f := strings.Fields(part)
 			if len(f) == 0 {
 				continue
@@ -229,8 +250,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		}
 		p.endpoints, p.epTypes = eps, types
 		return "our endpoints"
-	case logHomeRE.MatchString(msg):
-		m := logHomeRE.FindStringSubmatch(msg)
+	case strings.Contains(msg, "home is now") && find(logHomeRE):
 		if id, _ := strconv.Atoi(m[1]); id > 0 {
 			p.homeDERP = p.region(id, m[2], "")
 			if p.homeDERP == 0 {
@@ -238,26 +258,23 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 			}
 		}
 		return "home DERP"
-	case logHomeMoveRE.MatchString(msg):
-		m := logHomeMoveRE.FindStringSubmatch(msg)
+	case strings.Contains(msg, "home DERP changing") && find(logHomeMoveRE):
 		if id, err := strconv.Atoi(m[3]); err == nil && id > 0 {
 			p.homeDERP = p.region(id, "", "")
 		}
 		return "home DERP"
-	case logDirectRE.MatchString(msg):
-		m := logDirectRE.FindStringSubmatch(msg)
+	case strings.Contains(msg, "now using") && find(logDirectRE):
 		if ap, err := netip.ParseAddrPort(m[2]); err == nil && !at.IsZero() {
 			p.direct[m[1]] = directSeen{at: at, addr: ap}
 		}
 		return "direct path"
-	case logDERPGoneRE.MatchString(msg):
+	case strings.Contains(msg, "removing route") && find(logDERPGoneRE):
 		return "DERP: a peer left a region"
-	case logDERPRouteRE.MatchString(msg):
+	case strings.Contains(msg, "derp route for") && find(logDERPRouteRE):
 		return "DERP route"
-	case logDiscoRE.MatchString(msg):
+	case strings.Contains(msg, "disco: ") && find(logDiscoRE):
 		return "DISCO"
-	case logHealthRE.MatchString(msg):
-		m := logHealthRE.FindStringSubmatch(msg)
+	case strings.Contains(msg, "health(") && find(logHealthRE):
 		w := safetext.Clean(m[1] + m[2])
 		if m[4] == "ok" {
 			p.logHealth[w] = ""
@@ -265,38 +282,35 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 			p.logHealth[w] = safetext.Clean(m[3])
 		}
 		return "health"
-	case logDERPConnRE.MatchString(msg):
+	case strings.Contains(msg, " connected") && find(logDERPConnRE):
 		return "DERP connection"
-	case logDERPFailRE.MatchString(msg):
-		m := logDERPFailRE.FindStringSubmatch(msg)
+	case strings.Contains(msg, "connect to region") && find(logDERPFailRE):
 		id, _ := strconv.Atoi(m[1])
 		code := safetext.Clean(knownName(m[2]))
 		p.derpError(id, code, m[3])
 		return "DERP connection failed"
-	case logProxyRE.MatchString(msg):
-		m := logProxyRE.FindStringSubmatch(msg)
+	case strings.Contains(msg, "CONNECT dial") && find(logProxyRE):
 		p.ev.ProxyError = clip("CONNECT to " + safetext.Clean(m[1]) + ": " + safetext.Clean(m[2]))
 		return "DERP through a proxy failed"
-	case logUPnPGwRE.MatchString(msg):
-		m := logUPnPGwRE.FindStringSubmatch(msg)
+	case strings.Contains(msg, "gateway IP is") && find(logUPnPGwRE):
 		from, err1 := netip.ParseAddr(strings.TrimSuffix(m[1], ","))
 		gw, err2 := netip.ParseAddr(m[2])
 		if err1 == nil && err2 == nil {
 			p.ev.UPnPFrom, p.ev.UPnPGateway = from, gw
 		}
 		return "port mapping: UPnP from another router"
-	case logPortmapOKRE.MatchString(msg):
+	case strings.Contains(msg, "obtained mapping") && find(logPortmapOKRE):
 		return "port mapping obtained"
-	case logLinkRE.MatchString(msg):
-		p.linkChange(at, logLinkRE.FindStringSubmatch(msg)[1])
+	case strings.Contains(msg, "LinkChange: major") && find(logLinkRE):
+		p.linkChange(at, m[1])
 		return "network change"
-	case logLinkMinorRE.MatchString(msg):
+	case strings.Contains(msg, "LinkChange: ") && find(logLinkMinorRE):
 		return "network change"
-	case logUploadRE.MatchString(msg):
-		p.streamError(at, logUploadRE.FindStringSubmatch(msg)[1])
+	case strings.Contains(msg, "logtail: upload") && find(logUploadRE):
+		p.streamError(at, m[1])
 		return "log upload"
-	case logControlRE.MatchString(msg):
-		p.streamError(at, "PollNetMap: "+strings.TrimPrefix(logControlRE.FindStringSubmatch(msg)[1], "PollNetMap: "))
+	case (strings.Contains(msg, "Received error: ") || strings.Contains(msg, "PollNetMap: ") || strings.Contains(msg, "Routine: ")) && find(logControlRE):
+		p.streamError(at, "PollNetMap: "+strings.TrimPrefix(m[1], "PollNetMap: "))
 		return "control connection"
 	}
 	return ""

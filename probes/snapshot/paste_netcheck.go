@@ -452,6 +452,9 @@ var (
 
 // cliLine reads one of the CLI's netcheck lines; false when it is not one.
 func (p *paste) cliLine(name string, no int, trim string) bool {
+	if !strings.Contains(trim, "DERP map") && !strings.Contains(trim, "UDP test failure") {
+		return false
+	}
 	switch {
 	case cliNoDERPMapRE.MatchString(trim):
 		p.ev.NoDERPMap = true

@@ -172,6 +172,10 @@ func (p *paste) run(t *pingTarget, kind string) *pingRun {
 // pingLine reads one line of `tailscale ping` output; false when it is not
 // one.
 func (p *paste) pingLine(name string, no int, trim string) bool {
+	if !strings.HasPrefix(trim, "pong from ") && !strings.HasPrefix(trim, `ping "`) && !strings.Contains(trim, " is local Tailscale IP") &&
+		!strings.HasPrefix(trim, "hit peerapi") && !strings.Contains(trim, "direct connection not established") && !strings.HasSuffix(trim, "no reply") {
+		return false
+	}
 	if m := pongRE.FindStringSubmatch(trim); m != nil {
 		return p.pong(name, no, m)
 	}

@@ -267,6 +267,9 @@ func statusStart(w string) bool {
 // OS) and a status column with something only the CLI prints ("active;",
 // traffic, "last seen").
 func statusFragment(line string) bool {
+	if !strings.Contains(line, "active;") && !strings.Contains(line, " rx ") && !strings.Contains(line, "last seen") {
+		return false
+	}
 	f := strings.Fields(line)
 	for i := 0; i < len(f) && i <= 3; i++ {
 		if !statusStart(f[i]) {

@@ -133,6 +133,9 @@ type command struct {
 // parseCommand reads a (prompt and) command line; ok is false when the
 // line is not one.
 func parseCommand(s string) (command, bool) {
+	if !mentionsTool(s) {
+		return command{}, false
+	}
 	m := promptCmdRE.FindStringSubmatch(s)
 	if m == nil {
 		return command{}, false
@@ -157,6 +160,19 @@ func parseCommand(s string) (command, bool) {
 		}
 	}
 	return command{tool: tool, args: args}, true
+}
+
+// cmdTools are the words promptCmdRE looks for: a line without any is no
+// command (a cheap test before the expensive one).
+var cmdTools = []string{"tailscale", "journalctl", "docker", "podman", "kubectl", "systemctl", "cat", "grep", "less", "tail", "head", "Get-Content", "type"}
+
+func mentionsTool(s string) bool {
+	for _, t := range cmdTools {
+		if strings.Contains(s, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // sub is a tailscale command's subcommand and its first non-flag
@@ -190,6 +206,9 @@ var valueFlags = map[string]bool{"c": true, "size": true, "timeout": true, "ever
 // isBarePrompt reports whether s is a shell prompt with nothing typed
 // after it (the last line of a copied terminal).
 func isBarePrompt(s string) bool {
+	if len(s) == 0 || len(s) > 120 || !strings.ContainsAny(s[len(s)-1:], "$#%>") && !strings.HasSuffix(s, "❯") && !strings.HasSuffix(s, "➜") {
+		return false
+	}
 	loc := promptRE.FindStringIndex(s + " ")
 	return loc != nil && loc[1] >= len(s)
 }
@@ -261,4 +280,16 @@ func knownName(s string) string {
 		return ""
 	}
 	return s
+}
+
+// isTimeLine reports a shell `time` output line (timeLineRE), cheaply
+// ruling most lines out first.
+func isTimeLine(s string) bool {
+	switch {
+	case strings.HasPrefix(s, "real "), strings.HasPrefix(s, "user "), strings.HasPrefix(s, "sys "),
+		strings.HasSuffix(s, " total"), strings.HasPrefix(s, "Executed in"), strings.HasPrefix(s, "usr time"),
+		strings.HasPrefix(s, "sys time"), strings.HasPrefix(s, "____"):
+		return timeLineRE.MatchString(s)
+	}
+	return false
 }
