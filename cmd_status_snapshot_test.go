@@ -323,3 +323,48 @@ func TestFromURLRefused(t *testing.T) {
 		t.Errorf("status --from a closed port: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestStatusFromField: `status --from` on each pasted field input of
+// ../shared (what people really paste) reads it (exit 0), prints the
+// self verdict the text supports and puts it in --json.
+func TestStatusFromField(t *testing.T) {
+	dir := filepath.Join("..", "shared", "testdata", "field", "pasted")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("../shared/testdata/field/pasted is absent: field inputs not checked")
+	}
+	tests := []struct {
+		file, want string
+	}{
+		{"netcheck-logged-out.txt", "self verdict: self-netcheck-empty: "},
+		{"journal-control-tls.txt", "self verdict: self-control-breaking: "},
+		{"ping-placeholders.txt", "MACHINE-2  -   ping: via DERP(nue)  6.0ms    \"nue\""},
+		{"netcheck-redacted.txt", "self: -; home DERP -; UDP ok, easy NAT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join(dir, tt.file)
+			code, stdout, stderr := runStatusCmd(t, "--from", path)
+			if code != 0 || !strings.Contains(stdout, tt.want) {
+				t.Errorf("exit %d, want 0 and %q in:\n%s%s", code, tt.want, stdout, stderr)
+			}
+			if strings.Contains(stdout, "local-udp-blocked") || strings.Contains(stdout, "UDP blocked") {
+				t.Errorf("a UDP verdict the text cannot show:\n%s", stdout)
+			}
+			code, stdout, _ = runStatusCmd(t, "--from", path, "--json")
+			var out struct {
+				Self struct {
+					Verdict *struct {
+						Reason string `json:"reason"`
+					} `json:"verdict"`
+				} `json:"self"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &out); code != 0 || err != nil {
+				t.Fatalf("--json: exit %d, %v", code, err)
+			}
+			if want, _, _ := strings.Cut(strings.TrimPrefix(tt.want, "self verdict: "), ":"); strings.HasPrefix(tt.want, "self verdict: ") &&
+				(out.Self.Verdict == nil || out.Self.Verdict.Reason != want) {
+				t.Errorf("--json self.verdict %+v, want %s", out.Self.Verdict, want)
+			}
+		})
+	}
+}

@@ -160,6 +160,7 @@ func renderCorpus(t *testing.T, name string, data []byte) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkRedacted(t, f, ls)
 	fmt.Fprintf(&b, "taken: %s (%s)\n", f.Taken.UTC().Format("2006-01-02 15:04:05.000Z"), f.TakenFrom)
 	b.WriteString("inputs:\n")
 	for _, in := range f.Inputs {
@@ -247,4 +248,33 @@ func codeOf(c string) string {
 		return ""
 	}
 	return fmt.Sprintf("(%q)", c)
+}
+
+// checkRedacted: the paste's redacted snapshot leaks nothing (Redact's
+// own search) and gives us and every peer the same verdicts.
+func checkRedacted(t *testing.T, f *File, ls *link.Snapshot) {
+	t.Helper()
+	red, err := Redact(f)
+	if err != nil {
+		t.Errorf("redact: %v", err)
+		return
+	}
+	rls, err := roundTrip(t, red).Diagnose(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := func(s *link.Snapshot) []string {
+		var out []string
+		if v := s.Self.Verdict; v != nil {
+			out = append(out, fmt.Sprintf("self %s %v", v.Reason, v.Also))
+		}
+		for _, p := range s.Peers {
+			out = append(out, fmt.Sprintf("%s %s %v", p.Path.Kind, p.Verdict.Reason, p.Verdict.Also))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if diff := cmp.Diff(reasons(ls), reasons(rls)); diff != "" {
+		t.Errorf("redacted verdicts differ (-pasted +redacted):\n%s", diff)
+	}
 }
