@@ -40,6 +40,7 @@ var corpusSources = map[string]string{
 	"status-headscale.txt":             "cmd/tailscale/cli/status.go ownerLogin @ v1.102.5 against headscale (logins without \"@\", a numeric user id)",
 	"status-health-1.50.txt":           "cmd/tailscale/cli/status.go printHealth @ v1.50.0; health/health.go checkReceiveFuncs (\"ReceiveIPv4 is not running\") @ v1.50.0",
 	"status-health-1.102.txt":          "cmd/tailscale/cli/status.go printHealth @ v1.102.5; health/warnings.go magicsockReceiveFuncWarnable @ v1.102.5",
+	"status-health-alone.txt":          "cmd/tailscale/cli/status.go printHealth @ v1.102.5 quoted alone; health/warnings.go magicsockReceiveFuncWarnable, noDERPHomeWarnable",
 	"status-logged-out.txt":            "cmd/tailscale/cli/status.go isRunningOrStarting @ v1.102.5 (\"Logged out.\", \"Log in at: \")",
 	"status-stopped.txt":               "cmd/tailscale/cli/status.go isRunningOrStarting @ v1.102.5 (\"Tailscale is stopped.\")",
 	"status-placeholders.txt":          "cmd/tailscale/cli/status.go @ v1.102.5 with the poster's placeholders (100.xxx.xxx.xxx, [redacted], x.y.z.w, <ip>:<port>)",

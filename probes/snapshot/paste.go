@@ -267,6 +267,10 @@ func (p *paste) unwrap(line, nextRaw string, block *blockState) (string, bool) {
 		return "", false
 	}
 	alone := p.dryRun(line, block)
+	if alone != lineIgnore && !continuation(next) {
+		// A whole line and a sentence after it: not one line.
+		return "", false
+	}
 	seps := []string{" ", ""}
 	if n == 80 {
 		seps = []string{"", " "} // a terminal's hard wrap cuts mid-word
@@ -278,6 +282,19 @@ func (p *paste) unwrap(line, nextRaw string, block *blockState) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// continuation reports whether s looks like the rest of a cut line of
+// machine text rather than words of its own: it starts with a digit or
+// punctuation, or its first word holds "=", ":", ",", ")" or "]"
+// ("derpdist=1v4:12ms", "0ms", `firewallmode="nft"}`).
+func continuation(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	if !unicode.IsLetter(r) {
+		return true
+	}
+	w, _, _ := strings.Cut(s, " ")
+	return strings.ContainsAny(w, "=:,)]}")
 }
 
 // dryRun is the kind readLine would give line, without keeping anything.
