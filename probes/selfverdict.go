@@ -93,12 +93,18 @@ type SelfEvidence struct {
 	HTTPProxy       string         `json:"http_proxy,omitempty"`
 }
 
-// FactSpread is one fact that several reports disagree on, each value
-// with when it was reported (zero when undated) and by which report.
+// FactSpread is one fact that several reports disagree on: how many said
+// true and false, and the values with when they were reported (zero when
+// undated) and by which report, in time order (the last MaxSpreadValues).
 type FactSpread struct {
 	Fact   string        `json:"fact"`
+	True   int           `json:"true"`
+	False  int           `json:"false"`
 	Values []TimedReport `json:"values"`
 }
+
+// MaxSpreadValues bounds the values a FactSpread lists.
+const MaxSpreadValues = 20
 
 // TimedReport is one report's value of a fact.
 type TimedReport struct {
@@ -352,7 +358,11 @@ var selfRules = []selfRule{
 					}
 					parts = append(parts, p)
 				}
-				d.add("Netcheck."+s.Fact, strings.Join(parts, ", "), true, "netcheck", "reports disagree: the last one is not taken over the others")
+				value := strings.Join(parts, ", ")
+				if n := s.True + s.False; n > len(s.Values) {
+					value = fmt.Sprintf("true ×%d, false ×%d; the last %d: %s", s.True, s.False, len(s.Values), value)
+				}
+				d.add("Netcheck."+s.Fact, value, true, "netcheck", "reports disagree: the last one is not taken over the others")
 			}
 			return len(d.ev.Spread) > 0
 		},

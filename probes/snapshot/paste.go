@@ -177,6 +177,7 @@ type paste struct {
 	firstUnrec string
 	textPaths  map[tailcfg.StableNodeID]string // status lines whose path a redaction hides: their words
 	seenErrs   map[string]bool                 // control errors counted, by time and text
+	derpErrIdx map[int]int                     // region → its index in ev.DERPErrors
 
 	// Ping output: targets in order, the run being read, the command
 	// line it follows.
@@ -670,9 +671,14 @@ func (p *paste) file() (*File, error) {
 	if p.statusFrom != KindStatusJSON && len(p.health) > 0 {
 		st.Health = append(st.Health, p.health...)
 	}
+	have := make(map[string]bool, len(st.Health))
+	for _, h := range st.Health {
+		have[h] = true
+	}
 	for _, w := range slices.Sorted(maps.Keys(p.logHealth)) {
-		if msg := p.logHealth[w]; msg != "" && !slices.Contains(st.Health, msg) {
+		if msg := p.logHealth[w]; msg != "" && !have[msg] {
 			st.Health = append(st.Health, msg)
+			have[msg] = true
 		}
 	}
 	f.Status = st
@@ -864,22 +870,31 @@ func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist ma
 // or the same name where an address is unknown), keeping run order.
 func mergeTargets(ts []*pingTarget) []*pingTarget {
 	var out []*pingTarget
+	byIP := map[netip.Addr]*pingTarget{}
+	byName := map[string]*pingTarget{}
 	for _, t := range ts {
-		var into *pingTarget
-		for _, o := range out {
-			if (t.ip.IsValid() && t.ip == o.ip) || (t.name != "" && strings.EqualFold(t.name, o.name) && (!t.ip.IsValid() || !o.ip.IsValid())) {
+		name := strings.ToLower(t.name)
+		into := byIP[t.ip]
+		if into == nil && name != "" {
+			if o := byName[name]; o != nil && (!t.ip.IsValid() || !o.ip.IsValid()) {
 				into = o
-				break
 			}
 		}
 		if into == nil {
 			c := *t
 			c.runs = slices.Clone(t.runs)
-			out = append(out, &c)
-			continue
+			into = &c
+			out = append(out, into)
+		} else {
+			into.fill(t.name, t.ip)
+			into.runs = append(into.runs, t.runs...)
 		}
-		into.fill(t.name, t.ip)
-		into.runs = append(into.runs, t.runs...)
+		if into.ip.IsValid() {
+			byIP[into.ip] = into
+		}
+		if n := strings.ToLower(into.name); n != "" {
+			byName[n] = into
+		}
 	}
 	return out
 }

@@ -342,16 +342,26 @@ func (p *paste) streamError(at time.Time, text string) {
 	}
 }
 
+// maxDERPErrors bounds the regions whose failures are kept (a DERP map
+// has tens; a hostile paste could name millions).
+const maxDERPErrors = 64
+
 // derpError records a failed connection to region id.
 func (p *paste) derpError(id int, code, text string) {
 	text = clip(safetext.Clean(text))
-	for i := range p.ev.DERPErrors {
-		if e := &p.ev.DERPErrors[i]; e.Region == id {
-			e.Count++
-			e.Err = text
-			return
-		}
+	if i, ok := p.derpErrIdx[id]; ok {
+		e := &p.ev.DERPErrors[i]
+		e.Count++
+		e.Err = text
+		return
 	}
+	if len(p.ev.DERPErrors) >= maxDERPErrors {
+		return
+	}
+	if p.derpErrIdx == nil {
+		p.derpErrIdx = map[int]int{}
+	}
+	p.derpErrIdx[id] = len(p.ev.DERPErrors)
 	p.ev.DERPErrors = append(p.ev.DERPErrors, probes.DERPError{Region: id, Code: code, Count: 1, Err: text})
 	if id > 0 {
 		p.region(id, code, "")

@@ -420,7 +420,16 @@ func spreadOf(reports []*netcheckFacts) []probes.FactSpread {
 			vals = append(vals, probes.TimedReport{At: r.at, Value: strconv.FormatBool(*b), From: r.from})
 		}
 		if len(seen) == 2 {
-			out = append(out, probes.FactSpread{Fact: f.name, Values: vals})
+			fs := probes.FactSpread{Fact: f.name}
+			for _, v := range vals {
+				if v.Value == "true" {
+					fs.True++
+				} else {
+					fs.False++
+				}
+			}
+			fs.Values = vals[max(len(vals)-probes.MaxSpreadValues, 0):]
+			out = append(out, fs)
 		}
 	}
 	return out
@@ -430,15 +439,7 @@ func spreadOf(reports []*netcheckFacts) []probes.FactSpread {
 func spreadNote(s []probes.FactSpread) string {
 	var parts []string
 	for _, f := range s {
-		t, fl := 0, 0
-		for _, v := range f.Values {
-			if v.Value == "true" {
-				t++
-			} else {
-				fl++
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s true ×%d, false ×%d", f.Fact, t, fl))
+		parts = append(parts, fmt.Sprintf("%s true ×%d, false ×%d", f.Fact, f.True, f.False))
 	}
 	return "reports disagree: " + strings.Join(parts, "; ") + " (unknown, not the last report's)"
 }
