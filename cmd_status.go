@@ -365,6 +365,7 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 		fmt.Fprintf(&b, "; state %s", st)
 	}
 	fmt.Fprintln(w, b.String())
+	writeSelfVerdict(w, self.Verdict)
 	for _, h := range self.Health {
 		fmt.Fprintf(w, "# health: %s\n", h)
 	}
@@ -414,6 +415,27 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 	}
 	_, err := io.WriteString(w, peerSideLine(s.ControlAPI, unknownPeerSide))
 	return err
+}
+
+// writeSelfVerdict writes the self's own verdict (probes.DiagnoseSelf)
+// under the self line: "self verdict: ID: summary (also: …)", then its
+// fix; nothing when there is none.
+func writeSelfVerdict(w io.Writer, v *probes.Verdict) {
+	if v == nil {
+		return
+	}
+	line := "self verdict: " + string(v.Reason) + ": " + v.Summary
+	if len(v.Also) > 0 {
+		also := make([]string, len(v.Also))
+		for i, a := range v.Also {
+			also[i] = string(a)
+		}
+		line += " (also " + strings.Join(also, ", ") + ")"
+	}
+	fmt.Fprintln(w, line)
+	if v.Fix != "" {
+		fmt.Fprintf(w, "# fix: %s\n", v.Fix)
+	}
 }
 
 // peerSideUnknown reports whether a relayed verdict has a peer-side check

@@ -125,7 +125,9 @@ func TestStatusFromBadInput(t *testing.T) {
 		{"newer snapshot", write("new.json", `{"format":"tailpath-snapshot","version":7}`), "tailpath: --from: new.json: unsupported snapshot version 7"},
 		{"corrupt status JSON", write("st.json", `{"BackendState":"Running","Peer":{"nodekey:zz":{}}}`), "tailpath: --from: corrupt snapshot: st.json:1: tailscale status --json does not decode"},
 		{"missing file", filepath.Join(dir, "nope.txt"), "tailpath: --from: open "},
-		{"hostile bytes", write("evil.txt", "\x1b]0;pwned\x07\x1b[2J\x00\xff\xfe{{{{\n"), `tailpath: --from: not a tailpath snapshot or recognised tailscale output: nothing recognised (first line: evil.txt:1: "`},
+		{"hostile bytes", write("evil.txt", "\x1b]0;pwned\x07\x1b[2J\x00\xff\xfe{{{{\n"), `tailpath: --from: not a tailpath snapshot or recognised tailscale output: evil.txt is binary, not text`},
+		{"hostile text", write("esc.txt", "\x1b]0;pwned\x07\x1b[2J hello\n"), `tailpath: --from: not a tailpath snapshot or recognised tailscale output: nothing recognised (first line: esc.txt:1: "`},
+		{"binary with a tailscale line", write("bin.dat", "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00>\x00\nRunning\x00100.64.0.2 nas alice@ linux idle, tx 1 rx 2\n"), `tailpath: --from: not a tailpath snapshot or recognised tailscale output: bin.dat is binary, not text`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -319,5 +321,50 @@ func TestFromURLRefused(t *testing.T) {
 	code, _, errOut := runStatusCmd(t, "--from", "http://"+addr+"/snapshot.json")
 	if code == 0 || !strings.Contains(errOut, "connection refused") || !strings.Contains(errOut, "is tailpath serve running there") {
 		t.Errorf("status --from a closed port: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestStatusFromField: `status --from` on each pasted field input of
+// ../shared (what people really paste) reads it (exit 0), prints the
+// self verdict the text supports and puts it in --json.
+func TestStatusFromField(t *testing.T) {
+	dir := filepath.Join("..", "shared", "testdata", "field", "pasted")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("../shared/testdata/field/pasted is absent: field inputs not checked")
+	}
+	tests := []struct {
+		file, want string
+	}{
+		{"netcheck-logged-out.txt", "self verdict: self-netcheck-empty: "},
+		{"journal-control-tls.txt", "self verdict: self-control-breaking: "},
+		{"ping-placeholders.txt", "MACHINE-2  -   ping: via DERP(nue)  6.0ms    \"nue\""},
+		{"netcheck-redacted.txt", "self: -; home DERP -; UDP ok, easy NAT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join(dir, tt.file)
+			code, stdout, stderr := runStatusCmd(t, "--from", path)
+			if code != 0 || !strings.Contains(stdout, tt.want) {
+				t.Errorf("exit %d, want 0 and %q in:\n%s%s", code, tt.want, stdout, stderr)
+			}
+			if strings.Contains(stdout, "local-udp-blocked") || strings.Contains(stdout, "UDP blocked") {
+				t.Errorf("a UDP verdict the text cannot show:\n%s", stdout)
+			}
+			code, stdout, _ = runStatusCmd(t, "--from", path, "--json")
+			var out struct {
+				Self struct {
+					Verdict *struct {
+						Reason string `json:"reason"`
+					} `json:"verdict"`
+				} `json:"self"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &out); code != 0 || err != nil {
+				t.Fatalf("--json: exit %d, %v", code, err)
+			}
+			if want, _, _ := strings.Cut(strings.TrimPrefix(tt.want, "self verdict: "), ":"); strings.HasPrefix(tt.want, "self verdict: ") &&
+				(out.Self.Verdict == nil || out.Self.Verdict.Reason != want) {
+				t.Errorf("--json self.verdict %+v, want %s", out.Self.Verdict, want)
+			}
+		})
 	}
 }

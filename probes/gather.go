@@ -200,7 +200,9 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	}
 	codeToID := make(map[string]int, len(snap.Regions))
 	for id, r := range snap.Regions {
-		codeToID[r.Code] = id
+		if r.Code != "" { // a region known by id only (pasted logs) has no code to match
+			codeToID[r.Code] = id
+		}
 	}
 
 	// A cold gather (nothing cached) reads every node at once from the
@@ -305,6 +307,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	if snap.Self.NAT == nil && st.Self != nil && !whoisDenied {
 		warn("NetInfo: the daemon has not reported its NAT facts yet (netcheck pending), so local NAT checks are unknown")
 	}
+	snap.Self.Verdict = DiagnoseSelf(snap.BackendState, snap.Self)
 
 	// Peers.
 	prevByID := map[string]*Peer{}

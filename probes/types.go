@@ -328,6 +328,12 @@ type Self struct {
 	DERPLatencyFrom string    `json:"derp_latency_from,omitempty"`
 	DERPLatencyAt   time.Time `json:"derp_latency_at,omitzero"`
 	DERPLatencySeen time.Time `json:"derp_latency_seen,omitzero"`
+	// Evidence is this node's own trouble as tailscaled's log and the CLI
+	// show it (pasted input only, selfverdict.go); nil when none was read.
+	Evidence *SelfEvidence `json:"evidence,omitempty"`
+	// Verdict is this node's own verdict (DiagnoseSelf): trouble at this
+	// end that touches every path; nil when the evidence shows none.
+	Verdict *Verdict `json:"verdict,omitempty"`
 }
 
 // NATInfo is the subset of tailcfg.NetInfo the diagnosis uses. Pointer

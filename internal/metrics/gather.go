@@ -462,6 +462,12 @@ func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 		s.flag(famNATPortMap, n.HavePortMap)
 		s.tri(famNATIPv6, n.WorkingIPv6)
 	}
+	if v := self.Verdict; v != nil {
+		s.add(famSelfReason, []*dto.LabelPair{pair("primary", "true"), pair("reason", string(v.Reason))}, 1)
+		for _, r := range v.Also {
+			s.add(famSelfReason, []*dto.LabelPair{pair("primary", "false"), pair("reason", string(r))}, 1)
+		}
+	}
 	if api := snap.ControlAPI; api != nil {
 		s.flag(famControlAPIUp, api.State == "ok")
 	}

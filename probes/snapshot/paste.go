@@ -10,10 +10,13 @@ import (
 	"maps"
 	"net/netip"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
@@ -52,13 +55,19 @@ const maxIgnoredKept = 200
 //     fields it lacks are unknown);
 //   - `tailscale netcheck --format=json` (or json-line) and the text report
 //     of `tailscale netcheck`;
-//   - plain `tailscale status` (its first peer line is us, as the CLI
-//     prints it) and its `# Health check:` block;
-//   - `tailscale ping` output;
-//   - tailscaled log lines (plain, with Go's log timestamps, or from
-//     journalctl): `netcheck: report:`, `magicsock: endpoints changed:`,
-//     `magicsock: home is now derp-N (code)`, `magicsock: disco: node …
-//     now using …`, `health(warnable=…): …`.
+//   - plain `tailscale status` of CLIs 1.50 to 1.104 (its first line is
+//     us when it can be: the self line has no connection state or
+//     traffic) and its `# Health check:` block;
+//   - `tailscale ping` output, which stands on its own: each target
+//     becomes a peer, its runs kept in order;
+//   - tailscaled log lines in every wrapper (journald, docker, Windows
+//     log files, Go and RFC 3339 times, programs embedding tailscale's
+//     packages; see paste_log.go).
+//
+// Text is read as people paste it: UTF-16, typographic quotes, non-
+// breaking spaces, tabs, Markdown quotes and fences, shell prompts and
+// `time` output, lines re-wrapped at 80 columns; placeholders and
+// redactions (x.y.z.w, [redacted], <ip>) are unknown values.
 //
 // Evidence an input does not hold stays unknown: plain status text has no
 // endpoints, so they are unknown, never empty. The File's Taken is the
@@ -79,7 +88,10 @@ func Parse(inputs []Raw, now time.Time) (*File, error) {
 	var snaps []*File
 	var pasted []Raw
 	for _, in := range inputs {
-		data := normalize(in.Data)
+		data := normalize(decodeText(in.Data))
+		if looksBinary(data) {
+			return nil, fmt.Errorf("%w: %s is binary, not text", ErrNotSnapshot, safeName(in.Name))
+		}
 		if looksLikeSnapshot(data) {
 			f, err := decode(data)
 			if err != nil {
@@ -137,38 +149,57 @@ func safeName(s string) string { return safetext.Clean(filepath.Base(s)) }
 type paste struct {
 	now time.Time
 
-	status     *ipnstate.Status // from JSON, or built from text
-	statusFrom string           // KindStatusJSON or KindStatusText
-	text       *textStatus      // the last plain-text status block
+	status     *ipnstate.Status // from JSON
+	statusFrom string           // KindStatusJSON or KindStatusText: the newest
+	texts      []*textStatus    // plain-text status blocks, in order
 	health     []string         // `# Health check:` lines
 	state      string           // a state description line's BackendState
-	netcheck   *netcheckFacts   // the CLI's report (JSON or text)
-	logNet     *netcheckFacts   // the daemon's, from its log
+	stateNote  string           // its words
+	netchecks  []*netcheckFacts // the CLI's reports (JSON or text), in order
+	logNets    []*netcheckFacts // the daemon's, from its log
 	endpoints  []netip.AddrPort // ours, from the daemon's log
+	epTypes    []string         // their types ("stun", "local", …)
 	homeDERP   int              // ours, from the daemon's log
 	regions    map[int]tailcfg.DERPRegion
 	codes      map[string]int // region code → id, where known
 	names      map[string]string
-	pings      map[netip.Addr]*pingFacts
-	pingOrder  []netip.Addr
-	lastPing   netip.Addr
+	selfIP     netip.Addr            // "IP is local Tailscale IP"
 	direct     map[string]directSeen // short node key → when "now using" a direct path
 	logHealth  map[string]string     // warnable → its error text ("" = ok again)
 	logCount   map[string]int        // kind of log line → count
 	logNames   map[string]bool
+	ev         probes.SelfEvidence // our own trouble, from the log and the CLI
 	inputs     []Input
 	ignored    []Ignored
 	ignoredN   int
 	times      []time.Time
 	yearless   bool
 	firstUnrec string
+	textPaths  map[tailcfg.StableNodeID]string // status lines whose path a redaction hides: their words
+	seenErrs   map[string]bool                 // control errors counted, by time and text
+	derpErrIdx map[int]int                     // region → its index in ev.DERPErrors
+
+	// Ping output: targets in order, the run being read, the command
+	// line it follows.
+	pingTargets []*pingTarget
+	curTarget   *pingTarget
+	curRun      *pingRun
+	pingCmd     *pingCmd
 }
 
 func newPaste(now time.Time) *paste {
 	return &paste{now: now, regions: map[int]tailcfg.DERPRegion{}, codes: map[string]int{}, names: map[string]string{},
-		pings: map[netip.Addr]*pingFacts{}, direct: map[string]directSeen{}, logHealth: map[string]string{},
+		direct: map[string]directSeen{}, logHealth: map[string]string{},
 		logCount: map[string]int{}, logNames: map[string]bool{}}
 }
+
+// Line kinds readLine returns that are recognised but are no input.
+const (
+	lineBlank  = "blank"
+	lineNoise  = "noise"
+	lineCmd    = "command"
+	lineIgnore = ""
+)
 
 // read goes through one input line by line.
 func (p *paste) read(in Raw) error {
@@ -181,29 +212,108 @@ func (p *paste) read(in Raw) error {
 			starts = append(starts, i+1)
 		}
 	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	raw := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	var block *blockState
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		trim := strings.TrimSpace(line)
-		if strings.HasPrefix(trim, "{") {
+	for i := 0; i < len(raw); i++ {
+		if strings.HasPrefix(strings.TrimSpace(raw[i]), "{") {
 			n, err := p.readJSON(name, data[starts[i]:], i+1)
 			if err != nil {
 				return err
 			}
 			if n > 0 {
 				i += n - 1
-				block = nil
+				p.closeBlock(&block)
 				continue
 			}
 		}
-		kind := p.readLine(name, i+1, line, &block)
-		if kind == "" {
-			p.ignore(name, i+1, line)
+		line, fence := normLine(raw[i])
+		if fence {
+			continue
+		}
+		// A line re-wrapped at 80 columns: its rest on the next line.
+		if i+1 < len(raw) {
+			if joined, ok := p.unwrap(line, raw[i+1], block); ok {
+				if p.readLine(name, i+1, joined, &block) != lineIgnore {
+					i++
+					continue
+				}
+			}
+		}
+		if kind := p.readLine(name, i+1, line, &block); kind == lineIgnore {
+			p.ignore(name, i+1, raw[i])
 		}
 	}
 	p.closeBlock(&block)
+	p.endPing()
 	return nil
+}
+
+// unwrap joins line and the next raw line when line looks cut at a
+// forum's or terminal's width (up to 80 columns) and only the two
+// together are recognised: the next line alone is not, and line alone is
+// not, or is of the same kind.
+func (p *paste) unwrap(line, nextRaw string, block *blockState) (string, bool) {
+	n := utf8.RuneCountInString(line)
+	if n < 40 || n > 80 {
+		return "", false
+	}
+	next, fence := normLine(nextRaw)
+	if fence || next == "" || len(nextRaw) > 0 && nextRaw[0] == '\t' && block != nil {
+		return "", false
+	}
+	if r, _ := utf8.DecodeRuneInString(next); unicode.IsUpper(r) && len(next) > 1 && unicode.IsLower(rune(next[1])) {
+		return "", false // a sentence, not the rest of a line
+	}
+	if p.dryRun(next, block) != lineIgnore {
+		return "", false
+	}
+	alone := p.dryRun(line, block)
+	if alone != lineIgnore && !continuation(next) {
+		// A whole line and a sentence after it: not one line.
+		return "", false
+	}
+	seps := []string{" ", ""}
+	if n == 80 {
+		seps = []string{"", " "} // a terminal's hard wrap cuts mid-word
+	}
+	for _, sep := range seps {
+		j := line + sep + next
+		if k := p.dryRun(j, block); k != lineIgnore && k != lineBlank && k != lineNoise && (alone == lineIgnore || alone == k) {
+			return j, true
+		}
+	}
+	return "", false
+}
+
+// continuation reports whether s looks like the rest of a cut line of
+// machine text rather than words of its own: it starts with a digit or
+// punctuation, or its first word holds "=", ":", ",", ")" or "]"
+// ("derpdist=1v4:12ms", "0ms", `firewallmode="nft"}`).
+func continuation(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	if !unicode.IsLetter(r) {
+		return true
+	}
+	w, _, _ := strings.Cut(s, " ")
+	return strings.ContainsAny(w, "=:,)]}")
+}
+
+// dryRun is the kind readLine would give line, without keeping anything.
+func (p *paste) dryRun(line string, block *blockState) string {
+	q := newPaste(p.now)
+	var b *blockState
+	if block != nil {
+		c := *block
+		if c.nc != nil {
+			nc := *c.nc
+			c.nc = &nc
+		}
+		if c.text != nil {
+			c.text = &textStatus{}
+		}
+		b = &c
+	}
+	return q.readLine("", 1, line, &b)
 }
 
 // ignore records an unrecognised line (blank ones are not counted).
@@ -229,7 +339,7 @@ func (p *paste) ignore(name string, no int, line string) {
 func (p *paste) addInput(in Input) {
 	if n := len(p.inputs); n > 0 {
 		last := &p.inputs[n-1]
-		if last.Name == in.Name && last.Kind == in.Kind && in.First <= last.Last+2 && in.Note == "" {
+		if last.Name == in.Name && last.Kind == in.Kind && in.First <= last.Last+2 && in.Note == "" && last.Name != "" {
 			last.Last = max(last.Last, in.Last)
 			return
 		}
@@ -262,7 +372,7 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, error) {
 		if err := json.Unmarshal(raw, &st); err != nil {
 			return 0, fmt.Errorf("%w: %s:%d: tailscale status --json does not decode: %s", ErrCorrupt, name, first, safetext.Clean(err.Error()))
 		}
-		p.status, p.statusFrom, p.text = &st, KindStatusJSON, nil
+		p.status, p.statusFrom = &st, KindStatusJSON
 		in.Kind = KindStatusJSON
 		in.Note = units.Count(len(st.Peer), "peer", "peers")
 		for _, ps := range st.Peer {
@@ -276,13 +386,14 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%w: %s:%d: tailscale netcheck JSON does not decode: %s", ErrCorrupt, name, first, safetext.Clean(err.Error()))
 		}
-		p.netcheck = nf
+		nf.from = KindNetcheckJSON
+		p.netchecks = append(p.netchecks, nf)
 		p.noteTime(nf.at)
 		for _, id := range slices.Sorted(maps.Keys(nf.latency)) {
 			p.region(id, "", "")
 		}
 		in.Kind = KindNetcheckJSON
-		in.Note = "our NAT facts and DERP latencies (measured by the tailscale CLI, not the daemon)"
+		in.Note = nf.note()
 	default:
 		return 0, nil
 	}
@@ -290,10 +401,11 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, error) {
 	return span, nil
 }
 
-// readLine classifies one text line and returns the kind it belongs to,
-// "" when unrecognised.
+// readLine classifies one normalised text line and returns the kind it
+// belongs to: an input kind, lineBlank, lineNoise or lineCmd (recognised,
+// no input of their own), lineIgnore when unrecognised.
 func (p *paste) readLine(name string, no int, line string, block **blockState) string {
-	trim := strings.TrimSpace(line)
+	trim := line
 	b := *block
 	// Inside a netcheck report or health block, their own lines first.
 	if b != nil && b.kind == KindNetcheckText {
@@ -305,7 +417,7 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 	}
 	if b = *block; b != nil && b.kind == "health" {
 		if m := healthItemRE.FindStringSubmatch(trim); m != nil {
-			p.health = append(p.health, m[1])
+			p.health = append(p.health, safetext.Clean(m[1]))
 			b.last = no
 			return KindStatusText
 		}
@@ -316,10 +428,10 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		if b = *block; b != nil && b.kind == KindStatusText {
 			p.closeBlock(block)
 		}
-		return "blank"
+		return lineBlank
 	case trim == "Report:":
 		p.closeBlock(block)
-		*block = &blockState{kind: KindNetcheckText, name: name, first: no, last: no, nc: &netcheckFacts{}}
+		*block = &blockState{kind: KindNetcheckText, name: name, first: no, last: no, nc: &netcheckFacts{from: KindNetcheckText}}
 		return KindNetcheckText
 	case trim == "# Health check:":
 		p.closeBlock(block)
@@ -327,18 +439,35 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		p.health = nil
 		return KindStatusText
 	case knownNoise(trim):
-		return "noise"
+		return lineNoise
+	case isTimeLine(trim), isBarePrompt(trim):
+		return lineNoise
+	}
+	if c, ok := parseCommand(trim); ok {
+		p.command(c, block)
+		return lineCmd
 	}
 	if st, ok := stateLines[trim]; ok {
-		p.state = st
+		p.state, p.stateNote = st, trim
 		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + st})
 		return KindStatusText
 	}
-	if pl, ok := parsePeerLine(line); ok {
+	if m := unexpectedStateRE.FindStringSubmatch(trim); m != nil {
+		p.state, p.stateNote = safetext.Clean(m[1]), trim
+		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + p.state})
+		return KindStatusText
+	}
+	if strings.HasPrefix(trim, "failed to connect to local tailscaled") || strings.HasPrefix(trim, "failed to connect to local Tailscale") {
+		p.state, p.stateNote = "NoState", "the tailscale CLI could not reach tailscaled"
+		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is not running (the CLI could not reach it)"})
+		return KindStatusText
+	}
+	if pl, ok := parsePeerLine(trim); ok {
+		pl.no = no
 		b = *block
 		if b == nil || b.kind != KindStatusText {
 			p.closeBlock(block)
-			b = &blockState{kind: KindStatusText, name: name, first: no, text: &textStatus{}}
+			b = &blockState{kind: KindStatusText, name: name, first: no, text: &textStatus{name: name}}
 			*block = b
 		}
 		b.text.lines = append(b.text.lines, pl)
@@ -346,15 +475,45 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		return KindStatusText
 	}
 	if header := strings.Fields(trim); len(header) >= 4 && header[0] == "IP" && header[1] == "Hostname" {
-		return "noise"
+		return lineNoise
 	}
 	if p.pingLine(name, no, trim) {
 		return KindPing
 	}
+	if p.cliLine(name, no, trim) {
+		return KindNetcheckText
+	}
 	if p.logLine(name, no, trim) {
 		return KindLog
 	}
-	return ""
+	if statusFragment(trim) {
+		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no,
+			Note: "a status line cut before its address and name: it names no peer, so it is not used"})
+		return KindStatusText
+	}
+	return lineIgnore
+}
+
+// command notes a shell command line: `tailscale ping` starts ping runs,
+// `tailscale status` a new status block.
+func (p *paste) command(c command, block **blockState) {
+	if c.tool != "tailscale" {
+		return
+	}
+	sub, _, _ := c.sub()
+	switch sub {
+	case "ping":
+		p.closeBlock(block)
+		p.pingCommand(c)
+	case "status", "netcheck":
+		p.closeBlock(block)
+		p.endPing()
+	}
+}
+
+// endPing ends the ping run being read (a new command or input follows).
+func (p *paste) endPing() {
+	p.curRun, p.curTarget, p.pingCmd = nil, nil, nil
 }
 
 // blockState is a multi-line block being read.
@@ -375,17 +534,23 @@ func (p *paste) closeBlock(block **blockState) {
 	}
 	switch b.kind {
 	case KindNetcheckText:
-		p.netcheck = b.nc
+		b.nc.finish()
+		p.netchecks = append(p.netchecks, b.nc)
 		p.noteTime(b.nc.at)
 		for _, code := range slices.Sorted(maps.Keys(b.nc.regionNames)) {
 			p.region(0, code, b.nc.regionNames[code])
 		}
-		p.addInput(Input{Name: b.name, Kind: KindNetcheckText, First: b.first, Last: b.last,
-			Note: "our NAT facts and DERP latencies (measured by the tailscale CLI, not the daemon)"})
+		p.addInput(Input{Name: b.name, Kind: KindNetcheckText, First: b.first, Last: b.last, Note: b.nc.note()})
 	case KindStatusText:
-		p.text, p.status, p.statusFrom = b.text, nil, KindStatusText
-		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last,
-			Note: fmt.Sprintf("us + %d peers; this format has no endpoints, handshakes or NAT facts", max(len(b.text.lines)-1, 0))})
+		p.texts = append(p.texts, b.text)
+		p.statusFrom = KindStatusText
+		n := len(b.text.lines)
+		note := fmt.Sprintf("us + %s; this format has no endpoints, handshakes or NAT facts", units.Count(n-1, "peer", "peers"))
+		if !b.text.selfKnown() {
+			note = fmt.Sprintf("%s, no line for us (the first has a connection state or traffic, which our own never has); this format has no endpoints, handshakes or NAT facts",
+				units.Count(n, "peer", "peers"))
+		}
+		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: note})
 	case "health":
 		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: units.Count(len(p.health), "health message", "health messages")})
 	}
@@ -400,8 +565,12 @@ func (p *paste) noteTime(t time.Time) {
 
 // region records what is known of a DERP region: its id (0 unknown), code
 // and name. Regions known only by code get ids from syntheticRegion.
+// Redactions are never codes or names: they return 0.
 func (p *paste) region(id int, code, name string) int {
-	code, name = safetext.Clean(code), safetext.Clean(name)
+	code, name = safetext.Clean(knownName(code)), safetext.Clean(knownName(name))
+	if id == 0 && code == "" && name == "" {
+		return 0
+	}
 	if id == 0 && code != "" {
 		if known, ok := p.codes[code]; ok {
 			id = known
@@ -468,28 +637,53 @@ func (p *paste) file() (*File, error) {
 	}
 	f.TakenFrom = timeNote
 
-	// Status.
+	// Status: the newest of status JSON and the text blocks.
 	st := p.status
-	if st == nil && p.text != nil {
-		st = p.text.build(taken)
+	offline := map[tailcfg.StableNodeID]bool{}
+	if p.statusFrom == KindStatusText || st == nil {
+		if ts := p.mergedText(f); ts != nil {
+			st, offline = ts.build(taken)
+			p.textPaths = ts.redactedPaths()
+		}
+	}
+	if st == nil && len(p.pingTargets) > 0 {
+		st = &ipnstate.Status{BackendState: "Running", Self: &ipnstate.PeerStatus{}, Peer: map[key.NodePublic]*ipnstate.PeerStatus{}}
 	}
 	if st == nil {
 		// An empty self, so that our own facts (a netcheck) still apply.
 		st = &ipnstate.Status{BackendState: p.state, Self: &ipnstate.PeerStatus{}}
-		f.Warnings = append(f.Warnings, "no tailscale status in the input: no peers to diagnose")
+		if p.state != "" {
+			f.Warnings = append(f.Warnings, "tailscale status says tailscaled is "+p.state+": no peers to diagnose")
+		} else {
+			f.Warnings = append(f.Warnings, "no tailscale status or ping in the input: no peers to diagnose")
+		}
+	}
+	if st.Self == nil {
+		st.Self = &ipnstate.PeerStatus{}
 	}
 	if p.state != "" && p.statusFrom != KindStatusJSON {
 		st.BackendState = p.state
 	}
+	if p.selfIP.IsValid() && len(st.Self.TailscaleIPs) == 0 {
+		st.Self.TailscaleIPs = []netip.Addr{p.selfIP}
+		st.TailscaleIPs = st.Self.TailscaleIPs
+	}
 	if p.statusFrom != KindStatusJSON && len(p.health) > 0 {
 		st.Health = append(st.Health, p.health...)
 	}
+	have := make(map[string]bool, len(st.Health))
+	for _, h := range st.Health {
+		have[h] = true
+	}
 	for _, w := range slices.Sorted(maps.Keys(p.logHealth)) {
-		if msg := p.logHealth[w]; msg != "" && !slices.Contains(st.Health, msg) {
+		if msg := p.logHealth[w]; msg != "" && !have[msg] {
 			st.Health = append(st.Health, msg)
+			have[msg] = true
 		}
 	}
 	f.Status = st
+	hist := map[string]PeerHistory{}
+	p.pingPeers(f, st, taken, hist)
 	// Region codes from the status (peers' Relay, our own).
 	for _, ps := range allPeers(st) {
 		if ps.Relay != "" {
@@ -497,44 +691,15 @@ func (p *paste) file() (*File, error) {
 		}
 	}
 
-	// Our own facts: the daemon's log beats the CLI's netcheck for NAT
-	// facts; the newer measurement gives the latencies.
-	self := &SelfFacts{}
-	nat, lat := p.logNet, p.netcheck
-	if nat == nil {
-		nat = p.netcheck
-	}
-	if lat == nil || (p.logNet != nil && p.logNet.at.After(lat.at)) {
-		lat = p.logNet
-	}
-	for _, nf := range []*netcheckFacts{p.netcheck, p.logNet} {
-		if nf == nil {
-			continue
-		}
-		for code, d := range nf.codeLatency {
-			if id, ok := p.codes[code]; ok {
-				nf.setLatency(id, d)
-			}
-		}
-	}
-	if nat != nil {
-		self.NAT = nat.natInfo()
-		self.HomeDERP = nat.preferred
-		if nat.preferredName != "" && self.HomeDERP == 0 {
-			self.HomeDERP = p.region(0, "", nat.preferredName)
-		}
-	}
-	if lat != nil && len(lat.latency) > 0 {
-		f.Netcheck = &probes.DERPLatencyReport{At: lat.at, ByRegion: lat.latency}
-	}
-	if p.homeDERP != 0 {
-		self.HomeDERP = p.homeDERP
-	}
-	self.Endpoints = p.endpoints
-	if self.NAT == nil {
+	// Our own facts.
+	self := p.selfFacts(f)
+	switch {
+	case self.NAT == nil && self.Evidence != nil && self.Evidence.NetcheckEmpty:
+		f.Warnings = append(f.Warnings, "the netcheck report measured nothing: our NAT facts are unknown")
+	case self.NAT == nil:
 		f.Warnings = append(f.Warnings, "no netcheck report (`tailscale netcheck`, or tailscaled's `netcheck: report:` log line) in the input: our NAT facts are unknown")
 	}
-	if self.NAT != nil || self.HomeDERP != 0 || len(self.Endpoints) > 0 {
+	if self.NAT != nil || self.HomeDERP != 0 || len(self.Endpoints) > 0 || self.Evidence != nil {
 		f.Self = self
 	}
 	if len(p.regions) > 0 {
@@ -546,30 +711,12 @@ func (p *paste) file() (*File, error) {
 		f.DERPMap = dm
 	}
 
-	// Per-peer facts: pings, direct paths the daemon logged.
-	byIP := map[netip.Addr]*ipnstate.PeerStatus{}
+	// Per-peer facts: direct paths the daemon logged, offline words.
 	byKey := map[string]*ipnstate.PeerStatus{}
 	for _, ps := range allPeers(st) {
-		for _, a := range ps.TailscaleIPs {
-			byIP[a] = ps
-		}
 		if !ps.PublicKey.IsZero() {
 			byKey[ps.PublicKey.ShortString()] = ps
 		}
-	}
-	hist := map[string]PeerHistory{}
-	for _, ip := range p.pingOrder {
-		pf := p.pings[ip]
-		ps := byIP[ip]
-		if ps == nil || ps == st.Self {
-			f.Warnings = append(f.Warnings, fmt.Sprintf("tailscale ping to %s: not a peer in the pasted status, so it is not used", ip))
-			continue
-		}
-		p.inputs = append(p.inputs, Input{Kind: KindPing, Note: pf.note(ip) + "; taken as of the snapshot's time (ping output is not dated)"})
-		h := hist[string(ps.ID)]
-		h.PingRun = &probes.PingRun{At: taken, Tries: pf.tries, Pongs: pf.pongs, Direct: pf.direct, Via: pf.via}
-		h.Latency = pf.latency
-		hist[string(ps.ID)] = h
 	}
 	for short, d := range p.direct {
 		ps := byKey[short]
@@ -583,6 +730,16 @@ func (p *paste) file() (*File, error) {
 			hist[string(ps.ID)] = h
 		}
 	}
+	for id := range offline {
+		h := hist[string(id)]
+		h.Offline = true
+		hist[string(id)] = h
+	}
+	for id, text := range p.textPaths {
+		h := hist[string(id)]
+		h.PathText = text
+		hist[string(id)] = h
+	}
 	if len(p.logCount) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(p.logCount)) {
@@ -590,7 +747,7 @@ func (p *paste) file() (*File, error) {
 		}
 		p.inputs = append(p.inputs, Input{Kind: KindLog, Note: strings.Join(parts, ", ")})
 	}
-	if p.statusFrom == KindStatusText {
+	if p.statusFrom != KindStatusJSON {
 		for _, ps := range allPeers(st) {
 			if ps != st.Self {
 				h := hist[string(ps.ID)]
@@ -605,6 +762,176 @@ func (p *paste) file() (*File, error) {
 	return f, nil
 }
 
+// mergedText is the pasted status text: one block, or several of the same
+// node merged (a later line of a node replaces an earlier one). Blocks of
+// different nodes (their first lines name different selves) are not
+// merged: the last is used, with a warning.
+func (p *paste) mergedText(f *File) *textStatus {
+	if len(p.texts) == 0 {
+		return nil
+	}
+	last := p.texts[len(p.texts)-1]
+	selfOf := func(ts *textStatus) string {
+		if !ts.selfKnown() {
+			return ""
+		}
+		return string(ts.lines[0].id(ts.name))
+	}
+	out := &textStatus{name: last.name}
+	idx := map[tailcfg.StableNodeID]int{}
+	for _, ts := range p.texts {
+		if a, b := selfOf(ts), selfOf(last); a != "" && b != "" && a != b {
+			f.Warnings = append(f.Warnings, fmt.Sprintf("tailscale status of two nodes (%s and %s): the last is used; diagnose the other on its own", strings.TrimPrefix(a, "ip:"), strings.TrimPrefix(b, "ip:")))
+			continue
+		}
+		for i, pl := range ts.lines {
+			if i == 0 && ts.selfKnown() && len(out.lines) > 0 && out.lines[0].col.isSelf() {
+				out.lines[0] = pl
+				continue
+			}
+			id := pl.id(ts.name)
+			if j, ok := idx[id]; ok {
+				out.lines[j] = pl
+				continue
+			}
+			if i == 0 && ts.selfKnown() && len(out.lines) > 0 {
+				// Our own line goes first.
+				out.lines = append([]peerLine{pl}, out.lines...)
+				for k := range idx {
+					idx[k]++
+				}
+				idx[id] = 0
+				continue
+			}
+			idx[id] = len(out.lines)
+			out.lines = append(out.lines, pl)
+		}
+	}
+	return out
+}
+
+// pingPeers adds what the ping output says to st: each target is matched
+// to a status peer by address, else by name; a target the status lacks
+// becomes a peer of its own (ping output stands on its own). A target
+// that is us is skipped.
+func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist map[string]PeerHistory) {
+	targets := mergeTargets(p.pingTargets)
+	byIP := map[netip.Addr]*ipnstate.PeerStatus{}
+	byName := map[string]*ipnstate.PeerStatus{}
+	for _, ps := range allPeers(st) {
+		for _, a := range ps.TailscaleIPs {
+			byIP[a] = ps
+		}
+		if n := strings.ToLower(shortHost(ps)); n != "" {
+			byName[n] = ps
+		}
+	}
+	for _, t := range targets {
+		ps := byIP[t.ip]
+		if ps == nil && t.name != "" {
+			ps = byName[strings.ToLower(t.name)]
+		}
+		if ps != nil && ps == st.Self {
+			f.Warnings = append(f.Warnings, fmt.Sprintf("tailscale ping %s: that is this node, not a peer", t.note()))
+			continue
+		}
+		ev := t.evidence(taken)
+		note := t.note() + "; taken as of the snapshot's time (ping output is not dated)"
+		if len(ev.notes) > 0 {
+			note += "; " + strings.Join(ev.notes, "; ")
+		}
+		pingOnly := ps == nil
+		if ps == nil {
+			ps = t.peerStatus(ev)
+			if st.Peer == nil {
+				st.Peer = map[key.NodePublic]*ipnstate.PeerStatus{}
+			}
+			st.Peer[ps.PublicKey] = ps
+			if ps.Relay != "" {
+				p.region(0, ps.Relay, "")
+			}
+			note += "; not in a pasted status, so its path is the last pong's"
+		}
+		p.inputs = append(p.inputs, Input{Kind: KindPing, Note: note})
+		h := hist[string(ps.ID)]
+		if pingOnly {
+			h.PathText = ev.pathText()
+		}
+		h.PingRun = ev.run
+		h.Latency = ev.latency
+		if ev.wasDirect {
+			h.LastDirect, h.LastDirectAddr = taken, ev.lastDirect
+		}
+		hist[string(ps.ID)] = h
+	}
+}
+
+// mergeTargets merges the targets that name one peer (the same address,
+// or the same name where an address is unknown), keeping run order.
+func mergeTargets(ts []*pingTarget) []*pingTarget {
+	var out []*pingTarget
+	byIP := map[netip.Addr]*pingTarget{}
+	byName := map[string]*pingTarget{}
+	for _, t := range ts {
+		name := strings.ToLower(t.name)
+		into := byIP[t.ip]
+		if into == nil && name != "" {
+			if o := byName[name]; o != nil && (!t.ip.IsValid() || !o.ip.IsValid()) {
+				into = o
+			}
+		}
+		if into == nil {
+			c := *t
+			c.runs = slices.Clone(t.runs)
+			into = &c
+			out = append(out, into)
+		} else {
+			into.fill(t.name, t.ip)
+			into.runs = append(into.runs, t.runs...)
+		}
+		if into.ip.IsValid() {
+			byIP[into.ip] = into
+		}
+		if n := strings.ToLower(into.name); n != "" {
+			byName[n] = into
+		}
+	}
+	return out
+}
+
+// peerStatus is the PeerStatus a ping target the status lacks stands for:
+// active (a ping makes it so), online when the last run got a pong, on
+// the path the last DISCO pong came over.
+func (t *pingTarget) peerStatus(ev pingEvidence) *ipnstate.PeerStatus {
+	id := "name:" + strings.ToLower(t.name)
+	if t.ip.IsValid() {
+		id = "ip:" + t.ip.String()
+	} else if t.name == "" {
+		id = "ping:unknown"
+	}
+	ps := &ipnstate.PeerStatus{ID: tailcfg.StableNodeID(id), PublicKey: placeholderKey(id), HostName: t.name, Active: true, Online: ev.answered}
+	if t.ip.IsValid() {
+		ps.TailscaleIPs = []netip.Addr{t.ip}
+	}
+	switch ev.pathKind {
+	case probes.PathDirect:
+		ps.CurAddr = ev.curAddr
+	case probes.PathDERP:
+		ps.Relay = ev.derpCode
+	case probes.PathPeerRelay:
+		ps.PeerRelay = ev.peerRelay
+	}
+	return ps
+}
+
+// shortHost is a PeerStatus's name as tailscale status and ping print it.
+func shortHost(ps *ipnstate.PeerStatus) string {
+	if n, _, _ := strings.Cut(ps.DNSName, "."); n != "" {
+		return n
+	}
+	return ps.HostName
+}
+
 // SelfFacts are our own facts from pasted input (a netcheck report, the
 // daemon's log), which a capture reads from the LocalAPI instead. File
 // .Diagnose fills what the status left unknown with them.
@@ -612,6 +939,11 @@ type SelfFacts struct {
 	NAT       *probes.NATInfo  `json:"nat,omitempty"`
 	HomeDERP  int              `json:"home_derp,omitempty"`
 	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
+	// EndpointTypes are the endpoints' types as the daemon logged them
+	// ("stun", "local", "portmap", "stun4localport"), in the same order.
+	EndpointTypes []string `json:"endpoint_types,omitempty"`
+	// Evidence is our own trouble the input shows (probes.SelfEvidence).
+	Evidence *probes.SelfEvidence `json:"evidence,omitempty"`
 }
 
 // allPeers is st's self and peers, sorted by ID for determinism.
@@ -635,32 +967,36 @@ func allPeers(st *ipnstate.Status) []*ipnstate.PeerStatus {
 	return out
 }
 
-// placeholderKey is a node key standing in for one plain status text does
-// not show, derived from the peer's address so it is stable.
-func placeholderKey(a netip.Addr) key.NodePublic {
-	sum := sha256.Sum256([]byte("tailpath pasted peer " + a.String()))
+// placeholderKey is a node key standing in for one plain text does not
+// show, derived from the node's pasted id so it is stable.
+func placeholderKey(id string) key.NodePublic {
+	sum := sha256.Sum256([]byte("tailpath pasted peer " + id))
 	var k key.NodePublic
 	k.UnmarshalText([]byte(fmt.Sprintf("nodekey:%x", sum)))
 	return k
 }
 
 // stateLines are the lines `tailscale status` prints instead of peers when
-// tailscaled is not running (cmd/tailscale/cli/status.go).
+// tailscaled is not running (cmd/tailscale/cli/status.go
+// isRunningOrStarting).
 var stateLines = map[string]string{
 	"Tailscale is stopped.": "Stopped",
 	"Logged out.":           "NeedsLogin",
 	"Machine is not yet approved by tailnet admin.": "NeedsMachineAuth",
 }
 
+// unexpectedStateRE is isRunningOrStarting's "unexpected state: NoState".
+var unexpectedStateRE = regexp.MustCompile(`^unexpected state: (\w+)$`)
+
 // knownNoise reports lines that are recognised but say nothing: the
-// CLI's warnings and hints, shell prompts running tailscale.
+// CLI's warnings and hints, log file headers.
 func knownNoise(trim string) bool {
 	switch {
 	case strings.Trim(trim, "- ") == "" && strings.Contains(trim, "--"),
 		strings.HasPrefix(trim, "# Warning: this JSON format is not yet considered a stable interface"),
 		strings.HasPrefix(trim, "# To see the full list of exit nodes"),
 		strings.HasPrefix(trim, "Log in at: "),
-		promptRE.MatchString(trim):
+		strings.HasPrefix(trim, "(logID "):
 		return true
 	}
 	return false

@@ -13,26 +13,73 @@ import (
 	"github.com/tailpath/tailpath/probes"
 )
 
-// Log line prefixes: journalctl's short and short-iso forms, Go's log
-// package, a bare ISO 8601 time.
+// tailscaled's log lines, in the wrappers they are pasted in. A line is
+// taken apart from the outside in (splitLog), each layer giving what it
+// knows, the innermost time winning:
+//
+//   - docker compose's "service-1  | " prefix;
+//   - journald: "Oct 18 07:56:48 host tailscaled[1160]: " (short, and
+//     short-precise with microseconds; the year is assumed), short-iso
+//     "2026-10-18T07:56:48+0000 host tailscaled[1160]: ", and a bare
+//     "tailscaled[1160]: " (journalctl -o cat with the identifier kept);
+//   - `docker logs -t`'s RFC 3339 time, then the container's own line;
+//   - Go's log package, "2021/03/22 12:08:59" (tailscaled's own, and
+//     containers'), also with microseconds;
+//   - Windows log files (log/filelogger): "2021-03-22T12:08:59.712-04:00: ";
+//   - Go's time.Time.String() as bug reports quote it: "2021-03-22
+//     12:08:59.712038879 -0400 -0400:" and its "+0000 UTC:" twin;
+//   - RFC 3339 alone.
+//
+// The message may carry "[v1]"/"[v2]"/"[unexpected]" tags and, from a
+// program embedding Tailscale's packages, its own logger prefixes ("…
+// net.tailnet.net.wgengine: netcheck: [v1] report: …"): messages are
+// found where they start, not only at the line's start.
+
 var (
-	journalRE    = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]?\d \d{2}:\d{2}:\d{2}) \S+ [^:\[\s]+(?:\[\d+\])?: (.*)$`)
-	journalISORE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})) \S+ [^:\[\s]+(?:\[\d+\])?: (.*)$`)
-	goLogRE      = regexp.MustCompile(`^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) (.*)$`)
-	isoRE        = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?):? (.*)$`)
+	composeRE    = regexp.MustCompile(`^([\w.-]+)\s+\|\s?`)
+	journalRE    = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)?) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: `)
+	journalISORE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: `)
+	identRE      = regexp.MustCompile(`^(tailscaled?|tailscale-\w+)\[\d+\]: `)
+	goStringRE   = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4} [A-Za-z0-9+-]+)(?: m=[+-][\d.]+)?:? `)
+	goLogRE      = regexp.MustCompile(`^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) `)
+	isoRE        = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?):? `)
 )
 
 // The tailscaled messages read (wgengine/magicsock, net/netcheck,
-// ipn/ipnlocal), after an optional "[v1] ".
+// control/controlclient, ipn/ipnlocal, net/portmapper, derp/derphttp,
+// wgengine/userspace.go, logtail), wherever they start in the message.
 var (
-	logNetcheckRE  = regexp.MustCompile(`^netcheck: (?:\[v\d\] )?report: (.*)$`)
-	logEndpointsRE = regexp.MustCompile(`^magicsock: endpoints changed: (.*)$`)
-	logHomeRE      = regexp.MustCompile(`^magicsock: home is now derp-(\d+) \(([^)]*)\)$`)
-	logHomeMoveRE  = regexp.MustCompile(`^magicsock: home DERP changing from derp-(\d+) \[(\d+)ms\] to derp-(\d+) \[(\d+)ms\]`)
-	logDirectRE    = regexp.MustCompile(`^magicsock: (?:\[v\d\] )?disco: node (\[[^\]\s]{1,16}\]) \S+ now using (\S+)`)
-	logHealthRE    = regexp.MustCompile(`^health\(warnable=([^)\s]+)\): (?:error: (.*)|(ok))$`)
-	logDERPConnRE  = regexp.MustCompile(`^magicsock: derp-(\d+) connected`)
-	derpDistRE     = regexp.MustCompile(`^(\d+)v([46]):(\S+)$`)
+	logNetcheckRE   = regexp.MustCompile(`(?:^|\s)netcheck: (?:\[v\d\] )?report: (.*)$`)
+	logNetInfoRE    = regexp.MustCompile(`(?:^|\s)NetInfo: (NetInfo\{.*)$`)
+	logUDPBlockedRE = regexp.MustCompile(`UDP is blocked, trying (HTTPS|ICMP)`)
+	logEndpointsRE  = regexp.MustCompile(`magicsock: endpoints changed: (.*)$`)
+	logHomeRE       = regexp.MustCompile(`magicsock: home is now derp-(\d+) \(([^)]*)\)`)
+	logHomeMoveRE   = regexp.MustCompile(`magicsock: home DERP changing from derp-(\d+) \[(\d+)ms\] to derp-(\d+) \[(\d+)ms\]`)
+	logDirectRE     = regexp.MustCompile(`magicsock: (?:\[v\d\] )?disco: node (\[[^\]\s]{1,16}\]) \S+ now using (\S+)`)
+	logDiscoRE      = regexp.MustCompile(`magicsock: (?:\[v\d\] )?disco: `)
+	logDERPGoneRE   = regexp.MustCompile(`magicsock: derp-(\d+) (?:does not know about peer|peer) (\S+?),? (?:gone, .*)?removing route`)
+	logDERPRouteRE  = regexp.MustCompile(`magicsock: derp route for \S+ (?:set to|changed from)`)
+	logHealthRE     = regexp.MustCompile(`health\((?:warnable=([^)\s]+)|"([^"]*)")\): (?:error: (.*)|(ok))$`)
+	logDERPConnRE   = regexp.MustCompile(`magicsock: derp-(\d+) connected`)
+	logDERPFailRE   = regexp.MustCompile(`connect to region (\d+) \(([^)]*)\): (.*)$`)
+	logProxyRE      = regexp.MustCompile(`derphttp: CONNECT dial to (\S+): (.*)$`)
+	logUPnPGwRE     = regexp.MustCompile(`UPnP discovery response from (\S+), but gateway IP is (\S+)`)
+	logPortmapOKRE  = regexp.MustCompile(`successfully obtained mapping: .*external=(\S+) type=(\w+)`)
+	logLinkRE       = regexp.MustCompile(`LinkChange: major, rebinding(?:\. New state: |: )(.*)$`)
+	logLinkMinorRE  = regexp.MustCompile(`LinkChange: (?:minor|all links down)`)
+	logControlRE    = regexp.MustCompile(`(?:Received error: |PollNetMap: |mapRoutine: |authRoutine: )(.*)$`)
+	logUploadRE     = regexp.MustCompile(`logtail: upload: (.*)$`)
+	derpDistRE      = regexp.MustCompile(`^(\d+)v([46]):(\S+)$`)
+	// daemonMsgRE is a message of one of tailscaled's subsystems (its
+	// logger prefixes), after optional tags: a line of tailscaled's log
+	// even when none of the above reads it.
+	daemonMsgRE = regexp.MustCompile(`^(?:\[(?:v\d|unexpected|RATELIMIT)\] )*(?:boot|magicsock|wgengine|netcheck|control|health|LinkChange|logtail|derphttp|derp|portmapper|portmap|dns|router|monitor|netmon|ipnlocal|ipnserver|ipnext|wg|Rebind|ReSTUN|peerapi|tsdial|logpolicy|tailscaled|netstack|tstun|bootstrapDNS|dnsfallback|taildrop|ssh|Reconfig|LinkMonitor|post-rebind|pm|linkChange|active login|Switching ipn state|Start|Backend|timeSinceLastPong|open-conn-track|flushing log|logtail started|Program starting|envknob|got LocalBackend)[:\s(.]`)
+	// midStreamRE marks a stream cut in the middle: EOF before the end
+	// (io.ErrUnexpectedEOF) or a reset. A plain "EOF" is a stream that
+	// ended, which ipnlocal logs at [v1] as normal.
+	midStreamRE = regexp.MustCompile(`unexpected EOF|connection reset by peer`)
+	// tlsRecordRE is a TLS record that arrived corrupted.
+	tlsRecordRE = regexp.MustCompile(`tls: bad record MAC|tls: record overflow|decryption failed or bad record mac`)
 )
 
 // directSeen is a "now using" line: the daemon picked a direct path.
@@ -41,44 +88,82 @@ type directSeen struct {
 	addr netip.AddrPort
 }
 
-// logTime splits a log line into its time (zero when it has none) and
-// message.
-func (p *paste) logTime(line string) (time.Time, string) {
-	if m := journalRE.FindStringSubmatch(line); m != nil {
-		t, err := time.Parse("Jan _2 15:04:05", strings.Join(strings.Fields(m[1]), " "))
-		msg := m[2]
-		if t2, rest := p.logTime(msg); !t2.IsZero() {
-			return t2, rest
+// logParts is a log line taken apart.
+type logParts struct {
+	at      time.Time
+	msg     string
+	wrapped bool // a log wrapper (time, journal, compose) was found
+	daemon  bool // the wrapper names tailscaled
+}
+
+// splitLog takes line's wrappers off, from the outside in. The wrapper
+// patterns match a prefix only, so the message is never scanned by them.
+func (p *paste) splitLog(line string) logParts {
+	var lp logParts
+	lp.msg = line
+	// prefix matches re at the start of msg: its submatches and the rest.
+	prefix := func(re *regexp.Regexp, msg string) ([]string, string, bool) {
+		loc := re.FindStringSubmatchIndex(msg)
+		if loc == nil {
+			return nil, "", false
 		}
-		if err != nil {
-			return time.Time{}, msg
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = msg[loc[2*i]:loc[2*i+1]]
+			}
 		}
-		y := p.now.Year()
-		t = t.AddDate(y, 0, 0)
-		if t.After(p.now.Add(24 * time.Hour)) {
-			t = t.AddDate(-1, 0, 0)
-		}
-		p.yearless = true
-		return t, msg
+		return m, msg[loc[1]:], true
 	}
-	if m := journalISORE.FindStringSubmatch(line); m != nil {
-		t := parseISO(m[1])
-		if t2, rest := p.logTime(m[2]); !t2.IsZero() {
-			return t2, rest
+	for depth := 0; depth < 6; depth++ {
+		msg := lp.msg
+		if msg == "" {
+			return lp
 		}
-		return t, m[2]
-	}
-	if m := goLogRE.FindStringSubmatch(line); m != nil {
-		t, err := time.Parse("2006/01/02 15:04:05.999999999", m[1])
-		if err != nil {
-			return time.Time{}, m[2]
+		c := msg[0]
+		digit := c >= '0' && c <= '9'
+		var t time.Time
+		if strings.IndexByte(msg, '|') > 0 {
+			if m, rest, ok := prefix(composeRE, msg); ok && !strings.Contains(m[1], ":") {
+				lp.msg, lp.wrapped = rest, true
+				lp.daemon = lp.daemon || strings.Contains(m[1], "tailscale")
+				continue
+			}
 		}
-		return t, m[2]
+		if m, rest, ok := prefix(journalRE, msg); c >= 'A' && c <= 'Z' && ok {
+			tt, err := time.Parse("Jan _2 15:04:05.999999999", strings.Join(strings.Fields(m[1]), " "))
+			if err == nil {
+				y := p.now.Year()
+				tt = tt.AddDate(y, 0, 0)
+				if tt.After(p.now.Add(24 * time.Hour)) {
+					tt = tt.AddDate(-1, 0, 0)
+				}
+				t = tt
+				p.yearless = true
+			}
+			lp.msg = rest
+			lp.daemon = lp.daemon || strings.HasPrefix(m[3], "tailscale")
+		} else if m, rest, ok := prefix(journalISORE, msg); digit && ok {
+			t, lp.msg = parseISO(m[1]), rest
+			lp.daemon = lp.daemon || strings.HasPrefix(m[3], "tailscale")
+		} else if _, rest, ok := prefix(identRE, msg); c == 't' && ok {
+			lp.msg, lp.daemon = rest, true
+		} else if m, rest, ok := prefix(goStringRE, msg); digit && ok {
+			t, lp.msg = parseGoTimeString(m[1]), rest
+		} else if m, rest, ok := prefix(goLogRE, msg); digit && ok {
+			t, _ = time.Parse("2006/01/02 15:04:05.999999999", m[1])
+			lp.msg = rest
+		} else if m, rest, ok := prefix(isoRE, msg); digit && ok {
+			t, lp.msg = parseISO(m[1]), rest
+		} else {
+			return lp
+		}
+		lp.wrapped = true
+		if !t.IsZero() {
+			lp.at = t // the innermost time wins: the program's own
+		}
 	}
-	if m := isoRE.FindStringSubmatch(line); m != nil {
-		return parseISO(m[1]), m[2]
-	}
-	return time.Time{}, line
+	return lp
 }
 
 // parseISO reads the ISO 8601 forms logs use; zero if none fits.
@@ -92,128 +177,251 @@ func parseISO(s string) time.Time {
 	return time.Time{}
 }
 
-// logLine reads one tailscaled log line.
+// logLine reads one tailscaled log line; false when it is not one.
 func (p *paste) logLine(name string, no int, trim string) bool {
-	at, msg := p.logTime(trim)
-	msg = strings.TrimPrefix(strings.TrimPrefix(msg, "[v1] "), "[v2] ")
-	kind := ""
-	switch {
-	case logNetcheckRE.MatchString(msg):
-		nf := parseNetcheckLog(logNetcheckRE.FindStringSubmatch(msg)[1])
-		nf.at = at
-		if p.logNet == nil || !at.Before(p.logNet.at) {
-			p.logNet = nf
+	lp := p.splitLog(trim)
+	at, msg := lp.at, lp.msg
+	kind := p.logMessage(at, msg)
+	if kind == "" {
+		// Not a message read here: still a line of tailscaled's log when
+		// its wrapper or its subsystem prefix says so.
+		if !(lp.daemon || (lp.wrapped && daemonMsgRE.MatchString(msg))) {
+			return false
 		}
-		for _, id := range slices.Sorted(maps.Keys(nf.latency)) {
-			p.region(id, "", "")
-		}
-		kind = "netcheck report"
-	case logEndpointsRE.MatchString(msg):
-		var eps []netip.AddrPort
-		for _, part := range strings.Split(logEndpointsRE.FindStringSubmatch(msg)[1], ", ") {
-			if f := strings.Fields(part); len(f) > 0 {
-				if ap, err := netip.ParseAddrPort(f[0]); err == nil {
-					eps = append(eps, ap)
-				}
-			}
-		}
-		p.endpoints = eps
-		kind = "our endpoints"
-	case logHomeRE.MatchString(msg):
-		m := logHomeRE.FindStringSubmatch(msg)
-		id, _ := strconv.Atoi(m[1])
-		if id > 0 {
-			p.homeDERP = p.region(id, m[2], "")
-		}
-		kind = "home DERP"
-	case logHomeMoveRE.MatchString(msg):
-		m := logHomeMoveRE.FindStringSubmatch(msg)
-		if id, err := strconv.Atoi(m[3]); err == nil && id > 0 {
-			p.homeDERP = p.region(id, "", "")
-		}
-		kind = "home DERP"
-	case logDirectRE.MatchString(msg):
-		m := logDirectRE.FindStringSubmatch(msg)
-		if ap, err := netip.ParseAddrPort(m[2]); err == nil && !at.IsZero() {
-			p.direct[m[1]] = directSeen{at: at, addr: ap}
-		}
-		kind = "direct path"
-	case logHealthRE.MatchString(msg):
-		m := logHealthRE.FindStringSubmatch(msg)
-		w := safetext.Clean(m[1])
-		if m[3] == "ok" {
-			p.logHealth[w] = ""
-		} else {
-			p.logHealth[w] = safetext.Clean(m[2])
-		}
-		kind = "health"
-	case logDERPConnRE.MatchString(msg):
-		kind = "DERP connection"
-	default:
-		return false
+		kind = "other tailscaled lines"
 	}
+	p.ev.LogLines++
 	p.noteTime(at)
 	p.logCount[kind]++
 	p.addInput(Input{Name: name, Kind: KindLog, First: no, Last: no})
 	return true
 }
 
-// parseNetcheckLog reads the fields of tailscaled's concise netcheck
-// report (net/netcheck logConciseReport): "udp=true v6=false v6os=true
-// mapvarydest=false portmap=UM v4a=… derp=1 derpdist=1v4:12ms,2v4:40ms".
-func parseNetcheckLog(s string) *netcheckFacts {
-	n := &netcheckFacts{}
-	for _, kv := range strings.Fields(s) {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
+// logMessage reads one message and returns the kind it is counted as, ""
+// when none of the read messages.
+func (p *paste) logMessage(at time.Time, msg string) string {
+	// find matches re once and keeps its submatches in m.
+	var m []string
+	find := func(re *regexp.Regexp) bool {
+		m = re.FindStringSubmatch(msg)
+		return m != nil
+	}
+	switch {
+	case strings.Contains(msg, "report: ") && find(logNetcheckRE):
+		nf := parseNetcheckLog(m[1])
+		nf.at = at
+		p.logNets = append(p.logNets, nf)
+		for _, id := range slices.Sorted(maps.Keys(nf.latency)) {
+			p.region(id, "", "")
 		}
-		switch k {
-		case "udp":
-			n.udp = probes.OptBool(v)
-		case "v6":
-			n.ipv6 = probes.OptBool(v)
-		case "v6os":
-			n.osHasIPv6 = probes.OptBool(v)
-		case "mapvarydest":
-			n.mapping = probes.OptBool(v)
-		case "portmap":
-			// One letter per service that answered (U UPnP, M NAT-PMP, C
-			// PCP), "" for a no, "_" unknown, "x" invalid, "?" none
-			// checked: letters are sure; the others are known false only
-			// when nothing is unknown.
-			if v == "?" {
+		if nf.preferred != 0 {
+			p.region(nf.preferred, "", "")
+		}
+		return "netcheck report"
+	case strings.Contains(msg, "NetInfo{") && find(logNetInfoRE):
+		nf := parseNetInfo(m[1])
+		nf.at = at
+		p.logNets = append(p.logNets, nf)
+		if nf.preferred != 0 {
+			p.region(nf.preferred, "", "")
+		}
+		return "NetInfo"
+	case strings.Contains(msg, "UDP is blocked") && find(logUDPBlockedRE):
+		p.ev.UDPBlockedLogged = "netcheck: UDP is blocked, trying " + m[1]
+		return "netcheck: UDP blocked"
+	case strings.Contains(msg, "endpoints changed") && find(logEndpointsRE):
+		var eps []netip.AddrPort
+		var types []string
+		for _, part := range strings.Split(m[1], ", ") {
+			f := strings.Fields(part)
+			if len(f) == 0 {
 				continue
 			}
-			sure := !strings.ContainsAny(v, "_x")
-			get := func(c string) *bool {
-				if strings.Contains(v, c) {
-					return boolp(true)
-				}
-				if sure {
-					return boolp(false)
-				}
-				return nil
+			ap, err := netip.ParseAddrPort(f[0])
+			if err != nil {
+				continue
 			}
-			n.upnp, n.pmp, n.pcp = get("U"), get("M"), get("C")
-		case "derp":
-			if id, err := strconv.Atoi(v); err == nil && id > 0 {
-				n.preferred = id
+			eps = append(eps, ap)
+			typ := ""
+			if len(f) > 1 {
+				typ = safetext.Clean(strings.Trim(f[1], "()"))
 			}
-		case "derpdist":
-			for _, e := range strings.Split(v, ",") {
-				m := derpDistRE.FindStringSubmatch(e)
-				if m == nil {
-					continue
-				}
-				id, err1 := strconv.Atoi(m[1])
-				d, err2 := time.ParseDuration(m[3])
-				if err1 != nil || err2 != nil {
-					continue
-				}
-				n.setLatency(id, d)
+			types = append(types, typ)
+		}
+		p.endpoints, p.epTypes = eps, types
+		return "our endpoints"
+	case strings.Contains(msg, "home is now") && find(logHomeRE):
+		if id, _ := strconv.Atoi(m[1]); id > 0 {
+			p.homeDERP = p.region(id, m[2], "")
+			if p.homeDERP == 0 {
+				p.homeDERP = p.region(id, "", "")
 			}
 		}
+		return "home DERP"
+	case strings.Contains(msg, "home DERP changing") && find(logHomeMoveRE):
+		if id, err := strconv.Atoi(m[3]); err == nil && id > 0 {
+			p.homeDERP = p.region(id, "", "")
+		}
+		return "home DERP"
+	case strings.Contains(msg, "now using") && find(logDirectRE):
+		if ap, err := netip.ParseAddrPort(m[2]); err == nil && !at.IsZero() {
+			p.direct[m[1]] = directSeen{at: at, addr: ap}
+		}
+		return "direct path"
+	case strings.Contains(msg, "removing route") && find(logDERPGoneRE):
+		return "DERP: a peer left a region"
+	case strings.Contains(msg, "derp route for") && find(logDERPRouteRE):
+		return "DERP route"
+	case strings.Contains(msg, "disco: ") && find(logDiscoRE):
+		return "DISCO"
+	case strings.Contains(msg, "health(") && find(logHealthRE):
+		w := safetext.Clean(m[1] + m[2])
+		if m[4] == "ok" {
+			p.logHealth[w] = ""
+		} else {
+			p.logHealth[w] = safetext.Clean(m[3])
+		}
+		return "health"
+	case strings.Contains(msg, " connected") && find(logDERPConnRE):
+		return "DERP connection"
+	case strings.Contains(msg, "connect to region") && find(logDERPFailRE):
+		id, _ := strconv.Atoi(m[1])
+		code := safetext.Clean(knownName(m[2]))
+		p.derpError(id, code, m[3])
+		return "DERP connection failed"
+	case strings.Contains(msg, "CONNECT dial") && find(logProxyRE):
+		p.ev.ProxyError = clip("CONNECT to " + safetext.Clean(m[1]) + ": " + safetext.Clean(m[2]))
+		return "DERP through a proxy failed"
+	case strings.Contains(msg, "gateway IP is") && find(logUPnPGwRE):
+		from, err1 := netip.ParseAddr(strings.TrimSuffix(m[1], ","))
+		gw, err2 := netip.ParseAddr(m[2])
+		if err1 == nil && err2 == nil {
+			p.ev.UPnPFrom, p.ev.UPnPGateway = from, gw
+		}
+		return "port mapping: UPnP from another router"
+	case strings.Contains(msg, "obtained mapping") && find(logPortmapOKRE):
+		return "port mapping obtained"
+	case strings.Contains(msg, "LinkChange: major") && find(logLinkRE):
+		p.linkChange(at, m[1])
+		return "network change"
+	case strings.Contains(msg, "LinkChange: ") && find(logLinkMinorRE):
+		return "network change"
+	case strings.Contains(msg, "logtail: upload") && find(logUploadRE):
+		p.streamError(at, m[1])
+		return "log upload"
+	case (strings.Contains(msg, "Received error: ") || strings.Contains(msg, "PollNetMap: ") || strings.Contains(msg, "Routine: ")) && find(logControlRE):
+		p.streamError(at, "PollNetMap: "+strings.TrimPrefix(m[1], "PollNetMap: "))
+		return "control connection"
 	}
-	return n
+	return ""
 }
+
+// streamError counts a stream cut mid-way (control) and corrupted TLS
+// records in an error's text. The same error logged twice at one time
+// (controlclient's "[v1] PollNetMap: …" and ipnlocal's "Received error:
+// PollNetMap: …") counts once.
+func (p *paste) streamError(at time.Time, text string) {
+	text = safetext.Clean(text)
+	text = strings.TrimPrefix(text, "PollNetMap: ")
+	key := at.Truncate(time.Second).String() + " " + text
+	if p.seenErrs[key] {
+		return
+	}
+	if p.seenErrs == nil {
+		p.seenErrs = map[string]bool{}
+	}
+	p.seenErrs[key] = true
+	if tlsRecordRE.MatchString(text) {
+		p.ev.TLSRecordErrors++
+		p.ev.TLSRecordError = clip(text)
+		return
+	}
+	if midStreamRE.MatchString(text) {
+		p.ev.ControlBreaks++
+		p.ev.ControlBreak = clip(text)
+	}
+}
+
+// maxDERPErrors bounds the regions whose failures are kept (a DERP map
+// has tens; a hostile paste could name millions).
+const maxDERPErrors = 64
+
+// derpError records a failed connection to region id.
+func (p *paste) derpError(id int, code, text string) {
+	text = clip(safetext.Clean(text))
+	if i, ok := p.derpErrIdx[id]; ok {
+		e := &p.ev.DERPErrors[i]
+		e.Count++
+		e.Err = text
+		return
+	}
+	if len(p.ev.DERPErrors) >= maxDERPErrors {
+		return
+	}
+	if p.derpErrIdx == nil {
+		p.derpErrIdx = map[int]int{}
+	}
+	p.derpErrIdx[id] = len(p.ev.DERPErrors)
+	p.ev.DERPErrors = append(p.ev.DERPErrors, probes.DERPError{Region: id, Code: code, Count: 1, Err: text})
+	if id > 0 {
+		p.region(id, code, "")
+	}
+}
+
+// linkStateRE finds netmon's interfaces.State{…} in a LinkChange line
+// (net/netmon State.String): "interfaces.State{defaultRoute=eth0 ifs={eth0:[192.168.1.20/24 llu6] wg0:down} v4=true v6=false}";
+// 1.102 logs "old: … new: … diff: …", earlier "New state: …".
+var (
+	linkStateRE = regexp.MustCompile(`interfaces\.State\{defaultRoute=(\S*) (?:\([^)]*\) )?ifs=\{([^}]*)\}((?: \w+(?:=\S+)?)*)`)
+	linkIfRE    = regexp.MustCompile(`([^\s:\[]+):(?:\[([^\]]*)\]|down|nil)`)
+)
+
+// linkChange records a major link change and the state it names last.
+func (p *paste) linkChange(at time.Time, s string) {
+	ev := &p.ev
+	ev.LinkChanges++
+	if !at.IsZero() {
+		if ev.FirstLinkChange.IsZero() || at.Before(ev.FirstLinkChange) {
+			ev.FirstLinkChange = at
+		}
+		if at.After(ev.LastLinkChange) {
+			ev.LastLinkChange = at
+		}
+	}
+	all := linkStateRE.FindAllStringSubmatch(s, -1)
+	if len(all) == 0 {
+		return
+	}
+	m := all[len(all)-1] // the new state
+	ev.DefaultRoute = safetext.Clean(m[1])
+	ev.HTTPProxy = ""
+	for _, kv := range strings.Fields(m[3]) {
+		if v, ok := strings.CutPrefix(kv, "httpproxy="); ok {
+			ev.HTTPProxy = clip(safetext.Clean(v))
+		}
+	}
+	ev.Interfaces = nil
+	for _, im := range linkIfRE.FindAllStringSubmatch(m[2], -1) {
+		ni := probes.NetInterface{Name: safetext.Clean(im[1]), Up: strings.Contains(im[0], "[")}
+		for _, f := range strings.Fields(im[2]) {
+			if pfx, err := netip.ParsePrefix(f); err == nil {
+				ni.Prefixes = append(ni.Prefixes, pfx)
+			}
+		}
+		ev.Interfaces = append(ev.Interfaces, ni)
+	}
+}
+
+// clip cuts s to 160 bytes (a rune boundary) for evidence text.
+func clip(s string) string {
+	if len(s) <= 160 {
+		return s
+	}
+	i := 157
+	for i > 0 && !isRuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
+}
+
+func isRuneStart(b byte) bool { return b&0xc0 != 0x80 }

@@ -15,52 +15,194 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 )
 
+// Plain `tailscale status` (cmd/tailscale/cli/status.go runStatus,
+// printPS). One line per node: IP, host name (the MagicDNS name without
+// the tailnet's suffix, an "xn--…" name followed by its Unicode form, or
+// ("quoted host name")), owner (login before its "@" with the "@",
+// "tagged-devices", a headscale user name, a numeric user id, or "-"), OS
+// (may be empty), status. Columns were padded with fmt ("%-15s %-20s
+// %-12s %-7s ") up to 1.88 and are tab-aligned since 1.90
+// (text/tabwriter); only the status column's grammar matters here:
+//
+//	-                                      online, nothing sent or received
+//	offline[, last seen 3h ago]            ", last seen" only since 1.90
+//	idle[; exit node|; offers exit node][; offline[, last seen …]]
+//	active; [exit node; |offers exit node; ][relay "code"|direct ip:port|peer-relay ip:port:vni:N][; offline[, last seen …]]
+//
+// then ", tx N rx N" when there was traffic. `peer-relay` exists since
+// 1.86. The first line is this node (--self, the default), which never has
+// a connection state or traffic; with --self=false, or a line quoted on
+// its own, the first line is a peer and this node is unknown.
+
 var (
 	// healthItemRE is one message of `tailscale status`'s health block:
 	// "#     - msg".
-	healthItemRE = regexp.MustCompile(`^#\s+-\s+(.+)$`)
-	// promptRE is a shell prompt running tailscale ("$ tailscale status",
-	// "PS C:\> tailscale netcheck", "# sudo tailscale ping nas").
-	promptRE = regexp.MustCompile(`^(?:\S*[$#>%]\s*)(?:sudo\s+)?tailscaled?(?:\.exe)?(?:\s|$)`)
+	healthItemRE = regexp.MustCompile(`^#\s*-\s+(.+)$`)
 	// trafficRE ends a status column: ", tx N rx N".
-	trafficRE = regexp.MustCompile(`, tx (\d+) rx (\d+)$`)
-	// lastSeenRE is `tailscale status`'s ", last seen 3h ago".
-	lastSeenRE = regexp.MustCompile(`, last seen (\d+)([mhd]) ago`)
+	trafficRE = regexp.MustCompile(`,? tx (\d+) rx (\d+)$`)
+	// lastSeenRE is `tailscale status`'s ", last seen 3h ago" (1.90+).
+	lastSeenRE = regexp.MustCompile(`^, last seen (\d+)([mhd]) ago`)
 )
 
 // textStatus is one block of plain `tailscale status` output.
 type textStatus struct {
+	name  string // the file it came from
 	lines []peerLine
 }
 
-// peerLine is one line of plain `tailscale status`: the columns IP,
-// Hostname (DNS name without the tailnet's suffix, or ("host name")),
-// Owner ("alice@", "tagged-devices", "-"), OS (may be empty) and Status.
+// peerLine is one line of plain `tailscale status`.
 type peerLine struct {
-	ip      netip.Addr
-	name    string // DNS base name, or the quoted host name unquoted
-	dnsName bool   // name is a DNS name (not a quoted host name)
+	no      int        // line number in its file
+	ip      netip.Addr // invalid when the address was a placeholder
+	name    string     // DNS base name, or the quoted host name unquoted; "" when redacted
+	dnsName bool       // name is a DNS name (not a quoted host name)
 	owner   string
 	os      string
-	status  string
+	status  string // the status column as printed
+	col     statusCol
 }
 
-// parsePeerLine reads one line of `tailscale status`
-// (cmd/tailscale/cli/status.go printPS: tab-aligned columns). The status
-// column is found by its first word ("-", "idle", "active;", "offline"), so
-// an empty OS column is read as empty.
+// statusCol is the status column read by its grammar.
+type statusCol struct {
+	dash                     bool
+	active, idle             bool
+	exitNode, exitNodeOption bool
+	relay                    string // relay "code"; "" unknown
+	relayRedacted            bool
+	direct                   bool
+	curAddr                  string // direct's address; "(redacted)" for a placeholder
+	peerRelay                string
+	offline                  bool
+	lastSeen                 time.Duration // 0: no "last seen" printed
+	traffic                  bool
+	tx, rx                   int64
+}
+
+// parseStatusCol reads a status column whole; false when any of it does
+// not follow the grammar.
+func parseStatusCol(s string) (statusCol, bool) {
+	var c statusCol
+	if m := trafficRE.FindStringSubmatch(s); m != nil {
+		c.traffic = true
+		c.tx, _ = strconv.ParseInt(m[1], 10, 64)
+		c.rx, _ = strconv.ParseInt(m[2], 10, 64)
+		s = strings.TrimSpace(strings.TrimSuffix(s, m[0]))
+	}
+	// offline reads "; offline[, last seen …]" (or, at the start,
+	// "offline[, last seen …]") and returns what follows.
+	offline := func(rest string) (string, bool) {
+		c.offline = true
+		if m := lastSeenRE.FindStringSubmatch(rest); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			c.lastSeen = time.Duration(n) * map[string]time.Duration{"m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[m[2]]
+			if c.lastSeen == 0 {
+				c.lastSeen = time.Minute // the CLI prints at least 1m
+			}
+			rest = rest[len(m[0]):]
+		}
+		return rest, true
+	}
+	switch {
+	case s == "-":
+		c.dash = true
+		return c, true
+	case strings.HasPrefix(s, "offline"):
+		rest, _ := offline(strings.TrimPrefix(s, "offline"))
+		return c, rest == "" && !c.traffic
+	case strings.HasPrefix(s, "idle"):
+		c.idle = true
+		s = strings.TrimPrefix(s, "idle")
+		switch {
+		case strings.HasPrefix(s, "; exit node"):
+			c.exitNode, s = true, strings.TrimPrefix(s, "; exit node")
+		case strings.HasPrefix(s, "; offers exit node"):
+			c.exitNodeOption, s = true, strings.TrimPrefix(s, "; offers exit node")
+		}
+		if strings.HasPrefix(s, "; offline") {
+			s, _ = offline(strings.TrimPrefix(s, "; offline"))
+		}
+		return c, s == ""
+	case strings.HasPrefix(s, "active;"):
+		c.active = true
+		s = strings.TrimSpace(strings.TrimPrefix(s, "active;"))
+		switch {
+		case strings.HasPrefix(s, "exit node;"):
+			c.exitNode, s = true, strings.TrimSpace(strings.TrimPrefix(s, "exit node;"))
+		case strings.HasPrefix(s, "offers exit node;"):
+			c.exitNodeOption, s = true, strings.TrimSpace(strings.TrimPrefix(s, "offers exit node;"))
+		}
+		path, rest, _ := strings.Cut(s, ";")
+		path = strings.TrimSpace(path)
+		word, arg, _ := strings.Cut(path, " ")
+		switch word {
+		case "":
+			// "active; " with no path: no home DERP and no direct address.
+		case "relay":
+			code := arg
+			if uq, err := strconv.Unquote(arg); err == nil {
+				code = uq
+			} else if strings.ContainsAny(arg, ` "`) {
+				return c, false
+			}
+			if isRedacted(code) || code == "" {
+				c.relayRedacted = true
+			} else {
+				c.relay = safetext.Clean(code)
+			}
+		case "direct":
+			ap, ok := parseAddrPortOrPlaceholder(arg)
+			if !ok {
+				return c, false
+			}
+			c.direct, c.curAddr = true, ap.String()
+			if !ap.IsValid() {
+				c.curAddr = "(redacted)"
+			}
+		case "peer-relay":
+			if arg == "" || strings.Contains(arg, " ") {
+				return c, false
+			}
+			c.peerRelay = safetext.Clean(arg)
+			if isRedacted(arg) {
+				c.peerRelay = "(redacted)"
+			}
+		default:
+			return c, false
+		}
+		rest = strings.TrimSpace(rest)
+		if strings.HasPrefix(rest, "offline") {
+			rest, _ = offline(strings.TrimPrefix(rest, "offline"))
+		}
+		return c, rest == ""
+	}
+	return c, false
+}
+
+// isSelf reports whether a first line can be this node: the self line
+// never has a connection state or traffic (its Active is never set, and
+// its counters are zero), so it reads "-", or "offline" while tailscaled
+// is not in the map poll.
+func (c statusCol) isSelf() bool {
+	return (c.dash || (c.offline && !c.idle && c.lastSeen == 0)) && !c.active && !c.traffic
+}
+
+// parsePeerLine reads one line of `tailscale status`. The address may be a
+// placeholder (x.y.z.w, 100.xxx.xxx.xxx, [redacted]) and the name a
+// redaction: both are then unknown. The status column is found by its
+// first word and must follow its grammar to the end.
 func parsePeerLine(line string) (peerLine, bool) {
 	f := strings.Fields(line)
 	if len(f) < 4 {
 		return peerLine{}, false
 	}
-	ip, err := netip.ParseAddr(f[0])
-	if err != nil || !(ip.Is4() || ip.Is6()) {
+	ip, ok := parseAddrOrPlaceholder(f[0])
+	if !ok || (ip.IsValid() && !(ip.Is4() || ip.Is6())) {
 		return peerLine{}, false
 	}
 	pl := peerLine{ip: ip}
 	i := 1
-	if strings.HasPrefix(f[1], `("`) {
+	switch {
+	case strings.HasPrefix(f[1], `("`):
 		// ("host name"): the quoted host name of a node without a DNS name.
 		j := i
 		for j < len(f) && !strings.HasSuffix(f[j], `")`) {
@@ -74,13 +216,13 @@ func parsePeerLine(line string) (peerLine, bool) {
 		if err != nil {
 			return peerLine{}, false
 		}
-		pl.name = uq
+		pl.name = knownName(uq)
 		i = j + 1
-	} else {
-		pl.name, pl.dnsName = f[1], true
+	default:
+		pl.name, pl.dnsName = knownName(f[1]), true
 		i = 2
 		// "xn--…" names are followed by their Unicode form in parentheses.
-		if strings.HasPrefix(pl.name, "xn-") && i < len(f) && strings.HasPrefix(f[i], "(") {
+		if strings.HasPrefix(f[1], "xn-") && i < len(f) && strings.HasPrefix(f[i], "(") {
 			for i < len(f) && !strings.HasSuffix(f[i], ")") {
 				i++
 			}
@@ -103,6 +245,11 @@ func parsePeerLine(line string) (peerLine, bool) {
 		return peerLine{}, false
 	}
 	pl.status = strings.Join(f[i:], " ")
+	col, ok := parseStatusCol(pl.status)
+	if !ok {
+		return peerLine{}, false
+	}
+	pl.col = col
 	return pl, true
 }
 
@@ -115,16 +262,51 @@ func statusStart(w string) bool {
 	return false
 }
 
+// statusFragment reports whether line is a status line cut before its
+// address and name (a quote of part of a line): up to three words (owner,
+// OS) and a status column with something only the CLI prints ("active;",
+// traffic, "last seen").
+func statusFragment(line string) bool {
+	if !strings.Contains(line, "active;") && !strings.Contains(line, " rx ") && !strings.Contains(line, "last seen") {
+		return false
+	}
+	f := strings.Fields(line)
+	for i := 0; i < len(f) && i <= 3; i++ {
+		if !statusStart(f[i]) {
+			continue
+		}
+		s := strings.Join(f[i:], " ")
+		c, ok := parseStatusCol(s)
+		return ok && (c.active || c.traffic || c.lastSeen > 0)
+	}
+	return false
+}
+
+// id is the stable id a pasted line's node gets: its address, else its
+// name, else the line (the text has no node ids).
+func (pl peerLine) id(file string) tailcfg.StableNodeID {
+	switch {
+	case pl.ip.IsValid():
+		return tailcfg.StableNodeID("ip:" + pl.ip.String())
+	case pl.name != "":
+		return tailcfg.StableNodeID("name:" + strings.ToLower(safetext.Clean(pl.name)))
+	}
+	return tailcfg.StableNodeID(fmt.Sprintf("line:%s:%d", file, pl.no))
+}
+
 // build turns the block into an ipnstate.Status as tailscaled would have
-// answered, with only what the text shows: the first line is us. Every
-// peer gets a placeholder node key and its address as its id (the text
-// has neither). Ages ("last seen 3h ago") count back from taken.
-func (ts *textStatus) build(taken time.Time) *ipnstate.Status {
-	st := &ipnstate.Status{BackendState: "Running", Peer: map[key.NodePublic]*ipnstate.PeerStatus{}, User: map[tailcfg.UserID]tailcfg.UserProfile{}}
+// answered, with only what the text shows: the first line is us when it
+// can be (statusCol.isSelf), else us is unknown. Every node gets a
+// placeholder node key and an id from its address or name (the text has
+// neither). Ages ("last seen 3h ago") count back from taken. offline
+// lists the peers the text calls offline.
+func (ts *textStatus) build(taken time.Time) (st *ipnstate.Status, offline map[tailcfg.StableNodeID]bool) {
+	st = &ipnstate.Status{BackendState: "Running", Peer: map[key.NodePublic]*ipnstate.PeerStatus{}, User: map[tailcfg.UserID]tailcfg.UserProfile{}}
+	offline = map[tailcfg.StableNodeID]bool{}
 	users := map[string]tailcfg.UserID{}
 	for i, pl := range ts.lines {
-		ps := pl.peerStatus(taken)
-		if o := pl.owner; o != "-" && o != "" {
+		ps := pl.peerStatus(ts.name, taken)
+		if o := pl.owner; o != "-" && o != "" && !isRedacted(o) {
 			uid, ok := users[o]
 			if !ok {
 				uid = tailcfg.UserID(len(users) + 1)
@@ -133,147 +315,73 @@ func (ts *textStatus) build(taken time.Time) *ipnstate.Status {
 			}
 			ps.UserID = uid
 		}
-		if i == 0 {
+		if i == 0 && pl.col.isSelf() {
 			st.Self = ps
 			st.TailscaleIPs = ps.TailscaleIPs
 			continue
 		}
+		if pl.col.offline {
+			offline[ps.ID] = true
+		}
 		st.Peer[ps.PublicKey] = ps
 	}
-	return st
+	if st.Self == nil {
+		st.Self = &ipnstate.PeerStatus{}
+	}
+	return st, offline
+}
+
+// selfKnown reports whether the block's first line is this node.
+func (ts *textStatus) selfKnown() bool {
+	return len(ts.lines) > 0 && ts.lines[0].col.isSelf()
 }
 
 // peerStatus is the PeerStatus pl describes.
-func (pl peerLine) peerStatus(taken time.Time) *ipnstate.PeerStatus {
+func (pl peerLine) peerStatus(file string, taken time.Time) *ipnstate.PeerStatus {
+	id := pl.id(file)
 	ps := &ipnstate.PeerStatus{
-		ID:           tailcfg.StableNodeID("ip:" + pl.ip.String()),
-		PublicKey:    placeholderKey(pl.ip),
-		OS:           pl.os,
-		TailscaleIPs: []netip.Addr{pl.ip},
-		Online:       true,
+		ID:        id,
+		PublicKey: placeholderKey(string(id)),
+		OS:        safetext.Clean(pl.os),
+		Online:    true,
 	}
-	if pl.dnsName {
-		ps.HostName, ps.DNSName = pl.name, pl.name+"."
+	if pl.ip.IsValid() {
+		ps.TailscaleIPs = []netip.Addr{pl.ip}
+	}
+	name := safetext.Clean(pl.name)
+	if pl.dnsName && name != "" {
+		ps.HostName, ps.DNSName = name, name+"."
 	} else {
-		ps.HostName = pl.name
+		ps.HostName = name
 	}
-	s := pl.status
-	if m := trafficRE.FindStringSubmatch(s); m != nil {
-		ps.TxBytes, _ = strconv.ParseInt(m[1], 10, 64)
-		ps.RxBytes, _ = strconv.ParseInt(m[2], 10, 64)
-		s = strings.TrimSuffix(s, m[0])
-	}
-	if m := lastSeenRE.FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		unit := map[string]time.Duration{"m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[m[2]]
-		ps.LastSeen = taken.Add(-time.Duration(n) * unit)
-		s = strings.Replace(s, m[0], "", 1)
-	}
-	if strings.HasPrefix(s, "offline") || strings.Contains(s, "; offline") {
+	c := pl.col
+	ps.TxBytes, ps.RxBytes = c.tx, c.rx
+	if c.offline {
 		ps.Online = false
-		s = strings.Replace(strings.TrimPrefix(s, "offline"), "; offline", "", 1)
-	}
-	switch {
-	case strings.HasPrefix(s, "active; "):
-		ps.Active = true
-		s = strings.TrimPrefix(s, "active; ")
-		switch {
-		case strings.HasPrefix(s, "exit node; "):
-			ps.ExitNode, s = true, strings.TrimPrefix(s, "exit node; ")
-		case strings.HasPrefix(s, "offers exit node; "):
-			ps.ExitNodeOption, s = true, strings.TrimPrefix(s, "offers exit node; ")
+		if c.lastSeen > 0 {
+			ps.LastSeen = taken.Add(-c.lastSeen)
 		}
-		switch {
-		case strings.HasPrefix(s, "relay "):
-			if code, err := strconv.Unquote(strings.TrimPrefix(s, "relay ")); err == nil {
-				ps.Relay = code
-			}
-		case strings.HasPrefix(s, "direct "):
-			if ap, err := netip.ParseAddrPort(strings.TrimPrefix(s, "direct ")); err == nil {
-				ps.CurAddr = ap.String()
-			}
-		case strings.HasPrefix(s, "peer-relay "):
-			ps.PeerRelay = strings.TrimPrefix(s, "peer-relay ")
-		}
-	case strings.HasPrefix(s, "idle; exit node"):
-		ps.ExitNode = true
-	case strings.HasPrefix(s, "idle; offers exit node"):
-		ps.ExitNodeOption = true
 	}
+	ps.Active = c.active
+	ps.ExitNode, ps.ExitNodeOption = c.exitNode, c.exitNodeOption
+	ps.Relay = c.relay
+	if c.direct {
+		ps.CurAddr = c.curAddr
+	}
+	ps.PeerRelay = c.peerRelay
 	return ps
 }
 
-// pingFacts summarises the `tailscale ping` lines to one address.
-type pingFacts struct {
-	tries, pongs int
-	direct       bool
-	via          string
-	latency      time.Duration
-}
-
-var (
-	// pongRE is `tailscale ping`'s "pong from NAME (IP[, port]) via X in 35ms".
-	pongRE = regexp.MustCompile(`^pong from (\S+) \(([^,)\s]+)(?:, \d+)?\) via (\S+) in (\S+)$`)
-	// timedOutRE is `ping "IP" timed out`.
-	timedOutRE = regexp.MustCompile(`^ping "([^"]+)" timed out$`)
-)
-
-// pingLine reads one line of `tailscale ping` output.
-func (p *paste) pingLine(name string, no int, trim string) bool {
-	pf := func(ip netip.Addr) *pingFacts {
-		f, ok := p.pings[ip]
-		if !ok {
-			f = &pingFacts{}
-			p.pings[ip] = f
-			p.pingOrder = append(p.pingOrder, ip)
-		}
-		p.lastPing = ip
-		return f
-	}
-	if m := pongRE.FindStringSubmatch(trim); m != nil {
-		ip, err := netip.ParseAddr(m[2])
-		if err != nil {
-			return false
-		}
-		lat, err := time.ParseDuration(m[4])
-		if err != nil {
-			return false
-		}
-		f := pf(ip)
-		f.tries++
-		f.pongs++
-		f.via, f.latency = safetext.Clean(m[3]), lat
-		if _, err := netip.ParseAddrPort(m[3]); err == nil {
-			f.direct = true
-		}
-		p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no})
-		return true
-	}
-	if m := timedOutRE.FindStringSubmatch(trim); m != nil {
-		ip, err := netip.ParseAddr(m[1])
-		if err != nil {
-			return false
-		}
-		pf(ip).tries++
-		p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no})
-		return true
-	}
-	switch strings.TrimPrefix(trim, "error: ") {
-	case "direct connection not established", "no reply":
-		// The run's end: its pongs (or none) are already counted.
-		if p.lastPing.IsValid() {
-			p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no})
-			return true
+// redactedPaths are the path words, as pasted, of the lines whose relay
+// region the poster redacted: the PeerStatus cannot hold an unknown
+// region (Relay "" is no home region at all), so the words are kept.
+func (ts *textStatus) redactedPaths() map[tailcfg.StableNodeID]string {
+	out := map[tailcfg.StableNodeID]string{}
+	for _, pl := range ts.lines {
+		if pl.col.relayRedacted {
+			s := trafficRE.ReplaceAllString(pl.status, "")
+			out[pl.id(ts.name)] = safetext.Clean(s)
 		}
 	}
-	return false
-}
-
-// pingNote words one address's ping facts for the inputs list.
-func (f *pingFacts) note(ip netip.Addr) string {
-	s := fmt.Sprintf("to %s: %d tries, %d pongs", ip, f.tries, f.pongs)
-	if f.via != "" {
-		s += ", last via " + f.via
-	}
-	return s
+	return out
 }

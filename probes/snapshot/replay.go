@@ -13,6 +13,7 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 )
@@ -101,6 +102,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 	if sf := f.Self; sf != nil {
 		f.fillSelf(snap, sf)
 	}
+	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self)
 	if snap.Self.DERPLatencyFrom == "netinfo" {
 		snap.Self.DERPLatencyAt, snap.Self.DERPLatencySeen = f.History.DERPLatencyAt, f.History.DERPLatencySeen
 	}
@@ -115,6 +117,17 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 			p.LastChange, p.PingRun, p.Latency = h.LastChange, h.PingRun, h.Latency
 			p.TxRate, p.RxRate, p.RatesKnown = h.TxRate, h.RxRate, h.RatesKnown
 			p.HandshakeUnknown = h.HandshakeUnknown
+			if h.PathText != "" {
+				p.Path.Text = safetext.Clean(h.PathText)
+			}
+			if h.Offline && p.Online == nil {
+				// The text said offline without a time: as control's
+				// offline, unless a handshake says otherwise.
+				p.Online, p.OnlineSource = boolp(false), "pasted status text"
+				if ps := f.peerStatus(p.ID); ps != nil {
+					p.Path = probes.Classify(ps, p.Online, snap.Time)
+				}
+			}
 		}
 		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 	}
@@ -144,10 +157,24 @@ func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 	if len(self.Endpoints) == 0 {
 		self.Endpoints = sf.Endpoints
 	}
+	if sf.Evidence != nil {
+		ev := *sf.Evidence
+		self.Evidence = &ev
+	}
 	if self.HomeDERP == 0 && sf.HomeDERP != 0 {
 		self.HomeDERP = sf.HomeDERP
 		if self.HomeDERPCode == "" {
 			self.HomeDERPCode = snap.Regions[sf.HomeDERP].Code
 		}
 	}
+}
+
+// peerStatus is f's status entry of the peer with stable id id.
+func (f *File) peerStatus(id string) *ipnstate.PeerStatus {
+	for _, ps := range f.Status.Peer {
+		if ps != nil && string(ps.ID) == id {
+			return ps
+		}
+	}
+	return nil
 }

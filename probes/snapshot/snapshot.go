@@ -157,11 +157,19 @@ type PeerHistory struct {
 	RatesKnown bool          `json:"rates_known,omitempty"`
 	// HandshakeUnknown: the source shows no handshakes (pasted status text).
 	HandshakeUnknown bool `json:"handshake_unknown,omitempty"`
+	// Offline: pasted status text says the peer is offline, perhaps with
+	// no "last seen" time (the CLI printed none before 1.90), so
+	// PeerStatus.LastSeen cannot carry it.
+	Offline bool `json:"offline,omitempty"`
+	// PathText is the path column in the pasted text's own words where
+	// tailscale status's cannot be rebuilt: a peer only ping output names
+	// ("ping: via DERP(nyc)"), a relay region the poster redacted.
+	PathText string `json:"path_text,omitempty"`
 }
 
 func (h PeerHistory) empty() bool {
 	return h.NoHandshakeSince.IsZero() && h.LastDirect.IsZero() && h.LastChange == nil &&
-		h.PingRun == nil && h.Latency == 0 && h.TxRate == 0 && h.RxRate == 0 && !h.RatesKnown && !h.HandshakeUnknown
+		h.PingRun == nil && h.Latency == 0 && h.TxRate == 0 && h.RxRate == 0 && !h.RatesKnown && !h.HandshakeUnknown && !h.Offline && h.PathText == ""
 }
 
 // ControlAPI is the control API's answer as the diagnosis used it.

@@ -428,3 +428,38 @@ func TestWriteFileErrorNamesThePath(t *testing.T) {
 		t.Errorf("WriteFile into a missing directory: %v", err)
 	}
 }
+
+// TestSelfVerdictRoundTrip: the self's verdict of a captured snapshot
+// (from Status's health and NetInfo, as live) is the same after saving,
+// reading back and redacting.
+func TestSelfVerdictRoundTrip(t *testing.T) {
+	f := bigFile(3)
+	f.Status.Health = []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
+	ctx := context.Background()
+	first, err := f.Diagnose(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := first.Self.Verdict
+	if v == nil || v.Reason != probes.ReasonSelfUDPReceiveStopped {
+		t.Fatalf("self verdict %+v, want %s", v, probes.ReasonSelfUDPReceiveStopped)
+	}
+	back, err := roundTrip(t, f).Diagnose(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(v, back.Self.Verdict); diff != "" {
+		t.Errorf("saved and read back (-before +after):\n%s", diff)
+	}
+	red, err := Redact(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rls, err := red.Diagnose(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv := rls.Self.Verdict; rv == nil || rv.Reason != v.Reason {
+		t.Errorf("redacted self verdict %+v, want %s", rv, v.Reason)
+	}
+}

@@ -609,6 +609,12 @@ func (l *List) statusLine() string {
 			shown = fmt.Sprintf("%d peers (%d shown)", n, len(l.order))
 		}
 		parts = append(parts, common.Part{Text: shown})
+		// The self's own verdict (probes.DiagnoseSelf): trouble at this
+		// end touches every row, so it comes first and is narrowed to its
+		// id, and dropped, only after the counts that follow.
+		if v := l.snap.Self.Verdict; v != nil && !(v.Reason == probes.ReasonSelfLoggedOut && l.snap.BackendState != "Running" && l.snap.BackendState != "") {
+			parts = append(parts, common.Part{Text: l.st.Bad.Render("self: " + v.Summary), Short: l.st.Bad.Render("self: " + string(v.Reason)), Drop: 1})
+		}
 		if relayed > 0 {
 			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d relayed via DERP", relayed)), Drop: 1})
 		}

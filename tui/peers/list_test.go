@@ -334,3 +334,28 @@ func TestEscapesNeverReachTheScreen(t *testing.T) {
 		t.Errorf("cleaned name missing:\n%s", v)
 	}
 }
+
+// TestHeaderShowsSelfVerdict: the self's own verdict is on the Peers
+// header line, in words where there is room and as its id where not.
+func TestHeaderShowsSelfVerdict(t *testing.T) {
+	snap := peerstest.Snapshot()
+	snap.Self.Health = []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
+	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self)
+	if snap.Self.Verdict == nil {
+		t.Fatal("no self verdict from a stopped ReceiveIPv4")
+	}
+	for _, tt := range []struct {
+		width int
+		want  string
+	}{
+		{160, "self: " + snap.Self.Verdict.Summary},
+		{70, "self: self-udp-receive-stopped"},
+	} {
+		l := NewList(common.DefaultStyles())
+		l.SetSize(tt.width, 20)
+		l.Update(peerstest.Linked(snap))
+		if head, _, _ := strings.Cut(l.View(), "\n"); !strings.Contains(head, tt.want) {
+			t.Errorf("width %d: header %q lacks %q", tt.width, head, tt.want)
+		}
+	}
+}

@@ -1,0 +1,281 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
+)
+
+var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/corpus/*.golden")
+
+// corpusSources names, for every paste in testdata/corpus, the format
+// strings it was written from: the Tailscale source file and the version
+// (the CLI's output of tailscale.com v1.102.5 is unchanged on main toward
+// 1.104, v1.103.0-pre; older versions from the history of
+// github.com/tailscale/tailscale). Addresses are documentation ranges
+// (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24), private ranges and
+// tailnet addresses.
+var corpusSources = map[string]string{
+	// tailscale status
+	"status-1.50-fixed-width.txt":      "cmd/tailscale/cli/status.go printPS @ v1.50.0 (%-15s %-20s %-12s %-7s columns; bare \"offline\"; \"active; \" with no relay)",
+	"status-1.60-exit-node.txt":        "cmd/tailscale/cli/status.go printPS @ v1.60.0 (exit node words, \"; offline\" without a time)",
+	"status-1.86-peer-relay.txt":       "cmd/tailscale/cli/status.go printPS @ v1.86.0 (\"peer-relay %s\", ip:port:vni:N from magicsock epAddr.String)",
+	"status-1.90-tabwriter.txt":        "cmd/tailscale/cli/status.go @ v1.90.0 (text/tabwriter columns; cli.go lastSeenFmt)",
+	"status-1.102-header.txt":          "cmd/tailscale/cli/status.go @ v1.102.5 (--header; dnsOrQuoteHostname's xn-- and (\"quoted\") names)",
+	"status-self-false.txt":            "cmd/tailscale/cli/status.go @ v1.102.5 with --self=false (no line for us)",
+	"status-single-line.txt":           "one line of cmd/tailscale/cli/status.go printPS @ v1.102.5, quoted in a post",
+	"status-windows-crlf.txt":          "cmd/tailscale/cli/status.go @ v1.102.5 run in PowerShell (CRLF, PS prompt)",
+	"status-utf16.txt":                 "cmd/tailscale/cli/status.go @ v1.102.5 redirected by PowerShell 5 (UTF-16LE with a byte-order mark)",
+	"status-headscale.txt":             "cmd/tailscale/cli/status.go ownerLogin @ v1.102.5 against headscale (logins without \"@\", a numeric user id)",
+	"status-health-1.50.txt":           "cmd/tailscale/cli/status.go printHealth @ v1.50.0; health/health.go checkReceiveFuncs (\"ReceiveIPv4 is not running\") @ v1.50.0",
+	"status-health-1.102.txt":          "cmd/tailscale/cli/status.go printHealth @ v1.102.5; health/warnings.go magicsockReceiveFuncWarnable @ v1.102.5",
+	"status-health-alone.txt":          "cmd/tailscale/cli/status.go printHealth @ v1.102.5 quoted alone; health/warnings.go magicsockReceiveFuncWarnable, noDERPHomeWarnable",
+	"status-logged-out.txt":            "cmd/tailscale/cli/status.go isRunningOrStarting @ v1.102.5 (\"Logged out.\", \"Log in at: \")",
+	"status-stopped.txt":               "cmd/tailscale/cli/status.go isRunningOrStarting @ v1.102.5 (\"Tailscale is stopped.\")",
+	"status-placeholders.txt":          "cmd/tailscale/cli/status.go @ v1.102.5 with the poster's placeholders (100.xxx.xxx.xxx, [redacted], x.y.z.w, <ip>:<port>)",
+	"status-forum-mangled.txt":         "cmd/tailscale/cli/status.go @ v1.102.5 through forum software (typographic quotes, non-breaking spaces, tabs)",
+	"status-wrapped-80.txt":            "cmd/tailscale/cli/status.go @ v1.102.5 re-wrapped at 80 columns",
+	"status-fragment.txt":              "a piece of a cmd/tailscale/cli/status.go printPS @ v1.102.5 line, its address and name cut off",
+	"status-markdown.txt":              "cmd/tailscale/cli/status.go @ v1.102.5 quoted in Markdown (> and ``` fences)",
+	"status-two-nodes.txt":             "cmd/tailscale/cli/status.go @ v1.102.5 from two different nodes in one paste",
+	"status-and-json-concatenated.txt": "cmd/tailscale/cli/status.go --json (ipnstate.Status) @ v1.102.5, then tailscaled's journal (wgengine/magicsock magicsock.go)",
+	// tailscale ping
+	"ping-lost-direct.txt":         "cmd/tailscale/cli/ping.go runPing @ v1.102.5, three runs: direct, timed out, DERP only",
+	"ping-zsh-time.txt":            "cmd/tailscale/cli/ping.go runPing @ v1.102.5, three runs under zsh prompts with `time`",
+	"ping-tsmp.txt":                "cmd/tailscale/cli/ping.go runPing --tsmp @ v1.102.5 (via = pingType(); stops after one pong; PeerAPIPort)",
+	"ping-icmp.txt":                "cmd/tailscale/cli/ping.go runPing --icmp @ v1.102.5",
+	"ping-c1-lone-derp.txt":        "cmd/tailscale/cli/ping.go runPing -c 1 @ v1.102.5 (one DERP pong, then \"direct connection not established\")",
+	"ping-no-reply.txt":            "cmd/tailscale/cli/ping.go runPing @ v1.102.5 (every ping timed out: \"no reply\")",
+	"ping-peer-relay.txt":          "cmd/tailscale/cli/ping.go runPing @ v1.86.0 (\"peer-relay(%s)\")",
+	"ping-placeholder-direct.txt":  "cmd/tailscale/cli/ping.go runPing @ v1.102.5 with the poster's placeholder address (203.0.xx.xx:56028)",
+	"ping-local-ip.txt":            "cmd/tailscale/cli/ping.go runPing @ v1.102.5 (\"%v is local Tailscale IP\") and a pong",
+	"ping-powershell.txt":          "cmd/tailscale/cli/ping.go runPing @ v1.50.0 in PowerShell (CRLF)",
+	"ping-with-status.txt":         "cmd/tailscale/cli/status.go and ping.go @ v1.102.5: a ping to a peer of the status",
+	"ping-unresolved-name.txt":     "cmd/tailscale/cli/ping.go @ v1.102.5: timeouts name the address, the prompt the name",
+	"netcheck-1.50-hairpin.txt":    "cmd/tailscale/cli/netcheck.go printReport @ v1.50.0 (HairPinning, no Time)",
+	"netcheck-1.80-rfc3339.txt":    "cmd/tailscale/cli/netcheck.go printReport @ v1.80.0 (Time as RFC 3339 with nanoseconds)",
+	"netcheck-1.102-local.txt":     "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 (Time as tstime.DateSpTimeNanoZ, local)",
+	"netcheck-go-time-string.txt":  "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5, its Time retyped as Go's time.Time.String()",
+	"netcheck-logged-out.txt":      "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 with nothing measured (no DERP map)",
+	"netcheck-udp-blocked.txt":     "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5; net/netcheck HTTPS latency fallback (UDP false, latencies)",
+	"netcheck-every-flapping.txt":  "cmd/tailscale/cli/netcheck.go --every @ v1.102.5 (one report per run; MappingVariesByDestIP flips)",
+	"netcheck-verbose.txt":         "cmd/tailscale/cli/netcheck.go --verbose @ v1.102.5 (derpN in region lines; portmap: and netcheck: log lines)",
+	"netcheck-json-empty.txt":      "cmd/tailscale/cli/netcheck.go --format=json @ v1.102.5 (net/netcheck.Report) with nothing measured",
+	"netcheck-redacted-fields.txt": "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 with [redacted] fields",
+	// tailscaled logs
+	"log-journal.txt":          "journald short format of tailscaled @ v1.102.5 (wgengine/magicsock derp.go, magicsock.go; net/netcheck logConciseReport)",
+	"log-journal-o-cat.txt":    "journalctl -o cat with the identifier kept, tailscaled @ v1.102.5 (magicsock endpoints changed, home is now)",
+	"log-docker.txt":           "docker logs -t and docker compose logs of a tailscale container @ v1.102.5 (Go log times inside)",
+	"log-windows.txt":          "tailscaled's Windows log file, log/filelogger appendToFileLocked @ v1.102.5 (DateTTimeMilliZ + \": \")",
+	"log-go-time-string.txt":   "tailscaled lines quoted with Go's time.Time.String() (\"-0400 -0400:\", \"+0000 UTC:\") @ v1.102.5",
+	"log-embedded-prefix.txt":  "a program embedding tailscale.com @ v1.102.5 with its own logger prefix (\"… wgengine: netcheck: [v1] report: …\")",
+	"log-netcheck-empty.txt":   "net/netcheck logConciseReport @ v1.50.0 (hair=; empty opt.Bool fields, derp=0)",
+	"log-netinfo-pager.txt":    "control/controlclient/direct.go \"NetInfo: %v\" with tailcfg.NetInfo.String @ v1.80.0 (hairpin=), cut by less -S",
+	"log-udp-blocked.txt":      "net/netcheck GetReport \"UDP is blocked, trying HTTPS\" and logConciseReport @ v1.102.5",
+	"log-control-mtu.txt":      "control/controlclient/auto.go mapRoutine and ipn/ipnlocal \"Received error: %v\"; logtail upload @ v1.102.5",
+	"log-receive-stopped.txt":  "ipn/ipnlocal \"health(warnable=%s): error: %s\"; health/warnings.go magicsockReceiveFuncWarnable @ v1.102.5",
+	"log-derp-unreachable.txt": "wgengine/magicsock derp.go \"derp.Recv(derp-%d): %v\" with derp/derphttp \"%s connect to %v: %v\" @ v1.102.5",
+	"log-derp-proxy.txt":       "derp/derphttp/derphttp_client.go \"derphttp: CONNECT dial to %s: %v\" @ v1.102.5",
+	"log-upnp-not-gateway.txt": "net/portmapper \"UPnP discovery response from %v, but gateway IP is %v\" @ v1.102.5",
+	"log-linkchange.txt":       "wgengine/userspace.go \"LinkChange: major, rebinding\" @ v1.50.0 (New state) and v1.102.5 (old/new); net/netmon State.String",
+	"log-health-1.50.txt":      "ipn/ipnlocal \"health(%q): error: %v\" @ v1.50.0",
+	"log-udp-flapping.txt":     "net/netcheck logConciseReport @ v1.102.5, UDP coming and going",
+	"log-disco.txt":            "wgengine/magicsock endpoint.go \"disco: node %v %v now using %v\", \"got pong\"; home DERP changing @ v1.102.5",
+	"thread-everything.txt":    "a forum thread: status.go, netcheck.go, ping.go and a journal of tailscaled @ v1.102.5, with chatter and prompts",
+	"thread-concatenated.txt":  "several pastes concatenated: netcheck.go @ v1.90.0, ping.go and status.go @ v1.90.0",
+	"thread-truncated.txt":     "status.go --json @ v1.102.5 cut short, then netcheck.go @ v1.102.5",
+	"binary.txt":               "not text (an ELF header): one error line",
+	"chatter-only.txt":         "no Tailscale line at all: one error line",
+}
+
+// TestCorpus reads every paste of testdata/corpus as `status --from`
+// does and compares what it recognised and the verdicts (ours and each
+// peer's) with its .golden (regenerate with -update-corpus).
+func TestCorpus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 40 {
+		t.Errorf("%d pastes in the corpus, want at least 40", len(files))
+	}
+	for _, path := range files {
+		name := filepath.Base(path)
+		t.Run(strings.TrimSuffix(name, ".txt"), func(t *testing.T) {
+			src, ok := corpusSources[name]
+			if !ok {
+				t.Fatalf("%s: no entry in corpusSources naming the format it follows", name)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := "# " + name + "\n# follows: " + src + "\n" + renderCorpus(t, name, data)
+			golden := strings.TrimSuffix(path, ".txt") + ".golden"
+			if *updateCorpus {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update-corpus to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", name, diff)
+			}
+		})
+	}
+	for name := range corpusSources {
+		if !slices.Contains(files, filepath.Join("testdata", "corpus", name)) {
+			t.Errorf("corpusSources names %s, which is not in testdata/corpus", name)
+		}
+	}
+}
+
+// renderCorpus is what the golden holds of one paste: the inputs
+// recognised, the ignored lines, the warnings, our facts and verdict with
+// its checks, and each peer's path, evidence and verdict.
+func renderCorpus(t *testing.T, name string, data []byte) string {
+	var b strings.Builder
+	f, err := Parse([]Raw{{Name: name, Data: data}}, pasteNow)
+	if err != nil {
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("multi-line error %q", err)
+		}
+		fmt.Fprintf(&b, "error: %v (ErrNotSnapshot %v)\n", err, errors.Is(err, ErrNotSnapshot))
+		return b.String()
+	}
+	ls, err := roundTrip(t, f).Diagnose(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRedacted(t, f, ls)
+	fmt.Fprintf(&b, "taken: %s (%s)\n", f.Taken.UTC().Format("2006-01-02 15:04:05.000Z"), f.TakenFrom)
+	b.WriteString("inputs:\n")
+	for _, in := range f.Inputs {
+		where := "-"
+		if in.Name != "" {
+			where = fmt.Sprintf("%d-%d", in.First, in.Last)
+		}
+		fmt.Fprintf(&b, "  %s %s: %s\n", where, in.Kind, in.Note)
+	}
+	if len(f.Ignored) > 0 {
+		var lines []string
+		for _, ig := range f.Ignored {
+			lines = append(lines, fmt.Sprint(ig.Line))
+		}
+		fmt.Fprintf(&b, "ignored lines: %s\n", strings.Join(lines, ", "))
+	}
+	for _, w := range ls.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	renderSelf(&b, ls)
+	for _, p := range ls.Peers {
+		renderPeer(&b, p)
+	}
+	return b.String()
+}
+
+func renderSelf(b *strings.Builder, ls *link.Snapshot) {
+	s := ls.Self
+	fmt.Fprintf(b, "self: name=%q ips=%v state=%q home=%d%s", s.Name, s.TailscaleIPs, ls.BackendState, s.HomeDERP, codeOf(s.HomeDERPCode))
+	if n := s.NAT; n != nil {
+		fmt.Fprintf(b, " udp=%s mapping-varies=%s portmap=%v", tri(n.WorkingUDP), tri(n.MappingVariesByDestIP), n.HavePortMap)
+		if n.PortMapUnknown {
+			b.WriteString("(unknown)")
+		}
+		fmt.Fprintf(b, " derp-latencies=%d", len(n.DERPLatency))
+	} else {
+		b.WriteString(" nat=unknown")
+	}
+	if len(s.Endpoints) > 0 {
+		fmt.Fprintf(b, " endpoints=%v", s.Endpoints)
+	}
+	b.WriteString("\n")
+	for _, h := range s.Health {
+		fmt.Fprintf(b, "  health: %s\n", h)
+	}
+	if v := s.Verdict; v != nil {
+		fmt.Fprintf(b, "  self verdict: %s also %v\n", v.Reason, v.Also)
+		for _, c := range v.Checks {
+			fmt.Fprintf(b, "    %s %s = %s (%s)\n", c.Mark(), c.Field, c.Value, c.Source)
+		}
+	} else {
+		b.WriteString("  self verdict: none\n")
+	}
+}
+
+func renderPeer(b *strings.Builder, p probes.Peer) {
+	fmt.Fprintf(b, "peer %q id=%s ips=%v os=%q: path %s %q", p.Name, p.ID, p.TailscaleIPs, p.OS, p.Path.Kind, p.Path.Text)
+	if p.Online != nil {
+		fmt.Fprintf(b, " online=%v(%s)", *p.Online, p.OnlineSource)
+	}
+	if p.TxBytes != 0 || p.RxBytes != 0 {
+		fmt.Fprintf(b, " tx=%d rx=%d", p.TxBytes, p.RxBytes)
+	}
+	if p.Latency > 0 {
+		fmt.Fprintf(b, " latency=%v", p.Latency)
+	}
+	if r := p.PingRun; r != nil {
+		fmt.Fprintf(b, " ping-run=%d/%d direct=%v via=%q", r.Pongs, r.Tries, r.Direct, r.Via)
+	}
+	if !p.LastDirect.IsZero() {
+		fmt.Fprintf(b, " last-direct=%v", p.LastDirectAddr)
+	}
+	fmt.Fprintf(b, "\n  verdict: %s also %v\n", p.Verdict.Reason, p.Verdict.Also)
+}
+
+func tri(b *bool) string {
+	if b == nil {
+		return "?"
+	}
+	return fmt.Sprint(*b)
+}
+
+func codeOf(c string) string {
+	if c == "" {
+		return ""
+	}
+	return fmt.Sprintf("(%q)", c)
+}
+
+// checkRedacted: the paste's redacted snapshot leaks nothing (Redact's
+// own search) and gives us and every peer the same verdicts.
+func checkRedacted(t *testing.T, f *File, ls *link.Snapshot) {
+	t.Helper()
+	red, err := Redact(f)
+	if err != nil {
+		t.Errorf("redact: %v", err)
+		return
+	}
+	rls, err := roundTrip(t, red).Diagnose(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := func(s *link.Snapshot) []string {
+		var out []string
+		if v := s.Self.Verdict; v != nil {
+			out = append(out, fmt.Sprintf("self %s %v", v.Reason, v.Also))
+		}
+		for _, p := range s.Peers {
+			out = append(out, fmt.Sprintf("%s %s %v", p.Path.Kind, p.Verdict.Reason, p.Verdict.Also))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if diff := cmp.Diff(reasons(ls), reasons(rls)); diff != "" {
+		t.Errorf("redacted verdicts differ (-pasted +redacted):\n%s", diff)
+	}
+}

@@ -1,0 +1,123 @@
+package snapshot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tailpath/tailpath/probes"
+)
+
+// fieldDir holds inputs from public reports that tailpath once got wrong,
+// with their right answers in its README (../shared beside the repo).
+var fieldDir = filepath.Join("..", "..", "..", "shared", "testdata", "field", "pasted")
+
+// TestFieldPasted: the four pasted field inputs give the answers
+// ../shared/testdata/field/README.md states.
+func TestFieldPasted(t *testing.T) {
+	if _, err := os.Stat(fieldDir); err != nil {
+		t.Skip("../shared/testdata/field/pasted is absent: field inputs not checked")
+	}
+	read := func(t *testing.T, name string) (*File, *probesSnapshot) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(fieldDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse([]Raw{{Name: name, Data: b}}, pasteNow)
+		if err != nil {
+			t.Fatalf("%s: %v (it holds Tailscale lines: it must be read)", name, err)
+		}
+		ls, err := roundTrip(t, f).Diagnose(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, &probesSnapshot{ls.Self, ls.Peers, ls.Regions}
+	}
+	natReasons := []probes.ReasonID{probes.ReasonLocalHardNAT, probes.ReasonBothHardNAT, probes.ReasonPeerHardNAT,
+		probes.ReasonHardAndFilteringNAT, probes.ReasonLocalUDPBlocked, probes.ReasonPeerUDPBlocked}
+
+	t.Run("netcheck-logged-out", func(t *testing.T) {
+		// Nothing was measured: UDP unknown, not blocked; say so; never
+		// advise opening UDP.
+		_, s := read(t, "netcheck-logged-out.txt")
+		if n := s.self.NAT; n != nil && n.WorkingUDP != nil {
+			t.Errorf("UDP = %v, want unknown (the report measured nothing)", *n.WorkingUDP)
+		}
+		v := s.self.Verdict
+		if v == nil || v.Reason != probes.ReasonSelfNetcheckEmpty {
+			t.Fatalf("self verdict %+v, want %s", v, probes.ReasonSelfNetcheckEmpty)
+		}
+		if slices.Contains(v.Also, probes.ReasonSelfUDPBlocked) || strings.Contains(strings.ToLower(v.Fix), "allow outbound udp") {
+			t.Errorf("verdict %+v advises opening UDP", v)
+		}
+	})
+	t.Run("netcheck-redacted", func(t *testing.T) {
+		// UDP works, easy NAT; [redacted] is never a region.
+		_, s := read(t, "netcheck-redacted.txt")
+		n := s.self.NAT
+		if n == nil || n.WorkingUDP == nil || !*n.WorkingUDP || n.MappingVariesByDestIP == nil || *n.MappingVariesByDestIP {
+			t.Errorf("NAT %+v, want UDP true and an easy NAT", n)
+		}
+		if s.self.HomeDERP != 0 || len(s.regions) != 0 {
+			t.Errorf("home %d, regions %v: the redacted nearest DERP must stay unknown", s.self.HomeDERP, s.regions)
+		}
+		if s.self.Verdict != nil {
+			t.Errorf("self verdict %+v, want none", s.self.Verdict)
+		}
+	})
+	t.Run("ping-placeholders", func(t *testing.T) {
+		// One peer, MACHINE-2, reached only through DERP nue at 6 ms
+		// after ten DISCO pings; the placeholder is an unknown address;
+		// no NAT verdict.
+		_, s := read(t, "ping-placeholders.txt")
+		if len(s.peers) != 1 {
+			t.Fatalf("%d peers, want 1", len(s.peers))
+		}
+		p := s.peers[0]
+		if p.Name != "MACHINE-2" || len(p.TailscaleIPs) != 0 || p.Path.Kind != probes.PathDERP || p.Path.DERPCode != "nue" || p.Latency != 6*time.Millisecond {
+			t.Errorf("peer %s %v %s %q %v, want MACHINE-2, no address, relayed via nue, 6ms", p.Name, p.TailscaleIPs, p.Path.Kind, p.Path.DERPCode, p.Latency)
+		}
+		if r := p.PingRun; r == nil || r.Tries != 10 || r.Pongs != 10 || r.Direct || r.Via != "DERP(nue)" {
+			t.Errorf("ping run %+v, want 10 pongs, none direct, via DERP(nue)", r)
+		}
+		if slices.Contains(natReasons, p.Verdict.Reason) {
+			t.Errorf("verdict %s: the text cannot show a NAT cause", p.Verdict.Reason)
+		}
+		if p.Verdict.Reason != probes.ReasonDiscoUnanswered && p.Verdict.Reason != probes.ReasonUnexplained {
+			t.Errorf("verdict %s, want disco-unanswered or unexplained (with the ping run as evidence)", p.Verdict.Reason)
+		}
+		if !slices.ContainsFunc(p.Verdict.Checks, func(c probes.Check) bool { return c.Field == "PingRun" }) {
+			t.Errorf("the ping run is not among the checks: %+v", p.Verdict.Checks)
+		}
+	})
+	t.Run("journal-control-tls", func(t *testing.T) {
+		// The control connection keeps breaking mid-stream: a self
+		// finding pointing at the WAN MTU / MSS clamping, no peer.
+		f, s := read(t, "journal-control-tls.txt")
+		if len(f.Ignored) != 0 {
+			t.Errorf("ignored %+v: every line is tailscaled's", f.Ignored)
+		}
+		v := s.self.Verdict
+		if v == nil || v.Reason != probes.ReasonSelfControlBreaking {
+			t.Fatalf("self verdict %+v, want %s", v, probes.ReasonSelfControlBreaking)
+		}
+		if !strings.Contains(v.Summary+v.Fix, "MTU") || !strings.Contains(v.Summary+v.Fix, "MSS") {
+			t.Errorf("verdict %q / %q does not point at the MTU and MSS", v.Summary, v.Fix)
+		}
+		if len(s.peers) != 0 {
+			t.Errorf("%d peers from a journal of control errors", len(s.peers))
+		}
+	})
+}
+
+// probesSnapshot is what the field checks read of a diagnosis.
+type probesSnapshot struct {
+	self    probes.Self
+	peers   []probes.Peer
+	regions map[int]probes.Region
+}
