@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +18,8 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 	tsapi "tailscale.com/client/tailscale/v2"
+
+	"github.com/tailpath/tailpath/internal/secretfile"
 )
 
 // APISecret is a credential for the control API. It prints as
@@ -95,38 +95,21 @@ func APIConfigFromEnv(getenv func(string) string) (APIConfig, error) {
 
 // ErrKeyFileOpen is returned (wrapped) by ReadAPIKeyFile for a key file
 // that group or others may read.
-var ErrKeyFileOpen = errors.New("API key file is readable by group or others")
+var ErrKeyFileOpen = secretfile.ErrTooOpen
 
-// ReadAPIKeyFile reads an API key from path (its first line). It refuses a
-// file that group or others may read (mode & 0o077 != 0, except on
-// Windows, where modes do not say so), saying how to fix it, and a file
-// that is empty. The error never contains the file's content.
+// ReadAPIKeyFile reads an API key from path (its first line) with
+// secretfile.Read: it refuses anything but a regular file (a FIFO or
+// /dev/null fails at once, never blocking), a link, a file owned by
+// another user than this one or root, and one that group or others may
+// read (mode & 0o077 != 0, except on Windows, where modes do not say so),
+// saying how to fix it; and a file that is empty. The error never
+// contains the file's content.
 func ReadAPIKeyFile(path string) (APISecret, error) {
-	f, err := os.Open(path)
+	s, err := secretfile.Read(path, "--api-key-file")
 	if err != nil {
-		return APISecret{}, fmt.Errorf("--api-key-file: %w", err)
+		return APISecret{}, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return APISecret{}, fmt.Errorf("--api-key-file: %w", err)
-	}
-	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
-		return APISecret{}, fmt.Errorf("--api-key-file %s: %w (mode %04o): a secret must be readable by its owner only; run `chmod 600 %s`", path, ErrKeyFileOpen, st.Mode().Perm(), path)
-	}
-	if !st.Mode().IsRegular() {
-		return APISecret{}, fmt.Errorf("--api-key-file %s: not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 4096))
-	if err != nil {
-		return APISecret{}, fmt.Errorf("--api-key-file %s: %w", path, err)
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	key := NewAPISecret(string(line))
-	if key.IsZero() {
-		return APISecret{}, fmt.Errorf("--api-key-file %s: the file is empty", path)
-	}
-	return key, nil
+	return NewAPISecret(s), nil
 }
 
 // APIFacts is one read of the tailnet's devices from the control API,
