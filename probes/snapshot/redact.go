@@ -16,6 +16,8 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
+
+	"github.com/tailpath/tailpath/probes"
 )
 
 // Redaction says what Redact replaced and what it left out, in words a
@@ -583,6 +585,12 @@ func (r *redactor) prune(f *File) *File {
 		out.WhoIs = append(out.WhoIs, WhoIs{Addr: w.Addr, Node: r.pruneNode(w.Node), Err: w.Err, Denied: w.Denied})
 	}
 	out.DERPMap = pruneDERPMap(f.DERPMap)
+	if c := f.ControlAPI; c != nil {
+		// An error body may echo the request, credentials included.
+		cc := *c
+		cc.Status.Err = probes.APIErrorSummary(c.Status.Err)
+		out.ControlAPI = &cc
+	}
 	if t := f.Tuning; t != nil {
 		tc := *t
 		tc.Root = ""
@@ -1026,6 +1034,7 @@ func (r *redactor) summary() *Redaction {
 			"tags, routes, capabilities (but only-tcp-443), SSH host keys, PeerAPI URLs, locations, certificate domains",
 			"Hostinfo other than OS, version, host name and NetInfo; custom DERP host names",
 			"the text of ignored pasted lines",
+			"what the control API said in its errors (tailpath's words for the status stay)",
 		},
 	}
 }
