@@ -65,7 +65,8 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 	panes, msgs := d.replayPanes()
 	model := tui.New(tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay),
 		NoSave: "nothing to save: this is a saved snapshot already (status --from FILE --save OUT --redact makes a shareable copy)"})
-	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
+	// Signals end ctx, which ends the program (see Run).
+	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithoutSignalHandler(), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
 	go func() {
 		p.Send(ls)
 		for _, m := range msgs {
