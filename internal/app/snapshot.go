@@ -55,20 +55,30 @@ func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.A
 	return tui.SavedMsg{Path: path}
 }
 
-// runReplay runs the dashboard over d.Replay: one linked snapshot, sent
-// once, and no pings or saving.
-func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOption, stdout io.Writer) error {
+// ReplayModel is the dashboard's root model over d.Replay and the
+// messages that fill it, in order (its linked snapshot, then its tuning
+// report): what runReplay runs, for tests that render it.
+func (d *Dashboard) ReplayModel(ctx context.Context) (tea.Model, []tea.Msg, error) {
 	ls, err := d.Replay.Diagnose(ctx)
 	if err != nil {
-		return fmt.Errorf("dashboard: the snapshot: %w", err)
+		return nil, nil, fmt.Errorf("dashboard: the snapshot: %w", err)
 	}
 	panes, msgs := d.replayPanes()
 	model := tui.New(tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay),
 		NoSave: "nothing to save: this is a saved snapshot already (status --from FILE --save OUT --redact makes a shareable copy)"})
+	return model, append([]tea.Msg{ls}, msgs...), nil
+}
+
+// runReplay runs the dashboard over d.Replay: one linked snapshot, sent
+// once, and no pings or saving.
+func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOption, stdout io.Writer) error {
+	model, msgs, err := d.ReplayModel(ctx)
+	if err != nil {
+		return err
+	}
 	// Signals end ctx, which ends the program (see Run).
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithoutSignalHandler(), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
 	go func() {
-		p.Send(ls)
 		for _, m := range msgs {
 			p.Send(m)
 		}
