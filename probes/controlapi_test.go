@@ -544,3 +544,42 @@ func TestControlAPIEchoedKey(t *testing.T) {
 		hs.Close()
 	}
 }
+
+// TestAPIFactsOnly: Only keeps exactly the devices that match the peers
+// named, by stable id or address, and drops the rest.
+func TestAPIFactsOnly(t *testing.T) {
+	_, api := newTestAPI(t)
+	facts, err := api.Fetch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := gatherFixture(t, "unexplained")
+	var matched []Peer
+	for _, p := range snap.Peers {
+		if facts.Match(&p, snap.Regions) != nil {
+			matched = append(matched, p)
+		}
+	}
+	if len(matched) == 0 || facts.Devices < 2 {
+		t.Fatalf("the fixture's API lists %d devices, %d matching", facts.Devices, len(matched))
+	}
+	keep := matched[0]
+	only := facts.Only([]string{keep.ID}, nil)
+	b, _ := json.Marshal(only)
+	var doc struct{ Records []json.RawMessage }
+	json.Unmarshal(b, &doc)
+	if len(doc.Records) != 1 {
+		t.Errorf("Only kept %d records, want 1: %s", len(doc.Records), b)
+	}
+	if diff := cmp.Diff(facts.Match(&keep, snap.Regions), only.Match(&keep, snap.Regions), cmpOpts...); diff != "" {
+		t.Errorf("the kept peer's facts changed:\n%s", diff)
+	}
+	for _, p := range matched[1:] {
+		if only.Match(&p, snap.Regions) != nil {
+			t.Errorf("%s's facts kept", p.Name)
+		}
+	}
+	if byAddr := facts.Only(nil, keep.TailscaleIPs); byAddr.Match(&keep, snap.Regions) == nil {
+		t.Errorf("Only by address lost %s", keep.Name)
+	}
+}

@@ -151,6 +151,10 @@ type redactor struct {
 	origNames map[string]bool // lower-case original host names
 	hostN     int             // last host-N handed out
 
+	// keepNames makes prune keep names, numeric ids, logins, the
+	// tailnet's name and DERP host names (Scrub).
+	keepNames bool
+
 	byFirst   map[byte][]string // known names by first byte, longest first
 	literals  []string          // ids, logins and suffixes, longest first
 	lowerLits []string          // literals, lower-case
@@ -422,6 +426,9 @@ func (r *redactor) addLogin(login, pseudo string) {
 }
 
 func (r *redactor) userNum(u tailcfg.UserID) tailcfg.UserID {
+	if r.keepNames {
+		return u
+	}
 	if n, ok := r.userNums[u]; ok {
 		return n
 	}
@@ -431,7 +438,7 @@ func (r *redactor) userNum(u tailcfg.UserID) tailcfg.UserID {
 }
 
 func (r *redactor) nodeNum(n tailcfg.NodeID) tailcfg.NodeID {
-	if n == 0 {
+	if n == 0 || r.keepNames {
 		return 0
 	}
 	if m, ok := r.nodeNums[n]; ok {
@@ -565,6 +572,13 @@ func (r *redactor) prune(f *File) *File {
 		if t := st.CurrentTailnet; t != nil {
 			ps.CurrentTailnet = &ipnstate.TailnetStatus{Name: redactedSuffix, MagicDNSSuffix: redactedSuffix, MagicDNSEnabled: t.MagicDNSEnabled}
 		}
+		if r.keepNames {
+			//lint:ignore SA1019 as above
+			ps.MagicDNSSuffix = st.MagicDNSSuffix
+			if t := st.CurrentTailnet; t != nil {
+				ps.CurrentTailnet = &ipnstate.TailnetStatus{Name: t.Name, MagicDNSSuffix: t.MagicDNSSuffix, MagicDNSEnabled: t.MagicDNSEnabled}
+			}
+		}
 		if st.Peer != nil {
 			ps.Peer = make(map[key.NodePublic]*ipnstate.PeerStatus, len(st.Peer))
 			for k, p := range st.Peer {
@@ -573,9 +587,12 @@ func (r *redactor) prune(f *File) *File {
 		}
 		if len(st.User) > 0 {
 			ps.User = make(map[tailcfg.UserID]tailcfg.UserProfile, len(st.User))
-			for uid := range st.User {
+			for uid, u := range st.User {
 				n := r.userNum(uid)
 				ps.User[n] = tailcfg.UserProfile{ID: n, LoginName: fmt.Sprintf("user-%d@example.com", n), DisplayName: fmt.Sprintf("User %d", n)}
+				if r.keepNames {
+					ps.User[n] = tailcfg.UserProfile{ID: n, LoginName: u.LoginName, DisplayName: u.DisplayName}
+				}
 			}
 		}
 		out.Status = ps
@@ -584,7 +601,9 @@ func (r *redactor) prune(f *File) *File {
 	for _, w := range f.WhoIs {
 		out.WhoIs = append(out.WhoIs, WhoIs{Addr: w.Addr, Node: r.pruneNode(w.Node), Err: w.Err, Denied: w.Denied})
 	}
-	out.DERPMap = pruneDERPMap(f.DERPMap)
+	if !r.keepNames {
+		out.DERPMap = pruneDERPMap(f.DERPMap)
+	}
 	if c := f.ControlAPI; c != nil {
 		// An error body may echo the request, credentials included.
 		cc := *c

@@ -7,7 +7,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"tailscale.com/client/tailscale/apitype"
+	"tailscale.com/tailcfg"
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -117,4 +123,141 @@ func TestReadCapsLists(t *testing.T) {
 	if n := len(ls.Warnings); n > MaxWarnings+10 {
 		t.Errorf("%d warnings after the cap", n)
 	}
+}
+
+// TestScrub: serve's /snapshot.json (Scrub) carries no node, disco or
+// machine key and no log id, keeps names and addresses, and diagnoses
+// exactly as the capture did, for every LocalAPI fixture.
+func TestScrub(t *testing.T) {
+	for _, name := range fixtureNames(t) {
+		t.Run(name, func(t *testing.T) {
+			c := serveFixture(t, name)
+			ctx := context.Background()
+			f, live, err := Capture(ctx, c, Options{Gather: probes.GatherOptions{All: true, Now: fixtureNow}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What a real tailscaled reports beside: PeerAPI URLs, SSH host
+			// keys, log ids.
+			for _, ps := range f.Status.Peer {
+				if len(ps.TailscaleIPs) > 0 {
+					ps.PeerAPIURL = []string{"http://" + ps.TailscaleIPs[0].String() + ":40404"}
+				}
+				ps.SSH_HostKeys = []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIsecret"}
+			}
+			for i, w := range f.WhoIs {
+				if w.Node == nil {
+					continue
+				}
+				n := w.Node.Clone()
+				hi := &tailcfg.Hostinfo{}
+				if n.Hostinfo.Valid() {
+					hi = n.Hostinfo.AsStruct()
+				}
+				hi.BackendLogID, hi.FrontendLogID = "backendlogid0123456789abcdef", "frontendlogid0123456789abcdef"
+				n.Hostinfo = hi.View()
+				n.DataPlaneAuditLogID = "auditlogid0123456789abcdef"
+				f.WhoIs[i].Node = n
+			}
+			var orig bytes.Buffer
+			Write(&orig, f)
+			sf, err := Scrub(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			Write(&out, sf)
+			for _, k := range keyRE.FindAllString(orig.String(), -1) {
+				if strings.Contains(out.String(), k) {
+					t.Errorf("key %s survives", k)
+				}
+			}
+			for _, field := range []string{"logid0123456789", "40404", "AAAAIsecret"} {
+				if strings.Contains(out.String(), field) {
+					t.Errorf("%s survives", field)
+				}
+			}
+			for _, p := range live.Peers {
+				if !strings.Contains(out.String(), `"HostName": "`+p.Name) && !strings.Contains(out.String(), p.Name) {
+					t.Errorf("peer name %s was renamed", p.Name)
+				}
+				for _, ip := range p.TailscaleIPs {
+					if !strings.Contains(out.String(), ip.String()) {
+						t.Errorf("address %s was renamed", ip)
+					}
+				}
+			}
+			got, err := roundTrip(t, sf).Diagnose(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(live.Self, got.Self, cmpOpts...); diff != "" {
+				t.Errorf("self (-live +scrubbed):\n%s", diff)
+			}
+			if diff := cmp.Diff(live.Peers, got.Peers, cmpOpts...); diff != "" {
+				t.Errorf("peers (-live +scrubbed):\n%s", diff)
+			}
+		})
+	}
+}
+
+// countingClient counts WhoIs calls.
+type countingClient struct {
+	probes.LocalClient
+	whois atomic.Int64
+}
+
+func (c *countingClient) WhoIs(ctx context.Context, addr string) (*apitype.WhoIsResponse, error) {
+	c.whois.Add(1)
+	return c.LocalClient.WhoIs(ctx, addr)
+}
+
+// TestCaptureReusesWhoIs: a capture with ReuseWhoIs after a poll asks no
+// WhoIs (serve's /snapshot.json asked one per peer: 1,400 for 1,500
+// peers), and the file still diagnoses as the live gather did.
+func TestCaptureReusesWhoIs(t *testing.T) {
+	for _, name := range fixtureNames(t) {
+		t.Run(name, func(t *testing.T) {
+			c := &countingClient{LocalClient: serveFixture(t, name)}
+			ctx := context.Background()
+			_, first, err := Capture(ctx, c, Options{Gather: probes.GatherOptions{All: true, Now: fixtureNow.Add(-2 * time.Second)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			asked := c.whois.Load()
+			f, live, err := Capture(ctx, c, Options{Gather: probes.GatherOptions{All: true, Now: fixtureNow}, Prev: first.Snapshot, Linked: first, ReuseWhoIs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Only nodes without an answer the first time (no node, an
+			// error: not cached) are asked again.
+			unanswered := int64(0)
+			for _, id := range append([]string{""}, peerIDs(first.Snapshot)...) {
+				if n, _ := first.Snapshot.Node(id); n == nil {
+					unanswered++
+				}
+			}
+			if n := c.whois.Load() - asked; n > unanswered {
+				t.Errorf("%d WhoIs asked again (the first capture asked %d, %d without an answer)", n, asked, unanswered)
+			}
+			got, err := roundTrip(t, f).Diagnose(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(live.Self, got.Self, cmpOpts...); diff != "" {
+				t.Errorf("self (-live +saved):\n%s", diff)
+			}
+			if diff := cmp.Diff(live.Peers, got.Peers, cmpOpts...); diff != "" {
+				t.Errorf("peers (-live +saved):\n%s", diff)
+			}
+		})
+	}
+}
+
+func peerIDs(s *probes.Snapshot) []string {
+	var ids []string
+	for _, p := range s.Peers {
+		ids = append(ids, p.ID)
+	}
+	return ids
 }
