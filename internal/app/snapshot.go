@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"time"
@@ -126,14 +127,16 @@ func ReplayNotice(f *snapshot.File) string {
 // SnapshotFile is `tailpath serve`'s /snapshot.json: a fresh capture of
 // this node in the format of `tailpath status --save` (probes/snapshot,
 // readable by `status --from` and `--peer-snapshot` on another machine),
-// carrying in.Latest's history, board and path changes, the control API's
-// facts when s.PeerSide is set, and in.Tuning. Not redacted: serve
-// listens on loopback unless told otherwise. Errors are Capture's, with
-// the socket named (probes.ConnectError).
+// carrying in.Latest's history, board and path changes and WhoIs answers
+// (snapshot.Options.ReuseWhoIs: no WhoIs per peer), the control API's
+// facts of this node's netmap peers when s.PeerSide is set (never of the
+// devices its ACLs hide from it), and in.Tuning; then scrubbed
+// (snapshot.Scrub: no keys, no log ids, nothing renamed). Errors are
+// Capture's, with the socket named (probes.ConnectError).
 func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: probes.GatherOptions{All: s.All}, Linked: in.Latest, Tuning: in.Tuning}
+	opts := snapshot.Options{Gather: probes.GatherOptions{All: s.All}, Linked: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
 	if in.Latest != nil {
 		opts.Prev = in.Latest.Snapshot
 		if len(in.Latency) > 0 {
@@ -159,6 +162,22 @@ func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, err
 	f, _, err := snapshot.Capture(ctx, s.Client, opts)
 	if err != nil {
 		return nil, probes.ConnectError(err, s.Socket)
+	}
+	if api := f.ControlAPI; api != nil && api.Facts != nil && f.Status != nil {
+		var ids []string
+		var addrs []netip.Addr
+		for _, ps := range f.Status.Peer {
+			if ps != nil {
+				ids = append(ids, string(ps.ID))
+				addrs = append(addrs, ps.TailscaleIPs...)
+			}
+		}
+		c := *api
+		c.Facts = api.Facts.Only(ids, addrs)
+		f.ControlAPI = &c
+	}
+	if f, err = snapshot.Scrub(f); err != nil {
+		return nil, err
 	}
 	var b bytes.Buffer
 	if err := snapshot.Write(&b, f); err != nil {

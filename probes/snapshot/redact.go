@@ -151,6 +151,9 @@ type redactor struct {
 	origNames map[string]bool // lower-case original host names
 	hostN     int             // last host-N handed out
 
+	// keyN is the number of the last key placeholder handed out.
+	keyN int
+
 	// keepNames makes prune keep names, numeric ids, logins, the
 	// tailnet's name and DERP host names (Scrub).
 	keepNames bool
@@ -853,8 +856,12 @@ func (r *redactor) key(k string) string {
 		return p
 	}
 	typ, _, _ := strings.Cut(lk, ":")
-	for n := len(r.keys) + 1; ; n++ {
-		p := fmt.Sprintf("%s:%064x", typ, n)
+	// The counter carries on from the last placeholder, so skipping
+	// placeholders that are original keys costs each once, not once per
+	// key after them.
+	for r.keyN = max(r.keyN, len(r.keys)); ; {
+		r.keyN++
+		p := fmt.Sprintf("%s:%064x", typ, r.keyN)
 		if !r.origKeys[p] {
 			r.keys[lk] = p
 			return p

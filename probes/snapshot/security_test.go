@@ -261,3 +261,8 @@ func peerIDs(s *probes.Snapshot) []string {
 	}
 	return ids
 }
+
+// probesGather are the gather options of a capture of f at its own time.
+func probesGather(f *File) probes.GatherOptions {
+	return probes.GatherOptions{All: true, Now: f.Taken}
+}
