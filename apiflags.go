@@ -19,7 +19,7 @@ type apiFlags struct {
 }
 
 func (f *apiFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.keyFile, "api-key-file", "", "read a read-only Tailscale API key from this file (readable by its owner only) for the peer's side of each path")
+	fs.StringVar(&f.keyFile, "api-key-file", "", "read a read-only Tailscale API key from this file (a regular file of yours or root's, readable by its owner only) for the peer's side of each path")
 	fs.BoolVar(&f.noAPI, "no-api", false, "do not use the Tailscale control API, even when TAILSCALE_API_KEY or an OAuth client is set")
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/metrics"
+	"github.com/tailpath/tailpath/internal/secretfile"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -43,14 +44,21 @@ type serveFlags struct {
 	bandwidth, rtt string
 	// root treats this directory as / for the tuning (a sandbox copy).
 	root string
-	api  apiFlags
+	// allow lists the tailnet callers who may read: "self", logins,
+	// tag:name (app.ParseAllow).
+	allow string
+	// tokenFile holds a bearer token that lets any caller read.
+	tokenFile string
+	// noSnapshot turns /snapshot.json off.
+	noSnapshot bool
+	api        apiFlags
 }
 
 // defaultListen is serve's address when --listen is not given: loopback
 // only.
 const defaultListen = "127.0.0.1:9473"
 
-const serveUsage = `usage: tailpath serve [--listen 127.0.0.1:9473] [--port auto|PATH] [--max-peers 1000] [--socket PATH]
+const serveUsage = `usage: tailpath serve [--listen 127.0.0.1:9473] [--allow self] [--token-file F] [--no-snapshot] [--port auto|PATH] [--max-peers 1000] [--socket PATH]
 
 Runs the dashboard's sources headless (tailscaled, an optional board on
 --port, the control API when credentials are set, this host's TCP tuning
@@ -58,12 +66,19 @@ on Linux) and serves them over HTTP for Prometheus:
 
   /metrics        per-peer paths and why each is relayed, DERP regions and
                   NAT facts, the board's health, the tuning (docs/metrics.md)
-  /snapshot.json  this node's snapshot (as tailpath status --save writes it)
+  /snapshot.json  this node's snapshot (as tailpath status --save writes it,
+                  without keys or log ids; --no-snapshot turns it off)
   /healthz        200 while serve runs, with each source's state
 
 It listens on loopback unless --listen names another address: an IP
 literal (this node's tailnet address, or 0.0.0.0 for every interface),
 never a host name (localhost aside) and never a bare ":9473".
+
+Who may read: callers on loopback; tailnet nodes --allow names, each
+identified by tailscaled (WhoIs): "self" (the nodes of this node's user,
+the default), a user's login, tag:name; and any caller presenting the
+bearer token in --token-file. Everyone else gets 403 (401 with a token
+file); a request whose Host is not this server's gets 421.
 tailscaled restarting or the board being unplugged does not stop it; the
 metrics say so.`
 
@@ -82,6 +97,9 @@ func serveCommand() *command {
 	fs.StringVar(&f.bandwidth, "bandwidth", "", "tuning target throughput, e.g. 400Mbit (default: measured from tailnet connections, else 1Gbit)")
 	fs.StringVar(&f.rtt, "rtt", "", "tuning target round trip, e.g. 20ms (default: measured from tailnet connections, else 20ms)")
 	fs.StringVar(&f.root, "root", "", "read the tuning from this directory as / (a sandbox copy of /proc/sys; for tests)")
+	fs.StringVar(&f.allow, "allow", app.AllowSelf, `tailnet callers who may read, comma-separated: "self" (nodes of this node's user), logins (alice@example.com), tags (tag:monitoring)`)
+	fs.StringVar(&f.tokenFile, "token-file", "", "file holding a bearer token (its first line) that lets any caller read, e.g. Prometheus from outside the tailnet (a regular file readable by its owner only)")
+	fs.BoolVar(&f.noSnapshot, "no-snapshot", false, "do not serve /snapshot.json (404)")
 	f.api.register(fs)
 	return &command{
 		name:  "serve",
@@ -117,6 +135,16 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if f.pingEvery > 0 && f.pingEvery < minPingEvery {
 		return usageErrorf("--ping-every %v: at least %v (0 turns pings off): tailscaled keeps a peer active for 45 s after the last packet it sent, so pinging more often would keep every peer active and its path would be serve's own doing", f.pingEvery, minPingEvery)
 	}
+	allow, err := app.ParseAllow(f.allow)
+	if err != nil {
+		return usageErrorf("--allow %v", err)
+	}
+	acc := &app.Access{Allow: allow}
+	if f.tokenFile != "" {
+		if acc.Token, err = secretfile.Read(f.tokenFile, "--token-file"); err != nil {
+			return usageError{err}
+		}
+	}
 	s := &app.Serve{
 		Client:    probes.NewClient(f.socket),
 		Socket:    f.socket,
@@ -125,8 +153,11 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 		PingEvery: f.pingEvery,
 		MaxPeers:  f.maxPeers,
 		Log:       stdio.Stderr,
+		Access:    acc,
 	}
-	s.Snapshot = s.SnapshotFile
+	if !f.noSnapshot {
+		s.Snapshot = s.SnapshotFile
+	}
 	if !f.noTuning && (runtime.GOOS == "linux" || f.root != "") {
 		in, err := f.tuneInputs()
 		if err != nil {
@@ -175,7 +206,7 @@ func listenServe(addr, flag string, w io.Writer) (net.Listener, error) {
 	a := ln.Addr().(*net.TCPAddr)
 	fmt.Fprintf(w, "tailpath serve: listening on http://%s (/metrics, /snapshot.json, /healthz)\n", a)
 	if ip, ok := netip.AddrFromSlice(a.IP); ok && !ip.Unmap().IsLoopback() {
-		fmt.Fprintf(w, "tailpath serve: warning: %s is not loopback: anyone who reaches it reads this node's peer names, paths and board telemetry\n", a.IP)
+		fmt.Fprintf(w, "tailpath serve: %s is not loopback: tailnet nodes --allow names may read (default: this node's user's), and callers presenting the --token-file token; others are refused\n", a.IP)
 	}
 	return ln, nil
 }

@@ -39,6 +39,17 @@ type promServer struct {
 // stopped when the test ends. The test skips when prometheus is absent.
 func startPrometheus(t *testing.T, target string) *promServer {
 	t.Helper()
+	return startPrometheusScraping(t, fmt.Sprintf(`
+  - job_name: tailpath
+    static_configs:
+      - targets: [%q]
+`, target))
+}
+
+// startPrometheusScraping is startPrometheus with scrapeConfigs (YAML list
+// items) as its scrape_configs.
+func startPrometheusScraping(t *testing.T, scrapeConfigs string) *promServer {
+	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Skipf("skipping: the prometheus server is not installed (apt-get install prometheus; .ci/run does): %v", err)
@@ -54,11 +65,7 @@ func startPrometheus(t *testing.T, target string) *promServer {
   evaluation_interval: 1s
 rule_files:
   - %q
-scrape_configs:
-  - job_name: tailpath
-    static_configs:
-      - targets: [%q]
-`, rules, target)
+scrape_configs:%s`, rules, scrapeConfigs)
 	writeFile(t, filepath.Join(dir, "prometheus.yml"), config)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -40,9 +40,18 @@ import (
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
+// runMainEnv set to 1 makes this test binary run tailpath's main
+// (TestMain), for tests that need tailpath as a process of its own.
+const runMainEnv = "TAILPATH_TEST_RUN_MAIN"
+
 func TestMain(m *testing.M) {
 	// The lab's DERP-only node re-executes this test binary.
 	lab.MaybeRunNode()
+	// Tests that need tailpath as a process of its own (signals)
+	// re-execute this test binary as tailpath.
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+	}
 	// Tests never reach the real control API: a developer's own
 	// credentials are not used (tests that want an API set these).
 	for _, v := range []string{"TAILSCALE_API_KEY", "TAILSCALE_OAUTH_CLIENT_ID", "TAILSCALE_OAUTH_CLIENT_SECRET", "TAILSCALE_TAILNET", "TAILSCALE_BASE_URL"} {

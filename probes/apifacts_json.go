@@ -101,3 +101,43 @@ func (f *APIFacts) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// Only returns f restricted to the devices found by one of ids (stable
+// node ids) or addrs (Tailscale addresses): what the control API says
+// about this node's netmap peers, and nothing about the devices its ACLs
+// hide from it (`tailpath serve`'s /snapshot.json). Devices stays the
+// number the API listed. nil stays nil.
+func (f *APIFacts) Only(ids []string, addrs []netip.Addr) *APIFacts {
+	if f == nil {
+		return nil
+	}
+	out := &APIFacts{At: f.At, Devices: f.Devices, byNodeID: map[string]*PeerSide{}, byAddr: map[netip.Addr]*PeerSide{},
+		preferred: map[*PeerSide]string{}}
+	keep := map[*PeerSide]bool{}
+	for _, id := range ids {
+		if s, ok := f.byNodeID[id]; ok {
+			keep[s] = true
+		}
+	}
+	for _, a := range addrs {
+		if s, ok := f.byAddr[a.Unmap()]; ok {
+			keep[s] = true
+		}
+	}
+	for id, s := range f.byNodeID {
+		if keep[s] {
+			out.byNodeID[id] = s
+		}
+	}
+	for a, s := range f.byAddr {
+		if keep[s] {
+			out.byAddr[a] = s
+		}
+	}
+	for s, p := range f.preferred {
+		if keep[s] {
+			out.preferred[s] = p
+		}
+	}
+	return out
+}

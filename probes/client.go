@@ -104,7 +104,7 @@ func (e *actionableError) Unwrap() []error { return []error{e.kind, e.cause} }
 // classify: "tailscaled LocalAPI: " and the cause.
 type localAPIError struct{ err error }
 
-func (e *localAPIError) Error() string { return "tailscaled LocalAPI: " + e.err.Error() }
+func (e *localAPIError) Error() string { return "tailscaled LocalAPI: " + cleanString(e.err.Error()) }
 func (e *localAPIError) Unwrap() error { return e.err }
 
 // ConnectError rewrites an error from a LocalAPI call into one actionable

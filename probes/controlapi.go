@@ -3,6 +3,7 @@ package probes
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +11,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
-	"runtime"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 	tsapi "tailscale.com/client/tailscale/v2"
+
+	"github.com/tailpath/tailpath/internal/secretfile"
 )
 
 // APISecret is a credential for the control API. It prints as
@@ -95,38 +98,21 @@ func APIConfigFromEnv(getenv func(string) string) (APIConfig, error) {
 
 // ErrKeyFileOpen is returned (wrapped) by ReadAPIKeyFile for a key file
 // that group or others may read.
-var ErrKeyFileOpen = errors.New("API key file is readable by group or others")
+var ErrKeyFileOpen = secretfile.ErrTooOpen
 
-// ReadAPIKeyFile reads an API key from path (its first line). It refuses a
-// file that group or others may read (mode & 0o077 != 0, except on
-// Windows, where modes do not say so), saying how to fix it, and a file
-// that is empty. The error never contains the file's content.
+// ReadAPIKeyFile reads an API key from path (its first line) with
+// secretfile.Read: it refuses anything but a regular file (a FIFO or
+// /dev/null fails at once, never blocking), a link, a file owned by
+// another user than this one or root, and one that group or others may
+// read (mode & 0o077 != 0, except on Windows, where modes do not say so),
+// saying how to fix it; and a file that is empty. The error never
+// contains the file's content.
 func ReadAPIKeyFile(path string) (APISecret, error) {
-	f, err := os.Open(path)
+	s, err := secretfile.Read(path, "--api-key-file")
 	if err != nil {
-		return APISecret{}, fmt.Errorf("--api-key-file: %w", err)
+		return APISecret{}, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return APISecret{}, fmt.Errorf("--api-key-file: %w", err)
-	}
-	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
-		return APISecret{}, fmt.Errorf("--api-key-file %s: %w (mode %04o): a secret must be readable by its owner only; run `chmod 600 %s`", path, ErrKeyFileOpen, st.Mode().Perm(), path)
-	}
-	if !st.Mode().IsRegular() {
-		return APISecret{}, fmt.Errorf("--api-key-file %s: not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 4096))
-	if err != nil {
-		return APISecret{}, fmt.Errorf("--api-key-file %s: %w", path, err)
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	key := NewAPISecret(string(line))
-	if key.IsZero() {
-		return APISecret{}, fmt.Errorf("--api-key-file %s: the file is empty", path)
-	}
-	return key, nil
+	return NewAPISecret(s), nil
 }
 
 // APIFacts is one read of the tailnet's devices from the control API,
@@ -194,6 +180,9 @@ type APIStatus struct {
 type ControlAPI struct {
 	client  *tsapi.Client
 	secrets []APISecret
+	// clientID is the OAuth client's id ("" with an API key), whose
+	// "id:secret" basic auth is scrubbed too.
+	clientID string
 }
 
 // NewControlAPI returns a client for cfg; it fails when cfg has no
@@ -234,6 +223,7 @@ func NewControlAPI(cfg APIConfig) (*ControlAPI, error) {
 	} else {
 		c.Auth = &oauthClient{id: cfg.OAuthClientID, secret: cfg.OAuthClientSecret}
 		a.secrets = append(a.secrets, cfg.OAuthClientSecret)
+		a.clientID = cfg.OAuthClientID
 	}
 	return a, nil
 }
@@ -334,52 +324,114 @@ func (a *ControlAPI) Fetch(ctx context.Context) (*APIFacts, error) {
 	}
 	facts, perr := parseDevices(c.body, time.Now())
 	if perr != nil {
-		return nil, &APIError{Status: c.status, msg: "control API: the device list did not parse: " + a.clean(perr.Error())}
+		return nil, &APIError{Status: c.status, msg: parseFailed + ": " + a.clean(perr.Error())}
 	}
 	return facts, nil
 }
 
-// apiError turns a failed read into an actionable *APIError.
+// apiError turns a failed read into an actionable *APIError: the words
+// for its status (apiMessage), then what the API or the network said,
+// scrubbed of the credentials (clean), in parentheses.
 func (a *ControlAPI) apiError(status int, err error) *APIError {
 	var ae tsapi.APIError
 	if errors.As(err, &ae) && status == 0 {
 		status = ae.Status
 	}
-	detail := ""
-	if err != nil {
-		detail = a.clean(err.Error())
-	}
-	var msg string
-	switch {
-	case status == http.StatusUnauthorized:
-		msg = "control API: 401 Unauthorized: the API key or OAuth client is invalid, expired or revoked; create a read-only one (scope devices:core:read) and set TAILSCALE_API_KEY or TAILSCALE_OAUTH_CLIENT_ID/_SECRET"
-	case status == http.StatusForbidden:
-		msg = "control API: 403 Forbidden: the credentials may not list devices; an OAuth client needs the devices:core:read scope, an API key a user who may see the tailnet's devices"
-	case status == http.StatusNotFound:
-		msg = "control API: 404 Not Found: no such tailnet; TAILSCALE_TAILNET should be the tailnet's name, or \"-\" for the key's own"
-	case status == http.StatusTooManyRequests:
-		msg = "control API: 429 Too Many Requests: rate limited; retrying later"
-	case status >= 500:
-		msg = "control API: " + strconv.Itoa(status) + " " + http.StatusText(status) + ": the API is failing; retrying later"
-	case status != 0:
-		msg = "control API: " + strconv.Itoa(status) + " " + http.StatusText(status)
-	default:
-		msg = "control API: cannot reach it"
-	}
-	if detail != "" && status != http.StatusUnauthorized && status != http.StatusForbidden {
-		msg += " (" + truncate(detail, 160) + ")"
+	msg := apiMessage(status)
+	if err != nil && status != http.StatusUnauthorized && status != http.StatusForbidden {
+		if detail := a.clean(err.Error()); detail != "" {
+			msg += " (" + truncate(detail, 160) + ")"
+		}
 	}
 	return &APIError{Status: status, msg: msg}
 }
 
-// clean removes any credential from s and sanitises it.
-func (a *ControlAPI) clean(s string) string {
-	for _, sec := range a.secrets {
-		if !sec.IsZero() {
-			s = strings.ReplaceAll(s, sec.Reveal(), "[redacted]")
+// apiMessage is tailpath's own words for a failed read with HTTP status
+// status (0: no answer), before any detail.
+func apiMessage(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "control API: 401 Unauthorized: the API key or OAuth client is invalid, expired or revoked; create a read-only one (scope devices:core:read) and set TAILSCALE_API_KEY or TAILSCALE_OAUTH_CLIENT_ID/_SECRET"
+	case status == http.StatusForbidden:
+		return "control API: 403 Forbidden: the credentials may not list devices; an OAuth client needs the devices:core:read scope, an API key a user who may see the tailnet's devices"
+	case status == http.StatusNotFound:
+		return "control API: 404 Not Found: no such tailnet; TAILSCALE_TAILNET should be the tailnet's name, or \"-\" for the key's own"
+	case status == http.StatusTooManyRequests:
+		return "control API: 429 Too Many Requests: rate limited; retrying later"
+	case status >= 500 && status <= 999:
+		return "control API: " + strconv.Itoa(status) + " " + http.StatusText(status) + ": the API is failing; retrying later"
+	case status >= 100 && status <= 999:
+		return "control API: " + strconv.Itoa(status) + " " + http.StatusText(status)
+	}
+	return "control API: cannot reach it"
+}
+
+// parseFailed starts the error of a device list that does not parse.
+const parseFailed = "control API: the device list did not parse"
+
+// APIErrorSummary returns an APIStatus.Err without what the API or the
+// network said (the part in parentheses, or a parse error's text): only
+// tailpath's own words for the status remain. A redacted snapshot keeps
+// this, since a misconfigured server may echo a request, credentials
+// included, in its error body.
+func APIErrorSummary(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(msg, "control API: "); ok && len(rest) >= 3 {
+		if code, err := strconv.Atoi(rest[:3]); err == nil {
+			if m := apiMessage(code); strings.HasPrefix(msg, m) {
+				return m
+			}
 		}
 	}
+	for _, m := range []string{apiMessage(0), parseFailed} {
+		if strings.HasPrefix(msg, m) {
+			return m
+		}
+	}
+	return "control API: failed (the details are left out of a redacted snapshot)"
+}
+
+// authRE finds HTTP credentials as a server may echo them: the scheme
+// and its token ("Basic dHNrZXkt…", "Bearer …").
+var authRE = regexp.MustCompile(`(?i)\b(basic|bearer)(\s+|%20|\+)[A-Za-z0-9+/_.~%-]+=*`)
+
+// tskeyRE finds a Tailscale key or OAuth client secret by its prefix.
+var tskeyRE = regexp.MustCompile(`tskey-[A-Za-z0-9_-]+`)
+
+// clean removes any credential from s and sanitises it: each secret
+// literally and base64-encoded (alone, as HTTP basic auth's "key:" and
+// "id:secret"), any Basic or Bearer credential, and anything shaped like
+// a Tailscale key.
+func (a *ControlAPI) clean(s string) string {
+	for _, sec := range a.secrets {
+		s = scrubSecret(s, sec.Reveal(), a.clientID)
+	}
+	s = authRE.ReplaceAllString(s, "$1 [redacted]")
+	s = tskeyRE.ReplaceAllString(s, "[redacted]")
 	return cleanString(s)
+}
+
+// scrubSecret replaces secret in s, literally and in the base64 forms
+// HTTP basic auth and logs give it (standard and URL alphabets, padded or
+// not; the secret alone, as "secret:", and as "id:secret").
+func scrubSecret(s, secret, id string) string {
+	if secret == "" {
+		return s
+	}
+	forms := []string{secret}
+	for _, plain := range []string{secret, secret + ":", id + ":" + secret} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			forms = append(forms, enc.EncodeToString([]byte(plain)))
+		}
+	}
+	// Longest first, so a padded form goes before its unpadded prefix.
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	for _, f := range forms {
+		s = strings.ReplaceAll(s, f, "[redacted]")
+	}
+	return s
 }
 
 func truncate(s string, n int) string {

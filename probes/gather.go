@@ -649,3 +649,26 @@ func whyText(err error) string {
 
 // cleanString sanitises one outside string.
 func cleanString(s string) string { return safetext.Clean(s) }
+
+// Node returns the WhoIs answer this snapshot's gather used for the peer
+// with stable id peerID ("" for ourselves), asked or reused from the
+// previous snapshot, and the address it was asked for (the node's first
+// Tailscale address); nil when none was used. A snapshot capture
+// (probes/snapshot) records these instead of asking again.
+func (s *Snapshot) Node(peerID string) (*tailcfg.Node, netip.Addr) {
+	id, ips := "", s.Self.TailscaleIPs
+	if peerID != "" {
+		id, ips = "peer:"+peerID, nil
+		for i := range s.Peers {
+			if s.Peers[i].ID == peerID {
+				ips = s.Peers[i].TailscaleIPs
+				break
+			}
+		}
+	}
+	cn, ok := s.nodes[id]
+	if !ok || cn.node == nil || len(ips) == 0 {
+		return nil, netip.Addr{}
+	}
+	return cn.node, ips[0]
+}

@@ -59,7 +59,9 @@ func ValidateValue(key, value string, ccOK func(string) bool) error {
 	case KeySlowStartAfterIdle:
 		return intIn(0, 1)
 	case KeyCongestionControl:
-		if v == "" || strings.ContainsAny(v, " \t/") {
+		if v == "" || strings.IndexFunc(v, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+		}) >= 0 {
 			return fmt.Errorf("%s: %w: %q is not a congestion control name", key, ErrInvalid, value)
 		}
 		if ccOK != nil && !ccOK(v) {

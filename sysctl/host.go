@@ -26,6 +26,8 @@
 //   - ErrReadOnly: /proc/sys is mounted read-only (a container); nothing can
 //     be written here, the host or runtime must set it.
 //   - ErrCorruptState: the revert state file cannot be parsed; nothing was written.
+//   - ErrUntrusted: as root, the revert state file (or a directory above it)
+//     could have been written by another user; nothing was read or written.
 //   - os.ErrPermission: not root (CAP_NET_ADMIN/CAP_SYS_ADMIN) when writing.
 //
 // The package never imports Bubble Tea: the tuning pane and `tailpath tune`

@@ -91,7 +91,9 @@ type Persisted struct {
 	Block string `json:"block,omitempty"`
 	// Tunables are the ids of the TrueNAS tunables created (PersistMidclt).
 	Tunables []int64 `json:"tunables,omitempty"`
-	// Midclt is the TrueNAS client used, so revert uses the same one.
+	// Midclt was the TrueNAS client used, as older versions recorded it.
+	// It is read and ignored: revert runs the host's own midclt
+	// (Host.midcltPath), never a program a state file names.
 	Midclt string `json:"midclt,omitempty"`
 	// CreatedDirs are directories created for Path, deepest first; revert
 	// removes them when they are empty.
@@ -231,8 +233,15 @@ func midcltCreateCommands(changes []Change) []string {
 	return out
 }
 
-// midcltPath returns the TrueNAS client to run: Host.Midclt, else midclt
-// from PATH when the host is the real machine, else "".
+// MidcltPaths are where TrueNAS SCALE installs its middleware client;
+// tailpath runs midclt from these only (not from PATH, and never from a
+// state file).
+var MidcltPaths = []string{"/usr/bin/midclt", "/usr/local/bin/midclt"}
+
+// midcltPath returns the TrueNAS client to run: Host.Midclt (set by the
+// program, never read from a file), else on the real machine the first
+// of MidcltPaths that exists and that only root can change
+// (CheckTrusted), else "".
 func (h Host) midcltPath() string {
 	if h.Midclt != "" {
 		return h.Midclt
@@ -240,11 +249,16 @@ func (h Host) midcltPath() string {
 	if h.root() != "/" {
 		return ""
 	}
-	p, err := exec.LookPath("midclt")
-	if err != nil {
-		return ""
+	for _, p := range MidcltPaths {
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+			continue
+		}
+		if CheckTrusted(p) != nil {
+			continue
+		}
+		return p
 	}
-	return p
+	return ""
 }
 
 // ApplyPersist writes what plan says and returns the record Revert needs.
@@ -260,7 +274,7 @@ func (h Host) ApplyPersist(ctx context.Context, plan PersistPlan, prev *Persiste
 	rec := Persisted{Method: plan.Method, Path: plan.Path}
 	if prev != nil && (prev.Method != plan.Method || prev.Path != plan.Path) {
 		// The platform changed under an old record: remove the old artefact.
-		if err := RemovePersisted(ctx, *prev); err != nil {
+		if err := h.RemovePersisted(ctx, *prev); err != nil {
 			return Persisted{}, fmt.Errorf("nothing persisted: removing what an earlier --persist wrote: %w", err)
 		}
 		prev = nil
@@ -303,9 +317,8 @@ func (h Host) ApplyPersist(ctx context.Context, plan PersistPlan, prev *Persiste
 		rec.Block = inserted
 		return rec, nil
 	case PersistMidclt:
-		rec.Midclt = plan.midclt
 		if prev != nil {
-			if err := RemovePersisted(ctx, *prev); err != nil {
+			if err := h.RemovePersisted(ctx, *prev); err != nil {
 				return Persisted{}, fmt.Errorf("nothing persisted: removing the tunables an earlier --persist created: %w", err)
 			}
 		}
@@ -349,9 +362,10 @@ func refuseForeign(path string) error {
 // RemovePersisted undoes what ApplyPersist recorded: it removes a file only
 // while it still carries tailpath's marker, only the exact block from
 // Unraid's go file, and only TrueNAS tunables whose comment is still
-// TunableComment (through the midclt recorded); then the directories it
-// created, when empty. A file already gone is not an error.
-func RemovePersisted(ctx context.Context, rec Persisted) error {
+// TunableComment (through h's midclt: rec.Midclt is ignored); then the
+// directories it created, when empty. A file already gone is not an
+// error.
+func (h Host) RemovePersisted(ctx context.Context, rec Persisted) error {
 	switch rec.Method {
 	case PersistSysctlD, PersistDSMScript:
 		b, err := os.ReadFile(rec.Path)
@@ -387,7 +401,7 @@ func RemovePersisted(ctx context.Context, rec Persisted) error {
 		}
 		return nil
 	case PersistMidclt:
-		midclt := rec.Midclt
+		midclt := h.midcltPath()
 		if midclt == "" {
 			return fmt.Errorf("midclt is not available to delete TrueNAS tunables %v: delete those with comment %q in System › Advanced Settings › Sysctl", rec.Tunables, TunableComment)
 		}

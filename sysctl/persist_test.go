@@ -110,7 +110,7 @@ func TestPersistMarkers(t *testing.T) {
 	}
 	// The marker removed by hand: revert leaves the file and says why.
 	writeFile(t, plan.Path, "net.core.rmem_max = 16777216\n")
-	if err := RemovePersisted(context.Background(), rec); err == nil || !strings.Contains(err.Error(), "no longer carries tailpath's marker") {
+	if err := h.RemovePersisted(context.Background(), rec); err == nil || !strings.Contains(err.Error(), "no longer carries tailpath's marker") {
 		t.Fatalf("RemovePersisted of an unmarked file = %v", err)
 	}
 	if _, err := os.Stat(plan.Path); err != nil {
@@ -137,7 +137,7 @@ func TestPersistDSMCreatesAndRemovesDir(t *testing.T) {
 	if err := (State{Version: StateVersion, Persist: &rec}).Persist.validate(); err != nil {
 		t.Errorf("record does not validate: %v", err)
 	}
-	if err := RemovePersisted(context.Background(), rec); err != nil {
+	if err := h.RemovePersisted(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "usr", "local")); !os.IsNotExist(err) {

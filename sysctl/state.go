@@ -32,13 +32,21 @@ type State struct {
 	Persist *Persisted `json:"persist,omitempty"`
 }
 
-// DefaultStatePath is $XDG_STATE_HOME/tailpath/tune-state.json when
-// XDG_STATE_HOME is set, else /var/lib/tailpath/tune-state.json.
+// RootStatePath is where root keeps the revert state.
+const RootStatePath = "/var/lib/tailpath/tune-state.json"
+
+// DefaultStatePath is RootStatePath for root, whatever the environment
+// says: XDG_STATE_HOME survives `sudo -E`, `su` without `-` and sudo's
+// env_keep, so it may name a directory another user controls. For anyone
+// else it is $XDG_STATE_HOME/tailpath/tune-state.json when that is set
+// (absolute), else RootStatePath.
 func DefaultStatePath() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "tailpath", "tune-state.json")
+	if geteuid() != 0 {
+		if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+			return filepath.Join(d, "tailpath", "tune-state.json")
+		}
 	}
-	return "/var/lib/tailpath/tune-state.json"
+	return RootStatePath
 }
 
 // StatePath is where h keeps the revert state: DefaultStatePath() on the
@@ -53,15 +61,39 @@ func (h Host) StatePath() string {
 }
 
 // LoadState reads a state file. A missing file returns an error matching
-// fs.ErrNotExist; anything unparsable, of another version, naming a key
-// tailpath does not manage, or holding an invalid value returns an error
-// wrapping ErrCorruptState.
+// fs.ErrNotExist; as root, a file that someone other than root could have
+// written (checkStateTrust) returns an error wrapping ErrUntrusted;
+// anything unparsable, of another version, naming a key tailpath does not
+// manage, or holding an invalid value returns an error wrapping
+// ErrCorruptState.
 func LoadState(path string) (State, error) {
-	b, err := os.ReadFile(path)
+	b, err := readState(path)
 	if err != nil {
 		return State{}, err
 	}
 	return ParseState(b, path)
+}
+
+// readState reads the state file at path after checkStateTrust.
+func readState(path string) ([]byte, error) {
+	if err := checkStateTrust(path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// checkStateTrust refuses, when running as root, a state file that root
+// must not trust (CheckTrusted): revert writes sysctls and removes files
+// from what it records, so a file another user can write would let them
+// choose both. Others (who cannot apply anything) are not checked.
+func checkStateTrust(path string) error {
+	if geteuid() != 0 {
+		return nil
+	}
+	if err := CheckTrusted(path); err != nil {
+		return fmt.Errorf("refusing the tune state file %s: %w (root keeps it in %s)", path, err, RootStatePath)
+	}
+	return nil
 }
 
 // ParseState parses state file bytes (name is for messages). Errors wrap
@@ -94,6 +126,10 @@ func ParseState(b []byte, name string) (State, error) {
 		if err := validateRestore(c.Key, c.Old); err != nil {
 			return State{}, bad("previous value of %v", err)
 		}
+		// What tailpath set is persisted from here: validated as on apply.
+		if err := ValidateValue(c.Key, c.New, nil); err != nil {
+			return State{}, bad("value set of %v", err)
+		}
 	}
 	if s.Persisted != "" && (!filepath.IsAbs(s.Persisted) || filepath.Base(s.Persisted) != PersistFile) {
 		return State{}, bad("persisted path %q is not a %s file", s.Persisted, PersistFile)
@@ -107,7 +143,8 @@ func ParseState(b []byte, name string) (State, error) {
 }
 
 // validate checks a record names only what --persist could have written:
-// revert deletes files and runs midclt from it.
+// revert deletes files and TrueNAS tunables from it. (Which files is
+// checked against the host too, by Host.checkPersisted.)
 func (p Persisted) validate() error {
 	wantBase := map[PersistMethod]string{PersistSysctlD: PersistFile, PersistDSMScript: DSMScript, PersistUnraidGo: "go"}
 	switch p.Method {
@@ -115,8 +152,10 @@ func (p Persisted) validate() error {
 		if !filepath.IsAbs(p.Path) || filepath.Base(p.Path) != wantBase[p.Method] {
 			return fmt.Errorf("persisted path %q is not a %s file", p.Path, wantBase[p.Method])
 		}
-		if p.Method == PersistUnraidGo && !strings.Contains(p.Block, blockBegin) {
-			return fmt.Errorf("persisted block in %s lacks tailpath's marker", p.Path)
+		if p.Method == PersistUnraidGo {
+			if err := validBlock(p.Block); err != nil {
+				return fmt.Errorf("persisted block in %s: %w", p.Path, err)
+			}
 		}
 		for _, d := range p.CreatedDirs {
 			if rel, err := filepath.Rel(d, p.Path); err != nil || !filepath.IsAbs(d) || strings.HasPrefix(rel, "..") {
@@ -124,9 +163,8 @@ func (p Persisted) validate() error {
 			}
 		}
 	case PersistMidclt:
-		if !filepath.IsAbs(p.Midclt) || filepath.Base(p.Midclt) != "midclt" {
-			return fmt.Errorf("TrueNAS client %q is not a midclt", p.Midclt)
-		}
+		// p.Midclt (written by older versions) is never run: revert runs
+		// the host's own midclt (Host.midcltPath).
 		for _, id := range p.Tunables {
 			if id <= 0 {
 				return fmt.Errorf("TrueNAS tunable id %d", id)
@@ -178,6 +216,9 @@ func SaveState(path string, s State) error {
 	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
+		return err
+	}
+	if err := checkStateTrust(path); err != nil {
 		return err
 	}
 	return WriteFileAtomic(path, append(b, '\n'), 0o644)
@@ -246,7 +287,7 @@ func ApplyRecorded(w Writer, changes []Change, ccOK func(string) bool, statePath
 	if err := Validate(changes, ccOK); err != nil {
 		return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
 	}
-	prev, prevErr := os.ReadFile(statePath)
+	prev, prevErr := readState(statePath)
 	var st State
 	switch {
 	case prevErr == nil:
@@ -302,7 +343,11 @@ func Revert(w Writer, statePath string) (ApplyResult, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return ApplyResult{}, fmt.Errorf("nothing to revert: no state file at %s (tailpath tune --apply writes it): %w", statePath, err)
 		}
-		return ApplyResult{}, err
+		return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
+	}
+	h, _ := w.(Host) // a test's wrapped Writer: the real machine's paths
+	if err := h.checkState(st, statePath); err != nil {
+		return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
 	}
 	var back []Change
 	for i := len(st.Keys) - 1; i >= 0; i-- {
@@ -321,12 +366,12 @@ func Revert(w Writer, statePath string) (ApplyResult, error) {
 		return res, err
 	}
 	if st.Persisted != "" {
-		if err := RemovePersisted(context.Background(), Persisted{Method: PersistSysctlD, Path: st.Persisted}); err != nil {
+		if err := h.RemovePersisted(context.Background(), Persisted{Method: PersistSysctlD, Path: st.Persisted}); err != nil {
 			return res, fmt.Errorf("values restored, but %w", err)
 		}
 	}
 	if st.Persist != nil {
-		if err := RemovePersisted(context.Background(), *st.Persist); err != nil {
+		if err := h.RemovePersisted(context.Background(), *st.Persist); err != nil {
 			return res, fmt.Errorf("values restored, but %w", err)
 		}
 	}
@@ -334,4 +379,71 @@ func Revert(w Writer, statePath string) (ApplyResult, error) {
 		return res, fmt.Errorf("values restored, but removing %s failed: %w", statePath, err)
 	}
 	return res, nil
+}
+
+// validBlock checks an Unraid go-file block is one PlanPersist writes:
+// its markers, comment lines, and `sysctl -w 'key=value'` lines of
+// managed keys with valid values, nothing else (revert removes exactly
+// this text from a file Unraid runs as root at boot).
+func validBlock(block string) error {
+	lines := strings.Split(strings.TrimPrefix(block, "\n"), "\n")
+	if len(lines) < 3 || lines[0] != blockBegin || lines[len(lines)-2] != blockEnd || lines[len(lines)-1] != "" {
+		return fmt.Errorf("not between tailpath's markers")
+	}
+	for _, l := range lines[1 : len(lines)-2] {
+		if strings.HasPrefix(l, "# ") {
+			continue
+		}
+		arg, ok := strings.CutPrefix(l, "sysctl -w ")
+		if !ok {
+			return fmt.Errorf("line %q is not one tailpath writes", l)
+		}
+		kv := strings.TrimSuffix(strings.TrimPrefix(arg, "'"), "'")
+		k, v, _ := strings.Cut(kv, "=")
+		if err := ValidateValue(k, v, nil); err != nil {
+			return err
+		}
+		if arg != shellQuote(k+"="+Normalize(v)) {
+			return fmt.Errorf("line %q is not one tailpath writes", l)
+		}
+	}
+	return nil
+}
+
+// checkState checks what st says --persist wrote against what PlanPersist
+// writes on h (the same file names under h's root), so a state file can
+// make revert touch nothing else. path names the state file in errors.
+func (h Host) checkState(st State, path string) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w %s: %s; delete it after checking the values by hand", ErrCorruptState, path, fmt.Sprintf(format, a...))
+	}
+	sysctlD := filepath.Join(h.sysctlDir(), PersistFile)
+	if st.Persisted != "" && filepath.Clean(st.Persisted) != sysctlD {
+		return bad("persisted path %q is not %s", st.Persisted, sysctlD)
+	}
+	p := st.Persist
+	if p == nil {
+		return nil
+	}
+	var want string
+	switch p.Method {
+	case PersistSysctlD:
+		want = sysctlD
+	case PersistDSMScript:
+		want = h.at(dsmScriptDir + "/" + DSMScript)
+	case PersistUnraidGo:
+		want = h.at(unraidGo)
+	default:
+		return nil
+	}
+	if filepath.Clean(p.Path) != want {
+		return bad("persisted path %q is not %s", p.Path, want)
+	}
+	root := filepath.Clean(h.root())
+	for _, d := range p.CreatedDirs {
+		if d = filepath.Clean(d); d == root || d == "/" {
+			return bad("created directory %q is the root", d)
+		}
+	}
+	return nil
 }

@@ -208,6 +208,11 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	p := tea.NewProgram(model,
 		tea.WithAltScreen(),
 		tea.WithContext(ctx),
+		// SIGINT and SIGTERM end ctx (main's signal.NotifyContext), which
+		// ends the program. Bubble Tea's own handler would race it: it
+		// blocks sending QuitMsg to a program ctx already stopped, and
+		// Run waits for it for ever, in the alternate screen.
+		tea.WithoutSignalHandler(),
 		input,
 		tea.WithOutput(stdout),
 		tea.WithFPS(FPS),

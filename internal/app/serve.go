@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -50,10 +51,17 @@ type Serve struct {
 	PingEvery time.Duration
 	// MaxPeers caps the peers with per-peer series (metrics.Options).
 	MaxPeers int
-	// Snapshot renders /snapshot.json; nil serves 404 there. It is
-	// called once per new linked snapshot, however often the endpoint is
-	// fetched, and may gather afresh with ctx (the request's).
+	// Snapshot renders /snapshot.json; nil serves 404 there (--no-snapshot).
+	// It is called at most once per new linked snapshot and once per
+	// SnapshotEvery, however often the endpoint is fetched, and may
+	// gather afresh with ctx (the request's).
 	Snapshot func(ctx context.Context, in SnapshotInput) ([]byte, error)
+	// SnapshotEvery is the shortest time between two Snapshot calls; 0
+	// means DefaultSnapshotEvery.
+	SnapshotEvery time.Duration
+	// Access decides who may read every endpoint; nil means loopback and
+	// the nodes of this node's user (AllowSelf), no token.
+	Access *Access
 	// Log receives a line whenever a source goes down or comes back; nil
 	// discards them.
 	Log io.Writer
@@ -61,6 +69,10 @@ type Serve struct {
 	// store is built by Run.
 	store *metrics.Store
 }
+
+// DefaultSnapshotEvery is how often /snapshot.json may capture afresh:
+// between captures it serves the last one.
+const DefaultSnapshotEvery = 10 * time.Second
 
 // SnapshotInput is what /snapshot.json is made from: the sources' newest
 // values.
@@ -117,8 +129,19 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 		wg.Go(func() { s.pingLoop(ctx) })
 	}
 
+	acc := s.Access
+	if acc == nil {
+		acc = &Access{}
+	}
+	acc.client = s.Client
+	acc.self = func() *link.Snapshot { ls, _ := s.store.Snapshot(); return ls }
+	if acc.ListenHost == "" {
+		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
+			acc.ListenHost = ap.Addr().Unmap().String()
+		}
+	}
 	srv := &http.Server{
-		Handler:           s.mux(metrics.Handler(gatherer, reg)),
+		Handler:           acc.Handler(s.mux(metrics.Handler(gatherer, reg))),
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -295,9 +318,14 @@ func (s *Serve) mux(metricsHandler http.Handler) http.Handler {
 	var snapMu sync.Mutex
 	var lastSnap *link.Snapshot
 	var lastBody []byte
+	var lastAt time.Time
+	every := s.SnapshotEvery
+	if every <= 0 {
+		every = DefaultSnapshotEvery
+	}
 	m.HandleFunc("GET /snapshot.json", func(w http.ResponseWriter, r *http.Request) {
 		if s.Snapshot == nil {
-			http.NotFound(w, r)
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": "/snapshot.json is off (tailpath serve --no-snapshot)"})
 			return
 		}
 		ls, why := s.store.Snapshot()
@@ -305,17 +333,18 @@ func (s *Serve) mux(metricsHandler http.Handler) http.Handler {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "no snapshot: " + why})
 			return
 		}
-		// A snapshot is encoded once, however often it is fetched.
+		// A snapshot is taken once per linked snapshot and at most once per
+		// SnapshotEvery, however often it is fetched (one at a time).
 		snapMu.Lock()
 		body := lastBody
 		var err error
-		if ls != lastSnap {
+		if lastBody == nil || (ls != lastSnap && time.Since(lastAt) >= every) {
 			in := SnapshotInput{Latest: ls}
 			in.Tuning, in.TuningErr = s.store.Tuning()
 			in.Latency = s.store.Latencies()
 			body, err = s.Snapshot(r.Context(), in)
 			if err == nil {
-				lastSnap, lastBody = ls, body
+				lastSnap, lastBody, lastAt = ls, body, time.Now()
 			}
 		}
 		snapMu.Unlock()

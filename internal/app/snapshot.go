@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"time"
@@ -55,19 +56,30 @@ func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.A
 	return tui.SavedMsg{Path: path}
 }
 
-// runReplay runs the dashboard over d.Replay: one linked snapshot, sent
-// once, and no pings or saving.
-func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOption, stdout io.Writer) error {
+// ReplayModel is the dashboard's root model over d.Replay and the
+// messages that fill it, in order (its linked snapshot, then its tuning
+// report): what runReplay runs, for tests that render it.
+func (d *Dashboard) ReplayModel(ctx context.Context) (tea.Model, []tea.Msg, error) {
 	ls, err := d.Replay.Diagnose(ctx)
 	if err != nil {
-		return fmt.Errorf("dashboard: the snapshot: %w", err)
+		return nil, nil, fmt.Errorf("dashboard: the snapshot: %w", err)
 	}
 	panes, msgs := d.replayPanes()
 	model := tui.New(tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay),
 		NoSave: "nothing to save: this is a saved snapshot already (status --from FILE --save OUT --redact makes a shareable copy)"})
-	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
+	return model, append([]tea.Msg{ls}, msgs...), nil
+}
+
+// runReplay runs the dashboard over d.Replay: one linked snapshot, sent
+// once, and no pings or saving.
+func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOption, stdout io.Writer) error {
+	model, msgs, err := d.ReplayModel(ctx)
+	if err != nil {
+		return err
+	}
+	// Signals end ctx, which ends the program (see Run).
+	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithoutSignalHandler(), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
 	go func() {
-		p.Send(ls)
 		for _, m := range msgs {
 			p.Send(m)
 		}
@@ -115,14 +127,16 @@ func ReplayNotice(f *snapshot.File) string {
 // SnapshotFile is `tailpath serve`'s /snapshot.json: a fresh capture of
 // this node in the format of `tailpath status --save` (probes/snapshot,
 // readable by `status --from` and `--peer-snapshot` on another machine),
-// carrying in.Latest's history, board and path changes, the control API's
-// facts when s.PeerSide is set, and in.Tuning. Not redacted: serve
-// listens on loopback unless told otherwise. Errors are Capture's, with
-// the socket named (probes.ConnectError).
+// carrying in.Latest's history, board and path changes and WhoIs answers
+// (snapshot.Options.ReuseWhoIs: no WhoIs per peer), the control API's
+// facts of this node's netmap peers when s.PeerSide is set (never of the
+// devices its ACLs hide from it), and in.Tuning; then scrubbed
+// (snapshot.Scrub: no keys, no log ids, nothing renamed). Errors are
+// Capture's, with the socket named (probes.ConnectError).
 func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: probes.GatherOptions{All: s.All}, Linked: in.Latest, Tuning: in.Tuning}
+	opts := snapshot.Options{Gather: probes.GatherOptions{All: s.All}, Linked: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
 	if in.Latest != nil {
 		opts.Prev = in.Latest.Snapshot
 		if len(in.Latency) > 0 {
@@ -148,6 +162,22 @@ func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, err
 	f, _, err := snapshot.Capture(ctx, s.Client, opts)
 	if err != nil {
 		return nil, probes.ConnectError(err, s.Socket)
+	}
+	if api := f.ControlAPI; api != nil && api.Facts != nil && f.Status != nil {
+		var ids []string
+		var addrs []netip.Addr
+		for _, ps := range f.Status.Peer {
+			if ps != nil {
+				ids = append(ids, string(ps.ID))
+				addrs = append(addrs, ps.TailscaleIPs...)
+			}
+		}
+		c := *api
+		c.Facts = api.Facts.Only(ids, addrs)
+		f.ControlAPI = &c
+	}
+	if f, err = snapshot.Scrub(f); err != nil {
+		return nil, err
 	}
 	var b bytes.Buffer
 	if err := snapshot.Write(&b, f); err != nil {

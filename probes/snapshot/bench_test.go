@@ -121,3 +121,33 @@ func BenchmarkParseJournal(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkServeCapture is serve's /snapshot.json capture of a 1,500-peer
+// tailnet after a poll: asking WhoIs of every peer (as before) or reusing
+// the poll's answers (Options.ReuseWhoIs), then Scrub. The client answers
+// from memory, so the time leaves out the LocalAPI round trips the WhoIs
+// calls cost on a real socket; whois/op counts them.
+func BenchmarkServeCapture(b *testing.B) {
+	f := bigFile(1500)
+	c := &countingClient{LocalClient: f.Client()}
+	ctx := context.Background()
+	_, first, err := Capture(ctx, c, Options{Gather: probesGather(f)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, reuse := range []bool{false, true} {
+		b.Run(fmt.Sprintf("reuse=%v", reuse), func(b *testing.B) {
+			c.whois.Store(0)
+			for b.Loop() {
+				f2, _, err := Capture(ctx, c, Options{Gather: probesGather(f), Prev: first.Snapshot, Linked: first, ReuseWhoIs: reuse})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Scrub(f2); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(c.whois.Load())/float64(b.N), "whois/op")
+		})
+	}
+}

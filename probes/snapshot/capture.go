@@ -71,6 +71,26 @@ func (r *Recorder) WhoIs(ctx context.Context, addr string) (*apitype.WhoIsRespon
 	return res, err
 }
 
+// seed records, as if asked, the WhoIs answers snap's gather reused
+// rather than asked through r.
+func (r *Recorder) seed(snap *probes.Snapshot) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	add := func(id string) {
+		n, addr := snap.Node(id)
+		if n == nil {
+			return
+		}
+		if _, ok := r.whois[addr.String()]; !ok {
+			r.whois[addr.String()] = WhoIs{Addr: addr.String(), Node: n}
+		}
+	}
+	add("")
+	for i := range snap.Peers {
+		add(snap.Peers[i].ID)
+	}
+}
+
 // CurrentDERPMap implements probes.LocalClient.
 func (r *Recorder) CurrentDERPMap(ctx context.Context) (*tailcfg.DERPMap, error) {
 	dm, err := r.c.CurrentDERPMap(ctx)
@@ -194,6 +214,11 @@ type Options struct {
 	// why there is none.
 	Tuning    *tune.Report
 	TuningErr string
+	// ReuseWhoIs reuses the WhoIs answers Prev carries (fresher than
+	// probes.WhoIsMaxAge) instead of asking each peer again, and records
+	// them as if asked: a long-running source (serve) captures without a
+	// WhoIs per peer. The file diagnoses the same either way.
+	ReuseWhoIs bool
 }
 
 // Capture gathers once from c through a Recorder and returns the File and
@@ -203,13 +228,16 @@ type Options struct {
 func Capture(ctx context.Context, c probes.LocalClient, opts Options) (*File, *link.Snapshot, error) {
 	rec := NewRecorder(c)
 	gopts := opts.Gather
-	gopts.NoCache = true
+	gopts.NoCache = !opts.ReuseWhoIs || opts.Prev == nil
 	if p := opts.Prev; gopts.Latency == nil && p != nil && p.Self.DERPLatencyFrom == "netcheck" && p.Self.NAT != nil {
 		gopts.Latency = &probes.DERPLatencyReport{At: p.Self.DERPLatencyAt, ByRegion: p.Self.NAT.DERPLatency}
 	}
 	snap, err := probes.GatherWith(ctx, rec, opts.Prev, gopts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !gopts.NoCache {
+		rec.seed(snap)
 	}
 	var l link.Linker
 	var changes map[string][]link.PathChange

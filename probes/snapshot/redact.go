@@ -16,6 +16,8 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
+
+	"github.com/tailpath/tailpath/probes"
 )
 
 // Redaction says what Redact replaced and what it left out, in words a
@@ -148,6 +150,13 @@ type redactor struct {
 
 	origNames map[string]bool // lower-case original host names
 	hostN     int             // last host-N handed out
+
+	// keyN is the number of the last key placeholder handed out.
+	keyN int
+
+	// keepNames makes prune keep names, numeric ids, logins, the
+	// tailnet's name and DERP host names (Scrub).
+	keepNames bool
 
 	byFirst   map[byte][]string // known names by first byte, longest first
 	literals  []string          // ids, logins and suffixes, longest first
@@ -420,6 +429,9 @@ func (r *redactor) addLogin(login, pseudo string) {
 }
 
 func (r *redactor) userNum(u tailcfg.UserID) tailcfg.UserID {
+	if r.keepNames {
+		return u
+	}
 	if n, ok := r.userNums[u]; ok {
 		return n
 	}
@@ -429,7 +441,7 @@ func (r *redactor) userNum(u tailcfg.UserID) tailcfg.UserID {
 }
 
 func (r *redactor) nodeNum(n tailcfg.NodeID) tailcfg.NodeID {
-	if n == 0 {
+	if n == 0 || r.keepNames {
 		return 0
 	}
 	if m, ok := r.nodeNums[n]; ok {
@@ -563,6 +575,13 @@ func (r *redactor) prune(f *File) *File {
 		if t := st.CurrentTailnet; t != nil {
 			ps.CurrentTailnet = &ipnstate.TailnetStatus{Name: redactedSuffix, MagicDNSSuffix: redactedSuffix, MagicDNSEnabled: t.MagicDNSEnabled}
 		}
+		if r.keepNames {
+			//lint:ignore SA1019 as above
+			ps.MagicDNSSuffix = st.MagicDNSSuffix
+			if t := st.CurrentTailnet; t != nil {
+				ps.CurrentTailnet = &ipnstate.TailnetStatus{Name: t.Name, MagicDNSSuffix: t.MagicDNSSuffix, MagicDNSEnabled: t.MagicDNSEnabled}
+			}
+		}
 		if st.Peer != nil {
 			ps.Peer = make(map[key.NodePublic]*ipnstate.PeerStatus, len(st.Peer))
 			for k, p := range st.Peer {
@@ -571,9 +590,12 @@ func (r *redactor) prune(f *File) *File {
 		}
 		if len(st.User) > 0 {
 			ps.User = make(map[tailcfg.UserID]tailcfg.UserProfile, len(st.User))
-			for uid := range st.User {
+			for uid, u := range st.User {
 				n := r.userNum(uid)
 				ps.User[n] = tailcfg.UserProfile{ID: n, LoginName: fmt.Sprintf("user-%d@example.com", n), DisplayName: fmt.Sprintf("User %d", n)}
+				if r.keepNames {
+					ps.User[n] = tailcfg.UserProfile{ID: n, LoginName: u.LoginName, DisplayName: u.DisplayName}
+				}
 			}
 		}
 		out.Status = ps
@@ -582,7 +604,15 @@ func (r *redactor) prune(f *File) *File {
 	for _, w := range f.WhoIs {
 		out.WhoIs = append(out.WhoIs, WhoIs{Addr: w.Addr, Node: r.pruneNode(w.Node), Err: w.Err, Denied: w.Denied})
 	}
-	out.DERPMap = pruneDERPMap(f.DERPMap)
+	if !r.keepNames {
+		out.DERPMap = pruneDERPMap(f.DERPMap)
+	}
+	if c := f.ControlAPI; c != nil {
+		// An error body may echo the request, credentials included.
+		cc := *c
+		cc.Status.Err = probes.APIErrorSummary(c.Status.Err)
+		out.ControlAPI = &cc
+	}
 	if t := f.Tuning; t != nil {
 		tc := *t
 		tc.Root = ""
@@ -826,8 +856,12 @@ func (r *redactor) key(k string) string {
 		return p
 	}
 	typ, _, _ := strings.Cut(lk, ":")
-	for n := len(r.keys) + 1; ; n++ {
-		p := fmt.Sprintf("%s:%064x", typ, n)
+	// The counter carries on from the last placeholder, so skipping
+	// placeholders that are original keys costs each once, not once per
+	// key after them.
+	for r.keyN = max(r.keyN, len(r.keys)); ; {
+		r.keyN++
+		p := fmt.Sprintf("%s:%064x", typ, r.keyN)
 		if !r.origKeys[p] {
 			r.keys[lk] = p
 			return p
@@ -1026,6 +1060,7 @@ func (r *redactor) summary() *Redaction {
 			"tags, routes, capabilities (but only-tcp-443), SSH host keys, PeerAPI URLs, locations, certificate domains",
 			"Hostinfo other than OS, version, host name and NetInfo; custom DERP host names",
 			"the text of ignored pasted lines",
+			"what the control API said in its errors (tailpath's words for the status stay)",
 		},
 	}
 }

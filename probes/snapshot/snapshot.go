@@ -278,8 +278,11 @@ func Read(r io.Reader) (*File, error) {
 	return decode(b)
 }
 
-// decode reads one snapshot document.
+// decode reads one snapshot document: every string in it sanitised and
+// every list within bounds (sanitizeJSON, capLists), each cut reported
+// among its warnings.
 func decode(b []byte) (*File, error) {
+	b, cuts := sanitizeJSON(b)
 	var head struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
@@ -299,6 +302,10 @@ func decode(b []byte) (*File, error) {
 		return nil, fmt.Errorf("%w: no \"status\"", ErrCorrupt)
 	}
 	f.clean()
+	f.capLists()
+	for _, n := range cuts {
+		f.Warnings = append(f.Warnings, fmt.Sprintf("a list in this snapshot holds %d entries; only the first %d are read", n, maxElems))
+	}
 	return &f, nil
 }
 

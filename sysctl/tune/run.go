@@ -232,7 +232,7 @@ func persist(ctx context.Context, h sysctl.Host, statePath string, rep Report) (
 	}
 	st.Persist, st.Persisted = &rec, ""
 	if err := sysctl.SaveState(statePath, st); err != nil {
-		sysctl.RemovePersisted(ctx, rec)
+		h.RemovePersisted(ctx, rec)
 		return nil, fmt.Errorf("applied, but not persisted: recording it for --revert failed (%w), so it was removed again", err)
 	}
 	return &plan, nil

@@ -5,6 +5,7 @@
 package logpane
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -25,6 +26,16 @@ const Title = "Log"
 
 // DefaultKeep is how many lines the pane keeps.
 const DefaultKeep = 5000
+
+// MaxBytes bounds the text the pane keeps, whatever the line count: a
+// board printing 64 KiB lines without a newline would otherwise fill
+// 20,000 lines with 1.3 GB. Past it the oldest lines go, and the status
+// line says how many.
+const MaxBytes = 32 << 20
+
+// entryOverhead is what one kept line costs beside its text (the entry
+// and its row), counted against MaxBytes.
+const entryOverhead = 128
 
 // entry is one kept line, already sanitised.
 type entry struct {
@@ -120,6 +131,11 @@ type Pane struct {
 	entries []entry
 	keep    int
 	dropped int
+	// bytes is the kept lines' size (entrySize); capped counts the lines
+	// dropped to stay within maxBytes (MaxBytes).
+	bytes, maxBytes, capped int
+	// tags are the tags seen, each copied once (intern).
+	tags map[string][]byte
 
 	filter    *devlink.Filter
 	filterSrc string
@@ -141,7 +157,7 @@ func New(st common.Styles, keep int) *Pane {
 	in := textinput.New()
 	in.Cursor.SetMode(cursor.CursorStatic)
 	in.CharLimit = 200
-	p := &Pane{st: st, keys: newKeys(), input: in, keep: keep, follow: true, dirty: true}
+	p := &Pane{st: st, keys: newKeys(), input: in, keep: keep, maxBytes: MaxBytes, follow: true, dirty: true}
 	p.syncKeys()
 	return p
 }
@@ -239,10 +255,21 @@ func (p *Pane) add(ev devlink.Event) {
 		if text == "" {
 			text = l.DisplayText()
 		}
-		p.entries = append(p.entries, entry{level: l.Level, tag: l.Tag, kind: l.Kind, text: text, decoded: l.Decoded})
+		e := entry{level: l.Level, tag: p.intern(l.Tag), kind: l.Kind, text: text, decoded: l.Decoded}
+		p.bytes += e.size()
+		p.entries = append(p.entries, e)
 	}
 	p.dropped += ev.Dropped
-	if over := len(p.entries) - p.keep; over > 0 {
+	over := max(0, len(p.entries)-p.keep)
+	for i := 0; i < over; i++ {
+		p.bytes -= p.entries[i].size()
+	}
+	for over < len(p.entries)-1 && p.bytes > p.maxBytes {
+		p.bytes -= p.entries[over].size()
+		over++
+		p.capped++
+	}
+	if over > 0 {
 		clear(p.entries[:over]) // let the dropped lines' text be collected
 		p.entries = p.entries[over:]
 		if !p.follow {
@@ -250,6 +277,38 @@ func (p *Pane) add(ev devlink.Event) {
 		}
 	}
 	p.dirty = true
+}
+
+// maxTags bounds the tags intern keeps.
+const maxTags = 1024
+
+// intern returns a copy of tag, shared by every line with the same tag: a
+// line's tag aliases its raw bytes (up to 64 KiB), which would otherwise
+// stay alive as long as the entry, and a board uses a few dozen tags.
+func (p *Pane) intern(tag []byte) []byte {
+	if tag == nil {
+		return nil
+	}
+	if t, ok := p.tags[string(tag)]; ok {
+		return t
+	}
+	t := bytes.Clone(tag)
+	if p.tags == nil {
+		p.tags = map[string][]byte{}
+	}
+	if len(p.tags) < maxTags {
+		p.tags[string(t)] = t
+	}
+	return t
+}
+
+// size is what e counts against MaxBytes.
+func (e *entry) size() int {
+	n := entryOverhead + len(e.text) + len(e.tag)
+	for _, d := range e.decoded {
+		n += len(d) + entryOverhead
+	}
+	return n
 }
 
 func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
@@ -484,6 +543,9 @@ func (p *Pane) status(total, top int) string {
 	}
 	if p.dropped > 0 {
 		parts = append(parts, fmt.Sprintf("%d not shown (too fast)", p.dropped))
+	}
+	if p.capped > 0 {
+		parts = append(parts, fmt.Sprintf("%d older dropped (%d MiB kept)", p.capped, p.maxBytes>>20))
 	}
 	s := p.st.Muted.Render(strings.Join(parts, " · "))
 	if p.sendErr != "" {

@@ -1,0 +1,139 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// TestDashboardExitsOnSignal runs the dashboard in a pseudo-terminal and
+// sends it SIGTERM, then SIGINT, 20 times each (a saved snapshot and the
+// live dashboard with no tailscaled, alternately): every run must exit
+// within 1 s of the signal, leave the alternate screen and give the
+// terminal its modes back. Bubble Tea's own signal handler used to race
+// the context and hang 1 run in 3, in the alternate screen.
+func TestDashboardExitsOnSignal(t *testing.T) {
+	snap, err := filepath.Abs("probes/snapshot/testdata/both-hard-nat.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := filepath.Join(t.TempDir(), "no-tailscaled.sock")
+	var slowest time.Duration
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		for i := range 20 {
+			args := []string{"--from", snap}
+			if i%2 == 1 {
+				args = []string{"--socket", none}
+			}
+			took := signalRun(t, sig, args)
+			slowest = max(slowest, took)
+		}
+	}
+	t.Logf("slowest exit after a signal: %v", slowest)
+}
+
+// signalRun starts tailpath args on a new pseudo-terminal, waits for its
+// first screen, sends sig and checks the exit; it returns how long the
+// exit took.
+func signalRun(t *testing.T, sig syscall.Signal, args []string) time.Duration {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("skipping: no pseudo-terminals here: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 80})
+	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", "TERM=xterm-256color")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	go answerTerminal(ptmx, &out)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "\x1b[?1049h") || !strings.Contains(out.String(), "Peers") {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v: no screen after 20 s:\n%q", args, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	drawn := len(out.String())
+	start := time.Now()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(time.Second):
+		t.Fatalf("%v: still running 1 s after %v (the alternate screen left: %v)", args, sig, strings.Contains(out.String()[drawn:], "\x1b[?1049l"))
+	}
+	took := time.Since(start)
+	// The reader may still be draining what was written before exit.
+	for end := time.Now().Add(time.Second); !strings.Contains(out.String()[drawn:], "\x1b[?1049l") && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out.String()[drawn:], "\x1b[?1049l") {
+		t.Errorf("%v: exited after %v without leaving the alternate screen:\n%q", args, sig, out.String()[drawn:])
+	}
+	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const modes = unix.ECHO | unix.ICANON | unix.ISIG | unix.IEXTEN
+	if before.Lflag&modes != after.Lflag&modes || before.Iflag != after.Iflag || before.Oflag != after.Oflag {
+		t.Errorf("%v: terminal modes not restored after %v: lflag %#x → %#x, iflag %#x → %#x, oflag %#x → %#x",
+			args, sig, before.Lflag, after.Lflag, before.Iflag, after.Iflag, before.Oflag, after.Oflag)
+	}
+	return took
+}
+
+// answerTerminal copies what tailpath writes to the terminal into out and
+// answers its cursor position queries (ESC [6n) as a terminal does:
+// termenv asks for the background colour that way and would otherwise
+// wait 5 s for an answer before the first screen.
+func answerTerminal(ptmx *os.File, out *syncBuffer) {
+	buf := make([]byte, 32<<10)
+	var tail []byte // a query may be split across reads
+	for {
+		n, err := ptmx.Read(buf)
+		if n > 0 {
+			out.Write(buf[:n])
+			tail = append(tail, buf[:n]...)
+			for {
+				i := bytes.Index(tail, []byte("\x1b[6n"))
+				if i < 0 {
+					break
+				}
+				ptmx.Write([]byte("\x1b[1;1R"))
+				tail = tail[i+4:]
+			}
+			if len(tail) > 8 {
+				tail = tail[len(tail)-8:]
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
