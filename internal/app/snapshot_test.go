@@ -114,8 +114,8 @@ func TestDashboardReplay(t *testing.T) {
 	}()
 	done := make(chan error, 1)
 	// The host's tuning report, as saved on Linux: shown read-only.
-	// The field's DSM 7.1 root (shared testdata) stands for the NAS it was taken on.
-	rep, err := tune.Gather(context.Background(), tune.Inputs{Host: sysctl.AtRoot(filepath.Join("..", "..", "..", "shared", "testdata", "field", "nas", "dsm-4.4")),
+	// Our own DSM 7.1 root stands for the NAS it was taken on.
+	rep, err := tune.Gather(context.Background(), tune.Inputs{Host: sysctl.AtRoot(filepath.Join("..", "..", "sysctl", "testdata", "roots", "dsm-7.1-4.4")),
 		Sandbox: true, Bandwidth: 350e6, RTT: 20 * time.Millisecond,
 		Conns: func(context.Context) ([]sockdiag.Conn, error) { return nil, nil }})
 	if err != nil {
