@@ -20,7 +20,7 @@ func TestDashboardBadELF(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.elf")
-	good := filepath.Join(monitorVectors(t), "log.elf")
+	good := filepath.Join(ownBinlog, "app.elf") // any good ELF: our own
 	for _, tc := range []struct {
 		name, elf string
 		want      []string // in stderr

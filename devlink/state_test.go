@@ -2,12 +2,15 @@ package devlink
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailpath/tailpath/devlink/devlinktest"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 )
 
@@ -46,8 +49,41 @@ const capture = "ESP-ROM:esp32s3-20210327\r\n" +
 	"I (6001) wireguard: good handshake from 04030201:41641\r\n" +
 	"I (7000) wifi:state: run -> init (fc0)\r\n"
 
+// TestSourceBuildsDeviceState replays capture through a Source with an
+// ELF: our own Xtensa ELF (devlinktest; the capture's PCs moved to its
+// functions, addr2line's frames the reference) and ESP-IDF monitor's
+// log.elf (the shared vectors, when present).
 func TestSourceBuildsDeviceState(t *testing.T) {
-	elfPath := testdata(t, "log.elf")
+	// The capture's PCs: the PC register and the backtrace's second frame,
+	// and the backtrace's first frame (inlined code).
+	const capturePC, captureInlined = 0x400d1000, 0x4008a000
+	t.Run("own", func(t *testing.T) {
+		elfPath := devlinktest.XtensaELF(t)
+		pc := devlinktest.Func(t, elfPath, "tp_timer_init") + 6
+		inl, frames := devlinktest.InlinedPC(t, elfPath, "tp_pool_alloc", 3)
+		at := devlinktest.Addr2Line(t, elfPath, pc)[pc]
+		text := strings.NewReplacer(fmt.Sprintf("0x%08x", capturePC), fmt.Sprintf("0x%08x", pc),
+			fmt.Sprintf("0x%08x", captureInlined), fmt.Sprintf("0x%08x", inl)).Replace(capture)
+		var want []string
+		want = append(want, devlinktest.Decoded(pc, at)...)
+		want = append(want, devlinktest.Decoded(inl, frames)...)
+		want = append(want, devlinktest.Decoded(pc, at)...)
+		sourceBuildsDeviceState(t, elfPath, text, uint32(pc), want)
+	})
+	t.Run("esp-idf-monitor", func(t *testing.T) {
+		sourceBuildsDeviceState(t, testdata(t, "log.elf"), capture, capturePC, []string{
+			"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
+			"0x4008a000: align_up at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:244",
+			" (inlined by) adjust_request_size at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:289",
+			" (inlined by) tlsf_memalign_offs at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf.c:560",
+			"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
+		})
+	})
+}
+
+// sourceBuildsDeviceState replays capture (with its PC register at pc)
+// decoding with elfPath, and wants the crash's decoded lines wantDecoded.
+func sourceBuildsDeviceState(t *testing.T, elfPath, capture string, pc uint32, wantDecoded []string) {
 	sym, err := OpenELF(elfPath)
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +109,8 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	if want := strings.Count(capture, "\n"); lines != want {
 		t.Errorf("events carried %d lines, want %d", lines, want)
 	}
-	if decoded != 5 { // PC register (1) + backtrace (3 + 1)
-		t.Errorf("lines carried %d decoded frames, want 5", decoded)
+	if decoded != len(wantDecoded) { // PC register (1) + backtrace (3 + 1)
+		t.Errorf("lines carried %d decoded frames, want %d", decoded, len(wantDecoded))
 	}
 	s := last.State
 	// The capture ends in a second boot: per-boot values are cleared,
@@ -108,15 +144,8 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	if c == nil {
 		t.Fatal("no crash recorded")
 	}
-	if c.Reason != "LoadProhibited on core 0" || c.PC != 0x400d1000 || len(c.Backtrace.Frames) != 2 || !c.Backtrace.Corrupted || c.ELFSHA != "0f1e2d3c4b5a6978" {
+	if c.Reason != "LoadProhibited on core 0" || c.PC != pc || len(c.Backtrace.Frames) != 2 || !c.Backtrace.Corrupted || c.ELFSHA != "0f1e2d3c4b5a6978" {
 		t.Errorf("crash = %+v", c)
-	}
-	wantDecoded := []string{
-		"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
-		"0x4008a000: align_up at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:244",
-		" (inlined by) adjust_request_size at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:289",
-		" (inlined by) tlsf_memalign_offs at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf.c:560",
-		"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
 	}
 	if diff := cmp.Diff(wantDecoded, c.Decoded); diff != "" {
 		t.Errorf("decoded crash (-want +got):\n%s", diff)
@@ -394,7 +423,7 @@ func TestHandshakeAgeFromFrame(t *testing.T) {
 // TestELFMismatch: the board's `ELF file SHA256:` (app banner or crash
 // trailer) is compared with the --elf file, as tail does.
 func TestELFMismatch(t *testing.T) {
-	sym, err := OpenELF(testdata(t, "log.elf"))
+	sym, err := OpenELF(filepath.Join(binlogDir, "app.elf")) // any ELF: the SHA is of the file
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -271,23 +271,35 @@ func TestDevicePaneRelayDown(t *testing.T) {
 	}
 }
 
-// TestDevicePaneRISCVCrash: the field report's ESP32-C3 crash under
-// ESPHome shows its reason, MEPC in ROM, RA and SP, and that the copy
-// ended mid-dump.
+// TestDevicePaneRISCVCrash: an ESP32-C3 crash under ESPHome (the field
+// report's kind) shows its reason, MEPC in ROM, RA and SP, and that the
+// copy ended mid-dump: our own input always, the field's when the shared
+// folder is present.
 func TestDevicePaneRISCVCrash(t *testing.T) {
-	b, err := os.ReadFile("../../../shared/testdata/field/esp/esphome-c3-panic-glued.log")
-	if err != nil {
-		t.Skipf("shared field input not present (%v)", err)
-	}
-	p := New(common.DefaultStyles(), func() time.Time { return at })
-	p.SetSize(200, 40)
-	p.Update(event(string(b), true))
-	v := p.View()
-	for _, want := range []string{"Last crash  Illegal instruction on core 0",
-		"MEPC 0x40001be4 (in ROM) · RA 0x42075ee2 · SP 0x3fca11b0 · riscv · report cut short"} {
-		if !strings.Contains(v, want) {
-			t.Errorf("pane lacks %q:\n%s", want, v)
-		}
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"own", "../../devlink/testdata/field/esphome-c3-glued-cut.log", "MEPC 0x40001c52 (in ROM) · RA 0x4201a3f4 · SP 0x3fc9e2a0 · riscv · report cut short"},
+		{"field", "../../../shared/testdata/field/esp/esphome-c3-panic-glued.log", "MEPC 0x40001be4 (in ROM) · RA 0x42075ee2 · SP 0x3fca11b0 · riscv · report cut short"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := os.ReadFile(tc.path)
+			if err != nil {
+				if tc.name == "own" {
+					t.Fatal(err)
+				}
+				t.Skipf("shared field input not present (%v); it lives at ../shared/testdata beside the repository", err)
+			}
+			p := New(common.DefaultStyles(), func() time.Time { return at })
+			p.SetSize(200, 40)
+			p.Update(event(string(b), true))
+			v := p.View()
+			for _, want := range []string{"Last crash  Illegal instruction on core 0", tc.want} {
+				if !strings.Contains(v, want) {
+					t.Errorf("pane lacks %q:\n%s", want, v)
+				}
+			}
+		})
 	}
 }
 
