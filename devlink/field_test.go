@@ -150,6 +150,89 @@ func TestFieldESPHomeC3PanicGlued(t *testing.T) {
 	}
 }
 
+// TestFieldWrappedRegisters is the field report's kind: a serial monitor
+// wrapped an Xtensa register dump between a register's name and its value
+// (`… A1   ` then `   : 0x3ffce570`), which lost A1 (the stack pointer),
+// A5, A9 and A13. Every register comes through, in the order printed. Our
+// own input (a wrap after the third name, the value line carrying more
+// pairs) always; the field's when the shared folder is present.
+func TestFieldWrappedRegisters(t *testing.T) {
+	xtensaOrder := []string{"PC", "PS", "A0", "A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "A9", "A10", "A11", "A12", "A13", "A14", "A15",
+		"SAR", "EXCCAUSE", "EXCVADDR", "LBEG", "LEND", "LCOUNT"}
+	for _, tc := range []struct {
+		name     string
+		input    func(t *testing.T) []byte
+		crash    crashView
+		excvaddr uint32
+		frames   int
+		regs     map[string]uint32 // the ones the wrap used to lose
+	}{
+		{"own", func(t *testing.T) []byte { return ownFieldFile(t, "xtensa-arduino-wrapped.log") },
+			crashView{Reason: "StoreProhibited on core 1", Core: 1, Arch: "xtensa", PC: 0x400d8a31, SP: 0x3ffb2f40, Ended: true, Lines: 23},
+			0x00000008, 6, map[string]uint32{"A0": 0x800d8c6e, "A4": 0x00000008, "A8": 0x800d8a2c, "A12": 0x3ffb2fa0, "SAR": 0x0000000a, "LEND": 0x4000c2f6}},
+		{"field", func(t *testing.T) []byte { return fieldFile(t, "wireguard-arduino-loadprohibited-wrapped.log") },
+			crashView{Reason: "LoadProhibited on core 0", Core: 0, Arch: "xtensa", PC: 0x40157cf1, SP: 0x3ffce570, Lines: 18},
+			0x00000014, 7, map[string]uint32{"A1": 0x3ffce570, "A5": 0x00000000, "A9": 0x3ffbfa20, "A13": 0x00000001}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _ := replay(tc.input(t), nil)
+			if st.Crashes != 1 {
+				t.Fatalf("%d crashes, want 1", st.Crashes)
+			}
+			if diff := cmp.Diff(tc.crash, viewCrash(st)); diff != "" {
+				t.Errorf("crash (-want +got):\n%s", diff)
+			}
+			c := st.LastCrash
+			var order []string
+			for _, r := range c.Registers {
+				order = append(order, r.Name)
+			}
+			if diff := cmp.Diff(xtensaOrder, order); diff != "" {
+				t.Errorf("registers (-want +got):\n%s", diff)
+			}
+			for name, want := range tc.regs {
+				if v, ok := RegisterValue(c.Registers, name); !ok || v != want {
+					t.Errorf("%s = 0x%08x (%v), want 0x%08x", name, v, ok, want)
+				}
+			}
+			if v, _ := RegisterValue(c.Registers, "EXCVADDR"); v != tc.excvaddr {
+				t.Errorf("EXCVADDR 0x%08x, want 0x%08x", v, tc.excvaddr)
+			}
+			if len(c.Backtrace.Frames) != tc.frames {
+				t.Errorf("%d backtrace frames, want %d", len(c.Backtrace.Frames), tc.frames)
+			}
+		})
+	}
+}
+
+// TestRegisterWrapEdges: what a wrap continues and what it does not.
+func TestRegisterWrapEdges(t *testing.T) {
+	for _, tc := range []struct {
+		rows []string
+		want []Register
+	}{
+		// The value on the next line, and more pairs after it.
+		{[]string{"PC      : 0x400d8a31  A0      ", "   : 0x800d8c6e  A1      : 0x3ffb2f40"},
+			[]Register{{"PC", 0x400d8a31}, {"A0", 0x800d8c6e}, {"A1", 0x3ffb2f40}}},
+		// A line between the row and the value: no continuation.
+		{[]string{"PC      : 0x400d8a31  A0      ", "I (1) app: hello", "   : 0x800d8c6e"},
+			[]Register{{"PC", 0x400d8a31}}},
+		// A row that ends in a value: a stray value line adds nothing.
+		{[]string{"PC      : 0x400d8a31  A0      : 0x800d8c6e  ", "   : 0x3ffb2f40"},
+			[]Register{{"PC", 0x400d8a31}, {"A0", 0x800d8c6e}}},
+		// A trailing word that is no register name is not one.
+		{[]string{"PC      : 0x400d8a31  hello   ", "   : 0x3ffb2f40"},
+			[]Register{{"PC", 0x400d8a31}}},
+	} {
+		in := "Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\r\nCore  0 register dump:\r\n" +
+			strings.Join(tc.rows, "\r\n") + "\r\n"
+		st, _ := replay([]byte(in), nil)
+		if diff := cmp.Diff(tc.want, st.LastCrash.Registers); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tc.rows, diff)
+		}
+	}
+}
+
 // TestCrashKinds covers the kind: other RISC-V chips (C3 twice with the
 // marker's first letter lost, C6, H2, P4), an Xtensa S3, and each wrapper
 // (ESPHome, Arduino behind PlatformIO's time filter, idf.py monitor's

@@ -235,6 +235,10 @@ type State struct {
 	LastFrameAt time.Time
 
 	inCrash bool
+	// regPending is the register name the previous line, a register dump
+	// row, ended with when a serial monitor wrapped its value onto the
+	// next line (DanglingRegister); "" otherwise.
+	regPending string
 	// romOpen is true between a ROM banner and its `rst:` line, so that
 	// line does not count a second boot.
 	romOpen bool
@@ -375,6 +379,8 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	s.Lines++
 	s.LastLineAt = now
 	body := l.Body()
+	pending := s.regPending
+	s.regPending = ""
 	switch l.Kind {
 	case KindBinary:
 		s.BinaryLogFrames++
@@ -427,8 +433,14 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 			s.addCrashLine(l)
 			c := s.LastCrash
 			n := len(c.Registers)
+			rest := body
+			if v, k, ok := RegisterContinuation(body); ok && pending != "" && len(c.Registers) < 64 {
+				c.Registers = append(c.Registers, Register{Name: pending, Value: v})
+				rest = body[k:]
+			}
 			if len(c.Registers) < 64 {
-				c.Registers = ParseRegisters(body, c.Registers)
+				c.Registers = ParseRegisters(rest, c.Registers)
+				s.regPending = DanglingRegister(rest)
 			}
 			for _, r := range c.Registers[n:] {
 				switch r.Name {
