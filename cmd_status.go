@@ -16,6 +16,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/columns"
+	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -259,7 +260,7 @@ func printStatus(w io.Writer, s *link.Snapshot, asJSON bool) error {
 	if asJSON {
 		return writeStatusJSON(w, s)
 	}
-	return writeStatusTable(w, s)
+	return writeStatusTable(w, s, termcolor.Width(w))
 }
 
 // statusJSON is the stable JSON shape of `tailpath status --json`.
@@ -339,18 +340,22 @@ func sortRegions(rs []probes.Region) {
 	}
 }
 
-// Column width caps (display cells) for the table.
+// Column width caps (display cells) for the table on a terminal.
 const (
-	maxNameWidth   = 24
-	maxOSWidth     = 10
-	maxPathWidth   = 48
-	maxReasonWidth = 60
+	maxNameWidth = 24
+	maxOSWidth   = 10
+	maxPathWidth = 48
+	// minReasonWidth is the least REASON keeps on a narrow terminal (the
+	// terminal wraps the line rather than the reason losing its words).
+	minReasonWidth = 32
 )
 
 // writeStatusTable writes a self line, a board line when a board is linked
 // to a peer, and one row per peer: NAME, OS, PATH (tailscale status's
-// words), LATENCY, HOME DERP, TX/RX, REASON.
-func writeStatusTable(w io.Writer, s *link.Snapshot) error {
+// words), LATENCY, HOME DERP, TX/RX, REASON. On a terminal width columns
+// wide the long cells are cut to fit it (fitColumns); width 0 (a file or
+// pipe) prints every cell whole.
+func writeStatusTable(w io.Writer, s *link.Snapshot, width int) error {
 	self := s.Self
 	var b strings.Builder
 	fmt.Fprintf(&b, "self: %s", orDash(self.Name))
@@ -397,14 +402,17 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 		}
 		unknownPeerSide = unknownPeerSide || peerSideUnknown(p.Verdict)
 		rows = append(rows, []string{
-			ansi.Truncate(orDash(p.Name), maxNameWidth, "…"),
-			ansi.Truncate(orDash(p.OS), maxOSWidth, "…"),
-			ansi.Truncate(orDash(p.Path.Text), maxPathWidth, "…"),
+			cutTo(orDash(p.Name), maxNameWidth, width),
+			cutTo(orDash(p.OS), maxOSWidth, width),
+			cutTo(orDash(p.Path.Text), maxPathWidth, width),
 			units.Latency(p.Latency),
 			derpText(p.HomeDERP, p.HomeDERPCode),
 			units.Bytes(p.TxBytes) + "/" + units.Bytes(p.RxBytes),
-			ansi.Truncate(reason, maxReasonWidth, "…"),
+			reason,
 		})
+	}
+	if width > 0 {
+		rows = fitColumns(rows, width)
 	}
 	if _, err := io.WriteString(w, strings.Join(columns.Lines(rows, ""), "\n")+"\n"); err != nil {
 		return err
@@ -414,6 +422,83 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 	}
 	_, err := io.WriteString(w, peerSideLine(s.ControlAPI, unknownPeerSide))
 	return err
+}
+
+// cutTo cuts s to max cells with "…" on a terminal (width > 0); whole otherwise.
+func cutTo(s string, max, width int) string {
+	if width <= 0 {
+		return s
+	}
+	return ansi.Truncate(s, max, "…")
+}
+
+// fitColumns makes every row fit width cells. REASON, last, gets what
+// the other columns leave. While that is under minReasonWidth, it leaves
+// out TX/RX, cuts OS, NAME and PATH down to their floors, each by as much
+// as needed, then leaves out LATENCY, then HOME DERP (status --json has
+// them all); REASON then takes what is left, at least
+// 12 cells (a narrower terminal wraps). It returns the rows (a column left
+// out is gone from every row).
+func fitColumns(rows [][]string, width int) [][]string {
+	col := func(name string) int {
+		for i, h := range rows[0] {
+			if h == name {
+				return i
+			}
+		}
+		return -1
+	}
+	widthOf := func(c int) int {
+		w := 0
+		for _, r := range rows {
+			w = max(w, ansi.StringWidth(r[c]))
+		}
+		return w
+	}
+	// others is the line without REASON's cells, gaps included.
+	others := func() int {
+		t := columns.Gap * (len(rows[0]) - 1)
+		for c := range rows[0][:len(rows[0])-1] {
+			t += widthOf(c)
+		}
+		return t
+	}
+	cutCol := func(c, to int) {
+		for _, r := range rows[1:] {
+			r[c] = ansi.Truncate(r[c], to, "…")
+		}
+	}
+	cut := func(name string, floor int) {
+		c := col(name)
+		w := widthOf(c)
+		if to := max(w-(others()+minReasonWidth-width), floor, ansi.StringWidth(name)); to < w {
+			cutCol(c, to)
+		}
+	}
+	drop := func(name string) {
+		c := col(name)
+		for i, r := range rows {
+			rows[i] = append(r[:c:c], r[c+1:]...)
+		}
+	}
+	for _, step := range []func(){
+		func() { drop("TX/RX") },
+		func() { cut("OS", 6) },
+		func() { cut("NAME", 12) },
+		func() { cut("PATH", 24) },
+		func() { drop("LATENCY") },
+		func() { drop("HOME DERP") },
+	} {
+		if others()+minReasonWidth <= width {
+			break
+		}
+		step()
+	}
+	last := len(rows[0]) - 1
+	if to := max(width-others(), 12); to < widthOf(last) {
+		cutCol(last, to)
+	}
+	return rows
 }
 
 // peerSideUnknown reports whether a relayed verdict has a peer-side check

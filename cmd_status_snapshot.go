@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
@@ -237,7 +238,7 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	if _, err := io.WriteString(stdio.Stdout, snapshotHeader(info)); err != nil {
 		return err
 	}
-	return writeStatusTable(stdio.Stdout, ls)
+	return writeStatusTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout))
 }
 
 // fetchTimeout bounds fetching one http(s) input (another node's

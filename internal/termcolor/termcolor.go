@@ -39,6 +39,21 @@ func IsTerminal(v any) bool {
 	return ok && term.IsTerminal(f.Fd())
 }
 
+// Width returns the columns of the terminal v is, or 0 when v is not a
+// terminal (a file or pipe: tables print whole there) or its size is
+// unknown.
+func Width(v any) int {
+	f, ok := v.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return 0
+	}
+	w, _, err := term.GetSize(f.Fd())
+	if err != nil || w <= 0 {
+		return 0
+	}
+	return w
+}
+
 // Enabled reports whether output to out gets colour under mode and this
 // process's environment.
 func Enabled(mode Mode, out any) bool {
