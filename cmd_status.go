@@ -45,14 +45,10 @@ type statusFlags struct {
 	fs       *flag.FlagSet // to read flags given after --from's files
 }
 
-// Exit statuses of tailpath status beyond the shared ones: 1 tailscaled
-// answered but is not Running (table mode; the table is still printed); 2
-// the status could not be read (tailscaled not running, permission denied,
-// malformed reply, timeout), as for bad flags.
-const (
-	statusExitNotRunningState = 1
-	statusExitNoDaemon        = 2
-)
+// statusExitNotRunningState is status's exit when tailscaled answered but
+// is not Running (table mode; the table is still printed): a runtime
+// failure, like tailscaled not answering at all.
+const statusExitNotRunningState = exitError
 
 const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s] [--port auto|PATH|-]
                       [--save FILE|- [--redact]] [--peer-snapshot FILE]
@@ -137,7 +133,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 			}
 			err = fmt.Errorf("no answer from local tailscaled (socket %s) within %v; is it hung? Try a longer --timeout", sock, f.timeout)
 		}
-		return &codeError{statusExitNoDaemon, err}
+		return err
 	}
 	var extras snapshotExtras
 	if peerSide != nil {

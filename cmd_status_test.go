@@ -51,11 +51,11 @@ func TestStatusErrors(t *testing.T) {
 		want     string // stderr must start with this
 		contains string
 	}{
-		{"no tailscaled", []string{"--socket", missing}, 2,
+		{"no tailscaled", []string{"--socket", missing}, 1,
 			"tailpath: failed to connect to local tailscaled (socket " + missing + "); is it running?", "--socket"},
-		{"permission denied", []string{"--socket", forbidden.Socket}, 2,
+		{"permission denied", []string{"--socket", forbidden.Socket}, 1,
 			"tailpath: tailscaled refused the request (permission denied", "--operator=$USER"},
-		{"malformed reply", []string{"--socket", malformed.Socket, "--json"}, 2,
+		{"malformed reply", []string{"--socket", malformed.Socket, "--json"}, 1,
 			"tailpath: tailscaled (socket " + malformed.Socket + ") sent a reply tailpath could not parse", ""},
 		{"bad flag", []string{"--nope"}, 2, "tailpath: status: flag provided but not defined: -nope\n\nusage: tailpath status", ""},
 		{"stray argument", []string{"peer1"}, 2, `tailpath: status: unexpected argument "peer1"`, "\nusage: tailpath status"},
