@@ -153,12 +153,19 @@ func goldenEveryTab(t *testing.T, w, h int) {
 		{"device", keys("3")},
 		{"log", keys("4")},
 		{"tuning", keys("5")},
+		{"log-help", keys("4", "?")}, // the filter's example (last: ? stays on)
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m, _ := step(t, m, tt.keys...)
 			view := m.View()
 			checkScreen(t, tt.name, view, w, h)
-			checkFooter(t, view)
+			if tt.name == "log-help" {
+				if !strings.Contains(view, "wifi:W *:I") {
+					t.Errorf("the Log help shows no filter example:\n%s", view)
+				}
+			} else {
+				checkFooter(t, view)
+			}
 			teatest.RequireEqualOutput(t, []byte(view))
 			if tt.name == "peers" && !strings.Contains(view, "cores3") {
 				t.Errorf("the board's row lost its name:\n%s", view)

@@ -94,7 +94,7 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 	var panes []common.Pane
 	var feeds []Feed
 	if src := d.Device; src != nil {
-		st := common.DefaultStyles()
+		st := common.TerminalStyles() // NO_COLOR: Log search matches in reverse video
 		dev := device.New(st, nil)
 		lp := logpane.New(st, LogKeep)
 		if src.Link != nil {

@@ -54,6 +54,13 @@ func Width(v any) int {
 	return w
 }
 
+// NoColor reports whether NO_COLOR is set (any non-empty value): no
+// colour may be added, whatever the output (https://no-color.org). Text
+// attributes (bold, reverse, underline) are not colour, and bytes the
+// program passes through unchanged (a board's own escape codes) are not
+// added by it.
+func NoColor() bool { return os.Getenv("NO_COLOR") != "" }
+
 // Enabled reports whether output to out gets colour under mode and this
 // process's environment.
 func Enabled(mode Mode, out any) bool {

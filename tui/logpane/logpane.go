@@ -1,5 +1,5 @@
 // Package logpane is the Log pane: the board's console coloured by level,
-// filterable with ESP-IDF monitor's `tag:L` syntax, searchable, with
+// filterable with ESP-IDF monitor's `tag:level` syntax (`wifi:W *:I`), searchable, with
 // follow/pause, and panics highlighted with their decoded backtraces. It
 // reads devlink.Event messages and does no I/O.
 package logpane
@@ -66,6 +66,8 @@ type keys struct {
 	common.Nav                 // scroll; G/end also resumes following
 	Follow                     key.Binding
 	Filter, Search, Next, Prev key.Binding
+	// FilterExample is shown in the full help under f (never matched).
+	FilterExample key.Binding
 	// Console opens an input line whose lines go to the board; enabled
 	// only when the pane has a live port (SetConsole).
 	Console       key.Binding
@@ -74,9 +76,11 @@ type keys struct {
 
 func newKeys() keys {
 	return keys{
-		Nav:     common.NewNav("scroll"),
-		Follow:  key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "follow/pause")),
-		Filter:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter tag:L")),
+		Nav:    common.NewNav("scroll"),
+		Follow: key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "follow/pause")),
+		Filter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter (tag:level)")),
+		FilterExample: key.NewBinding(key.WithKeys("f"),
+			key.WithHelp(" e.g.", "wifi:W *:I")),
 		Search:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
 		Next:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/prev match")),
 		Console: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type to the board"), key.WithDisabled()),
@@ -91,7 +95,7 @@ func (k keys) ShortHelp() []key.Binding {
 }
 
 func (k keys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.Nav.Full(), {k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Apply, k.Cancel}}
+	return [][]key.Binding{k.Nav.Full(), {k.Follow, k.Filter, k.FilterExample, k.Search, k.Next, k.Console, k.Apply, k.Cancel}}
 }
 
 // Pane is the Log pane. Create it with New.
@@ -149,7 +153,7 @@ func New(st common.Styles, keep int) *Pane {
 func (p *Pane) syncKeys() {
 	typing := p.typing != noInput
 	p.keys.Nav.SetEnabled(!typing)
-	for _, b := range []*key.Binding{&p.keys.Follow, &p.keys.Filter, &p.keys.Search} {
+	for _, b := range []*key.Binding{&p.keys.Follow, &p.keys.Filter, &p.keys.FilterExample, &p.keys.Search} {
 		b.SetEnabled(!typing)
 	}
 	p.keys.Next.SetEnabled(!typing && p.query != "")
@@ -301,7 +305,7 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 			p.follow = true
 		}
 	case key.Matches(m, p.keys.Filter):
-		return p.openInput(filterInput, "filter (tag:L …)> ", p.filterSrc)
+		return p.openInput(filterInput, "filter (tag:level, e.g. wifi:W *:I)> ", p.filterSrc)
 	case key.Matches(m, p.keys.Console) && p.send != nil:
 		p.opened = true
 		return p.openInput(consoleInput, "to board> ", "")
@@ -441,7 +445,7 @@ func (p *Pane) render(r row) string {
 	var s lipgloss.Style
 	switch {
 	case r.match:
-		s = p.st.Selected
+		return p.st.Mark(text) // reverse video, NO_COLOR too
 	case r.kind == rowCrash:
 		s = p.st.Bad.Bold(true)
 	case r.kind == rowDecoded:
