@@ -218,6 +218,18 @@ func TestDevicePaneResetKey(t *testing.T) {
 	}
 	asked := 0
 	p.SetReset(func() bool { asked++; return true })
+	// No board on the port yet: R says so and asks nothing.
+	if cmd := p.Update(R); cmd != nil || !strings.Contains(p.View(), "no board connected") {
+		t.Fatalf("R with no board connected: command %v, pane:\n%s", cmd != nil, p.View())
+	}
+	p.Update(event("", false))
+	if cmd := p.Update(R); cmd != nil || !strings.Contains(p.View(), "no board connected") {
+		t.Fatalf("R with the link down: command %v, pane:\n%s", cmd != nil, p.View())
+	}
+	p.Update(event("I (1) boot: up", true))
+	if strings.Contains(p.View(), "no board connected") {
+		t.Errorf("the notice outlived the board's arrival:\n%s", p.View())
+	}
 	cmd := p.Update(R)
 	if asked != 0 {
 		t.Fatal("Update asked for the reset itself; that belongs in the command")

@@ -120,6 +120,9 @@ type Pane struct {
 	// opened: the console was opened once; from then on the status query
 	// is answered (before, the pane writes nothing to the board).
 	opened bool
+	// boardUp: the newest event's link is a live port that is up (i
+	// answers "no board connected" otherwise).
+	boardUp bool
 
 	entries []entry
 	keep    int
@@ -174,6 +177,9 @@ func (p *Pane) SetConsole(send func([]byte) error, eol []byte) {
 	p.syncKeys()
 }
 
+// noBoardConsole is i's answer while no board is connected.
+const noBoardConsole = "no board connected: i types to the board once its port is up"
+
 // sentMsg reports a console write's outcome.
 type sentMsg struct {
 	p   *Pane
@@ -202,6 +208,10 @@ func (p *Pane) Capturing() bool { return p.typing != noInput }
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
 	case devlink.Event:
+		p.boardUp = m.State.Link.Up && !m.State.Link.Replay
+		if p.boardUp && p.sendErr == noBoardConsole {
+			p.sendErr = ""
+		}
 		p.add(m)
 		if p.send != nil && p.opened {
 			for i := range m.Lines {
@@ -307,6 +317,10 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 	case key.Matches(m, p.keys.Filter):
 		return p.openInput(filterInput, "filter (tag:level, e.g. wifi:W *:I)> ", p.filterSrc)
 	case key.Matches(m, p.keys.Console) && p.send != nil:
+		if !p.boardUp {
+			p.sendErr, p.dirty = noBoardConsole, true
+			return nil
+		}
 		p.opened = true
 		return p.openInput(consoleInput, "to board> ", "")
 	case key.Matches(m, p.keys.Search):

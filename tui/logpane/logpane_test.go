@@ -189,7 +189,12 @@ func TestConsole(t *testing.T) {
 			return
 		}
 	}
-	query := event("\x1b[5nesp32> ")
+	// A live port, up.
+	live := func(ev devlink.Event) devlink.Event {
+		ev.State.Link = devlink.LinkStatus{Up: true, Port: "/dev/ttyACM0"}
+		return ev
+	}
+	query := live(event("\x1b[5nesp32> "))
 
 	p := New(common.DefaultStyles(), 100)
 	p.SetSize(80, 10)
@@ -199,6 +204,11 @@ func TestConsole(t *testing.T) {
 	}
 
 	p.SetConsole(send, []byte("\r"))
+	// No board on the port yet: i says so instead of opening a prompt.
+	run(p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'i'}}))
+	if p.Capturing() || !strings.Contains(p.View(), "no board connected") {
+		t.Fatalf("i with no board connected:\n%s", p.View())
+	}
 	if cmd := p.Update(query); cmd != nil {
 		t.Error("the status query was answered before the console was opened")
 	}
