@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/tailpath/tailpath/devlink/devlinktest"
 	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/firmware"
 )
 
 // capture is shaped like a CoreS3 running the ESP32 Tailscale port that
@@ -117,7 +118,9 @@ func sourceBuildsDeviceState(t *testing.T, elfPath, capture string, pc uint32, w
 	// history stays (TestStatePerBoot checks the first boot's values).
 	want := bootSummary{
 		Boots: 2, ResetCode: 0xc,
-		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
+		// HeapSamples: the S frame's hif; the port line's heap_free of the
+		// same boot (another measure) is dropped when the frame arrives.
+		HeapSamples: 1, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
 		Frames: 5, Corrupt: 1, Fetches: 1, WiFiDropLines: 1,
 		Crashes: 2, TaskWDT: 1, LinkUp: false,
 	}
@@ -220,7 +223,7 @@ func TestStatePerBoot(t *testing.T) {
 		HomeDERP: 1, NearestDERP: 7, HomeDERPHost: "derp1f.tailscale.com", HomeDERPBy: "lowest-id",
 		ProbesUsed: 12, ProbesCap: 64, ProbesReaped: 30, PoolFullLines: 1, H2: [4]int64{1, 48213, 32768, 49407},
 		HeapFree: 131072, HeapMin: 127488, HeapLargest: 69632, PSRAMFree: 8157184,
-		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: 1, BoardELFSHA: "0f1e2d3c4b5a6978",
+		HeapSamples: 1, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: 1, BoardELFSHA: "0f1e2d3c4b5a6978",
 		Frames: 5, Corrupt: 1, Fetches: 1, Crashes: 2, TaskWDT: 1,
 	}
 	if diff := cmp.Diff(wantBefore, *before); diff != "" {
@@ -231,7 +234,7 @@ func TestStatePerBoot(t *testing.T) {
 	}
 	wantAfter := bootSummary{
 		Boots: 2, ResetCode: 0xc,
-		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
+		HeapSamples: 1, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
 		Frames: 5, Corrupt: 1, Fetches: 1, WiFiDropLines: 1, Crashes: 2, TaskWDT: 1,
 	}
 	if diff := cmp.Diff(wantAfter, summarise(s)); diff != "" {
@@ -477,5 +480,51 @@ func TestStateLastFrameAt(t *testing.T) {
 	}
 	if want := at.Add(time.Second); !s.LastFrameAt.Equal(want) {
 		t.Errorf("LastFrameAt = %v, want %v (the good frame's arrival)", s.LastFrameAt, want)
+	}
+}
+
+// TestHeapSamplesMatchMin: the heap history the Device pane draws (this
+// boot's samples, HeapHistory.Since(BootAt)) and the min beside it come
+// from the same measure, so no bar is ever below the board's own minimum
+// since boot: over the bundled firmware's scenario, whose port lines carry
+// a different heap_free= and which reboots midway (the dip and the other
+// boot's bars the Device pane used to show).
+func TestHeapSamplesMatchMin(t *testing.T) {
+	st := NewState()
+	var sp Splitter
+	n, checked, boots := 0, 0, 0
+	emit := func(l *Line) {
+		n++
+		st.ApplyLine(l, time.Unix(int64(n), 0), nil)
+		if st.Boots != boots {
+			boots = st.Boots
+			if got := st.HeapHistory.Since(st.BootAt); len(got) != 0 {
+				t.Errorf("boot %d starts with %d samples of the boot before", boots, len(got))
+			}
+		}
+		if st.HeapMin == 0 {
+			return
+		}
+		for _, s := range st.HeapHistory.Since(st.BootAt) {
+			checked++
+			if s.Value < st.HeapMin {
+				t.Fatalf("line %d (%q): a sample of %d below the min %d since boot", n, l.Text, s.Value, st.HeapMin)
+			}
+		}
+	}
+	sp.Feed(firmware.ScenarioLog(), emit)
+	sp.Flush(emit)
+	if boots < 2 || checked < 100 {
+		t.Errorf("%d boots, %d samples checked: the scenario no longer exercises this", boots, checked)
+	}
+	// A board without telemetry keeps its port lines' heap_free.
+	st = NewState()
+	for i, line := range []string{"ESP-ROM:esp32s3-20210327\r\n", "I (4050) ts_derp: connected to region 1 heap_free=201344\r\n", "I (9050) ts_derp: connected to region 7 heap_free=198000\r\n"} {
+		var l Line
+		ParseLine([]byte(line), &l)
+		st.ApplyLine(&l, time.Unix(int64(i), 0), nil)
+	}
+	if got := st.HeapHistory.Since(st.BootAt); len(got) != 2 || st.HeapFree != 198000 {
+		t.Errorf("port-line heap: %d samples, free %d; want 2 and 198000", len(got), st.HeapFree)
 	}
 }

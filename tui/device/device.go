@@ -300,10 +300,13 @@ func (p *Pane) render() []string {
 	}
 
 	// Heap.
-	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal %s free (min %s, largest %s)  %s",
-		heapBytes(s.HeapFree), heapBytes(s.HeapMin), heapBytes(s.HeapLargest), spark(s.HeapHistory.Samples(), 0)))
+	// The sparklines draw this boot's samples only, the same measure as
+	// the figures beside them: the min (the board's own, since boot) is
+	// never above a bar, and another boot's heap never shows as a dip.
+	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal %s free (min %s since boot, largest %s)  %s",
+		heapBytes(s.HeapFree), heapBytes(s.HeapMin), heapBytes(s.HeapLargest), spark(s.HeapHistory.Since(s.BootAt), 0)))
 	if s.PSRAMFree > 0 {
-		add(fmt.Sprintf("  PSRAM free %s  %s", heapBytes(s.PSRAMFree), spark(s.PSRAMHistory.Samples(), 0)))
+		add(fmt.Sprintf("  PSRAM free %s  %s", heapBytes(s.PSRAMFree), spark(s.PSRAMHistory.Since(s.BootAt), 0)))
 	}
 	wifi := fmt.Sprintf("%d disconnects", max(s.WiFiDisconnects, s.WiFiDropLines))
 	if s.RSSI != 0 {

@@ -71,7 +71,7 @@ func TestDevicePaneUpdate(t *testing.T) {
 		"region 1 (derp1f.tailscale.com) 182ms, chosen by lowest region id (not by latency)",
 		"not the nearest: region 7 answers in 24ms",
 		"12/64 used, 0 dropped, 30 reaped",
-		"internal 128KiB free (min 125KiB, largest 68.0KiB)",
+		"internal 128KiB free (min 125KiB since boot, largest 68.0KiB)",
 		"Control stream  HTTP/2 49407 B open, 48213 B received, 32768 B window credit returned",
 		// The handshake was 2.142 s (up - hsup) before the frame arrived.
 		"peer 2 100.64.0.2  path direct 203.0.113.7:41641 21ms  handshake via DERP region 1 · 1m ago",
