@@ -83,7 +83,7 @@ type Dashboard struct {
 	// "snapshot taken …" notice. Client is then unused.
 	Replay *snapshot.File
 	// SaveDir is where S saves snapshots of the live dashboard; "" is the
-	// current directory.
+	// user's state directory (UserSaveDir), never the current one.
 	SaveDir string
 }
 

@@ -27,7 +27,9 @@ const saveTimeout = 15 * time.Second
 
 // save takes a snapshot of the live dashboard, carrying ls's history
 // (rates, ping runs, path changes) and board, and writes it to
-// SaveDir/tailpath-snapshot-<time>.json. It runs in a tea.Cmd.
+// SaveDir/tailpath-snapshot-<time>.json (the user's state directory when
+// SaveDir is empty, UserSaveDir); SavedMsg carries the absolute path. It
+// runs in a tea.Cmd.
 // facts and st are the control API's facts the dashboard uses (its
 // Refresher's Latest) and their state; nil when the API is not asked.
 func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
@@ -48,7 +50,11 @@ func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.A
 	if err != nil {
 		return tui.SavedMsg{Err: probes.ConnectError(err, d.Socket)}
 	}
-	path := filepath.Join(d.SaveDir, "tailpath-snapshot-"+f.Taken.UTC().Format("20060102-150405")+".json")
+	dir, err := d.saveDir()
+	if err != nil {
+		return tui.SavedMsg{Err: fmt.Errorf("snapshot: %w", err)}
+	}
+	path := filepath.Join(dir, "tailpath-snapshot-"+f.Taken.UTC().Format("20060102-150405")+".json")
 	if err := snapshot.WriteFile(path, f); err != nil {
 		return tui.SavedMsg{Err: err}
 	}
