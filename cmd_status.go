@@ -16,6 +16,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/columns"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
@@ -153,6 +154,8 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 				why = board.Link.Err.Error()
 			}
 			snap.Warnings = append(snap.Warnings, fmt.Sprintf("--port %s: the board did not name its tailnet address or host name (%s); no peer is linked to it", f.port, why))
+		} else if w := boardNotInNetmap(f.port, link.EvidenceFrom(board), snap.Peers); w != "" {
+			snap.Warnings = append(snap.Warnings, w)
 		}
 		linker.SetDevice(board)
 	}
@@ -184,6 +187,26 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		return &codeError{statusExitNotRunningState, fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", snap.BackendState)}
 	}
 	return nil
+}
+
+// boardNotInNetmap says so when the board named itself but no peer is it
+// (probes.DeviceEvidence.Matches, as the linker links): its evidence then
+// joins no verdict. "" when a peer is the board.
+func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer) string {
+	for i := range peers {
+		if d.Matches(&peers[i]) {
+			return ""
+		}
+	}
+	var who []string
+	if d.TailnetIP.IsValid() {
+		who = append(who, d.TailnetIP.String())
+	}
+	if d.Hostname != "" {
+		who = append(who, "host "+safetext.Clean(d.Hostname))
+	}
+	return fmt.Sprintf("--port %s: the board (%s) is not in this netmap: no peer has its address or name, so its evidence joins no verdict (is it logged in to this tailnet? `tailscale status --json` lists the peers)",
+		port, strings.Join(who, ", "))
 }
 
 // statusAPIWait is how long status waits for the control API after

@@ -252,6 +252,23 @@ func TestStatusLinksBoardCapture(t *testing.T) {
 	if strings.Contains(stdout, `"peer_id"`) || strings.Contains(stdout, "Device.") {
 		t.Errorf("a board without identity was linked:\n%s", stdout)
 	}
+
+	// A board that names itself but is in no peer's netmap entry: said so.
+	other := net
+	other.Net.IP, other.Net.Host = netip.MustParseAddr("100.64.0.9"), "bench-s3"
+	frame9, err := other.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--json"}, nil} {
+		code, stdout, stderr = status(string(frame9)+"\r\n", args...)
+		if code != 0 || !strings.Contains(stderr, "tailpath: warning: --port -: the board (100.64.0.9, host bench-s3) is not in this netmap") {
+			t.Errorf("%v: board not in the netmap: exit %d, stderr %q", args, code, stderr)
+		}
+		if strings.Contains(stdout, `"peer_id"`) || strings.Contains(stdout, "Device.") || strings.Contains(stdout, "\nboard: ") {
+			t.Errorf("%v: a board in no peer was linked:\n%s", args, stdout)
+		}
+	}
 }
 
 // TestStatusTableWidth: the table fits a terminal (the reason cut to what
