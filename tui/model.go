@@ -402,7 +402,7 @@ func (m *model) render() {
 	if m.down {
 		// Wrap rather than cut: the banner's end is the advice (the socket,
 		// the command to start tailscaled). At most three lines.
-		down := strings.Split(ansi.Wordwrap(m.bannerText(), m.width, " "), "\n")
+		down := strings.Split(common.WrapText(m.bannerText(), m.width), "\n")
 		if len(down) > 3 {
 			down = down[:3]
 		}
