@@ -69,8 +69,7 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 		return fmt.Errorf("dashboard: the snapshot: %w", err)
 	}
 	panes, msgs := d.replayPanes()
-	model := tui.New(tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay),
-		NoSave: "nothing to save: this is a saved snapshot already (status --from FILE --save OUT --redact makes a shareable copy)"})
+	model := tui.New(d.replayOptions(panes))
 	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
 	go func() {
 		p.Send(ls)
@@ -102,8 +101,23 @@ func (d *Dashboard) replayPanes() ([]common.Pane, []tea.Msg) {
 	if f.TuningErr != "" {
 		m.Err = errors.New(f.TuningErr)
 	}
-	pane := tuning.New(tuning.Options{Snapshot: "taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")})
+	pane := tuning.New(tuning.Options{Snapshot: "taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z"), Now: d.replayClock()})
 	return []common.Pane{pane}, []tea.Msg{m}
+}
+
+// replayClock is the replayed dashboard's clock: stopped at the time the
+// snapshot was taken, so every age ("handshake 6s ago") counts from when
+// the evidence was taken, not from when it is read.
+func (d *Dashboard) replayClock() func() time.Time {
+	taken := d.Replay.Taken
+	return func() time.Time { return taken }
+}
+
+// replayOptions are the dashboard's options over d.Replay: panes after
+// Peers and Detail, the notice, the snapshot's clock, and what S says.
+func (d *Dashboard) replayOptions(panes []common.Pane) tui.Options {
+	return tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay), Now: d.replayClock(),
+		NoSave: "nothing to save: this is a saved snapshot already (status --from FILE --save OUT --redact makes a shareable copy)"}
 }
 
 // ReplayNotice is the line a replayed snapshot is shown under.
@@ -115,7 +129,7 @@ func ReplayNotice(f *snapshot.File) string {
 	if f.Redacted != nil {
 		s += ", redacted"
 	}
-	return s + " · read-only: no pings, nothing live"
+	return s + " · ages as of then · read-only: no pings, nothing live"
 }
 
 // SnapshotFile is `tailpath serve`'s /snapshot.json: a fresh capture of
