@@ -129,13 +129,13 @@ func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio IO) e
 		}
 		raw, err := readInput(ctx, name, nil)
 		if err != nil {
-			return &codeError{exitUsage, fmt.Errorf("--from: %w", err)}
+			return inputError{fmt.Errorf("--from: %w", err)}
 		}
 		raws = append(raws, raw)
 	}
 	file, err := snapshot.Parse(raws, time.Now())
 	if err != nil {
-		return &codeError{exitUsage, fmt.Errorf("--from: %w", err)}
+		return inputError{fmt.Errorf("--from: %w", err)}
 	}
 	file.All = file.All || f.all
 	d := app.Dashboard{Title: "tailpath", Replay: file}

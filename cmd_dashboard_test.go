@@ -20,7 +20,7 @@ func TestDashboardBadELF(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.elf")
-	good := filepath.Join(monitorVectors(t), "log.elf")
+	good := filepath.Join(ownBinlog, "app.elf") // any good ELF: our own
 	for _, tc := range []struct {
 		name, elf string
 		want      []string // in stderr
@@ -36,8 +36,8 @@ func TestDashboardBadELF(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			code := run(ctx, []string{"--port", "-", "--elf", tc.elf}, IO{Stdin: stdin, Stdout: &out, Stderr: &errb})
-			if code != 1 {
-				t.Errorf("exit %d, want 1; stderr %q", code, errb.String())
+			if code != exitUsage { // unusable input
+				t.Errorf("exit %d, want 2; stderr %q", code, errb.String())
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(errb.String(), w) {

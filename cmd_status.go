@@ -16,6 +16,8 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/columns"
+	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -44,14 +46,10 @@ type statusFlags struct {
 	fs       *flag.FlagSet // to read flags given after --from's files
 }
 
-// Exit statuses of tailpath status beyond the shared ones: 1 tailscaled
-// answered but is not Running (table mode; the table is still printed); 2
-// the status could not be read (tailscaled not running, permission denied,
-// malformed reply, timeout), as for bad flags.
-const (
-	statusExitNotRunningState = 1
-	statusExitNoDaemon        = 2
-)
+// statusExitNotRunningState is status's exit when tailscaled answered but
+// is not Running (table mode; the table is still printed): a runtime
+// failure, like tailscaled not answering at all.
+const statusExitNotRunningState = exitError
 
 const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s] [--port auto|PATH|-]
                       [--save FILE|- [--redact]] [--peer-snapshot FILE]
@@ -136,7 +134,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 			}
 			err = fmt.Errorf("no answer from local tailscaled (socket %s) within %v; is it hung? Try a longer --timeout", sock, f.timeout)
 		}
-		return &codeError{statusExitNoDaemon, err}
+		return err
 	}
 	var extras snapshotExtras
 	if peerSide != nil {
@@ -156,6 +154,8 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 				why = board.Link.Err.Error()
 			}
 			snap.Warnings = append(snap.Warnings, fmt.Sprintf("--port %s: the board did not name its tailnet address or host name (%s); no peer is linked to it", f.port, why))
+		} else if w := boardNotInNetmap(f.port, link.EvidenceFrom(board), snap.Peers); w != "" {
+			snap.Warnings = append(snap.Warnings, w)
 		}
 		linker.SetDevice(board)
 	}
@@ -187,6 +187,26 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		return &codeError{statusExitNotRunningState, fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", snap.BackendState)}
 	}
 	return nil
+}
+
+// boardNotInNetmap says so when the board named itself but no peer is it
+// (probes.DeviceEvidence.Matches, as the linker links): its evidence then
+// joins no verdict. "" when a peer is the board.
+func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer) string {
+	for i := range peers {
+		if d.Matches(&peers[i]) {
+			return ""
+		}
+	}
+	var who []string
+	if d.TailnetIP.IsValid() {
+		who = append(who, d.TailnetIP.String())
+	}
+	if d.Hostname != "" {
+		who = append(who, "host "+safetext.Clean(d.Hostname))
+	}
+	return fmt.Sprintf("--port %s: the board (%s) is not in this netmap: no peer has its address or name, so its evidence joins no verdict (is it logged in to this tailnet? `tailscale status --json` lists the peers)",
+		port, strings.Join(who, ", "))
 }
 
 // statusAPIWait is how long status waits for the control API after
@@ -259,7 +279,7 @@ func printStatus(w io.Writer, s *link.Snapshot, asJSON bool) error {
 	if asJSON {
 		return writeStatusJSON(w, s)
 	}
-	return writeStatusTable(w, s)
+	return writeStatusTable(w, s, termcolor.Width(w))
 }
 
 // statusJSON is the stable JSON shape of `tailpath status --json`.
@@ -339,18 +359,22 @@ func sortRegions(rs []probes.Region) {
 	}
 }
 
-// Column width caps (display cells) for the table.
+// Column width caps (display cells) for the table on a terminal.
 const (
-	maxNameWidth   = 24
-	maxOSWidth     = 10
-	maxPathWidth   = 48
-	maxReasonWidth = 60
+	maxNameWidth = 24
+	maxOSWidth   = 10
+	maxPathWidth = 48
+	// minReasonWidth is the least REASON keeps on a narrow terminal (the
+	// terminal wraps the line rather than the reason losing its words).
+	minReasonWidth = 32
 )
 
 // writeStatusTable writes a self line, a board line when a board is linked
 // to a peer, and one row per peer: NAME, OS, PATH (tailscale status's
-// words), LATENCY, HOME DERP, TX/RX, REASON.
-func writeStatusTable(w io.Writer, s *link.Snapshot) error {
+// words), LATENCY, HOME DERP, TX/RX, REASON. On a terminal width columns
+// wide the long cells are cut to fit it (fitColumns); width 0 (a file or
+// pipe) prints every cell whole.
+func writeStatusTable(w io.Writer, s *link.Snapshot, width int) error {
 	self := s.Self
 	var b strings.Builder
 	fmt.Fprintf(&b, "self: %s", orDash(self.Name))
@@ -398,14 +422,17 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 		}
 		unknownPeerSide = unknownPeerSide || peerSideUnknown(p.Verdict)
 		rows = append(rows, []string{
-			ansi.Truncate(orDash(p.Name), maxNameWidth, "…"),
-			ansi.Truncate(orDash(p.OS), maxOSWidth, "…"),
-			ansi.Truncate(orDash(p.Path.Text), maxPathWidth, "…"),
+			cutTo(orDash(p.Name), maxNameWidth, width),
+			cutTo(orDash(p.OS), maxOSWidth, width),
+			cutTo(orDash(p.Path.Text), maxPathWidth, width),
 			units.Latency(p.Latency),
 			derpText(p.HomeDERP, p.HomeDERPCode),
 			units.Bytes(p.TxBytes) + "/" + units.Bytes(p.RxBytes),
-			ansi.Truncate(reason, maxReasonWidth, "…"),
+			reason,
 		})
+	}
+	if width > 0 {
+		rows = fitColumns(rows, width)
 	}
 	if _, err := io.WriteString(w, strings.Join(columns.Lines(rows, ""), "\n")+"\n"); err != nil {
 		return err
@@ -436,6 +463,83 @@ func writeSelfVerdict(w io.Writer, v *probes.Verdict) {
 	if v.Fix != "" {
 		fmt.Fprintf(w, "# fix: %s\n", v.Fix)
 	}
+}
+
+// cutTo cuts s to max cells with "…" on a terminal (width > 0); whole otherwise.
+func cutTo(s string, max, width int) string {
+	if width <= 0 {
+		return s
+	}
+	return ansi.Truncate(s, max, "…")
+}
+
+// fitColumns makes every row fit width cells. REASON, last, gets what
+// the other columns leave. While that is under minReasonWidth, it leaves
+// out TX/RX, cuts OS, NAME and PATH down to their floors, each by as much
+// as needed, then leaves out LATENCY, then HOME DERP (status --json has
+// them all); REASON then takes what is left, at least
+// 12 cells (a narrower terminal wraps). It returns the rows (a column left
+// out is gone from every row).
+func fitColumns(rows [][]string, width int) [][]string {
+	col := func(name string) int {
+		for i, h := range rows[0] {
+			if h == name {
+				return i
+			}
+		}
+		return -1
+	}
+	widthOf := func(c int) int {
+		w := 0
+		for _, r := range rows {
+			w = max(w, ansi.StringWidth(r[c]))
+		}
+		return w
+	}
+	// others is the line without REASON's cells, gaps included.
+	others := func() int {
+		t := columns.Gap * (len(rows[0]) - 1)
+		for c := range rows[0][:len(rows[0])-1] {
+			t += widthOf(c)
+		}
+		return t
+	}
+	cutCol := func(c, to int) {
+		for _, r := range rows[1:] {
+			r[c] = ansi.Truncate(r[c], to, "…")
+		}
+	}
+	cut := func(name string, floor int) {
+		c := col(name)
+		w := widthOf(c)
+		if to := max(w-(others()+minReasonWidth-width), floor, ansi.StringWidth(name)); to < w {
+			cutCol(c, to)
+		}
+	}
+	drop := func(name string) {
+		c := col(name)
+		for i, r := range rows {
+			rows[i] = append(r[:c:c], r[c+1:]...)
+		}
+	}
+	for _, step := range []func(){
+		func() { drop("TX/RX") },
+		func() { cut("OS", 6) },
+		func() { cut("NAME", 12) },
+		func() { cut("PATH", 24) },
+		func() { drop("LATENCY") },
+		func() { drop("HOME DERP") },
+	} {
+		if others()+minReasonWidth <= width {
+			break
+		}
+		step()
+	}
+	last := len(rows[0]) - 1
+	if to := max(width-others(), 12); to < widthOf(last) {
+		cutCol(last, to)
+	}
+	return rows
 }
 
 // peerSideUnknown reports whether a relayed verdict has a peer-side check

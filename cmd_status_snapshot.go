@@ -14,6 +14,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
@@ -98,11 +99,11 @@ func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *lin
 	if s.redact && file.Redacted == nil {
 		red, err := snapshot.Redact(file)
 		if err != nil {
-			return nil, false, &codeError{statusExitNoDaemon, err}
+			return nil, false, err
 		}
 		file = red
 		if ls, err = file.Diagnose(ctx); err != nil {
-			return nil, false, &codeError{statusExitNoDaemon, err}
+			return nil, false, err
 		}
 	}
 	switch s.save {
@@ -114,7 +115,7 @@ func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *lin
 		return ls, true, nil
 	default:
 		if err := snapshot.WriteFile(s.save, file); err != nil {
-			return nil, false, &codeError{statusExitNoDaemon, err}
+			return nil, false, err
 		}
 		what := "snapshot"
 		if file.Redacted != nil {
@@ -152,19 +153,19 @@ func (s *snapshotFlags) applyPeers(ctx context.Context, ls *link.Snapshot, stder
 	for _, name := range s.peers {
 		raw, err := readInput(ctx, name, nil)
 		if err != nil {
-			return nil, &codeError{statusExitNoDaemon, fmt.Errorf("--peer-snapshot: %w", err)}
+			return nil, inputError{fmt.Errorf("--peer-snapshot: %w", err)}
 		}
 		pf, err := snapshot.Read(strings.NewReader(string(raw.Data)))
 		if err != nil {
-			return nil, &codeError{statusExitNoDaemon, fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer)", name, err)}
+			return nil, inputError{fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer)", name, err)}
 		}
 		side, err := snapshot.PeerSideOf(ctx, pf)
 		if err != nil {
-			return nil, &codeError{statusExitNoDaemon, fmt.Errorf("--peer-snapshot %s: %w", name, err)}
+			return nil, inputError{fmt.Errorf("--peer-snapshot %s: %w", name, err)}
 		}
 		next, peer, err := snapshot.ApplyPeer(ls, side)
 		if err != nil {
-			return nil, &codeError{statusExitNoDaemon, fmt.Errorf("--peer-snapshot %s: %w", name, err)}
+			return nil, inputError{fmt.Errorf("--peer-snapshot %s: %w", name, err)}
 		}
 		fmt.Fprintf(stderr, "tailpath: %s's own side of the path from %s (taken %s)\n", peer, name, pf.Taken.UTC().Format(time.RFC3339))
 		ls = next
@@ -201,18 +202,18 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	for _, name := range names {
 		raw, err := readInput(ctx, name, stdio.Stdin)
 		if err != nil {
-			return &codeError{statusExitNoDaemon, fmt.Errorf("--from: %w", err)}
+			return inputError{fmt.Errorf("--from: %w", err)}
 		}
 		raws = append(raws, raw)
 	}
 	file, err := snapshot.Parse(raws, time.Now())
 	if err != nil {
-		return &codeError{statusExitNoDaemon, fmt.Errorf("--from: %w", err)}
+		return inputError{fmt.Errorf("--from: %w", err)}
 	}
 	file.All = file.All || f.all
 	ls, err := file.Diagnose(ctx)
 	if err != nil {
-		return &codeError{statusExitNoDaemon, fmt.Errorf("--from: %w", err)}
+		return inputError{fmt.Errorf("--from: %w", err)}
 	}
 	if ls, err = f.snap.applyPeers(ctx, ls, stdio.Stderr); err != nil {
 		return err
@@ -220,10 +221,10 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	var printed bool
 	if f.snap.redact && file.Redacted == nil {
 		if file, err = snapshot.Redact(file); err != nil {
-			return &codeError{statusExitNoDaemon, err}
+			return err
 		}
 		if ls, err = file.Diagnose(ctx); err != nil {
-			return &codeError{statusExitNoDaemon, err}
+			return err
 		}
 	}
 	if ls, printed, err = f.snap.finish(ctx, file, ls, stdio); err != nil || printed {
@@ -241,7 +242,7 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	if _, err := io.WriteString(stdio.Stdout, snapshotHeader(info)); err != nil {
 		return err
 	}
-	return writeStatusTable(stdio.Stdout, ls)
+	return writeStatusTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout))
 }
 
 // fetchTimeout bounds fetching one http(s) input (another node's

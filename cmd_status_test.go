@@ -11,11 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
 
 // runStatusCmd runs `tailpath status args…` through run and returns the exit
@@ -49,11 +51,11 @@ func TestStatusErrors(t *testing.T) {
 		want     string // stderr must start with this
 		contains string
 	}{
-		{"no tailscaled", []string{"--socket", missing}, 2,
+		{"no tailscaled", []string{"--socket", missing}, 1,
 			"tailpath: failed to connect to local tailscaled (socket " + missing + "); is it running?", "--socket"},
-		{"permission denied", []string{"--socket", forbidden.Socket}, 2,
+		{"permission denied", []string{"--socket", forbidden.Socket}, 1,
 			"tailpath: tailscaled refused the request (permission denied", "--operator=$USER"},
-		{"malformed reply", []string{"--socket", malformed.Socket, "--json"}, 2,
+		{"malformed reply", []string{"--socket", malformed.Socket, "--json"}, 1,
 			"tailpath: tailscaled (socket " + malformed.Socket + ") sent a reply tailpath could not parse", ""},
 		{"bad flag", []string{"--nope"}, 2, "tailpath: status: flag provided but not defined: -nope\n\nusage: tailpath status", ""},
 		{"stray argument", []string{"peer1"}, 2, `tailpath: status: unexpected argument "peer1"`, "\nusage: tailpath status"},
@@ -249,5 +251,62 @@ func TestStatusLinksBoardCapture(t *testing.T) {
 	}
 	if strings.Contains(stdout, `"peer_id"`) || strings.Contains(stdout, "Device.") {
 		t.Errorf("a board without identity was linked:\n%s", stdout)
+	}
+
+	// A board that names itself but is in no peer's netmap entry: said so.
+	other := net
+	other.Net.IP, other.Net.Host = netip.MustParseAddr("100.64.0.9"), "bench-s3"
+	frame9, err := other.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--json"}, nil} {
+		code, stdout, stderr = status(string(frame9)+"\r\n", args...)
+		if code != 0 || !strings.Contains(stderr, "tailpath: warning: --port -: the board (100.64.0.9, host bench-s3) is not in this netmap") {
+			t.Errorf("%v: board not in the netmap: exit %d, stderr %q", args, code, stderr)
+		}
+		if strings.Contains(stdout, `"peer_id"`) || strings.Contains(stdout, "Device.") || strings.Contains(stdout, "\nboard: ") {
+			t.Errorf("%v: a board in no peer was linked:\n%s", args, stdout)
+		}
+	}
+}
+
+// TestStatusTableWidth: the table fits a terminal (the reason cut to what
+// the other columns leave), and prints every cell whole on a file or pipe
+// (width 0) or a terminal wide enough.
+func TestStatusTableWidth(t *testing.T) {
+	snap := peerstest.Snapshot()
+	long := "device-no-public-endpoint: board's endpoints never reached control, so peers can only reach it through DERP"
+	snap.Peers[0].Verdict.Reason = "device-no-public-endpoint"
+	snap.Peers[0].Verdict.Summary = long
+	ls := link.Of(&snap)
+	for _, tc := range []struct {
+		width int
+		whole bool
+	}{{0, true}, {200, true}, {120, false}, {80, false}} {
+		t.Run(fmt.Sprint(tc.width), func(t *testing.T) {
+			var b bytes.Buffer
+			if err := writeStatusTable(&b, ls, tc.width); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if got := strings.Contains(out, long); got != tc.whole {
+				t.Errorf("reason whole = %v, want %v:\n%s", got, tc.whole, out)
+			}
+			if tc.width == 0 {
+				return
+			}
+			for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+				if strings.HasPrefix(l, "self:") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "⇄") {
+					continue // prose lines wrap as the terminal wraps them
+				}
+				if w := ansi.StringWidth(l); w > tc.width {
+					t.Errorf("line %d cells wide on a %d-column terminal: %q", w, tc.width, l)
+				}
+			}
+			if !tc.whole && !strings.Contains(out, "device-no-public-endpoint:") {
+				t.Errorf("reason cut inside its id:\n%s", out)
+			}
+		})
 	}
 }

@@ -25,7 +25,7 @@ type tailFlags struct {
 	reset      bool   // hard-reset the board once after opening the port
 	// color is "auto" (sanitised on a terminal, coloured by level unless
 	// NO_COLOR is set; piped, the bytes ESP-IDF monitor would print, unless
-	// CLICOLOR_FORCE is set), "always" (sanitised and coloured) or "never"
+	// CLICOLOR_FORCE is set, without its auto-colour when NO_COLOR is), "always" (sanitised and coloured) or "never"
 	// (sanitised: the board's own colour codes and control characters
 	// stripped, no colour added). internal/termcolor decides.
 	color string
@@ -199,7 +199,7 @@ func tailCommand() *command {
 	fs.StringVar(&f.save, "save", "", "append every line (unfiltered, as received) to this file")
 	fs.StringVar(&f.elf, "elf", "", "firmware ELF to decode backtraces and binary logs with; add the bootloader ELF after a comma for its binary logs")
 	fs.BoolVar(&f.reset, "reset", false, "hard-reset the board once after opening the port (never done otherwise)")
-	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal unless NO_COLOR is set, or when CLICOLOR_FORCE is; piped, exactly what idf.py monitor prints), "always", or "never" (the board's own colour codes stripped)`)
+	fs.StringVar(&f.color, "color", "auto", `"auto" (colour on a terminal unless NO_COLOR is set, or when CLICOLOR_FORCE is; piped, exactly what idf.py monitor prints, without its auto-colour when NO_COLOR is set), "always", or "never" (the board's own colour codes stripped)`)
 	fs.BoolVar(&f.disableAutoColor, "disable-auto-color", false, "piped output: leave uncoloured I/W/E lines uncoloured (idf.py monitor's --disable-auto-color)")
 	fs.BoolVar(&f.json, "json", false, "write JSON Lines: one object per line and per event (boot, panic, telemetry, port, link; see docs/device.md)")
 	fs.BoolVar(&f.console, "console", false, "interactive console: send typed keys to the board (Ctrl+] quits), as idf.py monitor does")
@@ -238,12 +238,18 @@ func (f *tailFlags) run(ctx context.Context, args []string, stdio IO) error {
 	// unless colour is forced (always, CLICOLOR_FORCE) or refused (never).
 	out.color = termcolor.Enabled(mode, stdio.Stdout)
 	out.plain = !out.color && (mode == termcolor.Never || termcolor.IsTerminal(stdio.Stdout))
+	// Piped under NO_COLOR: monitor's bytes, but no auto-colour added (the
+	// board's own codes pass through, as they came).
+	if mode == termcolor.Auto && termcolor.NoColor() {
+		out.mon.NoAutoColor = true
+	}
 	if f.elf != "" {
 		fw, err := app.OpenFirmware(f.elf)
 		if err != nil {
 			return fmt.Errorf("tail %w", err)
 		}
 		out.sym, out.elfName, out.binlog = fw.Symbols, fw.App, fw.BinLog
+		out.binlog.NoColor = out.mon.NoAutoColor // as monitor's --disable-auto-color prints decoded lines
 	}
 	if f.json {
 		if f.filter != "" || f.timestamps {

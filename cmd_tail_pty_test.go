@@ -164,6 +164,32 @@ func TestTailNoColor(t *testing.T) {
 			t.Errorf("terminal got %q, want %q", got, want)
 		}
 	})
+	t.Run("NO_COLOR piped", func(t *testing.T) {
+		// No colour added (monitor's auto-colour off); the board's own
+		// codes pass through as they came.
+		t.Setenv("NO_COLOR", "1")
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{"tail", "--port", "-"}, IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if out.String() != in {
+			t.Errorf("piped with NO_COLOR: %q, want the bytes as they came %q", out.String(), in)
+		}
+		// Decoded binary-log lines get no colour either.
+		out.Reset()
+		capture, err := os.Open(filepath.Join(ownBinlog, "capture.bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer capture.Close()
+		elfs := filepath.Join(ownBinlog, "app.elf") + "," + filepath.Join(ownBinlog, "bootloader.elf")
+		if code := run(context.Background(), []string{"tail", "--port", "-", "--elf", elfs}, IO{Stdin: capture, Stdout: &out, Stderr: &errb}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if !strings.Contains(out.String(), "I (27) boot: ESP-IDF v5.5 2nd stage bootloader\n") || strings.Contains(out.String(), "\x1b") {
+			t.Errorf("decoded binary log with NO_COLOR has colour or lacks its lines:\n%q", out.String())
+		}
+	})
 	t.Run("CLICOLOR_FORCE piped", func(t *testing.T) {
 		t.Setenv("CLICOLOR_FORCE", "1")
 		var out, errb bytes.Buffer

@@ -130,7 +130,7 @@ func TestTuneHelp(t *testing.T) {
 // TestTuneHints: the command lines tune prints keep the flags it was given
 // (a hint without --root would write the real host's sysctls).
 func TestTuneHints(t *testing.T) {
-	root := filepath.Join("..", "shared", "testdata", "field", "nas", "dsm-5.10")
+	root := filepath.Join("sysctl", "testdata", "roots", "dsm-7.2-5.10")
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--rtt", "100ms", "--bbr"}, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	want := "To apply: tailpath tune --bandwidth 400Mbit --bbr --root " + root + " --rtt 100ms --apply\n"
@@ -149,7 +149,7 @@ func lastLine(s string) string {
 // /var/lib, and --revert finds it there.
 func TestTuneRootKeepsStateInside(t *testing.T) {
 	root := t.TempDir()
-	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "shared", "testdata", "field", "nas", "dsm-5.10"))); err != nil {
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("sysctl", "testdata", "roots", "dsm-7.2-5.10"))); err != nil {
 		t.Fatal(err)
 	}
 	state := filepath.Join(root, "var", "lib", "tailpath", "tune-state.json")

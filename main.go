@@ -34,6 +34,7 @@ func commands() []*command {
 		tailCommand(),      // tailpath tail        cmd_tail.go
 		tuneCommand(),      // tailpath tune        cmd_tune.go
 		serveCommand(),     // tailpath serve       cmd_serve.go
+		versionCommand(),   // tailpath version     cmd_version.go
 	}
 }
 
@@ -59,13 +60,26 @@ type IO struct {
 	Stderr io.Writer
 }
 
-// Exit statuses every command shares. A command may add its own (status
-// exits 1 when tailscaled is not Running) with exitError.
+// Exit statuses, one scheme for every command (README, "Exit status"):
+// 0 ok; 1 a runtime failure (tailscaled not reachable or not Running, no
+// board, a port or address that cannot be opened, a write that failed);
+// 2 a usage error (bad flags or arguments: the error, then the usage) or
+// unusable input (a --from, --peer-snapshot or --elf file that cannot be
+// read or is not what it should be: the error alone). TestExitCodes
+// covers every command.
 const (
 	exitOK    = 0
-	exitError = 1 // the command failed; the error is on stderr
-	exitUsage = 2 // bad flags or arguments: the error, then the usage, on stderr
+	exitError = 1 // the command failed at run time; the error is on stderr
+	exitUsage = 2 // bad flags or arguments, or unusable input; the error is on stderr
 )
+
+// inputError is input the user gave that cannot be used (a file that is
+// missing or not what its flag wants): run prints it and exits 2, without
+// the usage (the flags were right).
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
 
 // usageError is a bad flag value or argument found after parsing: run
 // prints it like a parse error (once, then the usage) and exits 2.
@@ -117,7 +131,10 @@ func main() {
 func run(ctx context.Context, args []string, stdio IO) int {
 	cmds := commands()
 	name := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		name, args = "version", args[1:]
+	}
+	if len(args) > 0 && name == "" && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	}
 	if name == "help" {
@@ -132,7 +149,15 @@ func run(ctx context.Context, args []string, stdio IO) int {
 	}
 	c := find(cmds, name)
 	if c == nil {
-		fmt.Fprintf(stdio.Stderr, "tailpath: unknown command %q\n\n", name)
+		fmt.Fprintf(stdio.Stderr, "tailpath: unknown command %q\n", name)
+		names := []string{"help"}
+		for _, c := range cmds {
+			names = append(names, c.name)
+		}
+		if s := suggest(name, names); s != "" {
+			fmt.Fprintf(stdio.Stderr, "tailpath: did you mean %s?\n", s)
+		}
+		fmt.Fprintln(stdio.Stderr)
 		usage(stdio.Stderr, cmds)
 		return exitUsage
 	}
@@ -172,16 +197,22 @@ func (c *command) exec(ctx context.Context, args []string, stdio IO) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stdio.Stderr, "%s%v\n\n", c.errPrefix(), err)
+		fmt.Fprintf(stdio.Stderr, "%s%v\n", c.errPrefix(), err)
+		if s := suggest(undefinedFlag(err), flagNames(c.flags)); s != "" {
+			fmt.Fprintf(stdio.Stderr, "tailpath: did you mean --%s?\n", s)
+		}
+		fmt.Fprintln(stdio.Stderr)
 		c.printUsage(stdio.Stderr)
 		return exitUsage
 	}
 	fmt.Fprintf(stdio.Stderr, "tailpath: %v\n", err)
 	var ce *codeError
-	if errors.As(err, &ce) {
+	var ie inputError
+	var aie app.InputError
+	switch {
+	case errors.As(err, &ce):
 		return ce.code
-	}
-	if errors.Is(err, app.ErrNoTerminal) {
+	case errors.As(err, &ie), errors.As(err, &aie), errors.Is(err, app.ErrNoTerminal):
 		return exitUsage
 	}
 	return exitError

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCommandsUsageErrors: every command answers a bad flag, and a stray
@@ -71,7 +75,7 @@ func TestCommandsUsageErrors(t *testing.T) {
 // help (and help CMD) is exit 0 on stdout.
 func TestUnknownCommand(t *testing.T) {
 	code, _, stderr := runTailpath(t, "stauts")
-	if code != exitUsage || !strings.HasPrefix(stderr, "tailpath: unknown command \"stauts\"\n\nusage: tailpath [command] [flags]\n") {
+	if code != exitUsage || !strings.HasPrefix(stderr, "tailpath: unknown command \"stauts\"\ntailpath: did you mean status?\n\nusage: tailpath [command] [flags]\n") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 	code, stdout, _ := runTailpath(t, "help")
@@ -128,5 +132,117 @@ func TestOneShotGC(t *testing.T) {
 		if ok && (gc.percent != -1 || gc.limit != oneShotMemLimit) {
 			t.Errorf("oneShotGC(%q) = %+v, want the collector off up to %d bytes", tc.args, gc, oneShotMemLimit)
 		}
+	}
+}
+
+// TestExitCodes is the one exit-status scheme (README, "Exit status") over
+// every command: 0 ok, 1 a runtime failure, 2 a usage error or unusable
+// input. Each command has a case for each status it can give here.
+func TestExitCodes(t *testing.T) {
+	busy, err := net.Listen("tcp4", "127.0.0.1:0") // an address serve cannot take
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := t.TempDir()
+	notELF := filepath.Join(dir, "app.elf")
+	if err := os.WriteFile(notELF, []byte("text, not an ELF\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "root")
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("sysctl", "testdata", "roots", "dsm-7.2-5.10"))); err != nil {
+		t.Fatal(err)
+	}
+	noSocket := filepath.Join(dir, "tailscaled.sock")
+	noPort := filepath.Join(dir, "ttyACM9")
+	snap := filepath.Join("probes", "snapshot", "testdata", "both-hard-nat.json")
+	cases := []struct {
+		name string // starts with the command's name
+		args []string
+		want int
+		lab  bool // starts the lab tailnet (skipped under -short)
+	}{
+		{"dashboard -h", []string{"-h"}, exitOK, false},
+		{"dashboard bad flag", []string{"--no-such-flag"}, exitUsage, false},
+		{"dashboard --elf not an ELF", []string{"--port", noPort, "--elf", notELF}, exitUsage, false},
+		{"dashboard not on a terminal", []string{"--socket", noSocket, "--stdin-devnull"}, exitUsage, false},
+		{"dashboard --log-file cannot be written", []string{"--port", noPort, "--log-file", filepath.Join(dir, "no", "dir", "board.log")}, exitError, false},
+
+		{"demo -h", []string{"demo", "-h"}, exitOK, false},
+		{"demo --json without --status", []string{"demo", "--json"}, exitUsage, false},
+		{"demo --serve on a taken address", []string{"demo", "--serve", busy.Addr().String()}, exitError, true},
+
+		{"status --from a snapshot", []string{"status", "--from", snap}, exitOK, false},
+		{"status no tailscaled", []string{"status", "--socket", noSocket}, exitError, false},
+		{"status bad flag value", []string{"status", "--timeout", "0s"}, exitUsage, false},
+		{"status --from a missing file", []string{"status", "--from", filepath.Join(dir, "missing.json")}, exitUsage, false},
+		{"status --from not a snapshot", []string{"status", "--from", "go.mod"}, exitUsage, false},
+		{"status --peer-snapshot not a snapshot", []string{"status", "--from", snap, "--peer-snapshot", "go.mod"}, exitUsage, false},
+
+		{"tail a capture", []string{"tail", "--port", "-"}, exitOK, false},
+		{"tail no board", []string{"tail", "--port", noPort}, exitError, false},
+		{"tail bad filter", []string{"tail", "--port", "-", "--filter", "wifi:X"}, exitUsage, false},
+		{"tail --elf not an ELF", []string{"tail", "--port", "-", "--elf", notELF}, exitUsage, false},
+
+		{"tune over a root", []string{"tune", "--root", root, "--bandwidth", "400Mbit"}, exitOK, false},
+		{"tune nothing to revert", []string{"tune", "--root", root, "--revert"}, exitError, false},
+		{"tune bad bandwidth", []string{"tune", "--bandwidth", "fast"}, exitUsage, false},
+
+		{"serve -h", []string{"serve", "-h"}, exitOK, false},
+		{"serve on a taken address", []string{"serve", "--socket", noSocket, "--listen", busy.Addr().String()}, exitError, false},
+		{"serve bad interval", []string{"serve", "--interval", "0s"}, exitUsage, false},
+
+		{"version", []string{"version"}, exitOK, false},
+		{"--version", []string{"--version"}, exitOK, false},
+		{"version stray argument", []string{"version", "extra"}, exitUsage, false},
+
+		{"help", []string{"help"}, exitOK, false},
+		{"unknown command", []string{"stauts"}, exitUsage, false},
+	}
+	for _, c := range commands() {
+		name := c.name
+		if name == "" {
+			name = "dashboard"
+		}
+		n := 0
+		for _, tc := range cases {
+			if strings.HasPrefix(tc.name, name+" ") || tc.name == name {
+				n++
+			}
+		}
+		if n < 2 {
+			t.Errorf("command %s has %d exit-code cases, want at least one success and one failure", name, n)
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.lab && testing.Short() {
+				t.Skip("skipping: starts the lab tailnet; run without -short")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			args := tc.args
+			var code int
+			var stderr string
+			if n := len(args); n > 0 && args[n-1] == "--stdin-devnull" {
+				// Input from /dev/null, a file that is no terminal.
+				null, err := os.Open(os.DevNull)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer null.Close()
+				var out, errb bytes.Buffer
+				args = args[:n-1]
+				code, stderr = run(ctx, args, IO{Stdin: null, Stdout: &out, Stderr: &errb}), errb.String()
+			} else {
+				code, _, stderr = runTailpathCtx(ctx, t, args...)
+			}
+			if code != tc.want {
+				t.Errorf("tailpath %q: exit %d, want %d; stderr:\n%s", tc.args, code, tc.want, stderr)
+			}
+			if code != exitOK && stderr == "" {
+				t.Errorf("tailpath %q: exit %d with nothing on stderr", tc.args, code)
+			}
+		})
 	}
 }

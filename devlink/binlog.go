@@ -22,6 +22,9 @@ import (
 // flag), format, tag, time (u32 or u64 ms), arguments, CRC-8.
 type BinLog struct {
 	app, boot *elfData
+	// NoColor leaves Expand's lines uncoloured, as ESP-IDF monitor prints
+	// them with --disable-auto-color (tail sets it under NO_COLOR too).
+	NoColor bool
 }
 
 // elfData holds the loadable sections of one ELF, for string lookups.
@@ -481,8 +484,8 @@ func bufferLines(prefix, kind string, args []any) []string {
 }
 
 // Expand decodes a KindBinary line and calls emit with each decoded text
-// line, parsed, with Raw as ESP-IDF monitor prints it (coloured by level,
-// ending in "\n"). On a decoding error it emits nothing and returns the error.
+// line, parsed, with Raw as ESP-IDF monitor prints it (coloured by level
+// unless NoColor, ending in "\n"). On a decoding error it emits nothing and returns the error.
 // Other lines are passed to emit unchanged.
 func (b *BinLog) Expand(l *Line, emit func(*Line)) error {
 	if l.Kind != KindBinary {
@@ -499,6 +502,9 @@ func (b *BinLog) Expand(l *Line, emit func(*Line)) error {
 		// a line of its own; embedded newlines become separate lines, all
 		// coloured by the message's level.
 		c := LevelColor(Level(t[0])) // monitor colours decoded lines by level
+		if b.NoColor {
+			c = ""
+		}
 		for _, piece := range strings.Split(strings.TrimRight(t, "\r\n"), "\n") {
 			if piece == "" {
 				continue

@@ -17,57 +17,83 @@ import (
 
 var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
-// TestBinLogMatchesMonitor decodes ESP-IDF monitor's Log V2 binary capture
-// with its ELFs and compares with the text the monitor printed, line by
-// line after trimming whitespace and colour (as the monitor's own test does).
+// binlogSet is one Log V2 binary capture with its ELFs and the text
+// ESP-IDF monitor prints for it.
+type binlogSet struct {
+	capture, want, app, boot string
+}
+
+// binlogSets are our own capture (testdata/binlog, always) and ESP-IDF
+// monitor's host-test capture (the shared vectors, when present).
+var binlogSets = []struct {
+	name string
+	get  func(t testing.TB) binlogSet
+}{
+	{"own", func(testing.TB) binlogSet {
+		d := binlogDir
+		return binlogSet{filepath.Join(d, "capture.bin"), filepath.Join(d, "capture.txt"), filepath.Join(d, "app.elf"), filepath.Join(d, "bootloader.elf")}
+	}},
+	{"esp-idf-monitor", func(t testing.TB) binlogSet {
+		return binlogSet{testdata(t, "binlog"), testdata(t, "binlog_out.txt"), testdata(t, "log.elf"), testdata(t, "bootloader.elf")}
+	}},
+}
+
+// TestBinLogMatchesMonitor decodes each Log V2 binary capture with its
+// ELFs and compares with the text the monitor prints, line by line after
+// trimming whitespace and colour (as the monitor's own test does).
 func TestBinLogMatchesMonitor(t *testing.T) {
-	data, err := os.ReadFile(testdata(t, "binlog"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantText, err := os.ReadFile(testdata(t, "binlog_out.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bl, err := LoadBinLog(testdata(t, "log.elf"), testdata(t, "bootloader.elf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	var s Splitter
-	emit := func(l *Line) {
-		if l.Kind != KindBinary {
-			got = append(got, strings.TrimSpace(string(l.Text)))
-			return
-		}
-		lines, err := bl.Decode(l.Raw)
-		if err != nil {
-			t.Errorf("frame %x: %v", l.Raw, err)
-			return
-		}
-		for _, x := range lines {
-			got = append(got, strings.TrimSpace(x))
-		}
-	}
-	s.Feed(data, emit)
-	s.Flush(emit)
-	var want []string
-	sc := bufio.NewScanner(bytes.NewReader(wantText))
-	for sc.Scan() {
-		want = append(want, strings.TrimSpace(sgr.ReplaceAllString(sc.Text(), "")))
-	}
-	// Blank lines (the ROM's empty line) are not compared.
-	drop := func(s []string) []string {
-		var o []string
-		for _, x := range s {
-			if x != "" {
-				o = append(o, x)
+	for _, set := range binlogSets {
+		t.Run(set.name, func(t *testing.T) {
+			v := set.get(t)
+			data, err := os.ReadFile(v.capture)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		return o
-	}
-	if diff := cmp.Diff(drop(want), drop(got)); diff != "" {
-		t.Errorf("decoded binary log (-monitor +ours):\n%s", diff)
+			wantText, err := os.ReadFile(v.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bl, err := LoadBinLog(v.app, v.boot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			var s Splitter
+			emit := func(l *Line) {
+				if l.Kind != KindBinary {
+					got = append(got, strings.TrimSpace(string(l.Text)))
+					return
+				}
+				lines, err := bl.Decode(l.Raw)
+				if err != nil {
+					t.Errorf("frame %x: %v", l.Raw, err)
+					return
+				}
+				for _, x := range lines {
+					got = append(got, strings.TrimSpace(x))
+				}
+			}
+			s.Feed(data, emit)
+			s.Flush(emit)
+			var want []string
+			sc := bufio.NewScanner(bytes.NewReader(wantText))
+			for sc.Scan() {
+				want = append(want, strings.TrimSpace(sgr.ReplaceAllString(sc.Text(), "")))
+			}
+			// Blank lines (the ROM's empty line) are not compared.
+			drop := func(s []string) []string {
+				var o []string
+				for _, x := range s {
+					if x != "" {
+						o = append(o, x)
+					}
+				}
+				return o
+			}
+			if diff := cmp.Diff(drop(want), drop(got)); diff != "" {
+				t.Errorf("decoded binary log (-monitor +ours):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -94,12 +120,20 @@ func TestCFormat(t *testing.T) {
 func FuzzBinLogDecode(f *testing.F) {
 	f.Add([]byte{0x02, 0x0c, 0x10, 0, 0, 0x19, 0x1f, 0, 0, 0x19, 0xc7, 0, 0, 0, 0x1f, 0x26})
 	f.Add([]byte{0x01, 0x0c, 0x31, 0xff, 0xe2, 'v', '6'})
-	bl := &BinLog{}
-	if _, err := os.Stat(filepath.Join("..", "..", "shared", "testdata", "esp-idf-monitor", "log.elf")); err == nil {
-		dir := filepath.Join("..", "..", "shared", "testdata", "esp-idf-monitor")
-		if b, err := LoadBinLog(filepath.Join(dir, "log.elf"), filepath.Join(dir, "bootloader.elf")); err == nil {
-			bl = b
+	// Our own capture's frames as seeds, decoded with its ELFs.
+	bl, err := LoadBinLog(filepath.Join(binlogDir, "app.elf"), filepath.Join(binlogDir, "bootloader.elf"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(binlogDir, "capture.bin")); err == nil {
+		var s Splitter
+		emit := func(l *Line) {
+			if l.Kind == KindBinary {
+				f.Add(bytes.Clone(l.Raw))
+			}
 		}
+		s.Feed(data, emit)
+		s.Flush(emit)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		bl.Decode(in) // must not panic
@@ -107,29 +141,43 @@ func FuzzBinLogDecode(f *testing.F) {
 }
 
 func TestSourceDecodesBinaryLog(t *testing.T) {
-	f, err := os.Open(testdata(t, "binlog"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	bl, err := LoadBinLog(testdata(t, "log.elf"), testdata(t, "bootloader.elf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	var last Event
-	for ev := range (&Source{Replay: f, BinLog: bl, Every: 5 * time.Millisecond}).Run(context.Background()) {
-		for _, l := range ev.Lines {
-			if l.Kind == KindLog {
-				texts = append(texts, string(l.Tag)+": "+string(l.Msg))
+	for _, tc := range []struct {
+		set  int
+		want []string // decoded lines, as tag: message
+	}{
+		{0, []string{"boot: chip revision: v0.2", "tp_net: 198.51.100.7:41641 unreachable (errno -113)", "app_init: Project name:     tp_demo-1.4.0"}},
+		{1, []string{"example: Start", "app_init: Project name:     log"}},
+	} {
+		set := binlogSets[tc.set]
+		t.Run(set.name, func(t *testing.T) {
+			v := set.get(t)
+			f, err := os.Open(v.capture)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		last = ev
-	}
-	if last.State.BinaryLogFrames != 0 {
-		t.Errorf("%d binary frames left undecoded", last.State.BinaryLogFrames)
-	}
-	if !slices.Contains(texts, "example: Start") || !slices.Contains(texts, "app_init: Project name:     log") {
-		t.Errorf("decoded lines missing; got %d log lines", len(texts))
+			defer f.Close()
+			bl, err := LoadBinLog(v.app, v.boot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			var last Event
+			for ev := range (&Source{Replay: f, BinLog: bl, Every: 5 * time.Millisecond}).Run(context.Background()) {
+				for _, l := range ev.Lines {
+					if l.Kind == KindLog {
+						texts = append(texts, string(l.Tag)+": "+string(l.Msg))
+					}
+				}
+				last = ev
+			}
+			if last.State.BinaryLogFrames != 0 {
+				t.Errorf("%d binary frames left undecoded", last.State.BinaryLogFrames)
+			}
+			for _, w := range tc.want {
+				if !slices.Contains(texts, w) {
+					t.Errorf("decoded lines lack %q; got %q", w, texts)
+				}
+			}
+		})
 	}
 }

@@ -185,6 +185,38 @@ func ParseRegisters(b []byte, dst []Register) []Register {
 	}
 }
 
+// DanglingRegister returns the register name a dump row ends with when a
+// serial monitor wrapped the row between the name and its value: `…  A0
+// : 0x80157f5c  A1   ` (the value, `   : 0x3ffce570`, starts the next
+// line; see RegisterContinuation). "" when the row ends in a value.
+func DanglingRegister(b []byte) string {
+	if i := bytes.LastIndex(b, []byte(": 0x")); i >= 0 {
+		_, n := hexPrefix(b[i+4:])
+		b = b[i+4+n:]
+	}
+	name := bytes.TrimSpace(b)
+	if !isRegisterName(name) {
+		return ""
+	}
+	return string(name)
+}
+
+// RegisterContinuation parses the start of a line that continues a wrapped
+// register dump row: optional spaces, then `: 0xVALUE` (the value of the
+// name the row above ended with). n is how many bytes it took, so the
+// rest can hold more pairs.
+func RegisterContinuation(b []byte) (v uint32, n int, ok bool) {
+	t := bytes.TrimLeft(b, " ")
+	if !bytes.HasPrefix(t, []byte(": 0x")) {
+		return 0, 0, false
+	}
+	x, k := hexPrefix(t[4:])
+	if k == 0 || k > 8 {
+		return 0, 0, false
+	}
+	return uint32(x), len(b) - len(t) + 4 + k, true
+}
+
 // isRegisterName matches a dumped register's name: 1–10 bytes of
 // upper-case letters, digits and '/', starting with a letter ("S0/FP").
 func isRegisterName(b []byte) bool {

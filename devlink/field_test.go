@@ -69,57 +69,167 @@ func viewCrash(s *State) crashView {
 	return v
 }
 
-// TestFieldESPHomeC3PanicGlued is the field report: an ESP32-C3 under
-// ESPHome crashing at Wi-Fi start, "Guru Meditation Error" glued onto an
-// unfinished phy_init line, the dump rows carrying only the time prefix,
-// the copy ending after the T3–T6 row.
+// ownFieldFile reads one of our own inputs of the field reports' kinds
+// (testdata/field, see its README).
+func ownFieldFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "field", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestFieldESPHomeC3PanicGlued is the field report's kind: an ESP32-C3
+// under ESPHome crashing at Wi-Fi start, "Guru Meditation Error" glued
+// onto an unfinished phy_init line, the dump rows carrying only the time
+// prefix, the copy ending after the T3–T6 row. Our own input always, the
+// field's when the shared folder is present.
 func TestFieldESPHomeC3PanicGlued(t *testing.T) {
-	st, lines := replay(fieldFile(t, "esphome-c3-panic-glued.log"), nil)
-	if st.Crashes != 1 {
-		t.Fatalf("%d crashes, want 1", st.Crashes)
-	}
-	want := crashView{Reason: "Illegal instruction on core 0", Core: 0, Arch: "riscv",
-		PC: 0x40001be4, RA: 0x42075ee2, SP: 0x3fca11b0, PCInROM: true, Lines: 10}
-	if diff := cmp.Diff(want, viewCrash(st)); diff != "" {
-		t.Errorf("crash (-want +got):\n%s", diff)
-	}
-	if len(st.LastCrash.Registers) != 32 {
-		t.Errorf("%d registers, want the 32 of the eight rows that arrived", len(st.LastCrash.Registers))
-	}
-	if InROM("", 0x42075ee2) {
-		t.Error("RA 0x42075ee2 is flash, not ROM")
-	}
-	// The inner ESP-IDF lines are level I with tags wifi_init and
-	// phy_init; the bare time-only lines are empty lines.
-	var tags []string
-	empty := 0
-	for _, l := range lines {
-		if l.Wrap&WrapESPHomeTime == 0 {
-			t.Errorf("line %q: no ESPHome time prefix recognised", l.Text)
-		}
-		if l.Level != 0 {
-			if l.Level != LevelInfo {
-				t.Errorf("line %q: level %v, want I", l.Text, l.Level)
+	for _, tc := range []struct {
+		name  string
+		input func(t *testing.T) []byte
+		crash crashView
+		tags  []string
+		cut   string // the glued line's stale text, before the marker
+	}{
+		{"own", func(t *testing.T) []byte { return ownFieldFile(t, "esphome-c3-glued-cut.log") },
+			crashView{Reason: "Illegal instruction on core 0", Core: 0, Arch: "riscv", PC: 0x40001c52, RA: 0x4201a3f4, SP: 0x3fc9e2a0, PCInROM: true, Lines: 10},
+			[]string{"wifi_init", "wifi_init", "wifi_init", "phy_init", "phy_init"}, "[21:37:05][D][esp-idf:000]: I (738) phy_init: loa"},
+		{"field", func(t *testing.T) []byte { return fieldFile(t, "esphome-c3-panic-glued.log") },
+			crashView{Reason: "Illegal instruction on core 0", Core: 0, Arch: "riscv", PC: 0x40001be4, RA: 0x42075ee2, SP: 0x3fca11b0, PCInROM: true, Lines: 10},
+			[]string{"wifi_init", "wifi_init", "wifi_init", "wifi_init", "phy_init"}, "[14:04:29][D][esp-idf:000]: I (676) phy_init: ph"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, lines := replay(tc.input(t), nil)
+			if st.Crashes != 1 {
+				t.Fatalf("%d crashes, want 1", st.Crashes)
 			}
-			tags = append(tags, string(l.Tag))
-		}
-		if len(l.Unwrapped()) == 0 {
-			empty++
-			if l.Kind != KindPlain || len(l.Body()) != 0 {
-				t.Errorf("time-only line %q: kind %v body %q, want an empty plain line", l.Text, l.Kind, l.Body())
+			if diff := cmp.Diff(tc.crash, viewCrash(st)); diff != "" {
+				t.Errorf("crash (-want +got):\n%s", diff)
 			}
+			if len(st.LastCrash.Registers) != 32 {
+				t.Errorf("%d registers, want the 32 of the eight rows that arrived", len(st.LastCrash.Registers))
+			}
+			if InROM("", tc.crash.RA) {
+				t.Errorf("RA 0x%x is flash, not ROM", tc.crash.RA)
+			}
+			// The inner ESP-IDF lines are level I; the bare time-only
+			// lines are empty lines.
+			var tags []string
+			empty := 0
+			for _, l := range lines {
+				if l.Wrap&WrapESPHomeTime == 0 {
+					t.Errorf("line %q: no ESPHome time prefix recognised", l.Text)
+				}
+				if l.Level != 0 {
+					if l.Level != LevelInfo {
+						t.Errorf("line %q: level %v, want I", l.Text, l.Level)
+					}
+					tags = append(tags, string(l.Tag))
+				}
+				if len(l.Unwrapped()) == 0 {
+					empty++
+					if l.Kind != KindPlain || len(l.Body()) != 0 {
+						t.Errorf("time-only line %q: kind %v body %q, want an empty plain line", l.Text, l.Kind, l.Body())
+					}
+				}
+			}
+			if !cmp.Equal(tags, tc.tags) {
+				t.Errorf("tags %q, want %q", tags, tc.tags)
+			}
+			if empty != 5 {
+				t.Errorf("%d empty lines, want 5", empty)
+			}
+			glued := lines[8]
+			if glued.Kind != KindPanic || glued.Tag == nil || string(glued.Tag) != "phy_init" ||
+				!strings.HasPrefix(string(glued.Unwrapped()), "Guru Meditation Error:") || string(glued.Text[:glued.Cut]) != tc.cut {
+				t.Errorf("glued line: kind %v tag %q cut %q", glued.Kind, glued.Tag, glued.Text[:glued.Cut])
+			}
+		})
+	}
+}
+
+// TestFieldWrappedRegisters is the field report's kind: a serial monitor
+// wrapped an Xtensa register dump between a register's name and its value
+// (`… A1   ` then `   : 0x3ffce570`), which lost A1 (the stack pointer),
+// A5, A9 and A13. Every register comes through, in the order printed. Our
+// own input (a wrap after the third name, the value line carrying more
+// pairs) always; the field's when the shared folder is present.
+func TestFieldWrappedRegisters(t *testing.T) {
+	xtensaOrder := []string{"PC", "PS", "A0", "A1", "A2", "A3", "A4", "A5", "A6", "A7", "A8", "A9", "A10", "A11", "A12", "A13", "A14", "A15",
+		"SAR", "EXCCAUSE", "EXCVADDR", "LBEG", "LEND", "LCOUNT"}
+	for _, tc := range []struct {
+		name     string
+		input    func(t *testing.T) []byte
+		crash    crashView
+		excvaddr uint32
+		frames   int
+		regs     map[string]uint32 // the ones the wrap used to lose
+	}{
+		{"own", func(t *testing.T) []byte { return ownFieldFile(t, "xtensa-arduino-wrapped.log") },
+			crashView{Reason: "StoreProhibited on core 1", Core: 1, Arch: "xtensa", PC: 0x400d8a31, SP: 0x3ffb2f40, Ended: true, Lines: 23},
+			0x00000008, 6, map[string]uint32{"A0": 0x800d8c6e, "A4": 0x00000008, "A8": 0x800d8a2c, "A12": 0x3ffb2fa0, "SAR": 0x0000000a, "LEND": 0x4000c2f6}},
+		{"field", func(t *testing.T) []byte { return fieldFile(t, "wireguard-arduino-loadprohibited-wrapped.log") },
+			crashView{Reason: "LoadProhibited on core 0", Core: 0, Arch: "xtensa", PC: 0x40157cf1, SP: 0x3ffce570, Lines: 18},
+			0x00000014, 7, map[string]uint32{"A1": 0x3ffce570, "A5": 0x00000000, "A9": 0x3ffbfa20, "A13": 0x00000001}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _ := replay(tc.input(t), nil)
+			if st.Crashes != 1 {
+				t.Fatalf("%d crashes, want 1", st.Crashes)
+			}
+			if diff := cmp.Diff(tc.crash, viewCrash(st)); diff != "" {
+				t.Errorf("crash (-want +got):\n%s", diff)
+			}
+			c := st.LastCrash
+			var order []string
+			for _, r := range c.Registers {
+				order = append(order, r.Name)
+			}
+			if diff := cmp.Diff(xtensaOrder, order); diff != "" {
+				t.Errorf("registers (-want +got):\n%s", diff)
+			}
+			for name, want := range tc.regs {
+				if v, ok := RegisterValue(c.Registers, name); !ok || v != want {
+					t.Errorf("%s = 0x%08x (%v), want 0x%08x", name, v, ok, want)
+				}
+			}
+			if v, _ := RegisterValue(c.Registers, "EXCVADDR"); v != tc.excvaddr {
+				t.Errorf("EXCVADDR 0x%08x, want 0x%08x", v, tc.excvaddr)
+			}
+			if len(c.Backtrace.Frames) != tc.frames {
+				t.Errorf("%d backtrace frames, want %d", len(c.Backtrace.Frames), tc.frames)
+			}
+		})
+	}
+}
+
+// TestRegisterWrapEdges: what a wrap continues and what it does not.
+func TestRegisterWrapEdges(t *testing.T) {
+	for _, tc := range []struct {
+		rows []string
+		want []Register
+	}{
+		// The value on the next line, and more pairs after it.
+		{[]string{"PC      : 0x400d8a31  A0      ", "   : 0x800d8c6e  A1      : 0x3ffb2f40"},
+			[]Register{{"PC", 0x400d8a31}, {"A0", 0x800d8c6e}, {"A1", 0x3ffb2f40}}},
+		// A line between the row and the value: no continuation.
+		{[]string{"PC      : 0x400d8a31  A0      ", "I (1) app: hello", "   : 0x800d8c6e"},
+			[]Register{{"PC", 0x400d8a31}}},
+		// A row that ends in a value: a stray value line adds nothing.
+		{[]string{"PC      : 0x400d8a31  A0      : 0x800d8c6e  ", "   : 0x3ffb2f40"},
+			[]Register{{"PC", 0x400d8a31}, {"A0", 0x800d8c6e}}},
+		// A trailing word that is no register name is not one.
+		{[]string{"PC      : 0x400d8a31  hello   ", "   : 0x3ffb2f40"},
+			[]Register{{"PC", 0x400d8a31}}},
+	} {
+		in := "Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\r\nCore  0 register dump:\r\n" +
+			strings.Join(tc.rows, "\r\n") + "\r\n"
+		st, _ := replay([]byte(in), nil)
+		if diff := cmp.Diff(tc.want, st.LastCrash.Registers); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tc.rows, diff)
 		}
-	}
-	if want := []string{"wifi_init", "wifi_init", "wifi_init", "wifi_init", "phy_init"}; !cmp.Equal(tags, want) {
-		t.Errorf("tags %q, want %q", tags, want)
-	}
-	if empty != 5 {
-		t.Errorf("%d empty lines, want 5", empty)
-	}
-	glued := lines[8]
-	if glued.Kind != KindPanic || glued.Tag == nil || string(glued.Tag) != "phy_init" ||
-		!strings.HasPrefix(string(glued.Unwrapped()), "Guru Meditation Error:") || string(glued.Text[:glued.Cut]) != "[14:04:29][D][esp-idf:000]: I (676) phy_init: ph" {
-		t.Errorf("glued line: kind %v tag %q cut %q", glued.Kind, glued.Tag, glued.Text[:glued.Cut])
 	}
 }
 
@@ -264,26 +374,37 @@ func TestWrappers(t *testing.T) {
 	}
 }
 
-// TestFieldMicrolinkDERPDown is the field report: one microlink status
-// line saying the board's DERP relay is down, plain and coloured. The
-// counters show it was up earlier in this boot.
+// TestFieldMicrolinkDERPDown is the field report's kind: one microlink
+// status line saying the board's DERP relay is down, plain and coloured.
+// The counters show it was up earlier in this boot. Our own lines always,
+// the field's when the shared folder is present.
 func TestFieldMicrolinkDERPDown(t *testing.T) {
-	for _, name := range []string{"microlink-derp-down.log", "microlink-derp-down-color.log"} {
-		t.Run(name, func(t *testing.T) {
-			st, lines := replay(fieldFile(t, name), nil)
+	for _, tc := range []struct {
+		name   string
+		input  func(t *testing.T) []byte
+		rx, tx int64
+		loops  string
+	}{
+		{"own", func(t *testing.T) []byte { return ownFieldFile(t, "microlink-relay-down.log") }, 1288, 5120, "loops=402117"},
+		{"own-color", func(t *testing.T) []byte { return ownFieldFile(t, "microlink-relay-down-color.log") }, 1288, 5120, "loops=402117"},
+		{"field", func(t *testing.T) []byte { return fieldFile(t, "microlink-derp-down.log") }, 74096, 245596, "loops=1164446"},
+		{"field-color", func(t *testing.T) []byte { return fieldFile(t, "microlink-derp-down-color.log") }, 74096, 245596, "loops=1164446"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, lines := replay(tc.input(t), nil)
 			if len(lines) != 1 || lines[0].Level != LevelWarn || string(lines[0].Tag) != "ml_derp" {
 				t.Fatalf("lines %+v, want one W ml_derp line", lines)
 			}
 			f, ok := ParsePortLine(&lines[0])
-			want := PortFact{Kind: FactRelayStatus, Peer: -1, HeapFree: -1, Connected: 0, RelayRx: 74096, RelayTx: 245596}
+			want := PortFact{Kind: FactRelayStatus, Peer: -1, HeapFree: -1, Connected: 0, RelayRx: tc.rx, RelayTx: tc.tx}
 			if diff := cmp.Diff(want, f, cmpopts.EquateComparable(netip.AddrPort{}, netip.Addr{})); !ok || diff != "" {
 				t.Errorf("fact (-want +got):\n%s", diff)
 			}
 			r := st.Relay
-			if !r.Known || r.Connected || !r.WasUp || r.RxFrames != 74096 || r.TxFrames != 245596 || r.Source != "microlink" {
+			if !r.Known || r.Connected || !r.WasUp || r.RxFrames != tc.rx || r.TxFrames != tc.tx || r.Source != "microlink" {
 				t.Errorf("relay %+v, want known, down, up earlier this boot, counters kept", r)
 			}
-			if !strings.Contains(string(lines[0].Msg), "loops=1164446") {
+			if !strings.Contains(string(lines[0].Msg), tc.loops) {
 				t.Errorf("msg %q", lines[0].Msg)
 			}
 		})

@@ -3,6 +3,8 @@ package devlink
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,14 @@ import (
 // FuzzParseLine checks the line parser never panics, keeps Raw intact, and
 // only returns slices that lie inside the input.
 func FuzzParseLine(f *testing.F) {
+	// Every line of our own field-kind inputs (testdata/field).
+	files, _ := filepath.Glob(filepath.Join("testdata", "field", "*.log"))
+	for _, name := range files {
+		b, _ := os.ReadFile(name)
+		for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+			f.Add(l)
+		}
+	}
 	for _, tc := range lineCases {
 		f.Add([]byte(tc.in))
 	}

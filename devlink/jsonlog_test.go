@@ -49,46 +49,64 @@ func byType(objs []map[string]any, typ string) []map[string]any {
 	return out
 }
 
-// TestJSONLogESPHomePanic: the field report's crash as tail --json writes
-// it: one line object per line (the wrapped ESP-IDF lines with level and
-// tag, the time-only lines empty), and one panic object with the
-// registers, though the copy ends mid-dump.
+// TestJSONLogESPHomePanic: the field report's kind of crash as tail
+// --json writes it: one line object per line (the wrapped ESP-IDF lines
+// with level and tag, the time-only lines empty), and one panic object
+// with the registers, though the copy ends mid-dump. Our own input
+// always, the field's when the shared folder is present.
 func TestJSONLogESPHomePanic(t *testing.T) {
-	objs := jsonObjects(t, string(fieldFile(t, "esphome-c3-panic-glued.log")), nil)
-	lines := byType(objs, "line")
-	if len(lines) != 19 {
-		t.Errorf("%d line objects, want 19", len(lines))
-	}
-	first := lines[0]
-	want := map[string]any{"type": "line", "time": "2026-12-01T10:00:00Z", "kind": "log", "level": "I", "tag": "wifi_init",
-		"text": "tcp rx win: 5744", "line": "[14:04:29][D][esp-idf:000]: I (645) wifi_init: tcp rx win: 5744",
-		"wrap": "esphome-time+esphome", "host_time": "14:04:29", "uptime_ms": float64(645)}
-	if diff := cmp.Diff(want, first); diff != "" {
-		t.Errorf("first line (-want +got):\n%s", diff)
-	}
-	if e := lines[1]; e["text"] != "" || e["kind"] != "plain" || e["wrap"] != "esphome-time" {
-		t.Errorf("time-only line: %v", e)
-	}
-	if g := lines[8]; g["kind"] != "panic" || g["tag"] != "phy_init" || !strings.HasPrefix(g["text"].(string), "Guru Meditation Error") {
-		t.Errorf("glued line: %v", g)
-	}
-	panics := byType(objs, "panic")
-	if len(panics) != 1 {
-		t.Fatalf("%d panic objects, want 1", len(panics))
-	}
-	p := panics[0]
-	for k, v := range map[string]any{"kind": "panic", "reason": "Illegal instruction on core 0", "core": float64(0),
-		"arch": "riscv", "pc": "0x40001be4", "pc_in_rom": true, "ended": false} {
-		if !cmp.Equal(p[k], v) {
-			t.Errorf("panic %s = %v, want %v", k, p[k], v)
-		}
-	}
-	regs := p["registers"].(map[string]any)
-	if regs["RA"] != "0x42075ee2" || regs["SP"] != "0x3fca11b0" || regs["MEPC"] != "0x40001be4" || len(regs) != 32 {
-		t.Errorf("registers %v", regs)
-	}
-	if order := p["register_order"].([]any); order[0] != "MEPC" || order[31] != "T6" {
-		t.Errorf("register order %v", order)
+	for _, tc := range []struct {
+		name   string
+		input  func(t *testing.T) []byte
+		first  map[string]any
+		pc, ra string
+		sp     string
+	}{
+		{"own", func(t *testing.T) []byte { return ownFieldFile(t, "esphome-c3-glued-cut.log") },
+			map[string]any{"type": "line", "time": "2026-12-01T10:00:00Z", "kind": "log", "level": "I", "tag": "wifi_init",
+				"text": "rx ba win: 6", "line": "[21:37:05][D][esp-idf:000]: I (712) wifi_init: rx ba win: 6",
+				"wrap": "esphome-time+esphome", "host_time": "21:37:05", "uptime_ms": float64(712)},
+			"0x40001c52", "0x4201a3f4", "0x3fc9e2a0"},
+		{"field", func(t *testing.T) []byte { return fieldFile(t, "esphome-c3-panic-glued.log") },
+			map[string]any{"type": "line", "time": "2026-12-01T10:00:00Z", "kind": "log", "level": "I", "tag": "wifi_init",
+				"text": "tcp rx win: 5744", "line": "[14:04:29][D][esp-idf:000]: I (645) wifi_init: tcp rx win: 5744",
+				"wrap": "esphome-time+esphome", "host_time": "14:04:29", "uptime_ms": float64(645)},
+			"0x40001be4", "0x42075ee2", "0x3fca11b0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := jsonObjects(t, string(tc.input(t)), nil)
+			lines := byType(objs, "line")
+			if len(lines) != 19 {
+				t.Errorf("%d line objects, want 19", len(lines))
+			}
+			if diff := cmp.Diff(tc.first, lines[0]); diff != "" {
+				t.Errorf("first line (-want +got):\n%s", diff)
+			}
+			if e := lines[1]; e["text"] != "" || e["kind"] != "plain" || e["wrap"] != "esphome-time" {
+				t.Errorf("time-only line: %v", e)
+			}
+			if g := lines[8]; g["kind"] != "panic" || g["tag"] != "phy_init" || !strings.HasPrefix(g["text"].(string), "Guru Meditation Error") {
+				t.Errorf("glued line: %v", g)
+			}
+			panics := byType(objs, "panic")
+			if len(panics) != 1 {
+				t.Fatalf("%d panic objects, want 1", len(panics))
+			}
+			p := panics[0]
+			for k, v := range map[string]any{"kind": "panic", "reason": "Illegal instruction on core 0", "core": float64(0),
+				"arch": "riscv", "pc": tc.pc, "pc_in_rom": true, "ended": false} {
+				if !cmp.Equal(p[k], v) {
+					t.Errorf("panic %s = %v, want %v", k, p[k], v)
+				}
+			}
+			regs := p["registers"].(map[string]any)
+			if regs["RA"] != tc.ra || regs["SP"] != tc.sp || regs["MEPC"] != tc.pc || len(regs) != 32 {
+				t.Errorf("registers %v", regs)
+			}
+			if order := p["register_order"].([]any); order[0] != "MEPC" || order[31] != "T6" {
+				t.Errorf("register order %v", order)
+			}
+		})
 	}
 }
 

@@ -560,6 +560,9 @@ func classify(t []byte) Kind {
 	if isRegisterLine(t) {
 		return KindRegisters
 	}
+	if _, _, ok := RegisterContinuation(t); ok {
+		return KindRegisters // the rest of a row a serial monitor wrapped
+	}
 	if isStackRow(t) {
 		return KindStackDump
 	}

@@ -130,42 +130,54 @@ func TestSplitterChunking(t *testing.T) {
 	}
 }
 
-// TestSplitterBinaryLog feeds ESP-IDF monitor's Log V2 binary capture: the
-// text ROM banner stays text, binary frames are recognised as such, and no
-// binary noise is classified as log lines.
+// TestSplitterBinaryLog feeds each Log V2 binary capture: the text ROM
+// banner stays text, binary frames are recognised as such, and no binary
+// noise is classified as log lines.
 func TestSplitterBinaryLog(t *testing.T) {
-	data, err := os.ReadFile(testdata(t, "binlog"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s Splitter
-	var text []string
-	frames, raw := 0, 0
-	emit := func(l *Line) {
-		raw += len(l.Raw)
-		if l.Kind == KindBinary {
-			frames++
-			return
-		}
-		text = append(text, string(l.Text))
-	}
-	for i := 0; i < len(data); i += 37 { // odd chunk size to cross frame edges
-		s.Feed(data[i:min(i+37, len(data))], emit)
-	}
-	s.Flush(emit)
-	if raw != len(data) {
-		t.Errorf("emitted %d bytes, want all %d", raw, len(data))
-	}
-	if frames < 30 {
-		t.Errorf("found %d binary frames, want the capture's frames (≥30)", frames)
-	}
-	if len(text) == 0 || !strings.HasPrefix(text[0], "ets Jul 29 2019") {
-		t.Errorf("first text line = %q, want the ROM banner", text[:min(1, len(text))])
-	}
-	for _, l := range text[1:] {
-		if strings.ContainsAny(l, "\x00\x01\x02") {
-			t.Errorf("binary bytes leaked into a text line: %q", l)
-		}
+	for _, tc := range []struct {
+		set       int
+		frames    int    // at least
+		firstText string // the ROM banner's first line
+	}{
+		{0, 13, "ESP-ROM:esp32s3-20210327"},
+		{1, 30, "ets Jul 29 2019"},
+	} {
+		set := binlogSets[tc.set]
+		t.Run(set.name, func(t *testing.T) {
+			data, err := os.ReadFile(set.get(t).capture)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s Splitter
+			var text []string
+			frames, raw := 0, 0
+			emit := func(l *Line) {
+				raw += len(l.Raw)
+				if l.Kind == KindBinary {
+					frames++
+					return
+				}
+				text = append(text, string(l.Text))
+			}
+			for i := 0; i < len(data); i += 37 { // odd chunk size to cross frame edges
+				s.Feed(data[i:min(i+37, len(data))], emit)
+			}
+			s.Flush(emit)
+			if raw != len(data) {
+				t.Errorf("emitted %d bytes, want all %d", raw, len(data))
+			}
+			if frames < tc.frames {
+				t.Errorf("found %d binary frames, want the capture's frames (≥%d)", frames, tc.frames)
+			}
+			if len(text) == 0 || !strings.HasPrefix(text[0], tc.firstText) {
+				t.Errorf("first text line = %q, want the ROM banner", text[:min(1, len(text))])
+			}
+			for _, l := range text[1:] {
+				if strings.ContainsAny(l, "\x00\x01\x02") {
+					t.Errorf("binary bytes leaked into a text line: %q", l)
+				}
+			}
+		})
 	}
 }
 

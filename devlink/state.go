@@ -61,6 +61,27 @@ func (r *Ring) Last() (Sample, bool) {
 	return r.buf[(r.next-1+len(r.buf))%len(r.buf)], true
 }
 
+// Since returns the samples taken at or after t, oldest first (a copy).
+func (r *Ring) Since(t time.Time) []Sample {
+	all := r.Samples()
+	i := len(all)
+	for i > 0 && !all[i-1].At.Before(t) {
+		i--
+	}
+	return all[i:]
+}
+
+// DropSince drops the samples taken at or after t (the newest ones).
+func (r *Ring) DropSince(t time.Time) {
+	for r.n > 0 {
+		if last, _ := r.Last(); last.At.Before(t) {
+			return
+		}
+		r.next = (r.next - 1 + len(r.buf)) % len(r.buf)
+		r.n--
+	}
+}
+
 func (r Ring) clone() Ring {
 	r.buf = append([]Sample(nil), r.buf...)
 	return r
@@ -185,8 +206,17 @@ type State struct {
 	ProbeHistory  Ring // ProbesUsed over time
 
 	// Heap in bytes: internal free, minimum ever, largest block, PSRAM free.
+	// With telemetry, HeapFree and HeapHistory are its internal free heap
+	// (S frames' hif) and HeapMin the lowest it has been since boot (hmin);
+	// a board without telemetry fills HeapFree and HeapHistory from the
+	// port's heap_free= lines (a different measure, never mixed in once a
+	// frame reported the heap this boot).
 	HeapFree, HeapMin, HeapLargest, PSRAMFree                 int64
 	HeapHistory, HeapMinHistory, LargestHistory, PSRAMHistory Ring
+	// BootAt is the host time the current boot was seen to start (its ROM
+	// banner or rst: line); zero before one. History samples from BootAt on
+	// are this boot's.
+	BootAt time.Time
 
 	// WiFiDisconnects is the firmware's count (telemetry wdis);
 	// WiFiDropLines counts the Wi-Fi driver's `wifi:state: run -> init`
@@ -235,6 +265,13 @@ type State struct {
 	LastFrameAt time.Time
 
 	inCrash bool
+	// heapFromFrames: an S frame reported the heap this boot, so the
+	// port's heap_free= lines no longer feed HeapFree/HeapHistory.
+	heapFromFrames bool
+	// regPending is the register name the previous line, a register dump
+	// row, ended with when a serial monitor wrapped its value onto the
+	// next line (DanglingRegister); "" otherwise.
+	regPending string
 	// romOpen is true between a ROM banner and its `rst:` line, so that
 	// line does not count a second boot.
 	romOpen bool
@@ -375,6 +412,8 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	s.Lines++
 	s.LastLineAt = now
 	body := l.Body()
+	pending := s.regPending
+	s.regPending = ""
 	switch l.Kind {
 	case KindBinary:
 		s.BinaryLogFrames++
@@ -386,6 +425,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		return
 	case KindROM:
 		s.newBoot()
+		s.BootAt = now
 		s.romOpen = true
 		if chip := ParseChip(body); chip != "" {
 			s.Chip = chip
@@ -393,6 +433,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 	case KindReset:
 		if !s.romOpen {
 			s.newBoot()
+			s.BootAt = now
 		}
 		s.romOpen = false
 		if r, err := ParseReset(body); err == nil {
@@ -427,8 +468,14 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 			s.addCrashLine(l)
 			c := s.LastCrash
 			n := len(c.Registers)
+			rest := body
+			if v, k, ok := RegisterContinuation(body); ok && pending != "" && len(c.Registers) < 64 {
+				c.Registers = append(c.Registers, Register{Name: pending, Value: v})
+				rest = body[k:]
+			}
 			if len(c.Registers) < 64 {
-				c.Registers = ParseRegisters(body, c.Registers)
+				c.Registers = ParseRegisters(rest, c.Registers)
+				s.regPending = DanglingRegister(rest)
 			}
 			for _, r := range c.Registers[n:] {
 				switch r.Name {
@@ -540,6 +587,7 @@ func (s *State) newBoot() {
 	s.H2Known, s.H2Received, s.H2WindowReturned, s.H2WindowOpen = false, 0, 0, 0
 	s.PoolFullLines = 0
 	s.HeapFree, s.HeapMin, s.HeapLargest, s.PSRAMFree = 0, 0, 0, 0
+	s.heapFromFrames = false
 	s.WiFiDisconnects, s.WiFiDropLines, s.RSSI = 0, 0, 0
 	s.Endpoints = -1
 	s.BoardELFSHA, s.ELFMismatch = "", false
@@ -576,7 +624,7 @@ func (s *State) applyPortLine(l *Line, now time.Time) {
 	if !ok {
 		return
 	}
-	if f.HeapFree >= 0 {
+	if f.HeapFree >= 0 && !s.heapFromFrames {
 		s.HeapFree = f.HeapFree
 		s.HeapHistory.Add(now, f.HeapFree)
 	}
@@ -675,6 +723,12 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 			s.WiFiDisconnects = int64(st.WiFiDisconnects)
 		}
 		if f.Has("hif") {
+			if !s.heapFromFrames {
+				// From now on this boot's heap is the frames' measure:
+				// drop the port lines' samples of this boot.
+				s.HeapHistory.DropSince(s.BootAt)
+				s.heapFromFrames = true
+			}
 			s.HeapFree = int64(st.HeapFree)
 			s.HeapHistory.Add(now, s.HeapFree)
 		}

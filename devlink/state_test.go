@@ -2,13 +2,17 @@ package devlink
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailpath/tailpath/devlink/devlinktest"
 	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/firmware"
 )
 
 // capture is shaped like a CoreS3 running the ESP32 Tailscale port that
@@ -46,8 +50,41 @@ const capture = "ESP-ROM:esp32s3-20210327\r\n" +
 	"I (6001) wireguard: good handshake from 04030201:41641\r\n" +
 	"I (7000) wifi:state: run -> init (fc0)\r\n"
 
+// TestSourceBuildsDeviceState replays capture through a Source with an
+// ELF: our own Xtensa ELF (devlinktest; the capture's PCs moved to its
+// functions, addr2line's frames the reference) and ESP-IDF monitor's
+// log.elf (the shared vectors, when present).
 func TestSourceBuildsDeviceState(t *testing.T) {
-	elfPath := testdata(t, "log.elf")
+	// The capture's PCs: the PC register and the backtrace's second frame,
+	// and the backtrace's first frame (inlined code).
+	const capturePC, captureInlined = 0x400d1000, 0x4008a000
+	t.Run("own", func(t *testing.T) {
+		elfPath := devlinktest.XtensaELF(t)
+		pc := devlinktest.Func(t, elfPath, "tp_timer_init") + 6
+		inl, frames := devlinktest.InlinedPC(t, elfPath, "tp_pool_alloc", 3)
+		at := devlinktest.Addr2Line(t, elfPath, pc)[pc]
+		text := strings.NewReplacer(fmt.Sprintf("0x%08x", capturePC), fmt.Sprintf("0x%08x", pc),
+			fmt.Sprintf("0x%08x", captureInlined), fmt.Sprintf("0x%08x", inl)).Replace(capture)
+		var want []string
+		want = append(want, devlinktest.Decoded(pc, at)...)
+		want = append(want, devlinktest.Decoded(inl, frames)...)
+		want = append(want, devlinktest.Decoded(pc, at)...)
+		sourceBuildsDeviceState(t, elfPath, text, uint32(pc), want)
+	})
+	t.Run("esp-idf-monitor", func(t *testing.T) {
+		sourceBuildsDeviceState(t, testdata(t, "log.elf"), capture, capturePC, []string{
+			"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
+			"0x4008a000: align_up at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:244",
+			" (inlined by) adjust_request_size at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:289",
+			" (inlined by) tlsf_memalign_offs at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf.c:560",
+			"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
+		})
+	})
+}
+
+// sourceBuildsDeviceState replays capture (with its PC register at pc)
+// decoding with elfPath, and wants the crash's decoded lines wantDecoded.
+func sourceBuildsDeviceState(t *testing.T, elfPath, capture string, pc uint32, wantDecoded []string) {
 	sym, err := OpenELF(elfPath)
 	if err != nil {
 		t.Fatal(err)
@@ -73,15 +110,17 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	if want := strings.Count(capture, "\n"); lines != want {
 		t.Errorf("events carried %d lines, want %d", lines, want)
 	}
-	if decoded != 5 { // PC register (1) + backtrace (3 + 1)
-		t.Errorf("lines carried %d decoded frames, want 5", decoded)
+	if decoded != len(wantDecoded) { // PC register (1) + backtrace (3 + 1)
+		t.Errorf("lines carried %d decoded frames, want %d", decoded, len(wantDecoded))
 	}
 	s := last.State
 	// The capture ends in a second boot: per-boot values are cleared,
 	// history stays (TestStatePerBoot checks the first boot's values).
 	want := bootSummary{
 		Boots: 2, ResetCode: 0xc,
-		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
+		// HeapSamples: the S frame's hif; the port line's heap_free of the
+		// same boot (another measure) is dropped when the frame arrives.
+		HeapSamples: 1, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
 		Frames: 5, Corrupt: 1, Fetches: 1, WiFiDropLines: 1,
 		Crashes: 2, TaskWDT: 1, LinkUp: false,
 	}
@@ -108,15 +147,8 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 	if c == nil {
 		t.Fatal("no crash recorded")
 	}
-	if c.Reason != "LoadProhibited on core 0" || c.PC != 0x400d1000 || len(c.Backtrace.Frames) != 2 || !c.Backtrace.Corrupted || c.ELFSHA != "0f1e2d3c4b5a6978" {
+	if c.Reason != "LoadProhibited on core 0" || c.PC != pc || len(c.Backtrace.Frames) != 2 || !c.Backtrace.Corrupted || c.ELFSHA != "0f1e2d3c4b5a6978" {
 		t.Errorf("crash = %+v", c)
-	}
-	wantDecoded := []string{
-		"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
-		"0x4008a000: align_up at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:244",
-		" (inlined by) adjust_request_size at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf_control_functions.h:289",
-		" (inlined by) tlsf_memalign_offs at /home/kostia/esp/esp-idf/components/heap/tlsf/tlsf.c:560",
-		"0x400d1000: esp_timer_impl_init_system_time at /home/kostia/esp/esp-idf/components/esp_timer/src/system_time.c:29",
 	}
 	if diff := cmp.Diff(wantDecoded, c.Decoded); diff != "" {
 		t.Errorf("decoded crash (-want +got):\n%s", diff)
@@ -191,7 +223,7 @@ func TestStatePerBoot(t *testing.T) {
 		HomeDERP: 1, NearestDERP: 7, HomeDERPHost: "derp1f.tailscale.com", HomeDERPBy: "lowest-id",
 		ProbesUsed: 12, ProbesCap: 64, ProbesReaped: 30, PoolFullLines: 1, H2: [4]int64{1, 48213, 32768, 49407},
 		HeapFree: 131072, HeapMin: 127488, HeapLargest: 69632, PSRAMFree: 8157184,
-		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: 1, BoardELFSHA: "0f1e2d3c4b5a6978",
+		HeapSamples: 1, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: 1, BoardELFSHA: "0f1e2d3c4b5a6978",
 		Frames: 5, Corrupt: 1, Fetches: 1, Crashes: 2, TaskWDT: 1,
 	}
 	if diff := cmp.Diff(wantBefore, *before); diff != "" {
@@ -202,7 +234,7 @@ func TestStatePerBoot(t *testing.T) {
 	}
 	wantAfter := bootSummary{
 		Boots: 2, ResetCode: 0xc,
-		HeapSamples: 2, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
+		HeapSamples: 1, TailnetIP: "100.64.0.9", Hostname: "cores3", Endpoints: -1,
 		Frames: 5, Corrupt: 1, Fetches: 1, WiFiDropLines: 1, Crashes: 2, TaskWDT: 1,
 	}
 	if diff := cmp.Diff(wantAfter, summarise(s)); diff != "" {
@@ -394,7 +426,7 @@ func TestHandshakeAgeFromFrame(t *testing.T) {
 // TestELFMismatch: the board's `ELF file SHA256:` (app banner or crash
 // trailer) is compared with the --elf file, as tail does.
 func TestELFMismatch(t *testing.T) {
-	sym, err := OpenELF(testdata(t, "log.elf"))
+	sym, err := OpenELF(filepath.Join(binlogDir, "app.elf")) // any ELF: the SHA is of the file
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,5 +480,51 @@ func TestStateLastFrameAt(t *testing.T) {
 	}
 	if want := at.Add(time.Second); !s.LastFrameAt.Equal(want) {
 		t.Errorf("LastFrameAt = %v, want %v (the good frame's arrival)", s.LastFrameAt, want)
+	}
+}
+
+// TestHeapSamplesMatchMin: the heap history the Device pane draws (this
+// boot's samples, HeapHistory.Since(BootAt)) and the min beside it come
+// from the same measure, so no bar is ever below the board's own minimum
+// since boot: over the bundled firmware's scenario, whose port lines carry
+// a different heap_free= and which reboots midway (the dip and the other
+// boot's bars the Device pane used to show).
+func TestHeapSamplesMatchMin(t *testing.T) {
+	st := NewState()
+	var sp Splitter
+	n, checked, boots := 0, 0, 0
+	emit := func(l *Line) {
+		n++
+		st.ApplyLine(l, time.Unix(int64(n), 0), nil)
+		if st.Boots != boots {
+			boots = st.Boots
+			if got := st.HeapHistory.Since(st.BootAt); len(got) != 0 {
+				t.Errorf("boot %d starts with %d samples of the boot before", boots, len(got))
+			}
+		}
+		if st.HeapMin == 0 {
+			return
+		}
+		for _, s := range st.HeapHistory.Since(st.BootAt) {
+			checked++
+			if s.Value < st.HeapMin {
+				t.Fatalf("line %d (%q): a sample of %d below the min %d since boot", n, l.Text, s.Value, st.HeapMin)
+			}
+		}
+	}
+	sp.Feed(firmware.ScenarioLog(), emit)
+	sp.Flush(emit)
+	if boots < 2 || checked < 100 {
+		t.Errorf("%d boots, %d samples checked: the scenario no longer exercises this", boots, checked)
+	}
+	// A board without telemetry keeps its port lines' heap_free.
+	st = NewState()
+	for i, line := range []string{"ESP-ROM:esp32s3-20210327\r\n", "I (4050) ts_derp: connected to region 1 heap_free=201344\r\n", "I (9050) ts_derp: connected to region 7 heap_free=198000\r\n"} {
+		var l Line
+		ParseLine([]byte(line), &l)
+		st.ApplyLine(&l, time.Unix(int64(i), 0), nil)
+	}
+	if got := st.HeapHistory.Since(st.BootAt); len(got) != 2 || st.HeapFree != 198000 {
+		t.Errorf("port-line heap: %d samples, free %d; want 2 and 198000", len(got), st.HeapFree)
 	}
 }

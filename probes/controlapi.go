@@ -485,7 +485,7 @@ func parseDevices(body []byte, at time.Time) (*APIFacts, error) {
 		preferred: map[*PeerSide]string{}}
 	for i := range doc.Devices {
 		d := &doc.Devices[i]
-		s := &PeerSide{Source: SourceControlAPI, At: at, ClientVersion: cleanString(d.ClientVersion), UpdateAvailable: d.UpdateAvailable}
+		s := &PeerSide{Source: SourceControlAPI, At: at, ClientVersion: clientVersion(d.ClientVersion), UpdateAvailable: d.UpdateAvailable}
 		if t, err := time.Parse(time.RFC3339, d.LastSeen); err == nil && !(d.ConnectedToControl != nil && *d.ConnectedToControl) {
 			s.LastSeen = t
 		}

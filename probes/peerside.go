@@ -224,7 +224,7 @@ func disagree(a, b *PeerSide) bool {
 func peerSideFromLocal(p *Peer, node *tailcfg.Node, regions map[int]Region) *PeerSide {
 	s := &PeerSide{Source: SourceLocalAPI, Endpoints: p.Endpoints, LastSeen: p.LastSeen, CapVersion: int(node.Cap)}
 	if node.Hostinfo.Valid() {
-		s.ClientVersion = cleanString(node.Hostinfo.IPNVersion())
+		s.ClientVersion = clientVersion(node.Hostinfo.IPNVersion())
 		if ni := node.Hostinfo.NetInfo(); ni.Valid() {
 			s.HomeDERP = ni.PreferredDERP()
 		}
@@ -257,6 +257,19 @@ func regionKey(regions map[int]Region, id int) string {
 // clientVersionAtLeast reports whether version ("1.86.2", "v1.86.2",
 // "1.86.2-t…")
 // is at least major.minor; ok is false when version does not parse.
+// clientVersion is a peer's reported Tailscale version (sanitised), or ""
+// (unknown) when it names no release: a binary built with plain `go run`
+// or `go test` reports "x.y.z-ERR-BuildInfo" (tailscale.com/version.Long
+// and Short, when runtime/debug build information is missing), which
+// says only which source tree it came from, not what client it is.
+func clientVersion(v string) string {
+	v = cleanString(v)
+	if strings.Contains(v, "-ERR-BuildInfo") {
+		return ""
+	}
+	return v
+}
+
 func clientVersionAtLeast(version string, major, minor int) (atLeast, ok bool) {
 	v, _, _ := strings.Cut(strings.TrimPrefix(version, "v"), "-")
 	parts := strings.Split(v, ".")

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/tailpath/tailpath/devlink"
@@ -112,7 +114,19 @@ func tuningOptions(t *testing.T) tuning.Options {
 // NAS, with a board linked to its peer, and compares each screen with
 // testdata/TestGolden80x24/*.golden (go test ./tui/ -run TestGolden80x24
 // -update). Names win over decorations: the board's row keeps its name.
-func TestGolden80x24(t *testing.T) {
+func TestGolden80x24(t *testing.T) { goldenEveryTab(t, 80, 24) }
+
+// TestGoldenAround80: the same screens one column either side of 80
+// (testdata/TestGoldenAround80/<width>/*.golden), where footers and
+// tables change how they shorten: nothing may be cut that fits.
+func TestGoldenAround80(t *testing.T) {
+	for _, w := range []int{79, 81} {
+		t.Run(fmt.Sprint(w), func(t *testing.T) { goldenEveryTab(t, w, 24) })
+	}
+}
+
+// goldenEveryTab draws every tab at w×h and compares each with its golden.
+func goldenEveryTab(t *testing.T, w, h int) {
 	st := common.DefaultStyles()
 	to := tuningOptions(t)
 	report := tuning.Gather(context.Background(), to)
@@ -127,8 +141,9 @@ func TestGolden80x24(t *testing.T) {
 	linked, _ := linker.SetDevice(&ev.State)
 	opts := testOptions()
 	opts.Ping = func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
+	opts.RefreshPeerSide = func() tea.Cmd { return nil } // r, as in the demo
 	opts.Panes = []common.Pane{device.New(st, peerstest.Now), logpane.New(st, 0), tuning.New(to)}
-	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, linked, ev, report)
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: w, Height: h}, linked, ev, report)
 	for _, tt := range []struct {
 		name string
 		keys []tea.Msg
@@ -138,15 +153,66 @@ func TestGolden80x24(t *testing.T) {
 		{"device", keys("3")},
 		{"log", keys("4")},
 		{"tuning", keys("5")},
+		{"log-help", keys("4", "?")}, // the filter's example (last: ? stays on)
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m, _ := step(t, m, tt.keys...)
 			view := m.View()
-			checkScreen(t, tt.name, view, 80, 24)
+			checkScreen(t, tt.name, view, w, h)
+			if tt.name == "log-help" {
+				if !strings.Contains(view, "wifi:W *:I") {
+					t.Errorf("the Log help shows no filter example:\n%s", view)
+				}
+			} else {
+				checkFooter(t, view)
+			}
 			teatest.RequireEqualOutput(t, []byte(view))
 			if tt.name == "peers" && !strings.Contains(view, "cores3") {
 				t.Errorf("the board's row lost its name:\n%s", view)
 			}
 		})
+	}
+}
+
+// checkFooter: the last line (the key help) ends with the two keys every
+// screen must show, whole, or says nothing cut: a line that ends in "…"
+// has lost keys that a shorter wording would have kept.
+func checkFooter(t *testing.T, view string) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	foot := strings.TrimRight(lines[len(lines)-1], " ")
+	if !strings.HasSuffix(foot, "? help • q quit") {
+		t.Errorf("footer %q does not end with \"? help • q quit\"", foot)
+	}
+}
+
+// TestFooterEveryWidth: at every width from 60 to 130 columns each tab's
+// key line fits and ends with "? help • q quit" (a pane key that does not
+// fit is dropped whole, never cut, and never pushes the global keys out).
+func TestFooterEveryWidth(t *testing.T) {
+	ev := boardEvent(t)
+	var linker link.Linker
+	snap := peerstest.Snapshot()
+	linker.SetSnapshot(&snap)
+	linked, _ := linker.SetDevice(&ev.State)
+	st := common.DefaultStyles()
+	opts := testOptions()
+	opts.Ping = func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
+	opts.RefreshPeerSide = func() tea.Cmd { return nil }
+	opts.Panes = []common.Pane{device.New(st, peerstest.Now), logpane.New(st, 0)}
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, linked, ev)
+	for w := 60; w <= 130; w++ {
+		for _, tab := range []string{"1", "enter", "3", "4"} {
+			m, _ := step(t, m, tea.WindowSizeMsg{Width: w, Height: 24}, keyMsg(tab))
+			view := m.View()
+			lines := strings.Split(view, "\n")
+			foot := lines[len(lines)-1]
+			if got := ansi.StringWidth(foot); got > w {
+				t.Errorf("%d columns, tab %s: footer %d wide: %q", w, tab, got, foot)
+			}
+			if !strings.HasSuffix(strings.TrimRight(foot, " "), "? help • q quit") {
+				t.Errorf("%d columns, tab %s: footer %q lost the global keys", w, tab, foot)
+			}
+		}
 	}
 }

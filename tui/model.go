@@ -340,17 +340,47 @@ func (m *model) helpView(k helpKeys) string {
 	if k.pane == nil {
 		return gv
 	}
-	h := m.help
-	sep := h.Styles.ShortSeparator.Inline(true).Render(h.ShortSeparator)
-	h.Width = m.width - ansi.StringWidth(gv) - ansi.StringWidth(sep)
-	if h.Width <= 0 {
-		return gv
-	}
-	pv := h.ShortHelpView(k.pane.ShortHelp())
+	sep := m.help.Styles.ShortSeparator.Inline(true).Render(m.help.ShortSeparator)
+	pv := shortHelpFit(m.help, k.pane.ShortHelp(), m.width-ansi.StringWidth(gv)-ansi.StringWidth(sep))
 	if pv == "" {
 		return gv
 	}
 	return pv + sep + gv
+}
+
+// shortHelpFit renders bindings as help.ShortHelpView does, in at most
+// width cells: the enabled bindings that fit, whole, then " …" when some
+// were left out and it fits too. (bubbles v1.0.0's ShortHelpView adds an
+// item that does not fit when its ellipsis does not fit either, which
+// pushed "? help • q quit" off an 80-column line.)
+func shortHelpFit(h help.Model, bindings []key.Binding, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	sep := h.Styles.ShortSeparator.Inline(true).Render(h.ShortSeparator)
+	tail := " " + h.Styles.Ellipsis.Inline(true).Render(h.Ellipsis)
+	var b strings.Builder
+	used := 0
+	for _, kb := range bindings {
+		if !kb.Enabled() {
+			continue
+		}
+		item := h.Styles.ShortKey.Inline(true).Render(kb.Help().Key) + " " +
+			h.Styles.ShortDesc.Inline(true).Render(kb.Help().Desc)
+		if used > 0 {
+			item = sep + item
+		}
+		w := ansi.StringWidth(item)
+		if used+w > width {
+			if used > 0 && used+ansi.StringWidth(tail) <= width {
+				b.WriteString(tail)
+			}
+			break
+		}
+		b.WriteString(item)
+		used += w
+	}
+	return b.String()
 }
 
 // render rebuilds the cached frame: the tab line, the banner while the
@@ -372,7 +402,7 @@ func (m *model) render() {
 	if m.down {
 		// Wrap rather than cut: the banner's end is the advice (the socket,
 		// the command to start tailscaled). At most three lines.
-		down := strings.Split(ansi.Wordwrap(m.bannerText(), m.width, " "), "\n")
+		down := strings.Split(common.WrapText(m.bannerText(), m.width), "\n")
 		if len(down) > 3 {
 			down = down[:3]
 		}

@@ -83,7 +83,7 @@ type Dashboard struct {
 	// "snapshot taken …" notice. Client is then unused.
 	Replay *snapshot.File
 	// SaveDir is where S saves snapshots of the live dashboard; "" is the
-	// current directory.
+	// user's state directory (UserSaveDir), never the current one.
 	SaveDir string
 }
 
@@ -94,7 +94,7 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 	var panes []common.Pane
 	var feeds []Feed
 	if src := d.Device; src != nil {
-		st := common.DefaultStyles()
+		st := common.TerminalStyles() // NO_COLOR: Log search matches in reverse video
 		dev := device.New(st, nil)
 		lp := logpane.New(st, LogKeep)
 		if src.Link != nil {

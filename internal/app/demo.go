@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/tuning"
+	"tailscale.com/tailcfg"
 )
 
 // DemoTitle is the demo dashboard's title.
@@ -50,7 +54,7 @@ func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, 
 		Socket:     l.ObserverSocket(),
 		Interval:   interval,
 		Title:      DemoTitle,
-		Device:     &devlink.Source{Replay: pacedReplay(ctx, DemoScenario(ctx, l), demoReplaySpeed)},
+		Device:     demoBoard(ctx, l, demoReplaySpeed),
 	}
 	opts, err := demoTuning(l)
 	if err != nil {
@@ -62,10 +66,11 @@ func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, 
 
 // DemoStatus is the demo's view once, headless (demo --status): the
 // observer's snapshot with the lab's control-API facts of each peer,
-// linked to the simulated board as it stands after its whole scenario,
-// which is what the dashboard shows once the replay has ended. One
-// snapshot, so rates read 0 and each peer's one path change is its path
-// now.
+// linked to the simulated board as it stands while it is relayed (its
+// scenario up to the moment its path goes direct), and the lab's
+// DERP-only node relayed alike: what the dashboard shows in the replay's
+// first half minute. One snapshot, so rates read 0 and each peer's one
+// path change is its path now.
 func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
 	snap, err := probes.Gather(ctx, l.Observer(), nil)
 	if err != nil {
@@ -81,13 +86,82 @@ func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
 		}
 		probes.ApplyPeerFacts(snap, facts, st)
 	}
+	scenario := DemoScenario(ctx, l)
+	if i, ok := firstDirect(boardPathSwitches(scenario, observerIP(ctx, l))); ok {
+		scenario = scenario[:i]
+	}
 	var lines strings.Builder
-	for _, sl := range DemoScenario(ctx, l) {
+	for _, sl := range scenario {
 		lines.WriteString(sl.Text + "\n")
 	}
 	var linker link.Linker
 	linker.SetDevice(ReadBoard(ctx, "-", 0, 0, strings.NewReader(lines.String())))
 	return linker.SetSnapshot(snap), nil
+}
+
+// demoBoard is the simulated board, replayed at speed× the board's pace.
+// The lab's DERP-only node stands for it and follows its path to the
+// observer: direct when the board's is, relayed when the board's is
+// (lab.SetDERPOnly), so Peers agrees with Device.
+func demoBoard(ctx context.Context, l *lab.Lab, speed float64) *devlink.Source {
+	lines := DemoScenario(ctx, l)
+	switches := boardPathSwitches(lines, observerIP(ctx, l))
+	follow := func(i int) {
+		if derpOnly, ok := switches[i]; ok {
+			l.SetDERPOnly(derpOnly) // fails only when the lab is closing
+		}
+	}
+	return &devlink.Source{Replay: pacedReplay(ctx, lines, speed, follow)}
+}
+
+// observerIP is the lab observer's tailnet IPv4 address (the board's peer
+// 2 in the scenario); invalid when its status cannot be read.
+func observerIP(ctx context.Context, l *lab.Lab) netip.Addr {
+	if st, err := l.Observer().Status(ctx); err == nil {
+		for _, ip := range st.TailscaleIPs {
+			if ip.Is4() {
+				return ip
+			}
+		}
+	}
+	return netip.Addr{}
+}
+
+// boardPathSwitches replays lines into a board state and returns, by line
+// index, where the board's own path to the peer at ip changes between
+// relayed and direct: true where it turns relayed (DERP only), false
+// where it turns direct. The board starts relayed (lab-derp starts DERP
+// only), so the first switch is to direct.
+func boardPathSwitches(lines []firmware.ScenarioLine, ip netip.Addr) map[int]bool {
+	out := map[int]bool{}
+	st := devlink.NewState()
+	var sp devlink.Splitter
+	direct := false
+	for i, l := range lines {
+		sp.Feed([]byte(l.Text+"\n"), func(ln *devlink.Line) { st.ApplyLine(ln, time.Time{}, nil) })
+		now := false
+		for _, p := range st.Peers {
+			if p.IP == ip && p.Path.Kind == telemetry.PathDirect {
+				now = true
+			}
+		}
+		if now != direct {
+			direct = now
+			out[i] = !now
+		}
+	}
+	return out
+}
+
+// firstDirect is the index of the first switch to direct.
+func firstDirect(switches map[int]bool) (int, bool) {
+	first, ok := 0, false
+	for i, derpOnly := range switches {
+		if !derpOnly && (!ok || i < first) {
+			first, ok = i, true
+		}
+	}
+	return first, ok
 }
 
 // DemoScenario is the simulated CoreS3: the bundled firmware's scenario
@@ -104,10 +178,95 @@ func DemoScenario(ctx context.Context, l *lab.Lab) []firmware.ScenarioLine {
 			m[scenarioPeer3IP] = p.TailscaleIP.String()
 		}
 	}
-	if st, err := l.Observer().Status(ctx); err == nil && len(st.TailscaleIPs) > 0 {
-		m[scenarioPeer2IP] = st.TailscaleIPs[0].String()
+	if ip := observerIP(ctx, l); ip.IsValid() {
+		m[scenarioPeer2IP] = ip.String()
 	}
-	return relabelScenario(firmware.ScenarioLines(), m)
+	lines := relabelScenario(firmware.ScenarioLines(), m)
+	// The recording's DERP regions become the lab's, by what each is in
+	// the story: 1, the board's home by lowest id, is lab1 (the lab's home
+	// too); 7, the nearest and its home after the fixes, is lab2, a relay;
+	// 4, measured once, is lab3. So no screen mixes the two worlds.
+	return relabelRegions(lines, scenarioRegions, derpHosts(l.DERPMap()))
+}
+
+// scenarioRegions maps the firmware scenario's DERP region ids onto the
+// lab's (lab.DefaultRegions).
+var scenarioRegions = map[uint16]uint16{1: 901, 4: 903, 7: 902}
+
+// derpHosts is each region's first DERP node as host:port.
+func derpHosts(dm *tailcfg.DERPMap) map[uint16]string {
+	out := map[uint16]string{}
+	if dm == nil {
+		return out
+	}
+	for id, r := range dm.Regions {
+		if len(r.Nodes) > 0 {
+			n := r.Nodes[0]
+			port := n.DERPPort
+			if port == 0 {
+				port = 443
+			}
+			out[uint16(id)] = net.JoinHostPort(n.HostName, strconv.Itoa(port))
+		}
+	}
+	return out
+}
+
+// Where the scenario's log lines name a DERP region: "region 7",
+// "derp=1", "home 1 (", the region's server "derp1.tailscale.com:443",
+// and the ESP32 port's DERP pseudo-address "2803037f:7" (127.3.3.40, its
+// port the region id).
+var regionRefs = regexp.MustCompile(`(region |derp=|home |2803037f:)(\d+)\b|derp(\d+)\.tailscale\.com:443`)
+
+// relabelRegions replaces the DERP region ids of lines by regions (and a
+// region's server name by hosts' host:port). Telemetry frames are decoded,
+// their region fields changed, and written again (valid checksums).
+func relabelRegions(lines []firmware.ScenarioLine, regions map[uint16]uint16, hosts map[uint16]string) []firmware.ScenarioLine {
+	mapID := func(id uint16) uint16 {
+		if to, ok := regions[id]; ok {
+			return to
+		}
+		return id
+	}
+	mapPath := func(p telemetry.Path) telemetry.Path {
+		if p.Kind == telemetry.PathDERP {
+			p.Region = mapID(p.Region)
+		}
+		return p
+	}
+	out := make([]firmware.ScenarioLine, len(lines))
+	for i, l := range lines {
+		text := l.Text
+		if at := telemetry.Index([]byte(text)); at >= 0 {
+			if f, err := telemetry.Parse([]byte(text[at:])); err == nil {
+				f.Net.HomeDERP, f.Net.Nearest = mapID(f.Net.HomeDERP), mapID(f.Net.Nearest)
+				f.Peer.Path, f.Peer.Handshake = mapPath(f.Peer.Path), mapPath(f.Peer.Handshake)
+				f.Fetch.Via = mapPath(f.Fetch.Via)
+				f.Relay.Region = mapID(f.Relay.Region)
+				if b, err := f.Append([]byte(text[:at])); err == nil {
+					text = string(b)
+				}
+			}
+		} else {
+			text = regionRefs.ReplaceAllStringFunc(text, func(ref string) string {
+				sub := regionRefs.FindStringSubmatch(ref)
+				if sub[3] != "" { // a server name
+					id, _ := strconv.Atoi(sub[3])
+					if h, ok := hosts[mapID(uint16(id))]; ok {
+						return h
+					}
+					return ref
+				}
+				id, err := strconv.Atoi(sub[2])
+				if err != nil || id > 0xffff {
+					return ref
+				}
+				return sub[1] + strconv.Itoa(int(mapID(uint16(id))))
+			})
+		}
+		out[i] = firmware.ScenarioLine{At: l.At, Text: text}
+	}
+	return out
 }
 
 // demoTuning is the seed NAS (DSM on Linux 4.4, no BBR, 20 ms to its
@@ -177,14 +336,15 @@ func relabelAddr(ip netip.Addr, r *strings.Replacer) netip.Addr {
 }
 
 // pacedReplay returns a reader that yields lines at the pace their At times
-// give, sped up by speed, so a replayed board looks live. It ends when the
-// lines do or ctx ends.
-func pacedReplay(ctx context.Context, lines []firmware.ScenarioLine, speed float64) io.Reader {
+// give, sped up by speed, so a replayed board looks live; after line i is
+// written it calls onLine(i) when onLine is set. It ends when the lines do
+// or ctx ends.
+func pacedReplay(ctx context.Context, lines []firmware.ScenarioLine, speed float64, onLine func(i int)) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
 		defer pw.Close()
 		start := time.Now()
-		for _, l := range lines {
+		for i, l := range lines {
 			due := start.Add(time.Duration(float64(l.At) / speed))
 			if wait := time.Until(due); wait > 0 {
 				t := time.NewTimer(wait)
@@ -197,6 +357,9 @@ func pacedReplay(ctx context.Context, lines []firmware.ScenarioLine, speed float
 			}
 			if _, err := io.WriteString(pw, l.Text+"\n"); err != nil {
 				return
+			}
+			if onLine != nil {
+				onLine(i)
 			}
 		}
 	}()

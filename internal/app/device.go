@@ -101,10 +101,18 @@ type Firmware struct {
 	BinLog *devlink.BinLog
 }
 
+// InputError is input the user gave that cannot be used (an --elf file
+// that is missing or is not an ELF); commands exit 2 for it, as for a bad
+// flag.
+type InputError struct{ Err error }
+
+func (e InputError) Error() string { return e.Err.Error() }
+func (e InputError) Unwrap() error { return e.Err }
+
 // OpenFirmware loads --elf's "app.elf[,bootloader.elf]" (either order; the
 // bootloader is told by "bootloader" in its file name), for the dashboard
 // and tail alike: the app ELF for backtraces, both for binary logs. Errors
-// name the flag and the file: missing, unreadable, or not an ELF.
+// (InputError) name the flag and the file: missing, unreadable, or not an ELF.
 func OpenFirmware(spec string) (Firmware, error) {
 	var paths []string
 	for _, p := range strings.Split(spec, ",") {
@@ -113,7 +121,7 @@ func OpenFirmware(spec string) (Firmware, error) {
 		}
 	}
 	if len(paths) == 0 {
-		return Firmware{}, fmt.Errorf("--elf %q: give the app ELF, optionally followed by a comma and the bootloader ELF (build/app.elf,build/bootloader/bootloader.elf)", spec)
+		return Firmware{}, InputError{fmt.Errorf("--elf %q: give the app ELF, optionally followed by a comma and the bootloader ELF (build/app.elf,build/bootloader/bootloader.elf)", spec)}
 	}
 	fw := Firmware{App: paths[0]}
 	for _, p := range paths {
@@ -124,10 +132,10 @@ func OpenFirmware(spec string) (Firmware, error) {
 	}
 	var err error
 	if fw.Symbols, err = devlink.OpenELF(fw.App); err != nil {
-		return Firmware{}, fmt.Errorf("--elf: %w (pass the firmware's build/<project>.elf)", err)
+		return Firmware{}, InputError{fmt.Errorf("--elf: %w (pass the firmware's build/<project>.elf)", err)}
 	}
 	if fw.BinLog, err = devlink.LoadBinLog(paths...); err != nil {
-		return Firmware{}, fmt.Errorf("--elf: %w", err)
+		return Firmware{}, InputError{fmt.Errorf("--elf: %w", err)}
 	}
 	return fw, nil
 }

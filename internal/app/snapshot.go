@@ -28,7 +28,9 @@ const saveTimeout = 15 * time.Second
 
 // save takes a snapshot of the live dashboard, carrying ls's history
 // (rates, ping runs, path changes) and board, and writes it to
-// SaveDir/tailpath-snapshot-<time>.json. It runs in a tea.Cmd.
+// SaveDir/tailpath-snapshot-<time>.json (the user's state directory when
+// SaveDir is empty, UserSaveDir); SavedMsg carries the absolute path. It
+// runs in a tea.Cmd.
 // facts and st are the control API's facts the dashboard uses (its
 // Refresher's Latest) and their state; nil when the API is not asked.
 func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
@@ -49,7 +51,11 @@ func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.A
 	if err != nil {
 		return tui.SavedMsg{Err: probes.ConnectError(err, d.Socket)}
 	}
-	path := filepath.Join(d.SaveDir, "tailpath-snapshot-"+f.Taken.UTC().Format("20060102-150405")+".json")
+	dir, err := d.saveDir()
+	if err != nil {
+		return tui.SavedMsg{Err: fmt.Errorf("snapshot: %w", err)}
+	}
+	path := filepath.Join(dir, "tailpath-snapshot-"+f.Taken.UTC().Format("20060102-150405")+".json")
 	if err := snapshot.WriteFile(path, f); err != nil {
 		return tui.SavedMsg{Err: err}
 	}
@@ -65,8 +71,7 @@ func (d *Dashboard) ReplayModel(ctx context.Context) (tea.Model, []tea.Msg, erro
 		return nil, nil, fmt.Errorf("dashboard: the snapshot: %w", err)
 	}
 	panes, msgs := d.replayPanes()
-	model := tui.New(tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay),
-		NoSave: "nothing to save: this is a saved snapshot already (status --from FILE --save OUT --redact makes a shareable copy)"})
+	model := tui.New(d.replayOptions(panes))
 	return model, append([]tea.Msg{ls}, msgs...), nil
 }
 
@@ -108,8 +113,23 @@ func (d *Dashboard) replayPanes() ([]common.Pane, []tea.Msg) {
 	if f.TuningErr != "" {
 		m.Err = errors.New(f.TuningErr)
 	}
-	pane := tuning.New(tuning.Options{Snapshot: "taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")})
+	pane := tuning.New(tuning.Options{Snapshot: "taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z"), Now: d.replayClock()})
 	return []common.Pane{pane}, []tea.Msg{m}
+}
+
+// replayClock is the replayed dashboard's clock: stopped at the time the
+// snapshot was taken, so every age ("handshake 6s ago") counts from when
+// the evidence was taken, not from when it is read.
+func (d *Dashboard) replayClock() func() time.Time {
+	taken := d.Replay.Taken
+	return func() time.Time { return taken }
+}
+
+// replayOptions are the dashboard's options over d.Replay: panes after
+// Peers and Detail, the notice, the snapshot's clock, and what S says.
+func (d *Dashboard) replayOptions(panes []common.Pane) tui.Options {
+	return tui.Options{Title: d.Title, Panes: panes, Notice: ReplayNotice(d.Replay), Now: d.replayClock(),
+		NoSave: "nothing to save: this is a saved snapshot already (status --from FILE --save OUT --redact makes a shareable copy)"}
 }
 
 // ReplayNotice is the line a replayed snapshot is shown under.
@@ -121,7 +141,7 @@ func ReplayNotice(f *snapshot.File) string {
 	if f.Redacted != nil {
 		s += ", redacted"
 	}
-	return s + " · read-only: no pings, nothing live"
+	return s + " · ages as of then · read-only: no pings, nothing live"
 }
 
 // SnapshotFile is `tailpath serve`'s /snapshot.json: a fresh capture of

@@ -39,6 +39,28 @@ func IsTerminal(v any) bool {
 	return ok && term.IsTerminal(f.Fd())
 }
 
+// Width returns the columns of the terminal v is, or 0 when v is not a
+// terminal (a file or pipe: tables print whole there) or its size is
+// unknown.
+func Width(v any) int {
+	f, ok := v.(*os.File)
+	if !ok || !term.IsTerminal(f.Fd()) {
+		return 0
+	}
+	w, _, err := term.GetSize(f.Fd())
+	if err != nil || w <= 0 {
+		return 0
+	}
+	return w
+}
+
+// NoColor reports whether NO_COLOR is set (any non-empty value): no
+// colour may be added, whatever the output (https://no-color.org). Text
+// attributes (bold, reverse, underline) are not colour, and bytes the
+// program passes through unchanged (a board's own escape codes) are not
+// added by it.
+func NoColor() bool { return os.Getenv("NO_COLOR") != "" }
+
 // Enabled reports whether output to out gets colour under mode and this
 // process's environment.
 func Enabled(mode Mode, out any) bool {

@@ -10,7 +10,9 @@
 //
 //	lab-direct   active; direct 127.0.0.1:PORT   (in process, HTTP traffic every 2 s)
 //	lab-derp     active; relay "lab1"            (child process, TS_DEBUG_ALWAYS_USE_DERP=1:
-//	                                              binds no UDP, advertises no endpoints)
+//	                                              binds no UDP, advertises no endpoints;
+//	                                              SetDERPOnly(false) lets it go direct,
+//	                                              its endpoints still kept from control)
 //	lab-idle     -                               (path idle: online, never exchanged traffic,
 //	                                              so tailscale status prints "-")
 //	lab-offline  offline, last seen 1m ago       (joined, then stopped; control marks it
@@ -156,9 +158,12 @@ type Lab struct {
 	loops sync.WaitGroup
 	wg    sync.WaitGroup
 
-	mu       sync.Mutex
-	offline  map[key.NodePublic]bool
-	marked   map[key.NodePublic]bool
+	mu      sync.Mutex
+	offline map[key.NodePublic]bool
+	marked  map[key.NodePublic]bool
+	// withheld are nodes whose endpoints control drops (the DERP-only
+	// child's).
+	withheld map[key.NodePublic]bool
 	closed   bool
 	closeErr error
 }
@@ -192,10 +197,11 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		opts.Executable = exe
 	}
 	l = &Lab{
-		opts:    opts,
-		logf:    logger.Discard,
-		offline: map[key.NodePublic]bool{},
-		marked:  map[key.NodePublic]bool{},
+		opts:     opts,
+		logf:     logger.Discard,
+		offline:  map[key.NodePublic]bool{},
+		marked:   map[key.NodePublic]bool{},
+		withheld: map[key.NodePublic]bool{},
 	}
 	started := l
 	defer func() {
@@ -374,6 +380,9 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		return nil, r.err
 	}
 	l.child = r.c
+	l.mu.Lock()
+	l.withheld[l.child.key] = true
+	l.mu.Unlock()
 	progress("node %s joined (%s): child process, DERP only, no UDP endpoints", DERPName, l.child.ip)
 	l.peers = []PeerInfo{
 		{Name: DirectName, Role: RoleDirect, TailscaleIP: direct.ip},
@@ -425,6 +434,15 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 func (l *Lab) onMapRequest(req *tailcfg.MapRequest) func() {
 	if req.Stream && req.Version >= 68 {
 		return nil
+	}
+	l.mu.Lock()
+	withhold := l.withheld[req.NodeKey]
+	l.mu.Unlock()
+	if withhold {
+		// The DERP-only node's endpoints never reach control (the
+		// CoreS3 case: its control stream stalled before it could
+		// announce them), even once it uses UDP (DERPNodeUsesUDP).
+		req.Endpoints = nil
 	}
 	l.mu.Lock()
 	skip := l.offline[req.NodeKey] || l.marked[req.NodeKey] || l.closed
@@ -601,6 +619,34 @@ func (l *Lab) SetPeerEndpoints(name string, eps []netip.AddrPort) error {
 		}
 	}
 	return fmt.Errorf("lab: control does not list peer %q (%v)", name, ip)
+}
+
+// SetDERPOnly switches the DERP-only node (DERPName) between DERP only
+// (true, as it starts) and UDP (false), as the CoreS3 went direct after
+// its fixes and back to DERP when its probe table filled: its magicsock
+// binds UDP and STUNs, or stops delivering UDP (the child sets
+// TS_DEBUG_ALWAYS_USE_DERP and rebinds), while its endpoints never reach
+// control. With UDP, disco finds the direct path as the board's did: the
+// node pings the observer's endpoints, which control lists, and the
+// observer learns the node's address from those pings (magicsock's
+// handlePingLocked adds a ping's source as a candidate endpoint), so the
+// observer's path goes direct with no endpoint in the netmap; without
+// UDP that path expires and traffic goes back to DERP. It returns once
+// the request is sent; WaitFor the path.
+func (l *Lab) SetDERPOnly(derpOnly bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.child == nil {
+		return errors.New("lab: no DERP-only node running")
+	}
+	line := childUseUDP
+	if derpOnly {
+		line = childDERPOnly
+	}
+	if _, err := io.WriteString(l.child.stdin, line+"\n"); err != nil {
+		return fmt.Errorf("lab: switching %s's UDP: %w", DERPName, err)
+	}
+	return nil
 }
 
 // PeerStatus returns the observer's current status of the peer whose host

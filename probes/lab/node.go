@@ -85,6 +85,8 @@ type runningNode struct {
 	key  key.NodePublic
 	http *http.Server
 	wg   sync.WaitGroup
+	// udpBound: useUDP bound real UDP sockets (a DERP-only child).
+	udpBound bool
 }
 
 // startNode joins a tsnet node to the lab and waits until it is Running and
@@ -309,10 +311,26 @@ func runNode(cfgJSON string, stdin io.Reader, stdout io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Leave when the parent writes a line or our stdin ends (the parent
-	// closed the pipe or died).
+	// closed the pipe or died); childUseUDP and childDERPOnly are the
+	// lines that ask for something else (Lab.SetDERPOnly).
+	udp := make(chan bool, 8)
 	go func() {
-		bufio.NewReader(stdin).ReadString('\n')
-		cancel()
+		r := bufio.NewReader(stdin)
+		for {
+			line, err := r.ReadString('\n')
+			if err == nil {
+				switch strings.TrimSpace(line) {
+				case childUseUDP:
+					udp <- true
+					continue
+				case childDERPOnly:
+					udp <- false
+					continue
+				}
+			}
+			cancel()
+			return
+		}
 	}()
 	joinCtx, joinCancel := context.WithTimeout(ctx, 60*time.Second)
 	n, err := startNode(joinCtx, cfg, logf)
@@ -324,10 +342,54 @@ func runNode(cfgJSON string, stdin io.Reader, stdout io.Writer) int {
 		n.close()
 		return 1
 	}
-	<-ctx.Done()
+	for {
+		select {
+		case on := <-udp:
+			n.useUDP(on)
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
 	logf("stdin closed; leaving the lab")
 	n.close()
 	return 0
+}
+
+// The lines that switch a DERP-only child between UDP and DERP only
+// (Lab.SetDERPOnly).
+const (
+	childUseUDP   = "use-udp"
+	childDERPOnly = "derp-only"
+)
+
+// useUDP switches the node's direct paths at run time through the knobs
+// magicsock reads (envknob.Setenv updates them; wgengine/magicsock
+// debugknobs.go). The first time on, it lifts TS_DEBUG_ALWAYS_USE_DERP
+// (bindSocket then binds real UDP sockets on Rebind) and ReSTUNs. Off
+// sets TS_DEBUG_NEVER_DIRECT_UDP, which drops disco pings on UDP both ways
+// (magicsock.go handleDiscoMessage, endpoint.go), so direct paths expire
+// and traffic goes back to DERP while the sockets stay bound: setting
+// TS_DEBUG_ALWAYS_USE_DERP again would swap in a socket that never
+// delivers without closing the real one (bindSocket), and the reader left
+// on that one would hold the node open at Close. Whether the endpoints
+// reach control is the lab's control server's business (Lab.onMapRequest
+// drops them, as the CoreS3's stalled control stream did).
+func (n *runningNode) useUDP(on bool) {
+	if !on {
+		envknob.Setenv("TS_DEBUG_NEVER_DIRECT_UDP", "1")
+		n.logf("lab: direct UDP off (TS_DEBUG_NEVER_DIRECT_UDP=1)")
+		return
+	}
+	envknob.Setenv("TS_DEBUG_NEVER_DIRECT_UDP", "")
+	if !n.udpBound {
+		n.udpBound = true
+		envknob.Setenv("TS_DEBUG_ALWAYS_USE_DERP", "")
+		ms := n.srv.Sys().MagicSock.Get()
+		ms.Rebind()
+		ms.ReSTUN("lab: UDP on")
+	}
+	n.logf("lab: direct UDP on")
 }
 
 // parseNodeConfig decodes NodeEnv's value. It fails, naming NodeEnv, on

@@ -182,6 +182,68 @@ func TestFieldRoots(t *testing.T) {
 			bw: 1e9, rtt: 50 * time.Millisecond, bbrFlag: true,
 			persistOut: "persisted on Unraid 6.12.10: a marked block in ",
 		},
+		// The repo's own roots of the same kinds as the field's (DSM on 4.4
+		// and 5.10, a small-RAM box, Unraid), so a clone with nothing
+		// beside it tests every behaviour above.
+		{
+			root: ownRoots + "/dsm-7.1-4.4", platform: sysctl.PlatformDSM, name: "Synology DSM 7.1.1-42962 Update 9",
+			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
+			persisted: []string{"#!/bin/sh\n", "case \"$1\" in\nstart)\n", "\tsysctl -w 'net.ipv4.tcp_wmem=4096 16384 16777216'\n", "\tsysctl -w net.core.rmem_max=16777216\n"},
+			bbr:       sysctl.BBRImpossible, bbrSays: []string{"predates BBR", "Synology ships this model with a 4.4 kernel", "keep cubic and raise the buffers"},
+			bbrNever: []string{"install", "extra kernel modules"},
+			bw:       400e6, rtt: 20 * time.Millisecond, bbrFlag: true, check: noCCChange,
+			persistOut: "persisted on Synology DSM 7.1.1-42962 Update 9: boot script ",
+		},
+		{
+			root: ownRoots + "/dsm-7.2-5.10", platform: sysctl.PlatformDSM, name: "Synology DSM 7.2.2-72806 Update 3",
+			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
+			persisted: []string{"\tsysctl -w 'net.ipv4.tcp_rmem=4096 87380 16777216'\n"},
+			bbr:       sysctl.BBRImpossible, bbrSays: []string{"no tcp_bbr module", "Synology builds this kernel without it and ships no package that adds it", "keep cubic and raise the buffers"},
+			bbrNever: []string{"install", "extra kernel modules"},
+			bw:       400e6, rtt: 20 * time.Millisecond, bbrFlag: true,
+			check: func(t *testing.T, r Report) {
+				noCCChange(t, r)
+				if r.Rec.TCPWmem.Max != 16<<20 || r.Rec.TCPRmem.Max != 16<<20 {
+					t.Errorf("buffers not raised: rmem %v wmem %v", r.Rec.TCPRmem, r.Rec.TCPWmem)
+				}
+			},
+			persistOut: "persisted on Synology DSM 7.2.2-72806 Update 3",
+		},
+		{
+			root: ownRoots + "/small-ram-4.4", platform: sysctl.PlatformUnknown, name: "unknown Linux",
+			method: sysctl.PersistSteps,
+			bbr:    sysctl.BBRImpossible, bbrSays: []string{"predates BBR"},
+			bw: 1e9, rtt: 300 * time.Millisecond,
+			check: func(t *testing.T, r Report) {
+				// tcp_mem: pressure 6034 pages, max 9048 pages (about 35 MiB).
+				const poolMax, poolPressure = 9048 * 4096, 6034 * 4096
+				if r.Rec.BufferMax > poolMax || r.Rec.BufferMax > poolPressure/sysctl.DefaultBulkConns || r.Rec.BufferMax != 5<<20 {
+					t.Errorf("buffer max %d, want 5 MiB: under tcp_mem pressure %d ÷ %d connections (tcp_mem max %d)", r.Rec.BufferMax, poolPressure, sysctl.DefaultBulkConns, poolMax)
+				}
+				var steps strings.Builder
+				for _, s := range r.Rec.Steps {
+					fmt.Fprintf(&steps, "%s: %s\n", s.Label, s.Text)
+				}
+				for _, want := range []string{"tcp_mem pressure (all TCP sockets): 6034 pages × 4 KiB = 23.6 MiB (max 9048 pages = 35.3 MiB)",
+					"÷ 4 bulk connections: 5.9 MiB per socket", "buffer max, lowered to tcp_mem ÷ 4 bulk connections: 5 MiB"} {
+					if !strings.Contains(steps.String(), want) {
+						t.Errorf("arithmetic lacks %q:\n%s", want, steps.String())
+					}
+				}
+				if !strings.Contains(strings.Join(r.Rec.Notes, "\n"), "RAM (377.1 MiB) is too small to raise tcp_mem") {
+					t.Errorf("notes %q do not say RAM cannot lift the cap", r.Rec.Notes)
+				}
+			},
+			persistOut: "NOT persisted on unknown Linux: tailpath does not know how this system applies sysctls at boot",
+		},
+		{
+			root: ownRoots + "/unraid-7.0", platform: sysctl.PlatformUnraid, name: "Unraid 7.0.1",
+			method: sysctl.PersistUnraidGo, path: "boot/config/go",
+			persisted: []string{"#!/bin/bash\n# BEGIN tailpath tune", "sysctl -w net.ipv4.tcp_congestion_control=bbr\n# END tailpath tune\n# Start the Management Utility\n/usr/local/sbin/emhttp &\n"},
+			bbr:       sysctl.BBRLoadable, bbrSays: []string{"tcp_bbr.ko.xz"},
+			bw: 400e6, rtt: 20 * time.Millisecond, bbrFlag: true,
+			persistOut: "persisted on Unraid 7.0.1: a marked block in ",
+		},
 		{
 			root: ownRoots + "/truenas-scale-24.10", platform: sysctl.PlatformTrueNAS, name: "TrueNAS SCALE 24.10.2.1",
 			method: sysctl.PersistSteps,
@@ -220,7 +282,7 @@ func TestFieldRoots(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(filepath.Base(tt.root), func(t *testing.T) {
+		t.Run(filepath.Base(filepath.Dir(tt.root))+"/"+filepath.Base(tt.root), func(t *testing.T) {
 			dir := copyRoot(t, tt.root)
 			before := tree(t, dir)
 			state := filepath.Join(t.TempDir(), "tune-state.json")

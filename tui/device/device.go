@@ -53,7 +53,13 @@ type Pane struct {
 	boardID       string      // the Peer.ID linked to the board (link.Snapshot.BoardID); "" none
 	ticking       bool        // an ageTickMsg is pending
 	reset         func() bool // asks the link for a hard reset; nil for a replay
+	// notice answers the last R: "no board connected" while the port is
+	// down, "reset requested" until the link reports the reset.
+	notice string
 }
+
+// noBoardNotice is R's answer while no board is connected.
+const noBoardNotice = "no board connected: R resets the board once its port is up"
 
 // SetReset enables the reset key: fn asks the serial link for one
 // deliberate hard reset without blocking (devlink.Link.RequestReset); the
@@ -109,6 +115,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		if m.Err != nil {
 			p.err = m.Err
 		}
+		if (p.notice == noBoardNotice && s.Link.Up) || s.Link.Reset || s.Link.ResetErr != nil {
+			p.notice = "" // the link says what happened now
+		}
 		p.dirty = true
 		if !p.ticking {
 			p.ticking = true
@@ -131,6 +140,12 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		switch {
 		case p.keys.Scroll(&p.vp, m):
 		case key.Matches(m, p.keys.Reset) && p.reset != nil:
+			p.dirty = true
+			if p.state == nil || !p.state.Link.Up {
+				p.notice = noBoardNotice
+				return nil
+			}
+			p.notice = "reset requested"
 			fn := p.reset
 			return func() tea.Msg { fn(); return nil }
 		}
@@ -153,6 +168,9 @@ func (p *Pane) render() []string {
 	if p.err != nil {
 		add(p.st.Bad.Render("device source stopped: " + safetext.Clean(p.err.Error())))
 		add("")
+	}
+	if p.notice != "" {
+		add(p.st.Warn.Render(p.notice))
 	}
 	s := p.state
 	if s == nil {
@@ -282,10 +300,13 @@ func (p *Pane) render() []string {
 	}
 
 	// Heap.
-	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal %s free (min %s, largest %s)  %s",
-		heapBytes(s.HeapFree), heapBytes(s.HeapMin), heapBytes(s.HeapLargest), spark(s.HeapHistory.Samples(), 0)))
+	// The sparklines draw this boot's samples only, the same measure as
+	// the figures beside them: the min (the board's own, since boot) is
+	// never above a bar, and another boot's heap never shows as a dip.
+	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal %s free (min %s since boot, largest %s)  %s",
+		heapBytes(s.HeapFree), heapBytes(s.HeapMin), heapBytes(s.HeapLargest), spark(s.HeapHistory.Since(s.BootAt), 0)))
 	if s.PSRAMFree > 0 {
-		add(fmt.Sprintf("  PSRAM free %s  %s", heapBytes(s.PSRAMFree), spark(s.PSRAMHistory.Samples(), 0)))
+		add(fmt.Sprintf("  PSRAM free %s  %s", heapBytes(s.PSRAMFree), spark(s.PSRAMHistory.Since(s.BootAt), 0)))
 	}
 	wifi := fmt.Sprintf("%d disconnects", max(s.WiFiDisconnects, s.WiFiDropLines))
 	if s.RSSI != 0 {

@@ -71,7 +71,7 @@ func TestDevicePaneUpdate(t *testing.T) {
 		"region 1 (derp1f.tailscale.com) 182ms, chosen by lowest region id (not by latency)",
 		"not the nearest: region 7 answers in 24ms",
 		"12/64 used, 0 dropped, 30 reaped",
-		"internal 128KiB free (min 125KiB, largest 68.0KiB)",
+		"internal 128KiB free (min 125KiB since boot, largest 68.0KiB)",
 		"Control stream  HTTP/2 49407 B open, 48213 B received, 32768 B window credit returned",
 		// The handshake was 2.142 s (up - hsup) before the frame arrived.
 		"peer 2 100.64.0.2  path direct 203.0.113.7:41641 21ms  handshake via DERP region 1 · 1m ago",
@@ -218,6 +218,18 @@ func TestDevicePaneResetKey(t *testing.T) {
 	}
 	asked := 0
 	p.SetReset(func() bool { asked++; return true })
+	// No board on the port yet: R says so and asks nothing.
+	if cmd := p.Update(R); cmd != nil || !strings.Contains(p.View(), "no board connected") {
+		t.Fatalf("R with no board connected: command %v, pane:\n%s", cmd != nil, p.View())
+	}
+	p.Update(event("", false))
+	if cmd := p.Update(R); cmd != nil || !strings.Contains(p.View(), "no board connected") {
+		t.Fatalf("R with the link down: command %v, pane:\n%s", cmd != nil, p.View())
+	}
+	p.Update(event("I (1) boot: up", true))
+	if strings.Contains(p.View(), "no board connected") {
+		t.Errorf("the notice outlived the board's arrival:\n%s", p.View())
+	}
 	cmd := p.Update(R)
 	if asked != 0 {
 		t.Fatal("Update asked for the reset itself; that belongs in the command")
@@ -271,23 +283,35 @@ func TestDevicePaneRelayDown(t *testing.T) {
 	}
 }
 
-// TestDevicePaneRISCVCrash: the field report's ESP32-C3 crash under
-// ESPHome shows its reason, MEPC in ROM, RA and SP, and that the copy
-// ended mid-dump.
+// TestDevicePaneRISCVCrash: an ESP32-C3 crash under ESPHome (the field
+// report's kind) shows its reason, MEPC in ROM, RA and SP, and that the
+// copy ended mid-dump: our own input always, the field's when the shared
+// folder is present.
 func TestDevicePaneRISCVCrash(t *testing.T) {
-	b, err := os.ReadFile("../../../shared/testdata/field/esp/esphome-c3-panic-glued.log")
-	if err != nil {
-		t.Skipf("shared field input not present (%v)", err)
-	}
-	p := New(common.DefaultStyles(), func() time.Time { return at })
-	p.SetSize(200, 40)
-	p.Update(event(string(b), true))
-	v := p.View()
-	for _, want := range []string{"Last crash  Illegal instruction on core 0",
-		"MEPC 0x40001be4 (in ROM) · RA 0x42075ee2 · SP 0x3fca11b0 · riscv · report cut short"} {
-		if !strings.Contains(v, want) {
-			t.Errorf("pane lacks %q:\n%s", want, v)
-		}
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"own", "../../devlink/testdata/field/esphome-c3-glued-cut.log", "MEPC 0x40001c52 (in ROM) · RA 0x4201a3f4 · SP 0x3fc9e2a0 · riscv · report cut short"},
+		{"field", "../../../shared/testdata/field/esp/esphome-c3-panic-glued.log", "MEPC 0x40001be4 (in ROM) · RA 0x42075ee2 · SP 0x3fca11b0 · riscv · report cut short"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := os.ReadFile(tc.path)
+			if err != nil {
+				if tc.name == "own" {
+					t.Fatal(err)
+				}
+				t.Skipf("shared field input not present (%v); it lives at ../shared/testdata beside the repository", err)
+			}
+			p := New(common.DefaultStyles(), func() time.Time { return at })
+			p.SetSize(200, 40)
+			p.Update(event(string(b), true))
+			v := p.View()
+			for _, want := range []string{"Last crash  Illegal instruction on core 0", tc.want} {
+				if !strings.Contains(v, want) {
+					t.Errorf("pane lacks %q:\n%s", want, v)
+				}
+			}
+		})
 	}
 }
 

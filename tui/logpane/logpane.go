@@ -1,5 +1,5 @@
 // Package logpane is the Log pane: the board's console coloured by level,
-// filterable with ESP-IDF monitor's `tag:L` syntax, searchable, with
+// filterable with ESP-IDF monitor's `tag:level` syntax (`wifi:W *:I`), searchable, with
 // follow/pause, and panics highlighted with their decoded backtraces. It
 // reads devlink.Event messages and does no I/O.
 package logpane
@@ -77,6 +77,8 @@ type keys struct {
 	common.Nav                 // scroll; G/end also resumes following
 	Follow                     key.Binding
 	Filter, Search, Next, Prev key.Binding
+	// FilterExample is shown in the full help under f (never matched).
+	FilterExample key.Binding
 	// Console opens an input line whose lines go to the board; enabled
 	// only when the pane has a live port (SetConsole).
 	Console       key.Binding
@@ -85,9 +87,11 @@ type keys struct {
 
 func newKeys() keys {
 	return keys{
-		Nav:     common.NewNav("scroll"),
-		Follow:  key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "follow/pause")),
-		Filter:  key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter tag:L")),
+		Nav:    common.NewNav("scroll"),
+		Follow: key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "follow/pause")),
+		Filter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter (tag:level)")),
+		FilterExample: key.NewBinding(key.WithKeys("f"),
+			key.WithHelp(" e.g.", "wifi:W *:I")),
 		Search:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
 		Next:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/prev match")),
 		Console: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type to the board"), key.WithDisabled()),
@@ -102,7 +106,7 @@ func (k keys) ShortHelp() []key.Binding {
 }
 
 func (k keys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.Nav.Full(), {k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Apply, k.Cancel}}
+	return [][]key.Binding{k.Nav.Full(), {k.Follow, k.Filter, k.FilterExample, k.Search, k.Next, k.Console, k.Apply, k.Cancel}}
 }
 
 // Pane is the Log pane. Create it with New.
@@ -127,6 +131,9 @@ type Pane struct {
 	// opened: the console was opened once; from then on the status query
 	// is answered (before, the pane writes nothing to the board).
 	opened bool
+	// boardUp: the newest event's link is a live port that is up (i
+	// answers "no board connected" otherwise).
+	boardUp bool
 
 	entries []entry
 	keep    int
@@ -165,7 +172,7 @@ func New(st common.Styles, keep int) *Pane {
 func (p *Pane) syncKeys() {
 	typing := p.typing != noInput
 	p.keys.Nav.SetEnabled(!typing)
-	for _, b := range []*key.Binding{&p.keys.Follow, &p.keys.Filter, &p.keys.Search} {
+	for _, b := range []*key.Binding{&p.keys.Follow, &p.keys.Filter, &p.keys.FilterExample, &p.keys.Search} {
 		b.SetEnabled(!typing)
 	}
 	p.keys.Next.SetEnabled(!typing && p.query != "")
@@ -185,6 +192,9 @@ func (p *Pane) SetConsole(send func([]byte) error, eol []byte) {
 	p.send, p.eol = send, eol
 	p.syncKeys()
 }
+
+// noBoardConsole is i's answer while no board is connected.
+const noBoardConsole = "no board connected: i types to the board once its port is up"
 
 // sentMsg reports a console write's outcome.
 type sentMsg struct {
@@ -214,6 +224,10 @@ func (p *Pane) Capturing() bool { return p.typing != noInput }
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
 	case devlink.Event:
+		p.boardUp = m.State.Link.Up && !m.State.Link.Replay
+		if p.boardUp && p.sendErr == noBoardConsole {
+			p.sendErr = ""
+		}
 		p.add(m)
 		if p.send != nil && p.opened {
 			for i := range m.Lines {
@@ -360,8 +374,12 @@ func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
 			p.follow = true
 		}
 	case key.Matches(m, p.keys.Filter):
-		return p.openInput(filterInput, "filter (tag:L …)> ", p.filterSrc)
+		return p.openInput(filterInput, "filter (tag:level, e.g. wifi:W *:I)> ", p.filterSrc)
 	case key.Matches(m, p.keys.Console) && p.send != nil:
+		if !p.boardUp {
+			p.sendErr, p.dirty = noBoardConsole, true
+			return nil
+		}
 		p.opened = true
 		return p.openInput(consoleInput, "to board> ", "")
 	case key.Matches(m, p.keys.Search):
@@ -500,7 +518,7 @@ func (p *Pane) render(r row) string {
 	var s lipgloss.Style
 	switch {
 	case r.match:
-		s = p.st.Selected
+		return p.st.Mark(text) // reverse video, NO_COLOR too
 	case r.kind == rowCrash:
 		s = p.st.Bad.Bold(true)
 	case r.kind == rowDecoded:

@@ -189,7 +189,12 @@ func TestConsole(t *testing.T) {
 			return
 		}
 	}
-	query := event("\x1b[5nesp32> ")
+	// A live port, up.
+	live := func(ev devlink.Event) devlink.Event {
+		ev.State.Link = devlink.LinkStatus{Up: true, Port: "/dev/ttyACM0"}
+		return ev
+	}
+	query := live(event("\x1b[5nesp32> "))
 
 	p := New(common.DefaultStyles(), 100)
 	p.SetSize(80, 10)
@@ -199,6 +204,11 @@ func TestConsole(t *testing.T) {
 	}
 
 	p.SetConsole(send, []byte("\r"))
+	// No board on the port yet: i says so instead of opening a prompt.
+	run(p.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'i'}}))
+	if p.Capturing() || !strings.Contains(p.View(), "no board connected") {
+		t.Fatalf("i with no board connected:\n%s", p.View())
+	}
 	if cmd := p.Update(query); cmd != nil {
 		t.Error("the status query was answered before the console was opened")
 	}
@@ -238,5 +248,41 @@ func TestConsole(t *testing.T) {
 		if strings.Contains(l.text, "\x1b") {
 			t.Errorf("row with an escape: %q", l.text)
 		}
+	}
+}
+
+// TestNoColorSearchGolden: with NO_COLOR (no colour profile) a search's
+// matches still show, in reverse video, which no-color.org allows; other
+// rows carry no escape at all. Golden: testdata/TestNoColorSearchGolden.golden
+// (-update).
+func TestNoColorSearchGolden(t *testing.T) {
+	p := New(common.NoColorStyles(), 0)
+	p.SetSize(72, 10)
+	p.Update(event(consoleLog))
+	press(p, "/wifi\n")
+	view := p.View()
+	var marked, plain int
+	for _, l := range strings.Split(view, "\n") {
+		switch {
+		case strings.HasPrefix(l, "\x1b[7m") && strings.HasSuffix(l, "\x1b[27m") && strings.Contains(l, "wifi"):
+			marked++
+		case strings.Contains(l, "\x1b"):
+			t.Errorf("escape in an unmarked row: %q", l)
+		default:
+			plain++
+		}
+	}
+	if marked != 2 || !strings.Contains(view, "search wifi: 2 matches (n/N)") {
+		t.Errorf("%d rows marked, want the 2 wifi lines:\n%s", marked, view)
+	}
+	teatest.RequireEqualOutput(t, []byte(view))
+	// Without NO_COLOR's styles the no-colour profile shows nothing for a
+	// match: what this test guards against.
+	q := New(common.DefaultStyles(), 0)
+	q.SetSize(72, 10)
+	q.Update(event(consoleLog))
+	press(q, "/wifi\n")
+	if strings.Contains(q.View(), "\x1b[7m") {
+		t.Error("the default styles wrote reverse video under the no-colour profile")
 	}
 }

@@ -338,7 +338,7 @@ func (d *Detail) lines() []string {
 	// field adds "label     text", word-wrapping text under itself.
 	field := func(label, text string, style *lipgloss.Style) {
 		tw := max(w-labelWidth, 8)
-		wrapped := strings.Split(ansi.Wrap(text, tw, ""), "\n")
+		wrapped := strings.Split(common.WrapText(text, tw), "\n")
 		for i, l := range wrapped {
 			if style != nil {
 				l = style.Render(l)
@@ -441,7 +441,7 @@ func (d *Detail) lines() []string {
 			text += ": " + safetext.Clean(c.Note)
 		}
 		const indent = 14 // "  [?] unknown "
-		wrapped := strings.Split(ansi.Wrap(text, max(w-indent, 8), ""), "\n")
+		wrapped := strings.Split(common.WrapText(text, max(w-indent, 8)), "\n")
 		for i, l := range wrapped {
 			if i == 0 {
 				add("  " + mark + " " + l)

@@ -543,3 +543,35 @@ func TestDetailSaysOnceWhatWouldFillThePeerSide(t *testing.T) {
 		t.Errorf("the API-key hint appears %d times, want once:\n%s", n, v)
 	}
 }
+
+// TestDetailNeverSplitsACommand: at every width from 60 to 160 columns
+// each `code span` of the fix and each flag and address of the evidence
+// is on one line, whole (a 120-column Detail put "tailscaled -" at the end
+// of one line and "-port=41641" at the start of the next, so a copied
+// command was wrong).
+func TestDetailNeverSplitsACommand(t *testing.T) {
+	s := peerstest.Snapshot()
+	fix := "enable UPnP, NAT-PMP or PCP on this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"
+	s.Peers[0].Verdict = probes.Verdict{Reason: probes.ReasonLocalHardNAT, Summary: "this end's NAT maps each destination to its own port",
+		Fix: fix, Checks: []probes.Check{{Field: "Self.Endpoints", Value: "[203.0.113.50:41641 198.51.100.9:3478]", Failed: true, State: probes.CheckFail,
+			Note: "restart tailscaled with --port=41641 --tun=userspace-networking to test, then `tailscale ping --until-direct cores3`"}}}
+	whole := []string{"`tailscaled --port=41641`", "--port=41641", "--tun=userspace-networking", "`tailscale ping --until-direct cores3`", "203.0.113.50:41641", "198.51.100.9:3478]"}
+	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+	d.Update(peerstest.Linked(s))
+	d.Update(common.PeerSelectedMsg{Peer: s.Peers[0]})
+	for w := 60; w <= 160; w++ {
+		d.SetSize(w, 200)
+		v := ansi.Strip(d.View())
+		for _, want := range whole {
+			found := false
+			for _, l := range strings.Split(v, "\n") {
+				if strings.Contains(l, want) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%d columns: %q is not whole on any line:\n%s", w, want, v)
+			}
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/tui/common"
 )
 
 // bothEnds renders the two ends of the path side by side: our NAT facts
@@ -210,7 +211,7 @@ func peerUnknown(ps *probes.PeerSide) bool {
 // wrapped word-wraps text two cells in, muted or as a warning.
 func (d *Detail) wrapped(text string, w int, warn bool) []string {
 	var out []string
-	for _, l := range strings.Split(ansi.Wrap(text, max(w-2, 8), ""), "\n") {
+	for _, l := range strings.Split(common.WrapText(text, max(w-2, 8)), "\n") {
 		if warn {
 			out = append(out, "  "+d.st.Warn.Render(l))
 		} else {
