@@ -189,18 +189,18 @@ func TestFieldRoots(t *testing.T) {
 			root: ownRoots + "/dsm-7.1-4.4", platform: sysctl.PlatformDSM, name: "Synology DSM 7.1.1-42962 Update 9",
 			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
 			persisted: []string{"#!/bin/sh\n", "case \"$1\" in\nstart)\n", "\tsysctl -w 'net.ipv4.tcp_wmem=4096 16384 16777216'\n", "\tsysctl -w net.core.rmem_max=16777216\n"},
-			bbr:       sysctl.BBRImpossible, bbrSays: []string{"predates BBR", "Synology ships this model with a 4.4 kernel", "keep cubic and raise the buffers"},
+			bbr:       sysctl.BBRImpossible, bbrSays: []string{"predates BBR", "Synology ships this model with a 4.4 kernel", "keep cubic, and raise the buffers where they are the limit"},
 			bbrNever: []string{"install", "extra kernel modules"},
-			bw:       400e6, rtt: 20 * time.Millisecond, bbrFlag: true, check: noCCChange,
+			bw:       1e9, rtt: 50 * time.Millisecond, bbrFlag: true, check: noCCChange,
 			persistOut: "persisted on Synology DSM 7.1.1-42962 Update 9: boot script ",
 		},
 		{
 			root: ownRoots + "/dsm-7.2-5.10", platform: sysctl.PlatformDSM, name: "Synology DSM 7.2.2-72806 Update 3",
 			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
 			persisted: []string{"\tsysctl -w 'net.ipv4.tcp_rmem=4096 87380 16777216'\n"},
-			bbr:       sysctl.BBRImpossible, bbrSays: []string{"no tcp_bbr module", "Synology builds this kernel without it and ships no package that adds it", "keep cubic and raise the buffers"},
+			bbr:       sysctl.BBRImpossible, bbrSays: []string{"no tcp_bbr module", "Synology builds this kernel without it and ships no package that adds it", "keep cubic, and raise the buffers where they are the limit"},
 			bbrNever: []string{"install", "extra kernel modules"},
-			bw:       400e6, rtt: 20 * time.Millisecond, bbrFlag: true,
+			bw:       1e9, rtt: 50 * time.Millisecond, bbrFlag: true,
 			check: func(t *testing.T, r Report) {
 				noCCChange(t, r)
 				if r.Rec.TCPWmem.Max != 16<<20 || r.Rec.TCPRmem.Max != 16<<20 {
@@ -241,7 +241,7 @@ func TestFieldRoots(t *testing.T) {
 			method: sysctl.PersistUnraidGo, path: "boot/config/go",
 			persisted: []string{"#!/bin/bash\n# BEGIN tailpath tune", "sysctl -w net.ipv4.tcp_congestion_control=bbr\n# END tailpath tune\n# Start the Management Utility\n/usr/local/sbin/emhttp &\n"},
 			bbr:       sysctl.BBRLoadable, bbrSays: []string{"tcp_bbr.ko.xz"},
-			bw: 400e6, rtt: 20 * time.Millisecond, bbrFlag: true,
+			bw: 1e9, rtt: 50 * time.Millisecond, bbrFlag: true,
 			persistOut: "persisted on Unraid 7.0.1: a marked block in ",
 		},
 		{
