@@ -3,7 +3,6 @@ package devlink
 import (
 	"fmt"
 	"hash/crc32"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -27,28 +26,6 @@ func TestNamedKeysAreTableKeys(t *testing.T) {
 				t.Errorf("named lists %s %q, which is not a field of the table", k, key)
 			}
 		}
-	}
-}
-
-// TestNoExtraToday: every field of today's table has a named State field
-// (or is left out on purpose), so the vectors leave no Extra and the Device
-// pane looks as it did.
-func TestNoExtraToday(t *testing.T) {
-	if diff := cmp.Diff(map[telemetry.Kind][]string{}, unnamed); diff != "" {
-		t.Errorf("fields without a named State field (-none +got):\n%s", diff)
-	}
-	b, err := os.ReadFile("../firmware/testdata/scenario.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewState()
-	for _, l := range strings.Split(string(b), "\n") {
-		var line Line
-		ParseLine([]byte(l), &line)
-		s.ApplyLine(&line, time.Unix(0, 0), nil)
-	}
-	if s.Frames < 200 || len(s.Extra) != 0 {
-		t.Errorf("after the scenario: %d frames, Extra %v; want frames and no Extra", s.Frames, s.Extra)
 	}
 }
 

@@ -73,8 +73,8 @@ typedef struct {
  *   SET              when the member is set: non-zero, not "", not TP_ADDR_NONE
  *   IF(m)            when member m (a path such as hs.kind) is non-zero
  *   HAS_IF(flag, m)  both
- * Comments in these lists must be C comments: a // would swallow the
- * entries after it.
+ * Every entry ends in a backslash, so a new last entry is one line. Comments
+ * in these lists must be C comments: a // would swallow the entries after it.
  */
 #define TP_STATUS_FIELDS(X) \
     X(rst,          "rst",  RESET, ALWAYS)        \
@@ -84,7 +84,8 @@ typedef struct {
     X(heap_min,     "hmin", U32,   ALWAYS)        \
     X(heap_largest, "hlb",  U32,   ALWAYS)        \
     X(psram_free,   "psf",  U32,   HAS(has_psram)) \
-    X(bad,          "bad",  U32,   ALWAYS)
+    X(bad,          "bad",  U32,   ALWAYS) \
+    /* end of TP_STATUS_FIELDS */
 
 #define TP_NET_FIELDS(X) \
     X(ip,      "ip",     IP,     HAS(has_ip))  /* own tailnet IPv4 */ \
@@ -94,7 +95,8 @@ typedef struct {
     X(derp_by, "derpby", DERPBY, IF(derp))     \
     X(derp_ms, "derpms", U32,    HAS_IF(has_derp_ms, derp)) \
     X(near,    "near",   U16,    SET)          /* 0 = absent, then nearms too */ \
-    X(near_ms, "nearms", U32,    IF(near))
+    X(near_ms, "nearms", U32,    IF(near)) \
+    /* end of TP_NET_FIELDS */
 
 #define TP_DISCO_FIELDS(X) \
     X(pu,    "pu",    U32, ALWAYS) \
@@ -107,7 +109,8 @@ typedef struct {
     X(cmmo,  "cmmo",  U32, ALWAYS) \
     X(h2rx,  "h2rx",  U32, ALWAYS) \
     X(h2wu,  "h2wu",  U32, ALWAYS) \
-    X(h2win, "h2win", U32, ALWAYS)
+    X(h2win, "h2win", U32, ALWAYS) \
+    /* end of TP_DISCO_FIELDS */
 
 #define TP_PEER_FIELDS(X) \
     X(peer,     "peer", U32,  ALWAYS)       \
@@ -115,7 +118,8 @@ typedef struct {
     X(path,     "path", ADDR, ALWAYS)       /* "none" when TP_ADDR_NONE */ \
     X(hs,       "hs",   ADDR, SET)          /* TP_ADDR_NONE = absent, then hsup too */ \
     X(hs_up_ms, "hsup", U32,  IF(hs.kind))  \
-    X(lat_ms,   "lat",  U32,  HAS(has_lat))
+    X(lat_ms,   "lat",  U32,  HAS(has_lat)) \
+    /* end of TP_PEER_FIELDS */
 
 #define TP_FETCH_FIELDS(X) \
     X(n,      "n",      U32,  ALWAYS) \
@@ -124,7 +128,8 @@ typedef struct {
     X(kibs,   "kibs",   KIBS, ALWAYS) /* from bytes and ms */ \
     X(status, "status", U32,  ALWAYS) \
     X(err,    "err",    WORD, SET)    /* "" = absent (success) */ \
-    X(via,    "via",    ADDR, SET)
+    X(via,    "via",    ADDR, SET) \
+    /* end of TP_FETCH_FIELDS */
 
 #define TP_RELAY_FIELDS(X) \
     X(region,   "rg",    U16,  SET)             /* 0 = absent */ \
@@ -132,7 +137,8 @@ typedef struct {
     X(att,      "att",   U32,  ALWAYS)          /* connect attempts failed since last up */ \
     X(drop,     "drop",  U32,  ALWAYS)          /* connections lost since boot */ \
     X(err,      "err",   WORD, SET)             /* last failure word, "" = absent */ \
-    X(rxage_ms, "rxage", U32,  HAS(has_rxage))  /* since the last frame from the relay */
+    X(rxage_ms, "rxage", U32,  HAS(has_rxage))  /* since the last frame from the relay */ \
+    /* end of TP_RELAY_FIELDS */
 
 /** The frame kinds: X(name, 'letter', FIELDS) gives tp_<name>_frame_t and tp_frame_<name>(). */
 #define TP_FRAME_KINDS(X) \
