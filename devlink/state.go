@@ -2,9 +2,12 @@ package devlink
 
 import (
 	"bytes"
+	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tailpath/tailpath/devlink/telemetry"
@@ -152,6 +155,9 @@ type PeerState struct {
 	// LastPong is the endpoint of the last DISCO pong; invalid when none.
 	LastPong   netip.AddrPort
 	LastPongAt time.Time
+	// Extra are the fields of the peer's last P frame that State has no
+	// named field for (see State.Extra).
+	Extra []telemetry.Field
 }
 
 // State is the device model the Device pane and tail show: one value fed by
@@ -239,6 +245,13 @@ type State struct {
 	// Relay is the board's connection to its home DERP relay, from its
 	// Tailscale port's lines (microlink) or telemetry R frames.
 	Relay Relay
+	// Extra holds, per frame kind, the fields of the kind's latest frame
+	// this boot that State has no named field for: a field added to the
+	// telemetry table (devlink/telemetry) and not yet given one here. The
+	// Device pane lists them as they are, so a new field shows end to end
+	// without code here. P and F frames keep theirs in PeerState.Extra and
+	// Fetch.Extra. The slices are never changed in place.
+	Extra map[telemetry.Kind][]telemetry.Field
 	// DiscoDecryptFails counts DISCO packets the board could not decrypt
 	// this boot (its copy of a peer's disco key is stale).
 	DiscoDecryptFails int64
@@ -337,6 +350,9 @@ type Fetch struct {
 	// Boot is State.Boots when the frame arrived: 1 for the first boot
 	// seen, 0 when the capture began mid-boot (no ROM banner yet).
 	Boot int
+	// Extra are the frame's fields State has no named field for (see
+	// State.Extra).
+	Extra []telemetry.Field
 }
 
 // NewState returns an empty model with histories of DefaultHistory samples.
@@ -370,6 +386,7 @@ func (s *State) Clone() State {
 	c.LargestHistory = s.LargestHistory.clone()
 	c.PSRAMHistory = s.PSRAMHistory.clone()
 	c.Fetches = append([]Fetch(nil), s.Fetches...)
+	c.Extra = maps.Clone(s.Extra)
 	c.Peers = make(map[int]*PeerState, len(s.Peers))
 	for k, v := range s.Peers {
 		p := *v
@@ -593,6 +610,7 @@ func (s *State) newBoot() {
 	s.BoardELFSHA, s.ELFMismatch = "", false
 	s.Relay = Relay{RxAge: -1}
 	s.DiscoDecryptFails, s.WGInitiations, s.WGResponses = 0, 0, 0
+	s.Extra = nil
 	for id, p := range s.Peers {
 		s.Peers[id] = &PeerState{ID: p.ID, IP: p.IP}
 	}
@@ -705,11 +723,70 @@ func (s *State) applyTelemetryText(text []byte, now time.Time) {
 	s.ApplyFrame(&fr, now)
 }
 
+// named lists, per frame kind, the wire keys ApplyFrame folds into State's
+// named fields or leaves out on purpose (seq, up, and counters nothing shows
+// yet: bad, ping, pong, cmmi, cmmo). Every other field of the telemetry
+// table is kept as text in Extra (State, PeerState, Fetch), so a field added
+// to the table reaches the Device pane without code here; give it a named
+// field (and list it here) when something should reason about it.
+var named = map[telemetry.Kind]string{
+	telemetry.KindStatus: "seq up rst rssi wdis hif hmin hlb psf bad",
+	telemetry.KindNet:    "seq up ip host eps derp derpby derpms near nearms",
+	telemetry.KindDisco:  "seq up pu pcap pdrop preap ping pong cmmi cmmo h2rx h2wu h2win",
+	telemetry.KindPeer:   "seq up peer pip path hs hsup lat",
+	telemetry.KindFetch:  "seq up n bytes ms kibs status err via",
+	telemetry.KindRelay:  "seq up rg conn att drop err rxage",
+}
+
+// unnamed is, per kind, the table's keys that named leaves out (none
+// today); ApplyFrame keeps those as Extra.
+var unnamed = unnamedKeys(named)
+
+func unnamedKeys(named map[telemetry.Kind]string) map[telemetry.Kind][]string {
+	out := map[telemetry.Kind][]string{}
+	for _, k := range telemetry.Kinds() {
+		have := strings.Fields(named[k])
+		for _, key := range telemetry.Keys(k) {
+			if key != "seq" && key != "up" && !slices.Contains(have, key) {
+				out[k] = append(out[k], key)
+			}
+		}
+	}
+	return out
+}
+
+// extraOf returns the fields of f among keys that f carries, as text; nil
+// when none.
+func extraOf(f *telemetry.Frame, keys []string) []telemetry.Field {
+	var out []telemetry.Field
+	for _, k := range keys {
+		if v, ok := f.Value(k); ok {
+			out = append(out, telemetry.Field{Key: k, Value: v})
+		}
+	}
+	return out
+}
+
 // ApplyFrame folds one telemetry frame in (fields the frame lacks are left
 // as they were).
 func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 	s.Frames++
 	s.LastFrameAt = now
+	extra := extraOf(f, unnamed[f.Kind])
+	switch f.Kind {
+	case telemetry.KindPeer:
+		s.peer(int(f.Peer.ID)).Extra = extra
+	case telemetry.KindFetch: // with its Fetch below
+	default:
+		if extra == nil {
+			delete(s.Extra, f.Kind)
+		} else {
+			if s.Extra == nil {
+				s.Extra = map[telemetry.Kind][]telemetry.Field{}
+			}
+			s.Extra[f.Kind] = extra
+		}
+	}
 	switch f.Kind {
 	case telemetry.KindStatus:
 		st := f.Status
@@ -829,7 +906,7 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 			s.Relay.RxAge = r.RxAge
 		}
 	case telemetry.KindFetch:
-		s.Fetches = append(s.Fetches, Fetch{Fetch: f.Fetch, Boot: s.Boots})
+		s.Fetches = append(s.Fetches, Fetch{Fetch: f.Fetch, Boot: s.Boots, Extra: extra})
 		if len(s.Fetches) > 32 {
 			s.Fetches = append(s.Fetches[:0:0], s.Fetches[len(s.Fetches)-32:]...)
 		}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"fmt"
 	"hash/crc32"
+	"net/netip"
 	"strconv"
 	"time"
 )
@@ -33,54 +34,12 @@ func (f *Frame) Append(dst []byte) ([]byte, error) {
 		if f.present&(1<<i) == 0 {
 			continue
 		}
-		tg, _ := f.field(key)
 		dst = append(dst, ' ')
 		dst = append(dst, key...)
 		dst = append(dst, '=')
-		switch tg.t {
-		case tU32:
-			dst = strconv.AppendUint(dst, uint64(*tg.u32), 10)
-		case tI32:
-			dst = strconv.AppendInt(dst, int64(*tg.i32), 10)
-		case tU16:
-			dst = strconv.AppendUint(dst, uint64(*tg.u16), 10)
-		case tMS:
-			ms := *tg.dur / time.Millisecond
-			if ms < 0 || ms > 1<<32-1 {
-				return dst[:start], fmt.Errorf("telemetry: append: %s=%v out of range", key, *tg.dur)
-			}
-			dst = strconv.AppendUint(dst, uint64(ms), 10)
-		case tIPv4:
-			if !tg.ip.Is4() {
-				return dst[:start], fmt.Errorf("telemetry: append: %s=%v is not IPv4", key, *tg.ip)
-			}
-			dst = tg.ip.AppendTo(dst)
-		case tWord:
-			w := *tg.word
-			if w == "" {
-				return dst[:start], fmt.Errorf("telemetry: append: %s is empty", key)
-			}
-			for j := 0; j < len(w); j++ {
-				if w[j] < 0x21 || w[j] > 0x7e {
-					return dst[:start], fmt.Errorf("telemetry: append: %s has byte 0x%02x", key, w[j])
-				}
-			}
-			dst = append(dst, w...)
-		case tPath:
-			p := *tg.path
-			if p.Kind == PathDirect && !p.Addr.Addr().Is4() {
-				return dst[:start], fmt.Errorf("telemetry: append: %s=%v is not IPv4", key, p.Addr)
-			}
-			dst = append(dst, p.String()...)
-		case tTenths:
-			dst = strconv.AppendUint(dst, *tg.tenths/10, 10)
-			dst = append(dst, '.', byte('0'+*tg.tenths%10))
-		case tBool:
-			if *tg.bool {
-				dst = append(dst, '1')
-			} else {
-				dst = append(dst, '0')
-			}
+		var err error
+		if dst, err = f.appendValue(dst, key); err != nil {
+			return dst[:start], err
 		}
 	}
 	sum := crc32.ChecksumIEEE(dst[start:])
@@ -93,4 +52,68 @@ func (f *Frame) Append(dst []byte) ([]byte, error) {
 		return dst[:start], fmt.Errorf("telemetry: append: frame is %d bytes, limit %d", len(dst)-start, MaxFrameLen)
 	}
 	return dst, nil
+}
+
+// appendValue writes the wire text of f's field key (fields_gen.go) by its
+// Go type.
+func (f *Frame) appendValue(dst []byte, key string) ([]byte, error) {
+	p, _ := f.field(key)
+	switch p := p.(type) {
+	case *uint32:
+		return strconv.AppendUint(dst, uint64(*p), 10), nil
+	case *int32:
+		return strconv.AppendInt(dst, int64(*p), 10), nil
+	case *uint16:
+		return strconv.AppendUint(dst, uint64(*p), 10), nil
+	case *time.Duration:
+		ms := *p / time.Millisecond
+		if ms < 0 || ms > 1<<32-1 {
+			return dst, fmt.Errorf("telemetry: append: %s=%v out of range", key, *p)
+		}
+		return strconv.AppendUint(dst, uint64(ms), 10), nil
+	case *netip.Addr:
+		if !p.Is4() {
+			return dst, fmt.Errorf("telemetry: append: %s=%v is not IPv4", key, *p)
+		}
+		return p.AppendTo(dst), nil
+	case *string:
+		w := *p
+		if w == "" {
+			return dst, fmt.Errorf("telemetry: append: %s is empty", key)
+		}
+		for j := 0; j < len(w); j++ {
+			if w[j] < 0x21 || w[j] > 0x7e {
+				return dst, fmt.Errorf("telemetry: append: %s has byte 0x%02x", key, w[j])
+			}
+		}
+		return append(dst, w...), nil
+	case *Path:
+		if p.Kind == PathDirect && !p.Addr.Addr().Is4() {
+			return dst, fmt.Errorf("telemetry: append: %s=%v is not IPv4", key, p.Addr)
+		}
+		return append(dst, p.String()...), nil
+	case *uint64: // tenths
+		dst = strconv.AppendUint(dst, *p/10, 10)
+		return append(dst, '.', byte('0'+*p%10)), nil
+	case *bool:
+		if *p {
+			return append(dst, '1'), nil
+		}
+		return append(dst, '0'), nil
+	}
+	return dst, fmt.Errorf("telemetry: append: no field %s in a %s frame", key, f.Kind)
+}
+
+// Value returns the wire text of field key ("hif" → "131072") when the frame
+// carries it: what Append writes after "key=". It is how a reader shows a
+// field it has no words for.
+func (f *Frame) Value(key string) (string, bool) {
+	if !f.Has(key) {
+		return "", false
+	}
+	b, err := f.appendValue(nil, key)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
 }

@@ -168,191 +168,36 @@ func parseHex32(b []byte) (uint32, bool) {
 	return v, true
 }
 
-// ftype is a wire value type.
-type ftype uint8
-
-const (
-	tU32 ftype = iota
-	tI32
-	tU16
-	tMS // u32 milliseconds into a time.Duration
-	tIPv4
-	tWord
-	tPath
-	tTenths // decimal with exactly one fraction digit, into tenths
-	tBool   // "0" or "1"
-)
-
-// target points at the Go field a wire key decodes into.
-type target struct {
-	t      ftype
-	bit    uint32
-	u32    *uint32
-	i32    *int32
-	u16    *uint16
-	dur    *time.Duration
-	ip     *netip.Addr
-	word   *string
-	path   *Path
-	tenths *uint64
-	bool   *bool
-}
-
-// field returns where key goes in f, and false when key is unknown for f.Kind.
-func (f *Frame) field(key string) (target, bool) {
-	keys := kindKeys(f.Kind)
-	bit := -1
-	for i, k := range keys {
-		if k == key {
-			bit = i
-			break
-		}
-	}
-	if bit < 0 {
-		return target{}, false
-	}
-	tg := target{bit: 1 << bit}
-	u32 := func(p *uint32) (target, bool) { tg.t, tg.u32 = tU32, p; return tg, true }
-	ms := func(p *time.Duration) (target, bool) { tg.t, tg.dur = tMS, p; return tg, true }
-	u16 := func(p *uint16) (target, bool) { tg.t, tg.u16 = tU16, p; return tg, true }
-	ip := func(p *netip.Addr) (target, bool) { tg.t, tg.ip = tIPv4, p; return tg, true }
-	word := func(p *string) (target, bool) { tg.t, tg.word = tWord, p; return tg, true }
-	path := func(p *Path) (target, bool) { tg.t, tg.path = tPath, p; return tg, true }
-	switch key {
-	case "seq":
-		return u32(&f.Seq)
-	case "up":
-		return ms(&f.Uptime)
-	}
-	switch f.Kind {
-	case KindStatus:
-		s := &f.Status
-		switch key {
-		case "rst":
-			return word(&s.Reset)
-		case "rssi":
-			tg.t, tg.i32 = tI32, &s.RSSI
-			return tg, true
-		case "wdis":
-			return u32(&s.WiFiDisconnects)
-		case "hif":
-			return u32(&s.HeapFree)
-		case "hmin":
-			return u32(&s.HeapMinFree)
-		case "hlb":
-			return u32(&s.HeapLargest)
-		case "psf":
-			return u32(&s.PSRAMFree)
-		case "bad":
-			return u32(&s.BadCalls)
-		}
-	case KindNet:
-		n := &f.Net
-		switch key {
-		case "ip":
-			return ip(&n.IP)
-		case "host":
-			return word(&n.Host)
-		case "eps":
-			return u32(&n.Endpoints)
-		case "derp":
-			return u16(&n.HomeDERP)
-		case "derpby":
-			return word(&n.HomeDERPBy)
-		case "derpms":
-			return ms(&n.HomeLatency)
-		case "near":
-			return u16(&n.Nearest)
-		case "nearms":
-			return ms(&n.NearestLatency)
-		}
-	case KindDisco:
-		d := &f.Disco
-		ptrs := [...]*uint32{&d.ProbesUsed, &d.ProbesCap, &d.ProbesDropped, &d.ProbesReaped, &d.PingsSent,
-			&d.PongsRecv, &d.CallMeMaybeIn, &d.CallMeMaybeOut, &d.H2Received, &d.H2WindowReturned, &d.H2WindowOpen}
-		return u32(ptrs[bit-2])
-	case KindPeer:
-		p := &f.Peer
-		switch key {
-		case "peer":
-			return u32(&p.ID)
-		case "pip":
-			return ip(&p.IP)
-		case "path":
-			return path(&p.Path)
-		case "hs":
-			return path(&p.Handshake)
-		case "hsup":
-			return ms(&p.HandshakeAt)
-		case "lat":
-			return ms(&p.Latency)
-		}
-	case KindFetch:
-		x := &f.Fetch
-		switch key {
-		case "n":
-			return u32(&x.N)
-		case "bytes":
-			return u32(&x.Bytes)
-		case "ms":
-			return ms(&x.Elapsed)
-		case "kibs":
-			tg.t, tg.tenths = tTenths, &x.KiBpsTenths
-			return tg, true
-		case "status":
-			return u32(&x.HTTPStatus)
-		case "err":
-			return word(&x.Err)
-		case "via":
-			return path(&x.Via)
-		}
-	case KindRelay:
-		r := &f.Relay
-		switch key {
-		case "rg":
-			return u16(&r.Region)
-		case "conn":
-			tg.t, tg.bool = tBool, &r.Connected
-			return tg, true
-		case "att":
-			return u32(&r.Attempts)
-		case "drop":
-			return u32(&r.Drops)
-		case "err":
-			return word(&r.Err)
-		case "rxage":
-			return ms(&r.RxAge)
-		}
-	}
-	return target{}, false
-}
-
+// setField decodes val into the Go field of key (fields_gen.go), by the
+// field's Go type; an unknown key is ignored.
 func (f *Frame) setField(key, val []byte) error {
-	tg, ok := f.field(string(key))
-	if !ok {
+	p, bit := f.field(string(key))
+	if p == nil {
 		return nil // unknown field: ignored
 	}
 	bad := func(why string) error {
 		return &ParseError{Err: ErrField, Key: string(key), Detail: fmt.Sprintf("%q: %s", clip(val), why)}
 	}
-	switch tg.t {
-	case tU32, tMS:
+	switch p := p.(type) {
+	case *uint32:
 		v, ok := parseUint(val, 1<<32-1)
 		if !ok {
 			return bad("want a decimal 0..4294967295")
 		}
-		if tg.t == tU32 {
-			*tg.u32 = uint32(v)
-		} else {
-			*tg.dur = time.Duration(v) * time.Millisecond
+		*p = uint32(v)
+	case *time.Duration: // u32 milliseconds
+		v, ok := parseUint(val, 1<<32-1)
+		if !ok {
+			return bad("want a decimal 0..4294967295")
 		}
-	case tU16:
+		*p = time.Duration(v) * time.Millisecond
+	case *uint16:
 		v, ok := parseUint(val, 1<<16-1)
 		if !ok {
 			return bad("want a decimal 0..65535")
 		}
-		*tg.u16 = uint16(v)
-	case tI32:
+		*p = uint16(v)
+	case *int32:
 		neg := val[0] == '-'
 		digits := val
 		if neg {
@@ -363,25 +208,25 @@ func (f *Frame) setField(key, val []byte) error {
 			return bad("want a signed 32-bit decimal")
 		}
 		if neg {
-			*tg.i32 = int32(-int64(v))
+			*p = int32(-int64(v))
 		} else {
-			*tg.i32 = int32(v)
+			*p = int32(v)
 		}
-	case tIPv4:
+	case *netip.Addr:
 		a, ok := parseIPv4(val)
 		if !ok {
 			return bad("want a dotted IPv4 address")
 		}
-		*tg.ip = a
-	case tWord:
-		*tg.word = string(val)
-	case tPath:
-		p, ok := parsePath(val)
+		*p = a
+	case *string:
+		*p = string(val)
+	case *Path:
+		a, ok := parsePath(val)
 		if !ok {
 			return bad(`want "a.b.c.d:port", "derp:<region>" or "none"`)
 		}
-		*tg.path = p
-	case tTenths:
+		*p = a
+	case *uint64: // tenths: a decimal with exactly one fraction digit
 		dot := bytes.IndexByte(val, '.')
 		if dot < 1 || dot != len(val)-2 {
 			return bad("want a decimal with one fraction digit")
@@ -391,14 +236,16 @@ func (f *Frame) setField(key, val []byte) error {
 		if !ok || frac < '0' || frac > '9' {
 			return bad("want a decimal with one fraction digit")
 		}
-		*tg.tenths = whole*10 + uint64(frac-'0')
-	case tBool:
+		*p = whole*10 + uint64(frac-'0')
+	case *bool:
 		if len(val) != 1 || (val[0] != '0' && val[0] != '1') {
 			return bad("want 0 or 1")
 		}
-		*tg.bool = val[0] == '1'
+		*p = val[0] == '1'
+	default:
+		return bad("no decoder for its Go type") // unreachable: fieldgen admits no other type
 	}
-	f.present |= tg.bit
+	f.present |= bit
 	return nil
 }
 

@@ -130,65 +130,78 @@ func (p Path) String() string {
 	return "none"
 }
 
+// The frame kinds' structs below are the Go side's one table of wire
+// fields: each field's `tp:"key"` tag names its wire key, the field order is
+// the order writers use, and the Go type gives the wire type (uint32: u32,
+// int32: i32, uint16: u16, time.Duration: u32 milliseconds, netip.Addr:
+// dotted IPv4, string: word, Path: addr, bool: 0/1, uint64 with
+// `tp:"key,tenths"`: a decimal with one fraction digit, in tenths). Frame's
+// fields tagged with a kind letter name the kinds. `go generate` turns the
+// tags into fields_gen.go (key lists, field lookup); Parse, Append, Has and
+// Keys follow from it. Adding a field is one tagged line here plus its row in
+// docs/telemetry.md (docs/architecture.md, "A telemetry field").
+//
+//go:generate go run ./internal/fieldgen
+
 // Status is an S frame. Fields absent from the frame are zero; use Frame.Has
 // to tell absent from zero.
 type Status struct {
-	Reset           string // reset reason word, esp_reset_reason() lower case without ESP_RST_ ("poweron", "brownout"...)
-	RSSI            int32  // Wi-Fi RSSI, dBm; absent (0) while not associated
-	WiFiDisconnects uint32 // station disconnects since boot
-	HeapFree        uint32 // internal heap free, bytes
-	HeapMinFree     uint32 // internal heap minimum free ever, bytes
-	HeapLargest     uint32 // largest free internal block, bytes
-	PSRAMFree       uint32 // PSRAM free, bytes; absent when there is no PSRAM
-	BadCalls        uint32 // hook calls the firmware rejected or truncated
+	Reset           string `tp:"rst"`  // reset reason word, esp_reset_reason() lower case without ESP_RST_ ("poweron", "brownout"...)
+	RSSI            int32  `tp:"rssi"` // Wi-Fi RSSI, dBm; absent (0) while not associated
+	WiFiDisconnects uint32 `tp:"wdis"` // station disconnects since boot
+	HeapFree        uint32 `tp:"hif"`  // internal heap free, bytes
+	HeapMinFree     uint32 `tp:"hmin"` // internal heap minimum free ever, bytes
+	HeapLargest     uint32 `tp:"hlb"`  // largest free internal block, bytes
+	PSRAMFree       uint32 `tp:"psf"`  // PSRAM free, bytes; absent when there is no PSRAM
+	BadCalls        uint32 `tp:"bad"`  // hook calls the firmware rejected or truncated
 }
 
 // Net is an N frame.
 type Net struct {
-	IP             netip.Addr    // own tailnet IPv4; invalid when absent
-	Host           string        // host name, ≤ 63 bytes of [A-Za-z0-9._-]
-	Endpoints      uint32        // UDP endpoints advertised to control
-	HomeDERP       uint16        // home DERP region id; 0 when absent
-	HomeDERPBy     string        // "latency", "lowest-id", "fixed", "none"
-	HomeLatency    time.Duration // measured latency to the home region (ms resolution)
-	Nearest        uint16        // region with the lowest measured latency; 0 when absent
-	NearestLatency time.Duration // its latency (ms resolution)
+	IP             netip.Addr    `tp:"ip"`     // own tailnet IPv4; invalid when absent
+	Host           string        `tp:"host"`   // host name, ≤ 63 bytes of [A-Za-z0-9._-]
+	Endpoints      uint32        `tp:"eps"`    // UDP endpoints advertised to control
+	HomeDERP       uint16        `tp:"derp"`   // home DERP region id; 0 when absent
+	HomeDERPBy     string        `tp:"derpby"` // "latency", "lowest-id", "fixed", "none"
+	HomeLatency    time.Duration `tp:"derpms"` // measured latency to the home region (ms resolution)
+	Nearest        uint16        `tp:"near"`   // region with the lowest measured latency; 0 when absent
+	NearestLatency time.Duration `tp:"nearms"` // its latency (ms resolution)
 }
 
 // Disco is a D frame. Counters are since boot.
 type Disco struct {
-	ProbesUsed       uint32 // pending DISCO probe table slots in use
-	ProbesCap        uint32 // table capacity
-	ProbesDropped    uint32 // probes dropped because the table was full
-	ProbesReaped     uint32 // probes freed by TTL expiry
-	PingsSent        uint32
-	PongsRecv        uint32
-	CallMeMaybeIn    uint32
-	CallMeMaybeOut   uint32
-	H2Received       uint32 // control-stream HTTP/2 DATA bytes received (wraps at 2^32)
-	H2WindowReturned uint32 // connection-level WINDOW_UPDATE credit returned, bytes (wraps)
-	H2WindowOpen     uint32 // connection receive window still open, bytes
+	ProbesUsed       uint32 `tp:"pu"`    // pending DISCO probe table slots in use
+	ProbesCap        uint32 `tp:"pcap"`  // table capacity
+	ProbesDropped    uint32 `tp:"pdrop"` // probes dropped because the table was full
+	ProbesReaped     uint32 `tp:"preap"` // probes freed by TTL expiry
+	PingsSent        uint32 `tp:"ping"`
+	PongsRecv        uint32 `tp:"pong"`
+	CallMeMaybeIn    uint32 `tp:"cmmi"`
+	CallMeMaybeOut   uint32 `tp:"cmmo"`
+	H2Received       uint32 `tp:"h2rx"`  // control-stream HTTP/2 DATA bytes received (wraps at 2^32)
+	H2WindowReturned uint32 `tp:"h2wu"`  // connection-level WINDOW_UPDATE credit returned, bytes (wraps)
+	H2WindowOpen     uint32 `tp:"h2win"` // connection receive window still open, bytes
 }
 
 // Peer is a P frame.
 type Peer struct {
-	ID          uint32        // the port's peer number
-	IP          netip.Addr    // peer's tailnet IPv4; invalid when absent
-	Path        Path          // current path
-	Handshake   Path          // source of the last WireGuard handshake
-	HandshakeAt time.Duration // uptime of that handshake (ms resolution)
-	Latency     time.Duration // last DISCO round trip (ms resolution)
+	ID          uint32        `tp:"peer"` // the port's peer number
+	IP          netip.Addr    `tp:"pip"`  // peer's tailnet IPv4; invalid when absent
+	Path        Path          `tp:"path"` // current path
+	Handshake   Path          `tp:"hs"`   // source of the last WireGuard handshake
+	HandshakeAt time.Duration `tp:"hsup"` // uptime of that handshake (ms resolution)
+	Latency     time.Duration `tp:"lat"`  // last DISCO round trip (ms resolution)
 }
 
 // Fetch is an F frame.
 type Fetch struct {
-	N           uint32        // fetch number since boot
-	Bytes       uint32        // body bytes received
-	Elapsed     time.Duration // request start to last byte (ms resolution)
-	KiBpsTenths uint64        // throughput in tenths of KiB/s, as written ("187.0" → 1870)
-	HTTPStatus  uint32        // HTTP status; 0 when none arrived
-	Err         string        // failure word; "" on success
-	Via         Path          // path to the server's peer when it finished
+	N           uint32        `tp:"n"`           // fetch number since boot
+	Bytes       uint32        `tp:"bytes"`       // body bytes received
+	Elapsed     time.Duration `tp:"ms"`          // request start to last byte (ms resolution)
+	KiBpsTenths uint64        `tp:"kibs,tenths"` // throughput in tenths of KiB/s, as written ("187.0" → 1870)
+	HTTPStatus  uint32        `tp:"status"`      // HTTP status; 0 when none arrived
+	Err         string        `tp:"err"`         // failure word; "" on success
+	Via         Path          `tp:"via"`         // path to the server's peer when it finished
 }
 
 // KiBps returns the throughput in KiB/s (1 KiB = 1024 bytes).
@@ -198,30 +211,31 @@ func (f Fetch) KiBps() float64 { return float64(f.KiBpsTenths) / 10 }
 // region's DERP server), as the firmware's relay liveness (tp_relay.h)
 // keeps it.
 type Relay struct {
-	Region    uint16        // the relay's region id; 0 when absent
-	Connected bool          // the connection is up
-	Attempts  uint32        // connect attempts failed since it was last up
-	Drops     uint32        // times it was lost since boot (errors, the receive watchdog)
-	Err       string        // last failure word ("timeout", "eof", "silent", …); "" absent
-	RxAge     time.Duration // since the last frame from the relay (ms resolution); absent when none yet
+	Region    uint16        `tp:"rg"`    // the relay's region id; 0 when absent
+	Connected bool          `tp:"conn"`  // the connection is up
+	Attempts  uint32        `tp:"att"`   // connect attempts failed since it was last up
+	Drops     uint32        `tp:"drop"`  // times it was lost since boot (errors, the receive watchdog)
+	Err       string        `tp:"err"`   // last failure word ("timeout", "eof", "silent", …); "" absent
+	RxAge     time.Duration `tp:"rxage"` // since the last frame from the relay (ms resolution); absent when none yet
 }
 
 // Frame is one decoded frame. Exactly one of Status, Net, Disco, Peer,
-// Fetch, Relay is meaningful, chosen by Kind.
+// Fetch, Relay is meaningful, chosen by Kind (the kind letter in its tag;
+// the Kind constant is "Kind" + the field name).
 type Frame struct {
 	Kind Kind
 	// Version is the protocol version the frame carried (1 or 2); Append
 	// writes it, or Version when 0.
 	Version int
-	Seq     uint32        // frame sequence number since boot
-	Uptime  time.Duration // uptime when written (ms resolution, wraps after 49.7 days)
+	Seq     uint32        `tp:"seq"` // frame sequence number since boot
+	Uptime  time.Duration `tp:"up"`  // uptime when written (ms resolution, wraps after 49.7 days)
 
-	Status Status
-	Net    Net
-	Disco  Disco
-	Peer   Peer
-	Fetch  Fetch
-	Relay  Relay
+	Status Status `tp:"S"`
+	Net    Net    `tp:"N"`
+	Disco  Disco  `tp:"D"`
+	Peer   Peer   `tp:"P"`
+	Fetch  Fetch  `tp:"F"`
+	Relay  Relay  `tp:"R"`
 
 	present uint32 // bit i set: keys(Kind)[i] was in the frame
 }
@@ -251,34 +265,14 @@ func (f *Frame) SetHas(key string, on bool) {
 	}
 }
 
-// Canonical key order per kind; bit positions in Frame.present.
-var (
-	keysStatus = []string{"seq", "up", "rst", "rssi", "wdis", "hif", "hmin", "hlb", "psf", "bad"}
-	keysNet    = []string{"seq", "up", "ip", "host", "eps", "derp", "derpby", "derpms", "near", "nearms"}
-	keysDisco  = []string{"seq", "up", "pu", "pcap", "pdrop", "preap", "ping", "pong", "cmmi", "cmmo", "h2rx", "h2wu", "h2win"}
-	keysPeer   = []string{"seq", "up", "peer", "pip", "path", "hs", "hsup", "lat"}
-	keysFetch  = []string{"seq", "up", "n", "bytes", "ms", "kibs", "status", "err", "via"}
-	keysRelay  = []string{"seq", "up", "rg", "conn", "att", "drop", "err", "rxage"}
-)
-
 // Keys returns the wire keys of kind k in the order writers use, or nil for
 // an unknown kind.
 func Keys(k Kind) []string { return append([]string(nil), kindKeys(k)...) }
 
-func kindKeys(k Kind) []string {
-	switch k {
-	case KindStatus:
-		return keysStatus
-	case KindNet:
-		return keysNet
-	case KindDisco:
-		return keysDisco
-	case KindPeer:
-		return keysPeer
-	case KindFetch:
-		return keysFetch
-	case KindRelay:
-		return keysRelay
-	}
-	return nil
-}
+// Kinds returns the frame kinds this package reads, in the order Frame
+// declares them.
+func Kinds() []Kind { return append([]Kind(nil), kinds...) }
+
+// Field is one field of a frame as text: its wire key and value (what
+// Append writes around the '='; printable ASCII without spaces).
+type Field struct{ Key, Value string }

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -73,92 +76,53 @@ func readVectors(t testing.TB) []vector {
 	return out
 }
 
-// valuesOf renders the decoded frame as wire key → text, written
-// independently of Append so the vectors check the decoder on its own.
+// valuesOf renders the decoded frame as wire key → text. It reads the tp
+// tags and the Go fields by reflection, apart from fields_gen.go and
+// Append, so the vectors check the decoder on its own.
 func valuesOf(f *Frame) map[string]string {
 	m := map[string]string{}
-	put := func(k string, v any) {
-		if f.Has(k) {
-			m[k] = fmt.Sprint(v)
+	rf := reflect.ValueOf(f).Elem()
+	put := func(sf reflect.StructField, v reflect.Value) {
+		key, opt, _ := strings.Cut(sf.Tag.Get("tp"), ",")
+		if !f.Has(key) {
+			return
+		}
+		switch x := v.Interface().(type) {
+		case time.Duration:
+			m[key] = fmt.Sprint(x.Milliseconds())
+		case Path:
+			switch x.Kind {
+			case PathDirect:
+				m[key] = fmt.Sprintf("%s:%d", x.Addr.Addr(), x.Addr.Port())
+			case PathDERP:
+				m[key] = fmt.Sprintf("derp:%d", x.Region)
+			default:
+				m[key] = "none"
+			}
+		case bool:
+			m[key] = map[bool]string{false: "0", true: "1"}[x]
+		case uint64:
+			if opt != "tenths" {
+				panic(sf.Name + ": uint64 without tenths")
+			}
+			m[key] = fmt.Sprintf("%d.%d", x/10, x%10)
+		default: // integers, netip.Addr, string
+			m[key] = fmt.Sprint(x)
 		}
 	}
-	ms := func(d time.Duration) int64 { return d.Milliseconds() }
-	put("seq", f.Seq)
-	put("up", ms(f.Uptime))
-	switch f.Kind {
-	case KindStatus:
-		s := f.Status
-		put("rst", s.Reset)
-		put("rssi", s.RSSI)
-		put("wdis", s.WiFiDisconnects)
-		put("hif", s.HeapFree)
-		put("hmin", s.HeapMinFree)
-		put("hlb", s.HeapLargest)
-		put("psf", s.PSRAMFree)
-		put("bad", s.BadCalls)
-	case KindNet:
-		n := f.Net
-		put("ip", n.IP)
-		put("host", n.Host)
-		put("eps", n.Endpoints)
-		put("derp", n.HomeDERP)
-		put("derpby", n.HomeDERPBy)
-		put("derpms", ms(n.HomeLatency))
-		put("near", n.Nearest)
-		put("nearms", ms(n.NearestLatency))
-	case KindDisco:
-		d := f.Disco
-		put("pu", d.ProbesUsed)
-		put("pcap", d.ProbesCap)
-		put("pdrop", d.ProbesDropped)
-		put("preap", d.ProbesReaped)
-		put("ping", d.PingsSent)
-		put("pong", d.PongsRecv)
-		put("cmmi", d.CallMeMaybeIn)
-		put("cmmo", d.CallMeMaybeOut)
-		put("h2rx", d.H2Received)
-		put("h2wu", d.H2WindowReturned)
-		put("h2win", d.H2WindowOpen)
-	case KindPeer:
-		p := f.Peer
-		put("peer", p.ID)
-		put("pip", p.IP)
-		path := func(p Path) string {
-			switch p.Kind {
-			case PathDirect:
-				return fmt.Sprintf("%s:%d", p.Addr.Addr(), p.Addr.Port())
-			case PathDERP:
-				return fmt.Sprintf("derp:%d", p.Region)
+	for i := 0; i < rf.NumField(); i++ {
+		sf := rf.Type().Field(i)
+		tag := sf.Tag.Get("tp")
+		switch {
+		case tag == "":
+		case tag == f.Kind.String():
+			kv := rf.Field(i)
+			for j := 0; j < kv.NumField(); j++ {
+				put(kv.Type().Field(j), kv.Field(j))
 			}
-			return "none"
+		case len(tag) > 1 || tag[0] < 'A' || tag[0] > 'Z':
+			put(sf, rf.Field(i)) // seq, up
 		}
-		put("path", path(p.Path))
-		put("hs", path(p.Handshake))
-		put("hsup", ms(p.HandshakeAt))
-		put("lat", ms(p.Latency))
-	case KindFetch:
-		x := f.Fetch
-		put("n", x.N)
-		put("bytes", x.Bytes)
-		put("ms", ms(x.Elapsed))
-		put("kibs", fmt.Sprintf("%d.%d", x.KiBpsTenths/10, x.KiBpsTenths%10))
-		put("status", x.HTTPStatus)
-		put("err", x.Err)
-		if x.Via.Kind == PathDERP {
-			put("via", fmt.Sprintf("derp:%d", x.Via.Region))
-		} else if x.Via.Kind == PathDirect {
-			put("via", x.Via.Addr.String())
-		} else {
-			put("via", "none")
-		}
-	case KindRelay:
-		r := f.Relay
-		put("rg", r.Region)
-		put("conn", map[bool]int{false: 0, true: 1}[r.Connected])
-		put("att", r.Attempts)
-		put("drop", r.Drops)
-		put("err", r.Err)
-		put("rxage", ms(r.RxAge))
 	}
 	return m
 }
@@ -317,6 +281,115 @@ func BenchmarkParseNotFrame(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := Parse(line); !errors.Is(err, ErrNotFrame) {
 			b.Fatal(err)
+		}
+	}
+}
+
+// docTypes is the type column docs/telemetry.md gives each Go type.
+var docTypes = map[reflect.Type]string{
+	reflect.TypeFor[uint32]():        "u32",
+	reflect.TypeFor[time.Duration](): "u32", // milliseconds
+	reflect.TypeFor[int32]():         "i32",
+	reflect.TypeFor[uint16]():        "u16",
+	reflect.TypeFor[netip.Addr]():    "IPv4",
+	reflect.TypeFor[string]():        "word",
+	reflect.TypeFor[Path]():          "addr",
+	reflect.TypeFor[uint64]():        "fixed", // tenths
+	reflect.TypeFor[bool]():          "0/1",
+}
+
+// docFields reads docs/telemetry.md's field tables: kind letter ("" for
+// "Fields in every frame") → "key type" rows in order.
+func docFields(t *testing.T) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/telemetry.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	section := "-"
+	row := regexp.MustCompile("^\\| `([a-z0-9]+)` \\| ([^|]+?) \\|")
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(l, "### Fields in every frame"):
+			section = ""
+		case strings.HasPrefix(l, "### `"):
+			section = strings.TrimPrefix(l, "### `")[:1]
+		case strings.HasPrefix(l, "#"):
+			section = "-"
+		}
+		if m := row.FindStringSubmatch(l); m != nil && section != "-" {
+			out[section] = append(out[section], m[1]+" "+m[2])
+		}
+	}
+	return out
+}
+
+// TestDocNamesEveryField holds docs/telemetry.md to the Go table: each
+// kind's section lists exactly its fields, in wire order, with the type
+// its Go field has.
+func TestDocNamesEveryField(t *testing.T) {
+	want := map[string][]string{}
+	rf := reflect.TypeFor[Frame]()
+	for i := 0; i < rf.NumField(); i++ {
+		sf := rf.Field(i)
+		tag := sf.Tag.Get("tp")
+		switch {
+		case tag == "":
+		case len(tag) == 1 && tag[0] >= 'A' && tag[0] <= 'Z':
+			for j := 0; j < sf.Type.NumField(); j++ {
+				f := sf.Type.Field(j)
+				key, _, _ := strings.Cut(f.Tag.Get("tp"), ",")
+				want[tag] = append(want[tag], key+" "+docTypes[f.Type])
+			}
+		default:
+			want[""] = append(want[""], tag+" "+docTypes[sf.Type])
+		}
+	}
+	if len(want) != 7 {
+		t.Fatalf("Frame has %d tagged groups, want seq/up and 6 kinds", len(want))
+	}
+	if diff := cmp.Diff(want, docFields(t)); diff != "" {
+		t.Errorf("docs/telemetry.md field tables (-Go table +doc):\n%s", diff)
+	}
+}
+
+// TestParseDoesNotAllocate keeps the decode off the heap: a frame without
+// words costs no allocation (the field lookup returns pointers into the
+// caller's Frame).
+func TestParseDoesNotAllocate(t *testing.T) {
+	line := []byte("@TP2 D seq=43 up=34012 pu=12 pcap=64 pdrop=0 preap=30 ping=42 pong=1 cmmi=1 cmmo=3 h2rx=48213 h2wu=32768 h2win=49407 *B82BBCB2")
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := Parse(line); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Parse allocates %v times per frame, want 0", n)
+	}
+}
+
+// TestValue checks Value gives each present field's wire text, the text
+// the vectors hold, and nothing for an absent or unknown key.
+func TestValue(t *testing.T) {
+	for _, v := range readVectors(t) {
+		if v.section != "frame" {
+			continue
+		}
+		f, err := Parse([]byte(v.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, k := range Keys(f.Kind) {
+			if val, ok := f.Value(k); ok {
+				got[k] = val
+			}
+		}
+		if diff := cmp.Diff(v.values, got); diff != "" {
+			t.Errorf("%s: Value (-want +got):\n%s", v.name, diff)
+		}
+		if _, ok := f.Value("nosuchkey"); ok {
+			t.Errorf("%s: Value of an unknown key", v.name)
 		}
 	}
 }

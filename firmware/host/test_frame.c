@@ -64,112 +64,48 @@ static unsigned word_index(const char *s, const char *(*name)(unsigned), unsigne
     return 0;
 }
 
+/* Filling one entry of the field table (tp_frame.h) from the vector's text
+ * s of its key (NULL when absent): the member from s, the has_ flag from
+ * whether the vector has the key. KIBS has no member (computed). */
+#define SET_U32(m) f->m = (uint32_t)strtoul(s, NULL, 10)
+#define SET_U16(m) f->m = (uint16_t)strtoul(s, NULL, 10)
+#define SET_I8(m) f->m = (int8_t)atoi(s)
+#define SET_BOOL(m) f->m = (uint8_t)strtoul(s, NULL, 10)
+#define SET_IP(m) f->m = ip(s)
+#define SET_ADDR(m) f->m = addr(s)
+#define SET_RESET(m) f->m = (uint8_t)word_index(s, tp_reset_name, TP_RST_COUNT)
+#define SET_DERPBY(m) f->m = (uint8_t)word_index(s, tp_derp_by_name, TP_DERP_BY_COUNT)
+#define SET_HOST(m) strncpy(f->m, s, TP_HOST_MAX)
+#define SET_WORD(m) strncpy(f->m, s, TP_ERR_MAX)
+#define SET_KIBS(m) (void)0
+#define FLAG_ALWAYS (void)0
+#define FLAG_HAS(flag) f->flag = s != NULL
+#define FLAG_SET (void)0
+#define FLAG_IF(m) (void)0
+#define FLAG_HAS_IF(flag, m) f->flag = s != NULL
+#define SET_FIELD_(member, key, TYPE, WHEN) \
+    {                                       \
+        const char *s = vec_get(v, key);    \
+        FLAG_##WHEN;                        \
+        if (s != NULL) {                    \
+            SET_##TYPE(member);             \
+        }                                   \
+    }
+#define ENCODE_KIND_(name, letter, FIELDS)          \
+    case letter: {                                  \
+        tp_##name##_frame_t fr, *f = &fr;           \
+        memset(f, 0, sizeof *f);                    \
+        f->seq = u32(v, "seq");                     \
+        f->up_ms = u32(v, "up");                    \
+        FIELDS(SET_FIELD_)                          \
+        return tp_frame_##name(buf, cap, f);        \
+    }
+
 /* encode builds the frame from the vector's values with the C encoder. */
 static size_t encode(const vec_t *v, char *buf, size_t cap)
 {
     switch (v->kind[0]) {
-    case 'S': {
-        tp_status_frame_t f;
-        memset(&f, 0, sizeof f);
-        f.seq = u32(v, "seq");
-        f.up_ms = u32(v, "up");
-        f.rst = (uint8_t)word_index(vec_get(v, "rst"), tp_reset_name, TP_RST_COUNT);
-        f.has_rssi = vec_get(v, "rssi") != NULL;
-        f.rssi = f.has_rssi ? (int8_t)atoi(vec_get(v, "rssi")) : 0;
-        f.wifi_disc = u32(v, "wdis");
-        f.heap_free = u32(v, "hif");
-        f.heap_min = u32(v, "hmin");
-        f.heap_largest = u32(v, "hlb");
-        f.has_psram = vec_get(v, "psf") != NULL;
-        f.psram_free = u32(v, "psf");
-        f.bad = u32(v, "bad");
-        return tp_frame_status(buf, cap, &f);
-    }
-    case 'N': {
-        tp_net_frame_t f;
-        memset(&f, 0, sizeof f);
-        f.seq = u32(v, "seq");
-        f.up_ms = u32(v, "up");
-        f.has_ip = vec_get(v, "ip") != NULL;
-        f.ip = ip(vec_get(v, "ip"));
-        if (vec_get(v, "host")) {
-            strncpy(f.host, vec_get(v, "host"), TP_HOST_MAX);
-        }
-        f.has_eps = vec_get(v, "eps") != NULL;
-        f.eps = u32(v, "eps");
-        f.derp = (uint16_t)u32(v, "derp");
-        if (f.derp) {
-            f.derp_by = (uint8_t)word_index(vec_get(v, "derpby"), tp_derp_by_name, TP_DERP_BY_COUNT);
-        }
-        f.has_derp_ms = vec_get(v, "derpms") != NULL;
-        f.derp_ms = u32(v, "derpms");
-        f.near = (uint16_t)u32(v, "near");
-        f.near_ms = u32(v, "nearms");
-        return tp_frame_net(buf, cap, &f);
-    }
-    case 'D': {
-        tp_disco_frame_t f;
-        f.seq = u32(v, "seq");
-        f.up_ms = u32(v, "up");
-        f.v[TP_D_PU] = u32(v, "pu");
-        f.v[TP_D_PCAP] = u32(v, "pcap");
-        f.v[TP_D_PDROP] = u32(v, "pdrop");
-        f.v[TP_D_PREAP] = u32(v, "preap");
-        f.v[TP_D_PING] = u32(v, "ping");
-        f.v[TP_D_PONG] = u32(v, "pong");
-        f.v[TP_D_CMMI] = u32(v, "cmmi");
-        f.v[TP_D_CMMO] = u32(v, "cmmo");
-        f.v[TP_D_H2RX] = u32(v, "h2rx");
-        f.v[TP_D_H2WU] = u32(v, "h2wu");
-        f.v[TP_D_H2WIN] = u32(v, "h2win");
-        return tp_frame_disco(buf, cap, &f);
-    }
-    case 'P': {
-        tp_peer_frame_t f;
-        memset(&f, 0, sizeof f);
-        f.seq = u32(v, "seq");
-        f.up_ms = u32(v, "up");
-        f.peer = u32(v, "peer");
-        f.has_pip = vec_get(v, "pip") != NULL;
-        f.pip = ip(vec_get(v, "pip"));
-        f.path = addr(vec_get(v, "path"));
-        f.hs = addr(vec_get(v, "hs"));
-        f.hs_up_ms = u32(v, "hsup");
-        f.has_lat = vec_get(v, "lat") != NULL;
-        f.lat_ms = u32(v, "lat");
-        return tp_frame_peer(buf, cap, &f);
-    }
-    case 'F': {
-        tp_fetch_frame_t f;
-        memset(&f, 0, sizeof f);
-        f.seq = u32(v, "seq");
-        f.up_ms = u32(v, "up");
-        f.n = u32(v, "n");
-        f.bytes = u32(v, "bytes");
-        f.ms = u32(v, "ms");
-        f.status = u32(v, "status");
-        if (vec_get(v, "err")) {
-            strncpy(f.err, vec_get(v, "err"), TP_ERR_MAX);
-        }
-        f.via = addr(vec_get(v, "via"));
-        return tp_frame_fetch(buf, cap, &f);
-    }
-    case 'R': {
-        tp_relay_frame_t f;
-        memset(&f, 0, sizeof f);
-        f.seq = u32(v, "seq");
-        f.up_ms = u32(v, "up");
-        f.region = (uint16_t)u32(v, "rg");
-        f.conn = (uint8_t)u32(v, "conn");
-        f.att = u32(v, "att");
-        f.drop = u32(v, "drop");
-        if (vec_get(v, "err")) {
-            strncpy(f.err, vec_get(v, "err"), TP_ERR_MAX);
-        }
-        f.has_rxage = vec_get(v, "rxage") != NULL;
-        f.rxage_ms = u32(v, "rxage");
-        return tp_frame_relay(buf, cap, &f);
-    }
+        TP_FRAME_KINDS(ENCODE_KIND_)
     }
     fail_msg("vector %s: unknown kind %s", v->name, v->kind);
     return 0;

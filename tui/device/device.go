@@ -313,6 +313,17 @@ func (p *Pane) render() []string {
 		wifi += fmt.Sprintf(", RSSI %d dBm", s.RSSI)
 	}
 	add(p.st.Title.Render("Wi-Fi") + "  " + wifi)
+	// Fields of the telemetry table this pane has no words for yet, as the
+	// board wrote them (devlink.State.Extra).
+	var more []string
+	for _, k := range telemetry.Kinds() {
+		if f := s.Extra[k]; len(f) > 0 {
+			more = append(more, k.String()+": "+fieldsText(f))
+		}
+	}
+	if len(more) > 0 {
+		add(p.st.Title.Render("More telemetry") + "  " + strings.Join(more, " · "))
+	}
 
 	// Peers.
 	add("")
@@ -331,6 +342,9 @@ func (p *Pane) render() []string {
 		row := fmt.Sprintf("  peer %d %s  path %s%s  handshake via %s", id, ip, pathWords(p.st, pr.Path), lat, pathText(pr.Handshake))
 		if !pr.HandshakeAt.IsZero() {
 			row += p.st.Muted.Render(" · " + units.Ago(now, pr.HandshakeAt))
+		}
+		if len(pr.Extra) > 0 {
+			row += "  " + fieldsText(pr.Extra)
 		}
 		if pr.IP.IsValid() && p.selectedHas(pr.IP) {
 			row += "  " + p.st.Selected.Render("◀ "+safetext.Clean(p.selected.Name))
@@ -353,7 +367,11 @@ func (p *Pane) render() []string {
 			if f.Boot > 0 {
 				boot = fmt.Sprintf("boot %d ", f.Boot)
 			}
-			add(fmt.Sprintf("  %s#%d %s in %dms = %s, %s via %s", boot, f.N, units.Bytes(int64(f.Bytes)), f.Elapsed.Milliseconds(), units.Rate(f.KiBps()*1024), res, pathText(f.Via)))
+			row := fmt.Sprintf("  %s#%d %s in %dms = %s, %s via %s", boot, f.N, units.Bytes(int64(f.Bytes)), f.Elapsed.Milliseconds(), units.Rate(f.KiBps()*1024), res, pathText(f.Via))
+			if len(f.Extra) > 0 {
+				row += "  " + fieldsText(f.Extra)
+			}
+			add(row)
 		}
 	}
 	add("")
@@ -482,6 +500,16 @@ func addrOr(s string, ok bool) string {
 		return s
 	}
 	return "?"
+}
+
+// fieldsText lists telemetry fields as the board wrote them: "key=value
+// key=value" (wire text: printable ASCII without spaces).
+func fieldsText(fs []telemetry.Field) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.Key + "=" + f.Value
+	}
+	return strings.Join(parts, " ")
 }
 
 // pathText words a path: "direct 1.2.3.4:41641", "DERP region 7", "unknown".

@@ -14,6 +14,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
@@ -322,4 +323,34 @@ func trimLines(v string) string {
 		lines[i] = strings.TrimRight(l, " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestDevicePaneShowsExtraFields: telemetry fields State has no named field
+// for (a field just added to the table) are listed as the board wrote them,
+// board-wide, on their peer's row and on their fetch's row.
+func TestDevicePaneShowsExtraFields(t *testing.T) {
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(200, 40)
+	ev := event(boardLog, true)
+	p.Update(ev)
+	if v := p.View(); strings.Contains(v, "More telemetry") {
+		t.Errorf("extra fields shown when there are none:\n%s", v)
+	}
+	ev.State.Extra = map[telemetry.Kind][]telemetry.Field{
+		telemetry.KindRelay:  {{Key: "tls", Value: "1.3"}},
+		telemetry.KindStatus: {{Key: "temp", Value: "41"}, {Key: "vbat", Value: "3712"}},
+	}
+	ev.State.Peers[2].Extra = []telemetry.Field{{Key: "mtu", Value: "1280"}}
+	ev.State.Fetches[0].Extra = []telemetry.Field{{Key: "retries", Value: "2"}}
+	p.Update(ev)
+	v := trimLines(p.View())
+	for _, want := range []string{
+		"More telemetry  S: temp=41 vbat=3712 · R: tls=1.3",
+		"handshake via DERP region 1 · 1m ago  mtu=1280",
+		"via direct 203.0.113.7:41641  retries=2",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("pane lacks %q:\n%s", want, v)
+		}
+	}
 }

@@ -4,8 +4,8 @@
  *
  * Each tp_frame_* function writes one frame, without line ending, into buf
  * and returns its length (at most TP_FRAME_MAX bytes, NUL-terminated when
- * cap > length), or 0 when buf is NULL or cap is too small. Fields whose has_*
- * flag is 0 (or whose documented "absent" value is set) are left out.
+ * cap > length), or 0 when buf is NULL or cap is too small. Which fields are
+ * written, and how, is the field table below (TP_<KIND>_FIELDS).
  */
 #ifndef TP_FRAME_H
 #define TP_FRAME_H
@@ -48,72 +48,134 @@ typedef struct {
     uint32_t ip;     /**< IPv4, TP_ADDR_DIRECT */
 } tp_addr_t;
 
-/** S frame. */
-typedef struct {
-    uint32_t seq, up_ms;
-    uint8_t rst;              /**< tp_reset_t; out of range is written "unknown" */
-    uint8_t has_rssi, has_psram;
-    int8_t rssi;              /**< dBm */
-    uint32_t wifi_disc, heap_free, heap_min, heap_largest, psram_free, bad;
-} tp_status_frame_t;
+/*
+ * The frames' fields: the C side's one table (docs/telemetry.md; the Go
+ * side's is the tp tags in devlink/telemetry). One X(member, "key", TYPE,
+ * WHEN) entry per field, in wire order, after seq and up. An entry declares
+ * the struct member (and its has_ flag), makes tp_frame_<kind>() write the
+ * field, and lets the host tests fill the struct from the vectors. Adding a
+ * field is one entry here plus its row in docs/telemetry.md; then give the
+ * member a value where tp_core.c fills the frame.
+ *
+ * TYPE, the member's C type and how it is written:
+ *   U32    uint32_t, decimal         U16     uint16_t, decimal
+ *   I8     int8_t, signed decimal    BOOL    uint8_t, "0" or "1"
+ *   IP     uint32_t IPv4 in host order (1.2.3.4 = 0x01020304), dotted
+ *   ADDR   tp_addr_t: "a.b.c.d:port", "derp:<region>" or "none"
+ *   RESET  uint8_t tp_reset_t, its word ("unknown" when out of range)
+ *   DERPBY uint8_t tp_derp_by_t, its word ("none" when out of range)
+ *   HOST   char[TP_HOST_MAX + 1]; bytes outside [A-Za-z0-9._-] written '_'
+ *   WORD   char[TP_ERR_MAX + 1]; bytes outside 0x21..0x7E written '_'
+ *   KIBS   no member: bytes*1000/1024/ms in tenths (tp_kibs_tenths), "187.0"
+ * WHEN, when the field is written:
+ *   ALWAYS           every frame
+ *   HAS(flag)        when the uint8_t member flag (declared too) is non-zero
+ *   SET              when the member is set: non-zero, not "", not TP_ADDR_NONE
+ *   IF(m)            when member m (a path such as hs.kind) is non-zero
+ *   HAS_IF(flag, m)  both
+ * Every entry ends in a backslash, so a new last entry is one line. Comments
+ * in these lists must be C comments: a // would swallow the entries after it.
+ */
+#define TP_STATUS_FIELDS(X) \
+    X(rst,          "rst",  RESET, ALWAYS)        \
+    X(rssi,         "rssi", I8,    HAS(has_rssi)) /* dBm */ \
+    X(wifi_disc,    "wdis", U32,   ALWAYS)        \
+    X(heap_free,    "hif",  U32,   ALWAYS)        \
+    X(heap_min,     "hmin", U32,   ALWAYS)        \
+    X(heap_largest, "hlb",  U32,   ALWAYS)        \
+    X(psram_free,   "psf",  U32,   HAS(has_psram)) \
+    X(bad,          "bad",  U32,   ALWAYS) \
+    /* end of TP_STATUS_FIELDS */
 
-/** N frame. */
-typedef struct {
-    uint32_t seq, up_ms;
-    uint8_t has_ip, has_eps, has_derp_ms;
-    uint32_t ip;              /**< own tailnet IPv4, host order */
-    char host[TP_HOST_MAX + 1]; /**< "" = absent; bytes outside [A-Za-z0-9._-] are written '_' */
-    uint32_t eps;
-    uint16_t derp;            /**< 0 = absent (then derpby/derpms are left out too) */
-    uint8_t derp_by;          /**< tp_derp_by_t */
-    uint32_t derp_ms;
-    uint16_t near;            /**< 0 = absent (then nearms too) */
-    uint32_t near_ms;
-} tp_net_frame_t;
+#define TP_NET_FIELDS(X) \
+    X(ip,      "ip",     IP,     HAS(has_ip))  /* own tailnet IPv4 */ \
+    X(host,    "host",   HOST,   SET)          \
+    X(eps,     "eps",    U32,    HAS(has_eps)) \
+    X(derp,    "derp",   U16,    SET)          /* 0 = absent, then derpby and derpms too */ \
+    X(derp_by, "derpby", DERPBY, IF(derp))     \
+    X(derp_ms, "derpms", U32,    HAS_IF(has_derp_ms, derp)) \
+    X(near,    "near",   U16,    SET)          /* 0 = absent, then nearms too */ \
+    X(near_ms, "nearms", U32,    IF(near)) \
+    /* end of TP_NET_FIELDS */
 
-/** D frame fields, in wire order (v[] index). */
-enum {
-    TP_D_PU, TP_D_PCAP, TP_D_PDROP, TP_D_PREAP, TP_D_PING, TP_D_PONG,
-    TP_D_CMMI, TP_D_CMMO, TP_D_H2RX, TP_D_H2WU, TP_D_H2WIN, TP_D_COUNT
-};
+#define TP_DISCO_FIELDS(X) \
+    X(pu,    "pu",    U32, ALWAYS) \
+    X(pcap,  "pcap",  U32, ALWAYS) \
+    X(pdrop, "pdrop", U32, ALWAYS) \
+    X(preap, "preap", U32, ALWAYS) \
+    X(ping,  "ping",  U32, ALWAYS) \
+    X(pong,  "pong",  U32, ALWAYS) \
+    X(cmmi,  "cmmi",  U32, ALWAYS) \
+    X(cmmo,  "cmmo",  U32, ALWAYS) \
+    X(h2rx,  "h2rx",  U32, ALWAYS) \
+    X(h2wu,  "h2wu",  U32, ALWAYS) \
+    X(h2win, "h2win", U32, ALWAYS) \
+    /* end of TP_DISCO_FIELDS */
 
-/** D frame: every field is always written; v[TP_D_PU] is `pu` etc. */
-typedef struct {
-    uint32_t seq, up_ms;
-    uint32_t v[TP_D_COUNT];
-} tp_disco_frame_t;
+#define TP_PEER_FIELDS(X) \
+    X(peer,     "peer", U32,  ALWAYS)       \
+    X(pip,      "pip",  IP,   HAS(has_pip)) /* peer tailnet IPv4 */ \
+    X(path,     "path", ADDR, ALWAYS)       /* "none" when TP_ADDR_NONE */ \
+    X(hs,       "hs",   ADDR, SET)          /* TP_ADDR_NONE = absent, then hsup too */ \
+    X(hs_up_ms, "hsup", U32,  IF(hs.kind))  \
+    X(lat_ms,   "lat",  U32,  HAS(has_lat)) \
+    /* end of TP_PEER_FIELDS */
 
-/** P frame. */
-typedef struct {
-    uint32_t seq, up_ms;
-    uint32_t peer;
-    uint8_t has_pip, has_lat;
-    uint32_t pip;             /**< peer tailnet IPv4, host order */
-    tp_addr_t path;           /**< always written ("none" when TP_ADDR_NONE) */
-    tp_addr_t hs;             /**< TP_ADDR_NONE = absent (then hsup too) */
-    uint32_t hs_up_ms;
-    uint32_t lat_ms;
-} tp_peer_frame_t;
+#define TP_FETCH_FIELDS(X) \
+    X(n,      "n",      U32,  ALWAYS) \
+    X(bytes,  "bytes",  U32,  ALWAYS) \
+    X(ms,     "ms",     U32,  ALWAYS) \
+    X(kibs,   "kibs",   KIBS, ALWAYS) /* from bytes and ms */ \
+    X(status, "status", U32,  ALWAYS) \
+    X(err,    "err",    WORD, SET)    /* "" = absent (success) */ \
+    X(via,    "via",    ADDR, SET) \
+    /* end of TP_FETCH_FIELDS */
 
-/** F frame. kibs is computed from bytes and ms. */
-typedef struct {
-    uint32_t seq, up_ms;
-    uint32_t n, bytes, ms, status;
-    char err[TP_ERR_MAX + 1]; /**< "" = absent (success) */
-    tp_addr_t via;            /**< TP_ADDR_NONE = absent */
-} tp_fetch_frame_t;
+#define TP_RELAY_FIELDS(X) \
+    X(region,   "rg",    U16,  SET)             /* 0 = absent */ \
+    X(conn,     "conn",  BOOL, ALWAYS)          /* 1 connected */ \
+    X(att,      "att",   U32,  ALWAYS)          /* connect attempts failed since last up */ \
+    X(drop,     "drop",  U32,  ALWAYS)          /* connections lost since boot */ \
+    X(err,      "err",   WORD, SET)             /* last failure word, "" = absent */ \
+    X(rxage_ms, "rxage", U32,  HAS(has_rxage))  /* since the last frame from the relay */ \
+    /* end of TP_RELAY_FIELDS */
 
-/** R frame: the DERP relay connection (protocol version 2). */
-typedef struct {
-    uint32_t seq, up_ms;
-    uint16_t region;          /**< 0 = absent */
-    uint8_t conn;             /**< 1 connected */
-    uint8_t has_rxage;
-    uint32_t att;             /**< connect attempts failed since last up */
-    uint32_t drop;            /**< connections lost since boot */
-    char err[TP_ERR_MAX + 1]; /**< last failure word, "" = absent */
-    uint32_t rxage_ms;        /**< since the last frame from the relay */
-} tp_relay_frame_t;
+/** The frame kinds: X(name, 'letter', FIELDS) gives tp_<name>_frame_t and tp_frame_<name>(). */
+#define TP_FRAME_KINDS(X) \
+    X(status, 'S', TP_STATUS_FIELDS) \
+    X(net,    'N', TP_NET_FIELDS)    \
+    X(disco,  'D', TP_DISCO_FIELDS)  \
+    X(peer,   'P', TP_PEER_FIELDS)   \
+    X(fetch,  'F', TP_FETCH_FIELDS)  \
+    X(relay,  'R', TP_RELAY_FIELDS)
+
+/* Declaring an entry's member and flag. */
+#define TP_CTYPE_U32(m) uint32_t m;
+#define TP_CTYPE_U16(m) uint16_t m;
+#define TP_CTYPE_I8(m) int8_t m;
+#define TP_CTYPE_BOOL(m) uint8_t m;
+#define TP_CTYPE_IP(m) uint32_t m;
+#define TP_CTYPE_ADDR(m) tp_addr_t m;
+#define TP_CTYPE_RESET(m) uint8_t m;
+#define TP_CTYPE_DERPBY(m) uint8_t m;
+#define TP_CTYPE_HOST(m) char m[TP_HOST_MAX + 1];
+#define TP_CTYPE_WORD(m) char m[TP_ERR_MAX + 1];
+#define TP_CTYPE_KIBS(m)
+#define TP_FLAG_ALWAYS
+#define TP_FLAG_HAS(flag) uint8_t flag;
+#define TP_FLAG_SET
+#define TP_FLAG_IF(m)
+#define TP_FLAG_HAS_IF(flag, m) uint8_t flag;
+#define TP_DECLARE_FIELD_(member, key, TYPE, WHEN) TP_CTYPE_##TYPE(member) TP_FLAG_##WHEN
+
+/* tp_status_frame_t, tp_net_frame_t, tp_disco_frame_t, tp_peer_frame_t,
+ * tp_fetch_frame_t, tp_relay_frame_t: seq, up_ms, then the kind's members. */
+#define TP_DECLARE_FRAME_(name, letter, FIELDS) \
+    typedef struct {                            \
+        uint32_t seq, up_ms;                    \
+        FIELDS(TP_DECLARE_FIELD_)               \
+    } tp_##name##_frame_t;
+TP_FRAME_KINDS(TP_DECLARE_FRAME_)
 
 /** Protocol version written in the marker ("@TP2"). */
 #define TP_PROTOCOL_VERSION 2

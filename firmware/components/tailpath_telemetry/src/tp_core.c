@@ -33,7 +33,7 @@ typedef struct {
     uint16_t derp;
     uint8_t derp_by;
     region_t regions[TP_MAX_REGIONS];
-    uint32_t d[TP_D_COUNT]; /* D frame counters, TP_D_* */
+    tp_disco_frame_t d; /* D frame counters (seq and up unused) */
     peer_t peers[TP_MAX_PEERS];
     tp_fetch_frame_t fetch;
     uint8_t fetch_pending;
@@ -187,7 +187,7 @@ static int addr_ok(const tp_addr_t *a)
 void tp_disco_ping_sent(uint32_t peer, const tp_addr_t *to)
 {
     tp_port_lock();
-    g.d[TP_D_PING]++;
+    g.d.ping++;
     if (!addr_ok(to)) {
         g.bad++;
     } else {
@@ -200,7 +200,7 @@ void tp_disco_pong_recv(uint32_t peer, const tp_addr_t *from, uint32_t rtt_ms)
 {
     peer_t *p;
     tp_port_lock();
-    g.d[TP_D_PONG]++;
+    g.d.pong++;
     if (!addr_ok(from)) {
         g.bad++;
     } else if ((p = peer_slot(peer)) != NULL) {
@@ -216,14 +216,14 @@ void tp_disco_pong_recv(uint32_t peer, const tp_addr_t *from, uint32_t rtt_ms)
 void tp_disco_probe_dropped(void)
 {
     tp_port_lock();
-    g.d[TP_D_PDROP]++;
+    g.d.pdrop++;
     tp_port_unlock();
 }
 
 void tp_disco_probes_reaped(uint32_t n)
 {
     tp_port_lock();
-    g.d[TP_D_PREAP] += n;
+    g.d.preap += n;
     tp_port_unlock();
 }
 
@@ -234,8 +234,8 @@ void tp_disco_probe_table(uint32_t used, uint32_t capacity)
         g.bad++;
         used = capacity;
     }
-    g.d[TP_D_PU] = used;
-    g.d[TP_D_PCAP] = capacity;
+    g.d.pu = used;
+    g.d.pcap = capacity;
     tp_port_unlock();
 }
 
@@ -243,9 +243,9 @@ void tp_disco_callmemaybe(int outgoing)
 {
     tp_port_lock();
     if (outgoing) {
-        g.d[TP_D_CMMO]++;
+        g.d.cmmo++;
     } else {
-        g.d[TP_D_CMMI]++;
+        g.d.cmmi++;
     }
     tp_port_unlock();
 }
@@ -324,8 +324,8 @@ void tp_wg_handshake(uint32_t peer, const tp_addr_t *src)
 void tp_h2_data(uint32_t bytes, uint32_t conn_window_open)
 {
     tp_port_lock();
-    g.d[TP_D_H2RX] += bytes;
-    g.d[TP_D_H2WIN] = conn_window_open;
+    g.d.h2rx += bytes;
+    g.d.h2win = conn_window_open;
     tp_port_unlock();
 }
 
@@ -333,9 +333,9 @@ void tp_h2_window_update(uint32_t stream_id, uint32_t increment, uint32_t conn_w
 {
     tp_port_lock();
     if (stream_id == 0) {
-        g.d[TP_D_H2WU] += increment;
+        g.d.h2wu += increment;
     }
-    g.d[TP_D_H2WIN] = conn_window_open;
+    g.d.h2win = conn_window_open;
     tp_port_unlock();
 }
 
@@ -431,10 +431,9 @@ static int emit_periodic(uint32_t now)
     out(tp_frame_net(line, sizeof line, &n));
     count++;
 
-    memset(&d, 0, sizeof d);
+    d = snap.d;
     d.seq = ++seq;
     d.up_ms = now;
-    memcpy(d.v, snap.d, sizeof d.v);
     out(tp_frame_disco(line, sizeof line, &d));
     count++;
 

@@ -186,161 +186,156 @@ fail:
     return 0;
 }
 
-size_t tp_frame_status(char *buf, size_t cap, const tp_status_frame_t *f)
+/*
+ * The field table at run time: each TP_<KIND>_FIELDS entry (tp_frame.h)
+ * becomes one field_t, and put_frame writes a frame from its kind's table.
+ * A table is smaller than code per field (the Xtensa budget in host/Makefile).
+ */
+enum { T_U32, T_U16, T_I8, T_BOOL, T_IP, T_ADDR, T_RESET, T_DERPBY, T_HOST, T_WORD, T_KIBS };
+
+#define NONE 0xFFu /* no flag, no condition (offset 0 is seq: never one) */
+
+typedef struct {
+    char key[7];       /* wire key, NUL-terminated */
+    uint8_t type;      /* T_* */
+    uint8_t off;       /* offset of the member */
+    uint8_t flag;      /* offset of a uint8_t that must be non-zero, or NONE */
+    uint8_t cond;      /* offset of bytes not all zero, or NONE */
+    uint8_t cond_size; /* their count */
+} field_t;
+
+/* One entry as a field_t, inside a function that has typedef'd its frame
+ * struct as frame_t_. OFF_<TYPE>: the member's offset (KIBS has none).
+ * COND_<WHEN>(member, TYPE): flag, cond, cond_size; a WHEN that takes its
+ * own arguments leaves (member, TYPE) to EAT_. SET_AT_<TYPE>: the bytes
+ * that say a member is set. */
+#define EAT_(...)
+#define AT_(m) (uint8_t) offsetof(frame_t_, m)
+#define SIZE_(m) (uint8_t) sizeof(((frame_t_ *)0)->m)
+#define OFF_U32(m) AT_(m)
+#define OFF_U16(m) AT_(m)
+#define OFF_I8(m) AT_(m)
+#define OFF_BOOL(m) AT_(m)
+#define OFF_IP(m) AT_(m)
+#define OFF_ADDR(m) AT_(m)
+#define OFF_RESET(m) AT_(m)
+#define OFF_DERPBY(m) AT_(m)
+#define OFF_HOST(m) AT_(m)
+#define OFF_WORD(m) AT_(m)
+#define OFF_KIBS(m) 0
+#define SET_AT_U16(m) AT_(m), SIZE_(m)
+#define SET_AT_U32(m) AT_(m), SIZE_(m)
+#define SET_AT_HOST(m) AT_(m), 1
+#define SET_AT_WORD(m) AT_(m), 1
+#define SET_AT_ADDR(m) AT_(m.kind), SIZE_(m.kind)
+#define COND_ALWAYS NONE, NONE, 0 EAT_
+#define COND_HAS(flag) AT_(flag), NONE, 0 EAT_
+#define COND_SET COND_SET_
+#define COND_SET_(m, TYPE) NONE, SET_AT_##TYPE(m)
+#define COND_IF(other) NONE, AT_(other), SIZE_(other) EAT_
+#define COND_HAS_IF(flag, other) AT_(flag), AT_(other), SIZE_(other) EAT_
+#define FIELD_(member, k, TYPE, WHEN) {k, T_##TYPE, OFF_##TYPE(member), COND_##WHEN(member, TYPE)},
+
+static int nonzero(const uint8_t *p, size_t n)
 {
-    w_t w;
-    if (f == NULL) {
-        return 0;
-    }
-    begin(&w, buf, cap, 'S', f->seq, f->up_ms);
-    key(&w, "rst");
-    put_str(&w, tp_reset_name(f->rst));
-    if (f->has_rssi) {
-        key(&w, "rssi");
-        if (f->rssi < 0) {
-            put_ch(&w, '-');
-            put_u32(&w, (uint32_t)(-(int32_t)f->rssi));
-        } else {
-            put_u32(&w, (uint32_t)f->rssi);
+    while (n--) {
+        if (*p++) {
+            return 1;
         }
     }
-    kv_u32(&w, "wdis", f->wifi_disc);
-    kv_u32(&w, "hif", f->heap_free);
-    kv_u32(&w, "hmin", f->heap_min);
-    kv_u32(&w, "hlb", f->heap_largest);
-    if (f->has_psram) {
-        kv_u32(&w, "psf", f->psram_free);
-    }
-    kv_u32(&w, "bad", f->bad);
-    return finish(&w);
+    return 0;
 }
 
-size_t tp_frame_net(char *buf, size_t cap, const tp_net_frame_t *f)
+static uint32_t get_u32(const uint8_t *p)
 {
-    w_t w;
-    if (f == NULL) {
-        return 0;
-    }
-    begin(&w, buf, cap, 'N', f->seq, f->up_ms);
-    if (f->has_ip) {
-        key(&w, "ip");
-        put_ip(&w, f->ip);
-    }
-    if (f->host[0]) {
-        key(&w, "host");
-        put_word(&w, f->host, TP_HOST_MAX, 1);
-    }
-    if (f->has_eps) {
-        kv_u32(&w, "eps", f->eps);
-    }
-    if (f->derp) {
-        kv_u32(&w, "derp", f->derp);
-        key(&w, "derpby");
-        put_str(&w, tp_derp_by_name(f->derp_by));
-        if (f->has_derp_ms) {
-            kv_u32(&w, "derpms", f->derp_ms);
-        }
-    }
-    if (f->near) {
-        kv_u32(&w, "near", f->near);
-        kv_u32(&w, "nearms", f->near_ms);
-    }
-    return finish(&w);
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 
-size_t tp_frame_disco(char *buf, size_t cap, const tp_disco_frame_t *f)
+static void put_value(w_t *w, const field_t *d, const uint8_t *p)
 {
-    w_t w;
-    if (f == NULL) {
-        return 0;
-    }
-    /* Keys NUL-separated in TP_D_* order. */
-    static const char keys[] = "pu\0pcap\0pdrop\0preap\0ping\0pong\0cmmi\0cmmo\0h2rx\0h2wu\0h2win";
-    const char *k = keys;
-    int i;
-    begin(&w, buf, cap, 'D', f->seq, f->up_ms);
-    for (i = 0; i < TP_D_COUNT; i++) {
-        kv_u32(&w, k, f->v[i]);
-        while (*k++) {
-        }
-    }
-    return finish(&w);
-}
-
-size_t tp_frame_peer(char *buf, size_t cap, const tp_peer_frame_t *f)
-{
-    w_t w;
-    if (f == NULL) {
-        return 0;
-    }
-    begin(&w, buf, cap, 'P', f->seq, f->up_ms);
-    kv_u32(&w, "peer", f->peer);
-    if (f->has_pip) {
-        key(&w, "pip");
-        put_ip(&w, f->pip);
-    }
-    key(&w, "path");
-    put_addr(&w, &f->path);
-    if (f->hs.kind != TP_ADDR_NONE) {
-        key(&w, "hs");
-        put_addr(&w, &f->hs);
-        kv_u32(&w, "hsup", f->hs_up_ms);
-    }
-    if (f->has_lat) {
-        kv_u32(&w, "lat", f->lat_ms);
-    }
-    return finish(&w);
-}
-
-size_t tp_frame_fetch(char *buf, size_t cap, const tp_fetch_frame_t *f)
-{
-    w_t w;
+    const uint8_t *m = p + d->off;
+    uint16_t u16;
     uint64_t t;
-    uint32_t whole;
+    switch (d->type) {
+    case T_U32:
+        put_u32(w, get_u32(m));
+        break;
+    case T_U16:
+        memcpy(&u16, m, sizeof u16);
+        put_u32(w, u16);
+        break;
+    case T_I8:
+        if ((int8_t)*m < 0) {
+            put_ch(w, '-');
+            put_u32(w, (uint32_t)(-(int32_t)(int8_t)*m));
+        } else {
+            put_u32(w, *m);
+        }
+        break;
+    case T_BOOL:
+        put_ch(w, *m ? '1' : '0');
+        break;
+    case T_IP:
+        put_ip(w, get_u32(m));
+        break;
+    case T_ADDR:
+        put_addr(w, (const tp_addr_t *)(const void *)m);
+        break;
+    case T_RESET:
+        put_str(w, tp_reset_name(*m));
+        break;
+    case T_DERPBY:
+        put_str(w, tp_derp_by_name(*m));
+        break;
+    case T_HOST:
+        put_word(w, (const char *)m, TP_HOST_MAX, 1);
+        break;
+    case T_WORD:
+        put_word(w, (const char *)m, TP_ERR_MAX, 0);
+        break;
+    case T_KIBS: /* F frame: from bytes and ms */
+        t = tp_kibs_tenths(get_u32(p + offsetof(tp_fetch_frame_t, bytes)), get_u32(p + offsetof(tp_fetch_frame_t, ms)));
+        put_u32(w, (uint32_t)(t / 10u)); /* < 2^32: at most 4294967295*1000/1024 */
+        put_ch(w, '.');
+        put_ch(w, (char)('0' + (int)(t % 10u)));
+        break;
+    }
+}
+
+/* put_frame writes frame f: seq and up_ms (first in every frame struct, as in
+ * tp_status_frame_t), then the members fields[] describes. */
+static size_t put_frame(char *buf, size_t cap, char kind, const void *f, const field_t *fields, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)f;
+    w_t w;
+    size_t i;
     if (f == NULL) {
         return 0;
     }
-    begin(&w, buf, cap, 'F', f->seq, f->up_ms);
-    kv_u32(&w, "n", f->n);
-    kv_u32(&w, "bytes", f->bytes);
-    kv_u32(&w, "ms", f->ms);
-    t = tp_kibs_tenths(f->bytes, f->ms);
-    key(&w, "kibs");
-    whole = (uint32_t)(t / 10u); /* < 2^32: at most 4294967295*1000/1024 */
-    put_u32(&w, whole);
-    put_ch(&w, '.');
-    put_ch(&w, (char)('0' + (int)(t - (uint64_t)whole * 10u)));
-    kv_u32(&w, "status", f->status);
-    if (f->err[0]) {
-        key(&w, "err");
-        put_word(&w, f->err, TP_ERR_MAX, 0);
-    }
-    if (f->via.kind != TP_ADDR_NONE) {
-        key(&w, "via");
-        put_addr(&w, &f->via);
+    begin(&w, buf, cap, kind, get_u32(p + offsetof(tp_status_frame_t, seq)), get_u32(p + offsetof(tp_status_frame_t, up_ms)));
+    for (i = 0; i < n; i++) {
+        const field_t *d = &fields[i];
+        if ((d->flag != NONE && !p[d->flag]) || (d->cond != NONE && !nonzero(p + d->cond, d->cond_size))) {
+            continue;
+        }
+        key(&w, d->key);
+        put_value(&w, d, p);
     }
     return finish(&w);
 }
 
-size_t tp_frame_relay(char *buf, size_t cap, const tp_relay_frame_t *f)
-{
-    w_t w;
-    if (f == NULL) {
-        return 0;
+/* Offsets are bytes below NONE. */
+#define FITS_(name, letter, FIELDS) typedef char name##_fits_[sizeof(tp_##name##_frame_t) < NONE ? 1 : -1];
+TP_FRAME_KINDS(FITS_)
+
+/* tp_frame_status() ... tp_frame_relay(), each with its table. */
+#define DEFINE_FRAME_(name, letter, FIELDS)                                          \
+    size_t tp_frame_##name(char *buf, size_t cap, const tp_##name##_frame_t *f)     \
+    {                                                                                \
+        typedef tp_##name##_frame_t frame_t_;                                        \
+        static const field_t fields[] = {FIELDS(FIELD_)};                            \
+        return put_frame(buf, cap, letter, f, fields, sizeof fields / sizeof fields[0]); \
     }
-    begin(&w, buf, cap, 'R', f->seq, f->up_ms);
-    if (f->region) {
-        kv_u32(&w, "rg", f->region);
-    }
-    kv_u32(&w, "conn", f->conn ? 1u : 0u);
-    kv_u32(&w, "att", f->att);
-    kv_u32(&w, "drop", f->drop);
-    if (f->err[0]) {
-        key(&w, "err");
-        put_word(&w, f->err, TP_ERR_MAX, 0);
-    }
-    if (f->has_rxage) {
-        kv_u32(&w, "rxage", f->rxage_ms);
-    }
-    return finish(&w);
-}
+TP_FRAME_KINDS(DEFINE_FRAME_)
