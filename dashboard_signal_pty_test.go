@@ -109,9 +109,11 @@ func signalRun(t *testing.T, sig syscall.Signal, args []string) time.Duration {
 }
 
 // answerTerminal copies what tailpath writes to the terminal into out and
-// answers its cursor position queries (ESC [6n) as a terminal does:
-// termenv asks for the background colour that way and would otherwise
-// wait 5 s for an answer before the first screen.
+// answers cursor position queries (ESC [6n) as a terminal does. (Lip Gloss
+// v1 asked for the background colour that way and waited up to 5 s for an
+// answer before the first screen; Bubble Tea v2 asks with OSC 11 and never
+// waits, which this terminal leaves unanswered, like one that does not
+// know the query.)
 func answerTerminal(ptmx *os.File, out *syncBuffer) {
 	buf := make([]byte, 32<<10)
 	var tail []byte // a query may be split across reads

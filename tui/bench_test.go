@@ -3,7 +3,7 @@ package tui
 import (
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
@@ -20,7 +20,7 @@ func BenchmarkRootFrame(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		m, _ = m.Update(snaps[i%2])
 		m, _ = m.Update(frameMsg{})
-		if len(m.View()) == 0 {
+		if len(screen(m)) == 0 {
 			b.Fatal("empty frame")
 		}
 	}
@@ -41,6 +41,6 @@ func BenchmarkRootFloodMessage(b *testing.B) {
 	defer peerstest.Meter(b)()
 	for i := 0; i < b.N; i++ {
 		m, _ = m.Update(msg)
-		_ = m.View()
+		_ = screen(m)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/probes/link"
@@ -19,7 +19,7 @@ func TestHelpKeepsQuit(t *testing.T) {
 	opts.RefreshPeerSide = func() tea.Cmd { return nil }
 	snap := peerstest.Snapshot()
 	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, link.Of(&snap))
-	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	lines := strings.Split(screen(m), "\n")
 	last := strings.TrimRight(lines[len(lines)-1], " ")
 	if !strings.HasSuffix(last, "• ? help • q quit") || !strings.Contains(last, "…") || !strings.HasPrefix(last, "↑/↓ move • enter details") {
 		t.Errorf("help line at 80 columns: %q, want the pane's keys cut with … then ? help • q quit", last)

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
@@ -50,7 +50,10 @@ type Options struct {
 	// Now is the clock for countdowns and "ago" texts; nil means time.Now.
 	// Tests inject a fixed clock so output is deterministic.
 	Now func() time.Time
-	// Styles are the colour roles; nil means common.DefaultStyles().
+	// Styles are the colour roles; nil means the terminal's: the dark
+	// palette (common.DefaultStyles) until the terminal answers the
+	// background-colour query Init sends, then common.StylesFor its answer,
+	// given to every pane (common.StylesMsg).
 	Styles *common.Styles
 	// FrameInterval coalesces data messages into one redraw; 0 means
 	// DefaultFrameInterval.
@@ -87,15 +90,18 @@ type Model struct {
 
 // model is the root's state behind the Model handle.
 type model struct {
-	title  string // sanitised once in New
-	now    func() time.Time
-	st     common.Styles
-	panes  []common.Pane
-	list   *peers.List
-	detail *peers.Detail
-	focus  int
-	keys   globalKeys
-	help   help.Model
+	title string // sanitised once in New
+	now   func() time.Time
+	st    common.Styles
+	// autoStyles: Options.Styles was nil, so the styles follow the
+	// terminal's background (tea.BackgroundColorMsg).
+	autoStyles bool
+	panes      []common.Pane
+	list       *peers.List
+	detail     *peers.Detail
+	focus      int
+	keys       globalKeys
+	help       help.Model
 
 	width, height int
 	contentW      int // width given to panes
@@ -113,6 +119,7 @@ type model struct {
 	flashGen int
 
 	frame        string
+	cursor       *tea.Cursor // the focused pane's input cursor in frame; nil for none
 	dirty        bool
 	framePending bool
 	frameEvery   time.Duration
@@ -137,13 +144,7 @@ func New(opts Options) Model {
 	}
 	panes := append([]common.Pane{list, detail}, opts.Panes...)
 	h := help.New()
-	h.Styles.ShortKey = st.Title
-	h.Styles.FullKey = st.Title
-	h.Styles.ShortDesc = st.Muted
-	h.Styles.FullDesc = st.Muted
-	h.Styles.ShortSeparator = st.Muted
-	h.Styles.FullSeparator = st.Muted
-	h.Styles.Ellipsis = st.Muted
+	h.Styles = helpStyles(st)
 	every := opts.FrameInterval
 	if every <= 0 {
 		every = DefaultFrameInterval
@@ -157,6 +158,7 @@ func New(opts Options) Model {
 		title:      safetext.Clean(opts.Title),
 		now:        now,
 		st:         st,
+		autoStyles: opts.Styles == nil,
 		panes:      panes,
 		list:       list,
 		detail:     detail,
@@ -167,12 +169,39 @@ func New(opts Options) Model {
 	}}
 }
 
-// Init implements tea.Model. Nothing starts here: sources run outside.
-func (m Model) Init() tea.Cmd { return nil }
+// helpStyles are the help line's styles in st's roles.
+func helpStyles(st common.Styles) help.Styles {
+	return help.Styles{
+		ShortKey: st.Title, FullKey: st.Title,
+		ShortDesc: st.Muted, FullDesc: st.Muted,
+		ShortSeparator: st.Muted, FullSeparator: st.Muted, Ellipsis: st.Muted,
+	}
+}
 
-// View implements tea.Model: the cached frame, exactly the window's height
-// in lines, none wider than the window.
-func (m Model) View() string { return m.frame }
+// Init implements tea.Model. Nothing starts here: sources run outside.
+// With the terminal's styles (Options.Styles nil) it asks the terminal
+// for its background colour; the answer comes back as a message.
+func (m Model) Init() tea.Cmd {
+	if m.autoStyles {
+		return tea.RequestBackgroundColor
+	}
+	return nil
+}
+
+// View implements tea.Model: the cached frame (exactly the window's height
+// in lines, none wider than the window) in the alternate screen, without
+// mouse reporting (the terminal keeps selecting text), and the terminal's
+// cursor where the focused pane's open input has it (none otherwise).
+func (m Model) View() tea.View {
+	v := tea.NewView(m.frame)
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeNone
+	if m.cursor != nil {
+		c := *m.cursor // the renderer may keep it; the model's stays ours
+		v.Cursor = &c
+	}
+	return v
+}
 
 // Focused is the Title of the focused pane.
 func (m Model) Focused() string { return m.panes[m.focus].Title() }
@@ -182,11 +211,29 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.help.Width = msg.Width
+		m.help.SetWidth(msg.Width)
 		m.render()
 		return m, nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		cmd := m.routeKey(msg)
+		m.render()
+		return m, cmd
+	case tea.PasteMsg:
+		// A paste is typing: it goes where keys would, to an open input
+		// only (a focused pane that is not capturing has nowhere to put it).
+		var cmd tea.Cmd
+		if focused := m.panes[m.focus]; focused.Capturing() {
+			cmd = focused.Update(msg)
+		}
+		m.render()
+		return m, cmd
+	case tea.BackgroundColorMsg:
+		if !m.autoStyles {
+			return m, nil
+		}
+		m.st = common.StylesFor(msg.IsDark())
+		m.help.Styles = helpStyles(m.st)
+		cmd := m.broadcast(common.StylesMsg{Styles: m.st})
 		m.render()
 		return m, cmd
 	case frameMsg:
@@ -274,8 +321,8 @@ func (m *model) bannerTick() tea.Cmd {
 }
 
 // routeKey applies the key routing order.
-func (m *model) routeKey(k tea.KeyMsg) tea.Cmd {
-	if k.Type == tea.KeyCtrlC {
+func (m *model) routeKey(k tea.KeyPressMsg) tea.Cmd {
+	if k.String() == "ctrl+c" {
 		return tea.Quit
 	}
 	focused := m.panes[m.focus]
@@ -387,6 +434,7 @@ func shortHelpFit(h help.Model, bindings []key.Binding, width int) string {
 // source is down, the focused pane in the remaining height, then help.
 func (m *model) render() {
 	m.dirty = false
+	m.cursor = nil
 	if m.width <= 0 || m.height <= 0 {
 		m.frame = ""
 		return
@@ -440,6 +488,15 @@ func (m *model) render() {
 		lines = lines[:m.height]
 	}
 	m.frame = strings.Join(lines, "\n")
+	if cp, ok := focused.(common.CursorPane); ok {
+		if c := cp.Cursor(); c != nil && c.Y >= 0 && c.Y < ch && c.X >= 0 {
+			// Into the frame: below the tab line and banners, and on the
+			// last cell when the input was cut at the window's edge.
+			c.Y += top
+			c.X = min(c.X, m.width-1)
+			m.cursor = c
+		}
+	}
 }
 
 // fit truncates a line to w cells (ANSI-aware, by display width).

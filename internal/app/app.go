@@ -14,12 +14,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
@@ -94,7 +96,7 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 	var panes []common.Pane
 	var feeds []Feed
 	if src := d.Device; src != nil {
-		st := common.TerminalStyles() // NO_COLOR: Log search matches in reverse video
+		st := common.DefaultStyles() // the root sends the terminal's (common.StylesMsg)
 		dev := device.New(st, nil)
 		lp := logpane.New(st, LogKeep)
 		if src.Link != nil {
@@ -159,7 +161,13 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		if err := CheckTTY(); err != nil {
 			return err
 		}
-		input = tea.WithInputTTY()
+		in, out, err := tea.OpenTTY()
+		if err != nil {
+			return terminalError{fmt.Sprintf("%v (%v)", ErrNoTerminal, err)}
+		}
+		defer in.Close()
+		defer out.Close()
+		input = tea.WithInput(in)
 	} else {
 		if err := NeedTerminal(stdin); err != nil {
 			return err
@@ -205,8 +213,8 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		}
 	}
 	model := tui.New(opts)
+	// The alternate screen, mouse mode and cursor are the model's View's.
 	p := tea.NewProgram(model,
-		tea.WithAltScreen(),
 		tea.WithContext(ctx),
 		// SIGINT and SIGTERM end ctx (main's signal.NotifyContext), which
 		// ends the program. Bubble Tea's own handler would race it: it
@@ -216,6 +224,9 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		input,
 		tea.WithOutput(stdout),
 		tea.WithFPS(FPS),
+		// NO_COLOR, CLICOLOR and CLICOLOR_FORCE as the headless commands
+		// read them (styles render full colour; this brings it down).
+		tea.WithColorProfile(termcolor.Profile(termcolor.Auto, stdout, os.Environ())),
 	)
 
 	var wg sync.WaitGroup

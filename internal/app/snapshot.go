@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
+	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
@@ -83,7 +85,8 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 		return err
 	}
 	// Signals end ctx, which ends the program (see Run).
-	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithoutSignalHandler(), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
+	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithoutSignalHandler(), input, tea.WithOutput(stdout), tea.WithFPS(FPS),
+		tea.WithColorProfile(termcolor.Profile(termcolor.Auto, stdout, os.Environ())))
 	go func() {
 		for _, m := range msgs {
 			p.Send(m)

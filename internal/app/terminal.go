@@ -32,7 +32,7 @@ func NeedTerminal(input io.Reader) error {
 }
 
 // CheckTTY reports, before the program starts, whether the controlling
-// terminal that tea.WithInputTTY opens (/dev/tty; CONIN$ on Windows) can be
+// terminal that tea.OpenTTY opens (/dev/tty; CONIN$ on Windows) can be
 // opened; its error matches ErrNoTerminal.
 func CheckTTY() error {
 	name := "/dev/tty"

@@ -3,9 +3,9 @@ package common
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/viewport"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -54,7 +54,7 @@ const Far = 1 << 30
 // Step is how far a navigation key moves a pane that keeps its own cursor
 // or offset (Peers, Log): ±1 a line, ±page, ±Far to an end; ok is false
 // for other keys.
-func (n Nav) Step(k tea.KeyMsg, page int) (step int, ok bool) {
+func (n Nav) Step(k tea.KeyPressMsg, page int) (step int, ok bool) {
 	switch {
 	case key.Matches(k, n.Up):
 		return -1, true
@@ -74,7 +74,7 @@ func (n Nav) Step(k tea.KeyMsg, page int) (step int, ok bool) {
 
 // Scroll applies k to vp when it is a navigation key and reports whether
 // it was: a line, a page, or the top or bottom of the content.
-func (n Nav) Scroll(vp *viewport.Model, k tea.KeyMsg) bool {
+func (n Nav) Scroll(vp *viewport.Model, k tea.KeyPressMsg) bool {
 	switch {
 	case key.Matches(k, n.Up):
 		vp.ScrollUp(1)
@@ -97,7 +97,7 @@ func (n Nav) Scroll(vp *viewport.Model, k tea.KeyMsg) bool {
 // NewViewport returns an empty viewport for a text pane: no key map of its
 // own (Nav.Scroll drives it) and no mouse.
 func NewViewport() viewport.Model {
-	vp := viewport.New(0, 0)
+	vp := viewport.New()
 	vp.KeyMap = viewport.KeyMap{}
 	vp.MouseWheelEnabled = false
 	return vp
@@ -116,6 +116,7 @@ func Refresh(vp *viewport.Model, stale *bool, render func() []string, width, hei
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, width, "…")
 	}
-	vp.Width, vp.Height = width, height
+	vp.SetWidth(width)
+	vp.SetHeight(height)
 	vp.SetContent(strings.Join(lines, "\n"))
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 func TestNavScroll(t *testing.T) {
@@ -14,7 +14,8 @@ func TestNavScroll(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("line %d", i))
 	}
 	vp := NewViewport()
-	vp.Width, vp.Height = 20, 10
+	vp.SetWidth(20)
+	vp.SetHeight(10)
 	vp.SetContent(strings.Join(lines, "\n"))
 	nav := NewNav("scroll")
 	for _, tt := range []struct {
@@ -27,8 +28,8 @@ func TestNavScroll(t *testing.T) {
 		if !nav.Scroll(&vp, keyMsg(tt.key)) {
 			t.Errorf("%q is not a navigation key", tt.key)
 		}
-		if vp.YOffset != tt.want {
-			t.Errorf("after %q: offset %d, want %d", tt.key, vp.YOffset, tt.want)
+		if vp.YOffset() != tt.want {
+			t.Errorf("after %q: offset %d, want %d", tt.key, vp.YOffset(), tt.want)
 		}
 	}
 	if nav.Scroll(&vp, keyMsg("x")) {
@@ -36,24 +37,24 @@ func TestNavScroll(t *testing.T) {
 	}
 }
 
-func keyMsg(k string) tea.KeyMsg {
+func keyMsg(k string) tea.KeyPressMsg {
 	switch k {
 	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
+		return tea.KeyPressMsg{Code: tea.KeyUp}
 	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
+		return tea.KeyPressMsg{Code: tea.KeyDown}
 	case "pgup":
-		return tea.KeyMsg{Type: tea.KeyPgUp}
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
 	case "pgdown":
-		return tea.KeyMsg{Type: tea.KeyPgDown}
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
 	case "home":
-		return tea.KeyMsg{Type: tea.KeyHome}
+		return tea.KeyPressMsg{Code: tea.KeyHome}
 	case "end":
-		return tea.KeyMsg{Type: tea.KeyEnd}
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
 	case "ctrl+d":
-		return tea.KeyMsg{Type: tea.KeyCtrlD}
+		return tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+	return tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
 }
 
 func TestNavStep(t *testing.T) {

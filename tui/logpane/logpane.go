@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/devlink"
@@ -88,7 +87,7 @@ type keys struct {
 func newKeys() keys {
 	return keys{
 		Nav:    common.NewNav("scroll"),
-		Follow: key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "follow/pause")),
+		Follow: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "follow/pause")),
 		Filter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter (tag:level)")),
 		FilterExample: key.NewBinding(key.WithKeys("f"),
 			key.WithHelp(" e.g.", "wifi:W *:I")),
@@ -161,8 +160,7 @@ func New(st common.Styles, keep int) *Pane {
 	if keep <= 0 {
 		keep = DefaultKeep
 	}
-	in := textinput.New()
-	in.Cursor.SetMode(cursor.CursorStatic)
+	in := common.NewInput(st)
 	in.CharLimit = 200
 	p := &Pane{st: st, keys: newKeys(), input: in, keep: keep, maxBytes: MaxBytes, follow: true, dirty: true}
 	p.syncKeys()
@@ -212,7 +210,7 @@ func (p *Pane) sendCmd(b []byte) tea.Cmd {
 func (p *Pane) Title() string { return Title }
 
 // SetSize implements common.Pane.
-func (p *Pane) SetSize(w, h int) { p.width, p.height = w, h; p.input.Width = max(10, w-20) }
+func (p *Pane) SetSize(w, h int) { p.width, p.height = w, h; p.input.SetWidth(max(10, w-20)) }
 
 // KeyMap implements common.Pane.
 func (p *Pane) KeyMap() help.KeyMap { return p.keys }
@@ -246,10 +244,33 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.dirty = true
 		}
 		return nil
-	case tea.KeyMsg:
+	case common.StylesMsg:
+		p.st = m.Styles
+		p.input.SetStyles(common.InputStyles(m.Styles))
+		return nil
+	case tea.KeyPressMsg:
 		return p.key(m)
+	case tea.PasteMsg:
+		if p.typing != noInput { // a paste is typing into the open input
+			var cmd tea.Cmd
+			p.input, cmd = p.input.Update(m)
+			return cmd
+		}
 	}
 	return nil
+}
+
+// Cursor implements common.CursorPane: the open input's cursor, on the
+// status line (the pane's last).
+func (p *Pane) Cursor() *tea.Cursor {
+	if p.typing == noInput || p.height <= 0 {
+		return nil
+	}
+	c := p.input.Cursor()
+	if c != nil {
+		c.Y = p.height - 1
+	}
+	return c
 }
 
 func (p *Pane) add(ev devlink.Event) {
@@ -325,7 +346,7 @@ func (e *entry) size() int {
 	return n
 }
 
-func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
+func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 	if p.typing == consoleInput {
 		switch {
 		case key.Matches(m, p.keys.Apply):
@@ -575,4 +596,4 @@ func (p *Pane) status(total, top int) string {
 	return ansi.Truncate(s, p.width, "…")
 }
 
-var _ common.Pane = (*Pane)(nil)
+var _ common.CursorPane = (*Pane)(nil)

@@ -1,6 +1,6 @@
 package peers
 
-import "github.com/charmbracelet/bubbles/table"
+import "charm.land/bubbles/v2/table"
 
 // Column indexes of the Peers table. Every row has one cell per column;
 // columns hidden at narrow widths get width 0 (bubbles/table skips them).

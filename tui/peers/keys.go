@@ -1,7 +1,7 @@
 package peers
 
 import (
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
 
 	"github.com/tailpath/tailpath/tui/common"
 )

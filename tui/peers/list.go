@@ -12,13 +12,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/table"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/table"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
@@ -119,21 +118,41 @@ type List struct {
 
 // NewList returns an empty Peers pane drawing with st.
 func NewList(st common.Styles) *List {
-	in := textinput.New()
+	in := common.NewInput(st)
 	in.Prompt = "/"
 	in.Placeholder = "name, OS, path or reason"
-	in.Cursor.SetMode(cursor.CursorStatic)
 	in.CharLimit = 128
 
-	ts := table.Styles{
+	t := table.New(table.WithStyles(tableStyles(st)), table.WithFocused(true))
+	l := &List{st: st, keys: newListKeys(), table: t, input: in}
+	l.syncKeys()
+	return l
+}
+
+// tableStyles are the table's styles in st's roles.
+func tableStyles(st common.Styles) table.Styles {
+	return table.Styles{
 		Header:   st.Title,
 		Cell:     lipgloss.NewStyle(),
 		Selected: st.Selected,
 	}
-	t := table.New(table.WithStyles(ts), table.WithFocused(true))
-	l := &List{st: st, keys: newListKeys(), table: t, input: in}
-	l.syncKeys()
-	return l
+}
+
+// setStyles draws with st from the next frame on.
+func (l *List) setStyles(st common.Styles) {
+	l.st = st
+	l.table.SetStyles(tableStyles(st))
+	l.input.SetStyles(common.InputStyles(st))
+	l.winDirty = true
+}
+
+// Cursor implements common.CursorPane: the filter input's cursor, on the
+// status line, while it is open.
+func (l *List) Cursor() *tea.Cursor {
+	if !l.typing {
+		return nil
+	}
+	return l.input.Cursor()
 }
 
 // Title implements common.Pane.
@@ -165,7 +184,7 @@ func (l *List) SetSize(width, height int) {
 	l.table.SetColumns(l.cols)
 	l.table.SetWidth(l.width)
 	l.table.SetHeight(max(l.tableRows(), 0) + 1) // +1: header line
-	l.input.Width = max(l.width-3, 1)
+	l.input.SetWidth(max(l.width-3, 1))
 	l.clampOffset()
 	l.winDirty = true
 }
@@ -183,8 +202,14 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 		if msg != nil && msg.Snapshot != nil {
 			return l.setSnapshot(msg)
 		}
-	case tea.KeyMsg:
+	case common.StylesMsg:
+		l.setStyles(msg.Styles)
+	case tea.KeyPressMsg:
 		return l.handleKey(msg)
+	case tea.PasteMsg:
+		if l.typing {
+			return l.handleKey(msg)
+		}
 	}
 	return nil
 }
@@ -213,12 +238,20 @@ func selectCmd(p probes.Peer) tea.Cmd {
 	return func() tea.Msg { return common.PeerSelectedMsg{Peer: p} }
 }
 
-func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
+// handleKey handles a key, or a paste (tea.PasteMsg) while the filter is
+// open: typing.
+func (l *List) handleKey(m tea.Msg) tea.Cmd {
 	l.ensureOrder()
 	before := l.selID
 	var cmds []tea.Cmd
+	msg, isKey := m.(tea.KeyPressMsg)
 	if l.typing {
 		switch {
+		case !isKey:
+			var cmd tea.Cmd
+			l.input, cmd = l.input.Update(m)
+			cmds = append(cmds, cmd)
+			l.setFilter(l.input.Value())
 		case key.Matches(msg, l.keys.Cancel):
 			l.closeInput()
 			l.input.SetValue("")
@@ -231,7 +264,7 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 			cmds = append(cmds, cmd)
 			l.setFilter(l.input.Value())
 		}
-	} else {
+	} else if isKey {
 		n, nav := l.keys.Step(msg, max(l.tableRows(), 1))
 		switch {
 		case nav:
@@ -647,3 +680,5 @@ func (l *List) statusLine() string {
 	}
 	return common.FitParts(parts, " · ", l.width)
 }
+
+var _ common.CursorPane = (*List)(nil)

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/viewport"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/columns"
@@ -156,13 +156,15 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.outcome, p.bad = outcomeText(m), m.Err != nil
 		p.dirty = true
 		return refreshCmd(p.o)
-	case tea.KeyMsg:
+	case common.StylesMsg:
+		p.st, p.dirty = m.Styles, true
+	case tea.KeyPressMsg:
 		return p.key(m)
 	}
 	return nil
 }
 
-func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
+func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 	if d := p.confirm; d != nil {
 		switch {
 		case key.Matches(m, p.keys.Yes):
@@ -580,7 +582,9 @@ func (p *Pane) renderDialog() []string {
 	for _, l := range body {
 		w = max(w, lipgloss.Width(l))
 	}
-	w = min(w+2, maxW)
+	// Lip Gloss v2's Width counts the border too: text, padding and border
+	// are at most the pane's width.
+	w = min(w+2, maxW) + 2
 	box := lipgloss.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(p.st.Border.GetForeground()).Padding(0, 1).Width(w)
 	return strings.Split(box.Render(strings.Join(body, "\n")), "\n")
 }
