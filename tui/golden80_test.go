@@ -31,7 +31,7 @@ import (
 // peerstest (100.64.0.3) with its telemetry (0 endpoints advertised, a
 // full DISCO probe table, a stalled control stream) and a few console
 // lines, among them a panic.
-func boardEvent(t *testing.T) devlink.Event {
+func boardEvent(t testing.TB) devlink.Event {
 	t.Helper()
 	var lines []string
 	frame := func(f telemetry.Frame, keys ...string) {
@@ -82,7 +82,7 @@ func boardEvent(t *testing.T) devlink.Event {
 
 // tuningOptions is the Tuning pane over a sandbox copy of a sample
 // /proc/sys, with two tailnet TCP connections.
-func tuningOptions(t *testing.T) tuning.Options {
+func tuningOptions(t testing.TB) tuning.Options {
 	t.Helper()
 	dir := t.TempDir()
 	h, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none")))

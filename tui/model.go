@@ -19,7 +19,6 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
@@ -96,6 +95,7 @@ type model struct {
 	// autoStyles: Options.Styles was nil, so the styles follow the
 	// terminal's background (tea.BackgroundColorMsg).
 	autoStyles bool
+	stylesGen  int // counts style changes, for the cached lines
 	panes      []common.Pane
 	list       *peers.List
 	detail     *peers.Detail
@@ -123,6 +123,13 @@ type model struct {
 	dirty        bool
 	framePending bool
 	frameEvery   time.Duration
+
+	// The tab and help lines as last drawn, and what they were drawn
+	// from: they change with the focus, the width, the keys and the
+	// styles, rarely with a frame, and Lip Gloss v2 makes drawing them
+	// the larger part of a Log or Detail frame (docs/perf.md).
+	tabsLine, helpLine string
+	tabsFor, helpFor   string
 }
 
 // New returns the dashboard with the Peers and Detail panes first, then
@@ -232,6 +239,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.st = common.StylesFor(msg.IsDark())
+		m.stylesGen++
 		m.help.Styles = helpStyles(m.st)
 		cmd := m.broadcast(common.StylesMsg{Styles: m.st})
 		m.render()
@@ -369,6 +377,31 @@ func (m *model) setFocus(i int) tea.Cmd {
 	)
 }
 
+// cachedHelp is helpView(k), drawn again only when what it shows changed:
+// the bindings (their keys, words and whether they are enabled), the width,
+// full or short, and the styles.
+func (m *model) cachedHelp(k helpKeys) string {
+	var b strings.Builder
+	fmt.Fprint(&b, m.width, m.help.ShowAll, k.capturing, m.stylesGen)
+	add := func(bs []key.Binding) {
+		for _, kb := range bs {
+			fmt.Fprintf(&b, "\x00%v\x01%s\x01%s", kb.Enabled(), kb.Help().Key, kb.Help().Desc)
+		}
+		b.WriteByte('\x02')
+	}
+	if m.help.ShowAll {
+		for _, col := range k.FullHelp() {
+			add(col)
+		}
+	} else {
+		add(k.ShortHelp())
+	}
+	if f := b.String(); f != m.helpFor {
+		m.helpLine, m.helpFor = m.helpView(k), f
+	}
+	return m.helpLine
+}
+
 // helpView is the help line(s). The short line keeps the global keys
 // ("? help • q quit") whole at the right and fits the pane's keys into
 // what is left, so a narrow window cuts a pane key, never the way to quit
@@ -388,7 +421,7 @@ func (m *model) helpView(k helpKeys) string {
 		return gv
 	}
 	sep := m.help.Styles.ShortSeparator.Inline(true).Render(m.help.ShortSeparator)
-	pv := shortHelpFit(m.help, k.pane.ShortHelp(), m.width-ansi.StringWidth(gv)-ansi.StringWidth(sep))
+	pv := shortHelpFit(m.help, k.pane.ShortHelp(), m.width-common.Width(gv)-common.Width(sep))
 	if pv == "" {
 		return gv
 	}
@@ -417,9 +450,9 @@ func shortHelpFit(h help.Model, bindings []key.Binding, width int) string {
 		if used > 0 {
 			item = sep + item
 		}
-		w := ansi.StringWidth(item)
+		w := common.Width(item)
 		if used+w > width {
-			if used > 0 && used+ansi.StringWidth(tail) <= width {
+			if used > 0 && used+common.Width(tail) <= width {
 				b.WriteString(tail)
 			}
 			break
@@ -440,7 +473,7 @@ func (m *model) render() {
 		return
 	}
 	focused := m.panes[m.focus]
-	helpLines := strings.Split(m.helpView(helpKeys{pane: focused.KeyMap(), global: m.keys, capturing: focused.Capturing()}), "\n")
+	helpLines := strings.Split(m.cachedHelp(helpKeys{pane: focused.KeyMap(), global: m.keys, capturing: focused.Capturing()}), "\n")
 	var banner []string
 	for _, l := range []string{m.notice, m.flash} {
 		if l != "" {
@@ -471,7 +504,10 @@ func (m *model) render() {
 		}
 	}
 	lines := make([]string, 0, m.height)
-	lines = append(lines, fit(m.tabs(m.width), m.width))
+	if f := fmt.Sprint(m.focus, m.width, m.stylesGen); f != m.tabsFor {
+		m.tabsLine, m.tabsFor = fit(m.tabs(m.width), m.width), f
+	}
+	lines = append(lines, m.tabsLine)
 	for _, l := range banner {
 		lines = append(lines, fit(l, m.width))
 	}
@@ -501,10 +537,10 @@ func (m *model) render() {
 
 // fit truncates a line to w cells (ANSI-aware, by display width).
 func fit(s string, w int) string {
-	if ansi.StringWidth(s) <= w {
+	if common.Width(s) <= w {
 		return s
 	}
-	return ansi.Truncate(s, w, "…")
+	return common.Truncate(s, w, "…")
 }
 
 // tabs is the title and one tab per pane, the focused one in brackets so it
@@ -528,11 +564,11 @@ func (m *model) tabs(width int) string {
 	tabs := full.String()
 	if m.title != "" {
 		title := m.st.Title.Render(m.title) + " "
-		if ansi.StringWidth(title)+ansi.StringWidth(tabs) <= width {
+		if common.Width(title)+common.Width(tabs) <= width {
 			return title + tabs
 		}
 	}
-	if ansi.StringWidth(tabs) <= width {
+	if common.Width(tabs) <= width {
 		return tabs
 	}
 	return m.st.TabOn.Render(compact.String())

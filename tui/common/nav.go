@@ -6,7 +6,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 )
 
 // Nav are the moving and scrolling bindings every pane shares, so a key
@@ -114,9 +113,43 @@ func Refresh(vp *viewport.Model, stale *bool, render func() []string, width, hei
 	*stale = false
 	lines := WrapLines(render(), width)
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, width, "…")
+		lines[i] = Truncate(l, width, "…")
 	}
 	vp.SetWidth(width)
 	vp.SetHeight(height)
 	vp.SetContent(strings.Join(lines, "\n"))
+}
+
+// ViewportView is vp.View() for the viewports Refresh fills (no style,
+// gutter, wrapping or horizontal offset; no line wider than vp): the lines
+// from vp's offset, each padded to its width, then blank lines down to its
+// height. It draws them without Lip Gloss, whose width measuring (x/ansi
+// v0.11.9 splits every character into grapheme clusters) made a Detail,
+// Device or Tuning frame twice as slow as under v1 (docs/perf.md).
+// TestViewportView holds it to vp.View().
+func ViewportView(vp *viewport.Model) string {
+	w, h := vp.Width(), vp.Height()
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	var lines []string
+	if c := vp.GetContent(); c != "" {
+		lines = strings.Split(c, "\n")
+	}
+	top := min(max(vp.YOffset(), 0), len(lines))
+	lines = lines[top:min(top+h, len(lines))]
+	var b strings.Builder
+	blank := strings.Repeat(" ", w)
+	for i := 0; i < h; i++ {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if i >= len(lines) {
+			b.WriteString(blank)
+			continue
+		}
+		b.WriteString(lines[i])
+		b.WriteString(blank[:max(w-Width(lines[i]), 0)])
+	}
+	return b.String()
 }

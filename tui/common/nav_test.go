@@ -73,3 +73,31 @@ func TestNavStep(t *testing.T) {
 		}
 	}
 }
+
+// TestViewportView: ViewportView draws what the viewport's own View does,
+// for content Refresh makes (styled lines, none wider than the viewport),
+// at every offset, with content shorter and longer than the viewport.
+func TestViewportView(t *testing.T) {
+	st := DefaultStyles()
+	var long []string
+	for i := range 40 {
+		long = append(long, st.Good.Render(fmt.Sprintf("line %d", i))+" "+st.Muted.Render("ok"), "", "  ↳ ünïcødé 日本 "+fmt.Sprint(i))
+	}
+	for name, render := range map[string]func() []string{
+		"short": func() []string { return []string{st.Title.Render("title"), "", "two words"} },
+		"long":  func() []string { return long },
+		"empty": func() []string { return nil },
+	} {
+		for _, size := range [][2]int{{30, 10}, {80, 24}, {1, 1}} {
+			vp := NewViewport()
+			stale := true
+			Refresh(&vp, &stale, render, size[0], size[1])
+			for off := 0; off < 130; off += 7 {
+				vp.SetYOffset(off)
+				if got, want := ViewportView(&vp), vp.View(); got != want {
+					t.Fatalf("%s at %dx%d offset %d:\ngot  %q\nwant %q", name, size[0], size[1], vp.YOffset(), got, want)
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package common
 
 import (
+	"regexp"
+	"strings"
+
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -80,4 +83,37 @@ func InputStyles(st Styles) textinput.Styles {
 	plain := lipgloss.NewStyle()
 	state := textinput.StyleState{Text: plain, Prompt: plain, Placeholder: st.Muted, Suggestion: st.Muted}
 	return textinput.Styles{Focused: state, Blurred: state, Cursor: textinput.CursorStyle{Shape: tea.CursorBlock, Blink: true}}
+}
+
+// Painter draws one line of plain text in a style, as the style's Render
+// does (TestPainter holds it to that), for two string concatenations:
+// Render measures every line it draws, and under x/ansi v0.11.9 (each
+// character split into grapheme clusters) that made a Log frame, a Render
+// per row, twice as slow as under v1 (docs/perf.md). Styles with padding,
+// width, borders or margins, and text with tabs or line breaks, go to
+// Render.
+type Painter struct {
+	style     lipgloss.Style
+	pre, post string
+	ok        bool
+}
+
+// NewPainter returns the Painter of s.
+func NewPainter(s lipgloss.Style) Painter {
+	r := s.Render("\x01")
+	pre, post, found := strings.Cut(r, "\x01")
+	// Render wraps the text in SGR sequences and adds nothing else.
+	ok := found && !strings.Contains(post, "\x01") && sgrOnly.MatchString(pre) && sgrOnly.MatchString(post)
+	return Painter{style: s, pre: pre, post: post, ok: ok}
+}
+
+// sgrOnly matches a run of SGR sequences, or nothing.
+var sgrOnly = regexp.MustCompile("^(\x1b\\[[0-9;:]*m)*$")
+
+// Render is the style's Render(text).
+func (p Painter) Render(text string) string {
+	if !p.ok || strings.ContainsAny(text, "\t\r\n") {
+		return p.style.Render(text)
+	}
+	return p.pre + text + p.post
 }

@@ -161,7 +161,7 @@ func (p *Pane) View() string {
 		return ""
 	}
 	common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
-	return p.vp.View()
+	return common.ViewportView(&p.vp)
 }
 
 func (p *Pane) render() []string {

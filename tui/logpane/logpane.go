@@ -13,8 +13,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/tui/common"
@@ -117,6 +115,7 @@ func (k keys) FullHelp() [][]key.Binding {
 // shared common.Nav all the same.
 type Pane struct {
 	st            common.Styles
+	paint         painters // st's row styles
 	keys          keys
 	input         textinput.Model
 	typing        inputMode
@@ -162,7 +161,7 @@ func New(st common.Styles, keep int) *Pane {
 	}
 	in := common.NewInput(st)
 	in.CharLimit = 200
-	p := &Pane{st: st, keys: newKeys(), input: in, keep: keep, maxBytes: MaxBytes, follow: true, dirty: true}
+	p := &Pane{st: st, paint: newPainters(st), keys: newKeys(), input: in, keep: keep, maxBytes: MaxBytes, follow: true, dirty: true}
 	p.syncKeys()
 	return p
 }
@@ -245,7 +244,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case common.StylesMsg:
-		p.st = m.Styles
+		p.st, p.paint = m.Styles, newPainters(m.Styles)
 		p.input.SetStyles(common.InputStyles(m.Styles))
 		return nil
 	case tea.KeyPressMsg:
@@ -535,32 +534,46 @@ func (p *Pane) View() string {
 }
 
 func (p *Pane) render(r row) string {
-	text := ansi.Truncate(r.text, p.width, "…")
-	var s lipgloss.Style
+	text := common.Truncate(r.text, p.width, "…")
+	var s *common.Painter
 	switch {
 	case r.match:
-		return p.st.Mark(text) // reverse video, NO_COLOR too
+		s = &p.paint.mark // reverse video, NO_COLOR too
 	case r.kind == rowCrash:
-		s = p.st.Bad.Bold(true)
+		s = &p.paint.crash
 	case r.kind == rowDecoded:
-		s = p.st.Warn
+		s = &p.paint.warn
 	case r.level == devlink.LevelError:
-		s = p.st.Bad
+		s = &p.paint.bad
 	case r.level == devlink.LevelWarn:
-		s = p.st.Warn
+		s = &p.paint.warn
 	case r.level == devlink.LevelInfo:
-		s = p.st.Good
+		s = &p.paint.good
 	case r.level == devlink.LevelDebug || r.level == devlink.LevelVerbose:
-		s = p.st.Muted
+		s = &p.paint.muted
 	default:
 		return text
 	}
 	return s.Render(text)
 }
 
+// painters are the row styles of st, painted without Render's cost per row.
+type painters struct{ mark, crash, warn, bad, good, muted common.Painter }
+
+func newPainters(st common.Styles) painters {
+	return painters{
+		mark:  common.NewPainter(st.Selected), // Styles.Mark
+		crash: common.NewPainter(st.Bad.Bold(true)),
+		warn:  common.NewPainter(st.Warn),
+		bad:   common.NewPainter(st.Bad),
+		good:  common.NewPainter(st.Good),
+		muted: common.NewPainter(st.Muted),
+	}
+}
+
 func (p *Pane) status(total, top int) string {
 	if p.typing != noInput {
-		return ansi.Truncate(p.input.View(), p.width, "…")
+		return common.Truncate(p.input.View(), p.width, "…")
 	}
 	mode := "following"
 	if !p.follow {
@@ -586,14 +599,14 @@ func (p *Pane) status(total, top int) string {
 	if p.capped > 0 {
 		parts = append(parts, fmt.Sprintf("%d older dropped (%d MiB kept)", p.capped, p.maxBytes>>20))
 	}
-	s := p.st.Muted.Render(strings.Join(parts, " · "))
+	s := p.paint.muted.Render(strings.Join(parts, " · "))
 	if p.sendErr != "" {
 		s = p.st.Bad.Render("console: "+p.sendErr) + " " + s
 	}
 	if p.filterErr != "" {
 		s = p.st.Bad.Render(p.filterErr) + " " + s
 	}
-	return ansi.Truncate(s, p.width, "…")
+	return common.Truncate(s, p.width, "…")
 }
 
 var _ common.CursorPane = (*Pane)(nil)

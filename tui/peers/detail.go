@@ -11,7 +11,6 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
@@ -327,7 +326,7 @@ func (d *Detail) View() string {
 		return ""
 	}
 	d.refresh()
-	return d.vp.View()
+	return common.ViewportView(&d.vp)
 }
 
 // labelWidth is the width of the left label column ("endpoints ").
@@ -337,7 +336,7 @@ const labelWidth = 11
 func (d *Detail) lines() []string {
 	w := max(d.width, 1)
 	var out []string
-	add := func(s string) { out = append(out, ansi.Truncate(s, w, "…")) }
+	add := func(s string) { out = append(out, common.Truncate(s, w, "…")) }
 	// field adds "label     text", word-wrapping text under itself.
 	field := func(label, text string, style *lipgloss.Style) {
 		tw := max(w-labelWidth, 8)
