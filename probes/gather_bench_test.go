@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
@@ -47,7 +48,7 @@ func syntheticFixture(b *testing.B, n int) *probestest.Fixture {
 	if fix.Status, err = json.Marshal(st); err != nil {
 		b.Fatal(err)
 	}
-	fix.DERPMap, _ = json.Marshal(&tailcfg.DERPMap{Regions: map[int]*tailcfg.DERPRegion{1: {RegionID: 1, RegionCode: "nyc"}, 2: {RegionID: 2, RegionCode: "fra"}}})
+	fix.DERPMap, _ = json.Marshal(&tailcfg.DERPMap{Regions: map[tscompat.RegionID]*tailcfg.DERPRegion{1: {RegionID: 1, RegionCode: "nyc"}, 2: {RegionID: 2, RegionCode: "fra"}}})
 	return fix
 }
 
