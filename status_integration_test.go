@@ -802,7 +802,9 @@ func compareStatus(ctx context.Context, t *testing.T, label, sock, tailpath, tai
 //	TAILPATH_BENCH=1 go test -run TestStatusScaleBench -v -count=1 .
 //
 // TAILPATH_BENCH_ALSO=bin1,bin2 times other tailpath builds in the same
-// rounds.
+// rounds. TAILPATH_BENCH_DAEMON=1.104 has the fake answer as tailscaled
+// v1.104 does (probestest.Daemon104: the netmap refused, so WhoIs per
+// peer).
 func TestStatusScaleBench(t *testing.T) {
 	if os.Getenv("TAILPATH_BENCH") == "" {
 		t.Skip("skipping: a benchmark; set TAILPATH_BENCH=1")
@@ -811,6 +813,8 @@ func TestStatusScaleBench(t *testing.T) {
 	defer cancel()
 	_, tailscale := buildTailscale(t)
 	tailpath := buildTailpath(ctx, t)
-	srv := probestest.New(t, probestest.ManyPeers(1000))
+	fix := probestest.ManyPeers(1000)
+	fix.Daemon = os.Getenv("TAILPATH_BENCH_DAEMON")
+	srv := probestest.New(t, fix)
 	compareStatus(ctx, t, "peers=1000", srv.Socket, tailpath, tailscale, benchRuns(), 1.2)
 }

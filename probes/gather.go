@@ -19,6 +19,7 @@ import (
 	"tailscale.com/types/opt"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // whoisParallel bounds concurrent WhoIs calls during one Gather.
@@ -122,14 +123,21 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 		dmCh <- derpMapResult{dm, err}
 	}()
 	var nodesCh chan netmapNodes
-	if !opts.WhoIsOnly && (prev == nil || len(prev.nodes) == 0) {
+	// refused: the daemon refused the netmap watch, now or on this
+	// connection before (a v1.104 daemon); carried to the next snapshot.
+	var refused atomic.Bool
+	refused.Store(prev != nil && prev.netmapRefused)
+	if !opts.WhoIsOnly && (prev == nil || len(prev.nodes) == 0) && !refused.Load() {
 		nodesCh = make(chan netmapNodes, 1)
 		go func() {
 			// Its own bound, so a stalled watch leaves WhoIs time to
 			// answer instead.
 			nctx, cancel := context.WithTimeout(ctx, netmapReadTimeout)
 			defer cancel()
-			nodes, _ := readNetmapNodes(nctx, c)
+			nodes, err := readNetmapNodes(nctx, c)
+			if errors.Is(err, errNetmapRefused) {
+				refused.Store(true)
+			}
 			nodesCh <- nodes
 		}()
 	}
@@ -143,7 +151,12 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return gatherFrom(ctx, c, st, prev, now, opts, dmCh, nodesCh)
+	snap, err := gatherFrom(ctx, c, st, prev, now, opts, dmCh, nodesCh)
+	if snap != nil {
+		// gatherFrom has received from nodesCh, after the Store.
+		snap.netmapRefused = refused.Load()
+	}
+	return snap, err
 }
 
 // netmapReadTimeout bounds a cold Gather's read of every node from the IPN
@@ -191,8 +204,9 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		warn("DERP map: " + whyText(r.err))
 	} else if dm := r.dm; dm != nil {
 		noSTUN = stunDisabled(dm)
-		for id, r := range dm.Regions {
-			if r == nil {
+		for rid, r := range dm.Regions {
+			id := tscompat.IntRegionID(rid)
+			if r == nil || id == 0 {
 				continue
 			}
 			snap.Regions[id] = Region{ID: id, Code: cleanString(r.RegionCode), Name: cleanString(r.RegionName)}
@@ -272,7 +286,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			// Status.Self.Addrs are the daemon's live endpoints
 			// (magicsock's last set); WhoIs of ourselves is control's echo.
 			Endpoints:  parseAddrs(s.Addrs),
-			OnlyTCP443: s.CapMap.Contains(tailcfg.NodeAttrOnlyTCP443),
+			OnlyTCP443: s.CapMap.Contains(tscompat.NodeAttrOnlyTCP443),
 			NoSTUN:     noSTUN,
 		}
 		if len(s.TailscaleIPs) > 0 {
@@ -283,7 +297,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 				if n.Hostinfo.Valid() {
 					if ni := n.Hostinfo.NetInfo(); ni.Valid() {
 						snap.Self.NAT = natFromNetInfo(ni.AsStruct())
-						snap.Self.HomeDERP = ni.PreferredDERP()
+						snap.Self.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP())
 					}
 				}
 			}
@@ -462,7 +476,7 @@ func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Regi
 	if node != nil {
 		p.Endpoints = slices.Clone(node.Endpoints)
 		p.EndpointsKnown = true
-		p.HomeDERP = node.HomeDERP
+		p.HomeDERP = tscompat.IntRegionID(node.HomeDERP)
 		if node.LastSeen != nil && p.LastSeen.IsZero() {
 			p.LastSeen = *node.LastSeen
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
@@ -47,7 +48,7 @@ func syntheticFixture(b *testing.B, n int) *probestest.Fixture {
 	if fix.Status, err = json.Marshal(st); err != nil {
 		b.Fatal(err)
 	}
-	fix.DERPMap, _ = json.Marshal(&tailcfg.DERPMap{Regions: map[int]*tailcfg.DERPRegion{1: {RegionID: 1, RegionCode: "nyc"}, 2: {RegionID: 2, RegionCode: "fra"}}})
+	fix.DERPMap, _ = json.Marshal(&tailcfg.DERPMap{Regions: map[tscompat.RegionID]*tailcfg.DERPRegion{1: {RegionID: 1, RegionCode: "nyc"}, 2: {RegionID: 2, RegionCode: "fra"}}})
 	return fix
 }
 
@@ -87,16 +88,22 @@ func BenchmarkGather200(b *testing.B) {
 // BenchmarkGatherCold1000 is a one-shot status of a 1,000-peer tailnet
 // (probestest.ManyPeers) through a real local.Client on a unix socket,
 // both ways of getting every peer's node: the IPN bus's initial netmap
-// (one request; what a cold Gather does) and WhoIs per peer.
+// (one request; what a cold Gather does) and WhoIs per peer; and what a
+// cold Gather does against a v1.104 daemon (the netmap refused, WhoIs).
 func BenchmarkGatherCold1000(b *testing.B) {
 	fix := probestest.ManyPeers(1000)
 	srv := probestest.New(b, fix)
 	c := NewClient(srv.Socket)
+	fix104 := *fix
+	fix104.Daemon = probestest.Daemon104
+	c104 := NewClient(probestest.New(b, &fix104).Socket)
 	ctx := context.Background()
 	for _, mode := range []struct {
 		name string
+		c    LocalClient
 		opts GatherOptions
-	}{{"netmap", GatherOptions{}}, {"whois", GatherOptions{WhoIsOnly: true}}} {
+	}{{"netmap", c, GatherOptions{}}, {"whois", c, GatherOptions{WhoIsOnly: true}}, {"daemon1.104", c104, GatherOptions{}}} {
+		c := mode.c
 		b.Run(mode.name, func(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := probestest.CPUTime()

@@ -10,6 +10,8 @@ import (
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/logger"
 	"tailscale.com/util/eventbus"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // DERPLatencyReport is a fresh measurement of our round trip to each DERP
@@ -67,8 +69,8 @@ func MeasureDERPLatency(ctx context.Context, dm *tailcfg.DERPMap) (*DERPLatencyR
 		return nil, errors.New("netcheck: no DERP region answered STUN (UDP blocked?)")
 	}
 	out := &DERPLatencyReport{At: time.Now(), ByRegion: make(map[int]time.Duration, len(rep.RegionLatency))}
-	for id, d := range rep.RegionLatency {
-		if d > 0 {
+	for rid, d := range rep.RegionLatency {
+		if id := tscompat.IntRegionID(rid); d > 0 && id != 0 {
 			out.ByRegion[id] = d
 		}
 	}

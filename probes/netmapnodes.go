@@ -3,6 +3,8 @@ package probes
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"net/netip"
 	"time"
 
@@ -10,6 +12,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // netmapNodes is every node of the netmap at once, from the IPN bus's
@@ -19,64 +23,55 @@ import (
 type netmapNodes map[string]*tailcfg.Node
 
 // netmapMask is what readNetmapNodes asks the IPN bus for: the initial
-// netmap, and no netmap in later messages.
-const netmapMask = ipn.NotifyInitialNetMap | ipn.NotifyNoNetMap
+// netmap, and no netmap in later messages. A v1.104 daemon refuses it
+// (errNetmapRefused; internal/tscompat).
+const netmapMask = tscompat.NotifyInitialNetMap | ipn.NotifyNoNetMap
 
 // readNetmapNodes watches the IPN bus for its first message with
-// NotifyInitialNetMap and returns the nodes it carries. Errors: the watch
-// fails or is refused, or the first message has no netmap (a daemon not
-// logged in, or one that no longer sends it: the initial netmap is
-// tailscaled's legacy field, Notify.NetMap, kept for the initial message
-// on every platform in v1.102). Callers fall back to WhoIs.
+// NotifyInitialNetMap and returns the nodes it carries, decoded into only
+// the node fields Gather reads (nodeLite). Errors: the watch fails, the
+// daemon refuses the mask (errNetmapRefused: v1.104 and later, where
+// ipn.ValidateNotifyWatchOpt rejects the bit), or the first message has no
+// netmap (a daemon not logged in; the initial netmap is tailscaled's
+// legacy field, Notify.NetMap, kept for the initial message on every
+// platform in v1.102 and gone in v1.104). Callers fall back to WhoIs.
 //
-// A client that makes raw LocalAPI requests (*local.Client) has the
-// message decoded into the node fields Gather reads (readNetmapNodesRaw);
-// any other is read through WatchIPNBus (readNetmapNodesBus).
+// It needs a client that makes raw LocalAPI requests (*local.Client, as
+// tsnet.Server.LocalClient is too); any other gets errNoNetmap. (Reading
+// the message through WatchIPNBus would decode every node whole, and
+// needs ipn.Notify.NetMap, which v1.104's ipn package no longer has.)
 func readNetmapNodes(ctx context.Context, c LocalClient) (netmapNodes, error) {
 	if raw, ok := c.(rawLocalAPI); ok {
 		return readNetmapNodesRaw(ctx, raw)
 	}
-	return readNetmapNodesBus(ctx, c)
-}
-
-// readNetmapNodesBus reads the first message through WatchIPNBus, which
-// decodes every field of every node.
-func readNetmapNodesBus(ctx context.Context, c LocalClient) (netmapNodes, error) {
-	bctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := c.WatchIPNBus(bctx, netmapMask)
-	if err != nil {
-		return nil, err
-	}
-	defer w.Close()
-	n, err := w.Next()
-	if err != nil {
-		return nil, err
-	}
-	//lint:ignore SA1019 the initial netmap is the one message that carries every peer's node at once; it is sent on every platform when NotifyInitialNetMap is asked for (ipnlocal WatchNotificationsAs), and without it Gather asks WhoIs per peer.
-	nm := n.NetMap
-	if nm == nil {
-		return nil, errNoNetmap
-	}
-	out := make(netmapNodes, len(nm.Peers)+1)
-	if nm.SelfNode.Valid() {
-		out[""] = nm.SelfNode.AsStruct()
-	}
-	for _, p := range nm.Peers {
-		if p.Valid() {
-			out["peer:"+string(p.StableID())] = p.AsStruct()
-		}
-	}
-	return out, nil
+	return nil, errNoNetmap
 }
 
 var errNoNetmap = errors.New("the IPN bus's first message carries no netmap")
+
+// errNetmapRefused is what readNetmapNodes returns (wrapped in a
+// *netmapRefusedError with the daemon's words) when tailscaled refuses a
+// watch asking for the initial netmap: 400 from the LocalAPI, as v1.104's
+// serveWatchIPNBus answers ipn.ValidateNotifyWatchOpt's "the
+// NotifyInitialNetMap IPN bus subscription bit is no longer supported",
+// or a first message carrying only ErrMessage. Such a daemon will not
+// send it on the same connection, so Gather stops asking
+// (Snapshot.netmapRefused) and reads nodes by WhoIs.
+var errNetmapRefused = errors.New("tailscaled refuses to send the initial netmap")
+
+type netmapRefusedError struct{ why string }
+
+func (e *netmapRefusedError) Error() string {
+	return errNetmapRefused.Error() + ": " + cutText(cleanString(e.why), 160)
+}
+func (e *netmapRefusedError) Unwrap() error { return errNetmapRefused }
 
 // busFirstLite is the IPN bus's first message (ipn.Notify) as far as
 // Gather reads it: the netmap's nodes (netmap.NetworkMap's SelfNode and
 // Peers, each a tailcfg.Node).
 type busFirstLite struct {
-	NetMap *struct {
+	ErrMessage *string
+	NetMap     *struct {
 		SelfNode *nodeLite
 		Peers    []*nodeLite
 	}
@@ -92,7 +87,7 @@ type nodeLite struct {
 	ID        tailcfg.NodeID
 	StableID  tailcfg.StableNodeID
 	Endpoints []netip.AddrPort
-	HomeDERP  int
+	HomeDERP  tscompat.RegionID
 	LastSeen  *time.Time
 	Online    *bool
 	Cap       tailcfg.CapabilityVersion
@@ -132,11 +127,20 @@ func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI) (netmapNodes, error)
 	if err != nil {
 		return nil, err
 	}
-	res, err := localGetOK(bctx, c, "/localapi/v0/watch-ipn-bus?mask="+string(mask))
+	res, err := localGet(bctx, c, "/localapi/v0/watch-ipn-bus?mask="+string(mask))
 	if err != nil {
 		return nil, err
 	}
 	defer res.Body.Close()
+	switch res.StatusCode {
+	case http.StatusOK:
+	case http.StatusBadRequest:
+		// The reason, as text (http.Error); a line at most.
+		why, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+		return nil, &netmapRefusedError{res.Status + ": " + string(why)}
+	default:
+		return nil, errors.New(res.Status)
+	}
 	// Decoded as encoding/json decodes ipn.Notify: names matched without
 	// case, duplicate names and invalid UTF-8 let through. The decoder
 	// reads one value: the stream stays open after it.
@@ -147,6 +151,9 @@ func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI) (netmapNodes, error)
 			return nil, ctx.Err()
 		}
 		return nil, err
+	}
+	if first.ErrMessage != nil {
+		return nil, &netmapRefusedError{*first.ErrMessage}
 	}
 	nm := first.NetMap
 	if nm == nil {

@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/opt"
 
+	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
-// busOnly hides a client's DoLocalRequest, so readNetmapNodes reads the
-// IPN bus through WatchIPNBus.
+// busOnly hides a client's DoLocalRequest: a LocalClient that cannot make
+// raw requests.
 type busOnly struct{ LocalClient }
 
 // nodeRead is what Gather and Source read of a node (nodeLite's fields).
@@ -32,7 +34,7 @@ type nodeRead struct {
 }
 
 func readOf(n *tailcfg.Node) nodeRead {
-	r := nodeRead{ID: n.ID, StableID: n.StableID, HomeDERP: n.HomeDERP, LastSeen: n.LastSeen, Online: n.Online, Cap: n.Cap}
+	r := nodeRead{ID: n.ID, StableID: n.StableID, HomeDERP: tscompat.IntRegionID(n.HomeDERP), LastSeen: n.LastSeen, Online: n.Online, Cap: n.Cap}
 	for _, ep := range n.Endpoints {
 		r.Endpoints = append(r.Endpoints, ep.String())
 	}
@@ -78,7 +80,7 @@ func variedNetmap(t *testing.T, n int) *probestest.Fixture {
 			p.Hostinfo, p.Cap = hi.View(), 90
 		case 4:
 			p.HomeDERP, p.Tags = 0, []string{"tag:server"}
-			p.CapMap = tailcfg.NodeCapMap{tailcfg.NodeAttrOnlyTCP443: nil}
+			p.CapMap = tailcfg.NodeCapMap{tscompat.NodeAttrOnlyTCP443: nil}
 		}
 	}
 	b, err := json.Marshal(nm)
@@ -86,28 +88,54 @@ func variedNetmap(t *testing.T, n int) *probestest.Fixture {
 		t.Fatal(err)
 	}
 	fix.NetMap = b
+	// WhoIs answers the same nodes.
+	for _, n := range append([]*tailcfg.Node{nm.SelfNode}, nm.Peers...) {
+		w, err := json.Marshal(apitype.WhoIsResponse{Node: n, UserProfile: &tailcfg.UserProfile{ID: 1, LoginName: "alice@example.com"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fix.WhoIs[n.Addresses[0].Addr().String()] = w
+	}
 	return fix
+}
+
+// wholeNodes decodes the netmap of fix whole, as encoding/json decodes
+// every node of ipn.Notify.NetMap in local.Client.WatchIPNBus, keyed as
+// netmapNodes.
+func wholeNodes(t *testing.T, fix *probestest.Fixture) netmapNodes {
+	t.Helper()
+	var nm struct {
+		SelfNode *tailcfg.Node
+		Peers    []*tailcfg.Node
+	}
+	if err := json.Unmarshal(fix.NetMap, &nm); err != nil {
+		t.Fatal(err)
+	}
+	out := netmapNodes{"": nm.SelfNode}
+	for _, p := range nm.Peers {
+		out["peer:"+string(p.StableID)] = p
+	}
+	return out
 }
 
 // TestNetmapLiteMatchesBus: decoding only the fields Gather reads from
 // the IPN bus's first message gives the same values as decoding whole
-// nodes through WatchIPNBus, node by node, and the same snapshot.
+// nodes (as local.Client.WatchIPNBus does), node by node, and the same
+// snapshot as WhoIs answering the same nodes whole.
 func TestNetmapLiteMatchesBus(t *testing.T) {
-	srv := probestest.New(t, variedNetmap(t, 40))
+	fix := variedNetmap(t, 40)
+	srv := probestest.New(t, fix)
 	c := NewClient(srv.Socket)
 	ctx := context.Background()
 	lite, err := readNetmapNodes(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bus, err := readNetmapNodes(ctx, busOnly{c})
-	if err != nil {
-		t.Fatal(err)
+	whole := wholeNodes(t, fix)
+	if len(whole) != 41 || len(lite) != len(whole) {
+		t.Fatalf("%d nodes decoded whole, %d lite; want 41 each", len(whole), len(lite))
 	}
-	if len(bus) != 41 || len(lite) != len(bus) {
-		t.Fatalf("%d nodes decoded whole, %d lite; want 41 each", len(bus), len(lite))
-	}
-	for k, n := range bus {
+	for k, n := range whole {
 		l, ok := lite[k]
 		if !ok {
 			t.Errorf("node %q missing from the lite read", k)
@@ -117,8 +145,8 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 			t.Errorf("node %q differs (-whole +lite):\n%s", k, diff)
 		}
 	}
-	if opt.Bool(bus["peer:n5CNTRL"].Hostinfo.NetInfo().UPnP()) != "true" {
-		t.Errorf("the varied netmap lost its NetInfo: %+v", readOf(bus["peer:n5CNTRL"]))
+	if opt.Bool(whole["peer:n5CNTRL"].Hostinfo.NetInfo().UPnP()) != "true" {
+		t.Errorf("the varied netmap lost its NetInfo: %+v", readOf(whole["peer:n5CNTRL"]))
 	}
 
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -126,23 +154,24 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaBus, err := gatherAt(ctx, busOnly{c}, nil, now, GatherOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n := srv.Requests("whois"); n != 0 {
 		t.Errorf("%d WhoIs requests with the netmap available, want 0", n)
 	}
-	if diff := cmp.Diff(viaBus.Peers, viaLite.Peers, cmpOpts...); diff != "" {
-		t.Errorf("peers differ (-whole +lite):\n%s", diff)
+	viaWhoIs, err := gatherAt(ctx, c, nil, now, GatherOptions{WhoIsOnly: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if diff := cmp.Diff(viaBus.Self, viaLite.Self, cmpOpts...); diff != "" {
-		t.Errorf("self differs (-whole +lite):\n%s", diff)
+	if diff := cmp.Diff(viaWhoIs.Peers, viaLite.Peers, cmpOpts...); diff != "" {
+		t.Errorf("peers differ (-whois +lite):\n%s", diff)
+	}
+	if diff := cmp.Diff(viaWhoIs.Self, viaLite.Self, cmpOpts...); diff != "" {
+		t.Errorf("self differs (-whois +lite):\n%s", diff)
 	}
 }
 
-// TestNetmapLiteNoNetmap: a first message without a netmap is an error
-// both ways (Gather then asks WhoIs).
+// TestNetmapLiteNoNetmap: a first message without a netmap is an error,
+// and so is a client that cannot make raw requests (Gather then asks
+// WhoIs).
 func TestNetmapLiteNoNetmap(t *testing.T) {
 	fix := probestest.ManyPeers(3)
 	fix.NetMap = nil

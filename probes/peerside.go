@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // Sources of peer-side facts (PeerSide.Source, Check.Source).
@@ -226,7 +228,7 @@ func peerSideFromLocal(p *Peer, node *tailcfg.Node, regions map[int]Region) *Pee
 	if node.Hostinfo.Valid() {
 		s.ClientVersion = clientVersion(node.Hostinfo.IPNVersion())
 		if ni := node.Hostinfo.NetInfo(); ni.Valid() {
-			s.HomeDERP = ni.PreferredDERP()
+			s.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP())
 		}
 	}
 	if n := p.NAT; n != nil {

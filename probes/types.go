@@ -389,6 +389,9 @@ type Snapshot struct {
 	// nodes caches WhoIs answers by peer ID ("" for self) so the next Gather
 	// can reuse them for up to WhoIsMaxAge; not serialised.
 	nodes map[string]cachedNode
+	// netmapRefused: the daemon refused the IPN bus's initial netmap
+	// (errNetmapRefused), so later gathers on prev ask WhoIs only.
+	netmapRefused bool
 	// netinfoLatency is NetInfo's DERPLatency as received (before a
 	// netcheck replaced it in Self.NAT), to date the next snapshot's.
 	netinfoLatency map[int]time.Duration

@@ -11,6 +11,7 @@ import (
 	"tailscale.com/tailcfg"
 
 	"github.com/tailpath/tailpath/internal/ctrlapi"
+	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -55,7 +56,7 @@ func apiHandler(api, control http.Handler) http.Handler {
 func (l *Lab) apiDevices() []ctrlapi.Device {
 	names := map[int]string{}
 	for id, r := range l.derpMap.Regions {
-		names[id] = r.RegionName
+		names[tscompat.IntRegionID(id)] = r.RegionName
 	}
 	var out []ctrlapi.Device
 	for _, n := range l.control.AllNodes() {

@@ -18,6 +18,8 @@ import (
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
 	"tailscale.com/types/logger"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // Region describes one lab DERP region: a real derpserver behind TLS on
@@ -93,7 +95,7 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 	if len(regions) == 0 {
 		return nil, nil, errors.New("lab: no DERP regions configured")
 	}
-	dm := &tailcfg.DERPMap{Regions: map[int]*tailcfg.DERPRegion{}}
+	dm := &tailcfg.DERPMap{Regions: map[tscompat.RegionID]*tailcfg.DERPRegion{}}
 	var running []*derpRegion
 	fail := func(err error) (*tailcfg.DERPMap, []*derpRegion, error) {
 		for _, r := range running {
@@ -105,17 +107,17 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		if reg.ID <= 0 || reg.Code == "" {
 			return fail(fmt.Errorf("lab: DERP region %+v needs an ID > 0 and a Code", reg))
 		}
-		if _, dup := dm.Regions[reg.ID]; dup {
+		if _, dup := dm.Regions[tscompat.RegionID(reg.ID)]; dup {
 			return fail(fmt.Errorf("lab: DERP region id %d listed twice", reg.ID))
 		}
 		region := &tailcfg.DERPRegion{
-			RegionID:        reg.ID,
+			RegionID:        tscompat.RegionID(reg.ID),
 			RegionCode:      reg.Code,
 			RegionName:      reg.Name,
 			NoMeasureNoHome: reg.NoHome,
 			Nodes: []*tailcfg.DERPNode{{
 				Name:             fmt.Sprintf("%da", reg.ID),
-				RegionID:         reg.ID,
+				RegionID:         tscompat.RegionID(reg.ID),
 				HostName:         "127.0.0.1",
 				IPv4:             "127.0.0.1",
 				IPv6:             "none",
@@ -157,7 +159,7 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		dr.stun = st
 		node.STUNPort = st.port()
 		running = append(running, &dr)
-		dm.Regions[reg.ID] = region
+		dm.Regions[tscompat.RegionID(reg.ID)] = region
 	}
 	return dm, running, nil
 }

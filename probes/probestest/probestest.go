@@ -22,6 +22,8 @@ import (
 	"testing"
 
 	"tailscale.com/ipn"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // Fixture is one hand-written LocalAPI state, as stored in testdata/*.json.
@@ -45,8 +47,12 @@ type Fixture struct {
 	Ping map[string][]json.RawMessage `json:"ping,omitempty"`
 	// NetMap, when set, is the netmap (netmap.NetworkMap JSON: SelfNode,
 	// Peers) the IPN bus's first message carries when the watcher asks
-	// NotifyInitialNetMap, as tailscaled sends it.
+	// NotifyInitialNetMap, as tailscaled v1.102 sends it.
 	NetMap json.RawMessage `json:"netmap,omitempty"`
+	// Daemon is the tailscaled version whose IPN bus rules the server
+	// follows: "" or Daemon102, or Daemon104 (refuses NotifyInitialNetMap
+	// and NotifyRateLimit as v1.104 does; daemon.go).
+	Daemon string `json:"daemon,omitempty"`
 }
 
 // LoadFixture reads and checks a fixture file.
@@ -256,7 +262,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveBus streams Notify messages as /localapi/v0/watch-ipn-bus does,
-// refusing a mask tailscaled refuses (ipn.ValidateNotifyWatchOpt, 400).
+// refusing a mask the fixture's tailscaled version refuses (validateMask,
+// 400), with a first message only for a mask asking for one.
 func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 	var mask ipn.NotifyWatchOpt
 	if m := r.FormValue("mask"); m != "" {
@@ -265,7 +272,10 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := ipn.ValidateNotifyWatchOpt(mask); err != nil {
+	s.mu.Lock()
+	fix := s.fix
+	s.mu.Unlock()
+	if err := validateMask(fix, mask); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -285,22 +295,23 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 	}()
-	st := ipn.Running
 	enc := json.NewEncoder(w)
-	s.mu.Lock()
-	nm := s.fix.NetMap
-	s.mu.Unlock()
-	if mask&ipn.NotifyInitialNetMap != 0 && len(nm) > 0 {
+	if mask&(notifyInitialBits|tscompat.NotifyInitialNetMap) != 0 {
 		first := struct {
-			Version string
-			State   *ipn.State
-			NetMap  json.RawMessage
-		}{"probestest", &st, nm}
+			Version       string
+			State         *ipn.State      `json:",omitempty"`
+			InitialStatus json.RawMessage `json:",omitempty"`
+			NetMap        json.RawMessage `json:",omitempty"`
+		}{Version: "probestest", InitialStatus: initialStatus(fix, mask)}
+		if mask&ipn.NotifyInitialState != 0 {
+			first.State = new(ipn.Running)
+		}
+		if mask&tscompat.NotifyInitialNetMap != 0 { // refused by a v1.104 daemon (validateMask)
+			first.NetMap = fix.NetMap
+		}
 		if err := enc.Encode(first); err != nil {
 			return
 		}
-	} else if err := enc.Encode(ipn.Notify{Version: "probestest", State: &st}); err != nil {
-		return
 	}
 	w.(http.Flusher).Flush()
 	for {

@@ -17,6 +17,7 @@ import (
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
 
+	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -641,8 +642,8 @@ func (r *redactor) prunePeer(p *ipnstate.PeerStatus) *ipnstate.PeerStatus {
 	if !p.AltSharerUserID.IsZero() {
 		out.AltSharerUserID = r.userNum(p.AltSharerUserID)
 	}
-	if p.CapMap.Contains(tailcfg.NodeAttrOnlyTCP443) {
-		out.CapMap = tailcfg.NodeCapMap{tailcfg.NodeAttrOnlyTCP443: nil}
+	if p.CapMap.Contains(tscompat.NodeAttrOnlyTCP443) {
+		out.CapMap = tailcfg.NodeCapMap{tscompat.NodeAttrOnlyTCP443: nil}
 	}
 	return out
 }
@@ -680,7 +681,7 @@ func pruneDERPMap(dm *tailcfg.DERPMap) *tailcfg.DERPMap {
 	if dm == nil {
 		return nil
 	}
-	out := &tailcfg.DERPMap{Regions: make(map[int]*tailcfg.DERPRegion, len(dm.Regions)), OmitDefaultRegions: dm.OmitDefaultRegions}
+	out := &tailcfg.DERPMap{Regions: make(map[tscompat.RegionID]*tailcfg.DERPRegion, len(dm.Regions)), OmitDefaultRegions: dm.OmitDefaultRegions}
 	for id, reg := range dm.Regions {
 		if reg == nil {
 			continue
