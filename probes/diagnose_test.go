@@ -114,11 +114,29 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason:  ReasonPrivateEndpointsOnly,
 			wantUnknown: []string{"SameLAN"},
 		},
+		// Issue 17, item 2: two ends behind one NAT on one LAN. magicsock
+		// pings LAN endpoints too and prefers private addresses
+		// (endpoint.go betterAddr), so the NAT type does not matter.
 		{
-			name:       "the same public address on both ends corroborates one NAT: not private-only",
+			name:       "the same public address and one LAN on both ends: the LAN path is blocked, not NAT",
 			peer:       func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641") },
-			wantReason: ReasonUnexplained,
-			wantText:   "behind one NAT",
+			wantReason: ReasonSameNATLANBlocked,
+			wantText:   "client (AP) isolation",
+		},
+		{
+			name: "one public address, one LAN, both ends hard: still same-nat-lan-blocked, never both-hard-nat",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonSameNATLANBlocked,
+		},
+		{
+			name:       "one public address from different LANs: the shared NAT does not hairpin",
+			peer:       func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "10.44.0.7:41641") },
+			wantReason: ReasonSharedNATNoHairpin,
+			wantText:   "hairpin",
 		},
 		{
 			name:       "198.18.0.0/15 counts as public, as in Tailscale",
@@ -264,11 +282,37 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason: ReasonUnexplained,
 			wantText:   "may be hours",
 		},
+		// The three smaller gaps: a port mapping that exists (HavePortMap,
+		// advertised by magicsock determineEndpoints) on a relayed path
+		// passes no traffic; it does not "rescue" anything.
 		{
-			name:       "hard NAT rescued by a port mapping is not a cause",
+			name:       "hard NAT with a port mapping, relayed anyway: the mapping passes no traffic",
 			self:       func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true); s.NAT.HavePortMap = true },
 			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
-			wantReason: ReasonUnexplained,
+			wantReason: ReasonLocalPortMapBlocked,
+			wantText:   "router's own firewall",
+		},
+		{
+			name: "UPnP answers but no mapping: said so",
+			self: func(s *Self) {
+				s.NAT.MappingVariesByDestIP = boolp(true)
+				s.NAT.UPnP = boolp(true)
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonLocalHardNAT,
+			wantText:   "the router answers UPnP but gave no mapping",
+		},
+		{
+			// netcheck compares the mapping two STUN servers see
+			// (net/netcheck addNodeLatency): with one, false proves nothing.
+			name: "one STUN server in the DERP map: an easy NAT reading is unknown",
+			self: func(s *Self) { s.STUNServers = 1 },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"NetInfo.MappingVariesByDestIP"},
 		},
 		{
 			name:       "no NetInfo at all: nothing fails, unexplained",
@@ -337,15 +381,40 @@ func TestDiagnoseCases(t *testing.T) {
 			wantText:   "none recorded",
 		},
 		// Both ends (issue 8): the peer's own facts, from the control API.
+		// Issue 17, item 1: an end with no NAT answers every DISCO ping
+		// (magicsock.go handlePingLocked, Pong{Src: src}), so a relayed
+		// path means its inbound UDP is dropped; the other end's hard NAT
+		// is the other half.
 		{
-			name: "peer hard NAT, our side public: peer-hard-nat, resting on the peer side",
+			name: "peer hard NAT, our side public: this end drops inbound UDP, the peer's hard NAT the other half",
 			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 			},
-			wantReason: ReasonPeerHardNAT,
-			wantText:   "peer's router",
+			wantReason: ReasonLocalInboundUDPBlocked,
+			wantAlso:   []ReasonID{ReasonPeerHardNAT},
+			wantText:   "a port mapping on the peer's NAT also works",
+		},
+		{
+			name: "our hard NAT, the peer public (a VPS, Docker bridge beside it): the peer drops inbound UDP",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "172.17.0.1:41641")
+				p.OS = "linux"
+			},
+			wantReason: ReasonPeerInboundUDPBlocked,
+			wantAlso:   []ReasonID{ReasonLocalHardNAT},
+			wantText:   "open inbound UDP to its tailscaled port (UDP 41641)",
+		},
+		{
+			name: "a peer with only public endpoints whose client is not Tailscale's: its NAT is unknown",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.OS = "freertos"
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Peer.Endpoints"},
 		},
 		{
 			name: "peer hard NAT meets our easy NAT without port mapping: hard-and-filtering-nat, fix here",
@@ -370,8 +439,9 @@ func TestDiagnoseCases(t *testing.T) {
 			wantText:   "the peer's router needs a port mapping",
 		},
 		{
-			// A port mapping on either end rescues a hard NAT (facts.md).
-			name: "our hard NAT, the peer's UPnP answers: the mapping rescues it, no NAT verdict",
+			// A UPnP answer is not a mapping (netcheck's PortMapping lists
+			// services; HavePortMap is the mapping): our hard NAT stands.
+			name: "our hard NAT, the peer's UPnP answers: no mapping is known, our hard NAT stands",
 			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
@@ -380,28 +450,34 @@ func TestDiagnoseCases(t *testing.T) {
 					s.ClientSupports.UPnP = boolp(true)
 				})
 			},
-			wantReason: ReasonUnexplained,
-			wantText:   "rescues our hard NAT",
+			wantReason: ReasonLocalHardNAT,
 		},
 		{
-			name: "peer hard NAT, we hold a port mapping: it rescues the peer's, no NAT verdict",
+			name: "peer hard NAT, we hold a port mapping, relayed anyway: our mapping passes no traffic",
 			self: func(s *Self) { s.NAT.HavePortMap = true },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 			},
-			wantReason: ReasonUnexplained,
-			wantText:   "rescues the peer's hard NAT",
+			wantReason: ReasonLocalPortMapBlocked,
 		},
 		{
-			name: "peer hard NAT but whether it can map a port is unknown: no confident verdict",
-			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			name: "the peer holds a port mapping (its snapshot says so), relayed anyway",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.PeerSide = &PeerSide{Source: SourcePeerSnapshot, At: time.Date(2026, 11, 30, 11, 59, 0, 0, time.UTC),
+					MappingVariesByDestIP: boolp(true), HavePortMap: boolp(true)}
+			},
+			wantReason: ReasonPeerPortMapBlocked,
+		},
+		{
+			name: "peer hard NAT but whether it holds a port mapping is unknown: no confident verdict",
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
 			},
 			wantReason: ReasonUnexplained,
-			wantText:   "whether it can map a port is not known",
+			wantText:   "whether it holds a port mapping is not known",
 		},
 		{
 			name: "peer hard NAT with our NAT type unknown: shown, not a verdict",
@@ -506,7 +582,6 @@ func TestDiagnoseCases(t *testing.T) {
 		},
 		{
 			name: "control-API facts a day old are set aside, not judged",
-			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) {
@@ -757,6 +832,7 @@ func TestCheckStateMarks(t *testing.T) {
 		"Peer.NetInfo.MappingVariesByDestIP": CheckUnknown,
 		"PingRun":                            CheckInfo, // no pong at all: says nothing about direct
 		"NetInfo.DERPLatency":                CheckOK,
+		"Peer.Endpoints":                     CheckUnknown, // public only, but the client is unknown
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("check marks (-want +got):\n%s", diff)
@@ -837,8 +913,8 @@ func TestMergedFactsNameTheirSource(t *testing.T) {
 	p := relayedPeer("203.0.113.5:41641")
 	p.PeerSide = ps
 	v := Diagnose(self, p, testRegions, now)
-	if v.Reason != ReasonPeerHardNAT {
-		t.Fatalf("reason %q, want peer-hard-nat", v.Reason)
+	if v.Reason != ReasonLocalInboundUDPBlocked || !hasReason(v.Also, ReasonPeerHardNAT) {
+		t.Fatalf("reason %q also %v, want local-inbound-udp-blocked with peer-hard-nat", v.Reason, v.Also)
 	}
 	for _, c := range v.Checks {
 		if c.Field == "API.clientConnectivity.mappingVariesByDestIP" {
