@@ -593,6 +593,157 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason: ReasonUnexplained,
 			wantText:   "too old to judge",
 		},
+		// Issue 17, item 3: a DISCO ping makes a peer Active (magicsock
+		// endpoint.go: a CLI ping sets lastSendExt) without any WireGuard
+		// session; fresh pongs mean the peer answers.
+		{
+			name: "pinged peer, no handshake for 30 s, fresh DISCO pongs via DERP: not no-handshake",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.NoHandshakeSince = now.Add(-30 * time.Second)
+				p.PingRun = &PingRun{At: now.Add(-10 * time.Second), Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonDiscoUnanswered,
+			wantText:   "the peer answered DISCO pings",
+		},
+		{
+			name: "tailscaled says no WireGuard session and none attempted: only DISCO was sent, not no-handshake",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.WireGuard, p.NoHandshakeSince = WGNone, now.Add(-time.Minute)
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "nothing but DISCO was sent",
+		},
+		{
+			name: "tailscaled says a handshake has been in progress for a minute: no-handshake",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.WireGuard, p.WireGuardSince = WGHandshake, now.Add(-time.Minute)
+			},
+			wantReason: ReasonNoHandshake,
+		},
+		{
+			name: "handshake stuck while DISCO answers: no-handshake, worded so",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.WireGuard, p.WireGuardSince = WGHandshake, now.Add(-time.Minute)
+				p.PingRun = &PingRun{At: now.Add(-10 * time.Second), Tries: 3, Pongs: 3, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonNoHandshake,
+			wantAlso:   []ReasonID{ReasonDiscoUnanswered},
+			wantText:   "although the peer answers DISCO",
+		},
+		{
+			name: "an established session outranks an old handshake time",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.WireGuard, p.NoHandshakeSince = WGEstablished, now.Add(-time.Hour)
+			},
+			wantReason: ReasonUnexplained,
+		},
+		// Issue 17, item 6 (its diagnosis half): pasted text with tx > 0
+		// and rx 0 says nothing ever answered; never a NAT verdict.
+		{
+			name: "pasted: tx > 0, rx 0, our NAT hard: nothing ever answered, not local-hard-nat",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.HandshakeUnknown, p.TxBytes, p.RxBytes = true, 1234, 0
+			},
+			wantReason: ReasonNoHandshake,
+			wantAlso:   []ReasonID{ReasonLocalHardNAT},
+			wantText:   "nothing ever answered",
+		},
+		// Issue 17, item 7: a recent handshake exempts an empty Relay
+		// (endpoint.send falls back to the region the peer wrote from);
+		// pasted text shows no handshakes, so the rule cannot decide.
+		{
+			name: "pasted: empty Relay cannot be judged",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode, p.HandshakeUnknown = 0, "", true
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Status.Relay"},
+		},
+		// A health warning naming the region in use (health/warnings.go):
+		// the verdict with one region, beside it with others.
+		{
+			name: "our home region unreachable, other regions exist: derp-unreachable in Also",
+			self: func(s *Self) {
+				s.DERPRegions = 3
+				s.Health = []string{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+			wantAlso:   []ReasonID{ReasonDERPUnreachable},
+		},
+		{
+			name: "the only region reports an issue: derp-unreachable is the verdict",
+			self: func(s *Self) {
+				s.DERPRegions = 1
+				s.Health = []string{"The relay server #1 is reporting an issue: overloaded"}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonDERPUnreachable,
+		},
+		{
+			name: "a warning about another region that carries nothing here: nothing",
+			self: func(s *Self) {
+				s.DERPRegions = 1
+				s.Health = []string{"The relay server #3 is reporting an issue: overloaded"}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+		},
+		// This host's facts: a public address on its interface decides
+		// that this end has no NAT, and its nftables ruleset the wording.
+		{
+			name: "no NAT here by this host's interfaces, and its nftables drops UDP 41641",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("10.8.0.1:41641")}
+				s.Host = &HostFacts{Interfaces: []Interface{
+					{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("198.51.100.10/24")}},
+					{Name: "wg0", Addrs: []netip.Prefix{netip.MustParsePrefix("10.8.0.1/24")}},
+				}, Firewall: &FirewallFacts{Port: 41641, Verdict: FirewallDrop, Why: "table inet filter chain input: policy drop"}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonLocalInboundUDPBlocked,
+			wantText:   "drops inbound UDP to tailscaled's port (UDP 41641) outright",
+		},
+		{
+			name: "no NAT here, a stateful ruleset: open it, or a port mapping on the peer's NAT",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")}
+				s.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("198.51.100.10/24")}}},
+					Firewall: &FirewallFacts{Port: 41641, Verdict: FirewallDrop, Stateful: true, Why: "ct state established,related accept, then policy drop"}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonLocalInboundUDPBlocked,
+			wantText:   "whose replies this firewall lets in",
+		},
+		{
+			name: "no NAT here and the host accepts: the drop is in front of the host",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")}
+				s.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("198.51.100.10/24")}}},
+					Firewall: &FirewallFacts{Port: 41641, Verdict: FirewallAccept, Why: "no rule drops it"}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonLocalInboundUDPBlocked,
+			wantText:   "cloud security group or provider firewall; open inbound UDP",
+		},
+		{
+			name: "host facts show our public address is not local (a NAT maps it): not open",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("127.0.0.1:41641")}
+				s.Host = &HostFacts{Interfaces: []Interface{{Name: "lo", Addrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/8")}}}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+		},
 		{
 			name: "no WhoIs, but the control API lists the peer's endpoints: they are judged",
 			peer: func(p *Peer) {
@@ -924,4 +1075,48 @@ func TestMergedFactsNameTheirSource(t *testing.T) {
 			t.Errorf("check %+v names source %q, want localapi", c, c.Source)
 		}
 	}
+}
+
+// TestDirectInTunnel: a direct path to a private address on none of our
+// networks, inside a route another peer advertises, warns; the verdict
+// stays direct.
+func TestDirectInTunnel(t *testing.T) {
+	self := easySelf()
+	self.Routes = []SubnetRoute{{Prefix: netip.MustParsePrefix("10.20.0.0/16"), Via: "router"}}
+	p := relayedPeer("10.20.0.5:41641")
+	p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("10.20.0.5:41641"), Text: "active; direct 10.20.0.5:41641"}
+	v := Diagnose(self, p, testRegions, time.Time{})
+	if v.Reason != ReasonDirect || !hasReason(v.Also, ReasonDirectInTunnel) || !strings.Contains(v.Fix, "WireGuard inside WireGuard") {
+		t.Errorf("got %s %v %q, want direct with direct-in-tunnel", v.Reason, v.Also, v.Fix)
+	}
+	// On one of our networks (by the host's interfaces): no warning.
+	self.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("10.20.0.9/16"), netip.MustParsePrefix("192.168.1.20/24")}}}}
+	if v := Diagnose(self, p, testRegions, time.Time{}); v.Also != nil || v.Fix != "" {
+		t.Errorf("on our own network: also %v fix %q, want none", v.Also, v.Fix)
+	}
+	checkStates(t, v.Checks)
+}
+
+// TestDiagnoseSelf: a 100.64.0.0/10 address on an interface that is not
+// Tailscale's collides with the tailnet's range (net/netmon LocalAddresses
+// skips it); without host facts nothing is judged.
+func TestDiagnoseSelf(t *testing.T) {
+	self := easySelf()
+	self.TailscaleIPs = []netip.Addr{netip.MustParseAddr("100.64.0.1")}
+	if v := DiagnoseSelf(self, testRegions, time.Time{}); v.Reason != ReasonSelfOK || !strings.Contains(v.Summary, "not judged") {
+		t.Errorf("no host facts: %s %q, want self-ok, not judged", v.Reason, v.Summary)
+	}
+	self.Host = &HostFacts{Interfaces: []Interface{
+		{Name: "tailscale0", Tailscale: true, Addrs: []netip.Prefix{netip.MustParsePrefix("100.64.0.1/32")}},
+		{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}},
+	}}
+	if v := DiagnoseSelf(self, testRegions, time.Time{}); v.Reason != ReasonSelfOK || v.Summary != "no problem found on this node" {
+		t.Errorf("clean host: %s %q", v.Reason, v.Summary)
+	}
+	self.Host.Interfaces = append(self.Host.Interfaces, Interface{Name: "wwan0", Addrs: []netip.Prefix{netip.MustParsePrefix("100.72.9.4/10")}})
+	v := DiagnoseSelf(self, testRegions, time.Time{})
+	if v.Reason != ReasonTailnetRangeCollision || !strings.Contains(v.Fix, "wwan0") || !strings.Contains(v.Fix, "100.72.9.4/10") {
+		t.Errorf("collision: %s %q", v.Reason, v.Fix)
+	}
+	checkStates(t, v.Checks)
 }

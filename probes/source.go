@@ -29,7 +29,11 @@ func (PingResult) probesEvent()   {}
 // answers 400), and the Source spaces its Gathers itself (minTriggerGap).
 // Daemons older than the peer-change bits ignore them and send only state
 // changes; their peers' facts then refresh every WhoIsMaxAge.
-const BusMask = ipn.NotifyInitialState | ipn.NotifyPeerPatches | ipn.NotifyNoNetMap
+// NotifyPeerWireGuardState brings each peer's WireGuard session state
+// (wireguard-go's: handshake, established, expired), all of them in the
+// first message and then every change (ipn/backend.go), which
+// no-handshake reads instead of guessing from Active and LastHandshake.
+const BusMask = ipn.NotifyInitialState | ipn.NotifyPeerPatches | ipn.NotifyNoNetMap | ipn.NotifyPeerWireGuardState
 
 // minTriggerGap is the least time between two bus-triggered Gathers.
 const minTriggerGap = 500 * time.Millisecond
@@ -100,6 +104,10 @@ type Source struct {
 	// busErr is why the IPN bus watch failed last ("" while it works or
 	// before it was tried); it becomes a Snapshot warning.
 	busErr string
+	// wgState is every peer's WireGuard session state from the bus, by
+	// stable node id; wgKnown once the daemon showed it reports them.
+	wgState map[string]WireGuardState
+	wgKnown bool
 	// apiTrigger is poked when the control API answers.
 	apiTrigger chan struct{}
 	// derpLatency is the last MeasureDERP result; nil before one succeeds.
@@ -227,6 +235,7 @@ func (s *Source) loop(ctx context.Context) {
 		gctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 		gopts := s.opts.Gather
 		gopts.Latency = s.freshLatency(time.Now())
+		gopts.WireGuard = s.wgStates()
 		if r := s.opts.PeerSide; r != nil {
 			facts, st := r.Latest()
 			gopts.PeerFacts, gopts.APIStatus = facts, &st
@@ -332,6 +341,7 @@ func (s *Source) watchBus(ctx context.Context, trigger chan<- struct{}, done cha
 		if first {
 			first = false
 			s.setBusErr("")
+			s.resetWG(&n)
 		}
 		if s.noteChange(&n) {
 			select {
@@ -354,6 +364,13 @@ func (s *Source) noteChange(n *ipn.Notify) bool {
 		s.staleIDs = map[tailcfg.NodeID]bool{}
 	}
 	changed := n.Health != nil // Status.Health changed: gather, WhoIs answers stay
+	for id, ps := range n.PeerState {
+		if s.wgState == nil {
+			s.wgState = map[string]WireGuardState{}
+		}
+		s.wgState[string(id)] = WireGuardState{State: ps.PeerWireGuardState.String(), Since: ps.PeerWireGuardStateAt}
+		s.wgKnown, changed = true, true
+	}
 	if n.State != nil || len(n.PeersRemoved) > 0 {
 		s.staleAll, changed = true, true
 	}
@@ -371,6 +388,30 @@ func (s *Source) noteChange(n *ipn.Notify) bool {
 		}
 	}
 	return changed
+}
+
+// resetWG starts the WireGuard states afresh from a watch's first message
+// (which lists every current state): known when the daemon reports them.
+func (s *Source) resetWG(n *ipn.Notify) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wgState = nil
+	s.wgKnown = wgStatesKnown(n.Version, len(n.PeerState))
+}
+
+// wgStates is a copy of the WireGuard states for a Gather; nil while
+// unknown (no watch, an older daemon).
+func (s *Source) wgStates() map[string]WireGuardState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.wgKnown {
+		return nil
+	}
+	out := make(map[string]WireGuardState, len(s.wgState))
+	for k, v := range s.wgState {
+		out[k] = v
+	}
+	return out
 }
 
 // takeStale returns and clears what noteChange recorded.

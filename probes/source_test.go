@@ -300,6 +300,13 @@ func TestBusMaskAccepted(t *testing.T) {
 	if BusMask&ipn.NotifyPeerPatches == 0 {
 		t.Errorf("BusMask %v lacks NotifyPeerPatches: peer endpoint and home DERP changes would not arrive", BusMask)
 	}
+	if BusMask&ipn.NotifyPeerWireGuardState == 0 {
+		t.Errorf("BusMask %v lacks NotifyPeerWireGuardState: no-handshake would guess from Active", BusMask)
+	}
+	// Gather's own read of the bus's first message too.
+	if err := ipn.ValidateNotifyWatchOpt(netmapMask); err != nil || netmapMask&ipn.NotifyPeerWireGuardState == 0 {
+		t.Errorf("netmapMask %v: %v (want it accepted, with NotifyPeerWireGuardState)", netmapMask, err)
+	}
 }
 
 // TestSourceBusRefusedIsAWarning: a watch tailscaled refuses (here a

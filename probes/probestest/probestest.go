@@ -292,7 +292,7 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 	st := ipn.Running
 	enc := json.NewEncoder(w)
 	s.mu.Lock()
-	nm, ps := s.fix.NetMap, s.fix.PeerState
+	nm, ps, stJSON := s.fix.NetMap, s.fix.PeerState, s.fix.Status
 	s.mu.Unlock()
 	if mask&ipn.NotifyPeerWireGuardState == 0 {
 		ps = nil
@@ -304,6 +304,13 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 			NetMap    json.RawMessage `json:",omitempty"`
 			PeerState json.RawMessage `json:",omitempty"`
 		}{"probestest", &st, nil, ps}
+		if len(ps) > 0 {
+			// The daemon's version says whether an empty PeerState means
+			// "no sessions" (1.102 and later) or "not reported".
+			var v struct{ Version string }
+			json.Unmarshal(stJSON, &v)
+			first.Version = v.Version
+		}
 		if mask&ipn.NotifyInitialNetMap != 0 {
 			first.NetMap = nm
 		}
