@@ -18,6 +18,7 @@ import (
 	"github.com/tailpath/tailpath/internal/columns"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 )
 
@@ -123,7 +124,9 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if rec != nil {
 		client = rec
 	}
-	opts := probes.GatherOptions{All: f.all}
+	// This host's interfaces and firewall (probes/hostnet): evidence
+	// when tailscaled runs here, which the diagnosis checks.
+	opts := probes.GatherOptions{All: f.all, Host: hostnet.Read}
 	if f.netcheck {
 		opts.Latency = measureForStatus(gctx, client, stdio.Stderr)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/tui"
@@ -130,6 +131,10 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 	return panes, feeds
 }
 
+// HostFactsMaxAge is how often, at most, a long-running source reads this
+// host's interfaces and nftables ruleset again (probes/hostnet).
+const HostFactsMaxAge = 15 * time.Second
+
 // SourceOptions are the tailscaled source's options for d: its poll, the
 // peers tailscale status hides when All, fresh DERP latencies every 10
 // minutes (a few STUN packets, as `tailscale netcheck` sends, so
@@ -140,7 +145,7 @@ func (d *Dashboard) SourceOptions() probes.SourceOptions {
 	o := probes.SourceOptions{
 		Interval:    d.Interval,
 		Socket:      d.Socket,
-		Gather:      probes.GatherOptions{All: d.All},
+		Gather:      probes.GatherOptions{All: d.All, Host: hostnet.Reader(HostFactsMaxAge)},
 		MeasureDERP: probes.MeasureDERPLatency,
 	}
 	if d.ControlAPI != nil {
