@@ -108,6 +108,10 @@ type GatherOptions struct {
 	// states from the bus's first message itself (NotifyPeerWireGuardState),
 	// else they stay unknown.
 	WireGuard map[string]WireGuardState
+	// NoBusStates: do not read WireGuard states from the bus when the
+	// gather is not cold and WireGuard is nil (the Source watches them
+	// itself); a warm Gather otherwise reads them in one bus request.
+	NoBusStates bool
 	// Host, when set, reads this host's facts (probes/hostnet: interfaces,
 	// the nftables ruleset for tailscaled's port) once Self is known; its
 	// result becomes Self.Host. nil reads nothing.
@@ -140,7 +144,18 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 		dmCh <- derpMapResult{dm, err}
 	}()
 	var nodesCh chan busFirst
-	if !opts.WhoIsOnly && (prev == nil || len(prev.nodes) == 0) {
+	cold := prev == nil || len(prev.nodes) == 0
+	if !opts.WhoIsOnly && !cold && opts.WireGuard == nil && !opts.NoBusStates {
+		// Nodes are cached; the WireGuard states are read afresh.
+		nodesCh = make(chan busFirst, 1)
+		go func() {
+			nctx, cancel := context.WithTimeout(ctx, netmapReadTimeout)
+			defer cancel()
+			first, _ := readWGStates(nctx, c)
+			nodesCh <- first
+		}()
+	}
+	if !opts.WhoIsOnly && cold {
 		nodesCh = make(chan busFirst, 1)
 		go func() {
 			// Its own bound, so a stalled watch leaves WhoIs time to

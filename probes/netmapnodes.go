@@ -56,18 +56,36 @@ func wgStatesKnown(version string, sent int) bool {
 // message decoded into the node fields Gather reads (readNetmapNodesRaw);
 // any other is read through WatchIPNBus (readNetmapNodesBus).
 func readNetmapNodes(ctx context.Context, c LocalClient) (busFirst, error) {
-	if raw, ok := c.(rawLocalAPI); ok {
-		return readNetmapNodesRaw(ctx, raw)
+	return readBusFirst(ctx, c, netmapMask)
+}
+
+// wgMask asks the IPN bus for the WireGuard session states only.
+const wgMask = ipn.NotifyNoNetMap | ipn.NotifyPeerWireGuardState
+
+// readWGStates reads every peer's WireGuard session state from the bus's
+// first message, without the netmap (a Gather that has its nodes).
+func readWGStates(ctx context.Context, c LocalClient) (busFirst, error) {
+	first, err := readBusFirst(ctx, c, wgMask)
+	if errors.Is(err, errNoNetmap) {
+		err = nil
 	}
-	return readNetmapNodesBus(ctx, c)
+	return first, err
+}
+
+// readBusFirst reads the bus's first message for mask.
+func readBusFirst(ctx context.Context, c LocalClient, mask ipn.NotifyWatchOpt) (busFirst, error) {
+	if raw, ok := c.(rawLocalAPI); ok {
+		return readNetmapNodesRaw(ctx, raw, mask)
+	}
+	return readNetmapNodesBus(ctx, c, mask)
 }
 
 // readNetmapNodesBus reads the first message through WatchIPNBus, which
 // decodes every field of every node.
-func readNetmapNodesBus(ctx context.Context, c LocalClient) (busFirst, error) {
+func readNetmapNodesBus(ctx context.Context, c LocalClient, mask ipn.NotifyWatchOpt) (busFirst, error) {
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := c.WatchIPNBus(bctx, netmapMask)
+	w, err := c.WatchIPNBus(bctx, mask)
 	if err != nil {
 		return busFirst{}, err
 	}
@@ -162,10 +180,10 @@ func (n *nodeLite) node() *tailcfg.Node {
 // fields: a thousand peers' whole nodes (Hostinfo, keys, addresses,
 // capabilities) cost more to decode than the Status they complement
 // (docs/perf.md, issue 8).
-func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI) (busFirst, error) {
+func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI, m ipn.NotifyWatchOpt) (busFirst, error) {
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mask, err := netmapMask.MarshalText()
+	mask, err := m.MarshalText()
 	if err != nil {
 		return busFirst{}, err
 	}

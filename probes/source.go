@@ -10,13 +10,15 @@ import (
 	"tailscale.com/tailcfg"
 )
 
-// Event is one message from a Source: a *Snapshot, a SourceStatus or a
-// PingResult. The set is closed; switch on the concrete type.
+// Event is one message from a Source: a *Snapshot, a SourceStatus, a
+// PingResult or a ProbeProgress. The set is closed; switch on the
+// concrete type.
 type Event interface{ probesEvent() }
 
-func (*Snapshot) probesEvent()    {}
-func (SourceStatus) probesEvent() {}
-func (PingResult) probesEvent()   {}
+func (*Snapshot) probesEvent()     {}
+func (SourceStatus) probesEvent()  {}
+func (PingResult) probesEvent()    {}
+func (ProbeProgress) probesEvent() {}
 
 // BusMask is what the Source asks of the IPN bus (v1.102, ipn/backend.go):
 // the current state first, then peer deltas: NotifyPeerPatches sends
@@ -63,7 +65,15 @@ type SourceOptions struct {
 	// snapshot merges its latest answer, and a new answer causes a
 	// snapshot. The local verdicts never wait for it.
 	PeerSide *Refresher
+	// Prober, when set, runs Probe's bounded DISCO runs (probes/probe.Run:
+	// at most 10 pings per peer, 8 peers at once, 15 s in all), calling
+	// progress as it goes; nil disables Probe.
+	Prober Prober
 }
+
+// Prober runs a bounded DISCO ping run for each of peers and returns the
+// runs by peer ID (probes/probe.Run is one).
+type Prober func(ctx context.Context, c LocalClient, peers []Peer, progress func(ProbeProgress)) map[string]*PingRun
 
 func (o SourceOptions) withDefaults() SourceOptions {
 	if o.Interval <= 0 {
@@ -108,8 +118,11 @@ type Source struct {
 	// stable node id; wgKnown once the daemon showed it reports them.
 	wgState map[string]WireGuardState
 	wgKnown bool
-	// apiTrigger is poked when the control API answers.
+	// apiTrigger is poked when the control API answers or a probe ends:
+	// gather again soon.
 	apiTrigger chan struct{}
+	// probing is true while a Probe runs.
+	probing bool
 	// derpLatency is the last MeasureDERP result; nil before one succeeds.
 	derpLatency *DERPLatencyReport
 	// measuring is true while a MeasureDERP runs; lastMeasure when the
@@ -236,6 +249,7 @@ func (s *Source) loop(ctx context.Context) {
 		gopts := s.opts.Gather
 		gopts.Latency = s.freshLatency(time.Now())
 		gopts.WireGuard = s.wgStates()
+		gopts.NoBusStates = true // its own watch keeps them
 		if r := s.opts.PeerSide; r != nil {
 			facts, st := r.Latest()
 			gopts.PeerFacts, gopts.APIStatus = facts, &st
@@ -523,6 +537,41 @@ func (s *Source) RefreshPeerSide() {
 	if r := s.opts.PeerSide; r != nil {
 		r.Refresh()
 	}
+}
+
+// Probe runs SourceOptions.Prober over peers in the background (one probe
+// at a time; a second call while one runs does nothing) and sends its
+// ProbeProgress on Run's channel. The runs become the peers' PingRun in
+// later snapshots (evidence for disco-unanswered), and a snapshot follows
+// at once. It does nothing without a Prober, before Run or after Run's
+// ctx ends. Pinging makes the peers Active for about 45 s: the probe
+// changes what it measures.
+func (s *Source) Probe(peers []Peer) {
+	s.mu.Lock()
+	ctx := s.runCtx
+	if s.opts.Prober == nil || ctx == nil || s.closed || ctx.Err() != nil || s.probing || len(peers) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.probing = true
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		runs := s.opts.Prober(ctx, s.c, peers, func(pp ProbeProgress) { s.send(ctx, pp) })
+		s.mu.Lock()
+		s.probing = false
+		for id, r := range runs {
+			if r != nil && r.Tries > 0 {
+				s.pingRuns[id] = r
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case s.apiTrigger <- struct{}{}:
+		default:
+		}
+	}()
 }
 
 // Ping runs Ping(ctx, c, peer, kind, 0, 0, …) in the background for a

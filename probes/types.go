@@ -538,6 +538,25 @@ type PingResult struct {
 	Err string `json:"err,omitempty"`
 }
 
+// ProbeProgress reports a bounded probe of relayed peers (`tailpath status
+// --probe`, P in the dashboard; probes/probe) while it runs: one at the
+// start (Done 0), one as each peer's run ends, one with Finished set.
+type ProbeProgress struct {
+	// Total is how many peers are probed; Done how many runs ended.
+	Total int `json:"total"`
+	Done  int `json:"done"`
+	// Peer names the peer whose run just ended ("" otherwise), Run is
+	// that run.
+	Peer string   `json:"peer,omitempty"`
+	Run  *PingRun `json:"run,omitempty"`
+	// Direct counts the runs so far that reached a direct path.
+	Direct int `json:"direct"`
+	// Finished is set on the last report; Elapsed is the time since the
+	// start.
+	Finished bool          `json:"finished,omitempty"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+}
+
 // SourceStatus reports whether the tailscaled source is connected. The
 // dashboard shows a banner while Up is false and keeps the last snapshot.
 type SourceStatus struct {
