@@ -559,6 +559,10 @@ func natText(self probes.Self) string {
 		parts = append(parts, "NAT type unknown")
 	case *n.MappingVariesByDestIP:
 		parts = append(parts, "hard NAT")
+	case self.STUNServers == 1:
+		// netcheck compares two STUN servers' mappings: with one, a hard
+		// NAT reads false too.
+		parts = append(parts, "NAT type unknown (one STUN server)")
 	default:
 		parts = append(parts, "easy NAT")
 	}

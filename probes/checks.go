@@ -233,16 +233,16 @@ func (d *diag) checkNoEndpoints() result  { return resultIf(d.endpoints().none) 
 func (d *diag) checkPrivateOnly() result  { return resultIf(d.endpoints().privateOnly) }
 func (d *diag) checkNoFamily() result     { return resultIf(d.endpoints().noFamily) }
 func resultIf(b bool) result              { return result{holds: b} }
-func (d *diag) endpoints() *endpointFacts { d.checkEndpoints(); return d.ep }
+func (d *diag) endpoints() *endpointFacts { d.checkEndpoints(); return &d.ep }
 
 // checkEndpoints: the peer advertises none, only private ones, or public
 // ones of an address family that does not work here. Worked out once.
 func (d *diag) checkEndpoints() {
-	if d.ep != nil {
+	if d.epDone {
 		return
 	}
-	f := &endpointFacts{}
-	d.ep = f
+	d.epDone = true
+	f := &d.ep
 	p := &d.p
 	field := "WhoIs.Node.Endpoints"
 	if !p.EndpointsKnown {

@@ -155,7 +155,9 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 // Fix are its row's.
 func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, now time.Time) Verdict {
 	relayed := p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay
-	d := diag{self: self, p: p, now: now, dev: &dev, devRel: relayed}
+	d := newDiag(self, p, nil, now)
+	defer d.free()
+	d.dev, d.devRel = &dev, relayed
 	d.checks = make([]Check, len(v.Checks), len(v.Checks)+7)
 	copy(d.checks, v.Checks)
 
@@ -177,7 +179,7 @@ func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, now time.T
 		if r.boardCheck == nil {
 			continue
 		}
-		res := r.boardCheck(&d)
+		res := r.boardCheck(d)
 		if res.holds && relayed && r.appliesTo(p.Path.Kind) {
 			board = append(board, r.ID)
 			results[r.ID] = res

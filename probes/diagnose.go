@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -103,15 +104,35 @@ func IsBridgeAddr(a netip.Addr) bool {
 // Peer-side facts older than PeerSideMaxAge are shown but do not count.
 // docs/diagnosis.md gives each rule with the Tailscale code it rests on.
 func Diagnose(self Self, p Peer, regions map[int]Region, now time.Time) Verdict {
-	d := diag{self: self, p: p, regions: regions, now: now}
-	return d.run()
+	d := newDiag(self, p, regions, now)
+	v := d.run()
+	d.free()
+	return v
+}
+
+// diags recycles diag values: the table's checks are called through
+// function values, so a diag always escapes to the heap, and with its
+// copies of Self and Peer it is the biggest allocation of a verdict.
+var diags = sync.Pool{New: func() any { return new(diag) }}
+
+func newDiag(self Self, p Peer, regions map[int]Region, now time.Time) *diag {
+	d := diags.Get().(*diag)
+	*d = diag{self: self, p: p, regions: regions, now: now}
+	return d
+}
+
+// free returns d to the pool; the verdict keeps d.checks, not d.
+func (d *diag) free() {
+	*d = diag{}
+	diags.Put(d)
 }
 
 // DiagnoseSelf judges this node itself, whatever the peer: the ScopeSelf
 // rules of the table in order (the first that holds is the Reason, the
 // rest go to Also), else self-ok. Pure, like Diagnose.
 func DiagnoseSelf(self Self, regions map[int]Region, now time.Time) Verdict {
-	d := diag{self: self, regions: regions, now: now}
+	d := newDiag(self, Peer{}, regions, now)
+	defer d.free()
 	var first *Rule
 	var firstRes result
 	var also []ReasonID
@@ -120,7 +141,7 @@ func DiagnoseSelf(self Self, regions map[int]Region, now time.Time) Verdict {
 		if r.Scope != ScopeSelf || r.Role != RoleCause || r.check == nil {
 			continue
 		}
-		res := r.check(&d)
+		res := r.check(d)
 		if !res.holds {
 			continue
 		}
@@ -155,9 +176,11 @@ type diag struct {
 	// staleField names the set-aside source's facts; "" when it was not.
 	stale, staleField string
 	// ep and nf are the endpoint and NAT facts, worked out once by the
-	// first rule that reads them (several rules share them).
-	ep *endpointFacts
-	nf *natFacts
+	// first rule that reads them (several rules share them); epDone and
+	// nfDone say whether they were.
+	ep             endpointFacts
+	nf             natFacts
+	epDone, nfDone bool
 	// far is what checkFarDERP measured, for unexplained's words.
 	far    farDERP
 	isFar  bool
@@ -232,11 +255,9 @@ func (d *diag) run() Verdict {
 	if kind == PathDERP || kind == PathPeerRelay {
 		d.checks = make([]Check, 0, d.relayedChecks())
 	}
-	for i := range rules {
+	kr := rulesOf(kind)
+	for _, i := range kr.states {
 		r := &rules[i]
-		if r.Scope != ScopePeer || r.Role != RoleState || r.check == nil || !r.appliesTo(kind) {
-			continue
-		}
 		res := r.check(d)
 		if !res.holds {
 			continue
@@ -250,9 +271,9 @@ func (d *diag) run() Verdict {
 			return v
 		}
 		// A warning beside a healthy state (direct-in-tunnel).
-		for j := range rules {
+		for _, j := range kr.rest {
 			a := &rules[j]
-			if a.Scope != ScopePeer || a.Role != RoleAlso || a.check == nil || !a.appliesTo(kind) {
+			if a.Role != RoleAlso {
 				continue
 			}
 			if ar := a.check(d); ar.holds {
@@ -267,12 +288,12 @@ func (d *diag) run() Verdict {
 		v.Checks = d.checks
 		return v
 	}
-	return d.relayed(kind, name)
+	return d.relayed(kind, name, kr)
 }
 
 // relayed judges a DERP or peer-relay path: the causes in table order,
 // then the RoleAlso reasons.
-func (d *diag) relayed(kind PathKind, name string) Verdict {
+func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 	if kind == PathDERP {
 		d.add("Status.CurAddr", `""`, true, "no trusted direct UDP address")
 		d.info("Status.PeerRelay", `""`, "no peer relay in use: the traffic goes through DERP")
@@ -282,11 +303,8 @@ func (d *diag) relayed(kind PathKind, name string) Verdict {
 	var alsoOnly, also []ReasonID
 	var first *Rule
 	var firstRes result
-	for i := range rules {
+	for _, i := range kr.rest {
 		r := &rules[i]
-		if r.Scope != ScopePeer || r.check == nil || !r.appliesTo(kind) || (r.Role != RoleCause && r.Role != RoleAlso) {
-			continue
-		}
 		res := r.check(d)
 		switch {
 		case !res.holds:
@@ -375,7 +393,7 @@ func (d *diag) checkExpired() result {
 }
 
 func (d *diag) checkDirect() result {
-	d.checks = make([]Check, 0, 2)
+	d.checks = make([]Check, 0, 1)
 	d.add("Status.CurAddr", d.p.Path.Addr.String(), false, "a direct UDP path is in use")
 	return holds()
 }

@@ -89,11 +89,11 @@ func natRule(id ReasonID) func(*diag) result {
 
 // nat works the NAT analysis out once, recording its evidence.
 func (d *diag) nat() *natFacts {
-	if d.nf != nil {
-		return d.nf
+	if d.nfDone {
+		return &d.nf
 	}
-	nf := &natFacts{}
-	d.nf = nf
+	d.nfDone = true
+	nf := &d.nf
 	ep := d.endpoints()
 	d.sharedNATFacts(nf)
 	// Between two hosts behind one NAT, the NAT types decide nothing.
@@ -115,7 +115,8 @@ func (d *diag) sharedNATFacts(nf *natFacts) {
 	if !ok {
 		return
 	}
-	ours, theirs := lanAddrs(d.self.Endpoints), lanAddrs(d.p.Endpoints)
+	var ob, tb [4]netip.Addr
+	ours, theirs := appendLAN(ob[:0], d.self.Endpoints), appendLAN(tb[:0], d.p.Endpoints)
 	if len(ours) == 0 || len(theirs) == 0 {
 		d.info("Self.Endpoints", a.String(), "the same public address on both ends: both are behind one NAT, so the direct path needs their LAN addresses or the router's hairpinning")
 		return
@@ -171,10 +172,9 @@ func (d *diag) oneLAN(ours, theirs []netip.Addr) (o, t netip.Addr, pfx netip.Pre
 	return o, t, pfx, false
 }
 
-// lanAddrs are eps' LAN addresses: private, not loopback, link-local or
-// a container bridge's.
-func lanAddrs(eps []netip.AddrPort) []netip.Addr {
-	var out []netip.Addr
+// appendLAN appends eps' LAN addresses to out: private, not loopback,
+// link-local or a container bridge's.
+func appendLAN(out []netip.Addr, eps []netip.AddrPort) []netip.Addr {
 	for _, ep := range eps {
 		a := ep.Addr().Unmap()
 		if IsPrivateAddr(a) && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !IsBridgeAddr(a) && !slices.Contains(out, a) {
@@ -188,7 +188,10 @@ func lanAddrs(eps []netip.AddrPort) []netip.Addr {
 // loopback, which no router sits in front of, nor a container bridge's):
 // with no port mapping, a NAT most likely sits between that host and the
 // internet.
-func hasLAN(eps []netip.AddrPort) bool { return len(lanAddrs(eps)) > 0 }
+func hasLAN(eps []netip.AddrPort) bool {
+	var buf [4]netip.Addr
+	return len(appendLAN(buf[:0], eps)) > 0
+}
 
 // sharedPublicAddr returns a public address that both endpoint lists hold.
 func sharedPublicAddr(ours, theirs []netip.AddrPort) (netip.Addr, bool) {

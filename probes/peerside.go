@@ -46,19 +46,22 @@ type ClientSupports struct {
 // mapping (PeerSide.HavePortMap).
 func (c ClientSupports) PortMap() *bool {
 	unknown := false
-	for _, b := range []*bool{c.UPnP, c.PMP, c.PCP} {
+	for _, b := range [3]*bool{c.UPnP, c.PMP, c.PCP} {
 		switch {
 		case b == nil:
 			unknown = true
 		case *b:
-			return boolp(true)
+			return &trueVal
 		}
 	}
 	if unknown {
 		return nil
 	}
-	return boolp(false)
+	return &falseVal
 }
+
+// trueVal and falseVal are what PortMap points to; never written.
+var trueVal, falseVal = true, false
 
 // PeerSide is the peer's own end of the path, as the peer measured it: its
 // NAT type, UDP, port mapping, home DERP and latencies, endpoints and

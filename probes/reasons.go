@@ -170,6 +170,41 @@ func rank(id ReasonID) int {
 	return len(rules)
 }
 
+// byKind lists, per path kind, the indexes of the peer rules with a
+// tailscaled check that judge it: the states, then the causes and the
+// RoleAlso reasons, in table order (Diagnose walks these, not the whole
+// table).
+type kindRules struct{ states, rest []int }
+
+var byKind = func() map[PathKind]*kindRules {
+	m := map[PathKind]*kindRules{}
+	for _, k := range []PathKind{PathDirect, PathPeerRelay, PathDERP, PathIdle, PathOffline, ""} {
+		kr := &kindRules{}
+		for i, r := range rules {
+			if r.Scope != ScopePeer || r.check == nil || !r.appliesTo(k) {
+				continue
+			}
+			switch r.Role {
+			case RoleState:
+				kr.states = append(kr.states, i)
+			case RoleCause, RoleAlso:
+				kr.rest = append(kr.rest, i)
+			}
+		}
+		m[k] = kr
+	}
+	return m
+}()
+
+// rulesOf is byKind's entry for k (a kind the table does not know
+// judges like "").
+func rulesOf(k PathKind) *kindRules {
+	if kr, ok := byKind[k]; ok {
+		return kr
+	}
+	return byKind[""]
+}
+
 var ruleIndex = func() map[ReasonID]int {
 	m := make(map[ReasonID]int, len(rules))
 	for i, r := range rules {
