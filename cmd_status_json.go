@@ -72,6 +72,10 @@ func writeStatusJSONFast(w io.Writer, out *statusJSON) error {
 		e.str(out.BackendState)
 		e.key("self")
 		e.any(out.Self)
+		if out.SelfVerdict != nil {
+			e.key("self_verdict")
+			e.verdict(out.SelfVerdict)
+		}
 		e.key("peers")
 		if out.Peers == nil {
 			e.null()
@@ -203,6 +207,11 @@ func (e *jsonIndenter) peerFields(p *probes.Peer) {
 	if p.HandshakeUnknown {
 		e.key("handshake_unknown")
 		e.bool(true)
+	}
+	e.optStr("wireguard", p.WireGuard)
+	if !p.WireGuardSince.IsZero() {
+		e.key("wireguard_since")
+		e.time(p.WireGuardSince)
 	}
 	if !p.NoHandshakeSince.IsZero() {
 		e.key("no_handshake_since")

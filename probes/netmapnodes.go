@@ -19,8 +19,31 @@ import (
 type netmapNodes map[string]*tailcfg.Node
 
 // netmapMask is what readNetmapNodes asks the IPN bus for: the initial
-// netmap, and no netmap in later messages.
-const netmapMask = ipn.NotifyInitialNetMap | ipn.NotifyNoNetMap
+// netmap, every peer's WireGuard session state (a daemon that knows the
+// bit sends its current states in the same first message;
+// ipnlocal WatchNotificationsAs), and no netmap in later messages.
+const netmapMask = ipn.NotifyInitialNetMap | ipn.NotifyNoNetMap | ipn.NotifyPeerWireGuardState
+
+// busFirst is what Gather reads of the IPN bus's first message: every
+// node, and every peer's WireGuard session state by stable node id
+// (wgKnown when the daemon reports states at all: it sent some, or it is
+// new enough to have the bit, ipn.NotifyPeerWireGuardState, v1.102).
+type busFirst struct {
+	nodes   netmapNodes
+	wg      map[string]WireGuardState
+	wgKnown bool
+}
+
+// wgStatesKnown reports whether a daemon of version v (Notify.Version)
+// reports WireGuard states when asked: it sent some, or it is 1.102 or
+// later, whose empty answer means no peer has a session.
+func wgStatesKnown(version string, sent int) bool {
+	if sent > 0 {
+		return true
+	}
+	ok, parsed := clientVersionAtLeast(version, 1, 102)
+	return ok && parsed
+}
 
 // readNetmapNodes watches the IPN bus for its first message with
 // NotifyInitialNetMap and returns the nodes it carries. Errors: the watch
@@ -32,31 +55,56 @@ const netmapMask = ipn.NotifyInitialNetMap | ipn.NotifyNoNetMap
 // A client that makes raw LocalAPI requests (*local.Client) has the
 // message decoded into the node fields Gather reads (readNetmapNodesRaw);
 // any other is read through WatchIPNBus (readNetmapNodesBus).
-func readNetmapNodes(ctx context.Context, c LocalClient) (netmapNodes, error) {
-	if raw, ok := c.(rawLocalAPI); ok {
-		return readNetmapNodesRaw(ctx, raw)
+func readNetmapNodes(ctx context.Context, c LocalClient) (busFirst, error) {
+	return readBusFirst(ctx, c, netmapMask)
+}
+
+// wgMask asks the IPN bus for the WireGuard session states only.
+const wgMask = ipn.NotifyNoNetMap | ipn.NotifyPeerWireGuardState
+
+// readWGStates reads every peer's WireGuard session state from the bus's
+// first message, without the netmap (a Gather that has its nodes).
+func readWGStates(ctx context.Context, c LocalClient) (busFirst, error) {
+	first, err := readBusFirst(ctx, c, wgMask)
+	if errors.Is(err, errNoNetmap) {
+		err = nil
 	}
-	return readNetmapNodesBus(ctx, c)
+	return first, err
+}
+
+// readBusFirst reads the bus's first message for mask.
+func readBusFirst(ctx context.Context, c LocalClient, mask ipn.NotifyWatchOpt) (busFirst, error) {
+	if raw, ok := c.(rawLocalAPI); ok {
+		return readNetmapNodesRaw(ctx, raw, mask)
+	}
+	return readNetmapNodesBus(ctx, c, mask)
 }
 
 // readNetmapNodesBus reads the first message through WatchIPNBus, which
 // decodes every field of every node.
-func readNetmapNodesBus(ctx context.Context, c LocalClient) (netmapNodes, error) {
+func readNetmapNodesBus(ctx context.Context, c LocalClient, mask ipn.NotifyWatchOpt) (busFirst, error) {
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := c.WatchIPNBus(bctx, netmapMask)
+	w, err := c.WatchIPNBus(bctx, mask)
 	if err != nil {
-		return nil, err
+		return busFirst{}, err
 	}
 	defer w.Close()
 	n, err := w.Next()
 	if err != nil {
-		return nil, err
+		return busFirst{}, err
+	}
+	first := busFirst{wgKnown: wgStatesKnown(n.Version, len(n.PeerState))}
+	for id, ps := range n.PeerState {
+		if first.wg == nil {
+			first.wg = map[string]WireGuardState{}
+		}
+		first.wg[string(id)] = WireGuardState{State: ps.PeerWireGuardState.String(), Since: ps.PeerWireGuardStateAt}
 	}
 	//lint:ignore SA1019 the initial netmap is the one message that carries every peer's node at once; it is sent on every platform when NotifyInitialNetMap is asked for (ipnlocal WatchNotificationsAs), and without it Gather asks WhoIs per peer.
 	nm := n.NetMap
 	if nm == nil {
-		return nil, errNoNetmap
+		return first, errNoNetmap
 	}
 	out := make(netmapNodes, len(nm.Peers)+1)
 	if nm.SelfNode.Valid() {
@@ -67,7 +115,8 @@ func readNetmapNodesBus(ctx context.Context, c LocalClient) (netmapNodes, error)
 			out["peer:"+string(p.StableID())] = p.AsStruct()
 		}
 	}
-	return out, nil
+	first.nodes = out
+	return first, nil
 }
 
 var errNoNetmap = errors.New("the IPN bus's first message carries no netmap")
@@ -76,9 +125,15 @@ var errNoNetmap = errors.New("the IPN bus's first message carries no netmap")
 // Gather reads it: the netmap's nodes (netmap.NetworkMap's SelfNode and
 // Peers, each a tailcfg.Node).
 type busFirstLite struct {
-	NetMap *struct {
+	Version string
+	NetMap  *struct {
 		SelfNode *nodeLite
 		Peers    []*nodeLite
+	}
+	// PeerState is ipn.Notify.PeerState (NotifyPeerWireGuardState).
+	PeerState map[string]struct {
+		PeerWireGuardState   ipn.PeerWireGuardState
+		PeerWireGuardStateAt time.Time
 	}
 }
 
@@ -125,32 +180,39 @@ func (n *nodeLite) node() *tailcfg.Node {
 // fields: a thousand peers' whole nodes (Hostinfo, keys, addresses,
 // capabilities) cost more to decode than the Status they complement
 // (docs/perf.md, issue 8).
-func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI) (netmapNodes, error) {
+func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI, m ipn.NotifyWatchOpt) (busFirst, error) {
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	mask, err := netmapMask.MarshalText()
+	mask, err := m.MarshalText()
 	if err != nil {
-		return nil, err
+		return busFirst{}, err
 	}
 	res, err := localGetOK(bctx, c, "/localapi/v0/watch-ipn-bus?mask="+string(mask))
 	if err != nil {
-		return nil, err
+		return busFirst{}, err
 	}
 	defer res.Body.Close()
 	// Decoded as encoding/json decodes ipn.Notify: names matched without
 	// case, duplicate names and invalid UTF-8 let through. The decoder
 	// reads one value: the stream stays open after it.
 	dec := jsontext.NewDecoder(res.Body, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	var first busFirstLite
-	if err := jsonv2.UnmarshalDecode(dec, &first, jsonv2.MatchCaseInsensitiveNames(true)); err != nil {
+	var lite busFirstLite
+	if err := jsonv2.UnmarshalDecode(dec, &lite, jsonv2.MatchCaseInsensitiveNames(true)); err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return busFirst{}, ctx.Err()
 		}
-		return nil, err
+		return busFirst{}, err
 	}
-	nm := first.NetMap
+	first := busFirst{wgKnown: wgStatesKnown(lite.Version, len(lite.PeerState))}
+	for id, ps := range lite.PeerState {
+		if first.wg == nil {
+			first.wg = map[string]WireGuardState{}
+		}
+		first.wg[id] = WireGuardState{State: ps.PeerWireGuardState.String(), Since: ps.PeerWireGuardStateAt}
+	}
+	nm := lite.NetMap
 	if nm == nil {
-		return nil, errNoNetmap
+		return first, errNoNetmap
 	}
 	out := make(netmapNodes, len(nm.Peers)+1)
 	if nm.SelfNode != nil {
@@ -161,5 +223,6 @@ func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI) (netmapNodes, error)
 			out["peer:"+string(p.StableID)] = p.node()
 		}
 	}
-	return out, nil
+	first.nodes = out
+	return first, nil
 }

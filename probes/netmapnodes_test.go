@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/opt"
 
@@ -86,6 +87,15 @@ func variedNetmap(t *testing.T, n int) *probestest.Fixture {
 		t.Fatal(err)
 	}
 	fix.NetMap = b
+	// Two peers' WireGuard states, as tailscaled sends them in the same
+	// first message when asked (ipn.NotifyPeerWireGuardState).
+	fix.PeerState, err = json.Marshal(map[tailcfg.StableNodeID]ipn.PeerState{
+		nm.Peers[0].StableID: {PeerWireGuardState: ipn.PeerWireGuardStateEstablished, PeerWireGuardStateAt: seen},
+		nm.Peers[1].StableID: {PeerWireGuardState: ipn.PeerWireGuardStateHandshake, PeerWireGuardStateAt: seen.Add(time.Minute)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return fix
 }
 
@@ -104,11 +114,14 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bus) != 41 || len(lite) != len(bus) {
-		t.Fatalf("%d nodes decoded whole, %d lite; want 41 each", len(bus), len(lite))
+	if len(bus.nodes) != 41 || len(lite.nodes) != len(bus.nodes) {
+		t.Fatalf("%d nodes decoded whole, %d lite; want 41 each", len(bus.nodes), len(lite.nodes))
 	}
-	for k, n := range bus {
-		l, ok := lite[k]
+	if diff := cmp.Diff(bus.wg, lite.wg); diff != "" || !lite.wgKnown || len(lite.wg) != 2 {
+		t.Errorf("WireGuard states (known %v, %d) differ (-whole +lite):\n%s", lite.wgKnown, len(lite.wg), diff)
+	}
+	for k, n := range bus.nodes {
+		l, ok := lite.nodes[k]
 		if !ok {
 			t.Errorf("node %q missing from the lite read", k)
 			continue
@@ -117,8 +130,8 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 			t.Errorf("node %q differs (-whole +lite):\n%s", k, diff)
 		}
 	}
-	if opt.Bool(bus["peer:n5CNTRL"].Hostinfo.NetInfo().UPnP()) != "true" {
-		t.Errorf("the varied netmap lost its NetInfo: %+v", readOf(bus["peer:n5CNTRL"]))
+	if opt.Bool(bus.nodes["peer:n5CNTRL"].Hostinfo.NetInfo().UPnP()) != "true" {
+		t.Errorf("the varied netmap lost its NetInfo: %+v", readOf(bus.nodes["peer:n5CNTRL"]))
 	}
 
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -149,8 +162,8 @@ func TestNetmapLiteNoNetmap(t *testing.T) {
 	srv := probestest.New(t, fix)
 	c := NewClient(srv.Socket)
 	for _, lc := range []LocalClient{c, busOnly{c}} {
-		if nodes, err := readNetmapNodes(context.Background(), lc); err == nil {
-			t.Errorf("%T: %d nodes, no error", lc, len(nodes))
+		if first, err := readNetmapNodes(context.Background(), lc); err == nil {
+			t.Errorf("%T: %d nodes, no error", lc, len(first.nodes))
 		}
 	}
 }

@@ -47,6 +47,10 @@ type Fixture struct {
 	// Peers) the IPN bus's first message carries when the watcher asks
 	// NotifyInitialNetMap, as tailscaled sends it.
 	NetMap json.RawMessage `json:"netmap,omitempty"`
+	// PeerState, when set, is the peers' WireGuard session states
+	// (ipn.Notify.PeerState JSON) the bus's first message carries when the
+	// watcher asks NotifyPeerWireGuardState.
+	PeerState json.RawMessage `json:"peer_state,omitempty"`
 }
 
 // LoadFixture reads and checks a fixture file.
@@ -288,14 +292,28 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 	st := ipn.Running
 	enc := json.NewEncoder(w)
 	s.mu.Lock()
-	nm := s.fix.NetMap
+	nm, ps, stJSON := s.fix.NetMap, s.fix.PeerState, s.fix.Status
 	s.mu.Unlock()
-	if mask&ipn.NotifyInitialNetMap != 0 && len(nm) > 0 {
+	if mask&ipn.NotifyPeerWireGuardState == 0 {
+		ps = nil
+	}
+	if mask&ipn.NotifyInitialNetMap != 0 && len(nm) > 0 || len(ps) > 0 {
 		first := struct {
-			Version string
-			State   *ipn.State
-			NetMap  json.RawMessage
-		}{"probestest", &st, nm}
+			Version   string
+			State     *ipn.State
+			NetMap    json.RawMessage `json:",omitempty"`
+			PeerState json.RawMessage `json:",omitempty"`
+		}{"probestest", &st, nil, ps}
+		if len(ps) > 0 {
+			// The daemon's version says whether an empty PeerState means
+			// "no sessions" (1.102 and later) or "not reported".
+			var v struct{ Version string }
+			json.Unmarshal(stJSON, &v)
+			first.Version = v.Version
+		}
+		if mask&ipn.NotifyInitialNetMap != 0 {
+			first.NetMap = nm
+		}
 		if err := enc.Encode(first); err != nil {
 			return
 		}

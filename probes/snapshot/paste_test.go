@@ -135,6 +135,7 @@ func TestParseNetcheck(t *testing.T) {
 			probes.NATInfo{WorkingUDP: &yes, WorkingIPv6: &no, MappingVariesByDestIP: &yes, UPnP: &no, PMP: &no, PCP: &no},
 			"nyc", map[string]time.Duration{"nyc": 12300 * time.Microsecond, "fra": 85100 * time.Microsecond}},
 		{"netcheck.json", time.Date(2026, 11, 30, 11, 59, 58, 5e8, time.UTC),
+			// UPnP answered; that is not a mapping (issue 17): unknown.
 			probes.NATInfo{WorkingUDP: &yes, WorkingIPv6: &no, MappingVariesByDestIP: &no, UPnP: &yes, PMP: &no, PCP: &no, PortMapUnknown: true},
 			"", map[string]time.Duration{"#1": 12300 * time.Microsecond, "#4": 85100 * time.Microsecond}},
 	}

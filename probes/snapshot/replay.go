@@ -91,6 +91,9 @@ func (c *Client) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.
 // equal those of the live diagnosis.
 func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 	opts := probes.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, Latency: f.Netcheck}
+	if f.Host != nil {
+		opts.Host = func(context.Context, probes.Self) *probes.HostFacts { return f.Host }
+	}
 	if api := f.ControlAPI; api != nil {
 		st := api.Status
 		opts.PeerFacts, opts.APIStatus = api.Facts, &st
@@ -128,9 +131,12 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 					p.Path = probes.Classify(ps, p.Online, snap.Time)
 				}
 			}
+			p.WireGuard, p.WireGuardSince = h.WireGuard, h.WireGuardSince
 		}
 		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 	}
+	sv := probes.DiagnoseSelfRows(snap.Self, snap.Regions, snap.Time)
+	snap.SelfVerdict = &sv
 	snap.Warnings = slices.Clone(f.Warnings)
 	var l link.Linker
 	if f.Board != nil {
@@ -145,6 +151,14 @@ func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 	self := &snap.Self
 	if sf.NAT != nil && (self.NAT == nil || self.NAT.MappingVariesByDestIP == nil && self.NAT.WorkingUDP == nil) {
 		nat := *sf.NAT
+		if nat.HavePortMap {
+			// Pasted netcheck output lists the port-mapping services that
+			// answered (`PortMapping: UPnP`, a log's `portmap=U`), which
+			// is not a mapping: tailscaled's HavePortMap is a separate
+			// fact (magicsock setNetInfoHavePortMap; NetInfo's
+			// portMapSummary prints it as "active-"). Unknown here.
+			nat.HavePortMap, nat.PortMapUnknown = false, true
+		}
 		if self.NAT != nil && self.DERPLatencyFrom == "netcheck" {
 			nat.DERPLatency = self.NAT.DERPLatency
 		}
