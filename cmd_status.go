@@ -333,16 +333,15 @@ func printStatus(w io.Writer, s *link.Snapshot, asJSON bool) error {
 
 // statusJSON is the stable JSON shape of `tailpath status --json`.
 type statusJSON struct {
-	Time         time.Time   `json:"time"`
-	BackendState string      `json:"backend_state"`
-	Self         probes.Self `json:"self"`
-	// SelfVerdict is the diagnosis of this node itself
-	// (probes.DiagnoseSelf); absent when not judged.
-	SelfVerdict *probes.Verdict `json:"self_verdict,omitempty"`
-	Peers       []statusPeer    `json:"peers"`
-	Board       *link.Board     `json:"board,omitempty"`
-	Regions     []probes.Region `json:"derp_regions,omitempty"`
-	Warnings    []string        `json:"warnings,omitempty"`
+	Time         time.Time `json:"time"`
+	BackendState string    `json:"backend_state"`
+	// Self carries this node's own verdict (self.verdict,
+	// probes.DiagnoseSelf); absent when nothing at this end holds.
+	Self     probes.Self     `json:"self"`
+	Peers    []statusPeer    `json:"peers"`
+	Board    *link.Board     `json:"board,omitempty"`
+	Regions  []probes.Region `json:"derp_regions,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
 	// ControlAPI is how the control-API read went (state, matches);
 	// absent when it was not asked (no credentials, --no-api).
 	ControlAPI *probes.APIStatus `json:"control_api,omitempty"`
@@ -380,7 +379,6 @@ func statusJSONOf(s *link.Snapshot) statusJSON {
 		Time:         s.Time,
 		BackendState: s.BackendState,
 		Self:         s.Self,
-		SelfVerdict:  s.SelfVerdict,
 		Peers:        make([]statusPeer, len(s.Peers)),
 		Board:        s.Board,
 		Warnings:     s.Warnings,
@@ -441,9 +439,6 @@ func writeStatusTable(w io.Writer, s *link.Snapshot) error {
 	writeSelfVerdict(w, self.Verdict)
 	for _, h := range self.Health {
 		fmt.Fprintf(w, "# health: %s\n", h)
-	}
-	if sv := s.SelfVerdict; sv != nil && sv.Reason != probes.ReasonSelfOK {
-		fmt.Fprintf(w, "# self: %s: %s\n", sv.Reason, sv.Summary)
 	}
 	if id := s.BoardID(); id != "" {
 		for _, p := range s.Peers {

@@ -72,10 +72,6 @@ func writeStatusJSONFast(w io.Writer, out *statusJSON) error {
 		e.str(out.BackendState)
 		e.key("self")
 		e.any(out.Self)
-		if out.SelfVerdict != nil {
-			e.key("self_verdict")
-			e.verdict(out.SelfVerdict)
-		}
 		e.key("peers")
 		if out.Peers == nil {
 			e.null()

@@ -165,25 +165,50 @@ func (d *diag) checkPolicyTCP443() result {
 	return holds()
 }
 
-// checkLocalUDP: our netcheck says UDP does not work. netcheck sets
-// WorkingUDP from STUN to the DERP map's servers (UDP 3478), so false says
-// nothing when the map disables STUN, and true proves only that port.
+// checkLocalUDP (this node and every peer's path): our netcheck says UDP
+// does not work. netcheck sets WorkingUDP from STUN to the DERP map's
+// servers (UDP 3478), so false says nothing when the map disables STUN
+// or the policy sends no UDP, and true proves only that port. A daemon's
+// NetInfo has no latencies when UDP is blocked (magicsock updateNetInfo
+// copies only the STUN latencies, RegionV4Latency and RegionV6Latency;
+// the HTTPS and ICMP fallback fills RegionLatency), so none are needed;
+// a pasted report that measured nothing at all leaves WorkingUDP
+// unknown. Without a report, tailscaled's own "UDP is blocked" log line
+// is the evidence, unless reports disagree over time.
 func (d *diag) checkLocalUDP() result {
 	nat := d.self.NAT
 	switch {
 	case nat == nil || nat.WorkingUDP == nil:
+		if ev := d.evidence(); ev.UDPBlockedLogged != "" && !spreads(ev, "UDP") {
+			d.add("Log.Netcheck", ev.UDPBlockedLogged, true, "netcheck sent STUN and heard nothing back: outbound UDP looks blocked")
+			return holds()
+		}
 		d.unknown("NetInfo.WorkingUDP", "the daemon has not reported a netcheck")
 	case d.self.OnlyTCP443:
 		d.info("NetInfo.WorkingUDP", strconv.FormatBool(*nat.WorkingUDP), "not tested: the node sends no UDP by policy")
 	case !*nat.WorkingUDP && d.self.NoSTUN:
 		d.info("NetInfo.WorkingUDP", "false", "not a test of UDP: the DERP map disables STUN on every node, so netcheck sent no STUN probe")
 	case !*nat.WorkingUDP:
-		d.add("NetInfo.WorkingUDP", "false", true, "our STUN probes (UDP 3478 to the DERP servers) got no reply: outbound UDP looks blocked")
+		note := "our STUN probes (UDP 3478 to the DERP servers) got no reply: outbound UDP looks blocked"
+		if n := len(nat.DERPLatency); n > 0 {
+			note = "our STUN probes (UDP 3478 to the DERP servers) got no reply, while " + countOf(n, "DERP region") + " answered: the network drops UDP"
+		}
+		d.add("NetInfo.WorkingUDP", "false", true, note)
 		return holds()
 	default:
 		d.add("NetInfo.WorkingUDP", "true", false, "STUN replies came back on UDP 3478: outbound UDP works to that port (not proof for other ports)")
 	}
 	return notHeld()
+}
+
+// spreads reports whether reports in ev disagree on fact.
+func spreads(ev *SelfEvidence, fact string) bool {
+	for _, s := range ev.Spread {
+		if s.Fact == fact {
+			return true
+		}
+	}
+	return false
 }
 
 // udpWorksHere reports whether our netcheck saw UDP work.
@@ -625,91 +650,177 @@ func (d *diag) checkPeerClient() result {
 	return resultIf(old)
 }
 
-// checkDERPHealth: a health warning of tailscaled's says a DERP region
-// cannot be reached (health/warnings.go: noDERPConnection, derpTimeout,
-// derpRegionError, noDERPHome). It concerns our home region (the peer
-// answers through it) or the region in use (we write through it). With
-// one relaying region it is the verdict; with others it goes to Also.
-// Nothing is recorded when no warning names a region.
-func (d *diag) checkDERPHealth() result {
+// checkDERPReach (this node and every peer's DERP path): tailscaled
+// cannot reach a DERP region. Evidence: its health warnings
+// (health/warnings.go: noDERPHome, noDERPConnection and derpTimeout,
+// which health.go raises for the home region only, and derpRegionError,
+// for any region), failed DERP connections in its log (derphttp, by
+// region) and a proxy that refused the CONNECT. For this node it holds
+// when the home region (or every region) fails: peers reach it through
+// its home. For a peer's DERP path it holds when the region in use (we
+// write through it) or our home (the peer answers through it) fails;
+// with other regions left it goes to Also, with one it is the verdict.
+// Nothing is recorded when no DERP trouble is in the evidence.
+func (d *diag) checkDERPReach() result {
 	probs := DERPProblems(d.self.Health, d.regions)
-	if len(probs) == 0 {
+	ev := d.evidence()
+	if len(probs) == 0 && len(ev.DERPErrors) == 0 && ev.ProxyError == "" {
 		return notHeld()
 	}
-	inUse := d.relayRegion()
-	for _, pr := range probs {
-		if pr.Region != 0 && pr.Region != inUse && pr.Region != d.self.HomeDERP {
-			continue
+	home := d.self.HomeDERP
+	if d.selfScope {
+		held := false
+		for _, pr := range probs {
+			switch {
+			case pr.Home:
+				d.add("Status.Health", cutText(pr.Text, 160), true, "tailscaled warns of its home DERP region")
+				held = true
+			case home != 0 && pr.Region == home:
+				// derpRegionErrorWarnable: the server we are connected to
+				// declared the connection unhealthy (derp.HealthMessage),
+				// read as for a peer's path.
+				d.add("Status.Health", cutText(pr.Text, 160), true, "our home region's server says the connection is unhealthy")
+				held = true
+			default:
+				d.info("Status.Health", cutText(pr.Text, 160), "not our home region: it touches the peers homed there")
+			}
 		}
-		region := pr.Region
+		for _, e := range ev.DERPErrors {
+			switch {
+			case home == 0:
+				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region is unknown; a DERP region fails to connect")
+				held = true
+			case e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode):
+				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region")
+				held = true
+			default:
+				d.info("Log.DERPErrors", derpErrorText(e), "not our home region: it touches the peers homed there")
+			}
+		}
+		if ev.ProxyError != "" {
+			d.add("Log.ProxyError", ev.ProxyError, true, "DERP goes through an HTTP proxy that refused or failed the CONNECT")
+			held = true
+		}
+		if !held {
+			return notHeld()
+		}
+		return holdsAs("self")
+	}
+	inUse := d.relayRegion()
+	res := func(region int, variant string) result {
+		if region == 0 && home != 0 {
+			region = home
+		}
 		if region == 0 {
 			region = inUse
 		}
+		r := holdsAs(variant, "{region}", d.regionName(region))
+		r.alsoOnly = d.self.DERPRegions != 1
+		return r
+	}
+	for _, pr := range probs {
+		if !pr.Home && (pr.Region == 0 || pr.Region != inUse && pr.Region != home) {
+			continue
+		}
 		why := "the relay region in use"
 		switch {
-		case pr.Region == 0:
+		case pr.NoHome:
 			why = "no relay region"
-		case pr.Region == d.self.HomeDERP && pr.Region != inUse:
+		case pr.Region == 0 || pr.Region != inUse:
 			why = "our home region, through which the peer answers,"
 		}
 		d.add("Status.Health", cutText(pr.Text, 120), true, "tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost")
-		res := holdsAs("", "{region}", d.regionName(region))
-		res.alsoOnly = d.self.DERPRegions != 1
-		return res
+		return res(pr.Region, "")
+	}
+	for _, e := range ev.DERPErrors {
+		ours := e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode)
+		if e.Region != inUse && (e.Code == "" || e.Code != d.p.Path.DERPCode) && !ours {
+			continue
+		}
+		why := "the relay region in use"
+		if e.Region != inUse && e.Code != d.p.Path.DERPCode {
+			why = "our home region, through which the peer answers,"
+		}
+		d.add("Log.DERPErrors", derpErrorText(e), true, "tailscaled logged that "+why+" failed to connect: relayed packets to or from the peer are lost")
+		return res(e.Region, "")
+	}
+	if ev.ProxyError != "" {
+		d.add("Log.ProxyError", ev.ProxyError, true, "DERP goes through an HTTP proxy that refused or failed the CONNECT: no region can be reached through it")
+		return res(0, "proxy")
 	}
 	return notHeld()
 }
 
+// derpErrorText words a logged DERP failure: "region 1 (nyc): 2× err".
+func derpErrorText(e DERPError) string {
+	where := "region " + strconv.Itoa(e.Region)
+	if e.Code != "" {
+		where += " (" + e.Code + ")"
+	}
+	return where + ": " + strconv.Itoa(e.Count) + "× " + e.Err
+}
+
 // DERPProblem is one health warning about a DERP region.
 type DERPProblem struct {
-	// Region is the region named; 0 for "no relay region" (noDERPHome).
+	// Region is the region named; 0 when none is (noDERPHome), or its
+	// name is not in the DERP map.
 	Region int
-	Text   string
+	// Home: tailscaled raises this warning for its home region only
+	// (noDERPConnection, derpTimeout) or for having none (noDERPHome,
+	// NoHome); health.go names the home region it tracks.
+	Home, NoHome bool
+	Text         string
 }
 
 // DERPProblems reads tailscaled's health warnings (Status.Health) for
 // DERP regions it cannot reach, as health/warnings.go words them: "could
 // not connect to the 'NAME' relay server", "… relay server with ID 'N'",
 // "hasn't heard from the 'NAME' relay server", "… home relay server
-// (region ID 'N')", "The relay server #N is reporting an issue", "could
-// not connect to any relay server". Names are matched to regions by
-// their long name.
+// (region ID 'N')", "could not connect to any relay server" (all of the
+// home region), "The relay server #N is reporting an issue" (any region);
+// and as 1.50's health.go words them: "no DERP home", "not connected to
+// home DERP region N", "haven't heard from home DERP region N". Names are
+// matched to regions by their long name or code.
 func DERPProblems(health []string, regions map[int]Region) []DERPProblem {
 	var out []DERPProblem
 	for _, h := range health {
-		if !strings.Contains(h, "relay server") {
-			continue
-		}
-		id := 0
+		pr := DERPProblem{Home: true, Text: h}
 		switch {
-		case strings.Contains(h, "any relay server"):
+		case strings.Contains(h, "any relay server"), strings.Contains(h, "no DERP home"):
+			pr.NoHome = true
 		case quoted(h, "with ID '") != "":
-			id, _ = strconv.Atoi(quoted(h, "with ID '"))
+			pr.Region, _ = strconv.Atoi(quoted(h, "with ID '"))
 		case quoted(h, "region ID '") != "":
-			id, _ = strconv.Atoi(quoted(h, "region ID '"))
+			pr.Region, _ = strconv.Atoi(quoted(h, "region ID '"))
 		case strings.Contains(h, "relay server #"):
-			_, after, _ := strings.Cut(h, "relay server #")
-			n := 0
-			for n < len(after) && after[n] >= '0' && after[n] <= '9' {
-				n++
-			}
-			id, _ = strconv.Atoi(after[:n])
-		case quoted(h, "the '") != "":
+			pr.Home = false
+			pr.Region = leadingInt(h, "relay server #")
+		case strings.Contains(h, "home DERP region "):
+			pr.Region = leadingInt(h, "home DERP region ")
+		case strings.Contains(h, "relay server") && quoted(h, "the '") != "":
 			name := quoted(h, "the '")
 			for rid, r := range regions {
 				if r.Name == name || r.Code == name {
-					id = rid
+					pr.Region = rid
 				}
-			}
-			if id == 0 {
-				continue
 			}
 		default:
 			continue
 		}
-		out = append(out, DERPProblem{Region: id, Text: h})
+		out = append(out, pr)
 	}
 	return out
+}
+
+// leadingInt is the number right after prefix in s; 0 if none.
+func leadingInt(s, prefix string) int {
+	_, after, _ := strings.Cut(s, prefix)
+	n := 0
+	for n < len(after) && after[n] >= '0' && after[n] <= '9' {
+		n++
+	}
+	v, _ := strconv.Atoi(after[:n])
+	return v
 }
 
 // quoted is the text between prefix and the next "'" in s; "" if none.

@@ -127,18 +127,27 @@ func (d *diag) free() {
 	diags.Put(d)
 }
 
-// DiagnoseSelfRows judges this node itself, whatever the peer: the ScopeSelf
-// rules of the table in order (the first that holds is the Reason, the
-// rest go to Also), else self-ok. Pure, like Diagnose.
-func DiagnoseSelfRows(self Self, regions map[int]Region, now time.Time) Verdict {
+// DiagnoseSelf is this node's own verdict: trouble at this end that
+// touches every path. It walks the reason table's rows that judge this
+// node (Scope ScopeSelf, and ScopeBoth: local-udp-blocked,
+// derp-unreachable, local-tcp443-only, whose checks judge every peer's
+// path too) in the table's order; the first that holds is the Reason, the
+// others that hold go to Also. state is Status.BackendState ("" unknown);
+// self carries our NAT facts, health, what tailpath read of this host and
+// the evidence only pasted input shows (Evidence). A rule whose facts are
+// unknown records an unknown check and does not hold. nil when no rule
+// holds: nothing at this end explains anything, and there is no self
+// verdict to show. Pure, like Diagnose.
+func DiagnoseSelf(state string, self Self, regions map[int]Region, now time.Time) *Verdict {
 	d := newDiag(self, Peer{}, regions, now)
 	defer d.free()
+	d.selfScope, d.state = true, state
 	var first *Rule
 	var firstRes result
 	var also []ReasonID
 	for i := range rules {
 		r := &rules[i]
-		if r.Scope != ScopeSelf || r.Role != RoleCause || r.check == nil {
+		if !r.Scope.judgesSelf() || r.check == nil {
 			continue
 		}
 		res := r.check(d)
@@ -151,27 +160,24 @@ func DiagnoseSelfRows(self Self, regions map[int]Region, now time.Time) Verdict 
 		}
 		also = append(also, r.ID)
 	}
-	v := Verdict{Reason: ReasonSelfOK, Checks: d.checks, Also: also}
 	if first == nil {
-		first = rule(ReasonSelfOK)
-		firstRes.variant = "unknown"
-		for _, c := range d.checks {
-			if c.State != CheckUnknown {
-				firstRes.variant = ""
-			}
-		}
+		return nil
 	}
-	v.Reason = first.ID
+	v := &Verdict{Reason: first.ID, Checks: d.checks, Also: also}
 	v.Summary, v.Fix = first.texts(firstRes, "")
 	return v
 }
 
 type diag struct {
-	self    Self
-	p       Peer
-	regions map[int]Region
-	now     time.Time
-	checks  []Check
+	self Self
+	p    Peer
+	// selfScope: DiagnoseSelf judges this node itself (p is empty), and
+	// state is its Status.BackendState.
+	selfScope bool
+	state     string
+	regions   map[int]Region
+	now       time.Time
+	checks    []Check
 	// stale says why the peer side was set aside (stalePeerSide), and
 	// staleField names the set-aside source's facts; "" when it was not.
 	stale, staleField string
@@ -512,6 +518,8 @@ func sourceOf(field string) string {
 		return "device"
 	case strings.HasPrefix(field, "Host."):
 		return SourceHost
+	case strings.HasPrefix(field, "Log."):
+		return SourceLog
 	}
 	return SourceLocalAPI
 }

@@ -1096,27 +1096,3 @@ func TestDirectInTunnel(t *testing.T) {
 	}
 	checkStates(t, v.Checks)
 }
-
-// TestDiagnoseSelfRows: a 100.64.0.0/10 address on an interface that is not
-// Tailscale's collides with the tailnet's range (net/netmon LocalAddresses
-// skips it); without host facts nothing is judged.
-func TestDiagnoseSelfRows(t *testing.T) {
-	self := easySelf()
-	self.TailscaleIPs = []netip.Addr{netip.MustParseAddr("100.64.0.1")}
-	if v := DiagnoseSelfRows(self, testRegions, time.Time{}); v.Reason != ReasonSelfOK || !strings.Contains(v.Summary, "not judged") {
-		t.Errorf("no host facts: %s %q, want self-ok, not judged", v.Reason, v.Summary)
-	}
-	self.Host = &HostFacts{Interfaces: []Interface{
-		{Name: "tailscale0", Tailscale: true, Addrs: []netip.Prefix{netip.MustParsePrefix("100.64.0.1/32")}},
-		{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}},
-	}}
-	if v := DiagnoseSelfRows(self, testRegions, time.Time{}); v.Reason != ReasonSelfOK || v.Summary != "no problem found on this node" {
-		t.Errorf("clean host: %s %q", v.Reason, v.Summary)
-	}
-	self.Host.Interfaces = append(self.Host.Interfaces, Interface{Name: "wwan0", Addrs: []netip.Prefix{netip.MustParsePrefix("100.72.9.4/10")}})
-	v := DiagnoseSelfRows(self, testRegions, time.Time{})
-	if v.Reason != ReasonTailnetRangeCollision || !strings.Contains(v.Fix, "wwan0") || !strings.Contains(v.Fix, "100.72.9.4/10") {
-		t.Errorf("collision: %s %q", v.Reason, v.Fix)
-	}
-	checkStates(t, v.Checks)
-}

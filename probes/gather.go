@@ -355,7 +355,6 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	if snap.Self.NAT == nil && st.Self != nil && !whoisDenied {
 		warn("NetInfo: the daemon has not reported its NAT facts yet (netcheck pending), so local NAT checks are unknown")
 	}
-	snap.Self.Verdict = DiagnoseSelf(snap.BackendState, snap.Self)
 
 	// Peers.
 	prevByID := map[string]*Peer{}
@@ -469,8 +468,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	slices.SortFunc(snap.Self.Routes, func(a, b SubnetRoute) int {
 		return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()), cmp.Compare(a.Via, b.Via))
 	})
-	sv := DiagnoseSelfRows(snap.Self, snap.Regions, now)
-	snap.SelfVerdict = &sv
+	snap.Self.Verdict = DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, now)
 	slices.SortFunc(snap.Peers, func(a, b Peer) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})

@@ -11,7 +11,10 @@ import (
 // come from, its check, whether it rests on the peer's own facts, and the
 // Tailscale code it follows). Diagnose, DiagnoseDevice and DiagnoseSelf
 // walk the table in its order; docs/diagnosis.md has one section per id
-// (TestDocsNameEveryReason keeps the two in step).
+// (TestDocsNameEveryReason keeps the two in step). A peer's verdict and
+// this node's own (DiagnoseSelf) come from the same rows: a rule about
+// this end that relays every path (UDP blocked here, an unreachable DERP
+// region, the only-tcp-443 policy) is one row judging both.
 //
 // To add a reason: its ReasonID (types.go), a row here at its place in the
 // order, its check (a method of diag recording the evidence it looked at),
@@ -24,9 +27,18 @@ const (
 	// ScopePeer: one peer's path (Diagnose, DiagnoseDevice).
 	ScopePeer Scope = iota
 	// ScopeSelf: this node itself, whatever the peer (DiagnoseSelf):
-	// facts that hold for every path, such as an address collision.
+	// trouble at this end that touches every path, such as being logged
+	// out or an address collision.
 	ScopeSelf
+	// ScopeBoth: a fact of this end that relays every path, so one check
+	// judges this node (DiagnoseSelf) and each peer's path (Diagnose):
+	// UDP blocked here, an unreachable DERP region, only-tcp-443.
+	ScopeBoth
 )
+
+// judgesPeers and judgesSelf say which verdicts a rule of scope s is in.
+func (s Scope) judgesPeers() bool { return s != ScopeSelf }
+func (s Scope) judgesSelf() bool  { return s != ScopePeer }
 
 // Role is how a rule's reason enters a verdict.
 type Role uint8
@@ -41,7 +53,9 @@ const (
 	// RoleAlso: holds beside the reason (slowness, what would help, a
 	// warning on a direct path); never the Reason.
 	RoleAlso
-	// RoleFallback: the verdict when no cause holds (unexplained, self-ok).
+	// RoleFallback: the verdict when no cause holds (unexplained). This
+	// node's own verdict has none: with no self cause there is no self
+	// verdict.
 	RoleFallback
 )
 
@@ -51,9 +65,11 @@ type Fact struct {
 	Field string
 	// Source is where it comes from: SourceLocalAPI, SourceControlAPI,
 	// SourcePeerSnapshot, SourceHost (this host, read by tailpath),
-	// "netcheck" (tailpath's own STUN measurement), "device" (a linked
-	// board's telemetry), "probe" (a DISCO ping run), "tailpath" (what
-	// tailpath observed across snapshots).
+	// "netcheck" (a netcheck report: tailpath's own STUN measurement, or
+	// a pasted `tailscale netcheck` or tailscaled report line), SourceLog
+	// (tailscaled's own log lines, pasted), "device" (a linked board's
+	// telemetry), "probe" (a DISCO ping run), "tailpath" (what tailpath
+	// observed across snapshots).
 	Source string
 }
 
@@ -181,7 +197,7 @@ var byKind = func() map[PathKind]*kindRules {
 	for _, k := range []PathKind{PathDirect, PathPeerRelay, PathDERP, PathIdle, PathOffline, ""} {
 		kr := &kindRules{}
 		for i, r := range rules {
-			if r.Scope != ScopePeer || r.check == nil || !r.appliesTo(k) {
+			if !r.Scope.judgesPeers() || r.check == nil || !r.appliesTo(k) {
 				continue
 			}
 			switch r.Role {
@@ -286,6 +302,33 @@ var rules = []Rule{
 		check:   (*diag).checkIdle,
 	},
 
+	// This node itself, before any cause of a path: no paths at all, a
+	// netcheck that measured nothing, UDP that cannot be received.
+	{
+		ID: ReasonSelfLoggedOut, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"tailscaled is not logged in or not running: no paths at all",
+			"log in: `tailscale up` (or approve the machine in the admin console; start tailscaled if it is not running)"},
+		Needs:   []Fact{{Field: "Status.BackendState", Source: SourceLocalAPI}},
+		Follows: "cmd/tailscale/cli/status.go isRunningOrStarting; ipn.State",
+		check:   (*diag).checkLoggedOut,
+	},
+	{
+		ID: ReasonSelfNetcheckEmpty, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"netcheck measured nothing (no DERP map: logged out?), so UDP is unknown, not blocked",
+			"log in first (`tailscale up`), then run `tailscale netcheck` again; if logged in, check that this host reaches the internet at all (DERP over TCP 443)"},
+		Needs:   []Fact{{Field: "Netcheck.UDP", Source: "netcheck"}, {Field: "Netcheck.RegionLatency", Source: "netcheck"}, {Field: "Netcheck.GlobalV4", Source: "netcheck"}},
+		Follows: "cmd/tailscale/cli/netcheck.go printReport (\"no response to latency probes\"); net/netcheck Client.GetReport",
+		check:   (*diag).checkNetcheckEmpty,
+	},
+	{
+		ID: ReasonSelfUDPReceiveStopped, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"this end cannot receive direct UDP (its receive loop stopped)",
+			"restart tailscaled; if it stops again, its log says why the UDP socket failed (another program on the port, a firewall module, an interface that went away)"},
+		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
+		Follows: "health/health.go checkReceiveFuncsLocked (magicsock-receive-func-error, no-udp4-bind); wgengine/magicsock receiveIPv4",
+		check:   (*diag).checkReceiveStopped,
+	},
+
 	// Causes of a relayed path, most fundamental first.
 	{
 		ID: ReasonNoHomeDERP, Role: RoleCause, Paths: derpPaths,
@@ -304,12 +347,17 @@ var rules = []Rule{
 		boardCheck: (*diag).boardRelay,
 	},
 	{
-		ID: ReasonDERPUnreachable, Role: RoleCause, Paths: derpPaths,
+		ID: ReasonDERPUnreachable, Scope: ScopeBoth, Role: RoleCause, Paths: derpPaths,
 		Text: Text{"the relay region cannot be reached",
-			"tailscaled cannot reach the DERP region that carries this path ({region}): check this host's outbound HTTPS (TCP 443) to that region's servers and the region's own health; with one region only there is no other relay, so nothing reaches the peer until it is back"},
-		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
-		Follows: "health/health.go updateBuiltinWarnablesLocked: noDERPConnectionWarnable, derpTimeoutWarnable and derpRegionErrorWarnable name our home region; a peer relayed through it is written to through it, and answers through it",
-		check:   (*diag).checkDERPHealth,
+			"tailscaled cannot reach DERP region {region}, which carries this path (we write through the peer's home region, it answers through ours): check this host's outbound HTTPS (TCP 443) to that region's servers and the region's own health; with one region only there is no other relay, so nothing reaches the peer until it is back"},
+		Variants: map[string]Text{
+			"self": {"this node cannot reach its home DERP relay (or any): peers cannot reach it through DERP",
+				"allow outbound TCP 443 (and 80) to the DERP servers; with a proxy, let it CONNECT to them"},
+			"proxy": {Fix: "DERP goes through an HTTP proxy that refused or failed the CONNECT: let the proxy CONNECT to the DERP servers (TCP 443), or exempt them from the proxy"},
+		},
+		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}, {Field: "Log.DERPErrors", Source: SourceLog}, {Field: "Log.ProxyError", Source: SourceLog}, {Field: "Self.HomeDERP", Source: SourceLocalAPI}},
+		Follows: "health/health.go updateBuiltinWarnablesLocked: noDERPHomeWarnable, noDERPConnectionWarnable and derpTimeoutWarnable are raised for our home region only (derpRegionErrorWarnable for any); a peer relayed through a region is written to through it, and answers through our home; derp/derphttp Client.connect logs each failed connection",
+		check:   (*diag).checkDERPReach,
 	},
 	{
 		ID: ReasonNoHandshake, Role: RoleCause, Paths: derpPaths,
@@ -325,7 +373,7 @@ var rules = []Rule{
 		check:   (*diag).checkSession,
 	},
 	{
-		ID: ReasonLocalTCP443Only, Role: RoleCause, Paths: relayedPaths,
+		ID: ReasonLocalTCP443Only, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"policy allows only TCP 443 here",
 			"the tailnet policy file gives this node the only-tcp-443 attribute (nodeAttrs), so it sends nothing but TCP 443 and every path goes through DERP; remove the attribute for this node to allow direct UDP paths"},
 		Needs:   []Fact{{Field: "Self.CapMap", Source: SourceLocalAPI}},
@@ -333,11 +381,11 @@ var rules = []Rule{
 		check:   (*diag).checkPolicyTCP443,
 	},
 	{
-		ID: ReasonLocalUDPBlocked, Role: RoleCause, Paths: relayedPaths,
+		ID: ReasonLocalUDPBlocked, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"UDP blocked here",
-			"allow outbound UDP from this host: UDP 3478 to the DERP servers for STUN, and UDP to peers' ports (41641 by default)"},
-		Needs:   []Fact{factWorkingUDP},
-		Follows: "net/netcheck/netcheck.go: WorkingUDP is set by a STUN reply (addNodeLatency), from UDP 3478 of the DERP map's servers",
+			"allow outbound UDP from this host, in its firewall and the network's: UDP 3478 to the DERP servers for STUN, and UDP to peers' ports (41641 by default)"},
+		Needs:   []Fact{factWorkingUDP, {Field: "Log.Netcheck", Source: SourceLog}},
+		Follows: "net/netcheck/netcheck.go: WorkingUDP is set by a STUN reply (addNodeLatency), from UDP 3478 of the DERP map's servers; without one GetReport logs \"UDP is blocked, trying HTTPS\" and measures latency over HTTPS or ICMP",
 		check:   (*diag).checkLocalUDP,
 	},
 	{
@@ -550,7 +598,39 @@ var rules = []Rule{
 		Follows: "nothing in wgengine/magicsock explains the relayed path from the evidence read; the checks list what was looked at",
 	},
 
-	// This node itself (DiagnoseSelf).
+	// This node itself, after the causes that touch peers' paths.
+	{
+		ID: ReasonSelfControlBreaking, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"the control connection keeps breaking mid-stream: check the WAN MTU or MSS clamping",
+			"large TLS records are cut or corrupted while small requests work: set the WAN MTU to what the path carries (PPPoE 1492, a tunnel less) or clamp TCP MSS to the path MTU on the router; a middlebox rewriting TLS does the same"},
+		Needs:   []Fact{{Field: "Log.ControlBreaks", Source: SourceLog}, {Field: "Log.TLSRecordErrors", Source: SourceLog}},
+		Follows: "control/controlclient/auto.go mapRoutine (report \"PollNetMap\"); ipn/ipnlocal setControlClientStatusLocked (\"Received error\"); logtail upload",
+		check:   (*diag).checkControlBreaking,
+	},
+	{
+		ID: ReasonSelfNetcheckFlaps, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"netcheck reports disagree over time: the network here changes under tailscaled",
+			"find what changes between the reports (Wi-Fi roaming, a second WAN or failover, a router that restarts, a VPN); the facts that flap are unknown until they settle"},
+		Needs:   []Fact{{Field: "Netcheck.Reports", Source: "netcheck"}},
+		Follows: "net/netcheck Client.GetReport (one report per run); wgengine/magicsock updateNetInfo",
+		check:   (*diag).checkNetcheckFlaps,
+	},
+	{
+		ID: ReasonSelfUPnPNotGateway, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"UPnP answered from a router that is not the gateway: no usable port mapping",
+			"enable UPnP, NAT-PMP or PCP on the gateway itself, or put the second router in bridge or access-point mode (a double NAT)"},
+		Needs:   []Fact{{Field: "Log.UPnP", Source: SourceLog}},
+		Follows: "net/portmapper Client.getUPnPPortMapping / receiveUPnP (\"UPnP discovery response from %v, but gateway IP is %v\")",
+		check:   (*diag).checkUPnPNotGateway,
+	},
+	{
+		ID: ReasonSelfNetworkChanges, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"the network here changed often: every change rebinds and re-probes every path",
+			"look at what keeps changing (Wi-Fi roaming, an interface that flaps, a VPN or Docker creating interfaces); paths relay until direct is found again after each change"},
+		Needs:   []Fact{{Field: "Log.LinkChanges", Source: SourceLog}},
+		Follows: "wgengine/userspace.go linkChange (\"LinkChange: major, rebinding\"); magicsock Rebind",
+		check:   (*diag).checkNetworkChanges,
+	},
 	{
 		ID: ReasonTailnetRangeCollision, Scope: ScopeSelf, Role: RoleCause,
 		Text: Text{"100.64.0.0/10 on another interface",
@@ -559,23 +639,22 @@ var rules = []Rule{
 		Follows: "net/netmon/state.go LocalAddresses skips tsaddr.IsTailscaleIP addresses; net/tsaddr CGNATRange is the tailnet's range",
 		check:   (*diag).checkRangeCollision,
 	},
-	{
-		ID: ReasonSelfOK, Scope: ScopeSelf, Role: RoleFallback,
-		Text:     Text{Summary: "no problem found on this node"},
-		Variants: map[string]Text{"unknown": {Summary: "not judged: this node's own facts were not read"}},
-		Follows:  "no self-level rule holds; the checks list what was looked at",
-	},
 }
 
 // RulesMarkdown is the reason table as a Markdown table for
-// docs/diagnosis.md: id, scope and role, facts, and the Tailscale code.
+// docs/diagnosis.md: id, scope and role ("self cause" for this node's
+// own verdict, "cause, self cause" for both), facts, and the Tailscale
+// code.
 func RulesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| # | id | role | facts (source) | rests on the peer | follows (Tailscale v1.102.5) |\n|---|---|---|---|---|---|\n")
 	for i, r := range rules {
 		role := [...]string{"state", "cause", "also", "fallback"}[r.Role]
-		if r.Scope == ScopeSelf {
+		switch r.Scope {
+		case ScopeSelf:
 			role = "self " + role
+		case ScopeBoth:
+			role += ", self " + role
 		}
 		if r.check == nil && r.boardCheck != nil {
 			role += " (board)"

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,9 +155,6 @@ func TestDocsNameEveryReason(t *testing.T) {
 			return
 		}
 		t.Errorf("docs/diagnosis.md's reason table is not the table's; run go test ./probes -run TestDocsNameEveryReason -update-docs")
-	}
-	if !slices.IsSortedFunc(rules, func(a, b Rule) int { return int(a.Scope) - int(b.Scope) }) {
-		t.Error("self rows come after the peer rows")
 	}
 }
 

@@ -138,13 +138,12 @@ const (
 	// inside another peer's subnet route: maybe WireGuard inside WireGuard.
 	ReasonDirectInTunnel ReasonID = "direct-in-tunnel"
 
-	// Reasons about this node itself (DiagnoseSelf).
+	// Reasons about this node itself (DiagnoseSelf; the others are in
+	// selfverdict.go).
 
 	// ReasonTailnetRangeCollision: an interface that is not Tailscale's
 	// holds an address in 100.64.0.0/10, the tailnet's own range.
 	ReasonTailnetRangeCollision ReasonID = "tailnet-range-collision"
-	// ReasonSelfOK: no self-level rule holds.
-	ReasonSelfOK ReasonID = "self-ok"
 )
 
 // Check is one piece of evidence the diagnosis looked at: which field, what
@@ -381,6 +380,8 @@ type Self struct {
 	Evidence *SelfEvidence `json:"evidence,omitempty"`
 	// Verdict is this node's own verdict (DiagnoseSelf): trouble at this
 	// end that touches every path; nil when the evidence shows none.
+	// status, --json (self.verdict), snapshots, the Peers header and
+	// /metrics all show this one.
 	Verdict *Verdict `json:"verdict,omitempty"`
 	// STUNServers is how many distinct STUN servers (IPv4 address and
 	// port) the DERP map offers; 0 when unknown. netcheck compares the
@@ -502,8 +503,6 @@ type Snapshot struct {
 	// ControlAPI is how the control-API source did; nil when it was not
 	// asked (no credentials, --no-api).
 	ControlAPI *APIStatus `json:"control_api,omitempty"`
-	// SelfVerdict is the diagnosis of this node itself (DiagnoseSelf).
-	SelfVerdict *Verdict `json:"self_verdict,omitempty"`
 
 	// nodes caches WhoIs answers by peer ID ("" for self) so the next Gather
 	// can reuse them for up to WhoIsMaxAge; not serialised.

@@ -52,7 +52,7 @@ func TestFieldPasted(t *testing.T) {
 		if v == nil || v.Reason != probes.ReasonSelfNetcheckEmpty {
 			t.Fatalf("self verdict %+v, want %s", v, probes.ReasonSelfNetcheckEmpty)
 		}
-		if slices.Contains(v.Also, probes.ReasonSelfUDPBlocked) || strings.Contains(strings.ToLower(v.Fix), "allow outbound udp") {
+		if slices.Contains(v.Also, probes.ReasonLocalUDPBlocked) || strings.Contains(strings.ToLower(v.Fix), "allow outbound udp") {
 			t.Errorf("verdict %+v advises opening UDP", v)
 		}
 	})

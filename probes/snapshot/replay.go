@@ -105,7 +105,6 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 	if sf := f.Self; sf != nil {
 		f.fillSelf(snap, sf)
 	}
-	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self)
 	if snap.Self.DERPLatencyFrom == "netinfo" {
 		snap.Self.DERPLatencyAt, snap.Self.DERPLatencySeen = f.History.DERPLatencyAt, f.History.DERPLatencySeen
 	}
@@ -135,8 +134,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 		}
 		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 	}
-	sv := probes.DiagnoseSelfRows(snap.Self, snap.Regions, snap.Time)
-	snap.SelfVerdict = &sv
+	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, snap.Time)
 	snap.Warnings = slices.Clone(f.Warnings)
 	var l link.Linker
 	if f.Board != nil {
