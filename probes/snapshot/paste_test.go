@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -363,6 +364,47 @@ func TestParseNetcheckLogPortmap(t *testing.T) {
 		if n.preferred != 2 || n.latency[2] != 30*time.Millisecond || len(n.latency) != 1 {
 			t.Errorf("%q: derp %d, latency %v; want 2, best of v4/v6 30ms", tt.portmap, n.preferred, n.latency)
 		}
+	}
+}
+
+// TestPastedPortMap: a port-mapping service that answered is not a
+// mapping held. Only NetInfo states HavePortMap (tailcfg NetInfo
+// .portMapSummary prints "active-" exactly when it is set), so a pasted
+// NetInfo with "active-" is a mapping after File.Diagnose too, NetInfo
+// without it is none, and netcheck reports (`portmap=UM`, `PortMapping:
+// UPnP`) leave it unknown unless no service answered at all.
+func TestPastedPortMap(t *testing.T) {
+	const netinfo = "Nov 30 11:59:00 host tailscaled[901]: control: NetInfo: NetInfo{varies=true hairpin= ipv6=false ipv6os=true udp=true icmpv4=false derp=#1 portmap=%s link=\"\" firewallmode=\"nft-default\"}\n"
+	const report = "Nov 30 11:59:00 host tailscaled[901]: netcheck: report: udp=true v6=false v6os=true mapvarydest=true portmap=%s v4a=198.51.100.10:41641 derp=1 derpdist=1v4:12ms\n"
+	tests := []struct {
+		name, line    string
+		have, unknown bool
+	}{
+		{"NetInfo active-UM", fmt.Sprintf(netinfo, "active-UM"), true, false},
+		{"NetInfo UM", fmt.Sprintf(netinfo, "UM"), false, false},
+		{"NetInfo ?", fmt.Sprintf(netinfo, "?"), false, false},
+		{"NetInfo cut by a pager", "Nov 30 11:59:00 host tailscaled[901]: control: NetInfo: NetInfo{varies=true hairpin= ipv6=false ipv6os=true udp=true icmpv4=false derp=#1 portmap=acti>\n", false, true},
+		{"report UM", fmt.Sprintf(report, "UM"), false, true},
+		{"report, nothing answered", fmt.Sprintf(report, ""), false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse([]Raw{{Name: "log", Data: []byte(tt.line)}}, pasteNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls, err := roundTrip(t, f).Diagnose(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := ls.Self.NAT
+			if n == nil {
+				t.Fatal("no NAT facts")
+			}
+			if n.HavePortMap != tt.have || n.PortMapUnknown != tt.unknown {
+				t.Errorf("HavePortMap %v unknown %v, want %v unknown %v", n.HavePortMap, n.PortMapUnknown, tt.have, tt.unknown)
+			}
+		})
 	}
 }
 

@@ -144,19 +144,15 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 }
 
 // fillSelf fills what snap's self lacks from pasted facts: the NAT facts
-// (keeping a measurement's latencies), endpoints and home DERP.
+// (keeping a measurement's latencies), endpoints and home DERP. The
+// parser already keeps a port-mapping service that answered apart from a
+// mapping held: HavePortMap is true only where NetInfo said "active-"
+// (paste_netcheck.go natInfo), and unknown (PortMapUnknown) where the
+// report cannot tell.
 func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 	self := &snap.Self
 	if sf.NAT != nil && (self.NAT == nil || self.NAT.MappingVariesByDestIP == nil && self.NAT.WorkingUDP == nil) {
 		nat := *sf.NAT
-		if nat.HavePortMap {
-			// Pasted netcheck output lists the port-mapping services that
-			// answered (`PortMapping: UPnP`, a log's `portmap=U`), which
-			// is not a mapping: tailscaled's HavePortMap is a separate
-			// fact (magicsock setNetInfoHavePortMap; NetInfo's
-			// portMapSummary prints it as "active-"). Unknown here.
-			nat.HavePortMap, nat.PortMapUnknown = false, true
-		}
 		if self.NAT != nil && self.DERPLatencyFrom == "netcheck" {
 			nat.DERPLatency = self.NAT.DERPLatency
 		}
