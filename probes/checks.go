@@ -96,6 +96,15 @@ func (d *diag) checkSession() result {
 	}
 	nothing := p.TxBytes > 0 && p.RxBytes == 0
 	if p.HandshakeUnknown && p.LastHandshake.IsZero() {
+		if silent {
+			// A pasted `tailscale ping` run that got no pong at all: the
+			// CLI's DISCO ping goes to DERP and every candidate endpoint
+			// (magicsock endpoint.discoPing), so nothing answered, as a
+			// live run shows (checkPingRun's "no pong at all").
+			d.unknownV("Status.LastHandshake", "not shown", "the source (pasted text) shows no WireGuard handshakes")
+			d.add("PingRun", strconv.Itoa(r.Tries)+" tries, 0 pongs", true, "DISCO pings got no answer, not even through DERP: the peer does not answer")
+			return holdsAs("disco-silent")
+		}
 		if nothing {
 			if answered {
 				d.add("Status.RxBytes", "0 (tx "+strconv.FormatInt(p.TxBytes, 10)+")", true, "bytes were sent to the peer and no WireGuard packet ever came back, yet it answers DISCO pings: it is up, but no session forms")
@@ -387,8 +396,8 @@ func publicFamilies(eps []netip.AddrPort) (v4, v6 bool) {
 // endpoints. Only checked when a run exists (the Source, `status --probe`).
 func (d *diag) checkPingRun() result {
 	r := d.p.PingRun
-	if r == nil {
-		return notHeld()
+	if r == nil || (r.Pongs == 0 && d.recorded("PingRun")) {
+		return notHeld() // a silent run already decided no-handshake
 	}
 	buf := make([]byte, 0, 64)
 	buf = strconv.AppendInt(buf, int64(r.Tries), 10)
@@ -416,7 +425,12 @@ func (d *diag) checkPingRun() result {
 		d.info("PingRun", string(buf), "too old to count: a path can change within minutes; ping again")
 		return notHeld()
 	}
-	failed := !r.Direct && r.Pongs > 0 && len(d.p.Endpoints) > 0
+	// The run's pings went to DERP and every candidate endpoint the
+	// daemon knows (magicsock endpoint.discoPing), so pongs only through
+	// DERP mean no endpoint answered directly, whether or not we know
+	// the endpoints: unknown ones (pasted text, WhoIs denied) change the
+	// fix (the peer may advertise none), not the finding.
+	failed := !r.Direct && r.Pongs > 0 && (len(d.p.Endpoints) > 0 || !d.p.EndpointsKnown)
 	note := "pongs came only through DERP or a peer relay: DISCO pings to the peer's endpoints were never answered directly"
 	switch {
 	case r.Direct:
@@ -424,7 +438,7 @@ func (d *diag) checkPingRun() result {
 	case r.Pongs == 0:
 		note = "no pong at all: the peer is not answering even through DERP"
 	case !d.p.EndpointsKnown:
-		note = "no pong directly; the peer's endpoints are unknown, so this does not say why"
+		note = "pongs came only through DERP or a peer relay: the daemon's DISCO pings to the peer's endpoints were never answered directly (which endpoints it has is unknown here)"
 	case len(d.p.Endpoints) == 0:
 		note = "no pong directly, as expected with no endpoints"
 	}
@@ -433,7 +447,20 @@ func (d *diag) checkPingRun() result {
 	} else {
 		d.add("PingRun", string(buf), failed, note)
 	}
+	if failed && !d.p.EndpointsKnown {
+		return holdsAs("endpoints-unknown")
+	}
 	return resultIf(failed)
+}
+
+// recorded reports whether a check of field is recorded already.
+func (d *diag) recorded(field string) bool {
+	for i := range d.checks {
+		if d.checks[i].Field == field {
+			return true
+		}
+	}
+	return false
 }
 
 // checkLostDirect: an earlier snapshot saw the path direct, and the

@@ -668,6 +668,40 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason:  ReasonUnexplained,
 			wantUnknown: []string{"Status.Relay"},
 		},
+		// Pasted ping runs count as live ones do (magicsock
+		// endpoint.discoPing pings DERP and every candidate endpoint),
+		// though pasted text shows no handshakes and no endpoints.
+		{
+			name: "pasted: a ping run with no pong at all: the peer does not answer",
+			peer: func(p *Peer) {
+				*p = relayedPeer()
+				p.Path = Path{Kind: PathDERP, Text: "ping: no reply (3 tries)"}
+				p.HomeDERP, p.HomeDERPCode, p.HandshakeUnknown, p.EndpointsKnown = 0, "", true, false
+				p.PingRun = &PingRun{At: now, Tries: 3}
+			},
+			wantReason:  ReasonNoHandshake,
+			wantUnknown: []string{"Status.Relay", "WhoIs.Node.Endpoints"},
+			wantText:    "not even through DERP",
+		},
+		{
+			name: "pasted: pongs only via DERP, endpoints unknown: disco-unanswered, the fix says they may be none",
+			peer: func(p *Peer) {
+				*p = relayedPeer()
+				p.HandshakeUnknown, p.EndpointsKnown = true, false
+				p.PingRun = &PingRun{At: now, Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason:  ReasonDiscoUnanswered,
+			wantUnknown: []string{"WhoIs.Node.Endpoints"},
+			wantText:    "if it advertises none",
+		},
+		{
+			name: "pongs only via DERP to a peer known to have no endpoints: no-endpoints, not disco-unanswered",
+			peer: func(p *Peer) {
+				*p = relayedPeer()
+				p.PingRun = &PingRun{At: now, Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonNoEndpoints,
+		},
 		// A health warning naming the region in use (health/warnings.go):
 		// the verdict with one region, beside it with others.
 		{

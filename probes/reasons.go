@@ -365,6 +365,7 @@ var rules = []Rule{
 			"there is no working path at all, not only no direct one: check that the peer is up and logged in (`tailscale status` on it), that its clock is right, and that the tailnet policy lets the two nodes talk; `tailscale ping --tsmp {peer}` tests the tunnel"},
 		Variants: map[string]Text{
 			"nothing-answered": {Summary: "nothing ever answered (rx 0)"},
+			"disco-silent":     {Summary: "the peer does not answer: DISCO pings got no pong, not even through DERP"},
 			"disco-answers": {Summary: "no WireGuard session although the peer answers DISCO",
 				Fix: "the peer answers DISCO pings, so it is up, but no WireGuard handshake completes: check that both ends have a current netmap (a node key the other knows: `tailscale status` on the peer lists this node), their clocks, and `tailscale ping --tsmp {peer}`"},
 		},
@@ -539,9 +540,10 @@ var rules = []Rule{
 		ID: ReasonDiscoUnanswered, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"DISCO pings never answered directly",
 			"something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"},
-		Needs:   []Fact{{Field: "PingRun", Source: "probe"}, factEndpoints},
-		Follows: "wgengine/magicsock/endpoint.go discoPing: a CLI ping goes to DERP and every candidate endpoint; a pong names the path it came over (PingResult.Endpoint or DERPRegionID)",
-		check:   (*diag).checkPingRun,
+		Variants: map[string]Text{"endpoints-unknown": {Fix: "the peer's endpoints are unknown here (`tailscale status --json` or `tailscale debug netmap` show them): if it advertises none, nothing can answer directly (`no-endpoints`); otherwise something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"}},
+		Needs:    []Fact{{Field: "PingRun", Source: "probe"}, factEndpoints},
+		Follows:  "wgengine/magicsock/endpoint.go discoPing: a CLI ping goes to DERP and every candidate endpoint; a pong names the path it came over (PingResult.Endpoint or DERPRegionID)",
+		check:    (*diag).checkPingRun,
 	},
 	{
 		ID: ReasonLostDirect, Role: RoleCause, Paths: relayedPaths,

@@ -226,8 +226,11 @@ func TestParseStatusJSONAndLog(t *testing.T) {
 }
 
 // TestParsePing: pings to a peer of the pasted status become its ping
-// run (as of the snapshot's time) and latency; pongs only via DERP to a
-// peer whose endpoints are unknown do not make disco-unanswered.
+// run (as of the snapshot's time) and latency. Pongs only via DERP after
+// "direct connection not established" are disco-unanswered as a live run
+// is (the CLI's pings went to every endpoint the daemon knows, magicsock
+// endpoint.discoPing), with endpoints that stay unknown and a fix that
+// says the peer may advertise none.
 func TestParsePing(t *testing.T) {
 	_, ls := parseAndDiagnose(t, "status.txt", "ping.txt")
 	c := peerNamed(t, ls, "cores3")
@@ -237,8 +240,10 @@ func TestParsePing(t *testing.T) {
 	if c.Latency != 79*time.Millisecond {
 		t.Errorf("latency %v, want the last pong's 79ms", c.Latency)
 	}
-	if c.Verdict.Reason == probes.ReasonDiscoUnanswered {
-		t.Error("disco-unanswered without known endpoints")
+	if c.Verdict.Reason != probes.ReasonDiscoUnanswered || !strings.Contains(c.Verdict.Fix, "no-endpoints") ||
+		checkState(c.Verdict, "WhoIs.Node.Endpoints") != probes.CheckUnknown {
+		t.Errorf("%s (fix %q, endpoints %s), want disco-unanswered with the endpoints unknown and named in the fix",
+			c.Verdict.Reason, c.Verdict.Fix, checkState(c.Verdict, "WhoIs.Node.Endpoints"))
 	}
 	// Ping output stands on its own: its target is a peer, on the path
 	// of its last pong.
