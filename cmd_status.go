@@ -20,7 +20,9 @@ import (
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/probe"
 )
 
 // statusFlags are tailpath status's flags.
@@ -41,9 +43,12 @@ type statusFlags struct {
 	// process, as `tailscale netcheck` does) so far-home-derp is judged;
 	// without it NetInfo's latencies, of unknown age, are only shown.
 	netcheck bool
-	api      apiFlags
-	snap     snapshotFlags // --save, --redact, --from, --peer-snapshot (cmd_status_snapshot.go)
-	fs       *flag.FlagSet // to read flags given after --from's files
+	// probe runs a bounded DISCO ping run to every relayed peer before
+	// diagnosing (probes/probe): evidence for disco-unanswered.
+	probe bool
+	api   apiFlags
+	snap  snapshotFlags // --save, --redact, --from, --peer-snapshot (cmd_status_snapshot.go)
+	fs    *flag.FlagSet // to read flags given after --from's files
 }
 
 // statusExitNotRunningState is status's exit when tailscaled answered but
@@ -51,7 +56,7 @@ type statusFlags struct {
 // failure, like tailscaled not answering at all.
 const statusExitNotRunningState = exitError
 
-const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s] [--port auto|PATH|-]
+const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--probe] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s] [--port auto|PATH|-]
                       [--save FILE|- [--redact]] [--peer-snapshot FILE]
        tailpath status --from FILE... [--json] [--redact] [--save FILE|-] [--peer-snapshot FILE]
 
@@ -61,6 +66,11 @@ with the devices:core:read scope) it also reads each peer's own side of the
 path (NAT type, UDP, port mapping, home DERP) from the control API, waiting
 for it at most 2 s. With --port, a CoreS3 board's own telemetry (live, or a
 capture on stdin) joins the verdict of the peer it is, as in the dashboard.
+
+--probe first pings every relayed peer (one TSMP ping, then at most 10
+DISCO pings each, 8 peers at once, 15 s in all; progress on stderr), so a
+relayed path whose ends look fine reads disco-unanswered or goes direct.
+Pinging keeps a peer active for about 45 s: it changes what it measures.
 
 --save writes a snapshot of all the evidence (--redact: safe to share);
 --from diagnoses a saved snapshot, or what people paste (tailscale status,
@@ -79,6 +89,7 @@ func statusCommand() *command {
 	fs.DurationVar(&f.boardWait, "board-wait", 6*time.Second, "with a live --port: how long to listen for the board's telemetry (it sends every 5 s)")
 	fs.BoolVar(&f.all, "all", false, "also list the peers 'tailscale status' hides (shared-in nodes, Mullvad exit nodes)")
 	fs.BoolVar(&f.netcheck, "netcheck", false, "measure DERP latencies first (a few STUN packets, up to 5 s) so a far relay region can be judged")
+	fs.BoolVar(&f.probe, "probe", false, "ping every relayed peer first (at most 10 DISCO pings each, 8 at once, 15 s in all; keeps them active ~45 s)")
 	f.api.register(fs)
 	f.snap.register(fs)
 	f.fs = fs
@@ -121,11 +132,16 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 	if rec != nil {
 		client = rec
 	}
-	opts := probes.GatherOptions{All: f.all}
+	// This host's interfaces and firewall (probes/hostnet): evidence
+	// when tailscaled runs here, which the diagnosis checks.
+	opts := probes.GatherOptions{All: f.all, Host: hostnet.Read}
 	if f.netcheck {
 		opts.Latency = measureForStatus(gctx, client, stdio.Stderr)
 	}
 	snap, err := probes.GatherWith(gctx, client, nil, opts)
+	if err == nil && f.probe {
+		snap, err = probeRelayed(ctx, client, snap, opts, f.timeout, stdio.Stderr)
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			sock := f.socket
@@ -209,6 +225,58 @@ func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer)
 		port, strings.Join(who, ", "))
 }
 
+// probeRelayed runs the bounded probe (probes/probe) over snap's relayed
+// peers, saying what it does on w, and gathers again with the runs as
+// each peer's PingRun (evidence the verdicts then read); snap when no
+// peer is relayed. The probe has its own budget (15 s); the second gather
+// gets timeout.
+func probeRelayed(ctx context.Context, c probes.LocalClient, snap *probes.Snapshot, opts probes.GatherOptions, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
+	peers := probe.Targets(snap)
+	if len(peers) == 0 {
+		fmt.Fprintln(w, "tailpath: --probe: no relayed peer to ping")
+		return snap, nil
+	}
+	fmt.Fprintf(w, "tailpath: probing %s: a TSMP ping, then up to %d DISCO pings each, %d at once, at most %v (each stays active ~45s after)\n",
+		units.Count(len(peers), "relayed peer", "relayed peers"), probe.MaxPings, probe.MaxParallel, probe.MaxBudget)
+	runs := probe.Run(ctx, c, peers, statusProbeOptions, func(p probes.ProbeProgress) {
+		switch {
+		case p.Finished:
+			fmt.Fprintf(w, "tailpath: probe done in %v: %d of %d reached a direct path\n", p.Elapsed.Round(100*time.Millisecond), p.Direct, p.Total)
+		case p.Peer != "":
+			fmt.Fprintf(w, "tailpath: probe %d/%d %s: %s\n", p.Done, p.Total, safetext.Clean(p.Peer), runText(p.Run))
+		}
+	})
+	for i := range snap.Peers {
+		if r := runs[snap.Peers[i].ID]; r != nil {
+			snap.Peers[i].PingRun = r
+		}
+	}
+	gctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return probes.GatherWith(gctx, c, snap, opts)
+}
+
+// statusProbeOptions are --probe's bounds (probe's limits; tests shorten
+// the runs).
+var statusProbeOptions = probe.Options{}
+
+// runText is a probe run in a few words.
+func runText(r *probes.PingRun) string {
+	if r == nil {
+		return "not pinged (out of time)"
+	}
+	s := fmt.Sprintf("%s, %s", units.Count(r.Tries, "ping", "pings"), units.Count(r.Pongs, "pong", "pongs"))
+	switch {
+	case r.Direct:
+		s += ", direct"
+	case r.Pongs > 0:
+		s += " via " + r.Via + ", none direct"
+	default:
+		s += ": no answer"
+	}
+	return s
+}
+
 // statusAPIWait is how long status waits for the control API after
 // starting both reads: the local verdicts never wait longer for it.
 const statusAPIWait = 2 * time.Second
@@ -284,13 +352,15 @@ func printStatus(w io.Writer, s *link.Snapshot, asJSON bool) error {
 
 // statusJSON is the stable JSON shape of `tailpath status --json`.
 type statusJSON struct {
-	Time         time.Time       `json:"time"`
-	BackendState string          `json:"backend_state"`
-	Self         probes.Self     `json:"self"`
-	Peers        []statusPeer    `json:"peers"`
-	Board        *link.Board     `json:"board,omitempty"`
-	Regions      []probes.Region `json:"derp_regions,omitempty"`
-	Warnings     []string        `json:"warnings,omitempty"`
+	Time         time.Time `json:"time"`
+	BackendState string    `json:"backend_state"`
+	// Self carries this node's own verdict (self.verdict,
+	// probes.DiagnoseSelf); absent when nothing at this end holds.
+	Self     probes.Self     `json:"self"`
+	Peers    []statusPeer    `json:"peers"`
+	Board    *link.Board     `json:"board,omitempty"`
+	Regions  []probes.Region `json:"derp_regions,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
 	// ControlAPI is how the control-API read went (state, matches);
 	// absent when it was not asked (no credentials, --no-api).
 	ControlAPI *probes.APIStatus `json:"control_api,omitempty"`
@@ -609,6 +679,10 @@ func natText(self probes.Self) string {
 		parts = append(parts, "NAT type unknown")
 	case *n.MappingVariesByDestIP:
 		parts = append(parts, "hard NAT")
+	case self.STUNServers == 1:
+		// netcheck compares two STUN servers' mappings: with one, a hard
+		// NAT reads false too.
+		parts = append(parts, "NAT type unknown (one STUN server)")
 	default:
 		parts = append(parts, "easy NAT")
 	}

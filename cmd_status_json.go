@@ -204,6 +204,11 @@ func (e *jsonIndenter) peerFields(p *probes.Peer) {
 		e.key("handshake_unknown")
 		e.bool(true)
 	}
+	e.optStr("wireguard", p.WireGuard)
+	if !p.WireGuardSince.IsZero() {
+		e.key("wireguard_since")
+		e.time(p.WireGuardSince)
+	}
 	if !p.NoHandshakeSince.IsZero() {
 		e.key("no_handshake_since")
 		e.time(p.NoHandshakeSince)

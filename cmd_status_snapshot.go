@@ -193,6 +193,8 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 		return usageErrorf("--from diagnoses saved evidence: --port does not apply (a saved snapshot carries its board)")
 	case f.netcheck:
 		return usageErrorf("--from diagnoses saved evidence: --netcheck does not apply (a snapshot carries its own measurement)")
+	case f.probe:
+		return usageErrorf("--from diagnoses saved evidence: --probe does not apply (it pings live peers)")
 	}
 	if err := f.snap.check(f.json); err != nil {
 		return err

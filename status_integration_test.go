@@ -31,6 +31,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"tailscale.com/client/local"
+	"tailscale.com/ipn"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
@@ -560,6 +561,10 @@ func TestRealTailscaled(t *testing.T) {
 		t.Logf("endpoint change reached the Source after %v", took.Round(time.Millisecond))
 	})
 
+	t.Run("WireGuard state moves from none to established", func(t *testing.T) {
+		testWireGuardState(ctx, t, lc, sock, byName[lab.IdleName])
+	})
+
 	if os.Getenv("TAILPATH_BENCH") != "" {
 		t.Run("bench", func(t *testing.T) { benchStatus(ctx, t, sock, tailscale) })
 	}
@@ -817,4 +822,88 @@ func TestStatusScaleBench(t *testing.T) {
 	fix.Daemon = os.Getenv("TAILPATH_BENCH_DAEMON")
 	srv := probestest.New(t, fix)
 	compareStatus(ctx, t, "peers=1000", srv.Socket, tailpath, tailscale, benchRuns(), 1.2)
+}
+
+// testWireGuardState: a real tailscaled accepts the IPN bus option the
+// Source and Gather ask for (ipn.NotifyPeerWireGuardState, validated by
+// ipn.ValidateNotifyWatchOpt in its LocalAPI) and reports a peer nothing
+// was sent to without a session; after a TSMP ping (through WireGuard)
+// the bus reports it established, and so does tailpath's Gather.
+func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, sock string, idle lab.PeerInfo) {
+	st, err := lc.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := lab.FindPeer(st, idle.Name)
+	if ps == nil {
+		t.Fatalf("%s not in the real node's status", idle.Name)
+	}
+	id := ps.ID
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := lc.WatchIPNBus(wctx, probes.BusMask)
+	if err != nil {
+		t.Fatalf("tailscaled refused the Source's bus mask %v: %v", probes.BusMask, err)
+	}
+	defer w.Close()
+	first, err := w.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := first.PeerState[id]; ok && s.PeerWireGuardState != ipn.PeerWireGuardStateNone {
+		t.Fatalf("%s already has a WireGuard session (%v) before anything was sent to it", idle.Name, s.PeerWireGuardState)
+	}
+	snap, err := probes.Gather(ctx, probes.NewClient(sock), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := findPeer(snap, idle.Name); p == nil || p.WireGuard != probes.WGNone {
+		t.Errorf("Gather before the ping: %s WireGuard %q, want none", idle.Name, wgOf(p))
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer pcancel()
+	if _, err := lc.Ping(pctx, idle.TailscaleIP, tailcfg.PingTSMP); err != nil {
+		t.Fatalf("TSMP ping to %s: %v", idle.Name, err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var seen []string
+	for {
+		n, err := w.Next()
+		if err != nil {
+			t.Fatalf("bus: %v (states seen %v)", err, seen)
+		}
+		if s, ok := n.PeerState[id]; ok {
+			seen = append(seen, s.PeerWireGuardState.String())
+			if s.PeerWireGuardState == ipn.PeerWireGuardStateEstablished {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no established state within 20s; seen %v", seen)
+		}
+	}
+	t.Logf("%s: WireGuard states on the bus: none, %s", idle.Name, strings.Join(seen, ", "))
+	snap, err = probes.Gather(ctx, probes.NewClient(sock), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := findPeer(snap, idle.Name); p == nil || p.WireGuard != probes.WGEstablished || p.WireGuardSince.IsZero() {
+		t.Errorf("Gather after the ping: %s WireGuard %q, want established with a time", idle.Name, wgOf(p))
+	}
+}
+
+func findPeer(s *probes.Snapshot, name string) *probes.Peer {
+	for i := range s.Peers {
+		if s.Peers[i].Name == name {
+			return &s.Peers[i]
+		}
+	}
+	return nil
+}
+
+func wgOf(p *probes.Peer) string {
+	if p == nil {
+		return "(peer missing)"
+	}
+	return p.WireGuard
 }

@@ -28,9 +28,9 @@ func as104(fix *probestest.Fixture) *probestest.Fixture {
 func TestNetmapRefusedBy104(t *testing.T) {
 	srv := probestest.New(t, as104(probestest.ManyPeers(3)))
 	c := NewClient(srv.Socket)
-	nodes, err := readNetmapNodes(context.Background(), c)
+	first, err := readNetmapNodes(context.Background(), c)
 	if !errors.Is(err, errNetmapRefused) {
-		t.Fatalf("readNetmapNodes = %d nodes, %v; want errNetmapRefused", len(nodes), err)
+		t.Fatalf("readNetmapNodes = %d nodes, %v; want errNetmapRefused", len(first.nodes), err)
 	}
 	if !strings.Contains(err.Error(), "400 Bad Request: "+tscompat.RefusedNetMapText) {
 		t.Errorf("error %q does not carry the daemon's 400 and reason", err)
@@ -89,8 +89,9 @@ func TestGather104FallsBackQuietly(t *testing.T) {
 	if diff := cmp.Diff(want.Self, got.Self, cmpOpts...); diff != "" {
 		t.Errorf("self differs (-v1.102 netmap +v1.104 WhoIs):\n%s", diff)
 	}
-	if n, w := srv.Requests("whois"), srv.Requests("watch-ipn-bus"); n != 61 || w != 1 {
-		t.Errorf("v1.104 cold gather: %d WhoIs, %d bus watches; want 61 and 1", n, w)
+	// The bus: the refused netmap watch, then the WireGuard states alone.
+	if n, w, r := srv.Requests("whois"), srv.Requests("watch-ipn-bus"), srv.Requests("watch-ipn-bus refused"); n != 61 || w != 2 || r != 1 {
+		t.Errorf("v1.104 cold gather: %d WhoIs, %d bus watches (%d refused); want 61, 2 (1 refused)", n, w, r)
 	}
 	if !got.netmapRefused {
 		t.Error("the refusal is not remembered in the snapshot")
@@ -104,8 +105,9 @@ func TestGather104FallsBackQuietly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, w := srv.Requests("whois"), srv.Requests("watch-ipn-bus"); n != 122 || w != 1 {
-		t.Errorf("after dropping the cache: %d WhoIs, %d bus watches; want 122 and 1", n, w)
+	// One more watch, for the WireGuard states; no netmap asked for.
+	if n, w, r := srv.Requests("whois"), srv.Requests("watch-ipn-bus"), srv.Requests("watch-ipn-bus refused"); n != 122 || w != 3 || r != 1 {
+		t.Errorf("after dropping the cache: %d WhoIs, %d bus watches (%d refused); want 122, 3 (1 refused)", n, w, r)
 	}
 	if !again.netmapRefused || len(again.Warnings) != 0 {
 		t.Errorf("second gather: refused %v, warnings %q", again.netmapRefused, again.Warnings)

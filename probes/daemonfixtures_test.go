@@ -308,7 +308,7 @@ func TestDaemonFixturesBus(t *testing.T) {
 		{Changed: true, IDs: []tailcfg.NodeID{104}},        // pi's node
 		{Changed: true, IDs: []tailcfg.NodeID{selfNodeID}}, // our node
 		{Changed: true, All: true},                         // a peer removed
-		{Changed: false},                                   // WireGuard states only
+		{Changed: true},                                    // WireGuard states only: gather again, no answer stale
 	}
 	for i := range old {
 		for _, n := range []*ipn.Notify{&old[i], &cur[i]} {

@@ -103,6 +103,28 @@ type GatherOptions struct {
 	// NoCache asks WhoIs afresh for every peer instead of reusing answers
 	// cached in prev, so a recording client sees every answer used.
 	NoCache bool
+	// WireGuard, when not nil, is every peer's WireGuard session state by
+	// stable node id, as the IPN bus reported it (Source keeps it from its
+	// watch); a peer not in it has none. nil lets a cold Gather read the
+	// states from the bus's first message itself (NotifyPeerWireGuardState),
+	// else they stay unknown.
+	WireGuard map[string]WireGuardState
+	// NoBusStates: do not read WireGuard states from the bus when the
+	// gather is not cold and WireGuard is nil (the Source watches them
+	// itself); a warm Gather otherwise reads them in one bus request.
+	NoBusStates bool
+	// Host, when set, reads this host's facts (probes/hostnet: interfaces,
+	// the nftables ruleset for tailscaled's port) once Self is known; its
+	// result becomes Self.Host. nil reads nothing.
+	Host func(ctx context.Context, self Self) *HostFacts
+}
+
+// WireGuardState is one peer's WireGuard session state as the IPN bus
+// reports it (ipn.PeerState): WGNone, WGHandshake, WGEstablished or
+// WGExpired, and since when.
+type WireGuardState struct {
+	State string
+	Since time.Time
 }
 
 // GatherWith is Gather with options.
@@ -122,23 +144,39 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 		dm, err := c.CurrentDERPMap(ctx)
 		dmCh <- derpMapResult{dm, err}
 	}()
-	var nodesCh chan netmapNodes
+	var nodesCh chan busFirst
+	cold := prev == nil || len(prev.nodes) == 0
 	// refused: the daemon refused the netmap watch, now or on this
 	// connection before (a v1.104 daemon); carried to the next snapshot.
 	var refused atomic.Bool
 	refused.Store(prev != nil && prev.netmapRefused)
-	if !opts.WhoIsOnly && (prev == nil || len(prev.nodes) == 0) && !refused.Load() {
-		nodesCh = make(chan netmapNodes, 1)
+	if !opts.WhoIsOnly && cold && !refused.Load() {
+		nodesCh = make(chan busFirst, 1)
 		go func() {
 			// Its own bound, so a stalled watch leaves WhoIs time to
 			// answer instead.
 			nctx, cancel := context.WithTimeout(ctx, netmapReadTimeout)
 			defer cancel()
-			nodes, err := readNetmapNodes(nctx, c)
+			first, err := readNetmapNodes(nctx, c)
 			if errors.Is(err, errNetmapRefused) {
 				refused.Store(true)
+				// The states alone, which every daemon since v1.102
+				// sends when asked without the netmap bit.
+				if opts.WireGuard == nil && !opts.NoBusStates {
+					first, _ = readWGStates(nctx, c)
+				}
 			}
-			nodesCh <- nodes
+			nodesCh <- first
+		}()
+	} else if !opts.WhoIsOnly && opts.WireGuard == nil && !opts.NoBusStates {
+		// Nodes are cached (or WhoIs reads them); the WireGuard states
+		// are read afresh.
+		nodesCh = make(chan busFirst, 1)
+		go func() {
+			nctx, cancel := context.WithTimeout(ctx, netmapReadTimeout)
+			defer cancel()
+			first, _ := readWGStates(nctx, c)
+			nodesCh <- first
 		}()
 	}
 	st, err := readStatus(ctx, c)
@@ -182,7 +220,7 @@ func HiddenByCLI(ps *ipnstate.PeerStatus) bool {
 // gatherFrom builds the snapshot from st, the DERP map arriving on dmCh and,
 // when nodesCh is not nil, every node from the IPN bus (nil on failure).
 func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *Snapshot, now time.Time, opts GatherOptions,
-	dmCh <-chan derpMapResult, nodesCh <-chan netmapNodes) (*Snapshot, error) {
+	dmCh <-chan derpMapResult, nodesCh <-chan busFirst) (*Snapshot, error) {
 	snap := &Snapshot{
 		Time:         now,
 		BackendState: cleanString(st.BackendState),
@@ -200,10 +238,12 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	}
 
 	noSTUN := false
+	var stunServers, derpRegions int
 	if r := <-dmCh; r.err != nil {
 		warn("DERP map: " + whyText(r.err))
 	} else if dm := r.dm; dm != nil {
 		noSTUN = stunDisabled(dm)
+		stunServers, derpRegions = derpMapCounts(dm)
 		for rid, r := range dm.Regions {
 			id := tscompat.IntRegionID(rid)
 			if r == nil || id == 0 {
@@ -222,8 +262,16 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	// A cold gather (nothing cached) reads every node at once from the
 	// IPN bus's initial netmap; WhoIs serves what it lacks.
 	var bulk netmapNodes
+	wgStates := opts.WireGuard
 	if nodesCh != nil {
-		bulk = <-nodesCh
+		first := <-nodesCh
+		bulk = first.nodes
+		if wgStates == nil && first.wgKnown {
+			wgStates = first.wg
+			if wgStates == nil {
+				wgStates = map[string]WireGuardState{}
+			}
+		}
 	}
 
 	// mu guards deniedFlag (a WhoIs was refused: ask no more) and snap.nodes.
@@ -285,9 +333,11 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			HomeDERPCode: cleanString(s.Relay),
 			// Status.Self.Addrs are the daemon's live endpoints
 			// (magicsock's last set); WhoIs of ourselves is control's echo.
-			Endpoints:  parseAddrs(s.Addrs),
-			OnlyTCP443: s.CapMap.Contains(tscompat.NodeAttrOnlyTCP443),
-			NoSTUN:     noSTUN,
+			Endpoints:   parseAddrs(s.Addrs),
+			OnlyTCP443:  s.CapMap.Contains(tscompat.NodeAttrOnlyTCP443),
+			NoSTUN:      noSTUN,
+			STUNServers: stunServers,
+			DERPRegions: derpRegions,
 		}
 		if len(s.TailscaleIPs) > 0 {
 			if n := whois("", s.TailscaleIPs[0]); n != nil {
@@ -315,13 +365,15 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	for _, h := range st.Health {
 		snap.Self.Health = append(snap.Self.Health, cleanString(h))
 	}
+	if opts.Host != nil {
+		snap.Self.Host = opts.Host(ctx, snap.Self)
+	}
 	mu.Lock()
 	whoisDenied := deniedFlag
 	mu.Unlock()
 	if snap.Self.NAT == nil && st.Self != nil && !whoisDenied {
 		warn("NetInfo: the daemon has not reported its NAT facts yet (netcheck pending), so local NAT checks are unknown")
 	}
-	snap.Self.Verdict = DiagnoseSelf(snap.BackendState, snap.Self)
 
 	// Peers.
 	prevByID := map[string]*Peer{}
@@ -336,6 +388,13 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	for _, ps := range st.Peer {
 		if ps == nil {
 			continue
+		}
+		if ps.PrimaryRoutes != nil {
+			for _, r := range ps.PrimaryRoutes.All() {
+				if r.Bits() > 0 {
+					snap.Self.Routes = append(snap.Self.Routes, SubnetRoute{Prefix: r, Via: shortName(ps)})
+				}
+			}
 		}
 		if !opts.All && HiddenByCLI(ps) {
 			snap.Hidden++
@@ -377,6 +436,14 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 					node = whois("peer:"+string(ps.ID), ps.TailscaleIPs[0])
 				}
 				snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
+				if wgStates != nil {
+					p := &snap.Peers[i]
+					w, ok := wgStates[string(ps.ID)]
+					if !ok {
+						w = WireGuardState{State: WGNone}
+					}
+					p.WireGuard, p.WireGuardSince = w.State, w.Since
+				}
 				if node != nil {
 					p := &snap.Peers[i]
 					p.PeerSide = peerSideFromLocal(p, node, snap.Regions)
@@ -417,6 +484,10 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		}
 		p.Verdict = Diagnose(snap.Self, *p, snap.Regions, now)
 	}
+	slices.SortFunc(snap.Self.Routes, func(a, b SubnetRoute) int {
+		return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()), cmp.Compare(a.Via, b.Via))
+	})
+	snap.Self.Verdict = DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, now)
 	slices.SortFunc(snap.Peers, func(a, b Peer) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
@@ -539,6 +610,41 @@ func parseAddrs(ss []string) []netip.AddrPort {
 		}
 	}
 	return out
+}
+
+// derpMapCounts counts dm's distinct IPv4 STUN servers (address or host
+// name, and port; netcheck compares the mapping two of them see) and its
+// regions that relay (a node that is not STUN-only).
+func derpMapCounts(dm *tailcfg.DERPMap) (stunServers, relaying int) {
+	seen := map[string]bool{}
+	for _, r := range dm.Regions {
+		if r == nil {
+			continue
+		}
+		relays := false
+		for _, n := range r.Nodes {
+			if n == nil {
+				continue
+			}
+			relays = relays || !n.STUNOnly
+			if n.STUNPort < 0 || n.IPv4 == "none" {
+				continue
+			}
+			host := n.IPv4
+			if host == "" {
+				host = n.HostName
+			}
+			port := n.STUNPort
+			if port == 0 {
+				port = 3478
+			}
+			seen[host+":"+strconv.Itoa(port)] = true
+		}
+		if relays {
+			relaying++
+		}
+	}
+	return len(seen), relaying
 }
 
 // stunDisabled reports whether no node of dm answers STUN (STUNPort -1 on

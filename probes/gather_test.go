@@ -81,7 +81,8 @@ func TestDiagnoseFixtures(t *testing.T) {
 		{"peer-relay", PathPeerRelay, "active; peer-relay 198.51.100.77:7777:vni:12", ReasonPeerRelay,
 			[]ReasonID{ReasonBothHardNAT}, []string{"NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP"}, true, false},
 		{"offline", PathOffline, "offline, last seen 3h ago", ReasonOffline, nil, []string{"WhoIs.Node.Online", "Status.LastHandshake"}, true, false},
-		{"idle", PathIdle, "idle", ReasonIdle, nil, []string{"Status.Active"}, true, false},
+		// Idle is a fact about the peer, not a failed check.
+		{"idle", PathIdle, "idle", ReasonIdle, nil, nil, true, false},
 		{"no-endpoints", PathDERP, `active; relay "nyc"`, ReasonNoEndpoints, nil,
 			[]string{"Status.CurAddr", "WhoIs.Node.Endpoints"}, true, false},
 		// The same-LAN check stays unknown: prefixes alone cannot tell.
@@ -187,6 +188,8 @@ func TestGatherFields(t *testing.T) {
 		// NetInfo's latencies seen for the first time: their age is unknown.
 		DERPLatencyFrom: "netinfo",
 		DERPLatencySeen: fixtureNow,
+		// The fixture's DERP map: four regions, one STUN server each.
+		STUNServers: 4, DERPRegions: 4,
 	}
 	if diff := cmp.Diff(wantSelf, snap.Self, cmpOpts...); diff != "" {
 		t.Errorf("self (-want +got):\n%s", diff)
@@ -195,7 +198,7 @@ func TestGatherFields(t *testing.T) {
 	// The peer's NetInfo, shared by control, is its localapi PeerSide.
 	wantSide := &PeerSide{
 		Source: SourceLocalAPI, Endpoints: p.Endpoints,
-		MappingVariesByDestIP: boolp(true), HomeDERP: 2,
+		MappingVariesByDestIP: boolp(true), HavePortMap: boolp(false), HomeDERP: 2,
 		DERPLatencyMs:  map[string]float64{"fra": 85.3, "nyc": 12.1, "sfo": 70.2, "tok": 160.4},
 		ClientSupports: ClientSupports{UDP: boolp(true), IPv6: boolp(false), UPnP: boolp(false), PMP: boolp(false), PCP: boolp(false)},
 	}

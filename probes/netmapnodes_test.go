@@ -3,11 +3,13 @@ package probes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"tailscale.com/client/tailscale/apitype"
+	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/opt"
 
@@ -96,6 +98,15 @@ func variedNetmap(t *testing.T, n int) *probestest.Fixture {
 		}
 		fix.WhoIs[n.Addresses[0].Addr().String()] = w
 	}
+	// Two peers' WireGuard states, as tailscaled sends them in the same
+	// first message when asked (ipn.NotifyPeerWireGuardState).
+	fix.PeerState, err = json.Marshal(map[tailcfg.StableNodeID]ipn.PeerState{
+		nm.Peers[0].StableID: {PeerWireGuardState: ipn.PeerWireGuardStateEstablished, PeerWireGuardStateAt: seen},
+		nm.Peers[1].StableID: {PeerWireGuardState: ipn.PeerWireGuardStateHandshake, PeerWireGuardStateAt: seen.Add(time.Minute)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return fix
 }
 
@@ -121,7 +132,9 @@ func wholeNodes(t *testing.T, fix *probestest.Fixture) netmapNodes {
 // TestNetmapLiteMatchesBus: decoding only the fields Gather reads from
 // the IPN bus's first message gives the same values as decoding whole
 // nodes (as local.Client.WatchIPNBus does), node by node, and the same
-// snapshot as WhoIs answering the same nodes whole.
+// snapshot as WhoIs answering the same nodes whole. The peers' WireGuard
+// states come in the same message, and a client that makes no raw
+// requests reads the same states through WatchIPNBus.
 func TestNetmapLiteMatchesBus(t *testing.T) {
 	fix := variedNetmap(t, 40)
 	srv := probestest.New(t, fix)
@@ -132,11 +145,18 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := wholeNodes(t, fix)
-	if len(whole) != 41 || len(lite) != len(whole) {
-		t.Fatalf("%d nodes decoded whole, %d lite; want 41 each", len(whole), len(lite))
+	if len(whole) != 41 || len(lite.nodes) != len(whole) {
+		t.Fatalf("%d nodes decoded whole, %d lite; want 41 each", len(whole), len(lite.nodes))
+	}
+	bus, err := readNetmapNodes(ctx, busOnly{c})
+	if !errors.Is(err, errNoNetmap) || len(bus.nodes) != 0 {
+		t.Errorf("a client without raw requests: %d nodes, %v; want none, errNoNetmap", len(bus.nodes), err)
+	}
+	if diff := cmp.Diff(bus.wg, lite.wg); diff != "" || !lite.wgKnown || len(lite.wg) != 2 {
+		t.Errorf("WireGuard states (known %v, %d) differ (-bus +lite):\n%s", lite.wgKnown, len(lite.wg), diff)
 	}
 	for k, n := range whole {
-		l, ok := lite[k]
+		l, ok := lite.nodes[k]
 		if !ok {
 			t.Errorf("node %q missing from the lite read", k)
 			continue
@@ -157,7 +177,7 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 	if n := srv.Requests("whois"); n != 0 {
 		t.Errorf("%d WhoIs requests with the netmap available, want 0", n)
 	}
-	viaWhoIs, err := gatherAt(ctx, c, nil, now, GatherOptions{WhoIsOnly: true})
+	viaWhoIs, err := gatherAt(ctx, c, nil, now, GatherOptions{WhoIsOnly: true, WireGuard: lite.wg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +198,8 @@ func TestNetmapLiteNoNetmap(t *testing.T) {
 	srv := probestest.New(t, fix)
 	c := NewClient(srv.Socket)
 	for _, lc := range []LocalClient{c, busOnly{c}} {
-		if nodes, err := readNetmapNodes(context.Background(), lc); err == nil {
-			t.Errorf("%T: %d nodes, no error", lc, len(nodes))
+		if first, err := readNetmapNodes(context.Background(), lc); err == nil {
+			t.Errorf("%T: %d nodes, no error", lc, len(first.nodes))
 		}
 	}
 }

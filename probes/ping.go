@@ -52,14 +52,39 @@ var ErrNoReply = errors.New("timeout: no reply through WireGuard")
 // ends the run with Done and returns the error (through ConnectError).
 // Cancelling ctx ends the run and returns ctx.Err(). emit may be nil.
 func Ping(ctx context.Context, c LocalClient, peer Peer, kind PingKind, maxTries int, maxTime time.Duration, emit func(PingResult)) error {
+	return PingWith(ctx, c, peer, kind, PingOptions{Tries: maxTries, Time: maxTime}, emit)
+}
+
+// PingOptions bound a PingWith run; zero values take Ping's defaults.
+type PingOptions struct {
+	// Tries is the most pings (DefaultPingTries); Time bounds the run
+	// (DefaultPingTime).
+	Tries int
+	Time  time.Duration
+	// Gap is the pause between pings that did not go direct (1 s, as
+	// `tailscale ping`); TryTimeout bounds one ping (5 s).
+	Gap, TryTimeout time.Duration
+}
+
+// PingWith is Ping with its bounds set (the bounded probe of `status
+// --probe` pings faster and waits less per ping than `tailscale ping`).
+func PingWith(ctx context.Context, c LocalClient, peer Peer, kind PingKind, o PingOptions, emit func(PingResult)) error {
 	if emit == nil {
 		emit = func(PingResult) {}
 	}
+	maxTries, maxTime := o.Tries, o.Time
 	if maxTries <= 0 {
 		maxTries = DefaultPingTries
 	}
 	if maxTime <= 0 {
 		maxTime = DefaultPingTime
+	}
+	gap, tryTimeout := o.Gap, o.TryTimeout
+	if gap <= 0 {
+		gap = pingGap
+	}
+	if tryTimeout <= 0 {
+		tryTimeout = pingTryTimeout
 	}
 	var ptype tailcfg.PingType
 	switch kind {
@@ -84,7 +109,7 @@ func Ping(ctx context.Context, c LocalClient, peer Peer, kind PingKind, maxTries
 
 	for try := 1; ; try++ {
 		last := try >= maxTries
-		tctx, tcancel := context.WithTimeout(outer, pingTryTimeout)
+		tctx, tcancel := context.WithTimeout(outer, tryTimeout)
 		pr, err := c.Ping(tctx, ip, ptype)
 		timedOut := tctx.Err() != nil && outer.Err() == nil
 		tcancel()
@@ -143,7 +168,7 @@ func Ping(ctx context.Context, c LocalClient, peer Peer, kind PingKind, maxTries
 			}
 			emit(PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: ErrNoDirect.Error()})
 			return ErrNoDirect
-		case <-time.After(pingGap):
+		case <-time.After(gap):
 		}
 	}
 }

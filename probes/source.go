@@ -10,13 +10,15 @@ import (
 	"tailscale.com/tailcfg"
 )
 
-// Event is one message from a Source: a *Snapshot, a SourceStatus or a
-// PingResult. The set is closed; switch on the concrete type.
+// Event is one message from a Source: a *Snapshot, a SourceStatus, a
+// PingResult or a ProbeProgress. The set is closed; switch on the
+// concrete type.
 type Event interface{ probesEvent() }
 
-func (*Snapshot) probesEvent()    {}
-func (SourceStatus) probesEvent() {}
-func (PingResult) probesEvent()   {}
+func (*Snapshot) probesEvent()     {}
+func (SourceStatus) probesEvent()  {}
+func (PingResult) probesEvent()    {}
+func (ProbeProgress) probesEvent() {}
 
 // BusMask is what the Source asks of the IPN bus (v1.102, ipn/backend.go):
 // the current state first, then peer deltas: NotifyPeerPatches sends
@@ -29,7 +31,11 @@ func (PingResult) probesEvent()   {}
 // answers 400), and the Source spaces its Gathers itself (minTriggerGap).
 // Daemons older than the peer-change bits ignore them and send only state
 // changes; their peers' facts then refresh every WhoIsMaxAge.
-const BusMask = ipn.NotifyInitialState | ipn.NotifyPeerPatches | ipn.NotifyNoNetMap
+// NotifyPeerWireGuardState brings each peer's WireGuard session state
+// (wireguard-go's: handshake, established, expired), all of them in the
+// first message and then every change (ipn/backend.go), which
+// no-handshake reads instead of guessing from Active and LastHandshake.
+const BusMask = ipn.NotifyInitialState | ipn.NotifyPeerPatches | ipn.NotifyNoNetMap | ipn.NotifyPeerWireGuardState
 
 // minTriggerGap is the least time between two bus-triggered Gathers.
 const minTriggerGap = 500 * time.Millisecond
@@ -59,7 +65,15 @@ type SourceOptions struct {
 	// snapshot merges its latest answer, and a new answer causes a
 	// snapshot. The local verdicts never wait for it.
 	PeerSide *Refresher
+	// Prober, when set, runs Probe's bounded DISCO runs (probes/probe.Run:
+	// at most 10 pings per peer, 8 peers at once, 15 s in all), calling
+	// progress as it goes; nil disables Probe.
+	Prober Prober
 }
+
+// Prober runs a bounded DISCO ping run for each of peers and returns the
+// runs by peer ID (probes/probe.Run is one).
+type Prober func(ctx context.Context, c LocalClient, peers []Peer, progress func(ProbeProgress)) map[string]*PingRun
 
 func (o SourceOptions) withDefaults() SourceOptions {
 	if o.Interval <= 0 {
@@ -100,8 +114,15 @@ type Source struct {
 	// busErr is why the IPN bus watch failed last ("" while it works or
 	// before it was tried); it becomes a Snapshot warning.
 	busErr string
-	// apiTrigger is poked when the control API answers.
+	// wgState is every peer's WireGuard session state from the bus, by
+	// stable node id; wgKnown once the daemon showed it reports them.
+	wgState map[string]WireGuardState
+	wgKnown bool
+	// apiTrigger is poked when the control API answers or a probe ends:
+	// gather again soon.
 	apiTrigger chan struct{}
+	// probing is true while a Probe runs.
+	probing bool
 	// derpLatency is the last MeasureDERP result; nil before one succeeds.
 	derpLatency *DERPLatencyReport
 	// measuring is true while a MeasureDERP runs; lastMeasure when the
@@ -227,6 +248,8 @@ func (s *Source) loop(ctx context.Context) {
 		gctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 		gopts := s.opts.Gather
 		gopts.Latency = s.freshLatency(time.Now())
+		gopts.WireGuard = s.wgStates()
+		gopts.NoBusStates = true // its own watch keeps them
 		if r := s.opts.PeerSide; r != nil {
 			facts, st := r.Latest()
 			gopts.PeerFacts, gopts.APIStatus = facts, &st
@@ -332,6 +355,7 @@ func (s *Source) watchBus(ctx context.Context, trigger chan<- struct{}, done cha
 		if first {
 			first = false
 			s.setBusErr("")
+			s.resetWG(&n)
 		}
 		if s.noteChange(&n) {
 			select {
@@ -354,6 +378,13 @@ func (s *Source) noteChange(n *ipn.Notify) bool {
 		s.staleIDs = map[tailcfg.NodeID]bool{}
 	}
 	changed := n.Health != nil // Status.Health changed: gather, WhoIs answers stay
+	for id, ps := range n.PeerState {
+		if s.wgState == nil {
+			s.wgState = map[string]WireGuardState{}
+		}
+		s.wgState[string(id)] = WireGuardState{State: ps.PeerWireGuardState.String(), Since: ps.PeerWireGuardStateAt}
+		s.wgKnown, changed = true, true
+	}
 	if n.State != nil || len(n.PeersRemoved) > 0 {
 		s.staleAll, changed = true, true
 	}
@@ -371,6 +402,30 @@ func (s *Source) noteChange(n *ipn.Notify) bool {
 		}
 	}
 	return changed
+}
+
+// resetWG starts the WireGuard states afresh from a watch's first message
+// (which lists every current state): known when the daemon reports them.
+func (s *Source) resetWG(n *ipn.Notify) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wgState = nil
+	s.wgKnown = wgStatesKnown(n.Version, len(n.PeerState))
+}
+
+// wgStates is a copy of the WireGuard states for a Gather; nil while
+// unknown (no watch, an older daemon).
+func (s *Source) wgStates() map[string]WireGuardState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.wgKnown {
+		return nil
+	}
+	out := make(map[string]WireGuardState, len(s.wgState))
+	for k, v := range s.wgState {
+		out[k] = v
+	}
+	return out
 }
 
 // takeStale returns and clears what noteChange recorded.
@@ -482,6 +537,41 @@ func (s *Source) RefreshPeerSide() {
 	if r := s.opts.PeerSide; r != nil {
 		r.Refresh()
 	}
+}
+
+// Probe runs SourceOptions.Prober over peers in the background (one probe
+// at a time; a second call while one runs does nothing) and sends its
+// ProbeProgress on Run's channel. The runs become the peers' PingRun in
+// later snapshots (evidence for disco-unanswered), and a snapshot follows
+// at once. It does nothing without a Prober, before Run or after Run's
+// ctx ends. Pinging makes the peers Active for about 45 s: the probe
+// changes what it measures.
+func (s *Source) Probe(peers []Peer) {
+	s.mu.Lock()
+	ctx := s.runCtx
+	if s.opts.Prober == nil || ctx == nil || s.closed || ctx.Err() != nil || s.probing || len(peers) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.probing = true
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		runs := s.opts.Prober(ctx, s.c, peers, func(pp ProbeProgress) { s.send(ctx, pp) })
+		s.mu.Lock()
+		s.probing = false
+		for id, r := range runs {
+			if r != nil && r.Tries > 0 {
+				s.pingRuns[id] = r
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case s.apiTrigger <- struct{}{}:
+		default:
+		}
+	}()
 }
 
 // Ping runs Ping(ctx, c, peer, kind, 0, 0, …) in the background for a

@@ -300,6 +300,13 @@ func TestBusMaskAccepted(t *testing.T) {
 	if BusMask&ipn.NotifyPeerPatches == 0 {
 		t.Errorf("BusMask %v lacks NotifyPeerPatches: peer endpoint and home DERP changes would not arrive", BusMask)
 	}
+	if BusMask&ipn.NotifyPeerWireGuardState == 0 {
+		t.Errorf("BusMask %v lacks NotifyPeerWireGuardState: no-handshake would guess from Active", BusMask)
+	}
+	// Gather's own read of the bus's first message too.
+	if err := ipn.ValidateNotifyWatchOpt(netmapMask); err != nil || netmapMask&ipn.NotifyPeerWireGuardState == 0 {
+		t.Errorf("netmapMask %v: %v (want it accepted, with NotifyPeerWireGuardState)", netmapMask, err)
+	}
 }
 
 // TestSourceBusRefusedIsAWarning: a watch tailscaled refuses (here a
@@ -389,4 +396,37 @@ func TestSourceBusMaskRefusedIsAWarning(t *testing.T) {
 		}
 	}
 	t.Fatal("no snapshot says tailscaled refused the IPN bus watch")
+}
+
+// TestSourceProbe: Probe runs the Prober in the background, relays its
+// progress, and the next snapshot carries the runs as PingRun, which the
+// verdict reads (the dashboard's P).
+func TestSourceProbe(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "unexplained"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var asked []string
+	prober := func(_ context.Context, _ LocalClient, peers []Peer, progress func(ProbeProgress)) map[string]*PingRun {
+		runs := map[string]*PingRun{}
+		progress(ProbeProgress{Total: len(peers)})
+		for i, p := range peers {
+			asked = append(asked, p.Name)
+			runs[p.ID] = &PingRun{At: time.Now(), Tries: 4, Pongs: 4, Via: "DERP(nyc)", Probe: true}
+			progress(ProbeProgress{Total: len(peers), Done: i + 1, Peer: p.Name})
+		}
+		progress(ProbeProgress{Total: len(peers), Done: len(peers), Finished: true})
+		return runs
+	}
+	src := NewSource(NewClient(srv.Socket), SourceOptions{Interval: time.Hour, Prober: prober})
+	ch := src.Run(ctx)
+	snap := next[*Snapshot](t, ch, 5*time.Second)
+	src.Probe(snap.Peers)
+	for pp := next[ProbeProgress](t, ch, 5*time.Second); !pp.Finished; pp = next[ProbeProgress](t, ch, 5*time.Second) {
+	}
+	// Its poll is an hour away: the probe's end brings the snapshot.
+	snap = next[*Snapshot](t, ch, 5*time.Second)
+	p := snap.Peers[0]
+	if len(asked) != 1 || p.PingRun == nil || !p.PingRun.Probe || p.Verdict.Reason != ReasonDiscoUnanswered {
+		t.Errorf("asked %v; run %+v, reason %s; want the probe's run and disco-unanswered", asked, p.PingRun, p.Verdict.Reason)
+	}
 }

@@ -21,7 +21,9 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
@@ -130,6 +132,16 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 	return panes, feeds
 }
 
+// Prober is the dashboard's P: probes/probe.Run within its limits (10
+// pings per peer, 8 peers at once, 15 s in all).
+func Prober(ctx context.Context, c probes.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
+	return probe.Run(ctx, c, peers, probe.Options{}, progress)
+}
+
+// HostFactsMaxAge is how often, at most, a long-running source reads this
+// host's interfaces and nftables ruleset again (probes/hostnet).
+const HostFactsMaxAge = 15 * time.Second
+
 // SourceOptions are the tailscaled source's options for d: its poll, the
 // peers tailscale status hides when All, fresh DERP latencies every 10
 // minutes (a few STUN packets, as `tailscale netcheck` sends, so
@@ -140,8 +152,9 @@ func (d *Dashboard) SourceOptions() probes.SourceOptions {
 	o := probes.SourceOptions{
 		Interval:    d.Interval,
 		Socket:      d.Socket,
-		Gather:      probes.GatherOptions{All: d.All},
+		Gather:      probes.GatherOptions{All: d.All, Host: hostnet.Reader(HostFactsMaxAge)},
 		MeasureDERP: probes.MeasureDERPLatency,
+		Prober:      Prober,
 	}
 	if d.ControlAPI != nil {
 		o.PeerSide = probes.NewRefresher(d.ControlAPI, 0)
@@ -182,6 +195,12 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
 			return func() tea.Msg {
 				src.Ping(peer, kind)
+				return nil
+			}
+		},
+		Probe: func(peers []probes.Peer) tea.Cmd {
+			return func() tea.Msg {
+				src.Probe(peers)
 				return nil
 			}
 		},

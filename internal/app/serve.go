@@ -14,6 +14,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -110,7 +111,7 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 	src := probes.NewSource(s.Client, probes.SourceOptions{
 		Interval: s.Interval,
 		Socket:   s.Socket,
-		Gather:   probes.GatherOptions{All: s.All},
+		Gather:   probes.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge)},
 		// Fresh DERP latencies every 10 minutes, as the dashboard.
 		MeasureDERP: probes.MeasureDERPLatency,
 		PeerSide:    s.PeerSide,

@@ -14,6 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -36,7 +37,7 @@ const saveTimeout = 15 * time.Second
 func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
 	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: probes.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st}, Linked: ls}
+	opts := snapshot.Options{Gather: probes.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Read}, Linked: ls}
 	if ls != nil {
 		opts.Prev = ls.Snapshot
 	}
@@ -156,7 +157,7 @@ func ReplayNotice(f *snapshot.File) string {
 func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: probes.GatherOptions{All: s.All}, Linked: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
+	opts := snapshot.Options{Gather: probes.GatherOptions{All: s.All, Host: hostnet.Read}, Linked: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
 	if in.Latest != nil {
 		opts.Prev = in.Latest.Snapshot
 		if len(in.Latency) > 0 {

@@ -89,9 +89,10 @@ func (r *derpRegion) close() {
 	r.stun.close()
 }
 
-// startDERP starts one derpserver and STUN responder per region on
-// 127.0.0.1 and returns the DERP map describing them.
-func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpRegion, error) {
+// startDERP starts one derpserver and STUN responder per region on host
+// (an IPv4 address: 127.0.0.1 for the lab) and returns the DERP map
+// describing them.
+func startDERP(regions []Region, host string, logf logger.Logf) (*tailcfg.DERPMap, []*derpRegion, error) {
 	if len(regions) == 0 {
 		return nil, nil, errors.New("lab: no DERP regions configured")
 	}
@@ -118,11 +119,11 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 			Nodes: []*tailcfg.DERPNode{{
 				Name:             fmt.Sprintf("%da", reg.ID),
 				RegionID:         tscompat.RegionID(reg.ID),
-				HostName:         "127.0.0.1",
-				IPv4:             "127.0.0.1",
+				HostName:         host,
+				IPv4:             host,
 				IPv6:             "none",
 				STUNOnly:         reg.STUNOnly,
-				STUNTestIP:       "127.0.0.1",
+				STUNTestIP:       host,
 				InsecureForTests: true,
 			}},
 		}
@@ -130,7 +131,7 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		var dr derpRegion
 		if !reg.STUNOnly {
 			d := derpserver.New(key.NewNode(), logf)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 			if err != nil {
 				d.Close()
 				return fail(fmt.Errorf("lab: DERP %s listen: %w", reg.Code, err))
@@ -148,7 +149,7 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 			dr.srv, dr.http = d, hs
 			node.DERPPort = ln.Addr().(*net.TCPAddr).Port
 		}
-		st, err := startSTUN(reg.Delay, logf)
+		st, err := startSTUN(host, reg.Delay, logf)
 		if err != nil {
 			if dr.http != nil {
 				dr.http.Close()
@@ -208,7 +209,7 @@ func delayProbes(h http.Handler, delay time.Duration) http.Handler {
 	})
 }
 
-// stunServer answers STUN binding requests on 127.0.0.1, like a DERP
+// stunServer answers STUN binding requests on one address, like a DERP
 // server's STUN port, optionally after a delay.
 type stunServer struct {
 	pc    *net.UDPConn
@@ -219,8 +220,12 @@ type stunServer struct {
 	stop  context.CancelFunc
 }
 
-func startSTUN(delay time.Duration, logf logger.Logf) (*stunServer, error) {
-	pc, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
+func startSTUN(host string, delay time.Duration, logf logger.Logf) (*stunServer, error) {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(ip, 0)))
 	if err != nil {
 		return nil, err
 	}

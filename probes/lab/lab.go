@@ -238,7 +238,7 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	}
 
 	// DERP and STUN.
-	l.derpMap, l.derp, err = startDERP(opts.Regions, l.prefixed("derp"))
+	l.derpMap, l.derp, err = startDERP(opts.Regions, "127.0.0.1", l.prefixed("derp"))
 	if err != nil {
 		return nil, err
 	}

@@ -417,7 +417,7 @@ func TestStartFailureCleansUp(t *testing.T) {
 // with the sender's address, after the configured delay.
 func TestSTUNDelay(t *testing.T) {
 	for _, delay := range []time.Duration{0, 30 * time.Millisecond} {
-		s, err := startSTUN(delay, func(string, ...any) {})
+		s, err := startSTUN("127.0.0.1", delay, func(string, ...any) {})
 		if err != nil {
 			t.Fatal(err)
 		}

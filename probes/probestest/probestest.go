@@ -53,6 +53,10 @@ type Fixture struct {
 	// follows: "" or Daemon102, or Daemon104 (refuses NotifyInitialNetMap
 	// and NotifyRateLimit as v1.104 does; daemon.go).
 	Daemon string `json:"daemon,omitempty"`
+	// PeerState, when set, is the peers' WireGuard session states
+	// (ipn.Notify.PeerState JSON) the bus's first message carries when the
+	// watcher asks NotifyPeerWireGuardState.
+	PeerState json.RawMessage `json:"peer_state,omitempty"`
 }
 
 // LoadFixture reads and checks a fixture file.
@@ -276,6 +280,9 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 	fix := s.fix
 	s.mu.Unlock()
 	if err := validateMask(fix, mask); err != nil {
+		s.mu.Lock()
+		s.requests["watch-ipn-bus refused"]++ // Requests counts them apart
+		s.mu.Unlock()
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -302,9 +309,21 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 			State         *ipn.State      `json:",omitempty"`
 			InitialStatus json.RawMessage `json:",omitempty"`
 			NetMap        json.RawMessage `json:",omitempty"`
+			PeerState     json.RawMessage `json:",omitempty"`
 		}{Version: "probestest", InitialStatus: initialStatus(fix, mask)}
 		if mask&ipn.NotifyInitialState != 0 {
 			first.State = new(ipn.Running)
+		}
+		if mask&ipn.NotifyPeerWireGuardState != 0 && len(fix.PeerState) > 0 {
+			first.PeerState = fix.PeerState
+			// The daemon's version says whether an empty PeerState means
+			// "no sessions" (1.102 and later) or "not reported"; a
+			// fixture without states leaves it unparsable ("probestest"),
+			// so its peers' states stay unknown.
+			var v struct{ Version string }
+			if json.Unmarshal(fix.Status, &v) == nil && v.Version != "" {
+				first.Version = v.Version
+			}
 		}
 		if mask&tscompat.NotifyInitialNetMap != 0 { // refused by a v1.104 daemon (validateMask)
 			first.NetMap = fix.NetMap

@@ -151,6 +151,7 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 		DERPMap:    r.derp,
 		DERPMapErr: r.derpErr,
 		Board:      ls.Board,
+		Host:       ls.Self.Host,
 		Tuning:     ex.Tuning,
 		TuningErr:  ex.TuningErr,
 		Warnings:   ls.Warnings,
@@ -179,6 +180,8 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 			TxRate:           p.TxRate,
 			RxRate:           p.RxRate,
 			RatesKnown:       p.RatesKnown,
+			WireGuard:        p.WireGuard,
+			WireGuardSince:   p.WireGuardSince,
 		}
 		if !h.empty() {
 			if f.History.Peers == nil {

@@ -91,6 +91,9 @@ func (c *Client) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.
 // equal those of the live diagnosis.
 func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 	opts := probes.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, Latency: f.Netcheck}
+	if f.Host != nil {
+		opts.Host = func(context.Context, probes.Self) *probes.HostFacts { return f.Host }
+	}
 	if api := f.ControlAPI; api != nil {
 		st := api.Status
 		opts.PeerFacts, opts.APIStatus = api.Facts, &st
@@ -102,7 +105,6 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 	if sf := f.Self; sf != nil {
 		f.fillSelf(snap, sf)
 	}
-	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self)
 	if snap.Self.DERPLatencyFrom == "netinfo" {
 		snap.Self.DERPLatencyAt, snap.Self.DERPLatencySeen = f.History.DERPLatencyAt, f.History.DERPLatencySeen
 	}
@@ -128,9 +130,11 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 					p.Path = probes.Classify(ps, p.Online, snap.Time)
 				}
 			}
+			p.WireGuard, p.WireGuardSince = h.WireGuard, h.WireGuardSince
 		}
 		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 	}
+	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, snap.Time)
 	snap.Warnings = slices.Clone(f.Warnings)
 	var l link.Linker
 	if f.Board != nil {
@@ -140,7 +144,11 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 }
 
 // fillSelf fills what snap's self lacks from pasted facts: the NAT facts
-// (keeping a measurement's latencies), endpoints and home DERP.
+// (keeping a measurement's latencies), endpoints and home DERP. The
+// parser already keeps a port-mapping service that answered apart from a
+// mapping held: HavePortMap is true only where NetInfo said "active-"
+// (paste_netcheck.go natInfo), and unknown (PortMapUnknown) where the
+// report cannot tell.
 func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 	self := &snap.Self
 	if sf.NAT != nil && (self.NAT == nil || self.NAT.MappingVariesByDestIP == nil && self.NAT.WorkingUDP == nil) {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/help"
@@ -95,8 +96,12 @@ type List struct {
 	keys listKeys
 	// refreshAPI re-reads the control API (nil: no API key, r disabled).
 	refreshAPI func() tea.Cmd
-	table      table.Model
-	input      textinput.Model
+	// probe starts the bounded probe of the given peers (nil: P disabled);
+	// probing is its latest progress, nil before the first P.
+	probe   func([]probes.Peer) tea.Cmd
+	probing *probes.ProbeProgress
+	table   table.Model
+	input   textinput.Model
 
 	width, height int
 
@@ -183,6 +188,9 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 		if msg != nil && msg.Snapshot != nil {
 			return l.setSnapshot(msg)
 		}
+	case probes.ProbeProgress:
+		l.probing = &msg
+		l.syncKeys()
 	case tea.KeyMsg:
 		return l.handleKey(msg)
 	}
@@ -249,6 +257,11 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 			l.setFilter("")
 		case key.Matches(msg, l.keys.Refresh):
 			cmds = append(cmds, l.refresh())
+		case key.Matches(msg, l.keys.Probe):
+			if peers := l.relayed(); len(peers) > 0 && l.probe != nil {
+				l.probing = &probes.ProbeProgress{Total: len(peers)}
+				cmds = append(cmds, l.probe(peers))
+			}
 		case key.Matches(msg, l.keys.Open):
 			if p := l.Selected(); p != nil {
 				peer := *p
@@ -315,6 +328,46 @@ func (l *List) syncKeys() {
 	k.Apply.SetEnabled(l.typing)
 	k.Cancel.SetEnabled(l.typing)
 	k.Refresh.SetEnabled(browsing && l.refreshAPI != nil)
+	k.Probe.SetEnabled(browsing && l.probe != nil && !l.probeRunning() && l.anyRelayed())
+}
+
+// SetProbe gives P its action: probe the given relayed peers (a bounded
+// DISCO run each), answering with probes.ProbeProgress messages. Without
+// it P stays disabled.
+func (l *List) SetProbe(f func([]probes.Peer) tea.Cmd) {
+	l.probe = f
+	l.syncKeys()
+}
+
+// probeRunning reports whether a probe started and has not finished.
+func (l *List) probeRunning() bool { return l.probing != nil && !l.probing.Finished }
+
+// anyRelayed reports whether a peer is relayed (relayed() is not empty).
+func (l *List) anyRelayed() bool {
+	if l.snap == nil {
+		return false
+	}
+	for i := range l.snap.Peers {
+		if p := &l.snap.Peers[i]; (p.Path.Kind == probes.PathDERP || p.Path.Kind == probes.PathPeerRelay) && !p.Expired {
+			return true
+		}
+	}
+	return false
+}
+
+// relayed are the peers a probe pings: relayed through DERP or a peer
+// relay, key not expired.
+func (l *List) relayed() []probes.Peer {
+	if l.snap == nil {
+		return nil
+	}
+	var out []probes.Peer
+	for _, p := range l.snap.Peers {
+		if (p.Path.Kind == probes.PathDERP || p.Path.Kind == probes.PathPeerRelay) && !p.Expired {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // SetRefresh gives r its action: re-read the peers' own facts from the
@@ -636,6 +689,13 @@ func (l *List) statusLine() string {
 		if w := len(l.snap.Warnings); w > 0 {
 			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d warnings", w)), Drop: 1})
 		}
+	}
+	if pp := l.probing; pp != nil {
+		text := fmt.Sprintf("probing %d/%d relayed…", pp.Done, pp.Total)
+		if pp.Finished {
+			text = fmt.Sprintf("probed %d in %v: %d direct", pp.Total, pp.Elapsed.Round(100*time.Millisecond), pp.Direct)
+		}
+		parts = append(parts, common.Part{Text: l.st.Title.Render(text), Drop: 1})
 	}
 	parts = append(parts, common.Part{
 		Text:  l.st.Muted.Render("sort: " + l.sortBy.String()),
