@@ -28,7 +28,6 @@ import (
 	"os"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	"tailscale.com/client/local"
 	"tailscale.com/client/tailscale/apitype"
@@ -36,6 +35,8 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/paths"
 	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // LocalClient is the part of tailscaled's LocalAPI that tailpath reads. All
@@ -156,18 +157,7 @@ func ConnectError(err error, socket string) error {
 
 // errText is err's text as one sanitised line cut to at most 160 bytes.
 func errText(err error) string {
-	return cutText(cleanString(strings.Join(strings.Fields(err.Error()), " ")), 160)
-}
-
-// cutText cuts s to at most n bytes on a rune boundary, marking a cut with "…".
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return safetext.Cut(cleanString(strings.Join(strings.Fields(err.Error()), " ")), 160)
 }
 
 func isNotRunning(err error) bool {

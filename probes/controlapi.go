@@ -115,64 +115,6 @@ func ReadAPIKeyFile(path string) (APISecret, error) {
 	return NewAPISecret(s), nil
 }
 
-// APIFacts is one read of the tailnet's devices from the control API,
-// ready to match against netmap peers (Match).
-type APIFacts struct {
-	// At is when the read finished.
-	At time.Time `json:"at"`
-	// Devices is how many devices the API listed.
-	Devices int `json:"devices"`
-	// byNodeID and byAddr index the devices' facts by stable node id
-	// ("nXXXXCNTRL", PeerStatus.ID) and by Tailscale address.
-	byNodeID map[string]*PeerSide
-	byAddr   map[netip.Addr]*PeerSide
-	// preferred is the name of the region each device marked preferred.
-	preferred map[*PeerSide]string
-}
-
-// source is the unresolved record Match would use for p (for counting).
-func (f *APIFacts) source(p *Peer) *PeerSide {
-	s, ok := f.byNodeID[p.ID]
-	for i := 0; !ok && i < len(p.TailscaleIPs); i++ {
-		s, ok = f.byAddr[p.TailscaleIPs[i].Unmap()]
-	}
-	return s
-}
-
-// Match returns the API's facts for peer p: by stable node id, else by any
-// of its Tailscale addresses; nil when the API did not list it. The
-// latencies come keyed by region code and HomeDERP set, by regions (the
-// API names regions by their names).
-func (f *APIFacts) Match(p *Peer, regions map[int]Region) *PeerSide {
-	if f == nil {
-		return nil
-	}
-	s := f.source(p)
-	if s == nil {
-		return nil
-	}
-	return s.resolveRegions(regions, f.preferred[s])
-}
-
-// APIStatus says how the control-API source is doing; it travels in
-// Snapshot.PeerSideAPI.
-type APIStatus struct {
-	// State is "off" (no credentials, or --no-api), "ok", "pending" (no
-	// answer yet), or "error".
-	State string `json:"state"`
-	// At is when the facts in use were read; zero when none.
-	At time.Time `json:"at,omitzero"`
-	// Err is the last error, actionable and free of key material.
-	Err string `json:"err,omitempty"`
-	// Matched is how many listed peers the API's devices matched;
-	// PeersMissing how many listed peers the API does not know;
-	// DevicesUnmatched how many devices are not in our netmap (they may be
-	// hidden from us by ACLs, or be ourselves).
-	Matched          int `json:"matched"`
-	PeersMissing     int `json:"peers_missing"`
-	DevicesUnmatched int `json:"devices_unmatched"`
-}
-
 // ControlAPI reads devices from the Tailscale control API through
 // tailscale.com/client/tailscale/v2, with all fields (clientConnectivity
 // among them). Fetch is safe for concurrent use; Refresher adds the
@@ -472,7 +414,7 @@ type apiDevice struct {
 
 // parseDevices decodes the API's {"devices": [...]} reply. A device's
 // latencies are keyed by region *name* ("New York City"); they stay keyed
-// so until ResolveRegions maps them to codes. Outside strings are
+// so until APIFacts.Match maps them to codes. Outside strings are
 // sanitised.
 func parseDevices(body []byte, at time.Time) (*APIFacts, error) {
 	var doc struct {
@@ -481,11 +423,11 @@ func parseDevices(body []byte, at time.Time) (*APIFacts, error) {
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, err
 	}
-	f := &APIFacts{At: at, Devices: len(doc.Devices), byNodeID: map[string]*PeerSide{}, byAddr: map[netip.Addr]*PeerSide{},
-		preferred: map[*PeerSide]string{}}
+	f := NewAPIFacts(at, len(doc.Devices))
 	for i := range doc.Devices {
 		d := &doc.Devices[i]
-		s := &PeerSide{Source: SourceControlAPI, At: at, ClientVersion: clientVersion(d.ClientVersion), UpdateAvailable: d.UpdateAvailable}
+		s := &PeerSide{Source: SourceControlAPI, At: at, ClientVersion: ClientVersion(d.ClientVersion), UpdateAvailable: d.UpdateAvailable}
+		preferred := ""
 		if t, err := time.Parse(time.RFC3339, d.LastSeen); err == nil && !(d.ConnectedToControl != nil && *d.ConnectedToControl) {
 			s.LastSeen = t
 		}
@@ -504,47 +446,22 @@ func parseDevices(body []byte, at time.Time) (*APIFacts, error) {
 					key := cleanString(name)
 					s.DERPLatencyMs[key] = l.LatencyMs
 					if l.Preferred {
-						f.preferred[s] = key
+						preferred = key
 					}
 				}
 			}
 		}
-		if id := cleanString(d.NodeID); id != "" {
-			f.byNodeID[id] = s
-		}
+		var addrs []netip.Addr
 		for _, a := range d.Addresses {
 			if ip, err := netip.ParseAddr(a); err == nil {
-				f.byAddr[ip.Unmap()] = s
+				addrs = append(addrs, ip)
 			} else if p, err := netip.ParsePrefix(a); err == nil {
-				f.byAddr[p.Addr().Unmap()] = s
+				addrs = append(addrs, p.Addr())
 			}
 		}
+		f.Add(s, cleanString(d.NodeID), addrs, preferred)
 	}
 	return f, nil
-}
-
-// resolveRegions returns s with its latencies rekeyed from region names
-// (as the API gives them) to region codes, and HomeDERP set to the region
-// named preferred.
-func (s *PeerSide) resolveRegions(regions map[int]Region, preferred string) *PeerSide {
-	if len(s.DERPLatencyMs) == 0 {
-		return s
-	}
-	out := *s
-	out.DERPLatencyMs = make(map[string]float64, len(s.DERPLatencyMs))
-	for name, ms := range s.DERPLatencyMs {
-		key := name
-		for id, r := range regions {
-			if r.Name == name || r.Code == name {
-				key = regionKey(regions, id)
-				if name == preferred {
-					out.HomeDERP = id
-				}
-			}
-		}
-		out.DERPLatencyMs[key] = ms
-	}
-	return &out
 }
 
 // Refresher keeps APIFacts fresh for a long-running source: it fetches at

@@ -93,14 +93,16 @@ func TestGather104FallsBackQuietly(t *testing.T) {
 	if n, w, r := srv.Requests("whois"), srv.Requests("watch-ipn-bus"), srv.Requests("watch-ipn-bus refused"); n != 61 || w != 2 || r != 1 {
 		t.Errorf("v1.104 cold gather: %d WhoIs, %d bus watches (%d refused); want 61, 2 (1 refused)", n, w, r)
 	}
-	if !got.netmapRefused {
+	if !memoOf(got).netmapRefused {
 		t.Error("the refusal is not remembered in the snapshot")
 	}
 
 	// Every answer dropped (what the Source does when the bus reports a
 	// state change): WhoIs again, the netmap not asked for.
 	stale := *got
-	stale.nodes = nil
+	m := *memoOf(got)
+	m.nodes = nil
+	stale.SetMemo(&m)
 	again, err := gatherAt(ctx, c, &stale, now.Add(time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +111,8 @@ func TestGather104FallsBackQuietly(t *testing.T) {
 	if n, w, r := srv.Requests("whois"), srv.Requests("watch-ipn-bus"), srv.Requests("watch-ipn-bus refused"); n != 122 || w != 3 || r != 1 {
 		t.Errorf("after dropping the cache: %d WhoIs, %d bus watches (%d refused); want 122, 3 (1 refused)", n, w, r)
 	}
-	if !again.netmapRefused || len(again.Warnings) != 0 {
-		t.Errorf("second gather: refused %v, warnings %q", again.netmapRefused, again.Warnings)
+	if !memoOf(again).netmapRefused || len(again.Warnings) != 0 {
+		t.Errorf("second gather: refused %v, warnings %q", memoOf(again).netmapRefused, again.Warnings)
 	}
 }
 

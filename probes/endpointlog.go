@@ -14,6 +14,8 @@ import (
 
 	"tailscale.com/client/local"
 	"tailscale.com/client/tailscale/apitype"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // maxEndpointLog bounds how much of the endpoint-change log is read (bytes).
@@ -129,5 +131,5 @@ func changeText(m json.RawMessage) string {
 	if json.Compact(&b, m) != nil {
 		return ""
 	}
-	return cutText(cleanString(b.String()), maxChangeText)
+	return safetext.Cut(cleanString(b.String()), maxChangeText)
 }

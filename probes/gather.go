@@ -16,9 +16,7 @@ import (
 	"tailscale.com/client/local"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
-	"tailscale.com/types/opt"
 
-	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
@@ -31,14 +29,36 @@ const whoisParallel = 8
 // change (endpoints, home DERP, online state).
 const WhoIsMaxAge = 30 * time.Second
 
-// LostDirectWindow is how long a peer seen direct and now relayed counts
-// as lost-direct (Peer.LastDirect).
-const LostDirectWindow = 10 * time.Minute
-
 // cachedNode is one WhoIs answer and when it was fetched.
 type cachedNode struct {
 	node *tailcfg.Node
 	at   time.Time
+}
+
+// memo is what a gather keeps in its snapshot for the next gather on it
+// (Snapshot.Memo); not serialised.
+type memo struct {
+	// nodes caches WhoIs answers by peer ID ("" for self) so the next
+	// Gather can reuse them for up to WhoIsMaxAge.
+	nodes map[string]cachedNode
+	// netmapRefused: the daemon refused the IPN bus's initial netmap
+	// (errNetmapRefused), so later gathers on prev ask WhoIs only.
+	netmapRefused bool
+	// netinfoLatency is NetInfo's DERPLatency as received (before a
+	// netcheck replaced it in Self.NAT), to date the next snapshot's.
+	netinfoLatency map[int]time.Duration
+	netinfoAt      time.Time
+}
+
+// memoOf is the memo the gather that built s kept; an empty one when s is
+// nil or was not built by a gather (a snapshot read from a file).
+func memoOf(s *Snapshot) *memo {
+	if s != nil {
+		if m, ok := s.Memo().(*memo); ok && m != nil {
+			return m
+		}
+	}
+	return &memo{}
 }
 
 // Gather takes one Snapshot from the local tailscaled:
@@ -145,11 +165,11 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 		dmCh <- derpMapResult{dm, err}
 	}()
 	var nodesCh chan busFirst
-	cold := prev == nil || len(prev.nodes) == 0
+	cold := len(memoOf(prev).nodes) == 0
 	// refused: the daemon refused the netmap watch, now or on this
 	// connection before (a v1.104 daemon); carried to the next snapshot.
 	var refused atomic.Bool
-	refused.Store(prev != nil && prev.netmapRefused)
+	refused.Store(memoOf(prev).netmapRefused)
 	if !opts.WhoIsOnly && cold && !refused.Load() {
 		nodesCh = make(chan busFirst, 1)
 		go func() {
@@ -192,7 +212,7 @@ func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time,
 	snap, err := gatherFrom(ctx, c, st, prev, now, opts, dmCh, nodesCh)
 	if snap != nil {
 		// gatherFrom has received from nodesCh, after the Store.
-		snap.netmapRefused = refused.Load()
+		memoOf(snap).netmapRefused = refused.Load()
 	}
 	return snap, err
 }
@@ -226,6 +246,9 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		BackendState: cleanString(st.BackendState),
 		Regions:      map[int]Region{},
 	}
+	m := &memo{nodes: map[string]cachedNode{}}
+	snap.SetMemo(m)
+	prevNodes := memoOf(prev).nodes
 	var warnMu sync.Mutex
 	warnOnce := map[string]bool{}
 	warn := func(s string) {
@@ -274,22 +297,21 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		}
 	}
 
-	// mu guards deniedFlag (a WhoIs was refused: ask no more) and snap.nodes.
+	// mu guards deniedFlag (a WhoIs was refused: ask no more) and m.nodes.
 	var mu sync.Mutex
 	var deniedFlag bool
-	snap.nodes = map[string]cachedNode{}
 	whois := func(id string, ip netip.Addr) *tailcfg.Node {
 		if prev != nil && !opts.NoCache {
-			if cn, ok := prev.nodes[id]; ok && now.Sub(cn.at) < WhoIsMaxAge && now.Sub(cn.at) >= 0 {
+			if cn, ok := prevNodes[id]; ok && now.Sub(cn.at) < WhoIsMaxAge && now.Sub(cn.at) >= 0 {
 				mu.Lock()
-				snap.nodes[id] = cn
+				m.nodes[id] = cn
 				mu.Unlock()
 				return cn.node
 			}
 		}
 		if n := bulk[id]; n != nil {
 			mu.Lock()
-			snap.nodes[id] = cachedNode{node: n, at: now}
+			m.nodes[id] = cachedNode{node: n, at: now}
 			mu.Unlock()
 			return n
 		}
@@ -318,7 +340,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			return nil
 		}
 		mu.Lock()
-		snap.nodes[id] = cachedNode{node: res.Node, at: now}
+		m.nodes[id] = cachedNode{node: res.Node, at: now}
 		mu.Unlock()
 		return res.Node
 	}
@@ -446,14 +468,14 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 				}
 				if node != nil {
 					p := &snap.Peers[i]
-					p.PeerSide = peerSideFromLocal(p, node, snap.Regions)
+					p.PeerSide = PeerSideFromNode(p, node, snap.Regions)
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	if opts.APIStatus != nil {
-		snap.ControlAPI = matchPeerFacts(snap, opts.PeerFacts, *opts.APIStatus)
+		snap.ControlAPI = MatchPeerFacts(snap, opts.PeerFacts, *opts.APIStatus)
 	}
 	for i := range snap.Peers {
 		p := &snap.Peers[i]
@@ -470,7 +492,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 				p.LastDirect, p.LastDirectAddr = pp.LastDirect, pp.LastDirectAddr
 			}
 		}
-		if p.Active && !recentHandshake(p.LastHandshake, now) {
+		if p.Active && !HandshakeRecent(p.LastHandshake, now) {
 			p.NoHandshakeSince = now
 			if pp != nil && !pp.NoHandshakeSince.IsZero() {
 				p.NoHandshakeSince = pp.NoHandshakeSince
@@ -566,40 +588,6 @@ func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Regi
 	return p
 }
 
-// matchPeerFacts merges the control API's facts into every peer's
-// PeerSide and returns st with the match counts. facts may be nil (none
-// read yet).
-func matchPeerFacts(snap *Snapshot, facts *APIFacts, st APIStatus) *APIStatus {
-	if facts == nil {
-		return &st
-	}
-	used := make(map[*PeerSide]bool, len(snap.Peers))
-	for i := range snap.Peers {
-		p := &snap.Peers[i]
-		api := facts.Match(p, snap.Regions)
-		if api == nil {
-			st.PeersMissing++
-			continue
-		}
-		st.Matched++
-		used[facts.source(p)] = true
-		p.PeerSide = MergePeerSide(p.PeerSide, api)
-	}
-	st.DevicesUnmatched = max(facts.Devices-len(used), 0)
-	return &st
-}
-
-// ApplyPeerFacts merges the control API's facts (read beside Gather, as
-// `tailpath status` does) into snap's peers, re-diagnoses them and sets
-// snap.ControlAPI. It must be called once per snapshot.
-func ApplyPeerFacts(snap *Snapshot, facts *APIFacts, st APIStatus) {
-	snap.ControlAPI = matchPeerFacts(snap, facts, st)
-	for i := range snap.Peers {
-		p := &snap.Peers[i]
-		p.Verdict = Diagnose(snap.Self, *p, snap.Regions, snap.Time)
-	}
-}
-
 // parseAddrs parses Status's endpoint strings ("ip:port"), skipping any
 // that do not parse.
 func parseAddrs(ss []string) []netip.AddrPort {
@@ -676,18 +664,19 @@ func stunDisabled(dm *tailcfg.DERPMap) bool {
 func noteLatencyAge(snap, prev *Snapshot, now time.Time, lat *DERPLatencyReport) {
 	self := &snap.Self
 	if self.NAT != nil && len(self.NAT.DERPLatency) > 0 {
-		snap.netinfoLatency = self.NAT.DERPLatency
+		m, pm := memoOf(snap), memoOf(prev)
+		m.netinfoLatency = self.NAT.DERPLatency
 		self.DERPLatencyFrom = "netinfo"
 		self.DERPLatencySeen = now
 		switch {
-		case prev == nil || len(prev.netinfoLatency) == 0:
-		case maps.Equal(prev.netinfoLatency, snap.netinfoLatency):
+		case prev == nil || len(pm.netinfoLatency) == 0:
+		case maps.Equal(pm.netinfoLatency, m.netinfoLatency):
 			self.DERPLatencySeen = prev.Self.DERPLatencySeen
-			self.DERPLatencyAt = prev.netinfoAt
+			self.DERPLatencyAt = pm.netinfoAt
 		default:
 			self.DERPLatencyAt = now
 		}
-		snap.netinfoAt = self.DERPLatencyAt
+		m.netinfoAt = self.DERPLatencyAt
 	}
 	if lat != nil && len(lat.ByRegion) > 0 {
 		nat := NATInfo{}
@@ -734,16 +723,6 @@ func natFromNetInfo(ni *tailcfg.NetInfo) *NATInfo {
 	return n
 }
 
-// OptBool reads tailcfg's opt.Bool text ("true", "false"; anything else,
-// "" included, is unknown): nil when unknown. Gather, pasted netcheck
-// output (probes/snapshot) and the lab's control API all read it so.
-func OptBool(s string) *bool {
-	if v, ok := opt.Bool(s).Get(); ok {
-		return &v
-	}
-	return nil
-}
-
 // shortName is the first label of DNSName, else HostName, sanitised.
 func shortName(ps *ipnstate.PeerStatus) string {
 	if name, _, _ := strings.Cut(ps.DNSName, "."); name != "" {
@@ -767,15 +746,12 @@ func whyText(err error) string {
 	return errText(err)
 }
 
-// cleanString sanitises one outside string.
-func cleanString(s string) string { return safetext.Clean(s) }
-
-// Node returns the WhoIs answer this snapshot's gather used for the peer
-// with stable id peerID ("" for ourselves), asked or reused from the
+// NodeOf returns the WhoIs answer the gather that built s used for the
+// peer with stable id peerID ("" for ourselves), asked or reused from the
 // previous snapshot, and the address it was asked for (the node's first
 // Tailscale address); nil when none was used. A snapshot capture
 // (probes/snapshot) records these instead of asking again.
-func (s *Snapshot) Node(peerID string) (*tailcfg.Node, netip.Addr) {
+func NodeOf(s *Snapshot, peerID string) (*tailcfg.Node, netip.Addr) {
 	id, ips := "", s.Self.TailscaleIPs
 	if peerID != "" {
 		id, ips = "peer:"+peerID, nil
@@ -786,7 +762,7 @@ func (s *Snapshot) Node(peerID string) (*tailcfg.Node, netip.Addr) {
 			}
 		}
 	}
-	cn, ok := s.nodes[id]
+	cn, ok := memoOf(s).nodes[id]
 	if !ok || cn.node == nil || len(ips) == 0 {
 		return nil, netip.Addr{}
 	}

@@ -11,11 +11,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/tailpath/tailpath/probes/probestest"
 )
-
-// fixtureNow is the clock for fixture tests; fixture timestamps are around it.
-var fixtureNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 func loadFixtureFile(name string) (*probestest.Fixture, error) {
 	return probestest.LoadFixture(filepath.Join("testdata", name+".json"))

@@ -14,18 +14,6 @@ import (
 	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
-// DERPLatencyReport is a fresh measurement of our round trip to each DERP
-// region, taken by tailpath itself (MeasureDERPLatency). Diagnose prefers it
-// to NetInfo's latencies, which tailscaled re-sends only when something
-// other than latency changes and which can therefore be hours old.
-type DERPLatencyReport struct {
-	// At is when the measurement finished.
-	At time.Time `json:"at"`
-	// ByRegion is the best STUN round trip per DERP region id (IPv4 or
-	// IPv6); regions that did not answer are absent.
-	ByRegion map[int]time.Duration `json:"by_region"`
-}
-
 // LatencyRefresh is how often the Source measures DERP latencies afresh.
 const LatencyRefresh = 10 * time.Minute
 

@@ -13,6 +13,7 @@ import (
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
@@ -47,7 +48,7 @@ func wgStatesKnown(version string, sent int) bool {
 	if sent > 0 {
 		return true
 	}
-	ok, parsed := clientVersionAtLeast(version, 1, 102)
+	ok, parsed := ClientVersionAtLeast(version, 1, 102)
 	return ok && parsed
 }
 
@@ -132,7 +133,7 @@ var errNetmapRefused = errors.New("tailscaled refuses to send the initial netmap
 type netmapRefusedError struct{ why string }
 
 func (e *netmapRefusedError) Error() string {
-	return errNetmapRefused.Error() + ": " + cutText(cleanString(e.why), 160)
+	return errNetmapRefused.Error() + ": " + safetext.Cut(cleanString(e.why), 160)
 }
 func (e *netmapRefusedError) Unwrap() error { return errNetmapRefused }
 
@@ -155,7 +156,7 @@ type busFirstLite struct {
 }
 
 // nodeLite is the part of a tailcfg.Node's JSON that is read of a cached
-// node: by Gather (buildPeer, OnlineState, peerSideFromLocal, the self
+// node: by Gather (buildPeer, OnlineState, PeerSideFromNode, the self
 // NetInfo) and by Source (the ID, to drop what the IPN bus made stale).
 // The same field names and types, so the JSON decodes to the same values.
 // A field Gather starts reading from a node must be added here and in

@@ -10,30 +10,12 @@ import (
 	"tailscale.com/tailcfg"
 )
 
-// Ping defaults, as `tailscale ping` uses them.
-const (
-	// DefaultPingTries is the number of DISCO pings before giving up on a
-	// direct path (`tailscale ping -c 10`).
-	DefaultPingTries = 10
-	// DefaultPingTime bounds a whole run.
-	DefaultPingTime = 30 * time.Second
-)
-
 // pingGap is the pause between pings that did not go direct, and
 // pingTryTimeout bounds one ping (`tailscale ping --timeout 5s`); vars for tests.
 var (
 	pingGap        = time.Second
 	pingTryTimeout = 5 * time.Second
 )
-
-// ErrNoDirect is returned by a DISCO Ping that used all its tries or time
-// without a direct pong ("direct connection not established").
-var ErrNoDirect = errors.New("direct connection not established")
-
-// ErrNoReply is returned by a TSMP Ping whose one ping got no reply within
-// its timeout (5 s): nothing answered through WireGuard. TSMP never tries
-// for a direct path, so this is not ErrNoDirect.
-var ErrNoReply = errors.New("timeout: no reply through WireGuard")
 
 // Ping runs `tailscale ping`'s loop against peer's first Tailscale IP (IPv4
 // preferred) and calls emit (from the calling goroutine) once per try:

@@ -10,16 +10,6 @@ import (
 	"tailscale.com/tailcfg"
 )
 
-// Event is one message from a Source: a *Snapshot, a SourceStatus, a
-// PingResult or a ProbeProgress. The set is closed; switch on the
-// concrete type.
-type Event interface{ probesEvent() }
-
-func (*Snapshot) probesEvent()     {}
-func (SourceStatus) probesEvent()  {}
-func (PingResult) probesEvent()    {}
-func (ProbeProgress) probesEvent() {}
-
 // BusMask is what the Source asks of the IPN bus (v1.102, ipn/backend.go):
 // the current state first, then peer deltas: NotifyPeerPatches sends
 // narrow per-peer patches (Online, LastSeen, home DERP, Endpoints) and
@@ -236,13 +226,16 @@ func (s *Source) loop(ctx context.Context) {
 		lastGather = time.Now()
 		if all, ids := s.takeStale(); prev != nil && (all || len(ids) > 0) {
 			// The netmap changed: ask WhoIs again for what changed.
-			p := *prev
-			p.nodes = make(map[string]cachedNode, len(prev.nodes))
-			for k, cn := range prev.nodes {
+			pm := memoOf(prev)
+			m := *pm
+			m.nodes = make(map[string]cachedNode, len(pm.nodes))
+			for k, cn := range pm.nodes {
 				if !all && !ids[cn.node.ID] && (k != "" || !ids[selfNodeID]) {
-					p.nodes[k] = cn
+					m.nodes[k] = cn
 				}
 			}
+			p := *prev
+			p.SetMemo(&m)
 			prev = &p
 		}
 		gctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)

@@ -77,7 +77,7 @@ func (r *Recorder) seed(snap *probes.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	add := func(id string) {
-		n, addr := snap.Node(id)
+		n, addr := probes.NodeOf(snap, id)
 		if n == nil {
 			return
 		}

@@ -233,7 +233,7 @@ func TestCaptureReusesWhoIs(t *testing.T) {
 			// error: not cached) are asked again.
 			unanswered := int64(0)
 			for _, id := range append([]string{""}, peerIDs(first.Snapshot)...) {
-				if n, _ := first.Snapshot.Node(id); n == nil {
+				if n, _ := probes.NodeOf(first.Snapshot, id); n == nil {
 					unanswered++
 				}
 			}
