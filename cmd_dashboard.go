@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui/tuning"
@@ -88,7 +88,7 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error
 	if err != nil {
 		return usageError{err}
 	}
-	client := probes.NewClient(f.socket)
+	client := localapi.NewClient(f.socket)
 	d := app.Dashboard{
 		ControlAPI: api,
 		Client:     client,

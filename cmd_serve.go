@@ -15,6 +15,7 @@ import (
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/internal/secretfile"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -86,7 +87,7 @@ func serveCommand() *command {
 	var f serveFlags
 	fs := newFlagSet("tailpath serve")
 	fs.StringVar(&f.listen, "listen", defaultListen, "address to serve on: an IP and port (loopback unless named here)")
-	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+localapi.DefaultSocket()+")")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
 	fs.BoolVar(&f.all, "all", false, "also report the peers 'tailscale status' hides (shared-in nodes, Mullvad exit nodes)")
 	fs.StringVar(&f.port, "port", "", `CoreS3 serial port: "auto", a path, or "-" for a capture on stdin (default: no board)`)
@@ -146,7 +147,7 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 		}
 	}
 	s := &app.Serve{
-		Client:    probes.NewClient(f.socket),
+		Client:    localapi.NewClient(f.socket),
 		Socket:    f.socket,
 		Interval:  f.interval,
 		All:       f.all,

@@ -22,6 +22,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probe"
 )
 
@@ -82,7 +83,7 @@ func statusCommand() *command {
 	var f statusFlags
 	fs := newFlagSet("tailpath status")
 	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
-	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+localapi.DefaultSocket()+")")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
 	fs.StringVar(&f.port, "port", "", `a board to link to its peer: "auto", a serial port path, or "-" for a capture on stdin (default: none)`)
 	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")
@@ -127,18 +128,18 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 	gctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	peerSide := startPeerSide(gctx, api)
-	var client probes.LocalClient = probes.NewClient(f.socket)
+	var client localapi.LocalClient = localapi.NewClient(f.socket)
 	rec := f.snap.recorder(client)
 	if rec != nil {
 		client = rec
 	}
 	// This host's interfaces and firewall (probes/hostnet): evidence
 	// when tailscaled runs here, which the diagnosis checks.
-	opts := probes.GatherOptions{All: f.all, Host: hostnet.Read}
+	opts := localapi.GatherOptions{All: f.all, Host: hostnet.Read}
 	if f.netcheck {
 		opts.Latency = measureForStatus(gctx, client, stdio.Stderr)
 	}
-	snap, err := probes.GatherWith(gctx, client, nil, opts)
+	snap, err := localapi.GatherWith(gctx, client, nil, opts)
 	if err == nil && f.probe {
 		snap, err = probeRelayed(ctx, client, snap, opts, f.timeout, stdio.Stderr)
 	}
@@ -146,7 +147,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			sock := f.socket
 			if sock == "" {
-				sock = probes.DefaultSocket()
+				sock = localapi.DefaultSocket()
 			}
 			err = fmt.Errorf("no answer from local tailscaled (socket %s) within %v; is it hung? Try a longer --timeout", sock, f.timeout)
 		}
@@ -230,7 +231,7 @@ func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer)
 // each peer's PingRun (evidence the verdicts then read); snap when no
 // peer is relayed. The probe has its own budget (15 s); the second gather
 // gets timeout.
-func probeRelayed(ctx context.Context, c probes.LocalClient, snap *probes.Snapshot, opts probes.GatherOptions, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
+func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snapshot, opts localapi.GatherOptions, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
 	peers := probe.Targets(snap)
 	if len(peers) == 0 {
 		fmt.Fprintln(w, "tailpath: --probe: no relayed peer to ping")
@@ -253,7 +254,7 @@ func probeRelayed(ctx context.Context, c probes.LocalClient, snap *probes.Snapsh
 	}
 	gctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return probes.GatherWith(gctx, c, snap, opts)
+	return localapi.GatherWith(gctx, c, snap, opts)
 }
 
 // statusProbeOptions are --probe's bounds (probe's limits; tests shorten
@@ -315,7 +316,7 @@ func startPeerSide(ctx context.Context, api *probes.ControlAPI) func() (*probes.
 // measureForStatus measures DERP latencies for status --netcheck within
 // 5 s; on failure it says why on w and returns nil (NetInfo's latencies
 // then serve, shown but not judged).
-func measureForStatus(ctx context.Context, c probes.LocalClient, w io.Writer) *probes.DERPLatencyReport {
+func measureForStatus(ctx context.Context, c localapi.LocalClient, w io.Writer) *probes.DERPLatencyReport {
 	mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	// With an exit node in use, this process's STUN packets would cross
@@ -329,7 +330,7 @@ func measureForStatus(ctx context.Context, c probes.LocalClient, w io.Writer) *p
 		fmt.Fprintf(w, "tailpath: warning: --netcheck: DERP map: %v\n", err)
 		return nil
 	}
-	rep, err := probes.MeasureDERPLatency(mctx, dm)
+	rep, err := localapi.MeasureDERPLatency(mctx, dm)
 	if err != nil {
 		fmt.Fprintf(w, "tailpath: warning: --netcheck: %v\n", err)
 		return nil
@@ -386,7 +387,7 @@ type statusPeer struct {
 // board reported: its evidence and the "peer_id" it is, whose verdict then
 // includes the board's Device.* checks), "derp_regions" (sorted by id),
 // "warnings"}. Field names are the JSON tags of probes' and link's types
-// and are stable. Strings in s are already sanitised by probes.Gather;
+// and are stable. Strings in s are already sanitised by localapi.Gather;
 // JSON escaping keeps any remaining bytes inert.
 func writeStatusJSON(w io.Writer, s *link.Snapshot) error {
 	return encodeStatusJSON(w, statusJSONOf(s))

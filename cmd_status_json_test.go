@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -173,7 +174,7 @@ func TestStatusJSONWriterMatchesEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv := probestest.New(t, fix)
-		snap, err := probes.Gather(context.Background(), probes.NewClient(srv.Socket), nil)
+		snap, err := localapi.Gather(context.Background(), localapi.NewClient(srv.Socket), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +243,7 @@ func FuzzStatusJSONFloat(f *testing.F) {
 func manySnapshot(tb testing.TB, n int) *link.Snapshot {
 	tb.Helper()
 	srv := probestest.New(tb, probestest.ManyPeers(n))
-	snap, err := probes.Gather(context.Background(), probes.NewClient(srv.Socket), nil)
+	snap, err := localapi.Gather(context.Background(), localapi.NewClient(srv.Socket), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

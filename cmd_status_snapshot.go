@@ -17,6 +17,7 @@ import (
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -70,7 +71,7 @@ func (s *snapshotFlags) check(asJSON bool) error {
 
 // recorder wraps c when a snapshot is to be taken (--save, --redact);
 // nil otherwise.
-func (s *snapshotFlags) recorder(c probes.LocalClient) *snapshot.Recorder {
+func (s *snapshotFlags) recorder(c localapi.LocalClient) *snapshot.Recorder {
 	if s.save == "" && !s.redact {
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/termcolor"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -85,10 +85,10 @@ MTU to a peer instead. Linux only, except --root and --mtu-probe.`
 func tuneCommand() *command {
 	return newTuneCommand(&tuneDaemon{
 		peerRTT: func(ctx context.Context, socket, peer string) (time.Duration, error) {
-			return app.PeerRTT(ctx, probes.NewClient(socket), peer)
+			return app.PeerRTT(ctx, localapi.NewClient(socket), peer)
 		},
 		probeMTU: func(ctx context.Context, socket, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error) {
-			return app.MTUProbe(ctx, probes.NewClient(socket), peer, o)
+			return app.MTUProbe(ctx, localapi.NewClient(socket), peer, o)
 		},
 		tun: func(ctx context.Context, socket string) (bool, error) {
 			return app.DaemonTUN(socket)(ctx)
@@ -115,7 +115,7 @@ func newTuneCommand(d *tuneDaemon) *command {
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+"; with --root, DIR/var/lib/tailpath/tune-state.json)")
 	fs.StringVar(&f.mtuProbe, "mtu-probe", "", "instead of tuning, find the largest packet the direct path to this peer carries (DISCO pings of growing size through tailscaled, like tailscale ping --size)")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
-	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe and whether it runs in userspace networking (default "+probes.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe and whether it runs in userspace networking (default "+localapi.DefaultSocket()+")")
 	f.fs = fs
 	return &command{
 		name:  "tune",

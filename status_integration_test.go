@@ -38,6 +38,7 @@ import (
 	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -554,7 +555,7 @@ func TestRealTailscaled(t *testing.T) {
 	// a probes Source within a second (its poll is an hour away), which
 	// needs a watch mask tailscaled accepts (ipn.ValidateNotifyWatchOpt).
 	t.Run("IPN bus delivers a peer change within 1s", func(t *testing.T) {
-		took, err := l.BusDelivery(ctx, probes.NewClient(sock), time.Second)
+		took, err := l.BusDelivery(ctx, localapi.NewClient(sock), time.Second)
 		if err != nil {
 			t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(20))
 		}
@@ -570,7 +571,7 @@ func TestRealTailscaled(t *testing.T) {
 	}
 
 	// The Source, while tailscaled is up: a snapshot of the real node.
-	src := probes.NewSource(probes.NewClient(sock), probes.SourceOptions{
+	src := localapi.NewSource(localapi.NewClient(sock), localapi.SourceOptions{
 		Interval: 500 * time.Millisecond, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Socket: sock,
 	})
 	srcCtx, stopSrc := context.WithCancel(ctx)
@@ -841,9 +842,9 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 	id := ps.ID
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := lc.WatchIPNBus(wctx, probes.BusMask)
+	w, err := lc.WatchIPNBus(wctx, localapi.BusMask)
 	if err != nil {
-		t.Fatalf("tailscaled refused the Source's bus mask %v: %v", probes.BusMask, err)
+		t.Fatalf("tailscaled refused the Source's bus mask %v: %v", localapi.BusMask, err)
 	}
 	defer w.Close()
 	first, err := w.Next()
@@ -853,7 +854,7 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 	if s, ok := first.PeerState[id]; ok && s.PeerWireGuardState != ipn.PeerWireGuardStateNone {
 		t.Fatalf("%s already has a WireGuard session (%v) before anything was sent to it", idle.Name, s.PeerWireGuardState)
 	}
-	snap, err := probes.Gather(ctx, probes.NewClient(sock), nil)
+	snap, err := localapi.Gather(ctx, localapi.NewClient(sock), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -883,7 +884,7 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 		}
 	}
 	t.Logf("%s: WireGuard states on the bus: none, %s", idle.Name, strings.Join(seen, ", "))
-	snap, err = probes.Gather(ctx, probes.NewClient(sock), nil)
+	snap, err = localapi.Gather(ctx, localapi.NewClient(sock), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

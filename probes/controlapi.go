@@ -568,3 +568,15 @@ func (r *Refresher) Run(ctx context.Context, updated func()) {
 		}
 	}
 }
+
+// parseAddrs parses endpoint strings ("ip:port"), skipping any that do not
+// parse.
+func parseAddrs(ss []string) []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, s := range ss {
+		if ap, err := netip.ParseAddrPort(s); err == nil {
+			out = append(out, ap)
+		}
+	}
+	return out
+}

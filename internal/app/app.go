@@ -23,6 +23,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/tui"
@@ -54,14 +55,14 @@ type Feed func(ctx context.Context, linker *link.Linker, send func(tea.Msg))
 // lab (Demo).
 type Dashboard struct {
 	// Client is tailscaled's LocalAPI (the lab's observer in the demo).
-	Client probes.LocalClient
+	Client localapi.LocalClient
 	// Socket names Client's socket in the source's errors; "" is the
 	// platform default.
 	Socket string
 	// Interval is how often Status is polled; 0 means the source's default.
 	Interval time.Duration
 	// All keeps the peers `tailscale status` hides (shared-in nodes,
-	// Mullvad exit nodes; probes.GatherOptions.All).
+	// Mullvad exit nodes; localapi.GatherOptions.All).
 	All bool
 	// ControlAPI, when set, reads the peers' own side of each path from
 	// the Tailscale control API, once a minute and on r.
@@ -134,7 +135,7 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 
 // Prober is the dashboard's P: probes/probe.Run within its limits (10
 // pings per peer, 8 peers at once, 15 s in all).
-func Prober(ctx context.Context, c probes.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
+func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
 	return probe.Run(ctx, c, peers, probe.Options{}, progress)
 }
 
@@ -148,12 +149,12 @@ const HostFactsMaxAge = 15 * time.Second
 // far-home-derp is judged on current numbers rather than NetInfo's, which
 // may be hours old), and the control API's peer side when ControlAPI is
 // set.
-func (d *Dashboard) SourceOptions() probes.SourceOptions {
-	o := probes.SourceOptions{
+func (d *Dashboard) SourceOptions() localapi.SourceOptions {
+	o := localapi.SourceOptions{
 		Interval:    d.Interval,
 		Socket:      d.Socket,
-		Gather:      probes.GatherOptions{All: d.All, Host: hostnet.Reader(HostFactsMaxAge)},
-		MeasureDERP: probes.MeasureDERPLatency,
+		Gather:      localapi.GatherOptions{All: d.All, Host: hostnet.Reader(HostFactsMaxAge)},
+		MeasureDERP: localapi.MeasureDERPLatency,
 		Prober:      Prober,
 	}
 	if d.ControlAPI != nil {
@@ -187,7 +188,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 
 	var linker link.Linker
 	sopts := d.SourceOptions()
-	src := probes.NewSource(d.Client, sopts)
+	src := localapi.NewSource(d.Client, sopts)
 	panes, feeds := d.Panes()
 	opts := tui.Options{
 		Title: d.Title,

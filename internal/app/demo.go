@@ -19,6 +19,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/tui/tuning"
 	"tailscale.com/tailcfg"
 )
@@ -72,7 +73,7 @@ func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, 
 // first half minute. One snapshot, so rates read 0 and each peer's one
 // path change is its path now.
 func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
-	snap, err := probes.Gather(ctx, l.Observer(), nil)
+	snap, err := localapi.Gather(ctx, l.Observer(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/ctrlapi"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/net/stun"
 )
@@ -163,7 +164,7 @@ func TestLab(t *testing.T) {
 		// Paths can be re-validating at the instant of one poll; retry.
 		for try := 0; try < 10; try++ {
 			var err error
-			snap, err = probes.Gather(ctx, l.Observer(), nil)
+			snap, err = localapi.Gather(ctx, l.Observer(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +244,7 @@ func TestLab(t *testing.T) {
 		if l.ObserverSocket() == "" {
 			t.Skip("no Unix socket on this OS")
 		}
-		snap, err := probes.Gather(ctx, probes.NewClient(l.ObserverSocket()), nil)
+		snap, err := localapi.Gather(ctx, localapi.NewClient(l.ObserverSocket()), nil)
 		if err != nil {
 			t.Fatalf("Gather over %s: %v", l.ObserverSocket(), err)
 		}
@@ -255,7 +256,7 @@ func TestLab(t *testing.T) {
 	// A fresh DERP latency measurement (tailscale.com/net/netcheck, STUN
 	// only) against the lab's real STUN servers.
 	t.Run("MeasureDERPLatency", func(t *testing.T) {
-		rep, err := probes.MeasureDERPLatency(ctx, l.DERPMap())
+		rep, err := localapi.MeasureDERPLatency(ctx, l.DERPMap())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,11 +286,11 @@ func TestLab(t *testing.T) {
 		}) {
 			t.Fatalf("the lab's API does not list %s", DERPName)
 		}
-		without, err := probes.Gather(ctx, l.Observer(), nil)
+		without, err := localapi.Gather(ctx, l.Observer(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		with, err := probes.Gather(ctx, l.Observer(), nil)
+		with, err := localapi.Gather(ctx, l.Observer(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"tailscale.com/client/tailscale/apitype"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/probes"
 )
 
 // maxEndpointLog bounds how much of the endpoint-change log is read (bytes).
@@ -70,7 +71,7 @@ func localGetOK(ctx context.Context, c rawLocalAPI, pathQuery string) (*http.Res
 // Errors: ErrNoEndpointLog when c is not a *local.Client (or another type
 // with DoLocalRequest); LocalAPI failures through ConnectError; a reply
 // that does not parse wraps ErrBadReply.
-func EndpointChanges(ctx context.Context, c LocalClient, ip netip.Addr) ([]EndpointChange, error) {
+func EndpointChanges(ctx context.Context, c LocalClient, ip netip.Addr) ([]probes.EndpointChange, error) {
 	raw, ok := c.(rawLocalAPI)
 	if !ok {
 		return nil, ErrNoEndpointLog
@@ -96,7 +97,7 @@ func EndpointChanges(ctx context.Context, c LocalClient, ip netip.Addr) ([]Endpo
 
 // parseEndpointChanges decodes the LocalAPI's JSON array of
 // magicsock.EndpointChange ({When, What, From, To}); "null" is an empty log.
-func parseEndpointChanges(b []byte) ([]EndpointChange, error) {
+func parseEndpointChanges(b []byte) ([]probes.EndpointChange, error) {
 	var raw []struct {
 		When time.Time
 		What string
@@ -110,9 +111,9 @@ func parseEndpointChanges(b []byte) ([]EndpointChange, error) {
 			cause: err,
 		}
 	}
-	out := make([]EndpointChange, 0, len(raw))
+	out := make([]probes.EndpointChange, 0, len(raw))
 	for _, r := range raw {
-		out = append(out, EndpointChange{
+		out = append(out, probes.EndpointChange{
 			When: r.When,
 			What: cleanString(r.What),
 			From: changeText(r.From),

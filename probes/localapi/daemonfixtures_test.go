@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"bufio"
@@ -20,12 +20,13 @@ import (
 	"tailscale.com/tailcfg"
 
 	"github.com/tailpath/tailpath/internal/tscompat"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
-// The daemon fixtures (testdata/daemon) are one tailnet's LocalAPI
+// The daemon fixtures (probes/testdata/daemon) are one tailnet's LocalAPI
 // replies and IPN bus messages as tailscaled v1.102.5 and v1.104.7 encode
-// them, written by testdata/daemon/gen built against each module version.
+// them, written by probes/testdata/daemon/gen built against each module version.
 // v1.104 adds fields (Status.CurrentTailnet.StableID, the self node's
 // StableTailnetID) and types region ids tailcfg.DERPRegionID; one region id
 // is 5000000000, beyond int32.
@@ -46,7 +47,7 @@ func needWideInt(t *testing.T) {
 
 func loadDaemonFixture(t *testing.T, version string) *probestest.Fixture {
 	t.Helper()
-	fix, err := probestest.LoadFixture(filepath.Join("testdata", "daemon", "tailnet-"+version+".json"))
+	fix, err := probestest.LoadFixture(filepath.Join("..", "testdata", "daemon", "tailnet-"+version+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func loadDaemonFixture(t *testing.T, version string) *probestest.Fixture {
 func TestDaemonFixturesGather(t *testing.T) {
 	needWideInt(t)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	snaps := map[string]*Snapshot{}
+	snaps := map[string]*probes.Snapshot{}
 	for _, v := range daemonVersions {
 		srv := probestest.New(t, loadDaemonFixture(t, v))
 		snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, now, GatherOptions{})
@@ -90,18 +91,18 @@ func TestDaemonFixturesGather(t *testing.T) {
 	}
 
 	// What was read, so the comparison is not of two empty snapshots.
-	byName := map[string]Peer{}
+	byName := map[string]probes.Peer{}
 	for _, p := range cur.Peers {
 		byName[p.Name] = p
 	}
 	type read struct {
-		Path          PathKind
+		Path          probes.PathKind
 		HomeDERP      int
 		HomeDERPCode  string
 		Endpoints     int
 		PeerSideHome  int
 		PeerSideCap   int
-		ReasonOrEmpty ReasonID
+		ReasonOrEmpty probes.ReasonID
 	}
 	got := map[string]read{}
 	for name, p := range byName {
@@ -113,11 +114,11 @@ func TestDaemonFixturesGather(t *testing.T) {
 		got[name] = r
 	}
 	for name, w := range map[string]read{
-		"nas":    {Path: PathDirect, HomeDERP: 1, HomeDERPCode: "nyc", Endpoints: 2, PeerSideCap: 142},
-		"cores3": {Path: PathDERP, HomeDERP: bigRegion, HomeDERPCode: "sin", PeerSideCap: 130},
-		"pi":     {Path: PathPeerRelay, HomeDERP: 2, HomeDERPCode: "fra", Endpoints: 1, PeerSideHome: bigRegion, PeerSideCap: 148},
-		"old":    {Path: PathOffline, HomeDERP: 900, HomeDERPCode: "lab", Endpoints: 1, PeerSideCap: 120},
-		"idle":   {Path: PathIdle, HomeDERP: 1, HomeDERPCode: "nyc", Endpoints: 1, PeerSideCap: 148},
+		"nas":    {Path: probes.PathDirect, HomeDERP: 1, HomeDERPCode: "nyc", Endpoints: 2, PeerSideCap: 142},
+		"cores3": {Path: probes.PathDERP, HomeDERP: bigRegion, HomeDERPCode: "sin", PeerSideCap: 130},
+		"pi":     {Path: probes.PathPeerRelay, HomeDERP: 2, HomeDERPCode: "fra", Endpoints: 1, PeerSideHome: bigRegion, PeerSideCap: 148},
+		"old":    {Path: probes.PathOffline, HomeDERP: 900, HomeDERPCode: "lab", Endpoints: 1, PeerSideCap: 120},
+		"idle":   {Path: probes.PathIdle, HomeDERP: 1, HomeDERPCode: "nyc", Endpoints: 1, PeerSideCap: 148},
 	} {
 		g := got[name]
 		w.ReasonOrEmpty = g.ReasonOrEmpty // verdicts are compared between versions above
@@ -202,7 +203,7 @@ func TestDaemonFixturesDecode(t *testing.T) {
 	if err := json.Unmarshal(b.Ping["100.64.0.3"][0], &pr); err != nil {
 		t.Fatal(err)
 	}
-	if via, kind := ViaText(&pr, tailcfg.PingDisco); via != "DERP(sin)" || kind != PathDERP || tscompat.IntRegionID(pr.DERPRegionID) != bigRegion {
+	if via, kind := probes.ViaText(&pr, tailcfg.PingDisco); via != "DERP(sin)" || kind != probes.PathDERP || tscompat.IntRegionID(pr.DERPRegionID) != bigRegion {
 		t.Errorf("v1.104 DERP pong: via %q %q, region %d", via, kind, pr.DERPRegionID)
 	}
 }
@@ -248,11 +249,11 @@ func withoutAdded(t *testing.T, v any) string {
 	return string(out)
 }
 
-// busMessages decodes testdata/daemon/bus-<version>.jsonl as
+// busMessages decodes probes/testdata/daemon/bus-<version>.jsonl as
 // local.IPNBusWatcher.Next does (a json.Decoder into ipn.Notify).
 func busMessages(t *testing.T, version string) []ipn.Notify {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "daemon", "bus-"+version+".jsonl"))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "daemon", "bus-"+version+".jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +407,7 @@ func TestDaemonUnknownFieldsIgnored(t *testing.T) {
 	if !bytes.Contains(future.Status, []byte(`"FutureField104"`)) || bytes.Count(future.WhoIs["100.64.0.3"], []byte("FutureField104")) < 4 {
 		t.Fatalf("no unknown fields added: %s", future.WhoIs["100.64.0.3"])
 	}
-	var snaps [2]*Snapshot
+	var snaps [2]*probes.Snapshot
 	for i, fix := range []*probestest.Fixture{plain, &future} {
 		srv := probestest.New(t, fix)
 		c := NewClient(srv.Socket)
@@ -415,14 +416,14 @@ func TestDaemonUnknownFieldsIgnored(t *testing.T) {
 			t.Fatal(err)
 		}
 		snaps[i] = snap
-		peer := Peer{ID: "n3CNTRL", TailscaleIPs: snap.Peers[0].TailscaleIPs}
+		peer := probes.Peer{ID: "n3CNTRL", TailscaleIPs: snap.Peers[0].TailscaleIPs}
 		for _, p := range snap.Peers {
 			if p.Name == "cores3" {
 				peer = p
 			}
 		}
-		var res []PingResult
-		_ = Ping(context.Background(), c, peer, PingDISCO, 1, time.Second, func(r PingResult) { res = append(res, r) })
+		var res []probes.PingResult
+		_ = Ping(context.Background(), c, peer, probes.PingDISCO, 1, time.Second, func(r probes.PingResult) { res = append(res, r) })
 		if len(res) == 0 || res[0].Via != "DERP(sin)" {
 			t.Errorf("fixture %d: ping of cores3 = %+v, want via DERP(sin)", i, res)
 		}
@@ -438,7 +439,7 @@ func TestDaemonUnknownFieldsIgnored(t *testing.T) {
 	}
 
 	// The bus too.
-	b, err := os.ReadFile(filepath.Join("testdata", "daemon", "bus-1.104.jsonl"))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "daemon", "bus-1.104.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

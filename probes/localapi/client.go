@@ -1,23 +1,23 @@
-// Package probes turns the local tailscaled's LocalAPI into typed evidence
-// (Snapshot, Peer, Path), explains each peer's path with a pure Diagnose
-// function, runs active pings, and keeps a reconnecting Source for the
-// dashboard. It never imports the TUI.
+// Package localapi reads the local tailscaled through its LocalAPI and
+// turns the answers into probes' typed evidence (probes.Snapshot, Peer,
+// Path), diagnosed by probes' pure functions; it runs active pings and
+// keeps a reconnecting Source for the dashboard and serve. It never
+// imports the TUI.
 //
 // Entry points:
 //   - NewClient(socket) builds a LocalAPI client; anything satisfying
 //     LocalClient works (a tsnet.Server's LocalClient() does).
 //   - Gather(ctx, c, prev) takes one Snapshot.
-//   - Classify(ps) turns one ipnstate.PeerStatus into a Path.
-//   - Diagnose(self, peer, regions, now) explains one peer's Path.
 //   - MeasureDERPLatency(ctx, derpMap) measures fresh DERP latencies (STUN).
-//   - NewSource(c, opts).Run(ctx) streams Events (snapshots, source status, pings).
+//   - NewSource(c, opts).Run(ctx) streams probes.Events (snapshots, source
+//     status, pings).
 //   - Ping(ctx, c, peer, kind, tries, maxTime, emit) runs `tailscale ping`'s loop.
 //   - EndpointChanges(ctx, c, ip) reads the daemon's per-peer endpoint-change log.
 //   - ConnectError(err, socket) turns a LocalAPI error into an actionable message.
 //
-// probes/probestest serves hand-written LocalAPI fixtures on a unix socket
-// for tests; the reasons are documented in docs/diagnosis.md.
-package probes
+// probes/probestest serves hand-written LocalAPI fixtures (probes/testdata)
+// on a unix socket for tests.
+package localapi
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/probes"
 )
 
 // BusMask is what the Source asks of the IPN bus (v1.102, ipn/backend.go):
@@ -49,12 +51,12 @@ type SourceOptions struct {
 	// LatencyRefresh; snapshots carry the last result while it is younger
 	// than DERPLatencyMaxAge, so far-home-derp is judged on fresh numbers.
 	// nil measures nothing (NetInfo's latencies only).
-	MeasureDERP func(context.Context, *tailcfg.DERPMap) (*DERPLatencyReport, error)
+	MeasureDERP func(context.Context, *tailcfg.DERPMap) (*probes.DERPLatencyReport, error)
 	// PeerSide, when set, reads the peers' own facts from the control API
 	// in the background (once a minute, at once on Refresh); every
 	// snapshot merges its latest answer, and a new answer causes a
 	// snapshot. The local verdicts never wait for it.
-	PeerSide *Refresher
+	PeerSide *probes.Refresher
 	// Prober, when set, runs Probe's bounded DISCO runs (probes/probe.Run:
 	// at most 10 pings per peer, 8 peers at once, 15 s in all), calling
 	// progress as it goes; nil disables Probe.
@@ -63,7 +65,7 @@ type SourceOptions struct {
 
 // Prober runs a bounded DISCO ping run for each of peers and returns the
 // runs by peer ID (probes/probe.Run is one).
-type Prober func(ctx context.Context, c LocalClient, peers []Peer, progress func(ProbeProgress)) map[string]*PingRun
+type Prober func(ctx context.Context, c LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[string]*probes.PingRun
 
 func (o SourceOptions) withDefaults() SourceOptions {
 	if o.Interval <= 0 {
@@ -91,12 +93,12 @@ type Source struct {
 	opts SourceOptions
 
 	mu      sync.Mutex
-	runCtx  context.Context // set by Run
-	out     chan Event      // set by Run
-	wg      sync.WaitGroup  // Run's loop, bus watcher and pings
+	runCtx  context.Context   // set by Run
+	out     chan probes.Event // set by Run
+	wg      sync.WaitGroup    // Run's loop, bus watcher and pings
 	latency map[string]time.Duration
 	// pingRuns are the last finished DISCO runs by peer ID.
-	pingRuns map[string]*PingRun
+	pingRuns map[string]*probes.PingRun
 	closed   bool // Run's ctx ended; no new goroutines may start
 	// staleAll and staleIDs are cached WhoIs answers the IPN bus made stale.
 	staleAll bool
@@ -114,7 +116,7 @@ type Source struct {
 	// probing is true while a Probe runs.
 	probing bool
 	// derpLatency is the last MeasureDERP result; nil before one succeeds.
-	derpLatency *DERPLatencyReport
+	derpLatency *probes.DERPLatencyReport
 	// measuring is true while a MeasureDERP runs; lastMeasure when the
 	// last one started.
 	measuring   bool
@@ -123,7 +125,7 @@ type Source struct {
 
 // NewSource returns a Source reading c. Nothing runs until Run.
 func NewSource(c LocalClient, opts SourceOptions) *Source {
-	return &Source{c: c, opts: opts.withDefaults(), latency: map[string]time.Duration{}, pingRuns: map[string]*PingRun{},
+	return &Source{c: c, opts: opts.withDefaults(), latency: map[string]time.Duration{}, pingRuns: map[string]*probes.PingRun{},
 		apiTrigger: make(chan struct{}, 1)}
 }
 
@@ -139,12 +141,12 @@ func NewSource(c LocalClient, opts SourceOptions) *Source {
 // rather than growing memory. The channel is closed after ctx is cancelled
 // and every goroutine the source started has returned. Call Run once: a
 // second call returns a closed channel.
-func (s *Source) Run(ctx context.Context) <-chan Event {
-	out := make(chan Event, 16)
+func (s *Source) Run(ctx context.Context) <-chan probes.Event {
+	out := make(chan probes.Event, 16)
 	s.mu.Lock()
 	if s.out != nil {
 		s.mu.Unlock()
-		closed := make(chan Event)
+		closed := make(chan probes.Event)
 		close(closed)
 		return closed // a second Run gets nothing
 	}
@@ -176,7 +178,7 @@ func (s *Source) Run(ctx context.Context) <-chan Event {
 }
 
 // send delivers ev unless ctx ends first; it reports whether it was sent.
-func (s *Source) send(ctx context.Context, ev Event) bool {
+func (s *Source) send(ctx context.Context, ev probes.Event) bool {
 	select {
 	case s.out <- ev:
 		return true
@@ -188,7 +190,7 @@ func (s *Source) send(ctx context.Context, ev Event) bool {
 func (s *Source) loop(ctx context.Context) {
 	defer s.wg.Done()
 	var (
-		prev       *Snapshot
+		prev       *probes.Snapshot
 		up         bool
 		backoff    = s.opts.MinBackoff
 		trigger    = make(chan struct{}, 1)
@@ -261,7 +263,7 @@ func (s *Source) loop(ctx context.Context) {
 				busDone, busStop = nil, nil
 			}
 			next := time.Now().Add(backoff)
-			if !s.send(ctx, SourceStatus{Up: false, Err: ConnectError(err, s.opts.Socket).Error(), NextRetry: next}) {
+			if !s.send(ctx, probes.SourceStatus{Up: false, Err: ConnectError(err, s.opts.Socket).Error(), NextRetry: next}) {
 				return
 			}
 			timer.Reset(backoff)
@@ -271,7 +273,7 @@ func (s *Source) loop(ctx context.Context) {
 		backoff = s.opts.MinBackoff
 		if !up {
 			up = true
-			if !s.send(ctx, SourceStatus{Up: true}) {
+			if !s.send(ctx, probes.SourceStatus{Up: true}) {
 				return
 			}
 		}
@@ -432,10 +434,10 @@ func (s *Source) takeStale() (all bool, ids map[tailcfg.NodeID]bool) {
 
 // freshLatency is the last DERP latency measurement if it is younger than
 // DERPLatencyMaxAge at now, else nil.
-func (s *Source) freshLatency(now time.Time) *DERPLatencyReport {
+func (s *Source) freshLatency(now time.Time) *probes.DERPLatencyReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.derpLatency == nil || now.Sub(s.derpLatency.At) > DERPLatencyMaxAge {
+	if s.derpLatency == nil || now.Sub(s.derpLatency.At) > probes.DERPLatencyMaxAge {
 		return nil
 	}
 	return s.derpLatency
@@ -465,7 +467,7 @@ func (s *Source) maybeMeasure(ctx context.Context, trigger chan<- struct{}, exit
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		var rep *DERPLatencyReport
+		var rep *probes.DERPLatencyReport
 		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		if dm, err := s.c.CurrentDERPMap(mctx); err == nil {
@@ -487,7 +489,7 @@ func (s *Source) maybeMeasure(ctx context.Context, trigger chan<- struct{}, exit
 }
 
 // usesExitNode reports whether snap shows an exit node in use.
-func usesExitNode(snap *Snapshot) bool {
+func usesExitNode(snap *probes.Snapshot) bool {
 	for i := range snap.Peers {
 		if snap.Peers[i].ExitNode {
 			return true
@@ -506,7 +508,7 @@ func (s *Source) setBusErr(e string) {
 // applyLatency copies the latest ping latency and DISCO run per peer into
 // snap, re-diagnosing peers whose run is new to it, and adds the IPN bus
 // warning while the watch fails.
-func (s *Source) applyLatency(snap *Snapshot) {
+func (s *Source) applyLatency(snap *probes.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.busErr != "" {
@@ -519,7 +521,7 @@ func (s *Source) applyLatency(snap *Snapshot) {
 		}
 		if r, ok := s.pingRuns[p.ID]; ok && r != p.PingRun {
 			p.PingRun = r
-			p.Verdict = Diagnose(snap.Self, *p, snap.Regions, snap.Time)
+			p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 		}
 	}
 }
@@ -539,7 +541,7 @@ func (s *Source) RefreshPeerSide() {
 // at once. It does nothing without a Prober, before Run or after Run's
 // ctx ends. Pinging makes the peers Active for about 45 s: the probe
 // changes what it measures.
-func (s *Source) Probe(peers []Peer) {
+func (s *Source) Probe(peers []probes.Peer) {
 	s.mu.Lock()
 	ctx := s.runCtx
 	if s.opts.Prober == nil || ctx == nil || s.closed || ctx.Err() != nil || s.probing || len(peers) == 0 {
@@ -551,7 +553,7 @@ func (s *Source) Probe(peers []Peer) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		runs := s.opts.Prober(ctx, s.c, peers, func(pp ProbeProgress) { s.send(ctx, pp) })
+		runs := s.opts.Prober(ctx, s.c, peers, func(pp probes.ProbeProgress) { s.send(ctx, pp) })
 		s.mu.Lock()
 		s.probing = false
 		for id, r := range runs {
@@ -571,7 +573,7 @@ func (s *Source) Probe(peers []Peer) {
 // running Source and sends each PingResult on Run's channel; the latest
 // latency is kept on the peer in later snapshots. It does nothing before
 // Run or after Run's ctx ends.
-func (s *Source) Ping(peer Peer, kind PingKind) {
+func (s *Source) Ping(peer probes.Peer, kind probes.PingKind) {
 	s.mu.Lock()
 	ctx := s.runCtx
 	if ctx == nil || s.closed || ctx.Err() != nil {
@@ -582,18 +584,18 @@ func (s *Source) Ping(peer Peer, kind PingKind) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		run := PingRun{}
-		_ = Ping(ctx, s.c, peer, kind, 0, 0, func(r PingResult) {
+		run := probes.PingRun{}
+		_ = Ping(ctx, s.c, peer, kind, 0, 0, func(r probes.PingResult) {
 			run.Tries = max(run.Tries, r.Try)
 			s.mu.Lock()
 			if r.Err == "" && r.Latency > 0 {
 				s.latency[peer.ID] = r.Latency
 				run.Pongs++
 				run.Via = r.Via
-				run.Direct = run.Direct || r.Path == PathDirect
+				run.Direct = run.Direct || r.Path == probes.PathDirect
 			}
-			ranOut := r.Err == "" || r.Err == ErrNoDirect.Error() || r.Err == "timeout"
-			if r.Done && kind == PingDISCO && ranOut && run.Tries > 0 {
+			ranOut := r.Err == "" || r.Err == probes.ErrNoDirect.Error() || r.Err == "timeout"
+			if r.Done && kind == probes.PingDISCO && ranOut && run.Tries > 0 {
 				run.At = time.Now()
 				rr := run
 				s.pingRuns[peer.ID] = &rr

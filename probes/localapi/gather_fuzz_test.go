@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -15,13 +15,15 @@ import (
 	"tailscale.com/ipn"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/probes"
 )
 
 func TestNATFromNetInfo(t *testing.T) {
 	ni := &tailcfg.NetInfo{WorkingUDP: "true", MappingVariesByDestIP: "", PCP: "false",
 		DERPLatency: map[string]float64{"1-v4": 0.02, "1-v6": 0.015, "2-v4": 0.1, "x-v4": 1, "3-v4": -1}}
 	got := natFromNetInfo(ni)
-	want := &NATInfo{WorkingUDP: boolp(true), PCP: boolp(false),
+	want := &probes.NATInfo{WorkingUDP: boolp(true), PCP: boolp(false),
 		DERPLatency: map[int]time.Duration{1: 15 * time.Millisecond, 2: 100 * time.Millisecond}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("natFromNetInfo (-want +got):\n%s", diff)
@@ -84,7 +86,7 @@ func FuzzGather(f *testing.F) {
 		if err != nil {
 			t.Fatalf("snapshot does not marshal: %v", err)
 		}
-		var back Snapshot
+		var back probes.Snapshot
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatalf("snapshot JSON does not round-trip: %v", err)
 		}

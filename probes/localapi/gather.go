@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"cmp"
@@ -17,7 +17,9 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/tscompat"
+	"github.com/tailpath/tailpath/probes"
 )
 
 // whoisParallel bounds concurrent WhoIs calls during one Gather.
@@ -52,7 +54,7 @@ type memo struct {
 
 // memoOf is the memo the gather that built s kept; an empty one when s is
 // nil or was not built by a gather (a snapshot read from a file).
-func memoOf(s *Snapshot) *memo {
+func memoOf(s *probes.Snapshot) *memo {
 	if s != nil {
 		if m, ok := s.Memo().(*memo); ok && m != nil {
 			return m
@@ -89,7 +91,7 @@ func memoOf(s *Snapshot) *memo {
 // Errors: a failing Status() is returned through ConnectError, so it wraps
 // ErrNotRunning, ErrPermission or ErrBadReply where those apply. ctx bounds
 // the whole gather.
-func Gather(ctx context.Context, c LocalClient, prev *Snapshot) (*Snapshot, error) {
+func Gather(ctx context.Context, c LocalClient, prev *probes.Snapshot) (*probes.Snapshot, error) {
 	return GatherWith(ctx, c, prev, GatherOptions{})
 }
 
@@ -105,13 +107,13 @@ type GatherOptions struct {
 	// Latency, when not nil, is a fresh DERP latency measurement
 	// (MeasureDERPLatency); Diagnose then judges far-home-derp on it
 	// instead of NetInfo's latencies (Self.DERPLatencyFrom "netcheck").
-	Latency *DERPLatencyReport
+	Latency *probes.DERPLatencyReport
 	// PeerFacts, when not nil, are the control API's facts of the
 	// tailnet's devices (Refresher.Latest); each peer's are matched by
 	// stable node id or Tailscale address and merged into Peer.PeerSide,
 	// and APIStatus goes to Snapshot.ControlAPI with the match counts.
-	PeerFacts *APIFacts
-	APIStatus *APIStatus
+	PeerFacts *probes.APIFacts
+	APIStatus *probes.APIStatus
 	// WhoIsOnly makes a cold Gather ask WhoIs per peer instead of reading
 	// every node at once from the IPN bus's initial netmap (for
 	// comparing the two; WhoIs is also the fallback when the bus fails).
@@ -136,7 +138,7 @@ type GatherOptions struct {
 	// Host, when set, reads this host's facts (probes/hostnet: interfaces,
 	// the nftables ruleset for tailscaled's port) once Self is known; its
 	// result becomes Self.Host. nil reads nothing.
-	Host func(ctx context.Context, self Self) *HostFacts
+	Host func(ctx context.Context, self probes.Self) *probes.HostFacts
 }
 
 // WireGuardState is one peer's WireGuard session state as the IPN bus
@@ -148,13 +150,13 @@ type WireGuardState struct {
 }
 
 // GatherWith is Gather with options.
-func GatherWith(ctx context.Context, c LocalClient, prev *Snapshot, opts GatherOptions) (*Snapshot, error) {
+func GatherWith(ctx context.Context, c LocalClient, prev *probes.Snapshot, opts GatherOptions) (*probes.Snapshot, error) {
 	return gatherAt(ctx, c, prev, opts.Now, opts)
 }
 
 // gatherAt is GatherWith with a fixed clock for tests; a zero now means
 // time.Now() when Status returns.
-func gatherAt(ctx context.Context, c LocalClient, prev *Snapshot, now time.Time, opts GatherOptions) (*Snapshot, error) {
+func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now time.Time, opts GatherOptions) (*probes.Snapshot, error) {
 	// The requests that do not depend on Status run beside it: the DERP
 	// map, and on a cold gather every node from the IPN bus.
 	ctx, cancel := context.WithCancel(ctx)
@@ -239,12 +241,12 @@ func HiddenByCLI(ps *ipnstate.PeerStatus) bool {
 
 // gatherFrom builds the snapshot from st, the DERP map arriving on dmCh and,
 // when nodesCh is not nil, every node from the IPN bus (nil on failure).
-func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *Snapshot, now time.Time, opts GatherOptions,
-	dmCh <-chan derpMapResult, nodesCh <-chan busFirst) (*Snapshot, error) {
-	snap := &Snapshot{
+func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *probes.Snapshot, now time.Time, opts GatherOptions,
+	dmCh <-chan derpMapResult, nodesCh <-chan busFirst) (*probes.Snapshot, error) {
+	snap := &probes.Snapshot{
 		Time:         now,
 		BackendState: cleanString(st.BackendState),
-		Regions:      map[int]Region{},
+		Regions:      map[int]probes.Region{},
 	}
 	m := &memo{nodes: map[string]cachedNode{}}
 	snap.SetMemo(m)
@@ -272,7 +274,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			if r == nil || id == 0 {
 				continue
 			}
-			snap.Regions[id] = Region{ID: id, Code: cleanString(r.RegionCode), Name: cleanString(r.RegionName)}
+			snap.Regions[id] = probes.Region{ID: id, Code: cleanString(r.RegionCode), Name: cleanString(r.RegionName)}
 		}
 	}
 	codeToID := make(map[string]int, len(snap.Regions))
@@ -347,7 +349,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 
 	// Self.
 	if s := st.Self; s != nil {
-		snap.Self = Self{
+		snap.Self = probes.Self{
 			Name:         shortName(s),
 			DNSName:      cleanString(strings.TrimSuffix(s.DNSName, ".")),
 			OS:           cleanString(s.OS),
@@ -398,7 +400,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	}
 
 	// Peers.
-	prevByID := map[string]*Peer{}
+	prevByID := map[string]*probes.Peer{}
 	var dt float64
 	if prev != nil {
 		for i := range prev.Peers {
@@ -414,7 +416,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 		if ps.PrimaryRoutes != nil {
 			for _, r := range ps.PrimaryRoutes.All() {
 				if r.Bits() > 0 {
-					snap.Self.Routes = append(snap.Self.Routes, SubnetRoute{Prefix: r, Via: shortName(ps)})
+					snap.Self.Routes = append(snap.Self.Routes, probes.SubnetRoute{Prefix: r, Via: shortName(ps)})
 				}
 			}
 		}
@@ -438,7 +440,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 	for i := range order {
 		pss[i] = order[i].ps
 	}
-	snap.Peers = make([]Peer, len(pss))
+	snap.Peers = make([]probes.Peer, len(pss))
 	// whoisParallel workers take the peers in turn: as many WhoIs at once
 	// as before, without a goroutine (and its stack growth) per peer.
 	var next atomic.Int64
@@ -462,20 +464,20 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 					p := &snap.Peers[i]
 					w, ok := wgStates[string(ps.ID)]
 					if !ok {
-						w = WireGuardState{State: WGNone}
+						w = WireGuardState{State: probes.WGNone}
 					}
 					p.WireGuard, p.WireGuardSince = w.State, w.Since
 				}
 				if node != nil {
 					p := &snap.Peers[i]
-					p.PeerSide = PeerSideFromNode(p, node, snap.Regions)
+					p.PeerSide = probes.PeerSideFromNode(p, node, snap.Regions)
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	if opts.APIStatus != nil {
-		snap.ControlAPI = MatchPeerFacts(snap, opts.PeerFacts, *opts.APIStatus)
+		snap.ControlAPI = probes.MatchPeerFacts(snap, opts.PeerFacts, *opts.APIStatus)
 	}
 	for i := range snap.Peers {
 		p := &snap.Peers[i]
@@ -488,29 +490,29 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 			}
 			p.Latency = pp.Latency
 			p.PingRun = pp.PingRun
-			if !pp.LastDirect.IsZero() && now.Sub(pp.LastDirect) < LostDirectWindow {
+			if !pp.LastDirect.IsZero() && now.Sub(pp.LastDirect) < probes.LostDirectWindow {
 				p.LastDirect, p.LastDirectAddr = pp.LastDirect, pp.LastDirectAddr
 			}
 		}
-		if p.Active && !HandshakeRecent(p.LastHandshake, now) {
+		if p.Active && !probes.HandshakeRecent(p.LastHandshake, now) {
 			p.NoHandshakeSince = now
 			if pp != nil && !pp.NoHandshakeSince.IsZero() {
 				p.NoHandshakeSince = pp.NoHandshakeSince
 			}
 		}
-		if p.Path.Kind == PathDirect {
+		if p.Path.Kind == probes.PathDirect {
 			p.LastDirect, p.LastDirectAddr = now, p.Path.Addr
 		}
-		if (p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay) && !p.LastDirect.IsZero() && len(p.TailscaleIPs) > 0 {
+		if (p.Path.Kind == probes.PathDERP || p.Path.Kind == probes.PathPeerRelay) && !p.LastDirect.IsZero() && len(p.TailscaleIPs) > 0 {
 			p.LastChange = lastEndpointChange(ctx, c, p.TailscaleIPs[0], warn)
 		}
-		p.Verdict = Diagnose(snap.Self, *p, snap.Regions, now)
+		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, now)
 	}
-	slices.SortFunc(snap.Self.Routes, func(a, b SubnetRoute) int {
+	slices.SortFunc(snap.Self.Routes, func(a, b probes.SubnetRoute) int {
 		return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()), cmp.Compare(a.Via, b.Via))
 	})
-	snap.Self.Verdict = DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, now)
-	slices.SortFunc(snap.Peers, func(a, b Peer) int {
+	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, now)
+	slices.SortFunc(snap.Peers, func(a, b probes.Peer) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
 	return snap, nil
@@ -518,7 +520,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *S
 
 // lastEndpointChange reads the newest endpoint-change log entry for ip; nil
 // when there is none or the log is unavailable (permission adds a warning).
-func lastEndpointChange(ctx context.Context, c LocalClient, ip netip.Addr, warn func(string)) *EndpointChange {
+func lastEndpointChange(ctx context.Context, c LocalClient, ip netip.Addr, warn func(string)) *probes.EndpointChange {
 	chs, err := EndpointChanges(ctx, c, ip)
 	switch {
 	case errors.Is(err, ErrNoEndpointLog):
@@ -532,7 +534,7 @@ func lastEndpointChange(ctx context.Context, c LocalClient, ip netip.Addr, warn 
 		}
 		return nil
 	}
-	var last *EndpointChange
+	var last *probes.EndpointChange
 	for i := range chs {
 		if last == nil || !chs[i].When.Before(last.When) {
 			last = &chs[i]
@@ -543,9 +545,9 @@ func lastEndpointChange(ctx context.Context, c LocalClient, ip netip.Addr, warn 
 
 // buildPeer converts one PeerStatus (and its WhoIs node, may be nil) to a
 // Peer without a verdict.
-func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Region, codeToID map[string]int, now time.Time) Peer {
-	online, onlineSrc := OnlineState(ps, node)
-	p := Peer{
+func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]probes.Region, codeToID map[string]int, now time.Time) probes.Peer {
+	online, onlineSrc := probes.OnlineState(ps, node)
+	p := probes.Peer{
 		ID:            cleanString(string(ps.ID)),
 		Name:          shortName(ps),
 		DNSName:       cleanString(strings.TrimSuffix(ps.DNSName, ".")),
@@ -555,7 +557,7 @@ func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]Regi
 		OnlineSource:  onlineSrc,
 		Active:        ps.Active,
 		Expired:       ps.Expired,
-		Path:          Classify(ps, online, now),
+		Path:          probes.Classify(ps, online, now),
 		HomeDERPCode:  cleanString(ps.Relay),
 		TxBytes:       ps.TxBytes,
 		RxBytes:       ps.RxBytes,
@@ -661,7 +663,7 @@ func stunDisabled(dm *tailcfg.DERPMap) bool {
 // tailscaled sends new ones only with another NetInfo change; unchanged
 // ones keep prev's date and first-seen time. A fresh measurement (lat)
 // replaces them in Self.NAT.
-func noteLatencyAge(snap, prev *Snapshot, now time.Time, lat *DERPLatencyReport) {
+func noteLatencyAge(snap, prev *probes.Snapshot, now time.Time, lat *probes.DERPLatencyReport) {
 	self := &snap.Self
 	if self.NAT != nil && len(self.NAT.DERPLatency) > 0 {
 		m, pm := memoOf(snap), memoOf(prev)
@@ -679,7 +681,7 @@ func noteLatencyAge(snap, prev *Snapshot, now time.Time, lat *DERPLatencyReport)
 		m.netinfoAt = self.DERPLatencyAt
 	}
 	if lat != nil && len(lat.ByRegion) > 0 {
-		nat := NATInfo{}
+		nat := probes.NATInfo{}
 		if self.NAT != nil {
 			nat = *self.NAT
 		}
@@ -692,18 +694,18 @@ func noteLatencyAge(snap, prev *Snapshot, now time.Time, lat *DERPLatencyReport)
 
 // natFromNetInfo converts the daemon's NetInfo; DERPLatency keys are
 // "<regionID>-v4"/"-v6" in seconds; the best of the two is kept.
-func natFromNetInfo(ni *tailcfg.NetInfo) *NATInfo {
+func natFromNetInfo(ni *tailcfg.NetInfo) *probes.NATInfo {
 	if ni == nil {
 		return nil
 	}
-	n := &NATInfo{
-		WorkingUDP:            OptBool(string(ni.WorkingUDP)),
-		WorkingIPv6:           OptBool(string(ni.WorkingIPv6)),
-		MappingVariesByDestIP: OptBool(string(ni.MappingVariesByDestIP)),
+	n := &probes.NATInfo{
+		WorkingUDP:            probes.OptBool(string(ni.WorkingUDP)),
+		WorkingIPv6:           probes.OptBool(string(ni.WorkingIPv6)),
+		MappingVariesByDestIP: probes.OptBool(string(ni.MappingVariesByDestIP)),
 		HavePortMap:           ni.HavePortMap,
-		UPnP:                  OptBool(string(ni.UPnP)),
-		PMP:                   OptBool(string(ni.PMP)),
-		PCP:                   OptBool(string(ni.PCP)),
+		UPnP:                  probes.OptBool(string(ni.UPnP)),
+		PMP:                   probes.OptBool(string(ni.PMP)),
+		PCP:                   probes.OptBool(string(ni.PCP)),
 		LinkType:              cleanString(ni.LinkType),
 	}
 	if len(ni.DERPLatency) > 0 {
@@ -751,7 +753,7 @@ func whyText(err error) string {
 // previous snapshot, and the address it was asked for (the node's first
 // Tailscale address); nil when none was used. A snapshot capture
 // (probes/snapshot) records these instead of asking again.
-func NodeOf(s *Snapshot, peerID string) (*tailcfg.Node, netip.Addr) {
+func NodeOf(s *probes.Snapshot, peerID string) (*tailcfg.Node, netip.Addr) {
 	id, ips := "", s.Self.TailscaleIPs
 	if peerID != "" {
 		id, ips = "peer:"+peerID, nil
@@ -768,3 +770,6 @@ func NodeOf(s *Snapshot, peerID string) (*tailcfg.Node, netip.Addr) {
 	}
 	return cn.node, ips[0]
 }
+
+// cleanString sanitises one outside string.
+func cleanString(s string) string { return safetext.Clean(s) }

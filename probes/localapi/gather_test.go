@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -12,11 +12,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
 func loadFixtureFile(name string) (*probestest.Fixture, error) {
-	return probestest.LoadFixture(filepath.Join("testdata", name+".json"))
+	return probestest.LoadFixture(filepath.Join("..", "testdata", name+".json"))
 }
 
 func loadFixture(t *testing.T, name string) *probestest.Fixture {
@@ -30,13 +31,13 @@ func loadFixture(t *testing.T, name string) *probestest.Fixture {
 
 // gatherFixture serves the fixture on a real unix socket and gathers through
 // a real local.Client.
-func gatherFixture(t *testing.T, name string) (*Snapshot, *probestest.Server) {
+func gatherFixture(t *testing.T, name string) (*probes.Snapshot, *probestest.Server) {
 	t.Helper()
 	return gatherFixtureWith(t, name, GatherOptions{})
 }
 
 // gatherFixtureWith is gatherFixture with options.
-func gatherFixtureWith(t *testing.T, name string, opts GatherOptions) (*Snapshot, *probestest.Server) {
+func gatherFixtureWith(t *testing.T, name string, opts GatherOptions) (*probes.Snapshot, *probestest.Server) {
 	t.Helper()
 	srv := probestest.New(t, loadFixture(t, name))
 	snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, fixtureNow, opts)
@@ -50,7 +51,7 @@ func gatherFixtureWith(t *testing.T, name string, opts GatherOptions) (*Snapshot
 }
 
 // failedFields lists the Field of every failed check.
-func failedFields(v Verdict) []string {
+func failedFields(v probes.Verdict) []string {
 	var out []string
 	for _, c := range v.Checks {
 		if c.Failed {
@@ -63,10 +64,10 @@ func failedFields(v Verdict) []string {
 func TestDiagnoseFixtures(t *testing.T) {
 	tests := []struct {
 		fixture    string
-		wantKind   PathKind
+		wantKind   probes.PathKind
 		wantText   string
-		wantReason ReasonID
-		wantAlso   []ReasonID
+		wantReason probes.ReasonID
+		wantAlso   []probes.ReasonID
 		wantFailed []string
 		wantFix    bool
 		// netcheck: a fresh DERP latency measurement (one minute old, the
@@ -75,48 +76,48 @@ func TestDiagnoseFixtures(t *testing.T) {
 		// far-home-derp is not judged.
 		netcheck bool
 	}{
-		{"direct", PathDirect, "active; direct 203.0.113.5:41641", ReasonDirect, nil, nil, false, false},
-		{"peer-relay", PathPeerRelay, "active; peer-relay 198.51.100.77:7777:vni:12", ReasonPeerRelay,
-			[]ReasonID{ReasonBothHardNAT}, []string{"NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP"}, true, false},
-		{"offline", PathOffline, "offline, last seen 3h ago", ReasonOffline, nil, []string{"WhoIs.Node.Online", "Status.LastHandshake"}, true, false},
+		{"direct", probes.PathDirect, "active; direct 203.0.113.5:41641", probes.ReasonDirect, nil, nil, false, false},
+		{"peer-relay", probes.PathPeerRelay, "active; peer-relay 198.51.100.77:7777:vni:12", probes.ReasonPeerRelay,
+			[]probes.ReasonID{probes.ReasonBothHardNAT}, []string{"NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP"}, true, false},
+		{"offline", probes.PathOffline, "offline, last seen 3h ago", probes.ReasonOffline, nil, []string{"WhoIs.Node.Online", "Status.LastHandshake"}, true, false},
 		// Idle is a fact about the peer, not a failed check.
-		{"idle", PathIdle, "idle", ReasonIdle, nil, nil, true, false},
-		{"no-endpoints", PathDERP, `active; relay "nyc"`, ReasonNoEndpoints, nil,
+		{"idle", probes.PathIdle, "idle", probes.ReasonIdle, nil, nil, true, false},
+		{"no-endpoints", probes.PathDERP, `active; relay "nyc"`, probes.ReasonNoEndpoints, nil,
 			[]string{"Status.CurAddr", "WhoIs.Node.Endpoints"}, true, false},
 		// The same-LAN check stays unknown: prefixes alone cannot tell.
-		{"private-endpoints-only", PathDERP, `active; relay "fra"`, ReasonPrivateEndpointsOnly, []ReasonID{ReasonFarHomeDERP},
+		{"private-endpoints-only", probes.PathDERP, `active; relay "fra"`, probes.ReasonPrivateEndpointsOnly, []probes.ReasonID{probes.ReasonFarHomeDERP},
 			[]string{"Status.CurAddr", "WhoIs.Node.Endpoints", "Netcheck.DERPLatency"}, true, true},
-		{"local-udp-blocked", PathDERP, `active; relay "nyc"`, ReasonLocalUDPBlocked, nil,
+		{"local-udp-blocked", probes.PathDERP, `active; relay "nyc"`, probes.ReasonLocalUDPBlocked, nil,
 			[]string{"Status.CurAddr", "NetInfo.WorkingUDP"}, true, false},
-		{"local-hard-nat", PathDERP, `active; relay "nyc"`, ReasonLocalHardNAT, nil,
+		{"local-hard-nat", probes.PathDERP, `active; relay "nyc"`, probes.ReasonLocalHardNAT, nil,
 			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap"}, true, false},
 		// The same hard NAT here, and the peer's NAT known easy but
 		// filtering (no port mapping, behind a NAT): both ends known.
-		{"hard-and-filtering-nat", PathDERP, `active; relay "nyc"`, ReasonHardAndFilteringNAT, nil,
+		{"hard-and-filtering-nat", probes.PathDERP, `active; relay "nyc"`, probes.ReasonHardAndFilteringNAT, nil,
 			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.HavePortMap"}, true, false},
 		// The peer's own NetInfo also shows its home (fra, 85 ms) far from
 		// its best region (nyc, 12 ms): peer-far-home-derp.
-		{"both-hard-nat", PathDERP, `active; relay "fra"`, ReasonBothHardNAT, []ReasonID{ReasonFarHomeDERP, ReasonPeerFarHomeDERP},
+		{"both-hard-nat", probes.PathDERP, `active; relay "fra"`, probes.ReasonBothHardNAT, []probes.ReasonID{probes.ReasonFarHomeDERP, probes.ReasonPeerFarHomeDERP},
 			[]string{"Status.CurAddr", "NetInfo.MappingVariesByDestIP", "NetInfo.HavePortMap", "Peer.NetInfo.MappingVariesByDestIP", "Netcheck.DERPLatency", "Peer.NetInfo.DERPLatency"}, true, true},
-		{"far-home-derp", PathDERP, `active; relay "tok"`, ReasonUnexplained, []ReasonID{ReasonFarHomeDERP},
+		{"far-home-derp", probes.PathDERP, `active; relay "tok"`, probes.ReasonUnexplained, []probes.ReasonID{probes.ReasonFarHomeDERP},
 			[]string{"Status.CurAddr", "Netcheck.DERPLatency"}, true, true},
 		// NetInfo's latencies alone may be hours old (tailscaled does not
 		// re-send NetInfo for latency changes): shown, not judged.
-		{"far-home-derp", PathDERP, `active; relay "tok"`, ReasonUnexplained, nil,
+		{"far-home-derp", probes.PathDERP, `active; relay "tok"`, probes.ReasonUnexplained, nil,
 			[]string{"Status.CurAddr"}, true, false},
-		{"unexplained", PathDERP, `active; relay "nyc"`, ReasonUnexplained, nil,
+		{"unexplained", probes.PathDERP, `active; relay "nyc"`, probes.ReasonUnexplained, nil,
 			[]string{"Status.CurAddr"}, true, false},
-		{"testcontrol", PathDirect, "active; direct 127.0.0.1:40002; offline", ReasonDirect, nil, nil, false, false},
+		{"testcontrol", probes.PathDirect, "active; direct 127.0.0.1:40002; offline", probes.ReasonDirect, nil, nil, false, false},
 		// One fixture per defect of issue 14, each resting on Tailscale's
 		// code as its comment says.
-		{"key-expired", PathIdle, "-", ReasonKeyExpired, nil, []string{"Status.Expired"}, true, false},
-		{"no-home-derp", PathDERP, "active; ", ReasonNoHomeDERP, nil, []string{"Status.CurAddr", "Status.Relay"}, true, false},
-		{"only-tcp443", PathDERP, `active; relay "nyc"`, ReasonLocalTCP443Only, nil, []string{"Status.CurAddr", "Self.CapMap"}, true, false},
-		{"no-stun", PathDERP, `active; relay "nyc"`, ReasonUnexplained, nil, []string{"Status.CurAddr"}, true, false},
-		{"docker-same-addr", PathDERP, `active; relay "nyc"`, ReasonPrivateEndpointsOnly, nil, []string{"Status.CurAddr", "WhoIs.Node.Endpoints"}, true, false},
-		{"ipv6-both", PathDERP, `active; relay "nyc"`, ReasonUnexplained, nil, []string{"Status.CurAddr"}, true, false},
-		{"no-common-family", PathDERP, `active; relay "nyc"`, ReasonNoCommonFamily, nil, []string{"Status.CurAddr", "NetInfo.WorkingIPv6"}, true, false},
-		{"hidden-peers", PathDERP, `active; relay "nyc"`, ReasonUnexplained, nil, []string{"Status.CurAddr"}, true, false},
+		{"key-expired", probes.PathIdle, "-", probes.ReasonKeyExpired, nil, []string{"Status.Expired"}, true, false},
+		{"no-home-derp", probes.PathDERP, "active; ", probes.ReasonNoHomeDERP, nil, []string{"Status.CurAddr", "Status.Relay"}, true, false},
+		{"only-tcp443", probes.PathDERP, `active; relay "nyc"`, probes.ReasonLocalTCP443Only, nil, []string{"Status.CurAddr", "Self.CapMap"}, true, false},
+		{"no-stun", probes.PathDERP, `active; relay "nyc"`, probes.ReasonUnexplained, nil, []string{"Status.CurAddr"}, true, false},
+		{"docker-same-addr", probes.PathDERP, `active; relay "nyc"`, probes.ReasonPrivateEndpointsOnly, nil, []string{"Status.CurAddr", "WhoIs.Node.Endpoints"}, true, false},
+		{"ipv6-both", probes.PathDERP, `active; relay "nyc"`, probes.ReasonUnexplained, nil, []string{"Status.CurAddr"}, true, false},
+		{"no-common-family", probes.PathDERP, `active; relay "nyc"`, probes.ReasonNoCommonFamily, nil, []string{"Status.CurAddr", "NetInfo.WorkingIPv6"}, true, false},
+		{"hidden-peers", probes.PathDERP, `active; relay "nyc"`, probes.ReasonUnexplained, nil, []string{"Status.CurAddr"}, true, false},
 	}
 	for _, tt := range tests {
 		name := tt.fixture
@@ -159,25 +160,25 @@ func TestDiagnoseFixtures(t *testing.T) {
 
 // fixtureNetcheck is a DERP latency measurement taken a minute before
 // fixtureNow with the values of the fixture's own NetInfo (of 100.64.0.1).
-func fixtureNetcheck(t *testing.T, name string) *DERPLatencyReport {
+func fixtureNetcheck(t *testing.T, name string) *probes.DERPLatencyReport {
 	t.Helper()
 	snap, _ := gatherFixture(t, name)
 	if snap.Self.NAT == nil || len(snap.Self.NAT.DERPLatency) == 0 {
 		t.Fatalf("fixture %s has no DERP latencies", name)
 	}
-	return &DERPLatencyReport{At: fixtureNow.Add(-time.Minute), ByRegion: snap.Self.NAT.DERPLatency}
+	return &probes.DERPLatencyReport{At: fixtureNow.Add(-time.Minute), ByRegion: snap.Self.NAT.DERPLatency}
 }
 
 func TestGatherFields(t *testing.T) {
 	snap, _ := gatherFixture(t, "both-hard-nat")
-	wantSelf := Self{
+	wantSelf := probes.Self{
 		Name:         "laptop",
 		DNSName:      "laptop.tail1234.ts.net",
 		OS:           "linux",
 		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.1"), netip.MustParseAddr("fd7a:115c:a1e0::1")},
 		HomeDERP:     1,
 		HomeDERPCode: "nyc",
-		NAT: &NATInfo{
+		NAT: &probes.NATInfo{
 			WorkingUDP: boolp(true), WorkingIPv6: boolp(false), MappingVariesByDestIP: boolp(true),
 			UPnP: boolp(false), PMP: boolp(false), PCP: boolp(false), LinkType: "wired",
 			DERPLatency: map[int]time.Duration{1: 12100 * time.Microsecond, 2: 85300 * time.Microsecond, 3: 160400 * time.Microsecond, 4: 70200 * time.Microsecond},
@@ -194,23 +195,23 @@ func TestGatherFields(t *testing.T) {
 	}
 	p := snap.Peers[0]
 	// The peer's NetInfo, shared by control, is its localapi PeerSide.
-	wantSide := &PeerSide{
-		Source: SourceLocalAPI, Endpoints: p.Endpoints,
+	wantSide := &probes.PeerSide{
+		Source: probes.SourceLocalAPI, Endpoints: p.Endpoints,
 		MappingVariesByDestIP: boolp(true), HavePortMap: boolp(false), HomeDERP: 2,
 		DERPLatencyMs:  map[string]float64{"fra": 85.3, "nyc": 12.1, "sfo": 70.2, "tok": 160.4},
-		ClientSupports: ClientSupports{UDP: boolp(true), IPv6: boolp(false), UPnP: boolp(false), PMP: boolp(false), PCP: boolp(false)},
+		ClientSupports: probes.ClientSupports{UDP: boolp(true), IPv6: boolp(false), UPnP: boolp(false), PMP: boolp(false), PCP: boolp(false)},
 	}
 	if diff := cmp.Diff(wantSide, p.PeerSide, cmpOpts...); diff != "" {
 		t.Errorf("peer side (-want +got):\n%s", diff)
 	}
-	p.Verdict = Verdict{}
+	p.Verdict = probes.Verdict{}
 	p.NAT = nil
 	p.PeerSide = nil
-	wantPeer := Peer{
+	wantPeer := probes.Peer{
 		ID: "n2CNTRL", Name: "office-pc", DNSName: "office-pc.tail1234.ts.net", OS: "windows",
 		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")},
 		Online:       boolp(true), OnlineSource: "Status.Online", Active: true,
-		Path:     Path{Kind: PathDERP, DERPCode: "fra", Text: `active; relay "fra"`},
+		Path:     probes.Path{Kind: probes.PathDERP, DERPCode: "fra", Text: `active; relay "fra"`},
 		HomeDERP: 2, HomeDERPCode: "fra",
 		Endpoints:      []netip.AddrPort{netip.MustParseAddrPort("203.0.113.31:62011"), netip.MustParseAddrPort("10.9.0.14:41641")},
 		EndpointsKnown: true,
@@ -279,7 +280,7 @@ func TestGatherWhoIsDenied(t *testing.T) {
 	if p.EndpointsKnown || snap.Self.NAT != nil {
 		t.Errorf("endpoints known %v, self NAT %+v; want unknown", p.EndpointsKnown, snap.Self.NAT)
 	}
-	if p.Verdict.Reason != ReasonUnexplained {
+	if p.Verdict.Reason != probes.ReasonUnexplained {
 		t.Errorf("reason %q, want unexplained when evidence is missing", p.Verdict.Reason)
 	}
 	if got := srv.Requests("whois"); got != 1 {
@@ -390,7 +391,7 @@ func TestGatherLostDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := second.Peers[0].Verdict
-	if v.Reason != ReasonLostDirect || v.Summary != "was direct, fell back to relay" {
+	if v.Reason != probes.ReasonLostDirect || v.Summary != "was direct, fell back to relay" {
 		t.Errorf("verdict = %q %q, want lost-direct; checks:\n%s", v.Reason, v.Summary, checksText(v.Checks))
 	}
 	if got := failedFields(v); !cmp.Equal(got, []string{"Status.CurAddr", "Path.LastDirect", "EndpointChanges"}) {
@@ -399,7 +400,7 @@ func TestGatherLostDirect(t *testing.T) {
 	if v.PeerSide {
 		t.Error("lost-direct marked as resting on the peer's own facts: Peer.LastDirect is our observation")
 	}
-	wantChange := &EndpointChange{When: time.Date(2026, 11, 30, 12, 0, 2, 0, time.UTC), What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"203.0.113.5:41641"}`}
+	wantChange := &probes.EndpointChange{When: time.Date(2026, 11, 30, 12, 0, 2, 0, time.UTC), What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"203.0.113.5:41641"}`}
 	if diff := cmp.Diff(wantChange, second.Peers[0].LastChange); diff != "" {
 		t.Errorf("LastChange (-want +got):\n%s", diff)
 	}
@@ -407,11 +408,11 @@ func TestGatherLostDirect(t *testing.T) {
 		t.Errorf("fix = %q", v.Fix)
 	}
 	// Past the window it is no longer evidence.
-	third, err := gatherAt(context.Background(), c, second, fixtureNow.Add(LostDirectWindow+time.Second), GatherOptions{})
+	third, err := gatherAt(context.Background(), c, second, fixtureNow.Add(probes.LostDirectWindow+time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := third.Peers[0].Verdict.Reason; r != ReasonUnexplained {
+	if r := third.Peers[0].Verdict.Reason; r != probes.ReasonUnexplained {
 		t.Errorf("after the window: reason %q, want unexplained", r)
 	}
 }
@@ -464,16 +465,16 @@ func TestGatherNoHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := first.Peers[0].Verdict.Reason; r != ReasonUnexplained {
+	if r := first.Peers[0].Verdict.Reason; r != probes.ReasonUnexplained {
 		t.Errorf("first poll: reason %q, want unexplained (WireGuard may still be trying)", r)
 	}
-	later, err := gatherAt(context.Background(), c, first, fixtureNow.Add(HandshakeGrace+time.Second), GatherOptions{})
+	later, err := gatherAt(context.Background(), c, first, fixtureNow.Add(probes.HandshakeGrace+time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := later.Peers[0]
-	if p.Verdict.Reason != ReasonNoHandshake || !p.NoHandshakeSince.Equal(fixtureNow) {
-		t.Errorf("after %v: reason %q, no handshake since %v; want no-handshake since %v", HandshakeGrace+time.Second, p.Verdict.Reason, p.NoHandshakeSince, fixtureNow)
+	if p.Verdict.Reason != probes.ReasonNoHandshake || !p.NoHandshakeSince.Equal(fixtureNow) {
+		t.Errorf("after %v: reason %q, no handshake since %v; want no-handshake since %v", probes.HandshakeGrace+time.Second, p.Verdict.Reason, p.NoHandshakeSince, fixtureNow)
 	}
 }
 
@@ -494,7 +495,7 @@ func TestGatherDatesDERPLatency(t *testing.T) {
 	if !second.Self.DERPLatencyAt.IsZero() || !second.Self.DERPLatencySeen.Equal(fixtureNow) {
 		t.Errorf("unchanged latencies: at %v seen %v, want unknown age, seen at %v", second.Self.DERPLatencyAt, second.Self.DERPLatencySeen, fixtureNow)
 	}
-	if hasReason(second.Peers[0].Verdict.Also, ReasonFarHomeDERP) {
+	if hasReason(second.Peers[0].Verdict.Also, probes.ReasonFarHomeDERP) {
 		t.Errorf("far-home-derp judged on latencies unchanged for an hour")
 	}
 	// tailscaled sends NetInfo with new latencies (e.g. after a link change).
@@ -514,7 +515,7 @@ func TestGatherDatesDERPLatency(t *testing.T) {
 	if want := fixtureNow.Add(time.Hour + WhoIsMaxAge); !third.Self.DERPLatencyAt.Equal(want) {
 		t.Errorf("changed latencies dated %v, want %v", third.Self.DERPLatencyAt, want)
 	}
-	if !hasReason(third.Peers[0].Verdict.Also, ReasonFarHomeDERP) {
+	if !hasReason(third.Peers[0].Verdict.Also, probes.ReasonFarHomeDERP) {
 		t.Errorf("fresh latencies: far-home-derp not judged: %+v", third.Peers[0].Verdict)
 	}
 }

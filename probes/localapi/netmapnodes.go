@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/tscompat"
+	"github.com/tailpath/tailpath/probes"
 )
 
 // netmapNodes is every node of the netmap at once, from the IPN bus's
@@ -48,7 +49,7 @@ func wgStatesKnown(version string, sent int) bool {
 	if sent > 0 {
 		return true
 	}
-	ok, parsed := ClientVersionAtLeast(version, 1, 102)
+	ok, parsed := probes.ClientVersionAtLeast(version, 1, 102)
 	return ok && parsed
 }
 

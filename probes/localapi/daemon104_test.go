@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"tailscale.com/ipn"
 
 	"github.com/tailpath/tailpath/internal/tscompat"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -131,7 +132,7 @@ func TestSource104(t *testing.T) {
 	// WhoIs and bus-watch request counts.
 	polls := func(n int) (whois, watches int) {
 		for range n {
-			snap := next[*Snapshot](t, ch, 5*time.Second)
+			snap := next[*probes.Snapshot](t, ch, 5*time.Second)
 			if len(snap.Warnings) != 0 {
 				t.Fatalf("snapshot warns against v1.104: %q", snap.Warnings)
 			}

@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -17,15 +19,15 @@ func TestParseEndpointChanges(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    []EndpointChange
+		want    []probes.EndpointChange
 		wantErr error
 	}{
-		{"null", "null\n", []EndpointChange{}, nil},
-		{"empty", "[]", []EndpointChange{}, nil},
+		{"null", "null\n", []probes.EndpointChange{}, nil},
+		{"empty", "[]", []probes.EndpointChange{}, nil},
 		{
 			name: "as tailscaled writes it (tab-indented)",
 			in:   "[\n\t{\n\t\t\"When\": \"2026-11-30T11:58:00.5Z\",\n\t\t\"What\": \"updateFromNode-DERP\",\n\t\t\"From\": \"127.3.3.40:1\",\n\t\t\"To\": \"127.3.3.40:2\"\n\t}\n]\n",
-			want: []EndpointChange{{When: time.Date(2026, 11, 30, 11, 58, 0, 5e8, time.UTC), What: "updateFromNode-DERP", From: `"127.3.3.40:1"`, To: `"127.3.3.40:2"`}},
+			want: []probes.EndpointChange{{When: time.Date(2026, 11, 30, 11, 58, 0, 5e8, time.UTC), What: "updateFromNode-DERP", From: `"127.3.3.40:1"`, To: `"127.3.3.40:2"`}},
 		},
 		{"not JSON", "<html>", nil, ErrBadReply},
 		{"object, not array", `{"When":"x"}`, nil, ErrBadReply},

@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/probes"
 )
 
 // pingGap is the pause between pings that did not go direct, and
@@ -33,7 +35,7 @@ var (
 // returns ErrNoDirect. A LocalAPI failure or a ping error from the daemon (pr.Err)
 // ends the run with Done and returns the error (through ConnectError).
 // Cancelling ctx ends the run and returns ctx.Err(). emit may be nil.
-func Ping(ctx context.Context, c LocalClient, peer Peer, kind PingKind, maxTries int, maxTime time.Duration, emit func(PingResult)) error {
+func Ping(ctx context.Context, c LocalClient, peer probes.Peer, kind probes.PingKind, maxTries int, maxTime time.Duration, emit func(probes.PingResult)) error {
 	return PingWith(ctx, c, peer, kind, PingOptions{Tries: maxTries, Time: maxTime}, emit)
 }
 
@@ -50,16 +52,16 @@ type PingOptions struct {
 
 // PingWith is Ping with its bounds set (the bounded probe of `status
 // --probe` pings faster and waits less per ping than `tailscale ping`).
-func PingWith(ctx context.Context, c LocalClient, peer Peer, kind PingKind, o PingOptions, emit func(PingResult)) error {
+func PingWith(ctx context.Context, c LocalClient, peer probes.Peer, kind probes.PingKind, o PingOptions, emit func(probes.PingResult)) error {
 	if emit == nil {
-		emit = func(PingResult) {}
+		emit = func(probes.PingResult) {}
 	}
 	maxTries, maxTime := o.Tries, o.Time
 	if maxTries <= 0 {
-		maxTries = DefaultPingTries
+		maxTries = probes.DefaultPingTries
 	}
 	if maxTime <= 0 {
-		maxTime = DefaultPingTime
+		maxTime = probes.DefaultPingTime
 	}
 	gap, tryTimeout := o.Gap, o.TryTimeout
 	if gap <= 0 {
@@ -70,19 +72,19 @@ func PingWith(ctx context.Context, c LocalClient, peer Peer, kind PingKind, o Pi
 	}
 	var ptype tailcfg.PingType
 	switch kind {
-	case PingDISCO, "":
-		kind, ptype = PingDISCO, tailcfg.PingDisco
-	case PingTSMP:
+	case probes.PingDISCO, "":
+		kind, ptype = probes.PingDISCO, tailcfg.PingDisco
+	case probes.PingTSMP:
 		ptype, maxTries = tailcfg.PingTSMP, 1
 	default:
-		err := fmt.Errorf("ping %s: unknown ping kind %q (want %q or %q)", peer.Name, kind, PingDISCO, PingTSMP)
-		emit(PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: err.Error()})
+		err := fmt.Errorf("ping %s: unknown ping kind %q (want %q or %q)", peer.Name, kind, probes.PingDISCO, probes.PingTSMP)
+		emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: err.Error()})
 		return err
 	}
 	ip, ok := pingAddr(peer)
 	if !ok {
 		err := fmt.Errorf("ping %s: peer has no Tailscale IP", peer.Name)
-		emit(PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: err.Error()})
+		emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: err.Error()})
 		return err
 	}
 	parent := ctx
@@ -95,7 +97,7 @@ func PingWith(ctx context.Context, c LocalClient, peer Peer, kind PingKind, o Pi
 		pr, err := c.Ping(tctx, ip, ptype)
 		timedOut := tctx.Err() != nil && outer.Err() == nil
 		tcancel()
-		res := PingResult{PeerID: peer.ID, Kind: kind, Try: try}
+		res := probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try}
 		switch {
 		case err != nil && parent.Err() != nil:
 			res.Done, res.Err = true, "cancelled"
@@ -104,14 +106,14 @@ func PingWith(ctx context.Context, c LocalClient, peer Peer, kind PingKind, o Pi
 		case err != nil && outer.Err() != nil:
 			res.Done, res.Err = true, "timeout"
 			emit(res)
-			if kind == PingDISCO {
-				return ErrNoDirect
+			if kind == probes.PingDISCO {
+				return probes.ErrNoDirect
 			}
 			return outer.Err()
-		case err != nil && timedOut && kind == PingTSMP:
+		case err != nil && timedOut && kind == probes.PingTSMP:
 			res.Done, res.Err = true, "timeout"
 			emit(res)
-			return ErrNoReply
+			return probes.ErrNoReply
 		case err != nil && timedOut:
 			res.Err = "timeout"
 		case err != nil:
@@ -130,8 +132,8 @@ func PingWith(ctx context.Context, c LocalClient, peer Peer, kind PingKind, o Pi
 			return errors.New(res.Err)
 		default:
 			res.Latency = time.Duration(pr.LatencySeconds * float64(time.Second))
-			res.Via, res.Path = ViaText(pr, ptype)
-			if kind == PingTSMP || res.Path == PathDirect {
+			res.Via, res.Path = probes.ViaText(pr, ptype)
+			if kind == probes.PingTSMP || res.Path == probes.PathDirect {
 				res.Done = true
 				emit(res)
 				return nil
@@ -139,23 +141,23 @@ func PingWith(ctx context.Context, c LocalClient, peer Peer, kind PingKind, o Pi
 		}
 		emit(res)
 		if last {
-			emit(PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: ErrNoDirect.Error()})
-			return ErrNoDirect
+			emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: probes.ErrNoDirect.Error()})
+			return probes.ErrNoDirect
 		}
 		select {
 		case <-outer.Done():
 			if parent.Err() != nil {
-				emit(PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: "cancelled"})
+				emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: "cancelled"})
 				return parent.Err()
 			}
-			emit(PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: ErrNoDirect.Error()})
-			return ErrNoDirect
+			emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: probes.ErrNoDirect.Error()})
+			return probes.ErrNoDirect
 		case <-time.After(gap):
 		}
 	}
 }
 
-func pingAddr(p Peer) (netip.Addr, bool) {
+func pingAddr(p probes.Peer) (netip.Addr, bool) {
 	for _, a := range p.TailscaleIPs {
 		if a.Is4() {
 			return a, true

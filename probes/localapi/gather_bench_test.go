@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/tailpath/tailpath/internal/tscompat"
-	"github.com/tailpath/tailpath/probes/probestest"
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
+	"github.com/tailpath/tailpath/probes/probestest"
 )
 
 // syntheticFixture is a LocalAPI state with n peers (a quarter relayed).

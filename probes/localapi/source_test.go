@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -10,14 +10,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/tailpath/tailpath/probes/probestest"
 	"tailscale.com/client/local"
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/probestest"
 )
 
 // next waits for the next event of type T, skipping others, failing after d.
-func next[T Event](t *testing.T, ch <-chan Event, d time.Duration) T {
+func next[T probes.Event](t *testing.T, ch <-chan probes.Event, d time.Duration) T {
 	t.Helper()
 	deadline := time.After(d)
 	for {
@@ -38,17 +40,17 @@ func next[T Event](t *testing.T, ch <-chan Event, d time.Duration) T {
 }
 
 // nextStatus waits for a SourceStatus with Up == up.
-func nextStatus(t *testing.T, ch <-chan Event, up bool, d time.Duration) SourceStatus {
+func nextStatus(t *testing.T, ch <-chan probes.Event, up bool, d time.Duration) probes.SourceStatus {
 	t.Helper()
 	end := time.Now().Add(d)
 	for time.Now().Before(end) {
-		st := next[SourceStatus](t, ch, time.Until(end))
+		st := next[probes.SourceStatus](t, ch, time.Until(end))
 		if st.Up == up {
 			return st
 		}
 	}
 	t.Fatalf("no SourceStatus{Up:%v} within %v", up, d)
-	return SourceStatus{}
+	return probes.SourceStatus{}
 }
 
 func TestSourceReconnects(t *testing.T) {
@@ -61,10 +63,10 @@ func TestSourceReconnects(t *testing.T) {
 	})
 	ch := src.Run(ctx)
 
-	if st := next[SourceStatus](t, ch, 5*time.Second); !st.Up {
+	if st := next[probes.SourceStatus](t, ch, 5*time.Second); !st.Up {
 		t.Fatalf("first status = %+v, want up", st)
 	}
-	snap := next[*Snapshot](t, ch, 5*time.Second)
+	snap := next[*probes.Snapshot](t, ch, 5*time.Second)
 	if len(snap.Peers) != 1 || snap.Peers[0].Name != "nas" {
 		t.Fatalf("snapshot peers = %+v", snap.Peers)
 	}
@@ -78,7 +80,7 @@ func TestSourceReconnects(t *testing.T) {
 	}
 	// Back-off is capped: several retries arrive within a second.
 	for range 3 {
-		st := next[SourceStatus](t, ch, 2*time.Second)
+		st := next[probes.SourceStatus](t, ch, 2*time.Second)
 		if st.Up {
 			t.Fatalf("up while stopped: %+v", st)
 		}
@@ -92,7 +94,7 @@ func TestSourceReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	nextStatus(t, ch, true, 5*time.Second)
-	next[*Snapshot](t, ch, 5*time.Second)
+	next[*probes.Snapshot](t, ch, 5*time.Second)
 
 	// Cancelling closes the channel once every goroutine has returned.
 	cancel()
@@ -130,8 +132,8 @@ func TestSourceBusTriggersGather(t *testing.T) {
 	defer cancel()
 	// A poll interval far beyond the test: only the bus can cause a new snapshot.
 	ch := NewSource(NewClient(srv.Socket), SourceOptions{Interval: time.Hour}).Run(ctx)
-	next[*Snapshot](t, ch, 5*time.Second) // the first poll
-	next[*Snapshot](t, ch, 5*time.Second) // caused by the bus's initial notify
+	next[*probes.Snapshot](t, ch, 5*time.Second) // the first poll
+	next[*probes.Snapshot](t, ch, 5*time.Second) // caused by the bus's initial notify
 
 	// The peer goes relayed; the bus says something changed.
 	var st map[string]any
@@ -145,9 +147,9 @@ func TestSourceBusTriggersGather(t *testing.T) {
 	srv.SetStatusBody(b)
 	s := ipn.Running
 	srv.Notify(ipn.Notify{State: &s})
-	snap := next[*Snapshot](t, ch, 5*time.Second)
-	if got := snap.Peers[0].Path.Kind; got != PathDERP {
-		t.Errorf("after bus notify path = %q, want %q", got, PathDERP)
+	snap := next[*probes.Snapshot](t, ch, 5*time.Second)
+	if got := snap.Peers[0].Path.Kind; got != probes.PathDERP {
+		t.Errorf("after bus notify path = %q, want %q", got, probes.PathDERP)
 	}
 }
 
@@ -156,11 +158,11 @@ func TestSourceBusPatchRefreshesOnePeer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch := NewSource(NewClient(srv.Socket), SourceOptions{Interval: time.Hour}).Run(ctx)
-	next[*Snapshot](t, ch, 5*time.Second) // the first poll
-	next[*Snapshot](t, ch, 5*time.Second) // caused by the bus's initial notify
+	next[*probes.Snapshot](t, ch, 5*time.Second) // the first poll
+	next[*probes.Snapshot](t, ch, 5*time.Second) // caused by the bus's initial notify
 	before := srv.Requests("whois")
 	srv.Notify(ipn.Notify{PeerChangedPatch: []*tailcfg.PeerChange{{NodeID: 2, DERPRegion: 2}}})
-	next[*Snapshot](t, ch, 5*time.Second)
+	next[*probes.Snapshot](t, ch, 5*time.Second)
 	if got := srv.Requests("whois") - before; got != 1 {
 		t.Errorf("whois requests after a patch for one peer = %d, want 1", got)
 	}
@@ -172,16 +174,16 @@ func TestSourcePingEvents(t *testing.T) {
 	defer cancel()
 	src := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 50 * time.Millisecond})
 	ch := src.Run(ctx)
-	snap := next[*Snapshot](t, ch, 5*time.Second)
-	src.Ping(snap.Peers[0], PingDISCO)
-	pr := next[PingResult](t, ch, 5*time.Second)
-	want := PingResult{PeerID: "n2CNTRL", Kind: PingDISCO, Try: 1, Latency: 23100 * time.Microsecond, Via: "203.0.113.5:41641", Path: PathDirect, Done: true}
+	snap := next[*probes.Snapshot](t, ch, 5*time.Second)
+	src.Ping(snap.Peers[0], probes.PingDISCO)
+	pr := next[probes.PingResult](t, ch, 5*time.Second)
+	want := probes.PingResult{PeerID: "n2CNTRL", Kind: probes.PingDISCO, Try: 1, Latency: 23100 * time.Microsecond, Via: "203.0.113.5:41641", Path: probes.PathDirect, Done: true}
 	if diff := cmp.Diff(want, pr); diff != "" {
 		t.Errorf("ping result (-want +got):\n%s", diff)
 	}
 	// The latency is carried into later snapshots.
 	for range 20 {
-		snap = next[*Snapshot](t, ch, 5*time.Second)
+		snap = next[*probes.Snapshot](t, ch, 5*time.Second)
 		if snap.Peers[0].Latency == 23100*time.Microsecond {
 			return
 		}
@@ -198,26 +200,26 @@ func TestSourcePingRunFeedsDiagnosis(t *testing.T) {
 	defer cancel()
 	src := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 50 * time.Millisecond})
 	ch := src.Run(ctx)
-	snap := next[*Snapshot](t, ch, 5*time.Second)
-	if got := snap.Peers[0].Verdict.Reason; got != ReasonUnexplained {
+	snap := next[*probes.Snapshot](t, ch, 5*time.Second)
+	if got := snap.Peers[0].Verdict.Reason; got != probes.ReasonUnexplained {
 		t.Fatalf("before the ping: reason %q, want unexplained", got)
 	}
-	src.Ping(snap.Peers[0], PingDISCO)
+	src.Ping(snap.Peers[0], probes.PingDISCO)
 	for {
-		pr := next[PingResult](t, ch, 10*time.Second)
+		pr := next[probes.PingResult](t, ch, 10*time.Second)
 		if pr.Done {
-			if pr.Err != ErrNoDirect.Error() || pr.Try != DefaultPingTries {
-				t.Errorf("last result = %+v, want %q after %d tries", pr, ErrNoDirect, DefaultPingTries)
+			if pr.Err != probes.ErrNoDirect.Error() || pr.Try != probes.DefaultPingTries {
+				t.Errorf("last result = %+v, want %q after %d tries", pr, probes.ErrNoDirect, probes.DefaultPingTries)
 			}
 			break
 		}
-		if pr.Via != "DERP(nyc)" || pr.Path != PathDERP {
+		if pr.Via != "DERP(nyc)" || pr.Path != probes.PathDERP {
 			t.Errorf("pong via %q (%q), want DERP(nyc)", pr.Via, pr.Path)
 		}
 	}
-	snap = next[*Snapshot](t, ch, 5*time.Second)
+	snap = next[*probes.Snapshot](t, ch, 5*time.Second)
 	p := snap.Peers[0]
-	want := &PingRun{Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+	want := &probes.PingRun{Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
 	if p.PingRun == nil {
 		t.Fatal("no PingRun on the peer")
 	}
@@ -226,8 +228,8 @@ func TestSourcePingRunFeedsDiagnosis(t *testing.T) {
 	if diff := cmp.Diff(*want, got); diff != "" {
 		t.Errorf("PingRun (-want +got):\n%s", diff)
 	}
-	if p.Verdict.Reason != ReasonDiscoUnanswered {
-		t.Errorf("after the ping: reason %q, want %q; checks %+v", p.Verdict.Reason, ReasonDiscoUnanswered, p.Verdict.Checks)
+	if p.Verdict.Reason != probes.ReasonDiscoUnanswered {
+		t.Errorf("after the ping: reason %q, want %q; checks %+v", p.Verdict.Reason, probes.ReasonDiscoUnanswered, p.Verdict.Checks)
 	}
 }
 
@@ -267,9 +269,9 @@ func TestSourceNoGoroutineLeak(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	src := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 20 * time.Millisecond, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 	ch := src.Run(ctx)
-	snap := next[*Snapshot](t, ch, 5*time.Second)
-	src.Ping(snap.Peers[0], PingDISCO) // 10 tries: still running when cancelled
-	next[PingResult](t, ch, 5*time.Second)
+	snap := next[*probes.Snapshot](t, ch, 5*time.Second)
+	src.Ping(snap.Peers[0], probes.PingDISCO) // 10 tries: still running when cancelled
+	next[probes.PingResult](t, ch, 5*time.Second)
 	srv.Stop()
 	nextStatus(t, ch, false, 5*time.Second)
 	if err := srv.Start(); err != nil {
@@ -319,7 +321,7 @@ func TestSourceBusRefusedIsAWarning(t *testing.T) {
 	ch := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 50 * time.Millisecond}).Run(ctx)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		snap := next[*Snapshot](t, ch, 5*time.Second)
+		snap := next[*probes.Snapshot](t, ch, 5*time.Second)
 		for _, w := range snap.Warnings {
 			if strings.HasPrefix(w, "IPN bus: ") && strings.Contains(w, "access denied") {
 				return
@@ -337,14 +339,14 @@ func TestSourceMeasuresDERPLatency(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := make(chan *tailcfg.DERPMap, 4)
-	measure := func(_ context.Context, dm *tailcfg.DERPMap) (*DERPLatencyReport, error) {
+	measure := func(_ context.Context, dm *tailcfg.DERPMap) (*probes.DERPLatencyReport, error) {
 		calls <- dm
-		return &DERPLatencyReport{At: time.Now(), ByRegion: map[int]time.Duration{
+		return &probes.DERPLatencyReport{At: time.Now(), ByRegion: map[int]time.Duration{
 			1: 12 * time.Millisecond, 2: 85 * time.Millisecond, 3: 160 * time.Millisecond}}, nil
 	}
 	ch := NewSource(NewClient(srv.Socket), SourceOptions{Interval: 50 * time.Millisecond, MeasureDERP: measure}).Run(ctx)
-	first := next[*Snapshot](t, ch, 5*time.Second)
-	if first.Self.DERPLatencyFrom != "netinfo" || hasReason(first.Peers[0].Verdict.Also, ReasonFarHomeDERP) {
+	first := next[*probes.Snapshot](t, ch, 5*time.Second)
+	if first.Self.DERPLatencyFrom != "netinfo" || hasReason(first.Peers[0].Verdict.Also, probes.ReasonFarHomeDERP) {
 		t.Fatalf("first snapshot: latencies from %q, also %v; want NetInfo's, far not judged", first.Self.DERPLatencyFrom, first.Peers[0].Verdict.Also)
 	}
 	select {
@@ -357,9 +359,9 @@ func TestSourceMeasuresDERPLatency(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		snap := next[*Snapshot](t, ch, 5*time.Second)
+		snap := next[*probes.Snapshot](t, ch, 5*time.Second)
 		if snap.Self.DERPLatencyFrom == "netcheck" {
-			if !hasReason(snap.Peers[0].Verdict.Also, ReasonFarHomeDERP) {
+			if !hasReason(snap.Peers[0].Verdict.Also, probes.ReasonFarHomeDERP) {
 				t.Fatalf("fresh latencies but no far-home-derp: %+v", snap.Peers[0].Verdict)
 			}
 			if len(calls) != 0 {
@@ -388,7 +390,7 @@ func TestSourceBusMaskRefusedIsAWarning(t *testing.T) {
 	ch := NewSource(refusingBus{NewClient(srv.Socket)}, SourceOptions{Interval: 50 * time.Millisecond}).Run(ctx)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		snap := next[*Snapshot](t, ch, 5*time.Second)
+		snap := next[*probes.Snapshot](t, ch, 5*time.Second)
 		for _, w := range snap.Warnings {
 			if strings.Contains(w, "IPN bus: tailscaled refused the watch request (400 Bad Request)") {
 				return
@@ -406,27 +408,27 @@ func TestSourceProbe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var asked []string
-	prober := func(_ context.Context, _ LocalClient, peers []Peer, progress func(ProbeProgress)) map[string]*PingRun {
-		runs := map[string]*PingRun{}
-		progress(ProbeProgress{Total: len(peers)})
+	prober := func(_ context.Context, _ LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
+		runs := map[string]*probes.PingRun{}
+		progress(probes.ProbeProgress{Total: len(peers)})
 		for i, p := range peers {
 			asked = append(asked, p.Name)
-			runs[p.ID] = &PingRun{At: time.Now(), Tries: 4, Pongs: 4, Via: "DERP(nyc)", Probe: true}
-			progress(ProbeProgress{Total: len(peers), Done: i + 1, Peer: p.Name})
+			runs[p.ID] = &probes.PingRun{At: time.Now(), Tries: 4, Pongs: 4, Via: "DERP(nyc)", Probe: true}
+			progress(probes.ProbeProgress{Total: len(peers), Done: i + 1, Peer: p.Name})
 		}
-		progress(ProbeProgress{Total: len(peers), Done: len(peers), Finished: true})
+		progress(probes.ProbeProgress{Total: len(peers), Done: len(peers), Finished: true})
 		return runs
 	}
 	src := NewSource(NewClient(srv.Socket), SourceOptions{Interval: time.Hour, Prober: prober})
 	ch := src.Run(ctx)
-	snap := next[*Snapshot](t, ch, 5*time.Second)
+	snap := next[*probes.Snapshot](t, ch, 5*time.Second)
 	src.Probe(snap.Peers)
-	for pp := next[ProbeProgress](t, ch, 5*time.Second); !pp.Finished; pp = next[ProbeProgress](t, ch, 5*time.Second) {
+	for pp := next[probes.ProbeProgress](t, ch, 5*time.Second); !pp.Finished; pp = next[probes.ProbeProgress](t, ch, 5*time.Second) {
 	}
 	// Its poll is an hour away: the probe's end brings the snapshot.
-	snap = next[*Snapshot](t, ch, 5*time.Second)
+	snap = next[*probes.Snapshot](t, ch, 5*time.Second)
 	p := snap.Peers[0]
-	if len(asked) != 1 || p.PingRun == nil || !p.PingRun.Probe || p.Verdict.Reason != ReasonDiscoUnanswered {
+	if len(asked) != 1 || p.PingRun == nil || !p.PingRun.Probe || p.Verdict.Reason != probes.ReasonDiscoUnanswered {
 		t.Errorf("asked %v; run %+v, reason %s; want the probe's run and disco-unanswered", asked, p.PingRun, p.Verdict.Reason)
 	}
 }

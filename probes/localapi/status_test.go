@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // path is the Status local.Client decodes, for every fixture and a
 // 300-peer tailnet.
 func TestReadStatusMatchesClient(t *testing.T) {
-	fixtures, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	fixtures, err := filepath.Glob(filepath.Join("..", "testdata", "*.json"))
 	if err != nil || len(fixtures) == 0 {
 		t.Fatalf("fixtures: %v %v", fixtures, err)
 	}

@@ -1,4 +1,4 @@
-package probes
+package localapi
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"tailscale.com/util/eventbus"
 
 	"github.com/tailpath/tailpath/internal/tscompat"
+	"github.com/tailpath/tailpath/probes"
 )
 
 // LatencyRefresh is how often the Source measures DERP latencies afresh.
@@ -26,7 +27,7 @@ const LatencyRefresh = 10 * time.Minute
 //
 // Errors: dm nil or empty, no UDP socket, or no region answering (UDP
 // blocked) return an error; ctx bounds the whole measurement.
-func MeasureDERPLatency(ctx context.Context, dm *tailcfg.DERPMap) (*DERPLatencyReport, error) {
+func MeasureDERPLatency(ctx context.Context, dm *tailcfg.DERPMap) (*probes.DERPLatencyReport, error) {
 	if dm == nil || len(dm.Regions) == 0 {
 		return nil, errors.New("netcheck: no DERP map")
 	}
@@ -56,7 +57,7 @@ func MeasureDERPLatency(ctx context.Context, dm *tailcfg.DERPMap) (*DERPLatencyR
 	if len(rep.RegionLatency) == 0 {
 		return nil, errors.New("netcheck: no DERP region answered STUN (UDP blocked?)")
 	}
-	out := &DERPLatencyReport{At: time.Now(), ByRegion: make(map[int]time.Duration, len(rep.RegionLatency))}
+	out := &probes.DERPLatencyReport{At: time.Now(), ByRegion: make(map[int]time.Duration, len(rep.RegionLatency))}
 	for rid, d := range rep.RegionLatency {
 		if id := tscompat.IntRegionID(rid); d > 0 && id != 0 {
 			out.ByRegion[id] = d
