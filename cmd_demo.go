@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
@@ -123,7 +123,7 @@ func demoServe(ctx context.Context, d *app.Dashboard, addr string, stderr io.Wri
 	}
 	if d.ControlAPI != nil {
 		// The lab's control API, as the dashboard reads it.
-		s.PeerSide = probes.NewRefresher(d.ControlAPI, 0)
+		s.PeerSide = controlapi.NewRefresher(d.ControlAPI, 0)
 	}
 	ln, err := listenServe(addr, "--serve", stderr)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/internal/secretfile"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -171,7 +171,7 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 		return usageError{err}
 	}
 	if api != nil {
-		s.PeerSide = probes.NewRefresher(api, 0)
+		s.PeerSide = controlapi.NewRefresher(api, 0)
 	}
 	if f.port != "" {
 		src := &devlink.Source{}

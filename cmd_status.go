@@ -20,6 +20,7 @@ import (
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
@@ -285,7 +286,7 @@ const statusAPIWait = 2 * time.Second
 // startPeerSide starts reading the control API beside the LocalAPI and
 // returns the function that waits for it, giving up statusAPIWait after
 // the start; nil when api is nil.
-func startPeerSide(ctx context.Context, api *probes.ControlAPI) func() (*probes.APIFacts, probes.APIStatus) {
+func startPeerSide(ctx context.Context, api *controlapi.ControlAPI) func() (*probes.APIFacts, probes.APIStatus) {
 	if api == nil {
 		return nil
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
@@ -66,7 +67,7 @@ type Dashboard struct {
 	All bool
 	// ControlAPI, when set, reads the peers' own side of each path from
 	// the Tailscale control API, once a minute and on r.
-	ControlAPI *probes.ControlAPI
+	ControlAPI *controlapi.ControlAPI
 	// Title is shown left of the tabs.
 	Title string
 	// Device, when set, adds the Device and Log panes, fed by it.
@@ -158,7 +159,7 @@ func (d *Dashboard) SourceOptions() localapi.SourceOptions {
 		Prober:      Prober,
 	}
 	if d.ControlAPI != nil {
-		o.PeerSide = probes.NewRefresher(d.ControlAPI, 0)
+		o.PeerSide = controlapi.NewRefresher(d.ControlAPI, 0)
 	}
 	return o
 }

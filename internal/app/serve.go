@@ -14,6 +14,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
@@ -41,7 +42,7 @@ type Serve struct {
 	All bool
 	// PeerSide, when set, reads the peers' own side of each path from the
 	// control API in the background.
-	PeerSide *probes.Refresher
+	PeerSide *controlapi.Refresher
 	// Device, when set, is the board (--port).
 	Device *devlink.Source
 	// Tuning, when set, is read every ServeTuningInterval (Linux).

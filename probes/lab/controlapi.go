@@ -13,6 +13,7 @@ import (
 	"github.com/tailpath/tailpath/internal/ctrlapi"
 	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 )
 
 // The lab serves the part of the Tailscale control API tailpath reads
@@ -24,8 +25,8 @@ import (
 
 // ControlAPIConfig is how to reach the lab's control API: its base URL
 // (the control server's) and its key.
-func (l *Lab) ControlAPIConfig() probes.APIConfig {
-	return probes.APIConfig{APIKey: probes.NewAPISecret(l.apiKey), BaseURL: l.controlURL}
+func (l *Lab) ControlAPIConfig() controlapi.APIConfig {
+	return controlapi.APIConfig{APIKey: controlapi.NewAPISecret(l.apiKey), BaseURL: l.controlURL}
 }
 
 // ControlAPI is the lab's control-API server, for tests that make it

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/ctrlapi"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/net/stun"
@@ -274,7 +275,7 @@ func TestLab(t *testing.T) {
 	// the API says is behind a hard NAT gets a hard-NAT reason resting on
 	// the peer side; without the API the same peer keeps today's verdict.
 	t.Run("control API: both ends", func(t *testing.T) {
-		api, err := probes.NewControlAPI(l.ControlAPIConfig())
+		api, err := controlapi.NewControlAPI(l.ControlAPIConfig())
 		if err != nil {
 			t.Fatal(err)
 		}

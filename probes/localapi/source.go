@@ -10,6 +10,7 @@ import (
 	"tailscale.com/tailcfg"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 )
 
 // BusMask is what the Source asks of the IPN bus (v1.102, ipn/backend.go):
@@ -56,7 +57,7 @@ type SourceOptions struct {
 	// in the background (once a minute, at once on Refresh); every
 	// snapshot merges its latest answer, and a new answer causes a
 	// snapshot. The local verdicts never wait for it.
-	PeerSide *probes.Refresher
+	PeerSide *controlapi.Refresher
 	// Prober, when set, runs Probe's bounded DISCO runs (probes/probe.Run:
 	// at most 10 pings per peer, 8 peers at once, 15 s in all), calling
 	// progress as it goes; nil disables Probe.

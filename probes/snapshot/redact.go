@@ -18,7 +18,7 @@ import (
 	"tailscale.com/types/key"
 
 	"github.com/tailpath/tailpath/internal/tscompat"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 )
 
 // Redaction says what Redact replaced and what it left out, in words a
@@ -611,7 +611,7 @@ func (r *redactor) prune(f *File) *File {
 	if c := f.ControlAPI; c != nil {
 		// An error body may echo the request, credentials included.
 		cc := *c
-		cc.Status.Err = probes.APIErrorSummary(c.Status.Err)
+		cc.Status.Err = controlapi.APIErrorSummary(c.Status.Err)
 		out.ControlAPI = &cc
 	}
 	if t := f.Tuning; t != nil {

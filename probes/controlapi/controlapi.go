@@ -1,4 +1,10 @@
-package probes
+// Package controlapi reads the peers' own facts from the Tailscale control
+// API (the tailnet's device list with clientConnectivity) through
+// tailscale.com/client/tailscale/v2: ControlAPI.Fetch once, Refresher in
+// the background for a long-running source (probes/localapi.Source). What
+// it reads becomes probes.APIFacts, which probes matches against the
+// netmap's peers. Credentials are APISecrets, which never print.
+package controlapi
 
 import (
 	"bytes"
@@ -22,7 +28,9 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 	tsapi "tailscale.com/client/tailscale/v2"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/secretfile"
+	"github.com/tailpath/tailpath/probes"
 )
 
 // APISecret is a credential for the control API. It prints as
@@ -258,7 +266,7 @@ func (e *APIError) Retryable() bool {
 // expired), 403 (the credentials lack the devices:core:read scope), 404
 // (no such tailnet), 429 and 5xx (retry later), network errors, or a reply
 // that does not parse.
-func (a *ControlAPI) Fetch(ctx context.Context) (*APIFacts, error) {
+func (a *ControlAPI) Fetch(ctx context.Context) (*probes.APIFacts, error) {
 	c := &capture{}
 	_, err := a.client.Devices().List(context.WithValue(ctx, captureKey{}, c), tsapi.WithFields(tsapi.IncludeFieldsAll))
 	if err != nil || c.status/100 != 2 {
@@ -416,17 +424,17 @@ type apiDevice struct {
 // latencies are keyed by region *name* ("New York City"); they stay keyed
 // so until APIFacts.Match maps them to codes. Outside strings are
 // sanitised.
-func parseDevices(body []byte, at time.Time) (*APIFacts, error) {
+func parseDevices(body []byte, at time.Time) (*probes.APIFacts, error) {
 	var doc struct {
 		Devices []apiDevice `json:"devices"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, err
 	}
-	f := NewAPIFacts(at, len(doc.Devices))
+	f := probes.NewAPIFacts(at, len(doc.Devices))
 	for i := range doc.Devices {
 		d := &doc.Devices[i]
-		s := &PeerSide{Source: SourceControlAPI, At: at, ClientVersion: ClientVersion(d.ClientVersion), UpdateAvailable: d.UpdateAvailable}
+		s := &probes.PeerSide{Source: probes.SourceControlAPI, At: at, ClientVersion: probes.ClientVersion(d.ClientVersion), UpdateAvailable: d.UpdateAvailable}
 		preferred := ""
 		if t, err := time.Parse(time.RFC3339, d.LastSeen); err == nil && !(d.ConnectedToControl != nil && *d.ConnectedToControl) {
 			s.LastSeen = t
@@ -435,7 +443,7 @@ func parseDevices(body []byte, at time.Time) (*APIFacts, error) {
 			s.Endpoints = parseAddrs(cc.Endpoints)
 			s.MappingVariesByDestIP = cc.MappingVariesByDestIP
 			if cs := cc.ClientSupports; cs != nil {
-				s.ClientSupports = ClientSupports{UDP: cs.UDP, IPv6: cs.IPv6, HairPinning: cs.HairPinning, UPnP: cs.UPnP, PMP: cs.PMP, PCP: cs.PCP}
+				s.ClientSupports = probes.ClientSupports{UDP: cs.UDP, IPv6: cs.IPv6, HairPinning: cs.HairPinning, UPnP: cs.UPnP, PMP: cs.PMP, PCP: cs.PCP}
 			}
 			if len(cc.Latency) > 0 {
 				s.DERPLatencyMs = make(map[string]float64, len(cc.Latency))
@@ -474,8 +482,8 @@ type Refresher struct {
 	poke     chan struct{}
 
 	mu     sync.Mutex
-	facts  *APIFacts
-	status APIStatus
+	facts  *probes.APIFacts
+	status probes.APIStatus
 }
 
 // DefaultAPIInterval is how often a Refresher reads the device list.
@@ -486,14 +494,14 @@ func NewRefresher(api *ControlAPI, interval time.Duration) *Refresher {
 	if interval <= 0 {
 		interval = DefaultAPIInterval
 	}
-	return &Refresher{api: api, interval: interval, poke: make(chan struct{}, 1), status: APIStatus{State: "pending"}}
+	return &Refresher{api: api, interval: interval, poke: make(chan struct{}, 1), status: probes.APIStatus{State: "pending"}}
 }
 
 // fetch reads the API within 30 s, returning when ctx ends even if the
 // read does not (it then finishes on its own within its timeout).
-func (r *Refresher) fetch(ctx context.Context) (*APIFacts, error) {
+func (r *Refresher) fetch(ctx context.Context) (*probes.APIFacts, error) {
 	type result struct {
-		facts *APIFacts
+		facts *probes.APIFacts
 		err   error
 	}
 	ch := make(chan result, 1)
@@ -521,7 +529,7 @@ func (r *Refresher) Refresh() {
 
 // Latest returns the last facts read (nil before the first success) and
 // the source's status.
-func (r *Refresher) Latest() (*APIFacts, APIStatus) {
+func (r *Refresher) Latest() (*probes.APIFacts, probes.APIStatus) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.facts, r.status
@@ -546,7 +554,7 @@ func (r *Refresher) Run(ctx context.Context, updated func()) {
 		switch {
 		case err == nil:
 			r.facts = facts
-			r.status = APIStatus{State: "ok", At: facts.At}
+			r.status = probes.APIStatus{State: "ok", At: facts.At}
 			wait = r.interval
 		default:
 			st := r.status
@@ -580,3 +588,6 @@ func parseAddrs(ss []string) []netip.AddrPort {
 	}
 	return out
 }
+
+// cleanString sanitises one outside string.
+func cleanString(s string) string { return safetext.Clean(s) }
