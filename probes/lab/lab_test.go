@@ -17,12 +17,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailpath/tailpath/internal/ctrlapi"
-	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/controlapi"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/net/stun"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/lab/apiserver"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 func TestMain(m *testing.M) {
@@ -279,11 +280,11 @@ func TestLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !l.ControlAPI().Update(DERPName, func(d *ctrlapi.Device) {
-			d.ClientConnectivity.MappingVariesByDestIP = ctrlapi.Bool(true)
-			d.ClientConnectivity.ClientSupports.UPnP = ctrlapi.Bool(false)
-			d.ClientConnectivity.ClientSupports.PMP = ctrlapi.Bool(false)
-			d.ClientConnectivity.ClientSupports.PCP = ctrlapi.Bool(false)
+		if !l.ControlAPI().Update(DERPName, func(d *apiserver.Device) {
+			d.ClientConnectivity.MappingVariesByDestIP = apiserver.Bool(true)
+			d.ClientConnectivity.ClientSupports.UPnP = apiserver.Bool(false)
+			d.ClientConnectivity.ClientSupports.PMP = apiserver.Bool(false)
+			d.ClientConnectivity.ClientSupports.PCP = apiserver.Bool(false)
 		}) {
 			t.Fatalf("the lab's API does not list %s", DERPName)
 		}

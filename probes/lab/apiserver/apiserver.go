@@ -1,12 +1,12 @@
-// Package ctrlapi is a small HTTP server speaking the part of the Tailscale
-// control API tailpath reads: GET /api/v2/tailnet/{tailnet}/devices (with
-// fields=all, clientConnectivity included) behind an API key (HTTP basic
-// auth, the key as user name) or an OAuth client (POST
-// /api/v2/oauth/token, client credentials). The JSON follows the API's
-// documentation. The lab serves one on loopback so the demo shows both
-// ends of a path without an account; tests use it to inject the API's
-// failures (401, 403, 429, 5xx, a slow answer).
-package ctrlapi
+// Package apiserver is the lab's stand-in for the Tailscale control API: a
+// small HTTP server speaking the part of it tailpath reads: GET
+// /api/v2/tailnet/{tailnet}/devices (with fields=all, clientConnectivity
+// included) behind an API key (HTTP basic auth, the key as user name) or an
+// OAuth client (POST /api/v2/oauth/token, client credentials). The JSON
+// follows the API's documentation. The lab serves one on loopback so the demo
+// shows both ends of a path without an account; tests use it to inject the
+// API's failures (401, 403, 429, 5xx, a slow answer).
+package apiserver
 
 import (
 	"crypto/subtle"
