@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/lab"
 )
@@ -139,5 +140,5 @@ func demoStatus(ctx context.Context, l *lab.Lab, asJSON bool, w io.Writer) error
 	if err != nil {
 		return err
 	}
-	return printStatus(w, s, asJSON)
+	return report.Print(w, s, asJSON)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
@@ -236,16 +237,16 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	for _, w := range ls.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
 	}
-	info := snapshotInfo(file, names)
+	info := report.NewSnapshotInfo(file, names)
 	if f.json {
-		out := statusJSONOf(ls)
+		out := report.Of(ls)
 		out.Snapshot = info
-		return encodeStatusJSON(stdio.Stdout, out)
+		return report.Encode(stdio.Stdout, out)
 	}
-	if _, err := io.WriteString(stdio.Stdout, snapshotHeader(info)); err != nil {
+	if _, err := io.WriteString(stdio.Stdout, report.SnapshotHeader(info)); err != nil {
 		return err
 	}
-	return writeStatusTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout))
+	return report.WriteTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout))
 }
 
 // fetchTimeout bounds fetching one http(s) input (another node's
@@ -352,70 +353,4 @@ func readInput(ctx context.Context, name string, stdin io.Reader) (snapshot.Raw,
 		return snapshot.Raw{}, fmt.Errorf("%s: %w (more than %d MiB)", name, snapshot.ErrTooLarge, snapshot.MaxSize>>20)
 	}
 	return snapshot.Raw{Name: name, Data: b}, nil
-}
-
-// snapshotJSON is status --json's "snapshot" object for --from.
-type snapshotJSON struct {
-	// Taken is the snapshot's time (TakenFrom says how pasted input
-	// dates it); From the inputs named.
-	Taken     time.Time `json:"taken"`
-	TakenFrom string    `json:"taken_from,omitempty"`
-	From      []string  `json:"from"`
-	// Origin is "localapi" (saved by tailpath) or "pasted".
-	Origin   string                    `json:"origin"`
-	Redacted *snapshot.Redaction       `json:"redacted,omitempty"`
-	Inputs   []snapshot.Input          `json:"inputs,omitempty"`
-	Ignored  []snapshot.Ignored        `json:"ignored,omitempty"`
-	Netcheck *probes.DERPLatencyReport `json:"netcheck,omitempty"`
-}
-
-func snapshotInfo(f *snapshot.File, names []string) *snapshotJSON {
-	return &snapshotJSON{Taken: f.Taken, TakenFrom: f.TakenFrom, From: names, Origin: f.Origin, Redacted: f.Redacted, Inputs: f.Inputs, Ignored: f.Ignored, Netcheck: f.Netcheck}
-}
-
-// maxIgnoredShown is how many ignored lines the table's header lists.
-const maxIgnoredShown = 10
-
-// snapshotHeader is the table's "# " lines for --from: when the snapshot
-// was taken, what was redacted, the inputs recognised, the lines ignored.
-func snapshotHeader(s *snapshotJSON) string {
-	var b strings.Builder
-	origin := "saved by tailpath"
-	if s.Origin == snapshot.OriginPasted {
-		origin = "pasted input"
-	}
-	taken := s.Taken.UTC().Format("2006-01-02 15:04:05Z")
-	if s.TakenFrom != "" {
-		taken += ", " + s.TakenFrom
-	}
-	fmt.Fprintf(&b, "# snapshot taken %s (%s: %s)\n", taken, origin, strings.Join(s.From, ", "))
-	if r := s.Redacted; r != nil {
-		fmt.Fprintf(&b, "# redacted: %s\n", strings.Join(r.Replaced, "; "))
-	}
-	for _, in := range s.Inputs {
-		where := ""
-		switch {
-		case in.Name != "" && in.First == in.Last:
-			where = fmt.Sprintf("%s:%d ", in.Name, in.First)
-		case in.Name != "":
-			where = fmt.Sprintf("%s:%d-%d ", in.Name, in.First, in.Last)
-		}
-		note := ""
-		if in.Note != "" {
-			note = ": " + in.Note
-		}
-		fmt.Fprintf(&b, "# recognised: %s%s%s\n", where, in.Kind, note)
-	}
-	for i, ig := range s.Ignored {
-		if i == maxIgnoredShown {
-			fmt.Fprintf(&b, "# ignored: %d more lines (--json lists them)\n", len(s.Ignored)-i)
-			break
-		}
-		if ig.Text == "" {
-			fmt.Fprintf(&b, "# ignored: %s:%d (text removed by --redact)\n", ig.Name, ig.Line)
-			continue
-		}
-		fmt.Fprintf(&b, "# ignored: %s:%d %q\n", ig.Name, ig.Line, ig.Text)
-	}
-	return b.String()
 }

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"encoding/json"
@@ -27,18 +27,18 @@ import (
 // API, the snapshot's provenance) and those rare per peer (a ping run, an
 // endpoint change) are still marshalled by encoding/json.
 
-// writeStatusJSONFast writes out as json.MarshalIndent(out, "", "  ")
-// and a newline would, in chunks of about statusJSONFlush bytes: one
+// writeFast writes out as json.MarshalIndent(out, "", "  ")
+// and a newline would, in chunks of about flushSize bytes: one
 // goroutine lays out the next chunks while this one writes, so a reader
 // that drains a pipe slowly does not hold up the encoding. An error (a
 // value encoding/json refuses: a NaN rate, a year past 9999) is returned
 // after the chunks written before it.
-func writeStatusJSONFast(w io.Writer, out *statusJSON) error {
+func writeFast(w io.Writer, out *Document) error {
 	const inFlight = 3
 	full := make(chan []byte, inFlight)
 	free := make(chan []byte, inFlight)
 	for range inFlight {
-		free <- make([]byte, 0, statusJSONFlush+8<<10)
+		free <- make([]byte, 0, flushSize+8<<10)
 	}
 	stop := make(chan struct{})
 	var encErr error
@@ -80,7 +80,7 @@ func writeStatusJSONFast(w io.Writer, out *statusJSON) error {
 			for i := range out.Peers {
 				e.next()
 				e.peer(&out.Peers[i])
-				if len(e.b) >= statusJSONFlush && !emit() {
+				if len(e.b) >= flushSize && !emit() {
 					return
 				}
 			}
@@ -105,8 +105,8 @@ func writeStatusJSONFast(w io.Writer, out *statusJSON) error {
 	return encErr
 }
 
-// tail writes statusJSON's members after "peers".
-func (e *jsonIndenter) tail(out *statusJSON) {
+// tail writes Document's members after "peers".
+func (e *jsonIndenter) tail(out *Document) {
 	if out.Board != nil {
 		e.key("board")
 		e.any(out.Board)
@@ -134,13 +134,13 @@ func (e *jsonIndenter) tail(out *statusJSON) {
 	e.close('}')
 }
 
-// statusJSONFlush is how many bytes writeStatusJSONFast gathers before
+// flushSize is how many bytes writeFast gathers before
 // writing them.
-const statusJSONFlush = 64 << 10
+const flushSize = 64 << 10
 
 // peer writes sp: probes.Peer's fields in their order (none for a nil
 // peer, as encoding/json skips a nil embedded pointer), then path_changes.
-func (e *jsonIndenter) peer(sp *statusPeer) {
+func (e *jsonIndenter) peer(sp *Peer) {
 	e.open('{')
 	if sp.Peer != nil {
 		e.peerFields(sp.Peer)

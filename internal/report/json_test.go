@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 )
 
 // referenceStatusJSON is status --json as encoding/json writes it.
-func referenceStatusJSON(t testing.TB, out statusJSON) []byte {
+func referenceStatusJSON(t testing.TB, out Document) []byte {
 	t.Helper()
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -31,13 +31,13 @@ func referenceStatusJSON(t testing.TB, out statusJSON) []byte {
 	return append(b, '\n')
 }
 
-// checkStatusJSON fails t when encodeStatusJSON's bytes are not
+// checkStatusJSON fails t when Encode's bytes are not
 // encoding/json's, showing where they part.
-func checkStatusJSON(t *testing.T, name string, out statusJSON) {
+func checkStatusJSON(t *testing.T, name string, out Document) {
 	t.Helper()
 	want := referenceStatusJSON(t, out)
 	var got bytes.Buffer
-	if err := encodeStatusJSON(&got, out); err != nil {
+	if err := Encode(&got, out); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	if bytes.Equal(got.Bytes(), want) {
@@ -149,22 +149,22 @@ func (f *filler) fill(v reflect.Value) {
 // both float forms, zones, nested peer sides), every field zero, nil
 // slices, and real snapshots.
 func TestStatusJSONWriterMatchesEncodingJSON(t *testing.T) {
-	var full statusJSON
+	var full Document
 	(&filler{}).fill(reflect.ValueOf(&full).Elem())
 	if full.Peers[0].PeerSide.Other == nil || full.Peers[0].PingRun == nil || full.Peers[0].LastChange == nil {
 		t.Fatal("the filler left per-peer pointers nil")
 	}
 	checkStatusJSON(t, "every field set", full)
 
-	var zero statusJSON
+	var zero Document
 	checkStatusJSON(t, "zero", zero)
-	zero.Peers = []statusPeer{{}, {Peer: &probes.Peer{}}, {Peer: &probes.Peer{Verdict: probes.Verdict{Checks: []probes.Check{}}, NAT: &probes.NATInfo{}, PeerSide: &probes.PeerSide{}}, PathChanges: []link.PathChange{}}}
+	zero.Peers = []Peer{{}, {Peer: &probes.Peer{}}, {Peer: &probes.Peer{Verdict: probes.Verdict{Checks: []probes.Check{}}, NAT: &probes.NATInfo{}, PeerSide: &probes.PeerSide{}}, PathChanges: []link.PathChange{}}}
 	checkStatusJSON(t, "zero peers", zero)
 
 	s := manySnapshot(t, 200)
-	checkStatusJSON(t, "ManyPeers(200)", statusJSONOf(s))
+	checkStatusJSON(t, "ManyPeers(200)", Of(s))
 
-	fixtures, err := filepath.Glob(filepath.Join("probes", "testdata", "*.json"))
+	fixtures, err := filepath.Glob(filepath.Join("..", "..", "probes", "testdata", "*.json"))
 	if err != nil || len(fixtures) == 0 {
 		t.Fatalf("fixtures: %v %v", fixtures, err)
 	}
@@ -179,7 +179,7 @@ func TestStatusJSONWriterMatchesEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		var l link.Linker
-		checkStatusJSON(t, name, statusJSONOf(l.SetSnapshot(snap)))
+		checkStatusJSON(t, name, Of(l.SetSnapshot(snap)))
 	}
 }
 
@@ -192,11 +192,11 @@ func TestStatusJSONWriterErrors(t *testing.T) {
 		"year 10000":    {LastSeen: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		"zone 24h away": {LastSeen: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 24*3600))},
 	} {
-		out := statusJSON{Peers: []statusPeer{{Peer: &p}}}
+		out := Document{Peers: []Peer{{Peer: &p}}}
 		if _, err := json.Marshal(out); err == nil {
 			t.Errorf("%s: encoding/json accepts it", name)
 		}
-		if err := encodeStatusJSON(io.Discard, out); err == nil {
+		if err := Encode(io.Discard, out); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -256,13 +256,13 @@ func manySnapshot(tb testing.TB, n int) *link.Snapshot {
 // Indent): docs/perf.md, issue 8.
 func BenchmarkStatusJSON1000(b *testing.B) {
 	s := manySnapshot(b, 1000)
-	out := statusJSONOf(s)
+	out := Of(s)
 	size := int64(len(referenceStatusJSON(b, out)))
 	for _, tc := range []struct {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"fast", func(w io.Writer) error { return encodeStatusJSON(w, out) }},
+		{"fast", func(w io.Writer) error { return Encode(w, out) }},
 		{"marshal-indent", func(w io.Writer) error {
 			b, err := json.Marshal(out)
 			if err != nil {
@@ -304,19 +304,19 @@ func (w *failingWriter) Write(b []byte) (int, error) {
 // TestStatusJSONWriterStops: a failing writer, or a value refused after
 // many chunks, ends the writing with that error (and without hanging).
 func TestStatusJSONWriterStops(t *testing.T) {
-	out := statusJSONOf(manySnapshot(t, 1000))
+	out := Of(manySnapshot(t, 1000))
 	want := referenceStatusJSON(t, out)
-	if len(want) < 8*statusJSONFlush {
+	if len(want) < 8*flushSize {
 		t.Fatalf("%d bytes, want several chunks", len(want))
 	}
-	for _, n := range []int{0, 100, statusJSONFlush + 1, 5 * statusJSONFlush} {
-		if err := encodeStatusJSON(&failingWriter{n: n}, out); err == nil || err.Error() != "disk full" {
+	for _, n := range []int{0, 100, flushSize + 1, 5 * flushSize} {
+		if err := Encode(&failingWriter{n: n}, out); err == nil || err.Error() != "disk full" {
 			t.Errorf("writer failing after %d bytes: %v, want its error", n, err)
 		}
 	}
 	out.Peers[len(out.Peers)-1].TxRate = math.NaN()
 	var got bytes.Buffer
-	if err := encodeStatusJSON(&got, out); err == nil {
+	if err := Encode(&got, out); err == nil {
 		t.Error("NaN in the last peer: no error")
 	}
 	if got.Len() >= len(want) || !bytes.HasPrefix(want, got.Bytes()) {
