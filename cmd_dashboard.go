@@ -127,7 +127,7 @@ func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio IO) e
 		if name == "-" {
 			return usageErrorf(`--from -: the dashboard reads keys from stdin; give a file`)
 		}
-		raw, err := readInput(ctx, name, nil)
+		raw, err := snapshot.ReadInput(ctx, name, nil)
 		if err != nil {
 			return inputError{fmt.Errorf("--from: %w", err)}
 		}

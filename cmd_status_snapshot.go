@@ -6,15 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/report"
-	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -153,7 +149,7 @@ func tuningReport(ctx context.Context, socket string) (*tune.Report, string) {
 // into that peer of ls.
 func (s *snapshotFlags) applyPeers(ctx context.Context, ls *link.Snapshot, stderr io.Writer) (*link.Snapshot, error) {
 	for _, name := range s.peers {
-		raw, err := readInput(ctx, name, nil)
+		raw, err := snapshot.ReadInput(ctx, name, nil)
 		if err != nil {
 			return nil, inputError{fmt.Errorf("--peer-snapshot: %w", err)}
 		}
@@ -204,7 +200,7 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	names := append(append([]string(nil), f.snap.from...), args...)
 	var raws []snapshot.Raw
 	for _, name := range names {
-		raw, err := readInput(ctx, name, stdio.Stdin)
+		raw, err := snapshot.ReadInput(ctx, name, stdio.Stdin)
 		if err != nil {
 			return inputError{fmt.Errorf("--from: %w", err)}
 		}
@@ -247,110 +243,4 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 		return err
 	}
 	return report.WriteTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout))
-}
-
-// fetchTimeout bounds fetching one http(s) input (another node's
-// `tailpath serve` /snapshot.json).
-const fetchTimeout = 20 * time.Second
-
-// maxRedirects is how many redirects fetching an input follows.
-const maxRedirects = 3
-
-// fetchClient fetches --from and --peer-snapshot URLs. It follows a
-// redirect only to the same host and port (http on port 80 may move to
-// https on 443), never from https to http, and at most maxRedirects
-// times: a redirect elsewhere would make tailpath a blind request
-// forger into whatever the serving machine can name, its answer's first
-// line quoted back in the error.
-var fetchClient = &http.Client{CheckRedirect: checkRedirect}
-
-// redirectError is a redirect fetchClient refused.
-type redirectError struct{ msg string }
-
-func (e redirectError) Error() string { return e.msg }
-
-// checkRedirect is fetchClient's redirect policy.
-func checkRedirect(req *http.Request, via []*http.Request) error {
-	first, prev, next := via[0].URL, via[len(via)-1].URL, req.URL
-	switch {
-	case len(via) > maxRedirects:
-		return redirectError{fmt.Sprintf("more than %d redirects; refused (give the final URL)", maxRedirects)}
-	case prev.Scheme == "https" && next.Scheme != "https":
-		return redirectError{fmt.Sprintf("redirected from https to %s://%s; refused (that would drop TLS)", next.Scheme, next.Host)}
-	case !sameOrigin(first, next):
-		return redirectError{fmt.Sprintf("redirected to %s://%s, another host or port; refused (only %s is asked; give the URL it redirects to if you trust it)", next.Scheme, next.Host, first.Host)}
-	}
-	return nil
-}
-
-// sameOrigin reports whether b names a's host and port (an upgrade from
-// http:80 to https:443 included).
-func sameOrigin(a, b *url.URL) bool {
-	if !strings.EqualFold(a.Hostname(), b.Hostname()) {
-		return false
-	}
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if u.Scheme == "https" {
-			return "443"
-		}
-		return "80"
-	}
-	pa, pb := port(a), port(b)
-	return pa == pb || (a.Scheme == "http" && pa == "80" && b.Scheme == "https" && pb == "443")
-}
-
-// readInput reads one --from or --peer-snapshot input of at most
-// snapshot.MaxSize bytes: a file, "-" (stdin), or an http:// or https://
-// URL (another node's `tailpath serve` /snapshot.json, fetched within
-// fetchTimeout with fetchClient's redirect policy; a status other than
-// 200 is an error quoting the body's first line, sanitised as the status
-// line is).
-func readInput(ctx context.Context, name string, stdin io.Reader) (snapshot.Raw, error) {
-	var r io.Reader
-	if strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://") {
-		ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, name, nil)
-		if err != nil {
-			return snapshot.Raw{}, err
-		}
-		resp, err := fetchClient.Do(req)
-		if err != nil {
-			var re redirectError
-			if errors.As(err, &re) {
-				return snapshot.Raw{}, fmt.Errorf("%s: %s", name, safetext.Clean(re.Error()))
-			}
-			return snapshot.Raw{}, fmt.Errorf("%s (is tailpath serve running there, listening on an address this machine reaches? serve listens on loopback unless --listen names another)", safetext.Clean(err.Error()))
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			first, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			line, _, _ := strings.Cut(string(first), "\n")
-			return snapshot.Raw{}, fmt.Errorf("%s: %s: %s", name, safetext.Clean(resp.Status), safetext.Clean(line))
-		}
-		r = resp.Body
-	} else if name == "-" {
-		if stdin == nil {
-			return snapshot.Raw{}, errors.New(`"-" (stdin) is only for --from`)
-		}
-		r = stdin
-	} else {
-		fh, err := os.Open(name)
-		if err != nil {
-			return snapshot.Raw{}, err
-		}
-		defer fh.Close()
-		r = fh
-	}
-	b, err := io.ReadAll(io.LimitReader(r, snapshot.MaxSize+1))
-	if err != nil {
-		return snapshot.Raw{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(b) > snapshot.MaxSize {
-		return snapshot.Raw{}, fmt.Errorf("%s: %w (more than %d MiB)", name, snapshot.ErrTooLarge, snapshot.MaxSize>>20)
-	}
-	return snapshot.Raw{Name: name, Data: b}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package snapshot
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 // the same host and port only, never https to http, at most 3 times;
 // anything else fails naming the refusal, without fetching the target.
 func TestFromURLRedirects(t *testing.T) {
-	snap, err := os.ReadFile("probes/snapshot/testdata/both-hard-nat.json")
+	snap, err := os.ReadFile("testdata/both-hard-nat.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestFromURLRedirects(t *testing.T) {
 		{srv.URL + "/elsewhere", "another host or port; refused"},
 		{tls.URL + "/x", "redirected from https to http://"},
 	} {
-		raw, err := readInput(context.Background(), tt.url, nil)
+		raw, err := ReadInput(context.Background(), tt.url, nil)
 		switch {
 		case tt.want == "" && (err != nil || len(raw.Data) != len(snap)):
 			t.Errorf("%s: %d bytes, %v; want the snapshot", tt.url, len(raw.Data), err)
@@ -105,7 +105,7 @@ func TestFromURLErrorSanitised(t *testing.T) {
 			}()
 		}
 	}()
-	_, err = readInput(context.Background(), "http://"+ln.Addr().String()+"/snapshot.json", nil)
+	_, err = ReadInput(context.Background(), "http://"+ln.Addr().String()+"/snapshot.json", nil)
 	if err == nil {
 		t.Fatal("no error")
 	}
