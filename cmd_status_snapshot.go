@@ -12,9 +12,7 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/internal/termcolor"
-	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -66,28 +64,14 @@ func (s *snapshotFlags) check(asJSON bool) error {
 	return nil
 }
 
-// recorder wraps c when a snapshot is to be taken (--save, --redact);
-// nil otherwise.
-func (s *snapshotFlags) recorder(c localapi.LocalClient) *snapshot.Recorder {
-	if s.save == "" && !s.redact {
-		return nil
-	}
-	return snapshot.NewRecorder(c)
-}
-
-// snapshotExtras are what status read beside the LocalAPI.
-type snapshotExtras struct {
-	facts *probes.APIFacts
-	api   *probes.APIStatus
-}
-
-// saveLive builds the snapshot of a live status (gathered through rec),
-// redacts and saves it as the flags ask, and returns what to print: the
-// redacted diagnosis with --redact, else ls. printed is true when the
-// snapshot itself went to stdout (--save -), so nothing else is printed.
-func (f *statusFlags) saveLive(ctx context.Context, rec *snapshot.Recorder, ls *link.Snapshot, ex snapshotExtras, stdio IO) (*link.Snapshot, bool, error) {
+// saveLive builds the snapshot of a live status (gathered through its
+// Recorder), redacts and saves it as the flags ask, and returns what to
+// print: the redacted diagnosis with --redact, else ls. printed is true
+// when the snapshot itself went to stdout (--save -), so nothing else is
+// printed.
+func (f *statusFlags) saveLive(ctx context.Context, st *app.StatusResult, ls *link.Snapshot, stdio IO) (*link.Snapshot, bool, error) {
 	tr, terr := tuningReport(ctx, f.socket)
-	file := rec.File(ls, snapshot.Extras{All: f.all, PeerFacts: ex.facts, APIStatus: ex.api, Tuning: tr, TuningErr: terr})
+	file := st.Recorder.File(ls, snapshot.Extras{All: f.all, PeerFacts: st.PeerFacts, APIStatus: st.APIStatus, Tuning: tr, TuningErr: terr})
 	return f.snap.finish(ctx, file, ls, stdio)
 }
 
