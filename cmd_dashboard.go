@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
@@ -101,7 +102,7 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error
 		Tuning: &tuning.Options{Inputs: tune.Inputs{DaemonTUN: app.DaemonTUN(f.socket), Daemon: app.DaemonName(f.socket)}},
 	}
 	if f.port != "" {
-		eol, err := eolBytes(f.eol)
+		eol, err := devlink.EOLBytes(f.eol)
 		if err != nil {
 			return usageError{err}
 		}

@@ -1,8 +1,7 @@
-package main
+package devlink
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,12 +10,17 @@ import (
 	"github.com/charmbracelet/x/term"
 )
 
-// consoleQuit is the key that ends tail --console: Ctrl+], as in idf.py
-// monitor and miniterm.
-const consoleQuit = 0x1d
+// This file is an interactive console to the board (`tailpath tail
+// --console`), as idf.py monitor has one: typed keys go to the board
+// (Link.Send), Enter as the board wants it, Ctrl+] quits.
 
-// eolBytes returns what Enter sends for --eol: "CR", "LF" or "CRLF".
-func eolBytes(eol string) ([]byte, error) {
+// ConsoleQuit is the key that ends the console: Ctrl+], as in idf.py
+// monitor and miniterm.
+const ConsoleQuit = 0x1d
+
+// EOLBytes returns what Enter sends for eol: "CR", "LF" or "CRLF" (any
+// case). Its error names --eol, the flag that takes it.
+func EOLBytes(eol string) ([]byte, error) {
 	switch strings.ToUpper(eol) {
 	case "CR":
 		return []byte("\r"), nil
@@ -42,7 +46,7 @@ type keyTranslator struct {
 func (k keyTranslator) translate(dst, in []byte) (out []byte, quit bool) {
 	for _, c := range in {
 		switch c {
-		case consoleQuit:
+		case ConsoleQuit:
 			return dst, true
 		case k.enter:
 			dst = append(dst, k.eol...)
@@ -53,10 +57,10 @@ func (k keyTranslator) translate(dst, in []byte) (out []byte, quit bool) {
 	return dst, false
 }
 
-// runConsole copies keys from in to send until in ends, ctx is done or
+// RunConsole copies keys from in to send until in ends, ctx is done or
 // Ctrl+] is typed (then it calls quit). fromTerminal says in is a
 // terminal in raw mode (Enter arrives as CR).
-func runConsole(ctx context.Context, in io.Reader, fromTerminal bool, eol []byte, send func([]byte) error, quit func(), stderr io.Writer) {
+func RunConsole(ctx context.Context, in io.Reader, fromTerminal bool, eol []byte, send func([]byte) error, quit func(), stderr io.Writer) {
 	k := keyTranslator{eol: eol, enter: '\n'}
 	if fromTerminal {
 		k.enter = '\r'
@@ -86,9 +90,9 @@ func runConsole(ctx context.Context, in io.Reader, fromTerminal bool, eol []byte
 	}
 }
 
-// rawTerminal puts f in raw mode when it is a terminal and returns a
+// RawTerminal puts r in raw mode when it is a terminal and returns a
 // function that restores it (a no-op otherwise), and whether it did.
-func rawTerminal(r io.Reader) (restore func(), raw bool, err error) {
+func RawTerminal(r io.Reader) (restore func(), raw bool, err error) {
 	f, ok := r.(*os.File)
 	if !ok || !term.IsTerminal(f.Fd()) {
 		return func() {}, false, nil
@@ -100,8 +104,11 @@ func rawTerminal(r io.Reader) (restore func(), raw bool, err error) {
 	return func() { term.Restore(f.Fd(), st) }, true, nil
 }
 
-// crlfWriter turns a lone "\n" into "\r\n", for a terminal in raw mode
-// (which no longer does it).
+// NewCRLFWriter returns a writer to w that turns a lone "\n" into
+// "\r\n", for a terminal in raw mode (which no longer does it).
+func NewCRLFWriter(w io.Writer) io.Writer { return &crlfWriter{w: w} }
+
+// crlfWriter is NewCRLFWriter's writer.
 type crlfWriter struct {
 	w    io.Writer
 	last byte
@@ -126,5 +133,3 @@ func (c *crlfWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-var errConsoleStdin = errors.New("tail --console: the keys come from standard input, so --port - (a capture on stdin) cannot be used with it")
