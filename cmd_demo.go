@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/lab"
@@ -41,37 +42,37 @@ direct peer, a DERP-only peer in a child process that advertises no
 endpoints, an idle peer and an offline one), then shows it in the dashboard.
 Needs no root and no network beyond loopback.`
 
-func demoCommand() *command {
+func demoCommand() *cli.Command {
 	var f demoFlags
-	fs := newFlagSet("tailpath demo")
+	fs := cli.NewFlagSet("tailpath demo")
 	fs.BoolVar(&f.status, "status", false, "print the lab's peers, paths and verdicts once and exit")
 	fs.BoolVar(&f.json, "json", false, "with --status: print JSON")
 	fs.StringVar(&f.logFile, "lab-log", "", "append the lab's own logs (control, DERP, nodes) to this file")
 	fs.BoolVar(&f.labOnly, "lab-only", false, "run only the lab tailnet until interrupted and print its LocalAPI socket (for 'tailpath --socket' or 'tailpath status --socket')")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll the observer's status")
 	fs.StringVar(&f.serve, "serve", "", "instead of the dashboard, serve the demo's metrics as 'tailpath serve' does on this address (e.g. 127.0.0.1:9473)")
-	return &command{
-		name:  "demo",
-		short: "start a lab tailnet on loopback and show it in the dashboard",
-		usage: demoUsage,
-		flags: fs,
-		run:   f.run,
+	return &cli.Command{
+		Name:  "demo",
+		Short: "start a lab tailnet on loopback and show it in the dashboard",
+		Usage: demoUsage,
+		Flags: fs,
+		Run:   f.run,
 	}
 }
 
-func (f *demoFlags) run(ctx context.Context, args []string, stdio IO) error {
-	if err := noArgs(args); err != nil {
+func (f *demoFlags) run(ctx context.Context, args []string, stdio cli.IO) error {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	if f.json && !f.status {
-		return usageErrorf("--json needs --status")
+		return cli.UsageErrorf("--json needs --status")
 	}
 	if f.serve != "" {
 		if f.status || f.labOnly {
-			return usageErrorf("--serve goes alone, without --status or --lab-only")
+			return cli.UsageErrorf("--serve goes alone, without --status or --lab-only")
 		}
 		if err := checkListen(f.serve); err != nil {
-			return usageErrorf("--serve %v", err)
+			return cli.UsageErrorf("--serve %v", err)
 		}
 	}
 	if !f.status && !f.labOnly && f.serve == "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/internal/secretfile"
 	"github.com/tailpath/tailpath/probes/controlapi"
@@ -83,9 +84,9 @@ file); a request whose Host is not this server's gets 421.
 tailscaled restarting or the board being unplugged does not stop it; the
 metrics say so.`
 
-func serveCommand() *command {
+func serveCommand() *cli.Command {
 	var f serveFlags
-	fs := newFlagSet("tailpath serve")
+	fs := cli.NewFlagSet("tailpath serve")
 	fs.StringVar(&f.listen, "listen", defaultListen, "address to serve on: an IP and port (loopback unless named here)")
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+localapi.DefaultSocket()+")")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
@@ -102,12 +103,12 @@ func serveCommand() *command {
 	fs.StringVar(&f.tokenFile, "token-file", "", "file holding a bearer token (its first line) that lets any caller read, e.g. Prometheus from outside the tailnet (a regular file readable by its owner only)")
 	fs.BoolVar(&f.noSnapshot, "no-snapshot", false, "do not serve /snapshot.json (404)")
 	f.api.register(fs)
-	return &command{
-		name:  "serve",
-		short: "Prometheus metrics of paths, reasons, the board and tuning, for a fleet",
-		usage: serveUsage,
-		flags: fs,
-		run:   f.run,
+	return &cli.Command{
+		Name:  "serve",
+		Short: "Prometheus metrics of paths, reasons, the board and tuning, for a fleet",
+		Usage: serveUsage,
+		Flags: fs,
+		Run:   f.run,
 	}
 }
 
@@ -117,33 +118,33 @@ func serveCommand() *command {
 const minPingEvery = time.Minute
 
 // run serves until ctx ends (SIGINT, SIGTERM).
-func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
-	if err := noArgs(args); err != nil {
+func (f *serveFlags) run(ctx context.Context, args []string, stdio cli.IO) error {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	if err := checkListen(f.listen); err != nil {
-		return usageErrorf("--listen %v", err)
+		return cli.UsageErrorf("--listen %v", err)
 	}
 	if f.interval <= 0 {
-		return usageErrorf("--interval must be positive")
+		return cli.UsageErrorf("--interval must be positive")
 	}
 	if f.maxPeers < 1 {
-		return usageErrorf("--max-peers %d: want at least 1", f.maxPeers)
+		return cli.UsageErrorf("--max-peers %d: want at least 1", f.maxPeers)
 	}
 	if f.pingEvery < 0 {
-		return usageErrorf("--ping-every must not be negative (0 turns pings off)")
+		return cli.UsageErrorf("--ping-every must not be negative (0 turns pings off)")
 	}
 	if f.pingEvery > 0 && f.pingEvery < minPingEvery {
-		return usageErrorf("--ping-every %v: at least %v (0 turns pings off): tailscaled keeps a peer active for 45 s after the last packet it sent, so pinging more often would keep every peer active and its path would be serve's own doing", f.pingEvery, minPingEvery)
+		return cli.UsageErrorf("--ping-every %v: at least %v (0 turns pings off): tailscaled keeps a peer active for 45 s after the last packet it sent, so pinging more often would keep every peer active and its path would be serve's own doing", f.pingEvery, minPingEvery)
 	}
 	allow, err := app.ParseAllow(f.allow)
 	if err != nil {
-		return usageErrorf("--allow %v", err)
+		return cli.UsageErrorf("--allow %v", err)
 	}
 	acc := &app.Access{Allow: allow}
 	if f.tokenFile != "" {
 		if acc.Token, err = secretfile.Read(f.tokenFile, "--token-file"); err != nil {
-			return usageError{err}
+			return cli.UsageError{Err: err}
 		}
 	}
 	s := &app.Serve{
@@ -168,7 +169,7 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 	}
 	api, err := f.api.open()
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if api != nil {
 		s.PeerSide = controlapi.NewRefresher(api, 0)
@@ -218,14 +219,14 @@ func (f *serveFlags) tuneInputs() (tune.Inputs, error) {
 	if f.bandwidth != "" {
 		bw, err := sysctl.ParseBandwidth(f.bandwidth)
 		if err != nil {
-			return in, usageErrorf("--bandwidth %v", err)
+			return in, cli.UsageErrorf("--bandwidth %v", err)
 		}
 		in.Bandwidth = bw
 	}
 	if f.rtt != "" {
 		d, err := parseRTT(f.rtt)
 		if err != nil {
-			return in, usageErrorf("--rtt %v", err)
+			return in, cli.UsageErrorf("--rtt %v", err)
 		}
 		in.RTT = d
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probe"
@@ -41,7 +42,7 @@ type statusFlags struct {
 // statusExitNotRunningState is status's exit when tailscaled answered but
 // is not Running (table mode; the table is still printed): a runtime
 // failure, like tailscaled not answering at all.
-const statusExitNotRunningState = exitError
+const statusExitNotRunningState = cli.ExitError
 
 const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--probe] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s] [--port auto|PATH|-]
                       [--save FILE|- [--redact]] [--peer-snapshot FILE]
@@ -65,9 +66,9 @@ netcheck, ping, tailscaled log lines), offline; --peer-snapshot adds the
 peer's own end from a snapshot saved on it (docs/snapshots.md). Both take
 a file, or the URL of a node's tailpath serve (http://HOST:9473/snapshot.json).`
 
-func statusCommand() *command {
+func statusCommand() *cli.Command {
 	var f statusFlags
-	fs := newFlagSet("tailpath status")
+	fs := cli.NewFlagSet("tailpath status")
 	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+localapi.DefaultSocket()+")")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
@@ -80,36 +81,36 @@ func statusCommand() *command {
 	f.api.register(fs)
 	f.snap.register(fs)
 	f.fs = fs
-	return &command{
-		name:  "status",
-		short: "one-shot table of peers, their paths and why each is relayed",
-		usage: statusUsage,
-		flags: fs,
-		run:   f.run,
+	return &cli.Command{
+		Name:  "status",
+		Short: "one-shot table of peers, their paths and why each is relayed",
+		Usage: statusUsage,
+		Flags: fs,
+		Run:   f.run,
 	}
 }
 
 // run gathers one snapshot and prints it as a table or JSON.
-func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
+func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) error {
 	if len(f.snap.from) > 0 {
 		return f.runFrom(ctx, args, stdio)
 	}
-	if err := noArgs(args); err != nil {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	if err := f.snap.check(f.json); err != nil {
 		return err
 	}
 	if f.timeout <= 0 {
-		return usageErrorf("--timeout must be positive")
+		return cli.UsageErrorf("--timeout must be positive")
 	}
 	if f.port != "" && f.port != "-" && f.boardWait <= 0 {
-		return usageErrorf("--board-wait must be positive")
+		return cli.UsageErrorf("--board-wait must be positive")
 	}
 
 	api, err := f.api.open()
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	st, err := app.Status(ctx, app.StatusOptions{
 		Socket: f.socket, Timeout: f.timeout, All: f.all, Netcheck: f.netcheck,
@@ -145,7 +146,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio IO) error {
 		return nil
 	}
 	if state := st.Linked.BackendState; state != "Running" {
-		return &codeError{statusExitNotRunningState, fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", state)}
+		return &cli.CodeError{Code: statusExitNotRunningState, Err: fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", state)}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes/link"
@@ -56,10 +57,10 @@ func (s *snapshotFlags) register(fs *flag.FlagSet) {
 // check refuses flag combinations that cannot work.
 func (s *snapshotFlags) check(asJSON bool) error {
 	if s.save == "-" && asJSON {
-		return usageErrorf("--save - writes the snapshot to stdout: --json has no room there (save to a file to get both)")
+		return cli.UsageErrorf("--save - writes the snapshot to stdout: --json has no room there (save to a file to get both)")
 	}
 	if s.redact && len(s.peers) > 0 {
-		return usageErrorf("--redact with --peer-snapshot: each snapshot's names are replaced on its own, so they no longer match; redact the combined view's parts on each machine, or share unredacted files")
+		return cli.UsageErrorf("--redact with --peer-snapshot: each snapshot's names are replaced on its own, so they no longer match; redact the combined view's parts on each machine, or share unredacted files")
 	}
 	return nil
 }
@@ -69,7 +70,7 @@ func (s *snapshotFlags) check(asJSON bool) error {
 // print: the redacted diagnosis with --redact, else ls. printed is true
 // when the snapshot itself went to stdout (--save -), so nothing else is
 // printed.
-func (f *statusFlags) saveLive(ctx context.Context, st *app.StatusResult, ls *link.Snapshot, stdio IO) (*link.Snapshot, bool, error) {
+func (f *statusFlags) saveLive(ctx context.Context, st *app.StatusResult, ls *link.Snapshot, stdio cli.IO) (*link.Snapshot, bool, error) {
 	tr, terr := tuningReport(ctx, f.socket)
 	file := st.Recorder.File(ls, snapshot.Extras{All: f.all, PeerFacts: st.PeerFacts, APIStatus: st.APIStatus, Tuning: tr, TuningErr: terr})
 	return f.snap.finish(ctx, file, ls, stdio)
@@ -77,7 +78,7 @@ func (f *statusFlags) saveLive(ctx context.Context, st *app.StatusResult, ls *li
 
 // finish redacts (--redact) and writes (--save) file, whose diagnosis is
 // ls, and returns what to print (see saveLive).
-func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *link.Snapshot, stdio IO) (*link.Snapshot, bool, error) {
+func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *link.Snapshot, stdio cli.IO) (*link.Snapshot, bool, error) {
 	if s.redact && file.Redacted == nil {
 		red, err := snapshot.Redact(file)
 		if err != nil {
@@ -135,19 +136,19 @@ func (s *snapshotFlags) applyPeers(ctx context.Context, ls *link.Snapshot, stder
 	for _, name := range s.peers {
 		raw, err := snapshot.ReadInput(ctx, name, nil)
 		if err != nil {
-			return nil, inputError{fmt.Errorf("--peer-snapshot: %w", err)}
+			return nil, cli.InputError{Err: fmt.Errorf("--peer-snapshot: %w", err)}
 		}
 		pf, err := snapshot.Read(strings.NewReader(string(raw.Data)))
 		if err != nil {
-			return nil, inputError{fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer)", name, err)}
+			return nil, cli.InputError{Err: fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer)", name, err)}
 		}
 		side, err := snapshot.PeerSideOf(ctx, pf)
 		if err != nil {
-			return nil, inputError{fmt.Errorf("--peer-snapshot %s: %w", name, err)}
+			return nil, cli.InputError{Err: fmt.Errorf("--peer-snapshot %s: %w", name, err)}
 		}
 		next, peer, err := snapshot.ApplyPeer(ls, side)
 		if err != nil {
-			return nil, inputError{fmt.Errorf("--peer-snapshot %s: %w", name, err)}
+			return nil, cli.InputError{Err: fmt.Errorf("--peer-snapshot %s: %w", name, err)}
 		}
 		fmt.Fprintf(stderr, "tailpath: %s's own side of the path from %s (taken %s)\n", peer, name, pf.Taken.UTC().Format(time.RFC3339))
 		ls = next
@@ -156,13 +157,13 @@ func (s *snapshotFlags) applyPeers(ctx context.Context, ls *link.Snapshot, stder
 }
 
 // runFrom is status --from: diagnose saved or pasted evidence offline.
-func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) error {
+func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio cli.IO) error {
 	// More files may follow --from's, and flags may follow them.
 	var files []string
 	for len(args) > 0 {
 		if a := args[0]; len(a) > 1 && a[0] == '-' && f.fs != nil {
 			if err := f.fs.Parse(args); err != nil {
-				return usageError{err}
+				return cli.UsageError{Err: err}
 			}
 			args = f.fs.Args()
 			continue
@@ -172,11 +173,11 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	args = files
 	switch {
 	case f.port != "":
-		return usageErrorf("--from diagnoses saved evidence: --port does not apply (a saved snapshot carries its board)")
+		return cli.UsageErrorf("--from diagnoses saved evidence: --port does not apply (a saved snapshot carries its board)")
 	case f.netcheck:
-		return usageErrorf("--from diagnoses saved evidence: --netcheck does not apply (a snapshot carries its own measurement)")
+		return cli.UsageErrorf("--from diagnoses saved evidence: --netcheck does not apply (a snapshot carries its own measurement)")
 	case f.probe:
-		return usageErrorf("--from diagnoses saved evidence: --probe does not apply (it pings live peers)")
+		return cli.UsageErrorf("--from diagnoses saved evidence: --probe does not apply (it pings live peers)")
 	}
 	if err := f.snap.check(f.json); err != nil {
 		return err
@@ -186,18 +187,18 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	for _, name := range names {
 		raw, err := snapshot.ReadInput(ctx, name, stdio.Stdin)
 		if err != nil {
-			return inputError{fmt.Errorf("--from: %w", err)}
+			return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
 		}
 		raws = append(raws, raw)
 	}
 	file, err := snapshot.Parse(raws, time.Now())
 	if err != nil {
-		return inputError{fmt.Errorf("--from: %w", err)}
+		return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
 	}
 	file.All = file.All || f.all
 	ls, err := file.Diagnose(ctx)
 	if err != nil {
-		return inputError{fmt.Errorf("--from: %w", err)}
+		return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
 	}
 	if ls, err = f.snap.applyPeers(ctx, ls, stdio.Stderr); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailpath/tailpath/devlink/telemetry"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -22,7 +23,7 @@ import (
 func runStatusCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"status"}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	code := run(context.Background(), append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -189,7 +190,7 @@ func TestStatusLinksBoardCapture(t *testing.T) {
 	status := func(stdin string, args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), append([]string{"status", "--socket", srv.Socket, "--port", "-"}, args...),
-			IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
+			cli.IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
 		return code, out.String(), errb.String()
 	}
 

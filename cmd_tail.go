@@ -9,6 +9,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/termcolor"
 )
 
@@ -42,9 +43,9 @@ const tailUsage = `usage: tailpath tail [flags]
 
 Follow a board's serial console without the dashboard.`
 
-func tailCommand() *command {
+func tailCommand() *cli.Command {
 	var f tailFlags
-	fs := newFlagSet("tailpath tail")
+	fs := cli.NewFlagSet("tailpath tail")
 	fs.StringVar(&f.port, "port", "auto", `serial port: "auto" (find an ESP32 board), a path like /dev/ttyACM0, or "-" to replay stdin`)
 	fs.IntVar(&f.baud, "baud", 115200, "baud rate (ignored by the ESP32-S3's own USB port)")
 	fs.StringVar(&f.filter, "filter", "", `ESP-IDF monitor print filter: "tag:L" items, L in N E W I D V *, e.g. "wifi:W *:I"`)
@@ -57,29 +58,29 @@ func tailCommand() *command {
 	fs.BoolVar(&f.json, "json", false, "write JSON Lines: one object per line and per event (boot, panic, telemetry, port, link; see docs/device.md)")
 	fs.BoolVar(&f.console, "console", false, "interactive console: send typed keys to the board (Ctrl+] quits), as idf.py monitor does")
 	fs.StringVar(&f.eol, "eol", "CR", `what Enter sends to the board with --console: "CR", "LF" or "CRLF"`)
-	return &command{
-		name:  "tail",
-		short: "follow a board's serial log: filter, timestamps, save, backtrace decoding, console, JSON",
-		usage: tailUsage,
-		flags: fs,
-		run:   f.run,
+	return &cli.Command{
+		Name:  "tail",
+		Short: "follow a board's serial log: filter, timestamps, save, backtrace decoding, console, JSON",
+		Usage: tailUsage,
+		Flags: fs,
+		Run:   f.run,
 	}
 }
 
-func (f *tailFlags) run(ctx context.Context, args []string, stdio IO) error {
-	if err := noArgs(args); err != nil {
+func (f *tailFlags) run(ctx context.Context, args []string, stdio cli.IO) error {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	filter, err := devlink.ParseFilter(f.filter)
 	if err != nil {
-		return usageErrorf("--filter: %w", err)
+		return cli.UsageErrorf("--filter: %w", err)
 	}
 	mode, err := termcolor.ParseMode(f.color)
 	if err != nil {
-		return usageErrorf("--color: %w", err)
+		return cli.UsageErrorf("--color: %w", err)
 	}
 	if f.port == "-" && f.reset {
-		return usageErrorf("--reset needs a serial port, not stdin")
+		return cli.UsageErrorf("--reset needs a serial port, not stdin")
 	}
 	out := devlink.NewPrinter(stdio.Stdout, stdio.Stderr)
 	out.Timestamps = f.timestamps
@@ -104,7 +105,7 @@ func (f *tailFlags) run(ctx context.Context, args []string, stdio IO) error {
 	}
 	if f.json {
 		if f.filter != "" || f.timestamps {
-			return usageErrorf("--json: every line is written, with its time; drop --filter and --timestamps (filter the JSON instead)")
+			return cli.UsageErrorf("--json: every line is written, with its time; drop --filter and --timestamps (filter the JSON instead)")
 		}
 		out.JSON = &devlink.JSONLog{W: stdio.Stdout, Sym: out.Sym}
 	}
@@ -118,10 +119,10 @@ func (f *tailFlags) run(ctx context.Context, args []string, stdio IO) error {
 	}
 	eol, err := devlink.EOLBytes(f.eol)
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if f.console && f.port == "-" {
-		return usageError{errConsoleStdin}
+		return cli.UsageError{Err: errConsoleStdin}
 	}
 	if f.port == "-" {
 		in := stdio.Stdin
@@ -133,7 +134,7 @@ func (f *tailFlags) run(ctx context.Context, args []string, stdio IO) error {
 	link := &devlink.Link{Port: f.port, Baud: f.baud, Reset: f.reset}
 	if f.console {
 		if stdio.Stdin == nil {
-			return usageErrorf("--console: no standard input to read keys from")
+			return cli.UsageErrorf("--console: no standard input to read keys from")
 		}
 		restore, raw, err := devlink.RawTerminal(stdio.Stdin)
 		if err != nil {

@@ -17,6 +17,8 @@ import (
 
 	xterm "github.com/charmbracelet/x/term"
 	"github.com/creack/pty"
+
+	"github.com/tailpath/tailpath/internal/cli"
 )
 
 // ptyReader collects what is read from f (a pty master) in the background.
@@ -123,7 +125,7 @@ func TestTailConsole(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(context.Background(), []string{"tail", "--port", port, "--console", "--color", "never"},
-			IO{Stdin: termTTY, Stdout: termTTY, Stderr: &errb})
+			cli.IO{Stdin: termTTY, Stdout: termTTY, Stderr: &errb})
 	}()
 	waitFor(t, "link up", func() bool { return strings.Contains(errb.String(), "link up") })
 

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/tailpath/tailpath/internal/cli"
 )
 
 const versionUsage = `usage: tailpath version [--json]   (or tailpath --version)
@@ -19,16 +21,16 @@ Tailscale client module (tailscale.com) it is built with. --json prints
 the same as one JSON object ("" where unknown).`
 
 // versionCommand is `tailpath version`.
-func versionCommand() *command {
-	fs := newFlagSet("version")
+func versionCommand() *cli.Command {
+	fs := cli.NewFlagSet("version")
 	asJSON := fs.Bool("json", false, `print one JSON object: {"version", "revision", "modified", "committed", "go", "platform", "tailscale"}`)
-	return &command{
-		name:  "version",
-		short: "print tailpath's version, revision, Go and Tailscale client versions",
-		usage: versionUsage,
-		flags: fs,
-		run: func(_ context.Context, args []string, stdio IO) error {
-			if err := noArgs(args); err != nil {
+	return &cli.Command{
+		Name:  "version",
+		Short: "print tailpath's version, revision, Go and Tailscale client versions",
+		Usage: versionUsage,
+		Flags: fs,
+		Run: func(_ context.Context, args []string, stdio cli.IO) error {
+			if err := cli.NoArgs(args); err != nil {
 				return err
 			}
 			bi, ok := debug.ReadBuildInfo()

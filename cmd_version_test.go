@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/internal/cli"
 )
 
 // TestWriteVersion: what build information says, line by line, and
@@ -62,25 +64,11 @@ func TestWriteVersion(t *testing.T) {
 	}
 }
 
-// TestSuggest: a typo of a command or flag gets the one it was meant to
-// be; a word that is not close gets nothing.
-func TestSuggest(t *testing.T) {
-	cmds := []string{"", "demo", "status", "tail", "tune", "serve", "version", "help"}
-	for _, tc := range []struct{ typed, want string }{
-		{"stauts", "status"}, {"statsu", "status"}, {"stats", "status"}, {"Status", "status"},
-		{"tial", "tail"}, {"tun", "tune"}, {"serv", "serve"}, {"sevre", "serve"},
-		{"dmeo", "demo"}, {"versoin", "version"}, {"hlep", "help"},
-		{"ver", "version"}, // a prefix of one command
-		{"s", ""},          // a prefix of two
-		{"xyzzy", ""}, {"monitor", ""}, {"", ""},
-	} {
-		if got := suggest(tc.typed, cmds); got != tc.want {
-			t.Errorf("suggest(%q) = %q, want %q", tc.typed, got, tc.want)
-		}
-	}
-	// A mistyped flag names the one it was meant to be, after the error.
+// TestSuggestFlag: a mistyped flag names the one it was meant to be,
+// after the error (internal/cli's TestSuggest has the typos).
+func TestSuggestFlag(t *testing.T) {
 	code, _, stderr := runTailpath(t, "status", "--josn")
-	if code != exitUsage || !strings.HasPrefix(stderr, "tailpath: status: flag provided but not defined: -josn\ntailpath: did you mean --json?\n\nusage: tailpath status") {
+	if code != cli.ExitUsage || !strings.HasPrefix(stderr, "tailpath: status: flag provided but not defined: -josn\ntailpath: did you mean --json?\n\nusage: tailpath status") {
 		t.Errorf("status --josn: exit %d, stderr:\n%s", code, stderr)
 	}
 }

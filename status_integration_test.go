@@ -35,6 +35,7 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
@@ -69,7 +70,7 @@ func startTestLab(t *testing.T) *lab.Lab { return labtest.Start(t) }
 // returns the exit code, stdout and stderr.
 func tailpathStatus(ctx context.Context, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := run(ctx, append([]string{"status"}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	code := run(ctx, append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -429,7 +430,7 @@ func TestRealTailscaled(t *testing.T) {
 	lc := &local.Client{Socket: sock, UseSocketOnly: true}
 	waitSocket(ctx, t, lc, d)
 
-	cli := func(args ...string) ([]byte, error) {
+	tsCLI := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, tailscale, append([]string{"--socket", sock}, args...)...)
 		cmd.Env = append(os.Environ(), env...)
 		var stderr bytes.Buffer
@@ -440,7 +441,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		return out, nil
 	}
-	if _, err := cli("up", "--login-server", l.ControlURL(), "--hostname", "real-ts", "--reset"); err != nil {
+	if _, err := tsCLI("up", "--login-server", l.ControlURL(), "--hostname", "real-ts", "--reset"); err != nil {
 		t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(30))
 	}
 
@@ -481,7 +482,7 @@ func TestRealTailscaled(t *testing.T) {
 	}
 	var seen map[string]pathRow
 	for {
-		out, err := cli("status", "--json")
+		out, err := tsCLI("status", "--json")
 		if err == nil {
 			seen = rowsFromTailscale(t, out)
 			kinds := map[string]string{}
@@ -507,7 +508,7 @@ func TestRealTailscaled(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("tailpath status exit %d: %s", code, errOut)
 			}
-			tsOut, err := cli("status", "--json")
+			tsOut, err := tsCLI("status", "--json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -530,7 +531,7 @@ func TestRealTailscaled(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("tailpath status exit %d: %s", code, errOut)
 			}
-			tsOut, err := cli("status")
+			tsOut, err := tsCLI("status")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -652,7 +653,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		tailpathTune := func(args ...string) (int, string) {
 			var out, errOut bytes.Buffer
-			code := run(ctx, append([]string{"tune", "--socket", sock2}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+			code := run(ctx, append([]string{"tune", "--socket", sock2}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 			return code, out.String() + errOut.String()
 		}
 		code, out := tailpathTune("--mtu-probe", lab.DirectName)
