@@ -122,7 +122,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) erro
 		return err
 	}
 	ls, rec := st.Linked, st.Recorder
-	if ls, err = f.snap.applyPeers(ctx, ls, stdio.Stderr); err != nil {
+	if ls, err = app.ApplyPeerSnapshots(ctx, ls, f.snap.peers, stdio.Stderr); err != nil {
 		return err
 	}
 	var printed bool

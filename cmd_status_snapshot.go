@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
@@ -15,7 +13,6 @@ import (
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
-	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
 // snapshotFlags are tailpath status's snapshot flags.
@@ -71,89 +68,9 @@ func (s *snapshotFlags) check(asJSON bool) error {
 // when the snapshot itself went to stdout (--save -), so nothing else is
 // printed.
 func (f *statusFlags) saveLive(ctx context.Context, st *app.StatusResult, ls *link.Snapshot, stdio cli.IO) (*link.Snapshot, bool, error) {
-	tr, terr := tuningReport(ctx, f.socket)
+	tr, terr := app.TuningReport(ctx, f.socket)
 	file := st.Recorder.File(ls, snapshot.Extras{All: f.all, PeerFacts: st.PeerFacts, APIStatus: st.APIStatus, Tuning: tr, TuningErr: terr})
-	return f.snap.finish(ctx, file, ls, stdio)
-}
-
-// finish redacts (--redact) and writes (--save) file, whose diagnosis is
-// ls, and returns what to print (see saveLive).
-func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *link.Snapshot, stdio cli.IO) (*link.Snapshot, bool, error) {
-	if s.redact && file.Redacted == nil {
-		red, err := snapshot.Redact(file)
-		if err != nil {
-			return nil, false, err
-		}
-		file = red
-		if ls, err = file.Diagnose(ctx); err != nil {
-			return nil, false, err
-		}
-	}
-	switch s.save {
-	case "":
-	case "-":
-		if err := snapshot.Write(stdio.Stdout, file); err != nil {
-			return nil, false, err
-		}
-		return ls, true, nil
-	default:
-		if err := snapshot.WriteFile(s.save, file); err != nil {
-			return nil, false, err
-		}
-		what := "snapshot"
-		if file.Redacted != nil {
-			what = "redacted snapshot"
-		}
-		fmt.Fprintf(stdio.Stderr, "tailpath: saved a %s (taken %s) to %s; `tailpath status --from %s` diagnoses it\n",
-			what, file.Taken.UTC().Format(time.RFC3339), s.save, s.save)
-		if r := file.Redacted; r != nil {
-			fmt.Fprintf(stdio.Stderr, "tailpath: replaced: %s\ntailpath: left out: %s\n", strings.Join(r.Replaced, "; "), strings.Join(r.Removed, "; "))
-		}
-	}
-	return ls, false, nil
-}
-
-// tuningReport is the host's tuning for a snapshot (Linux), or why there
-// is none; it never takes more than 5 s.
-// It asks the tailscaled at socket whether it runs in userspace networking,
-// so the snapshot says that first too.
-func tuningReport(ctx context.Context, socket string) (*tune.Report, string) {
-	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	r, err := tune.Gather(tctx, tune.Inputs{DaemonTUN: app.DaemonTUN(socket), Daemon: app.DaemonName(socket)})
-	if err != nil {
-		if errors.Is(err, tune.ErrNotLinux) {
-			return nil, "TCP tuning is Linux only"
-		}
-		return nil, err.Error()
-	}
-	return &r, ""
-}
-
-// applyPeers reads every --peer-snapshot and merges its node's own facts
-// into that peer of ls.
-func (s *snapshotFlags) applyPeers(ctx context.Context, ls *link.Snapshot, stderr io.Writer) (*link.Snapshot, error) {
-	for _, name := range s.peers {
-		raw, err := snapshot.ReadInput(ctx, name, nil)
-		if err != nil {
-			return nil, cli.InputError{Err: fmt.Errorf("--peer-snapshot: %w", err)}
-		}
-		pf, err := snapshot.Read(strings.NewReader(string(raw.Data)))
-		if err != nil {
-			return nil, cli.InputError{Err: fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer)", name, err)}
-		}
-		side, err := snapshot.PeerSideOf(ctx, pf)
-		if err != nil {
-			return nil, cli.InputError{Err: fmt.Errorf("--peer-snapshot %s: %w", name, err)}
-		}
-		next, peer, err := snapshot.ApplyPeer(ls, side)
-		if err != nil {
-			return nil, cli.InputError{Err: fmt.Errorf("--peer-snapshot %s: %w", name, err)}
-		}
-		fmt.Fprintf(stderr, "tailpath: %s's own side of the path from %s (taken %s)\n", peer, name, pf.Taken.UTC().Format(time.RFC3339))
-		ls = next
-	}
-	return ls, nil
+	return app.SaveSnapshot(ctx, file, ls, f.snap.save, f.snap.redact, stdio.Stdout, stdio.Stderr)
 }
 
 // runFrom is status --from: diagnose saved or pasted evidence offline.
@@ -183,24 +100,11 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio cli.IO) 
 		return err
 	}
 	names := append(append([]string(nil), f.snap.from...), args...)
-	var raws []snapshot.Raw
-	for _, name := range names {
-		raw, err := snapshot.ReadInput(ctx, name, stdio.Stdin)
-		if err != nil {
-			return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
-		}
-		raws = append(raws, raw)
-	}
-	file, err := snapshot.Parse(raws, time.Now())
+	file, ls, err := app.ReadFrom(ctx, names, stdio.Stdin, f.all)
 	if err != nil {
-		return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
+		return err
 	}
-	file.All = file.All || f.all
-	ls, err := file.Diagnose(ctx)
-	if err != nil {
-		return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
-	}
-	if ls, err = f.snap.applyPeers(ctx, ls, stdio.Stderr); err != nil {
+	if ls, err = app.ApplyPeerSnapshots(ctx, ls, f.snap.peers, stdio.Stderr); err != nil {
 		return err
 	}
 	var printed bool
@@ -212,7 +116,7 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio cli.IO) 
 			return err
 		}
 	}
-	if ls, printed, err = f.snap.finish(ctx, file, ls, stdio); err != nil || printed {
+	if ls, printed, err = app.SaveSnapshot(ctx, file, ls, f.snap.save, f.snap.redact, stdio.Stdout, stdio.Stderr); err != nil || printed {
 		return err
 	}
 	for _, w := range ls.Warnings {
