@@ -9,7 +9,6 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/report"
-	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
@@ -103,35 +102,9 @@ func (f *demoFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 		return err
 	}
 	if f.serve != "" {
-		return demoServe(ctx, d, f.serve, stdio.Stderr)
+		return app.ServeDemo(ctx, d, f.serve, stdio.Stderr)
 	}
 	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
-}
-
-// demoServe serves the demo's sources (the lab's observer, the replayed
-// board, the sandbox tuning) as tailpath serve does, until ctx ends.
-func demoServe(ctx context.Context, d *app.Dashboard, addr string, stderr io.Writer) error {
-	s := &app.Serve{
-		Client:    d.Client,
-		Socket:    d.Socket,
-		Interval:  d.Interval,
-		Device:    d.Device,
-		PingEvery: time.Minute,
-		Log:       stderr,
-	}
-	s.Snapshot = s.SnapshotFile
-	if d.Tuning != nil {
-		s.Tuning = &d.Tuning.Inputs
-	}
-	if d.ControlAPI != nil {
-		// The lab's control API, as the dashboard reads it.
-		s.PeerSide = controlapi.NewRefresher(d.ControlAPI, 0)
-	}
-	ln, err := listenServe(addr, "--serve", stderr)
-	if err != nil {
-		return err
-	}
-	return s.Run(ctx, ln)
 }
 
 // demoStatus prints the observer's view once, as tailpath status does,

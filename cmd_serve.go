@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"runtime"
@@ -184,33 +183,11 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio cli.IO) error
 		s.Device = src
 	}
 
-	ln, err := listenServe(f.listen, "--listen", stdio.Stderr)
+	ln, err := app.Listen(f.listen, "--listen", stdio.Stderr)
 	if err != nil {
 		return err
 	}
 	return s.Run(ctx, ln)
-}
-
-// listenServe listens on addr (checked by checkListen already), says
-// where on w, and warns when it is not loopback. flag names addr in
-// errors.
-func listenServe(addr, flag string, w io.Writer) (net.Listener, error) {
-	// An IPv4 address means IPv4 only: Go listens on 0.0.0.0 dual-stack
-	// (as [::]) otherwise.
-	network := "tcp"
-	if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Is4() {
-		network = "tcp4"
-	}
-	ln, err := net.Listen(network, addr)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", flag, addr, err)
-	}
-	a := ln.Addr().(*net.TCPAddr)
-	fmt.Fprintf(w, "tailpath serve: listening on http://%s (/metrics, /snapshot.json, /healthz)\n", a)
-	if ip, ok := netip.AddrFromSlice(a.IP); ok && !ip.Unmap().IsLoopback() {
-		fmt.Fprintf(w, "tailpath serve: %s is not loopback: tailnet nodes --allow names may read (default: this node's user's), and callers presenting the --token-file token; others are refused\n", a.IP)
-	}
-	return ln, nil
 }
 
 // tuneInputs are the tuning target from --bandwidth, --rtt and --root.
@@ -224,7 +201,7 @@ func (f *serveFlags) tuneInputs() (tune.Inputs, error) {
 		in.Bandwidth = bw
 	}
 	if f.rtt != "" {
-		d, err := parseRTT(f.rtt)
+		d, err := sysctl.ParseRTT(f.rtt)
 		if err != nil {
 			return in, cli.UsageErrorf("--rtt %v", err)
 		}

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
@@ -240,7 +238,7 @@ func (f *tuneFlags) check() (warnings []string, err error) {
 		return nil, err
 	}
 	if bw > unusualBandwidth {
-		warnings = append(warnings, fmt.Sprintf("unusual: --bandwidth %s is over %s; did you mean %s?", f.bandwidth, sysctl.FormatBandwidth(unusualBandwidth), flagBandwidth(bw/1000)))
+		warnings = append(warnings, fmt.Sprintf("unusual: --bandwidth %s is over %s; did you mean %s?", f.bandwidth, sysctl.FormatBandwidth(unusualBandwidth), sysctl.FormatBandwidthFlag(bw/1000)))
 	}
 	d, err := f.rttValue()
 	if err != nil {
@@ -277,7 +275,7 @@ func (f *tuneFlags) bandwidthValue() (float64, error) {
 		return 0, cli.UsageErrorf("--bandwidth %v", err)
 	}
 	if bw > maxBandwidth {
-		return 0, cli.UsageErrorf("--bandwidth %q: at most %s", f.bandwidth, flagBandwidth(maxBandwidth))
+		return 0, cli.UsageErrorf("--bandwidth %q: at most %s", f.bandwidth, sysctl.FormatBandwidthFlag(maxBandwidth))
 	}
 	return bw, nil
 }
@@ -287,41 +285,12 @@ func (f *tuneFlags) rttValue() (time.Duration, error) {
 	if f.rtt == "" {
 		return 0, nil
 	}
-	d, err := parseRTT(f.rtt)
+	d, err := sysctl.ParseRTT(f.rtt)
 	if err != nil {
 		return 0, cli.UsageErrorf("--rtt %v", err)
 	}
 	if d > maxRTT {
 		return 0, cli.UsageErrorf("--rtt %q: at most %v", f.rtt, maxRTT)
-	}
-	return d, nil
-}
-
-// flagBandwidth writes bits/s the way --bandwidth takes it ("400Mbit").
-func flagBandwidth(bps float64) string {
-	for _, u := range []struct {
-		unit string
-		div  float64
-	}{{"Tbit", 1e12}, {"Gbit", 1e9}, {"Mbit", 1e6}, {"kbit", 1e3}} {
-		if bps >= u.div {
-			return strconv.FormatFloat(bps/u.div, 'g', -1, 64) + u.unit
-		}
-	}
-	return strconv.FormatFloat(bps, 'g', -1, 64) + "bit"
-}
-
-// parseRTT parses a positive duration with a unit ("20ms", "1.5s"). Its
-// errors start with the quoted input, to follow the flag name.
-func parseRTT(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil {
-		if _, nerr := strconv.ParseFloat(strings.TrimSpace(s), 64); nerr == nil {
-			return 0, fmt.Errorf("%q: missing unit (e.g. %sms)", s, strings.TrimSpace(s))
-		}
-		return 0, fmt.Errorf("%q: not a duration (e.g. 20ms or 1.5s)", s)
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q: must be positive (e.g. 20ms)", s)
 	}
 	return d, nil
 }
