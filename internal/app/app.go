@@ -1,5 +1,5 @@
 // Package app wires tailpath's sources to its dashboard: the tailscaled
-// source (probes), a board (devlink) and the host's TCP tuning (sysctl)
+// source (probes/localapi), a board (devlink) and the host's TCP tuning (sysctl)
 // each feed a tea.Program running tui's root model, with the panes in one
 // declared order. Tailscaled's snapshots and the board's state meet in one
 // link.Linker on the way, so the Peers and Detail panes get linked
@@ -7,7 +7,9 @@
 // call Run; nothing here registers itself or keeps package state.
 //
 // It also holds the pieces the commands share: NeedTerminal, Progress,
-// OpenFirmware and PeerRTT.
+// OpenFirmware and PeerRTT; what status gathers and does with snapshots
+// (Status, SaveSnapshot, ReadFrom, ApplyPeerSnapshots); and serve (Serve,
+// Listen, ServeDemo).
 package app
 
 import (
