@@ -36,6 +36,7 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 // natNode is one tailscaled in the lab.
@@ -180,7 +181,7 @@ func TestNATLab(t *testing.T) {
 	// (testcontrol passes it on): the verdicts need both ends.
 	natWait(ctx, t, "every node's NAT facts, and its peers'", 90*time.Second, func() (bool, string) {
 		for _, n := range nodes {
-			snap, err := probes.Gather(ctx, n.lc, nil)
+			snap, err := localapi.Gather(ctx, n.lc, nil)
 			if err != nil {
 				return false, n.name + ": " + err.Error()
 			}

@@ -35,9 +35,11 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -68,7 +70,7 @@ func startTestLab(t *testing.T) *lab.Lab { return labtest.Start(t) }
 // returns the exit code, stdout and stderr.
 func tailpathStatus(ctx context.Context, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := run(ctx, append([]string{"status"}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	code := run(ctx, append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -428,7 +430,7 @@ func TestRealTailscaled(t *testing.T) {
 	lc := &local.Client{Socket: sock, UseSocketOnly: true}
 	waitSocket(ctx, t, lc, d)
 
-	cli := func(args ...string) ([]byte, error) {
+	tsCLI := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, tailscale, append([]string{"--socket", sock}, args...)...)
 		cmd.Env = append(os.Environ(), env...)
 		var stderr bytes.Buffer
@@ -439,7 +441,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		return out, nil
 	}
-	if _, err := cli("up", "--login-server", l.ControlURL(), "--hostname", "real-ts", "--reset"); err != nil {
+	if _, err := tsCLI("up", "--login-server", l.ControlURL(), "--hostname", "real-ts", "--reset"); err != nil {
 		t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(30))
 	}
 
@@ -480,7 +482,7 @@ func TestRealTailscaled(t *testing.T) {
 	}
 	var seen map[string]pathRow
 	for {
-		out, err := cli("status", "--json")
+		out, err := tsCLI("status", "--json")
 		if err == nil {
 			seen = rowsFromTailscale(t, out)
 			kinds := map[string]string{}
@@ -506,7 +508,7 @@ func TestRealTailscaled(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("tailpath status exit %d: %s", code, errOut)
 			}
-			tsOut, err := cli("status", "--json")
+			tsOut, err := tsCLI("status", "--json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -529,7 +531,7 @@ func TestRealTailscaled(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("tailpath status exit %d: %s", code, errOut)
 			}
-			tsOut, err := cli("status")
+			tsOut, err := tsCLI("status")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -554,7 +556,7 @@ func TestRealTailscaled(t *testing.T) {
 	// a probes Source within a second (its poll is an hour away), which
 	// needs a watch mask tailscaled accepts (ipn.ValidateNotifyWatchOpt).
 	t.Run("IPN bus delivers a peer change within 1s", func(t *testing.T) {
-		took, err := l.BusDelivery(ctx, probes.NewClient(sock), time.Second)
+		took, err := l.BusDelivery(ctx, localapi.NewClient(sock), time.Second)
 		if err != nil {
 			t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(20))
 		}
@@ -570,7 +572,7 @@ func TestRealTailscaled(t *testing.T) {
 	}
 
 	// The Source, while tailscaled is up: a snapshot of the real node.
-	src := probes.NewSource(probes.NewClient(sock), probes.SourceOptions{
+	src := localapi.NewSource(localapi.NewClient(sock), localapi.SourceOptions{
 		Interval: 500 * time.Millisecond, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Socket: sock,
 	})
 	srcCtx, stopSrc := context.WithCancel(ctx)
@@ -651,7 +653,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		tailpathTune := func(args ...string) (int, string) {
 			var out, errOut bytes.Buffer
-			code := run(ctx, append([]string{"tune", "--socket", sock2}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+			code := run(ctx, append([]string{"tune", "--socket", sock2}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 			return code, out.String() + errOut.String()
 		}
 		code, out := tailpathTune("--mtu-probe", lab.DirectName)
@@ -841,9 +843,9 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 	id := ps.ID
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := lc.WatchIPNBus(wctx, probes.BusMask)
+	w, err := lc.WatchIPNBus(wctx, localapi.BusMask)
 	if err != nil {
-		t.Fatalf("tailscaled refused the Source's bus mask %v: %v", probes.BusMask, err)
+		t.Fatalf("tailscaled refused the Source's bus mask %v: %v", localapi.BusMask, err)
 	}
 	defer w.Close()
 	first, err := w.Next()
@@ -853,7 +855,7 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 	if s, ok := first.PeerState[id]; ok && s.PeerWireGuardState != ipn.PeerWireGuardStateNone {
 		t.Fatalf("%s already has a WireGuard session (%v) before anything was sent to it", idle.Name, s.PeerWireGuardState)
 	}
-	snap, err := probes.Gather(ctx, probes.NewClient(sock), nil)
+	snap, err := localapi.Gather(ctx, localapi.NewClient(sock), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -883,7 +885,7 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 		}
 	}
 	t.Logf("%s: WireGuard states on the bus: none, %s", idle.Name, strings.Join(seen, ", "))
-	snap, err = probes.Gather(ctx, probes.NewClient(sock), nil)
+	snap, err = localapi.Gather(ctx, localapi.NewClient(sock), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

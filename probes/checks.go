@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // The checks of the reason table's rules (reasons.go): each records the
@@ -25,7 +27,7 @@ func (d *diag) checkHomeDERP() result {
 	if h := p.HomeDERP; h != 0 {
 		note = "the peer's home DERP region " + strconv.Itoa(h) + " is not in our DERP map"
 	}
-	if recentHandshake(p.LastHandshake, d.now) || p.WireGuard == WGEstablished {
+	if HandshakeRecent(p.LastHandshake, d.now) || p.WireGuard == WGEstablished {
 		// magicsock falls back to the region the peer last wrote from
 		// (endpoint.send, fallbackDERPRegionForPeer), and a session is up.
 		d.info("Status.Relay", `""`, note+"; a WireGuard session is up, relayed through the region the peer last wrote from")
@@ -120,7 +122,7 @@ func (d *diag) checkSession() result {
 		d.info("Status.LastHandshake", handshakeText(p.LastHandshake), "the peer answered DISCO pings in the last run, so it is up (a DISCO ping makes it Active without a WireGuard session)")
 		return notHeld()
 	}
-	if recentHandshake(p.LastHandshake, d.now) {
+	if HandshakeRecent(p.LastHandshake, d.now) {
 		d.add("Status.LastHandshake", handshakeText(p.LastHandshake), false, "a WireGuard session is up")
 		return notHeld()
 	}
@@ -654,7 +656,7 @@ func (d *diag) checkPeerClient() result {
 		return notHeld()
 	}
 	old, known := false, false
-	if ok, parsed := clientVersionAtLeast(ps.ClientVersion, peerRelayMinMajor, peerRelayMinMinor); parsed {
+	if ok, parsed := ClientVersionAtLeast(ps.ClientVersion, peerRelayMinMajor, peerRelayMinMinor); parsed {
 		old, known = !ok, true
 	} else if ps.CapVersion > 0 {
 		old, known = ps.CapVersion < peerRelayMinCap, true
@@ -700,16 +702,16 @@ func (d *diag) checkDERPReach() result {
 		for _, pr := range probs {
 			switch {
 			case pr.Home:
-				d.add("Status.Health", cutText(pr.Text, 160), true, "tailscaled warns of its home DERP region")
+				d.add("Status.Health", safetext.Cut(pr.Text, 160), true, "tailscaled warns of its home DERP region")
 				held = true
 			case home != 0 && pr.Region == home:
 				// derpRegionErrorWarnable: the server we are connected to
 				// declared the connection unhealthy (derp.HealthMessage),
 				// read as for a peer's path.
-				d.add("Status.Health", cutText(pr.Text, 160), true, "our home region's server says the connection is unhealthy")
+				d.add("Status.Health", safetext.Cut(pr.Text, 160), true, "our home region's server says the connection is unhealthy")
 				held = true
 			default:
-				d.info("Status.Health", cutText(pr.Text, 160), "not our home region: it touches the peers homed there")
+				d.info("Status.Health", safetext.Cut(pr.Text, 160), "not our home region: it touches the peers homed there")
 			}
 		}
 		for _, e := range ev.DERPErrors {
@@ -756,7 +758,7 @@ func (d *diag) checkDERPReach() result {
 		case pr.Region == 0 || pr.Region != inUse:
 			why = "our home region, through which the peer answers,"
 		}
-		d.add("Status.Health", cutText(pr.Text, 120), true, "tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost")
+		d.add("Status.Health", safetext.Cut(pr.Text, 120), true, "tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost")
 		return res(pr.Region, "")
 	}
 	for _, e := range ev.DERPErrors {

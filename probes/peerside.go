@@ -232,14 +232,14 @@ func disagree(a, b *PeerSide) bool {
 		(a.HomeDERP != 0 && b.HomeDERP != 0 && a.HomeDERP != b.HomeDERP)
 }
 
-// peerSideFromLocal builds the localapi record of a peer's facts from its
+// PeerSideFromNode builds the localapi record of a peer's facts from its
 // netmap node and the Peer built from it. Its At stays zero: the node is
 // control's push of the record the control API serves, so an API read is
 // at least as new, and a dated source wins a disagreement.
-func peerSideFromLocal(p *Peer, node *tailcfg.Node, regions map[int]Region) *PeerSide {
+func PeerSideFromNode(p *Peer, node *tailcfg.Node, regions map[int]Region) *PeerSide {
 	s := &PeerSide{Source: SourceLocalAPI, Endpoints: p.Endpoints, LastSeen: p.LastSeen, CapVersion: int(node.Cap)}
 	if node.Hostinfo.Valid() {
-		s.ClientVersion = clientVersion(node.Hostinfo.IPNVersion())
+		s.ClientVersion = ClientVersion(node.Hostinfo.IPNVersion())
 		if ni := node.Hostinfo.NetInfo(); ni.Valid() {
 			s.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP())
 		}
@@ -269,15 +269,12 @@ func regionKey(regions map[int]Region, id int) string {
 	return "region " + strconv.Itoa(id)
 }
 
-// clientVersionAtLeast reports whether version ("1.86.2", "v1.86.2",
-// "1.86.2-t…")
-// is at least major.minor; ok is false when version does not parse.
-// clientVersion is a peer's reported Tailscale version (sanitised), or ""
+// ClientVersion is a peer's reported Tailscale version (sanitised), or ""
 // (unknown) when it names no release: a binary built with plain `go run`
 // or `go test` reports "x.y.z-ERR-BuildInfo" (tailscale.com/version.Long
 // and Short, when runtime/debug build information is missing), which
 // says only which source tree it came from, not what client it is.
-func clientVersion(v string) string {
+func ClientVersion(v string) string {
 	v = cleanString(v)
 	if strings.Contains(v, "-ERR-BuildInfo") {
 		return ""
@@ -285,7 +282,10 @@ func clientVersion(v string) string {
 	return v
 }
 
-func clientVersionAtLeast(version string, major, minor int) (atLeast, ok bool) {
+// ClientVersionAtLeast reports whether version ("1.86.2", "v1.86.2",
+// "1.86.2-t…") is at least major.minor; ok is false when version does not
+// parse.
+func ClientVersionAtLeast(version string, major, minor int) (atLeast, ok bool) {
 	v, _, _ := strings.Cut(strings.TrimPrefix(version, "v"), "-")
 	parts := strings.Split(v, ".")
 	if len(parts) < 2 {

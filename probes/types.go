@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"errors"
 	"net/netip"
 	"time"
 )
@@ -504,16 +505,45 @@ type Snapshot struct {
 	// asked (no credentials, --no-api).
 	ControlAPI *APIStatus `json:"control_api,omitempty"`
 
-	// nodes caches WhoIs answers by peer ID ("" for self) so the next Gather
-	// can reuse them for up to WhoIsMaxAge; not serialised.
-	nodes map[string]cachedNode
-	// netmapRefused: the daemon refused the IPN bus's initial netmap
-	// (errNetmapRefused), so later gathers on prev ask WhoIs only.
-	netmapRefused bool
-	// netinfoLatency is NetInfo's DERPLatency as received (before a
-	// netcheck replaced it in Self.NAT), to date the next snapshot's.
-	netinfoLatency map[int]time.Duration
-	netinfoAt      time.Time
+	// memo is what the gather that built this snapshot keeps for the next
+	// one (probes/localapi: its WhoIs answers, a refused netmap watch,
+	// NetInfo's latencies as received); opaque here, not serialised.
+	memo any
+}
+
+// Memo returns what the gather that built s keeps for the next gather on
+// it (nil when none: a snapshot built by hand or read from a file). Only
+// the package that set it (probes/localapi) reads it.
+func (s *Snapshot) Memo() any { return s.memo }
+
+// SetMemo sets what Memo returns; the gather that builds s calls it once.
+func (s *Snapshot) SetMemo(m any) { s.memo = m }
+
+// Event is one message from a Source (probes/localapi): a *Snapshot, a
+// SourceStatus, a PingResult or a ProbeProgress. The set is closed;
+// switch on the concrete type.
+type Event interface{ probesEvent() }
+
+func (*Snapshot) probesEvent()     {}
+func (SourceStatus) probesEvent()  {}
+func (PingResult) probesEvent()    {}
+func (ProbeProgress) probesEvent() {}
+
+// LostDirectWindow is how long a peer seen direct and now relayed counts
+// as lost-direct (Peer.LastDirect).
+const LostDirectWindow = 10 * time.Minute
+
+// DERPLatencyReport is a fresh measurement of our round trip to each DERP
+// region, taken by tailpath itself (localapi.MeasureDERPLatency). Diagnose
+// prefers it to NetInfo's latencies, which tailscaled re-sends only when
+// something other than latency changes and which can therefore be hours
+// old.
+type DERPLatencyReport struct {
+	// At is when the measurement finished.
+	At time.Time `json:"at"`
+	// ByRegion is the best STUN round trip per DERP region id (IPv4 or
+	// IPv6); regions that did not answer are absent.
+	ByRegion map[int]time.Duration `json:"by_region"`
 }
 
 // PingKind selects the ping LocalAPI runs.
@@ -525,6 +555,24 @@ const (
 	// PingTSMP sends a TSMP ping through WireGuard (tests the whole tunnel).
 	PingTSMP PingKind = "tsmp"
 )
+
+// Ping defaults, as `tailscale ping` uses them.
+const (
+	// DefaultPingTries is the number of DISCO pings before giving up on a
+	// direct path (`tailscale ping -c 10`).
+	DefaultPingTries = 10
+	// DefaultPingTime bounds a whole run.
+	DefaultPingTime = 30 * time.Second
+)
+
+// ErrNoDirect is returned by a DISCO Ping that used all its tries or time
+// without a direct pong ("direct connection not established").
+var ErrNoDirect = errors.New("direct connection not established")
+
+// ErrNoReply is returned by a TSMP Ping whose one ping got no reply within
+// its timeout (5 s): nothing answered through WireGuard. TSMP never tries
+// for a direct path, so this is not ErrNoDirect.
+var ErrNoReply = errors.New("timeout: no reply through WireGuard")
 
 // PingResult is one pong (or failure) from an active probe.
 type PingResult struct {

@@ -25,10 +25,7 @@
 // changes the lines below (docs/architecture.md lists them).
 package tscompat
 
-import (
-	"tailscale.com/ipn"
-	"tailscale.com/tailcfg"
-)
+import "tailscale.com/tailcfg"
 
 // RegionID is the module's type for a DERP region id: int in v1.102,
 // tailcfg.DERPRegionID (int64) from v1.104. Use it to build tailcfg values
@@ -59,14 +56,16 @@ const NodeAttrOnlyTCP443 = tailcfg.NodeAttrOnlyTCP443
 // v1.102 names it ipn.NotifyInitialNetMap and sends the netmap on every
 // platform; v1.104 renames it ObsoleteNotifyInitialNetMap, keeps the bit
 // reserved (never reused) and refuses a watch that sets it. Spelled as its
-// value so it compiles against both.
-const NotifyInitialNetMap ipn.NotifyWatchOpt = 1 << 3
+// value so it compiles against both, and untyped (it combines with any
+// ipn.NotifyWatchOpt) so that tscompat imports no tailscale.com/ipn, which
+// brings net/http: probes imports tscompat and no network package.
+const NotifyInitialNetMap = 1 << 3
 
 // NotifyRateLimit is v1.102's ipn.NotifyRateLimit (v1.104:
 // ObsoleteNotifyRateLimit, refused like NotifyInitialNetMap). tailpath
 // does not ask for it; the fake daemon (probes/probestest) refuses it as
 // v1.104 does.
-const NotifyRateLimit ipn.NotifyWatchOpt = 1 << 8
+const NotifyRateLimit = 1 << 8
 
 // RefusedNetMapText and RefusedRateLimitText are what a v1.104 LocalAPI
 // answers (400, text/plain, from ipn.ValidateNotifyWatchOpt through

@@ -43,10 +43,10 @@ func TestIntRegionID(t *testing.T) {
 // TestBitsAreTheModules: the spelled-out bits are v1.102's named ones
 // (and v1.104's Obsolete ones, whose values the module reserves).
 func TestBitsAreTheModules(t *testing.T) {
-	if got := strings.TrimPrefix(NotifyInitialNetMap.String(), "ipn."); got != "NotifyInitialNetMap" && got != "ObsoleteNotifyInitialNetMap" {
+	if got := strings.TrimPrefix(ipn.NotifyWatchOpt(NotifyInitialNetMap).String(), "ipn."); got != "NotifyInitialNetMap" && got != "ObsoleteNotifyInitialNetMap" {
 		t.Errorf("NotifyInitialNetMap (1<<3) is %q in this module", got)
 	}
-	if got := strings.TrimPrefix(NotifyRateLimit.String(), "ipn."); got != "NotifyRateLimit" && got != "ObsoleteNotifyRateLimit" {
+	if got := strings.TrimPrefix(ipn.NotifyWatchOpt(NotifyRateLimit).String(), "ipn."); got != "NotifyRateLimit" && got != "ObsoleteNotifyRateLimit" {
 		t.Errorf("NotifyRateLimit (1<<8) is %q in this module", got)
 	}
 	if NodeAttrOnlyTCP443 != "only-tcp-443" {

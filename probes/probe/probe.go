@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 // Limits (issue 17): at most this many pings per peer, peers at once, and
@@ -81,7 +82,7 @@ func Targets(snap *probes.Snapshot) []probes.Peer {
 // returns each peer's run by ID (a peer whose run never sent a ping is
 // absent). progress, if not nil, is called (from Run's goroutines, one at
 // a time) at the start, as each run ends and at the end. ctx cancels it.
-func Run(ctx context.Context, c probes.LocalClient, peers []probes.Peer, opts Options, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
+func Run(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, opts Options, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
 	opts = opts.withDefaults()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, opts.Budget)
@@ -144,7 +145,7 @@ feed:
 // runOne is one peer's run: a TSMP ping to start NAT traversal at once,
 // then DISCO pings spread over per until a direct pong. nil when no ping
 // was sent (the budget was spent).
-func runOne(ctx context.Context, c probes.LocalClient, p probes.Peer, pings int, per time.Duration) *probes.PingRun {
+func runOne(ctx context.Context, c localapi.LocalClient, p probes.Peer, pings int, per time.Duration) *probes.PingRun {
 	if per <= 0 || ctx.Err() != nil {
 		return nil
 	}
@@ -155,7 +156,7 @@ func runOne(ctx context.Context, c probes.LocalClient, p probes.Peer, pings int,
 	// WireGuard handshake, which should not hold them up.
 	tsmp := make(chan bool, 1)
 	go func() {
-		err := probes.PingWith(ctx, c, p, probes.PingTSMP, probes.PingOptions{TryTimeout: per}, nil)
+		err := localapi.PingWith(ctx, c, p, probes.PingTSMP, localapi.PingOptions{TryTimeout: per}, nil)
 		tsmp <- err == nil
 	}()
 	// Let magicsock's send path go first: a DISCO ping marks every
@@ -170,7 +171,7 @@ func runOne(ctx context.Context, c probes.LocalClient, p probes.Peer, pings int,
 	span := max(per-kickDelay-50*time.Millisecond, minGap)
 	gap := max(span/time.Duration(pings+1), minGap)
 	tryTimeout := min(2*time.Second, span)
-	_ = probes.PingWith(ctx, c, p, probes.PingDISCO, probes.PingOptions{Tries: pings, Time: span, Gap: gap, TryTimeout: tryTimeout},
+	_ = localapi.PingWith(ctx, c, p, probes.PingDISCO, localapi.PingOptions{Tries: pings, Time: span, Gap: gap, TryTimeout: tryTimeout},
 		func(r probes.PingResult) {
 			// A ping that timed out was sent; a daemon's error (an
 			// expired key, no such peer) is no try.

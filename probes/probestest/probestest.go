@@ -77,7 +77,7 @@ func LoadFixture(path string) (*Fixture, error) {
 
 // Server is a fake LocalAPI on a unix socket.
 type Server struct {
-	// Socket is the unix socket path to give to probes.NewClient.
+	// Socket is the unix socket path to give to localapi.NewClient.
 	Socket string
 
 	mu         sync.Mutex

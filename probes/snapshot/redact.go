@@ -18,7 +18,7 @@ import (
 	"tailscale.com/types/key"
 
 	"github.com/tailpath/tailpath/internal/tscompat"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 )
 
 // Redaction says what Redact replaced and what it left out, in words a
@@ -43,7 +43,7 @@ var vocabulary = []string{
 // (RFC 2606 reserves .invalid).
 const redactedSuffix = "tailnet.invalid"
 
-// mullvadSuffix is kept: `tailscale status` (and probes.HiddenByCLI) hide
+// mullvadSuffix is kept: `tailscale status` (and localapi.HiddenByCLI) hide
 // Mullvad exit nodes by it.
 const mullvadSuffix = "mullvad.ts.net"
 
@@ -611,7 +611,7 @@ func (r *redactor) prune(f *File) *File {
 	if c := f.ControlAPI; c != nil {
 		// An error body may echo the request, credentials included.
 		cc := *c
-		cc.Status.Err = probes.APIErrorSummary(c.Status.Err)
+		cc.Status.Err = controlapi.APIErrorSummary(c.Status.Err)
 		out.ControlAPI = &cc
 	}
 	if t := f.Tuning; t != nil {
@@ -622,7 +622,7 @@ func (r *redactor) prune(f *File) *File {
 	return &out
 }
 
-// prunePeer keeps the PeerStatus fields probes.Gather and Classify read.
+// prunePeer keeps the PeerStatus fields localapi.Gather and probes.Classify read.
 func (r *redactor) prunePeer(p *ipnstate.PeerStatus) *ipnstate.PeerStatus {
 	if p == nil {
 		return nil
@@ -648,7 +648,7 @@ func (r *redactor) prunePeer(p *ipnstate.PeerStatus) *ipnstate.PeerStatus {
 	return out
 }
 
-// pruneNode keeps the tailcfg.Node fields probes.Gather reads.
+// pruneNode keeps the tailcfg.Node fields localapi.Gather reads.
 func (r *redactor) pruneNode(n *tailcfg.Node) *tailcfg.Node {
 	if n == nil {
 		return nil
