@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/tailpath/tailpath/internal/app"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 )
 
 // apiFlags are the control-API flags of the commands that diagnose peers
@@ -24,6 +24,6 @@ func (f *apiFlags) register(fs *flag.FlagSet) {
 }
 
 // open returns the control-API client, or nil when none is configured.
-func (f *apiFlags) open() (*probes.ControlAPI, error) {
+func (f *apiFlags) open() (*controlapi.ControlAPI, error) {
 	return app.ControlAPI(f.keyFile, f.noAPI, os.Getenv)
 }

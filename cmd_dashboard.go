@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui/tuning"
@@ -50,21 +52,21 @@ panes; the host's TCP tuning is the last pane. S saves a snapshot of the
 evidence; --from FILE shows a saved one (or pasted tailscale output),
 read-only.`
 
-func dashboardCommand() *command {
+func dashboardCommand() *cli.Command {
 	var f dashboardFlags
-	fs := newFlagSet("tailpath")
+	fs := cli.NewFlagSet("tailpath")
 	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default: the platform's)")
 	fs.Var(listFlag{&f.from}, "from", "show this saved snapshot (or pasted tailscale status/netcheck/ping output) read-only instead of the local tailscaled")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
 	fs.BoolVar(&f.all, "all", false, "also list the peers 'tailscale status' hides (shared-in nodes, Mullvad exit nodes)")
 	f.api.register(fs)
 	f.registerDevice(fs)
-	return &command{
-		name:  "",
-		short: "the dashboard: peers, paths and why relayed (default)",
-		usage: dashboardUsage,
-		flags: fs,
-		run:   f.run,
+	return &cli.Command{
+		Name:  "",
+		Short: "the dashboard: peers, paths and why relayed (default)",
+		Usage: dashboardUsage,
+		Flags: fs,
+		Run:   f.run,
 	}
 }
 
@@ -77,18 +79,18 @@ func (f *dashboardFlags) registerDevice(fs *flag.FlagSet) {
 	fs.StringVar(&f.eol, "eol", "CR", `line ending the Log pane's console (key i) sends: "CR", "LF" or "CRLF"`)
 }
 
-func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error {
+func (f *dashboardFlags) run(ctx context.Context, args []string, stdio cli.IO) error {
 	if len(f.from) > 0 {
 		return f.runFrom(ctx, args, stdio)
 	}
-	if err := noArgs(args); err != nil {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	api, err := f.api.open()
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
-	client := probes.NewClient(f.socket)
+	client := localapi.NewClient(f.socket)
 	d := app.Dashboard{
 		ControlAPI: api,
 		Client:     client,
@@ -101,9 +103,9 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error
 		Tuning: &tuning.Options{Inputs: tune.Inputs{DaemonTUN: app.DaemonTUN(f.socket), Daemon: app.DaemonName(f.socket)}},
 	}
 	if f.port != "" {
-		eol, err := eolBytes(f.eol)
+		eol, err := devlink.EOLBytes(f.eol)
 		if err != nil {
-			return usageError{err}
+			return cli.UsageError{Err: err}
 		}
 		err = d.AttachDevice(app.DeviceOptions{Port: f.port, Baud: f.baud, ELF: f.elf, LogFile: f.logFile, Reset: f.reset, EOL: eol}, stdio.Stdin)
 		if err != nil {
@@ -115,9 +117,9 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio IO) error
 
 // runFrom is the dashboard over a saved snapshot or pasted output (the
 // files of --from and any after it), read-only.
-func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio IO) error {
+func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio cli.IO) error {
 	if f.port != "" {
-		return usageErrorf("--from shows saved evidence: --port does not apply")
+		return cli.UsageErrorf("--from shows saved evidence: --port does not apply")
 	}
 	if err := app.NeedTerminal(stdio.Stdin); err != nil {
 		return err
@@ -125,17 +127,17 @@ func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio IO) e
 	var raws []snapshot.Raw
 	for _, name := range append(append([]string(nil), f.from...), args...) {
 		if name == "-" {
-			return usageErrorf(`--from -: the dashboard reads keys from stdin; give a file`)
+			return cli.UsageErrorf(`--from -: the dashboard reads keys from stdin; give a file`)
 		}
-		raw, err := readInput(ctx, name, nil)
+		raw, err := snapshot.ReadInput(ctx, name, nil)
 		if err != nil {
-			return inputError{fmt.Errorf("--from: %w", err)}
+			return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
 		}
 		raws = append(raws, raw)
 	}
 	file, err := snapshot.Parse(raws, time.Now())
 	if err != nil {
-		return inputError{fmt.Errorf("--from: %w", err)}
+		return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
 	}
 	file.All = file.All || f.all
 	d := app.Dashboard{Title: "tailpath", Replay: file}

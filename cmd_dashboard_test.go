@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/cli"
 )
 
 // TestDashboardBadELF: a bad --elf fails with a message naming the flag and
@@ -35,8 +37,8 @@ func TestDashboardBadELF(t *testing.T) {
 			stdin := strings.NewReader("I (1) app: a capture the dashboard must not read\n")
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			code := run(ctx, []string{"--port", "-", "--elf", tc.elf}, IO{Stdin: stdin, Stdout: &out, Stderr: &errb})
-			if code != exitUsage { // unusable input
+			code := run(ctx, []string{"--port", "-", "--elf", tc.elf}, cli.IO{Stdin: stdin, Stdout: &out, Stderr: &errb})
+			if code != cli.ExitUsage { // unusable input
 				t.Errorf("exit %d, want 2; stderr %q", code, errb.String())
 			}
 			for _, w := range tc.want {

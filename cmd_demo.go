@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
@@ -40,37 +41,37 @@ direct peer, a DERP-only peer in a child process that advertises no
 endpoints, an idle peer and an offline one), then shows it in the dashboard.
 Needs no root and no network beyond loopback.`
 
-func demoCommand() *command {
+func demoCommand() *cli.Command {
 	var f demoFlags
-	fs := newFlagSet("tailpath demo")
+	fs := cli.NewFlagSet("tailpath demo")
 	fs.BoolVar(&f.status, "status", false, "print the lab's peers, paths and verdicts once and exit")
 	fs.BoolVar(&f.json, "json", false, "with --status: print JSON")
 	fs.StringVar(&f.logFile, "lab-log", "", "append the lab's own logs (control, DERP, nodes) to this file")
 	fs.BoolVar(&f.labOnly, "lab-only", false, "run only the lab tailnet until interrupted and print its LocalAPI socket (for 'tailpath --socket' or 'tailpath status --socket')")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll the observer's status")
 	fs.StringVar(&f.serve, "serve", "", "instead of the dashboard, serve the demo's metrics as 'tailpath serve' does on this address (e.g. 127.0.0.1:9473)")
-	return &command{
-		name:  "demo",
-		short: "start a lab tailnet on loopback and show it in the dashboard",
-		usage: demoUsage,
-		flags: fs,
-		run:   f.run,
+	return &cli.Command{
+		Name:  "demo",
+		Short: "start a lab tailnet on loopback and show it in the dashboard",
+		Usage: demoUsage,
+		Flags: fs,
+		Run:   f.run,
 	}
 }
 
-func (f *demoFlags) run(ctx context.Context, args []string, stdio IO) error {
-	if err := noArgs(args); err != nil {
+func (f *demoFlags) run(ctx context.Context, args []string, stdio cli.IO) error {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	if f.json && !f.status {
-		return usageErrorf("--json needs --status")
+		return cli.UsageErrorf("--json needs --status")
 	}
 	if f.serve != "" {
 		if f.status || f.labOnly {
-			return usageErrorf("--serve goes alone, without --status or --lab-only")
+			return cli.UsageErrorf("--serve goes alone, without --status or --lab-only")
 		}
 		if err := checkListen(f.serve); err != nil {
-			return usageErrorf("--serve %v", err)
+			return cli.UsageErrorf("--serve %v", err)
 		}
 	}
 	if !f.status && !f.labOnly && f.serve == "" {
@@ -101,35 +102,9 @@ func (f *demoFlags) run(ctx context.Context, args []string, stdio IO) error {
 		return err
 	}
 	if f.serve != "" {
-		return demoServe(ctx, d, f.serve, stdio.Stderr)
+		return app.ServeDemo(ctx, d, f.serve, stdio.Stderr)
 	}
 	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
-}
-
-// demoServe serves the demo's sources (the lab's observer, the replayed
-// board, the sandbox tuning) as tailpath serve does, until ctx ends.
-func demoServe(ctx context.Context, d *app.Dashboard, addr string, stderr io.Writer) error {
-	s := &app.Serve{
-		Client:    d.Client,
-		Socket:    d.Socket,
-		Interval:  d.Interval,
-		Device:    d.Device,
-		PingEvery: time.Minute,
-		Log:       stderr,
-	}
-	s.Snapshot = s.SnapshotFile
-	if d.Tuning != nil {
-		s.Tuning = &d.Tuning.Inputs
-	}
-	if d.ControlAPI != nil {
-		// The lab's control API, as the dashboard reads it.
-		s.PeerSide = probes.NewRefresher(d.ControlAPI, 0)
-	}
-	ln, err := listenServe(addr, "--serve", stderr)
-	if err != nil {
-		return err
-	}
-	return s.Run(ctx, ln)
 }
 
 // demoStatus prints the observer's view once, as tailpath status does,
@@ -139,5 +114,5 @@ func demoStatus(ctx context.Context, l *lab.Lab, asJSON bool, w io.Writer) error
 	if err != nil {
 		return err
 	}
-	return printStatus(w, s, asJSON)
+	return report.Print(w, s, asJSON)
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
 
 	"github.com/tailpath/tailpath/probes/lab"
 )

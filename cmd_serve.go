@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"runtime"
@@ -12,9 +11,11 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/internal/secretfile"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -82,11 +83,11 @@ file); a request whose Host is not this server's gets 421.
 tailscaled restarting or the board being unplugged does not stop it; the
 metrics say so.`
 
-func serveCommand() *command {
+func serveCommand() *cli.Command {
 	var f serveFlags
-	fs := newFlagSet("tailpath serve")
+	fs := cli.NewFlagSet("tailpath serve")
 	fs.StringVar(&f.listen, "listen", defaultListen, "address to serve on: an IP and port (loopback unless named here)")
-	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+probes.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+localapi.DefaultSocket()+")")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
 	fs.BoolVar(&f.all, "all", false, "also report the peers 'tailscale status' hides (shared-in nodes, Mullvad exit nodes)")
 	fs.StringVar(&f.port, "port", "", `CoreS3 serial port: "auto", a path, or "-" for a capture on stdin (default: no board)`)
@@ -101,12 +102,12 @@ func serveCommand() *command {
 	fs.StringVar(&f.tokenFile, "token-file", "", "file holding a bearer token (its first line) that lets any caller read, e.g. Prometheus from outside the tailnet (a regular file readable by its owner only)")
 	fs.BoolVar(&f.noSnapshot, "no-snapshot", false, "do not serve /snapshot.json (404)")
 	f.api.register(fs)
-	return &command{
-		name:  "serve",
-		short: "Prometheus metrics of paths, reasons, the board and tuning, for a fleet",
-		usage: serveUsage,
-		flags: fs,
-		run:   f.run,
+	return &cli.Command{
+		Name:  "serve",
+		Short: "Prometheus metrics of paths, reasons, the board and tuning, for a fleet",
+		Usage: serveUsage,
+		Flags: fs,
+		Run:   f.run,
 	}
 }
 
@@ -116,37 +117,37 @@ func serveCommand() *command {
 const minPingEvery = time.Minute
 
 // run serves until ctx ends (SIGINT, SIGTERM).
-func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
-	if err := noArgs(args); err != nil {
+func (f *serveFlags) run(ctx context.Context, args []string, stdio cli.IO) error {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	if err := checkListen(f.listen); err != nil {
-		return usageErrorf("--listen %v", err)
+		return cli.UsageErrorf("--listen %v", err)
 	}
 	if f.interval <= 0 {
-		return usageErrorf("--interval must be positive")
+		return cli.UsageErrorf("--interval must be positive")
 	}
 	if f.maxPeers < 1 {
-		return usageErrorf("--max-peers %d: want at least 1", f.maxPeers)
+		return cli.UsageErrorf("--max-peers %d: want at least 1", f.maxPeers)
 	}
 	if f.pingEvery < 0 {
-		return usageErrorf("--ping-every must not be negative (0 turns pings off)")
+		return cli.UsageErrorf("--ping-every must not be negative (0 turns pings off)")
 	}
 	if f.pingEvery > 0 && f.pingEvery < minPingEvery {
-		return usageErrorf("--ping-every %v: at least %v (0 turns pings off): tailscaled keeps a peer active for 45 s after the last packet it sent, so pinging more often would keep every peer active and its path would be serve's own doing", f.pingEvery, minPingEvery)
+		return cli.UsageErrorf("--ping-every %v: at least %v (0 turns pings off): tailscaled keeps a peer active for 45 s after the last packet it sent, so pinging more often would keep every peer active and its path would be serve's own doing", f.pingEvery, minPingEvery)
 	}
 	allow, err := app.ParseAllow(f.allow)
 	if err != nil {
-		return usageErrorf("--allow %v", err)
+		return cli.UsageErrorf("--allow %v", err)
 	}
 	acc := &app.Access{Allow: allow}
 	if f.tokenFile != "" {
 		if acc.Token, err = secretfile.Read(f.tokenFile, "--token-file"); err != nil {
-			return usageError{err}
+			return cli.UsageError{Err: err}
 		}
 	}
 	s := &app.Serve{
-		Client:    probes.NewClient(f.socket),
+		Client:    localapi.NewClient(f.socket),
 		Socket:    f.socket,
 		Interval:  f.interval,
 		All:       f.all,
@@ -167,10 +168,10 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 	}
 	api, err := f.api.open()
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if api != nil {
-		s.PeerSide = probes.NewRefresher(api, 0)
+		s.PeerSide = controlapi.NewRefresher(api, 0)
 	}
 	if f.port != "" {
 		src := &devlink.Source{}
@@ -182,33 +183,11 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio IO) error {
 		s.Device = src
 	}
 
-	ln, err := listenServe(f.listen, "--listen", stdio.Stderr)
+	ln, err := app.Listen(f.listen, "--listen", stdio.Stderr)
 	if err != nil {
 		return err
 	}
 	return s.Run(ctx, ln)
-}
-
-// listenServe listens on addr (checked by checkListen already), says
-// where on w, and warns when it is not loopback. flag names addr in
-// errors.
-func listenServe(addr, flag string, w io.Writer) (net.Listener, error) {
-	// An IPv4 address means IPv4 only: Go listens on 0.0.0.0 dual-stack
-	// (as [::]) otherwise.
-	network := "tcp"
-	if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Is4() {
-		network = "tcp4"
-	}
-	ln, err := net.Listen(network, addr)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", flag, addr, err)
-	}
-	a := ln.Addr().(*net.TCPAddr)
-	fmt.Fprintf(w, "tailpath serve: listening on http://%s (/metrics, /snapshot.json, /healthz)\n", a)
-	if ip, ok := netip.AddrFromSlice(a.IP); ok && !ip.Unmap().IsLoopback() {
-		fmt.Fprintf(w, "tailpath serve: %s is not loopback: tailnet nodes --allow names may read (default: this node's user's), and callers presenting the --token-file token; others are refused\n", a.IP)
-	}
-	return ln, nil
 }
 
 // tuneInputs are the tuning target from --bandwidth, --rtt and --root.
@@ -217,14 +196,14 @@ func (f *serveFlags) tuneInputs() (tune.Inputs, error) {
 	if f.bandwidth != "" {
 		bw, err := sysctl.ParseBandwidth(f.bandwidth)
 		if err != nil {
-			return in, usageErrorf("--bandwidth %v", err)
+			return in, cli.UsageErrorf("--bandwidth %v", err)
 		}
 		in.Bandwidth = bw
 	}
 	if f.rtt != "" {
-		d, err := parseRTT(f.rtt)
+		d, err := sysctl.ParseRTT(f.rtt)
 		if err != nil {
-			return in, usageErrorf("--rtt %v", err)
+			return in, cli.UsageErrorf("--rtt %v", err)
 		}
 		in.RTT = d
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/tailpath/tailpath/internal/cli"
 )
 
 func TestServeListenFlag(t *testing.T) {
@@ -30,11 +32,11 @@ func TestServeListenFlag(t *testing.T) {
 		}
 	}
 	code, _, stderr := runTailpath(t, "serve", "--listen", ":9473")
-	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.HasPrefix(first, `tailpath: serve: --listen ":9473" listens on every interface`) {
+	if first, _, _ := strings.Cut(stderr, "\n"); code != cli.ExitUsage || !strings.HasPrefix(first, `tailpath: serve: --listen ":9473" listens on every interface`) {
 		t.Errorf("serve --listen :9473: exit %d, stderr:\n%s", code, stderr)
 	}
 	for _, args := range [][]string{{"--max-peers", "0"}, {"--interval", "0s"}, {"--ping-every", "-1s"}, {"--ping-every", "10s"}} {
-		if code, _, stderr := runTailpath(t, append([]string{"serve"}, args...)...); code != exitUsage {
+		if code, _, stderr := runTailpath(t, append([]string{"serve"}, args...)...); code != cli.ExitUsage {
 			t.Errorf("serve %v: exit %d, want 2; stderr:\n%s", args, code, stderr)
 		}
 	}
@@ -52,7 +54,7 @@ func TestDemoServeFlags(t *testing.T) {
 		{"demo", "--serve", "127.0.0.1:0", "--lab-only"},
 	} {
 		code, _, stderr := runTailpath(t, args...)
-		if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.HasPrefix(first, "tailpath: demo: --serve") {
+		if first, _, _ := strings.Cut(stderr, "\n"); code != cli.ExitUsage || !strings.HasPrefix(first, "tailpath: demo: --serve") {
 			t.Errorf("%v: exit %d, stderr:\n%s", args, code, stderr)
 		}
 	}

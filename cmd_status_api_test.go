@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailpath/tailpath/internal/ctrlapi"
+	"github.com/tailpath/tailpath/probes/lab/apiserver"
 )
 
 // testKey looks like a real API key; every test below greps every output
@@ -22,18 +22,18 @@ const (
 
 // apiServer serves the documented device list for the fixtures' tailnet:
 // nas (n2CNTRL) behind a hard NAT with no port mapping.
-func apiServer(t *testing.T) (*ctrlapi.Server, string) {
+func apiServer(t *testing.T) (*apiserver.Server, string) {
 	t.Helper()
-	srv := ctrlapi.New(testKey, "", "")
-	srv.SetDevices([]ctrlapi.Device{{
+	srv := apiserver.New(testKey, "", "")
+	srv.SetDevices([]apiserver.Device{{
 		Addresses: []string{"100.64.0.2"}, ID: "2", NodeID: "n2CNTRL", Name: "nas.tail1234.ts.net", Hostname: "nas",
 		ClientVersion: "1.90.1", LastSeen: "2026-11-30T11:59:00Z",
-		ClientConnectivity: &ctrlapi.ClientConnectivity{
+		ClientConnectivity: &apiserver.ClientConnectivity{
 			Endpoints:             []string{"203.0.113.5:41641", "192.168.7.2:41641"},
-			MappingVariesByDestIP: ctrlapi.Bool(true),
-			Latency:               map[string]ctrlapi.Latency{"New York City": {Preferred: true, LatencyMs: 9}},
-			ClientSupports: &ctrlapi.ClientSupports{UDP: ctrlapi.Bool(true), IPv6: ctrlapi.Bool(false),
-				UPnP: ctrlapi.Bool(false), PMP: ctrlapi.Bool(false), PCP: ctrlapi.Bool(false)},
+			MappingVariesByDestIP: apiserver.Bool(true),
+			Latency:               map[string]apiserver.Latency{"New York City": {Preferred: true, LatencyMs: 9}},
+			ClientSupports: &apiserver.ClientSupports{UDP: apiserver.Bool(true), IPv6: apiserver.Bool(false),
+				UPnP: apiserver.Bool(false), PMP: apiserver.Bool(false), PCP: apiserver.Bool(false)},
 		},
 	}})
 	hs := httptest.NewServer(srv)
@@ -143,15 +143,15 @@ func TestStatusAPIFailures(t *testing.T) {
 	lapi := statusFixture(t, "unexplained")
 	for _, tt := range []struct {
 		name   string
-		setup  func(*ctrlapi.Server)
+		setup  func(*apiserver.Server)
 		want   string
 		wantIn string
 	}{
-		{"401", func(s *ctrlapi.Server) { s.Fail(http.StatusUnauthorized) }, "401 Unauthorized", "invalid, expired or revoked"},
-		{"403", func(s *ctrlapi.Server) { s.Fail(http.StatusForbidden) }, "403 Forbidden", "devices:core:read"},
-		{"429", func(s *ctrlapi.Server) { s.Fail(http.StatusTooManyRequests) }, "429", "rate limited"},
-		{"500", func(s *ctrlapi.Server) { s.Fail(http.StatusInternalServerError) }, "500 Internal Server Error", "retrying later"},
-		{"slow", func(s *ctrlapi.Server) { s.SetDelay(5 * time.Second) }, "no answer within 2s", "unknown in this report"},
+		{"401", func(s *apiserver.Server) { s.Fail(http.StatusUnauthorized) }, "401 Unauthorized", "invalid, expired or revoked"},
+		{"403", func(s *apiserver.Server) { s.Fail(http.StatusForbidden) }, "403 Forbidden", "devices:core:read"},
+		{"429", func(s *apiserver.Server) { s.Fail(http.StatusTooManyRequests) }, "429", "rate limited"},
+		{"500", func(s *apiserver.Server) { s.Fail(http.StatusInternalServerError) }, "500 Internal Server Error", "retrying later"},
+		{"slow", func(s *apiserver.Server) { s.SetDelay(5 * time.Second) }, "no answer within 2s", "unknown in this report"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, url := apiServer(t)

@@ -2,23 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
-	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/internal/termcolor"
-	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
-	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
 // snapshotFlags are tailpath status's snapshot flags.
@@ -60,127 +54,33 @@ func (s *snapshotFlags) register(fs *flag.FlagSet) {
 // check refuses flag combinations that cannot work.
 func (s *snapshotFlags) check(asJSON bool) error {
 	if s.save == "-" && asJSON {
-		return usageErrorf("--save - writes the snapshot to stdout: --json has no room there (save to a file to get both)")
+		return cli.UsageErrorf("--save - writes the snapshot to stdout: --json has no room there (save to a file to get both)")
 	}
 	if s.redact && len(s.peers) > 0 {
-		return usageErrorf("--redact with --peer-snapshot: each snapshot's names are replaced on its own, so they no longer match; redact the combined view's parts on each machine, or share unredacted files")
+		return cli.UsageErrorf("--redact with --peer-snapshot: each snapshot's names are replaced on its own, so they no longer match; redact the combined view's parts on each machine, or share unredacted files")
 	}
 	return nil
 }
 
-// recorder wraps c when a snapshot is to be taken (--save, --redact);
-// nil otherwise.
-func (s *snapshotFlags) recorder(c probes.LocalClient) *snapshot.Recorder {
-	if s.save == "" && !s.redact {
-		return nil
-	}
-	return snapshot.NewRecorder(c)
-}
-
-// snapshotExtras are what status read beside the LocalAPI.
-type snapshotExtras struct {
-	facts *probes.APIFacts
-	api   *probes.APIStatus
-}
-
-// saveLive builds the snapshot of a live status (gathered through rec),
-// redacts and saves it as the flags ask, and returns what to print: the
-// redacted diagnosis with --redact, else ls. printed is true when the
-// snapshot itself went to stdout (--save -), so nothing else is printed.
-func (f *statusFlags) saveLive(ctx context.Context, rec *snapshot.Recorder, ls *link.Snapshot, ex snapshotExtras, stdio IO) (*link.Snapshot, bool, error) {
-	tr, terr := tuningReport(ctx, f.socket)
-	file := rec.File(ls, snapshot.Extras{All: f.all, PeerFacts: ex.facts, APIStatus: ex.api, Tuning: tr, TuningErr: terr})
-	return f.snap.finish(ctx, file, ls, stdio)
-}
-
-// finish redacts (--redact) and writes (--save) file, whose diagnosis is
-// ls, and returns what to print (see saveLive).
-func (s *snapshotFlags) finish(ctx context.Context, file *snapshot.File, ls *link.Snapshot, stdio IO) (*link.Snapshot, bool, error) {
-	if s.redact && file.Redacted == nil {
-		red, err := snapshot.Redact(file)
-		if err != nil {
-			return nil, false, err
-		}
-		file = red
-		if ls, err = file.Diagnose(ctx); err != nil {
-			return nil, false, err
-		}
-	}
-	switch s.save {
-	case "":
-	case "-":
-		if err := snapshot.Write(stdio.Stdout, file); err != nil {
-			return nil, false, err
-		}
-		return ls, true, nil
-	default:
-		if err := snapshot.WriteFile(s.save, file); err != nil {
-			return nil, false, err
-		}
-		what := "snapshot"
-		if file.Redacted != nil {
-			what = "redacted snapshot"
-		}
-		fmt.Fprintf(stdio.Stderr, "tailpath: saved a %s (taken %s) to %s; `tailpath status --from %s` diagnoses it\n",
-			what, file.Taken.UTC().Format(time.RFC3339), s.save, s.save)
-		if r := file.Redacted; r != nil {
-			fmt.Fprintf(stdio.Stderr, "tailpath: replaced: %s\ntailpath: left out: %s\n", strings.Join(r.Replaced, "; "), strings.Join(r.Removed, "; "))
-		}
-	}
-	return ls, false, nil
-}
-
-// tuningReport is the host's tuning for a snapshot (Linux), or why there
-// is none; it never takes more than 5 s.
-// It asks the tailscaled at socket whether it runs in userspace networking,
-// so the snapshot says that first too.
-func tuningReport(ctx context.Context, socket string) (*tune.Report, string) {
-	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	r, err := tune.Gather(tctx, tune.Inputs{DaemonTUN: app.DaemonTUN(socket), Daemon: app.DaemonName(socket)})
-	if err != nil {
-		if errors.Is(err, tune.ErrNotLinux) {
-			return nil, "TCP tuning is Linux only"
-		}
-		return nil, err.Error()
-	}
-	return &r, ""
-}
-
-// applyPeers reads every --peer-snapshot and merges its node's own facts
-// into that peer of ls.
-func (s *snapshotFlags) applyPeers(ctx context.Context, ls *link.Snapshot, stderr io.Writer) (*link.Snapshot, error) {
-	for _, name := range s.peers {
-		raw, err := readInput(ctx, name, nil)
-		if err != nil {
-			return nil, inputError{fmt.Errorf("--peer-snapshot: %w", err)}
-		}
-		pf, err := snapshot.Read(strings.NewReader(string(raw.Data)))
-		if err != nil {
-			return nil, inputError{fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer)", name, err)}
-		}
-		side, err := snapshot.PeerSideOf(ctx, pf)
-		if err != nil {
-			return nil, inputError{fmt.Errorf("--peer-snapshot %s: %w", name, err)}
-		}
-		next, peer, err := snapshot.ApplyPeer(ls, side)
-		if err != nil {
-			return nil, inputError{fmt.Errorf("--peer-snapshot %s: %w", name, err)}
-		}
-		fmt.Fprintf(stderr, "tailpath: %s's own side of the path from %s (taken %s)\n", peer, name, pf.Taken.UTC().Format(time.RFC3339))
-		ls = next
-	}
-	return ls, nil
+// saveLive builds the snapshot of a live status (gathered through its
+// Recorder), redacts and saves it as the flags ask, and returns what to
+// print: the redacted diagnosis with --redact, else ls. printed is true
+// when the snapshot itself went to stdout (--save -), so nothing else is
+// printed.
+func (f *statusFlags) saveLive(ctx context.Context, st *app.StatusResult, ls *link.Snapshot, stdio cli.IO) (*link.Snapshot, bool, error) {
+	tr, terr := app.TuningReport(ctx, f.socket)
+	file := st.Recorder.File(ls, snapshot.Extras{All: f.all, PeerFacts: st.PeerFacts, APIStatus: st.APIStatus, Tuning: tr, TuningErr: terr})
+	return app.SaveSnapshot(ctx, file, ls, f.snap.save, f.snap.redact, stdio.Stdout, stdio.Stderr)
 }
 
 // runFrom is status --from: diagnose saved or pasted evidence offline.
-func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) error {
+func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio cli.IO) error {
 	// More files may follow --from's, and flags may follow them.
 	var files []string
 	for len(args) > 0 {
 		if a := args[0]; len(a) > 1 && a[0] == '-' && f.fs != nil {
 			if err := f.fs.Parse(args); err != nil {
-				return usageError{err}
+				return cli.UsageError{Err: err}
 			}
 			args = f.fs.Args()
 			continue
@@ -190,32 +90,21 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 	args = files
 	switch {
 	case f.port != "":
-		return usageErrorf("--from diagnoses saved evidence: --port does not apply (a saved snapshot carries its board)")
+		return cli.UsageErrorf("--from diagnoses saved evidence: --port does not apply (a saved snapshot carries its board)")
 	case f.netcheck:
-		return usageErrorf("--from diagnoses saved evidence: --netcheck does not apply (a snapshot carries its own measurement)")
+		return cli.UsageErrorf("--from diagnoses saved evidence: --netcheck does not apply (a snapshot carries its own measurement)")
+	case f.probe:
+		return cli.UsageErrorf("--from diagnoses saved evidence: --probe does not apply (it pings live peers)")
 	}
 	if err := f.snap.check(f.json); err != nil {
 		return err
 	}
 	names := append(append([]string(nil), f.snap.from...), args...)
-	var raws []snapshot.Raw
-	for _, name := range names {
-		raw, err := readInput(ctx, name, stdio.Stdin)
-		if err != nil {
-			return inputError{fmt.Errorf("--from: %w", err)}
-		}
-		raws = append(raws, raw)
-	}
-	file, err := snapshot.Parse(raws, time.Now())
+	file, ls, err := app.ReadFrom(ctx, names, stdio.Stdin, f.all)
 	if err != nil {
-		return inputError{fmt.Errorf("--from: %w", err)}
+		return err
 	}
-	file.All = file.All || f.all
-	ls, err := file.Diagnose(ctx)
-	if err != nil {
-		return inputError{fmt.Errorf("--from: %w", err)}
-	}
-	if ls, err = f.snap.applyPeers(ctx, ls, stdio.Stderr); err != nil {
+	if ls, err = app.ApplyPeerSnapshots(ctx, ls, f.snap.peers, stdio.Stderr); err != nil {
 		return err
 	}
 	var printed bool
@@ -227,192 +116,20 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio IO) erro
 			return err
 		}
 	}
-	if ls, printed, err = f.snap.finish(ctx, file, ls, stdio); err != nil || printed {
+	if ls, printed, err = app.SaveSnapshot(ctx, file, ls, f.snap.save, f.snap.redact, stdio.Stdout, stdio.Stderr); err != nil || printed {
 		return err
 	}
 	for _, w := range ls.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
 	}
-	info := snapshotInfo(file, names)
+	info := report.NewSnapshotInfo(file, names)
 	if f.json {
-		out := statusJSONOf(ls)
+		out := report.Of(ls)
 		out.Snapshot = info
-		return encodeStatusJSON(stdio.Stdout, out)
+		return report.Encode(stdio.Stdout, out)
 	}
-	if _, err := io.WriteString(stdio.Stdout, snapshotHeader(info)); err != nil {
+	if _, err := io.WriteString(stdio.Stdout, report.SnapshotHeader(info)); err != nil {
 		return err
 	}
-	return writeStatusTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout))
-}
-
-// fetchTimeout bounds fetching one http(s) input (another node's
-// `tailpath serve` /snapshot.json).
-const fetchTimeout = 20 * time.Second
-
-// maxRedirects is how many redirects fetching an input follows.
-const maxRedirects = 3
-
-// fetchClient fetches --from and --peer-snapshot URLs. It follows a
-// redirect only to the same host and port (http on port 80 may move to
-// https on 443), never from https to http, and at most maxRedirects
-// times: a redirect elsewhere would make tailpath a blind request
-// forger into whatever the serving machine can name, its answer's first
-// line quoted back in the error.
-var fetchClient = &http.Client{CheckRedirect: checkRedirect}
-
-// redirectError is a redirect fetchClient refused.
-type redirectError struct{ msg string }
-
-func (e redirectError) Error() string { return e.msg }
-
-// checkRedirect is fetchClient's redirect policy.
-func checkRedirect(req *http.Request, via []*http.Request) error {
-	first, prev, next := via[0].URL, via[len(via)-1].URL, req.URL
-	switch {
-	case len(via) > maxRedirects:
-		return redirectError{fmt.Sprintf("more than %d redirects; refused (give the final URL)", maxRedirects)}
-	case prev.Scheme == "https" && next.Scheme != "https":
-		return redirectError{fmt.Sprintf("redirected from https to %s://%s; refused (that would drop TLS)", next.Scheme, next.Host)}
-	case !sameOrigin(first, next):
-		return redirectError{fmt.Sprintf("redirected to %s://%s, another host or port; refused (only %s is asked; give the URL it redirects to if you trust it)", next.Scheme, next.Host, first.Host)}
-	}
-	return nil
-}
-
-// sameOrigin reports whether b names a's host and port (an upgrade from
-// http:80 to https:443 included).
-func sameOrigin(a, b *url.URL) bool {
-	if !strings.EqualFold(a.Hostname(), b.Hostname()) {
-		return false
-	}
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if u.Scheme == "https" {
-			return "443"
-		}
-		return "80"
-	}
-	pa, pb := port(a), port(b)
-	return pa == pb || (a.Scheme == "http" && pa == "80" && b.Scheme == "https" && pb == "443")
-}
-
-// readInput reads one --from or --peer-snapshot input of at most
-// snapshot.MaxSize bytes: a file, "-" (stdin), or an http:// or https://
-// URL (another node's `tailpath serve` /snapshot.json, fetched within
-// fetchTimeout with fetchClient's redirect policy; a status other than
-// 200 is an error quoting the body's first line, sanitised as the status
-// line is).
-func readInput(ctx context.Context, name string, stdin io.Reader) (snapshot.Raw, error) {
-	var r io.Reader
-	if strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://") {
-		ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, name, nil)
-		if err != nil {
-			return snapshot.Raw{}, err
-		}
-		resp, err := fetchClient.Do(req)
-		if err != nil {
-			var re redirectError
-			if errors.As(err, &re) {
-				return snapshot.Raw{}, fmt.Errorf("%s: %s", name, safetext.Clean(re.Error()))
-			}
-			return snapshot.Raw{}, fmt.Errorf("%s (is tailpath serve running there, listening on an address this machine reaches? serve listens on loopback unless --listen names another)", safetext.Clean(err.Error()))
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			first, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			line, _, _ := strings.Cut(string(first), "\n")
-			return snapshot.Raw{}, fmt.Errorf("%s: %s: %s", name, safetext.Clean(resp.Status), safetext.Clean(line))
-		}
-		r = resp.Body
-	} else if name == "-" {
-		if stdin == nil {
-			return snapshot.Raw{}, errors.New(`"-" (stdin) is only for --from`)
-		}
-		r = stdin
-	} else {
-		fh, err := os.Open(name)
-		if err != nil {
-			return snapshot.Raw{}, err
-		}
-		defer fh.Close()
-		r = fh
-	}
-	b, err := io.ReadAll(io.LimitReader(r, snapshot.MaxSize+1))
-	if err != nil {
-		return snapshot.Raw{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(b) > snapshot.MaxSize {
-		return snapshot.Raw{}, fmt.Errorf("%s: %w (more than %d MiB)", name, snapshot.ErrTooLarge, snapshot.MaxSize>>20)
-	}
-	return snapshot.Raw{Name: name, Data: b}, nil
-}
-
-// snapshotJSON is status --json's "snapshot" object for --from.
-type snapshotJSON struct {
-	// Taken is the snapshot's time (TakenFrom says how pasted input
-	// dates it); From the inputs named.
-	Taken     time.Time `json:"taken"`
-	TakenFrom string    `json:"taken_from,omitempty"`
-	From      []string  `json:"from"`
-	// Origin is "localapi" (saved by tailpath) or "pasted".
-	Origin   string                    `json:"origin"`
-	Redacted *snapshot.Redaction       `json:"redacted,omitempty"`
-	Inputs   []snapshot.Input          `json:"inputs,omitempty"`
-	Ignored  []snapshot.Ignored        `json:"ignored,omitempty"`
-	Netcheck *probes.DERPLatencyReport `json:"netcheck,omitempty"`
-}
-
-func snapshotInfo(f *snapshot.File, names []string) *snapshotJSON {
-	return &snapshotJSON{Taken: f.Taken, TakenFrom: f.TakenFrom, From: names, Origin: f.Origin, Redacted: f.Redacted, Inputs: f.Inputs, Ignored: f.Ignored, Netcheck: f.Netcheck}
-}
-
-// maxIgnoredShown is how many ignored lines the table's header lists.
-const maxIgnoredShown = 10
-
-// snapshotHeader is the table's "# " lines for --from: when the snapshot
-// was taken, what was redacted, the inputs recognised, the lines ignored.
-func snapshotHeader(s *snapshotJSON) string {
-	var b strings.Builder
-	origin := "saved by tailpath"
-	if s.Origin == snapshot.OriginPasted {
-		origin = "pasted input"
-	}
-	taken := s.Taken.UTC().Format("2006-01-02 15:04:05Z")
-	if s.TakenFrom != "" {
-		taken += ", " + s.TakenFrom
-	}
-	fmt.Fprintf(&b, "# snapshot taken %s (%s: %s)\n", taken, origin, strings.Join(s.From, ", "))
-	if r := s.Redacted; r != nil {
-		fmt.Fprintf(&b, "# redacted: %s\n", strings.Join(r.Replaced, "; "))
-	}
-	for _, in := range s.Inputs {
-		where := ""
-		switch {
-		case in.Name != "" && in.First == in.Last:
-			where = fmt.Sprintf("%s:%d ", in.Name, in.First)
-		case in.Name != "":
-			where = fmt.Sprintf("%s:%d-%d ", in.Name, in.First, in.Last)
-		}
-		note := ""
-		if in.Note != "" {
-			note = ": " + in.Note
-		}
-		fmt.Fprintf(&b, "# recognised: %s%s%s\n", where, in.Kind, note)
-	}
-	for i, ig := range s.Ignored {
-		if i == maxIgnoredShown {
-			fmt.Fprintf(&b, "# ignored: %d more lines (--json lists them)\n", len(s.Ignored)-i)
-			break
-		}
-		if ig.Text == "" {
-			fmt.Fprintf(&b, "# ignored: %s:%d (text removed by --redact)\n", ig.Name, ig.Line)
-			continue
-		}
-		fmt.Fprintf(&b, "# ignored: %s:%d %q\n", ig.Name, ig.Line, ig.Text)
-	}
-	return b.String()
+	return report.WriteTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
@@ -288,7 +289,7 @@ func TestStatusFromStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"status", "--from", "-", "--json"}, IO{Stdin: bytes.NewReader(b), Stdout: &out, Stderr: &errOut})
+	code := run(context.Background(), []string{"status", "--from", "-", "--json"}, cli.IO{Stdin: bytes.NewReader(b), Stdout: &out, Stderr: &errOut})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}

@@ -11,13 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailpath/tailpath/devlink/telemetry"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/probes/probestest"
-	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
 
 // runStatusCmd runs `tailpath status args…` through run and returns the exit
@@ -25,7 +23,7 @@ import (
 func runStatusCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"status"}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	code := run(context.Background(), append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -172,20 +170,6 @@ func TestStatusJSON(t *testing.T) {
 	}
 }
 
-func TestWriteStatusJSONEmpty(t *testing.T) {
-	var b bytes.Buffer
-	for _, s := range []*link.Snapshot{nil, {}} {
-		for _, asJSON := range []bool{true, false} {
-			if err := printStatus(&b, s, asJSON); err == nil {
-				t.Errorf("snapshot %v, JSON %v: no error", s, asJSON)
-			}
-		}
-	}
-	if b.Len() != 0 {
-		t.Errorf("wrote %q", b.String())
-	}
-}
-
 // TestStatusLinksBoardCapture: status --port - reads a board's console
 // capture from stdin and links it to the peer it is (here the fixture's
 // relayed cores3 at 100.64.0.2): the board's evidence is in "board", its
@@ -206,7 +190,7 @@ func TestStatusLinksBoardCapture(t *testing.T) {
 	status := func(stdin string, args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), append([]string{"status", "--socket", srv.Socket, "--port", "-"}, args...),
-			IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
+			cli.IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
 		return code, out.String(), errb.String()
 	}
 
@@ -268,45 +252,5 @@ func TestStatusLinksBoardCapture(t *testing.T) {
 		if strings.Contains(stdout, `"peer_id"`) || strings.Contains(stdout, "Device.") || strings.Contains(stdout, "\nboard: ") {
 			t.Errorf("%v: a board in no peer was linked:\n%s", args, stdout)
 		}
-	}
-}
-
-// TestStatusTableWidth: the table fits a terminal (the reason cut to what
-// the other columns leave), and prints every cell whole on a file or pipe
-// (width 0) or a terminal wide enough.
-func TestStatusTableWidth(t *testing.T) {
-	snap := peerstest.Snapshot()
-	long := "device-no-public-endpoint: board's endpoints never reached control, so peers can only reach it through DERP"
-	snap.Peers[0].Verdict.Reason = "device-no-public-endpoint"
-	snap.Peers[0].Verdict.Summary = long
-	ls := link.Of(&snap)
-	for _, tc := range []struct {
-		width int
-		whole bool
-	}{{0, true}, {200, true}, {120, false}, {80, false}} {
-		t.Run(fmt.Sprint(tc.width), func(t *testing.T) {
-			var b bytes.Buffer
-			if err := writeStatusTable(&b, ls, tc.width); err != nil {
-				t.Fatal(err)
-			}
-			out := b.String()
-			if got := strings.Contains(out, long); got != tc.whole {
-				t.Errorf("reason whole = %v, want %v:\n%s", got, tc.whole, out)
-			}
-			if tc.width == 0 {
-				return
-			}
-			for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-				if strings.HasPrefix(l, "self:") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "⇄") {
-					continue // prose lines wrap as the terminal wraps them
-				}
-				if w := ansi.StringWidth(l); w > tc.width {
-					t.Errorf("line %d cells wide on a %d-column terminal: %q", w, tc.width, l)
-				}
-			}
-			if !tc.whole && !strings.Contains(out, "device-no-public-endpoint:") {
-				t.Errorf("reason cut inside its id:\n%s", out)
-			}
-		})
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	xterm "github.com/charmbracelet/x/term"
 	"github.com/creack/pty"
+
+	"github.com/tailpath/tailpath/internal/cli"
 )
 
 // ptyReader collects what is read from f (a pty master) in the background.
@@ -123,7 +125,7 @@ func TestTailConsole(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(context.Background(), []string{"tail", "--port", port, "--console", "--color", "never"},
-			IO{Stdin: termTTY, Stdout: termTTY, Stderr: &errb})
+			cli.IO{Stdin: termTTY, Stdout: termTTY, Stderr: &errb})
 	}()
 	waitFor(t, "link up", func() bool { return strings.Contains(errb.String(), "link up") })
 
@@ -174,30 +176,5 @@ func TestTailConsole(t *testing.T) {
 	}
 	if got := fromBoard2.String(); got != "free\r" {
 		t.Errorf("the board got %q after the unplug, want exactly the kept keys", got)
-	}
-}
-
-func TestKeyTranslator(t *testing.T) {
-	for _, tc := range []struct {
-		enter    byte
-		eol, in  string
-		want     string
-		wantQuit bool
-	}{
-		{'\r', "\r", "ls\r", "ls\r", false},
-		{'\r', "\r\n", "ls\r\x1b[A", "ls\r\n\x1b[A", false},
-		{'\n', "\n", "a\nb\n", "a\nb\n", false},
-		{'\n', "\r", "a\nb\x1dc", "a\rb", true},
-	} {
-		out, q := keyTranslator{eol: []byte(tc.eol), enter: tc.enter}.translate(nil, []byte(tc.in))
-		if string(out) != tc.want || q != tc.wantQuit {
-			t.Errorf("%q: %q %v, want %q %v", tc.in, out, q, tc.want, tc.wantQuit)
-		}
-	}
-	if _, err := eolBytes("crlf"); err != nil {
-		t.Error(err)
-	}
-	if _, err := eolBytes("NUL"); err == nil {
-		t.Error("--eol NUL accepted")
 	}
 }

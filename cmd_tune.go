@@ -6,13 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/termcolor"
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -82,13 +81,13 @@ sysctls at boot, --revert undoes both. --mtu-probe PEER measures the path
 MTU to a peer instead. Linux only, except --root and --mtu-probe.`
 
 // tuneCommand is tailpath tune, asking the tailscaled at --socket.
-func tuneCommand() *command {
+func tuneCommand() *cli.Command {
 	return newTuneCommand(&tuneDaemon{
 		peerRTT: func(ctx context.Context, socket, peer string) (time.Duration, error) {
-			return app.PeerRTT(ctx, probes.NewClient(socket), peer)
+			return app.PeerRTT(ctx, localapi.NewClient(socket), peer)
 		},
 		probeMTU: func(ctx context.Context, socket, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error) {
-			return app.MTUProbe(ctx, probes.NewClient(socket), peer, o)
+			return app.MTUProbe(ctx, localapi.NewClient(socket), peer, o)
 		},
 		tun: func(ctx context.Context, socket string) (bool, error) {
 			return app.DaemonTUN(socket)(ctx)
@@ -97,9 +96,9 @@ func tuneCommand() *command {
 }
 
 // newTuneCommand is tailpath tune asking d (nil: no tailscaled to ask).
-func newTuneCommand(d *tuneDaemon) *command {
+func newTuneCommand(d *tuneDaemon) *cli.Command {
 	f := tuneFlags{daemon: d}
-	fs := newFlagSet("tailpath tune")
+	fs := cli.NewFlagSet("tailpath tune")
 	fs.StringVar(&f.bandwidth, "bandwidth", "", "target throughput with a unit, e.g. 400Mbit or 1Gbit, up to 10Tbit (default: measured from tailnet connections, else 1Gbit)")
 	fs.StringVar(&f.rtt, "rtt", "", "round-trip time to the peers that matter, with a unit, e.g. 20ms, up to 1m (default: --peer, else measured, else 20ms)")
 	fs.StringVar(&f.peer, "peer", "", "measure the RTT with a tailnet ping to this peer (needs tailscaled)")
@@ -115,14 +114,14 @@ func newTuneCommand(d *tuneDaemon) *command {
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+"; with --root, DIR/var/lib/tailpath/tune-state.json)")
 	fs.StringVar(&f.mtuProbe, "mtu-probe", "", "instead of tuning, find the largest packet the direct path to this peer carries (DISCO pings of growing size through tailscaled, like tailscale ping --size)")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
-	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe and whether it runs in userspace networking (default "+probes.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe and whether it runs in userspace networking (default "+localapi.DefaultSocket()+")")
 	f.fs = fs
-	return &command{
-		name:  "tune",
-		short: "TCP tuning for the tailnet: current vs recommended sysctls, BBR, apply, persist, revert",
-		usage: tuneUsage,
-		flags: fs,
-		run:   f.run,
+	return &cli.Command{
+		Name:  "tune",
+		Short: "TCP tuning for the tailnet: current vs recommended sysctls, BBR, apply, persist, revert",
+		Usage: tuneUsage,
+		Flags: fs,
+		Run:   f.run,
 	}
 }
 
@@ -145,8 +144,8 @@ func setFlags(fs *flag.FlagSet) []string {
 	return out
 }
 
-func (f *tuneFlags) run(ctx context.Context, args []string, stdio IO) error {
-	if err := noArgs(args); err != nil {
+func (f *tuneFlags) run(ctx context.Context, args []string, stdio cli.IO) error {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	warnings, err := f.check()
@@ -202,7 +201,7 @@ func (f *tuneFlags) run(ctx context.Context, args []string, stdio IO) error {
 
 // runMTUProbe is `tailpath tune --mtu-probe PEER`: progress on stderr, the
 // result on stdout (JSON with --json).
-func (f *tuneFlags) runMTUProbe(ctx context.Context, stdio IO) error {
+func (f *tuneFlags) runMTUProbe(ctx context.Context, stdio cli.IO) error {
 	if f.daemon == nil {
 		return fmt.Errorf("tune: --mtu-probe needs tailscaled")
 	}
@@ -229,17 +228,17 @@ func (f *tuneFlags) runMTUProbe(ctx context.Context, stdio IO) error {
 // are usage errors naming the flag.
 func (f *tuneFlags) check() (warnings []string, err error) {
 	if !(f.headroom >= 1 && f.headroom <= maxHeadroom) {
-		return nil, usageErrorf("--headroom %g: want a multiplier from 1 to %g (default %g); below 1 the buffers would hold less than one bandwidth-delay product", f.headroom, maxHeadroom, sysctl.DefaultHeadroom)
+		return nil, cli.UsageErrorf("--headroom %g: want a multiplier from 1 to %g (default %g); below 1 the buffers would hold less than one bandwidth-delay product", f.headroom, maxHeadroom, sysctl.DefaultHeadroom)
 	}
 	if f.bulkConns < 1 || f.bulkConns > maxBulkConns {
-		return nil, usageErrorf("--bulk-conns %d: want a count from 1 to %d (default %d), the bulk connections that share tcp_mem at once", f.bulkConns, maxBulkConns, sysctl.DefaultBulkConns)
+		return nil, cli.UsageErrorf("--bulk-conns %d: want a count from 1 to %d (default %d), the bulk connections that share tcp_mem at once", f.bulkConns, maxBulkConns, sysctl.DefaultBulkConns)
 	}
 	bw, err := f.bandwidthValue()
 	if err != nil {
 		return nil, err
 	}
 	if bw > unusualBandwidth {
-		warnings = append(warnings, fmt.Sprintf("unusual: --bandwidth %s is over %s; did you mean %s?", f.bandwidth, sysctl.FormatBandwidth(unusualBandwidth), flagBandwidth(bw/1000)))
+		warnings = append(warnings, fmt.Sprintf("unusual: --bandwidth %s is over %s; did you mean %s?", f.bandwidth, sysctl.FormatBandwidth(unusualBandwidth), sysctl.FormatBandwidthFlag(bw/1000)))
 	}
 	d, err := f.rttValue()
 	if err != nil {
@@ -249,19 +248,19 @@ func (f *tuneFlags) check() (warnings []string, err error) {
 		warnings = append(warnings, fmt.Sprintf("unusual: --rtt %s is over %v; did you mean %v?", f.rtt, unusualRTT, d/1000))
 	}
 	if f.rtt != "" && f.peer != "" {
-		return nil, usageErrorf("pass --rtt or --peer, not both")
+		return nil, cli.UsageErrorf("pass --rtt or --peer, not both")
 	}
 	if f.floor != "" {
 		n, err := sysctl.ParseBytes(f.floor)
 		if err != nil {
-			return nil, usageErrorf("--floor %v", err)
+			return nil, cli.UsageErrorf("--floor %v", err)
 		}
 		if n > maxFloor {
-			return nil, usageErrorf("--floor %q: at most %s, the cap on any buffer tailpath recommends", f.floor, sysctl.FormatBytes(maxFloor))
+			return nil, cli.UsageErrorf("--floor %q: at most %s, the cap on any buffer tailpath recommends", f.floor, sysctl.FormatBytes(maxFloor))
 		}
 	}
 	if f.mtuProbe != "" && (f.apply || f.revert || f.persist) {
-		return nil, usageErrorf("--mtu-probe only measures; run it without --apply, --persist or --revert")
+		return nil, cli.UsageErrorf("--mtu-probe only measures; run it without --apply, --persist or --revert")
 	}
 	return warnings, nil
 }
@@ -273,10 +272,10 @@ func (f *tuneFlags) bandwidthValue() (float64, error) {
 	}
 	bw, err := sysctl.ParseBandwidth(f.bandwidth)
 	if err != nil {
-		return 0, usageErrorf("--bandwidth %v", err)
+		return 0, cli.UsageErrorf("--bandwidth %v", err)
 	}
 	if bw > maxBandwidth {
-		return 0, usageErrorf("--bandwidth %q: at most %s", f.bandwidth, flagBandwidth(maxBandwidth))
+		return 0, cli.UsageErrorf("--bandwidth %q: at most %s", f.bandwidth, sysctl.FormatBandwidthFlag(maxBandwidth))
 	}
 	return bw, nil
 }
@@ -286,41 +285,12 @@ func (f *tuneFlags) rttValue() (time.Duration, error) {
 	if f.rtt == "" {
 		return 0, nil
 	}
-	d, err := parseRTT(f.rtt)
+	d, err := sysctl.ParseRTT(f.rtt)
 	if err != nil {
-		return 0, usageErrorf("--rtt %v", err)
+		return 0, cli.UsageErrorf("--rtt %v", err)
 	}
 	if d > maxRTT {
-		return 0, usageErrorf("--rtt %q: at most %v", f.rtt, maxRTT)
-	}
-	return d, nil
-}
-
-// flagBandwidth writes bits/s the way --bandwidth takes it ("400Mbit").
-func flagBandwidth(bps float64) string {
-	for _, u := range []struct {
-		unit string
-		div  float64
-	}{{"Tbit", 1e12}, {"Gbit", 1e9}, {"Mbit", 1e6}, {"kbit", 1e3}} {
-		if bps >= u.div {
-			return strconv.FormatFloat(bps/u.div, 'g', -1, 64) + u.unit
-		}
-	}
-	return strconv.FormatFloat(bps, 'g', -1, 64) + "bit"
-}
-
-// parseRTT parses a positive duration with a unit ("20ms", "1.5s"). Its
-// errors start with the quoted input, to follow the flag name.
-func parseRTT(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil {
-		if _, nerr := strconv.ParseFloat(strings.TrimSpace(s), 64); nerr == nil {
-			return 0, fmt.Errorf("%q: missing unit (e.g. %sms)", s, strings.TrimSpace(s))
-		}
-		return 0, fmt.Errorf("%q: not a duration (e.g. 20ms or 1.5s)", s)
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q: must be positive (e.g. 20ms)", s)
+		return 0, cli.UsageErrorf("--rtt %q: at most %v", f.rtt, maxRTT)
 	}
 	return d, nil
 }

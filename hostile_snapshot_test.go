@@ -19,6 +19,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/tui/tuitest"
@@ -260,7 +261,7 @@ func TestHostileSnapshot(t *testing.T) {
 	// status --from, as a table and with its warnings.
 	for _, args := range [][]string{{"status", "--from", path}, {"status", "--from", path, "--all"}} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), args, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+		code := run(context.Background(), args, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 		if out.Len() == 0 {
 			t.Errorf("%v: exit %d, nothing printed; stderr %q", args, code, errb.String())
 		}

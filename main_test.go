@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/cli"
 )
 
 // TestCommandsUsageErrors: every command answers a bad flag, and a stray
@@ -17,22 +19,22 @@ import (
 // -h with the usage on stderr and exit 0.
 func TestCommandsUsageErrors(t *testing.T) {
 	for _, c := range commands() {
-		name := c.name
+		name := c.Name
 		if name == "" {
 			name = "(dashboard)"
 		}
 		var prefix []string
-		if c.name != "" {
-			prefix = []string{c.name}
+		if c.Name != "" {
+			prefix = []string{c.Name}
 		}
-		synopsis, _, _ := strings.Cut(c.usage, "\n")
+		synopsis, _, _ := strings.Cut(c.Usage, "\n")
 		t.Run(name+"/bad flag", func(t *testing.T) {
 			code, stdout, stderr := runTailpath(t, append(prefix, "--no-such-flag")...)
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d", code, exitUsage)
+			if code != cli.ExitUsage {
+				t.Errorf("exit %d, want %d", code, cli.ExitUsage)
 			}
 			first, rest, _ := strings.Cut(stderr, "\n")
-			if want := c.errPrefix() + "flag provided but not defined: -no-such-flag"; first != want {
+			if want := c.ErrPrefix() + "flag provided but not defined: -no-such-flag"; first != want {
 				t.Errorf("first line %q, want %q", first, want)
 			}
 			if n := strings.Count(stderr, "no-such-flag"); n != 1 {
@@ -48,13 +50,13 @@ func TestCommandsUsageErrors(t *testing.T) {
 		t.Run(name+"/stray argument", func(t *testing.T) {
 			code, _, stderr := runTailpath(t, append(prefix, "--", "stray")...)
 			first, _, _ := strings.Cut(stderr, "\n")
-			if code != exitUsage || first != c.errPrefix()+`unexpected argument "stray"; flags only` {
+			if code != cli.ExitUsage || first != c.ErrPrefix()+`unexpected argument "stray"; flags only` {
 				t.Errorf("exit %d, stderr:\n%s", code, stderr)
 			}
 		})
 		t.Run(name+"/-h", func(t *testing.T) {
 			code, stdout, stderr := runTailpath(t, append(prefix, "-h")...)
-			if code != exitOK {
+			if code != cli.ExitOK {
 				t.Errorf("exit %d, want 0", code)
 			}
 			// Asked for, the usage goes to stdout (to page it).
@@ -75,20 +77,20 @@ func TestCommandsUsageErrors(t *testing.T) {
 // help (and help CMD) is exit 0 on stdout.
 func TestUnknownCommand(t *testing.T) {
 	code, _, stderr := runTailpath(t, "stauts")
-	if code != exitUsage || !strings.HasPrefix(stderr, "tailpath: unknown command \"stauts\"\ntailpath: did you mean status?\n\nusage: tailpath [command] [flags]\n") {
+	if code != cli.ExitUsage || !strings.HasPrefix(stderr, "tailpath: unknown command \"stauts\"\ntailpath: did you mean status?\n\nusage: tailpath [command] [flags]\n") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 	code, stdout, _ := runTailpath(t, "help")
 	for _, c := range commands() {
-		if c.name != "" && !strings.Contains(stdout, "\n  "+c.name+" ") {
-			t.Errorf("help does not list %s:\n%s", c.name, stdout)
+		if c.Name != "" && !strings.Contains(stdout, "\n  "+c.Name+" ") {
+			t.Errorf("help does not list %s:\n%s", c.Name, stdout)
 		}
 	}
-	if code != exitOK {
+	if code != cli.ExitOK {
 		t.Errorf("help: exit %d", code)
 	}
 	code, stdout, _ = runTailpath(t, "help", "tune")
-	if code != exitOK || !strings.HasPrefix(stdout, "usage: tailpath tune [flags]\n") {
+	if code != cli.ExitOK || !strings.HasPrefix(stdout, "usage: tailpath tune [flags]\n") {
 		t.Errorf("help tune: exit %d, stdout:\n%s", code, stdout)
 	}
 }
@@ -104,35 +106,8 @@ func runTailpath(t *testing.T, args ...string) (int, string, string) {
 func runTailpathCtx(ctx context.Context, t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(ctx, args, IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	code := run(ctx, args, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	return code, out.String(), errb.String()
-}
-
-// TestOneShotGC: only status runs without collecting, and GOGC or
-// GOMEMLIMIT given by the user stand.
-func TestOneShotGC(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		env  map[string]string
-		want bool
-	}{
-		{[]string{"status", "--json"}, nil, true},
-		{[]string{"status"}, nil, true},
-		{nil, nil, false},
-		{[]string{"--socket", "x"}, nil, false},
-		{[]string{"serve"}, nil, false},
-		{[]string{"tail"}, nil, false},
-		{[]string{"status"}, map[string]string{"GOGC": "100"}, false},
-		{[]string{"status"}, map[string]string{"GOMEMLIMIT": "1GiB"}, false},
-	} {
-		gc, ok := oneShotGC(tc.args, func(k string) string { return tc.env[k] })
-		if ok != tc.want {
-			t.Errorf("oneShotGC(%q, %v) ok = %v, want %v", tc.args, tc.env, ok, tc.want)
-		}
-		if ok && (gc.percent != -1 || gc.limit != oneShotMemLimit) {
-			t.Errorf("oneShotGC(%q) = %+v, want the collector off up to %d bytes", tc.args, gc, oneShotMemLimit)
-		}
-	}
 }
 
 // TestExitCodes is the one exit-status scheme (README, "Exit status") over
@@ -162,45 +137,45 @@ func TestExitCodes(t *testing.T) {
 		want int
 		lab  bool // starts the lab tailnet (skipped under -short)
 	}{
-		{"dashboard -h", []string{"-h"}, exitOK, false},
-		{"dashboard bad flag", []string{"--no-such-flag"}, exitUsage, false},
-		{"dashboard --elf not an ELF", []string{"--port", noPort, "--elf", notELF}, exitUsage, false},
-		{"dashboard not on a terminal", []string{"--socket", noSocket, "--stdin-devnull"}, exitUsage, false},
-		{"dashboard --log-file cannot be written", []string{"--port", noPort, "--log-file", filepath.Join(dir, "no", "dir", "board.log")}, exitError, false},
+		{"dashboard -h", []string{"-h"}, cli.ExitOK, false},
+		{"dashboard bad flag", []string{"--no-such-flag"}, cli.ExitUsage, false},
+		{"dashboard --elf not an ELF", []string{"--port", noPort, "--elf", notELF}, cli.ExitUsage, false},
+		{"dashboard not on a terminal", []string{"--socket", noSocket, "--stdin-devnull"}, cli.ExitUsage, false},
+		{"dashboard --log-file cannot be written", []string{"--port", noPort, "--log-file", filepath.Join(dir, "no", "dir", "board.log")}, cli.ExitError, false},
 
-		{"demo -h", []string{"demo", "-h"}, exitOK, false},
-		{"demo --json without --status", []string{"demo", "--json"}, exitUsage, false},
-		{"demo --serve on a taken address", []string{"demo", "--serve", busy.Addr().String()}, exitError, true},
+		{"demo -h", []string{"demo", "-h"}, cli.ExitOK, false},
+		{"demo --json without --status", []string{"demo", "--json"}, cli.ExitUsage, false},
+		{"demo --serve on a taken address", []string{"demo", "--serve", busy.Addr().String()}, cli.ExitError, true},
 
-		{"status --from a snapshot", []string{"status", "--from", snap}, exitOK, false},
-		{"status no tailscaled", []string{"status", "--socket", noSocket}, exitError, false},
-		{"status bad flag value", []string{"status", "--timeout", "0s"}, exitUsage, false},
-		{"status --from a missing file", []string{"status", "--from", filepath.Join(dir, "missing.json")}, exitUsage, false},
-		{"status --from not a snapshot", []string{"status", "--from", "go.mod"}, exitUsage, false},
-		{"status --peer-snapshot not a snapshot", []string{"status", "--from", snap, "--peer-snapshot", "go.mod"}, exitUsage, false},
+		{"status --from a snapshot", []string{"status", "--from", snap}, cli.ExitOK, false},
+		{"status no tailscaled", []string{"status", "--socket", noSocket}, cli.ExitError, false},
+		{"status bad flag value", []string{"status", "--timeout", "0s"}, cli.ExitUsage, false},
+		{"status --from a missing file", []string{"status", "--from", filepath.Join(dir, "missing.json")}, cli.ExitUsage, false},
+		{"status --from not a snapshot", []string{"status", "--from", "go.mod"}, cli.ExitUsage, false},
+		{"status --peer-snapshot not a snapshot", []string{"status", "--from", snap, "--peer-snapshot", "go.mod"}, cli.ExitUsage, false},
 
-		{"tail a capture", []string{"tail", "--port", "-"}, exitOK, false},
-		{"tail no board", []string{"tail", "--port", noPort}, exitError, false},
-		{"tail bad filter", []string{"tail", "--port", "-", "--filter", "wifi:X"}, exitUsage, false},
-		{"tail --elf not an ELF", []string{"tail", "--port", "-", "--elf", notELF}, exitUsage, false},
+		{"tail a capture", []string{"tail", "--port", "-"}, cli.ExitOK, false},
+		{"tail no board", []string{"tail", "--port", noPort}, cli.ExitError, false},
+		{"tail bad filter", []string{"tail", "--port", "-", "--filter", "wifi:X"}, cli.ExitUsage, false},
+		{"tail --elf not an ELF", []string{"tail", "--port", "-", "--elf", notELF}, cli.ExitUsage, false},
 
-		{"tune over a root", []string{"tune", "--root", root, "--bandwidth", "400Mbit"}, exitOK, false},
-		{"tune nothing to revert", []string{"tune", "--root", root, "--revert"}, exitError, false},
-		{"tune bad bandwidth", []string{"tune", "--bandwidth", "fast"}, exitUsage, false},
+		{"tune over a root", []string{"tune", "--root", root, "--bandwidth", "400Mbit"}, cli.ExitOK, false},
+		{"tune nothing to revert", []string{"tune", "--root", root, "--revert"}, cli.ExitError, false},
+		{"tune bad bandwidth", []string{"tune", "--bandwidth", "fast"}, cli.ExitUsage, false},
 
-		{"serve -h", []string{"serve", "-h"}, exitOK, false},
-		{"serve on a taken address", []string{"serve", "--socket", noSocket, "--listen", busy.Addr().String()}, exitError, false},
-		{"serve bad interval", []string{"serve", "--interval", "0s"}, exitUsage, false},
+		{"serve -h", []string{"serve", "-h"}, cli.ExitOK, false},
+		{"serve on a taken address", []string{"serve", "--socket", noSocket, "--listen", busy.Addr().String()}, cli.ExitError, false},
+		{"serve bad interval", []string{"serve", "--interval", "0s"}, cli.ExitUsage, false},
 
-		{"version", []string{"version"}, exitOK, false},
-		{"--version", []string{"--version"}, exitOK, false},
-		{"version stray argument", []string{"version", "extra"}, exitUsage, false},
+		{"version", []string{"version"}, cli.ExitOK, false},
+		{"--version", []string{"--version"}, cli.ExitOK, false},
+		{"version stray argument", []string{"version", "extra"}, cli.ExitUsage, false},
 
-		{"help", []string{"help"}, exitOK, false},
-		{"unknown command", []string{"stauts"}, exitUsage, false},
+		{"help", []string{"help"}, cli.ExitOK, false},
+		{"unknown command", []string{"stauts"}, cli.ExitUsage, false},
 	}
 	for _, c := range commands() {
-		name := c.name
+		name := c.Name
 		if name == "" {
 			name = "dashboard"
 		}
@@ -233,14 +208,14 @@ func TestExitCodes(t *testing.T) {
 				defer null.Close()
 				var out, errb bytes.Buffer
 				args = args[:n-1]
-				code, stderr = run(ctx, args, IO{Stdin: null, Stdout: &out, Stderr: &errb}), errb.String()
+				code, stderr = run(ctx, args, cli.IO{Stdin: null, Stdout: &out, Stderr: &errb}), errb.String()
 			} else {
 				code, _, stderr = runTailpathCtx(ctx, t, args...)
 			}
 			if code != tc.want {
 				t.Errorf("tailpath %q: exit %d, want %d; stderr:\n%s", tc.args, code, tc.want, stderr)
 			}
-			if code != exitOK && stderr == "" {
+			if code != cli.ExitOK && stderr == "" {
 				t.Errorf("tailpath %q: exit %d with nothing on stderr", tc.args, code)
 			}
 		})

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/cli"
 )
 
 // TestServeForeignHost is the DNS rebinding attack: a page whose name now
@@ -87,7 +89,7 @@ func TestServeTokenPrometheus(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--listen", ip + ":0", "--token-file", tokenFile, "--no-tuning", "--socket", filepath.Join(dir, "none.sock")},
-			IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr})
+			cli.IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr})
 	}()
 	defer func() {
 		cancel()

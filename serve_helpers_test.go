@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
@@ -38,7 +39,7 @@ func startServe(t *testing.T, stdin io.Reader, args ...string) *serving {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &serving{stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() {
-		s.done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), IO{Stdin: stdin, Stdout: io.Discard, Stderr: s.stderr})
+		s.done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), cli.IO{Stdin: stdin, Stdout: io.Discard, Stderr: s.stderr})
 	}()
 	t.Cleanup(func() { s.stop(t) })
 	addr := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
@@ -64,7 +65,7 @@ func (s *serving) stop(t *testing.T) {
 	s.cancel()
 	select {
 	case code, ok := <-s.done:
-		if ok && code != exitOK {
+		if ok && code != cli.ExitOK {
 			t.Errorf("serve exited %d:\n%s", code, s.stderr.String())
 		}
 		close(s.done)

@@ -31,12 +31,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"tailscale.com/client/local"
+	"tailscale.com/ipn"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -67,7 +70,7 @@ func startTestLab(t *testing.T) *lab.Lab { return labtest.Start(t) }
 // returns the exit code, stdout and stderr.
 func tailpathStatus(ctx context.Context, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := run(ctx, append([]string{"status"}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	code := run(ctx, append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -427,7 +430,7 @@ func TestRealTailscaled(t *testing.T) {
 	lc := &local.Client{Socket: sock, UseSocketOnly: true}
 	waitSocket(ctx, t, lc, d)
 
-	cli := func(args ...string) ([]byte, error) {
+	tsCLI := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, tailscale, append([]string{"--socket", sock}, args...)...)
 		cmd.Env = append(os.Environ(), env...)
 		var stderr bytes.Buffer
@@ -438,7 +441,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		return out, nil
 	}
-	if _, err := cli("up", "--login-server", l.ControlURL(), "--hostname", "real-ts", "--reset"); err != nil {
+	if _, err := tsCLI("up", "--login-server", l.ControlURL(), "--hostname", "real-ts", "--reset"); err != nil {
 		t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(30))
 	}
 
@@ -479,7 +482,7 @@ func TestRealTailscaled(t *testing.T) {
 	}
 	var seen map[string]pathRow
 	for {
-		out, err := cli("status", "--json")
+		out, err := tsCLI("status", "--json")
 		if err == nil {
 			seen = rowsFromTailscale(t, out)
 			kinds := map[string]string{}
@@ -505,7 +508,7 @@ func TestRealTailscaled(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("tailpath status exit %d: %s", code, errOut)
 			}
-			tsOut, err := cli("status", "--json")
+			tsOut, err := tsCLI("status", "--json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -528,7 +531,7 @@ func TestRealTailscaled(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("tailpath status exit %d: %s", code, errOut)
 			}
-			tsOut, err := cli("status")
+			tsOut, err := tsCLI("status")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -553,11 +556,15 @@ func TestRealTailscaled(t *testing.T) {
 	// a probes Source within a second (its poll is an hour away), which
 	// needs a watch mask tailscaled accepts (ipn.ValidateNotifyWatchOpt).
 	t.Run("IPN bus delivers a peer change within 1s", func(t *testing.T) {
-		took, err := l.BusDelivery(ctx, probes.NewClient(sock), time.Second)
+		took, err := l.BusDelivery(ctx, localapi.NewClient(sock), time.Second)
 		if err != nil {
 			t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(20))
 		}
 		t.Logf("endpoint change reached the Source after %v", took.Round(time.Millisecond))
+	})
+
+	t.Run("WireGuard state moves from none to established", func(t *testing.T) {
+		testWireGuardState(ctx, t, lc, sock, byName[lab.IdleName])
 	})
 
 	if os.Getenv("TAILPATH_BENCH") != "" {
@@ -565,7 +572,7 @@ func TestRealTailscaled(t *testing.T) {
 	}
 
 	// The Source, while tailscaled is up: a snapshot of the real node.
-	src := probes.NewSource(probes.NewClient(sock), probes.SourceOptions{
+	src := localapi.NewSource(localapi.NewClient(sock), localapi.SourceOptions{
 		Interval: 500 * time.Millisecond, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Socket: sock,
 	})
 	srcCtx, stopSrc := context.WithCancel(ctx)
@@ -646,7 +653,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		tailpathTune := func(args ...string) (int, string) {
 			var out, errOut bytes.Buffer
-			code := run(ctx, append([]string{"tune", "--socket", sock2}, args...), IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+			code := run(ctx, append([]string{"tune", "--socket", sock2}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 			return code, out.String() + errOut.String()
 		}
 		code, out := tailpathTune("--mtu-probe", lab.DirectName)
@@ -802,7 +809,9 @@ func compareStatus(ctx context.Context, t *testing.T, label, sock, tailpath, tai
 //	TAILPATH_BENCH=1 go test -run TestStatusScaleBench -v -count=1 .
 //
 // TAILPATH_BENCH_ALSO=bin1,bin2 times other tailpath builds in the same
-// rounds.
+// rounds. TAILPATH_BENCH_DAEMON=1.104 has the fake answer as tailscaled
+// v1.104 does (probestest.Daemon104: the netmap refused, so WhoIs per
+// peer).
 func TestStatusScaleBench(t *testing.T) {
 	if os.Getenv("TAILPATH_BENCH") == "" {
 		t.Skip("skipping: a benchmark; set TAILPATH_BENCH=1")
@@ -811,6 +820,92 @@ func TestStatusScaleBench(t *testing.T) {
 	defer cancel()
 	_, tailscale := buildTailscale(t)
 	tailpath := buildTailpath(ctx, t)
-	srv := probestest.New(t, probestest.ManyPeers(1000))
+	fix := probestest.ManyPeers(1000)
+	fix.Daemon = os.Getenv("TAILPATH_BENCH_DAEMON")
+	srv := probestest.New(t, fix)
 	compareStatus(ctx, t, "peers=1000", srv.Socket, tailpath, tailscale, benchRuns(), 1.2)
+}
+
+// testWireGuardState: a real tailscaled accepts the IPN bus option the
+// Source and Gather ask for (ipn.NotifyPeerWireGuardState, validated by
+// ipn.ValidateNotifyWatchOpt in its LocalAPI) and reports a peer nothing
+// was sent to without a session; after a TSMP ping (through WireGuard)
+// the bus reports it established, and so does tailpath's Gather.
+func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, sock string, idle lab.PeerInfo) {
+	st, err := lc.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := lab.FindPeer(st, idle.Name)
+	if ps == nil {
+		t.Fatalf("%s not in the real node's status", idle.Name)
+	}
+	id := ps.ID
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := lc.WatchIPNBus(wctx, localapi.BusMask)
+	if err != nil {
+		t.Fatalf("tailscaled refused the Source's bus mask %v: %v", localapi.BusMask, err)
+	}
+	defer w.Close()
+	first, err := w.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := first.PeerState[id]; ok && s.PeerWireGuardState != ipn.PeerWireGuardStateNone {
+		t.Fatalf("%s already has a WireGuard session (%v) before anything was sent to it", idle.Name, s.PeerWireGuardState)
+	}
+	snap, err := localapi.Gather(ctx, localapi.NewClient(sock), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := findPeer(snap, idle.Name); p == nil || p.WireGuard != probes.WGNone {
+		t.Errorf("Gather before the ping: %s WireGuard %q, want none", idle.Name, wgOf(p))
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer pcancel()
+	if _, err := lc.Ping(pctx, idle.TailscaleIP, tailcfg.PingTSMP); err != nil {
+		t.Fatalf("TSMP ping to %s: %v", idle.Name, err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var seen []string
+	for {
+		n, err := w.Next()
+		if err != nil {
+			t.Fatalf("bus: %v (states seen %v)", err, seen)
+		}
+		if s, ok := n.PeerState[id]; ok {
+			seen = append(seen, s.PeerWireGuardState.String())
+			if s.PeerWireGuardState == ipn.PeerWireGuardStateEstablished {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no established state within 20s; seen %v", seen)
+		}
+	}
+	t.Logf("%s: WireGuard states on the bus: none, %s", idle.Name, strings.Join(seen, ", "))
+	snap, err = localapi.Gather(ctx, localapi.NewClient(sock), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := findPeer(snap, idle.Name); p == nil || p.WireGuard != probes.WGEstablished || p.WireGuardSince.IsZero() {
+		t.Errorf("Gather after the ping: %s WireGuard %q, want established with a time", idle.Name, wgOf(p))
+	}
+}
+
+func findPeer(s *probes.Snapshot, name string) *probes.Peer {
+	for i := range s.Peers {
+		if s.Peers[i].Name == name {
+			return &s.Peers[i]
+		}
+	}
+	return nil
+}
+
+func wgOf(p *probes.Peer) string {
+	if p == nil {
+		return "(peer missing)"
+	}
+	return p.WireGuard
 }

@@ -355,7 +355,7 @@ func TestParsePortLine(t *testing.T) {
 		{"I (800) ml_disco: Sending DISCO PING to 203.0.113.9:41641",
 			PortFact{Kind: FactDiscoPing, Peer: -1, Addr: netip.MustParseAddrPort("203.0.113.9:41641"), HeapFree: -1}},
 		{"W (810) ml_disco: DISCO decrypt failed from peer 2 (stale key?)", PortFact{Kind: FactDiscoDecryptFail, Peer: -1, HeapFree: -1}},
-		{"W (810) ts_disco: failed to decrypt disco packet from 203.0.113.9:41641", PortFact{Kind: FactDiscoDecryptFail, Peer: -1, HeapFree: -1}},
+		{"W (810) ts_disco: failed to decrypt disco packet from 203.0.113.9:41641", PortFact{Kind: FactDiscoDecryptFail, Peer: -1, Addr: netip.MustParseAddrPort("203.0.113.9:41641"), HeapFree: -1}},
 		{"I (4100) microlink: VPN IP: 100.64.0.9", PortFact{Kind: FactSelfIP, Peer: -1, HeapFree: -1, Self: netip.MustParseAddr("100.64.0.9")}},
 		{"I (3500) ts_netmap: netmap: 2 peers, self 100.64.0.9", PortFact{Kind: FactSelfIP, Peer: -1, HeapFree: -1, Self: netip.MustParseAddr("100.64.0.9")}},
 		// WireGuard-ESP32 / esp_wireguard.

@@ -253,8 +253,13 @@ type State struct {
 	// Fetch.Extra. The slices are never changed in place.
 	Extra map[telemetry.Kind][]telemetry.Field
 	// DiscoDecryptFails counts DISCO packets the board could not decrypt
-	// this boot (its copy of a peer's disco key is stale).
+	// this boot (its copy of a peer's disco key may be stale).
 	DiscoDecryptFails int64
+	// DecryptFailures are the latest of them, newest first (at most
+	// len): when each line was read and the source address it named
+	// (zero when it named none). Repeated recent ones from one address
+	// mean a stale key; one now and then after a restart is normal.
+	DecryptFailures [8]DecryptFailure
 	// WGInitiations and WGResponses count WireGuard handshakes the board
 	// started and answered this boot (esp_wireguard's wireguardif lines).
 	WGInitiations, WGResponses int64
@@ -611,9 +616,16 @@ func (s *State) newBoot() {
 	s.Relay = Relay{RxAge: -1}
 	s.DiscoDecryptFails, s.WGInitiations, s.WGResponses = 0, 0, 0
 	s.Extra = nil
+	s.DecryptFailures = [8]DecryptFailure{}
 	for id, p := range s.Peers {
 		s.Peers[id] = &PeerState{ID: p.ID, IP: p.IP}
 	}
+}
+
+// DecryptFailure is one DISCO packet the board could not decrypt.
+type DecryptFailure struct {
+	At   time.Time      // when the line was read
+	From netip.AddrPort // the source the line named; zero if none
 }
 
 func (s *State) startCrash(l *Line, now time.Time, reason string) {
@@ -689,6 +701,8 @@ func (s *State) applyPortLine(l *Line, now time.Time) {
 		s.setRelay(false, now, "microlink")
 	case FactDiscoDecryptFail:
 		s.DiscoDecryptFails++
+		copy(s.DecryptFailures[1:], s.DecryptFailures[:len(s.DecryptFailures)-1])
+		s.DecryptFailures[0] = DecryptFailure{At: now, From: f.Addr}
 	case FactWGInitiation:
 		s.WGInitiations++
 	case FactWGResponse:

@@ -37,7 +37,8 @@ type PortFact struct {
 	Kind PortFactKind
 	// Peer is the port's peer index (peer=<n>), -1 if not given.
 	Peer int
-	// Addr is the UDP endpoint pinged or ponged from, or the direct handshake source.
+	// Addr is the UDP endpoint pinged or ponged from, the direct handshake
+	// source, or the source of a DISCO packet that would not decrypt.
 	Addr netip.AddrPort
 	// DERPRegion is the region for CallMeMaybe, a handshake that came through
 	// DERP (source 127.3.3.40, port = region id), or the home DERP line.
@@ -92,6 +93,7 @@ func ParsePortLine(l *Line) (f PortFact, ok bool) {
 		switch {
 		case isDecryptFail(m):
 			f.Kind = FactDiscoDecryptFail
+			f.Addr = addrAfter(m, "from ")
 		case bytes.HasPrefix(m, []byte("Ping sent")):
 			f.Kind = FactDiscoPing
 			f.Peer = intAfter(m, "peer=")
@@ -182,6 +184,7 @@ func parseMicrolink(l *Line, f PortFact) (PortFact, bool) {
 		f.Kind = FactRelayUp
 	case isDecryptFail(m):
 		f.Kind = FactDiscoDecryptFail
+		f.Addr = addrAfter(m, "from ")
 	case bytes.HasPrefix(m, []byte("VPN IP")):
 		if c := bytes.IndexByte(m, ':'); c > 0 {
 			if ip, ok := ipv4At(bytes.TrimLeft(m[c+1:], " ")); ok {

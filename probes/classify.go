@@ -8,6 +8,9 @@ import (
 
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
+	"tailscale.com/types/opt"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // RecentHandshake is how old a WireGuard handshake may be and still prove a
@@ -84,10 +87,12 @@ func Classify(ps *ipnstate.PeerStatus, online *bool, now time.Time) Path {
 // unreachable: control says the peer is offline and no WireGuard handshake
 // within RecentHandshake contradicts it.
 func unreachable(ps *ipnstate.PeerStatus, online *bool, now time.Time) bool {
-	return online != nil && !*online && !recentHandshake(ps.LastHandshake, now)
+	return online != nil && !*online && !HandshakeRecent(ps.LastHandshake, now)
 }
 
-func recentHandshake(t, now time.Time) bool {
+// HandshakeRecent reports whether t is a WireGuard handshake within
+// RecentHandshake before now (zero is none).
+func HandshakeRecent(t, now time.Time) bool {
 	return !t.IsZero() && now.Sub(t) < RecentHandshake
 }
 
@@ -171,3 +176,16 @@ func ViaText(pr *ipnstate.PingResult, pingType tailcfg.PingType) (string, PathKi
 }
 
 func boolp(b bool) *bool { return &b }
+
+// OptBool reads tailcfg's opt.Bool text ("true", "false"; anything else,
+// "" included, is unknown): nil when unknown. Gather, pasted netcheck
+// output (probes/snapshot) and the lab's control API all read it so.
+func OptBool(s string) *bool {
+	if v, ok := opt.Bool(s).Get(); ok {
+		return &v
+	}
+	return nil
+}
+
+// cleanString sanitises one outside string.
+func cleanString(s string) string { return safetext.Clean(s) }

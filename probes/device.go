@@ -2,6 +2,7 @@ package probes
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,11 +60,31 @@ type DeviceEvidence struct {
 	RelayWasUp    bool  `json:"relay_was_up"`
 	RelayAttempts int64 `json:"relay_attempts"`
 	// DiscoDecryptFails counts DISCO packets the board could not decrypt
-	// this boot: its copy of a peer's disco key is stale.
+	// this boot.
 	DiscoDecryptFails int64 `json:"disco_decrypt_fails"`
+	// DiscoDecryptRecent are the latest of those failures, newest first
+	// (at most 8): when each was read, and the address the line named as
+	// its source (zero when it named none, or only the port's peer
+	// index). One failure now and then is normal after a restart;
+	// repeated recent ones from one end's address mean a stale key.
+	DiscoDecryptRecent [8]DecryptFailure `json:"disco_decrypt_recent,omitzero"`
 }
 
-// Device reasons added by DiagnoseDevice beside those in types.go.
+// DecryptFailure is one DISCO packet a board could not decrypt.
+type DecryptFailure struct {
+	At   time.Time      `json:"at,omitzero"`
+	From netip.AddrPort `json:"from,omitzero"`
+}
+
+// Repeated decrypt failures: at least DiscoDecryptMin from one of our
+// addresses within DiscoDecryptWindow of the snapshot's time.
+const (
+	DiscoDecryptMin    = 3
+	DiscoDecryptWindow = 2 * time.Minute
+)
+
+// Device reasons judged by DiagnoseDevice beside those in types.go (their
+// rows are in the reason table, reasons.go).
 const (
 	// ReasonDeviceDERPDown: the board's own connection to its DERP relay is
 	// down while control still lists it, so nothing sent to it through
@@ -117,238 +138,107 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 }
 
 // DiagnoseDevice adds the board's own evidence to v, the Diagnose verdict of
-// peer p, and returns the result. The caller has established that the board
-// is p (DeviceEvidence.Matches). It is pure and does not modify v's slices.
+// peer p (self and now are Diagnose's), and returns the result. The caller
+// has established that the board is p (DeviceEvidence.Matches). It is pure
+// and does not modify v's slices.
 //
-// Checks added, after v's: Device.Node (how the board names itself),
-// Device.Endpoints, then when known Device.H2Window (fails when
-// H2Stalled: evidence for the flow-control fix, not a reason by itself),
-// Device.ProbeTable, Device.HomeDERP, Device.DERPRelay and
-// Device.DiscoDecrypt.
-// Only a relayed path (DERP or peer relay) gets device reasons; the checks
-// of a direct, idle or offline peer never fail.
-//
-// device-no-public-endpoint holds when the board says it advertised 0
-// endpoints and control does not list a public one for it (WhoIs
-// endpoints empty, all private, or unknown), or when the board says it
-// advertised some and control lists none at all (they never reached it). It replaces no-endpoints as
-// the primary reason (it says why there are none), which moves to Also;
-// only no-home-derp, no-handshake, local-tcp443-only and local-udp-blocked
-// stay ahead of it. device-probe-table-full holds
-// when the table is full; it ranks after the endpoint reasons and ahead of
-// NAT, disco-unanswered, lost-direct and unexplained. far-home-derp is
-// added to Also when the board's home region is not its nearest and is
-// FarDERPFactor times and FarDERPMargin slower. device-derp-down holds
-// when the board says its relay connection is down: it goes first, since
-// nothing relayed reaches the board. device-disco-key-stale holds when the
-// board failed to decrypt DISCO packets; it ranks with the probe table.
-// The Summary and Fix follow the primary reason.
-func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
+// It records Device.Node (how the board names itself), then walks the
+// reason table's rows that read a board (reasons.go), in order:
+// device-derp-down (Device.DERPRelay), device-no-public-endpoint
+// (Device.Endpoints, Device.H2Window), device-probe-table-full
+// (Device.ProbeTable), device-disco-key-stale (Device.DiscoDecrypt),
+// far-home-derp (Device.HomeDERP). Only a relayed path (DERP or peer
+// relay) gets device reasons; the checks of a direct, idle or offline
+// peer never fail. The board's causes join v's and all are ranked by the
+// table: the first is the Reason (a peer-relay verdict keeps its reason
+// and names it in the summary), and when it is a board's, the Summary and
+// Fix are its row's.
+func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, now time.Time) Verdict {
 	relayed := p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay
-	out := v
-	out.Checks = make([]Check, len(v.Checks), len(v.Checks)+5)
-	copy(out.Checks, v.Checks)
-	add := func(field, value string, failed bool, note string) {
-		failed = failed && relayed
-		st := CheckOK
-		if failed {
-			st = CheckFail
-		}
-		out.Checks = append(out.Checks, Check{Field: field, Value: value, Failed: failed, State: st, Note: note})
-	}
-	addState := func(field, value string, st CheckState, note string) {
-		out.Checks = append(out.Checks, Check{Field: field, Value: value, State: st, Note: note})
-	}
+	d := newDiag(self, p, nil, now)
+	defer d.free()
+	d.dev, d.devRel = &dev, relayed
+	d.checks = make([]Check, len(v.Checks), len(v.Checks)+7)
+	copy(d.checks, v.Checks)
 
 	node := "unknown"
 	switch {
-	case d.TailnetIP.IsValid() && d.Hostname != "":
-		node = d.TailnetIP.String() + " " + strconv.Quote(d.Hostname)
-	case d.TailnetIP.IsValid():
-		node = d.TailnetIP.String()
-	case d.Hostname != "":
-		node = strconv.Quote(d.Hostname)
+	case dev.TailnetIP.IsValid() && dev.Hostname != "":
+		node = dev.TailnetIP.String() + " " + strconv.Quote(dev.Hostname)
+	case dev.TailnetIP.IsValid():
+		node = dev.TailnetIP.String()
+	case dev.Hostname != "":
+		node = strconv.Quote(dev.Hostname)
 	}
-	addState("Device.Node", node, CheckInfo, "the board's telemetry names this peer")
+	d.checks = append(d.checks, Check{Field: "Device.Node", Value: node, State: CheckInfo, Note: "the board's telemetry names this peer", Source: "device"})
 
-	noPublic, unreached := false, false
-	switch {
-	case d.Endpoints < 0:
-		addState("Device.Endpoints", "unknown", CheckUnknown, "the board has not reported its advertised endpoints")
-	case d.Endpoints == 0:
-		controlPublic := p.EndpointsKnown && hasPublic(p.Endpoints)
-		noPublic = !controlPublic
-		note := "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control"
-		if controlPublic {
-			note = "the board says none, but control lists a public endpoint: the telemetry may be stale"
+	var board []ReasonID
+	results := map[ReasonID]result{}
+	for i := range rules {
+		r := &rules[i]
+		if r.boardCheck == nil {
+			continue
 		}
-		add("Device.Endpoints", "0", noPublic, note)
-	case p.EndpointsKnown && len(p.Endpoints) == 0:
-		// The board says it sent endpoints that control does not list:
-		// they never got there (the HTTP/2 stall of the CoreS3 case), or
-		// the netmap predates the board's report.
-		noPublic, unreached = true, true
-		add("Device.Endpoints", strconv.FormatInt(d.Endpoints, 10), true,
-			"the board says it advertised "+strconv.FormatInt(d.Endpoints, 10)+" endpoint(s), yet control lists none for it: the announcement has not reached control (a stalled control stream), or the netmap is older than the board's report")
-	default:
-		add("Device.Endpoints", strconv.FormatInt(d.Endpoints, 10), false, "the board has advertised endpoints")
+		res := r.boardCheck(d)
+		if res.holds && relayed && r.appliesTo(p.Path.Kind) {
+			board = append(board, r.ID)
+			results[r.ID] = res
+		}
 	}
-
-	if d.H2Known {
-		buf := make([]byte, 0, 64)
-		buf = strconv.AppendInt(buf, d.H2Received, 10)
-		buf = append(buf, " B received, "...)
-		buf = strconv.AppendInt(buf, d.H2WindowReturned, 10)
-		buf = append(buf, " B credit returned, "...)
-		buf = strconv.AppendInt(buf, d.H2WindowOpen, 10)
-		buf = append(buf, " B window open"...)
-		stalled := d.H2Stalled()
-		note := "the control stream's HTTP/2 receive window is open"
-		switch {
-		case stalled:
-			note = "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more"
-		case d.H2WindowOpen == 0:
-			note = "the control stream's receive window is shut right now, but credit has been returned before"
-		}
-		add("Device.H2Window", string(buf), stalled, note)
-	}
-
-	full := d.ProbeTableFull()
-	if d.ProbesCap <= 0 {
-		addState("Device.ProbeTable", "unknown", CheckUnknown, "the board has not reported its DISCO probe table")
-	} else {
-		buf := make([]byte, 0, 40)
-		buf = strconv.AppendInt(buf, d.ProbesUsed, 10)
-		buf = append(buf, '/')
-		buf = strconv.AppendInt(buf, d.ProbesCap, 10)
-		buf = append(buf, " used, "...)
-		buf = strconv.AppendInt(buf, d.ProbesDropped, 10)
-		buf = append(buf, " dropped"...)
-		note := "free slots: new DISCO pings can be tracked"
-		switch {
-		case full:
-			note = "the DISCO probe table is full: the board drops new pings, so no direct path can be validated"
-		case d.ProbesDropped > 0:
-			note = "not full now, but pings were dropped earlier when it was"
-		}
-		add("Device.ProbeTable", string(buf), full, note)
-	}
-
-	far := false
-	if d.HomeDERP != 0 {
-		buf := make([]byte, 0, 64)
-		buf = append(buf, "home "...)
-		buf = strconv.AppendInt(buf, int64(d.HomeDERP), 10)
-		if d.HomeLatency > 0 {
-			buf = append(buf, '=')
-			buf = appendMs(buf, d.HomeLatency)
-		}
-		if d.HomeDERPBy != "" {
-			buf = append(buf, " by "...)
-			buf = append(buf, d.HomeDERPBy...)
-		}
-		note := "the board's nearest region is unknown"
-		if d.NearestDERP != 0 {
-			buf = append(buf, ", nearest "...)
-			buf = strconv.AppendInt(buf, int64(d.NearestDERP), 10)
-			if d.NearestLatency > 0 {
-				buf = append(buf, '=')
-				buf = appendMs(buf, d.NearestLatency)
-			}
-			switch {
-			case d.NearestDERP == d.HomeDERP:
-				note = "the board's home is the nearest region it measured"
-			case d.HomeLatency > 0 && d.NearestLatency > 0 &&
-				d.HomeLatency >= FarDERPFactor*d.NearestLatency && d.HomeLatency-d.NearestLatency >= FarDERPMargin:
-				far = p.Path.Kind == PathDERP
-				note = "the board's home region is far from it while a nearer one exists"
-			default:
-				note = "the board's home is not its nearest region, but not much slower"
-			}
-		}
-		add("Device.HomeDERP", string(buf), far, note)
-	}
-
-	relayDown := d.RelayKnown && !d.RelayUp
-	if d.RelayKnown {
-		value, note := "up", "the board's connection to its DERP relay is up"
-		if relayDown {
-			value = "down"
-			if d.RelayWasUp {
-				value += ", was up earlier this boot"
-			}
-			if d.RelayAttempts > 0 {
-				value += ", " + strconv.FormatInt(d.RelayAttempts, 10) + " reconnect attempts"
-			}
-			note = "the board's DERP relay connection is down while control still lists it: nothing relayed reaches it, and peers cannot start a path to it"
-		}
-		add("Device.DERPRelay", value, relayDown, note)
-	}
-	stale := d.DiscoDecryptFails > 0
-	if stale {
-		add("Device.DiscoDecrypt", strconv.FormatInt(d.DiscoDecryptFails, 10)+" failed", true,
-			"the board cannot decrypt peers' DISCO packets (a stale disco key): their pings get no pong")
-	}
-
-	if !relayed {
+	out := v
+	out.Checks = d.checks
+	if !relayed || len(board) == 0 {
 		return out
 	}
-	// The causes in order: the primary first (unless unexplained or
-	// peer-relay, which are not causes), then Also.
-	causes := make([]ReasonID, 0, len(v.Also)+3)
-	if v.Reason != ReasonUnexplained && v.Reason != ReasonPeerRelay {
+	// v's causes (its Reason when a cause, the causes in Also), then
+	// the board's, ranked by the table; RoleAlso reasons after them.
+	var causes, also []ReasonID
+	vCause := isCause(v.Reason, self)
+	if vCause {
 		causes = append(causes, v.Reason)
 	}
-	causes = append(causes, v.Also...)
-	var before ReasonID
-	if len(causes) > 0 {
-		before = causes[0]
-	}
-	// Reasons for no path at all (no-home-derp, no-handshake) and local
-	// ones stay ahead of the board's own.
-	if noPublic {
-		causes = insertCause(causes, ReasonDeviceNoPublicEndpoint,
-			ReasonNoHomeDERP, ReasonNoHandshake, ReasonLocalTCP443Only, ReasonLocalUDPBlocked)
-	}
-	if full {
-		causes = insertCause(causes, ReasonDeviceProbeTableFull,
-			ReasonNoHomeDERP, ReasonNoHandshake, ReasonLocalTCP443Only, ReasonLocalUDPBlocked,
-			ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints, ReasonPrivateEndpointsOnly, ReasonNoCommonFamily)
-	}
-	if stale {
-		causes = insertCause(causes, ReasonDeviceDiscoKeyStale,
-			ReasonNoHomeDERP, ReasonNoHandshake, ReasonLocalTCP443Only, ReasonLocalUDPBlocked,
-			ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints, ReasonPrivateEndpointsOnly, ReasonNoCommonFamily, ReasonDeviceProbeTableFull)
-	}
-	if relayDown && p.Path.Kind == PathDERP {
-		// The board's relay down explains a missing handshake too, so it
-		// leads; only a peer with no home DERP at all stays ahead.
-		causes = insertCause(causes, ReasonDeviceDERPDown, ReasonNoHomeDERP)
-	}
-	if far && !hasReason(causes, ReasonFarHomeDERP) {
-		causes = append(causes, ReasonFarHomeDERP)
-	}
-	if len(causes) == 0 || causes[0] == before || deviceFix(causes[0]) == "" {
-		out.Also = alsoOf(v, causes)
-		return out
-	}
-	// A device reason is now the primary one.
-	first := causes[0]
-	if p.Path.Kind == PathPeerRelay {
-		out.Also = causes
-		out.Summary = "via peer relay; not direct: " + deviceSummary(first)
-	} else {
-		out.Reason = first
-		out.Also = causes[1:]
-		out.Summary = deviceSummary(first)
-	}
-	out.Fix = deviceFix(first)
-	if unreached && first == ReasonDeviceNoPublicEndpoint {
-		out.Summary = strings.Replace(out.Summary, deviceSummary(first), "board's endpoints never reached control", 1)
-		if d.H2Known && !d.H2Stalled() {
-			// Its control stream's window is open: not the stall.
-			out.Fix = "the board says it sent its endpoints, yet control lists none: check that its endpoint update reaches control (its control connection, its map request); if the netmap is merely older than the board's report, the next map update clears this"
+	for _, r := range v.Also {
+		if isCause(r, self) {
+			causes = append(causes, r)
+		} else {
+			also = append(also, r)
 		}
+	}
+	for _, r := range board {
+		switch {
+		case hasReason(causes, r) || hasReason(also, r):
+		case rules[ruleIndex[r]].Role == RoleAlso:
+			also = append(also, r)
+		default:
+			causes = append(causes, r)
+		}
+	}
+	slices.SortStableFunc(causes, func(a, b ReasonID) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(also, func(a, b ReasonID) int { return rank(a) - rank(b) })
+	first, isBoard := ReasonID(""), false
+	if len(causes) > 0 {
+		first = causes[0]
+		_, isBoard = results[first]
+	}
+	name := pingName(&p)
+	switch {
+	case first == "" || !isBoard || (vCause && first == v.Reason):
+		// The primary reason stands; the board adds to Also.
+		rest := causes
+		if vCause {
+			rest = causes[1:]
+		}
+		out.Also = append(slices.Clip(rest), also...)
+	case p.Path.Kind == PathPeerRelay:
+		out.Also = append(slices.Clip(causes), also...)
+		s, fix := rules[ruleIndex[first]].texts(results[first], name)
+		out.Summary, _ = rule(ReasonPeerRelay).texts(holdsAs("not-direct", "{cause}", s), name)
+		out.Fix = fix
+	default:
+		out.Reason = first
+		out.Also = append(slices.Clip(causes[1:]), also...)
+		out.Summary, out.Fix = rules[ruleIndex[first]].texts(results[first], name)
+		out.PeerSide = false
 	}
 	if len(out.Also) == 0 {
 		out.Also = nil
@@ -356,80 +246,222 @@ func DiagnoseDevice(v Verdict, p Peer, d DeviceEvidence) Verdict {
 	return out
 }
 
-// alsoOf is v's Also after causes were added without changing the primary.
-func alsoOf(v Verdict, causes []ReasonID) []ReasonID {
-	if v.Reason != ReasonUnexplained && v.Reason != ReasonPeerRelay && len(causes) > 0 {
-		causes = causes[1:]
+// isCause reports whether reason r, in a verdict's Also, is a cause (not
+// a RoleAlso reason, nor a cause that held only as Also: a DERP region
+// that cannot be reached while others remain).
+func isCause(r ReasonID, self Self) bool {
+	i, ok := ruleIndex[r]
+	if !ok || rules[i].Role != RoleCause {
+		return false
 	}
-	if len(causes) == 0 {
-		return nil
-	}
-	return causes
+	return r != ReasonDERPUnreachable || self.DERPRegions == 1
 }
 
-// insertCause puts r into causes after the last reason listed in ahead
-// that is present (at the front when none is), moving it if it was there.
-func insertCause(causes []ReasonID, r ReasonID, ahead ...ReasonID) []ReasonID {
-	for i, c := range causes {
-		if c == r {
-			causes = append(causes[:i:i], causes[i+1:]...)
-			break
-		}
+// addBoard records a board check, which fails only on a relayed path.
+func (d *diag) addBoard(field, value string, failed bool, note string) {
+	failed = failed && d.devRel
+	st := CheckOK
+	if failed {
+		st = CheckFail
 	}
-	at := 0
-	for i, c := range causes {
-		if hasReason(ahead, c) {
-			at = i + 1
-		}
-	}
-	causes = append(causes, "")
-	copy(causes[at+1:], causes[at:])
-	causes[at] = r
-	return causes
+	d.checks = append(d.checks, Check{Field: field, Value: value, Failed: failed, State: st, Note: note, Source: "device"})
 }
 
-func hasReason(rs []ReasonID, r ReasonID) bool {
-	for _, x := range rs {
-		if x == r {
+// boardState records a board check with a state of its own.
+func (d *diag) boardState(field, value string, st CheckState, note string) {
+	d.checks = append(d.checks, Check{Field: field, Value: value, State: st, Note: note, Source: "device"})
+}
+
+// boardRelay: the board's own connection to its DERP relay is down.
+func (d *diag) boardRelay() result {
+	dev := d.dev
+	if !dev.RelayKnown {
+		return notHeld()
+	}
+	if dev.RelayUp {
+		d.addBoard("Device.DERPRelay", "up", false, "the board's connection to its DERP relay is up")
+		return notHeld()
+	}
+	value := "down"
+	if dev.RelayWasUp {
+		value += ", was up earlier this boot"
+	}
+	if dev.RelayAttempts > 0 {
+		value += ", " + strconv.FormatInt(dev.RelayAttempts, 10) + " reconnect attempts"
+	}
+	d.addBoard("Device.DERPRelay", value, true, "the board's DERP relay connection is down while control still lists it: nothing relayed reaches it, and peers cannot start a path to it")
+	return holds()
+}
+
+// boardEndpoints: the board advertised no endpoint and control lists no
+// public one, or it says it advertised some that control does not list.
+// Device.H2Window (the control stream's flow control) is its evidence.
+func (d *diag) boardEndpoints() result {
+	dev, p := d.dev, &d.p
+	res := notHeld()
+	switch {
+	case dev.Endpoints < 0:
+		d.boardState("Device.Endpoints", "unknown", CheckUnknown, "the board has not reported its advertised endpoints")
+	case dev.Endpoints == 0:
+		controlPublic := p.EndpointsKnown && hasPublic(p.Endpoints)
+		note := "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control"
+		if controlPublic {
+			note = "the board says none, but control lists a public endpoint: the telemetry may be stale"
+		}
+		d.addBoard("Device.Endpoints", "0", !controlPublic, note)
+		res = resultIf(!controlPublic)
+	case p.EndpointsKnown && len(p.Endpoints) == 0:
+		// The board says it sent endpoints that control does not list:
+		// they never got there (the HTTP/2 stall of the CoreS3 case), or
+		// the netmap predates the board's report.
+		d.addBoard("Device.Endpoints", strconv.FormatInt(dev.Endpoints, 10), true,
+			"the board says it advertised "+strconv.FormatInt(dev.Endpoints, 10)+" endpoint(s), yet control lists none for it: the announcement has not reached control (a stalled control stream), or the netmap is older than the board's report")
+		res = holdsAs("unreached")
+		if dev.H2Known && !dev.H2Stalled() {
+			res.variant = "unreached-window-open"
+		}
+	default:
+		d.addBoard("Device.Endpoints", strconv.FormatInt(dev.Endpoints, 10), false, "the board has advertised endpoints")
+	}
+	if dev.H2Known {
+		buf := make([]byte, 0, 64)
+		buf = strconv.AppendInt(buf, dev.H2Received, 10)
+		buf = append(buf, " B received, "...)
+		buf = strconv.AppendInt(buf, dev.H2WindowReturned, 10)
+		buf = append(buf, " B credit returned, "...)
+		buf = strconv.AppendInt(buf, dev.H2WindowOpen, 10)
+		buf = append(buf, " B window open"...)
+		stalled := dev.H2Stalled()
+		note := "the control stream's HTTP/2 receive window is open"
+		switch {
+		case stalled:
+			note = "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more"
+		case dev.H2WindowOpen == 0:
+			note = "the control stream's receive window is shut right now, but credit has been returned before"
+		}
+		d.addBoard("Device.H2Window", string(buf), stalled, note)
+	}
+	return res
+}
+
+// boardProbeTable: the board's DISCO probe table is full.
+func (d *diag) boardProbeTable() result {
+	dev := d.dev
+	if dev.ProbesCap <= 0 {
+		d.boardState("Device.ProbeTable", "unknown", CheckUnknown, "the board has not reported its DISCO probe table")
+		return notHeld()
+	}
+	full := dev.ProbeTableFull()
+	buf := make([]byte, 0, 40)
+	buf = strconv.AppendInt(buf, dev.ProbesUsed, 10)
+	buf = append(buf, '/')
+	buf = strconv.AppendInt(buf, dev.ProbesCap, 10)
+	buf = append(buf, " used, "...)
+	buf = strconv.AppendInt(buf, dev.ProbesDropped, 10)
+	buf = append(buf, " dropped"...)
+	note := "free slots: new DISCO pings can be tracked"
+	switch {
+	case full:
+		note = "the DISCO probe table is full: the board drops new pings, so no direct path can be validated"
+	case dev.ProbesDropped > 0:
+		note = "not full now, but pings were dropped earlier when it was"
+	}
+	d.addBoard("Device.ProbeTable", string(buf), full, note)
+	return resultIf(full)
+}
+
+// boardDiscoDecrypt: repeated, recent DISCO decrypt failures from one of
+// this end's addresses mean the board holds a stale disco key for us.
+// magicsock drops an undecryptable DISCO packet silently, as normal after
+// a restart (handleDiscoMessage), so one failure since boot, or failures
+// from elsewhere, are not evidence; failures whose source the board's
+// lines do not name leave it unknown.
+func (d *diag) boardDiscoDecrypt() result {
+	dev := d.dev
+	if dev.DiscoDecryptFails == 0 {
+		return notHeld()
+	}
+	var recent, fromUs, unnamed int
+	for _, f := range dev.DiscoDecryptRecent {
+		if f.At.IsZero() || (!d.now.IsZero() && (d.now.Sub(f.At) > DiscoDecryptWindow || f.At.After(d.now.Add(time.Minute)))) {
+			continue
+		}
+		recent++
+		switch {
+		case !f.From.IsValid():
+			unnamed++
+		case d.ourAddr(f.From.Addr()):
+			fromUs++
+		}
+	}
+	value := strconv.FormatInt(dev.DiscoDecryptFails, 10) + " failed since boot, " + strconv.Itoa(recent) + " in the last " + durText(DiscoDecryptWindow)
+	switch {
+	case fromUs >= DiscoDecryptMin:
+		d.addBoard("Device.DiscoDecrypt", value+", "+strconv.Itoa(fromUs)+" from this end's address", true,
+			"the board keeps failing to decrypt DISCO packets from this end: its copy of our disco key is stale, so our pings get no pong")
+		return holds()
+	case recent == 0:
+		d.boardState("Device.DiscoDecrypt", value, CheckInfo, "none recently: a few after a restart are normal (magicsock drops them silently)")
+	case unnamed > 0 && fromUs+unnamed >= DiscoDecryptMin:
+		d.boardState("Device.DiscoDecrypt", value, CheckUnknown, "recent failures, but the board's lines do not say where they came from, so whether its key for this end is stale is not known")
+	default:
+		d.boardState("Device.DiscoDecrypt", value, CheckInfo, "not repeated from this end's address: not a stale key for this path")
+	}
+	return notHeld()
+}
+
+// ourAddr reports whether a is one of our endpoint addresses.
+func (d *diag) ourAddr(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, ep := range d.self.Endpoints {
+		if ep.Addr().Unmap() == a {
 			return true
 		}
 	}
 	return false
 }
 
-func hasPublic(eps []netip.AddrPort) bool {
-	for _, ep := range eps {
-		if !IsPrivateAddr(ep.Addr()) {
-			return true
+// boardHomeDERP: the board's home region is not its nearest and is
+// FarDERPFactor times and FarDERPMargin slower.
+func (d *diag) boardHomeDERP() result {
+	dev := d.dev
+	if dev.HomeDERP == 0 {
+		return notHeld()
+	}
+	far := false
+	buf := make([]byte, 0, 64)
+	buf = append(buf, "home "...)
+	buf = strconv.AppendInt(buf, int64(dev.HomeDERP), 10)
+	if dev.HomeLatency > 0 {
+		buf = append(buf, '=')
+		buf = appendMs(buf, dev.HomeLatency)
+	}
+	if dev.HomeDERPBy != "" {
+		buf = append(buf, " by "...)
+		buf = append(buf, dev.HomeDERPBy...)
+	}
+	note := "the board's nearest region is unknown"
+	if dev.NearestDERP != 0 {
+		buf = append(buf, ", nearest "...)
+		buf = strconv.AppendInt(buf, int64(dev.NearestDERP), 10)
+		if dev.NearestLatency > 0 {
+			buf = append(buf, '=')
+			buf = appendMs(buf, dev.NearestLatency)
+		}
+		switch {
+		case dev.NearestDERP == dev.HomeDERP:
+			note = "the board's home is the nearest region it measured"
+		case dev.HomeLatency > 0 && dev.NearestLatency > 0 &&
+			dev.HomeLatency >= FarDERPFactor*dev.NearestLatency && dev.HomeLatency-dev.NearestLatency >= FarDERPMargin:
+			far = d.p.Path.Kind == PathDERP
+			note = "the board's home region is far from it while a nearer one exists"
+			if dev.HomeDERPBy != "lowest-id" {
+				note += "; " + homeChoiceNote
+			}
+		default:
+			note = "the board's home is not its nearest region, but not much slower"
 		}
 	}
-	return false
-}
-
-func deviceSummary(r ReasonID) string {
-	switch r {
-	case ReasonDeviceNoPublicEndpoint:
-		return "board advertised no endpoint"
-	case ReasonDeviceProbeTableFull:
-		return "board's DISCO probe table is full"
-	case ReasonDeviceDERPDown:
-		return "board's DERP relay is down"
-	case ReasonDeviceDiscoKeyStale:
-		return "board can't decrypt DISCO (stale disco key)"
-	}
-	return summaryFor(r)
-}
-
-func deviceFix(r ReasonID) string {
-	switch r {
-	case ReasonDeviceNoPublicEndpoint:
-		return "firmware: return HTTP/2 receive-window credit on the control stream (stream and connection WINDOW_UPDATE as DATA is consumed); without it the long-poll map stream stops at 65,535 bytes and endpoint updates never arrive (reference: firmware tp_h2fc.h)"
-	case ReasonDeviceProbeTableFull:
-		return "firmware: reap stale DISCO probes (a TTL per slot) instead of freeing a slot only on a pong, so new pings to the peer's endpoints are tracked again (reference: firmware tp_probe.h)"
-	case ReasonDeviceDERPDown:
-		return "firmware: reconnect the DERP relay for as long as it is down, with back-off, and reconnect a connected relay that has gone silent (a receive watchdog); a reboot of the board restores it meanwhile (reference: firmware tp_relay.h)"
-	case ReasonDeviceDiscoKeyStale:
-		return "firmware: take each peer's disco key from every netmap update, not only the first, so DISCO packets from a peer that restarted decrypt again"
-	}
-	return ""
+	d.addBoard("Device.HomeDERP", string(buf), far, note)
+	return resultIf(far)
 }

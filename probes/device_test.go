@@ -27,6 +27,9 @@ func boardPeer(eps ...string) Peer {
 	return p
 }
 
+// devNow is DiagnoseDevice's clock in these tests.
+var devNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
 func TestDiagnoseDevice(t *testing.T) {
 	type want struct {
 		Reason  ReasonID
@@ -171,7 +174,7 @@ func TestDiagnoseDevice(t *testing.T) {
 				d.RelayKnown, d.RelayUp, d.RelayWasUp, d.RelayAttempts = true, false, true, 3
 			},
 			want: want{Reason: ReasonDeviceDERPDown, Also: []ReasonID{ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints},
-				Summary: "board's DERP relay is down", Failed: []string{"Device.Endpoints", "Device.DERPRelay"}},
+				Summary: "board's DERP relay is down", Failed: []string{"Device.DERPRelay", "Device.Endpoints"}},
 		},
 		{
 			name: "relay down ranks ahead of local UDP blocked and the board's endpoint",
@@ -182,7 +185,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			},
 			want: want{Reason: ReasonDeviceDERPDown,
 				Also:    []ReasonID{ReasonLocalUDPBlocked, ReasonDeviceNoPublicEndpoint, ReasonNoEndpoints},
-				Summary: "board's DERP relay is down", Failed: []string{"Device.Endpoints", "Device.DERPRelay"}},
+				Summary: "board's DERP relay is down", Failed: []string{"Device.DERPRelay", "Device.Endpoints"}},
 		},
 		{
 			name:  "relay up: listed, nothing changes",
@@ -190,17 +193,58 @@ func TestDiagnoseDevice(t *testing.T) {
 			board: func(d *DeviceEvidence) { d.RelayKnown, d.RelayUp, d.Endpoints = true, true, -1 },
 			want:  want{Reason: ReasonNoEndpoints, Summary: "peer advertises no UDP endpoints"},
 		},
+		// magicsock drops an undecryptable DISCO packet silently, as normal
+		// after a restart (magicsock.go handleDiscoMessage): only repeated,
+		// recent failures from this end's address mean a stale key.
 		{
-			name:  "DISCO decrypt failures with a public endpoint: device-disco-key-stale",
-			peer:  func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
-			board: func(d *DeviceEvidence) { d.DiscoDecryptFails = 4 },
+			name: "repeated recent DISCO decrypt failures from our address: device-disco-key-stale",
+			peer: func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) {
+				d.DiscoDecryptFails = 4
+				for i := range 3 {
+					d.DiscoDecryptRecent[i] = DecryptFailure{At: devNow.Add(-time.Duration(i*10) * time.Second), From: netip.MustParseAddrPort("198.51.100.10:41641")}
+				}
+			},
 			want: want{Reason: ReasonDeviceDiscoKeyStale,
 				Summary: "board can't decrypt DISCO (stale disco key)", Failed: []string{"Device.DiscoDecrypt"}},
 		},
 		{
-			name:  "DISCO decrypt failures rank after the full probe table",
+			name:  "one DISCO decrypt failure since boot, none recent: normal after a restart, not a verdict",
 			peer:  func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
-			board: func(d *DeviceEvidence) { d.DiscoDecryptFails, d.ProbesUsed = 1, 64 },
+			board: func(d *DeviceEvidence) { d.DiscoDecryptFails = 1 },
+			want:  want{Reason: ReasonUnexplained, Summary: "relayed; no checked cause holds"},
+		},
+		{
+			name: "recent failures from another peer's address: not this path's stale key",
+			peer: func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) {
+				d.DiscoDecryptFails = 5
+				for i := range 5 {
+					d.DiscoDecryptRecent[i] = DecryptFailure{At: devNow.Add(-time.Second), From: netip.MustParseAddrPort("192.0.2.44:41641")}
+				}
+			},
+			want: want{Reason: ReasonUnexplained, Summary: "relayed; no checked cause holds"},
+		},
+		{
+			name: "recent failures whose lines name no source: unknown, not a verdict",
+			peer: func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) {
+				d.DiscoDecryptFails = 4
+				for i := range 4 {
+					d.DiscoDecryptRecent[i] = DecryptFailure{At: devNow.Add(-time.Second)}
+				}
+			},
+			want: want{Reason: ReasonUnexplained, Summary: "relayed; no checked cause holds"},
+		},
+		{
+			name: "DISCO decrypt failures rank after the full probe table",
+			peer: func(p *Peer) { *p = boardPeer("203.0.113.9:41641") },
+			board: func(d *DeviceEvidence) {
+				d.DiscoDecryptFails, d.ProbesUsed = 3, 64
+				for i := range 3 {
+					d.DiscoDecryptRecent[i] = DecryptFailure{At: devNow.Add(-time.Minute), From: netip.MustParseAddrPort("198.51.100.10:41641")}
+				}
+			},
 			want: want{Reason: ReasonDeviceProbeTableFull, Also: []ReasonID{ReasonDeviceDiscoKeyStale},
 				Summary: "board's DISCO probe table is full", Failed: []string{"Device.ProbeTable", "Device.DiscoDecrypt"}},
 		},
@@ -238,7 +282,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			}
 			v := Diagnose(self, p, testRegions, time.Time{})
 			before := append([]Check(nil), v.Checks...)
-			got := DiagnoseDevice(v, p, d)
+			got := DiagnoseDevice(v, self, p, d, devNow)
 			var failed []string
 			for _, c := range got.Checks {
 				if c.Failed && strings.HasPrefix(c.Field, "Device.") {
@@ -268,7 +312,7 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 	d.HomeDERP, d.HomeLatency, d.HomeDERPBy = 3, 160*time.Millisecond, "lowest-id"
 	d.H2Known, d.H2Received = true, 65535
 	p := boardPeer()
-	got := DiagnoseDevice(Diagnose(easySelf(), p, testRegions, time.Time{}), p, d)
+	got := DiagnoseDevice(Diagnose(easySelf(), p, testRegions, time.Time{}), easySelf(), p, d, time.Time{})
 	var dev []Check
 	for _, c := range got.Checks {
 		if strings.HasPrefix(c.Field, "Device.") {
@@ -276,11 +320,11 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 		}
 	}
 	want := []Check{
-		{Field: "Device.Node", Value: `100.64.0.9 "cores3"`, State: CheckInfo, Note: "the board's telemetry names this peer"},
-		{Field: "Device.Endpoints", Value: "0", Failed: true, State: CheckFail, Note: "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control"},
-		{Field: "Device.H2Window", Value: "65535 B received, 0 B credit returned, 0 B window open", Failed: true, State: CheckFail, Note: "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more"},
-		{Field: "Device.ProbeTable", Value: "64/64 used, 12 dropped", Failed: true, State: CheckFail, Note: "the DISCO probe table is full: the board drops new pings, so no direct path can be validated"},
-		{Field: "Device.HomeDERP", Value: "home 3=160ms by lowest-id, nearest 1=14ms", Failed: true, State: CheckFail, Note: "the board's home region is far from it while a nearer one exists"},
+		{Field: "Device.Node", Value: `100.64.0.9 "cores3"`, State: CheckInfo, Note: "the board's telemetry names this peer", Source: "device"},
+		{Field: "Device.Endpoints", Value: "0", Failed: true, State: CheckFail, Note: "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control", Source: "device"},
+		{Field: "Device.H2Window", Value: "65535 B received, 0 B credit returned, 0 B window open", Failed: true, State: CheckFail, Note: "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more", Source: "device"},
+		{Field: "Device.ProbeTable", Value: "64/64 used, 12 dropped", Failed: true, State: CheckFail, Note: "the DISCO probe table is full: the board drops new pings, so no direct path can be validated", Source: "device"},
+		{Field: "Device.HomeDERP", Value: "home 3=160ms by lowest-id, nearest 1=14ms", Failed: true, State: CheckFail, Note: "the board's home region is far from it while a nearer one exists", Source: "device"},
 	}
 	if diff := cmp.Diff(want, dev); diff != "" {
 		t.Errorf("device checks (-want +got):\n%s", diff)
@@ -347,7 +391,7 @@ func TestDiagnoseDeviceNoDuplicateReason(t *testing.T) {
 	v.Also = []ReasonID{ReasonDeviceNoPublicEndpoint}
 	d := board()
 	d.Endpoints = 0
-	got := DiagnoseDevice(v, p, d)
+	got := DiagnoseDevice(v, easySelf(), p, d, time.Time{})
 	if got.Reason != ReasonDeviceNoPublicEndpoint {
 		t.Errorf("reason = %q, want %q", got.Reason, ReasonDeviceNoPublicEndpoint)
 	}
@@ -366,11 +410,11 @@ func TestDeviceUnreachedFix(t *testing.T) {
 	p := boardPeer()
 	v := Diagnose(easySelf(), p, testRegions, time.Time{})
 	d := board()
-	if got := DiagnoseDevice(v, p, d).Fix; !strings.Contains(got, "WINDOW_UPDATE") {
+	if got := DiagnoseDevice(v, easySelf(), p, d, time.Time{}).Fix; !strings.Contains(got, "WINDOW_UPDATE") {
 		t.Errorf("window unknown: fix %q, want the HTTP/2 flow-control fix", got)
 	}
 	d.H2Known, d.H2Received, d.H2WindowReturned, d.H2WindowOpen = true, 70000, 65535, 60000
-	if got := DiagnoseDevice(v, p, d).Fix; strings.Contains(got, "WINDOW_UPDATE") || !strings.Contains(got, "reaches control") {
+	if got := DiagnoseDevice(v, easySelf(), p, d, time.Time{}).Fix; strings.Contains(got, "WINDOW_UPDATE") || !strings.Contains(got, "reaches control") {
 		t.Errorf("window open: fix %q, want the endpoint update checked instead", got)
 	}
 }

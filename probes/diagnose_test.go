@@ -1,9 +1,6 @@
 package probes
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -11,11 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"tailscale.com/client/local"
-	"tailscale.com/client/tailscale/apitype"
-	"tailscale.com/ipn"
-	"tailscale.com/ipn/ipnstate"
-	"tailscale.com/tailcfg"
 )
 
 var testRegions = map[int]Region{
@@ -114,11 +106,29 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason:  ReasonPrivateEndpointsOnly,
 			wantUnknown: []string{"SameLAN"},
 		},
+		// Issue 17, item 2: two ends behind one NAT on one LAN. magicsock
+		// pings LAN endpoints too and prefers private addresses
+		// (endpoint.go betterAddr), so the NAT type does not matter.
 		{
-			name:       "the same public address on both ends corroborates one NAT: not private-only",
+			name:       "the same public address and one LAN on both ends: the LAN path is blocked, not NAT",
 			peer:       func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641") },
-			wantReason: ReasonUnexplained,
-			wantText:   "behind one NAT",
+			wantReason: ReasonSameNATLANBlocked,
+			wantText:   "client (AP) isolation",
+		},
+		{
+			name: "one public address, one LAN, both ends hard: still same-nat-lan-blocked, never both-hard-nat",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonSameNATLANBlocked,
+		},
+		{
+			name:       "one public address from different LANs: the shared NAT does not hairpin",
+			peer:       func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "10.44.0.7:41641") },
+			wantReason: ReasonSharedNATNoHairpin,
+			wantText:   "hairpin",
 		},
 		{
 			name:       "198.18.0.0/15 counts as public, as in Tailscale",
@@ -264,11 +274,37 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason: ReasonUnexplained,
 			wantText:   "may be hours",
 		},
+		// The three smaller gaps: a port mapping that exists (HavePortMap,
+		// advertised by magicsock determineEndpoints) on a relayed path
+		// passes no traffic; it does not "rescue" anything.
 		{
-			name:       "hard NAT rescued by a port mapping is not a cause",
+			name:       "hard NAT with a port mapping, relayed anyway: the mapping passes no traffic",
 			self:       func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true); s.NAT.HavePortMap = true },
 			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
-			wantReason: ReasonUnexplained,
+			wantReason: ReasonLocalPortMapBlocked,
+			wantText:   "router's own firewall",
+		},
+		{
+			name: "UPnP answers but no mapping: said so",
+			self: func(s *Self) {
+				s.NAT.MappingVariesByDestIP = boolp(true)
+				s.NAT.UPnP = boolp(true)
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonLocalHardNAT,
+			wantText:   "the router answers UPnP but gave no mapping",
+		},
+		{
+			// netcheck compares the mapping two STUN servers see
+			// (net/netcheck addNodeLatency): with one, false proves nothing.
+			name: "one STUN server in the DERP map: an easy NAT reading is unknown",
+			self: func(s *Self) { s.STUNServers = 1 },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"NetInfo.MappingVariesByDestIP"},
 		},
 		{
 			name:       "no NetInfo at all: nothing fails, unexplained",
@@ -337,15 +373,40 @@ func TestDiagnoseCases(t *testing.T) {
 			wantText:   "none recorded",
 		},
 		// Both ends (issue 8): the peer's own facts, from the control API.
+		// Issue 17, item 1: an end with no NAT answers every DISCO ping
+		// (magicsock.go handlePingLocked, Pong{Src: src}), so a relayed
+		// path means its inbound UDP is dropped; the other end's hard NAT
+		// is the other half.
 		{
-			name: "peer hard NAT, our side public: peer-hard-nat, resting on the peer side",
+			name: "peer hard NAT, our side public: this end drops inbound UDP, the peer's hard NAT the other half",
 			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 			},
-			wantReason: ReasonPeerHardNAT,
-			wantText:   "peer's router",
+			wantReason: ReasonLocalInboundUDPBlocked,
+			wantAlso:   []ReasonID{ReasonPeerHardNAT},
+			wantText:   "a port mapping on the peer's NAT also works",
+		},
+		{
+			name: "our hard NAT, the peer public (a VPS, Docker bridge beside it): the peer drops inbound UDP",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "172.17.0.1:41641")
+				p.OS = "linux"
+			},
+			wantReason: ReasonPeerInboundUDPBlocked,
+			wantAlso:   []ReasonID{ReasonLocalHardNAT},
+			wantText:   "open inbound UDP to its tailscaled port (UDP 41641)",
+		},
+		{
+			name: "a peer with only public endpoints whose client is not Tailscale's: its NAT is unknown",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.OS = "freertos"
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Peer.Endpoints"},
 		},
 		{
 			name: "peer hard NAT meets our easy NAT without port mapping: hard-and-filtering-nat, fix here",
@@ -370,8 +431,9 @@ func TestDiagnoseCases(t *testing.T) {
 			wantText:   "the peer's router needs a port mapping",
 		},
 		{
-			// A port mapping on either end rescues a hard NAT (facts.md).
-			name: "our hard NAT, the peer's UPnP answers: the mapping rescues it, no NAT verdict",
+			// A UPnP answer is not a mapping (netcheck's PortMapping lists
+			// services; HavePortMap is the mapping): our hard NAT stands.
+			name: "our hard NAT, the peer's UPnP answers: no mapping is known, our hard NAT stands",
 			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
@@ -380,28 +442,34 @@ func TestDiagnoseCases(t *testing.T) {
 					s.ClientSupports.UPnP = boolp(true)
 				})
 			},
-			wantReason: ReasonUnexplained,
-			wantText:   "rescues our hard NAT",
+			wantReason: ReasonLocalHardNAT,
 		},
 		{
-			name: "peer hard NAT, we hold a port mapping: it rescues the peer's, no NAT verdict",
+			name: "peer hard NAT, we hold a port mapping, relayed anyway: our mapping passes no traffic",
 			self: func(s *Self) { s.NAT.HavePortMap = true },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 			},
-			wantReason: ReasonUnexplained,
-			wantText:   "rescues the peer's hard NAT",
+			wantReason: ReasonLocalPortMapBlocked,
 		},
 		{
-			name: "peer hard NAT but whether it can map a port is unknown: no confident verdict",
-			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			name: "the peer holds a port mapping (its snapshot says so), relayed anyway",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.PeerSide = &PeerSide{Source: SourcePeerSnapshot, At: time.Date(2026, 11, 30, 11, 59, 0, 0, time.UTC),
+					MappingVariesByDestIP: boolp(true), HavePortMap: boolp(true)}
+			},
+			wantReason: ReasonPeerPortMapBlocked,
+		},
+		{
+			name: "peer hard NAT but whether it holds a port mapping is unknown: no confident verdict",
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true) })
 			},
 			wantReason: ReasonUnexplained,
-			wantText:   "whether it can map a port is not known",
+			wantText:   "whether it holds a port mapping is not known",
 		},
 		{
 			name: "peer hard NAT with our NAT type unknown: shown, not a verdict",
@@ -506,7 +574,6 @@ func TestDiagnoseCases(t *testing.T) {
 		},
 		{
 			name: "control-API facts a day old are set aside, not judged",
-			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) {
@@ -517,6 +584,191 @@ func TestDiagnoseCases(t *testing.T) {
 			},
 			wantReason: ReasonUnexplained,
 			wantText:   "too old to judge",
+		},
+		// Issue 17, item 3: a DISCO ping makes a peer Active (magicsock
+		// endpoint.go: a CLI ping sets lastSendExt) without any WireGuard
+		// session; fresh pongs mean the peer answers.
+		{
+			name: "pinged peer, no handshake for 30 s, fresh DISCO pongs via DERP: not no-handshake",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.NoHandshakeSince = now.Add(-30 * time.Second)
+				p.PingRun = &PingRun{At: now.Add(-10 * time.Second), Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonDiscoUnanswered,
+			wantText:   "the peer answered DISCO pings",
+		},
+		{
+			name: "tailscaled says no WireGuard session and none attempted: only DISCO was sent, not no-handshake",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.WireGuard, p.NoHandshakeSince = WGNone, now.Add(-time.Minute)
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "nothing but DISCO was sent",
+		},
+		{
+			name: "tailscaled says a handshake has been in progress for a minute: no-handshake",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.WireGuard, p.WireGuardSince = WGHandshake, now.Add(-time.Minute)
+			},
+			wantReason: ReasonNoHandshake,
+		},
+		{
+			name: "handshake stuck while DISCO answers: no-handshake, worded so",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.WireGuard, p.WireGuardSince = WGHandshake, now.Add(-time.Minute)
+				p.PingRun = &PingRun{At: now.Add(-10 * time.Second), Tries: 3, Pongs: 3, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonNoHandshake,
+			wantAlso:   []ReasonID{ReasonDiscoUnanswered},
+			wantText:   "although the peer answers DISCO",
+		},
+		{
+			name: "an established session outranks an old handshake time",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.WireGuard, p.NoHandshakeSince = WGEstablished, now.Add(-time.Hour)
+			},
+			wantReason: ReasonUnexplained,
+		},
+		// Issue 17, item 6 (its diagnosis half): pasted text with tx > 0
+		// and rx 0 says nothing ever answered; never a NAT verdict.
+		{
+			name: "pasted: tx > 0, rx 0, our NAT hard: nothing ever answered, not local-hard-nat",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.HandshakeUnknown, p.TxBytes, p.RxBytes = true, 1234, 0
+			},
+			wantReason: ReasonNoHandshake,
+			wantAlso:   []ReasonID{ReasonLocalHardNAT},
+			wantText:   "nothing ever answered",
+		},
+		// Issue 17, item 7: a recent handshake exempts an empty Relay
+		// (endpoint.send falls back to the region the peer wrote from);
+		// pasted text shows no handshakes, so the rule cannot decide.
+		{
+			name: "pasted: empty Relay cannot be judged",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode, p.HandshakeUnknown = 0, "", true
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Status.Relay"},
+		},
+		// Pasted ping runs count as live ones do (magicsock
+		// endpoint.discoPing pings DERP and every candidate endpoint),
+		// though pasted text shows no handshakes and no endpoints.
+		{
+			name: "pasted: a ping run with no pong at all: the peer does not answer",
+			peer: func(p *Peer) {
+				*p = relayedPeer()
+				p.Path = Path{Kind: PathDERP, Text: "ping: no reply (3 tries)"}
+				p.HomeDERP, p.HomeDERPCode, p.HandshakeUnknown, p.EndpointsKnown = 0, "", true, false
+				p.PingRun = &PingRun{At: now, Tries: 3}
+			},
+			wantReason:  ReasonNoHandshake,
+			wantUnknown: []string{"Status.Relay", "WhoIs.Node.Endpoints"},
+			wantText:    "not even through DERP",
+		},
+		{
+			name: "pasted: pongs only via DERP, endpoints unknown: disco-unanswered, the fix says they may be none",
+			peer: func(p *Peer) {
+				*p = relayedPeer()
+				p.HandshakeUnknown, p.EndpointsKnown = true, false
+				p.PingRun = &PingRun{At: now, Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason:  ReasonDiscoUnanswered,
+			wantUnknown: []string{"WhoIs.Node.Endpoints"},
+			wantText:    "if it advertises none",
+		},
+		{
+			name: "pongs only via DERP to a peer known to have no endpoints: no-endpoints, not disco-unanswered",
+			peer: func(p *Peer) {
+				*p = relayedPeer()
+				p.PingRun = &PingRun{At: now, Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
+			},
+			wantReason: ReasonNoEndpoints,
+		},
+		// A health warning naming the region in use (health/warnings.go):
+		// the verdict with one region, beside it with others.
+		{
+			name: "our home region unreachable, other regions exist: derp-unreachable in Also",
+			self: func(s *Self) {
+				s.DERPRegions = 3
+				s.Health = []string{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+			wantAlso:   []ReasonID{ReasonDERPUnreachable},
+		},
+		{
+			name: "the only region reports an issue: derp-unreachable is the verdict",
+			self: func(s *Self) {
+				s.DERPRegions = 1
+				s.Health = []string{"The relay server #1 is reporting an issue: overloaded"}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonDERPUnreachable,
+		},
+		{
+			name: "a warning about another region that carries nothing here: nothing",
+			self: func(s *Self) {
+				s.DERPRegions = 1
+				s.Health = []string{"The relay server #3 is reporting an issue: overloaded"}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+		},
+		// This host's facts: a public address on its interface decides
+		// that this end has no NAT, and its nftables ruleset the wording.
+		{
+			name: "no NAT here by this host's interfaces, and its nftables drops UDP 41641",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("10.8.0.1:41641")}
+				s.Host = &HostFacts{Interfaces: []Interface{
+					{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("198.51.100.10/24")}},
+					{Name: "wg0", Addrs: []netip.Prefix{netip.MustParsePrefix("10.8.0.1/24")}},
+				}, Firewall: &FirewallFacts{Port: 41641, Verdict: FirewallDrop, Why: "table inet filter chain input: policy drop"}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonLocalInboundUDPBlocked,
+			wantText:   "drops inbound UDP to tailscaled's port (UDP 41641) outright",
+		},
+		{
+			name: "no NAT here, a stateful ruleset: open it, or a port mapping on the peer's NAT",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")}
+				s.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("198.51.100.10/24")}}},
+					Firewall: &FirewallFacts{Port: 41641, Verdict: FirewallDrop, Stateful: true, Why: "ct state established,related accept, then policy drop"}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonLocalInboundUDPBlocked,
+			wantText:   "whose replies this firewall lets in",
+		},
+		{
+			name: "no NAT here and the host accepts: the drop is in front of the host",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")}
+				s.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("198.51.100.10/24")}}},
+					Firewall: &FirewallFacts{Port: 41641, Verdict: FirewallAccept, Why: "no rule drops it"}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonLocalInboundUDPBlocked,
+			wantText:   "cloud security group or provider firewall; open inbound UDP",
+		},
+		{
+			name: "host facts show our public address is not local (a NAT maps it): not open",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("127.0.0.1:41641")}
+				s.Host = &HostFacts{Interfaces: []Interface{{Name: "lo", Addrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/8")}}}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
 		},
 		{
 			name: "no WhoIs, but the control API lists the peer's endpoints: they are judged",
@@ -607,99 +859,6 @@ func TestIsPrivateAddr(t *testing.T) {
 	}
 }
 
-func TestNATFromNetInfo(t *testing.T) {
-	ni := &tailcfg.NetInfo{WorkingUDP: "true", MappingVariesByDestIP: "", PCP: "false",
-		DERPLatency: map[string]float64{"1-v4": 0.02, "1-v6": 0.015, "2-v4": 0.1, "x-v4": 1, "3-v4": -1}}
-	got := natFromNetInfo(ni)
-	want := &NATInfo{WorkingUDP: boolp(true), PCP: boolp(false),
-		DERPLatency: map[int]time.Duration{1: 15 * time.Millisecond, 2: 100 * time.Millisecond}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("natFromNetInfo (-want +got):\n%s", diff)
-	}
-}
-
-// fakeClient answers from decoded values; for fuzzing without sockets.
-type fakeClient struct {
-	st    *ipnstate.Status
-	whois *apitype.WhoIsResponse
-	dm    *tailcfg.DERPMap
-}
-
-func (f *fakeClient) Status(context.Context) (*ipnstate.Status, error) { return f.st, nil }
-func (f *fakeClient) WhoIs(context.Context, string) (*apitype.WhoIsResponse, error) {
-	if f.whois == nil {
-		return nil, local.ErrPeerNotFound
-	}
-	return f.whois, nil
-}
-func (f *fakeClient) CurrentDERPMap(context.Context) (*tailcfg.DERPMap, error) { return f.dm, nil }
-func (f *fakeClient) WatchIPNBus(context.Context, ipn.NotifyWatchOpt) (*local.IPNBusWatcher, error) {
-	return nil, errors.New("no bus")
-}
-func (f *fakeClient) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.PingResult, error) {
-	return nil, errors.New("no ping")
-}
-
-// FuzzGather feeds arbitrary Status, WhoIs and DERP map JSON (whatever
-// decodes) through Gather and Diagnose: it must not panic and every string
-// in the snapshot must be free of control characters.
-func FuzzGather(f *testing.F) {
-	for _, name := range []string{"no-endpoints", "escape-name", "peer-relay", "offline"} {
-		b, err := readFixtureParts(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b[0], b[1], b[2])
-	}
-	f.Add([]byte(`{"Peer":{"nodekey:0000000000000000000000000000000000000000000000000000000000000000":null}}`), []byte(`{"Node":{"Hostinfo":{"NetInfo":{"DERPLatency":{"-":1e308}}}}}`), []byte(`{"Regions":{"1":null}}`))
-	f.Fuzz(func(t *testing.T, stJSON, whoisJSON, dmJSON []byte) {
-		var st ipnstate.Status
-		if json.Unmarshal(stJSON, &st) != nil {
-			return
-		}
-		c := &fakeClient{st: &st}
-		var w apitype.WhoIsResponse
-		if json.Unmarshal(whoisJSON, &w) == nil {
-			c.whois = &w
-		}
-		var dm tailcfg.DERPMap
-		if json.Unmarshal(dmJSON, &dm) == nil {
-			c.dm = &dm
-		}
-		snap, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
-		if err != nil {
-			return
-		}
-		b, err := json.Marshal(snap)
-		if err != nil {
-			t.Fatalf("snapshot does not marshal: %v", err)
-		}
-		var back Snapshot
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatalf("snapshot JSON does not round-trip: %v", err)
-		}
-		for _, p := range snap.Peers {
-			for _, s := range []string{p.Name, p.OS, p.DNSName, p.Path.Text, p.HomeDERPCode, p.Verdict.Summary} {
-				if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-					t.Fatalf("control character in %q", s)
-				}
-			}
-		}
-	})
-}
-
-func readFixtureParts(name string) ([3][]byte, error) {
-	var out [3][]byte
-	f, err := loadFixtureFile(name)
-	if err != nil {
-		return out, err
-	}
-	out[0] = f.Status
-	out[1] = f.WhoIs["100.64.0.2"]
-	out[2] = f.DERPMap
-	return out, nil
-}
-
 // TestRelayedChecksCount keeps relayedChecks in step with what run adds.
 func TestRelayedChecksCount(t *testing.T) {
 	for i, p := range syntheticPeers(200) {
@@ -757,6 +916,7 @@ func TestCheckStateMarks(t *testing.T) {
 		"Peer.NetInfo.MappingVariesByDestIP": CheckUnknown,
 		"PingRun":                            CheckInfo, // no pong at all: says nothing about direct
 		"NetInfo.DERPLatency":                CheckOK,
+		"Peer.Endpoints":                     CheckUnknown, // public only, but the client is unknown
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("check marks (-want +got):\n%s", diff)
@@ -837,8 +997,8 @@ func TestMergedFactsNameTheirSource(t *testing.T) {
 	p := relayedPeer("203.0.113.5:41641")
 	p.PeerSide = ps
 	v := Diagnose(self, p, testRegions, now)
-	if v.Reason != ReasonPeerHardNAT {
-		t.Fatalf("reason %q, want peer-hard-nat", v.Reason)
+	if v.Reason != ReasonLocalInboundUDPBlocked || !hasReason(v.Also, ReasonPeerHardNAT) {
+		t.Fatalf("reason %q also %v, want local-inbound-udp-blocked with peer-hard-nat", v.Reason, v.Also)
 	}
 	for _, c := range v.Checks {
 		if c.Field == "API.clientConnectivity.mappingVariesByDestIP" {
@@ -848,4 +1008,24 @@ func TestMergedFactsNameTheirSource(t *testing.T) {
 			t.Errorf("check %+v names source %q, want localapi", c, c.Source)
 		}
 	}
+}
+
+// TestDirectInTunnel: a direct path to a private address on none of our
+// networks, inside a route another peer advertises, warns; the verdict
+// stays direct.
+func TestDirectInTunnel(t *testing.T) {
+	self := easySelf()
+	self.Routes = []SubnetRoute{{Prefix: netip.MustParsePrefix("10.20.0.0/16"), Via: "router"}}
+	p := relayedPeer("10.20.0.5:41641")
+	p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("10.20.0.5:41641"), Text: "active; direct 10.20.0.5:41641"}
+	v := Diagnose(self, p, testRegions, time.Time{})
+	if v.Reason != ReasonDirect || !hasReason(v.Also, ReasonDirectInTunnel) || !strings.Contains(v.Fix, "WireGuard inside WireGuard") {
+		t.Errorf("got %s %v %q, want direct with direct-in-tunnel", v.Reason, v.Also, v.Fix)
+	}
+	// On one of our networks (by the host's interfaces): no warning.
+	self.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("10.20.0.9/16"), netip.MustParsePrefix("192.168.1.20/24")}}}}
+	if v := Diagnose(self, p, testRegions, time.Time{}); v.Also != nil || v.Fix != "" {
+		t.Errorf("on our own network: also %v fix %q, want none", v.Also, v.Fix)
+	}
+	checkStates(t, v.Checks)
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"tailscale.com/tailcfg"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // Sources of peer-side facts (PeerSide.Source, Check.Source).
@@ -33,30 +35,35 @@ type ClientSupports struct {
 	// HairPinning: its NAT hairpins (the API still reports it; NetInfo
 	// no longer carries it).
 	HairPinning *bool `json:"hair_pinning"`
-	// UPnP, PMP and PCP: a port-mapping service answered on its network.
+	// UPnP, PMP and PCP: a port-mapping service answered on its network
+	// (which is not a mapping: HavePortMap is).
 	UPnP *bool `json:"upnp"`
 	PMP  *bool `json:"pmp"`
 	PCP  *bool `json:"pcp"`
 }
 
-// PortMap reports whether the peer can map a port (any of UPnP, NAT-PMP,
-// PCP, or NetInfo's HavePortMap): true if any is true, false if all three
-// are known false, nil otherwise.
+// PortMap reports whether a port-mapping service answers on the peer's
+// network (any of UPnP, NAT-PMP, PCP): true if any is true, false if all
+// three are known false, nil otherwise. An answering service is not a
+// mapping (PeerSide.HavePortMap).
 func (c ClientSupports) PortMap() *bool {
 	unknown := false
-	for _, b := range []*bool{c.UPnP, c.PMP, c.PCP} {
+	for _, b := range [3]*bool{c.UPnP, c.PMP, c.PCP} {
 		switch {
 		case b == nil:
 			unknown = true
 		case *b:
-			return boolp(true)
+			return &trueVal
 		}
 	}
 	if unknown {
 		return nil
 	}
-	return boolp(false)
+	return &falseVal
 }
+
+// trueVal and falseVal are what PortMap points to; never written.
+var trueVal, falseVal = true, false
 
 // PeerSide is the peer's own end of the path, as the peer measured it: its
 // NAT type, UDP, port mapping, home DERP and latencies, endpoints and
@@ -75,8 +82,9 @@ type PeerSide struct {
 	// MappingVariesByDestIP: the peer's NAT picks a new port per
 	// destination (hard NAT); measured on IPv4 only. nil unknown.
 	MappingVariesByDestIP *bool `json:"mapping_varies_by_dest_ip"`
-	// HavePortMap: the peer holds a port mapping right now (NetInfo only;
-	// the API reports ClientSupports instead). nil unknown.
+	// HavePortMap: the peer holds a port mapping right now (NetInfo, a
+	// snapshot; the API reports only which services answer,
+	// ClientSupports). nil unknown.
 	HavePortMap *bool `json:"have_port_map,omitempty"`
 	// HomeDERP is the region the peer chose as home (NetInfo's
 	// PreferredDERP, or the API latency entry marked preferred); 0 unknown.
@@ -125,16 +133,23 @@ func (s *PeerSide) sourceOfFact(fact string) string {
 	return s.Source
 }
 
-// portMap is whether the peer can map a port: HavePortMap when known true,
-// else ClientSupports.PortMap.
-func (s *PeerSide) portMap() *bool {
-	if s.HavePortMap != nil && *s.HavePortMap {
+// mapping is whether the peer holds a port mapping: HavePortMap when
+// known (its NetInfo, a snapshot; the control API does not report it);
+// false when no port-mapping service answers on its network (UPnP,
+// NAT-PMP and PCP all known false); nil otherwise. A service that answers
+// is not a mapping (netcheck's UPnP/PMP/PCP list what answered;
+// HavePortMap is the mapping).
+func (s *PeerSide) mapping() *bool {
+	if s == nil {
+		return nil
+	}
+	if s.HavePortMap != nil {
 		return s.HavePortMap
 	}
-	if pm := s.ClientSupports.PortMap(); pm != nil {
+	if pm := s.ClientSupports.PortMap(); pm != nil && !*pm {
 		return pm
 	}
-	return s.HavePortMap
+	return nil
 }
 
 // MergePeerSide combines two records of the same peer's facts: the newer
@@ -179,7 +194,7 @@ func MergePeerSide(a, b *PeerSide) *PeerSide {
 	fill(&cs.UDP, older.ClientSupports.UDP, FactUDP)
 	fill(&cs.IPv6, older.ClientSupports.IPv6, FactIPv6)
 	fill(&cs.HairPinning, older.ClientSupports.HairPinning, "")
-	if out.portMap() == nil && older.portMap() != nil {
+	if out.mapping() == nil && older.mapping() != nil {
 		out.HavePortMap, cs.UPnP, cs.PMP, cs.PCP = older.HavePortMap, older.ClientSupports.UPnP, older.ClientSupports.PMP, older.ClientSupports.PCP
 		from(FactPortMap)
 	}
@@ -213,26 +228,26 @@ func disagree(a, b *PeerSide) bool {
 	return differ(a.MappingVariesByDestIP, b.MappingVariesByDestIP) ||
 		differ(a.ClientSupports.UDP, b.ClientSupports.UDP) ||
 		differ(a.ClientSupports.IPv6, b.ClientSupports.IPv6) ||
-		differ(a.portMap(), b.portMap()) ||
+		differ(a.mapping(), b.mapping()) ||
 		(a.HomeDERP != 0 && b.HomeDERP != 0 && a.HomeDERP != b.HomeDERP)
 }
 
-// peerSideFromLocal builds the localapi record of a peer's facts from its
+// PeerSideFromNode builds the localapi record of a peer's facts from its
 // netmap node and the Peer built from it. Its At stays zero: the node is
 // control's push of the record the control API serves, so an API read is
 // at least as new, and a dated source wins a disagreement.
-func peerSideFromLocal(p *Peer, node *tailcfg.Node, regions map[int]Region) *PeerSide {
+func PeerSideFromNode(p *Peer, node *tailcfg.Node, regions map[int]Region) *PeerSide {
 	s := &PeerSide{Source: SourceLocalAPI, Endpoints: p.Endpoints, LastSeen: p.LastSeen, CapVersion: int(node.Cap)}
 	if node.Hostinfo.Valid() {
-		s.ClientVersion = clientVersion(node.Hostinfo.IPNVersion())
+		s.ClientVersion = ClientVersion(node.Hostinfo.IPNVersion())
 		if ni := node.Hostinfo.NetInfo(); ni.Valid() {
-			s.HomeDERP = ni.PreferredDERP()
+			s.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP())
 		}
 	}
 	if n := p.NAT; n != nil {
 		s.MappingVariesByDestIP = n.MappingVariesByDestIP
-		if n.HavePortMap {
-			s.HavePortMap = boolp(true)
+		if !n.PortMapUnknown {
+			s.HavePortMap = boolp(n.HavePortMap)
 		}
 		s.ClientSupports = ClientSupports{UDP: n.WorkingUDP, IPv6: n.WorkingIPv6, UPnP: n.UPnP, PMP: n.PMP, PCP: n.PCP}
 		if len(n.DERPLatency) > 0 {
@@ -254,15 +269,12 @@ func regionKey(regions map[int]Region, id int) string {
 	return "region " + strconv.Itoa(id)
 }
 
-// clientVersionAtLeast reports whether version ("1.86.2", "v1.86.2",
-// "1.86.2-t…")
-// is at least major.minor; ok is false when version does not parse.
-// clientVersion is a peer's reported Tailscale version (sanitised), or ""
+// ClientVersion is a peer's reported Tailscale version (sanitised), or ""
 // (unknown) when it names no release: a binary built with plain `go run`
 // or `go test` reports "x.y.z-ERR-BuildInfo" (tailscale.com/version.Long
 // and Short, when runtime/debug build information is missing), which
 // says only which source tree it came from, not what client it is.
-func clientVersion(v string) string {
+func ClientVersion(v string) string {
 	v = cleanString(v)
 	if strings.Contains(v, "-ERR-BuildInfo") {
 		return ""
@@ -270,7 +282,10 @@ func clientVersion(v string) string {
 	return v
 }
 
-func clientVersionAtLeast(version string, major, minor int) (atLeast, ok bool) {
+// ClientVersionAtLeast reports whether version ("1.86.2", "v1.86.2",
+// "1.86.2-t…") is at least major.minor; ok is false when version does not
+// parse.
+func ClientVersionAtLeast(version string, major, minor int) (atLeast, ok bool) {
 	v, _, _ := strings.Cut(strings.TrimPrefix(version, "v"), "-")
 	parts := strings.Split(v, ".")
 	if len(parts) < 2 {

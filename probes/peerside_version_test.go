@@ -14,12 +14,12 @@ func TestClientVersion(t *testing.T) {
 		{"1.80.0\x1b[2J", "1.80.0"},
 		{"", ""},
 	} {
-		if got := clientVersion(tc.in); got != tc.want {
-			t.Errorf("clientVersion(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := ClientVersion(tc.in); got != tc.want {
+			t.Errorf("ClientVersion(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 	// Unknown, it is judged by the capability version alone, if at all.
-	if _, ok := clientVersionAtLeast(clientVersion("1.102.5-ERR-BuildInfo"), 1, 86); ok {
+	if _, ok := ClientVersionAtLeast(ClientVersion("1.102.5-ERR-BuildInfo"), 1, 86); ok {
 		t.Error("a go-run build's version was judged as a version")
 	}
 }

@@ -9,25 +9,25 @@ import (
 	"time"
 )
 
-// The self's own verdict: trouble at this end that touches every path
+// This node's own verdict: trouble at this end that touches every path
 // (logged out, UDP that cannot be received or is blocked, a netcheck that
 // measured nothing, a control connection that keeps breaking), shown in
-// `status` (a "self-verdict:" line), --json (self.verdict), snapshots
+// `status` (a "self verdict:" line), --json (self.verdict), snapshots
 // (recomputed from their evidence), the dashboard's Peers header and
 // /metrics (tailpath_self_reason_info). Like a peer's verdict it is a pure
-// function of evidence: DiagnoseSelf. The reasons are one table,
-// selfRules, in the shape of the peer rule table (id, summary, fix, the
-// facts each needs with their source, its check, the Tailscale source it
-// follows); docs/diagnosis.md has a section for each id.
+// function of evidence, DiagnoseSelf, walking the same reason table
+// (reasons.go): the rows of Scope ScopeSelf, and those of ScopeBoth that
+// judge this end and every peer's path alike (local-udp-blocked,
+// derp-unreachable, local-tcp443-only). This file holds the evidence only
+// pasted input shows (SelfEvidence) and the self rows' checks.
 
-// Self reason ids. Stable: they appear in JSON, metrics and docs.
+// Self reason ids (rows of Scope ScopeSelf). Stable: they appear in JSON,
+// metrics and docs.
 const (
 	ReasonSelfLoggedOut         ReasonID = "self-logged-out"
 	ReasonSelfNetcheckEmpty     ReasonID = "self-netcheck-empty"
 	ReasonSelfUDPReceiveStopped ReasonID = "self-udp-receive-stopped"
-	ReasonSelfUDPBlocked        ReasonID = "self-udp-blocked"
 	ReasonSelfControlBreaking   ReasonID = "self-control-breaking"
-	ReasonSelfDERPUnreachable   ReasonID = "self-derp-unreachable"
 	ReasonSelfNetcheckFlaps     ReasonID = "self-netcheck-flaps"
 	ReasonSelfUPnPNotGateway    ReasonID = "self-upnp-not-gateway"
 	ReasonSelfNetworkChanges    ReasonID = "self-network-changes"
@@ -128,47 +128,7 @@ type NetInterface struct {
 	Prefixes []netip.Prefix `json:"prefixes,omitempty"`
 }
 
-// SelfFact is one fact a self rule needs and where it comes from.
-type SelfFact struct {
-	Field  string `json:"field"`
-	Source string `json:"source"`
-}
-
-// selfRule is one row of the self reason table.
-type selfRule struct {
-	ID      ReasonID
-	Summary string
-	Fix     string
-	// Needs are the facts the check reads; Check adds its checks to d
-	// and reports whether the reason holds.
-	Needs []SelfFact
-	Check func(d *selfDiag) bool
-	// Follows names the Tailscale code the rule rests on.
-	Follows string
-}
-
-// SelfRules are the self reasons in the order DiagnoseSelf tries them.
-func SelfRules() []SelfRule {
-	out := make([]SelfRule, len(selfRules))
-	for i, r := range selfRules {
-		out[i] = SelfRule{ID: r.ID, Summary: r.Summary, Fix: r.Fix, Needs: r.Needs, Follows: r.Follows}
-	}
-	return out
-}
-
-// SelfRule is a self rule's description (SelfRules), for docs and tests.
-type SelfRule struct {
-	ID      ReasonID
-	Summary string
-	Fix     string
-	Needs   []SelfFact
-	Follows string
-}
-
-var (
-	receiveStoppedRE = regexp.MustCompile(`\b(Receive(?:IPv4|IPv6)) is not running|couldn't listen for incoming UDP|\bno udp4 bind\b`)
-	derpHealthRE     = regexp.MustCompile(`could not connect to (?:any relay server|the '[^']*' relay server|the relay server with ID '\d+')|hasn't heard from the (?:'[^']*'|home) relay server|\bno DERP home\b|not connected to home DERP region \d+|haven't heard from home DERP region`)
-)
+var receiveStoppedRE = regexp.MustCompile(`\b(Receive(?:IPv4|IPv6)) is not running|couldn't listen for incoming UDP|\bno udp4 bind\b`)
 
 // notRunning are the backend states in which tailscaled makes no paths.
 var notRunning = map[string]string{
@@ -178,230 +138,114 @@ var notRunning = map[string]string{
 	"NoState":          "not running: start tailscaled (systemctl start tailscaled, or the Tailscale app)",
 }
 
-var selfRules = []selfRule{
-	{
-		ID:      ReasonSelfLoggedOut,
-		Summary: "tailscaled is not logged in or not running: no paths at all",
-		Fix:     "log in: `tailscale up` (or approve the machine in the admin console; start tailscaled if it is not running)",
-		Needs:   []SelfFact{{"Status.BackendState", SourceLocalAPI}},
-		Follows: "cmd/tailscale/cli/status.go isRunningOrStarting; ipn.State",
-		Check: func(d *selfDiag) bool {
-			st := d.state
-			if st == "" {
-				d.unknown("Status.BackendState", SourceLocalAPI, "the input does not say what state tailscaled is in")
-				return false
+// evidence is this node's pasted evidence (the zero value when none).
+func (d *diag) evidence() *SelfEvidence {
+	if d.self.Evidence != nil {
+		return d.self.Evidence
+	}
+	return &noEvidence
+}
+
+var noEvidence SelfEvidence
+
+// checkLoggedOut (self): tailscaled is not running, logged out or waiting
+// for approval: `tailscale status` prints that instead of peers.
+func (d *diag) checkLoggedOut() result {
+	st := d.state
+	if st == "" {
+		d.unknown("Status.BackendState", "the input does not say what state tailscaled is in")
+		return notHeld()
+	}
+	why, bad := notRunning[st]
+	if !bad {
+		d.add("Status.BackendState", st, false, "")
+		return notHeld()
+	}
+	d.add("Status.BackendState", st, true, "tailscaled is "+why)
+	return holds()
+}
+
+// checkNetcheckEmpty (self): a netcheck report with UDP false, no public
+// address and no DERP latency probed nothing (the parser keeps its UDP
+// unknown).
+func (d *diag) checkNetcheckEmpty() result {
+	ev := d.evidence()
+	if !ev.NetcheckEmpty {
+		return notHeld()
+	}
+	d.add("Netcheck.RegionLatency", "none", true, "the report ("+ev.NetcheckEmptyFrom+") has UDP false, no public address and no DERP latency: it probed nothing, as when tailscaled has no DERP map")
+	if ev.NoDERPMap {
+		d.add("Netcheck.DERPMap", "none from tailscaled", true, "the CLI said tailscaled had no DERP map: it is not logged in")
+	}
+	return holds()
+}
+
+// checkReceiveStopped (self): a health warning that magicsock's UDP
+// receive loop is not running, or that it could not bind UDP at all.
+func (d *diag) checkReceiveStopped() result {
+	for _, h := range d.self.Health {
+		if m := receiveStoppedRE.FindStringSubmatch(h); m != nil {
+			what := "UDP socket"
+			if m[1] != "" {
+				what = m[1]
 			}
-			why, bad := notRunning[st]
-			if !bad {
-				d.add("Status.BackendState", st, false, SourceLocalAPI, "")
-				return false
+			d.add("Status.Health", h, true, what+" is not receiving: peers' DISCO pings and WireGuard packets over UDP never arrive, so every path falls back to DERP")
+			return holds()
+		}
+	}
+	return notHeld()
+}
+
+// checkControlBreaking (self): streams to the control (or log) server cut
+// mid-stream, twice, or once beside a corrupted TLS record.
+func (d *diag) checkControlBreaking() result {
+	ev := d.evidence()
+	if ev.LogLines == 0 || (ev.ControlBreaks == 0 && ev.TLSRecordErrors == 0) {
+		return notHeld()
+	}
+	held := ev.ControlBreaks >= 2 || (ev.ControlBreaks >= 1 && ev.TLSRecordErrors >= 1)
+	if ev.ControlBreaks > 0 {
+		d.add("Log.ControlBreaks", strconv.Itoa(ev.ControlBreaks)+"× "+ev.ControlBreak, held, "a stream to the control or log server ended mid-response")
+	} else {
+		d.info("Log.ControlBreaks", "0", "no stream to control was cut in this log")
+	}
+	if ev.TLSRecordErrors > 0 {
+		d.add("Log.TLSRecordErrors", strconv.Itoa(ev.TLSRecordErrors)+"× "+ev.TLSRecordError, held, "a TLS record arrived corrupted: bytes changed or lost on the way")
+	}
+	return resultIf(held)
+}
+
+// checkNetcheckFlaps (self): several netcheck reports disagree on a fact.
+func (d *diag) checkNetcheckFlaps() result {
+	ev := d.evidence()
+	for _, s := range ev.Spread {
+		var parts []string
+		for _, v := range s.Values {
+			p := v.Value
+			if !v.At.IsZero() {
+				p += " at " + v.At.UTC().Format("15:04:05")
 			}
-			d.add("Status.BackendState", st, true, SourceLocalAPI, "tailscaled is "+why)
-			return true
-		},
-	},
-	{
-		ID:      ReasonSelfNetcheckEmpty,
-		Summary: "netcheck measured nothing (no DERP map: logged out?), so UDP is unknown, not blocked",
-		Fix:     "log in first (`tailscale up`), then run `tailscale netcheck` again; if logged in, check that this host reaches the internet at all (DERP over TCP 443)",
-		Needs:   []SelfFact{{"Netcheck.UDP", "netcheck"}, {"Netcheck.RegionLatency", "netcheck"}, {"Netcheck.GlobalV4", "netcheck"}},
-		Follows: "cmd/tailscale/cli/netcheck.go printReport (\"no response to latency probes\"); net/netcheck Client.GetReport",
-		Check: func(d *selfDiag) bool {
-			ev := d.ev
-			if !ev.NetcheckEmpty {
-				return false
-			}
-			from := ev.NetcheckEmptyFrom
-			d.add("Netcheck.RegionLatency", "none", true, "netcheck", "the report ("+from+") has UDP false, no public address and no DERP latency: it probed nothing, as when tailscaled has no DERP map")
-			if ev.NoDERPMap {
-				d.add("Netcheck.DERPMap", "none from tailscaled", true, "netcheck", "the CLI said tailscaled had no DERP map: it is not logged in")
-			}
-			return true
-		},
-	},
-	{
-		ID:      ReasonSelfUDPReceiveStopped,
-		Summary: "this end cannot receive direct UDP (its receive loop stopped)",
-		Fix:     "restart tailscaled; if it stops again, its log says why the UDP socket failed (another program on the port, a firewall module, an interface that went away)",
-		Needs:   []SelfFact{{"Status.Health", SourceLocalAPI}},
-		Follows: "health/health.go checkReceiveFuncsLocked (magicsock-receive-func-error, no-udp4-bind); wgengine/magicsock receiveIPv4",
-		Check: func(d *selfDiag) bool {
-			for _, h := range d.self.Health {
-				if m := receiveStoppedRE.FindStringSubmatch(h); m != nil {
-					what := "UDP socket"
-					if m[1] != "" {
-						what = m[1]
-					}
-					d.add("Status.Health", h, true, SourceLocalAPI, what+" is not receiving: peers' DISCO pings and WireGuard packets over UDP never arrive, so every path falls back to DERP")
-					return true
-				}
-			}
-			return false
-		},
-	},
-	{
-		ID:      ReasonSelfUDPBlocked,
-		Summary: "UDP is blocked here (netcheck got no STUN reply, yet reached DERP)",
-		Fix:     "allow outbound UDP from this host (tailscaled's port, 41641 by default, and 3478 to the DERP servers' STUN) in its firewall and the network's",
-		Needs:   []SelfFact{{"NetInfo.WorkingUDP", SourceLocalAPI}, {"NetInfo.DERPLatency", SourceLocalAPI}},
-		Follows: "net/netcheck Client.GetReport (STUN probes; \"UDP is blocked, trying HTTPS\" and the HTTPS/ICMP latency fallback)",
-		Check: func(d *selfDiag) bool {
-			n := d.self.NAT
-			if n == nil || n.WorkingUDP == nil {
-				if d.ev.UDPBlockedLogged != "" {
-					d.add("Log.Netcheck", d.ev.UDPBlockedLogged, true, SourceLog, "netcheck sent STUN and heard nothing back")
-					return true
-				}
-				return false
-			}
-			if *n.WorkingUDP {
-				d.add("NetInfo.WorkingUDP", "true", false, SourceLocalAPI, "")
-				return false
-			}
-			switch {
-			case d.self.OnlyTCP443:
-				d.info("NetInfo.WorkingUDP", "false", SourceLocalAPI, "the tailnet policy (only-tcp-443) stops UDP here; not a network block")
-				return false
-			case d.self.NoSTUN:
-				d.info("NetInfo.WorkingUDP", "false", SourceLocalAPI, "the DERP map has no STUN, so UDP was never tested")
-				return false
-			case len(n.DERPLatency) == 0 && d.ev.UDPBlockedLogged == "":
-				d.unknown("NetInfo.WorkingUDP", SourceLocalAPI, "UDP false, but the report reached no DERP region either: it may have measured nothing")
-				return false
-			}
-			note := fmt.Sprintf("no STUN reply, while %s answered over TCP or ICMP: the network drops UDP", countOf(len(n.DERPLatency), "DERP region"))
-			if len(n.DERPLatency) == 0 {
-				note = "netcheck logged that UDP is blocked: " + d.ev.UDPBlockedLogged
-			}
-			d.add("NetInfo.WorkingUDP", "false", true, SourceLocalAPI, note)
-			return true
-		},
-	},
-	{
-		ID:      ReasonSelfControlBreaking,
-		Summary: "the control connection keeps breaking mid-stream: check the WAN MTU or MSS clamping",
-		Fix:     "large TLS records are cut or corrupted while small requests work: set the WAN MTU to what the path carries (PPPoE 1492, a tunnel less) or clamp TCP MSS to the path MTU on the router; a middlebox rewriting TLS does the same",
-		Needs:   []SelfFact{{"Log.ControlBreaks", SourceLog}, {"Log.TLSRecordErrors", SourceLog}},
-		Follows: "control/controlclient/auto.go mapRoutine (report \"PollNetMap\"); ipn/ipnlocal setControlClientStatusLocked (\"Received error\"); logtail upload",
-		Check: func(d *selfDiag) bool {
-			ev := d.ev
-			if ev.LogLines == 0 {
-				return false
-			}
-			if ev.ControlBreaks == 0 && ev.TLSRecordErrors == 0 {
-				return false
-			}
-			holds := ev.ControlBreaks >= 2 || (ev.ControlBreaks >= 1 && ev.TLSRecordErrors >= 1)
-			if ev.ControlBreaks > 0 {
-				d.add("Log.ControlBreaks", strconv.Itoa(ev.ControlBreaks)+"× "+ev.ControlBreak, holds, SourceLog, "a stream to the control or log server ended mid-response")
-			} else {
-				d.info("Log.ControlBreaks", "0", SourceLog, "no stream to control was cut in this log")
-			}
-			if ev.TLSRecordErrors > 0 {
-				d.add("Log.TLSRecordErrors", strconv.Itoa(ev.TLSRecordErrors)+"× "+ev.TLSRecordError, holds, SourceLog, "a TLS record arrived corrupted: bytes changed or lost on the way")
-			}
-			return holds
-		},
-	},
-	{
-		ID:      ReasonSelfDERPUnreachable,
-		Summary: "this node cannot reach its home DERP relay (or any): peers cannot reach it through DERP",
-		Fix:     "allow outbound TCP 443 (and 80) to the DERP servers; with a proxy, let it CONNECT to them",
-		Needs:   []SelfFact{{"Status.Health", SourceLocalAPI}, {"Log.DERPErrors", SourceLog}, {"Self.HomeDERP", SourceLocalAPI}},
-		Follows: "health/health.go updateBuiltinWarnablesLocked (no-derp-home, no-derp-connection and derp-timed-out are of the home region); derp/derphttp Client.connect",
-		Check: func(d *selfDiag) bool {
-			holds := false
-			for _, h := range d.self.Health {
-				if derpHealthRE.MatchString(h) {
-					d.add("Status.Health", h, true, SourceLocalAPI, "tailscaled warns of its home DERP region")
-					holds = true
-				}
-			}
-			for _, e := range d.ev.DERPErrors {
-				where := "region " + strconv.Itoa(e.Region)
-				if e.Code != "" {
-					where += " (" + e.Code + ")"
-				}
-				value := fmt.Sprintf("%s: %d× %s", where, e.Count, e.Err)
-				home := d.self.HomeDERP
-				switch {
-				case home == 0:
-					d.add("Log.DERPErrors", value, true, SourceLog, "our home region is unknown; a DERP region fails to connect")
-					holds = true
-				case e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode):
-					d.add("Log.DERPErrors", value, true, SourceLog, "our home region")
-					holds = true
-				default:
-					d.info("Log.DERPErrors", value, SourceLog, "not our home region: it touches the peers homed there")
-				}
-			}
-			if d.ev.ProxyError != "" {
-				d.add("Log.ProxyError", d.ev.ProxyError, true, SourceLog, "DERP goes through an HTTP proxy that refused or failed the CONNECT")
-				holds = true
-			}
-			return holds
-		},
-	},
-	{
-		ID:      ReasonSelfNetcheckFlaps,
-		Summary: "netcheck reports disagree over time: the network here changes under tailscaled",
-		Fix:     "find what changes between the reports (Wi-Fi roaming, a second WAN or failover, a router that restarts, a VPN); the facts that flap are unknown until they settle",
-		Needs:   []SelfFact{{"Netcheck.Reports", "netcheck"}},
-		Follows: "net/netcheck Client.GetReport (one report per run); wgengine/magicsock updateNetInfo",
-		Check: func(d *selfDiag) bool {
-			for _, s := range d.ev.Spread {
-				var parts []string
-				for _, v := range s.Values {
-					p := v.Value
-					if !v.At.IsZero() {
-						p += " at " + v.At.UTC().Format("15:04:05")
-					}
-					parts = append(parts, p)
-				}
-				value := strings.Join(parts, ", ")
-				if n := s.True + s.False; n > len(s.Values) {
-					value = fmt.Sprintf("true ×%d, false ×%d; the last %d: %s", s.True, s.False, len(s.Values), value)
-				}
-				d.add("Netcheck."+s.Fact, value, true, "netcheck", "reports disagree: the last one is not taken over the others")
-			}
-			return len(d.ev.Spread) > 0
-		},
-	},
-	{
-		ID:      ReasonSelfUPnPNotGateway,
-		Summary: "UPnP answered from a router that is not the gateway: no usable port mapping",
-		Fix:     "enable UPnP, NAT-PMP or PCP on the gateway itself, or put the second router in bridge or access-point mode (a double NAT)",
-		Needs:   []SelfFact{{"Log.UPnP", SourceLog}},
-		Follows: "net/portmapper Client.getUPnPPortMapping / receiveUPnP (\"UPnP discovery response from %v, but gateway IP is %v\")",
-		Check: func(d *selfDiag) bool {
-			if !d.ev.UPnPFrom.IsValid() {
-				return false
-			}
-			d.add("Log.UPnP", d.ev.UPnPFrom.String()+" (gateway "+d.ev.UPnPGateway.String()+")", true, SourceLog,
-				"tailscaled ignores a UPnP answer from anything but its gateway")
-			return true
-		},
-	},
-	{
-		ID:      ReasonSelfNetworkChanges,
-		Summary: "the network here changed often: every change rebinds and re-probes every path",
-		Fix:     "look at what keeps changing (Wi-Fi roaming, an interface that flaps, a VPN or Docker creating interfaces); paths relay until direct is found again after each change",
-		Needs:   []SelfFact{{"Log.LinkChanges", SourceLog}},
-		Follows: "wgengine/userspace.go linkChange (\"LinkChange: major, rebinding\"); magicsock Rebind",
-		Check: func(d *selfDiag) bool {
-			ev := d.ev
-			if ev.LinkChanges < networkChangesMin {
-				return false
-			}
-			span := ev.LastLinkChange.Sub(ev.FirstLinkChange)
-			if ev.FirstLinkChange.IsZero() || span > networkChangesWindow {
-				d.info("Log.LinkChanges", strconv.Itoa(ev.LinkChanges), SourceLog, "over more than "+networkChangesWindow.String()+", or undated")
-				return false
-			}
-			d.add("Log.LinkChanges", fmt.Sprintf("%d in %v", ev.LinkChanges, span.Round(time.Second)), true, SourceLog, "")
-			return true
-		},
-	},
+			parts = append(parts, p)
+		}
+		value := strings.Join(parts, ", ")
+		if n := s.True + s.False; n > len(s.Values) {
+			value = fmt.Sprintf("true ×%d, false ×%d; the last %d: %s", s.True, s.False, len(s.Values), value)
+		}
+		d.add("Netcheck."+s.Fact, value, true, "reports disagree: the last one is not taken over the others")
+	}
+	return resultIf(len(ev.Spread) > 0)
+}
+
+// checkUPnPNotGateway (self): tailscaled logged a UPnP answer from an
+// address that is not its gateway, which it ignores.
+func (d *diag) checkUPnPNotGateway() result {
+	ev := d.evidence()
+	if !ev.UPnPFrom.IsValid() {
+		return notHeld()
+	}
+	d.add("Log.UPnP", ev.UPnPFrom.String()+" (gateway "+ev.UPnPGateway.String()+")", true,
+		"tailscaled ignores a UPnP answer from anything but its gateway")
+	return holds()
 }
 
 // networkChangesMin major link changes within networkChangesWindow make
@@ -411,66 +255,20 @@ const (
 	networkChangesWindow = 10 * time.Minute
 )
 
-// selfDiag collects one self diagnosis's checks.
-type selfDiag struct {
-	state  string
-	self   Self
-	ev     SelfEvidence
-	checks []Check
-}
-
-func (d *selfDiag) add(field, value string, failed bool, source, note string) {
-	st := CheckOK
-	if failed {
-		st = CheckFail
+// checkNetworkChanges (self): tailscaled rebound for major network
+// changes at least networkChangesMin times within networkChangesWindow.
+func (d *diag) checkNetworkChanges() result {
+	ev := d.evidence()
+	if ev.LinkChanges < networkChangesMin {
+		return notHeld()
 	}
-	d.checks = append(d.checks, Check{Field: field, Value: value, Failed: failed, State: st, Note: note, Source: source})
-}
-
-func (d *selfDiag) info(field, value, source, note string) {
-	d.checks = append(d.checks, Check{Field: field, Value: value, State: CheckInfo, Note: note, Source: source})
-}
-
-func (d *selfDiag) unknown(field, source, note string) {
-	d.checks = append(d.checks, Check{Field: field, Value: "unknown", State: CheckUnknown, Note: note, Source: source})
-}
-
-// DiagnoseSelf is this node's own verdict from backendState (Status
-// .BackendState, "" unknown) and self (its NAT facts, health and
-// Evidence): the first self rule that holds is the Reason, the others that
-// hold go to Also. nil when none holds: nothing at this end explains
-// anything. Pure, like Diagnose.
-func DiagnoseSelf(backendState string, self Self) *Verdict {
-	d := selfDiag{state: backendState, self: self}
-	if self.Evidence != nil {
-		d.ev = *self.Evidence
+	span := ev.LastLinkChange.Sub(ev.FirstLinkChange)
+	if ev.FirstLinkChange.IsZero() || span > networkChangesWindow {
+		d.info("Log.LinkChanges", strconv.Itoa(ev.LinkChanges), "over more than "+networkChangesWindow.String()+", or undated")
+		return notHeld()
 	}
-	var v Verdict
-	for _, r := range selfRules {
-		if !r.Check(&d) {
-			continue
-		}
-		if v.Reason == "" {
-			v.Reason, v.Summary, v.Fix = r.ID, r.Summary, r.Fix
-			continue
-		}
-		v.Also = append(v.Also, r.ID)
-	}
-	if v.Reason == "" {
-		return nil
-	}
-	v.Checks = d.checks
-	return &v
-}
-
-// SelfSummary is the one-phrase reason for a self reason id.
-func SelfSummary(id ReasonID) string {
-	for _, r := range selfRules {
-		if r.ID == id {
-			return r.Summary
-		}
-	}
-	return string(id)
+	d.add("Log.LinkChanges", fmt.Sprintf("%d in %v", ev.LinkChanges, span.Round(time.Second)), true, "")
+	return holds()
 }
 
 // countOf words n things: "1 DERP region", "3 DERP regions".

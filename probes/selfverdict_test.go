@@ -2,18 +2,16 @@ package probes
 
 import (
 	"net/netip"
-	"os"
-	"regexp"
-	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestDiagnoseSelf: each self rule holds on its evidence and not without
-// it, the first that holds is the reason and the others go to Also, and
-// an unknown fact is never the verdict.
+// TestDiagnoseSelf: each rule that judges this node holds on its evidence
+// and not without it, the first that holds is the reason and the others
+// go to Also, and an unknown fact is never the verdict.
 func TestDiagnoseSelf(t *testing.T) {
 	yes, no := true, false
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -35,18 +33,26 @@ func TestDiagnoseSelf(t *testing.T) {
 		{"ReceiveIPv4 stopped (1.50 words)", "Running", Self{Health: []string{"ReceiveIPv4 is not running"}}, ReasonSelfUDPReceiveStopped, nil},
 		{"no UDP bind", "Running", Self{Health: []string{"Tailscale couldn't listen for incoming UDP connections."}}, ReasonSelfUDPReceiveStopped, nil},
 		{"ReceiveDERP is not UDP", "Running", Self{Health: []string{"The MagicSock function ReceiveDERP is not running. You might experience connectivity issues."}}, "", nil},
-		{"UDP blocked, DERP reached", "Running", Self{NAT: &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: 40 * time.Millisecond}}}, ReasonSelfUDPBlocked, nil},
-		{"UDP false, nothing reached: unknown", "Running", Self{NAT: &NATInfo{WorkingUDP: &no}}, "", nil},
-		{"UDP false, netcheck logged the block", "Running", Self{NAT: &NATInfo{WorkingUDP: &no}, Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS"}}, ReasonSelfUDPBlocked, nil},
-		{"UDP false by policy", "Running", Self{OnlyTCP443: true, NAT: &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: time.Millisecond}}}, "", nil},
+		{"UDP blocked, DERP reached", "Running", Self{NAT: &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: 40 * time.Millisecond}}}, ReasonLocalUDPBlocked, nil},
+		// A daemon's NetInfo carries only STUN latencies (magicsock
+		// updateNetInfo), so a real block has none.
+		{"UDP false in NetInfo, no STUN latency", "Running", Self{NAT: &NATInfo{WorkingUDP: &no}}, ReasonLocalUDPBlocked, nil},
+		{"no report, netcheck logged the block", "Running", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS"}}, ReasonLocalUDPBlocked, nil},
+		{"the block logged, but reports disagree on UDP", "Running", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS",
+			Spread: []FactSpread{{Fact: "UDP", Values: []TimedReport{{At: t0, Value: "true"}, {At: t0.Add(time.Minute), Value: "false"}}}}}}, ReasonSelfNetcheckFlaps, nil},
+		{"UDP false by policy", "Running", Self{OnlyTCP443: true, NAT: &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: time.Millisecond}}}, ReasonLocalTCP443Only, nil},
 		{"UDP untested: no STUN", "Running", Self{NoSTUN: true, NAT: &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: time.Millisecond}}}, "", nil},
 		{"control EOF and TLS record", "Running", Self{Evidence: &SelfEvidence{LogLines: 3, ControlBreaks: 1, TLSRecordErrors: 1}}, ReasonSelfControlBreaking, nil},
 		{"control EOF twice", "Running", Self{Evidence: &SelfEvidence{LogLines: 3, ControlBreaks: 2}}, ReasonSelfControlBreaking, nil},
 		{"one EOF is not a pattern", "Running", Self{Evidence: &SelfEvidence{LogLines: 3, ControlBreaks: 1}}, "", nil},
-		{"home DERP unreachable (health)", "Running", Self{Health: []string{"Tailscale could not connect to any relay server. Check your Internet connection."}}, ReasonSelfDERPUnreachable, nil},
-		{"home region fails in the log", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 2, Err: "dial tcp: i/o timeout"}}}}, ReasonSelfDERPUnreachable, nil},
+		{"no home DERP (health)", "Running", Self{Health: []string{"Tailscale could not connect to any relay server. Check your Internet connection."}}, ReasonDERPUnreachable, nil},
+		{"home DERP unreachable (1.102 health)", "Running", Self{HomeDERP: 1, Health: []string{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}}, ReasonDERPUnreachable, nil},
+		{"home DERP silent (1.50 health)", "Running", Self{Health: []string{"haven't heard from home DERP region 1 in 2m10s"}}, ReasonDERPUnreachable, nil},
+		{"another region reports an issue", "Running", Self{HomeDERP: 1, Health: []string{"The relay server #4 is reporting an issue: maintenance"}}, "", nil},
+		{"our home region reports an issue", "Running", Self{HomeDERP: 1, Health: []string{"The relay server #1 is reporting an issue: overloaded"}}, ReasonDERPUnreachable, nil},
+		{"home region fails in the log", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 2, Err: "dial tcp: i/o timeout"}}}}, ReasonDERPUnreachable, nil},
 		{"another region fails: the peers' trouble", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 4, Code: "fra", Count: 2, Err: "dial tcp: i/o timeout"}}}}, "", nil},
-		{"a proxy refuses CONNECT", "Running", Self{Evidence: &SelfEvidence{LogLines: 1, ProxyError: "CONNECT to derp1.tailscale.com:443: 403 Forbidden"}}, ReasonSelfDERPUnreachable, nil},
+		{"a proxy refuses CONNECT", "Running", Self{Evidence: &SelfEvidence{LogLines: 1, ProxyError: "CONNECT to derp1.tailscale.com:443: 403 Forbidden"}}, ReasonDERPUnreachable, nil},
 		{"reports disagree", "Running", Self{Evidence: &SelfEvidence{Spread: []FactSpread{{Fact: "UDP", Values: []TimedReport{{At: t0, Value: "true"}, {At: t0.Add(time.Minute), Value: "false"}}}}}}, ReasonSelfNetcheckFlaps, nil},
 		{"UPnP from another router", "Running", Self{Evidence: &SelfEvidence{UPnPFrom: netip.MustParseAddr("192.168.1.2"), UPnPGateway: netip.MustParseAddr("192.168.1.1")}}, ReasonSelfUPnPNotGateway, nil},
 		{"network changes often", "Running", Self{Evidence: &SelfEvidence{LinkChanges: 3, FirstLinkChange: t0, LastLinkChange: t0.Add(4 * time.Minute)}}, ReasonSelfNetworkChanges, nil},
@@ -55,11 +61,11 @@ func TestDiagnoseSelf(t *testing.T) {
 			Health:   []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."},
 			NAT:      &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: time.Millisecond}},
 			Evidence: &SelfEvidence{LogLines: 4, ControlBreaks: 2},
-		}, ReasonSelfUDPReceiveStopped, []ReasonID{ReasonSelfUDPBlocked, ReasonSelfControlBreaking}},
+		}, ReasonSelfUDPReceiveStopped, []ReasonID{ReasonLocalUDPBlocked, ReasonSelfControlBreaking}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := DiagnoseSelf(tt.state, tt.self)
+			v := DiagnoseSelf(tt.state, tt.self, testRegions, fixtureNow)
 			if tt.want == "" {
 				if v != nil {
 					t.Fatalf("verdict %s (%v), want none", v.Reason, v.Checks)
@@ -89,52 +95,59 @@ func TestDiagnoseSelf(t *testing.T) {
 	}
 }
 
-// TestSelfRulesTable: every row is complete, ids are unique, and each
-// needed fact names its source.
-func TestSelfRulesTable(t *testing.T) {
-	seen := map[ReasonID]bool{}
-	for _, r := range SelfRules() {
-		if seen[r.ID] {
-			t.Errorf("%s twice", r.ID)
-		}
-		seen[r.ID] = true
-		if r.Summary == "" || r.Fix == "" || r.Follows == "" || len(r.Needs) == 0 {
-			t.Errorf("%s: incomplete row %+v", r.ID, r)
-		}
-		for _, n := range r.Needs {
-			if n.Field == "" || n.Source == "" {
-				t.Errorf("%s: fact %+v without field or source", r.ID, n)
-			}
-		}
-		if SelfSummary(r.ID) != r.Summary {
-			t.Errorf("SelfSummary(%s) = %q", r.ID, SelfSummary(r.ID))
-		}
+// TestRangeCollision: a 100.64.0.0/10 address on an interface that is not
+// Tailscale's collides with the tailnet's range (net/netmon
+// LocalAddresses skips it); without host facts it is unknown, never the
+// verdict.
+func TestRangeCollision(t *testing.T) {
+	self := easySelf()
+	self.TailscaleIPs = []netip.Addr{netip.MustParseAddr("100.64.0.1")}
+	v := DiagnoseSelf("Running", self, testRegions, fixtureNow)
+	if v != nil {
+		t.Errorf("no host facts: %s %q, want no self verdict", v.Reason, v.Summary)
 	}
+	self.Host = &HostFacts{Interfaces: []Interface{
+		{Name: "tailscale0", Tailscale: true, Addrs: []netip.Prefix{netip.MustParsePrefix("100.64.0.1/32")}},
+		{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}},
+	}}
+	if v := DiagnoseSelf("Running", self, testRegions, fixtureNow); v != nil {
+		t.Errorf("clean host: %s %q, want no self verdict", v.Reason, v.Summary)
+	}
+	self.Host.Interfaces = append(self.Host.Interfaces, Interface{Name: "wwan0", Addrs: []netip.Prefix{netip.MustParsePrefix("100.72.9.4/10")}})
+	v = DiagnoseSelf("Running", self, testRegions, fixtureNow)
+	if v == nil || v.Reason != ReasonTailnetRangeCollision || !strings.Contains(v.Fix, "wwan0") || !strings.Contains(v.Fix, "100.72.9.4/10") {
+		t.Fatalf("collision: %+v", v)
+	}
+	checkStates(t, v.Checks)
 }
 
-// TestSelfReasonsDocumented: docs/diagnosis.md has a section for every
-// self reason id, and every self section names one.
-func TestSelfReasonsDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../docs/diagnosis.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []ReasonID
-	for _, r := range SelfRules() {
-		ids = append(ids, r.ID)
-	}
-	var sections []ReasonID
-	for _, m := range regexp.MustCompile("(?m)^### `(self-[a-z0-9-]+)`").FindAllSubmatch(doc, -1) {
-		sections = append(sections, ReasonID(m[1]))
-	}
-	for _, id := range ids {
-		if !slices.Contains(sections, id) {
-			t.Errorf("docs/diagnosis.md has no section for %s", id)
-		}
-	}
-	for _, s := range sections {
-		if !slices.Contains(ids, s) {
-			t.Errorf("docs/diagnosis.md's section %s names no self reason", s)
-		}
+// TestSelfAndPeerAgree: a rule that judges this node and every peer's
+// path (ScopeBoth) reads the same evidence the same way in both: when it
+// is this node's verdict, it holds for a relayed peer too, and not when
+// it is not.
+func TestSelfAndPeerAgree(t *testing.T) {
+	no := false
+	p := relayedPeer("203.0.113.5:41641")
+	for _, tt := range []struct {
+		name string
+		self Self
+		id   ReasonID
+	}{
+		{"UDP blocked", Self{NAT: &NATInfo{WorkingUDP: &no}}, ReasonLocalUDPBlocked},
+		{"UDP blocked, logged", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS"}}, ReasonLocalUDPBlocked},
+		{"only TCP 443", Self{OnlyTCP443: true}, ReasonLocalTCP443Only},
+		{"home DERP unreachable", Self{HomeDERP: 1, DERPRegions: 1, Health: []string{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}}, ReasonDERPUnreachable},
+		{"home DERP fails in the log", Self{HomeDERP: 1, DERPRegions: 1, Evidence: &SelfEvidence{LogLines: 1, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 3, Err: "dial tcp: i/o timeout"}}}}, ReasonDERPUnreachable},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sv := DiagnoseSelf("Running", tt.self, testRegions, fixtureNow)
+			if sv == nil || sv.Reason != tt.id {
+				t.Fatalf("self verdict %+v, want %s", sv, tt.id)
+			}
+			pv := Diagnose(tt.self, p, testRegions, fixtureNow)
+			if pv.Reason != tt.id {
+				t.Errorf("peer verdict %s also %v, want %s; checks:\n%s", pv.Reason, pv.Also, tt.id, checksText(pv.Checks))
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"errors"
 	"net/netip"
 	"time"
 )
@@ -112,6 +113,38 @@ const (
 	// could use (peer relays: Tailscale 1.86, capability version 121,
 	// magicsock's capVerIsRelayCapable).
 	ReasonPeerOldClient ReasonID = "peer-old-client"
+
+	// ReasonDERPUnreachable: a health warning says tailscaled cannot
+	// reach the DERP region the path is relayed through (or any region).
+	ReasonDERPUnreachable ReasonID = "derp-unreachable"
+	// ReasonSameNATLANBlocked: both ends share one public address and one
+	// LAN, so the NAT does not matter; the LAN path between them is blocked.
+	ReasonSameNATLANBlocked ReasonID = "same-nat-lan-blocked"
+	// ReasonSharedNATNoHairpin: both ends leave through one public
+	// address from different LANs; the shared NAT does not hairpin.
+	ReasonSharedNATNoHairpin ReasonID = "shared-nat-no-hairpin"
+	// ReasonLocalInboundUDPBlocked: this end has no NAT (a public address
+	// on its interface), yet the path is relayed: inbound UDP is dropped here.
+	ReasonLocalInboundUDPBlocked ReasonID = "local-inbound-udp-blocked"
+	// ReasonPeerInboundUDPBlocked: the peer has no NAT, yet the path is
+	// relayed: inbound UDP is dropped on the peer's end.
+	ReasonPeerInboundUDPBlocked ReasonID = "peer-inbound-udp-blocked"
+	// ReasonLocalPortMapBlocked: this host holds and advertises a port
+	// mapping, yet the path is relayed: the mapping passes no traffic.
+	ReasonLocalPortMapBlocked ReasonID = "local-portmap-blocked"
+	// ReasonPeerPortMapBlocked: the peer holds a port mapping, yet the
+	// path is relayed.
+	ReasonPeerPortMapBlocked ReasonID = "peer-portmap-blocked"
+	// ReasonDirectInTunnel: a direct path to a private address that lies
+	// inside another peer's subnet route: maybe WireGuard inside WireGuard.
+	ReasonDirectInTunnel ReasonID = "direct-in-tunnel"
+
+	// Reasons about this node itself (DiagnoseSelf; the others are in
+	// selfverdict.go).
+
+	// ReasonTailnetRangeCollision: an interface that is not Tailscale's
+	// holds an address in 100.64.0.0/10, the tailnet's own range.
+	ReasonTailnetRangeCollision ReasonID = "tailnet-range-collision"
 )
 
 // Check is one piece of evidence the diagnosis looked at: which field, what
@@ -233,6 +266,13 @@ type Peer struct {
 	// at all (pasted `tailscale status` text, probes/snapshot), so a zero
 	// LastHandshake is unknown rather than none recorded.
 	HandshakeUnknown bool `json:"handshake_unknown,omitempty"`
+	// WireGuard is the peer's WireGuard session state as tailscaled
+	// reports it on the IPN bus (ipn.NotifyPeerWireGuardState): "none",
+	// "handshake" (one in progress, no usable session), "established" or
+	// "expired"; "" when not reported (an older tailscaled, a snapshot
+	// without it). WireGuardSince is when the peer entered that state.
+	WireGuard      string    `json:"wireguard,omitempty"`
+	WireGuardSince time.Time `json:"wireguard_since,omitzero"`
 	// NoHandshakeSince is when tailpath first saw the peer Active without a
 	// handshake within RecentHandshake, carried from snapshot to snapshot
 	// by Gather while that lasts; zero otherwise.
@@ -290,6 +330,14 @@ type PingRun struct {
 	Direct bool `json:"direct"`
 	// Via is the last pong's path in tailscale ping's words ("DERP(nyc)").
 	Via string `json:"via,omitempty"`
+	// Probe is true for a run of tailpath's bounded probe (`status
+	// --probe`, P in the dashboard), which starts with one TSMP ping so
+	// that magicsock sends CallMeMaybe at once (endpoint.send →
+	// sendDiscoPingsLocked) rather than at its next heartbeat.
+	Probe bool `json:"probe,omitempty"`
+	// TSMPReply is whether that TSMP ping was answered through
+	// WireGuard; nil when none was sent or it did not finish.
+	TSMPReply *bool `json:"tsmp_reply,omitempty"`
 }
 
 // Self is the local node and its NAT facts (from the self node's NetInfo).
@@ -333,7 +381,78 @@ type Self struct {
 	Evidence *SelfEvidence `json:"evidence,omitempty"`
 	// Verdict is this node's own verdict (DiagnoseSelf): trouble at this
 	// end that touches every path; nil when the evidence shows none.
+	// status, --json (self.verdict), snapshots, the Peers header and
+	// /metrics all show this one.
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// STUNServers is how many distinct STUN servers (IPv4 address and
+	// port) the DERP map offers; 0 when unknown. netcheck compares the
+	// mapping two of them see, so with one it cannot see a hard NAT.
+	STUNServers int `json:"stun_servers,omitempty"`
+	// DERPRegions is how many regions of the DERP map can relay (not
+	// STUN-only); 0 when unknown.
+	DERPRegions int `json:"derp_regions,omitempty"`
+	// Routes are the subnet routes other peers advertise
+	// (PeerStatus.PrimaryRoutes), by the peer that serves them.
+	Routes []SubnetRoute `json:"routes,omitempty"`
+	// Host is what tailpath read of the host it runs on (interfaces,
+	// firewall); nil when not read (GatherOptions.Host unset, a pasted
+	// input).
+	Host *HostFacts `json:"host,omitempty"`
+}
+
+// SubnetRoute is one subnet route a peer advertises.
+type SubnetRoute struct {
+	Prefix netip.Prefix `json:"prefix"`
+	// Via is the name of the peer that serves it.
+	Via string `json:"via"`
+}
+
+// HostFacts are facts tailpath reads from the host it runs on, which are
+// tailscaled's when both run on one machine (probes/hostnet reads them).
+type HostFacts struct {
+	// At is when they were read.
+	At time.Time `json:"at"`
+	// Interfaces are the host's interfaces that are up, with their
+	// addresses; InterfacesErr says why they are unknown.
+	Interfaces    []Interface `json:"interfaces,omitempty"`
+	InterfacesErr string      `json:"interfaces_error,omitempty"`
+	// Firewall is how this host's nftables ruleset treats inbound UDP
+	// to tailscaled's port; nil when not read.
+	Firewall *FirewallFacts `json:"firewall,omitempty"`
+}
+
+// Interface is one network interface of the host.
+type Interface struct {
+	Name  string         `json:"name"`
+	Addrs []netip.Prefix `json:"addrs,omitempty"`
+	// Tailscale is true for tailscaled's own tunnel (named tailscale*,
+	// utun* or "Tailscale", or holding our Tailscale address).
+	Tailscale bool `json:"tailscale,omitempty"`
+	// Bridge is true for a container or VM bridge (docker0, br-*,
+	// virbr*, cni*, podman*, lxdbr*): its addresses are no LAN.
+	Bridge bool `json:"bridge,omitempty"`
+}
+
+// Firewall verdicts (FirewallFacts.Verdict).
+const (
+	FirewallAccept  = "accept"
+	FirewallDrop    = "drop"
+	FirewallUnknown = "unknown"
+)
+
+// FirewallFacts is what this host's nftables ruleset does with a new
+// inbound UDP packet to tailscaled's port.
+type FirewallFacts struct {
+	// Port is tailscaled's UDP port judged (from our endpoints).
+	Port uint16 `json:"port"`
+	// Verdict is FirewallAccept, FirewallDrop or FirewallUnknown.
+	Verdict string `json:"verdict"`
+	// Stateful: with Verdict drop, replies to what this host sent are
+	// accepted (a ct state established rule comes before the drop).
+	Stateful bool `json:"stateful,omitempty"`
+	// Why says how it was decided, or why it is unknown ("not root",
+	// "rule too complex to judge: …").
+	Why string `json:"why,omitempty"`
 }
 
 // NATInfo is the subset of tailcfg.NetInfo the diagnosis uses. Pointer
@@ -386,13 +505,45 @@ type Snapshot struct {
 	// asked (no credentials, --no-api).
 	ControlAPI *APIStatus `json:"control_api,omitempty"`
 
-	// nodes caches WhoIs answers by peer ID ("" for self) so the next Gather
-	// can reuse them for up to WhoIsMaxAge; not serialised.
-	nodes map[string]cachedNode
-	// netinfoLatency is NetInfo's DERPLatency as received (before a
-	// netcheck replaced it in Self.NAT), to date the next snapshot's.
-	netinfoLatency map[int]time.Duration
-	netinfoAt      time.Time
+	// memo is what the gather that built this snapshot keeps for the next
+	// one (probes/localapi: its WhoIs answers, a refused netmap watch,
+	// NetInfo's latencies as received); opaque here, not serialised.
+	memo any
+}
+
+// Memo returns what the gather that built s keeps for the next gather on
+// it (nil when none: a snapshot built by hand or read from a file). Only
+// the package that set it (probes/localapi) reads it.
+func (s *Snapshot) Memo() any { return s.memo }
+
+// SetMemo sets what Memo returns; the gather that builds s calls it once.
+func (s *Snapshot) SetMemo(m any) { s.memo = m }
+
+// Event is one message from a Source (probes/localapi): a *Snapshot, a
+// SourceStatus, a PingResult or a ProbeProgress. The set is closed;
+// switch on the concrete type.
+type Event interface{ probesEvent() }
+
+func (*Snapshot) probesEvent()     {}
+func (SourceStatus) probesEvent()  {}
+func (PingResult) probesEvent()    {}
+func (ProbeProgress) probesEvent() {}
+
+// LostDirectWindow is how long a peer seen direct and now relayed counts
+// as lost-direct (Peer.LastDirect).
+const LostDirectWindow = 10 * time.Minute
+
+// DERPLatencyReport is a fresh measurement of our round trip to each DERP
+// region, taken by tailpath itself (localapi.MeasureDERPLatency). Diagnose
+// prefers it to NetInfo's latencies, which tailscaled re-sends only when
+// something other than latency changes and which can therefore be hours
+// old.
+type DERPLatencyReport struct {
+	// At is when the measurement finished.
+	At time.Time `json:"at"`
+	// ByRegion is the best STUN round trip per DERP region id (IPv4 or
+	// IPv6); regions that did not answer are absent.
+	ByRegion map[int]time.Duration `json:"by_region"`
 }
 
 // PingKind selects the ping LocalAPI runs.
@@ -404,6 +555,24 @@ const (
 	// PingTSMP sends a TSMP ping through WireGuard (tests the whole tunnel).
 	PingTSMP PingKind = "tsmp"
 )
+
+// Ping defaults, as `tailscale ping` uses them.
+const (
+	// DefaultPingTries is the number of DISCO pings before giving up on a
+	// direct path (`tailscale ping -c 10`).
+	DefaultPingTries = 10
+	// DefaultPingTime bounds a whole run.
+	DefaultPingTime = 30 * time.Second
+)
+
+// ErrNoDirect is returned by a DISCO Ping that used all its tries or time
+// without a direct pong ("direct connection not established").
+var ErrNoDirect = errors.New("direct connection not established")
+
+// ErrNoReply is returned by a TSMP Ping whose one ping got no reply within
+// its timeout (5 s): nothing answered through WireGuard. TSMP never tries
+// for a direct path, so this is not ErrNoDirect.
+var ErrNoReply = errors.New("timeout: no reply through WireGuard")
 
 // PingResult is one pong (or failure) from an active probe.
 type PingResult struct {
@@ -423,6 +592,25 @@ type PingResult struct {
 	Done bool `json:"done"`
 	// Err is the failure text ("direct connection not established", "timeout"); empty on success.
 	Err string `json:"err,omitempty"`
+}
+
+// ProbeProgress reports a bounded probe of relayed peers (`tailpath status
+// --probe`, P in the dashboard; probes/probe) while it runs: one at the
+// start (Done 0), one as each peer's run ends, one with Finished set.
+type ProbeProgress struct {
+	// Total is how many peers are probed; Done how many runs ended.
+	Total int `json:"total"`
+	Done  int `json:"done"`
+	// Peer names the peer whose run just ended ("" otherwise), Run is
+	// that run.
+	Peer string   `json:"peer,omitempty"`
+	Run  *PingRun `json:"run,omitempty"`
+	// Direct counts the runs so far that reached a direct path.
+	Direct int `json:"direct"`
+	// Finished is set on the last report; Elapsed is the time since the
+	// start.
+	Finished bool          `json:"finished,omitempty"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
 }
 
 // SourceStatus reports whether the tailscaled source is connected. The

@@ -530,6 +530,37 @@ func ParseBandwidth(s string) (float64, error) {
 	return v, nil
 }
 
+// FormatBandwidthFlag writes bits/s the way ParseBandwidth reads it
+// ("400Mbit"), for a hint naming a flag's value.
+func FormatBandwidthFlag(bps float64) string {
+	for _, u := range []struct {
+		unit string
+		div  float64
+	}{{"Tbit", 1e12}, {"Gbit", 1e9}, {"Mbit", 1e6}, {"kbit", 1e3}} {
+		if bps >= u.div {
+			return strconv.FormatFloat(bps/u.div, 'g', -1, 64) + u.unit
+		}
+	}
+	return strconv.FormatFloat(bps, 'g', -1, 64) + "bit"
+}
+
+// ParseRTT parses a round trip: a positive duration with a unit ("20ms",
+// "1.5s"). Errors wrap ErrInvalid and their text starts with the quoted
+// input, ready to follow a flag name.
+func ParseRTT(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(strings.TrimSpace(s), 64); nerr == nil {
+			return 0, &inputError{fmt.Sprintf("%q: missing unit (e.g. %sms)", s, strings.TrimSpace(s))}
+		}
+		return 0, &inputError{fmt.Sprintf("%q: not a duration (e.g. 20ms or 1.5s)", s)}
+	}
+	if d <= 0 {
+		return 0, &inputError{fmt.Sprintf("%q: must be positive (e.g. 20ms)", s)}
+	}
+	return d, nil
+}
+
 // ParseBytes parses a size: a whole number of bytes ("16777216", as
 // sysctls count them), or a number with a unit: KiB, MiB, GiB (also K, M,
 // G, as the kernel's own parameters read them) or kB, MB, GB (powers of

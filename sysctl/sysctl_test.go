@@ -226,6 +226,47 @@ func TestParseBandwidth(t *testing.T) {
 	}
 }
 
+// TestParseRTT: a round trip needs its unit and must be positive; the
+// error starts with the quoted input.
+func TestParseRTT(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want time.Duration
+		err  string // "" means ok
+	}{
+		{"20ms", 20 * time.Millisecond, ""},
+		{" 1.5s ", 1500 * time.Millisecond, ""},
+		{"20", 0, `"20": missing unit (e.g. 20ms)`},
+		{"fast", 0, `"fast": not a duration`},
+		{"-5ms", 0, `"-5ms": must be positive`},
+		{"0s", 0, `"0s": must be positive`},
+	} {
+		got, err := ParseRTT(tt.in)
+		if tt.err == "" {
+			if err != nil || got != tt.want {
+				t.Errorf("ParseRTT(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tt.err) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseRTT(%q) = %v, %v; want an ErrInvalid starting %q", tt.in, got, err, tt.err)
+		}
+	}
+}
+
+// TestFormatBandwidthFlag: the hint reads back as the same bandwidth.
+func TestFormatBandwidthFlag(t *testing.T) {
+	for _, bps := range []float64{400e6, 1e9, 2.5e12, 1500, 999} {
+		s := FormatBandwidthFlag(bps)
+		if got, err := ParseBandwidth(s); err != nil || got != bps {
+			t.Errorf("FormatBandwidthFlag(%g) = %q, which reads back as %g, %v", bps, s, got, err)
+		}
+	}
+	if got := FormatBandwidthFlag(400e6); got != "400Mbit" {
+		t.Errorf("FormatBandwidthFlag(400e6) = %q, want 400Mbit", got)
+	}
+}
+
 func mustSettings(t *testing.T, keys map[string]string) Settings {
 	t.Helper()
 	h, _ := fakeHost(t, keys, 0)

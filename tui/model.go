@@ -46,6 +46,10 @@ type Options struct {
 	// RefreshPeerSide asks the control API for the peers' own facts now
 	// (r in Peers and Detail); nil, without an API key, disables r.
 	RefreshPeerSide func() tea.Cmd
+	// Probe starts a bounded DISCO probe of the given relayed peers (P in
+	// Peers): a command doing the I/O, whose progress comes back as
+	// probes.ProbeProgress messages. nil disables P.
+	Probe func(peers []probes.Peer) tea.Cmd
 	// Now is the clock for countdowns and "ago" texts; nil means time.Now.
 	// Tests inject a fixed clock so output is deterministic.
 	Now func() time.Time
@@ -148,6 +152,9 @@ func New(opts Options) Model {
 	if opts.RefreshPeerSide != nil {
 		list.SetRefresh(opts.RefreshPeerSide)
 		detail.SetRefresh(opts.RefreshPeerSide)
+	}
+	if opts.Probe != nil {
+		list.SetProbe(opts.Probe)
 	}
 	panes := append([]common.Pane{list, detail}, opts.Panes...)
 	h := help.New()

@@ -1,5 +1,5 @@
 // Package app wires tailpath's sources to its dashboard: the tailscaled
-// source (probes), a board (devlink) and the host's TCP tuning (sysctl)
+// source (probes/localapi), a board (devlink) and the host's TCP tuning (sysctl)
 // each feed a tea.Program running tui's root model, with the panes in one
 // declared order. Tailscaled's snapshots and the board's state meet in one
 // link.Linker on the way, so the Peers and Detail panes get linked
@@ -7,7 +7,9 @@
 // call Run; nothing here registers itself or keeps package state.
 //
 // It also holds the pieces the commands share: NeedTerminal, Progress,
-// OpenFirmware and PeerRTT.
+// OpenFirmware and PeerRTT; what status gathers and does with snapshots
+// (Status, SaveSnapshot, ReadFrom, ApplyPeerSnapshots); and serve (Serve,
+// Listen, ServeDemo).
 package app
 
 import (
@@ -23,7 +25,11 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
@@ -54,18 +60,18 @@ type Feed func(ctx context.Context, linker *link.Linker, send func(tea.Msg))
 // lab (Demo).
 type Dashboard struct {
 	// Client is tailscaled's LocalAPI (the lab's observer in the demo).
-	Client probes.LocalClient
+	Client localapi.LocalClient
 	// Socket names Client's socket in the source's errors; "" is the
 	// platform default.
 	Socket string
 	// Interval is how often Status is polled; 0 means the source's default.
 	Interval time.Duration
 	// All keeps the peers `tailscale status` hides (shared-in nodes,
-	// Mullvad exit nodes; probes.GatherOptions.All).
+	// Mullvad exit nodes; localapi.GatherOptions.All).
 	All bool
 	// ControlAPI, when set, reads the peers' own side of each path from
 	// the Tailscale control API, once a minute and on r.
-	ControlAPI *probes.ControlAPI
+	ControlAPI *controlapi.ControlAPI
 	// Title is shown left of the tabs.
 	Title string
 	// Device, when set, adds the Device and Log panes, fed by it.
@@ -132,21 +138,32 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 	return panes, feeds
 }
 
+// Prober is the dashboard's P: probes/probe.Run within its limits (10
+// pings per peer, 8 peers at once, 15 s in all).
+func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
+	return probe.Run(ctx, c, peers, probe.Options{}, progress)
+}
+
+// HostFactsMaxAge is how often, at most, a long-running source reads this
+// host's interfaces and nftables ruleset again (probes/hostnet).
+const HostFactsMaxAge = 15 * time.Second
+
 // SourceOptions are the tailscaled source's options for d: its poll, the
 // peers tailscale status hides when All, fresh DERP latencies every 10
 // minutes (a few STUN packets, as `tailscale netcheck` sends, so
 // far-home-derp is judged on current numbers rather than NetInfo's, which
 // may be hours old), and the control API's peer side when ControlAPI is
 // set.
-func (d *Dashboard) SourceOptions() probes.SourceOptions {
-	o := probes.SourceOptions{
+func (d *Dashboard) SourceOptions() localapi.SourceOptions {
+	o := localapi.SourceOptions{
 		Interval:    d.Interval,
 		Socket:      d.Socket,
-		Gather:      probes.GatherOptions{All: d.All},
-		MeasureDERP: probes.MeasureDERPLatency,
+		Gather:      localapi.GatherOptions{All: d.All, Host: hostnet.Reader(HostFactsMaxAge)},
+		MeasureDERP: localapi.MeasureDERPLatency,
+		Prober:      Prober,
 	}
 	if d.ControlAPI != nil {
-		o.PeerSide = probes.NewRefresher(d.ControlAPI, 0)
+		o.PeerSide = controlapi.NewRefresher(d.ControlAPI, 0)
 	}
 	return o
 }
@@ -182,7 +199,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 
 	var linker link.Linker
 	sopts := d.SourceOptions()
-	src := probes.NewSource(d.Client, sopts)
+	src := localapi.NewSource(d.Client, sopts)
 	panes, feeds := d.Panes()
 	opts := tui.Options{
 		Title: d.Title,
@@ -190,6 +207,12 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
 			return func() tea.Msg {
 				src.Ping(peer, kind)
+				return nil
+			}
+		},
+		Probe: func(peers []probes.Peer) tea.Cmd {
+			return func() tea.Msg {
+				src.Probe(peers)
 				return nil
 			}
 		},

@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 )
 
 // ControlAPI returns the control-API client the environment and flags ask
@@ -9,24 +9,24 @@ import (
 // refused key file or inconsistent variables. keyFile, when set, is
 // read with probes.ReadAPIKeyFile and takes the place of
 // TAILSCALE_API_KEY; getenv is os.Getenv.
-func ControlAPI(keyFile string, noAPI bool, getenv func(string) string) (*probes.ControlAPI, error) {
+func ControlAPI(keyFile string, noAPI bool, getenv func(string) string) (*controlapi.ControlAPI, error) {
 	if noAPI {
 		return nil, nil
 	}
-	cfg, err := probes.APIConfigFromEnv(getenv)
+	cfg, err := controlapi.APIConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err
 	}
 	if keyFile != "" {
-		key, err := probes.ReadAPIKeyFile(keyFile)
+		key, err := controlapi.ReadAPIKeyFile(keyFile)
 		if err != nil {
 			return nil, err
 		}
 		cfg.APIKey = key
-		cfg.OAuthClientID, cfg.OAuthClientSecret = "", probes.APISecret{}
+		cfg.OAuthClientID, cfg.OAuthClientSecret = "", controlapi.APISecret{}
 	}
 	if !cfg.Configured() {
 		return nil, nil
 	}
-	return probes.NewControlAPI(cfg)
+	return controlapi.NewControlAPI(cfg)
 }

@@ -17,8 +17,10 @@ import (
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/firmware"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/tui/tuning"
 	"tailscale.com/tailcfg"
 )
@@ -44,7 +46,7 @@ const (
 // and Log panes), and a sandbox copy of this host's /proc/sys as the
 // Tuning pane's host. ctx bounds the replay.
 func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, error) {
-	api, err := probes.NewControlAPI(l.ControlAPIConfig())
+	api, err := controlapi.NewControlAPI(l.ControlAPIConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -72,11 +74,11 @@ func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, 
 // first half minute. One snapshot, so rates read 0 and each peer's one
 // path change is its path now.
 func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
-	snap, err := probes.Gather(ctx, l.Observer(), nil)
+	snap, err := localapi.Gather(ctx, l.Observer(), nil)
 	if err != nil {
 		return nil, err
 	}
-	if api, err := probes.NewControlAPI(l.ControlAPIConfig()); err == nil {
+	if api, err := controlapi.NewControlAPI(l.ControlAPIConfig()); err == nil {
 		facts, err := api.Fetch(ctx)
 		st := probes.APIStatus{State: "ok"}
 		if err != nil {

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 // PeerRTT measures the tunnel round trip to the peer named name (host name,
 // MagicDNS name or Tailscale IP) with TSMP pings through tailscaled, and
 // returns the lowest of three. It is what `tailpath tune --peer` uses.
-func PeerRTT(ctx context.Context, c probes.LocalClient, name string) (time.Duration, error) {
-	snap, err := probes.Gather(ctx, c, nil)
+func PeerRTT(ctx context.Context, c localapi.LocalClient, name string) (time.Duration, error) {
+	snap, err := localapi.Gather(ctx, c, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -24,7 +25,7 @@ func PeerRTT(ctx context.Context, c probes.LocalClient, name string) (time.Durat
 	var best time.Duration
 	var lastErr error
 	for range 3 {
-		err := probes.Ping(ctx, c, *peer, probes.PingTSMP, 1, 5*time.Second, func(r probes.PingResult) {
+		err := localapi.Ping(ctx, c, *peer, probes.PingTSMP, 1, 5*time.Second, func(r probes.PingResult) {
 			if r.Err == "" && r.Latency > 0 && (best == 0 || r.Latency < best) {
 				best = r.Latency
 			}

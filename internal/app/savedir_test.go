@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -68,7 +68,7 @@ func TestSaveDefaultsToStateDir(t *testing.T) {
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	srv := probestest.New(t, fix)
-	d := &Dashboard{Client: probes.NewClient(srv.Socket), Socket: srv.Socket}
+	d := &Dashboard{Client: localapi.NewClient(srv.Socket), Socket: srv.Socket}
 	msg := d.save(context.Background(), nil, nil, nil)
 	if msg.Err != nil {
 		t.Fatal(msg.Err)

@@ -14,7 +14,10 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -30,7 +33,7 @@ const ServeTuningInterval = 15 * time.Second
 type Serve struct {
 	// Client is tailscaled's LocalAPI; Socket names it in errors ("" is
 	// the platform default).
-	Client probes.LocalClient
+	Client localapi.LocalClient
 	Socket string
 	// Interval is how often Status is polled; 0 means the source's
 	// default (2 s).
@@ -39,7 +42,7 @@ type Serve struct {
 	All bool
 	// PeerSide, when set, reads the peers' own side of each path from the
 	// control API in the background.
-	PeerSide *probes.Refresher
+	PeerSide *controlapi.Refresher
 	// Device, when set, is the board (--port).
 	Device *devlink.Source
 	// Tuning, when set, is read every ServeTuningInterval (Linux).
@@ -107,12 +110,12 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 	reg := metrics.NewRuntimeRegistry()
 	gatherer := metrics.NewGatherer(s.store, metrics.Options{MaxPeers: s.MaxPeers, Extra: reg})
 
-	src := probes.NewSource(s.Client, probes.SourceOptions{
+	src := localapi.NewSource(s.Client, localapi.SourceOptions{
 		Interval: s.Interval,
 		Socket:   s.Socket,
-		Gather:   probes.GatherOptions{All: s.All},
+		Gather:   localapi.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge)},
 		// Fresh DERP latencies every 10 minutes, as the dashboard.
-		MeasureDERP: probes.MeasureDERPLatency,
+		MeasureDERP: localapi.MeasureDERPLatency,
 		PeerSide:    s.PeerSide,
 	})
 	var wg sync.WaitGroup
@@ -292,7 +295,7 @@ func (s *Serve) pingLoop(ctx context.Context) {
 				continue
 			}
 			pctx, cancel := context.WithTimeout(ctx, pingTimeout+time.Second)
-			probes.Ping(pctx, s.Client, p, probes.PingTSMP, 1, pingTimeout, func(r probes.PingResult) {
+			localapi.Ping(pctx, s.Client, p, probes.PingTSMP, 1, pingTimeout, func(r probes.PingResult) {
 				if r.Err == "" && r.Latency > 0 {
 					s.store.SetLatency(p.ID, r.Latency)
 				}

@@ -16,8 +16,8 @@ import (
 	"tailscale.com/net/tsaddr"
 
 	"github.com/tailpath/tailpath/internal/safetext"
-	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 // AllowSelf is the --allow word for the nodes of the user this node
@@ -52,7 +52,7 @@ type Access struct {
 
 	// client answers WhoIs; self gives this node's MagicDNS name and
 	// addresses for the Host check (both set by Serve.Run).
-	client probes.LocalClient
+	client localapi.LocalClient
 	self   func() *link.Snapshot
 
 	mu    sync.Mutex

@@ -107,10 +107,13 @@ func TestServeTailnetCallers(t *testing.T) {
 	} {
 		var code int
 		var body string
-		// The MagicDNS name is known once serve has polled.
+		// The MagicDNS name is known once serve has polled, and so are
+		// the peers' paths /metrics reports: until then, 503, 421 or a
+		// 200 without them is asked again.
 		for deadline := time.Now().Add(20 * time.Second); ; {
 			code, body = get(tt.c, tt.url, tt.host)
-			if code == tt.want || time.Now().After(deadline) || (code != 503 && code != 421) {
+			settled := code == tt.want && strings.Contains(body, tt.says)
+			if settled || time.Now().After(deadline) || (code != 503 && code != 421 && code != tt.want) {
 				break
 			}
 			time.Sleep(200 * time.Millisecond)

@@ -16,11 +16,12 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 // whoisClient answers WhoIs from a table, counting the calls.
 type whoisClient struct {
-	probes.LocalClient
+	localapi.LocalClient
 	nodes map[string]*apitype.WhoIsResponse
 	calls atomic.Int64
 }

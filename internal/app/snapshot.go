@@ -16,7 +16,9 @@ import (
 
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
@@ -38,7 +40,7 @@ const saveTimeout = 15 * time.Second
 func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
 	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: probes.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st}, Linked: ls}
+	opts := snapshot.Options{Gather: localapi.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Read}, Linked: ls}
 	if ls != nil {
 		opts.Prev = ls.Snapshot
 	}
@@ -51,7 +53,7 @@ func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.A
 	}
 	f, _, err := snapshot.Capture(ctx, d.Client, opts)
 	if err != nil {
-		return tui.SavedMsg{Err: probes.ConnectError(err, d.Socket)}
+		return tui.SavedMsg{Err: localapi.ConnectError(err, d.Socket)}
 	}
 	dir, err := d.saveDir()
 	if err != nil {
@@ -155,11 +157,11 @@ func ReplayNotice(f *snapshot.File) string {
 // facts of this node's netmap peers when s.PeerSide is set (never of the
 // devices its ACLs hide from it), and in.Tuning; then scrubbed
 // (snapshot.Scrub: no keys, no log ids, nothing renamed). Errors are
-// Capture's, with the socket named (probes.ConnectError).
+// Capture's, with the socket named (localapi.ConnectError).
 func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: probes.GatherOptions{All: s.All}, Linked: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
+	opts := snapshot.Options{Gather: localapi.GatherOptions{All: s.All, Host: hostnet.Read}, Linked: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
 	if in.Latest != nil {
 		opts.Prev = in.Latest.Snapshot
 		if len(in.Latency) > 0 {
@@ -184,7 +186,7 @@ func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, err
 	}
 	f, _, err := snapshot.Capture(ctx, s.Client, opts)
 	if err != nil {
-		return nil, probes.ConnectError(err, s.Socket)
+		return nil, localapi.ConnectError(err, s.Socket)
 	}
 	if api := f.ControlAPI; api != nil && api.Facts != nil && f.Status != nil {
 		var ids []string

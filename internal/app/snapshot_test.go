@@ -16,6 +16,7 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl"
@@ -34,9 +35,9 @@ func TestDashboardSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := probestest.New(t, fix)
-	c := probes.NewClient(srv.Socket)
+	c := localapi.NewClient(srv.Socket)
 	ctx := context.Background()
-	prev, err := probes.Gather(ctx, c, nil)
+	prev, err := localapi.Gather(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"tailscale.com/client/local"
 
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 // DaemonTUN asks the tailscaled at socket ("" the platform's default)
@@ -23,7 +23,7 @@ import (
 // It is tune.Inputs.DaemonTUN for `tailpath tune`, the dashboard's Tuning
 // pane, `tailpath serve` and `status --save`.
 func DaemonTUN(socket string) func(context.Context) (bool, error) {
-	lc := probes.NewClient(socket)
+	lc := localapi.NewClient(socket)
 	if runtime.GOOS == "linux" {
 		path := DaemonName(socket)
 		lc = &local.Client{Socket: path, UseSocketOnly: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -34,9 +34,9 @@ func DaemonTUN(socket string) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
 		st, err := lc.StatusWithoutPeers(ctx)
 		if err != nil {
-			err = probes.ConnectError(err, socket)
-			if errors.Is(err, probes.ErrNotRunning) {
-				return false, fmt.Errorf("nothing answers on its socket (%w)", probes.ErrNotRunning)
+			err = localapi.ConnectError(err, socket)
+			if errors.Is(err, localapi.ErrNotRunning) {
+				return false, fmt.Errorf("nothing answers on its socket (%w)", localapi.ErrNotRunning)
 			}
 			return false, err
 		}
@@ -48,7 +48,7 @@ func DaemonTUN(socket string) func(context.Context) (bool, error) {
 // means the platform's default).
 func DaemonName(socket string) string {
 	if socket == "" {
-		return probes.DefaultSocket()
+		return localapi.DefaultSocket()
 	}
 	return socket
 }

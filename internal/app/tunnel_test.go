@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 // TestDaemonTUNNotRunning: with nothing on the socket the answer is
@@ -22,7 +22,7 @@ func TestDaemonTUNNotRunning(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "none.sock")
 	start := time.Now()
 	_, err := DaemonTUN(sock)(context.Background())
-	if took := time.Since(start); !errors.Is(err, probes.ErrNotRunning) || took > time.Second {
+	if took := time.Since(start); !errors.Is(err, localapi.ErrNotRunning) || took > time.Second {
 		t.Fatalf("DaemonTUN(%s) = %v after %v; want ErrNotRunning at once", sock, err, took)
 	}
 }

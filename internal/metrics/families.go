@@ -104,7 +104,7 @@ var families = [numFamilies]Family{
 	famNATHard:         {"tailpath_nat_mapping_varies_by_dest_ip", "1 when this node is behind a hard NAT (its mapping varies by destination), 0 when not; absent when not measured.", gauge, nil},
 	famNATPortMap:      {"tailpath_nat_port_mapping", "1 when this node's router offers port mapping (UPnP, NAT-PMP or PCP), else 0.", gauge, nil},
 	famNATIPv6:         {"tailpath_nat_ipv6_working", "1 when this node has working IPv6, 0 when not; absent when not measured.", gauge, nil},
-	famSelfReason:      {"tailpath_self_reason_info", "Trouble at this node's own end that touches every path: a self reason id of docs/diagnosis.md, primary true for the verdict's reason and false for the others that hold too; always 1, absent when none holds.", gauge, []string{"primary", "reason"}},
+	famSelfReason:      {"tailpath_self_reason_info", "Trouble at this node's own end that touches every path: a reason id of docs/diagnosis.md that judges this node, primary true for the verdict's reason and false for the others that hold too; always 1, absent when none holds.", gauge, []string{"primary", "reason"}},
 	famControlAPIUp:    {"tailpath_control_api_up", "1 when the last read of the Tailscale control API (the peers' own side of each path) succeeded, else 0; absent without credentials.", gauge, nil},
 
 	famBoardUp:             {"tailpath_board_up", "1 while the board's serial port (--port) is open, 0 while it is unplugged or unusable; the board's live gauges are absent while it is 0.", gauge, nil},

@@ -192,12 +192,12 @@ func TestSelfReasonSeries(t *testing.T) {
 	snap := fixedSnapshot(t0)
 	snap.Self.Health = []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
 	snap.Self.Evidence = &probes.SelfEvidence{UPnPFrom: netip.MustParseAddr("192.168.1.2"), UPnPGateway: netip.MustParseAddr("192.168.1.1")}
-	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self)
+	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, snap.Time)
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
 	st.SetSnapshot(link.Of(snap))
 	want := `
-# HELP tailpath_self_reason_info Trouble at this node's own end that touches every path: a self reason id of docs/diagnosis.md, primary true for the verdict's reason and false for the others that hold too; always 1, absent when none holds.
+# HELP tailpath_self_reason_info Trouble at this node's own end that touches every path: a reason id of docs/diagnosis.md that judges this node, primary true for the verdict's reason and false for the others that hold too; always 1, absent when none holds.
 # TYPE tailpath_self_reason_info gauge
 tailpath_self_reason_info{primary="true",reason="self-udp-receive-stopped"} 1
 tailpath_self_reason_info{primary="false",reason="self-upnp-not-gateway"} 1

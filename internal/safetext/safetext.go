@@ -45,6 +45,19 @@ func Clean(s string) string {
 	return b.String()
 }
 
+// Cut cuts s to at most n bytes on a rune boundary, marking a cut with
+// "…" (which the n bytes do not count). A string of n bytes or fewer comes
+// back as it is.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // isPlain reports whether s is printable ASCII only, the common fast path.
 func isPlain(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -38,3 +38,23 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+func TestCut(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"longer text", 6, "longer…"},
+		{"héllo", 2, "h…"}, // é is two bytes: not split
+		{"世界", 4, "世…"},
+		{"世界", 2, "…"},
+		{"", 0, ""},
+	} {
+		if got := Cut(tt.in, tt.n); got != tt.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}

@@ -10,8 +10,10 @@ import (
 
 	"tailscale.com/tailcfg"
 
-	"github.com/tailpath/tailpath/internal/ctrlapi"
+	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/lab/apiserver"
 )
 
 // The lab serves the part of the Tailscale control API tailpath reads
@@ -23,13 +25,13 @@ import (
 
 // ControlAPIConfig is how to reach the lab's control API: its base URL
 // (the control server's) and its key.
-func (l *Lab) ControlAPIConfig() probes.APIConfig {
-	return probes.APIConfig{APIKey: probes.NewAPISecret(l.apiKey), BaseURL: l.controlURL}
+func (l *Lab) ControlAPIConfig() controlapi.APIConfig {
+	return controlapi.APIConfig{APIKey: controlapi.NewAPISecret(l.apiKey), BaseURL: l.controlURL}
 }
 
 // ControlAPI is the lab's control-API server, for tests that make it
 // report other facts (Update) or fail (Fail).
-func (l *Lab) ControlAPI() *ctrlapi.Server { return l.api }
+func (l *Lab) ControlAPI() *apiserver.Server { return l.api }
 
 // newAPIKey makes a key in the API's shape, random per lab.
 func newAPIKey() string {
@@ -52,12 +54,12 @@ func apiHandler(api, control http.Handler) http.Handler {
 
 // apiDevices lists every node control knows as the API would, from what
 // each node reported: addresses, endpoints, its NetInfo, its version.
-func (l *Lab) apiDevices() []ctrlapi.Device {
+func (l *Lab) apiDevices() []apiserver.Device {
 	names := map[int]string{}
 	for id, r := range l.derpMap.Regions {
-		names[id] = r.RegionName
+		names[tscompat.IntRegionID(id)] = r.RegionName
 	}
-	var out []ctrlapi.Device
+	var out []apiserver.Device
 	for _, n := range l.control.AllNodes() {
 		out = append(out, apiDevice(n, names))
 	}
@@ -66,13 +68,13 @@ func (l *Lab) apiDevices() []ctrlapi.Device {
 
 // apiDevice is node n as a device with all fields; regions names DERP
 // region ids (the API keys latencies by region name).
-func apiDevice(n *tailcfg.Node, regions map[int]string) ctrlapi.Device {
-	d := ctrlapi.Device{ID: strconv.FormatInt(int64(n.ID), 10), NodeID: string(n.StableID), Name: strings.TrimSuffix(n.Name, ".")}
+func apiDevice(n *tailcfg.Node, regions map[int]string) apiserver.Device {
+	d := apiserver.Device{ID: strconv.FormatInt(int64(n.ID), 10), NodeID: string(n.StableID), Name: strings.TrimSuffix(n.Name, ".")}
 	for _, a := range n.Addresses {
 		d.Addresses = append(d.Addresses, a.Addr().String())
 	}
 	if n.Online != nil {
-		d.ConnectedToControl = ctrlapi.Bool(*n.Online)
+		d.ConnectedToControl = apiserver.Bool(*n.Online)
 	}
 	if n.LastSeen != nil {
 		d.LastSeen = n.LastSeen.UTC().Format(time.RFC3339)
@@ -82,13 +84,13 @@ func apiDevice(n *tailcfg.Node, regions map[int]string) ctrlapi.Device {
 	}
 	hi := n.Hostinfo
 	d.Hostname, d.OS, d.ClientVersion = hi.Hostname(), hi.OS(), hi.IPNVersion()
-	cc := &ctrlapi.ClientConnectivity{}
+	cc := &apiserver.ClientConnectivity{}
 	for _, ep := range n.Endpoints {
 		cc.Endpoints = append(cc.Endpoints, ep.String())
 	}
 	if ni := hi.NetInfo(); ni.Valid() {
 		cc.MappingVariesByDestIP = probes.OptBool(string(ni.MappingVariesByDestIP()))
-		cc.ClientSupports = &ctrlapi.ClientSupports{
+		cc.ClientSupports = &apiserver.ClientSupports{
 			UDP: probes.OptBool(string(ni.WorkingUDP())), IPv6: probes.OptBool(string(ni.WorkingIPv6())),
 			UPnP: probes.OptBool(string(ni.UPnP())), PMP: probes.OptBool(string(ni.PMP())), PCP: probes.OptBool(string(ni.PCP())),
 		}
@@ -105,10 +107,10 @@ func apiDevice(n *tailcfg.Node, regions map[int]string) ctrlapi.Device {
 			}
 			ms := sec * 1000
 			if cc.Latency == nil {
-				cc.Latency = map[string]ctrlapi.Latency{}
+				cc.Latency = map[string]apiserver.Latency{}
 			}
 			if old, ok := cc.Latency[name]; !ok || ms < old.LatencyMs {
-				cc.Latency[name] = ctrlapi.Latency{Preferred: id == pref, LatencyMs: ms}
+				cc.Latency[name] = apiserver.Latency{Preferred: id == pref, LatencyMs: ms}
 			}
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
 	"tailscale.com/types/logger"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // Region describes one lab DERP region: a real derpserver behind TLS on
@@ -87,13 +89,14 @@ func (r *derpRegion) close() {
 	r.stun.close()
 }
 
-// startDERP starts one derpserver and STUN responder per region on
-// 127.0.0.1 and returns the DERP map describing them.
-func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpRegion, error) {
+// startDERP starts one derpserver and STUN responder per region on host
+// (an IPv4 address: 127.0.0.1 for the lab) and returns the DERP map
+// describing them.
+func startDERP(regions []Region, host string, logf logger.Logf) (*tailcfg.DERPMap, []*derpRegion, error) {
 	if len(regions) == 0 {
 		return nil, nil, errors.New("lab: no DERP regions configured")
 	}
-	dm := &tailcfg.DERPMap{Regions: map[int]*tailcfg.DERPRegion{}}
+	dm := &tailcfg.DERPMap{Regions: map[tscompat.RegionID]*tailcfg.DERPRegion{}}
 	var running []*derpRegion
 	fail := func(err error) (*tailcfg.DERPMap, []*derpRegion, error) {
 		for _, r := range running {
@@ -105,22 +108,22 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		if reg.ID <= 0 || reg.Code == "" {
 			return fail(fmt.Errorf("lab: DERP region %+v needs an ID > 0 and a Code", reg))
 		}
-		if _, dup := dm.Regions[reg.ID]; dup {
+		if _, dup := dm.Regions[tscompat.RegionID(reg.ID)]; dup {
 			return fail(fmt.Errorf("lab: DERP region id %d listed twice", reg.ID))
 		}
 		region := &tailcfg.DERPRegion{
-			RegionID:        reg.ID,
+			RegionID:        tscompat.RegionID(reg.ID),
 			RegionCode:      reg.Code,
 			RegionName:      reg.Name,
 			NoMeasureNoHome: reg.NoHome,
 			Nodes: []*tailcfg.DERPNode{{
 				Name:             fmt.Sprintf("%da", reg.ID),
-				RegionID:         reg.ID,
-				HostName:         "127.0.0.1",
-				IPv4:             "127.0.0.1",
+				RegionID:         tscompat.RegionID(reg.ID),
+				HostName:         host,
+				IPv4:             host,
 				IPv6:             "none",
 				STUNOnly:         reg.STUNOnly,
-				STUNTestIP:       "127.0.0.1",
+				STUNTestIP:       host,
 				InsecureForTests: true,
 			}},
 		}
@@ -128,7 +131,7 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		var dr derpRegion
 		if !reg.STUNOnly {
 			d := derpserver.New(key.NewNode(), logf)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 			if err != nil {
 				d.Close()
 				return fail(fmt.Errorf("lab: DERP %s listen: %w", reg.Code, err))
@@ -146,7 +149,7 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 			dr.srv, dr.http = d, hs
 			node.DERPPort = ln.Addr().(*net.TCPAddr).Port
 		}
-		st, err := startSTUN(reg.Delay, logf)
+		st, err := startSTUN(host, reg.Delay, logf)
 		if err != nil {
 			if dr.http != nil {
 				dr.http.Close()
@@ -157,7 +160,7 @@ func startDERP(regions []Region, logf logger.Logf) (*tailcfg.DERPMap, []*derpReg
 		dr.stun = st
 		node.STUNPort = st.port()
 		running = append(running, &dr)
-		dm.Regions[reg.ID] = region
+		dm.Regions[tscompat.RegionID(reg.ID)] = region
 	}
 	return dm, running, nil
 }
@@ -206,7 +209,7 @@ func delayProbes(h http.Handler, delay time.Duration) http.Handler {
 	})
 }
 
-// stunServer answers STUN binding requests on 127.0.0.1, like a DERP
+// stunServer answers STUN binding requests on one address, like a DERP
 // server's STUN port, optionally after a delay.
 type stunServer struct {
 	pc    *net.UDPConn
@@ -217,8 +220,12 @@ type stunServer struct {
 	stop  context.CancelFunc
 }
 
-func startSTUN(delay time.Duration, logf logger.Logf) (*stunServer, error) {
-	pc, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
+func startSTUN(host string, delay time.Duration, logf logger.Logf) (*stunServer, error) {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(ip, 0)))
 	if err != nil {
 		return nil, err
 	}

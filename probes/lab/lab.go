@@ -53,7 +53,7 @@ import (
 	"tailscale.com/types/key"
 	"tailscale.com/types/logger"
 
-	"github.com/tailpath/tailpath/internal/ctrlapi"
+	"github.com/tailpath/tailpath/probes/lab/apiserver"
 )
 
 // Role is what a lab node is there to show.
@@ -136,7 +136,7 @@ type Lab struct {
 	controlHTTP *http.Server
 	// api serves the control API's device list (controlapi.go) on the
 	// control server's address, behind apiKey.
-	api    *ctrlapi.Server
+	api    *apiserver.Server
 	apiKey string
 
 	observer   *runningNode
@@ -238,7 +238,7 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	}
 
 	// DERP and STUN.
-	l.derpMap, l.derp, err = startDERP(opts.Regions, l.prefixed("derp"))
+	l.derpMap, l.derp, err = startDERP(opts.Regions, "127.0.0.1", l.prefixed("derp"))
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +262,7 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		HoldMapRequest:  l.onMapRequest,
 	}
 	l.apiKey = newAPIKey()
-	l.api = ctrlapi.New(l.apiKey, "", "")
+	l.api = apiserver.New(l.apiKey, "", "")
 	l.api.SetSource(l.apiDevices)
 	l.controlHTTP = &http.Server{
 		Handler:           apiHandler(l.api, l.control),

@@ -17,10 +17,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailpath/tailpath/internal/ctrlapi"
-	"github.com/tailpath/tailpath/probes"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/net/stun"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/lab/apiserver"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 func TestMain(m *testing.M) {
@@ -163,7 +166,7 @@ func TestLab(t *testing.T) {
 		// Paths can be re-validating at the instant of one poll; retry.
 		for try := 0; try < 10; try++ {
 			var err error
-			snap, err = probes.Gather(ctx, l.Observer(), nil)
+			snap, err = localapi.Gather(ctx, l.Observer(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +246,7 @@ func TestLab(t *testing.T) {
 		if l.ObserverSocket() == "" {
 			t.Skip("no Unix socket on this OS")
 		}
-		snap, err := probes.Gather(ctx, probes.NewClient(l.ObserverSocket()), nil)
+		snap, err := localapi.Gather(ctx, localapi.NewClient(l.ObserverSocket()), nil)
 		if err != nil {
 			t.Fatalf("Gather over %s: %v", l.ObserverSocket(), err)
 		}
@@ -255,7 +258,7 @@ func TestLab(t *testing.T) {
 	// A fresh DERP latency measurement (tailscale.com/net/netcheck, STUN
 	// only) against the lab's real STUN servers.
 	t.Run("MeasureDERPLatency", func(t *testing.T) {
-		rep, err := probes.MeasureDERPLatency(ctx, l.DERPMap())
+		rep, err := localapi.MeasureDERPLatency(ctx, l.DERPMap())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,23 +276,23 @@ func TestLab(t *testing.T) {
 	// the API says is behind a hard NAT gets a hard-NAT reason resting on
 	// the peer side; without the API the same peer keeps today's verdict.
 	t.Run("control API: both ends", func(t *testing.T) {
-		api, err := probes.NewControlAPI(l.ControlAPIConfig())
+		api, err := controlapi.NewControlAPI(l.ControlAPIConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !l.ControlAPI().Update(DERPName, func(d *ctrlapi.Device) {
-			d.ClientConnectivity.MappingVariesByDestIP = ctrlapi.Bool(true)
-			d.ClientConnectivity.ClientSupports.UPnP = ctrlapi.Bool(false)
-			d.ClientConnectivity.ClientSupports.PMP = ctrlapi.Bool(false)
-			d.ClientConnectivity.ClientSupports.PCP = ctrlapi.Bool(false)
+		if !l.ControlAPI().Update(DERPName, func(d *apiserver.Device) {
+			d.ClientConnectivity.MappingVariesByDestIP = apiserver.Bool(true)
+			d.ClientConnectivity.ClientSupports.UPnP = apiserver.Bool(false)
+			d.ClientConnectivity.ClientSupports.PMP = apiserver.Bool(false)
+			d.ClientConnectivity.ClientSupports.PCP = apiserver.Bool(false)
 		}) {
 			t.Fatalf("the lab's API does not list %s", DERPName)
 		}
-		without, err := probes.Gather(ctx, l.Observer(), nil)
+		without, err := localapi.Gather(ctx, l.Observer(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		with, err := probes.Gather(ctx, l.Observer(), nil)
+		with, err := localapi.Gather(ctx, l.Observer(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +420,7 @@ func TestStartFailureCleansUp(t *testing.T) {
 // with the sender's address, after the configured delay.
 func TestSTUNDelay(t *testing.T) {
 	for _, delay := range []time.Duration{0, 30 * time.Millisecond} {
-		s, err := startSTUN(delay, func(string, ...any) {})
+		s, err := startSTUN("127.0.0.1", delay, func(string, ...any) {})
 		if err != nil {
 			t.Fatal(err)
 		}

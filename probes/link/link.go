@@ -127,7 +127,7 @@ func (l *Linker) relink() {
 			}
 			linked := *l.raw
 			linked.Peers = append([]probes.Peer(nil), l.raw.Peers...)
-			linked.Peers[i].Verdict = probes.DiagnoseDevice(p.Verdict, *p, l.dev)
+			linked.Peers[i].Verdict = probes.DiagnoseDevice(p.Verdict, l.raw.Self, *p, l.dev, l.raw.Time)
 			s.Snapshot, s.Board.PeerID = &linked, p.ID
 			break
 		}
@@ -186,5 +186,11 @@ func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 		RelayWasUp:        s.Relay.WasUp,
 		RelayAttempts:     s.Relay.Attempts,
 		DiscoDecryptFails: s.DiscoDecryptFails,
+		DiscoDecryptRecent: func() (out [8]probes.DecryptFailure) {
+			for i, f := range s.DecryptFailures {
+				out[i] = probes.DecryptFailure{At: f.At, From: f.From}
+			}
+			return out
+		}(),
 	}
 }

@@ -306,7 +306,7 @@ func TestEvidenceFrom(t *testing.T) {
 		HomeDERPBy: "lowest-id",
 		H2Known:    true, H2Received: 65535, H2WindowReturned: 0, H2WindowOpen: 0,
 	}
-	if diff := cmp.Diff(want, got, cmpopts.EquateComparable(netip.Addr{})); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.EquateComparable(netip.Addr{}, netip.AddrPort{})); diff != "" {
 		t.Errorf("evidence (-want +got):\n%s", diff)
 	}
 	if e := EvidenceFrom(devlink.NewState()); e.Endpoints != -1 {

@@ -11,6 +11,8 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // ManyPeers is a LocalAPI state of a tailnet of n peers (n ≤ 65,000), for
@@ -62,8 +64,8 @@ func ManyPeers(n int) *Fixture {
 		st.Peer[node.Key] = ps
 	}
 	stJSON, _ := json.Marshal(st)
-	dm := &tailcfg.DERPMap{Regions: map[int]*tailcfg.DERPRegion{}}
-	for id, code := range map[int]string{1: "nyc", 2: "fra", 3: "tok"} {
+	dm := &tailcfg.DERPMap{Regions: map[tscompat.RegionID]*tailcfg.DERPRegion{}}
+	for id, code := range map[tscompat.RegionID]string{1: "nyc", 2: "fra", 3: "tok"} {
 		dm.Regions[id] = &tailcfg.DERPRegion{RegionID: id, RegionCode: code, RegionName: code,
 			Nodes: []*tailcfg.DERPNode{{Name: fmt.Sprintf("%da", id), RegionID: id, HostName: code + ".example.com"}}}
 	}

@@ -22,6 +22,8 @@ import (
 	"testing"
 
 	"tailscale.com/ipn"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // Fixture is one hand-written LocalAPI state, as stored in testdata/*.json.
@@ -45,8 +47,16 @@ type Fixture struct {
 	Ping map[string][]json.RawMessage `json:"ping,omitempty"`
 	// NetMap, when set, is the netmap (netmap.NetworkMap JSON: SelfNode,
 	// Peers) the IPN bus's first message carries when the watcher asks
-	// NotifyInitialNetMap, as tailscaled sends it.
+	// NotifyInitialNetMap, as tailscaled v1.102 sends it.
 	NetMap json.RawMessage `json:"netmap,omitempty"`
+	// Daemon is the tailscaled version whose IPN bus rules the server
+	// follows: "" or Daemon102, or Daemon104 (refuses NotifyInitialNetMap
+	// and NotifyRateLimit as v1.104 does; daemon.go).
+	Daemon string `json:"daemon,omitempty"`
+	// PeerState, when set, is the peers' WireGuard session states
+	// (ipn.Notify.PeerState JSON) the bus's first message carries when the
+	// watcher asks NotifyPeerWireGuardState.
+	PeerState json.RawMessage `json:"peer_state,omitempty"`
 }
 
 // LoadFixture reads and checks a fixture file.
@@ -67,7 +77,7 @@ func LoadFixture(path string) (*Fixture, error) {
 
 // Server is a fake LocalAPI on a unix socket.
 type Server struct {
-	// Socket is the unix socket path to give to probes.NewClient.
+	// Socket is the unix socket path to give to localapi.NewClient.
 	Socket string
 
 	mu         sync.Mutex
@@ -256,7 +266,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveBus streams Notify messages as /localapi/v0/watch-ipn-bus does,
-// refusing a mask tailscaled refuses (ipn.ValidateNotifyWatchOpt, 400).
+// refusing a mask the fixture's tailscaled version refuses (validateMask,
+// 400), with a first message only for a mask asking for one.
 func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 	var mask ipn.NotifyWatchOpt
 	if m := r.FormValue("mask"); m != "" {
@@ -265,7 +276,13 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := ipn.ValidateNotifyWatchOpt(mask); err != nil {
+	s.mu.Lock()
+	fix := s.fix
+	s.mu.Unlock()
+	if err := validateMask(fix, mask); err != nil {
+		s.mu.Lock()
+		s.requests["watch-ipn-bus refused"]++ // Requests counts them apart
+		s.mu.Unlock()
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -285,22 +302,35 @@ func (s *Server) serveBus(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 	}()
-	st := ipn.Running
 	enc := json.NewEncoder(w)
-	s.mu.Lock()
-	nm := s.fix.NetMap
-	s.mu.Unlock()
-	if mask&ipn.NotifyInitialNetMap != 0 && len(nm) > 0 {
+	if mask&(notifyInitialBits|tscompat.NotifyInitialNetMap) != 0 {
 		first := struct {
-			Version string
-			State   *ipn.State
-			NetMap  json.RawMessage
-		}{"probestest", &st, nm}
+			Version       string
+			State         *ipn.State      `json:",omitempty"`
+			InitialStatus json.RawMessage `json:",omitempty"`
+			NetMap        json.RawMessage `json:",omitempty"`
+			PeerState     json.RawMessage `json:",omitempty"`
+		}{Version: "probestest", InitialStatus: initialStatus(fix, mask)}
+		if mask&ipn.NotifyInitialState != 0 {
+			first.State = new(ipn.Running)
+		}
+		if mask&ipn.NotifyPeerWireGuardState != 0 && len(fix.PeerState) > 0 {
+			first.PeerState = fix.PeerState
+			// The daemon's version says whether an empty PeerState means
+			// "no sessions" (1.102 and later) or "not reported"; a
+			// fixture without states leaves it unparsable ("probestest"),
+			// so its peers' states stay unknown.
+			var v struct{ Version string }
+			if json.Unmarshal(fix.Status, &v) == nil && v.Version != "" {
+				first.Version = v.Version
+			}
+		}
+		if mask&tscompat.NotifyInitialNetMap != 0 { // refused by a v1.104 daemon (validateMask)
+			first.NetMap = fix.NetMap
+		}
 		if err := enc.Encode(first); err != nil {
 			return
 		}
-	} else if err := enc.Encode(ipn.Notify{Version: "probestest", State: &st}); err != nil {
-		return
 	}
 	w.(http.Flusher).Flush()
 	for {

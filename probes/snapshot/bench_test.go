@@ -14,6 +14,8 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
+
+	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // bigFile is a snapshot of a tailnet with n peers, each with a WhoIs node
@@ -24,7 +26,7 @@ func bigFile(n int) *File {
 		Self: &ipnstate.PeerStatus{ID: "nSELF", HostName: "laptop", DNSName: "laptop.tail1234.ts.net.", OS: "linux",
 			TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.1")}, Addrs: []string{"198.51.100.10:41641", "192.168.1.20:41641"}, Relay: "nyc"}}
 	f := &File{Format: Format, Version: Version, Taken: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Origin: OriginLocalAPI, Status: st,
-		DERPMap: &tailcfg.DERPMap{Regions: map[int]*tailcfg.DERPRegion{
+		DERPMap: &tailcfg.DERPMap{Regions: map[tscompat.RegionID]*tailcfg.DERPRegion{
 			1: {RegionID: 1, RegionCode: "nyc", RegionName: "New York City", Nodes: []*tailcfg.DERPNode{{Name: "1a", RegionID: 1, HostName: "derp1.tailscale.com", IPv4: "192.0.2.1"}}},
 			4: {RegionID: 4, RegionCode: "fra", RegionName: "Frankfurt", Nodes: []*tailcfg.DERPNode{{Name: "4a", RegionID: 4, HostName: "derp4.tailscale.com", IPv4: "192.0.2.4"}}}}}}
 	self := &tailcfg.Node{ID: 1, StableID: "nSELF", Name: "laptop.tail1234.ts.net.",

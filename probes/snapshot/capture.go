@@ -17,16 +17,17 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
-// Recorder is a probes.LocalClient that passes every call to the client it
+// Recorder is a localapi.LocalClient that passes every call to the client it
 // wraps and keeps the replies a snapshot needs (Status, every WhoIs, the
-// DERP map). Gather through it with probes.GatherOptions.NoCache set, so
+// DERP map). Gather through it with localapi.GatherOptions.NoCache set, so
 // that every WhoIs answer used is asked, then call File. Safe for the
 // concurrent WhoIs calls Gather makes.
 type Recorder struct {
-	c probes.LocalClient
+	c localapi.LocalClient
 
 	mu      sync.Mutex
 	status  *ipnstate.Status
@@ -35,14 +36,14 @@ type Recorder struct {
 	derpErr string
 }
 
-var _ probes.LocalClient = (*Recorder)(nil)
+var _ localapi.LocalClient = (*Recorder)(nil)
 
 // NewRecorder wraps c.
-func NewRecorder(c probes.LocalClient) *Recorder {
+func NewRecorder(c localapi.LocalClient) *Recorder {
 	return &Recorder{c: c, whois: map[string]WhoIs{}}
 }
 
-// Status implements probes.LocalClient.
+// Status implements localapi.LocalClient.
 func (r *Recorder) Status(ctx context.Context) (*ipnstate.Status, error) {
 	st, err := r.c.Status(ctx)
 	if err == nil {
@@ -53,7 +54,7 @@ func (r *Recorder) Status(ctx context.Context) (*ipnstate.Status, error) {
 	return st, err
 }
 
-// WhoIs implements probes.LocalClient.
+// WhoIs implements localapi.LocalClient.
 func (r *Recorder) WhoIs(ctx context.Context, addr string) (*apitype.WhoIsResponse, error) {
 	res, err := r.c.WhoIs(ctx, addr)
 	w := WhoIs{Addr: addr}
@@ -77,7 +78,7 @@ func (r *Recorder) seed(snap *probes.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	add := func(id string) {
-		n, addr := snap.Node(id)
+		n, addr := localapi.NodeOf(snap, id)
 		if n == nil {
 			return
 		}
@@ -91,7 +92,7 @@ func (r *Recorder) seed(snap *probes.Snapshot) {
 	}
 }
 
-// CurrentDERPMap implements probes.LocalClient.
+// CurrentDERPMap implements localapi.LocalClient.
 func (r *Recorder) CurrentDERPMap(ctx context.Context) (*tailcfg.DERPMap, error) {
 	dm, err := r.c.CurrentDERPMap(ctx)
 	r.mu.Lock()
@@ -106,7 +107,7 @@ func (r *Recorder) CurrentDERPMap(ctx context.Context) (*tailcfg.DERPMap, error)
 // errNotRecorded is the Recorder's answer to the IPN bus.
 var errNotRecorded = errors.New("snapshot: the IPN bus is not recorded; asking WhoIs instead")
 
-// WatchIPNBus implements probes.LocalClient: it refuses, so that a Gather
+// WatchIPNBus implements localapi.LocalClient: it refuses, so that a Gather
 // through the Recorder asks WhoIs for every node (which is recorded)
 // rather than reading them from the bus's netmap (which a snapshot does
 // not hold).
@@ -114,7 +115,7 @@ func (r *Recorder) WatchIPNBus(context.Context, ipn.NotifyWatchOpt) (*local.IPNB
 	return nil, errNotRecorded
 }
 
-// Ping implements probes.LocalClient by passing it on (not recorded).
+// Ping implements localapi.LocalClient by passing it on (not recorded).
 func (r *Recorder) Ping(ctx context.Context, ip netip.Addr, pingtype tailcfg.PingType) (*ipnstate.PingResult, error) {
 	return r.c.Ping(ctx, ip, pingtype)
 }
@@ -151,6 +152,7 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 		DERPMap:    r.derp,
 		DERPMapErr: r.derpErr,
 		Board:      ls.Board,
+		Host:       ls.Self.Host,
 		Tuning:     ex.Tuning,
 		TuningErr:  ex.TuningErr,
 		Warnings:   ls.Warnings,
@@ -179,6 +181,8 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 			TxRate:           p.TxRate,
 			RxRate:           p.RxRate,
 			RatesKnown:       p.RatesKnown,
+			WireGuard:        p.WireGuard,
+			WireGuardSince:   p.WireGuardSince,
 		}
 		if !h.empty() {
 			if f.History.Peers == nil {
@@ -198,9 +202,9 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 
 // Options are what Capture gathers with.
 type Options struct {
-	// Gather are the options of probes.GatherWith (All, Latency,
+	// Gather are the options of localapi.GatherWith (All, Latency,
 	// PeerFacts, APIStatus); Capture sets NoCache itself.
-	Gather probes.GatherOptions
+	Gather localapi.GatherOptions
 	// Prev is the previous snapshot of a long-running source (the
 	// dashboard's, serve's), whose history (rates, ping runs, last direct
 	// path, no-handshake time) the capture carries on; nil for a one-shot.
@@ -215,7 +219,7 @@ type Options struct {
 	Tuning    *tune.Report
 	TuningErr string
 	// ReuseWhoIs reuses the WhoIs answers Prev carries (fresher than
-	// probes.WhoIsMaxAge) instead of asking each peer again, and records
+	// localapi.WhoIsMaxAge) instead of asking each peer again, and records
 	// them as if asked: a long-running source (serve) captures without a
 	// WhoIs per peer. The file diagnoses the same either way.
 	ReuseWhoIs bool
@@ -223,16 +227,16 @@ type Options struct {
 
 // Capture gathers once from c through a Recorder and returns the File and
 // the linked snapshot it diagnosed (with opts.Linked's board and path
-// changes). Errors are probes.GatherWith's (wrapping probes.ErrNotRunning,
+// changes). Errors are localapi.GatherWith's (wrapping localapi.ErrNotRunning,
 // ErrPermission, ErrBadReply); ctx bounds the gather.
-func Capture(ctx context.Context, c probes.LocalClient, opts Options) (*File, *link.Snapshot, error) {
+func Capture(ctx context.Context, c localapi.LocalClient, opts Options) (*File, *link.Snapshot, error) {
 	rec := NewRecorder(c)
 	gopts := opts.Gather
 	gopts.NoCache = !opts.ReuseWhoIs || opts.Prev == nil
 	if p := opts.Prev; gopts.Latency == nil && p != nil && p.Self.DERPLatencyFrom == "netcheck" && p.Self.NAT != nil {
 		gopts.Latency = &probes.DERPLatencyReport{At: p.Self.DERPLatencyAt, ByRegion: p.Self.NAT.DERPLatency}
 	}
-	snap, err := probes.GatherWith(ctx, rec, opts.Prev, gopts)
+	snap, err := localapi.GatherWith(ctx, rec, opts.Prev, gopts)
 	if err != nil {
 		return nil, nil, err
 	}

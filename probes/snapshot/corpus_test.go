@@ -21,8 +21,9 @@ var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/corpus/*.
 
 // corpusSources names, for every paste in testdata/corpus, the format
 // strings it was written from: the Tailscale source file and the version
-// (the CLI's output of tailscale.com v1.102.5 is unchanged on main toward
-// 1.104, v1.103.0-pre; older versions from the history of
+// (cmd/tailscale/cli's status.go and ping.go are byte-identical between
+// v1.102.5 and v1.104.7; netcheck.go differs only in ordering regions of
+// equal latency by id; older versions from the history of
 // github.com/tailscale/tailscale). Addresses are documentation ranges
 // (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24), private ranges and
 // tailnet addresses.
@@ -33,6 +34,7 @@ var corpusSources = map[string]string{
 	"status-1.86-peer-relay.txt":       "cmd/tailscale/cli/status.go printPS @ v1.86.0 (\"peer-relay %s\", ip:port:vni:N from magicsock epAddr.String)",
 	"status-1.90-tabwriter.txt":        "cmd/tailscale/cli/status.go @ v1.90.0 (text/tabwriter columns; cli.go lastSeenFmt)",
 	"status-1.102-header.txt":          "cmd/tailscale/cli/status.go @ v1.102.5 (--header; dnsOrQuoteHostname's xn-- and (\"quoted\") names)",
+	"status-1.104.txt":                 "cmd/tailscale/cli/status.go printPS, printHealth @ v1.104.7 (unchanged from v1.102.5): relay \"sin\" of region 5000000000, peer-relay, idle exit node offer, offline",
 	"status-self-false.txt":            "cmd/tailscale/cli/status.go @ v1.102.5 with --self=false (no line for us)",
 	"status-single-line.txt":           "one line of cmd/tailscale/cli/status.go printPS @ v1.102.5, quoted in a post",
 	"status-windows-crlf.txt":          "cmd/tailscale/cli/status.go @ v1.102.5 run in PowerShell (CRLF, PS prompt)",
@@ -63,15 +65,18 @@ var corpusSources = map[string]string{
 	"ping-powershell.txt":          "cmd/tailscale/cli/ping.go runPing @ v1.50.0 in PowerShell (CRLF)",
 	"ping-with-status.txt":         "cmd/tailscale/cli/status.go and ping.go @ v1.102.5: a ping to a peer of the status",
 	"ping-unresolved-name.txt":     "cmd/tailscale/cli/ping.go @ v1.102.5: timeouts name the address, the prompt the name",
+	"ping-1.104.txt":               "cmd/tailscale/cli/ping.go runPing @ v1.104.7 (unchanged from v1.102.5; DERPRegionID now tailcfg.DERPRegionID): DERP(sin) of region 5000000000, peer-relay(…) with -c 2, DERP then direct",
 	"netcheck-1.50-hairpin.txt":    "cmd/tailscale/cli/netcheck.go printReport @ v1.50.0 (HairPinning, no Time)",
 	"netcheck-1.80-rfc3339.txt":    "cmd/tailscale/cli/netcheck.go printReport @ v1.80.0 (Time as RFC 3339 with nanoseconds)",
 	"netcheck-1.102-local.txt":     "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 (Time as tstime.DateSpTimeNanoZ, local)",
+	"netcheck-1.104-ties.txt":      "cmd/tailscale/cli/netcheck.go printNetCheckReport --verbose @ v1.104.7 (regions sorted by netcheck.RegionLatency.Compare: latency, then id; derp%d of region 5000000000)",
 	"netcheck-go-time-string.txt":  "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5, its Time retyped as Go's time.Time.String()",
 	"netcheck-logged-out.txt":      "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 with nothing measured (no DERP map)",
 	"netcheck-udp-blocked.txt":     "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5; net/netcheck HTTPS latency fallback (UDP false, latencies)",
 	"netcheck-every-flapping.txt":  "cmd/tailscale/cli/netcheck.go --every @ v1.102.5 (one report per run; MappingVariesByDestIP flips)",
 	"netcheck-verbose.txt":         "cmd/tailscale/cli/netcheck.go --verbose @ v1.102.5 (derpN in region lines; portmap: and netcheck: log lines)",
 	"netcheck-json-empty.txt":      "cmd/tailscale/cli/netcheck.go --format=json @ v1.102.5 (net/netcheck.Report) with nothing measured",
+	"netcheck-json-1.104.txt":      "cmd/tailscale/cli/netcheck.go --format=json @ v1.104.7: net/netcheck.Report as v1.104's encoder writes it (PreferredDERP and RegionLatency keys tailcfg.DERPRegionID, 5000000000 among them)",
 	"netcheck-redacted-fields.txt": "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 with [redacted] fields",
 	// tailscaled logs
 	"log-journal.txt":          "journald short format of tailscaled @ v1.102.5 (wgengine/magicsock derp.go, magicsock.go; net/netcheck logConciseReport)",

@@ -18,6 +18,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 func TestMain(m *testing.M) {
@@ -63,7 +64,7 @@ func TestLabRoundTrip(t *testing.T) {
 		facts := labFacts(t, first.Snapshot)
 		st := probes.APIStatus{State: "ok", At: facts.At}
 		f, live, err = Capture(ctx, c, Options{Prev: first.Snapshot, Linked: linked,
-			Gather: probes.GatherOptions{PeerFacts: facts, APIStatus: &st}})
+			Gather: localapi.GatherOptions{PeerFacts: facts, APIStatus: &st}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 	"tailscale.com/types/key"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 )
@@ -593,7 +594,7 @@ func (p *paste) region(id int, code, name string) int {
 		}
 	}
 	r := p.regions[id]
-	r.RegionID = id
+	r.RegionID = tscompat.RegionID(id)
 	if code != "" {
 		if old, ok := p.codes[code]; ok && old != id && old >= syntheticRegion {
 			// The code was known only by a synthetic id: move it.
@@ -703,10 +704,10 @@ func (p *paste) file() (*File, error) {
 		f.Self = self
 	}
 	if len(p.regions) > 0 {
-		dm := &tailcfg.DERPMap{Regions: map[int]*tailcfg.DERPRegion{}}
+		dm := &tailcfg.DERPMap{Regions: map[tscompat.RegionID]*tailcfg.DERPRegion{}}
 		for id, r := range p.regions {
 			rc := r
-			dm.Regions[id] = &rc
+			dm.Regions[tscompat.RegionID(id)] = &rc
 		}
 		f.DERPMap = dm
 	}

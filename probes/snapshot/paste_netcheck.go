@@ -365,8 +365,11 @@ var netInfoKVRE = regexp.MustCompile(`(\w+)=("[^"]*"|[^ }>]*)`)
 // parseNetInfo reads the fields of a NetInfo{…} string.
 func parseNetInfo(s string) *netcheckFacts {
 	n := &netcheckFacts{from: fromNetInfo}
-	for _, m := range netInfoKVRE.FindAllStringSubmatch(s, -1) {
-		k, v := m[1], m[2]
+	for _, ix := range netInfoKVRE.FindAllStringSubmatchIndex(s, -1) {
+		k, v := s[ix[2]:ix[3]], s[ix[4]:ix[5]]
+		if ix[1] < len(s) && s[ix[1]] == '>' {
+			continue // a pager cut the value: "derp=#1>" may have been #12
+		}
 		switch k {
 		case "varies":
 			n.mapping = probes.OptBool(v)
@@ -382,7 +385,10 @@ func parseNetInfo(s string) *netcheckFacts {
 			}
 		case "portmap":
 			n.upnp, n.pmp, n.pcp, n.havePortMap = portmapLetters(v)
-			if n.havePortMap == nil && (n.upnp != nil || n.pmp != nil || n.pcp != nil) {
+			// tailcfg NetInfo.portMapSummary prints "active-" exactly
+			// when HavePortMap is set; any other value ("?", "x", the
+			// letters alone) holds no mapping.
+			if n.havePortMap == nil {
 				n.havePortMap = boolp(false)
 			}
 		}

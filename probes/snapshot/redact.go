@@ -17,7 +17,8 @@ import (
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
 
-	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/internal/tscompat"
+	"github.com/tailpath/tailpath/probes/controlapi"
 )
 
 // Redaction says what Redact replaced and what it left out, in words a
@@ -42,7 +43,7 @@ var vocabulary = []string{
 // (RFC 2606 reserves .invalid).
 const redactedSuffix = "tailnet.invalid"
 
-// mullvadSuffix is kept: `tailscale status` (and probes.HiddenByCLI) hide
+// mullvadSuffix is kept: `tailscale status` (and localapi.HiddenByCLI) hide
 // Mullvad exit nodes by it.
 const mullvadSuffix = "mullvad.ts.net"
 
@@ -610,7 +611,7 @@ func (r *redactor) prune(f *File) *File {
 	if c := f.ControlAPI; c != nil {
 		// An error body may echo the request, credentials included.
 		cc := *c
-		cc.Status.Err = probes.APIErrorSummary(c.Status.Err)
+		cc.Status.Err = controlapi.APIErrorSummary(c.Status.Err)
 		out.ControlAPI = &cc
 	}
 	if t := f.Tuning; t != nil {
@@ -621,7 +622,7 @@ func (r *redactor) prune(f *File) *File {
 	return &out
 }
 
-// prunePeer keeps the PeerStatus fields probes.Gather and Classify read.
+// prunePeer keeps the PeerStatus fields localapi.Gather and probes.Classify read.
 func (r *redactor) prunePeer(p *ipnstate.PeerStatus) *ipnstate.PeerStatus {
 	if p == nil {
 		return nil
@@ -641,13 +642,13 @@ func (r *redactor) prunePeer(p *ipnstate.PeerStatus) *ipnstate.PeerStatus {
 	if !p.AltSharerUserID.IsZero() {
 		out.AltSharerUserID = r.userNum(p.AltSharerUserID)
 	}
-	if p.CapMap.Contains(tailcfg.NodeAttrOnlyTCP443) {
-		out.CapMap = tailcfg.NodeCapMap{tailcfg.NodeAttrOnlyTCP443: nil}
+	if p.CapMap.Contains(tscompat.NodeAttrOnlyTCP443) {
+		out.CapMap = tailcfg.NodeCapMap{tscompat.NodeAttrOnlyTCP443: nil}
 	}
 	return out
 }
 
-// pruneNode keeps the tailcfg.Node fields probes.Gather reads.
+// pruneNode keeps the tailcfg.Node fields localapi.Gather reads.
 func (r *redactor) pruneNode(n *tailcfg.Node) *tailcfg.Node {
 	if n == nil {
 		return nil
@@ -680,7 +681,7 @@ func pruneDERPMap(dm *tailcfg.DERPMap) *tailcfg.DERPMap {
 	if dm == nil {
 		return nil
 	}
-	out := &tailcfg.DERPMap{Regions: make(map[int]*tailcfg.DERPRegion, len(dm.Regions)), OmitDefaultRegions: dm.OmitDefaultRegions}
+	out := &tailcfg.DERPMap{Regions: make(map[tscompat.RegionID]*tailcfg.DERPRegion, len(dm.Regions)), OmitDefaultRegions: dm.OmitDefaultRegions}
 	for id, reg := range dm.Regions {
 		if reg == nil {
 			continue

@@ -16,13 +16,14 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
 )
 
 // ErrReadOnly is what a snapshot's Client answers to calls that need a
 // live tailscaled (the IPN bus, pings).
 var ErrReadOnly = errors.New("a snapshot is read-only: it cannot watch the IPN bus or ping")
 
-// Client is a probes.LocalClient answering from a File: its Status, its
+// Client is a localapi.LocalClient answering from a File: its Status, its
 // WhoIs replies (a denied one as tailscaled denies it, an address the file
 // does not hold with no node, so that peer's endpoints are unknown) and
 // its DERP map. Make one with File.Client.
@@ -31,7 +32,7 @@ type Client struct {
 	whois map[string]WhoIs
 }
 
-var _ probes.LocalClient = (*Client)(nil)
+var _ localapi.LocalClient = (*Client)(nil)
 
 // Client returns a LocalClient answering from f.
 func (f *File) Client() *Client {
@@ -42,7 +43,7 @@ func (f *File) Client() *Client {
 	return c
 }
 
-// Status implements probes.LocalClient.
+// Status implements localapi.LocalClient.
 func (c *Client) Status(context.Context) (*ipnstate.Status, error) {
 	if c.f.Status == nil {
 		return nil, errors.New("the snapshot has no status")
@@ -50,7 +51,7 @@ func (c *Client) Status(context.Context) (*ipnstate.Status, error) {
 	return c.f.Status, nil
 }
 
-// WhoIs implements probes.LocalClient.
+// WhoIs implements localapi.LocalClient.
 func (c *Client) WhoIs(_ context.Context, addr string) (*apitype.WhoIsResponse, error) {
 	w, ok := c.whois[addr]
 	switch {
@@ -64,7 +65,7 @@ func (c *Client) WhoIs(_ context.Context, addr string) (*apitype.WhoIsResponse, 
 	return &apitype.WhoIsResponse{Node: w.Node}, nil
 }
 
-// CurrentDERPMap implements probes.LocalClient.
+// CurrentDERPMap implements localapi.LocalClient.
 func (c *Client) CurrentDERPMap(context.Context) (*tailcfg.DERPMap, error) {
 	if c.f.DERPMap == nil && c.f.DERPMapErr != "" {
 		return nil, errors.New(c.f.DERPMapErr)
@@ -72,17 +73,17 @@ func (c *Client) CurrentDERPMap(context.Context) (*tailcfg.DERPMap, error) {
 	return c.f.DERPMap, nil
 }
 
-// WatchIPNBus implements probes.LocalClient: ErrReadOnly.
+// WatchIPNBus implements localapi.LocalClient: ErrReadOnly.
 func (c *Client) WatchIPNBus(context.Context, ipn.NotifyWatchOpt) (*local.IPNBusWatcher, error) {
 	return nil, ErrReadOnly
 }
 
-// Ping implements probes.LocalClient: ErrReadOnly.
+// Ping implements localapi.LocalClient: ErrReadOnly.
 func (c *Client) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.PingResult, error) {
 	return nil, ErrReadOnly
 }
 
-// Diagnose diagnoses f as it was when taken: probes.GatherWith over
+// Diagnose diagnoses f as it was when taken: localapi.GatherWith over
 // f.Client at f.Taken (with f's control-API facts and DERP latency
 // measurement), then f's history put back on every peer and each
 // re-diagnosed with probes.Diagnose, then linked to f's board and path
@@ -90,19 +91,21 @@ func (c *Client) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.
 // File that Capture or Recorder.File made, every peer's path and verdict
 // equal those of the live diagnosis.
 func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
-	opts := probes.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, Latency: f.Netcheck}
+	opts := localapi.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, Latency: f.Netcheck}
+	if f.Host != nil {
+		opts.Host = func(context.Context, probes.Self) *probes.HostFacts { return f.Host }
+	}
 	if api := f.ControlAPI; api != nil {
 		st := api.Status
 		opts.PeerFacts, opts.APIStatus = api.Facts, &st
 	}
-	snap, err := probes.GatherWith(ctx, f.Client(), nil, opts)
+	snap, err := localapi.GatherWith(ctx, f.Client(), nil, opts)
 	if err != nil {
 		return nil, err
 	}
 	if sf := f.Self; sf != nil {
 		f.fillSelf(snap, sf)
 	}
-	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self)
 	if snap.Self.DERPLatencyFrom == "netinfo" {
 		snap.Self.DERPLatencyAt, snap.Self.DERPLatencySeen = f.History.DERPLatencyAt, f.History.DERPLatencySeen
 	}
@@ -128,9 +131,11 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 					p.Path = probes.Classify(ps, p.Online, snap.Time)
 				}
 			}
+			p.WireGuard, p.WireGuardSince = h.WireGuard, h.WireGuardSince
 		}
 		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 	}
+	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, snap.Time)
 	snap.Warnings = slices.Clone(f.Warnings)
 	var l link.Linker
 	if f.Board != nil {
@@ -140,7 +145,11 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 }
 
 // fillSelf fills what snap's self lacks from pasted facts: the NAT facts
-// (keeping a measurement's latencies), endpoints and home DERP.
+// (keeping a measurement's latencies), endpoints and home DERP. The
+// parser already keeps a port-mapping service that answered apart from a
+// mapping held: HavePortMap is true only where NetInfo said "active-"
+// (paste_netcheck.go natInfo), and unknown (PortMapUnknown) where the
+// report cannot tell.
 func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 	self := &snap.Self
 	if sf.NAT != nil && (self.NAT == nil || self.NAT.MappingVariesByDestIP == nil && self.NAT.WorkingUDP == nil) {

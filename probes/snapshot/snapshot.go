@@ -15,7 +15,7 @@
 //   - Redact(f) returns a copy safe to share and says what it replaced.
 //   - Read(r) reads one saved file; Parse(inputs) reads saved files and
 //     pasted text alike, detected by content.
-//   - File.Diagnose(ctx) runs probes.Gather over a LocalClient that answers
+//   - File.Diagnose(ctx) runs localapi.Gather over a LocalClient that answers
 //     from the file (Client), then the same linking as the dashboard, and
 //     returns the linked snapshot: the same verdicts as when it was taken.
 //   - PeerSideOf(f) turns a snapshot saved on a peer into that peer's
@@ -83,7 +83,7 @@ type File struct {
 	// Redacted says what Redact replaced; nil for an unredacted file.
 	Redacted *Redaction `json:"redacted,omitempty"`
 	// All is true when the capture kept the peers `tailscale status`
-	// hides (probes.GatherOptions.All).
+	// hides (localapi.GatherOptions.All).
 	All bool `json:"all,omitempty"`
 
 	// Status is the LocalAPI's /status reply.
@@ -99,6 +99,9 @@ type File struct {
 	// Netcheck is tailpath's own fresh DERP latency measurement, when the
 	// diagnosis had one (dashboard, status --netcheck, a pasted netcheck).
 	Netcheck *probes.DERPLatencyReport `json:"netcheck,omitempty"`
+	// Host is what tailpath read of the host it ran on (interfaces, the
+	// nftables ruleset for tailscaled's port); nil when not read.
+	Host *probes.HostFacts `json:"host,omitempty"`
 	// History is what tailpath carried from earlier polls.
 	History History `json:"history"`
 	// ControlAPI is the control API's read of the tailnet's devices.
@@ -131,7 +134,7 @@ type WhoIs struct {
 	Denied bool   `json:"denied,omitempty"`
 }
 
-// History is what probes.Gather carries from one poll to the next, as it
+// History is what localapi.Gather carries from one poll to the next, as it
 // stood when the snapshot was taken.
 type History struct {
 	// DERPLatencyAt and DERPLatencySeen date NetInfo's DERP latencies
@@ -165,11 +168,16 @@ type PeerHistory struct {
 	// tailscale status's cannot be rebuilt: a peer only ping output names
 	// ("ping: via DERP(nyc)"), a relay region the poster redacted.
 	PathText string `json:"path_text,omitempty"`
+	// WireGuard and WireGuardSince are the peer's WireGuard session state
+	// as the IPN bus reported it ("" when it was not reported).
+	WireGuard      string    `json:"wireguard,omitempty"`
+	WireGuardSince time.Time `json:"wireguard_since,omitzero"`
 }
 
 func (h PeerHistory) empty() bool {
 	return h.NoHandshakeSince.IsZero() && h.LastDirect.IsZero() && h.LastChange == nil &&
-		h.PingRun == nil && h.Latency == 0 && h.TxRate == 0 && h.RxRate == 0 && !h.RatesKnown && !h.HandshakeUnknown && !h.Offline && h.PathText == ""
+		h.PingRun == nil && h.Latency == 0 && h.TxRate == 0 && h.RxRate == 0 && !h.RatesKnown && !h.HandshakeUnknown &&
+		!h.Offline && h.PathText == "" && h.WireGuard == "" && h.WireGuardSince.IsZero()
 }
 
 // ControlAPI is the control API's answer as the diagnosis used it.
@@ -310,7 +318,7 @@ func decode(b []byte) (*File, error) {
 }
 
 // clean sanitises the strings of f that are shown without passing through
-// probes.Gather (which sanitises what it reads from Status and WhoIs).
+// localapi.Gather (which sanitises what it reads from Status and WhoIs).
 func (f *File) clean() {
 	for i, w := range f.Warnings {
 		f.Warnings[i] = safetext.Clean(w)
@@ -326,7 +334,17 @@ func (f *File) clean() {
 		}
 		f.PathChanges[id] = chs
 	}
+	if h := f.Host; h != nil {
+		h.InterfacesErr = safetext.Clean(h.InterfacesErr)
+		for i := range h.Interfaces {
+			h.Interfaces[i].Name = safetext.Clean(h.Interfaces[i].Name)
+		}
+		if fw := h.Firewall; fw != nil {
+			fw.Verdict, fw.Why = safetext.Clean(fw.Verdict), safetext.Clean(fw.Why)
+		}
+	}
 	for id, h := range f.History.Peers {
+		h.WireGuard = safetext.Clean(h.WireGuard)
 		if c := h.LastChange; c != nil {
 			c.What, c.From, c.To = safetext.Clean(c.What), safetext.Clean(c.From), safetext.Clean(c.To)
 		}

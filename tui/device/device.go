@@ -182,16 +182,16 @@ func (p *Pane) render() []string {
 	now := p.now()
 
 	// Link and identity: a live port, or the demo's recorded capture.
-	var link string
+	var linkText string
 	switch {
 	case s.Link.Replay && s.Link.Up:
-		link = p.st.Good.Render("replay") + " (recorded capture)"
+		linkText = p.st.Good.Render("replay") + " (recorded capture)"
 	case s.Link.Replay:
-		link = p.st.Muted.Render("replay ended") + " (recorded capture)"
+		linkText = p.st.Muted.Render("replay ended") + " (recorded capture)"
 	case s.Link.Up:
-		link = p.st.Good.Render("link up") + " " + safetext.Clean(s.Link.Port)
+		linkText = p.st.Good.Render("link up") + " " + safetext.Clean(s.Link.Port)
 	default:
-		link = p.st.Bad.Render("link down") + " " + safetext.Clean(s.Link.Port)
+		linkText = p.st.Bad.Render("link down") + " " + safetext.Clean(s.Link.Port)
 	}
 	id := ""
 	if s.Hostname != "" || s.TailnetIP.IsValid() {
@@ -200,7 +200,7 @@ func (p *Pane) render() []string {
 	if p.isBoard() {
 		id += "  " + p.st.Selected.Render("selected in Peers")
 	}
-	add(p.st.Title.Render("Board") + "  " + link + id)
+	add(p.st.Title.Render("Board") + "  " + linkText + id)
 	switch {
 	case s.Link.ResetErr != nil:
 		add("  " + p.st.Warn.Render("reset failed: "+safetext.Clean(s.Link.ResetErr.Error())))
@@ -278,16 +278,16 @@ func (p *Pane) render() []string {
 	}
 
 	// DISCO probe table.
-	probes := "unknown"
+	probeTable := "unknown"
 	if s.ProbesCap > 0 {
-		probes = fmt.Sprintf("%d/%d used, %d dropped, %d reaped", s.ProbesUsed, s.ProbesCap, s.ProbesDropped, s.ProbesReaped)
+		probeTable = fmt.Sprintf("%d/%d used, %d dropped, %d reaped", s.ProbesUsed, s.ProbesCap, s.ProbesDropped, s.ProbesReaped)
 	}
 	// The verdict comes right after the label so a narrow window keeps it.
 	line := p.st.Title.Render("DISCO probes") + "  "
 	if s.ProbeTableFull() || s.PoolFullLines > 0 {
 		line += p.st.Bad.Render("FULL: new pings are dropped") + " · "
 	}
-	add(line + probes + "  " + spark(s.ProbeHistory.Samples(), s.ProbesCap))
+	add(line + probeTable + "  " + spark(s.ProbeHistory.Samples(), s.ProbesCap))
 
 	// The control stream's HTTP/2 receive window (D frame h2rx/h2wu/h2win).
 	if s.H2Known {

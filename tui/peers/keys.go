@@ -19,6 +19,9 @@ type listKeys struct {
 	// Refresh reads the peers' own facts from the control API now;
 	// enabled only with an API key (SetRefresh).
 	Refresh key.Binding
+	// Probe pings every relayed peer (a bounded DISCO run each; SetProbe),
+	// enabled while relayed peers are shown and no probe runs.
+	Probe key.Binding
 }
 
 func newListKeys() listKeys {
@@ -31,6 +34,7 @@ func newListKeys() listKeys {
 		Apply:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		Cancel:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		Refresh:     newRefreshKey(),
+		Probe:       key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "probe relayed peers (DISCO pings)"), key.WithDisabled()),
 	}
 }
 
@@ -41,14 +45,14 @@ func newRefreshKey() key.Binding {
 
 // ShortHelp implements help.KeyMap.
 func (k listKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Apply, k.Cancel, k.Arrows, k.Open, k.Sort, k.Filter, k.ClearFilter, k.Refresh}
+	return []key.Binding{k.Apply, k.Cancel, k.Arrows, k.Open, k.Sort, k.Filter, k.ClearFilter, k.Refresh, k.Probe}
 }
 
 // FullHelp implements help.KeyMap.
 func (k listKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Nav.Full(),
-		{k.Open, k.Sort, k.Filter, k.ClearFilter, k.Apply, k.Cancel, k.Refresh},
+		{k.Open, k.Sort, k.Filter, k.ClearFilter, k.Apply, k.Cancel, k.Refresh, k.Probe},
 	}
 }
 

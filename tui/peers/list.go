@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -92,7 +93,11 @@ type List struct {
 	keys listKeys
 	// refreshAPI re-reads the control API (nil: no API key, r disabled).
 	refreshAPI func() tea.Cmd
-	input      textinput.Model
+	// probe starts the bounded probe of the given peers (nil: P disabled);
+	// probing is its latest progress, nil before the first P.
+	probe   func([]probes.Peer) tea.Cmd
+	probing *probes.ProbeProgress
+	input   textinput.Model
 
 	width, height int
 
@@ -183,6 +188,9 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 		}
 	case common.StylesMsg:
 		l.setStyles(msg.Styles)
+	case probes.ProbeProgress:
+		l.probing = &msg
+		l.syncKeys()
 	case tea.KeyPressMsg:
 		return l.handleKey(msg)
 	case tea.PasteMsg:
@@ -261,6 +269,11 @@ func (l *List) handleKey(m tea.Msg) tea.Cmd {
 			l.setFilter("")
 		case key.Matches(msg, l.keys.Refresh):
 			cmds = append(cmds, l.refresh())
+		case key.Matches(msg, l.keys.Probe):
+			if peers := l.relayed(); len(peers) > 0 && l.probe != nil {
+				l.probing = &probes.ProbeProgress{Total: len(peers)}
+				cmds = append(cmds, l.probe(peers))
+			}
 		case key.Matches(msg, l.keys.Open):
 			if p := l.Selected(); p != nil {
 				peer := *p
@@ -327,6 +340,46 @@ func (l *List) syncKeys() {
 	k.Apply.SetEnabled(l.typing)
 	k.Cancel.SetEnabled(l.typing)
 	k.Refresh.SetEnabled(browsing && l.refreshAPI != nil)
+	k.Probe.SetEnabled(browsing && l.probe != nil && !l.probeRunning() && l.anyRelayed())
+}
+
+// SetProbe gives P its action: probe the given relayed peers (a bounded
+// DISCO run each), answering with probes.ProbeProgress messages. Without
+// it P stays disabled.
+func (l *List) SetProbe(f func([]probes.Peer) tea.Cmd) {
+	l.probe = f
+	l.syncKeys()
+}
+
+// probeRunning reports whether a probe started and has not finished.
+func (l *List) probeRunning() bool { return l.probing != nil && !l.probing.Finished }
+
+// anyRelayed reports whether a peer is relayed (relayed() is not empty).
+func (l *List) anyRelayed() bool {
+	if l.snap == nil {
+		return false
+	}
+	for i := range l.snap.Peers {
+		if p := &l.snap.Peers[i]; (p.Path.Kind == probes.PathDERP || p.Path.Kind == probes.PathPeerRelay) && !p.Expired {
+			return true
+		}
+	}
+	return false
+}
+
+// relayed are the peers a probe pings: relayed through DERP or a peer
+// relay, key not expired.
+func (l *List) relayed() []probes.Peer {
+	if l.snap == nil {
+		return nil
+	}
+	var out []probes.Peer
+	for _, p := range l.snap.Peers {
+		if (p.Path.Kind == probes.PathDERP || p.Path.Kind == probes.PathPeerRelay) && !p.Expired {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // SetRefresh gives r its action: re-read the peers' own facts from the
@@ -684,6 +737,13 @@ func (l *List) statusLine() string {
 		if w := len(l.snap.Warnings); w > 0 {
 			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d warnings", w)), Drop: 1})
 		}
+	}
+	if pp := l.probing; pp != nil {
+		text := fmt.Sprintf("probing %d/%d relayed…", pp.Done, pp.Total)
+		if pp.Finished {
+			text = fmt.Sprintf("probed %d in %v: %d direct", pp.Total, pp.Elapsed.Round(100*time.Millisecond), pp.Direct)
+		}
+		parts = append(parts, common.Part{Text: l.st.Title.Render(text), Drop: 1})
 	}
 	parts = append(parts, common.Part{
 		Text:  l.st.Muted.Render("sort: " + l.sortBy.String()),

@@ -333,7 +333,7 @@ func TestEscapesNeverReachTheScreen(t *testing.T) {
 func TestHeaderShowsSelfVerdict(t *testing.T) {
 	snap := peerstest.Snapshot()
 	snap.Self.Health = []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
-	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self)
+	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, snap.Time)
 	if snap.Self.Verdict == nil {
 		t.Fatal("no self verdict from a stopped ReceiveIPv4")
 	}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/probe"
+)
+
+// TestStatusProbe: --probe pings the relayed peer before diagnosing
+// (progress on stderr), so "relayed, both ends look fine" (unexplained
+// without it) reads disco-unanswered: its fixture's pongs all come
+// through DERP(nyc).
+func TestStatusProbe(t *testing.T) {
+	old := statusProbeOptions
+	statusProbeOptions = probe.Options{PerPeer: 600 * time.Millisecond}
+	t.Cleanup(func() { statusProbeOptions = old })
+	srv := statusFixture(t, "unexplained")
+
+	_, out, _ := runStatusCmd(t, "--socket", srv.Socket)
+	if !strings.Contains(out, "unexplained") {
+		t.Fatalf("without --probe: want unexplained\n%s", out)
+	}
+	code, out, errOut := runStatusCmd(t, "--json", "--probe", "--socket", srv.Socket)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"probing 1 relayed peer", "probe 1/1 nas:", "none direct", "probe done in"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	var doc struct {
+		Peers []struct {
+			Name    string          `json:"name"`
+			PingRun *probes.PingRun `json:"ping_run"`
+			Verdict probes.Verdict  `json:"verdict"`
+		} `json:"peers"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	p := doc.Peers[0]
+	if p.PingRun == nil || !p.PingRun.Probe || p.PingRun.Tries == 0 || p.PingRun.Pongs == 0 || p.PingRun.Direct {
+		t.Errorf("ping run %+v, want the probe's, answered only through DERP", p.PingRun)
+	}
+	if p.Verdict.Reason != probes.ReasonDiscoUnanswered {
+		t.Errorf("with --probe: reason %s, want disco-unanswered", p.Verdict.Reason)
+	}
+	if srv.Requests("ping") == 0 {
+		t.Error("no ping reached tailscaled")
+	}
+
+	if code, _, errOut := runStatusCmd(t, "--probe", "--from", "testdata/from/thread.golden"); code != 2 || !strings.Contains(errOut, "--probe does not apply") {
+		t.Errorf("--probe --from: exit %d, %q; want a usage error", code, errOut)
+	}
+}

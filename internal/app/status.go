@@ -1,0 +1,258 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/units"
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/hostnet"
+	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/probe"
+	"github.com/tailpath/tailpath/probes/snapshot"
+)
+
+// This file is what a live `tailpath status` gathers: one snapshot from
+// tailscaled (with this host's facts), the control API's facts beside it,
+// an optional fresh DERP measurement and probe of the relayed peers, and
+// a board's own evidence, linked into one *link.Snapshot.
+
+// StatusOptions are what a live status gathers and where it reports.
+type StatusOptions struct {
+	// Socket is tailscaled's LocalAPI socket ("" the platform default);
+	// Timeout bounds the LocalAPI exchange (each gather).
+	Socket  string
+	Timeout time.Duration
+	// All also lists the peers `tailscale status` hides.
+	All bool
+	// Netcheck measures fresh DERP latencies first (MeasureDERPLatency).
+	Netcheck bool
+	// Probe runs the bounded DISCO probe of the relayed peers
+	// (probes/probe, within ProbeOptions) and gathers again.
+	Probe        bool
+	ProbeOptions probe.Options
+	// API reads the peers' own facts from the control API beside the
+	// LocalAPI, waited for at most statusAPIWait; nil reads none.
+	API *controlapi.ControlAPI
+	// Port is a board whose evidence joins its peer's verdict: "" none,
+	// "-" a capture on Stdin, "auto" or a path listened to for BoardWait
+	// at Baud.
+	Port      string
+	Baud      int
+	BoardWait time.Duration
+	Stdin     io.Reader
+	// Record gathers through a snapshot.Recorder, for a snapshot of the
+	// evidence (status --save, --redact).
+	Record bool
+	// Log is where progress and warnings are written as they happen.
+	Log io.Writer
+}
+
+// StatusResult is a live status: the linked snapshot, and what a saved
+// snapshot of it needs besides.
+type StatusResult struct {
+	Linked *link.Snapshot
+	// Recorder kept every LocalAPI reply (StatusOptions.Record); nil
+	// otherwise.
+	Recorder *snapshot.Recorder
+	// PeerFacts and APIStatus are the control API's read; nil when it
+	// was not asked.
+	PeerFacts *probes.APIFacts
+	APIStatus *probes.APIStatus
+}
+
+// Status gathers one live status. Errors are the gather's (through
+// localapi.ConnectError), or a timeout saying that tailscaled did not
+// answer within o.Timeout.
+func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
+	gctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	peerSide := startPeerSide(gctx, o.API)
+	var client localapi.LocalClient = localapi.NewClient(o.Socket)
+	var rec *snapshot.Recorder
+	if o.Record {
+		rec = snapshot.NewRecorder(client)
+		client = rec
+	}
+	// This host's interfaces and firewall (probes/hostnet): evidence
+	// when tailscaled runs here, which the diagnosis checks.
+	opts := localapi.GatherOptions{All: o.All, Host: hostnet.Read}
+	if o.Netcheck {
+		opts.Latency = measureForStatus(gctx, client, o.Log)
+	}
+	snap, err := localapi.GatherWith(gctx, client, nil, opts)
+	if err == nil && o.Probe {
+		snap, err = probeRelayed(ctx, client, snap, opts, o.ProbeOptions, o.Timeout, o.Log)
+	}
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			sock := o.Socket
+			if sock == "" {
+				sock = localapi.DefaultSocket()
+			}
+			err = fmt.Errorf("no answer from local tailscaled (socket %s) within %v; is it hung? Try a longer --timeout", sock, o.Timeout)
+		}
+		return nil, err
+	}
+	res := &StatusResult{Recorder: rec}
+	if peerSide != nil {
+		facts, st := peerSide()
+		res.PeerFacts, res.APIStatus = facts, &st
+		probes.ApplyPeerFacts(snap, facts, st)
+		if st.Err != "" {
+			snap.Warnings = append(snap.Warnings, st.Err)
+		}
+	}
+	var linker link.Linker
+	if o.Port != "" {
+		board := ReadBoard(ctx, o.Port, o.Baud, o.BoardWait, o.Stdin)
+		if !board.TailnetIP.IsValid() && board.Hostname == "" {
+			why := "it sent no N telemetry frame"
+			if board.Link.Err != nil && !errors.Is(board.Link.Err, devlink.ErrReplayEnded) {
+				why = board.Link.Err.Error()
+			}
+			snap.Warnings = append(snap.Warnings, fmt.Sprintf("--port %s: the board did not name its tailnet address or host name (%s); no peer is linked to it", o.Port, why))
+		} else if w := boardNotInNetmap(o.Port, link.EvidenceFrom(board), snap.Peers); w != "" {
+			snap.Warnings = append(snap.Warnings, w)
+		}
+		linker.SetDevice(board)
+	}
+	res.Linked = linker.SetSnapshot(snap)
+	return res, nil
+}
+
+// boardNotInNetmap says so when the board named itself but no peer is it
+// (probes.DeviceEvidence.Matches, as the linker links): its evidence then
+// joins no verdict. "" when a peer is the board.
+func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer) string {
+	for i := range peers {
+		if d.Matches(&peers[i]) {
+			return ""
+		}
+	}
+	var who []string
+	if d.TailnetIP.IsValid() {
+		who = append(who, d.TailnetIP.String())
+	}
+	if d.Hostname != "" {
+		who = append(who, "host "+safetext.Clean(d.Hostname))
+	}
+	return fmt.Sprintf("--port %s: the board (%s) is not in this netmap: no peer has its address or name, so its evidence joins no verdict (is it logged in to this tailnet? `tailscale status --json` lists the peers)",
+		port, strings.Join(who, ", "))
+}
+
+// probeRelayed runs the bounded probe (probes/probe, bounded by po) over
+// snap's relayed peers, saying what it does on w, and gathers again with the runs as
+// each peer's PingRun (evidence the verdicts then read); snap when no
+// peer is relayed. The probe has its own budget (15 s); the second gather
+// gets timeout.
+func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snapshot, opts localapi.GatherOptions, po probe.Options, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
+	peers := probe.Targets(snap)
+	if len(peers) == 0 {
+		fmt.Fprintln(w, "tailpath: --probe: no relayed peer to ping")
+		return snap, nil
+	}
+	fmt.Fprintf(w, "tailpath: probing %s: a TSMP ping, then up to %d DISCO pings each, %d at once, at most %v (each stays active ~45s after)\n",
+		units.Count(len(peers), "relayed peer", "relayed peers"), probe.MaxPings, probe.MaxParallel, probe.MaxBudget)
+	runs := probe.Run(ctx, c, peers, po, func(p probes.ProbeProgress) {
+		switch {
+		case p.Finished:
+			fmt.Fprintf(w, "tailpath: probe done in %v: %d of %d reached a direct path\n", p.Elapsed.Round(100*time.Millisecond), p.Direct, p.Total)
+		case p.Peer != "":
+			fmt.Fprintf(w, "tailpath: probe %d/%d %s: %s\n", p.Done, p.Total, safetext.Clean(p.Peer), runText(p.Run))
+		}
+	})
+	for i := range snap.Peers {
+		if r := runs[snap.Peers[i].ID]; r != nil {
+			snap.Peers[i].PingRun = r
+		}
+	}
+	gctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return localapi.GatherWith(gctx, c, snap, opts)
+}
+
+// runText is a probe run in a few words.
+func runText(r *probes.PingRun) string {
+	if r == nil {
+		return "not pinged (out of time)"
+	}
+	s := fmt.Sprintf("%s, %s", units.Count(r.Tries, "ping", "pings"), units.Count(r.Pongs, "pong", "pongs"))
+	switch {
+	case r.Direct:
+		s += ", direct"
+	case r.Pongs > 0:
+		s += " via " + r.Via + ", none direct"
+	default:
+		s += ": no answer"
+	}
+	return s
+}
+
+// statusAPIWait is how long status waits for the control API after
+// starting both reads: the local verdicts never wait longer for it.
+const statusAPIWait = 2 * time.Second
+
+// startPeerSide starts reading the control API beside the LocalAPI and
+// returns the function that waits for it, giving up statusAPIWait after
+// the start; nil when api is nil.
+func startPeerSide(ctx context.Context, api *controlapi.ControlAPI) func() (*probes.APIFacts, probes.APIStatus) {
+	if api == nil {
+		return nil
+	}
+	type result struct {
+		facts *probes.APIFacts
+		err   error
+	}
+	ch := make(chan result, 1)
+	deadline := time.Now().Add(statusAPIWait)
+	go func() {
+		facts, err := api.Fetch(ctx)
+		ch <- result{facts, err}
+	}()
+	return func() (*probes.APIFacts, probes.APIStatus) {
+		select {
+		case r := <-ch:
+			if r.err != nil {
+				return nil, probes.APIStatus{State: "error", Err: r.err.Error()}
+			}
+			return r.facts, probes.APIStatus{State: "ok", At: r.facts.At}
+		case <-time.After(time.Until(deadline)):
+			return nil, probes.APIStatus{State: "pending",
+				Err: fmt.Sprintf("control API: no answer within %v; the peer's side of each path is unknown in this report", statusAPIWait)}
+		}
+	}
+}
+
+// measureForStatus measures DERP latencies for status --netcheck within
+// 5 s; on failure it says why on w and returns nil (NetInfo's latencies
+// then serve, shown but not judged).
+func measureForStatus(ctx context.Context, c localapi.LocalClient, w io.Writer) *probes.DERPLatencyReport {
+	mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	// With an exit node in use, this process's STUN packets would cross
+	// the tunnel and measure the exit node's latencies.
+	if st, err := c.Status(mctx); err == nil && st.ExitNodeStatus != nil {
+		fmt.Fprintln(w, "tailpath: warning: --netcheck: an exit node carries this host's traffic, so a measurement from here would be the exit node's; skipped")
+		return nil
+	}
+	dm, err := c.CurrentDERPMap(mctx)
+	if err != nil {
+		fmt.Fprintf(w, "tailpath: warning: --netcheck: DERP map: %v\n", err)
+		return nil
+	}
+	rep, err := localapi.MeasureDERPLatency(mctx, dm)
+	if err != nil {
+		fmt.Fprintf(w, "tailpath: warning: --netcheck: %v\n", err)
+		return nil
+	}
+	return rep
+}

@@ -1,0 +1,67 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
+)
+
+func TestWriteStatusJSONEmpty(t *testing.T) {
+	var b bytes.Buffer
+	for _, s := range []*link.Snapshot{nil, {}} {
+		for _, asJSON := range []bool{true, false} {
+			if err := Print(&b, s, asJSON); err == nil {
+				t.Errorf("snapshot %v, JSON %v: no error", s, asJSON)
+			}
+		}
+	}
+	if b.Len() != 0 {
+		t.Errorf("wrote %q", b.String())
+	}
+}
+
+// TestStatusTableWidth: the table fits a terminal (the reason cut to what
+// the other columns leave), and prints every cell whole on a file or pipe
+// (width 0) or a terminal wide enough.
+func TestStatusTableWidth(t *testing.T) {
+	snap := peerstest.Snapshot()
+	long := "device-no-public-endpoint: board's endpoints never reached control, so peers can only reach it through DERP"
+	snap.Peers[0].Verdict.Reason = "device-no-public-endpoint"
+	snap.Peers[0].Verdict.Summary = long
+	ls := link.Of(&snap)
+	for _, tc := range []struct {
+		width int
+		whole bool
+	}{{0, true}, {200, true}, {120, false}, {80, false}} {
+		t.Run(fmt.Sprint(tc.width), func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteTable(&b, ls, tc.width); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if got := strings.Contains(out, long); got != tc.whole {
+				t.Errorf("reason whole = %v, want %v:\n%s", got, tc.whole, out)
+			}
+			if tc.width == 0 {
+				return
+			}
+			for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+				if strings.HasPrefix(l, "self:") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "⇄") {
+					continue // prose lines wrap as the terminal wraps them
+				}
+				if w := ansi.StringWidth(l); w > tc.width {
+					t.Errorf("line %d cells wide on a %d-column terminal: %q", w, tc.width, l)
+				}
+			}
+			if !tc.whole && !strings.Contains(out, "device-no-public-endpoint:") {
+				t.Errorf("reason cut inside its id:\n%s", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,969 @@
+package probes
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
+)
+
+// The checks of the reason table's rules (reasons.go): each records the
+// evidence it looked at and says whether its rule holds.
+
+// checkHomeDERP: Status.Relay is empty on an active path with no direct
+// address: the peer's home DERP (WhoIs.Node.HomeDERP) is 0 or not in our
+// DERP map. magicsock then sends over UDP if it can, else to the region
+// the peer last wrote from, else fails ("no UDP or DERP addr"). A recent
+// handshake exempts it (the peer wrote from some region); pasted text
+// shows no handshakes, so there the rule cannot decide.
+func (d *diag) checkHomeDERP() result {
+	p := &d.p
+	if p.Path.DERPCode != "" {
+		return notHeld()
+	}
+	note := "the peer's home DERP region is unknown to us: it has none, or it is not in our DERP map"
+	if h := p.HomeDERP; h != 0 {
+		note = "the peer's home DERP region " + strconv.Itoa(h) + " is not in our DERP map"
+	}
+	if HandshakeRecent(p.LastHandshake, d.now) || p.WireGuard == WGEstablished {
+		// magicsock falls back to the region the peer last wrote from
+		// (endpoint.send, fallbackDERPRegionForPeer), and a session is up.
+		d.info("Status.Relay", `""`, note+"; a WireGuard session is up, relayed through the region the peer last wrote from")
+		return notHeld()
+	}
+	if p.HandshakeUnknown && p.LastHandshake.IsZero() && p.WireGuard == "" {
+		d.unknownV("Status.Relay", `""`, note+"; a recent handshake would let magicsock relay through the region the peer last wrote from, and the source (pasted text) shows no handshakes, so this cannot be judged")
+		return notHeld()
+	}
+	d.add("Status.Relay", `""`, true, note)
+	return holds()
+}
+
+// WireGuard session states (Peer.WireGuard), as ipn.PeerWireGuardState
+// writes them.
+const (
+	WGNone        = "none"
+	WGHandshake   = "handshake"
+	WGEstablished = "established"
+	WGExpired     = "expired"
+)
+
+// checkSession: is there a WireGuard session at all? tailscaled's own
+// session state (IPN bus, NotifyPeerWireGuardState) decides when known: a
+// handshake in progress for at least HandshakeGrace means none completes.
+// Otherwise the handshake time decides: a live session re-handshakes every
+// 2 minutes while traffic flows and keys are rejected after 3
+// (wireguard-go RejectAfterTime), so an Active peer without a handshake
+// within RecentHandshake for HandshakeGrace has none. Active alone proves
+// nothing (a DISCO ping sets it, and DISCO never makes a session): a
+// fresh DISCO run with pongs means the peer is up. Pasted text has no
+// handshakes, but tx > 0 with rx 0 says nothing ever answered.
+func (d *diag) checkSession() result {
+	p := &d.p
+	r := p.PingRun
+	freshRun := r != nil && r.Tries > 0 && d.fresh(r.At, PingRunMaxAge)
+	answered := freshRun && r.Pongs > 0
+	silent := freshRun && r.Pongs == 0
+	const field = "IPNBus.PeerState"
+	switch p.WireGuard {
+	case WGEstablished:
+		d.add(field, d.wgText(), false, "a WireGuard session is up (wireguard-go's own state)")
+		return notHeld()
+	case WGHandshake:
+		since := p.WireGuardSince
+		if since.IsZero() {
+			since = p.NoHandshakeSince
+		}
+		if !since.IsZero() && !d.now.IsZero() && d.now.Sub(since) >= HandshakeGrace {
+			note := "a WireGuard handshake has been in progress for " + d.sinceText(since) + " and none completed"
+			if answered {
+				d.add(field, d.wgText(), true, note+", yet the peer answers DISCO pings: it is up")
+				return holdsAs("disco-answers")
+			}
+			d.add(field, d.wgText(), true, note)
+			d.rxInfo()
+			return holds()
+		}
+		d.info(field, d.wgText(), "a handshake is in progress; WireGuard retries every 5 s")
+		return notHeld()
+	case WGNone, WGExpired:
+		if silent {
+			d.add(field, d.wgText(), true, "no WireGuard session, and DISCO pings got no answer even through DERP")
+			return holds()
+		}
+		d.info(field, d.wgText(), "no WireGuard session and none being attempted: nothing but DISCO was sent (a ping makes a peer Active, and DISCO never starts a session)")
+		return notHeld()
+	}
+	nothing := p.TxBytes > 0 && p.RxBytes == 0
+	if p.HandshakeUnknown && p.LastHandshake.IsZero() {
+		if silent {
+			// A pasted `tailscale ping` run that got no pong at all: the
+			// CLI's DISCO ping goes to DERP and every candidate endpoint
+			// (magicsock endpoint.discoPing), so nothing answered, as a
+			// live run shows (checkPingRun's "no pong at all").
+			d.unknownV("Status.LastHandshake", "not shown", "the source (pasted text) shows no WireGuard handshakes")
+			d.add("PingRun", strconv.Itoa(r.Tries)+" tries, 0 pongs", true, "DISCO pings got no answer, not even through DERP: the peer does not answer")
+			return holdsAs("disco-silent")
+		}
+		if nothing {
+			if answered {
+				d.add("Status.RxBytes", "0 (tx "+strconv.FormatInt(p.TxBytes, 10)+")", true, "bytes were sent to the peer and no WireGuard packet ever came back, yet it answers DISCO pings: it is up, but no session forms")
+				return holdsAs("disco-answers")
+			}
+			d.add("Status.RxBytes", "0 (tx "+strconv.FormatInt(p.TxBytes, 10)+")", true, "bytes were sent to the peer and none ever came back: nothing answered, not even a WireGuard handshake")
+			return holdsAs("nothing-answered")
+		}
+		d.unknown("Status.LastHandshake", "the source does not show WireGuard handshakes (pasted `tailscale status` text)")
+		return notHeld()
+	}
+	if answered {
+		d.info("Status.LastHandshake", handshakeText(p.LastHandshake), "the peer answered DISCO pings in the last run, so it is up (a DISCO ping makes it Active without a WireGuard session)")
+		return notHeld()
+	}
+	if HandshakeRecent(p.LastHandshake, d.now) {
+		d.add("Status.LastHandshake", handshakeText(p.LastHandshake), false, "a WireGuard session is up")
+		return notHeld()
+	}
+	held := !p.NoHandshakeSince.IsZero() && d.now.Sub(p.NoHandshakeSince) >= HandshakeGrace
+	if !held && !silent {
+		d.info("Status.LastHandshake", handshakeText(p.LastHandshake), "no recent handshake yet; WireGuard retries every 5 s")
+		return notHeld()
+	}
+	note := "we have been sending for " + durText(d.now.Sub(p.NoHandshakeSince)) + " and no WireGuard handshake completed"
+	if !held {
+		note = "no WireGuard handshake in the last " + RecentHandshake.String() + ", and DISCO pings got no answer even through DERP"
+	}
+	d.add("Status.LastHandshake", handshakeText(p.LastHandshake), true, note)
+	d.rxInfo()
+	if nothing {
+		return holdsAs("nothing-answered")
+	}
+	return holds()
+}
+
+// rxInfo notes a receive counter that did not move.
+func (d *diag) rxInfo() {
+	if p := &d.p; p.RatesKnown && p.RxRate == 0 {
+		d.info("Status.RxBytes", "not growing", "nothing was received from the peer over the last poll")
+	}
+}
+
+// wgText is the WireGuard state and since when.
+func (d *diag) wgText() string {
+	if d.p.WireGuardSince.IsZero() {
+		return d.p.WireGuard
+	}
+	return d.p.WireGuard + " since " + d.p.WireGuardSince.UTC().Format("15:04:05Z")
+}
+
+// sinceText is how long ago t was, "a while" when unknown.
+func (d *diag) sinceText(t time.Time) string {
+	if t.IsZero() || d.now.IsZero() {
+		return "a while"
+	}
+	return durText(d.now.Sub(t))
+}
+
+// checkPolicyTCP443: the node attribute only-tcp-443 (tailcfg
+// NodeAttrOnlyTCP443; magicsock sends no UDP at all with it).
+func (d *diag) checkPolicyTCP443() result {
+	if !d.self.OnlyTCP443 {
+		return notHeld()
+	}
+	d.add("Self.CapMap", "only-tcp-443", true, "the tailnet policy restricts this node to TCP 443: it sends no UDP, so every path goes through DERP")
+	return holds()
+}
+
+// checkLocalUDP (this node and every peer's path): our netcheck says UDP
+// does not work. netcheck sets WorkingUDP from STUN to the DERP map's
+// servers (UDP 3478), so false says nothing when the map disables STUN
+// or the policy sends no UDP, and true proves only that port. A daemon's
+// NetInfo has no latencies when UDP is blocked (magicsock updateNetInfo
+// copies only the STUN latencies, RegionV4Latency and RegionV6Latency;
+// the HTTPS and ICMP fallback fills RegionLatency), so none are needed;
+// a pasted report that measured nothing at all leaves WorkingUDP
+// unknown. Without a report, tailscaled's own "UDP is blocked" log line
+// is the evidence, unless reports disagree over time.
+func (d *diag) checkLocalUDP() result {
+	nat := d.self.NAT
+	switch {
+	case nat == nil || nat.WorkingUDP == nil:
+		if ev := d.evidence(); ev.UDPBlockedLogged != "" && !spreads(ev, "UDP") {
+			d.add("Log.Netcheck", ev.UDPBlockedLogged, true, "netcheck sent STUN and heard nothing back: outbound UDP looks blocked")
+			return holds()
+		}
+		d.unknown("NetInfo.WorkingUDP", "the daemon has not reported a netcheck")
+	case d.self.OnlyTCP443:
+		d.info("NetInfo.WorkingUDP", strconv.FormatBool(*nat.WorkingUDP), "not tested: the node sends no UDP by policy")
+	case !*nat.WorkingUDP && d.self.NoSTUN:
+		d.info("NetInfo.WorkingUDP", "false", "not a test of UDP: the DERP map disables STUN on every node, so netcheck sent no STUN probe")
+	case !*nat.WorkingUDP:
+		note := "our STUN probes (UDP 3478 to the DERP servers) got no reply: outbound UDP looks blocked"
+		if n := len(nat.DERPLatency); n > 0 {
+			note = "our STUN probes (UDP 3478 to the DERP servers) got no reply, while " + countOf(n, "DERP region") + " answered: the network drops UDP"
+		}
+		d.add("NetInfo.WorkingUDP", "false", true, note)
+		return holds()
+	default:
+		d.add("NetInfo.WorkingUDP", "true", false, "STUN replies came back on UDP 3478: outbound UDP works to that port (not proof for other ports)")
+	}
+	return notHeld()
+}
+
+// spreads reports whether reports in ev disagree on fact.
+func spreads(ev *SelfEvidence, fact string) bool {
+	for _, s := range ev.Spread {
+		if s.Fact == fact {
+			return true
+		}
+	}
+	return false
+}
+
+// udpWorksHere reports whether our netcheck saw UDP work.
+func (d *diag) udpWorksHere() bool {
+	n := d.self.NAT
+	return n != nil && n.WorkingUDP != nil && *n.WorkingUDP && !d.self.OnlyTCP443
+}
+
+// checkPeerUDP: the peer reports that UDP does not work for it (its
+// netcheck's WorkingUDP, the API's clientSupports.udp). Checked only when
+// a source other than our netmap says so or NetInfo was shared.
+func (d *diag) checkPeerUDP() result {
+	ps := d.p.PeerSide
+	if ps == nil || ps.ClientSupports.UDP == nil {
+		return notHeld()
+	}
+	if *ps.ClientSupports.UDP {
+		d.add(peerField(ps, factUDP), "true", false, "the peer's STUN probes got UDP replies (UDP 3478; not proof for other ports)")
+		return notHeld()
+	}
+	if d.self.NoSTUN {
+		// The DERP map is the tailnet's: the peer's netcheck had no STUN either.
+		d.info(peerField(ps, factUDP), "false", "not a test of UDP: the tailnet's DERP map disables STUN, so the peer's netcheck sent no STUN probe")
+		return notHeld()
+	}
+	d.add(peerField(ps, factUDP), "false", true, "the peer's own STUN probes (UDP 3478 to the DERP servers) got no reply: UDP looks blocked on its side, or it is restricted to TCP 443 by policy")
+	return holds()
+}
+
+// peerUDPBlocked reports whether the peer says its UDP does not work.
+func (d *diag) peerUDPBlocked() bool {
+	ps := d.p.PeerSide
+	return ps != nil && ps.ClientSupports.UDP != nil && !*ps.ClientSupports.UDP && !d.self.NoSTUN
+}
+
+// endpointFacts is what checkEndpoints found.
+type endpointFacts struct {
+	known, none, privateOnly bool
+	// noFamily: the peer's public endpoints are all IPv6 and IPv6 does not work here.
+	noFamily bool
+	// v6Both: both ends have global IPv6 endpoints and IPv6 is not known
+	// to fail on either, so IPv4 NAT facts do not decide the path.
+	v6Both bool
+}
+
+func (d *diag) checkNoEndpoints() result  { return resultIf(d.endpoints().none) }
+func (d *diag) checkPrivateOnly() result  { return resultIf(d.endpoints().privateOnly) }
+func (d *diag) checkNoFamily() result     { return resultIf(d.endpoints().noFamily) }
+func resultIf(b bool) result              { return result{holds: b} }
+func (d *diag) endpoints() *endpointFacts { d.checkEndpoints(); return &d.ep }
+
+// checkEndpoints: the peer advertises none, only private ones, or public
+// ones of an address family that does not work here. Worked out once.
+func (d *diag) checkEndpoints() {
+	if d.epDone {
+		return
+	}
+	d.epDone = true
+	f := &d.ep
+	p := &d.p
+	field := "WhoIs.Node.Endpoints"
+	if !p.EndpointsKnown {
+		// The control API lists the peer's endpoints too.
+		if ps := p.PeerSide; ps != nil && ps.sourceOfFact(FactEndpoints) != SourceLocalAPI && len(ps.Endpoints) > 0 {
+			p.Endpoints, p.EndpointsKnown = ps.Endpoints, true
+			field = "API.clientConnectivity.endpoints"
+			if ps.sourceOfFact(FactEndpoints) == SourcePeerSnapshot {
+				field = "PeerSnapshot.Endpoints"
+			}
+		} else {
+			d.unknown("WhoIs.Node.Endpoints", "WhoIs was not available")
+			return
+		}
+	}
+	f.known = true
+	if len(p.Endpoints) == 0 {
+		d.add(field, "[]", true, "the peer cannot be reached over UDP at any address")
+		f.none = true
+		return
+	}
+	pub4, pub6 := publicFamilies(p.Endpoints)
+	if !pub4 && !pub6 {
+		d.add(field, endpointsText(p.Endpoints), true, "all private, CGNAT, link-local or loopback addresses: reachable only from the peer's own network")
+		d.sameLAN()
+		f.privateOnly = true
+		return
+	}
+	d.add(field, endpointsText(p.Endpoints), false, "at least one public endpoint")
+	if !pub6 {
+		return
+	}
+	var ours *bool
+	if d.self.NAT != nil {
+		ours = d.self.NAT.WorkingIPv6
+	}
+	switch {
+	case ours == nil:
+		d.unknown("NetInfo.WorkingIPv6", "whether IPv6 works here is not known; the peer has IPv6 endpoints")
+	case !*ours && !pub4:
+		d.add("NetInfo.WorkingIPv6", "false", true, "the peer's only public endpoints are IPv6 and IPv6 does not work here: no address family in common")
+		f.noFamily = true
+	case !*ours:
+		d.info("NetInfo.WorkingIPv6", "false", "IPv6 does not work here; the peer's public IPv4 endpoints remain")
+	default:
+		d.add("NetInfo.WorkingIPv6", "true", false, "IPv6 works here and the peer has global IPv6 endpoints")
+	}
+	peerV6 := true
+	if ps := p.PeerSide; ps != nil && ps.ClientSupports.IPv6 != nil {
+		peerV6 = *ps.ClientSupports.IPv6
+	}
+	_, ourPub6 := publicFamilies(d.self.Endpoints)
+	f.v6Both = peerV6 && ((ours != nil && *ours) || (ours == nil && ourPub6))
+}
+
+// sameLAN records whether the peer, whose endpoints are all private, is on
+// one of our networks. Prefixes alone cannot tell: two homes on a router's
+// default 192.168.1.0/24, Docker's first container (172.17.0.2) on every
+// host, ChromeOS's 100.115.92.0/23 and 169.254.0.0/16 sandboxes look the
+// same everywhere, and a routed site LAN (10.1.0.0/16 beside 10.2.0.0/16)
+// shares no prefix. Only corroboration decides, so without it the check is
+// unknown.
+func (d *diag) sameLAN() {
+	const field = "SameLAN"
+	if len(d.self.Endpoints) == 0 {
+		d.unknown(field, "our own endpoints are unknown; unless the peer is on your LAN, it cannot be reached at these addresses")
+		return
+	}
+	for _, pe := range d.p.Endpoints {
+		pa := pe.Addr().Unmap()
+		for _, se := range d.self.Endpoints {
+			sa := se.Addr().Unmap()
+			if pa == sa || (pa.IsLoopback() && sa.IsLoopback()) {
+				d.unknown(field, pa.String()+" is an address of ours too, but container bridges, sandboxes and loopback repeat on every host: unless the peer is on this host or your LAN, it cannot be reached there")
+				return
+			}
+		}
+	}
+	for _, pe := range d.p.Endpoints {
+		pa := pe.Addr().Unmap()
+		for _, se := range d.self.Endpoints {
+			sa := se.Addr().Unmap()
+			if !sa.IsValid() || sa.Is4() != pa.Is4() || !IsPrivateAddr(sa) {
+				continue
+			}
+			bits := 64
+			if sa.Is4() {
+				bits = 24
+			}
+			if sp, err := sa.Prefix(bits); err == nil && sp.Contains(pa) {
+				d.unknown(field, pa.String()+" is in our "+sp.String()+", but many networks use the same private range: unless the peer is on your LAN, it cannot be reached there")
+				return
+			}
+		}
+	}
+	d.unknown(field, "no private address of ours shares a prefix with the peer's; unless the peer is on your LAN or a network routed to it, it cannot be reached at these addresses")
+}
+
+// publicFamilies reports whether eps has a public IPv4 and a public IPv6 endpoint.
+func publicFamilies(eps []netip.AddrPort) (v4, v6 bool) {
+	for _, ep := range eps {
+		a := ep.Addr().Unmap()
+		if IsPrivateAddr(a) {
+			continue
+		}
+		if a.Is4() {
+			v4 = true
+		} else {
+			v6 = true
+		}
+	}
+	return v4, v6
+}
+
+// checkPingRun: the last DISCO "ping until direct" run, if fresh, got pongs
+// but only through DERP or a peer relay, although the peer advertises
+// endpoints. Only checked when a run exists (the Source, `status --probe`).
+func (d *diag) checkPingRun() result {
+	r := d.p.PingRun
+	if r == nil || (r.Pongs == 0 && d.recorded("PingRun")) {
+		return notHeld() // a silent run already decided no-handshake
+	}
+	buf := make([]byte, 0, 64)
+	buf = strconv.AppendInt(buf, int64(r.Tries), 10)
+	buf = append(buf, " tries, "...)
+	buf = strconv.AppendInt(buf, int64(r.Pongs), 10)
+	buf = append(buf, " pongs"...)
+	if r.Via != "" {
+		buf = append(buf, ", last via "...)
+		buf = append(buf, r.Via...)
+	}
+	if r.Direct {
+		buf = append(buf, ", direct"...)
+	}
+	if r.TSMPReply != nil {
+		if *r.TSMPReply {
+			buf = append(buf, ", TSMP answered"...)
+		} else {
+			buf = append(buf, ", TSMP unanswered"...)
+		}
+	}
+	if !d.fresh(r.At, PingRunMaxAge) {
+		buf = append(buf, ", "...)
+		buf = append(buf, durText(d.now.Sub(r.At))...)
+		buf = append(buf, " ago"...)
+		d.info("PingRun", string(buf), "too old to count: a path can change within minutes; ping again")
+		return notHeld()
+	}
+	// The run's pings went to DERP and every candidate endpoint the
+	// daemon knows (magicsock endpoint.discoPing), so pongs only through
+	// DERP mean no endpoint answered directly, whether or not we know
+	// the endpoints: unknown ones (pasted text, WhoIs denied) change the
+	// fix (the peer may advertise none), not the finding.
+	failed := !r.Direct && r.Pongs > 0 && (len(d.p.Endpoints) > 0 || !d.p.EndpointsKnown)
+	note := "pongs came only through DERP or a peer relay: DISCO pings to the peer's endpoints were never answered directly"
+	switch {
+	case r.Direct:
+		note = "a pong came directly; the path may go direct again soon"
+	case r.Pongs == 0:
+		note = "no pong at all: the peer is not answering even through DERP"
+	case !d.p.EndpointsKnown:
+		note = "pongs came only through DERP or a peer relay: the daemon's DISCO pings to the peer's endpoints were never answered directly (which endpoints it has is unknown here)"
+	case len(d.p.Endpoints) == 0:
+		note = "no pong directly, as expected with no endpoints"
+	}
+	if !failed && !r.Direct {
+		d.info("PingRun", string(buf), note)
+	} else {
+		d.add("PingRun", string(buf), failed, note)
+	}
+	if failed && !d.p.EndpointsKnown {
+		return holdsAs("endpoints-unknown")
+	}
+	return resultIf(failed)
+}
+
+// recorded reports whether a check of field is recorded already.
+func (d *diag) recorded(field string) bool {
+	for i := range d.checks {
+		if d.checks[i].Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLostDirect: an earlier snapshot saw the path direct, and the
+// daemon's endpoint-change log, when read, says what changed.
+func (d *diag) checkLostDirect() result {
+	p := &d.p
+	if p.LastDirect.IsZero() {
+		return notHeld()
+	}
+	buf := make([]byte, 0, 48)
+	buf = p.LastDirect.UTC().AppendFormat(buf, "15:04:05Z")
+	if p.LastDirectAddr.IsValid() {
+		buf = append(buf, " via "...)
+		buf = p.LastDirectAddr.AppendTo(buf)
+	}
+	d.add("Path.LastDirect", string(buf), true, "the path was direct and fell back")
+	lc := p.LastChange
+	if lc == nil {
+		return holds()
+	}
+	buf = lc.When.UTC().AppendFormat(buf[:0], "15:04:05Z")
+	buf = append(buf, ' ')
+	buf = append(buf, lc.What...)
+	d.add("EndpointChanges", string(buf), true, "the daemon's newest endpoint change for this peer")
+	return holdsAs("logged", "{what}", lc.What, "{when}", lc.When.UTC().Format("15:04:05Z"))
+}
+
+// farDERP is what checkFarDERP measured, for the texts built only when needed.
+type farDERP struct {
+	region, best      int
+	relayLat, bestLat time.Duration
+}
+
+// relayRegion is the id of the region in use (Path.DERPCode, which is
+// PeerStatus.Relay, the region magicsock relays through), falling back to
+// the peer's home DERP from WhoIs.
+func (d *diag) relayRegion() int {
+	code := d.p.Path.DERPCode
+	for id, r := range d.regions {
+		if r.Code == code {
+			return id
+		}
+	}
+	return d.p.HomeDERP
+}
+
+// homeChoiceNote is what Tailscale weighs beside latency when it picks a
+// home region (net/netcheck addReportHistoryAndSetPreferredDERP).
+const homeChoiceNote = "Tailscale's home choice also weighs the DERP map's RegionScore and keeps the old home unless another is at least 10 ms and a third faster, so a home that is not the nearest is not by itself a fault"
+
+// checkFarDERP: the relaying region is much slower from here than our best
+// region (see FarDERPFactor and FarDERPMargin), judged only on latencies
+// tailpath saw change within DERPLatencyMaxAge: NetInfo's latencies are
+// re-sent only with other NetInfo changes (magicsock skips an update when
+// NetInfo.BasicallyEqual, which ignores DERPLatency), so unchanged ones may
+// be hours old.
+func (d *diag) checkFarDERP() result {
+	if d.p.Path.DERPCode == "" {
+		return notHeld()
+	}
+	nat := d.self.NAT
+	region := d.relayRegion()
+	if nat == nil || len(nat.DERPLatency) == 0 || region == 0 {
+		d.unknown("NetInfo.DERPLatency", "no DERP latencies or the relay region is unknown")
+		return notHeld()
+	}
+	relayLat, ok := nat.DERPLatency[region]
+	if !ok {
+		d.unknown("NetInfo.DERPLatency", "region "+d.regionName(region)+" not measured")
+		return notHeld()
+	}
+	bestID, bestLat := 0, time.Duration(0)
+	for id, l := range nat.DERPLatency {
+		if bestID == 0 || l < bestLat || (l == bestLat && id < bestID) {
+			bestID, bestLat = id, l
+		}
+	}
+	far := relayLat >= FarDERPFactor*bestLat && relayLat-bestLat >= FarDERPMargin
+	buf := make([]byte, 0, 64)
+	buf = d.appendRegion(buf, region)
+	buf = append(buf, '=')
+	buf = appendMs(buf, relayLat)
+	buf = append(buf, ", best "...)
+	buf = d.appendRegion(buf, bestID)
+	buf = append(buf, '=')
+	buf = appendMs(buf, bestLat)
+	if !d.now.IsZero() && !d.fresh(d.self.DERPLatencyAt, DERPLatencyMaxAge) {
+		buf = append(buf, " ("...)
+		switch {
+		case !d.self.DERPLatencyAt.IsZero():
+			buf = append(buf, "measured "...)
+			buf = append(buf, durText(d.now.Sub(d.self.DERPLatencyAt))...)
+			buf = append(buf, " ago"...)
+		case !d.self.DERPLatencySeen.IsZero() && d.now.Sub(d.self.DERPLatencySeen) >= time.Minute:
+			buf = append(buf, "age unknown, unchanged for "...)
+			buf = append(buf, durText(d.now.Sub(d.self.DERPLatencySeen))...)
+		default:
+			buf = append(buf, "age unknown"...)
+		}
+		buf = append(buf, ')')
+		note := "as tailscaled last reported them; it re-sends NetInfo only when something other than latency changes, so they may be hours old: `tailscale netcheck` measures fresh ones"
+		if far {
+			note = "the relay region looked far when these latencies were measured, which may be hours ago: `tailscale netcheck` measures fresh ones"
+		}
+		d.info("NetInfo.DERPLatency", string(buf), note)
+		return notHeld()
+	}
+	field := "NetInfo.DERPLatency"
+	if d.self.DERPLatencyFrom == "netcheck" {
+		field = "Netcheck.DERPLatency"
+	}
+	note := "the relay region is about as close as the best one"
+	if far {
+		note = farNote
+		// Far from here is not far from both ends: when the peer's own
+		// latencies show the region near it, the distance is the two
+		// ends' own and no home DERP choice is wrong.
+		if ps := d.p.PeerSide; ps != nil {
+			if ms, ok := ps.DERPLatencyMs[regionKey(d.regions, region)]; ok && !d.farFromPeer(ps, ms) {
+				d.info(field, string(buf), "far from here, but near the peer ("+msText(time.Duration(ms*float64(time.Millisecond)))+" from it, by its own latencies): the distance is between the two ends, no home DERP choice is wrong")
+				return notHeld()
+			}
+		}
+	}
+	d.add(field, string(buf), far, note)
+	if !far {
+		return notHeld()
+	}
+	d.far, d.isFar = farDERP{region: region, best: bestID, relayLat: relayLat, bestLat: bestLat}, true
+	return holdsAs("", "{region}", d.regionName(region), "{rl}", msText(relayLat), "{best}", d.regionName(bestID), "{bl}", msText(bestLat))
+}
+
+var farNote = "the relay region is far: at least " + strconv.Itoa(FarDERPFactor) + "x and " + msText(FarDERPMargin) + " slower than the best"
+
+// farFromPeer reports whether ms, the peer's latency to a region, is far
+// by the same thresholds against the peer's best region.
+func (d *diag) farFromPeer(ps *PeerSide, ms float64) bool {
+	best := ms
+	for _, l := range ps.DERPLatencyMs {
+		best = min(best, l)
+	}
+	r := time.Duration(ms * float64(time.Millisecond))
+	b := time.Duration(best * float64(time.Millisecond))
+	return r >= FarDERPFactor*b && r-b >= FarDERPMargin
+}
+
+// checkPeerHomeDERP: the peer's own latencies show a region much nearer to
+// it than its home (FarDERPFactor and FarDERPMargin). NetInfo is re-sent
+// when the home changes, so the latencies were current when the peer
+// chose; they may have drifted since.
+func (d *diag) checkPeerHomeDERP() result {
+	ps := d.p.PeerSide
+	if ps == nil || ps.HomeDERP == 0 || len(ps.DERPLatencyMs) == 0 {
+		return notHeld()
+	}
+	home, ok := ps.DERPLatencyMs[regionKey(d.regions, ps.HomeDERP)]
+	if !ok {
+		return notHeld()
+	}
+	bestKey, best := "", 0.0
+	for k, ms := range ps.DERPLatencyMs {
+		if bestKey == "" || ms < best || (ms == best && k < bestKey) {
+			bestKey, best = k, ms
+		}
+	}
+	homeD := time.Duration(home * float64(time.Millisecond))
+	bestD := time.Duration(best * float64(time.Millisecond))
+	far := homeD >= FarDERPFactor*bestD && homeD-bestD >= FarDERPMargin
+	value := regionKey(d.regions, ps.HomeDERP) + "=" + msText(homeD) + ", best " + bestKey + "=" + msText(bestD)
+	note := "the peer's home region is about as near to it as its best"
+	if far {
+		note = "the peer's home region is far from it while a nearer one exists (as it last reported its latencies); " + homeChoiceNote
+	}
+	d.add(peerField(ps, factLatency), value, far, note)
+	return resultIf(far)
+}
+
+// peerRelayMinVersion is the first Tailscale release whose clients use peer
+// relays (capability version 120, 2025-07: "Client understands peer relay
+// disco messages", tailcfg.go).
+const (
+	peerRelayMinMajor, peerRelayMinMinor = 1, 86
+	peerRelayMinCap                      = 121
+)
+
+// checkPeerClient: the peer's client predates peer relays, which could
+// carry a path that cannot go direct; also notes an available update.
+func (d *diag) checkPeerClient() result {
+	ps := d.p.PeerSide
+	if ps == nil {
+		return notHeld()
+	}
+	old, known := false, false
+	if ok, parsed := ClientVersionAtLeast(ps.ClientVersion, peerRelayMinMajor, peerRelayMinMinor); parsed {
+		old, known = !ok, true
+	} else if ps.CapVersion > 0 {
+		old, known = ps.CapVersion < peerRelayMinCap, true
+	}
+	if !known {
+		return notHeld()
+	}
+	value := ps.ClientVersion
+	if value == "" {
+		value = "capability " + strconv.Itoa(ps.CapVersion)
+	}
+	note := "new enough for peer relays"
+	if old {
+		note = "predates peer relays (Tailscale 1.86, capability 121; magicsock's capVerIsRelayCapable), which, if a peer relay is granted, could carry this path instead of DERP"
+	}
+	if ps.UpdateAvailable != nil && *ps.UpdateAvailable {
+		note += "; an update is available for it"
+	}
+	d.add(peerField(ps, factVersion), value, old, note)
+	return resultIf(old)
+}
+
+// checkDERPReach (this node and every peer's DERP path): tailscaled
+// cannot reach a DERP region. Evidence: its health warnings
+// (health/warnings.go: noDERPHome, noDERPConnection and derpTimeout,
+// which health.go raises for the home region only, and derpRegionError,
+// for any region), failed DERP connections in its log (derphttp, by
+// region) and a proxy that refused the CONNECT. For this node it holds
+// when the home region (or every region) fails: peers reach it through
+// its home. For a peer's DERP path it holds when the region in use (we
+// write through it) or our home (the peer answers through it) fails;
+// with other regions left it goes to Also, with one it is the verdict.
+// Nothing is recorded when no DERP trouble is in the evidence.
+func (d *diag) checkDERPReach() result {
+	probs := DERPProblems(d.self.Health, d.regions)
+	ev := d.evidence()
+	if len(probs) == 0 && len(ev.DERPErrors) == 0 && ev.ProxyError == "" {
+		return notHeld()
+	}
+	home := d.self.HomeDERP
+	if d.selfScope {
+		held := false
+		for _, pr := range probs {
+			switch {
+			case pr.Home:
+				d.add("Status.Health", safetext.Cut(pr.Text, 160), true, "tailscaled warns of its home DERP region")
+				held = true
+			case home != 0 && pr.Region == home:
+				// derpRegionErrorWarnable: the server we are connected to
+				// declared the connection unhealthy (derp.HealthMessage),
+				// read as for a peer's path.
+				d.add("Status.Health", safetext.Cut(pr.Text, 160), true, "our home region's server says the connection is unhealthy")
+				held = true
+			default:
+				d.info("Status.Health", safetext.Cut(pr.Text, 160), "not our home region: it touches the peers homed there")
+			}
+		}
+		for _, e := range ev.DERPErrors {
+			switch {
+			case home == 0:
+				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region is unknown; a DERP region fails to connect")
+				held = true
+			case e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode):
+				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region")
+				held = true
+			default:
+				d.info("Log.DERPErrors", derpErrorText(e), "not our home region: it touches the peers homed there")
+			}
+		}
+		if ev.ProxyError != "" {
+			d.add("Log.ProxyError", ev.ProxyError, true, "DERP goes through an HTTP proxy that refused or failed the CONNECT")
+			held = true
+		}
+		if !held {
+			return notHeld()
+		}
+		return holdsAs("self")
+	}
+	inUse := d.relayRegion()
+	res := func(region int, variant string) result {
+		if region == 0 && home != 0 {
+			region = home
+		}
+		if region == 0 {
+			region = inUse
+		}
+		r := holdsAs(variant, "{region}", d.regionName(region))
+		r.alsoOnly = d.self.DERPRegions != 1
+		return r
+	}
+	for _, pr := range probs {
+		if !pr.Home && (pr.Region == 0 || pr.Region != inUse && pr.Region != home) {
+			continue
+		}
+		why := "the relay region in use"
+		switch {
+		case pr.NoHome:
+			why = "no relay region"
+		case pr.Region == 0 || pr.Region != inUse:
+			why = "our home region, through which the peer answers,"
+		}
+		d.add("Status.Health", safetext.Cut(pr.Text, 120), true, "tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost")
+		return res(pr.Region, "")
+	}
+	for _, e := range ev.DERPErrors {
+		ours := e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode)
+		if e.Region != inUse && (e.Code == "" || e.Code != d.p.Path.DERPCode) && !ours {
+			continue
+		}
+		why := "the relay region in use"
+		if e.Region != inUse && e.Code != d.p.Path.DERPCode {
+			why = "our home region, through which the peer answers,"
+		}
+		d.add("Log.DERPErrors", derpErrorText(e), true, "tailscaled logged that "+why+" failed to connect: relayed packets to or from the peer are lost")
+		return res(e.Region, "")
+	}
+	if ev.ProxyError != "" {
+		d.add("Log.ProxyError", ev.ProxyError, true, "DERP goes through an HTTP proxy that refused or failed the CONNECT: no region can be reached through it")
+		return res(0, "proxy")
+	}
+	return notHeld()
+}
+
+// derpErrorText words a logged DERP failure: "region 1 (nyc): 2× err".
+func derpErrorText(e DERPError) string {
+	where := "region " + strconv.Itoa(e.Region)
+	if e.Code != "" {
+		where += " (" + e.Code + ")"
+	}
+	return where + ": " + strconv.Itoa(e.Count) + "× " + e.Err
+}
+
+// DERPProblem is one health warning about a DERP region.
+type DERPProblem struct {
+	// Region is the region named; 0 when none is (noDERPHome), or its
+	// name is not in the DERP map.
+	Region int
+	// Home: tailscaled raises this warning for its home region only
+	// (noDERPConnection, derpTimeout) or for having none (noDERPHome,
+	// NoHome); health.go names the home region it tracks.
+	Home, NoHome bool
+	Text         string
+}
+
+// DERPProblems reads tailscaled's health warnings (Status.Health) for
+// DERP regions it cannot reach, as health/warnings.go words them: "could
+// not connect to the 'NAME' relay server", "… relay server with ID 'N'",
+// "hasn't heard from the 'NAME' relay server", "… home relay server
+// (region ID 'N')", "could not connect to any relay server" (all of the
+// home region), "The relay server #N is reporting an issue" (any region);
+// and as 1.50's health.go words them: "no DERP home", "not connected to
+// home DERP region N", "haven't heard from home DERP region N". Names are
+// matched to regions by their long name or code.
+func DERPProblems(health []string, regions map[int]Region) []DERPProblem {
+	var out []DERPProblem
+	for _, h := range health {
+		pr := DERPProblem{Home: true, Text: h}
+		switch {
+		case strings.Contains(h, "any relay server"), strings.Contains(h, "no DERP home"):
+			pr.NoHome = true
+		case quoted(h, "with ID '") != "":
+			pr.Region, _ = strconv.Atoi(quoted(h, "with ID '"))
+		case quoted(h, "region ID '") != "":
+			pr.Region, _ = strconv.Atoi(quoted(h, "region ID '"))
+		case strings.Contains(h, "relay server #"):
+			pr.Home = false
+			pr.Region = leadingInt(h, "relay server #")
+		case strings.Contains(h, "home DERP region "):
+			pr.Region = leadingInt(h, "home DERP region ")
+		case strings.Contains(h, "relay server") && quoted(h, "the '") != "":
+			name := quoted(h, "the '")
+			for rid, r := range regions {
+				if r.Name == name || r.Code == name {
+					pr.Region = rid
+				}
+			}
+		default:
+			continue
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// leadingInt is the number right after prefix in s; 0 if none.
+func leadingInt(s, prefix string) int {
+	_, after, _ := strings.Cut(s, prefix)
+	n := 0
+	for n < len(after) && after[n] >= '0' && after[n] <= '9' {
+		n++
+	}
+	v, _ := strconv.Atoi(after[:n])
+	return v
+}
+
+// quoted is the text between prefix and the next "'" in s; "" if none.
+func quoted(s, prefix string) string {
+	_, after, ok := strings.Cut(s, prefix)
+	if !ok {
+		return ""
+	}
+	v, _, ok := strings.Cut(after, "'")
+	if !ok {
+		return ""
+	}
+	return v
+}
+
+// checkDirectInTunnel: the direct address is private, on none of our
+// networks, and inside a subnet route another peer advertises: if routes
+// are accepted here, the UDP may run through that peer's tunnel.
+func (d *diag) checkDirectInTunnel() result {
+	a := d.p.Path.Addr.Addr().Unmap()
+	if !a.IsValid() || !IsPrivateAddr(a) || a.IsLoopback() || len(d.self.Routes) == 0 {
+		return notHeld()
+	}
+	if h := d.ourHost(); h != nil {
+		for _, ifc := range h.Interfaces {
+			for _, pfx := range ifc.Addrs {
+				if !ifc.Tailscale && pfx.Masked().Contains(a) {
+					return notHeld()
+				}
+			}
+		}
+	} else {
+		for _, se := range d.self.Endpoints {
+			if sp, err := se.Addr().Unmap().Prefix(24); err == nil && se.Addr().Is4() && sp.Contains(a) {
+				return notHeld()
+			}
+		}
+	}
+	for _, r := range d.self.Routes {
+		if !r.Prefix.Contains(a) || r.Via == d.p.Name {
+			continue
+		}
+		d.info("Status.CurAddr", d.p.Path.Addr.String(), "a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+r.Via+" advertises: with routes accepted here, this UDP may travel inside that peer's WireGuard tunnel")
+		return holdsAs("", "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", r.Via)
+	}
+	return notHeld()
+}
+
+// ourHost is Self.Host when it describes tailscaled's host: one of its
+// interfaces holds one of our endpoint addresses or our Tailscale address.
+// (tailpath may run elsewhere than tailscaled: another network namespace,
+// a container.)
+func (d *diag) ourHost() *HostFacts {
+	h := d.self.Host
+	if h == nil || len(h.Interfaces) == 0 {
+		return nil
+	}
+	for _, ifc := range h.Interfaces {
+		for _, pfx := range ifc.Addrs {
+			a := pfx.Addr().Unmap()
+			for _, ep := range d.self.Endpoints {
+				if ep.Addr().Unmap() == a {
+					return h
+				}
+			}
+			for _, ip := range d.self.TailscaleIPs {
+				if ip.Unmap() == a {
+					return h
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// tailnetRange is 100.64.0.0/10, the range tailnet addresses come from
+// (net/tsaddr CGNATRange); chromeOS's 100.115.92.0/23 is left out.
+var (
+	tailnetRange = netip.MustParsePrefix("100.64.0.0/10")
+	chromeOS     = netip.MustParsePrefix("100.115.92.0/23")
+)
+
+// checkRangeCollision (self): an interface that is not Tailscale's holds
+// an address in 100.64.0.0/10.
+func (d *diag) checkRangeCollision() result {
+	h := d.self.Host
+	if h == nil || (len(h.Interfaces) == 0 && h.InterfacesErr != "") {
+		why := "this host's interfaces were not read"
+		if h != nil {
+			why = "this host's interfaces could not be read: " + h.InterfacesErr
+		}
+		d.unknown("Host.Interfaces", why)
+		return notHeld()
+	}
+	ours := func(a netip.Addr) bool {
+		for _, ip := range d.self.TailscaleIPs {
+			if ip.Unmap() == a {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ifc := range h.Interfaces {
+		if ifc.Tailscale {
+			continue
+		}
+		for _, pfx := range ifc.Addrs {
+			a := pfx.Addr().Unmap()
+			if tailnetRange.Contains(a) && !chromeOS.Contains(a) && !ours(a) {
+				d.add("Host.Interfaces", ifc.Name+" "+pfx.String(), true, "an address in 100.64.0.0/10 on an interface that is not Tailscale's: tailscaled treats the range as the tailnet's (it routes it into the tunnel and never advertises such an address as an endpoint)")
+				return holdsAs("", "{iface}", ifc.Name, "{addr}", pfx.String())
+			}
+		}
+	}
+	d.add("Host.Interfaces", strconv.Itoa(len(h.Interfaces))+" interfaces", false, "no address in 100.64.0.0/10 outside Tailscale's own interface")
+	return notHeld()
+}

@@ -1,0 +1,162 @@
+// Package hostnet reads the facts of the host tailpath runs on that the
+// diagnosis weighs beside tailscaled's own (probes.HostFacts): its network
+// interfaces and their addresses, and, on Linux, what its nftables
+// ruleset does with inbound UDP to tailscaled's port (probes/firewall).
+// They are tailscaled's host's facts when both run on one machine, which
+// the diagnosis checks (one of tailscaled's endpoints must be on an
+// interface here). Read-only; no Bubble Tea.
+package hostnet
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/firewall"
+)
+
+// Read reads this host's facts for self (tailscaled's view of this node,
+// which says which addresses and port are its own): the interfaces that
+// are up, and the firewall's verdict for inbound UDP to tailscaled's port
+// (Linux; nil elsewhere or when the port is unknown). It never fails:
+// what it cannot read is said in the facts.
+func Read(ctx context.Context, self probes.Self) *probes.HostFacts {
+	h := &probes.HostFacts{At: time.Now()}
+	ifs, err := interfaces(self.TailscaleIPs)
+	if err != nil {
+		h.InterfacesErr = safetext.Clean(err.Error())
+	}
+	h.Interfaces = ifs
+	if port := Port(self.Endpoints, ifs); port != 0 && ctx.Err() == nil {
+		res, err := firewall.InboundUDP(port)
+		if !errors.Is(err, firewall.ErrNotSupported) {
+			h.Firewall = &probes.FirewallFacts{Port: port, Verdict: string(res.Verdict), Stateful: res.Stateful, Why: safetext.Clean(res.Why)}
+		}
+	}
+	return h
+}
+
+// Reader returns a GatherOptions.Host function that reads at most once
+// every maxAge (a dashboard gathers every 2 s; the interfaces and the
+// ruleset change rarely), reading again at once when tailscaled's port
+// or addresses change.
+func Reader(maxAge time.Duration) func(context.Context, probes.Self) *probes.HostFacts {
+	var mu sync.Mutex
+	var last *probes.HostFacts
+	var lastKey string
+	return func(ctx context.Context, self probes.Self) *probes.HostFacts {
+		key := keyOf(self)
+		mu.Lock()
+		defer mu.Unlock()
+		if last != nil && key == lastKey && time.Since(last.At) < maxAge {
+			return last
+		}
+		last, lastKey = Read(ctx, self), key
+		return last
+	}
+}
+
+func keyOf(self probes.Self) string {
+	var b strings.Builder
+	for _, ep := range self.Endpoints {
+		b.WriteString(ep.String() + " ")
+	}
+	for _, ip := range self.TailscaleIPs {
+		b.WriteString(ip.String() + " ")
+	}
+	return b.String()
+}
+
+// interfaces lists the interfaces that are up, with their addresses,
+// marking tailscaled's own tunnel and container or VM bridges.
+func interfaces(tailnetIPs []netip.Addr) ([]probes.Interface, error) {
+	nifs, err := net.Interfaces()
+	if err != nil {
+		return nil, err
+	}
+	var out []probes.Interface
+	for _, ni := range nifs {
+		if ni.Flags&net.FlagUp == 0 {
+			continue
+		}
+		addrs, err := ni.Addrs()
+		if err != nil {
+			continue
+		}
+		ifc := probes.Interface{Name: safetext.Clean(ni.Name)}
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			ip, ok := netip.AddrFromSlice(ipn.IP)
+			if !ok {
+				continue
+			}
+			ones, _ := ipn.Mask.Size()
+			p := netip.PrefixFrom(ip.Unmap(), ones)
+			ifc.Addrs = append(ifc.Addrs, p)
+			if slices.Contains(tailnetIPs, p.Addr()) {
+				ifc.Tailscale = true
+			}
+		}
+		ifc.Tailscale = ifc.Tailscale || IsTailscaleName(ni.Name)
+		ifc.Bridge = IsBridgeName(ni.Name)
+		out = append(out, ifc)
+	}
+	return out, nil
+}
+
+// IsTailscaleName reports whether an interface name is tailscaled's own
+// tunnel's (tailscale0, a macOS utun, Windows' "Tailscale").
+func IsTailscaleName(name string) bool {
+	return strings.HasPrefix(name, "tailscale") || strings.HasPrefix(name, "utun") || name == "Tailscale"
+}
+
+// bridgePrefixes name container and VM bridges: their addresses are no
+// LAN and no sign of a NAT in front of the host.
+var bridgePrefixes = []string{"docker", "br-", "virbr", "cni", "podman", "lxdbr", "lxcbr", "incusbr", "flannel", "vmnet", "vboxnet"}
+
+// IsBridgeName reports whether an interface name is a container or VM
+// bridge's.
+func IsBridgeName(name string) bool {
+	for _, p := range bridgePrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Port is tailscaled's UDP port: that of an endpoint whose address is on
+// one of this host's interfaces (magicsock advertises its interface
+// addresses with the port it is bound to), else of its first public
+// endpoint (a STUN mapping keeps the port on a host with no NAT); 0 when
+// neither exists.
+func Port(eps []netip.AddrPort, ifs []probes.Interface) uint16 {
+	for _, ep := range eps {
+		for _, ifc := range ifs {
+			if ifc.Tailscale {
+				continue
+			}
+			for _, p := range ifc.Addrs {
+				if p.Addr() == ep.Addr().Unmap() && !p.Addr().IsLoopback() {
+					return ep.Port()
+				}
+			}
+		}
+	}
+	for _, ep := range eps {
+		if !probes.IsPrivateAddr(ep.Addr()) {
+			return ep.Port()
+		}
+	}
+	return 0
+}

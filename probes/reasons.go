@@ -1,0 +1,676 @@
+package probes
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The reason catalogue as one table: every reason id is one Rule, which
+// holds everything about it (its words, the facts it reads and where they
+// come from, its check, whether it rests on the peer's own facts, and the
+// Tailscale code it follows). Diagnose, DiagnoseDevice and DiagnoseSelf
+// walk the table in its order; docs/diagnosis.md has one section per id
+// (TestDocsNameEveryReason keeps the two in step). A peer's verdict and
+// this node's own (DiagnoseSelf) come from the same rows: a rule about
+// this end that relays every path (UDP blocked here, an unreachable DERP
+// region, the only-tcp-443 policy) is one row judging both.
+//
+// To add a reason: its ReasonID (types.go), a row here at its place in the
+// order, its check (a method of diag recording the evidence it looked at),
+// a table test with a fixture, and a section in docs/diagnosis.md.
+
+// Scope is what a rule judges.
+type Scope uint8
+
+const (
+	// ScopePeer: one peer's path (Diagnose, DiagnoseDevice).
+	ScopePeer Scope = iota
+	// ScopeSelf: this node itself, whatever the peer (DiagnoseSelf):
+	// trouble at this end that touches every path, such as being logged
+	// out or an address collision.
+	ScopeSelf
+	// ScopeBoth: a fact of this end that relays every path, so one check
+	// judges this node (DiagnoseSelf) and each peer's path (Diagnose):
+	// UDP blocked here, an unreachable DERP region, only-tcp-443.
+	ScopeBoth
+)
+
+// judgesPeers and judgesSelf say which verdicts a rule of scope s is in.
+func (s Scope) judgesPeers() bool { return s != ScopeSelf }
+func (s Scope) judgesSelf() bool  { return s != ScopePeer }
+
+// Role is how a rule's reason enters a verdict.
+type Role uint8
+
+const (
+	// RoleState: the path's state alone decides (key-expired, direct,
+	// peer-relay, offline, idle); the first that holds is the verdict.
+	RoleState Role = iota
+	// RoleCause: explains why a relayed path is not direct. The first
+	// cause that holds is the verdict's Reason, the others go to Also.
+	RoleCause
+	// RoleAlso: holds beside the reason (slowness, what would help, a
+	// warning on a direct path); never the Reason.
+	RoleAlso
+	// RoleFallback: the verdict when no cause holds (unexplained). This
+	// node's own verdict has none: with no self cause there is no self
+	// verdict.
+	RoleFallback
+)
+
+// Fact is one piece of evidence a rule reads.
+type Fact struct {
+	// Field is how the fact's check names it ("NetInfo.WorkingUDP").
+	Field string
+	// Source is where it comes from: SourceLocalAPI, SourceControlAPI,
+	// SourcePeerSnapshot, SourceHost (this host, read by tailpath),
+	// "netcheck" (a netcheck report: tailpath's own STUN measurement, or
+	// a pasted `tailscale netcheck` or tailscaled report line), SourceLog
+	// (tailscaled's own log lines, pasted), "device" (a linked board's
+	// telemetry), "probe" (a DISCO ping run), "tailpath" (what tailpath
+	// observed across snapshots).
+	Source string
+}
+
+// SourceHost: facts tailpath reads from the host it runs on (its
+// interfaces, its nftables ruleset: HostFacts), which are tailscaled's
+// host's when both run on one machine.
+const SourceHost = "host"
+
+// Text is a reason's words: Summary for the Peers table (one phrase), Fix
+// for the detail. "{peer}" stands for the peer's name, "{x}" for a value
+// the check fills in.
+type Text struct {
+	Summary string
+	Fix     string
+}
+
+// Rule is one row of the reason table.
+type Rule struct {
+	ID    ReasonID
+	Scope Scope
+	Role  Role
+	// Paths are the path kinds the rule judges; nil is every kind.
+	Paths []PathKind
+	// Text is the reason's words; Variants are wordings for particular
+	// evidence, picked by the check (an empty field keeps Text's).
+	Text
+	Variants map[string]Text
+	// Needs are the facts the rule reads, with their sources. When one
+	// is unknown the check shows it as an unknown check, and the rule
+	// cannot be the verdict.
+	Needs []Fact
+	// PeerSide: the reason rests on the peer's own facts (its NetInfo,
+	// the control API, its snapshot, its advertised endpoints) whenever
+	// one of those fails; the verdict then says so (Verdict.PeerSide).
+	PeerSide bool
+	// Follows names the Tailscale code (v1.102.5) the rule rests on.
+	Follows string
+	// check judges the rule on tailscaled's evidence, recording what it
+	// looked at; nil for rules only a board's evidence decides.
+	check func(*diag) result
+	// boardCheck judges it on a linked board's evidence (DiagnoseDevice);
+	// nil for rules the board says nothing about.
+	boardCheck func(*diag) result
+}
+
+// result is what a rule's check concluded.
+type result struct {
+	holds bool
+	// alsoOnly: it holds, but ranks with the RoleAlso reasons (a DERP
+	// region that cannot be reached, while other regions remain).
+	alsoOnly bool
+	// variant picks Rule.Variants; vars fill "{key}" in the texts, as
+	// key, value pairs ("{when}", "12:00:02Z").
+	variant string
+	vars    []string
+}
+
+func holds() result   { return result{holds: true} }
+func notHeld() result { return result{} }
+func holdsAs(variant string, vars ...string) result {
+	return result{holds: true, variant: variant, vars: vars}
+}
+
+// appliesTo reports whether r judges paths of kind k.
+func (r *Rule) appliesTo(k PathKind) bool {
+	return r.Paths == nil || slices.Contains(r.Paths, k)
+}
+
+// texts are r's summary and fix for res, with {peer} and res's values
+// filled in.
+func (r *Rule) texts(res result, peer string) (summary, fix string) {
+	summary, fix = r.Summary, r.Fix
+	if v, ok := r.Variants[res.variant]; ok && res.variant != "" {
+		if v.Summary != "" {
+			summary = v.Summary
+		}
+		if v.Fix != "" {
+			fix = v.Fix
+		}
+	}
+	return fill(summary, peer, res.vars), fill(fix, peer, res.vars)
+}
+
+// fill replaces {peer} and the vars' keys in s.
+func fill(s, peer string, vars []string) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	s = strings.ReplaceAll(s, "{peer}", peer)
+	for i := 0; i+1 < len(vars); i += 2 {
+		s = strings.ReplaceAll(s, vars[i], vars[i+1])
+	}
+	return s
+}
+
+// Rules returns the reason table in its order (a copy: callers may read
+// it, for docs and tests).
+func Rules() []Rule { return slices.Clone(rules) }
+
+// RuleOf returns the row of reason id.
+func RuleOf(id ReasonID) (Rule, bool) {
+	if i, ok := ruleIndex[id]; ok {
+		return rules[i], true
+	}
+	return Rule{}, false
+}
+
+// rank is id's place in the table (causes sort by it); ids not in the
+// table sort last.
+func rank(id ReasonID) int {
+	if i, ok := ruleIndex[id]; ok {
+		return i
+	}
+	return len(rules)
+}
+
+// byKind lists, per path kind, the indexes of the peer rules with a
+// tailscaled check that judge it: the states, then the causes and the
+// RoleAlso reasons, in table order (Diagnose walks these, not the whole
+// table).
+type kindRules struct{ states, rest []int }
+
+var byKind = func() map[PathKind]*kindRules {
+	m := map[PathKind]*kindRules{}
+	for _, k := range []PathKind{PathDirect, PathPeerRelay, PathDERP, PathIdle, PathOffline, ""} {
+		kr := &kindRules{}
+		for i, r := range rules {
+			if !r.Scope.judgesPeers() || r.check == nil || !r.appliesTo(k) {
+				continue
+			}
+			switch r.Role {
+			case RoleState:
+				kr.states = append(kr.states, i)
+			case RoleCause, RoleAlso:
+				kr.rest = append(kr.rest, i)
+			}
+		}
+		m[k] = kr
+	}
+	return m
+}()
+
+// rulesOf is byKind's entry for k (a kind the table does not know
+// judges like "").
+func rulesOf(k PathKind) *kindRules {
+	if kr, ok := byKind[k]; ok {
+		return kr
+	}
+	return byKind[""]
+}
+
+var ruleIndex = func() map[ReasonID]int {
+	m := make(map[ReasonID]int, len(rules))
+	for i, r := range rules {
+		m[r.ID] = i
+	}
+	return m
+}()
+
+// rule returns the row of id; the table holds every id the diagnosis
+// uses (TestRulesTable).
+func rule(id ReasonID) *Rule { return &rules[ruleIndex[id]] }
+
+// Paths rules judge.
+var (
+	relayedPaths = []PathKind{PathDERP, PathPeerRelay}
+	derpPaths    = []PathKind{PathDERP}
+)
+
+// Facts used by several rules.
+var (
+	factCurAddr    = Fact{Field: "Status.CurAddr", Source: SourceLocalAPI}
+	factHandshake  = Fact{Field: "Status.LastHandshake", Source: SourceLocalAPI}
+	factWGState    = Fact{Field: "IPNBus.PeerState", Source: SourceLocalAPI}
+	factWorkingUDP = Fact{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI}
+	factEndpoints  = Fact{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI}
+	factSelfEps    = Fact{Field: "Self.Endpoints", Source: SourceLocalAPI}
+	fMapping       = Fact{Field: "NetInfo.MappingVariesByDestIP", Source: SourceLocalAPI}
+	fPortMap       = Fact{Field: "NetInfo.HavePortMap", Source: SourceLocalAPI}
+	factPeerMap    = Fact{Field: "Peer.NetInfo.MappingVariesByDestIP", Source: "localapi, control-api or peer-snapshot"}
+	factPeerPMap   = Fact{Field: "Peer.NetInfo.HavePortMap", Source: "localapi, control-api or peer-snapshot"}
+	factInterfaces = Fact{Field: "Host.Interfaces", Source: SourceHost}
+	factFirewall   = Fact{Field: "Host.Firewall", Source: SourceHost}
+)
+
+// natFix is the common port-mapping advice.
+const natFix = "enable UPnP, NAT-PMP or PCP on "
+
+// rules is the reason table, in the order verdicts are decided.
+var rules = []Rule{
+	// States of the path: the first that holds is the verdict.
+	{
+		ID: ReasonKeyExpired, Role: RoleState,
+		Text: Text{"node key expired",
+			"re-authenticate the peer (`tailscale up` or `tailscale login` on it), or disable key expiry for it in the admin console; pings and traffic cannot reach it until then"},
+		Needs:   []Fact{{Field: "Status.Expired", Source: SourceLocalAPI}},
+		Follows: "wgengine/magicsock/endpoint.go endpoint.send and discoPing: an expired peer gets errExpired (\"peer's node key has expired\"), nothing is sent",
+		check:   (*diag).checkExpired,
+	},
+	{
+		ID: ReasonDirect, Role: RoleState, Paths: []PathKind{PathDirect},
+		Text:    Text{Summary: "direct"},
+		Needs:   []Fact{factCurAddr},
+		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus: CurAddr is the best address while it is trusted (trustUDPAddrDuration, 6.5 s after a pong); cmd/tailscale/cli/status.go prints it as `direct`",
+		check:   (*diag).checkDirect,
+	},
+	{
+		ID: ReasonPeerRelay, Role: RoleState, Paths: []PathKind{PathPeerRelay},
+		Text:     Text{Summary: "via peer relay"},
+		Variants: map[string]Text{"not-direct": {Summary: "via peer relay; not direct: {cause}"}},
+		Needs:    []Fact{{Field: "Status.PeerRelay", Source: SourceLocalAPI}},
+		Follows:  "wgengine/magicsock/endpoint.go populatePeerStatus: PeerRelay is set when the best path is a peer relay (Geneve, a VNI)",
+		check:    (*diag).checkPeerRelayState,
+	},
+	{
+		ID: ReasonOffline, Role: RoleState, Paths: []PathKind{PathOffline},
+		Text: Text{"offline",
+			"bring the peer up (start tailscaled on it and run `tailscale up`); nothing on this side can make a path to it"},
+		Variants: map[string]Text{"since": {Summary: "offline since {since}"}},
+		Needs:    []Fact{{Field: "WhoIs.Node.Online", Source: SourceLocalAPI}, factHandshake},
+		Follows:  "tailcfg.Node.Online (control's view, a tri-state); cmd/tailscale/cli/status.go prints `offline, last seen …`",
+		check:    (*diag).checkOffline,
+	},
+	{
+		ID: ReasonIdle, Role: RoleState, Paths: []PathKind{PathIdle},
+		Text: Text{"idle: no recent traffic",
+			"send traffic to it or run a DISCO ping (`tailscale ping {peer}`) to negotiate a path"},
+		Needs:   []Fact{{Field: "Status.Active", Source: SourceLocalAPI}},
+		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus: Active is something sent within sessionActiveTimeout (45 s); an idle peer has no negotiated path, which is a fact, not a fault",
+		check:   (*diag).checkIdle,
+	},
+
+	// This node itself, before any cause of a path: no paths at all, a
+	// netcheck that measured nothing, UDP that cannot be received.
+	{
+		ID: ReasonSelfLoggedOut, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"tailscaled is not logged in or not running: no paths at all",
+			"log in: `tailscale up` (or approve the machine in the admin console; start tailscaled if it is not running)"},
+		Needs:   []Fact{{Field: "Status.BackendState", Source: SourceLocalAPI}},
+		Follows: "cmd/tailscale/cli/status.go isRunningOrStarting; ipn.State",
+		check:   (*diag).checkLoggedOut,
+	},
+	{
+		ID: ReasonSelfNetcheckEmpty, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"netcheck measured nothing (no DERP map: logged out?), so UDP is unknown, not blocked",
+			"log in first (`tailscale up`), then run `tailscale netcheck` again; if logged in, check that this host reaches the internet at all (DERP over TCP 443)"},
+		Needs:   []Fact{{Field: "Netcheck.UDP", Source: "netcheck"}, {Field: "Netcheck.RegionLatency", Source: "netcheck"}, {Field: "Netcheck.GlobalV4", Source: "netcheck"}},
+		Follows: "cmd/tailscale/cli/netcheck.go printReport (\"no response to latency probes\"); net/netcheck Client.GetReport",
+		check:   (*diag).checkNetcheckEmpty,
+	},
+	{
+		ID: ReasonSelfUDPReceiveStopped, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"this end cannot receive direct UDP (its receive loop stopped)",
+			"restart tailscaled; if it stops again, its log says why the UDP socket failed (another program on the port, a firewall module, an interface that went away)"},
+		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
+		Follows: "health/health.go checkReceiveFuncsLocked (magicsock-receive-func-error, no-udp4-bind); wgengine/magicsock receiveIPv4",
+		check:   (*diag).checkReceiveStopped,
+	},
+
+	// Causes of a relayed path, most fundamental first.
+	{
+		ID: ReasonNoHomeDERP, Role: RoleCause, Paths: derpPaths,
+		Text: Text{"peer has no usable home DERP",
+			"the peer has no home DERP region in our DERP map, so nothing can be relayed to it unless it writes first: run `tailscale netcheck` on the peer (does it reach any DERP region?) and check that both ends use the same DERP map (derpMap in the tailnet policy file)"},
+		Needs:   []Fact{{Field: "Status.Relay", Source: SourceLocalAPI}, factHandshake},
+		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus (Relay from derpRegionCodeOfIDLocked) and endpoint.send (fallbackDERPRegionForPeer, else \"no UDP or DERP addr\")",
+		check:   (*diag).checkHomeDERP,
+	},
+	{
+		ID: ReasonDeviceDERPDown, Role: RoleCause, Paths: derpPaths,
+		Text: Text{"board's DERP relay is down",
+			"firmware: reconnect the DERP relay for as long as it is down, with back-off, and reconnect a connected relay that has gone silent (a receive watchdog); a reboot of the board restores it meanwhile (reference: firmware tp_relay.h)"},
+		Needs:      []Fact{{Field: "Device.DERPRelay", Source: "device"}},
+		Follows:    "wgengine/magicsock/magicsock.go sendDiscoMessage: CallMeMaybe travels through DERP, so a peer whose relay is down cannot start a direct path either",
+		boardCheck: (*diag).boardRelay,
+	},
+	{
+		ID: ReasonDERPUnreachable, Scope: ScopeBoth, Role: RoleCause, Paths: derpPaths,
+		Text: Text{"the relay region cannot be reached",
+			"tailscaled cannot reach DERP region {region}, which carries this path (we write through the peer's home region, it answers through ours): check this host's outbound HTTPS (TCP 443) to that region's servers and the region's own health; with one region only there is no other relay, so nothing reaches the peer until it is back"},
+		Variants: map[string]Text{
+			"self": {"this node cannot reach its home DERP relay (or any): peers cannot reach it through DERP",
+				"allow outbound TCP 443 (and 80) to the DERP servers; with a proxy, let it CONNECT to them"},
+			"proxy": {Fix: "DERP goes through an HTTP proxy that refused or failed the CONNECT: let the proxy CONNECT to the DERP servers (TCP 443), or exempt them from the proxy"},
+		},
+		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}, {Field: "Log.DERPErrors", Source: SourceLog}, {Field: "Log.ProxyError", Source: SourceLog}, {Field: "Self.HomeDERP", Source: SourceLocalAPI}},
+		Follows: "health/health.go updateBuiltinWarnablesLocked: noDERPHomeWarnable, noDERPConnectionWarnable and derpTimeoutWarnable are raised for our home region only (derpRegionErrorWarnable for any); a peer relayed through a region is written to through it, and answers through our home; derp/derphttp Client.connect logs each failed connection",
+		check:   (*diag).checkDERPReach,
+	},
+	{
+		ID: ReasonNoHandshake, Role: RoleCause, Paths: derpPaths,
+		Text: Text{"no WireGuard session: the peer does not answer",
+			"there is no working path at all, not only no direct one: check that the peer is up and logged in (`tailscale status` on it), that its clock is right, and that the tailnet policy lets the two nodes talk; `tailscale ping --tsmp {peer}` tests the tunnel"},
+		Variants: map[string]Text{
+			"nothing-answered": {Summary: "nothing ever answered (rx 0)"},
+			"disco-silent":     {Summary: "the peer does not answer: DISCO pings got no pong, not even through DERP"},
+			"disco-answers": {Summary: "no WireGuard session although the peer answers DISCO",
+				Fix: "the peer answers DISCO pings, so it is up, but no WireGuard handshake completes: check that both ends have a current netmap (a node key the other knows: `tailscale status` on the peer lists this node), their clocks, and `tailscale ping --tsmp {peer}`"},
+		},
+		Needs:   []Fact{factWGState, factHandshake, {Field: "Status.RxBytes", Source: SourceLocalAPI}, {Field: "PingRun", Source: "probe"}},
+		Follows: "ipn/backend.go NotifyPeerWireGuardState (wireguard-go's session states: handshake, established, expired); wgengine/magicsock/endpoint.go: Active only says something was sent in 45 s (a DISCO ping does), DISCO never makes a WireGuard session",
+		check:   (*diag).checkSession,
+	},
+	{
+		ID: ReasonLocalTCP443Only, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"policy allows only TCP 443 here",
+			"the tailnet policy file gives this node the only-tcp-443 attribute (nodeAttrs), so it sends nothing but TCP 443 and every path goes through DERP; remove the attribute for this node to allow direct UDP paths"},
+		Needs:   []Fact{{Field: "Self.CapMap", Source: SourceLocalAPI}},
+		Follows: "tailcfg.NodeAttrOnlyTCP443; wgengine/magicsock/magicsock.go sendUDPStd sends no UDP with it",
+		check:   (*diag).checkPolicyTCP443,
+	},
+	{
+		ID: ReasonLocalUDPBlocked, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"UDP blocked here",
+			"allow outbound UDP from this host, in its firewall and the network's: UDP 3478 to the DERP servers for STUN, and UDP to peers' ports (41641 by default)"},
+		Needs:   []Fact{factWorkingUDP, {Field: "Log.Netcheck", Source: SourceLog}},
+		Follows: "net/netcheck/netcheck.go: WorkingUDP is set by a STUN reply (addNodeLatency), from UDP 3478 of the DERP map's servers; without one GetReport logs \"UDP is blocked, trying HTTPS\" and measures latency over HTTPS or ICMP",
+		check:   (*diag).checkLocalUDP,
+	},
+	{
+		ID: ReasonDeviceNoPublicEndpoint, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"board advertised no endpoint",
+			"firmware: return HTTP/2 receive-window credit on the control stream (stream and connection WINDOW_UPDATE as DATA is consumed); without it the long-poll map stream stops at 65,535 bytes and endpoint updates never arrive (reference: firmware tp_h2fc.h)"},
+		Variants: map[string]Text{
+			"unreached": {Summary: "board's endpoints never reached control"},
+			"unreached-window-open": {Summary: "board's endpoints never reached control",
+				Fix: "the board says it sent its endpoints, yet control lists none: check that its endpoint update reaches control (its control connection, its map request); if the netmap is merely older than the board's report, the next map update clears this"},
+		},
+		Needs:      []Fact{{Field: "Device.Endpoints", Source: "device"}, {Field: "Device.H2Window", Source: "device"}, factEndpoints},
+		Follows:    "wgengine/magicsock/magicsock.go determineEndpoints: a client's endpoints reach peers only through control (its map request)",
+		boardCheck: (*diag).boardEndpoints,
+	},
+	{
+		ID: ReasonNoEndpoints, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"peer advertises no UDP endpoints",
+			"make the peer advertise a UDP endpoint: allow UDP on it (it may be blocked or disabled), or, for an embedded client, make it learn and advertise its public (STUN) endpoint"},
+		Needs:   []Fact{factEndpoints},
+		Follows: "wgengine/magicsock/endpoint.go: DISCO pings go to the peer's advertised endpoints (endpointState); with none there is nothing to ping",
+		check:   (*diag).checkNoEndpoints,
+	},
+	{
+		ID: ReasonPrivateEndpointsOnly, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"peer has only private endpoints",
+			"unless the peer is on your LAN or a network routed to yours, give it a reachable endpoint: enable UPnP/NAT-PMP/PCP on its router or forward UDP 41641 to it; if it is on your LAN or a routed site network, allow UDP between the two (guest-Wi-Fi or VLAN isolation, host firewalls)"},
+		Needs:   []Fact{factEndpoints, factSelfEps},
+		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: local interface addresses are advertised beside STUN's; only STUN (or a port mapping) gives a public one",
+		check:   (*diag).checkPrivateOnly,
+	},
+	{
+		ID: ReasonPeerUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Text: Text{"UDP blocked on the peer's end",
+			"the peer's own netcheck got no UDP reply: allow outbound UDP on the peer's host and network (UDP 3478 for STUN, and to peers' ports, 41641 by default)"},
+		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: "localapi, control-api or peer-snapshot"}},
+		Follows: "net/netcheck/netcheck.go: the peer's WorkingUDP, as its NetInfo or the control API's clientSupports.udp reports it",
+		check:   (*diag).checkPeerUDP,
+	},
+	{
+		ID: ReasonNoCommonFamily, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"no address family in common",
+			"the peer can only be reached over IPv6 and IPv6 does not work here: enable IPv6 on this network (or give the peer a public IPv4 endpoint, e.g. a UDP port forward on its router)"},
+		Needs:   []Fact{factEndpoints, {Field: "NetInfo.WorkingIPv6", Source: SourceLocalAPI}},
+		Follows: "net/netcheck/netcheck.go: WorkingIPv6 from an IPv6 STUN reply",
+		check:   (*diag).checkNoFamily,
+	},
+	{
+		ID: ReasonDeviceProbeTableFull, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"board's DISCO probe table is full",
+			"firmware: reap stale DISCO probes (a TTL per slot) instead of freeing a slot only on a pong, so new pings to the peer's endpoints are tracked again (reference: firmware tp_probe.h)"},
+		Needs:      []Fact{{Field: "Device.ProbeTable", Source: "device"}},
+		Follows:    "wgengine/magicsock/endpoint.go: a ping whose pong cannot be matched to a sent ping (sentPing) validates no path",
+		boardCheck: (*diag).boardProbeTable,
+	},
+	{
+		ID: ReasonDeviceDiscoKeyStale, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"board can't decrypt DISCO (stale disco key)",
+			"firmware: take each peer's disco key from every netmap update, not only the first, so DISCO packets from a peer that restarted decrypt again"},
+		Needs:      []Fact{{Field: "Device.DiscoDecrypt", Source: "device"}, factSelfEps},
+		Follows:    "wgengine/magicsock/magicsock.go handleDiscoMessage: a DISCO packet that does not open is dropped silently, as normal after a restart (old keys in flight); only repeated recent failures from this end's address mean a stale key",
+		boardCheck: (*diag).boardDiscoDecrypt,
+	},
+	{
+		ID: ReasonSameNATLANBlocked, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"both behind one NAT, LAN path blocked",
+			"both ends share one public address and sit on one LAN, so the NAT does not matter: magicsock pings their LAN addresses directly. Something on the LAN drops UDP between them: Wi-Fi client (AP) isolation, a guest network or VLAN between them, or a host firewall on either (allow UDP 41641, or tailscaled's --port, between {ours} and {theirs})"},
+		Needs:   []Fact{factSelfEps, factEndpoints, factInterfaces},
+		Follows: "wgengine/magicsock/endpoint.go betterAddr (private addresses win) and sendDiscoPingsLocked (every advertised endpoint, LAN ones too, is pinged)",
+		check:   (*diag).checkSameNATLAN,
+	},
+	{
+		ID: ReasonSharedNATNoHairpin, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"behind one shared NAT that does not hairpin",
+			"both ends leave through the same public address {shared} but from different LANs: a NAT above both (a carrier's CGNAT, a building's or a second router) must hairpin packets between its own users, and it does not. Fix it where you can: a port mapping on either end's router, a static UDP forward, IPv6, or a peer relay; or put the two on one LAN"},
+		Needs:   []Fact{factSelfEps, factEndpoints},
+		Follows: "wgengine/magicsock/endpoint.go: the peer's STUN endpoint is the shared NAT's address, so a direct path needs that NAT to forward back inside (hairpinning); LAN endpoints on different LANs are not reachable",
+		check:   (*diag).checkSharedNAT,
+	},
+	{
+		ID: ReasonLocalInboundUDPBlocked, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"no NAT here, but inbound UDP is dropped",
+			"this host has a public address on its own interface, so the peer's DISCO pings would reach tailscaled and be answered unless something drops them: open inbound UDP to tailscaled's port ({port}) on this host's firewall and on any cloud security group or provider firewall in front of it. If that firewall is stateful (it admits replies to what this host sent), a port mapping on the peer's NAT also works"},
+		Variants: map[string]Text{
+			"drop":         {Fix: "this host has a public address on its own interface and its nftables ruleset drops inbound UDP to tailscaled's port ({port}) outright: open it ({why}); a port mapping on the peer's end cannot help while everything is dropped"},
+			"stateful":     {Fix: "this host has a public address on its own interface and its nftables ruleset admits only replies ({why}): open inbound UDP to tailscaled's port ({port}); or give the peer's NAT a port mapping (UPnP, NAT-PMP, PCP, or a static forward), whose replies this firewall lets in"},
+			"host-accepts": {Fix: "this host has a public address on its own interface and its own nftables ruleset accepts UDP to tailscaled's port ({port}), so the drop is in front of it: a cloud security group or provider firewall; open inbound UDP {port} there. If that firewall is stateful, a port mapping on the peer's NAT also works"},
+		},
+		Needs:   []Fact{factSelfEps, factWorkingUDP, factInterfaces, factFirewall},
+		Follows: "wgengine/magicsock/magicsock.go handlePingLocked: a DISCO ping from any source is answered (Pong{Src: src}) and its source added as a candidate (endpoint.addCandidateEndpoint), so an end with no NAT goes direct with any peer unless inbound UDP is dropped",
+		check:   (*diag).checkLocalInbound,
+	},
+	{
+		ID: ReasonPeerInboundUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Text: Text{"no NAT on the peer, but inbound UDP is dropped",
+			"the peer has a public address on its own interface, so DISCO pings from here would reach it and be answered unless something drops them: open inbound UDP to its tailscaled port ({port}) on its host firewall and any cloud security group in front of it. If that firewall is stateful (it admits replies to what the peer sent), a port mapping here (UPnP, NAT-PMP, PCP, or a static forward) also works"},
+		Needs:   []Fact{factEndpoints, {Field: "Peer.Endpoints", Source: SourceLocalAPI}, factPeerMap},
+		Follows: "wgengine/magicsock/magicsock.go handlePingLocked and endpoint.addCandidateEndpoint: the peer answers a ping from any source; determineEndpoints advertises every interface address, so only-public endpoints mean a public address on its interface",
+		check:   (*diag).checkPeerInbound,
+	},
+	{
+		ID: ReasonLocalPortMapBlocked, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"port mapping here passes no traffic",
+			"this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. The router's own firewall most likely drops what it forwards: allow inbound UDP to the mapped port on the router (its firewall or \"UPnP\" security settings), or replace the mapping with a static UDP forward to tailscaled's port"},
+		Needs:   []Fact{fPortMap, factWorkingUDP},
+		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: with a mapping (portMapper.GetCachedMappingOrStartCreatingOne) its external address is advertised (EndpointPortmapped) and setNetInfoHavePortMap sets HavePortMap",
+		check:   (*diag).checkLocalPortMap,
+	},
+	{
+		ID: ReasonPeerPortMapBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Text: Text{"the peer's port mapping passes no traffic",
+			"the peer holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through it. The peer's router most likely drops what it forwards: allow inbound UDP to the mapped port on that router, or use a static UDP forward to the peer's tailscaled port instead"},
+		Needs:   []Fact{factPeerPMap},
+		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: a mapped endpoint is advertised whenever HavePortMap is set",
+		check:   (*diag).checkPeerPortMap,
+	},
+	{
+		ID: ReasonBothHardNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Text: Text{"hard NAT on both ends",
+			natFix + "either router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`) on one side; a granted peer relay also avoids DERP"},
+		Needs:   []Fact{fMapping, fPortMap, factPeerMap, factPeerPMap},
+		Follows: "net/netcheck/netcheck.go addNodeLatency: MappingVariesByDestIP when two STUN servers see different ip:ports; a hard NAT on both ends leaves no candidate either end can reach",
+		check:   natRule(ReasonBothHardNAT),
+	},
+	{
+		ID: ReasonHardAndFilteringNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Text: Text{"hard NAT meets a filtering NAT, no port mapping",
+			"the peer's router needs a port mapping: " + natFix + "it, or forward a UDP port to the peer (`tailscaled --port=41641` and a static forward of 41641); this end's hard NAT (a mobile carrier's, say) cannot be changed from here"},
+		Variants: map[string]Text{"here": {Fix: "this end's router needs a port mapping: " + natFix + "it here, or forward a UDP port to this host (`tailscaled --port=41641` and a static forward of 41641); the peer's hard NAT (a mobile carrier's, say) may not be changeable"}},
+		Needs:    []Fact{fMapping, fPortMap, factPeerMap, factPeerPMap, factSelfEps, factEndpoints},
+		Follows:  "wgengine/magicsock/magicsock.go handlePingLocked: the easy end's pings reach a hard NAT's per-destination port only by chance, and its own NAT drops the hard end's unsolicited pings",
+		check:    natRule(ReasonHardAndFilteringNAT),
+	},
+	{
+		ID: ReasonLocalHardNAT, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"hard NAT here, no port mapping",
+			natFix + "this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"},
+		Needs:   []Fact{fMapping, fPortMap},
+		Follows: "net/netcheck/netcheck.go addNodeLatency (MappingVariesByDestIP); wgengine/magicsock/magicsock.go determineEndpoints adds the STUN address with the local port for a hard NAT with a fixed --port (EndpointSTUN4LocalPort)",
+		check:   natRule(ReasonLocalHardNAT),
+	},
+	{
+		ID: ReasonPeerHardNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Text: Text{"hard NAT on the peer's end, no port mapping",
+			natFix + "the peer's router, or forward a UDP port to the peer (`tailscaled --port=41641` on it); several nodes behind one firewall make NAT hard, and `randomizeClientPort` helps some firewalls"},
+		Needs:   []Fact{factPeerMap, factPeerPMap, fMapping},
+		Follows: "net/netcheck/netcheck.go addNodeLatency, as the peer reports it (NetInfo, the control API's clientConnectivity)",
+		check:   natRule(ReasonPeerHardNAT),
+	},
+	{
+		ID: ReasonDiscoUnanswered, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"DISCO pings never answered directly",
+			"something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"},
+		Variants: map[string]Text{"endpoints-unknown": {Fix: "the peer's endpoints are unknown here (`tailscale status --json` or `tailscale debug netmap` show them): if it advertises none, nothing can answer directly (`no-endpoints`); otherwise something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"}},
+		Needs:    []Fact{{Field: "PingRun", Source: "probe"}, factEndpoints},
+		Follows:  "wgengine/magicsock/endpoint.go discoPing: a CLI ping goes to DERP and every candidate endpoint; a pong names the path it came over (PingResult.Endpoint or DERPRegionID)",
+		check:    (*diag).checkPingRun,
+	},
+	{
+		ID: ReasonLostDirect, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"was direct, fell back to relay",
+			"look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"},
+		Variants: map[string]Text{"logged": {Fix: "the daemon logged {what} at {when}; look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"}},
+		Needs:    []Fact{{Field: "Path.LastDirect", Source: "tailpath"}, {Field: "EndpointChanges", Source: SourceLocalAPI}},
+		Follows:  "wgengine/magicsock/endpoint.go: deleteEndpointLocked and handlePongConnLocked record why the best address changed (debug peer-endpoint-changes)",
+		check:    (*diag).checkLostDirect,
+	},
+
+	// Beside the reason.
+	{
+		ID: ReasonFarHomeDERP, Role: RoleAlso, Paths: derpPaths,
+		Text: Text{"relay region is far",
+			"the relay {region} is {rl} away from here while {best} is {bl}: if the region is far from the peer too (its netcheck, or the control API's latencies), its home DERP choice may be wrong; if it is near the peer, the distance is the two ends' own. Tailscale's home choice weighs the DERP map's RegionScore and keeps the old home unless another is clearly faster, so a home that is not the nearest is not by itself a fault"},
+		Needs:      []Fact{{Field: "NetInfo.DERPLatency", Source: "localapi or netcheck"}},
+		Follows:    "net/netcheck/netcheck.go addReportHistoryAndSetPreferredDERP: latencies scaled by HomeParams.RegionScore, and stickiness (keep the old home unless the new one is 10 ms and a third faster)",
+		check:      (*diag).checkFarDERP,
+		boardCheck: (*diag).boardHomeDERP,
+	},
+	{
+		ID: ReasonPeerFarHomeDERP, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
+		Text:    Text{Summary: "the peer's home region is far from it"},
+		Needs:   []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: "localapi, control-api or peer-snapshot"}},
+		Follows: "net/netcheck/netcheck.go addReportHistoryAndSetPreferredDERP (RegionScore, stickiness)",
+		check:   (*diag).checkPeerHomeDERP,
+	},
+	{
+		ID: ReasonPeerOldClient, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
+		Text:    Text{Summary: "the peer's client predates peer relays"},
+		Needs:   []Fact{{Field: "Peer.Hostinfo.IPNVersion", Source: "localapi, control-api or peer-snapshot"}},
+		Follows: "wgengine/magicsock/magicsock.go capVerIsRelayCapable (capability version 121, Tailscale 1.86)",
+		check:   (*diag).checkPeerClient,
+	},
+	{
+		ID: ReasonDirectInTunnel, Role: RoleAlso, Paths: []PathKind{PathDirect},
+		Text: Text{"maybe inside another tunnel",
+			"the direct address {addr} is private, on none of this host's networks, and inside {route}, which {router} advertises: if this node accepts routes, the UDP may travel inside that WireGuard tunnel (WireGuard inside WireGuard). Small pings look fine, bulk transfers stall on the MTU. Reach the peer's LAN without the subnet router (or stop accepting that route here)"},
+		Needs:   []Fact{factCurAddr, factInterfaces, {Field: "Status.Peer.PrimaryRoutes", Source: SourceLocalAPI}},
+		Follows: "wgengine/magicsock/endpoint.go: a private candidate is tried like any other (betterAddr prefers it); the OS routes it, through tailscale0 when another peer's subnet route covers it",
+		check:   (*diag).checkDirectInTunnel,
+	},
+	{
+		ID: ReasonUnexplained, Role: RoleFallback, Paths: derpPaths,
+		Text: Text{"relayed; no checked cause holds",
+			"run a DISCO ping until direct (`tailscale ping {peer}`, or `tailpath status --probe`); if it never goes direct, look for a firewall dropping UDP on either end"},
+		Variants: map[string]Text{
+			"ipv6": {"relayed although both ends have IPv6",
+				"IPv4 NAT does not explain it: both ends have global IPv6 endpoints, which no NAT maps; check IPv6 reachability: inbound UDP over IPv6 on both hosts' and routers' firewalls, and `tailscale netcheck` (IPv6: yes) on both ends"},
+			"far": {"relayed; relay {region} is far ({rl} vs {bl})",
+				"run a DISCO ping until direct (`tailscale ping {peer}`, or `tailpath status --probe`); if it never goes direct, look for a firewall dropping UDP on either end; meanwhile the relay {region} is {rl} away from here while {best} is {bl}: if the region is far from the peer too, its home DERP choice may be wrong"},
+		},
+		Follows: "nothing in wgengine/magicsock explains the relayed path from the evidence read; the checks list what was looked at",
+	},
+
+	// This node itself, after the causes that touch peers' paths.
+	{
+		ID: ReasonSelfControlBreaking, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"the control connection keeps breaking mid-stream: check the WAN MTU or MSS clamping",
+			"large TLS records are cut or corrupted while small requests work: set the WAN MTU to what the path carries (PPPoE 1492, a tunnel less) or clamp TCP MSS to the path MTU on the router; a middlebox rewriting TLS does the same"},
+		Needs:   []Fact{{Field: "Log.ControlBreaks", Source: SourceLog}, {Field: "Log.TLSRecordErrors", Source: SourceLog}},
+		Follows: "control/controlclient/auto.go mapRoutine (report \"PollNetMap\"); ipn/ipnlocal setControlClientStatusLocked (\"Received error\"); logtail upload",
+		check:   (*diag).checkControlBreaking,
+	},
+	{
+		ID: ReasonSelfNetcheckFlaps, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"netcheck reports disagree over time: the network here changes under tailscaled",
+			"find what changes between the reports (Wi-Fi roaming, a second WAN or failover, a router that restarts, a VPN); the facts that flap are unknown until they settle"},
+		Needs:   []Fact{{Field: "Netcheck.Reports", Source: "netcheck"}},
+		Follows: "net/netcheck Client.GetReport (one report per run); wgengine/magicsock updateNetInfo",
+		check:   (*diag).checkNetcheckFlaps,
+	},
+	{
+		ID: ReasonSelfUPnPNotGateway, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"UPnP answered from a router that is not the gateway: no usable port mapping",
+			"enable UPnP, NAT-PMP or PCP on the gateway itself, or put the second router in bridge or access-point mode (a double NAT)"},
+		Needs:   []Fact{{Field: "Log.UPnP", Source: SourceLog}},
+		Follows: "net/portmapper Client.getUPnPPortMapping / receiveUPnP (\"UPnP discovery response from %v, but gateway IP is %v\")",
+		check:   (*diag).checkUPnPNotGateway,
+	},
+	{
+		ID: ReasonSelfNetworkChanges, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"the network here changed often: every change rebinds and re-probes every path",
+			"look at what keeps changing (Wi-Fi roaming, an interface that flaps, a VPN or Docker creating interfaces); paths relay until direct is found again after each change"},
+		Needs:   []Fact{{Field: "Log.LinkChanges", Source: SourceLog}},
+		Follows: "wgengine/userspace.go linkChange (\"LinkChange: major, rebinding\"); magicsock Rebind",
+		check:   (*diag).checkNetworkChanges,
+	},
+	{
+		ID: ReasonTailnetRangeCollision, Scope: ScopeSelf, Role: RoleCause,
+		Text: Text{"100.64.0.0/10 on another interface",
+			"interface {iface} has {addr}, inside 100.64.0.0/10, the range tailnet addresses come from: tailscaled routes that range into the tunnel and never advertises such an address as an endpoint, so whatever lives on {iface} (a carrier's CGNAT, another VPN) and the tailnet collide. Renumber that network, or keep its addresses out of the tailnet's (a custom IP pool for the tailnet in the admin console)"},
+		Needs:   []Fact{factInterfaces},
+		Follows: "net/netmon/state.go LocalAddresses skips tsaddr.IsTailscaleIP addresses; net/tsaddr CGNATRange is the tailnet's range",
+		check:   (*diag).checkRangeCollision,
+	},
+}
+
+// RulesMarkdown is the reason table as a Markdown table for
+// docs/diagnosis.md: id, scope and role ("self cause" for this node's
+// own verdict, "cause, self cause" for both), facts, and the Tailscale
+// code.
+func RulesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| # | id | role | facts (source) | rests on the peer | follows (Tailscale v1.102.5) |\n|---|---|---|---|---|---|\n")
+	for i, r := range rules {
+		role := [...]string{"state", "cause", "also", "fallback"}[r.Role]
+		switch r.Scope {
+		case ScopeSelf:
+			role = "self " + role
+		case ScopeBoth:
+			role += ", self " + role
+		}
+		if r.check == nil && r.boardCheck != nil {
+			role += " (board)"
+		}
+		var facts []string
+		for _, f := range r.Needs {
+			facts = append(facts, "`"+f.Field+"` ("+f.Source+")")
+		}
+		peer := ""
+		if r.PeerSide {
+			peer = "yes"
+		}
+		b.WriteString("| " + strconv.Itoa(i+1) + " | `" + string(r.ID) + "` | " + role + " | " + strings.Join(facts, ", ") +
+			" | " + peer + " | " + strings.ReplaceAll(r.Follows, "|", "\\|") + " |\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,85 @@
+package snapshot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tailpath/tailpath/probes"
+)
+
+// TestPastedVerdicts: what pasted text cannot show is unknown, never a
+// confident verdict (issue 17). Each input is in testdata/verdicts/, with
+// documentation addresses.
+func TestPastedVerdicts(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		file    string
+		peer    string
+		want    probes.ReasonID
+		notWant []probes.ReasonID
+		unknown string // a check that must read unknown
+		summary string
+	}{
+		// Item 6, its diagnosis half: tx > 0 with rx 0 means nothing ever
+		// answered (WireGuard's receive counter counts handshake replies
+		// too), whatever the NAT: never a NAT verdict.
+		{file: "rx-zero.txt", peer: "nas", want: probes.ReasonNoHandshake,
+			notWant: []probes.ReasonID{probes.ReasonLocalHardNAT}, summary: "nothing ever answered (rx 0)"},
+		// Item 7: an empty Relay is exempted by a recent handshake
+		// (magicsock endpoint.send falls back to the region the peer last
+		// wrote from), which pasted text cannot show: unknown.
+		{file: "relay-empty.txt", peer: "nas", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonNoHomeDERP}, unknown: "Status.Relay"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", "verdicts", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Parse([]Raw{{Name: tt.file, Data: b}}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls, err := f.Diagnose(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p *probes.Peer
+			for i := range ls.Peers {
+				if ls.Peers[i].Name == tt.peer {
+					p = &ls.Peers[i]
+				}
+			}
+			if p == nil {
+				t.Fatalf("no peer %s in %+v", tt.peer, ls.Peers)
+			}
+			v := p.Verdict
+			if v.Reason != tt.want {
+				t.Errorf("reason %s, want %s; checks %+v", v.Reason, tt.want, v.Checks)
+			}
+			for _, r := range tt.notWant {
+				if v.Reason == r {
+					t.Errorf("reason %s, which pasted text cannot support", r)
+				}
+			}
+			if tt.summary != "" && v.Summary != tt.summary {
+				t.Errorf("summary %q, want %q", v.Summary, tt.summary)
+			}
+			if tt.unknown != "" {
+				found := false
+				for _, c := range v.Checks {
+					if c.Field == tt.unknown && c.Mark() == probes.CheckUnknown {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("%s is not an unknown check: %+v", tt.unknown, v.Checks)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,53 @@
+package peers
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tailpath/tailpath/probes"
+)
+
+// TestListProbeKey: P, once SetProbe gave it an action, hands the relayed
+// peers to it; the status line follows the probe's progress, and P stays
+// off while it runs.
+func TestListProbeKey(t *testing.T) {
+	l := newTestList(t)
+	if l.keys.Probe.Enabled() {
+		t.Fatal("P enabled without SetProbe")
+	}
+	var got []probes.Peer
+	l.SetProbe(func(peers []probes.Peer) tea.Cmd {
+		got = peers
+		return nil
+	})
+	want := len(l.relayed())
+	if want == 0 || !l.keys.Probe.Enabled() {
+		t.Fatalf("%d relayed peers, P enabled %v; the fixture has relayed peers", want, l.keys.Probe.Enabled())
+	}
+	send(l, "P")
+	if len(got) != want {
+		t.Fatalf("P probed %d peers, want the %d relayed", len(got), want)
+	}
+	for _, p := range got {
+		if p.Path.Kind != probes.PathDERP && p.Path.Kind != probes.PathPeerRelay {
+			t.Errorf("probed %s, whose path is %s", p.Name, p.Path.Kind)
+		}
+	}
+	l.Update(probes.ProbeProgress{Total: want, Done: 1, Peer: got[0].Name})
+	if v := l.View(); !strings.Contains(v, "probing 1/") {
+		t.Errorf("status line lacks the progress:\n%s", v)
+	}
+	if l.keys.Probe.Enabled() {
+		t.Error("P enabled while a probe runs")
+	}
+	l.Update(probes.ProbeProgress{Total: want, Done: want, Direct: 1, Finished: true, Elapsed: 3200 * time.Millisecond})
+	if v := l.View(); !strings.Contains(v, "probed") || !strings.Contains(v, "1 direct") {
+		t.Errorf("status line lacks the outcome:\n%s", v)
+	}
+	if !l.keys.Probe.Enabled() {
+		t.Error("P disabled after the probe finished")
+	}
+}
