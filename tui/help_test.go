@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
@@ -26,5 +27,27 @@ func TestHelpKeepsQuit(t *testing.T) {
 	}
 	if w := ansi.StringWidth(last); w > 80 {
 		t.Errorf("help line is %d columns wide: %q", w, last)
+	}
+}
+
+// TestFullHelpFitsAt80: with every Peers key on (the control API's r, the
+// probe's P, as in the demo), the full help (?) at 80 columns keeps its
+// last column, the keys every pane shares, whole: no column is cut to "…".
+func TestFullHelpFitsAt80(t *testing.T) {
+	opts := testOptions()
+	opts.RefreshPeerSide = func() tea.Cmd { return nil }
+	opts.Probe = func([]probes.Peer) tea.Cmd { return nil }
+	snap := peerstest.Snapshot()
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, link.Of(&snap), keyMsg("?"))
+	s := screen(m)
+	for _, want := range []string{"shift+tab prev pane", "q         quit", "P     probe"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("full help at 80 columns lacks %q:\n%s", want, s)
+		}
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, "enter details") && strings.Contains(line, "…") {
+			t.Errorf("full help at 80 columns cuts a column: %q", line)
+		}
 	}
 }
