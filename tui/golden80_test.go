@@ -129,7 +129,7 @@ func TestGoldenAround80(t *testing.T) {
 func goldenEveryTab(t *testing.T, w, h int) {
 	st := common.DefaultStyles()
 	to := tuningOptions(t)
-	report := tuning.Gather(context.Background(), to)
+	report := tuning.ReportMsg(to.Control().Read(context.Background()))
 	if report.Err != nil {
 		t.Fatal(report.Err)
 	}

@@ -1,7 +1,8 @@
 // Package app wires tailpath's sources to its dashboard: the tailscaled
 // source (probes/localapi), a board (devlink) and the host's TCP tuning (sysctl)
-// each feed a tea.Program running tui's root model, with the panes in one
-// declared order. Tailscaled's snapshots and the board's state meet in one
+// are run by one Sources and relayed to a Sink: a tea.Program running tui's
+// root model (TeaSink), with the panes in one declared order, or serve's
+// metrics store. Tailscaled's snapshots and the board's state meet in one
 // link.Linker on the way, so the Peers and Detail panes get linked
 // snapshots (the board's peer diagnosed with its evidence, path changes). The dashboard and demo commands build a Dashboard and
 // call Run; nothing here registers itself or keeps package state.
@@ -17,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -49,11 +49,6 @@ const LogKeep = 20000
 // TuningInterval is how often the dashboard re-reads the host's tuning and
 // tailnet TCP connections.
 const TuningInterval = 5 * time.Second
-
-// Feed relays one source's events into the program with send until ctx
-// ends. A board's feed also gives its state to the Linker, and sends the
-// linked snapshot when the board's evidence changed.
-type Feed func(ctx context.Context, linker *link.Linker, send func(tea.Msg))
 
 // Dashboard is everything one run of the TUI is wired from. The dashboard
 // command builds one from the local tailscaled and flags; the demo from the
@@ -96,11 +91,11 @@ type Dashboard struct {
 }
 
 // Panes returns the panes after Peers and Detail, in tab order (Device,
-// Log, Tuning: each only when its source is set), and the feeds that keep
-// them fed. It starts nothing.
-func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
+// Log, Tuning: each only when its source is set), and the sources that
+// keep them fed, without tailscaled's (Run adds it). It starts nothing.
+func (d *Dashboard) Panes() ([]common.Pane, Sources) {
 	var panes []common.Pane
-	var feeds []Feed
+	var srcs Sources
 	if src := d.Device; src != nil {
 		st := common.DefaultStyles() // the root sends the terminal's (common.StylesMsg)
 		dev := device.New(st, nil)
@@ -116,26 +111,14 @@ func (d *Dashboard) Panes() ([]common.Pane, []Feed) {
 			lp.SetConsole(src.Link.Send, eol)
 		}
 		panes = append(panes, dev, lp)
-		feeds = append(feeds, func(ctx context.Context, linker *link.Linker, send func(tea.Msg)) {
-			for ev := range src.Run(ctx) {
-				send(ev)
-				if ls, changed := linker.SetDevice(&ev.State); changed {
-					send(ls)
-				}
-			}
-		})
+		srcs.Device = src
 	}
 	if d.Tuning != nil {
-		opts := *d.Tuning
-		if opts.Interval == 0 {
-			opts.Interval = TuningInterval
-		}
-		panes = append(panes, tuning.New(opts))
-		feeds = append(feeds, func(ctx context.Context, _ *link.Linker, send func(tea.Msg)) {
-			tuning.Source(ctx, opts, send)
-		})
+		panes = append(panes, tuning.New(*d.Tuning))
+		c := d.Tuning.Control()
+		srcs.Tuning, srcs.TuningEvery = &c, TuningInterval
 	}
-	return panes, feeds
+	return panes, srcs
 }
 
 // Prober is the dashboard's P: probes/probe.Run within its limits (10
@@ -200,7 +183,8 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	var linker link.Linker
 	sopts := d.SourceOptions()
 	src := localapi.NewSource(d.Client, sopts)
-	panes, feeds := d.Panes()
+	panes, srcs := d.Panes()
+	srcs.Probes = src
 	opts := tui.Options{
 		Title: d.Title,
 		Panes: panes,
@@ -252,23 +236,14 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		tea.WithColorProfile(termcolor.Profile(termcolor.Auto, stdout, os.Environ())),
 	)
 
-	var wg sync.WaitGroup
-	events := src.Run(ctx)
-	wg.Add(1)
+	relayed := make(chan struct{})
 	go func() {
-		defer wg.Done()
-		RelayProbes(events, &linker, p.Send)
+		defer close(relayed)
+		srcs.Run(ctx, &linker, TeaSink(p.Send))
 	}()
-	for _, feed := range feeds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			feed(ctx, &linker, p.Send)
-		}()
-	}
 	_, err := p.Run()
 	cancel()
-	wg.Wait()
+	<-relayed
 	for _, c := range d.Closers {
 		c()
 	}
@@ -278,17 +253,4 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	return nil
-}
-
-// RelayProbes sends the tailscaled source's events until the channel
-// closes: each snapshot through linker, as a *link.Snapshot; status and
-// ping results as they are.
-func RelayProbes(events <-chan probes.Event, linker *link.Linker, send func(tea.Msg)) {
-	for ev := range events {
-		if s, ok := ev.(*probes.Snapshot); ok {
-			send(linker.SetSnapshot(s))
-			continue
-		}
-		send(ev)
-	}
 }

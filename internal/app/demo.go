@@ -21,6 +21,7 @@ import (
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui/tuning"
 	"tailscale.com/tailcfg"
 )
@@ -279,11 +280,11 @@ func demoTuning(l *lab.Lab) (tuning.Options, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return tuning.Options{}, fmt.Errorf("demo: tuning sandbox: %w", err)
 	}
-	opts, err := tuning.SeedNAS(dir)
+	c, err := tune.SeedNASControl(dir)
 	if err != nil {
 		return tuning.Options{}, fmt.Errorf("demo: tuning sandbox: %w", err)
 	}
-	return opts, nil
+	return tuning.OptionsFor(c), nil
 }
 
 // relabelScenario replaces whole tailnet addresses in the capture (from →

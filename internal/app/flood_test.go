@@ -165,7 +165,7 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &floodRig{handled: make(chan time.Time, 16), cancel: cancel, done: make(chan error, 1)}
 	d := Dashboard{Device: &devlink.Source{Replay: replay}}
-	panes, feeds := d.Panes()
+	panes, srcs := d.Panes()
 	root := tui.New(tui.Options{Title: "flood", Panes: panes})
 	kr, kw := io.Pipe()
 	r.keys = kw
@@ -193,13 +193,7 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 		r.done <- err
 	}()
 	r.p.Send(tea.WindowSizeMsg{Width: 160, Height: 48})
-	for _, feed := range feeds {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			feed(ctx, &r.linker, r.p.Send)
-		}()
-	}
+	r.wg.Go(func() { srcs.Run(ctx, &r.linker, TeaSink(r.p.Send)) })
 	return r
 }
 

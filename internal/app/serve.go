@@ -118,16 +118,13 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 		MeasureDERP: localapi.MeasureDERPLatency,
 		PeerSide:    s.PeerSide,
 	})
+	srcs := Sources{Probes: src, Device: s.Device, DeviceRetry: ServeBoardRetry}
+	if s.Tuning != nil {
+		srcs.Tuning, srcs.TuningEvery = &tune.Control{Inputs: *s.Tuning}, ServeTuningInterval
+	}
 	var wg sync.WaitGroup
 	var linker link.Linker
-	events := src.Run(ctx)
-	wg.Go(func() { s.relayProbes(events, &linker) })
-	if s.Device != nil {
-		wg.Go(func() { s.relayBoard(ctx, &linker) })
-	}
-	if s.Tuning != nil {
-		wg.Go(func() { s.readTuning(ctx) })
-	}
+	wg.Go(func() { srcs.Run(ctx, &linker, &serveSink{s: s}) })
 	if s.PingEvery > 0 {
 		wg.Go(func() { s.pingLoop(ctx) })
 	}
@@ -173,26 +170,36 @@ func (s *Serve) logf(format string, a ...any) {
 	}
 }
 
-// relayProbes stores tailscaled's snapshots (linked) and status until the
-// channel closes, logging when it goes down and comes back.
-func (s *Serve) relayProbes(events <-chan probes.Event, linker *link.Linker) {
-	up, seen := false, false
-	for ev := range events {
-		switch ev := ev.(type) {
-		case *probes.Snapshot:
-			s.store.SetSnapshot(linker.SetSnapshot(ev))
-		case probes.SourceStatus:
-			s.store.SetSource(ev)
-			if ev.Up != up || !seen {
-				if ev.Up {
-					s.logf("tailscaled up")
-				} else {
-					s.logf("tailscaled down: %s (retrying; tailpath_tailscaled_up is 0)", ev.Err)
-				}
-			}
-			up, seen = ev.Up, true
+// serveSink keeps the sources' newest values in serve's metrics store,
+// logging when tailscaled, the board or the tuning goes down and comes
+// back.
+type serveSink struct {
+	s *Serve
+
+	mu         sync.Mutex
+	up, seen   bool   // tailscaled's last state, once one was seen
+	boardLog   string // the last line logged about the board
+	tuningFail bool
+}
+
+func (k *serveSink) Snapshot(ls *link.Snapshot) { k.s.store.SetSnapshot(ls) }
+
+func (k *serveSink) Event(ev probes.Event) {
+	st, ok := ev.(probes.SourceStatus)
+	if !ok {
+		return // serve pings on its own (pingLoop); no dashboard ping runs here
+	}
+	k.s.store.SetSource(st)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if st.Up != k.up || !k.seen {
+		if st.Up {
+			k.s.logf("tailscaled up")
+		} else {
+			k.s.logf("tailscaled down: %s (retrying; tailpath_tailscaled_up is 0)", st.Err)
 		}
 	}
+	k.up, k.seen = st.Up, true
 }
 
 // ServeBoardRetry is how often `tailpath serve` tries again to open a
@@ -201,72 +208,36 @@ func (s *Serve) relayProbes(events <-chan probes.Event, linker *link.Linker) {
 // it by itself after an unplug.
 const ServeBoardRetry = 2 * time.Second
 
-// relayBoard stores the board's states, re-linking the snapshot when its
-// evidence changed, until ctx ends; when the port cannot be opened at all
-// it tries again every ServeBoardRetry (a daemon may start before the
-// board is plugged in). It logs the link's state whenever it changes.
-func (s *Serve) relayBoard(ctx context.Context, linker *link.Linker) {
-	logged := ""
-	for {
-		var openErr error
-		for ev := range s.Device.Run(ctx) {
-			st := &ev.State
-			s.store.SetBoard(st)
-			if ls, changed := linker.SetDevice(st); changed {
-				s.store.SetSnapshot(ls)
-			}
-			msg := "board down (tailpath_board_up is 0)"
-			switch {
-			case ev.Err != nil:
-				openErr = ev.Err
-				msg = fmt.Sprintf("board down: %v; trying again every %v (tailpath_board_up is 0)", ev.Err, ServeBoardRetry)
-			case st.Link.Up:
-				msg = "board up on " + st.Link.Port
-			case st.Link.Err != nil:
-				msg = fmt.Sprintf("board down: %v (tailpath_board_up is 0)", st.Link.Err)
-			}
-			if msg != logged {
-				s.logf("%s", msg)
-				logged = msg
-			}
-		}
-		if openErr == nil || ctx.Err() != nil {
-			return // ctx ended, or a replay reached its end
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(ServeBoardRetry):
-		}
+func (k *serveSink) Board(ev devlink.Event) {
+	st := &ev.State
+	k.s.store.SetBoard(st)
+	msg := "board down (tailpath_board_up is 0)"
+	switch {
+	case ev.Err != nil:
+		msg = fmt.Sprintf("board down: %v; trying again every %v (tailpath_board_up is 0)", ev.Err, ServeBoardRetry)
+	case st.Link.Up:
+		msg = "board up on " + st.Link.Port
+	case st.Link.Err != nil:
+		msg = fmt.Sprintf("board down: %v (tailpath_board_up is 0)", st.Link.Err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if msg != k.boardLog {
+		k.s.logf("%s", msg)
+		k.boardLog = msg
 	}
 }
 
-// readTuning reads the host's tuning now and every ServeTuningInterval
-// until ctx ends.
-func (s *Serve) readTuning(ctx context.Context) {
-	t := time.NewTicker(ServeTuningInterval)
-	defer t.Stop()
-	failing := false
-	for {
-		gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		r, err := tune.Gather(gctx, *s.Tuning)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		s.store.SetTuning(r, err)
-		if (err != nil) != failing {
-			failing = err != nil
-			if failing {
-				s.logf("tuning: %v (tailpath_tuning_up is 0)", err)
-			} else {
-				s.logf("tuning readable again")
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+func (k *serveSink) Tuning(r tune.Reading) {
+	k.s.store.SetTuning(r.Report, r.Err)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if (r.Err != nil) != k.tuningFail {
+		k.tuningFail = r.Err != nil
+		if k.tuningFail {
+			k.s.logf("tuning: %v (tailpath_tuning_up is 0)", r.Err)
+		} else {
+			k.s.logf("tuning readable again")
 		}
 	}
 }

@@ -27,7 +27,7 @@ const userspaceRoot = "../../sysctl/testdata/roots/dsm-7.2-userspace"
 func paneCases(t *testing.T) map[string]Options {
 	t.Helper()
 	sample, _ := fixture(t, true)
-	seed, err := SeedNAS(t.TempDir())
+	seed, err := seedNAS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,22 +2,19 @@
 // the bandwidth-delay arithmetic, BBR availability and why not, the qdisc,
 // the tailscale0 link, and the tailnet TCP connections with their verdicts;
 // one key applies the recommendation (after a confirm dialog showing the
-// exact change), one reverts. All I/O runs in commands or in Source, never in
-// Update or View; the logic is in sysctl and sysctl/tune.
+// exact change), one reverts. The pane does no I/O of its own: the host is
+// read and changed by sysctl/tune's Control (in commands, never in Update
+// or View), and the logic is in sysctl and sysctl/tune.
 //
 // Wiring: p := tuning.New(opts) goes in tui.Options.Panes; run
-// go tuning.Source(ctx, opts, program.Send) beside the program (or send
-// p.Refresh()'s message once) so ReportMsg values arrive; the root
-// broadcasts them and the pane's own AppliedMsg to every pane. For the
-// demo, opts come from tuning.Sandbox(tempDir, inputs).
+// opts.Control().Watch beside the program (internal/app does) and send
+// each reading as a ReportMsg, or send p.Refresh()'s message once; the
+// root broadcasts them and the pane's own AppliedMsg to every pane. For
+// the demo, opts come from tuning.OptionsFor(tune.Sandbox(dir, inputs)).
 package tuning
 
 import (
 	"context"
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -30,28 +27,10 @@ import (
 // Title is the pane's tab label.
 const Title = "Tuning"
 
-// DemoSource labels the inputs Sandbox was given without a source: they are
-// the demo's own settings, not flags the person passed or measurements.
-const DemoSource = "demo setting"
-
-// gatherTimeout bounds one gathering (sysctls, BBR, sock_diag), so a stuck
-// netlink dump cannot stall the pane's refreshes.
-const gatherTimeout = 5 * time.Second
-
-// DefaultInterval is how often Source re-reads the host.
-const DefaultInterval = 2 * time.Second
-
-// ReportMsg is one gathering of the host's tuning (from Source or from the
-// pane's own refresh after apply/revert). Broadcast it to the pane.
-type ReportMsg struct {
-	Report tune.Report
-	// Err is why gathering failed (not Linux, no /proc); Report is then partial.
-	Err error
-	// State is the revert record; nil when there is none.
-	State *sysctl.State
-	// StateErr is a corrupt or unreadable state file (not a missing one).
-	StateErr error
-}
+// ReportMsg is one reading of the host's tuning (from the dashboard's
+// watch or from the pane's own refresh after apply/revert). Broadcast it
+// to the pane.
+type ReportMsg tune.Reading
 
 // AppliedMsg is the outcome of an apply or revert the pane started.
 type AppliedMsg struct {
@@ -60,15 +39,14 @@ type AppliedMsg struct {
 	Err    error
 }
 
-// Options configure the pane and its Source.
+// Options configure the pane.
 type Options struct {
 	// Inputs are what to read and recommend for (see tune.Inputs); Inputs.Sandbox labels the pane "sandbox".
 	Inputs tune.Inputs
 	// StatePath is the revert state file; "" means Inputs.Host.StatePath().
 	StatePath string
-	// Interval is Source's refresh period; 0 means DefaultInterval.
-	Interval time.Duration
-	// IsRoot reports whether applying is allowed; nil means euid 0 or a sandbox.
+	// IsRoot reports whether applying is allowed; nil means
+	// tune.Control.MayChange (euid 0 or a sandbox).
 	IsRoot func() bool
 	// Now is the clock for "updated … ago"; nil means time.Now.
 	Now func() time.Time
@@ -81,96 +59,31 @@ type Options struct {
 	Snapshot string
 }
 
-func (o Options) statePath() string {
-	if o.StatePath != "" {
-		return o.StatePath
-	}
-	return o.Inputs.Host.StatePath()
+// OptionsFor returns Options for the host c reads and changes.
+func OptionsFor(c tune.Control) Options {
+	return Options{Inputs: c.Inputs, StatePath: c.StatePath}
 }
 
-// Gather reads the host once (tune.Gather plus the revert state file). It
-// does I/O: call it from a command or a goroutine.
-func Gather(ctx context.Context, o Options) ReportMsg {
-	var m ReportMsg
-	m.Report, m.Err = tune.Gather(ctx, o.Inputs)
-	st, err := sysctl.LoadState(o.statePath())
-	switch {
-	case err == nil:
-		m.State = &st
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		m.StateErr = err
-	}
-	return m
+// Control is the host these options read and change.
+func (o Options) Control() tune.Control {
+	return tune.Control{Inputs: o.Inputs, StatePath: o.StatePath}
 }
 
-// Source re-reads the host every Interval and sends a ReportMsg, until ctx
-// ends. main runs it beside the program and relays with Program.Send.
-func Source(ctx context.Context, o Options, send func(tea.Msg)) {
-	every := o.Interval
-	if every <= 0 {
-		every = DefaultInterval
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		gctx, cancel := context.WithTimeout(ctx, gatherTimeout)
-		m := Gather(gctx, o)
-		cancel()
-		send(m)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
+func (o Options) statePath() string { return o.Control().StateFile() }
 
-// Sandbox copies the real host's tuning keys into dir (see
-// sysctl.NewSandbox) and returns Options reading and writing only there,
-// labelled "sandbox", with the state file inside dir: for `tailpath demo`.
-// sample is true when the real /proc was unreadable and stock values were used.
-// A non-zero in.Bandwidth or in.RTT without a source is labelled DemoSource.
-func Sandbox(dir string, in tune.Inputs) (o Options, sample bool, err error) {
-	h, sample, err := sysctl.NewSandbox(dir, sysctl.Host{})
-	if err != nil {
-		return Options{}, false, err
-	}
-	if in.Bandwidth != 0 && in.BandwidthSource == "" {
-		in.BandwidthSource = DemoSource
-	}
-	if in.RTT != 0 && in.RTTSource == "" {
-		in.RTTSource = DemoSource
-	}
-	in.Host, in.Sandbox = h, true
-	return Options{Inputs: in, StatePath: filepath.Join(dir, "var", "lib", "tailpath", "tune-state.json")}, sample, nil
-}
-
-// SeedNAS writes the seed case's NAS under dir (see tune.SeedNAS: DSM on
-// Linux 4.4, no BBR, 20 ms, recorded connections) and returns Options
-// reading and writing only there, labelled "sandbox", with the state file
-// inside dir: the demo's Tuning tab.
-func SeedNAS(dir string) (Options, error) {
-	in, err := tune.SeedNAS(dir)
-	if err != nil {
-		return Options{}, err
-	}
-	return Options{Inputs: in, StatePath: filepath.Join(dir, "var", "lib", "tailpath", "tune-state.json")}, nil
-}
-
-// refreshCmd gathers once as a command.
+// refreshCmd reads the host once, as a command.
 func refreshCmd(o Options) tea.Cmd {
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), gatherTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), tune.ReadTimeout)
 		defer cancel()
-		return Gather(ctx, o)
+		return ReportMsg(o.Control().Read(ctx))
 	}
 }
 
 // applyCmd applies changes, recording them for revert.
 func applyCmd(o Options, changes []sysctl.Change, ccOK func(string) bool) tea.Cmd {
 	return func() tea.Msg {
-		res, err := sysctl.ApplyRecorded(o.Inputs.Host, changes, ccOK, o.statePath())
+		res, err := o.Control().Apply(changes, ccOK)
 		return AppliedMsg{Result: res, Err: err}
 	}
 }
@@ -178,7 +91,7 @@ func applyCmd(o Options, changes []sysctl.Change, ccOK func(string) bool) tea.Cm
 // revertCmd restores the recorded values.
 func revertCmd(o Options) tea.Cmd {
 	return func() tea.Msg {
-		res, err := sysctl.Revert(o.Inputs.Host, o.statePath())
+		res, err := o.Control().Revert()
 		return AppliedMsg{Revert: true, Result: res, Err: err}
 	}
 }
@@ -187,6 +100,6 @@ func defaultIsRoot(o Options) func() bool {
 	if o.IsRoot != nil {
 		return o.IsRoot
 	}
-	root := o.Inputs.Sandbox || os.Geteuid() == 0
+	root := o.Control().MayChange()
 	return func() bool { return root }
 }

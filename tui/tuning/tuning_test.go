@@ -62,7 +62,7 @@ func fixture(t *testing.T, root bool) (Options, sysctl.Host) {
 
 func gather(t *testing.T, o Options) ReportMsg {
 	t.Helper()
-	m := Gather(context.Background(), o)
+	m := ReportMsg(o.Control().Read(context.Background()))
 	if m.Err != nil {
 		t.Fatal(m.Err)
 	}
@@ -264,19 +264,20 @@ func TestPaneErrorAndStale(t *testing.T) {
 }
 
 func TestSandbox(t *testing.T) {
-	o, _, err := Sandbox(t.TempDir(), tune.Inputs{Bandwidth: 1e9, RTT: 50 * time.Millisecond})
+	c, _, err := tune.Sandbox(t.TempDir(), tune.Inputs{Bandwidth: 1e9, RTT: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := OptionsFor(c)
 	o.Inputs.Conns = func(context.Context) ([]sockdiag.Conn, error) { return nil, nil }
 	o.Inputs.Link = func(string) (sockdiag.Link, error) { return sockdiag.Link{}, sockdiag.ErrNoLink }
-	m := Gather(context.Background(), o)
+	m := ReportMsg(o.Control().Read(context.Background()))
 	if m.Err != nil || !m.Report.Sandbox || !strings.HasPrefix(o.StatePath, filepath.Dir(filepath.Dir(o.Inputs.Host.Proc))) {
 		t.Fatalf("sandbox gather: %+v %v (state %s)", m.Report.Sandbox, m.Err, o.StatePath)
 	}
 	// The demo passes no flags: its inputs are labelled as its own, not as --bandwidth/--rtt.
 	tg := m.Report.Rec.Target
-	if diff := cmp.Diff([]string{DemoSource, DemoSource}, []string{tg.BandwidthSource, tg.RTTSource}); diff != "" {
+	if diff := cmp.Diff([]string{tune.DemoSource, tune.DemoSource}, []string{tg.BandwidthSource, tg.RTTSource}); diff != "" {
 		t.Errorf("sources (-want +got):\n%s", diff)
 	}
 	p := New(o)
@@ -436,7 +437,7 @@ func TestHelpRevert(t *testing.T) {
 // trouble; applying in its sandbox turns the upload into the one recorded
 // with the raised tcp_wmem.
 func TestSeedNASPane(t *testing.T) {
-	o, err := SeedNAS(t.TempDir())
+	o, err := seedNAS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,4 +476,10 @@ func TestWrapWords(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+}
+
+// seedNAS is the demo's Tuning pane's options: the seed NAS in dir.
+func seedNAS(dir string) (Options, error) {
+	c, err := tune.SeedNASControl(dir)
+	return OptionsFor(c), err
 }

@@ -52,7 +52,6 @@ func TestDashboardOnLab(t *testing.T) {
 	srcCtx, stopSrc := context.WithCancel(ctx)
 	defer stopSrc()
 	src := localapi.NewSource(l.Observer(), localapi.SourceOptions{Interval: 500 * time.Millisecond})
-	events := src.Run(srcCtx)
 
 	m := tui.New(tui.Options{
 		Title: "tailpath (lab tailnet)",
@@ -66,7 +65,7 @@ func TestDashboardOnLab(t *testing.T) {
 	go func() {
 		defer close(relayed)
 		var linker link.Linker
-		app.RelayProbes(events, &linker, tm.Send)
+		app.Sources{Probes: src}.Run(srcCtx, &linker, app.TeaSink(tm.Send))
 	}()
 
 	// waitFor waits until re matches a frame drawn (or the last one).

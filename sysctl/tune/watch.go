@@ -1,0 +1,145 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tailpath/tailpath/sysctl"
+)
+
+// The host side of the dashboard's Tuning pane and of serve's tuning
+// metrics: reading the host (with its revert record) once or on a ticker,
+// applying and reverting. The pane (tui/tuning) renders Readings and asks a
+// Control to act; it does no I/O itself.
+
+// ReadTimeout bounds one reading (sysctls, BBR, sock_diag), so a stuck
+// netlink dump cannot stall the refreshes.
+const ReadTimeout = 5 * time.Second
+
+// DemoSource labels the inputs Sandbox was given without a source: they are
+// the demo's own settings, not flags the person passed or measurements.
+const DemoSource = "demo setting"
+
+// Reading is one reading of the host's tuning: the report and the revert
+// record beside it.
+type Reading struct {
+	Report Report
+	// Err is why gathering failed (not Linux, no /proc); Report is then partial.
+	Err error
+	// State is the revert record; nil when there is none.
+	State *sysctl.State
+	// StateErr is a corrupt or unreadable state file (not a missing one).
+	StateErr error
+}
+
+// Control reads and changes one host's tuning: the real one, a `--root`
+// copy or the demo's sandbox. Its methods do I/O; call them from a
+// command or a goroutine.
+type Control struct {
+	// Inputs are what to read and recommend for; Inputs.Sandbox marks a
+	// copy, which anyone may change.
+	Inputs Inputs
+	// StatePath is the revert state file; "" means Inputs.Host.StatePath().
+	StatePath string
+}
+
+// StateFile is the revert state file Apply writes and Revert reads.
+func (c Control) StateFile() string {
+	if c.StatePath != "" {
+		return c.StatePath
+	}
+	return c.Inputs.Host.StatePath()
+}
+
+// Read reads the host once (Gather plus the revert state file).
+func (c Control) Read(ctx context.Context) Reading {
+	var m Reading
+	m.Report, m.Err = Gather(ctx, c.Inputs)
+	st, err := sysctl.LoadState(c.StateFile())
+	switch {
+	case err == nil:
+		m.State = &st
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		m.StateErr = err
+	}
+	return m
+}
+
+// Watch reads the host now and every interval (each reading bounded by
+// ReadTimeout) and hands each Reading to sink, until ctx ends.
+func (c Control) Watch(ctx context.Context, interval time.Duration, sink func(Reading)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, ReadTimeout)
+		m := c.Read(rctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		sink(m)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Apply writes changes, recording the values they replace for Revert.
+func (c Control) Apply(changes []sysctl.Change, ccOK func(string) bool) (sysctl.ApplyResult, error) {
+	return sysctl.ApplyRecorded(c.Inputs.Host, changes, ccOK, c.StateFile())
+}
+
+// Revert restores the recorded values.
+func (c Control) Revert() (sysctl.ApplyResult, error) {
+	return sysctl.Revert(c.Inputs.Host, c.StateFile())
+}
+
+// MayChange reports whether applying is allowed: in a sandbox, or as root.
+func (c Control) MayChange() bool {
+	return c.Inputs.Sandbox || os.Geteuid() == 0
+}
+
+// Sandbox copies the real host's tuning keys into dir (see
+// sysctl.NewSandbox) and returns a Control reading and writing only there,
+// labelled "sandbox", with the state file inside dir: for `tailpath demo`.
+// sample is true when the real /proc was unreadable and stock values were
+// used. A non-zero in.Bandwidth or in.RTT without a source is labelled
+// DemoSource.
+func Sandbox(dir string, in Inputs) (c Control, sample bool, err error) {
+	h, sample, err := sysctl.NewSandbox(dir, sysctl.Host{})
+	if err != nil {
+		return Control{}, false, err
+	}
+	if in.Bandwidth != 0 && in.BandwidthSource == "" {
+		in.BandwidthSource = DemoSource
+	}
+	if in.RTT != 0 && in.RTTSource == "" {
+		in.RTTSource = DemoSource
+	}
+	in.Host, in.Sandbox = h, true
+	return Control{Inputs: in, StatePath: sandboxState(dir)}, sample, nil
+}
+
+// SeedNASControl writes the seed case's NAS under dir (see SeedNAS: DSM on
+// Linux 4.4, no BBR, 20 ms, recorded connections) and returns a Control
+// reading and writing only there, labelled "sandbox", with the state file
+// inside dir: the demo's Tuning tab.
+func SeedNASControl(dir string) (Control, error) {
+	in, err := SeedNAS(dir)
+	if err != nil {
+		return Control{}, err
+	}
+	return Control{Inputs: in, StatePath: sandboxState(dir)}, nil
+}
+
+// sandboxState is a sandbox's revert state file, inside it.
+func sandboxState(dir string) string {
+	return filepath.Join(dir, "var", "lib", "tailpath", "tune-state.json")
+}
