@@ -147,7 +147,8 @@ func answerTerminal(ptmx *os.File, out *syncBuffer) {
 // answer gets frames as before. Bubble Tea asks only outside SSH (no
 // SSH_TTY) unless TERM names a terminal it knows (kitty, ghostty, wezterm,
 // alacritty, rio) or WT_SESSION is set (shouldQuerySynchronizedOutput in
-// tea.go); an SSH session on another terminal draws unsynchronised.
+// tea.go); in an SSH session it does not ask, the dashboard turns the mode
+// on itself (app.syncOverSSH), and every frame is wrapped.
 func TestDashboardSynchronizedOutput(t *testing.T) {
 	snap, err := filepath.Abs("probes/snapshot/testdata/both-hard-nat.json")
 	if err != nil {
@@ -163,7 +164,7 @@ func TestDashboardSynchronizedOutput(t *testing.T) {
 	}{
 		{"answers", nil, true, true, true},
 		{"silent", nil, false, true, false},
-		{"ssh", []string{"SSH_TTY=/dev/pts/9"}, true, false, false},
+		{"ssh", []string{"SSH_TTY=/dev/pts/9"}, false, false, true},
 		{"ssh-kitty", []string{"SSH_TTY=/dev/pts/9", "TERM=xterm-kitty"}, true, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

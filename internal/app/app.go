@@ -17,13 +17,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
-	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/hostnet"
@@ -220,21 +218,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		}
 	}
 	model := tui.New(opts)
-	// The alternate screen, mouse mode and cursor are the model's View's.
-	p := tea.NewProgram(model,
-		tea.WithContext(ctx),
-		// SIGINT and SIGTERM end ctx (main's signal.NotifyContext), which
-		// ends the program. Bubble Tea's own handler would race it: it
-		// blocks sending QuitMsg to a program ctx already stopped, and
-		// Run waits for it for ever, in the alternate screen.
-		tea.WithoutSignalHandler(),
-		input,
-		tea.WithOutput(stdout),
-		tea.WithFPS(FPS),
-		// NO_COLOR, CLICOLOR and CLICOLOR_FORCE as the headless commands
-		// read them (styles render full colour; this brings it down).
-		tea.WithColorProfile(termcolor.Profile(termcolor.Auto, stdout, os.Environ())),
-	)
+	p := newProgram(ctx, model, input, stdout)
 
 	relayed := make(chan struct{})
 	go func() {

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
@@ -86,9 +84,7 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 	if err != nil {
 		return err
 	}
-	// Signals end ctx, which ends the program (see Run).
-	p := tea.NewProgram(model, tea.WithContext(ctx), tea.WithoutSignalHandler(), input, tea.WithOutput(stdout), tea.WithFPS(FPS),
-		tea.WithColorProfile(termcolor.Profile(termcolor.Auto, stdout, os.Environ())))
+	p := newProgram(ctx, model, input, stdout)
 	go func() {
 		for _, m := range msgs {
 			p.Send(m)
