@@ -71,7 +71,20 @@ type Fact struct {
 	// telemetry), "probe" (a DISCO ping run), "tailpath" (what tailpath
 	// observed across snapshots).
 	Source string
+	// known reports whether the fact is known in the evidence being
+	// judged. nil for a fact that cannot be missing when the rule's check
+	// holds (the path's own state, a warning the check found): the
+	// table's walk asks only the facts that can.
+	known func(*diag) bool
+	// fieldOf is the Field its check uses when that depends on the
+	// source (the peer's facts are named after the source that gave
+	// them); nil when it is Field.
+	fieldOf func(*diag) string
 }
+
+// isKnown reports whether f is known in the evidence d judges (true for a
+// fact whose rule's check cannot hold without it).
+func (f *Fact) isKnown(d *diag) bool { return f.known == nil || f.known(d) }
 
 // SourceHost: facts tailpath reads from the host it runs on (its
 // interfaces, its nftables ruleset: HostFacts), which are tailscaled's
@@ -97,10 +110,14 @@ type Rule struct {
 	// evidence, picked by the check (an empty field keeps Text's).
 	Text
 	Variants map[string]Text
-	// Needs are the facts the rule reads, with their sources. When one
-	// is unknown the check shows it as an unknown check, and the rule
-	// cannot be the verdict.
+	// Needs are the facts the rule cannot do without, with their
+	// sources. The table's walk enforces them (diag.judge): when one is
+	// unknown the rule is not held, whatever its check concluded, and
+	// the fact shows as an unknown check naming the rule. Reads are the
+	// facts it reads when present (a wording, a fact that rules it out),
+	// which may be unknown.
 	Needs []Fact
+	Reads []Fact
 	// PeerSide: the reason rests on the peer's own facts (its NetInfo,
 	// the control API, its snapshot, its advertised endpoints) whenever
 	// one of those fails; the verdict then says so (Verdict.PeerSide).
@@ -136,6 +153,44 @@ func holdsAs(variant string, vars ...string) result {
 // appliesTo reports whether r judges paths of kind k.
 func (r *Rule) appliesTo(k PathKind) bool {
 	return r.Paths == nil || slices.Contains(r.Paths, k)
+}
+
+// judge runs check (r's own, or its board check) and enforces r.Needs:
+// when the check holds while a fact r needs is unknown, r is not held
+// and the fact is recorded as an unknown check naming r. Every walk of
+// the table (Diagnose, DiagnoseSelf, DiagnoseDevice) judges through it,
+// so a rule can never be a verdict, nor go to Also, on a fact it needs
+// and the evidence lacks.
+func (d *diag) judge(r *Rule, check func(*diag) result) result {
+	res := check(d)
+	if !res.holds {
+		return res
+	}
+	for i := range r.Needs {
+		if f := &r.Needs[i]; !f.isKnown(d) {
+			d.needUnknown(r.ID, f)
+			return notHeld()
+		}
+	}
+	return res
+}
+
+// needUnknown records that rule id would hold but needs f, which is
+// unknown: on f's own unknown check when there is one, else as a new
+// unknown check.
+func (d *diag) needUnknown(id ReasonID, f *Fact) {
+	field := f.Field
+	if f.fieldOf != nil {
+		field = f.fieldOf(d)
+	}
+	note := string(id) + " would hold, but it needs this fact, which is unknown: not the verdict"
+	for i := range d.checks {
+		if c := &d.checks[i]; c.Field == field && c.State == CheckUnknown {
+			c.Note += "; " + note
+			return
+		}
+	}
+	d.checks = append(d.checks, Check{Field: field, Value: "unknown", State: CheckUnknown, Note: note, Source: sourceOf(field)})
 }
 
 // texts are r's summary and fix for res, with {peer} and res's values
@@ -645,11 +700,19 @@ var rules = []Rule{
 
 // RulesMarkdown is the reason table as a Markdown table for
 // docs/diagnosis.md: id, scope and role ("self cause" for this node's
-// own verdict, "cause, self cause" for both), facts, and the Tailscale
-// code.
+// own verdict, "cause, self cause" for both), the facts it needs (the
+// walk enforces them: unknown, the rule is not held) and those it reads
+// when present, and the Tailscale code.
 func RulesMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| # | id | role | facts (source) | rests on the peer | follows (Tailscale v1.102.5) |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| # | id | role | needs (source) | reads if present | rests on the peer | follows (Tailscale v1.102.5) |\n|---|---|---|---|---|---|---|\n")
+	facts := func(fs []Fact) string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, "`"+strings.ReplaceAll(f.Field, "|", "\\|")+"` ("+f.Source+")")
+		}
+		return strings.Join(out, ", ")
+	}
 	for i, r := range rules {
 		role := [...]string{"state", "cause", "also", "fallback"}[r.Role]
 		switch r.Scope {
@@ -661,15 +724,11 @@ func RulesMarkdown() string {
 		if r.check == nil && r.boardCheck != nil {
 			role += " (board)"
 		}
-		var facts []string
-		for _, f := range r.Needs {
-			facts = append(facts, "`"+f.Field+"` ("+f.Source+")")
-		}
 		peer := ""
 		if r.PeerSide {
 			peer = "yes"
 		}
-		b.WriteString("| " + strconv.Itoa(i+1) + " | `" + string(r.ID) + "` | " + role + " | " + strings.Join(facts, ", ") +
+		b.WriteString("| " + strconv.Itoa(i+1) + " | `" + string(r.ID) + "` | " + role + " | " + facts(r.Needs) + " | " + facts(r.Reads) +
 			" | " + peer + " | " + strings.ReplaceAll(r.Follows, "|", "\\|") + " |\n")
 	}
 	return b.String()

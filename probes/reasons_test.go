@@ -177,3 +177,34 @@ func TestUnknownFactsNeverDecide(t *testing.T) {
 		t.Errorf("only %d unknown checks with nothing known:\n%s", unknown, checksText(v.Checks))
 	}
 }
+
+// TestNeedsGate: the walk's gate (diag.judge) turns a check that holds
+// while a needed fact is unknown into no verdict, and records the fact as
+// unknown, naming the rule; with the fact known the check's result stands.
+func TestNeedsGate(t *testing.T) {
+	known := false
+	r := Rule{ID: "gated", Needs: []Fact{{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI, known: func(*diag) bool { return known }}}}
+	hold := func(*diag) result { return holds() }
+
+	d := newDiag(Self{}, relayedPeer("203.0.113.5:41641"), testRegions, fixtureNow)
+	if res := d.judge(&r, hold); res.holds {
+		t.Error("held with its needed fact unknown")
+	}
+	if len(d.checks) != 1 || d.checks[0].Field != "NetInfo.WorkingUDP" || d.checks[0].State != CheckUnknown || !strings.Contains(d.checks[0].Note, "gated would hold") {
+		t.Errorf("checks %+v, want one unknown NetInfo.WorkingUDP naming the rule", d.checks)
+	}
+	// An unknown check of the fact already there gets the rule's note.
+	d.checks = []Check{{Field: "NetInfo.WorkingUDP", Value: "unknown", State: CheckUnknown, Note: "not measured"}}
+	d.judge(&r, hold)
+	if len(d.checks) != 1 || !strings.Contains(d.checks[0].Note, "not measured; gated would hold") {
+		t.Errorf("checks %+v, want the rule named on the existing check", d.checks)
+	}
+	d.free()
+
+	known = true
+	d = newDiag(Self{}, relayedPeer("203.0.113.5:41641"), testRegions, fixtureNow)
+	if res := d.judge(&r, hold); !res.holds || len(d.checks) != 0 {
+		t.Errorf("with the fact known: %+v, checks %+v", res, d.checks)
+	}
+	d.free()
+}
