@@ -33,6 +33,11 @@ func TestPastedVerdicts(t *testing.T) {
 		// wrote from), which pasted text cannot show: unknown.
 		{file: "relay-empty.txt", peer: "nas", want: probes.ReasonUnexplained,
 			notWant: []probes.ReasonID{probes.ReasonNoHomeDERP}, unknown: "Status.Relay"},
+		// Review 17, item 17: --self=false on the prompt, so the first
+		// line, which reads "-" as our own would, is a peer
+		// (cmd/tailscale/cli/status.go prints the self line only with
+		// --self).
+		{file: "../corpus/status-self-false-prompt.txt", peer: "doorbell", want: probes.ReasonIdle},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
