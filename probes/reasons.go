@@ -379,8 +379,10 @@ var rules = []Rule{
 		ID: ReasonSelfUDPReceiveStopped, Scope: ScopeSelf, Role: RoleCause,
 		Text: Text{"this end cannot receive direct UDP (its receive loop stopped)",
 			"restart tailscaled; if it stops again, its log says why the UDP socket failed (another program on the port, a firewall module, an interface that went away)"},
+		Variants: map[string]Text{"ipv6": {"this end cannot receive direct UDP over IPv6 (its IPv6 receive loop stopped); IPv4 is not touched",
+			"direct paths over IPv4 still work; restart tailscaled to get IPv6 back, and if it stops again, its log says why the IPv6 UDP socket failed (an IPv6 address or interface that went away, a firewall module)"}},
 		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
-		Follows: "health/health.go checkReceiveFuncsLocked (magicsock-receive-func-error, no-udp4-bind); wgengine/magicsock receiveIPv4",
+		Follows: "health/health.go checkReceiveFuncsLocked tracks each receive func apart (ReceiveIPv4, ReceiveIPv6, ReceiveDERP: magicsock-receive-func-error) and no-udp4-bind; wgengine/magicsock receiveIPv4 and receiveIPv6 read separate sockets",
 		check:   (*diag).checkReceiveStopped,
 	},
 

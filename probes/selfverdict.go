@@ -182,16 +182,30 @@ func (d *diag) checkNetcheckEmpty() result {
 
 // checkReceiveStopped (self): a health warning that magicsock's UDP
 // receive loop is not running, or that it could not bind UDP at all.
+// IPv4 and IPv6 have a socket and a receive loop each (magicsock
+// receiveIPv4, receiveIPv6; health.go checkReceiveFuncsLocked tracks
+// each), so ReceiveIPv6 alone stops direct UDP over IPv6 only.
 func (d *diag) checkReceiveStopped() result {
+	ipv6 := ""
 	for _, h := range d.self.Health {
-		if m := receiveStoppedRE.FindStringSubmatch(h); m != nil {
-			what := "UDP socket"
-			if m[1] != "" {
-				what = m[1]
-			}
-			d.add("Status.Health", h, true, what+" is not receiving: peers' DISCO pings and WireGuard packets over UDP never arrive, so every path falls back to DERP")
-			return holds()
+		m := receiveStoppedRE.FindStringSubmatch(h)
+		if m == nil {
+			continue
 		}
+		if m[1] == "ReceiveIPv6" {
+			ipv6 = h
+			continue
+		}
+		what := "UDP socket"
+		if m[1] != "" {
+			what = m[1]
+		}
+		d.add("Status.Health", h, true, what+" is not receiving: peers' DISCO pings and WireGuard packets over UDP never arrive, so every path falls back to DERP")
+		return holds()
+	}
+	if ipv6 != "" {
+		d.add("Status.Health", ipv6, true, "ReceiveIPv6 is not receiving: direct UDP over IPv6 never arrives here; IPv4 has its own socket and receive loop (magicsock receiveIPv4), so direct IPv4 paths are not touched")
+		return holdsAs("ipv6")
 	}
 	return notHeld()
 }

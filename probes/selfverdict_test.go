@@ -55,6 +55,9 @@ func TestDiagnoseSelf(t *testing.T) {
 		{"a proxy refuses CONNECT", "Running", Self{Evidence: &SelfEvidence{LogLines: 1, ProxyError: "CONNECT to derp1.tailscale.com:443: 403 Forbidden"}}, ReasonDERPUnreachable, nil},
 		{"reports disagree", "Running", Self{Evidence: &SelfEvidence{Spread: []FactSpread{{Fact: "UDP", Values: []TimedReport{{At: t0, Value: "true"}, {At: t0.Add(time.Minute), Value: "false"}}}}}}, ReasonSelfNetcheckFlaps, nil},
 		{"UPnP from another router", "Running", Self{Evidence: &SelfEvidence{UPnPFrom: netip.MustParseAddr("192.168.1.2"), UPnPGateway: netip.MustParseAddr("192.168.1.1")}}, ReasonSelfUPnPNotGateway, nil},
+		// health.go checkReceiveFuncsLocked tracks ReceiveIPv4 and
+		// ReceiveIPv6 apart: IPv6 alone is IPv6's trouble (review rx6.txt).
+		{"ReceiveIPv6 stopped only", "Running", Self{Health: []string{"The MagicSock function ReceiveIPv6 is not running. You might experience connectivity issues."}}, ReasonSelfUDPReceiveStopped, nil},
 		{"network changes often", "Running", Self{Evidence: &SelfEvidence{LinkChanges: 3, FirstLinkChange: t0, LastLinkChange: t0.Add(4 * time.Minute)}}, ReasonSelfNetworkChanges, nil},
 		{"network changes over a day", "Running", Self{Evidence: &SelfEvidence{LinkChanges: 5, FirstLinkChange: t0, LastLinkChange: t0.Add(24 * time.Hour)}}, "", nil},
 		{"several at once", "Running", Self{
@@ -92,6 +95,20 @@ func TestDiagnoseSelf(t *testing.T) {
 				t.Errorf("verdict %s rests on no failing check: %+v", v.Reason, v.Checks)
 			}
 		})
+	}
+}
+
+// TestReceiveIPv6Words: ReceiveIPv6 alone says direct UDP over IPv6 is
+// lost, never that this end cannot receive direct UDP (IPv4 has its own
+// socket and receive loop: magicsock receiveIPv4).
+func TestReceiveIPv6Words(t *testing.T) {
+	v := DiagnoseSelf("Running", Self{Health: []string{"The MagicSock function ReceiveIPv6 is not running. You might experience connectivity issues."}}, testRegions, fixtureNow)
+	if v == nil || !strings.Contains(v.Summary, "over IPv6") || !strings.Contains(v.Summary, "IPv4 is not touched") {
+		t.Fatalf("ReceiveIPv6: %+v", v)
+	}
+	v = DiagnoseSelf("Running", Self{Health: []string{"ReceiveIPv6 is not running", "ReceiveIPv4 is not running"}}, testRegions, fixtureNow)
+	if v == nil || strings.Contains(v.Summary, "IPv6") {
+		t.Fatalf("both: %+v, want the IPv4 wording", v)
 	}
 }
 

@@ -22,6 +22,9 @@ func TestPastedVerdicts(t *testing.T) {
 		notWant []probes.ReasonID
 		unknown string // a check that must read unknown
 		summary string
+		// self is this node's verdict wanted ("-" for none, "" not
+		// checked).
+		self probes.ReasonID
 	}{
 		// Item 6, its diagnosis half: tx > 0 with rx 0 means nothing ever
 		// answered (WireGuard's receive counter counts handshake replies
@@ -33,6 +36,10 @@ func TestPastedVerdicts(t *testing.T) {
 		// wrote from), which pasted text cannot show: unknown.
 		{file: "relay-empty.txt", peer: "nas", want: probes.ReasonUnexplained,
 			notWant: []probes.ReasonID{probes.ReasonNoHomeDERP}, unknown: "Status.Relay"},
+		// Review 17, item 11: ReceiveIPv6 alone (health.go
+		// checkReceiveFuncsLocked tracks ReceiveIPv4 and ReceiveIPv6
+		// apart): the direct IPv4 path stands.
+		{file: "../corpus/status-health-receive-ipv6.txt", peer: "nas", want: probes.ReasonDirect, self: probes.ReasonSelfUDPReceiveStopped},
 		// Review 17, item 17: --self=false on the prompt, so the first
 		// line, which reads "-" as our own would, is a peer
 		// (cmd/tailscale/cli/status.go prints the self line only with
@@ -52,6 +59,15 @@ func TestPastedVerdicts(t *testing.T) {
 			ls, err := f.Diagnose(context.Background())
 			if err != nil {
 				t.Fatal(err)
+			}
+			switch sv := ls.Self.Verdict; {
+			case tt.self == "-" && sv != nil:
+				t.Errorf("self verdict %s, want none; checks %+v", sv.Reason, sv.Checks)
+			case tt.self != "" && tt.self != "-" && (sv == nil || sv.Reason != tt.self):
+				t.Errorf("self verdict %+v, want %s", sv, tt.self)
+			}
+			if tt.peer == "" {
+				return
 			}
 			var p *probes.Peer
 			for i := range ls.Peers {
