@@ -191,8 +191,7 @@ func (d *diag) checkLocalUDP() result {
 	switch {
 	case nat == nil || nat.WorkingUDP == nil:
 		if ev := d.evidence(); ev.UDPBlockedLogged != "" && !spreads(ev, "UDP") {
-			d.add("Log.Netcheck", ev.UDPBlockedLogged, true, "netcheck sent STUN and heard nothing back: outbound UDP looks blocked")
-			return holds()
+			return d.udpBlockedLine(ev)
 		}
 		d.unknown("NetInfo.WorkingUDP", "the daemon has not reported a netcheck")
 	case d.self.OnlyTCP443:
@@ -210,6 +209,40 @@ func (d *diag) checkLocalUDP() result {
 		d.add("NetInfo.WorkingUDP", "true", false, "STUN replies came back on UDP 3478: outbound UDP works to that port (not proof for other ports)")
 	}
 	return notHeld()
+}
+
+// UDPBlockedMaxAge is how old tailscaled's "UDP is blocked" line may be,
+// before the newest evidence, and still say UDP is blocked: netcheck
+// logs it at every report while UDP stays blocked, and magicsock
+// reports every 20-26 s while paths are active (ReSTUN).
+const UDPBlockedMaxAge = 10 * time.Minute
+
+// udpBlockedLine judges tailscaled's "UDP is blocked" line, the only UDP
+// evidence there is: a STUN endpoint logged after it (determineEndpoints
+// adds one only from STUN replies, and keeps it at most
+// endpointTrackerLifetime, 5m10s, after the last) contradicts it, and a
+// line older than UDPBlockedMaxAge before the newest evidence is stale.
+func (d *diag) udpBlockedLine(ev *SelfEvidence) result {
+	const lifetime = 5*time.Minute + 10*time.Second
+	line := ev.UDPBlockedLogged
+	if !ev.UDPBlockedAt.IsZero() {
+		line += " (" + ev.UDPBlockedAt.UTC().Format("15:04:05Z") + ")"
+	}
+	if ev.UDPWorkedLogged != "" {
+		gap := ev.UDPWorkedAt.Sub(ev.UDPBlockedAt)
+		if !ev.UDPWorkedAt.IsZero() && !ev.UDPBlockedAt.IsZero() && gap > lifetime {
+			d.add("Log.Netcheck", line, false, "contradicted: tailscaled advertised a STUN endpoint "+durText(gap)+" later ("+ev.UDPWorkedLogged+"), which only a STUN reply gives once the old ones expire (5m10s): UDP worked since")
+			return notHeld()
+		}
+		d.unknownV("Log.Netcheck", line, "contradicted by a STUN endpoint tailscaled advertised after it ("+ev.UDPWorkedLogged+"): a STUN reply came, or magicsock still advertised one from before (it keeps them 5m10s, endpointTrackerLifetime); whether UDP works now is not known")
+		return notHeld()
+	}
+	if !ev.UDPBlockedAt.IsZero() && !d.now.IsZero() && d.now.Sub(ev.UDPBlockedAt) > UDPBlockedMaxAge {
+		d.unknownV("Log.Netcheck", line, "logged "+durText(d.now.Sub(ev.UDPBlockedAt))+" before the newest evidence, and not since: netcheck logs it at every report while UDP stays blocked (every 20-26 s while paths are active), so an old line says nothing of now")
+		return notHeld()
+	}
+	d.add("Log.Netcheck", line, true, "netcheck sent STUN and heard nothing back: outbound UDP looks blocked")
+	return holds()
 }
 
 // spreads reports whether reports in ev disagree on fact.
@@ -696,6 +729,7 @@ func (d *diag) checkDERPReach() result {
 	if len(probs) == 0 && len(ev.DERPErrors) == 0 && ev.ProxyError == "" {
 		return notHeld()
 	}
+	errs := d.liveDERPErrors(ev.DERPErrors)
 	home := d.self.HomeDERP
 	if d.selfScope {
 		held := false
@@ -714,7 +748,7 @@ func (d *diag) checkDERPReach() result {
 				d.info("Status.Health", safetext.Cut(pr.Text, 160), "not our home region: it touches the peers homed there")
 			}
 		}
-		for _, e := range ev.DERPErrors {
+		for _, e := range errs {
 			switch {
 			case home == 0:
 				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region is unknown; a DERP region fails to connect")
@@ -761,7 +795,7 @@ func (d *diag) checkDERPReach() result {
 		d.add("Status.Health", safetext.Cut(pr.Text, 120), true, "tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost")
 		return res(pr.Region, "")
 	}
-	for _, e := range ev.DERPErrors {
+	for _, e := range errs {
 		ours := e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode)
 		if e.Region != inUse && (e.Code == "" || e.Code != d.p.Path.DERPCode) && !ours {
 			continue
@@ -778,6 +812,37 @@ func (d *diag) checkDERPReach() result {
 		return res(0, "proxy")
 	}
 	return notHeld()
+}
+
+// DERPFailureMaxAge is how old a region's newest logged DERP failure may
+// be, before the newest evidence, and still count when it was the only
+// one since the region last connected: magicsock redials a failed region
+// and logs "derp-N connected" when it succeeds.
+const DERPFailureMaxAge = 10 * time.Minute
+
+// liveDERPErrors keeps the logged DERP failures that still say a region
+// cannot be reached: none after which the region connected again
+// ("derp-N connected", wgengine/magicsock/derp.go), and of the rest those
+// repeated since the last connect or recent (DERPFailureMaxAge before
+// the newest evidence); the others are recorded as info.
+func (d *diag) liveDERPErrors(all []DERPError) []DERPError {
+	var out []DERPError
+	for _, e := range all {
+		since := e.SinceConnect
+		if since == 0 && !e.Reconnected {
+			since = e.Count
+		}
+		recent := e.Last.IsZero() || d.now.IsZero() || d.now.Sub(e.Last) <= DERPFailureMaxAge
+		switch {
+		case e.Reconnected:
+			d.info("Log.DERPErrors", derpErrorText(e), "it connected again after that (\"derp-"+strconv.Itoa(e.Region)+" connected\"): a passing failure, magicsock redials")
+		case since < 2 && !recent:
+			d.info("Log.DERPErrors", derpErrorText(e), "one failure, "+durText(d.now.Sub(e.Last))+" before the newest evidence, and none logged since: magicsock redials a failed region, so one old failure says nothing of now")
+		default:
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // derpErrorText words a logged DERP failure: "region 1 (nyc): 2× err".

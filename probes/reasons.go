@@ -412,8 +412,9 @@ var rules = []Rule{
 				"allow outbound TCP 443 (and 80) to the DERP servers; with a proxy, let it CONNECT to them"},
 			"proxy": {Fix: "DERP goes through an HTTP proxy that refused or failed the CONNECT: let the proxy CONNECT to the DERP servers (TCP 443), or exempt them from the proxy"},
 		},
-		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}, {Field: "Log.DERPErrors", Source: SourceLog}, {Field: "Log.ProxyError", Source: SourceLog}, {Field: "Self.HomeDERP", Source: SourceLocalAPI}},
-		Follows: "health/health.go updateBuiltinWarnablesLocked: noDERPHomeWarnable, noDERPConnectionWarnable and derpTimeoutWarnable are raised for our home region only (derpRegionErrorWarnable for any); a peer relayed through a region is written to through it, and answers through our home; derp/derphttp Client.connect logs each failed connection",
+		Needs:   []Fact{{Field: "Status.Health | Log.DERPErrors | Log.ProxyError", Source: "localapi or log"}},
+		Reads:   []Fact{{Field: "Self.HomeDERP", Source: SourceLocalAPI}, {Field: "Self.DERPRegions", Source: SourceLocalAPI}},
+		Follows: "health/health.go updateBuiltinWarnablesLocked: noDERPHomeWarnable, noDERPConnectionWarnable and derpTimeoutWarnable are raised for our home region only (derpRegionErrorWarnable for any); a peer relayed through a region is written to through it, and answers through our home; derp/derphttp Client.connect logs each failed connection, and wgengine/magicsock/derp.go logs \"derp-%d connected\" when one succeeds, so only failures since the last connect count",
 		check:   (*diag).checkDERPReach,
 	},
 	{
@@ -442,8 +443,12 @@ var rules = []Rule{
 		ID: ReasonLocalUDPBlocked, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"UDP blocked here",
 			"allow outbound UDP from this host, in its firewall and the network's: UDP 3478 to the DERP servers for STUN, and UDP to peers' ports (41641 by default)"},
-		Needs:   []Fact{factWorkingUDP, {Field: "Log.Netcheck", Source: SourceLog}},
-		Follows: "net/netcheck/netcheck.go: WorkingUDP is set by a STUN reply (addNodeLatency), from UDP 3478 of the DERP map's servers; without one GetReport logs \"UDP is blocked, trying HTTPS\" and measures latency over HTTPS or ICMP",
+		Needs: []Fact{{Field: "NetInfo.WorkingUDP | Log.Netcheck", Source: "localapi, netcheck or log", known: func(d *diag) bool {
+			n := d.self.NAT
+			return (n != nil && n.WorkingUDP != nil) || d.evidence().UDPBlockedLogged != ""
+		}}},
+		Reads:   []Fact{{Field: "Log.Endpoints", Source: SourceLog}},
+		Follows: "net/netcheck/netcheck.go: WorkingUDP is set by a STUN reply (addNodeLatency), from UDP 3478 of the DERP map's servers; without one GetReport logs \"UDP is blocked, trying HTTPS\", again at every report while it lasts (magicsock re-STUNs every 20-26 s while paths are active); wgengine/magicsock/magicsock.go determineEndpoints adds a STUN endpoint only from a report's STUN replies (kept up to 5m10s, endpointTrackerLifetime)",
 		check:   (*diag).checkLocalUDP,
 	},
 	{
@@ -662,8 +667,9 @@ var rules = []Rule{
 		ID: ReasonSelfControlBreaking, Scope: ScopeSelf, Role: RoleCause,
 		Text: Text{"the control connection keeps breaking mid-stream: check the WAN MTU or MSS clamping",
 			"large TLS records are cut or corrupted while small requests work: set the WAN MTU to what the path carries (PPPoE 1492, a tunnel less) or clamp TCP MSS to the path MTU on the router; a middlebox rewriting TLS does the same"},
-		Needs:   []Fact{{Field: "Log.ControlBreaks", Source: SourceLog}, {Field: "Log.TLSRecordErrors", Source: SourceLog}},
-		Follows: "control/controlclient/auto.go mapRoutine (report \"PollNetMap\"); ipn/ipnlocal setControlClientStatusLocked (\"Received error\"); logtail upload",
+		Needs:   []Fact{{Field: "Log.ControlBreaks", Source: SourceLog}},
+		Reads:   []Fact{{Field: "Log.TLSRecordErrors", Source: SourceLog}, {Field: "Log.NetmapsReceived", Source: SourceLog}},
+		Follows: "control/controlclient/auto.go mapRoutine: a PollNetMap that ends in error is reported (\"PollNetMap: %v\", and ipn/ipnlocal/local.go setControlClientStatusLocked logs \"Received error: %v\") and polled again with back-off, and UpdateFullNetmap logs \"mapRoutine: netmap received\" when a whole (large) map response arrived: only breaks in one run, with no netmap between them and each within ControlBreakWindow (10 minutes) of the one before, say large responses keep getting cut",
 		check:   (*diag).checkControlBreaking,
 	},
 	{
@@ -671,7 +677,7 @@ var rules = []Rule{
 		Text: Text{"netcheck reports disagree over time: the network here changes under tailscaled",
 			"find what changes between the reports (Wi-Fi roaming, a second WAN or failover, a router that restarts, a VPN); the facts that flap are unknown until they settle"},
 		Needs:   []Fact{{Field: "Netcheck.Reports", Source: "netcheck"}},
-		Follows: "net/netcheck Client.GetReport (one report per run); wgengine/magicsock updateNetInfo",
+		Follows: "net/netcheck/netcheck.go Client.GetReport measures UDP, IPv6 and MappingVariesByDestIP afresh every run (addNodeLatency), and wgengine/magicsock/magicsock.go updateNetInfo sends each report's facts to control as NetInfo unless tailcfg.NetInfo.BasicallyEqual to the last: reports of one tailscaled that disagree are the network changing between runs",
 		check:   (*diag).checkNetcheckFlaps,
 	},
 	{

@@ -50,6 +50,15 @@ type SelfEvidence struct {
 	// peer"); ControlBreak is the last one's text, sanitised.
 	ControlBreaks int    `json:"control_breaks,omitempty"`
 	ControlBreak  string `json:"control_break,omitempty"`
+	// NetmapsReceived counts "mapRoutine: netmap received" lines: a
+	// whole map response arrived (control/controlclient/auto.go
+	// UpdateFullNetmap), so large responses do get through.
+	NetmapsReceived int `json:"netmaps_received,omitempty"`
+	// BreakRun is the worst run of stream breaks and corrupted TLS
+	// records: in log order, with no netmap received between them and
+	// none more than ControlBreakWindow after the one before; nil when
+	// not worked out (a file written before it was).
+	BreakRun *BreakRun `json:"break_run,omitempty"`
 	// TLSRecordErrors counts TLS records that arrived corrupted ("tls:
 	// bad record MAC"); TLSRecordError is the last one's text.
 	TLSRecordErrors int    `json:"tls_record_errors,omitempty"`
@@ -61,8 +70,17 @@ type SelfEvidence struct {
 	NetcheckEmpty     bool   `json:"netcheck_empty,omitempty"`
 	NetcheckEmptyFrom string `json:"netcheck_empty_from,omitempty"`
 	// UDPBlockedLogged is netcheck's own "UDP is blocked, trying HTTPS"
-	// (or ICMP) line: it sent STUN and heard nothing back.
-	UDPBlockedLogged string `json:"udp_blocked_logged,omitempty"`
+	// (or ICMP) line, the newest: it sent STUN and heard nothing back;
+	// UDPBlockedAt is when (zero undated).
+	UDPBlockedLogged string    `json:"udp_blocked_logged,omitempty"`
+	UDPBlockedAt     time.Time `json:"udp_blocked_at,omitzero"`
+	// UDPWorkedLogged is the first evidence logged after that line that
+	// STUN got answers since: an "endpoints changed" line with a STUN
+	// endpoint (magicsock determineEndpoints adds EndpointSTUN only from
+	// a netcheck report's STUN replies); UDPWorkedAt is when (zero
+	// undated: after it in the log's order).
+	UDPWorkedLogged string    `json:"udp_worked_logged,omitempty"`
+	UDPWorkedAt     time.Time `json:"udp_worked_at,omitzero"`
 	// UDPTestFailure is the CLI's "netcheck: UDP test failure: …": this
 	// host could not even send the STUN test.
 	UDPTestFailure string `json:"udp_test_failure,omitempty"`
@@ -119,6 +137,26 @@ type DERPError struct {
 	Code   string `json:"code,omitempty"`
 	Count  int    `json:"count"`
 	Err    string `json:"err"`
+	// Last is when the newest failure was logged (zero undated).
+	Last time.Time `json:"last,omitzero"`
+	// SinceConnect counts the failures logged after the region's last
+	// "derp-N connected" line (all of them when none was read); 0 with
+	// Reconnected false in a file written before it was counted.
+	SinceConnect int `json:"since_connect,omitempty"`
+	// Reconnected is true when a "derp-N connected" line for the region
+	// came after its newest failure: magicsock connected to it again
+	// (wgengine/magicsock/derp.go logs it on success).
+	Reconnected bool `json:"reconnected,omitempty"`
+}
+
+// BreakRun is a run of control streams cut mid-stream and corrupted TLS
+// records (SelfEvidence.BreakRun).
+type BreakRun struct {
+	Breaks    int `json:"breaks"`
+	TLSErrors int `json:"tls_errors,omitempty"`
+	// First and Last date the run (zero undated).
+	First time.Time `json:"first,omitzero"`
+	Last  time.Time `json:"last,omitzero"`
 }
 
 // NetInterface is one network interface as tailscaled logged it.
@@ -210,17 +248,49 @@ func (d *diag) checkReceiveStopped() result {
 	return notHeld()
 }
 
+// ControlBreakWindow is how close breaks of the control stream must come
+// to count as one run: control's long poll is retried with back-off
+// (control/controlclient/auto.go mapRoutine), so a break now and then,
+// hours apart, is ordinary.
+const ControlBreakWindow = 10 * time.Minute
+
 // checkControlBreaking (self): streams to the control (or log) server cut
-// mid-stream, twice, or once beside a corrupted TLS record.
+// mid-stream, twice, or once beside a corrupted TLS record, in one run:
+// no whole netmap received between them (auto.go UpdateFullNetmap logs
+// "netmap received" when the large map response arrived), none more than
+// ControlBreakWindow after the one before.
 func (d *diag) checkControlBreaking() result {
 	ev := d.evidence()
 	if ev.LogLines == 0 || (ev.ControlBreaks == 0 && ev.TLSRecordErrors == 0) {
 		return notHeld()
 	}
-	held := ev.ControlBreaks >= 2 || (ev.ControlBreaks >= 1 && ev.TLSRecordErrors >= 1)
-	if ev.ControlBreaks > 0 {
-		d.add("Log.ControlBreaks", strconv.Itoa(ev.ControlBreaks)+"× "+ev.ControlBreak, held, "a stream to the control or log server ended mid-response")
-	} else {
+	value := strconv.Itoa(ev.ControlBreaks) + "× " + ev.ControlBreak
+	if ev.ControlBreaks == 0 {
+		value = "0"
+	}
+	run := ev.BreakRun
+	if run == nil {
+		d.unknownV("Log.ControlBreaks", value, "whether the breaks came close together, with no netmap received between them, was not worked out")
+		return notHeld()
+	}
+	held := run.Breaks >= 2 || (run.Breaks >= 1 && run.TLSErrors >= 1)
+	switch {
+	case held:
+		note := strconv.Itoa(run.Breaks) + " streams to control ended mid-response in one run"
+		if run.TLSErrors > 0 {
+			note += ", beside " + countOf(run.TLSErrors, "corrupted TLS record")
+		}
+		if !run.First.IsZero() && !run.Last.IsZero() {
+			note += " within " + durText(run.Last.Sub(run.First))
+		}
+		d.add("Log.ControlBreaks", value, true, note+", with no netmap received between them: large responses keep getting cut")
+	case ev.ControlBreaks > 0:
+		why := "they came more than " + durText(ControlBreakWindow) + " apart"
+		if ev.NetmapsReceived > 0 {
+			why = "a whole netmap arrived after each (" + countOf(ev.NetmapsReceived, "netmap") + " received), or " + why
+		}
+		d.info("Log.ControlBreaks", value, "not one run: "+why+"; control's long poll ends now and then and is polled again (auto.go mapRoutine), so a break alone says nothing about the path")
+	default:
 		d.info("Log.ControlBreaks", "0", "no stream to control was cut in this log")
 	}
 	if ev.TLSRecordErrors > 0 {

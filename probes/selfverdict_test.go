@@ -38,19 +38,43 @@ func TestDiagnoseSelf(t *testing.T) {
 		// updateNetInfo), so a real block has none.
 		{"UDP false in NetInfo, no STUN latency", "Running", Self{NAT: &NATInfo{WorkingUDP: &no}}, ReasonLocalUDPBlocked, nil},
 		{"no report, netcheck logged the block", "Running", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS"}}, ReasonLocalUDPBlocked, nil},
+		{"the block logged a minute ago", "Running", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS", UDPBlockedAt: fixtureNow.Add(-time.Minute)}}, ReasonLocalUDPBlocked, nil},
+		// net/netcheck logs the line at every report while UDP stays
+		// blocked (magicsock re-STUNs every 20-26 s while paths are
+		// active): one four hours old says nothing of now.
+		{"the block logged 4h before the newest evidence", "Running", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS", UDPBlockedAt: fixtureNow.Add(-4 * time.Hour)}}, "", nil},
+		// magicsock determineEndpoints adds a STUN endpoint only from
+		// STUN replies (kept 5m10s, endpointTrackerLifetime).
+		{"the block logged, a STUN endpoint 19 s later", "Running", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS", UDPBlockedAt: fixtureNow.Add(-time.Minute),
+			UDPWorkedLogged: "198.51.100.10:60201 (stun)", UDPWorkedAt: fixtureNow.Add(-41 * time.Second)}}, "", nil},
+		{"the block logged, a STUN endpoint an hour later", "Running", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS", UDPBlockedAt: fixtureNow.Add(-2 * time.Hour),
+			UDPWorkedLogged: "198.51.100.10:60201 (stun)", UDPWorkedAt: fixtureNow.Add(-time.Hour)}}, "", nil},
 		{"the block logged, but reports disagree on UDP", "Running", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS",
 			Spread: []FactSpread{{Fact: "UDP", Values: []TimedReport{{At: t0, Value: "true"}, {At: t0.Add(time.Minute), Value: "false"}}}}}}, ReasonSelfNetcheckFlaps, nil},
 		{"UDP false by policy", "Running", Self{OnlyTCP443: true, NAT: &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: time.Millisecond}}}, ReasonLocalTCP443Only, nil},
 		{"UDP untested: no STUN", "Running", Self{NoSTUN: true, NAT: &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: time.Millisecond}}}, "", nil},
-		{"control EOF and TLS record", "Running", Self{Evidence: &SelfEvidence{LogLines: 3, ControlBreaks: 1, TLSRecordErrors: 1}}, ReasonSelfControlBreaking, nil},
-		{"control EOF twice", "Running", Self{Evidence: &SelfEvidence{LogLines: 3, ControlBreaks: 2}}, ReasonSelfControlBreaking, nil},
-		{"one EOF is not a pattern", "Running", Self{Evidence: &SelfEvidence{LogLines: 3, ControlBreaks: 1}}, "", nil},
+		{"control EOF and TLS record", "Running", Self{Evidence: &SelfEvidence{LogLines: 3, ControlBreaks: 1, TLSRecordErrors: 1, BreakRun: &BreakRun{Breaks: 1, TLSErrors: 1}}}, ReasonSelfControlBreaking, nil},
+		{"control EOF twice", "Running", Self{Evidence: &SelfEvidence{LogLines: 3, ControlBreaks: 2, BreakRun: &BreakRun{Breaks: 2}}}, ReasonSelfControlBreaking, nil},
+		{"one EOF is not a pattern", "Running", Self{Evidence: &SelfEvidence{LogLines: 3, ControlBreaks: 1, BreakRun: &BreakRun{Breaks: 1}}}, "", nil},
+		// control/controlclient/auto.go mapRoutine retries PollNetMap, and
+		// UpdateFullNetmap logs "netmap received" when the whole (large)
+		// map arrived: two EOFs 33 hours apart, each followed by a
+		// received netmap, are two ordinary breaks, not one run
+		// (review corpus log-control-eof-apart.txt).
+		{"two EOFs a day apart, a netmap received after each", "Running", Self{Evidence: &SelfEvidence{LogLines: 4, ControlBreaks: 2, NetmapsReceived: 2, BreakRun: &BreakRun{Breaks: 1}}}, "", nil},
+		{"breaks counted, run not worked out (an older file): unknown, not the verdict", "Running", Self{Evidence: &SelfEvidence{LogLines: 4, ControlBreaks: 3}}, "", nil},
 		{"no home DERP (health)", "Running", Self{Health: []string{"Tailscale could not connect to any relay server. Check your Internet connection."}}, ReasonDERPUnreachable, nil},
 		{"home DERP unreachable (1.102 health)", "Running", Self{HomeDERP: 1, Health: []string{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}}, ReasonDERPUnreachable, nil},
 		{"home DERP silent (1.50 health)", "Running", Self{Health: []string{"haven't heard from home DERP region 1 in 2m10s"}}, ReasonDERPUnreachable, nil},
 		{"another region reports an issue", "Running", Self{HomeDERP: 1, Health: []string{"The relay server #4 is reporting an issue: maintenance"}}, "", nil},
 		{"our home region reports an issue", "Running", Self{HomeDERP: 1, Health: []string{"The relay server #1 is reporting an issue: overloaded"}}, ReasonDERPUnreachable, nil},
 		{"home region fails in the log", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 2, Err: "dial tcp: i/o timeout"}}}}, ReasonDERPUnreachable, nil},
+		// magicsock/derp.go logs "derp-%d connected" when a connection
+		// succeeds: a failure before it is over.
+		{"home region failed once, then connected", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 3, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 1, Err: "dial tcp: i/o timeout", Last: fixtureNow.Add(-4 * time.Hour), Reconnected: true}}}}, "", nil},
+		{"home region failed once, 4h ago, nothing since", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 3, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 1, SinceConnect: 1, Err: "dial tcp: i/o timeout", Last: fixtureNow.Add(-4 * time.Hour)}}}}, "", nil},
+		{"home region failed once, a minute ago", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 3, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 1, SinceConnect: 1, Err: "dial tcp: i/o timeout", Last: fixtureNow.Add(-time.Minute)}}}}, ReasonDERPUnreachable, nil},
+		{"home region failed twice since it last connected, 4h ago", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 3, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 3, SinceConnect: 2, Err: "dial tcp: i/o timeout", Last: fixtureNow.Add(-4 * time.Hour)}}}}, ReasonDERPUnreachable, nil},
 		{"another region fails: the peers' trouble", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 4, Code: "fra", Count: 2, Err: "dial tcp: i/o timeout"}}}}, "", nil},
 		{"a proxy refuses CONNECT", "Running", Self{Evidence: &SelfEvidence{LogLines: 1, ProxyError: "CONNECT to derp1.tailscale.com:443: 403 Forbidden"}}, ReasonDERPUnreachable, nil},
 		{"reports disagree", "Running", Self{Evidence: &SelfEvidence{Spread: []FactSpread{{Fact: "UDP", Values: []TimedReport{{At: t0, Value: "true"}, {At: t0.Add(time.Minute), Value: "false"}}}}}}, ReasonSelfNetcheckFlaps, nil},
@@ -63,7 +87,7 @@ func TestDiagnoseSelf(t *testing.T) {
 		{"several at once", "Running", Self{
 			Health:   []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."},
 			NAT:      &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: time.Millisecond}},
-			Evidence: &SelfEvidence{LogLines: 4, ControlBreaks: 2},
+			Evidence: &SelfEvidence{LogLines: 4, ControlBreaks: 2, BreakRun: &BreakRun{Breaks: 2}},
 		}, ReasonSelfUDPReceiveStopped, []ReasonID{ReasonLocalUDPBlocked, ReasonSelfControlBreaking}},
 	}
 	for _, tt := range tests {

@@ -179,6 +179,11 @@ type paste struct {
 	textPaths  map[tailcfg.StableNodeID]string // status lines whose path a redaction hides: their words
 	seenErrs   map[string]bool                 // control errors counted, by time and text
 	derpErrIdx map[int]int                     // region → its index in ev.DERPErrors
+	derpConnAt map[int]time.Time               // region → its last "derp-N connected"
+	// breakRun is the run of control stream breaks being read;
+	// netmapSince says a netmap was received after its last event.
+	breakRun    *probes.BreakRun
+	netmapSince bool
 
 	// noSelfNext: the last command line was `tailscale status
 	// --self=false`, so the status block after it has no line of ours.

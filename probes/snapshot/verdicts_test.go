@@ -36,6 +36,17 @@ func TestPastedVerdicts(t *testing.T) {
 		// wrote from), which pasted text cannot show: unknown.
 		{file: "relay-empty.txt", peer: "nas", want: probes.ReasonUnexplained,
 			notWant: []probes.ReasonID{probes.ReasonNoHomeDERP}, unknown: "Status.Relay"},
+		// Review 17, item 6: a (stun) endpoint after "UDP is blocked"
+		// (magicsock determineEndpoints adds one only from STUN replies).
+		{file: "../corpus/log-udp-blocked-then-stun.txt", peer: "pi", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonLocalUDPBlocked}, unknown: "Log.Netcheck", self: "-"},
+		// Item 7: "derp-9 connected" after the failure
+		// (wgengine/magicsock/derp.go logs it on success).
+		{file: "../corpus/log-derp-failed-then-connected.txt", peer: "pi", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonDERPUnreachable}, self: "-"},
+		// Item 9: two EOFs a day apart, a netmap received after each
+		// (control/controlclient/auto.go mapRoutine retries).
+		{file: "../corpus/log-control-eof-apart.txt", self: "-"},
 		// Review 17, item 11: ReceiveIPv6 alone (health.go
 		// checkReceiveFuncsLocked tracks ReceiveIPv4 and ReceiveIPv6
 		// apart): the direct IPv4 path stands.
