@@ -681,11 +681,12 @@ var rules = []Rule{
 		check:   (*diag).checkNetcheckFlaps,
 	},
 	{
-		ID: ReasonSelfUPnPNotGateway, Scope: ScopeSelf, Role: RoleCause,
-		Text: Text{"UPnP answered from a router that is not the gateway: no usable port mapping",
-			"enable UPnP, NAT-PMP or PCP on the gateway itself, or put the second router in bridge or access-point mode (a double NAT)"},
-		Needs:   []Fact{{Field: "Log.UPnP", Source: SourceLog}},
-		Follows: "net/portmapper Client.getUPnPPortMapping / receiveUPnP (\"UPnP discovery response from %v, but gateway IP is %v\")",
+		ID: ReasonSelfUPnPNotGateway, Scope: ScopeSelf, Role: RoleAlso,
+		Text: Text{"UPnP answered from a device that is not the gateway, and no port mapping is held",
+			"tailscaled asked the gateway itself instead (it assumes the gateway's address floats) and holds no mapping: enable UPnP, NAT-PMP or PCP on the gateway; the device that answered (a mesh node, a second router on the LAN) cannot map ports on it"},
+		Needs:   []Fact{{Field: "Log.UPnP", Source: SourceLog}, fPortMap},
+		Reads:   []Fact{{Field: "Log.Endpoints", Source: SourceLog}},
+		Follows: "net/portmapper/portmapper.go Client.Probe logs \"UPnP discovery response from %v, but gateway IP is %v\" and keeps the response; net/portmapper/upnp.go getUPnPRootDevice re-points its root URL at the gateway, \"assumed to be floating\" (tailscale#5502): the line is no fault, only beside no mapping held",
 		check:   (*diag).checkUPnPNotGateway,
 	},
 	{

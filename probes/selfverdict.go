@@ -320,16 +320,45 @@ func (d *diag) checkNetcheckFlaps() result {
 	return resultIf(len(ev.Spread) > 0)
 }
 
-// checkUPnPNotGateway (self): tailscaled logged a UPnP answer from an
-// address that is not its gateway, which it ignores.
+// checkUPnPNotGateway (self, beside the verdict): tailscaled logged a
+// UPnP answer from an address that is not its gateway. It keeps such an
+// answer and asks the gateway instead, assuming the gateway's address
+// floats (net/portmapper/portmapper.go Client.Probe, upnp.go
+// getUPnPRootDevice; tailscale#5502), so the line alone is no fault:
+// only with no port mapping held does it say why none was made.
 func (d *diag) checkUPnPNotGateway() result {
 	ev := d.evidence()
 	if !ev.UPnPFrom.IsValid() {
 		return notHeld()
 	}
-	d.add("Log.UPnP", ev.UPnPFrom.String()+" (gateway "+ev.UPnPGateway.String()+")", true,
-		"tailscaled ignores a UPnP answer from anything but its gateway")
+	value := ev.UPnPFrom.String() + " (gateway " + ev.UPnPGateway.String() + ")"
+	const asked = "tailscaled keeps a UPnP answer from an address that is not its gateway and asks the gateway instead, assuming its address floats (net/portmapper getUPnPRootDevice)"
+	nat := d.self.NAT
+	switch {
+	case (nat != nil && nat.HavePortMap) || d.typedEndpoint("portmap").IsValid():
+		d.info("Log.UPnP", value, asked+"; it holds a port mapping, so nothing is wrong")
+		return notHeld()
+	case nat == nil || nat.PortMapUnknown:
+		d.unknownV("Log.UPnP", value, asked+"; whether it then got a mapping is not known")
+		return notHeld()
+	}
+	d.add("Log.UPnP", value, true, asked+", and holds no port mapping: the gateway did not map")
 	return holds()
+}
+
+// typedEndpoint is our first endpoint tailscaled logged as typ
+// ("portmap", "local", …); invalid when none, or types are unknown.
+func (d *diag) typedEndpoint(typ string) netip.AddrPort {
+	eps, types := d.self.Endpoints, d.self.EndpointTypes
+	if len(types) != len(eps) {
+		return netip.AddrPort{}
+	}
+	for i, t := range types {
+		if t == typ {
+			return eps[i]
+		}
+	}
+	return netip.AddrPort{}
 }
 
 // networkChangesMin major link changes within networkChangesWindow make

@@ -78,7 +78,14 @@ func TestDiagnoseSelf(t *testing.T) {
 		{"another region fails: the peers' trouble", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 4, Code: "fra", Count: 2, Err: "dial tcp: i/o timeout"}}}}, "", nil},
 		{"a proxy refuses CONNECT", "Running", Self{Evidence: &SelfEvidence{LogLines: 1, ProxyError: "CONNECT to derp1.tailscale.com:443: 403 Forbidden"}}, ReasonDERPUnreachable, nil},
 		{"reports disagree", "Running", Self{Evidence: &SelfEvidence{Spread: []FactSpread{{Fact: "UDP", Values: []TimedReport{{At: t0, Value: "true"}, {At: t0.Add(time.Minute), Value: "false"}}}}}}, ReasonSelfNetcheckFlaps, nil},
-		{"UPnP from another router", "Running", Self{Evidence: &SelfEvidence{UPnPFrom: netip.MustParseAddr("192.168.1.2"), UPnPGateway: netip.MustParseAddr("192.168.1.1")}}, ReasonSelfUPnPNotGateway, nil},
+		// net/portmapper Client.Probe logs the line and keeps the answer;
+		// upnp.go getUPnPRootDevice asks the gateway instead, "assumed to
+		// be floating": never the verdict, beside one only with no mapping.
+		{"UPnP from another router alone: not a verdict", "Running", Self{Evidence: upnpOther}, "", nil},
+		{"UPnP from another router, no mapping held, beside UDP blocked", "Running", Self{NAT: &NATInfo{WorkingUDP: &no}, Evidence: upnpOther}, ReasonLocalUDPBlocked, []ReasonID{ReasonSelfUPnPNotGateway}},
+		{"UPnP from another router beside a mapping held: nothing", "Running", Self{NAT: &NATInfo{WorkingUDP: &no, HavePortMap: true}, Evidence: upnpOther}, ReasonLocalUDPBlocked, nil},
+		{"UPnP from another router, a (portmap) endpoint logged: nothing", "Running", Self{NAT: &NATInfo{WorkingUDP: &no},
+			Endpoints: []netip.AddrPort{netip.MustParseAddrPort("198.51.100.33:41641")}, EndpointTypes: []string{"portmap"}, Evidence: upnpOther}, ReasonLocalUDPBlocked, nil},
 		// health.go checkReceiveFuncsLocked tracks ReceiveIPv4 and
 		// ReceiveIPv6 apart: IPv6 alone is IPv6's trouble (review rx6.txt).
 		{"ReceiveIPv6 stopped only", "Running", Self{Health: []string{"The MagicSock function ReceiveIPv6 is not running. You might experience connectivity issues."}}, ReasonSelfUDPReceiveStopped, nil},
@@ -121,6 +128,9 @@ func TestDiagnoseSelf(t *testing.T) {
 		})
 	}
 }
+
+// upnpOther is a UPnP answer from a device that is not the gateway.
+var upnpOther = &SelfEvidence{LogLines: 1, UPnPFrom: netip.MustParseAddr("192.168.1.2"), UPnPGateway: netip.MustParseAddr("192.168.1.1")}
 
 // TestReceiveIPv6Words: ReceiveIPv6 alone says direct UDP over IPv6 is
 // lost, never that this end cannot receive direct UDP (IPv4 has its own

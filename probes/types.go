@@ -354,6 +354,12 @@ type Self struct {
 	// Endpoints are the UDP endpoints we advertise (WhoIs of our own IP,
 	// Node.Endpoints); nil when unknown.
 	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
+	// EndpointTypes are Endpoints' types as tailscaled logged them
+	// ("local", "stun", "portmap", "stun4localport"; magicsock's
+	// tailcfg.EndpointType), one per endpoint in the same order; nil
+	// when not known (a live capture: Status and the netmap carry no
+	// types, only tailscaled's "endpoints changed" log line does).
+	EndpointTypes []string `json:"endpoint_types,omitempty"`
 	// Health is the daemon's health warnings (Status.Health), sanitised.
 	Health []string `json:"health,omitempty"`
 	// OnlyTCP443 is true when the tailnet policy gives this node the
@@ -466,10 +472,12 @@ type NATInfo struct {
 	// port mapping exists (a pasted `tailscale netcheck` that did not
 	// check; never the daemon's NetInfo, which knows): HavePortMap false
 	// then means unknown, and no NAT reason rests on it.
-	PortMapUnknown bool  `json:"port_map_unknown,omitempty"`
-	UPnP           *bool `json:"upnp"`
-	PMP            *bool `json:"pmp"`
-	PCP            *bool `json:"pcp"`
+	PortMapUnknown bool `json:"port_map_unknown,omitempty"`
+	// UPnP, PMP and PCP: a port-mapping service answered (which is not a
+	// mapping: HavePortMap is).
+	UPnP *bool `json:"upnp"`
+	PMP  *bool `json:"pmp"`
+	PCP  *bool `json:"pcp"`
 	// LinkType is NetInfo.LinkType ("wired", "wifi", "mobile"); "" if unknown.
 	LinkType string `json:"link_type,omitempty"`
 	// DERPLatency is the measured latency to each DERP region id (from

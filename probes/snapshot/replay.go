@@ -165,6 +165,9 @@ func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 	}
 	if len(self.Endpoints) == 0 {
 		self.Endpoints = sf.Endpoints
+		if len(sf.EndpointTypes) == len(sf.Endpoints) {
+			self.EndpointTypes = sf.EndpointTypes
+		}
 	}
 	if sf.Evidence != nil {
 		ev := *sf.Evidence

@@ -44,6 +44,9 @@ func TestPastedVerdicts(t *testing.T) {
 		// (wgengine/magicsock/derp.go logs it on success).
 		{file: "../corpus/log-derp-failed-then-connected.txt", peer: "pi", want: probes.ReasonUnexplained,
 			notWant: []probes.ReasonID{probes.ReasonDERPUnreachable}, self: "-"},
+		// Item 8: a UPnP answer from another device beside a mapping held
+		// (net/portmapper getUPnPRootDevice asks the gateway instead).
+		{file: "../corpus/log-upnp-not-gateway-mapped.txt", self: "-"},
 		// Item 9: two EOFs a day apart, a netmap received after each
 		// (control/controlclient/auto.go mapRoutine retries).
 		{file: "../corpus/log-control-eof-apart.txt", self: "-"},
