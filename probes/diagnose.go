@@ -445,6 +445,21 @@ func (d *diag) checkIdle() result {
 	return holds()
 }
 
+// checkPathUnknown: the evidence names no path for the peer (a pasted
+// TSMP or ICMP ping alone: its pong names the ping type, and the CLI
+// stops after one pong), so nothing about a path can be judged.
+func (d *diag) checkPathUnknown() result {
+	p := &d.p
+	d.checks = make([]Check, 0, 2)
+	d.unknownV("Path", p.Path.Text, "a TSMP or ICMP pong names the ping type, not the path (cmd/tailscale/cli/ping.go prints it when the PingResult has no endpoint and no DERP region), and no DISCO ping or status line shows one")
+	if p.Latency > 0 {
+		d.info("Latency", msText(p.Latency), "the ping went through WireGuard and was answered: the tunnel works, over some path")
+		return holds()
+	}
+	d.info("Latency", "no reply", "the ping got no reply through WireGuard; which path it tried is not shown")
+	return holdsAs("no-reply")
+}
+
 // relayedChecks is how many checks a relayed path usually gets, so the
 // slice is allocated once at its size (an underestimate only costs a
 // regrowth).

@@ -249,7 +249,7 @@ type kindRules struct{ states, rest []int }
 
 var byKind = func() map[PathKind]*kindRules {
 	m := map[PathKind]*kindRules{}
-	for _, k := range []PathKind{PathDirect, PathPeerRelay, PathDERP, PathIdle, PathOffline, ""} {
+	for _, k := range []PathKind{PathDirect, PathPeerRelay, PathDERP, PathIdle, PathOffline, PathUnknown, ""} {
 		kr := &kindRules{}
 		for i, r := range rules {
 			if !r.Scope.judgesPeers() || r.check == nil || !r.appliesTo(k) {
@@ -299,6 +299,7 @@ var (
 	factCurAddr    = Fact{Field: "Status.CurAddr", Source: SourceLocalAPI}
 	factHandshake  = Fact{Field: "Status.LastHandshake", Source: SourceLocalAPI}
 	factWGState    = Fact{Field: "IPNBus.PeerState", Source: SourceLocalAPI}
+	factPingRun    = Fact{Field: "PingRun", Source: "probe"}
 	factWorkingUDP = Fact{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI}
 	factEndpoints  = Fact{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI}
 	factSelfEps    = Fact{Field: "Self.Endpoints", Source: SourceLocalAPI}
@@ -384,6 +385,16 @@ var rules = []Rule{
 		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
 		Follows: "health/health.go checkReceiveFuncsLocked tracks each receive func apart (ReceiveIPv4, ReceiveIPv6, ReceiveDERP: magicsock-receive-func-error) and no-udp4-bind; wgengine/magicsock receiveIPv4 and receiveIPv6 read separate sockets",
 		check:   (*diag).checkReceiveStopped,
+	},
+	{
+		ID: ReasonPathUnknown, Role: RoleState, Paths: []PathKind{PathUnknown},
+		Text: Text{"path not shown: a TSMP or ICMP ping names none",
+			"a TSMP or ICMP ping goes through WireGuard and names the ping type, not the path: `tailscale status` (the peer's line) or a DISCO ping (`tailscale ping {peer}`, without --tsmp or --icmp) shows it"},
+		Variants: map[string]Text{"no-reply": {Summary: "path not shown; the TSMP or ICMP ping got no reply"}},
+		Needs:    []Fact{{Field: "Path", Source: "tailscale ping"}},
+		Reads:    []Fact{factPingRun},
+		Follows:  "cmd/tailscale/cli/ping.go runPing: with --tsmp or --icmp the pong's PingResult names no endpoint or DERP region, so it prints the ping type (\"via TSMP\"), and it stops after one pong",
+		check:    (*diag).checkPathUnknown,
 	},
 
 	// Causes of a relayed path, most fundamental first.

@@ -21,6 +21,11 @@ const (
 	PathIdle PathKind = "idle"
 	// PathOffline: the control server says the peer is offline.
 	PathOffline PathKind = "offline"
+	// PathUnknown: the evidence shows no path (pasted `tailscale ping
+	// --tsmp` or `--icmp` output alone: its pongs name the ping type, not
+	// a path, cmd/tailscale/cli/ping.go runPing). Classify never returns
+	// it.
+	PathUnknown PathKind = "unknown"
 )
 
 // Rank orders path kinds relayed first: DERP relay 0, peer relay 1,
@@ -92,6 +97,9 @@ const (
 	// ReasonLocalTCP443Only: the tailnet policy restricts this node to TCP
 	// 443 (node attribute only-tcp-443), so every path goes through DERP.
 	ReasonLocalTCP443Only ReasonID = "local-tcp443-only"
+	// ReasonPathUnknown: the evidence names no path for the peer (a
+	// pasted TSMP or ICMP ping names the ping type, not a path).
+	ReasonPathUnknown ReasonID = "path-unknown"
 
 	// Peer-side reasons: they rest on the peer's own facts (PeerSide),
 	// from the control API, a peer snapshot, or its NetInfo when control

@@ -890,12 +890,17 @@ func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist ma
 			if ps.Relay != "" {
 				p.region(0, ps.Relay, "")
 			}
-			note += "; not in a pasted status, so its path is the last pong's"
+			if ev.noPath {
+				note += "; not in a pasted status, and no DISCO ping names a path, so its path is unknown"
+			} else {
+				note += "; not in a pasted status, so its path is the last pong's"
+			}
 		}
 		p.inputs = append(p.inputs, Input{Kind: KindPing, Note: note})
 		h := hist[string(ps.ID)]
 		if pingOnly {
 			h.PathText = ev.pathText()
+			h.PathUnknown = ev.noPath
 		}
 		h.PingRun = ev.run
 		h.Latency = ev.latency

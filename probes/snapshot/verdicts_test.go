@@ -50,6 +50,10 @@ func TestPastedVerdicts(t *testing.T) {
 		// Item 9: two EOFs a day apart, a netmap received after each
 		// (control/controlclient/auto.go mapRoutine retries).
 		{file: "../corpus/log-control-eof-apart.txt", self: "-"},
+		// Review 17, item 10: a TSMP run that got no reply names no path
+		// (cmd/tailscale/cli/ping.go runPing prints the ping type).
+		{file: "../corpus/ping-tsmp-no-reply.txt", peer: "printer", want: probes.ReasonPathUnknown, unknown: "Path",
+			summary: "path not shown; the TSMP or ICMP ping got no reply"},
 		// Review 17, item 11: ReceiveIPv6 alone (health.go
 		// checkReceiveFuncsLocked tracks ReceiveIPv4 and ReceiveIPv6
 		// apart): the direct IPv4 path stands.
