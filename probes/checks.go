@@ -13,19 +13,36 @@ import (
 // evidence it looked at and says whether its rule holds.
 
 // checkHomeDERP: Status.Relay is empty on an active path with no direct
-// address: the peer's home DERP (WhoIs.Node.HomeDERP) is 0 or not in our
-// DERP map. magicsock then sends over UDP if it can, else to the region
-// the peer last wrote from, else fails ("no UDP or DERP addr"). A recent
-// handshake exempts it (the peer wrote from some region); pasted text
-// shows no handshakes, so there the rule cannot decide.
+// address. magicsock fills Relay with the region code of the peer's home
+// DERP (derpRegionCodeOfIDLocked), "" when the region is not in our DERP
+// map, and also when it is but has no RegionCode: then endpoint.send
+// still relays through it, so the map is looked at first. Not in the map
+// (or no home at all), magicsock sends over UDP if it can, else to the
+// region the peer last wrote from, else fails ("no UDP or DERP addr"). A
+// recent handshake, an established session or DISCO pongs through DERP
+// show a DERP route that works; pasted text shows no handshakes, so
+// there the rule cannot decide.
 func (d *diag) checkHomeDERP() result {
 	p := &d.p
 	if p.Path.DERPCode != "" {
 		return notHeld()
 	}
+	h := p.HomeDERP
+	if r, ok := d.regions[h]; ok && h != 0 {
+		name := "region " + strconv.Itoa(h)
+		if r.Name != "" {
+			name += " (" + r.Name + ")"
+		}
+		d.info("Status.Relay", `""`, "the peer's home DERP "+name+" is in our DERP map without a region code, which Relay prints as empty: magicsock relays through it all the same (endpoint.send)")
+		return notHeld()
+	}
 	note := "the peer's home DERP region is unknown to us: it has none, or it is not in our DERP map"
-	if h := p.HomeDERP; h != 0 {
+	if h != 0 {
 		note = "the peer's home DERP region " + strconv.Itoa(h) + " is not in our DERP map"
+	}
+	if r := p.PingRun; r != nil && r.Pongs > 0 && !r.Direct && d.fresh(r.At, PingRunMaxAge) && strings.HasPrefix(r.Via, "DERP(") {
+		d.info("Status.Relay", `""`, note+"; yet the last DISCO ping run got pongs through DERP ("+r.Via+"): a DERP route to the peer works")
+		return notHeld()
 	}
 	if HandshakeRecent(p.LastHandshake, d.now) || p.WireGuard == WGEstablished {
 		// magicsock falls back to the region the peer last wrote from
@@ -35,6 +52,10 @@ func (d *diag) checkHomeDERP() result {
 	}
 	if p.HandshakeUnknown && p.LastHandshake.IsZero() && p.WireGuard == "" {
 		d.unknownV("Status.Relay", `""`, note+"; a recent handshake would let magicsock relay through the region the peer last wrote from, and the source (pasted text) shows no handshakes, so this cannot be judged")
+		return notHeld()
+	}
+	if h != 0 && len(d.regions) == 0 {
+		d.unknownV("Status.Relay", `""`, "the peer's home DERP is region "+strconv.Itoa(h)+" and our DERP map is not known: it may be in the map without a region code (Relay prints empty then, and magicsock relays through it)")
 		return notHeld()
 	}
 	d.add("Status.Relay", `""`, true, note)
@@ -58,8 +79,11 @@ const (
 // (wireguard-go RejectAfterTime), so an Active peer without a handshake
 // within RecentHandshake for HandshakeGrace has none. Active alone proves
 // nothing (a DISCO ping sets it, and DISCO never makes a session): a
-// fresh DISCO run with pongs means the peer is up. Pasted text has no
-// handshakes, but tx > 0 with rx 0 says nothing ever answered.
+// fresh DISCO run with pongs means the peer is up, and without
+// tailscaled's session state, tx bytes that never grew (or did not over
+// the last poll) mean WireGuard sent nothing, so the handshake time says
+// nothing either. Pasted text has no handshakes, but tx > 0 with rx 0
+// says nothing ever answered.
 func (d *diag) checkSession() result {
 	p := &d.p
 	r := p.PingRun
@@ -97,6 +121,23 @@ func (d *diag) checkSession() result {
 		return notHeld()
 	}
 	nothing := p.TxBytes > 0 && p.RxBytes == 0
+	if !p.HandshakeUnknown && !silent && !answered {
+		// Active may come from a DISCO ping alone (endpoint.go
+		// startDiscoPingLocked: a CLI ping calls
+		// noteTxActivityExtTriggerLocked), which never makes a session.
+		// wireguard-go counts every packet it sends, handshake
+		// initiations too, in its tx bytes (device/peer.go SendBuffers):
+		// none sent, or none over the last poll, means WireGuard was not
+		// trying, and the handshake time says nothing.
+		switch {
+		case p.TxBytes == 0 && p.Path.DERPCode != "":
+			d.unknownV("Status.TxBytes", "0", "nothing was ever sent to the peer through WireGuard, not even a handshake, though a DERP route exists: Active comes from DISCO only (a ping), and whether a session would form is not known")
+			return notHeld()
+		case p.RatesKnown && p.TxRate == 0 && !HandshakeRecent(p.LastHandshake, d.now):
+			d.unknownV("Status.TxBytes", "not growing", "nothing was sent to the peer through WireGuard over the last poll, not even a handshake: Active may come from DISCO only (a ping), and whether a session would form is not known")
+			return notHeld()
+		}
+	}
 	if p.HandshakeUnknown && p.LastHandshake.IsZero() {
 		if silent {
 			// A pasted `tailscale ping` run that got no pong at all: the
@@ -141,6 +182,20 @@ func (d *diag) checkSession() result {
 		return holdsAs("nothing-answered")
 	}
 	return holds()
+}
+
+// sessionKnown reports whether anything shows the WireGuard session:
+// tailscaled's session state, a handshake time the source shows, a fresh
+// DISCO run, or pasted counters with traffic.
+func (d *diag) sessionKnown() bool {
+	p := &d.p
+	if p.WireGuard != "" || !p.HandshakeUnknown || !p.LastHandshake.IsZero() {
+		return true
+	}
+	if r := p.PingRun; r != nil && r.Tries > 0 && d.fresh(r.At, PingRunMaxAge) {
+		return true
+	}
+	return p.TxBytes > 0 && p.RxBytes == 0
 }
 
 // rxInfo notes a receive counter that did not move.

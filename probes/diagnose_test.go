@@ -51,6 +51,8 @@ func TestDiagnoseCases(t *testing.T) {
 		// phrase the summary, a note or the fix must contain.
 		wantUnknown []string
 		wantText    string
+		// regions replaces testRegions when set.
+		regions map[int]Region
 	}{
 		// Same LAN is never guessed from private prefixes alone: two homes
 		// on a router's default range, Docker's first container on two
@@ -186,10 +188,11 @@ func TestDiagnoseCases(t *testing.T) {
 			wantText:   "no working path",
 		},
 		{
-			name: "active for 30 s with no handshake: no-handshake",
+			name: "active for 30 s with no handshake, handshakes sent: no-handshake",
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.NoHandshakeSince = now.Add(-30 * time.Second)
+				p.TxBytes = 7 * 148 // handshake initiations
 			},
 			wantReason: ReasonNoHandshake,
 		},
@@ -212,6 +215,32 @@ func TestDiagnoseCases(t *testing.T) {
 			},
 			wantReason: ReasonNoHomeDERP,
 		},
+		// Review 4 (c4c.json): a CLI DISCO ping makes the peer Active
+		// (endpoint.go startDiscoPingLocked → noteTxActivityExtTriggerLocked)
+		// and wireguard-go counts every packet it sends, handshake
+		// initiations too, in tx bytes (device/peer.go SendBuffers): tx 0
+		// means WireGuard sent nothing, so no handshake says nothing.
+		{
+			name: "Active from DISCO only (tx 0), no session state: unknown, not no-handshake",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.NoHandshakeSince = now.Add(-30 * time.Second)
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Status.TxBytes"},
+			wantText:    "Active comes from DISCO only",
+		},
+		{
+			// Review 4 (c4e.json): tx not growing over the last poll.
+			name: "old handshake, tx rate 0 over the last poll, no session state: unknown",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.LastHandshake, p.NoHandshakeSince = now.Add(-10*time.Minute), now.Add(-time.Minute)
+				p.TxBytes, p.RxBytes, p.RatesKnown = 1<<20, 2<<20, true
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Status.TxBytes"},
+		},
 		{
 			name: "empty Relay but a session is up: relayed through the region the peer last wrote from, not no-home-derp",
 			peer: func(p *Peer) {
@@ -229,6 +258,43 @@ func TestDiagnoseCases(t *testing.T) {
 			self:       func(s *Self) { s.NAT.WorkingUDP = boolp(false); s.NoSTUN = true },
 			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
 			wantReason: ReasonUnexplained,
+		},
+		// Review 5 (c8a.json): derpRegionCodeOfIDLocked returns "" for a
+		// region in the map without a code, and endpoint.send relays
+		// through it; DISCO pongs through DERP show a DERP route works.
+		{
+			name: "empty Relay, the home region is in our map without a code: not no-home-derp",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode = 900, ""
+			},
+			regions:    map[int]Region{1: testRegions[1], 900: {ID: 900, Name: "Home lab"}},
+			wantReason: ReasonUnexplained,
+			wantText:   "without a region code",
+		},
+		{
+			name: "empty Relay, home not in the map, but DISCO pongs came through DERP: not no-home-derp",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode, p.WireGuard = 900, "", WGNone
+				p.PingRun = &PingRun{At: now.Add(-10 * time.Second), Tries: 3, Pongs: 3, Via: "DERP()"}
+			},
+			wantReason: ReasonDiscoUnanswered,
+			wantText:   "a DERP route to the peer works",
+		},
+		{
+			name: "empty Relay, our DERP map unknown: unknown",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode = 900, ""
+				p.TxBytes = 1480
+			},
+			regions:     map[int]Region{},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Status.Relay"},
 		},
 		{
 			name:       "only-tcp-443 node attribute: policy, not a blocked network",
@@ -788,7 +854,11 @@ func TestDiagnoseCases(t *testing.T) {
 			}
 			var p Peer
 			tt.peer(&p)
-			v := Diagnose(self, p, testRegions, now)
+			regions := testRegions
+			if tt.regions != nil {
+				regions = tt.regions
+			}
+			v := Diagnose(self, p, regions, now)
 			if v.Reason != tt.wantReason {
 				t.Errorf("reason = %q, want %q; checks:\n%s", v.Reason, tt.wantReason, checksText(v.Checks))
 			}

@@ -299,6 +299,7 @@ var (
 	factCurAddr    = Fact{Field: "Status.CurAddr", Source: SourceLocalAPI}
 	factHandshake  = Fact{Field: "Status.LastHandshake", Source: SourceLocalAPI}
 	factWGState    = Fact{Field: "IPNBus.PeerState", Source: SourceLocalAPI}
+	factRxBytes    = Fact{Field: "Status.RxBytes", Source: SourceLocalAPI}
 	factPingRun    = Fact{Field: "PingRun", Source: "probe"}
 	factWorkingUDP = Fact{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI}
 	factEndpoints  = Fact{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI}
@@ -402,8 +403,12 @@ var rules = []Rule{
 		ID: ReasonNoHomeDERP, Role: RoleCause, Paths: derpPaths,
 		Text: Text{"peer has no usable home DERP",
 			"the peer has no home DERP region in our DERP map, so nothing can be relayed to it unless it writes first: run `tailscale netcheck` on the peer (does it reach any DERP region?) and check that both ends use the same DERP map (derpMap in the tailnet policy file)"},
-		Needs:   []Fact{{Field: "Status.Relay", Source: SourceLocalAPI}, factHandshake},
-		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus (Relay from derpRegionCodeOfIDLocked) and endpoint.send (fallbackDERPRegionForPeer, else \"no UDP or DERP addr\")",
+		Needs: []Fact{{Field: "Status.Relay", Source: SourceLocalAPI},
+			{Field: "Status.LastHandshake", Source: SourceLocalAPI, known: func(d *diag) bool {
+				return d.p.WireGuard != "" || !d.p.HandshakeUnknown || !d.p.LastHandshake.IsZero()
+			}}},
+		Reads:   []Fact{{Field: "DERPMap.Regions", Source: SourceLocalAPI}, factWGState, factPingRun},
+		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus (Relay from magicsock/derp.go derpRegionCodeOfIDLocked: \"\" for a region not in the map, and for one in it whose RegionCode is empty) and endpoint.send (the home region's DERP address when it is in the map, else fallbackDERPRegionForPeer, else \"no UDP or DERP addr\")",
 		check:   (*diag).checkHomeDERP,
 	},
 	{
@@ -438,9 +443,11 @@ var rules = []Rule{
 			"disco-answers": {Summary: "no WireGuard session although the peer answers DISCO",
 				Fix: "the peer answers DISCO pings, so it is up, but no WireGuard handshake completes: check that both ends have a current netmap (a node key the other knows: `tailscale status` on the peer lists this node), their clocks, and `tailscale ping --tsmp {peer}`"},
 		},
-		Needs:   []Fact{factWGState, factHandshake, {Field: "Status.RxBytes", Source: SourceLocalAPI}, {Field: "PingRun", Source: "probe"}},
-		Follows: "ipn/backend.go NotifyPeerWireGuardState (wireguard-go's session states: handshake, established, expired); wgengine/magicsock/endpoint.go: Active only says something was sent in 45 s (a DISCO ping does), DISCO never makes a WireGuard session",
-		check:   (*diag).checkSession,
+		Needs: []Fact{{Field: "IPNBus.PeerState | Status.LastHandshake | PingRun", Source: "localapi or probe", known: (*diag).sessionKnown}},
+		Reads: []Fact{factRxBytes, {Field: "Status.TxBytes", Source: SourceLocalAPI}},
+		Follows: "ipn/backend.go NotifyPeerWireGuardState (wireguard-go's session states: handshake, established, expired); wgengine/magicsock/endpoint.go startDiscoPingLocked: a CLI DISCO ping calls noteTxActivityExtTriggerLocked, so Active (sessionActiveTimeout, 45 s) can come from DISCO alone, which never makes a WireGuard session; " +
+			"wireguard-go device/peer.go SendBuffers counts every packet sent to the peer, handshake initiations included, in its tx bytes, so with nothing sent (tx 0, or tx not moving) the handshake time says nothing",
+		check: (*diag).checkSession,
 	},
 	{
 		ID: ReasonLocalTCP443Only, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
