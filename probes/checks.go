@@ -2,6 +2,7 @@ package probes
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -986,8 +987,13 @@ func quoted(s, prefix string) string {
 }
 
 // checkDirectInTunnel: the direct address is private, on none of our
-// networks, and inside a subnet route another peer advertises: if routes
-// are accepted here, the UDP may run through that peer's tunnel.
+// networks, and inside a subnet route another peer advertises. Only
+// where net/netns leaves tailscaled's own UDP sockets unprotected can
+// that UDP follow the route into the tunnel: Linux marks them to bypass
+// table 52 (netns_linux.go, router_linux.go baseIPRules), macOS, iOS and
+// Windows bind them to the default-route interface, Android protects
+// them; FreeBSD and the others do nothing (netns_default.go), and
+// OpenBSD binds them to a bypass routing table only with an exit node.
 func (d *diag) checkDirectInTunnel() result {
 	a := d.p.Path.Addr.Addr().Unmap()
 	if !a.IsValid() || !IsPrivateAddr(a) || a.IsLoopback() || len(d.self.Routes) == 0 {
@@ -1012,10 +1018,28 @@ func (d *diag) checkDirectInTunnel() result {
 		if !r.Prefix.Contains(a) || r.Via == d.p.Name {
 			continue
 		}
-		d.info("Status.CurAddr", d.p.Path.Addr.String(), "a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+r.Via+" advertises: with routes accepted here, this UDP may travel inside that peer's WireGuard tunnel")
-		return holdsAs("", "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", r.Via)
+		os := d.self.OS
+		if os != "" && !slices.Contains(unprotectedOSes, os) {
+			return notHeld() // net/netns keeps tailscaled's UDP out of the tunnel here
+		}
+		d.info("Status.CurAddr", d.p.Path.Addr.String(), "a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+r.Via+" advertises: on "+cmpOr(os, "this OS")+" tailscaled's own UDP is not kept out of the tunnel, so with routes accepted it may travel inside that peer's WireGuard tunnel")
+		return holdsAs("", "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", r.Via, "{os}", os)
 	}
 	return notHeld()
+}
+
+// unprotectedOSes are Hostinfo.OS values where net/netns does not keep
+// tailscaled's own sockets out of its routes (netns_default.go does
+// nothing; netns_openbsd.go binds to a bypass table only with an exit
+// node).
+var unprotectedOSes = []string{"freebsd", "openbsd", "illumos", "solaris", "plan9"}
+
+// cmpOr is s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // ourHost is Self.Host when it describes tailscaled's host: one of its
@@ -1043,6 +1067,21 @@ func (d *diag) ourHost() *HostFacts {
 		}
 	}
 	return nil
+}
+
+// collisionHow is what a 100.64.0.0/10 address on interface iface
+// does to tailscaled on os, and what to do.
+func collisionHow(os, iface string) string {
+	const pool = "Addresses of that network that equal a tailnet peer's route into the tunnel instead; a custom IP pool for the tailnet (admin console) keeps the tailnet's addresses out of that network's."
+	switch os {
+	case "linux":
+		return "On Linux tailscaled's firewall drops every packet from 100.64.0.0/10 that arrives on an interface other than tailscale0 (util/linuxfw buildExternalCGNATRules, the ts-input chain), so hosts on " + iface + "'s network (a carrier's CGNAT gateway or DNS, another VPN) cannot reach this one, whatever the tailnet's addresses: give this node the attribute disable-linux-cgnat-drop-rule in the tailnet policy's nodeAttrs (tailcfg.NodeAttrDisableLinuxCGNATDropRule, clients of capability 136 and later), which a custom IP pool does not replace, or renumber that network. " + pool
+	case "macOS", "android":
+		return "With it, tailscaled routes each tailnet peer's address into the tunnel instead of all of 100.64.0.0/10 (ipn/ipnlocal shouldUseOneCGNATRoute, netmon.HasCGNATInterface), so only addresses both use collide. " + pool
+	case "":
+		return "On Linux tailscaled's firewall also drops packets from that range arriving on " + iface + " (util/linuxfw buildExternalCGNATRules; the node attribute disable-linux-cgnat-drop-rule turns that off). " + pool
+	}
+	return pool
 }
 
 // tailnetRange is 100.64.0.0/10, the range tailnet addresses come from
@@ -1079,8 +1118,8 @@ func (d *diag) checkRangeCollision() result {
 		for _, pfx := range ifc.Addrs {
 			a := pfx.Addr().Unmap()
 			if tailnetRange.Contains(a) && !chromeOS.Contains(a) && !ours(a) {
-				d.add("Host.Interfaces", ifc.Name+" "+pfx.String(), true, "an address in 100.64.0.0/10 on an interface that is not Tailscale's: tailscaled treats the range as the tailnet's (it routes it into the tunnel and never advertises such an address as an endpoint)")
-				return holdsAs("", "{iface}", ifc.Name, "{addr}", pfx.String())
+				d.add("Host.Interfaces", ifc.Name+" "+pfx.String(), true, "an address in 100.64.0.0/10 on an interface that is not Tailscale's: tailscaled treats the range as the tailnet's (it never advertises such an address as an endpoint, and on Linux drops packets from the range arriving elsewhere than tailscale0)")
+				return holdsAs("", "{iface}", ifc.Name, "{addr}", pfx.String(), "{how}", collisionHow(d.self.OS, ifc.Name))
 			}
 		}
 	}

@@ -1083,8 +1083,16 @@ func TestMergedFactsNameTheirSource(t *testing.T) {
 // TestDirectInTunnel: a direct path to a private address on none of our
 // networks, inside a route another peer advertises, warns; the verdict
 // stays direct.
+//
+// Only where net/netns leaves tailscaled's own sockets unprotected
+// (netns_default.go: FreeBSD and the others; OpenBSD without an exit
+// node): on Linux they carry the bypass mark, which router_linux.go's
+// baseIPRules send to the main table, never table 52, and on macOS and
+// Windows they are bound to the default-route interface (review 13,
+// c6a.json).
 func TestDirectInTunnel(t *testing.T) {
 	self := easySelf()
+	self.OS = "freebsd"
 	self.Routes = []SubnetRoute{{Prefix: netip.MustParsePrefix("10.20.0.0/16"), Via: "router"}}
 	p := relayedPeer("10.20.0.5:41641")
 	p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("10.20.0.5:41641"), Text: "active; direct 10.20.0.5:41641"}
@@ -1092,6 +1100,17 @@ func TestDirectInTunnel(t *testing.T) {
 	if v.Reason != ReasonDirect || !hasReason(v.Also, ReasonDirectInTunnel) || !strings.Contains(v.Fix, "WireGuard inside WireGuard") {
 		t.Errorf("got %s %v %q, want direct with direct-in-tunnel", v.Reason, v.Also, v.Fix)
 	}
+	for _, os := range []string{"linux", "macOS", "windows", "iOS", "android"} {
+		self.OS = os
+		if v := Diagnose(self, p, testRegions, time.Time{}); v.Also != nil || v.Fix != "" {
+			t.Errorf("%s: also %v fix %q, want none (net/netns keeps tailscaled's UDP out of the tunnel)", os, v.Also, v.Fix)
+		}
+	}
+	self.OS = ""
+	if v := Diagnose(self, p, testRegions, time.Time{}); v.Also != nil || checkState(v.Checks, "Self.OS") != CheckUnknown {
+		t.Errorf("OS unknown: also %v, Self.OS %q; want no warning and Self.OS unknown", v.Also, checkState(v.Checks, "Self.OS"))
+	}
+	self.OS = "freebsd"
 	// On one of our networks (by the host's interfaces): no warning.
 	self.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("10.20.0.9/16"), netip.MustParsePrefix("192.168.1.20/24")}}}}
 	if v := Diagnose(self, p, testRegions, time.Time{}); v.Also != nil || v.Fix != "" {

@@ -301,6 +301,7 @@ var (
 	factWGState    = Fact{Field: "IPNBus.PeerState", Source: SourceLocalAPI}
 	factRxBytes    = Fact{Field: "Status.RxBytes", Source: SourceLocalAPI}
 	factPingRun    = Fact{Field: "PingRun", Source: "probe"}
+	factSelfOS     = Fact{Field: "Self.OS", Source: SourceLocalAPI, known: func(d *diag) bool { return d.self.OS != "" }}
 	factWorkingUDP = Fact{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI}
 	factEndpoints  = Fact{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI}
 	factSelfEps    = Fact{Field: "Self.Endpoints", Source: SourceLocalAPI}
@@ -662,9 +663,10 @@ var rules = []Rule{
 	{
 		ID: ReasonDirectInTunnel, Role: RoleAlso, Paths: []PathKind{PathDirect},
 		Text: Text{"maybe inside another tunnel",
-			"the direct address {addr} is private, on none of this host's networks, and inside {route}, which {router} advertises: if this node accepts routes, the UDP may travel inside that WireGuard tunnel (WireGuard inside WireGuard). Small pings look fine, bulk transfers stall on the MTU. Reach the peer's LAN without the subnet router (or stop accepting that route here)"},
-		Needs:   []Fact{factCurAddr, factInterfaces, {Field: "Status.Peer.PrimaryRoutes", Source: SourceLocalAPI}},
-		Follows: "wgengine/magicsock/endpoint.go: a private candidate is tried like any other (betterAddr prefers it); the OS routes it, through tailscale0 when another peer's subnet route covers it",
+			"the direct address {addr} is private, on none of this host's networks, and inside {route}, which {router} advertises; on {os} tailscaled's own UDP sockets are not kept out of the tunnel (net/netns does nothing to them there), so with routes accepted the UDP to {addr} may follow that route into tailscale0: WireGuard inside WireGuard. Small pings look fine, bulk transfers stall on the MTU. Stop accepting that route on this node (`tailscale set --accept-routes=false`), or reach the peer's LAN some other way than through the subnet router"},
+		Needs:   []Fact{factCurAddr, factSelfOS, {Field: "Status.Peer.PrimaryRoutes", Source: SourceLocalAPI}},
+		Reads:   []Fact{factInterfaces},
+		Follows: "net/netns: tailscaled's own sockets bypass the tunnel on Linux (netns_linux.go controlC sets the bypass mark; wgengine/router/osrouter/router_linux.go baseIPRules send marked packets to the main table, never table 52 with the subnet routes), macOS and iOS (netns_darwin.go binds to the default-route interface), Windows (netns_windows.go) and Android; netns_default.go does nothing on FreeBSD and the others, and OpenBSD's bypass routing table is set only with an exit node (netns_openbsd.go), so only there can a private candidate (endpoint.go betterAddr prefers it) travel through another peer's subnet route",
 		check:   (*diag).checkDirectInTunnel,
 	},
 	{
@@ -718,9 +720,10 @@ var rules = []Rule{
 	{
 		ID: ReasonTailnetRangeCollision, Scope: ScopeSelf, Role: RoleCause,
 		Text: Text{"100.64.0.0/10 on another interface",
-			"interface {iface} has {addr}, inside 100.64.0.0/10, the range tailnet addresses come from: tailscaled routes that range into the tunnel and never advertises such an address as an endpoint, so whatever lives on {iface} (a carrier's CGNAT, another VPN) and the tailnet collide. Renumber that network, or keep its addresses out of the tailnet's (a custom IP pool for the tailnet in the admin console)"},
+			"interface {iface} has {addr}, inside 100.64.0.0/10, the range tailnet addresses come from; tailscaled never advertises such an address as an endpoint (net/netmon LocalAddresses). {how}"},
 		Needs:   []Fact{factInterfaces},
-		Follows: "net/netmon/state.go LocalAddresses skips tsaddr.IsTailscaleIP addresses; net/tsaddr CGNATRange is the tailnet's range",
+		Reads:   []Fact{factSelfOS},
+		Follows: "net/netmon/state.go LocalAddresses skips tsaddr.IsTailscaleIP addresses; util/linuxfw buildExternalCGNATRules (Linux): a DROP of 100.64.0.0/10 sources arriving on any interface but tailscale0 (ChromeOS's range excepted), which the node attribute disable-linux-cgnat-drop-rule (tailcfg.NodeAttrDisableLinuxCGNATDropRule, capability 136) turns into RETURN; ipn/ipnlocal/local.go shouldUseOneCGNATRoute: macOS and Android route the whole range into the tunnel unless netmon.HasCGNATInterface, then per-peer routes",
 		check:   (*diag).checkRangeCollision,
 	},
 }

@@ -170,6 +170,23 @@ func TestRangeCollision(t *testing.T) {
 		t.Fatalf("collision: %+v", v)
 	}
 	checkStates(t, v.Checks)
+	// The fix per OS (review c5a.json): on Linux tailscaled's own
+	// firewall drops 100.64.0.0/10 sources arriving elsewhere than
+	// tailscale0 (util/linuxfw buildExternalCGNATRules), which only the
+	// node attribute disable-linux-cgnat-drop-rule turns off; macOS and
+	// Android switch to per-peer routes (ipn/ipnlocal
+	// shouldUseOneCGNATRoute).
+	for _, tt := range []struct{ os, want, not string }{
+		{"linux", "which a custom IP pool does not replace", "shouldUseOneCGNATRoute"},
+		{"macOS", "shouldUseOneCGNATRoute", "disable-linux-cgnat-drop-rule"},
+		{"windows", "custom IP pool", "drops"},
+	} {
+		self.OS = tt.os
+		v := DiagnoseSelf("Running", self, testRegions, fixtureNow)
+		if v == nil || !strings.Contains(v.Fix, tt.want) || strings.Contains(v.Fix, tt.not) {
+			t.Errorf("%s: fix %q, want %q and not %q", tt.os, v.Fix, tt.want, tt.not)
+		}
+	}
 }
 
 // TestSelfAndPeerAgree: a rule that judges this node and every peer's
