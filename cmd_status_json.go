@@ -353,6 +353,14 @@ func (e *jsonIndenter) nat(n *probes.NATInfo) {
 		}
 		e.close('}')
 	}
+	if n.FromCLI {
+		e.key("from_cli")
+		e.bool(true)
+	}
+	if n.STUNRegions != 0 {
+		e.key("stun_regions")
+		e.int(int64(n.STUNRegions))
+	}
 	e.close('}')
 }
 

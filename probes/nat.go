@@ -87,6 +87,12 @@ func natRule(id ReasonID) func(*diag) result {
 	}
 }
 
+// oneSTUN reports whether netcheck had one STUN server to compare (the
+// DERP map's count, or a pasted report's regions).
+func (d *diag) oneSTUN() bool {
+	return d.self.STUNServers == 1 || (d.self.NAT != nil && d.self.NAT.STUNRegions == 1)
+}
+
 // nat works the NAT analysis out once, recording its evidence.
 func (d *diag) nat() *natFacts {
 	if d.nfDone {
@@ -398,15 +404,21 @@ func (d *diag) firewallEvidence(peerOpen bool) (variant string, also bool) {
 // server in the DERP map a "false" cannot rule a hard NAT out.
 func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 	const v6Note = "IPv4 only: both ends have global IPv6 endpoints, which no NAT maps"
-	const oneSTUN = "the DERP map has one STUN server: netcheck compares the mappings two servers see (addNodeLatency), so with one a hard NAT reads false too; the NAT type is not known"
+	const oneSTUN = "netcheck compares the mappings two STUN servers see (addNodeLatency sets false on a second reply, which may come from the same server), and the DERP map, or the report, has one: a hard NAT reads false too; the NAT type is not known"
+	const cliNote = "measured by the tailscale CLI's own netcheck, from a socket of its own on an OS-assigned port (cmd/tailscale/cli/netcheck.go, netcheck.Client.Standalone), not tailscaled's: a static-port rule, or several nodes contending for one port, give tailscaled's port another mapping; tailscaled's `netcheck: report:` log line or its NetInfo decides"
 	nat := d.self.NAT
 	var ourHard, ourEasy, ourNoMap bool
 	switch {
 	case nat == nil || nat.MappingVariesByDestIP == nil:
 		d.unknown("NetInfo.MappingVariesByDestIP", "the daemon has not measured our NAT type")
+	case nat.FromCLI:
+		d.unknownV("NetInfo.MappingVariesByDestIP", strconv.FormatBool(*nat.MappingVariesByDestIP), cliNote)
+		if nat.PortMapUnknown {
+			d.unknown("NetInfo.HavePortMap", "the source does not say whether UPnP, NAT-PMP or PCP answered (netcheck: \"not checked\")")
+		}
 	case *nat.MappingVariesByDestIP && v6Both:
 		d.info("NetInfo.MappingVariesByDestIP", "true", v6Note)
-	case !*nat.MappingVariesByDestIP && d.self.STUNServers == 1:
+	case !*nat.MappingVariesByDestIP && d.oneSTUN():
 		d.unknownV("NetInfo.MappingVariesByDestIP", "false", oneSTUN)
 	case *nat.MappingVariesByDestIP && nat.PortMapUnknown && !nat.HavePortMap:
 		d.info("NetInfo.MappingVariesByDestIP", "true", "our NAT picks a new port per destination (hard NAT); whether a port mapping rescues it is not known")

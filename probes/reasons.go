@@ -606,7 +606,7 @@ var rules = []Rule{
 		Text: Text{"hard NAT here, no port mapping",
 			natFix + "this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"},
 		Needs:   []Fact{fMapping, fPortMap},
-		Follows: "net/netcheck/netcheck.go addNodeLatency (MappingVariesByDestIP); wgengine/magicsock/magicsock.go determineEndpoints adds the STUN address with the local port for a hard NAT with a fixed --port (EndpointSTUN4LocalPort)",
+		Follows: "net/netcheck/netcheck.go addNodeLatency (MappingVariesByDestIP, as tailscaled's own socket sees it: the CLI's `tailscale netcheck` binds a port of its own); wgengine/magicsock/magicsock.go determineEndpoints adds the STUN address with the local port for a hard NAT with a fixed --port (EndpointSTUN4LocalPort)",
 		check:   natRule(ReasonLocalHardNAT),
 	},
 	{

@@ -491,6 +491,20 @@ type NATInfo struct {
 	// DERPLatency is the measured latency to each DERP region id (from
 	// NetInfo.DERPLatency, best of v4/v6); nanoseconds in JSON.
 	DERPLatency map[int]time.Duration `json:"derp_latency,omitempty"`
+	// FromCLI is true when the facts come from `tailscale netcheck` run
+	// by the CLI (a paste), not tailscaled: the CLI measures from a
+	// socket of its own on an OS-assigned port (cmd/tailscale/cli
+	// netcheck.go → netcheck.Client.Standalone, bind ":0"), so its
+	// MappingVariesByDestIP is another mapping than tailscaled's port
+	// gets (a static-port rule for 41641, or several nodes contending
+	// for it, make the two differ) and decides no NAT type.
+	FromCLI bool `json:"from_cli,omitempty"`
+	// STUNRegions is how many DERP regions answered the report these
+	// facts come from, when that is all that is known of the DERP map (a
+	// pasted report); 0 when unknown. With one, MappingVariesByDestIP
+	// false cannot rule out a hard NAT (net/netcheck addNodeLatency sets
+	// it false on a second reply, which may come from the same server).
+	STUNRegions int `json:"stun_regions,omitempty"`
 }
 
 // Region is one DERP region from the DERP map.

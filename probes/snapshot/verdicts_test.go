@@ -44,6 +44,13 @@ func TestPastedVerdicts(t *testing.T) {
 		// (wgengine/magicsock/derp.go logs it on success).
 		{file: "../corpus/log-derp-failed-then-connected.txt", peer: "pi", want: probes.ReasonUnexplained,
 			notWant: []probes.ReasonID{probes.ReasonDERPUnreachable}, self: "-"},
+		// Item 3: the CLI's netcheck measures a socket of its own
+		// (netcheck.Client.Standalone, bind ":0"), not tailscaled's.
+		{file: "../corpus/netcheck-cli-hard.txt", peer: "media", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonLocalHardNAT}, unknown: "NetInfo.MappingVariesByDestIP"},
+		// Item 15: one region in the report: netcheck compares two STUN
+		// servers' mappings (addNodeLatency).
+		{file: "../corpus/log-netcheck-one-region.txt", peer: "cam", want: probes.ReasonUnexplained, unknown: "NetInfo.MappingVariesByDestIP"},
 		// Item 8: a UPnP answer from another device beside a mapping held
 		// (net/portmapper getUPnPRootDevice asks the gateway instead).
 		{file: "../corpus/log-upnp-not-gateway-mapped.txt", self: "-"},
