@@ -729,9 +729,11 @@ func (d *diag) checkPeerHomeDERP() result {
 	return resultIf(far)
 }
 
-// peerRelayMinVersion is the first Tailscale release whose clients use peer
-// relays (capability version 120, 2025-07: "Client understands peer relay
-// disco messages", tailcfg.go).
+// peerRelayMinMajor/Minor are the first Tailscale release whose clients
+// use peer relays, and peerRelayMinCap its capability version: magicsock's
+// capVerIsRelayCapable is version >= 121 (tailcfg.go: 121, 2025-07-19,
+// "Client understands peer relay endpoint alloc"; 120 understood peer
+// relay disco messages but cannot allocate endpoints).
 const (
 	peerRelayMinMajor, peerRelayMinMinor = 1, 86
 	peerRelayMinCap                      = 121

@@ -313,6 +313,9 @@ var (
 	factFirewall   = Fact{Field: "Host.Firewall", Source: SourceHost}
 )
 
+// peerSources are where the peer's own facts come from.
+const peerSources = "localapi, control-api or peer-snapshot"
+
 // natFix is the common port-mapping advice.
 const natFix = "enable UPnP, NAT-PMP or PCP on "
 
@@ -656,8 +659,8 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerOldClient, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
 		Text:    Text{Summary: "the peer's client predates peer relays"},
-		Needs:   []Fact{{Field: "Peer.Hostinfo.IPNVersion", Source: "localapi, control-api or peer-snapshot"}},
-		Follows: "wgengine/magicsock/magicsock.go capVerIsRelayCapable (capability version 121, Tailscale 1.86)",
+		Needs:   []Fact{{Field: "Peer.Hostinfo.IPNVersion", Source: peerSources}},
+		Follows: "wgengine/magicsock/magicsock.go capVerIsRelayCapable (version >= 121; tailcfg.go: capability 121, 2025-07-19, \"Client understands peer relay endpoint alloc\"; Tailscale 1.86)",
 		check:   (*diag).checkPeerClient,
 	},
 	{
