@@ -367,6 +367,8 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 	u := rule(ReasonUnexplained)
 	var res result
 	switch {
+	case d.nfDone && d.nf.oneNAT:
+		res = holdsAs("one-nat", d.nf.sharedVars...)
 	case d.isFar:
 		f := d.far
 		res = holdsAs("far", "{region}", d.regionName(f.region), "{rl}", msText(f.relayLat),

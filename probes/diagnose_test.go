@@ -110,16 +110,27 @@ func TestDiagnoseCases(t *testing.T) {
 		},
 		// Issue 17, item 2: two ends behind one NAT on one LAN. magicsock
 		// pings LAN endpoints too and prefers private addresses
-		// (endpoint.go betterAddr), so the NAT type does not matter.
+		// (endpoint.go betterAddr), so the NAT type does not matter. One
+		// LAN only by this host's interfaces (review 16).
 		{
 			name:       "the same public address and one LAN on both ends: the LAN path is blocked, not NAT",
+			self:       onLAN,
 			peer:       func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641") },
 			wantReason: ReasonSameNATLANBlocked,
 			wantText:   "client (AP) isolation",
 		},
 		{
+			// Review 16 (c3c.json): two homes behind one carrier NAT both
+			// on a router's default 192.168.1.0/24 look like one LAN.
+			name:        "the same public address, LAN addresses in one /24, no interfaces read: one LAN or two unknown, both fixes",
+			peer:        func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641") },
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Self.Endpoints"},
+			wantText:    "On two LANs, the shared NAT does not hairpin",
+		},
+		{
 			name: "one public address, one LAN, both ends hard: still same-nat-lan-blocked, never both-hard-nat",
-			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			self: func(s *Self) { onLAN(s); s.NAT.MappingVariesByDestIP = boolp(true) },
 			peer: func(p *Peer) {
 				*p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
@@ -882,6 +893,12 @@ func TestDiagnoseCases(t *testing.T) {
 			checkStates(t, v.Checks)
 		})
 	}
+}
+
+// onLAN gives s this host's interfaces: 192.168.1.20/24 on wlan0 (one
+// of its endpoints), so one LAN is decided by prefix, not guessed.
+func onLAN(s *Self) {
+	s.Host = &HostFacts{Interfaces: []Interface{{Name: "wlan0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}}}}
 }
 
 // checkState is the state of the check on field, "" when absent.

@@ -29,8 +29,12 @@ import (
 
 // natFacts is what the NAT analysis found.
 type natFacts struct {
-	sameLAN, sharedNAT bool
-	sharedVars         []string
+	// sameLAN: one public address, one LAN (by this host's interfaces);
+	// sharedNAT: one public address, different LANs; oneNAT: one public
+	// address, LAN addresses that may be one LAN or two (no interfaces
+	// read). Vars fill their texts.
+	sameLAN, sharedNAT, oneNAT bool
+	sharedVars                 []string
 	// The inbound rules: an end with no NAT whose inbound UDP is dropped.
 	localInbound, peerInbound bool
 	localAlso                 bool // both ends open and this host's firewall accepts: the peer's first
@@ -103,10 +107,11 @@ func (d *diag) nat() *natFacts {
 	ep := d.endpoints()
 	d.sharedNATFacts(nf)
 	// Between two hosts behind one NAT, the NAT types decide nothing.
-	d.quiet = nf.sameLAN || nf.sharedNAT
+	one := nf.sameLAN || nf.sharedNAT || nf.oneNAT
+	d.quiet = one
 	d.natTypes(nf, ep.v6Both)
 	d.quiet = false
-	if !nf.sameLAN && !nf.sharedNAT {
+	if !one {
 		d.openEnds(nf, ep)
 	}
 	d.checkCGNAT()
@@ -114,8 +119,11 @@ func (d *diag) nat() *natFacts {
 }
 
 // sharedNATFacts: both ends show the same public address and both have
-// LAN addresses. On one LAN (a shared prefix) the LAN path is blocked;
-// on different LANs the shared NAT does not hairpin.
+// LAN addresses. On one LAN (by this host's interface prefixes) the LAN
+// path is blocked; on different LANs the shared NAT does not hairpin.
+// Without this host's interfaces, addresses in one private block may be
+// one LAN or two homes on the same default range (a carrier's NAT in
+// front of both): that stays open (oneNAT), never guessed from a /24.
 func (d *diag) sharedNATFacts(nf *natFacts) {
 	a, ok := sharedPublicAddr(d.self.Endpoints, d.p.Endpoints)
 	if !ok {
@@ -127,10 +135,17 @@ func (d *diag) sharedNATFacts(nf *natFacts) {
 		d.info("Self.Endpoints", a.String(), "the same public address on both ends: both are behind one NAT, so the direct path needs their LAN addresses or the router's hairpinning")
 		return
 	}
-	if o, t, pfx, ok := d.oneLAN(ours, theirs); ok {
-		nf.sameLAN = true
-		nf.sharedVars = []string{"{ours}", o.String(), "{theirs}", t.String()}
-		d.add("Self.Endpoints", a.String(), true, "the same public address on both ends, and LAN addresses in one network ("+pfx.String()+"): one NAT and one LAN, where magicsock pings the LAN addresses directly and prefers them (endpoint.go betterAddr), so the NAT type does not matter; the LAN path between them is blocked")
+	if d.ourHost() != nil {
+		if o, t, pfx, ok := d.oneLAN(ours, theirs); ok {
+			nf.sameLAN = true
+			nf.sharedVars = []string{"{ours}", o.String(), "{theirs}", t.String()}
+			d.add("Self.Endpoints", a.String(), true, "the same public address on both ends, and LAN addresses in one network of this host's ("+pfx.String()+"): one NAT and one LAN, where magicsock pings the LAN addresses directly and prefers them (endpoint.go betterAddr), so the NAT type does not matter; the LAN path between them is blocked")
+			return
+		}
+	} else if o, t, ok := sameBlock(ours, theirs); ok {
+		nf.oneNAT = true
+		nf.sharedVars = []string{"{shared}", a.String(), "{ours}", o.String(), "{theirs}", t.String()}
+		d.unknownV("Self.Endpoints", a.String(), "the same public address on both ends, and LAN addresses in one private range ("+o.String()+" here, "+t.String()+" there): one LAN, or two LANs on the same default range behind a shared NAT (a carrier's, a building's); this host's interfaces would tell")
 		return
 	}
 	nf.sharedNAT = true
@@ -138,40 +153,60 @@ func (d *diag) sharedNATFacts(nf *natFacts) {
 	d.add("Self.Endpoints", a.String(), true, "the same public address on both ends, from different LANs ("+ours[0].String()+" here, "+theirs[0].String()+" there): a NAT above both (a carrier's CGNAT, a building's) must hairpin between them")
 }
 
-// oneLAN finds a LAN address of each end in one network: one of this
-// host's interface prefixes when they were read (exact), else the same
-// /24 (IPv4) or /64 (IPv6), which is a guess.
-func (d *diag) oneLAN(ours, theirs []netip.Addr) (o, t netip.Addr, pfx netip.Prefix, ok bool) {
-	if h := d.ourHost(); h != nil {
-		for _, ifc := range h.Interfaces {
-			if ifc.Tailscale || ifc.Bridge {
-				continue
-			}
-			for _, p := range ifc.Addrs {
-				if !slices.Contains(ours, p.Addr().Unmap()) {
-					continue
-				}
-				for _, ta := range theirs {
-					if p.Masked().Contains(ta) {
-						return p.Addr().Unmap(), ta, p.Masked(), true
-					}
-				}
-			}
-		}
-		return o, t, pfx, false
-	}
+// sameBlock finds a LAN address of each end that may share a network:
+// the same family and the same private block (10.0.0.0/8, 172.16.0.0/12,
+// 192.168.0.0/16, 100.64.0.0/10, fc00::/7), where one LAN's prefix may be
+// any length.
+func sameBlock(ours, theirs []netip.Addr) (o, t netip.Addr, ok bool) {
 	for _, oa := range ours {
-		bits := 64
-		if oa.Is4() {
-			bits = 24
-		}
-		p, err := oa.Prefix(bits)
-		if err != nil {
+		ob := privateBlock(oa)
+		if !ob.IsValid() {
 			continue
 		}
 		for _, ta := range theirs {
-			if p.Contains(ta) {
-				return oa, ta, p, true
+			if ob.Contains(ta) {
+				return oa, ta, true
+			}
+		}
+	}
+	return o, t, false
+}
+
+// privateBlocks are the private ranges a LAN's prefix lies in.
+var privateBlocks = []netip.Prefix{
+	netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16"),
+	netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("fc00::/7"),
+}
+
+// privateBlock is the private range holding a; invalid when none does.
+func privateBlock(a netip.Addr) netip.Prefix {
+	for _, p := range privateBlocks {
+		if p.Contains(a) {
+			return p
+		}
+	}
+	return netip.Prefix{}
+}
+
+// oneLAN finds a LAN address of each end in one network of this host's
+// (its interface prefixes, read by tailpath).
+func (d *diag) oneLAN(ours, theirs []netip.Addr) (o, t netip.Addr, pfx netip.Prefix, ok bool) {
+	h := d.ourHost()
+	if h == nil {
+		return o, t, pfx, false
+	}
+	for _, ifc := range h.Interfaces {
+		if ifc.Tailscale || ifc.Bridge {
+			continue
+		}
+		for _, p := range ifc.Addrs {
+			if !slices.Contains(ours, p.Addr().Unmap()) {
+				continue
+			}
+			for _, ta := range theirs {
+				if p.Masked().Contains(ta) {
+					return p.Addr().Unmap(), ta, p.Masked(), true
+				}
 			}
 		}
 	}

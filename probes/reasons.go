@@ -539,7 +539,7 @@ var rules = []Rule{
 		Text: Text{"both behind one NAT, LAN path blocked",
 			"both ends share one public address and sit on one LAN, so the NAT does not matter: magicsock pings their LAN addresses directly. Something on the LAN drops UDP between them: Wi-Fi client (AP) isolation, a guest network or VLAN between them, or a host firewall on either (allow UDP 41641, or tailscaled's --port, between {ours} and {theirs})"},
 		Needs:   []Fact{factSelfEps, factEndpoints, factInterfaces},
-		Follows: "wgengine/magicsock/endpoint.go betterAddr (private addresses win) and sendDiscoPingsLocked (every advertised endpoint, LAN ones too, is pinged)",
+		Follows: "wgengine/magicsock/endpoint.go betterAddr (private addresses win) and sendDiscoPingsLocked (every advertised endpoint, LAN ones too, is pinged); one LAN only by this host's interface prefixes: two homes behind one carrier NAT often use the same default range",
 		check:   (*diag).checkSameNATLAN,
 	},
 	{
@@ -681,6 +681,8 @@ var rules = []Rule{
 				"IPv4 NAT does not explain it: both ends have global IPv6 endpoints, which no NAT maps; check IPv6 reachability: inbound UDP over IPv6 on both hosts' and routers' firewalls, and `tailscale netcheck` (IPv6: yes) on both ends"},
 			"far": {"relayed; relay {region} is far ({rl} vs {bl})",
 				"run a DISCO ping until direct (`tailscale ping {peer}`, or `tailpath status --probe`); if it never goes direct, look for a firewall dropping UDP on either end; meanwhile the relay {region} is {rl} away from here while {best} is {bl}: if the region is far from the peer too, its home DERP choice may be wrong"},
+			"one-nat": {"relayed; both behind one NAT, one LAN or two unknown",
+				"both ends leave through one public address ({shared}) with LAN addresses in one range ({ours} here, {theirs} there), which is one LAN, or two LANs on the same default range behind a shared NAT (a carrier's, a building's); this host's interfaces would tell. On one LAN, something drops UDP between them: Wi-Fi client (AP) isolation, a guest network or VLAN, or a host firewall (allow UDP 41641, or tailscaled's --port, between {ours} and {theirs}). On two LANs, the shared NAT does not hairpin: a port mapping on either end's router, a static UDP forward, IPv6, or a peer relay"},
 		},
 		Follows: "nothing in wgengine/magicsock explains the relayed path from the evidence read; the checks list what was looked at",
 	},
