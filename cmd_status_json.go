@@ -376,6 +376,10 @@ func (e *jsonIndenter) peerSide(s *probes.PeerSide) {
 		e.key("endpoints")
 		e.addrPorts(s.Endpoints)
 	}
+	if s.NoNAT != nil {
+		e.key("no_nat")
+		e.bool(*s.NoNAT)
+	}
 	e.key("mapping_varies_by_dest_ip")
 	e.boolPtr(s.MappingVariesByDestIP)
 	if s.HavePortMap != nil {

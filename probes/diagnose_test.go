@@ -207,25 +207,6 @@ func TestDiagnoseCases(t *testing.T) {
 			},
 			wantReason: ReasonNoHandshake,
 		},
-		{
-			name: "active for 3 s with no handshake: WireGuard is still trying",
-			peer: func(p *Peer) {
-				*p = relayedPeer("203.0.113.5:41641")
-				p.NoHandshakeSince = now.Add(-3 * time.Second)
-			},
-			wantReason: ReasonUnexplained,
-		},
-		// Empty Relay: populatePeerStatus sets Relay from the peer's home
-		// DERP via derpRegionCodeOfIDLocked, "" when 0 or not in the map.
-		{
-			name: "empty Relay on an active path: no usable home DERP",
-			peer: func(p *Peer) {
-				*p = relayedPeer("203.0.113.5:41641")
-				p.Path = Path{Kind: PathDERP, Text: "active; "}
-				p.HomeDERP, p.HomeDERPCode = 0, ""
-			},
-			wantReason: ReasonNoHomeDERP,
-		},
 		// Review 4 (c4c.json): a CLI DISCO ping makes the peer Active
 		// (endpoint.go startDiscoPingLocked → noteTxActivityExtTriggerLocked)
 		// and wireguard-go counts every packet it sends, handshake
@@ -253,22 +234,23 @@ func TestDiagnoseCases(t *testing.T) {
 			wantUnknown: []string{"Status.TxBytes"},
 		},
 		{
-			name: "empty Relay but a session is up: relayed through the region the peer last wrote from, not no-home-derp",
+			name: "active for 3 s with no handshake: WireGuard is still trying",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.NoHandshakeSince = now.Add(-3 * time.Second)
+			},
+			wantReason: ReasonUnexplained,
+		},
+		// Empty Relay: populatePeerStatus sets Relay from the peer's home
+		// DERP via derpRegionCodeOfIDLocked, "" when 0 or not in the map.
+		{
+			name: "empty Relay on an active path: no usable home DERP",
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.Path = Path{Kind: PathDERP, Text: "active; "}
 				p.HomeDERP, p.HomeDERPCode = 0, ""
-				p.LastHandshake = now.Add(-20 * time.Second)
 			},
-			wantReason: ReasonUnexplained,
-			wantText:   "the region the peer last wrote from",
-		},
-		// WorkingUDP: netcheck's STUN to UDP 3478 only.
-		{
-			name:       "WorkingUDP false while the DERP map disables STUN: says nothing",
-			self:       func(s *Self) { s.NAT.WorkingUDP = boolp(false); s.NoSTUN = true },
-			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
-			wantReason: ReasonUnexplained,
+			wantReason: ReasonNoHomeDERP,
 		},
 		// Review 5 (c8a.json): derpRegionCodeOfIDLocked returns "" for a
 		// region in the map without a code, and endpoint.send relays
@@ -306,6 +288,24 @@ func TestDiagnoseCases(t *testing.T) {
 			regions:     map[int]Region{},
 			wantReason:  ReasonUnexplained,
 			wantUnknown: []string{"Status.Relay"},
+		},
+		{
+			name: "empty Relay but a session is up: relayed through the region the peer last wrote from, not no-home-derp",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode = 0, ""
+				p.LastHandshake = now.Add(-20 * time.Second)
+			},
+			wantReason: ReasonUnexplained,
+			wantText:   "the region the peer last wrote from",
+		},
+		// WorkingUDP: netcheck's STUN to UDP 3478 only.
+		{
+			name:       "WorkingUDP false while the DERP map disables STUN: says nothing",
+			self:       func(s *Self) { s.NAT.WorkingUDP = boolp(false); s.NoSTUN = true },
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonUnexplained,
 		},
 		{
 			name:       "only-tcp-443 node attribute: policy, not a blocked network",
@@ -355,11 +355,91 @@ func TestDiagnoseCases(t *testing.T) {
 		// advertised by magicsock determineEndpoints) on a relayed path
 		// passes no traffic; it does not "rescue" anything.
 		{
+			// With LAN endpoints and no interfaces read, which endpoint is
+			// the mapping is not known: the fix names both causes.
 			name:       "hard NAT with a port mapping, relayed anyway: the mapping passes no traffic",
 			self:       func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true); s.NAT.HavePortMap = true },
 			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
 			wantReason: ReasonLocalPortMapBlocked,
-			wantText:   "router's own firewall",
+			wantText:   "if it is public, the router's own firewall drops",
+		},
+		{
+			name: "a port mapping, every private endpoint on an interface here: the router's firewall",
+			self: func(s *Self) {
+				onLAN(s)
+				s.NAT.MappingVariesByDestIP, s.NAT.HavePortMap = boolp(true), true
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonLocalPortMapBlocked,
+			wantText:   "The router's own firewall most likely drops",
+		},
+		{
+			// Review 2, c9a.json: LocalAddresses never advertises a
+			// 100.64.0.0/10 address, so one among our endpoints is a
+			// mapping made behind a carrier's NAT (upnp.go selectBestService
+			// "ext-private"); the peer's hard NAT needed it.
+			name: "a port mapping whose address is in 100.64.0.0/10, the peer hard: local-double-nat, never the router's firewall",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("100.72.5.9:41641"), netip.MustParseAddrPort("198.51.100.10:60011"), netip.MustParseAddrPort("192.168.1.20:41641")}
+				s.NAT.HavePortMap, s.NAT.UPnP = true, boolp(true)
+			},
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonLocalDoubleNAT,
+			wantAlso:   []ReasonID{ReasonHardAndFilteringNAT},
+			wantText:   "in 100.64.0.0/10, a carrier's NAT range",
+		},
+		{
+			// Review 2, dnat.txt: tailscaled logged the mapping
+			// "192.168.0.50:41641 (portmap)"; with the peer's NAT unknown
+			// and ours easy, whether the mapping was needed is unknown.
+			name: "a (portmap) endpoint that is private, our NAT easy, the peer's unknown: unexplained, never the router's firewall",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("192.168.0.50:41641"), netip.MustParseAddrPort("198.51.100.10:60201"), netip.MustParseAddrPort("192.168.1.40:41641")}
+				s.EndpointTypes = []string{"portmap", "stun", "local"}
+				s.NAT.HavePortMap = true
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonUnexplained,
+			wantText:   "its external address is private",
+		},
+		{
+			name: "a (portmap) endpoint that is private, our NAT hard: local-double-nat",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("192.168.0.50:41641"), netip.MustParseAddrPort("198.51.100.10:60201"), netip.MustParseAddrPort("192.168.1.40:41641")}
+				s.EndpointTypes = []string{"portmap", "stun", "local"}
+				s.NAT.HavePortMap, s.NAT.MappingVariesByDestIP = true, boolp(true)
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonLocalDoubleNAT,
+			wantAlso:   []ReasonID{ReasonLocalHardNAT},
+			wantText:   "put the first in bridge (modem) mode",
+		},
+		{
+			// Review 3, clinc.txt: the CLI's netcheck binds a port of its
+			// own (netcheck.Client.Standalone, ":0"): its mapping is not
+			// tailscaled's.
+			name: "a hard NAT measured by the CLI's own netcheck: not tailscaled's, unknown",
+			self: func(s *Self) {
+				s.NAT.MappingVariesByDestIP, s.NAT.FromCLI, s.NAT.PortMapUnknown = boolp(true), true, true
+			},
+			peer:        func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"NetInfo.MappingVariesByDestIP"},
+			wantText:    "a socket of its own",
+		},
+		{
+			// Review 15, onestun.txt: a pasted report that lists one region.
+			name: "easy NAT from a report with one region: unknown",
+			self: func(s *Self) { s.NAT.STUNRegions = 1 },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"NetInfo.MappingVariesByDestIP"},
 		},
 		{
 			name: "UPnP answers but no mapping: said so",
@@ -455,8 +535,12 @@ func TestDiagnoseCases(t *testing.T) {
 		// path means its inbound UDP is dropped; the other end's hard NAT
 		// is the other half.
 		{
-			name: "peer hard NAT, our side public: this end drops inbound UDP, the peer's hard NAT the other half",
-			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			// Review c1b.json: the Docker bridge carries tailscaled's own
+			// port, as the public address does: no NAT rewrote it.
+			name: "peer hard NAT, our side public (a bridge carries the same port): this end drops inbound UDP, the peer's hard NAT the other half",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("172.17.0.1:41641")}
+			},
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
@@ -466,15 +550,84 @@ func TestDiagnoseCases(t *testing.T) {
 			wantText:   "a port mapping on the peer's NAT also works",
 		},
 		{
-			name: "our hard NAT, the peer public (a VPS, Docker bridge beside it): the peer drops inbound UDP",
+			// Review c1a.json: the peer's NetInfo says easy, and its bridge
+			// carries the public endpoint's port.
+			name: "our hard NAT, the peer public (a VPS, Docker bridge beside it, NetInfo easy): the peer drops inbound UDP",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "172.17.0.1:41641")
+				p.OS = "linux"
+				p.PeerSide = &PeerSide{Source: SourceLocalAPI, MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false)}
+			},
+			wantReason: ReasonPeerInboundUDPBlocked,
+			wantAlso:   []ReasonID{ReasonLocalHardNAT},
+			wantText:   "open inbound UDP to its tailscaled port (UDP 41641)",
+		},
+		{
+			// Review c1d.json and the structural point: without the peer's
+			// NetInfo its NAT type is unknown, which peer-inbound needs.
+			name: "our hard NAT, the peer public with a bridge, its NAT type unknown: not peer-inbound-udp-blocked",
 			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "172.17.0.1:41641")
 				p.OS = "linux"
 			},
+			wantReason:  ReasonLocalHardNAT,
+			wantUnknown: []string{"Peer.NetInfo.MappingVariesByDestIP"},
+			wantText:    "peer-inbound-udp-blocked would hold, but it needs this fact",
+		},
+		{
+			// Review 1, c1d.json: one public endpoint is what a host
+			// behind a carrier's NAT advertises too (net/netmon
+			// LocalAddresses skips 100.64.0.0/10).
+			name: "the peer's only endpoint is public, no port witness, NetInfo easy: its NAT is unknown",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.31:41641")
+				p.OS = "linux"
+				p.PeerSide = &PeerSide{Source: SourceLocalAPI, MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false)}
+			},
+			wantReason:  ReasonLocalHardNAT,
+			wantUnknown: []string{"Peer.Endpoints"},
+			wantText:    "never advertised",
+		},
+		{
+			// Review 1, c2a.json: a phone on cellular advertises only its
+			// carrier NAT's public address.
+			name: "an Android peer with one public endpoint: never read as no NAT",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.50:38211", "[2001:db8:77::5]:38211")
+				p.OS = "android"
+				p.PeerSide = &PeerSide{Source: SourceLocalAPI, MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false)}
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Peer.Endpoints"},
+			wantText:    "a phone on a cellular network",
+		},
+		{
+			// Review 1, c2c.json: our one public endpoint, no interfaces
+			// read: whether we have a NAT is not known, so the NAT rules
+			// decide.
+			name: "our only endpoint public, no interfaces read: our NAT unknown, the peer's hard NAT decides",
+			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:60123")} },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason:  ReasonPeerHardNAT,
+			wantUnknown: []string{"Self.Endpoints"},
+		},
+		{
+			// A peer's own snapshot (its interfaces) decides its NAT.
+			name: "the peer's snapshot shows no NAT: peer-inbound-udp-blocked without a witness",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.31:41641")
+				p.OS = "linux"
+				p.PeerSide = &PeerSide{Source: SourcePeerSnapshot, At: now.Add(-time.Minute), MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false), NoNAT: boolp(true)}
+			},
 			wantReason: ReasonPeerInboundUDPBlocked,
 			wantAlso:   []ReasonID{ReasonLocalHardNAT},
-			wantText:   "open inbound UDP to its tailscaled port (UDP 41641)",
 		},
 		{
 			name: "a peer with only public endpoints whose client is not Tailscale's: its NAT is unknown",
@@ -486,13 +639,34 @@ func TestDiagnoseCases(t *testing.T) {
 			wantUnknown: []string{"Peer.Endpoints"},
 		},
 		{
+			// Our STUN port (60123) is not our LAN endpoint's (41641): a
+			// NAT rewrote it.
 			name: "peer hard NAT meets our easy NAT without port mapping: hard-and-filtering-nat, fix here",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:60123"), netip.MustParseAddrPort("192.168.1.20:41641")}
+			},
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 			},
 			wantReason: ReasonHardAndFilteringNAT,
 			wantText:   "this end's router",
+		},
+		{
+			// Review 12, c10a.json: a cloud VM with a public interface and
+			// a VPC one advertises both with tailscaled's port, as a NAT
+			// that kept the port does: either may drop the peer's pings.
+			name: "peer hard NAT, our public endpoint carries our LAN port: NAT or no NAT unknown, both fixes",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("10.116.0.2:41641")}
+				s.NAT.UPnP, s.NAT.PMP, s.NAT.PCP = boolp(false), boolp(false), boolp(false)
+			},
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonHardAndFilteringNAT,
+			wantText:   "whether a NAT or a firewall does it is not known",
 		},
 		{
 			name: "our hard NAT (a phone on mobile) meets the peer's home router without UPnP: fix on the peer's router",
@@ -1080,7 +1254,7 @@ func TestMergedFactsNameTheirSource(t *testing.T) {
 		t.Fatalf("merged %+v, want the API's record with mapping and port map from localapi", ps)
 	}
 	self := easySelf()
-	self.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")}
+	self.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("172.17.0.1:41641")}
 	p := relayedPeer("203.0.113.5:41641")
 	p.PeerSide = ps
 	v := Diagnose(self, p, testRegions, now)

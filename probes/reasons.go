@@ -294,23 +294,43 @@ var (
 	derpPaths    = []PathKind{PathDERP}
 )
 
-// Facts used by several rules.
+// Facts used by several rules. A fact with a known func is one the
+// evidence can lack; Needs lists it where the rule cannot do without it.
 var (
 	factCurAddr    = Fact{Field: "Status.CurAddr", Source: SourceLocalAPI}
 	factHandshake  = Fact{Field: "Status.LastHandshake", Source: SourceLocalAPI}
 	factWGState    = Fact{Field: "IPNBus.PeerState", Source: SourceLocalAPI}
 	factRxBytes    = Fact{Field: "Status.RxBytes", Source: SourceLocalAPI}
 	factPingRun    = Fact{Field: "PingRun", Source: "probe"}
-	factSelfOS     = Fact{Field: "Self.OS", Source: SourceLocalAPI, known: func(d *diag) bool { return d.self.OS != "" }}
-	factWorkingUDP = Fact{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI}
-	factEndpoints  = Fact{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI}
-	factSelfEps    = Fact{Field: "Self.Endpoints", Source: SourceLocalAPI}
-	fMapping       = Fact{Field: "NetInfo.MappingVariesByDestIP", Source: SourceLocalAPI}
-	fPortMap       = Fact{Field: "NetInfo.HavePortMap", Source: SourceLocalAPI}
-	factPeerMap    = Fact{Field: "Peer.NetInfo.MappingVariesByDestIP", Source: "localapi, control-api or peer-snapshot"}
-	factPeerPMap   = Fact{Field: "Peer.NetInfo.HavePortMap", Source: "localapi, control-api or peer-snapshot"}
-	factInterfaces = Fact{Field: "Host.Interfaces", Source: SourceHost}
+	factWorkingUDP = Fact{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI, known: func(d *diag) bool {
+		n := d.self.NAT
+		return n != nil && n.WorkingUDP != nil
+	}}
+	factEndpoints = Fact{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI, known: func(d *diag) bool { return d.endpoints().known }}
+	factSelfEps   = Fact{Field: "Self.Endpoints", Source: SourceLocalAPI, known: func(d *diag) bool { return len(d.self.Endpoints) > 0 }}
+	// fMapping is our NAT type as tailscaled measured it: not the CLI's
+	// (another socket), not "false" from one STUN server.
+	fMapping = Fact{Field: "NetInfo.MappingVariesByDestIP", Source: SourceLocalAPI, known: (*diag).mappingKnown}
+	fPortMap = Fact{Field: "NetInfo.HavePortMap", Source: SourceLocalAPI, known: func(d *diag) bool {
+		n := d.self.NAT
+		return n != nil && !n.PortMapUnknown
+	}}
+	factPeerMap = Fact{Field: "Peer.NetInfo.MappingVariesByDestIP", Source: peerSources, known: (*diag).peerMappingKnown,
+		fieldOf: func(d *diag) string { return peerField(d.p.PeerSide, factMapping) }}
+	factPeerPMap = Fact{Field: "Peer.NetInfo.HavePortMap", Source: peerSources, known: func(d *diag) bool { return d.p.PeerSide.mapping() != nil },
+		fieldOf: func(d *diag) string { return peerField(d.p.PeerSide, factPortMap) }}
+	factInterfaces = Fact{Field: "Host.Interfaces", Source: SourceHost, known: func(d *diag) bool { return d.ourHost() != nil }}
 	factFirewall   = Fact{Field: "Host.Firewall", Source: SourceHost}
+	// factSelfNoNAT: whether this end has no NAT, decided by this host's
+	// interfaces, tailscaled's endpoint types (its log) or its endpoints'
+	// ports (nat.go selfNAT); public endpoints alone cannot say.
+	factSelfNoNAT = Fact{Field: "Self.Endpoints", Source: "host, log or localapi", known: func(d *diag) bool { return d.nat().self != natUnknown }}
+	// factPeerNoNAT: the same of the peer (nat.go peerNAT).
+	factPeerNoNAT = Fact{Field: "Peer.Endpoints", Source: "localapi or peer-snapshot", known: func(d *diag) bool { return d.nat().peer != natUnknown }}
+	// factMapped: where our port mapping's external address is (nat.go
+	// mappedAddr): public, or behind another NAT.
+	factMapped = Fact{Field: "Self.PortMapAddr", Source: "log, host or localapi", known: func(d *diag) bool { return d.nat().mapped != mapUnknown }}
+	factSelfOS = Fact{Field: "Self.OS", Source: SourceLocalAPI, known: func(d *diag) bool { return d.self.OS != "" }}
 )
 
 // peerSources are where the peer's own facts come from.
@@ -350,7 +370,8 @@ var rules = []Rule{
 		Text: Text{"offline",
 			"bring the peer up (start tailscaled on it and run `tailscale up`); nothing on this side can make a path to it"},
 		Variants: map[string]Text{"since": {Summary: "offline since {since}"}},
-		Needs:    []Fact{{Field: "WhoIs.Node.Online", Source: SourceLocalAPI}, factHandshake},
+		Needs:    []Fact{{Field: "WhoIs.Node.Online", Source: SourceLocalAPI}},
+		Reads:    []Fact{factHandshake},
 		Follows:  "tailcfg.Node.Online (control's view, a tri-state); cmd/tailscale/cli/status.go prints `offline, last seen …`",
 		check:    (*diag).checkOffline,
 	},
@@ -362,6 +383,16 @@ var rules = []Rule{
 		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus: Active is something sent within sessionActiveTimeout (45 s); an idle peer has no negotiated path, which is a fact, not a fault",
 		check:   (*diag).checkIdle,
 	},
+	{
+		ID: ReasonPathUnknown, Role: RoleState, Paths: []PathKind{PathUnknown},
+		Text: Text{"path not shown: a TSMP or ICMP ping names none",
+			"a TSMP or ICMP ping goes through WireGuard and names the ping type, not the path: `tailscale status` (the peer's line) or a DISCO ping (`tailscale ping {peer}`, without --tsmp or --icmp) shows it"},
+		Variants: map[string]Text{"no-reply": {Summary: "path not shown; the TSMP or ICMP ping got no reply"}},
+		Needs:    []Fact{{Field: "Path", Source: "tailscale ping"}},
+		Reads:    []Fact{factPingRun},
+		Follows:  "cmd/tailscale/cli/ping.go runPing: with --tsmp or --icmp the pong's PingResult names no endpoint or DERP region, so it prints the ping type (\"via TSMP\"), and it stops after one pong",
+		check:    (*diag).checkPathUnknown,
+	},
 
 	// This node itself, before any cause of a path: no paths at all, a
 	// netcheck that measured nothing, UDP that cannot be received.
@@ -369,7 +400,7 @@ var rules = []Rule{
 		ID: ReasonSelfLoggedOut, Scope: ScopeSelf, Role: RoleCause,
 		Text: Text{"tailscaled is not logged in or not running: no paths at all",
 			"log in: `tailscale up` (or approve the machine in the admin console; start tailscaled if it is not running)"},
-		Needs:   []Fact{{Field: "Status.BackendState", Source: SourceLocalAPI}},
+		Needs:   []Fact{{Field: "Status.BackendState", Source: SourceLocalAPI, known: func(d *diag) bool { return d.state != "" }}},
 		Follows: "cmd/tailscale/cli/status.go isRunningOrStarting; ipn.State",
 		check:   (*diag).checkLoggedOut,
 	},
@@ -390,16 +421,6 @@ var rules = []Rule{
 		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
 		Follows: "health/health.go checkReceiveFuncsLocked tracks each receive func apart (ReceiveIPv4, ReceiveIPv6, ReceiveDERP: magicsock-receive-func-error) and no-udp4-bind; wgengine/magicsock receiveIPv4 and receiveIPv6 read separate sockets",
 		check:   (*diag).checkReceiveStopped,
-	},
-	{
-		ID: ReasonPathUnknown, Role: RoleState, Paths: []PathKind{PathUnknown},
-		Text: Text{"path not shown: a TSMP or ICMP ping names none",
-			"a TSMP or ICMP ping goes through WireGuard and names the ping type, not the path: `tailscale status` (the peer's line) or a DISCO ping (`tailscale ping {peer}`, without --tsmp or --icmp) shows it"},
-		Variants: map[string]Text{"no-reply": {Summary: "path not shown; the TSMP or ICMP ping got no reply"}},
-		Needs:    []Fact{{Field: "Path", Source: "tailscale ping"}},
-		Reads:    []Fact{factPingRun},
-		Follows:  "cmd/tailscale/cli/ping.go runPing: with --tsmp or --icmp the pong's PingResult names no endpoint or DERP region, so it prints the ping type (\"via TSMP\"), and it stops after one pong",
-		check:    (*diag).checkPathUnknown,
 	},
 
 	// Causes of a relayed path, most fundamental first.
@@ -482,7 +503,8 @@ var rules = []Rule{
 			"unreached-window-open": {Summary: "board's endpoints never reached control",
 				Fix: "the board says it sent its endpoints, yet control lists none: check that its endpoint update reaches control (its control connection, its map request); if the netmap is merely older than the board's report, the next map update clears this"},
 		},
-		Needs:      []Fact{{Field: "Device.Endpoints", Source: "device"}, {Field: "Device.H2Window", Source: "device"}, factEndpoints},
+		Needs:      []Fact{{Field: "Device.Endpoints", Source: "device"}, {Field: "Device.H2Window", Source: "device"}},
+		Reads:      []Fact{{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI}},
 		Follows:    "wgengine/magicsock/magicsock.go determineEndpoints: a client's endpoints reach peers only through control (its map request)",
 		boardCheck: (*diag).boardEndpoints,
 	},
@@ -498,7 +520,8 @@ var rules = []Rule{
 		ID: ReasonPrivateEndpointsOnly, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"peer has only private endpoints",
 			"unless the peer is on your LAN or a network routed to yours, give it a reachable endpoint: enable UPnP/NAT-PMP/PCP on its router or forward UDP 41641 to it; if it is on your LAN or a routed site network, allow UDP between the two (guest-Wi-Fi or VLAN isolation, host firewalls)"},
-		Needs:   []Fact{factEndpoints, factSelfEps},
+		Needs:   []Fact{factEndpoints},
+		Reads:   []Fact{factSelfEps},
 		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: local interface addresses are advertised beside STUN's; only STUN (or a port mapping) gives a public one",
 		check:   (*diag).checkPrivateOnly,
 	},
@@ -506,7 +529,7 @@ var rules = []Rule{
 		ID: ReasonPeerUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"UDP blocked on the peer's end",
 			"the peer's own netcheck got no UDP reply: allow outbound UDP on the peer's host and network (UDP 3478 for STUN, and to peers' ports, 41641 by default)"},
-		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: "localapi, control-api or peer-snapshot"}},
+		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
 		Follows: "net/netcheck/netcheck.go: the peer's WorkingUDP, as its NetInfo or the control API's clientSupports.udp reports it",
 		check:   (*diag).checkPeerUDP,
 	},
@@ -514,7 +537,10 @@ var rules = []Rule{
 		ID: ReasonNoCommonFamily, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"no address family in common",
 			"the peer can only be reached over IPv6 and IPv6 does not work here: enable IPv6 on this network (or give the peer a public IPv4 endpoint, e.g. a UDP port forward on its router)"},
-		Needs:   []Fact{factEndpoints, {Field: "NetInfo.WorkingIPv6", Source: SourceLocalAPI}},
+		Needs: []Fact{factEndpoints, {Field: "NetInfo.WorkingIPv6", Source: SourceLocalAPI, known: func(d *diag) bool {
+			n := d.self.NAT
+			return n != nil && n.WorkingIPv6 != nil
+		}}},
 		Follows: "net/netcheck/netcheck.go: WorkingIPv6 from an IPv6 STUN reply",
 		check:   (*diag).checkNoFamily,
 	},
@@ -530,7 +556,8 @@ var rules = []Rule{
 		ID: ReasonDeviceDiscoKeyStale, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"board can't decrypt DISCO (stale disco key)",
 			"firmware: take each peer's disco key from every netmap update, not only the first, so DISCO packets from a peer that restarted decrypt again"},
-		Needs:      []Fact{{Field: "Device.DiscoDecrypt", Source: "device"}, factSelfEps},
+		Needs:      []Fact{{Field: "Device.DiscoDecrypt", Source: "device"}},
+		Reads:      []Fact{factSelfEps},
 		Follows:    "wgengine/magicsock/magicsock.go handleDiscoMessage: a DISCO packet that does not open is dropped silently, as normal after a restart (old keys in flight); only repeated recent failures from this end's address mean a stale key",
 		boardCheck: (*diag).boardDiscoDecrypt,
 	},
@@ -547,6 +574,7 @@ var rules = []Rule{
 		Text: Text{"behind one shared NAT that does not hairpin",
 			"both ends leave through the same public address {shared} but from different LANs: a NAT above both (a carrier's CGNAT, a building's or a second router) must hairpin packets between its own users, and it does not. Fix it where you can: a port mapping on either end's router, a static UDP forward, IPv6, or a peer relay; or put the two on one LAN"},
 		Needs:   []Fact{factSelfEps, factEndpoints},
+		Reads:   []Fact{factInterfaces},
 		Follows: "wgengine/magicsock/endpoint.go: the peer's STUN endpoint is the shared NAT's address, so a direct path needs that NAT to forward back inside (hairpinning); LAN endpoints on different LANs are not reachable",
 		check:   (*diag).checkSharedNAT,
 	},
@@ -559,32 +587,51 @@ var rules = []Rule{
 			"stateful":     {Fix: "this host has a public address on its own interface and its nftables ruleset admits only replies ({why}): open inbound UDP to tailscaled's port ({port}); or give the peer's NAT a port mapping (UPnP, NAT-PMP, PCP, or a static forward), whose replies this firewall lets in"},
 			"host-accepts": {Fix: "this host has a public address on its own interface and its own nftables ruleset accepts UDP to tailscaled's port ({port}), so the drop is in front of it: a cloud security group or provider firewall; open inbound UDP {port} there. If that firewall is stateful, a port mapping on the peer's NAT also works"},
 		},
-		Needs:   []Fact{factSelfEps, factWorkingUDP, factInterfaces, factFirewall},
-		Follows: "wgengine/magicsock/magicsock.go handlePingLocked: a DISCO ping from any source is answered (Pong{Src: src}) and its source added as a candidate (endpoint.addCandidateEndpoint), so an end with no NAT goes direct with any peer unless inbound UDP is dropped",
-		check:   (*diag).checkLocalInbound,
+		Needs: []Fact{factSelfNoNAT, factWorkingUDP},
+		Reads: []Fact{factInterfaces, factFirewall, {Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
+		Follows: "wgengine/magicsock/magicsock.go handlePingLocked: a DISCO ping from any source is answered (Pong{Src: src}) and its source added as a candidate (endpoint.addCandidateEndpoint), so an end with no NAT goes direct with any peer unless inbound UDP is dropped. " +
+			"No NAT is read from this host's interfaces, or tailscaled's endpoint types, or a public endpoint carrying tailscaled's own port beside an interface-only address; public endpoints alone prove nothing: determineEndpoints advertises interface addresses from net/netmon/state.go LocalAddresses, which skips every tsaddr.IsTailscaleIP address (all of 100.64.0.0/10, a carrier NAT's too), and TS_DEBUG_OMIT_LOCAL_ADDRS drops them all",
+		check: (*diag).checkLocalInbound,
 	},
 	{
 		ID: ReasonPeerInboundUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"no NAT on the peer, but inbound UDP is dropped",
 			"the peer has a public address on its own interface, so DISCO pings from here would reach it and be answered unless something drops them: open inbound UDP to its tailscaled port ({port}) on its host firewall and any cloud security group in front of it. If that firewall is stateful (it admits replies to what the peer sent), a port mapping here (UPnP, NAT-PMP, PCP, or a static forward) also works"},
-		Needs:   []Fact{factEndpoints, {Field: "Peer.Endpoints", Source: SourceLocalAPI}, factPeerMap},
-		Follows: "wgengine/magicsock/magicsock.go handlePingLocked and endpoint.addCandidateEndpoint: the peer answers a ping from any source; determineEndpoints advertises every interface address, so only-public endpoints mean a public address on its interface",
-		check:   (*diag).checkPeerInbound,
+		Needs: []Fact{factEndpoints, factPeerNoNAT, factPeerMap, factWorkingUDP},
+		Follows: "wgengine/magicsock/magicsock.go handlePingLocked and endpoint.addCandidateEndpoint: the peer answers a ping from any source. " +
+			"No NAT on the peer only from a public endpoint carrying its tailscaled's own port beside an interface-only address (a container bridge, a global IPv6 address), its NetInfo's MappingVariesByDestIP false, and a client that is not a phone, or from its own snapshot: determineEndpoints advertises interface addresses from net/netmon/state.go LocalAddresses, which skips every tsaddr.IsTailscaleIP address (all of 100.64.0.0/10: a phone on a carrier network advertises only its STUN address), and TS_DEBUG_OMIT_LOCAL_ADDRS drops them all",
+		check: (*diag).checkPeerInbound,
 	},
 	{
 		ID: ReasonLocalPortMapBlocked, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"port mapping here passes no traffic",
 			"this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. The router's own firewall most likely drops what it forwards: allow inbound UDP to the mapped port on the router (its firewall or \"UPnP\" security settings), or replace the mapping with a static UDP forward to tailscaled's port"},
-		Needs:   []Fact{fPortMap, factWorkingUDP},
-		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: with a mapping (portMapper.GetCachedMappingOrStartCreatingOne) its external address is advertised (EndpointPortmapped) and setNetInfoHavePortMap sets HavePortMap",
-		check:   (*diag).checkLocalPortMap,
+		Variants: map[string]Text{"addr-unknown": {Fix: "this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. Which of our endpoints is the mapping is not known here (only tailscaled's log types them, \"(portmap)\"): if its address is private or in 100.64.0.0/10, the router that mapped sits behind another NAT (put the first router in bridge mode, or forward the port on the outer one too); if it is public, the router's own firewall drops what it forwards (allow inbound UDP to the mapped port there, or use a static UDP forward to tailscaled's port)"}},
+		Needs:    []Fact{fPortMap, factWorkingUDP},
+		Reads:    []Fact{factMapped},
+		Follows:  "wgengine/magicsock/magicsock.go determineEndpoints: with a mapping (portMapper.GetCachedMappingOrStartCreatingOne) its external address is advertised unchecked (EndpointPortmapped) and setNetInfoHavePortMap sets HavePortMap; net/portmapper/upnp.go selectBestService falls back to a device whose external address is private (\"ext-private\"), so the mapped address may be behind another NAT",
+		check:    (*diag).checkLocalPortMap,
+	},
+	{
+		ID: ReasonLocalDoubleNAT, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"port mapping here is behind a second NAT",
+			"this host's port mapping was made on a router whose own external address is {mapped}: it sits behind another NAT, so nothing outside can reach the mapping, and this end needs one. With two home routers, put the first in bridge (modem) mode or forward UDP to tailscaled's port ({port}) on the outer one too; behind a carrier's NAT (100.64.0.0/10) no home mapping reaches through: ask the ISP for a public IPv4 address, use IPv6, or a peer relay"},
+		Needs:   []Fact{fPortMap, factMapped, factWorkingUDP, fMapping},
+		Reads:   []Fact{factPeerMap, factPeerPMap},
+		Follows: "net/portmapper/upnp.go selectBestService (\"ext-private\": a device whose external address is private) and getUPnPPortMapping (the mapped external address is taken as the device reports it); wgengine/magicsock/magicsock.go determineEndpoints advertises it (EndpointPortmapped) unchecked, and net/netmon LocalAddresses never advertises a 100.64.0.0/10 interface address, so a 100.64.0.0/10 endpoint is such a mapping",
+		check:   (*diag).checkDoubleNAT,
 	},
 	{
 		ID: ReasonPeerPortMapBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"the peer's port mapping passes no traffic",
 			"the peer holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through it. The peer's router most likely drops what it forwards: allow inbound UDP to the mapped port on that router, or use a static UDP forward to the peer's tailscaled port instead"},
+		Variants: map[string]Text{
+			"addr-unknown": {Fix: "the peer holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through it. Which of its endpoints is the mapping is not known here: if its address is private, the peer's router sits behind another NAT (bridge mode on the outer router, or a forward there too); if it is public, that router's own firewall drops what it forwards (allow inbound UDP to the mapped port, or use a static UDP forward to the peer's tailscaled port)"},
+			"behind-nat":   {Fix: "the peer holds a port mapping, but it advertises an endpoint in 100.64.0.0/10 ({mapped}), which only a mapping made on a router behind a carrier's NAT gives: nothing outside reaches it. The peer needs a public IPv4 address (ask its ISP), IPv6, or a peer relay"},
+		},
 		Needs:   []Fact{factPeerPMap},
-		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: a mapped endpoint is advertised whenever HavePortMap is set",
+		Reads:   []Fact{factEndpoints},
+		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: a mapped endpoint is advertised whenever HavePortMap is set, unchecked; net/portmapper/upnp.go selectBestService may map on a device with a private external address (\"ext-private\")",
 		check:   (*diag).checkPeerPortMap,
 	},
 	{
@@ -599,10 +646,15 @@ var rules = []Rule{
 		ID: ReasonHardAndFilteringNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"hard NAT meets a filtering NAT, no port mapping",
 			"the peer's router needs a port mapping: " + natFix + "it, or forward a UDP port to the peer (`tailscaled --port=41641` and a static forward of 41641); this end's hard NAT (a mobile carrier's, say) cannot be changed from here"},
-		Variants: map[string]Text{"here": {Fix: "this end's router needs a port mapping: " + natFix + "it here, or forward a UDP port to this host (`tailscaled --port=41641` and a static forward of 41641); the peer's hard NAT (a mobile carrier's, say) may not be changeable"}},
-		Needs:    []Fact{fMapping, fPortMap, factPeerMap, factPeerPMap, factSelfEps, factEndpoints},
-		Follows:  "wgengine/magicsock/magicsock.go handlePingLocked: the easy end's pings reach a hard NAT's per-destination port only by chance, and its own NAT drops the hard end's unsolicited pings",
-		check:    natRule(ReasonHardAndFilteringNAT),
+		Variants: map[string]Text{
+			"here": {Fix: "this end's router needs a port mapping: " + natFix + "it here, or forward a UDP port to this host (`tailscaled --port=41641` and a static forward of 41641); the peer's hard NAT (a mobile carrier's, say) may not be changeable"},
+			"here-either": {Summary: "hard NAT meets a filtering end here, no port mapping",
+				Fix: "this end drops the peer's unsolicited pings, and whether a NAT or a firewall does it is not known here: its public address carries the same port as its private ones, as on a NAT that kept the port, and as on a host with a public interface beside a private one (a cloud VM with a VPC interface). Behind a NAT: " + natFix + "the router, or forward UDP {port} to this host. With a public address on this host: open inbound UDP {port} in its firewall and any cloud security group"},
+		},
+		Needs:   []Fact{fMapping, fPortMap, factPeerMap, factPeerPMap},
+		Reads:   []Fact{factSelfEps, factEndpoints, factInterfaces},
+		Follows: "wgengine/magicsock/magicsock.go handlePingLocked: the easy end's pings reach a hard NAT's per-destination port only by chance, and its own NAT drops the hard end's unsolicited pings",
+		check:   natRule(ReasonHardAndFilteringNAT),
 	},
 	{
 		ID: ReasonLocalHardNAT, Role: RoleCause, Paths: relayedPaths,
@@ -616,7 +668,7 @@ var rules = []Rule{
 		ID: ReasonPeerHardNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"hard NAT on the peer's end, no port mapping",
 			natFix + "the peer's router, or forward a UDP port to the peer (`tailscaled --port=41641` on it); several nodes behind one firewall make NAT hard, and `randomizeClientPort` helps some firewalls"},
-		Needs:   []Fact{factPeerMap, factPeerPMap, fMapping},
+		Needs:   []Fact{factPeerMap, factPeerPMap, fMapping, fPortMap},
 		Follows: "net/netcheck/netcheck.go addNodeLatency, as the peer reports it (NetInfo, the control API's clientConnectivity)",
 		check:   natRule(ReasonPeerHardNAT),
 	},
@@ -625,7 +677,8 @@ var rules = []Rule{
 		Text: Text{"DISCO pings never answered directly",
 			"something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"},
 		Variants: map[string]Text{"endpoints-unknown": {Fix: "the peer's endpoints are unknown here (`tailscale status --json` or `tailscale debug netmap` show them): if it advertises none, nothing can answer directly (`no-endpoints`); otherwise something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"}},
-		Needs:    []Fact{{Field: "PingRun", Source: "probe"}, factEndpoints},
+		Needs:    []Fact{factPingRun},
+		Reads:    []Fact{factEndpoints},
 		Follows:  "wgengine/magicsock/endpoint.go discoPing: a CLI ping goes to DERP and every candidate endpoint; a pong names the path it came over (PingResult.Endpoint or DERPRegionID)",
 		check:    (*diag).checkPingRun,
 	},
@@ -634,7 +687,8 @@ var rules = []Rule{
 		Text: Text{"was direct, fell back to relay",
 			"look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"},
 		Variants: map[string]Text{"logged": {Fix: "the daemon logged {what} at {when}; look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"}},
-		Needs:    []Fact{{Field: "Path.LastDirect", Source: "tailpath"}, {Field: "EndpointChanges", Source: SourceLocalAPI}},
+		Needs:    []Fact{{Field: "Path.LastDirect", Source: "tailpath"}},
+		Reads:    []Fact{{Field: "EndpointChanges", Source: SourceLocalAPI}},
 		Follows:  "wgengine/magicsock/endpoint.go: deleteEndpointLocked and handlePongConnLocked record why the best address changed (debug peer-endpoint-changes)",
 		check:    (*diag).checkLostDirect,
 	},
@@ -645,6 +699,7 @@ var rules = []Rule{
 		Text: Text{"relay region is far",
 			"the relay {region} is {rl} away from here while {best} is {bl}: if the region is far from the peer too (its netcheck, or the control API's latencies), its home DERP choice may be wrong; if it is near the peer, the distance is the two ends' own. Tailscale's home choice weighs the DERP map's RegionScore and keeps the old home unless another is clearly faster, so a home that is not the nearest is not by itself a fault"},
 		Needs:      []Fact{{Field: "NetInfo.DERPLatency", Source: "localapi or netcheck"}},
+		Reads:      []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: peerSources}},
 		Follows:    "net/netcheck/netcheck.go addReportHistoryAndSetPreferredDERP: latencies scaled by HomeParams.RegionScore, and stickiness (keep the old home unless the new one is 10 ms and a third faster)",
 		check:      (*diag).checkFarDERP,
 		boardCheck: (*diag).boardHomeDERP,
@@ -652,7 +707,7 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerFarHomeDERP, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
 		Text:    Text{Summary: "the peer's home region is far from it"},
-		Needs:   []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: "localapi, control-api or peer-snapshot"}},
+		Needs:   []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: peerSources}},
 		Follows: "net/netcheck/netcheck.go addReportHistoryAndSetPreferredDERP (RegionScore, stickiness)",
 		check:   (*diag).checkPeerHomeDERP,
 	},

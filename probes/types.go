@@ -140,6 +140,11 @@ const (
 	// ReasonLocalPortMapBlocked: this host holds and advertises a port
 	// mapping, yet the path is relayed: the mapping passes no traffic.
 	ReasonLocalPortMapBlocked ReasonID = "local-portmap-blocked"
+	// ReasonLocalDoubleNAT: this host's port mapping was made on a
+	// router behind another NAT (its external address is private, or in
+	// a carrier's 100.64.0.0/10), so nothing outside reaches it, and the
+	// NAT in front needs one.
+	ReasonLocalDoubleNAT ReasonID = "local-double-nat"
 	// ReasonPeerPortMapBlocked: the peer holds a port mapping, yet the
 	// path is relayed.
 	ReasonPeerPortMapBlocked ReasonID = "peer-portmap-blocked"

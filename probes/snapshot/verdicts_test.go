@@ -36,39 +36,37 @@ func TestPastedVerdicts(t *testing.T) {
 		// wrote from), which pasted text cannot show: unknown.
 		{file: "relay-empty.txt", peer: "nas", want: probes.ReasonUnexplained,
 			notWant: []probes.ReasonID{probes.ReasonNoHomeDERP}, unknown: "Status.Relay"},
-		// Review 17, item 6: a (stun) endpoint after "UDP is blocked"
-		// (magicsock determineEndpoints adds one only from STUN replies).
-		{file: "../corpus/log-udp-blocked-then-stun.txt", peer: "pi", want: probes.ReasonUnexplained,
-			notWant: []probes.ReasonID{probes.ReasonLocalUDPBlocked}, unknown: "Log.Netcheck", self: "-"},
-		// Item 7: "derp-9 connected" after the failure
-		// (wgengine/magicsock/derp.go logs it on success).
-		{file: "../corpus/log-derp-failed-then-connected.txt", peer: "pi", want: probes.ReasonUnexplained,
-			notWant: []probes.ReasonID{probes.ReasonDERPUnreachable}, self: "-"},
-		// Item 3: the CLI's netcheck measures a socket of its own
-		// (netcheck.Client.Standalone, bind ":0"), not tailscaled's.
+
+		// The review of the reason catalogue against v1.102.5, on the
+		// corpus's pastes (their sources in corpusSources).
+		// 2: a (portmap) endpoint that is private: the router that mapped
+		// sits behind another NAT (upnp.go selectBestService
+		// "ext-private"), never its firewall.
+		{file: "../corpus/log-portmap-double-nat.txt", peer: "backup", want: probes.ReasonLocalDoubleNAT,
+			notWant: []probes.ReasonID{probes.ReasonLocalPortMapBlocked}},
+		{file: "../corpus/log-portmap-double-nat-easy.txt", peer: "backup", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonLocalPortMapBlocked, probes.ReasonLocalDoubleNAT}},
+		// 3: the CLI's netcheck measures a socket of its own.
 		{file: "../corpus/netcheck-cli-hard.txt", peer: "media", want: probes.ReasonUnexplained,
 			notWant: []probes.ReasonID{probes.ReasonLocalHardNAT}, unknown: "NetInfo.MappingVariesByDestIP"},
-		// Item 15: one region in the report: netcheck compares two STUN
-		// servers' mappings (addNodeLatency).
-		{file: "../corpus/log-netcheck-one-region.txt", peer: "cam", want: probes.ReasonUnexplained, unknown: "NetInfo.MappingVariesByDestIP"},
-		// Item 8: a UPnP answer from another device beside a mapping held
-		// (net/portmapper getUPnPRootDevice asks the gateway instead).
+		// 6: a STUN endpoint after "UDP is blocked".
+		{file: "../corpus/log-udp-blocked-then-stun.txt", peer: "pi", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonLocalUDPBlocked}, unknown: "Log.Netcheck", self: "-"},
+		// 7: "derp-9 connected" after the failure.
+		{file: "../corpus/log-derp-failed-then-connected.txt", peer: "pi", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonDERPUnreachable}, self: "-"},
+		// 8: a UPnP answer from another device beside a mapping held.
 		{file: "../corpus/log-upnp-not-gateway-mapped.txt", self: "-"},
-		// Item 9: two EOFs a day apart, a netmap received after each
-		// (control/controlclient/auto.go mapRoutine retries).
+		// 9: two EOFs a day apart, a netmap received after each.
 		{file: "../corpus/log-control-eof-apart.txt", self: "-"},
-		// Review 17, item 10: a TSMP run that got no reply names no path
-		// (cmd/tailscale/cli/ping.go runPing prints the ping type).
+		// 10: a TSMP run that got no reply names no path.
 		{file: "../corpus/ping-tsmp-no-reply.txt", peer: "printer", want: probes.ReasonPathUnknown, unknown: "Path",
 			summary: "path not shown; the TSMP or ICMP ping got no reply"},
-		// Review 17, item 11: ReceiveIPv6 alone (health.go
-		// checkReceiveFuncsLocked tracks ReceiveIPv4 and ReceiveIPv6
-		// apart): the direct IPv4 path stands.
+		// 11: ReceiveIPv6 alone.
 		{file: "../corpus/status-health-receive-ipv6.txt", peer: "nas", want: probes.ReasonDirect, self: probes.ReasonSelfUDPReceiveStopped},
-		// Review 17, item 17: --self=false on the prompt, so the first
-		// line, which reads "-" as our own would, is a peer
-		// (cmd/tailscale/cli/status.go prints the self line only with
-		// --self).
+		// 15: one region in the report.
+		{file: "../corpus/log-netcheck-one-region.txt", peer: "cam", want: probes.ReasonUnexplained, unknown: "NetInfo.MappingVariesByDestIP"},
+		// 17: --self=false on the prompt: the first line is a peer.
 		{file: "../corpus/status-self-false-prompt.txt", peer: "doorbell", want: probes.ReasonIdle},
 	}
 	for _, tt := range tests {
