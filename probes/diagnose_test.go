@@ -39,21 +39,27 @@ func relayedPeer(eps ...string) Peer {
 
 // TestDiagnoseCases covers each rule with hand-built evidence. Cases that
 // follow from Tailscale's own code cite it; docs/diagnosis.md has the rules.
-func TestDiagnoseCases(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name       string
-		self       func(*Self)
-		peer       func(*Peer)
-		wantReason ReasonID
-		wantAlso   []ReasonID
-		// wantUnknown lists fields that must read unknown; wantText is a
-		// phrase the summary, a note or the fix must contain.
-		wantUnknown []string
-		wantText    string
-		// regions replaces testRegions when set.
-		regions map[int]Region
-	}{
+// diagnoseCase is one case of TestDiagnoseCases: the evidence (easySelf
+// changed by self, a peer made by peer) and the verdict wanted. The gate's
+// tests read the evidence too (gateEvidence).
+type diagnoseCase struct {
+	name       string
+	self       func(*Self)
+	peer       func(*Peer)
+	wantReason ReasonID
+	wantAlso   []ReasonID
+	// wantUnknown lists fields that must read unknown; wantText is a
+	// phrase the summary, a note or the fix must contain.
+	wantUnknown []string
+	wantText    string
+	// regions replaces testRegions when set.
+	regions map[int]Region
+}
+
+// diagnoseCases is TestDiagnoseCases' table, dated at fixtureNow.
+func diagnoseCases() []diagnoseCase {
+	now := fixtureNow
+	return []diagnoseCase{
 		// Same LAN is never guessed from private prefixes alone: two homes
 		// on a router's default range, Docker's first container on two
 		// hosts, ChromeOS's ARC++ range and 169.254 sandboxes look alike.
@@ -1031,7 +1037,11 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason: ReasonPrivateEndpointsOnly,
 		},
 	}
-	for _, tt := range tests {
+}
+
+func TestDiagnoseCases(t *testing.T) {
+	now := fixtureNow
+	for _, tt := range diagnoseCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			self := easySelf()
 			if tt.self != nil {

@@ -219,18 +219,89 @@ func TestNeedsGate(t *testing.T) {
 // when a rule becomes the verdict with a needed fact unknown, whatever
 // the rule's own check does.
 func TestNoVerdictOnUnknownNeeds(t *testing.T) {
-	type ev struct {
-		name    string
-		self    Self
-		peer    Peer
-		regions map[int]Region
+	cases := gateEvidence()
+	gated := func(id ReasonID, state string, self Self, p Peer, regions map[int]Region, selfScope bool) string {
+		r, ok := RuleOf(id)
+		if !ok || r.Role == RoleFallback {
+			return ""
+		}
+		d := newDiag(self, p, regions, fixtureNow)
+		defer d.free()
+		d.selfScope, d.state = selfScope, state
+		d.stalePeerSide()
+		for i := range r.Needs {
+			if f := &r.Needs[i]; !f.isKnown(d) {
+				return f.Field
+			}
+		}
+		return ""
 	}
+	for _, c := range cases {
+		v := Diagnose(c.self, c.peer, c.regions, fixtureNow)
+		for _, id := range append([]ReasonID{v.Reason}, v.Also...) {
+			if f := gated(id, c.stateOr(), c.self, c.peer, c.regions, false); f != "" {
+				t.Errorf("%s: %s in the verdict (%s also %v) with %s unknown; checks:\n%s", c.name, id, v.Reason, v.Also, f, checksText(v.Checks))
+			}
+		}
+		if sv := DiagnoseSelf(c.stateOr(), c.self, c.regions, fixtureNow); sv != nil {
+			for _, id := range append([]ReasonID{sv.Reason}, sv.Also...) {
+				if f := gated(id, c.stateOr(), c.self, Peer{}, c.regions, true); f != "" {
+					t.Errorf("%s: %s in the self verdict with %s unknown", c.name, id, f)
+				}
+			}
+		}
+	}
+	if len(cases) < 2000 {
+		t.Errorf("only %d cases", len(cases))
+	}
+}
+
+// gateEv is one piece of evidence for the gate's tests.
+type gateEv struct {
+	name    string
+	self    Self
+	peer    Peer
+	regions map[int]Region
+	// state is Status.BackendState for DiagnoseSelf ("" reads Running).
+	state string
+}
+
+// stateOr is c's backend state, Running when not set.
+func (c gateEv) stateOr() string {
+	if c.state == "" {
+		return "Running"
+	}
+	return c.state
+}
+
+// gateEvidence is every kind of evidence the gate's tests know: the
+// synthetic tailnet, the review's cases (gateCases), and each of them
+// again with one fact taken away.
+func gateEvidence() []gateEv {
+	type ev = gateEv
 	var cases []ev
 	for i, p := range syntheticPeers(60) {
-		cases = append(cases, ev{fmt.Sprintf("synthetic %d", i), easySelf(), p, testRegions})
+		cases = append(cases, ev{name: fmt.Sprintf("synthetic %d", i), self: easySelf(), peer: p, regions: testRegions})
 	}
 	for _, c := range gateCases() {
-		cases = append(cases, ev{c.name, c.self, c.peer, testRegions})
+		cases = append(cases, ev{name: c.name, self: c.self, peer: c.peer, regions: testRegions})
+	}
+	// TestDiagnoseCases' and TestDiagnoseSelf's evidence.
+	for _, c := range diagnoseCases() {
+		self := easySelf()
+		if c.self != nil {
+			c.self(&self)
+		}
+		var p Peer
+		c.peer(&p)
+		regions := testRegions
+		if c.regions != nil {
+			regions = c.regions
+		}
+		cases = append(cases, ev{name: c.name, self: self, peer: p, regions: regions})
+	}
+	for _, c := range selfCases() {
+		cases = append(cases, ev{name: "self: " + c.name, self: c.self, peer: relayedPeer("203.0.113.5:41641"), regions: testRegions, state: c.state})
 	}
 	// Each case again with one fact taken away.
 	erase := []struct {
@@ -267,43 +338,10 @@ func TestNoVerdictOnUnknownNeeds(t *testing.T) {
 		for _, c := range cases[:n] {
 			self, p, regions := c.self, c.peer, c.regions
 			e.f(&self, &p, &regions)
-			cases = append(cases, ev{c.name + ", " + e.name, self, p, regions})
+			cases = append(cases, ev{name: c.name + ", " + e.name, self: self, peer: p, regions: regions, state: c.state})
 		}
 	}
-	gated := func(id ReasonID, self Self, p Peer, regions map[int]Region, selfScope bool) string {
-		r, ok := RuleOf(id)
-		if !ok || (r.Role != RoleCause && r.Role != RoleState) {
-			return ""
-		}
-		d := newDiag(self, p, regions, fixtureNow)
-		defer d.free()
-		d.selfScope, d.state = selfScope, "Running"
-		d.stalePeerSide()
-		for i := range r.Needs {
-			if f := &r.Needs[i]; !f.isKnown(d) {
-				return f.Field
-			}
-		}
-		return ""
-	}
-	for _, c := range cases {
-		v := Diagnose(c.self, c.peer, c.regions, fixtureNow)
-		for _, id := range append([]ReasonID{v.Reason}, v.Also...) {
-			if f := gated(id, c.self, c.peer, c.regions, false); f != "" {
-				t.Errorf("%s: %s in the verdict (%s also %v) with %s unknown; checks:\n%s", c.name, id, v.Reason, v.Also, f, checksText(v.Checks))
-			}
-		}
-		if sv := DiagnoseSelf("Running", c.self, c.regions, fixtureNow); sv != nil {
-			for _, id := range append([]ReasonID{sv.Reason}, sv.Also...) {
-				if f := gated(id, c.self, Peer{}, c.regions, true); f != "" {
-					t.Errorf("%s: %s in the self verdict with %s unknown", c.name, id, f)
-				}
-			}
-		}
-	}
-	if len(cases) < 500 {
-		t.Errorf("only %d cases", len(cases))
-	}
+	return cases
 }
 
 // gateCase is one piece of evidence for TestNoVerdictOnUnknownNeeds.
@@ -361,7 +399,60 @@ func gateCases() []gateCase {
 			s.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("198.51.100.10/24")}}}, Firewall: &FirewallFacts{Port: 41641, Verdict: FirewallDrop}}
 			s.Endpoints = []netip.AddrPort{ap("198.51.100.10:41641")}
 		}), withPeer(func(*Peer) {}, "203.0.113.5:41641", "192.168.7.2:41641")},
+		// Rows no other case reaches (TestEveryRuleReached).
+		{"a TSMP ping names no path", withSelf(func(*Self) {}), withPeer(func(p *Peer) {
+			p.Path, p.Latency = Path{Kind: PathUnknown, Text: "ping: via TSMP"}, 12*time.Millisecond
+		}, "203.0.113.5:41641")},
+		{"was direct a minute ago", withSelf(func(*Self) {}), withPeer(func(p *Peer) {
+			p.LastDirect, p.LastDirectAddr = fixtureNow.Add(-time.Minute), ap("203.0.113.5:41641")
+		}, "203.0.113.5:41641")},
+		{"direct inside a subnet route on FreeBSD", withSelf(func(s *Self) {
+			s.OS = "freebsd"
+			s.Routes = []SubnetRoute{{Prefix: netip.MustParsePrefix("10.20.0.0/16"), Via: "router"}}
+		}), withPeer(func(p *Peer) {
+			p.Path = Path{Kind: PathDirect, Addr: ap("10.20.0.5:41641"), Text: "active; direct 10.20.0.5:41641"}
+		}, "10.20.0.5:41641")},
+		{"100.64.0.0/10 on wwan0", withSelf(func(s *Self) {
+			s.TailscaleIPs = []netip.Addr{netip.MustParseAddr("100.64.0.1")}
+			s.Host = &HostFacts{Interfaces: []Interface{
+				{Name: "tailscale0", Tailscale: true, Addrs: []netip.Prefix{netip.MustParsePrefix("100.64.0.1/32")}},
+				{Name: "wwan0", Addrs: []netip.Prefix{netip.MustParsePrefix("100.72.9.4/10")}},
+			}}
+		}), withPeer(func(*Peer) {}, "203.0.113.5:41641")},
 		{"self: UDP blocked line", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS", UDPBlockedAt: fixtureNow.Add(-time.Minute)}}, withPeer(func(*Peer) {}, "203.0.113.5:41641")},
 		{"self: UPnP from another device", Self{NAT: &NATInfo{WorkingUDP: boolp(false)}, Evidence: upnpOther}, withPeer(func(*Peer) {}, "203.0.113.5:41641")},
+	}
+}
+
+// TestEveryRuleReached: every row with a check of the peer's path or of
+// this node is the verdict, or beside it, on some evidence of
+// gateEvidence, while TestNoVerdictOnUnknownNeeds holds that no verdict
+// rests on a needed fact that is unknown: together, each row's Needs
+// and its check are exercised, not only declared. Board rows are
+// DiagnoseDevice's (probes/device_test.go).
+func TestEveryRuleReached(t *testing.T) {
+	reached := map[ReasonID]bool{}
+	for _, c := range gateEvidence() {
+		v := Diagnose(c.self, c.peer, c.regions, fixtureNow)
+		reached[v.Reason] = true
+		for _, id := range v.Also {
+			reached[id] = true
+		}
+		if sv := DiagnoseSelf(c.stateOr(), c.self, c.regions, fixtureNow); sv != nil {
+			reached[sv.Reason] = true
+			for _, id := range sv.Also {
+				reached[id] = true
+			}
+		}
+	}
+	var missing []string
+	for _, r := range rules {
+		if r.check == nil || reached[r.ID] {
+			continue
+		}
+		missing = append(missing, string(r.ID))
+	}
+	if len(missing) > 0 {
+		t.Errorf("no evidence of gateEvidence reaches %v: add a case to gateCases", missing)
 	}
 }

@@ -12,16 +12,22 @@ import (
 // TestDiagnoseSelf: each rule that judges this node holds on its evidence
 // and not without it, the first that holds is the reason and the others
 // go to Also, and an unknown fact is never the verdict.
-func TestDiagnoseSelf(t *testing.T) {
+// selfCase is one case of TestDiagnoseSelf: this node's state and facts,
+// and the self verdict wanted. The gate's tests read the evidence too
+// (gateEvidence).
+type selfCase struct {
+	name  string
+	state string
+	self  Self
+	want  ReasonID
+	also  []ReasonID
+}
+
+// selfCases is TestDiagnoseSelf's table.
+func selfCases() []selfCase {
 	yes, no := true, false
-	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name  string
-		state string
-		self  Self
-		want  ReasonID
-		also  []ReasonID
-	}{
+	t0 := fixtureNow
+	return []selfCase{
 		{"healthy", "Running", Self{NAT: &NATInfo{WorkingUDP: &yes, DERPLatency: map[int]time.Duration{1: time.Millisecond}}}, "", nil},
 		{"nothing known", "", Self{}, "", nil},
 		{"logged out", "NeedsLogin", Self{}, ReasonSelfLoggedOut, nil},
@@ -97,7 +103,10 @@ func TestDiagnoseSelf(t *testing.T) {
 			Evidence: &SelfEvidence{LogLines: 4, ControlBreaks: 2, BreakRun: &BreakRun{Breaks: 2}},
 		}, ReasonSelfUDPReceiveStopped, []ReasonID{ReasonLocalUDPBlocked, ReasonSelfControlBreaking}},
 	}
-	for _, tt := range tests {
+}
+
+func TestDiagnoseSelf(t *testing.T) {
+	for _, tt := range selfCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			v := DiagnoseSelf(tt.state, tt.self, testRegions, fixtureNow)
 			if tt.want == "" {
