@@ -264,9 +264,18 @@ func natText(self probes.Self) string {
 	switch {
 	case n.MappingVariesByDestIP == nil:
 		parts = append(parts, "NAT type unknown")
+	case n.FromCLI:
+		// The CLI's netcheck measures from a socket of its own
+		// (cmd/tailscale/cli/netcheck.go, netcheck.Client.Standalone on
+		// an OS-assigned port), not tailscaled's.
+		what := "easy"
+		if *n.MappingVariesByDestIP {
+			what = "hard"
+		}
+		parts = append(parts, "NAT type unknown (the CLI's netcheck read "+what+" from a port of its own)")
 	case *n.MappingVariesByDestIP:
 		parts = append(parts, "hard NAT")
-	case self.STUNServers == 1:
+	case self.STUNServers == 1 || n.STUNRegions == 1:
 		// netcheck compares two STUN servers' mappings: with one, a hard
 		// NAT reads false too.
 		parts = append(parts, "NAT type unknown (one STUN server)")
