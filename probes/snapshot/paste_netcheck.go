@@ -115,7 +115,7 @@ func (n *netcheckFacts) note() string {
 	if n.from == fromLog || n.from == fromNetInfo {
 		return "our NAT facts (measured by tailscaled)"
 	}
-	return "our NAT facts and DERP latencies (measured by the tailscale CLI from a socket of its own, not tailscaled's: its NAT type is not the daemon's)"
+	return "our NAT facts and DERP latencies (measured by the tailscale CLI from a socket of its own, not tailscaled's: a hard NAT there is not the daemon's)"
 }
 
 // netcheckFromJSON reads `tailscale netcheck --format=json`
