@@ -2,6 +2,7 @@ package probes
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,19 +14,36 @@ import (
 // evidence it looked at and says whether its rule holds.
 
 // checkHomeDERP: Status.Relay is empty on an active path with no direct
-// address: the peer's home DERP (WhoIs.Node.HomeDERP) is 0 or not in our
-// DERP map. magicsock then sends over UDP if it can, else to the region
-// the peer last wrote from, else fails ("no UDP or DERP addr"). A recent
-// handshake exempts it (the peer wrote from some region); pasted text
-// shows no handshakes, so there the rule cannot decide.
+// address. magicsock fills Relay with the region code of the peer's home
+// DERP (derpRegionCodeOfIDLocked), "" when the region is not in our DERP
+// map, and also when it is but has no RegionCode: then endpoint.send
+// still relays through it, so the map is looked at first. Not in the map
+// (or no home at all), magicsock sends over UDP if it can, else to the
+// region the peer last wrote from, else fails ("no UDP or DERP addr"). A
+// recent handshake, an established session or DISCO pongs through DERP
+// show a DERP route that works; pasted text shows no handshakes, so
+// there the rule cannot decide.
 func (d *diag) checkHomeDERP() result {
 	p := &d.p
 	if p.Path.DERPCode != "" {
 		return notHeld()
 	}
+	h := p.HomeDERP
+	if r, ok := d.regions[h]; ok && h != 0 {
+		name := "region " + strconv.Itoa(h)
+		if r.Name != "" {
+			name += " (" + r.Name + ")"
+		}
+		d.info("Status.Relay", `""`, "the peer's home DERP "+name+" is in our DERP map without a region code, which Relay prints as empty: magicsock relays through it all the same (endpoint.send)")
+		return notHeld()
+	}
 	note := "the peer's home DERP region is unknown to us: it has none, or it is not in our DERP map"
-	if h := p.HomeDERP; h != 0 {
+	if h != 0 {
 		note = "the peer's home DERP region " + strconv.Itoa(h) + " is not in our DERP map"
+	}
+	if r := p.PingRun; r != nil && r.Pongs > 0 && !r.Direct && d.fresh(r.At, PingRunMaxAge) && strings.HasPrefix(r.Via, "DERP(") {
+		d.info("Status.Relay", `""`, note+"; yet the last DISCO ping run got pongs through DERP ("+r.Via+"): a DERP route to the peer works")
+		return notHeld()
 	}
 	if HandshakeRecent(p.LastHandshake, d.now) || p.WireGuard == WGEstablished {
 		// magicsock falls back to the region the peer last wrote from
@@ -35,6 +53,10 @@ func (d *diag) checkHomeDERP() result {
 	}
 	if p.HandshakeUnknown && p.LastHandshake.IsZero() && p.WireGuard == "" {
 		d.unknownV("Status.Relay", `""`, note+"; a recent handshake would let magicsock relay through the region the peer last wrote from, and the source (pasted text) shows no handshakes, so this cannot be judged")
+		return notHeld()
+	}
+	if h != 0 && len(d.regions) == 0 {
+		d.unknownV("Status.Relay", `""`, "the peer's home DERP is region "+strconv.Itoa(h)+" and our DERP map is not known: it may be in the map without a region code (Relay prints empty then, and magicsock relays through it)")
 		return notHeld()
 	}
 	d.add("Status.Relay", `""`, true, note)
@@ -58,8 +80,11 @@ const (
 // (wireguard-go RejectAfterTime), so an Active peer without a handshake
 // within RecentHandshake for HandshakeGrace has none. Active alone proves
 // nothing (a DISCO ping sets it, and DISCO never makes a session): a
-// fresh DISCO run with pongs means the peer is up. Pasted text has no
-// handshakes, but tx > 0 with rx 0 says nothing ever answered.
+// fresh DISCO run with pongs means the peer is up, and without
+// tailscaled's session state, tx bytes that never grew (or did not over
+// the last poll) mean WireGuard sent nothing, so the handshake time says
+// nothing either. Pasted text has no handshakes, but tx > 0 with rx 0
+// says nothing ever answered.
 func (d *diag) checkSession() result {
 	p := &d.p
 	r := p.PingRun
@@ -97,6 +122,23 @@ func (d *diag) checkSession() result {
 		return notHeld()
 	}
 	nothing := p.TxBytes > 0 && p.RxBytes == 0
+	if !p.HandshakeUnknown && !silent && !answered {
+		// Active may come from a DISCO ping alone (endpoint.go
+		// startDiscoPingLocked: a CLI ping calls
+		// noteTxActivityExtTriggerLocked), which never makes a session.
+		// wireguard-go counts every packet it sends, handshake
+		// initiations too, in its tx bytes (device/peer.go SendBuffers):
+		// none sent, or none over the last poll, means WireGuard was not
+		// trying, and the handshake time says nothing.
+		switch {
+		case p.TxBytes == 0 && p.Path.DERPCode != "":
+			d.unknownV("Status.TxBytes", "0", "nothing was ever sent to the peer through WireGuard, not even a handshake, though a DERP route exists: Active comes from DISCO only (a ping), and whether a session would form is not known")
+			return notHeld()
+		case p.RatesKnown && p.TxRate == 0 && !HandshakeRecent(p.LastHandshake, d.now):
+			d.unknownV("Status.TxBytes", "not growing", "nothing was sent to the peer through WireGuard over the last poll, not even a handshake: Active may come from DISCO only (a ping), and whether a session would form is not known")
+			return notHeld()
+		}
+	}
 	if p.HandshakeUnknown && p.LastHandshake.IsZero() {
 		if silent {
 			// A pasted `tailscale ping` run that got no pong at all: the
@@ -141,6 +183,20 @@ func (d *diag) checkSession() result {
 		return holdsAs("nothing-answered")
 	}
 	return holds()
+}
+
+// sessionKnown reports whether anything shows the WireGuard session:
+// tailscaled's session state, a handshake time the source shows, a fresh
+// DISCO run, or pasted counters with traffic.
+func (d *diag) sessionKnown() bool {
+	p := &d.p
+	if p.WireGuard != "" || !p.HandshakeUnknown || !p.LastHandshake.IsZero() {
+		return true
+	}
+	if r := p.PingRun; r != nil && r.Tries > 0 && d.fresh(r.At, PingRunMaxAge) {
+		return true
+	}
+	return p.TxBytes > 0 && p.RxBytes == 0
 }
 
 // rxInfo notes a receive counter that did not move.
@@ -191,8 +247,7 @@ func (d *diag) checkLocalUDP() result {
 	switch {
 	case nat == nil || nat.WorkingUDP == nil:
 		if ev := d.evidence(); ev.UDPBlockedLogged != "" && !spreads(ev, "UDP") {
-			d.add("Log.Netcheck", ev.UDPBlockedLogged, true, "netcheck sent STUN and heard nothing back: outbound UDP looks blocked")
-			return holds()
+			return d.udpBlockedLine(ev)
 		}
 		d.unknown("NetInfo.WorkingUDP", "the daemon has not reported a netcheck")
 	case d.self.OnlyTCP443:
@@ -210,6 +265,40 @@ func (d *diag) checkLocalUDP() result {
 		d.add("NetInfo.WorkingUDP", "true", false, "STUN replies came back on UDP 3478: outbound UDP works to that port (not proof for other ports)")
 	}
 	return notHeld()
+}
+
+// UDPBlockedMaxAge is how old tailscaled's "UDP is blocked" line may be,
+// before the newest evidence, and still say UDP is blocked: netcheck
+// logs it at every report while UDP stays blocked, and magicsock
+// reports every 20-26 s while paths are active (ReSTUN).
+const UDPBlockedMaxAge = 10 * time.Minute
+
+// udpBlockedLine judges tailscaled's "UDP is blocked" line, the only UDP
+// evidence there is: a STUN endpoint logged after it (determineEndpoints
+// adds one only from STUN replies, and keeps it at most
+// endpointTrackerLifetime, 5m10s, after the last) contradicts it, and a
+// line older than UDPBlockedMaxAge before the newest evidence is stale.
+func (d *diag) udpBlockedLine(ev *SelfEvidence) result {
+	const lifetime = 5*time.Minute + 10*time.Second
+	line := ev.UDPBlockedLogged
+	if !ev.UDPBlockedAt.IsZero() {
+		line += " (" + ev.UDPBlockedAt.UTC().Format("15:04:05Z") + ")"
+	}
+	if ev.UDPWorkedLogged != "" {
+		gap := ev.UDPWorkedAt.Sub(ev.UDPBlockedAt)
+		if !ev.UDPWorkedAt.IsZero() && !ev.UDPBlockedAt.IsZero() && gap > lifetime {
+			d.add("Log.Netcheck", line, false, "contradicted: tailscaled advertised a STUN endpoint "+durText(gap)+" later ("+ev.UDPWorkedLogged+"), which only a STUN reply gives once the old ones expire (5m10s): UDP worked since")
+			return notHeld()
+		}
+		d.unknownV("Log.Netcheck", line, "contradicted by a STUN endpoint tailscaled advertised after it ("+ev.UDPWorkedLogged+"): a STUN reply came, or magicsock still advertised one from before (it keeps them 5m10s, endpointTrackerLifetime); whether UDP works now is not known")
+		return notHeld()
+	}
+	if !ev.UDPBlockedAt.IsZero() && !d.now.IsZero() && d.now.Sub(ev.UDPBlockedAt) > UDPBlockedMaxAge {
+		d.unknownV("Log.Netcheck", line, "logged "+durText(d.now.Sub(ev.UDPBlockedAt))+" before the newest evidence, and not since: netcheck logs it at every report while UDP stays blocked (every 20-26 s while paths are active), so an old line says nothing of now")
+		return notHeld()
+	}
+	d.add("Log.Netcheck", line, true, "netcheck sent STUN and heard nothing back: outbound UDP looks blocked")
+	return holds()
 }
 
 // spreads reports whether reports in ev disagree on fact.
@@ -640,9 +729,11 @@ func (d *diag) checkPeerHomeDERP() result {
 	return resultIf(far)
 }
 
-// peerRelayMinVersion is the first Tailscale release whose clients use peer
-// relays (capability version 120, 2025-07: "Client understands peer relay
-// disco messages", tailcfg.go).
+// peerRelayMinMajor/Minor are the first Tailscale release whose clients
+// use peer relays, and peerRelayMinCap its capability version: magicsock's
+// capVerIsRelayCapable is version >= 121 (tailcfg.go: 121, 2025-07-19,
+// "Client understands peer relay endpoint alloc"; 120 understood peer
+// relay disco messages but cannot allocate endpoints).
 const (
 	peerRelayMinMajor, peerRelayMinMinor = 1, 86
 	peerRelayMinCap                      = 121
@@ -696,6 +787,7 @@ func (d *diag) checkDERPReach() result {
 	if len(probs) == 0 && len(ev.DERPErrors) == 0 && ev.ProxyError == "" {
 		return notHeld()
 	}
+	errs := d.liveDERPErrors(ev.DERPErrors)
 	home := d.self.HomeDERP
 	if d.selfScope {
 		held := false
@@ -714,7 +806,7 @@ func (d *diag) checkDERPReach() result {
 				d.info("Status.Health", safetext.Cut(pr.Text, 160), "not our home region: it touches the peers homed there")
 			}
 		}
-		for _, e := range ev.DERPErrors {
+		for _, e := range errs {
 			switch {
 			case home == 0:
 				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region is unknown; a DERP region fails to connect")
@@ -761,7 +853,7 @@ func (d *diag) checkDERPReach() result {
 		d.add("Status.Health", safetext.Cut(pr.Text, 120), true, "tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost")
 		return res(pr.Region, "")
 	}
-	for _, e := range ev.DERPErrors {
+	for _, e := range errs {
 		ours := e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode)
 		if e.Region != inUse && (e.Code == "" || e.Code != d.p.Path.DERPCode) && !ours {
 			continue
@@ -778,6 +870,37 @@ func (d *diag) checkDERPReach() result {
 		return res(0, "proxy")
 	}
 	return notHeld()
+}
+
+// DERPFailureMaxAge is how old a region's newest logged DERP failure may
+// be, before the newest evidence, and still count when it was the only
+// one since the region last connected: magicsock redials a failed region
+// and logs "derp-N connected" when it succeeds.
+const DERPFailureMaxAge = 10 * time.Minute
+
+// liveDERPErrors keeps the logged DERP failures that still say a region
+// cannot be reached: none after which the region connected again
+// ("derp-N connected", wgengine/magicsock/derp.go), and of the rest those
+// repeated since the last connect or recent (DERPFailureMaxAge before
+// the newest evidence); the others are recorded as info.
+func (d *diag) liveDERPErrors(all []DERPError) []DERPError {
+	var out []DERPError
+	for _, e := range all {
+		since := e.SinceConnect
+		if since == 0 && !e.Reconnected {
+			since = e.Count
+		}
+		recent := e.Last.IsZero() || d.now.IsZero() || d.now.Sub(e.Last) <= DERPFailureMaxAge
+		switch {
+		case e.Reconnected:
+			d.info("Log.DERPErrors", derpErrorText(e), "it connected again after that (\"derp-"+strconv.Itoa(e.Region)+" connected\"): a passing failure, magicsock redials")
+		case since < 2 && !recent:
+			d.info("Log.DERPErrors", derpErrorText(e), "one failure, "+durText(d.now.Sub(e.Last))+" before the newest evidence, and none logged since: magicsock redials a failed region, so one old failure says nothing of now")
+		default:
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // derpErrorText words a logged DERP failure: "region 1 (nyc): 2× err".
@@ -866,8 +989,13 @@ func quoted(s, prefix string) string {
 }
 
 // checkDirectInTunnel: the direct address is private, on none of our
-// networks, and inside a subnet route another peer advertises: if routes
-// are accepted here, the UDP may run through that peer's tunnel.
+// networks, and inside a subnet route another peer advertises. Only
+// where net/netns leaves tailscaled's own UDP sockets unprotected can
+// that UDP follow the route into the tunnel: Linux marks them to bypass
+// table 52 (netns_linux.go, router_linux.go baseIPRules), macOS, iOS and
+// Windows bind them to the default-route interface, Android protects
+// them; FreeBSD and the others do nothing (netns_default.go), and
+// OpenBSD binds them to a bypass routing table only with an exit node.
 func (d *diag) checkDirectInTunnel() result {
 	a := d.p.Path.Addr.Addr().Unmap()
 	if !a.IsValid() || !IsPrivateAddr(a) || a.IsLoopback() || len(d.self.Routes) == 0 {
@@ -892,10 +1020,28 @@ func (d *diag) checkDirectInTunnel() result {
 		if !r.Prefix.Contains(a) || r.Via == d.p.Name {
 			continue
 		}
-		d.info("Status.CurAddr", d.p.Path.Addr.String(), "a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+r.Via+" advertises: with routes accepted here, this UDP may travel inside that peer's WireGuard tunnel")
-		return holdsAs("", "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", r.Via)
+		os := d.self.OS
+		if os != "" && !slices.Contains(unprotectedOSes, os) {
+			return notHeld() // net/netns keeps tailscaled's UDP out of the tunnel here
+		}
+		d.info("Status.CurAddr", d.p.Path.Addr.String(), "a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+r.Via+" advertises: on "+cmpOr(os, "this OS")+" tailscaled's own UDP is not kept out of the tunnel, so with routes accepted it may travel inside that peer's WireGuard tunnel")
+		return holdsAs("", "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", r.Via, "{os}", os)
 	}
 	return notHeld()
+}
+
+// unprotectedOSes are Hostinfo.OS values where net/netns does not keep
+// tailscaled's own sockets out of its routes (netns_default.go does
+// nothing; netns_openbsd.go binds to a bypass table only with an exit
+// node).
+var unprotectedOSes = []string{"freebsd", "openbsd", "illumos", "solaris", "plan9"}
+
+// cmpOr is s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // ourHost is Self.Host when it describes tailscaled's host: one of its
@@ -923,6 +1069,21 @@ func (d *diag) ourHost() *HostFacts {
 		}
 	}
 	return nil
+}
+
+// collisionHow is what a 100.64.0.0/10 address on interface iface
+// does to tailscaled on os, and what to do.
+func collisionHow(os, iface string) string {
+	const pool = "Addresses of that network that equal a tailnet peer's route into the tunnel instead; a custom IP pool for the tailnet (admin console) keeps the tailnet's addresses out of that network's."
+	switch os {
+	case "linux":
+		return "On Linux tailscaled's firewall drops every packet from 100.64.0.0/10 that arrives on an interface other than tailscale0 (util/linuxfw buildExternalCGNATRules, the ts-input chain), so hosts on " + iface + "'s network (a carrier's CGNAT gateway or DNS, another VPN) cannot reach this one, whatever the tailnet's addresses: give this node the attribute disable-linux-cgnat-drop-rule in the tailnet policy's nodeAttrs (tailcfg.NodeAttrDisableLinuxCGNATDropRule, clients of capability 136 and later), which a custom IP pool does not replace, or renumber that network. " + pool
+	case "macOS", "android":
+		return "With it, tailscaled routes each tailnet peer's address into the tunnel instead of all of 100.64.0.0/10 (ipn/ipnlocal shouldUseOneCGNATRoute, netmon.HasCGNATInterface), so only addresses both use collide. " + pool
+	case "":
+		return "On Linux tailscaled's firewall also drops packets from that range arriving on " + iface + " (util/linuxfw buildExternalCGNATRules; the node attribute disable-linux-cgnat-drop-rule turns that off). " + pool
+	}
+	return pool
 }
 
 // tailnetRange is 100.64.0.0/10, the range tailnet addresses come from
@@ -959,8 +1120,8 @@ func (d *diag) checkRangeCollision() result {
 		for _, pfx := range ifc.Addrs {
 			a := pfx.Addr().Unmap()
 			if tailnetRange.Contains(a) && !chromeOS.Contains(a) && !ours(a) {
-				d.add("Host.Interfaces", ifc.Name+" "+pfx.String(), true, "an address in 100.64.0.0/10 on an interface that is not Tailscale's: tailscaled treats the range as the tailnet's (it routes it into the tunnel and never advertises such an address as an endpoint)")
-				return holdsAs("", "{iface}", ifc.Name, "{addr}", pfx.String())
+				d.add("Host.Interfaces", ifc.Name+" "+pfx.String(), true, "an address in 100.64.0.0/10 on an interface that is not Tailscale's: tailscaled treats the range as the tailnet's (it never advertises such an address as an endpoint, and on Linux drops packets from the range arriving elsewhere than tailscale0)")
+				return holdsAs("", "{iface}", ifc.Name, "{addr}", pfx.String(), "{how}", collisionHow(d.self.OS, ifc.Name))
 			}
 		}
 	}

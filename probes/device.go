@@ -179,7 +179,7 @@ func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, now time.T
 		if r.boardCheck == nil {
 			continue
 		}
-		res := r.boardCheck(d)
+		res := d.judge(r, r.boardCheck)
 		if res.holds && relayed && r.appliesTo(p.Path.Kind) {
 			board = append(board, r.ID)
 			results[r.ID] = res

@@ -98,7 +98,8 @@ func IsBridgeAddr(a netip.Addr) bool {
 // (key-expired, direct, peer-relay, offline, idle), then for a relayed
 // path every cause that judges its kind, the first that holds being the
 // Reason and the others going to Also, then the RoleAlso reasons. A rule
-// whose facts are unknown records an unknown check and does not hold.
+// whose needed facts (Rule.Needs) are unknown records an unknown check
+// and does not hold, whatever its check found (diag.judge).
 // With no cause a DERP path is unexplained and Checks list everything
 // looked at; a peer-relay path stays peer-relay with the causes in Also.
 // Peer-side facts older than PeerSideMaxAge are shown but do not count.
@@ -131,37 +132,44 @@ func (d *diag) free() {
 // touches every path. It walks the reason table's rows that judge this
 // node (Scope ScopeSelf, and ScopeBoth: local-udp-blocked,
 // derp-unreachable, local-tcp443-only, whose checks judge every peer's
-// path too) in the table's order; the first that holds is the Reason, the
-// others that hold go to Also. state is Status.BackendState ("" unknown);
+// path too) in the table's order; the first cause that holds is the
+// Reason, the other causes that hold go to Also, and after them the
+// RoleAlso rows (a fact beside the verdict, never the verdict: a UPnP
+// answer from a device that is not the gateway). state is
+// Status.BackendState ("" unknown);
 // self carries our NAT facts, health, what tailpath read of this host and
-// the evidence only pasted input shows (Evidence). A rule whose facts are
-// unknown records an unknown check and does not hold. nil when no rule
-// holds: nothing at this end explains anything, and there is no self
-// verdict to show. Pure, like Diagnose.
+// the evidence only pasted input shows (Evidence). A rule whose needed
+// facts are unknown records an unknown check and does not hold
+// (diag.judge). nil when no cause holds: nothing at this end explains
+// anything, and there is no self verdict to show. Pure, like Diagnose.
 func DiagnoseSelf(state string, self Self, regions map[int]Region, now time.Time) *Verdict {
 	d := newDiag(self, Peer{}, regions, now)
 	defer d.free()
 	d.selfScope, d.state = true, state
 	var first *Rule
 	var firstRes result
-	var also []ReasonID
+	var also, beside []ReasonID
 	for i := range rules {
 		r := &rules[i]
 		if !r.Scope.judgesSelf() || r.check == nil {
 			continue
 		}
-		res := r.check(d)
-		if !res.holds {
-			continue
-		}
-		if first == nil {
+		res := d.judge(r, r.check)
+		switch {
+		case !res.holds:
+		case r.Role == RoleAlso:
+			beside = append(beside, r.ID)
+		case first == nil:
 			first, firstRes = r, res
-			continue
+		default:
+			also = append(also, r.ID)
 		}
-		also = append(also, r.ID)
 	}
 	if first == nil {
 		return nil
+	}
+	if len(beside) > 0 {
+		also = append(also, beside...)
 	}
 	v := &Verdict{Reason: first.ID, Checks: d.checks, Also: also}
 	v.Summary, v.Fix = first.texts(firstRes, "")
@@ -264,7 +272,7 @@ func (d *diag) run() Verdict {
 	kr := rulesOf(kind)
 	for _, i := range kr.states {
 		r := &rules[i]
-		res := r.check(d)
+		res := d.judge(r, r.check)
 		if !res.holds {
 			continue
 		}
@@ -282,7 +290,7 @@ func (d *diag) run() Verdict {
 			if a.Role != RoleAlso {
 				continue
 			}
-			if ar := a.check(d); ar.holds {
+			if ar := d.judge(a, a.check); ar.holds {
 				v.Also = append(v.Also, a.ID)
 				if v.Fix == "" {
 					s, f := a.texts(ar, name)
@@ -311,7 +319,7 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 	var firstRes result
 	for _, i := range kr.rest {
 		r := &rules[i]
-		res := r.check(d)
+		res := d.judge(r, r.check)
 		switch {
 		case !res.holds:
 		case r.Role == RoleAlso:
@@ -359,6 +367,8 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 	u := rule(ReasonUnexplained)
 	var res result
 	switch {
+	case d.nfDone && d.nf.oneNAT:
+		res = holdsAs("one-nat", d.nf.sharedVars...)
 	case d.isFar:
 		f := d.far
 		res = holdsAs("far", "{region}", d.regionName(f.region), "{rl}", msText(f.relayLat),
@@ -435,6 +445,21 @@ func (d *diag) checkIdle() result {
 		d.add(d.onlineField(), strconv.FormatBool(*p.Online), false, "")
 	}
 	return holds()
+}
+
+// checkPathUnknown: the evidence names no path for the peer (a pasted
+// TSMP or ICMP ping alone: its pong names the ping type, and the CLI
+// stops after one pong), so nothing about a path can be judged.
+func (d *diag) checkPathUnknown() result {
+	p := &d.p
+	d.checks = make([]Check, 0, 2)
+	d.unknownV("Path", p.Path.Text, "a TSMP or ICMP pong names the ping type, not the path (cmd/tailscale/cli/ping.go prints it when the PingResult has no endpoint and no DERP region), and no DISCO ping or status line shows one")
+	if p.Latency > 0 {
+		d.info("Latency", msText(p.Latency), "the ping went through WireGuard and was answered: the tunnel works, over some path")
+		return holds()
+	}
+	d.info("Latency", "no reply", "the ping got no reply through WireGuard; which path it tried is not shown")
+	return holdsAs("no-reply")
 }
 
 // relayedChecks is how many checks a relayed path usually gets, so the

@@ -39,19 +39,27 @@ func relayedPeer(eps ...string) Peer {
 
 // TestDiagnoseCases covers each rule with hand-built evidence. Cases that
 // follow from Tailscale's own code cite it; docs/diagnosis.md has the rules.
-func TestDiagnoseCases(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name       string
-		self       func(*Self)
-		peer       func(*Peer)
-		wantReason ReasonID
-		wantAlso   []ReasonID
-		// wantUnknown lists fields that must read unknown; wantText is a
-		// phrase the summary, a note or the fix must contain.
-		wantUnknown []string
-		wantText    string
-	}{
+// diagnoseCase is one case of TestDiagnoseCases: the evidence (easySelf
+// changed by self, a peer made by peer) and the verdict wanted. The gate's
+// tests read the evidence too (gateEvidence).
+type diagnoseCase struct {
+	name       string
+	self       func(*Self)
+	peer       func(*Peer)
+	wantReason ReasonID
+	wantAlso   []ReasonID
+	// wantUnknown lists fields that must read unknown; wantText is a
+	// phrase the summary, a note or the fix must contain.
+	wantUnknown []string
+	wantText    string
+	// regions replaces testRegions when set.
+	regions map[int]Region
+}
+
+// diagnoseCases is TestDiagnoseCases' table, dated at fixtureNow.
+func diagnoseCases() []diagnoseCase {
+	now := fixtureNow
+	return []diagnoseCase{
 		// Same LAN is never guessed from private prefixes alone: two homes
 		// on a router's default range, Docker's first container on two
 		// hosts, ChromeOS's ARC++ range and 169.254 sandboxes look alike.
@@ -108,16 +116,27 @@ func TestDiagnoseCases(t *testing.T) {
 		},
 		// Issue 17, item 2: two ends behind one NAT on one LAN. magicsock
 		// pings LAN endpoints too and prefers private addresses
-		// (endpoint.go betterAddr), so the NAT type does not matter.
+		// (endpoint.go betterAddr), so the NAT type does not matter. One
+		// LAN only by this host's interfaces (review 16).
 		{
 			name:       "the same public address and one LAN on both ends: the LAN path is blocked, not NAT",
+			self:       onLAN,
 			peer:       func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641") },
 			wantReason: ReasonSameNATLANBlocked,
 			wantText:   "client (AP) isolation",
 		},
 		{
+			// Review 16 (c3c.json): two homes behind one carrier NAT both
+			// on a router's default 192.168.1.0/24 look like one LAN.
+			name:        "the same public address, LAN addresses in one /24, no interfaces read: one LAN or two unknown, both fixes",
+			peer:        func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641") },
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Self.Endpoints"},
+			wantText:    "On two LANs, the shared NAT does not hairpin",
+		},
+		{
 			name: "one public address, one LAN, both ends hard: still same-nat-lan-blocked, never both-hard-nat",
-			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			self: func(s *Self) { onLAN(s); s.NAT.MappingVariesByDestIP = boolp(true) },
 			peer: func(p *Peer) {
 				*p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
@@ -186,12 +205,39 @@ func TestDiagnoseCases(t *testing.T) {
 			wantText:   "no working path",
 		},
 		{
-			name: "active for 30 s with no handshake: no-handshake",
+			name: "active for 30 s with no handshake, handshakes sent: no-handshake",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.NoHandshakeSince = now.Add(-30 * time.Second)
+				p.TxBytes = 7 * 148 // handshake initiations
+			},
+			wantReason: ReasonNoHandshake,
+		},
+		// Review 4 (c4c.json): a CLI DISCO ping makes the peer Active
+		// (endpoint.go startDiscoPingLocked → noteTxActivityExtTriggerLocked)
+		// and wireguard-go counts every packet it sends, handshake
+		// initiations too, in tx bytes (device/peer.go SendBuffers): tx 0
+		// means WireGuard sent nothing, so no handshake says nothing.
+		{
+			name: "Active from DISCO only (tx 0), no session state: unknown, not no-handshake",
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.NoHandshakeSince = now.Add(-30 * time.Second)
 			},
-			wantReason: ReasonNoHandshake,
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Status.TxBytes"},
+			wantText:    "Active comes from DISCO only",
+		},
+		{
+			// Review 4 (c4e.json): tx not growing over the last poll.
+			name: "old handshake, tx rate 0 over the last poll, no session state: unknown",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.LastHandshake, p.NoHandshakeSince = now.Add(-10*time.Minute), now.Add(-time.Minute)
+				p.TxBytes, p.RxBytes, p.RatesKnown = 1<<20, 2<<20, true
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Status.TxBytes"},
 		},
 		{
 			name: "active for 3 s with no handshake: WireGuard is still trying",
@@ -211,6 +257,43 @@ func TestDiagnoseCases(t *testing.T) {
 				p.HomeDERP, p.HomeDERPCode = 0, ""
 			},
 			wantReason: ReasonNoHomeDERP,
+		},
+		// Review 5 (c8a.json): derpRegionCodeOfIDLocked returns "" for a
+		// region in the map without a code, and endpoint.send relays
+		// through it; DISCO pongs through DERP show a DERP route works.
+		{
+			name: "empty Relay, the home region is in our map without a code: not no-home-derp",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode = 900, ""
+			},
+			regions:    map[int]Region{1: testRegions[1], 900: {ID: 900, Name: "Home lab"}},
+			wantReason: ReasonUnexplained,
+			wantText:   "without a region code",
+		},
+		{
+			name: "empty Relay, home not in the map, but DISCO pongs came through DERP: not no-home-derp",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode, p.WireGuard = 900, "", WGNone
+				p.PingRun = &PingRun{At: now.Add(-10 * time.Second), Tries: 3, Pongs: 3, Via: "DERP()"}
+			},
+			wantReason: ReasonDiscoUnanswered,
+			wantText:   "a DERP route to the peer works",
+		},
+		{
+			name: "empty Relay, our DERP map unknown: unknown",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.Path = Path{Kind: PathDERP, Text: "active; "}
+				p.HomeDERP, p.HomeDERPCode = 900, ""
+				p.TxBytes = 1480
+			},
+			regions:     map[int]Region{},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Status.Relay"},
 		},
 		{
 			name: "empty Relay but a session is up: relayed through the region the peer last wrote from, not no-home-derp",
@@ -278,11 +361,105 @@ func TestDiagnoseCases(t *testing.T) {
 		// advertised by magicsock determineEndpoints) on a relayed path
 		// passes no traffic; it does not "rescue" anything.
 		{
+			// With LAN endpoints and no interfaces read, which endpoint is
+			// the mapping is not known: the fix names both causes.
 			name:       "hard NAT with a port mapping, relayed anyway: the mapping passes no traffic",
 			self:       func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true); s.NAT.HavePortMap = true },
 			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
 			wantReason: ReasonLocalPortMapBlocked,
-			wantText:   "router's own firewall",
+			wantText:   "if it is public, the router's own firewall drops",
+		},
+		{
+			name: "a port mapping, every private endpoint on an interface here: the router's firewall",
+			self: func(s *Self) {
+				onLAN(s)
+				s.NAT.MappingVariesByDestIP, s.NAT.HavePortMap = boolp(true), true
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonLocalPortMapBlocked,
+			wantText:   "The router's own firewall most likely drops",
+		},
+		{
+			// Review 2, c9a.json: LocalAddresses never advertises a
+			// 100.64.0.0/10 address, so one among our endpoints is a
+			// mapping made behind a carrier's NAT (upnp.go selectBestService
+			// "ext-private"); the peer's hard NAT needed it.
+			name: "a port mapping whose address is in 100.64.0.0/10, the peer hard: local-double-nat, never the router's firewall",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("100.72.5.9:41641"), netip.MustParseAddrPort("198.51.100.10:60011"), netip.MustParseAddrPort("192.168.1.20:41641")}
+				s.NAT.HavePortMap, s.NAT.UPnP = true, boolp(true)
+			},
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonLocalDoubleNAT,
+			wantAlso:   []ReasonID{ReasonHardAndFilteringNAT},
+			wantText:   "in 100.64.0.0/10, a carrier's NAT range",
+		},
+		{
+			// Review 2, dnat.txt: tailscaled logged the mapping
+			// "192.168.0.50:41641 (portmap)"; with the peer's NAT unknown
+			// and ours easy, whether the mapping was needed is unknown.
+			name: "a (portmap) endpoint that is private, our NAT easy, the peer's unknown: unexplained, never the router's firewall",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("192.168.0.50:41641"), netip.MustParseAddrPort("198.51.100.10:60201"), netip.MustParseAddrPort("192.168.1.40:41641")}
+				s.EndpointTypes = []string{"portmap", "stun", "local"}
+				s.NAT.HavePortMap = true
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonUnexplained,
+			wantText:   "its external address is private",
+		},
+		{
+			name: "a (portmap) endpoint that is private, our NAT hard: local-double-nat",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("192.168.0.50:41641"), netip.MustParseAddrPort("198.51.100.10:60201"), netip.MustParseAddrPort("192.168.1.40:41641")}
+				s.EndpointTypes = []string{"portmap", "stun", "local"}
+				s.NAT.HavePortMap, s.NAT.MappingVariesByDestIP = true, boolp(true)
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason: ReasonLocalDoubleNAT,
+			wantAlso:   []ReasonID{ReasonLocalHardNAT},
+			wantText:   "put the first in bridge (modem) mode",
+		},
+		{
+			// Review 3, clinc.txt: the CLI's netcheck binds a port of its
+			// own (netcheck.Client.Standalone, ":0"): its mapping is not
+			// tailscaled's.
+			name: "a hard NAT measured by the CLI's own netcheck: not tailscaled's, unknown",
+			self: func(s *Self) {
+				s.NAT.MappingVariesByDestIP, s.NAT.FromCLI, s.NAT.PortMapUnknown = boolp(true), true, true
+			},
+			peer:        func(p *Peer) { *p = relayedPeer("203.0.113.5:41641") },
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"NetInfo.MappingVariesByDestIP"},
+			wantText:    "a socket of its own",
+		},
+		{
+			// ../shared's netcheck-redacted.txt: the CLI's easy NAT is
+			// tailscaled's too (a NAT keeping one mapping for an arbitrary
+			// port keeps one for tailscaled's), so the peer's hard NAT
+			// and our filtering decide, as with the daemon's own report.
+			name: "an easy NAT measured by the CLI's own netcheck: read as ours, said who measured",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP, s.NAT.FromCLI, s.NAT.STUNRegions = boolp(false), true, 2 },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonHardAndFilteringNAT,
+			wantText:   "measured by the tailscale CLI's own netcheck from a port of its own",
+		},
+		{
+			// Review 15, onestun.txt: a pasted report that lists one region.
+			name: "easy NAT from a report with one region: unknown",
+			self: func(s *Self) { s.NAT.STUNRegions = 1 },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"NetInfo.MappingVariesByDestIP"},
 		},
 		{
 			name: "UPnP answers but no mapping: said so",
@@ -378,8 +555,12 @@ func TestDiagnoseCases(t *testing.T) {
 		// path means its inbound UDP is dropped; the other end's hard NAT
 		// is the other half.
 		{
-			name: "peer hard NAT, our side public: this end drops inbound UDP, the peer's hard NAT the other half",
-			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			// Review c1b.json: the Docker bridge carries tailscaled's own
+			// port, as the public address does: no NAT rewrote it.
+			name: "peer hard NAT, our side public (a bridge carries the same port): this end drops inbound UDP, the peer's hard NAT the other half",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("172.17.0.1:41641")}
+			},
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
@@ -389,15 +570,84 @@ func TestDiagnoseCases(t *testing.T) {
 			wantText:   "a port mapping on the peer's NAT also works",
 		},
 		{
-			name: "our hard NAT, the peer public (a VPS, Docker bridge beside it): the peer drops inbound UDP",
+			// Review c1a.json: the peer's NetInfo says easy, and its bridge
+			// carries the public endpoint's port.
+			name: "our hard NAT, the peer public (a VPS, Docker bridge beside it, NetInfo easy): the peer drops inbound UDP",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "172.17.0.1:41641")
+				p.OS = "linux"
+				p.PeerSide = &PeerSide{Source: SourceLocalAPI, MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false)}
+			},
+			wantReason: ReasonPeerInboundUDPBlocked,
+			wantAlso:   []ReasonID{ReasonLocalHardNAT},
+			wantText:   "open inbound UDP to its tailscaled port (UDP 41641)",
+		},
+		{
+			// Review c1d.json and the structural point: without the peer's
+			// NetInfo its NAT type is unknown, which peer-inbound needs.
+			name: "our hard NAT, the peer public with a bridge, its NAT type unknown: not peer-inbound-udp-blocked",
 			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641", "172.17.0.1:41641")
 				p.OS = "linux"
 			},
+			wantReason:  ReasonLocalHardNAT,
+			wantUnknown: []string{"Peer.NetInfo.MappingVariesByDestIP"},
+			wantText:    "peer-inbound-udp-blocked would hold, but it needs this fact",
+		},
+		{
+			// Review 1, c1d.json: one public endpoint is what a host
+			// behind a carrier's NAT advertises too (net/netmon
+			// LocalAddresses skips 100.64.0.0/10).
+			name: "the peer's only endpoint is public, no port witness, NetInfo easy: its NAT is unknown",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.31:41641")
+				p.OS = "linux"
+				p.PeerSide = &PeerSide{Source: SourceLocalAPI, MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false)}
+			},
+			wantReason:  ReasonLocalHardNAT,
+			wantUnknown: []string{"Peer.Endpoints"},
+			wantText:    "never advertised",
+		},
+		{
+			// Review 1, c2a.json: a phone on cellular advertises only its
+			// carrier NAT's public address.
+			name: "an Android peer with one public endpoint: never read as no NAT",
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.50:38211", "[2001:db8:77::5]:38211")
+				p.OS = "android"
+				p.PeerSide = &PeerSide{Source: SourceLocalAPI, MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false)}
+			},
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Peer.Endpoints"},
+			wantText:    "a phone on a cellular network",
+		},
+		{
+			// Review 1, c2c.json: our one public endpoint, no interfaces
+			// read: whether we have a NAT is not known, so the NAT rules
+			// decide.
+			name: "our only endpoint public, no interfaces read: our NAT unknown, the peer's hard NAT decides",
+			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:60123")} },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason:  ReasonPeerHardNAT,
+			wantUnknown: []string{"Self.Endpoints"},
+		},
+		{
+			// A peer's own snapshot (its interfaces) decides its NAT.
+			name: "the peer's snapshot shows no NAT: peer-inbound-udp-blocked without a witness",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.31:41641")
+				p.OS = "linux"
+				p.PeerSide = &PeerSide{Source: SourcePeerSnapshot, At: now.Add(-time.Minute), MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false), NoNAT: boolp(true)}
+			},
 			wantReason: ReasonPeerInboundUDPBlocked,
 			wantAlso:   []ReasonID{ReasonLocalHardNAT},
-			wantText:   "open inbound UDP to its tailscaled port (UDP 41641)",
 		},
 		{
 			name: "a peer with only public endpoints whose client is not Tailscale's: its NAT is unknown",
@@ -409,13 +659,34 @@ func TestDiagnoseCases(t *testing.T) {
 			wantUnknown: []string{"Peer.Endpoints"},
 		},
 		{
+			// Our STUN port (60123) is not our LAN endpoint's (41641): a
+			// NAT rewrote it.
 			name: "peer hard NAT meets our easy NAT without port mapping: hard-and-filtering-nat, fix here",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:60123"), netip.MustParseAddrPort("192.168.1.20:41641")}
+			},
 			peer: func(p *Peer) {
 				*p = relayedPeer("203.0.113.5:41641")
 				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
 			},
 			wantReason: ReasonHardAndFilteringNAT,
 			wantText:   "this end's router",
+		},
+		{
+			// Review 12, c10a.json: a cloud VM with a public interface and
+			// a VPC one advertises both with tailscaled's port, as a NAT
+			// that kept the port does: either may drop the peer's pings.
+			name: "peer hard NAT, our public endpoint carries our LAN port: NAT or no NAT unknown, both fixes",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("10.116.0.2:41641")}
+				s.NAT.UPnP, s.NAT.PMP, s.NAT.PCP = boolp(false), boolp(false), boolp(false)
+			},
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonHardAndFilteringNAT,
+			wantText:   "whether a NAT or a firewall does it is not known",
 		},
 		{
 			name: "our hard NAT (a phone on mobile) meets the peer's home router without UPnP: fix on the peer's router",
@@ -780,7 +1051,11 @@ func TestDiagnoseCases(t *testing.T) {
 			wantReason: ReasonPrivateEndpointsOnly,
 		},
 	}
-	for _, tt := range tests {
+}
+
+func TestDiagnoseCases(t *testing.T) {
+	now := fixtureNow
+	for _, tt := range diagnoseCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			self := easySelf()
 			if tt.self != nil {
@@ -788,7 +1063,11 @@ func TestDiagnoseCases(t *testing.T) {
 			}
 			var p Peer
 			tt.peer(&p)
-			v := Diagnose(self, p, testRegions, now)
+			regions := testRegions
+			if tt.regions != nil {
+				regions = tt.regions
+			}
+			v := Diagnose(self, p, regions, now)
 			if v.Reason != tt.wantReason {
 				t.Errorf("reason = %q, want %q; checks:\n%s", v.Reason, tt.wantReason, checksText(v.Checks))
 			}
@@ -812,6 +1091,12 @@ func TestDiagnoseCases(t *testing.T) {
 			checkStates(t, v.Checks)
 		})
 	}
+}
+
+// onLAN gives s this host's interfaces: 192.168.1.20/24 on wlan0 (one
+// of its endpoints), so one LAN is decided by prefix, not guessed.
+func onLAN(s *Self) {
+	s.Host = &HostFacts{Interfaces: []Interface{{Name: "wlan0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}}}}
 }
 
 // checkState is the state of the check on field, "" when absent.
@@ -993,7 +1278,7 @@ func TestMergedFactsNameTheirSource(t *testing.T) {
 		t.Fatalf("merged %+v, want the API's record with mapping and port map from localapi", ps)
 	}
 	self := easySelf()
-	self.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")}
+	self.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("172.17.0.1:41641")}
 	p := relayedPeer("203.0.113.5:41641")
 	p.PeerSide = ps
 	v := Diagnose(self, p, testRegions, now)
@@ -1013,8 +1298,16 @@ func TestMergedFactsNameTheirSource(t *testing.T) {
 // TestDirectInTunnel: a direct path to a private address on none of our
 // networks, inside a route another peer advertises, warns; the verdict
 // stays direct.
+//
+// Only where net/netns leaves tailscaled's own sockets unprotected
+// (netns_default.go: FreeBSD and the others; OpenBSD without an exit
+// node): on Linux they carry the bypass mark, which router_linux.go's
+// baseIPRules send to the main table, never table 52, and on macOS and
+// Windows they are bound to the default-route interface (review 13,
+// c6a.json).
 func TestDirectInTunnel(t *testing.T) {
 	self := easySelf()
+	self.OS = "freebsd"
 	self.Routes = []SubnetRoute{{Prefix: netip.MustParsePrefix("10.20.0.0/16"), Via: "router"}}
 	p := relayedPeer("10.20.0.5:41641")
 	p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("10.20.0.5:41641"), Text: "active; direct 10.20.0.5:41641"}
@@ -1022,6 +1315,17 @@ func TestDirectInTunnel(t *testing.T) {
 	if v.Reason != ReasonDirect || !hasReason(v.Also, ReasonDirectInTunnel) || !strings.Contains(v.Fix, "WireGuard inside WireGuard") {
 		t.Errorf("got %s %v %q, want direct with direct-in-tunnel", v.Reason, v.Also, v.Fix)
 	}
+	for _, os := range []string{"linux", "macOS", "windows", "iOS", "android"} {
+		self.OS = os
+		if v := Diagnose(self, p, testRegions, time.Time{}); v.Also != nil || v.Fix != "" {
+			t.Errorf("%s: also %v fix %q, want none (net/netns keeps tailscaled's UDP out of the tunnel)", os, v.Also, v.Fix)
+		}
+	}
+	self.OS = ""
+	if v := Diagnose(self, p, testRegions, time.Time{}); v.Also != nil || checkState(v.Checks, "Self.OS") != CheckUnknown {
+		t.Errorf("OS unknown: also %v, Self.OS %q; want no warning and Self.OS unknown", v.Also, checkState(v.Checks, "Self.OS"))
+	}
+	self.OS = "freebsd"
 	// On one of our networks (by the host's interfaces): no warning.
 	self.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("10.20.0.9/16"), netip.MustParsePrefix("192.168.1.20/24")}}}}
 	if v := Diagnose(self, p, testRegions, time.Time{}); v.Also != nil || v.Fix != "" {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The NAT analysis: what the two ends' NATs, port mappings and firewalls
@@ -29,18 +30,64 @@ import (
 
 // natFacts is what the NAT analysis found.
 type natFacts struct {
-	sameLAN, sharedNAT bool
-	sharedVars         []string
+	// sameLAN: one public address, one LAN (by this host's interfaces);
+	// sharedNAT: one public address, different LANs; oneNAT: one public
+	// address, LAN addresses that may be one LAN or two (no interfaces
+	// read). Vars fill their texts.
+	sameLAN, sharedNAT, oneNAT bool
+	sharedVars                 []string
+	// self and peer say whether each end has a NAT in front of it, and
+	// selfEv how that was found (selfNAT, peerNAT).
+	self, peer natState
+	selfEv     natEvidence
+	peerNote   string
 	// The inbound rules: an end with no NAT whose inbound UDP is dropped.
 	localInbound, peerInbound bool
 	localAlso                 bool // both ends open and this host's firewall accepts: the peer's first
 	localVariant              string
 	localVars, peerVars       []string
-	// Port mappings that exist, on a relayed path.
+	// Port mappings that exist, on a relayed path: ours (where its
+	// external address is, mapped), the peer's.
+	mapped                  mapState
+	mappedAddr              netip.AddrPort
 	localMapped, peerMapped bool
+	localMapVariant         string
+	peerMapVariant          string
+	// doubleNAT: our mapping is behind another NAT and our end needed it.
+	doubleNAT bool
 	// The NAT-type reason, if any, and its wording.
 	reason  ReasonID
 	variant string
+	vars    []string
+}
+
+// natState is whether an end has a NAT in front of it.
+type natState uint8
+
+const (
+	natUnknown natState = iota
+	natBehind           // a NAT (or a port mapping's router) is in front
+	natNone             // a public address on the end's own interface
+)
+
+// mapState is where our port mapping's external address is.
+type mapState uint8
+
+const (
+	mapUnknown mapState = iota // which endpoint is the mapping is not known
+	mapNone                    // no mapping held
+	mapPublic                  // a public address: reachable from outside
+	mapBehind                  // private or 100.64.0.0/10: behind another NAT
+)
+
+// natEvidence is the check that showed an end's NAT state (nothing to
+// record when field is "").
+type natEvidence struct {
+	field, value, note string
+	// lanSamePort: LAN addresses beside a public one that carries their
+	// port (a NAT that kept the port, or a host with a public and a
+	// private interface).
+	lanSamePort bool
 }
 
 func (d *diag) checkSameNATLAN() result {
@@ -74,17 +121,78 @@ func (d *diag) checkPeerInbound() result {
 	return notHeld()
 }
 
-func (d *diag) checkLocalPortMap() result { return resultIf(d.nat().localMapped) }
-func (d *diag) checkPeerPortMap() result  { return resultIf(d.nat().peerMapped) }
+func (d *diag) checkLocalPortMap() result {
+	nf := d.nat()
+	if !nf.localMapped {
+		return notHeld()
+	}
+	return holdsAs(nf.localMapVariant)
+}
+
+func (d *diag) checkPeerPortMap() result {
+	nf := d.nat()
+	if !nf.peerMapped {
+		return notHeld()
+	}
+	return holdsAs(nf.peerMapVariant)
+}
+
+func (d *diag) checkDoubleNAT() result {
+	nf := d.nat()
+	if !nf.doubleNAT {
+		return notHeld()
+	}
+	return holdsAs("", "{mapped}", nf.mappedAddr.Addr().String(), "{port}", d.ourPort())
+}
 
 // natRule is the check of the NAT-type rule id.
 func natRule(id ReasonID) func(*diag) result {
 	return func(d *diag) result {
 		if nf := d.nat(); nf.reason == id {
-			return holdsAs(nf.variant)
+			return holdsAs(nf.variant, nf.vars...)
 		}
 		return notHeld()
 	}
+}
+
+// mappingKnown reports whether our NAT type is known as tailscaled's own
+// socket sees it: measured, not "hard" by the CLI's netcheck (a socket of
+// its own: see cliHard), and not "false" from one STUN server (netcheck
+// compares two).
+func (d *diag) mappingKnown() bool {
+	n := d.self.NAT
+	if n == nil || n.MappingVariesByDestIP == nil || cliHard(n) {
+		return false
+	}
+	return *n.MappingVariesByDestIP || !d.oneSTUN()
+}
+
+// cliHard reports a hard NAT measured by the tailscale CLI's own netcheck,
+// which tells nothing of tailscaled's port: the CLI binds a socket of its
+// own on an OS-assigned port (cmd/tailscale/cli/netcheck.go,
+// netcheck.Client.Standalone), and the rules that make a NAT easy for
+// tailscaled single its port out (a static-port outbound NAT rule for
+// 41641, as on pfSense or OPNsense). The converse does not hold: a NAT
+// that keeps one mapping for the CLI's arbitrary port across destinations
+// does so for tailscaled's port too, so the CLI's "false" is read as
+// tailscaled's (with a note saying who measured it).
+func cliHard(n *NATInfo) bool {
+	return n.FromCLI && n.MappingVariesByDestIP != nil && *n.MappingVariesByDestIP
+}
+
+// oneSTUN reports whether netcheck had one STUN server to compare (the
+// DERP map's count, or a pasted report's regions).
+func (d *diag) oneSTUN() bool {
+	return d.self.STUNServers == 1 || (d.self.NAT != nil && d.self.NAT.STUNRegions == 1)
+}
+
+// peerMappingKnown reports whether the peer's NAT type is known.
+func (d *diag) peerMappingKnown() bool {
+	ps := d.p.PeerSide
+	if ps == nil || ps.MappingVariesByDestIP == nil {
+		return false
+	}
+	return *ps.MappingVariesByDestIP || d.self.STUNServers != 1
 }
 
 // nat works the NAT analysis out once, recording its evidence.
@@ -96,11 +204,14 @@ func (d *diag) nat() *natFacts {
 	nf := &d.nf
 	ep := d.endpoints()
 	d.sharedNATFacts(nf)
+	nf.self, nf.selfEv = d.selfNAT()
+	nf.peer, nf.peerNote = d.peerNAT(ep)
 	// Between two hosts behind one NAT, the NAT types decide nothing.
-	d.quiet = nf.sameLAN || nf.sharedNAT
+	one := nf.sameLAN || nf.sharedNAT || nf.oneNAT
+	d.quiet = one
 	d.natTypes(nf, ep.v6Both)
 	d.quiet = false
-	if !nf.sameLAN && !nf.sharedNAT {
+	if !one {
 		d.openEnds(nf, ep)
 	}
 	d.checkCGNAT()
@@ -108,8 +219,11 @@ func (d *diag) nat() *natFacts {
 }
 
 // sharedNATFacts: both ends show the same public address and both have
-// LAN addresses. On one LAN (a shared prefix) the LAN path is blocked;
-// on different LANs the shared NAT does not hairpin.
+// LAN addresses. On one LAN (by this host's interface prefixes) the LAN
+// path is blocked; on different LANs the shared NAT does not hairpin.
+// Without this host's interfaces, addresses in one private block may be
+// one LAN or two homes on the same default range (a carrier's NAT in
+// front of both): that stays open (oneNAT), never guessed from a /24.
 func (d *diag) sharedNATFacts(nf *natFacts) {
 	a, ok := sharedPublicAddr(d.self.Endpoints, d.p.Endpoints)
 	if !ok {
@@ -121,10 +235,17 @@ func (d *diag) sharedNATFacts(nf *natFacts) {
 		d.info("Self.Endpoints", a.String(), "the same public address on both ends: both are behind one NAT, so the direct path needs their LAN addresses or the router's hairpinning")
 		return
 	}
-	if o, t, pfx, ok := d.oneLAN(ours, theirs); ok {
-		nf.sameLAN = true
-		nf.sharedVars = []string{"{ours}", o.String(), "{theirs}", t.String()}
-		d.add("Self.Endpoints", a.String(), true, "the same public address on both ends, and LAN addresses in one network ("+pfx.String()+"): one NAT and one LAN, where magicsock pings the LAN addresses directly and prefers them (endpoint.go betterAddr), so the NAT type does not matter; the LAN path between them is blocked")
+	if d.ourHost() != nil {
+		if o, t, pfx, ok := d.oneLAN(ours, theirs); ok {
+			nf.sameLAN = true
+			nf.sharedVars = []string{"{ours}", o.String(), "{theirs}", t.String()}
+			d.add("Self.Endpoints", a.String(), true, "the same public address on both ends, and LAN addresses in one network of this host's ("+pfx.String()+"): one NAT and one LAN, where magicsock pings the LAN addresses directly and prefers them (endpoint.go betterAddr), so the NAT type does not matter; the LAN path between them is blocked")
+			return
+		}
+	} else if o, t, ok := sameBlock(ours, theirs); ok {
+		nf.oneNAT = true
+		nf.sharedVars = []string{"{shared}", a.String(), "{ours}", o.String(), "{theirs}", t.String()}
+		d.unknownV("Self.Endpoints", a.String(), "the same public address on both ends, and LAN addresses in one private range ("+o.String()+" here, "+t.String()+" there): one LAN, or two LANs on the same default range behind a shared NAT (a carrier's, a building's); this host's interfaces would tell")
 		return
 	}
 	nf.sharedNAT = true
@@ -132,40 +253,60 @@ func (d *diag) sharedNATFacts(nf *natFacts) {
 	d.add("Self.Endpoints", a.String(), true, "the same public address on both ends, from different LANs ("+ours[0].String()+" here, "+theirs[0].String()+" there): a NAT above both (a carrier's CGNAT, a building's) must hairpin between them")
 }
 
-// oneLAN finds a LAN address of each end in one network: one of this
-// host's interface prefixes when they were read (exact), else the same
-// /24 (IPv4) or /64 (IPv6), which is a guess.
-func (d *diag) oneLAN(ours, theirs []netip.Addr) (o, t netip.Addr, pfx netip.Prefix, ok bool) {
-	if h := d.ourHost(); h != nil {
-		for _, ifc := range h.Interfaces {
-			if ifc.Tailscale || ifc.Bridge {
-				continue
-			}
-			for _, p := range ifc.Addrs {
-				if !slices.Contains(ours, p.Addr().Unmap()) {
-					continue
-				}
-				for _, ta := range theirs {
-					if p.Masked().Contains(ta) {
-						return p.Addr().Unmap(), ta, p.Masked(), true
-					}
-				}
-			}
-		}
-		return o, t, pfx, false
-	}
+// sameBlock finds a LAN address of each end that may share a network:
+// the same family and the same private block (10.0.0.0/8, 172.16.0.0/12,
+// 192.168.0.0/16, 100.64.0.0/10, fc00::/7), where one LAN's prefix may be
+// any length.
+func sameBlock(ours, theirs []netip.Addr) (o, t netip.Addr, ok bool) {
 	for _, oa := range ours {
-		bits := 64
-		if oa.Is4() {
-			bits = 24
-		}
-		p, err := oa.Prefix(bits)
-		if err != nil {
+		ob := privateBlock(oa)
+		if !ob.IsValid() {
 			continue
 		}
 		for _, ta := range theirs {
-			if p.Contains(ta) {
-				return oa, ta, p, true
+			if ob.Contains(ta) {
+				return oa, ta, true
+			}
+		}
+	}
+	return o, t, false
+}
+
+// privateBlocks are the private ranges a LAN's prefix lies in.
+var privateBlocks = []netip.Prefix{
+	netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16"),
+	netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("fc00::/7"),
+}
+
+// privateBlock is the private range holding a; invalid when none does.
+func privateBlock(a netip.Addr) netip.Prefix {
+	for _, p := range privateBlocks {
+		if p.Contains(a) {
+			return p
+		}
+	}
+	return netip.Prefix{}
+}
+
+// oneLAN finds a LAN address of each end in one network of this host's
+// (its interface prefixes, read by tailpath).
+func (d *diag) oneLAN(ours, theirs []netip.Addr) (o, t netip.Addr, pfx netip.Prefix, ok bool) {
+	h := d.ourHost()
+	if h == nil {
+		return o, t, pfx, false
+	}
+	for _, ifc := range h.Interfaces {
+		if ifc.Tailscale || ifc.Bridge {
+			continue
+		}
+		for _, p := range ifc.Addrs {
+			if !slices.Contains(ours, p.Addr().Unmap()) {
+				continue
+			}
+			for _, ta := range theirs {
+				if p.Masked().Contains(ta) {
+					return p.Addr().Unmap(), ta, p.Masked(), true
+				}
 			}
 		}
 	}
@@ -213,52 +354,68 @@ func sharedPublicAddr(ours, theirs []netip.AddrPort) (netip.Addr, bool) {
 // (version.OS), which advertise every interface address.
 var tailscaleOSes = []string{"linux", "windows", "macOS", "iOS", "tvOS", "android", "freebsd", "openbsd", "illumos", "solaris", "plan9"}
 
-// openEnds: an end with no NAT (a public address on its own interface)
-// goes direct with any peer whose UDP works, unless inbound UDP is
-// dropped in front of it. Judged for our end on this host's interfaces
-// when read (exact), else on our endpoints; for the peer's end on its
-// endpoints, when its client is Tailscale's own.
+// phoneOSes are clients that live on carrier networks: a phone on
+// cellular sits behind the carrier's NAT, and its 100.64.0.0/10 address
+// is never advertised, so public endpoints alone never show it has none.
+var phoneOSes = []string{"android", "iOS"}
+
+// openEnds records an end with no NAT (a public address on its own
+// interface), which goes direct with any peer whose UDP works unless
+// inbound UDP is dropped in front of it; and, where the evidence cannot
+// tell whether an end has a NAT, says so.
 func (d *diag) openEnds(nf *natFacts, ep *endpointFacts) {
 	if !ep.known || ep.none || ep.privateOnly {
 		return // an endpoint reason holds; no end's firewall is in question
 	}
 	peerHasUDP := !d.peerUDPBlocked()
-	ourOpen, ourField, ourValue, ourNote := d.selfOpen()
-	peerOpen, peerNote := d.peerOpen(ep)
-	if ourOpen {
-		if !d.udpWorksHere() || !peerHasUDP {
-			d.info(ourField, ourValue, ourNote)
-		} else {
-			d.add(ourField, ourValue, true, ourNote+"; the peer's DISCO pings would reach tailscaled here and be answered, yet the path is relayed")
-			nf.localInbound = true
-			nf.localVariant, nf.localAlso = d.firewallEvidence(peerOpen)
-			nf.localVars = []string{"{port}", d.ourPort(), "{why}", d.firewallWhy()}
-		}
+	switch ev := nf.selfEv; {
+	case nf.self == natNone && (!d.udpWorksHere() || !peerHasUDP):
+		d.info(ev.field, ev.value, ev.note)
+	case nf.self == natNone:
+		d.add(ev.field, ev.value, true, ev.note+"; the peer's DISCO pings would reach tailscaled here and be answered, yet the path is relayed")
+		nf.localInbound = true
+		nf.localVariant, nf.localAlso = d.firewallEvidence(nf.peer == natNone)
+		nf.localVars = []string{"{port}", d.ourPort(), "{why}", d.firewallWhy()}
+	case nf.self == natUnknown && ev.field != "" && !ev.lanSamePort:
+		d.unknownV(ev.field, ev.value, ev.note)
 	}
-	if peerOpen {
-		value := endpointsText(d.p.Endpoints)
-		if !d.udpWorksHere() {
-			d.info("Peer.Endpoints", value, peerNote)
-			return
-		}
-		d.add("Peer.Endpoints", value, true, peerNote+"; DISCO pings from here would reach the peer's tailscaled and be answered, yet the path is relayed")
+	value := endpointsText(d.p.Endpoints)
+	switch {
+	case nf.peer == natUnknown && nf.peerNote != "":
+		d.unknownV("Peer.Endpoints", value, nf.peerNote)
+	case nf.peer != natNone:
+	case !d.udpWorksHere():
+		d.info("Peer.Endpoints", value, nf.peerNote)
+	case !factPeerMap.isKnown(d):
+		// Held, so that the table's walk says what it lacks.
+		d.info("Peer.Endpoints", value, nf.peerNote+"; whether its NAT maps per destination is not known, which would show a NAT")
+		nf.peerInbound = true
+		nf.peerVars = []string{"{port}", publicPort(d.p.Endpoints)}
+	default:
+		d.add("Peer.Endpoints", value, true, nf.peerNote+"; DISCO pings from here would reach the peer's tailscaled and be answered, yet the path is relayed")
 		nf.peerInbound = true
 		nf.peerVars = []string{"{port}", publicPort(d.p.Endpoints)}
 	}
 }
 
-// selfOpen reports whether this end has no NAT: one of our public IPv4
-// endpoint addresses is on one of this host's interfaces, or (without
-// host facts) our endpoints are public only. It returns the check
-// showing it.
-func (d *diag) selfOpen() (open bool, field, value, note string) {
+// selfNAT reads whether this end has a NAT in front of it, and the check
+// that shows it. In order: NetInfo (a port mapping needs a router, a
+// mapping that varies is a NAT), this host's interfaces (exact: our
+// public endpoint on one of them), tailscaled's endpoint types from its
+// log ("local" is an interface address), then the endpoints' ports: a
+// public endpoint carrying the port of an address only an interface
+// gives (a container bridge, a global IPv6 address) was not rewritten.
+// Public endpoints alone prove nothing: tailscaled advertises interface
+// addresses from net/netmon LocalAddresses, which skips all of
+// 100.64.0.0/10, so a host behind a carrier's NAT advertises only its
+// public STUN address, as a host with that address on its interface does.
+func (d *diag) selfNAT() (natState, natEvidence) {
 	eps := d.self.Endpoints
 	if len(eps) == 0 {
-		d.unknown("Self.Endpoints", "our endpoints are unknown, so whether this end has a NAT is not known")
-		return false, "", "", ""
+		return natUnknown, natEvidence{field: "Self.Endpoints", value: "unknown", note: "our endpoints are unknown, so whether this end has a NAT is not known"}
 	}
 	if n := d.self.NAT; n != nil && (n.HavePortMap || (n.MappingVariesByDestIP != nil && *n.MappingVariesByDestIP)) {
-		return false, "", "", "" // a NAT measured or mapped
+		return natBehind, natEvidence{} // a NAT measured or mapped
 	}
 	if h := d.ourHost(); h != nil {
 		for _, ifc := range h.Interfaces {
@@ -272,23 +429,117 @@ func (d *diag) selfOpen() (open bool, field, value, note string) {
 				}
 				for _, ep := range eps {
 					if ep.Addr().Unmap() == a {
-						return true, "Host.Interfaces", ifc.Name + " " + p.String(), "a public address on this host's own interface (" + ifc.Name + "): no NAT in front of it"
+						return natNone, natEvidence{field: "Host.Interfaces", value: ifc.Name + " " + p.String(), note: "a public address on this host's own interface (" + ifc.Name + "): no NAT in front of it"}
 					}
 				}
 			}
 		}
-		return false, "", "", ""
+		return natBehind, natEvidence{}
 	}
-	pub4 := false
+	pub := firstPublic4(eps)
+	if !pub.IsValid() || onlyLoopback4(eps) {
+		return natUnknown, natEvidence{}
+	}
+	if types := d.self.EndpointTypes; len(types) == len(eps) {
+		for i, ep := range eps {
+			if a := ep.Addr().Unmap(); types[i] == "local" && a.Is4() && !IsPrivateAddr(a) {
+				return natNone, natEvidence{field: "Self.Endpoints", value: ep.String() + " (local)", note: "tailscaled logged this public address as a local one (an interface address; on AWS also the instance's public address, a 1:1 NAT: magicsock determineEndpoints, EndpointLocal): no NAT in front of it"}
+			}
+		}
+		return natBehind, natEvidence{} // typed, and no public address is local: a NAT maps it
+	}
+	if hasLAN(eps) {
+		if lanPort(eps) != pub.Port() {
+			return natBehind, natEvidence{} // the public address maps another port than the interfaces'
+		}
+		return natUnknown, natEvidence{field: "Self.Endpoints", value: endpointsText(eps), lanSamePort: true,
+			note: "a public address beside LAN addresses, carrying their port: a NAT that kept tailscaled's port, or a host with a public interface beside a private one (a cloud VM with a VPC interface); this host's interfaces would tell"}
+	}
+	if w := portWitness(eps, pub); w.IsValid() {
+		return natNone, natEvidence{field: "Self.Endpoints", value: endpointsText(eps),
+			note: "only public IPv4 addresses, carrying tailscaled's own port as its interface-only address " + w.String() + " does: the public address is on this host's interface (or a 1:1 NAT's, as a cloud's), no NAT"}
+	}
+	return natUnknown, natEvidence{field: "Self.Endpoints", value: endpointsText(eps),
+		note: "only a public address, which a host behind a carrier's NAT advertises too: its 100.64.0.0/10 interface address is never advertised (net/netmon LocalAddresses skips tsaddr.IsTailscaleIP), so whether this end has a NAT is not known (this host's interfaces would tell)"}
+}
+
+// peerNAT reads whether the peer has a NAT in front of it, and says why
+// when that cannot be known ("" when there is nothing to say): its own
+// snapshot decides; otherwise only a public endpoint carrying the port
+// of an address only an interface gives, from a client that advertises
+// its interface addresses and is not a phone.
+func (d *diag) peerNAT(ep *endpointFacts) (natState, string) {
+	p := &d.p
+	if !ep.known || ep.none || ep.privateOnly {
+		return natUnknown, ""
+	}
+	ps := p.PeerSide
+	if ps != nil && ((ps.MappingVariesByDestIP != nil && *ps.MappingVariesByDestIP) || (ps.HavePortMap != nil && *ps.HavePortMap)) {
+		return natBehind, ""
+	}
+	if ps != nil && ps.NoNAT != nil {
+		if *ps.NoNAT {
+			return natNone, "the peer's own snapshot shows a public address on its interface: no NAT"
+		}
+		return natBehind, ""
+	}
+	pub := firstPublic4(p.Endpoints)
+	if !pub.IsValid() || onlyLoopback4(p.Endpoints) {
+		return natUnknown, ""
+	}
+	if hasLAN(p.Endpoints) {
+		return natBehind, ""
+	}
+	os := p.OS
+	switch {
+	case os == "":
+		os = "unknown"
+		fallthrough
+	case !slices.Contains(tailscaleOSes, p.OS):
+		return natUnknown, "only public IPv4 addresses, but the peer's client (OS " + os + ") is not known to advertise its interface addresses, so whether it has a NAT is not known"
+	case slices.Contains(phoneOSes, p.OS):
+		return natUnknown, "only public addresses, as a phone on a cellular network advertises: it sits behind the carrier's NAT, whose 100.64.0.0/10 address on its interface is never advertised (net/netmon LocalAddresses), so this does not show the peer has no NAT"
+	}
+	if w := portWitness(p.Endpoints, pub); w.IsValid() {
+		return natNone, "only public IPv4 addresses, carrying the peer's tailscaled port as its interface-only address " + w.String() + " does: Tailscale advertises every interface address (magicsock determineEndpoints), so the public one is on its interface (or a 1:1 NAT's, as a cloud's), no NAT"
+	}
+	return natUnknown, "only public addresses, which a host behind a carrier's NAT advertises too: its 100.64.0.0/10 interface address is never advertised (net/netmon LocalAddresses skips tsaddr.IsTailscaleIP), so whether the peer has a NAT is not known (its own snapshot would tell)"
+}
+
+// firstPublic4 is eps' first public IPv4 endpoint; invalid when none.
+func firstPublic4(eps []netip.AddrPort) netip.AddrPort {
 	for _, ep := range eps {
 		if a := ep.Addr().Unmap(); a.Is4() && !IsPrivateAddr(a) {
-			pub4 = true
+			return ep
 		}
 	}
-	if !pub4 || hasLAN(eps) || onlyLoopback4(eps) {
-		return false, "", "", ""
+	return netip.AddrPort{}
+}
+
+// portWitness is an endpoint only an interface gives (a container
+// bridge's address, a global IPv6 address) whose port is pub's: all
+// interface endpoints carry tailscaled's own port (magicsock
+// determineEndpoints: LocalAddresses with pconn4's port; pconn6 binds the
+// same --port), so pub's port was not rewritten. Invalid when none.
+func portWitness(eps []netip.AddrPort, pub netip.AddrPort) netip.AddrPort {
+	for _, ep := range eps {
+		a := ep.Addr().Unmap()
+		if ep.Port() == pub.Port() && (IsBridgeAddr(a) || (a.Is6() && !IsPrivateAddr(a))) {
+			return ep
+		}
 	}
-	return true, "Self.Endpoints", endpointsText(eps), "only public IPv4 addresses (beside container bridges): tailscaled advertises every interface address (magicsock determineEndpoints), so this host has a public address on its own interface, no NAT"
+	return netip.AddrPort{}
+}
+
+// lanPort is the port of eps' first LAN endpoint (tailscaled's own).
+func lanPort(eps []netip.AddrPort) uint16 {
+	for _, ep := range eps {
+		a := ep.Addr().Unmap()
+		if IsPrivateAddr(a) && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !IsBridgeAddr(a) {
+			return ep.Port()
+		}
+	}
+	return 0
 }
 
 // onlyLoopback4 reports whether eps' IPv4 addresses include loopback.
@@ -299,38 +550,6 @@ func onlyLoopback4(eps []netip.AddrPort) bool {
 		}
 	}
 	return false
-}
-
-// peerOpen reports whether the peer has no NAT: its endpoints are public
-// IPv4 only (beside container bridges), its client is Tailscale's own
-// (which advertises every interface address), and none of its facts shows
-// a NAT (a mapping that varies by destination, a port mapping).
-func (d *diag) peerOpen(ep *endpointFacts) (bool, string) {
-	p := &d.p
-	if !ep.known || ep.none || ep.privateOnly {
-		return false, ""
-	}
-	pub4 := false
-	for _, e := range p.Endpoints {
-		if a := e.Addr().Unmap(); a.Is4() && !IsPrivateAddr(a) {
-			pub4 = true
-		}
-	}
-	if !pub4 || hasLAN(p.Endpoints) || onlyLoopback4(p.Endpoints) {
-		return false, ""
-	}
-	if ps := p.PeerSide; ps != nil && ((ps.MappingVariesByDestIP != nil && *ps.MappingVariesByDestIP) || (ps.HavePortMap != nil && *ps.HavePortMap)) {
-		return false, ""
-	}
-	if !slices.Contains(tailscaleOSes, p.OS) {
-		os := p.OS
-		if os == "" {
-			os = "unknown"
-		}
-		d.unknownV("Peer.Endpoints", endpointsText(p.Endpoints), "only public IPv4 addresses, but the peer's client (OS "+os+") is not known to advertise its interface addresses, so whether it has a NAT is not known")
-		return false, ""
-	}
-	return true, "only public IPv4 addresses (beside container bridges): Tailscale advertises every interface address (magicsock determineEndpoints), so the peer has a public address on its own interface, no NAT"
 }
 
 // publicPort is the port of eps' first public endpoint, as text.
@@ -395,41 +614,76 @@ func (d *diag) firewallEvidence(peerOpen bool) (variant string, also bool) {
 // the NAT-type reason, if any. netcheck measures the mapping on IPv4
 // only (net/netcheck: "TODO: track MappingVariesByDestIP for IPv6"), so
 // with v6Both the facts are shown but decide nothing; with one STUN
-// server in the DERP map a "false" cannot rule a hard NAT out.
+// server a "false" cannot rule a hard NAT out; the CLI's own netcheck
+// measured another socket than tailscaled's.
 func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 	const v6Note = "IPv4 only: both ends have global IPv6 endpoints, which no NAT maps"
-	const oneSTUN = "the DERP map has one STUN server: netcheck compares the mappings two servers see (addNodeLatency), so with one a hard NAT reads false too; the NAT type is not known"
+	const oneSTUN = "netcheck compares the mappings two STUN servers see (addNodeLatency sets false on a second reply, which may come from the same server), and the DERP map, or the report, has one: a hard NAT reads false too; the NAT type is not known"
+	const cliNote = "hard as measured by the tailscale CLI's own netcheck, from a socket of its own on an OS-assigned port (cmd/tailscale/cli/netcheck.go, netcheck.Client.Standalone), not tailscaled's: a static-port outbound NAT rule for tailscaled's port makes it easy while other ports stay hard; tailscaled's `netcheck: report:` log line or its NetInfo decides"
 	nat := d.self.NAT
 	var ourHard, ourEasy, ourNoMap bool
+	const field = "NetInfo.MappingVariesByDestIP"
 	switch {
 	case nat == nil || nat.MappingVariesByDestIP == nil:
-		d.unknown("NetInfo.MappingVariesByDestIP", "the daemon has not measured our NAT type")
+		d.unknown(field, "the daemon has not measured our NAT type")
+	case cliHard(nat):
+		d.unknownV(field, "true", cliNote)
+		if nat.PortMapUnknown {
+			d.unknown("NetInfo.HavePortMap", "the source does not say whether UPnP, NAT-PMP or PCP answered (netcheck: \"not checked\")")
+		}
 	case *nat.MappingVariesByDestIP && v6Both:
-		d.info("NetInfo.MappingVariesByDestIP", "true", v6Note)
-	case !*nat.MappingVariesByDestIP && d.self.STUNServers == 1:
-		d.unknownV("NetInfo.MappingVariesByDestIP", "false", oneSTUN)
+		d.info(field, "true", v6Note)
+	case !*nat.MappingVariesByDestIP && d.oneSTUN():
+		d.unknownV(field, "false", oneSTUN)
 	case *nat.MappingVariesByDestIP && nat.PortMapUnknown && !nat.HavePortMap:
-		d.info("NetInfo.MappingVariesByDestIP", "true", "our NAT picks a new port per destination (hard NAT); whether a port mapping rescues it is not known")
+		d.info(field, "true", "our NAT picks a new port per destination (hard NAT); whether a port mapping rescues it is not known")
 		d.unknown("NetInfo.HavePortMap", "the source does not say whether UPnP, NAT-PMP or PCP answered (netcheck: \"not checked\")")
 	case *nat.MappingVariesByDestIP:
-		ourHard, ourNoMap = !nat.HavePortMap, !nat.HavePortMap
-		d.add("NetInfo.MappingVariesByDestIP", "true", ourHard, "our NAT picks a new port per destination (hard NAT)")
+		ourHard, ourNoMap = true, !nat.HavePortMap
 	default:
 		ourEasy, ourNoMap = true, !nat.HavePortMap && !nat.PortMapUnknown
-		d.add("NetInfo.MappingVariesByDestIP", "false", false, "our NAT is easy or absent")
+	}
+	nf.mapped = mapNone
+	if nat != nil && nat.HavePortMap {
+		nf.mapped, nf.mappedAddr = d.mappedAddr()
+		if nf.mapped == mapBehind {
+			ourNoMap = true // nothing outside reaches it
+		}
+	}
+	if ourHard {
+		ourHard = ourNoMap
+		d.add(field, "true", ourHard, "our NAT picks a new port per destination (hard NAT)")
+	} else if ourEasy {
+		note := "our NAT is easy or absent"
+		if nat.FromCLI {
+			note += " (measured by the tailscale CLI's own netcheck from a port of its own: a NAT that keeps one mapping for an arbitrary port keeps one for tailscaled's too)"
+		}
+		d.add(field, "false", false, note)
 	}
 	if nat != nil && !nat.PortMapUnknown {
 		switch {
-		case nat.HavePortMap:
+		case nat.HavePortMap && nf.mapped != mapBehind:
 			nf.localMapped = d.udpWorksHere()
-			d.add("NetInfo.HavePortMap", "true", nf.localMapped, "this host holds a port mapping and advertises it (magicsock determineEndpoints adds the mapped address), yet the path is relayed: nothing comes through it")
+			note := "this host holds a port mapping and advertises it (magicsock determineEndpoints adds the mapped address), yet the path is relayed: nothing comes through it"
+			value := "true"
+			switch {
+			case nf.mapped == mapPublic && nf.mappedAddr.IsValid():
+				value += ", mapped at " + nf.mappedAddr.String()
+			case nf.mapped == mapUnknown:
+				note += "; which of our endpoints is the mapping is not known here, so whether the router that mapped sits behind another NAT is not either"
+				nf.localMapVariant = "addr-unknown"
+			}
+			d.add("NetInfo.HavePortMap", value, nf.localMapped, note)
 		case ourHard:
-			d.add("NetInfo.HavePortMap", "false", true, portServicesNote(nat))
+			d.add("NetInfo.HavePortMap", "false", true, d.portServicesNote(nat))
 		}
 	}
 	ps := d.p.PeerSide
 	var peerHard, peerEasy bool
 	peerMap := ps.mapping()
+	if peerMap != nil && *peerMap && d.peerMappedBehind() {
+		peerMap = &falseVal // a mapping behind a carrier's NAT reaches nothing
+	}
 	switch {
 	case ps == nil || ps.MappingVariesByDestIP == nil:
 		d.unknown(peerField(ps, factMapping), "the peer's NAT type is not known"+d.apiHint())
@@ -452,9 +706,17 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 		peerEasy = true
 		d.add(peerField(ps, factMapping), "false", false, "the peer's NAT is easy or absent")
 	}
-	if peerMap != nil && *peerMap {
+	switch {
+	case peerMap != nil && *peerMap:
 		nf.peerMapped = d.udpWorksHere() && !d.peerUDPBlocked()
-		d.add(peerField(ps, factPortMap), "true", nf.peerMapped, "the peer holds a port mapping and advertises it, yet the path is relayed: nothing comes through it")
+		note := "the peer holds a port mapping and advertises it, yet the path is relayed: nothing comes through it"
+		if !d.peerMappedPublic() {
+			note += "; which of its endpoints is the mapping is not known here (a private one would be a router behind another NAT)"
+			nf.peerMapVariant = "addr-unknown"
+		}
+		d.add(peerField(ps, factPortMap), "true", nf.peerMapped, note)
+	case ps.mapping() != nil && *ps.mapping():
+		d.info(peerField(ps, factPortMap), "true", "the peer holds a port mapping, but it advertises an endpoint in 100.64.0.0/10, which only a mapping made behind a carrier's NAT gives (net/netmon LocalAddresses never advertises that range): nothing outside reaches it")
 	}
 	d.otherSide(ps)
 	if d.stale != "" {
@@ -471,19 +733,115 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 		nf.reason = ReasonHardAndFilteringNAT
 	case ourHard:
 		nf.reason = ReasonLocalHardNAT
-	case peerHard && ourEasy && ourNoMap && d.weFilter():
-		nf.reason, nf.variant = ReasonHardAndFilteringNAT, "here"
 	case peerHard && ourEasy && ourNoMap:
-		nf.reason = ReasonPeerHardNAT
+		if v, ok := d.weFilter(nf); ok {
+			nf.reason, nf.variant, nf.vars = ReasonHardAndFilteringNAT, v, []string{"{port}", d.ourPort()}
+		} else {
+			nf.reason = ReasonPeerHardNAT
+		}
 	}
 	// The peer's hard NAT with our NAT type unknown: shown (failed above),
 	// but not a verdict, since a hard NAT here would make it both-hard-nat.
+	if nf.mapped == mapBehind {
+		// Our mapping sits behind another NAT: when our end needed one
+		// (our NAT is hard, or it filters a hard peer), that is why none
+		// rescued the path.
+		nf.doubleNAT = d.udpWorksHere() && (ourHard || nf.reason == ReasonHardAndFilteringNAT && nf.variant != "")
+		note := "this host holds a port mapping, but its external address is " + behindWhat(nf.mappedAddr.Addr()) + ": the router that mapped sits behind another NAT (net/portmapper selectBestService takes such a device, \"ext-private\"), so nothing outside reaches the mapping"
+		if nf.doubleNAT {
+			d.add("NetInfo.HavePortMap", "true, mapped at "+nf.mappedAddr.String(), true, note)
+		} else {
+			d.info("NetInfo.HavePortMap", "true, mapped at "+nf.mappedAddr.String(), note+"; whether this end needed one is not known (the peer's NAT type, or ours)")
+		}
+	}
+}
+
+// behindWhat words where an address behind another NAT lies.
+func behindWhat(a netip.Addr) string {
+	if tailnetRange.Contains(a.Unmap()) {
+		return "in 100.64.0.0/10, a carrier's NAT range"
+	}
+	return "private"
+}
+
+// mappedAddr finds where our port mapping's external address is: the
+// endpoint tailscaled logged as "portmap", else one in 100.64.0.0/10
+// (never an interface address: net/netmon LocalAddresses skips the
+// range), else, by this host's interfaces, a private endpoint on none of
+// them. The mapping is public when no endpoint can be a private one;
+// otherwise which endpoint it is stays unknown.
+func (d *diag) mappedAddr() (mapState, netip.AddrPort) {
+	eps := d.self.Endpoints
+	if ap := d.typedEndpoint("portmap"); ap.IsValid() {
+		if a := ap.Addr().Unmap(); a.Is4() && IsPrivateAddr(a) {
+			return mapBehind, ap
+		}
+		return mapPublic, ap
+	}
+	for _, ep := range eps {
+		if a := ep.Addr().Unmap(); tailnetRange.Contains(a) && !chromeOS.Contains(a) {
+			return mapBehind, ep
+		}
+	}
+	private := func(a netip.Addr) bool {
+		return a.Is4() && IsPrivateAddr(a) && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !IsBridgeAddr(a)
+	}
+	if h := d.ourHost(); h != nil {
+		for _, ep := range eps {
+			if a := ep.Addr().Unmap(); private(a) && !h.holds(a) {
+				return mapBehind, ep
+			}
+		}
+		return mapPublic, netip.AddrPort{}
+	}
+	for _, ep := range eps {
+		if private(ep.Addr().Unmap()) {
+			return mapUnknown, netip.AddrPort{}
+		}
+	}
+	return mapPublic, netip.AddrPort{}
+}
+
+// holds reports whether one of h's interfaces has address a.
+func (h *HostFacts) holds(a netip.Addr) bool {
+	for _, ifc := range h.Interfaces {
+		for _, p := range ifc.Addrs {
+			if p.Addr().Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// peerMappedBehind reports whether the peer advertises an endpoint in
+// 100.64.0.0/10: never an interface address (LocalAddresses skips the
+// range), so a port mapping made on a router behind a carrier's NAT.
+func (d *diag) peerMappedBehind() bool {
+	for _, ep := range d.p.Endpoints {
+		if a := ep.Addr().Unmap(); tailnetRange.Contains(a) && !chromeOS.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// peerMappedPublic reports whether the peer's mapping must be one of its
+// public endpoints: it advertises no private IPv4 address but container
+// bridges (its own snapshot could tell more).
+func (d *diag) peerMappedPublic() bool {
+	for _, ep := range d.p.Endpoints {
+		if a := ep.Addr().Unmap(); a.Is4() && IsPrivateAddr(a) && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !IsBridgeAddr(a) {
+			return false
+		}
+	}
+	return true
 }
 
 // portServicesNote is our HavePortMap false, read with what answered:
 // NetInfo's UPnP/PMP/PCP list the services that answered, which is not a
 // mapping (HavePortMap is).
-func portServicesNote(n *NATInfo) string {
+func (d *diag) portServicesNote(n *NATInfo) string {
 	var answered []string
 	for _, s := range []struct {
 		name string
@@ -493,10 +851,14 @@ func portServicesNote(n *NATInfo) string {
 			answered = append(answered, s.name)
 		}
 	}
-	if len(answered) == 0 {
-		return "no UPnP, NAT-PMP or PCP port mapping"
+	note := "no UPnP, NAT-PMP or PCP port mapping"
+	if len(answered) > 0 {
+		note = "the router answers " + strings.Join(answered, ", ") + " but gave no mapping"
 	}
-	return "the router answers " + strings.Join(answered, ", ") + " but gave no mapping (one answering from an address that is not the gateway, a side router or a double NAT, maps nothing)"
+	if ev := d.evidence(); ev.UPnPFrom.IsValid() {
+		note += "; tailscaled logged a UPnP answer from " + ev.UPnPFrom.String() + ", not the gateway " + ev.UPnPGateway.String() + ", and asked the gateway instead (net/portmapper getUPnPRootDevice), which did not map"
+	}
+	return note
 }
 
 // portServicesPeer says which of the peer's port-mapping services answered.
@@ -527,15 +889,24 @@ func (d *diag) peerFilters(ps *PeerSide, pm *bool) bool {
 	return behind
 }
 
-// weFilter records whether our easy NAT filters unsolicited packets: no
-// port mapping, and LAN addresses among our endpoints (so a NAT most
-// likely sits in front of us).
-func (d *diag) weFilter() bool {
-	if !hasLAN(d.self.Endpoints) {
-		return false
+// weFilter reports whether our easy end drops a hard peer's unsolicited
+// pings, and the fix's wording: a NAT in front of it ("here": LAN
+// addresses and no port mapping, or a mapping behind another NAT), or,
+// when LAN addresses sit beside a public one carrying their port, a NAT
+// or this host's firewall, unknown which ("here-either": both fixes). A
+// public address alone says nothing (selfNAT), so no verdict rests on it.
+func (d *diag) weFilter(nf *natFacts) (string, bool) {
+	switch ev := nf.selfEv; {
+	case nf.self == natBehind && nf.mapped == mapBehind:
+		return "here", true
+	case nf.self == natBehind && hasLAN(d.self.Endpoints):
+		d.add("NetInfo.HavePortMap", "false", true, "no port mapping here, and this host has LAN addresses, so a NAT sits in front of it, dropping what it did not ask for")
+		return "here", true
+	case nf.self == natUnknown && ev.lanSamePort:
+		d.add(ev.field, ev.value, true, ev.note+"; either way, with no port mapping, this end drops what it did not ask for")
+		return "here-either", true
 	}
-	d.add("NetInfo.HavePortMap", "false", true, "no port mapping here, and this host has LAN addresses, so a NAT most likely sits in front of it, dropping what it did not ask for")
-	return true
+	return "", false
 }
 
 // otherSide shows what the older source said of the peer's NAT when two
@@ -579,4 +950,21 @@ func (d *diag) checkCGNAT() {
 			}
 		}
 	}
+}
+
+// NoNAT says whether self's end has no NAT in front of it, as the
+// diagnosis reads it (its interfaces, tailscaled's endpoint types, or a
+// public endpoint carrying the port of an interface-only one); nil when
+// that is not known. A peer's snapshot fills the peer's PeerSide.NoNAT
+// with it (snapshot.PeerSideOf).
+func NoNAT(self Self) *bool {
+	d := newDiag(self, Peer{}, nil, time.Time{})
+	defer d.free()
+	switch st, _ := d.selfNAT(); st {
+	case natNone:
+		return boolp(true)
+	case natBehind:
+		return boolp(false)
+	}
+	return nil
 }

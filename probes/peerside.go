@@ -79,6 +79,14 @@ type PeerSide struct {
 	At time.Time `json:"at,omitzero"`
 	// Endpoints are the UDP endpoints the peer reported.
 	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
+	// NoNAT says whether the peer's end has no NAT, as its own host
+	// facts decide (a peer snapshot whose interfaces were read, or whose
+	// tailscaled log typed its endpoints: probes.NoNAT); nil unknown. Its
+	// endpoints alone cannot say: a host behind a carrier's NAT
+	// advertises only its public STUN address, never its 100.64.0.0/10
+	// interface address (net/netmon LocalAddresses skips
+	// tsaddr.IsTailscaleIP).
+	NoNAT *bool `json:"no_nat,omitempty"`
 	// MappingVariesByDestIP: the peer's NAT picks a new port per
 	// destination (hard NAT); measured on IPv4 only. nil unknown.
 	MappingVariesByDestIP *bool `json:"mapping_varies_by_dest_ip"`
@@ -190,6 +198,7 @@ func MergePeerSide(a, b *PeerSide) *PeerSide {
 	}
 	fill(&out.MappingVariesByDestIP, older.MappingVariesByDestIP, FactMapping)
 	fill(&out.UpdateAvailable, older.UpdateAvailable, "")
+	fill(&out.NoNAT, older.NoNAT, "")
 	cs := &out.ClientSupports
 	fill(&cs.UDP, older.ClientSupports.UDP, FactUDP)
 	fill(&cs.IPv6, older.ClientSupports.IPv6, FactIPv6)

@@ -71,7 +71,20 @@ type Fact struct {
 	// telemetry), "probe" (a DISCO ping run), "tailpath" (what tailpath
 	// observed across snapshots).
 	Source string
+	// known reports whether the fact is known in the evidence being
+	// judged. nil for a fact that cannot be missing when the rule's check
+	// holds (the path's own state, a warning the check found): the
+	// table's walk asks only the facts that can.
+	known func(*diag) bool
+	// fieldOf is the Field its check uses when that depends on the
+	// source (the peer's facts are named after the source that gave
+	// them); nil when it is Field.
+	fieldOf func(*diag) string
 }
+
+// isKnown reports whether f is known in the evidence d judges (true for a
+// fact whose rule's check cannot hold without it).
+func (f *Fact) isKnown(d *diag) bool { return f.known == nil || f.known(d) }
 
 // SourceHost: facts tailpath reads from the host it runs on (its
 // interfaces, its nftables ruleset: HostFacts), which are tailscaled's
@@ -97,10 +110,14 @@ type Rule struct {
 	// evidence, picked by the check (an empty field keeps Text's).
 	Text
 	Variants map[string]Text
-	// Needs are the facts the rule reads, with their sources. When one
-	// is unknown the check shows it as an unknown check, and the rule
-	// cannot be the verdict.
+	// Needs are the facts the rule cannot do without, with their
+	// sources. The table's walk enforces them (diag.judge): when one is
+	// unknown the rule is not held, whatever its check concluded, and
+	// the fact shows as an unknown check naming the rule. Reads are the
+	// facts it reads when present (a wording, a fact that rules it out),
+	// which may be unknown.
 	Needs []Fact
+	Reads []Fact
 	// PeerSide: the reason rests on the peer's own facts (its NetInfo,
 	// the control API, its snapshot, its advertised endpoints) whenever
 	// one of those fails; the verdict then says so (Verdict.PeerSide).
@@ -136,6 +153,44 @@ func holdsAs(variant string, vars ...string) result {
 // appliesTo reports whether r judges paths of kind k.
 func (r *Rule) appliesTo(k PathKind) bool {
 	return r.Paths == nil || slices.Contains(r.Paths, k)
+}
+
+// judge runs check (r's own, or its board check) and enforces r.Needs:
+// when the check holds while a fact r needs is unknown, r is not held
+// and the fact is recorded as an unknown check naming r. Every walk of
+// the table (Diagnose, DiagnoseSelf, DiagnoseDevice) judges through it,
+// so a rule can never be a verdict, nor go to Also, on a fact it needs
+// and the evidence lacks.
+func (d *diag) judge(r *Rule, check func(*diag) result) result {
+	res := check(d)
+	if !res.holds {
+		return res
+	}
+	for i := range r.Needs {
+		if f := &r.Needs[i]; !f.isKnown(d) {
+			d.needUnknown(r.ID, f)
+			return notHeld()
+		}
+	}
+	return res
+}
+
+// needUnknown records that rule id would hold but needs f, which is
+// unknown: on f's own unknown check when there is one, else as a new
+// unknown check.
+func (d *diag) needUnknown(id ReasonID, f *Fact) {
+	field := f.Field
+	if f.fieldOf != nil {
+		field = f.fieldOf(d)
+	}
+	note := string(id) + " would hold, but it needs this fact, which is unknown: not the verdict"
+	for i := range d.checks {
+		if c := &d.checks[i]; c.Field == field && c.State == CheckUnknown {
+			c.Note += "; " + note
+			return
+		}
+	}
+	d.checks = append(d.checks, Check{Field: field, Value: "unknown", State: CheckUnknown, Note: note, Source: sourceOf(field)})
 }
 
 // texts are r's summary and fix for res, with {peer} and res's values
@@ -194,7 +249,7 @@ type kindRules struct{ states, rest []int }
 
 var byKind = func() map[PathKind]*kindRules {
 	m := map[PathKind]*kindRules{}
-	for _, k := range []PathKind{PathDirect, PathPeerRelay, PathDERP, PathIdle, PathOffline, ""} {
+	for _, k := range []PathKind{PathDirect, PathPeerRelay, PathDERP, PathIdle, PathOffline, PathUnknown, ""} {
 		kr := &kindRules{}
 		for i, r := range rules {
 			if !r.Scope.judgesPeers() || r.check == nil || !r.appliesTo(k) {
@@ -239,21 +294,47 @@ var (
 	derpPaths    = []PathKind{PathDERP}
 )
 
-// Facts used by several rules.
+// Facts used by several rules. A fact with a known func is one the
+// evidence can lack; Needs lists it where the rule cannot do without it.
 var (
 	factCurAddr    = Fact{Field: "Status.CurAddr", Source: SourceLocalAPI}
 	factHandshake  = Fact{Field: "Status.LastHandshake", Source: SourceLocalAPI}
 	factWGState    = Fact{Field: "IPNBus.PeerState", Source: SourceLocalAPI}
-	factWorkingUDP = Fact{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI}
-	factEndpoints  = Fact{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI}
-	factSelfEps    = Fact{Field: "Self.Endpoints", Source: SourceLocalAPI}
-	fMapping       = Fact{Field: "NetInfo.MappingVariesByDestIP", Source: SourceLocalAPI}
-	fPortMap       = Fact{Field: "NetInfo.HavePortMap", Source: SourceLocalAPI}
-	factPeerMap    = Fact{Field: "Peer.NetInfo.MappingVariesByDestIP", Source: "localapi, control-api or peer-snapshot"}
-	factPeerPMap   = Fact{Field: "Peer.NetInfo.HavePortMap", Source: "localapi, control-api or peer-snapshot"}
-	factInterfaces = Fact{Field: "Host.Interfaces", Source: SourceHost}
+	factRxBytes    = Fact{Field: "Status.RxBytes", Source: SourceLocalAPI}
+	factPingRun    = Fact{Field: "PingRun", Source: "probe"}
+	factWorkingUDP = Fact{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI, known: func(d *diag) bool {
+		n := d.self.NAT
+		return n != nil && n.WorkingUDP != nil
+	}}
+	factEndpoints = Fact{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI, known: func(d *diag) bool { return d.endpoints().known }}
+	factSelfEps   = Fact{Field: "Self.Endpoints", Source: SourceLocalAPI, known: func(d *diag) bool { return len(d.self.Endpoints) > 0 }}
+	// fMapping is our NAT type as tailscaled measured it: not the CLI's
+	// (another socket), not "false" from one STUN server.
+	fMapping = Fact{Field: "NetInfo.MappingVariesByDestIP", Source: SourceLocalAPI, known: (*diag).mappingKnown}
+	fPortMap = Fact{Field: "NetInfo.HavePortMap", Source: SourceLocalAPI, known: func(d *diag) bool {
+		n := d.self.NAT
+		return n != nil && !n.PortMapUnknown
+	}}
+	factPeerMap = Fact{Field: "Peer.NetInfo.MappingVariesByDestIP", Source: peerSources, known: (*diag).peerMappingKnown,
+		fieldOf: func(d *diag) string { return peerField(d.p.PeerSide, factMapping) }}
+	factPeerPMap = Fact{Field: "Peer.NetInfo.HavePortMap", Source: peerSources, known: func(d *diag) bool { return d.p.PeerSide.mapping() != nil },
+		fieldOf: func(d *diag) string { return peerField(d.p.PeerSide, factPortMap) }}
+	factInterfaces = Fact{Field: "Host.Interfaces", Source: SourceHost, known: func(d *diag) bool { return d.ourHost() != nil }}
 	factFirewall   = Fact{Field: "Host.Firewall", Source: SourceHost}
+	// factSelfNoNAT: whether this end has no NAT, decided by this host's
+	// interfaces, tailscaled's endpoint types (its log) or its endpoints'
+	// ports (nat.go selfNAT); public endpoints alone cannot say.
+	factSelfNoNAT = Fact{Field: "Self.Endpoints", Source: "host, log or localapi", known: func(d *diag) bool { return d.nat().self != natUnknown }}
+	// factPeerNoNAT: the same of the peer (nat.go peerNAT).
+	factPeerNoNAT = Fact{Field: "Peer.Endpoints", Source: "localapi or peer-snapshot", known: func(d *diag) bool { return d.nat().peer != natUnknown }}
+	// factMapped: where our port mapping's external address is (nat.go
+	// mappedAddr): public, or behind another NAT.
+	factMapped = Fact{Field: "Self.PortMapAddr", Source: "log, host or localapi", known: func(d *diag) bool { return d.nat().mapped != mapUnknown }}
+	factSelfOS = Fact{Field: "Self.OS", Source: SourceLocalAPI, known: func(d *diag) bool { return d.self.OS != "" }}
 )
+
+// peerSources are where the peer's own facts come from.
+const peerSources = "localapi, control-api or peer-snapshot"
 
 // natFix is the common port-mapping advice.
 const natFix = "enable UPnP, NAT-PMP or PCP on "
@@ -289,7 +370,8 @@ var rules = []Rule{
 		Text: Text{"offline",
 			"bring the peer up (start tailscaled on it and run `tailscale up`); nothing on this side can make a path to it"},
 		Variants: map[string]Text{"since": {Summary: "offline since {since}"}},
-		Needs:    []Fact{{Field: "WhoIs.Node.Online", Source: SourceLocalAPI}, factHandshake},
+		Needs:    []Fact{{Field: "WhoIs.Node.Online", Source: SourceLocalAPI}},
+		Reads:    []Fact{factHandshake},
 		Follows:  "tailcfg.Node.Online (control's view, a tri-state); cmd/tailscale/cli/status.go prints `offline, last seen …`",
 		check:    (*diag).checkOffline,
 	},
@@ -301,6 +383,16 @@ var rules = []Rule{
 		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus: Active is something sent within sessionActiveTimeout (45 s); an idle peer has no negotiated path, which is a fact, not a fault",
 		check:   (*diag).checkIdle,
 	},
+	{
+		ID: ReasonPathUnknown, Role: RoleState, Paths: []PathKind{PathUnknown},
+		Text: Text{"path not shown: a TSMP or ICMP ping names none",
+			"a TSMP or ICMP ping goes through WireGuard and names the ping type, not the path: `tailscale status` (the peer's line) or a DISCO ping (`tailscale ping {peer}`, without --tsmp or --icmp) shows it"},
+		Variants: map[string]Text{"no-reply": {Summary: "path not shown; the TSMP or ICMP ping got no reply"}},
+		Needs:    []Fact{{Field: "Path", Source: "tailscale ping"}},
+		Reads:    []Fact{factPingRun},
+		Follows:  "cmd/tailscale/cli/ping.go runPing: with --tsmp or --icmp the pong's PingResult names no endpoint or DERP region, so it prints the ping type (\"via TSMP\"), and it stops after one pong",
+		check:    (*diag).checkPathUnknown,
+	},
 
 	// This node itself, before any cause of a path: no paths at all, a
 	// netcheck that measured nothing, UDP that cannot be received.
@@ -308,7 +400,7 @@ var rules = []Rule{
 		ID: ReasonSelfLoggedOut, Scope: ScopeSelf, Role: RoleCause,
 		Text: Text{"tailscaled is not logged in or not running: no paths at all",
 			"log in: `tailscale up` (or approve the machine in the admin console; start tailscaled if it is not running)"},
-		Needs:   []Fact{{Field: "Status.BackendState", Source: SourceLocalAPI}},
+		Needs:   []Fact{{Field: "Status.BackendState", Source: SourceLocalAPI, known: func(d *diag) bool { return d.state != "" }}},
 		Follows: "cmd/tailscale/cli/status.go isRunningOrStarting; ipn.State",
 		check:   (*diag).checkLoggedOut,
 	},
@@ -324,8 +416,10 @@ var rules = []Rule{
 		ID: ReasonSelfUDPReceiveStopped, Scope: ScopeSelf, Role: RoleCause,
 		Text: Text{"this end cannot receive direct UDP (its receive loop stopped)",
 			"restart tailscaled; if it stops again, its log says why the UDP socket failed (another program on the port, a firewall module, an interface that went away)"},
+		Variants: map[string]Text{"ipv6": {"this end cannot receive direct UDP over IPv6 (its IPv6 receive loop stopped); IPv4 is not touched",
+			"direct paths over IPv4 still work; restart tailscaled to get IPv6 back, and if it stops again, its log says why the IPv6 UDP socket failed (an IPv6 address or interface that went away, a firewall module)"}},
 		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
-		Follows: "health/health.go checkReceiveFuncsLocked (magicsock-receive-func-error, no-udp4-bind); wgengine/magicsock receiveIPv4",
+		Follows: "health/health.go checkReceiveFuncsLocked tracks each receive func apart (ReceiveIPv4, ReceiveIPv6, ReceiveDERP: magicsock-receive-func-error) and no-udp4-bind; wgengine/magicsock receiveIPv4 and receiveIPv6 read separate sockets",
 		check:   (*diag).checkReceiveStopped,
 	},
 
@@ -334,8 +428,12 @@ var rules = []Rule{
 		ID: ReasonNoHomeDERP, Role: RoleCause, Paths: derpPaths,
 		Text: Text{"peer has no usable home DERP",
 			"the peer has no home DERP region in our DERP map, so nothing can be relayed to it unless it writes first: run `tailscale netcheck` on the peer (does it reach any DERP region?) and check that both ends use the same DERP map (derpMap in the tailnet policy file)"},
-		Needs:   []Fact{{Field: "Status.Relay", Source: SourceLocalAPI}, factHandshake},
-		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus (Relay from derpRegionCodeOfIDLocked) and endpoint.send (fallbackDERPRegionForPeer, else \"no UDP or DERP addr\")",
+		Needs: []Fact{{Field: "Status.Relay", Source: SourceLocalAPI},
+			{Field: "Status.LastHandshake", Source: SourceLocalAPI, known: func(d *diag) bool {
+				return d.p.WireGuard != "" || !d.p.HandshakeUnknown || !d.p.LastHandshake.IsZero()
+			}}},
+		Reads:   []Fact{{Field: "DERPMap.Regions", Source: SourceLocalAPI}, factWGState, factPingRun},
+		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus (Relay from magicsock/derp.go derpRegionCodeOfIDLocked: \"\" for a region not in the map, and for one in it whose RegionCode is empty) and endpoint.send (the home region's DERP address when it is in the map, else fallbackDERPRegionForPeer, else \"no UDP or DERP addr\")",
 		check:   (*diag).checkHomeDERP,
 	},
 	{
@@ -355,8 +453,9 @@ var rules = []Rule{
 				"allow outbound TCP 443 (and 80) to the DERP servers; with a proxy, let it CONNECT to them"},
 			"proxy": {Fix: "DERP goes through an HTTP proxy that refused or failed the CONNECT: let the proxy CONNECT to the DERP servers (TCP 443), or exempt them from the proxy"},
 		},
-		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}, {Field: "Log.DERPErrors", Source: SourceLog}, {Field: "Log.ProxyError", Source: SourceLog}, {Field: "Self.HomeDERP", Source: SourceLocalAPI}},
-		Follows: "health/health.go updateBuiltinWarnablesLocked: noDERPHomeWarnable, noDERPConnectionWarnable and derpTimeoutWarnable are raised for our home region only (derpRegionErrorWarnable for any); a peer relayed through a region is written to through it, and answers through our home; derp/derphttp Client.connect logs each failed connection",
+		Needs:   []Fact{{Field: "Status.Health | Log.DERPErrors | Log.ProxyError", Source: "localapi or log"}},
+		Reads:   []Fact{{Field: "Self.HomeDERP", Source: SourceLocalAPI}, {Field: "Self.DERPRegions", Source: SourceLocalAPI}},
+		Follows: "health/health.go updateBuiltinWarnablesLocked: noDERPHomeWarnable, noDERPConnectionWarnable and derpTimeoutWarnable are raised for our home region only (derpRegionErrorWarnable for any); a peer relayed through a region is written to through it, and answers through our home; derp/derphttp Client.connect logs each failed connection, and wgengine/magicsock/derp.go logs \"derp-%d connected\" when one succeeds, so only failures since the last connect count",
 		check:   (*diag).checkDERPReach,
 	},
 	{
@@ -369,9 +468,11 @@ var rules = []Rule{
 			"disco-answers": {Summary: "no WireGuard session although the peer answers DISCO",
 				Fix: "the peer answers DISCO pings, so it is up, but no WireGuard handshake completes: check that both ends have a current netmap (a node key the other knows: `tailscale status` on the peer lists this node), their clocks, and `tailscale ping --tsmp {peer}`"},
 		},
-		Needs:   []Fact{factWGState, factHandshake, {Field: "Status.RxBytes", Source: SourceLocalAPI}, {Field: "PingRun", Source: "probe"}},
-		Follows: "ipn/backend.go NotifyPeerWireGuardState (wireguard-go's session states: handshake, established, expired); wgengine/magicsock/endpoint.go: Active only says something was sent in 45 s (a DISCO ping does), DISCO never makes a WireGuard session",
-		check:   (*diag).checkSession,
+		Needs: []Fact{{Field: "IPNBus.PeerState | Status.LastHandshake | PingRun", Source: "localapi or probe", known: (*diag).sessionKnown}},
+		Reads: []Fact{factRxBytes, {Field: "Status.TxBytes", Source: SourceLocalAPI}},
+		Follows: "ipn/backend.go NotifyPeerWireGuardState (wireguard-go's session states: handshake, established, expired); wgengine/magicsock/endpoint.go startDiscoPingLocked: a CLI DISCO ping calls noteTxActivityExtTriggerLocked, so Active (sessionActiveTimeout, 45 s) can come from DISCO alone, which never makes a WireGuard session; " +
+			"wireguard-go device/peer.go SendBuffers counts every packet sent to the peer, handshake initiations included, in its tx bytes, so with nothing sent (tx 0, or tx not moving) the handshake time says nothing",
+		check: (*diag).checkSession,
 	},
 	{
 		ID: ReasonLocalTCP443Only, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
@@ -385,8 +486,12 @@ var rules = []Rule{
 		ID: ReasonLocalUDPBlocked, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"UDP blocked here",
 			"allow outbound UDP from this host, in its firewall and the network's: UDP 3478 to the DERP servers for STUN, and UDP to peers' ports (41641 by default)"},
-		Needs:   []Fact{factWorkingUDP, {Field: "Log.Netcheck", Source: SourceLog}},
-		Follows: "net/netcheck/netcheck.go: WorkingUDP is set by a STUN reply (addNodeLatency), from UDP 3478 of the DERP map's servers; without one GetReport logs \"UDP is blocked, trying HTTPS\" and measures latency over HTTPS or ICMP",
+		Needs: []Fact{{Field: "NetInfo.WorkingUDP | Log.Netcheck", Source: "localapi, netcheck or log", known: func(d *diag) bool {
+			n := d.self.NAT
+			return (n != nil && n.WorkingUDP != nil) || d.evidence().UDPBlockedLogged != ""
+		}}},
+		Reads:   []Fact{{Field: "Log.Endpoints", Source: SourceLog}},
+		Follows: "net/netcheck/netcheck.go: WorkingUDP is set by a STUN reply (addNodeLatency), from UDP 3478 of the DERP map's servers; without one GetReport logs \"UDP is blocked, trying HTTPS\", again at every report while it lasts (magicsock re-STUNs every 20-26 s while paths are active); wgengine/magicsock/magicsock.go determineEndpoints adds a STUN endpoint only from a report's STUN replies (kept up to 5m10s, endpointTrackerLifetime)",
 		check:   (*diag).checkLocalUDP,
 	},
 	{
@@ -398,7 +503,8 @@ var rules = []Rule{
 			"unreached-window-open": {Summary: "board's endpoints never reached control",
 				Fix: "the board says it sent its endpoints, yet control lists none: check that its endpoint update reaches control (its control connection, its map request); if the netmap is merely older than the board's report, the next map update clears this"},
 		},
-		Needs:      []Fact{{Field: "Device.Endpoints", Source: "device"}, {Field: "Device.H2Window", Source: "device"}, factEndpoints},
+		Needs:      []Fact{{Field: "Device.Endpoints", Source: "device"}, {Field: "Device.H2Window", Source: "device"}},
+		Reads:      []Fact{{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI}},
 		Follows:    "wgengine/magicsock/magicsock.go determineEndpoints: a client's endpoints reach peers only through control (its map request)",
 		boardCheck: (*diag).boardEndpoints,
 	},
@@ -414,7 +520,8 @@ var rules = []Rule{
 		ID: ReasonPrivateEndpointsOnly, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"peer has only private endpoints",
 			"unless the peer is on your LAN or a network routed to yours, give it a reachable endpoint: enable UPnP/NAT-PMP/PCP on its router or forward UDP 41641 to it; if it is on your LAN or a routed site network, allow UDP between the two (guest-Wi-Fi or VLAN isolation, host firewalls)"},
-		Needs:   []Fact{factEndpoints, factSelfEps},
+		Needs:   []Fact{factEndpoints},
+		Reads:   []Fact{factSelfEps},
 		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: local interface addresses are advertised beside STUN's; only STUN (or a port mapping) gives a public one",
 		check:   (*diag).checkPrivateOnly,
 	},
@@ -422,7 +529,7 @@ var rules = []Rule{
 		ID: ReasonPeerUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"UDP blocked on the peer's end",
 			"the peer's own netcheck got no UDP reply: allow outbound UDP on the peer's host and network (UDP 3478 for STUN, and to peers' ports, 41641 by default)"},
-		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: "localapi, control-api or peer-snapshot"}},
+		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
 		Follows: "net/netcheck/netcheck.go: the peer's WorkingUDP, as its NetInfo or the control API's clientSupports.udp reports it",
 		check:   (*diag).checkPeerUDP,
 	},
@@ -430,7 +537,10 @@ var rules = []Rule{
 		ID: ReasonNoCommonFamily, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"no address family in common",
 			"the peer can only be reached over IPv6 and IPv6 does not work here: enable IPv6 on this network (or give the peer a public IPv4 endpoint, e.g. a UDP port forward on its router)"},
-		Needs:   []Fact{factEndpoints, {Field: "NetInfo.WorkingIPv6", Source: SourceLocalAPI}},
+		Needs: []Fact{factEndpoints, {Field: "NetInfo.WorkingIPv6", Source: SourceLocalAPI, known: func(d *diag) bool {
+			n := d.self.NAT
+			return n != nil && n.WorkingIPv6 != nil
+		}}},
 		Follows: "net/netcheck/netcheck.go: WorkingIPv6 from an IPv6 STUN reply",
 		check:   (*diag).checkNoFamily,
 	},
@@ -446,7 +556,8 @@ var rules = []Rule{
 		ID: ReasonDeviceDiscoKeyStale, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"board can't decrypt DISCO (stale disco key)",
 			"firmware: take each peer's disco key from every netmap update, not only the first, so DISCO packets from a peer that restarted decrypt again"},
-		Needs:      []Fact{{Field: "Device.DiscoDecrypt", Source: "device"}, factSelfEps},
+		Needs:      []Fact{{Field: "Device.DiscoDecrypt", Source: "device"}},
+		Reads:      []Fact{factSelfEps},
 		Follows:    "wgengine/magicsock/magicsock.go handleDiscoMessage: a DISCO packet that does not open is dropped silently, as normal after a restart (old keys in flight); only repeated recent failures from this end's address mean a stale key",
 		boardCheck: (*diag).boardDiscoDecrypt,
 	},
@@ -455,7 +566,7 @@ var rules = []Rule{
 		Text: Text{"both behind one NAT, LAN path blocked",
 			"both ends share one public address and sit on one LAN, so the NAT does not matter: magicsock pings their LAN addresses directly. Something on the LAN drops UDP between them: Wi-Fi client (AP) isolation, a guest network or VLAN between them, or a host firewall on either (allow UDP 41641, or tailscaled's --port, between {ours} and {theirs})"},
 		Needs:   []Fact{factSelfEps, factEndpoints, factInterfaces},
-		Follows: "wgengine/magicsock/endpoint.go betterAddr (private addresses win) and sendDiscoPingsLocked (every advertised endpoint, LAN ones too, is pinged)",
+		Follows: "wgengine/magicsock/endpoint.go betterAddr (private addresses win) and sendDiscoPingsLocked (every advertised endpoint, LAN ones too, is pinged); one LAN only by this host's interface prefixes: two homes behind one carrier NAT often use the same default range",
 		check:   (*diag).checkSameNATLAN,
 	},
 	{
@@ -463,6 +574,7 @@ var rules = []Rule{
 		Text: Text{"behind one shared NAT that does not hairpin",
 			"both ends leave through the same public address {shared} but from different LANs: a NAT above both (a carrier's CGNAT, a building's or a second router) must hairpin packets between its own users, and it does not. Fix it where you can: a port mapping on either end's router, a static UDP forward, IPv6, or a peer relay; or put the two on one LAN"},
 		Needs:   []Fact{factSelfEps, factEndpoints},
+		Reads:   []Fact{factInterfaces},
 		Follows: "wgengine/magicsock/endpoint.go: the peer's STUN endpoint is the shared NAT's address, so a direct path needs that NAT to forward back inside (hairpinning); LAN endpoints on different LANs are not reachable",
 		check:   (*diag).checkSharedNAT,
 	},
@@ -475,32 +587,51 @@ var rules = []Rule{
 			"stateful":     {Fix: "this host has a public address on its own interface and its nftables ruleset admits only replies ({why}): open inbound UDP to tailscaled's port ({port}); or give the peer's NAT a port mapping (UPnP, NAT-PMP, PCP, or a static forward), whose replies this firewall lets in"},
 			"host-accepts": {Fix: "this host has a public address on its own interface and its own nftables ruleset accepts UDP to tailscaled's port ({port}), so the drop is in front of it: a cloud security group or provider firewall; open inbound UDP {port} there. If that firewall is stateful, a port mapping on the peer's NAT also works"},
 		},
-		Needs:   []Fact{factSelfEps, factWorkingUDP, factInterfaces, factFirewall},
-		Follows: "wgengine/magicsock/magicsock.go handlePingLocked: a DISCO ping from any source is answered (Pong{Src: src}) and its source added as a candidate (endpoint.addCandidateEndpoint), so an end with no NAT goes direct with any peer unless inbound UDP is dropped",
-		check:   (*diag).checkLocalInbound,
+		Needs: []Fact{factSelfNoNAT, factWorkingUDP},
+		Reads: []Fact{factInterfaces, factFirewall, {Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
+		Follows: "wgengine/magicsock/magicsock.go handlePingLocked: a DISCO ping from any source is answered (Pong{Src: src}) and its source added as a candidate (endpoint.addCandidateEndpoint), so an end with no NAT goes direct with any peer unless inbound UDP is dropped. " +
+			"No NAT is read from this host's interfaces, or tailscaled's endpoint types, or a public endpoint carrying tailscaled's own port beside an interface-only address; public endpoints alone prove nothing: determineEndpoints advertises interface addresses from net/netmon/state.go LocalAddresses, which skips every tsaddr.IsTailscaleIP address (all of 100.64.0.0/10, a carrier NAT's too), and TS_DEBUG_OMIT_LOCAL_ADDRS drops them all",
+		check: (*diag).checkLocalInbound,
 	},
 	{
 		ID: ReasonPeerInboundUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"no NAT on the peer, but inbound UDP is dropped",
 			"the peer has a public address on its own interface, so DISCO pings from here would reach it and be answered unless something drops them: open inbound UDP to its tailscaled port ({port}) on its host firewall and any cloud security group in front of it. If that firewall is stateful (it admits replies to what the peer sent), a port mapping here (UPnP, NAT-PMP, PCP, or a static forward) also works"},
-		Needs:   []Fact{factEndpoints, {Field: "Peer.Endpoints", Source: SourceLocalAPI}, factPeerMap},
-		Follows: "wgengine/magicsock/magicsock.go handlePingLocked and endpoint.addCandidateEndpoint: the peer answers a ping from any source; determineEndpoints advertises every interface address, so only-public endpoints mean a public address on its interface",
-		check:   (*diag).checkPeerInbound,
+		Needs: []Fact{factEndpoints, factPeerNoNAT, factPeerMap, factWorkingUDP},
+		Follows: "wgengine/magicsock/magicsock.go handlePingLocked and endpoint.addCandidateEndpoint: the peer answers a ping from any source. " +
+			"No NAT on the peer only from a public endpoint carrying its tailscaled's own port beside an interface-only address (a container bridge, a global IPv6 address), its NetInfo's MappingVariesByDestIP false, and a client that is not a phone, or from its own snapshot: determineEndpoints advertises interface addresses from net/netmon/state.go LocalAddresses, which skips every tsaddr.IsTailscaleIP address (all of 100.64.0.0/10: a phone on a carrier network advertises only its STUN address), and TS_DEBUG_OMIT_LOCAL_ADDRS drops them all",
+		check: (*diag).checkPeerInbound,
 	},
 	{
 		ID: ReasonLocalPortMapBlocked, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"port mapping here passes no traffic",
 			"this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. The router's own firewall most likely drops what it forwards: allow inbound UDP to the mapped port on the router (its firewall or \"UPnP\" security settings), or replace the mapping with a static UDP forward to tailscaled's port"},
-		Needs:   []Fact{fPortMap, factWorkingUDP},
-		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: with a mapping (portMapper.GetCachedMappingOrStartCreatingOne) its external address is advertised (EndpointPortmapped) and setNetInfoHavePortMap sets HavePortMap",
-		check:   (*diag).checkLocalPortMap,
+		Variants: map[string]Text{"addr-unknown": {Fix: "this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. Which of our endpoints is the mapping is not known here (only tailscaled's log types them, \"(portmap)\"): if its address is private or in 100.64.0.0/10, the router that mapped sits behind another NAT (put the first router in bridge mode, or forward the port on the outer one too); if it is public, the router's own firewall drops what it forwards (allow inbound UDP to the mapped port there, or use a static UDP forward to tailscaled's port)"}},
+		Needs:    []Fact{fPortMap, factWorkingUDP},
+		Reads:    []Fact{factMapped},
+		Follows:  "wgengine/magicsock/magicsock.go determineEndpoints: with a mapping (portMapper.GetCachedMappingOrStartCreatingOne) its external address is advertised unchecked (EndpointPortmapped) and setNetInfoHavePortMap sets HavePortMap; net/portmapper/upnp.go selectBestService falls back to a device whose external address is private (\"ext-private\"), so the mapped address may be behind another NAT",
+		check:    (*diag).checkLocalPortMap,
+	},
+	{
+		ID: ReasonLocalDoubleNAT, Role: RoleCause, Paths: relayedPaths,
+		Text: Text{"port mapping here is behind a second NAT",
+			"this host's port mapping was made on a router whose own external address is {mapped}: it sits behind another NAT, so nothing outside can reach the mapping, and this end needs one. With two home routers, put the first in bridge (modem) mode or forward UDP to tailscaled's port ({port}) on the outer one too; behind a carrier's NAT (100.64.0.0/10) no home mapping reaches through: ask the ISP for a public IPv4 address, use IPv6, or a peer relay"},
+		Needs:   []Fact{fPortMap, factMapped, factWorkingUDP, fMapping},
+		Reads:   []Fact{factPeerMap, factPeerPMap},
+		Follows: "net/portmapper/upnp.go selectBestService (\"ext-private\": a device whose external address is private) and getUPnPPortMapping (the mapped external address is taken as the device reports it); wgengine/magicsock/magicsock.go determineEndpoints advertises it (EndpointPortmapped) unchecked, and net/netmon LocalAddresses never advertises a 100.64.0.0/10 interface address, so a 100.64.0.0/10 endpoint is such a mapping",
+		check:   (*diag).checkDoubleNAT,
 	},
 	{
 		ID: ReasonPeerPortMapBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"the peer's port mapping passes no traffic",
 			"the peer holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through it. The peer's router most likely drops what it forwards: allow inbound UDP to the mapped port on that router, or use a static UDP forward to the peer's tailscaled port instead"},
+		Variants: map[string]Text{
+			"addr-unknown": {Fix: "the peer holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through it. Which of its endpoints is the mapping is not known here: if its address is private, the peer's router sits behind another NAT (bridge mode on the outer router, or a forward there too); if it is public, that router's own firewall drops what it forwards (allow inbound UDP to the mapped port, or use a static UDP forward to the peer's tailscaled port)"},
+			"behind-nat":   {Fix: "the peer holds a port mapping, but it advertises an endpoint in 100.64.0.0/10 ({mapped}), which only a mapping made on a router behind a carrier's NAT gives: nothing outside reaches it. The peer needs a public IPv4 address (ask its ISP), IPv6, or a peer relay"},
+		},
 		Needs:   []Fact{factPeerPMap},
-		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: a mapped endpoint is advertised whenever HavePortMap is set",
+		Reads:   []Fact{factEndpoints},
+		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: a mapped endpoint is advertised whenever HavePortMap is set, unchecked; net/portmapper/upnp.go selectBestService may map on a device with a private external address (\"ext-private\")",
 		check:   (*diag).checkPeerPortMap,
 	},
 	{
@@ -515,24 +646,29 @@ var rules = []Rule{
 		ID: ReasonHardAndFilteringNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"hard NAT meets a filtering NAT, no port mapping",
 			"the peer's router needs a port mapping: " + natFix + "it, or forward a UDP port to the peer (`tailscaled --port=41641` and a static forward of 41641); this end's hard NAT (a mobile carrier's, say) cannot be changed from here"},
-		Variants: map[string]Text{"here": {Fix: "this end's router needs a port mapping: " + natFix + "it here, or forward a UDP port to this host (`tailscaled --port=41641` and a static forward of 41641); the peer's hard NAT (a mobile carrier's, say) may not be changeable"}},
-		Needs:    []Fact{fMapping, fPortMap, factPeerMap, factPeerPMap, factSelfEps, factEndpoints},
-		Follows:  "wgengine/magicsock/magicsock.go handlePingLocked: the easy end's pings reach a hard NAT's per-destination port only by chance, and its own NAT drops the hard end's unsolicited pings",
-		check:    natRule(ReasonHardAndFilteringNAT),
+		Variants: map[string]Text{
+			"here": {Fix: "this end's router needs a port mapping: " + natFix + "it here, or forward a UDP port to this host (`tailscaled --port=41641` and a static forward of 41641); the peer's hard NAT (a mobile carrier's, say) may not be changeable"},
+			"here-either": {Summary: "hard NAT meets a filtering end here, no port mapping",
+				Fix: "this end drops the peer's unsolicited pings, and whether a NAT or a firewall does it is not known here: its public address carries the same port as its private ones, as on a NAT that kept the port, and as on a host with a public interface beside a private one (a cloud VM with a VPC interface). Behind a NAT: " + natFix + "the router, or forward UDP {port} to this host. With a public address on this host: open inbound UDP {port} in its firewall and any cloud security group"},
+		},
+		Needs:   []Fact{fMapping, fPortMap, factPeerMap, factPeerPMap},
+		Reads:   []Fact{factSelfEps, factEndpoints, factInterfaces},
+		Follows: "wgengine/magicsock/magicsock.go handlePingLocked: the easy end's pings reach a hard NAT's per-destination port only by chance, and its own NAT drops the hard end's unsolicited pings",
+		check:   natRule(ReasonHardAndFilteringNAT),
 	},
 	{
 		ID: ReasonLocalHardNAT, Role: RoleCause, Paths: relayedPaths,
 		Text: Text{"hard NAT here, no port mapping",
 			natFix + "this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"},
 		Needs:   []Fact{fMapping, fPortMap},
-		Follows: "net/netcheck/netcheck.go addNodeLatency (MappingVariesByDestIP); wgengine/magicsock/magicsock.go determineEndpoints adds the STUN address with the local port for a hard NAT with a fixed --port (EndpointSTUN4LocalPort)",
+		Follows: "net/netcheck/netcheck.go addNodeLatency (MappingVariesByDestIP, as tailscaled's own socket sees it: the CLI's `tailscale netcheck` binds a port of its own); wgengine/magicsock/magicsock.go determineEndpoints adds the STUN address with the local port for a hard NAT with a fixed --port (EndpointSTUN4LocalPort)",
 		check:   natRule(ReasonLocalHardNAT),
 	},
 	{
 		ID: ReasonPeerHardNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Text: Text{"hard NAT on the peer's end, no port mapping",
 			natFix + "the peer's router, or forward a UDP port to the peer (`tailscaled --port=41641` on it); several nodes behind one firewall make NAT hard, and `randomizeClientPort` helps some firewalls"},
-		Needs:   []Fact{factPeerMap, factPeerPMap, fMapping},
+		Needs:   []Fact{factPeerMap, factPeerPMap, fMapping, fPortMap},
 		Follows: "net/netcheck/netcheck.go addNodeLatency, as the peer reports it (NetInfo, the control API's clientConnectivity)",
 		check:   natRule(ReasonPeerHardNAT),
 	},
@@ -541,7 +677,8 @@ var rules = []Rule{
 		Text: Text{"DISCO pings never answered directly",
 			"something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"},
 		Variants: map[string]Text{"endpoints-unknown": {Fix: "the peer's endpoints are unknown here (`tailscale status --json` or `tailscale debug netmap` show them): if it advertises none, nothing can answer directly (`no-endpoints`); otherwise something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"}},
-		Needs:    []Fact{{Field: "PingRun", Source: "probe"}, factEndpoints},
+		Needs:    []Fact{factPingRun},
+		Reads:    []Fact{factEndpoints},
 		Follows:  "wgengine/magicsock/endpoint.go discoPing: a CLI ping goes to DERP and every candidate endpoint; a pong names the path it came over (PingResult.Endpoint or DERPRegionID)",
 		check:    (*diag).checkPingRun,
 	},
@@ -550,7 +687,8 @@ var rules = []Rule{
 		Text: Text{"was direct, fell back to relay",
 			"look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"},
 		Variants: map[string]Text{"logged": {Fix: "the daemon logged {what} at {when}; look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"}},
-		Needs:    []Fact{{Field: "Path.LastDirect", Source: "tailpath"}, {Field: "EndpointChanges", Source: SourceLocalAPI}},
+		Needs:    []Fact{{Field: "Path.LastDirect", Source: "tailpath"}},
+		Reads:    []Fact{{Field: "EndpointChanges", Source: SourceLocalAPI}},
 		Follows:  "wgengine/magicsock/endpoint.go: deleteEndpointLocked and handlePongConnLocked record why the best address changed (debug peer-endpoint-changes)",
 		check:    (*diag).checkLostDirect,
 	},
@@ -561,6 +699,7 @@ var rules = []Rule{
 		Text: Text{"relay region is far",
 			"the relay {region} is {rl} away from here while {best} is {bl}: if the region is far from the peer too (its netcheck, or the control API's latencies), its home DERP choice may be wrong; if it is near the peer, the distance is the two ends' own. Tailscale's home choice weighs the DERP map's RegionScore and keeps the old home unless another is clearly faster, so a home that is not the nearest is not by itself a fault"},
 		Needs:      []Fact{{Field: "NetInfo.DERPLatency", Source: "localapi or netcheck"}},
+		Reads:      []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: peerSources}},
 		Follows:    "net/netcheck/netcheck.go addReportHistoryAndSetPreferredDERP: latencies scaled by HomeParams.RegionScore, and stickiness (keep the old home unless the new one is 10 ms and a third faster)",
 		check:      (*diag).checkFarDERP,
 		boardCheck: (*diag).boardHomeDERP,
@@ -568,23 +707,24 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerFarHomeDERP, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
 		Text:    Text{Summary: "the peer's home region is far from it"},
-		Needs:   []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: "localapi, control-api or peer-snapshot"}},
+		Needs:   []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: peerSources}},
 		Follows: "net/netcheck/netcheck.go addReportHistoryAndSetPreferredDERP (RegionScore, stickiness)",
 		check:   (*diag).checkPeerHomeDERP,
 	},
 	{
 		ID: ReasonPeerOldClient, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
 		Text:    Text{Summary: "the peer's client predates peer relays"},
-		Needs:   []Fact{{Field: "Peer.Hostinfo.IPNVersion", Source: "localapi, control-api or peer-snapshot"}},
-		Follows: "wgengine/magicsock/magicsock.go capVerIsRelayCapable (capability version 121, Tailscale 1.86)",
+		Needs:   []Fact{{Field: "Peer.Hostinfo.IPNVersion", Source: peerSources}},
+		Follows: "wgengine/magicsock/magicsock.go capVerIsRelayCapable (version >= 121; tailcfg.go: capability 121, 2025-07-19, \"Client understands peer relay endpoint alloc\"; Tailscale 1.86)",
 		check:   (*diag).checkPeerClient,
 	},
 	{
 		ID: ReasonDirectInTunnel, Role: RoleAlso, Paths: []PathKind{PathDirect},
 		Text: Text{"maybe inside another tunnel",
-			"the direct address {addr} is private, on none of this host's networks, and inside {route}, which {router} advertises: if this node accepts routes, the UDP may travel inside that WireGuard tunnel (WireGuard inside WireGuard). Small pings look fine, bulk transfers stall on the MTU. Reach the peer's LAN without the subnet router (or stop accepting that route here)"},
-		Needs:   []Fact{factCurAddr, factInterfaces, {Field: "Status.Peer.PrimaryRoutes", Source: SourceLocalAPI}},
-		Follows: "wgengine/magicsock/endpoint.go: a private candidate is tried like any other (betterAddr prefers it); the OS routes it, through tailscale0 when another peer's subnet route covers it",
+			"the direct address {addr} is private, on none of this host's networks, and inside {route}, which {router} advertises; on {os} tailscaled's own UDP sockets are not kept out of the tunnel (net/netns does nothing to them there), so with routes accepted the UDP to {addr} may follow that route into tailscale0: WireGuard inside WireGuard. Small pings look fine, bulk transfers stall on the MTU. Stop accepting that route on this node (`tailscale set --accept-routes=false`), or reach the peer's LAN some other way than through the subnet router"},
+		Needs:   []Fact{factCurAddr, factSelfOS, {Field: "Status.Peer.PrimaryRoutes", Source: SourceLocalAPI}},
+		Reads:   []Fact{factInterfaces},
+		Follows: "net/netns: tailscaled's own sockets bypass the tunnel on Linux (netns_linux.go controlC sets the bypass mark; wgengine/router/osrouter/router_linux.go baseIPRules send marked packets to the main table, never table 52 with the subnet routes), macOS and iOS (netns_darwin.go binds to the default-route interface), Windows (netns_windows.go) and Android; netns_default.go does nothing on FreeBSD and the others, and OpenBSD's bypass routing table is set only with an exit node (netns_openbsd.go), so only there can a private candidate (endpoint.go betterAddr prefers it) travel through another peer's subnet route",
 		check:   (*diag).checkDirectInTunnel,
 	},
 	{
@@ -596,6 +736,8 @@ var rules = []Rule{
 				"IPv4 NAT does not explain it: both ends have global IPv6 endpoints, which no NAT maps; check IPv6 reachability: inbound UDP over IPv6 on both hosts' and routers' firewalls, and `tailscale netcheck` (IPv6: yes) on both ends"},
 			"far": {"relayed; relay {region} is far ({rl} vs {bl})",
 				"run a DISCO ping until direct (`tailscale ping {peer}`, or `tailpath status --probe`); if it never goes direct, look for a firewall dropping UDP on either end; meanwhile the relay {region} is {rl} away from here while {best} is {bl}: if the region is far from the peer too, its home DERP choice may be wrong"},
+			"one-nat": {"relayed; both behind one NAT, one LAN or two unknown",
+				"both ends leave through one public address ({shared}) with LAN addresses in one range ({ours} here, {theirs} there), which is one LAN, or two LANs on the same default range behind a shared NAT (a carrier's, a building's); this host's interfaces would tell. On one LAN, something drops UDP between them: Wi-Fi client (AP) isolation, a guest network or VLAN, or a host firewall (allow UDP 41641, or tailscaled's --port, between {ours} and {theirs}). On two LANs, the shared NAT does not hairpin: a port mapping on either end's router, a static UDP forward, IPv6, or a peer relay"},
 		},
 		Follows: "nothing in wgengine/magicsock explains the relayed path from the evidence read; the checks list what was looked at",
 	},
@@ -605,8 +747,9 @@ var rules = []Rule{
 		ID: ReasonSelfControlBreaking, Scope: ScopeSelf, Role: RoleCause,
 		Text: Text{"the control connection keeps breaking mid-stream: check the WAN MTU or MSS clamping",
 			"large TLS records are cut or corrupted while small requests work: set the WAN MTU to what the path carries (PPPoE 1492, a tunnel less) or clamp TCP MSS to the path MTU on the router; a middlebox rewriting TLS does the same"},
-		Needs:   []Fact{{Field: "Log.ControlBreaks", Source: SourceLog}, {Field: "Log.TLSRecordErrors", Source: SourceLog}},
-		Follows: "control/controlclient/auto.go mapRoutine (report \"PollNetMap\"); ipn/ipnlocal setControlClientStatusLocked (\"Received error\"); logtail upload",
+		Needs:   []Fact{{Field: "Log.ControlBreaks", Source: SourceLog}},
+		Reads:   []Fact{{Field: "Log.TLSRecordErrors", Source: SourceLog}, {Field: "Log.NetmapsReceived", Source: SourceLog}},
+		Follows: "control/controlclient/auto.go mapRoutine: a PollNetMap that ends in error is reported (\"PollNetMap: %v\", and ipn/ipnlocal/local.go setControlClientStatusLocked logs \"Received error: %v\") and polled again with back-off, and UpdateFullNetmap logs \"mapRoutine: netmap received\" when a whole (large) map response arrived: only breaks in one run, with no netmap between them and each within ControlBreakWindow (10 minutes) of the one before, say large responses keep getting cut",
 		check:   (*diag).checkControlBreaking,
 	},
 	{
@@ -614,15 +757,16 @@ var rules = []Rule{
 		Text: Text{"netcheck reports disagree over time: the network here changes under tailscaled",
 			"find what changes between the reports (Wi-Fi roaming, a second WAN or failover, a router that restarts, a VPN); the facts that flap are unknown until they settle"},
 		Needs:   []Fact{{Field: "Netcheck.Reports", Source: "netcheck"}},
-		Follows: "net/netcheck Client.GetReport (one report per run); wgengine/magicsock updateNetInfo",
+		Follows: "net/netcheck/netcheck.go Client.GetReport measures UDP, IPv6 and MappingVariesByDestIP afresh every run (addNodeLatency), and wgengine/magicsock/magicsock.go updateNetInfo sends each report's facts to control as NetInfo unless tailcfg.NetInfo.BasicallyEqual to the last: reports of one tailscaled that disagree are the network changing between runs",
 		check:   (*diag).checkNetcheckFlaps,
 	},
 	{
-		ID: ReasonSelfUPnPNotGateway, Scope: ScopeSelf, Role: RoleCause,
-		Text: Text{"UPnP answered from a router that is not the gateway: no usable port mapping",
-			"enable UPnP, NAT-PMP or PCP on the gateway itself, or put the second router in bridge or access-point mode (a double NAT)"},
-		Needs:   []Fact{{Field: "Log.UPnP", Source: SourceLog}},
-		Follows: "net/portmapper Client.getUPnPPortMapping / receiveUPnP (\"UPnP discovery response from %v, but gateway IP is %v\")",
+		ID: ReasonSelfUPnPNotGateway, Scope: ScopeSelf, Role: RoleAlso,
+		Text: Text{"UPnP answered from a device that is not the gateway, and no port mapping is held",
+			"tailscaled asked the gateway itself instead (it assumes the gateway's address floats) and holds no mapping: enable UPnP, NAT-PMP or PCP on the gateway; the device that answered (a mesh node, a second router on the LAN) cannot map ports on it"},
+		Needs:   []Fact{{Field: "Log.UPnP", Source: SourceLog}, fPortMap},
+		Reads:   []Fact{{Field: "Log.Endpoints", Source: SourceLog}},
+		Follows: "net/portmapper/portmapper.go Client.Probe logs \"UPnP discovery response from %v, but gateway IP is %v\" and keeps the response; net/portmapper/upnp.go getUPnPRootDevice re-points its root URL at the gateway, \"assumed to be floating\" (tailscale#5502): the line is no fault, only beside no mapping held",
 		check:   (*diag).checkUPnPNotGateway,
 	},
 	{
@@ -636,20 +780,29 @@ var rules = []Rule{
 	{
 		ID: ReasonTailnetRangeCollision, Scope: ScopeSelf, Role: RoleCause,
 		Text: Text{"100.64.0.0/10 on another interface",
-			"interface {iface} has {addr}, inside 100.64.0.0/10, the range tailnet addresses come from: tailscaled routes that range into the tunnel and never advertises such an address as an endpoint, so whatever lives on {iface} (a carrier's CGNAT, another VPN) and the tailnet collide. Renumber that network, or keep its addresses out of the tailnet's (a custom IP pool for the tailnet in the admin console)"},
+			"interface {iface} has {addr}, inside 100.64.0.0/10, the range tailnet addresses come from; tailscaled never advertises such an address as an endpoint (net/netmon LocalAddresses). {how}"},
 		Needs:   []Fact{factInterfaces},
-		Follows: "net/netmon/state.go LocalAddresses skips tsaddr.IsTailscaleIP addresses; net/tsaddr CGNATRange is the tailnet's range",
+		Reads:   []Fact{factSelfOS},
+		Follows: "net/netmon/state.go LocalAddresses skips tsaddr.IsTailscaleIP addresses; util/linuxfw buildExternalCGNATRules (Linux): a DROP of 100.64.0.0/10 sources arriving on any interface but tailscale0 (ChromeOS's range excepted), which the node attribute disable-linux-cgnat-drop-rule (tailcfg.NodeAttrDisableLinuxCGNATDropRule, capability 136) turns into RETURN; ipn/ipnlocal/local.go shouldUseOneCGNATRoute: macOS and Android route the whole range into the tunnel unless netmon.HasCGNATInterface, then per-peer routes",
 		check:   (*diag).checkRangeCollision,
 	},
 }
 
 // RulesMarkdown is the reason table as a Markdown table for
 // docs/diagnosis.md: id, scope and role ("self cause" for this node's
-// own verdict, "cause, self cause" for both), facts, and the Tailscale
-// code.
+// own verdict, "cause, self cause" for both), the facts it needs (the
+// walk enforces them: unknown, the rule is not held) and those it reads
+// when present, and the Tailscale code.
 func RulesMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| # | id | role | facts (source) | rests on the peer | follows (Tailscale v1.102.5) |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| # | id | role | needs (source) | reads if present | rests on the peer | follows (Tailscale v1.102.5) |\n|---|---|---|---|---|---|---|\n")
+	facts := func(fs []Fact) string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, "`"+strings.ReplaceAll(f.Field, "|", "\\|")+"` ("+f.Source+")")
+		}
+		return strings.Join(out, ", ")
+	}
 	for i, r := range rules {
 		role := [...]string{"state", "cause", "also", "fallback"}[r.Role]
 		switch r.Scope {
@@ -661,15 +814,11 @@ func RulesMarkdown() string {
 		if r.check == nil && r.boardCheck != nil {
 			role += " (board)"
 		}
-		var facts []string
-		for _, f := range r.Needs {
-			facts = append(facts, "`"+f.Field+"` ("+f.Source+")")
-		}
 		peer := ""
 		if r.PeerSide {
 			peer = "yes"
 		}
-		b.WriteString("| " + strconv.Itoa(i+1) + " | `" + string(r.ID) + "` | " + role + " | " + strings.Join(facts, ", ") +
+		b.WriteString("| " + strconv.Itoa(i+1) + " | `" + string(r.ID) + "` | " + role + " | " + facts(r.Needs) + " | " + facts(r.Reads) +
 			" | " + peer + " | " + strings.ReplaceAll(r.Follows, "|", "\\|") + " |\n")
 	}
 	return b.String()

@@ -2,15 +2,18 @@ package probes
 
 import (
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the reason table in docs/diagnosis.md")
@@ -175,5 +178,281 @@ func TestUnknownFactsNeverDecide(t *testing.T) {
 	}
 	if unknown < 3 {
 		t.Errorf("only %d unknown checks with nothing known:\n%s", unknown, checksText(v.Checks))
+	}
+}
+
+// TestNeedsGate: the walk's gate (diag.judge) turns a check that holds
+// while a needed fact is unknown into no verdict, and records the fact as
+// unknown, naming the rule; with the fact known the check's result stands.
+func TestNeedsGate(t *testing.T) {
+	known := false
+	r := Rule{ID: "gated", Needs: []Fact{{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI, known: func(*diag) bool { return known }}}}
+	hold := func(*diag) result { return holds() }
+
+	d := newDiag(Self{}, relayedPeer("203.0.113.5:41641"), testRegions, fixtureNow)
+	if res := d.judge(&r, hold); res.holds {
+		t.Error("held with its needed fact unknown")
+	}
+	if len(d.checks) != 1 || d.checks[0].Field != "NetInfo.WorkingUDP" || d.checks[0].State != CheckUnknown || !strings.Contains(d.checks[0].Note, "gated would hold") {
+		t.Errorf("checks %+v, want one unknown NetInfo.WorkingUDP naming the rule", d.checks)
+	}
+	// An unknown check of the fact already there gets the rule's note.
+	d.checks = []Check{{Field: "NetInfo.WorkingUDP", Value: "unknown", State: CheckUnknown, Note: "not measured"}}
+	d.judge(&r, hold)
+	if len(d.checks) != 1 || !strings.Contains(d.checks[0].Note, "not measured; gated would hold") {
+		t.Errorf("checks %+v, want the rule named on the existing check", d.checks)
+	}
+	d.free()
+
+	known = true
+	d = newDiag(Self{}, relayedPeer("203.0.113.5:41641"), testRegions, fixtureNow)
+	if res := d.judge(&r, hold); !res.holds || len(d.checks) != 0 {
+		t.Errorf("with the fact known: %+v, checks %+v", res, d.checks)
+	}
+	d.free()
+}
+
+// TestNoVerdictOnUnknownNeeds: over every kind of evidence the tests know
+// (the synthetic tailnet, the review's cases, and each of them with its
+// facts taken away one by one), no verdict's reason, and no cause in its
+// Also, is a rule with a needed fact unknown in that evidence. It fails
+// when a rule becomes the verdict with a needed fact unknown, whatever
+// the rule's own check does.
+func TestNoVerdictOnUnknownNeeds(t *testing.T) {
+	cases := gateEvidence()
+	gated := func(id ReasonID, state string, self Self, p Peer, regions map[int]Region, selfScope bool) string {
+		r, ok := RuleOf(id)
+		if !ok || r.Role == RoleFallback {
+			return ""
+		}
+		d := newDiag(self, p, regions, fixtureNow)
+		defer d.free()
+		d.selfScope, d.state = selfScope, state
+		d.stalePeerSide()
+		for i := range r.Needs {
+			if f := &r.Needs[i]; !f.isKnown(d) {
+				return f.Field
+			}
+		}
+		return ""
+	}
+	for _, c := range cases {
+		v := Diagnose(c.self, c.peer, c.regions, fixtureNow)
+		for _, id := range append([]ReasonID{v.Reason}, v.Also...) {
+			if f := gated(id, c.stateOr(), c.self, c.peer, c.regions, false); f != "" {
+				t.Errorf("%s: %s in the verdict (%s also %v) with %s unknown; checks:\n%s", c.name, id, v.Reason, v.Also, f, checksText(v.Checks))
+			}
+		}
+		if sv := DiagnoseSelf(c.stateOr(), c.self, c.regions, fixtureNow); sv != nil {
+			for _, id := range append([]ReasonID{sv.Reason}, sv.Also...) {
+				if f := gated(id, c.stateOr(), c.self, Peer{}, c.regions, true); f != "" {
+					t.Errorf("%s: %s in the self verdict with %s unknown", c.name, id, f)
+				}
+			}
+		}
+	}
+	if len(cases) < 2000 {
+		t.Errorf("only %d cases", len(cases))
+	}
+}
+
+// gateEv is one piece of evidence for the gate's tests.
+type gateEv struct {
+	name    string
+	self    Self
+	peer    Peer
+	regions map[int]Region
+	// state is Status.BackendState for DiagnoseSelf ("" reads Running).
+	state string
+}
+
+// stateOr is c's backend state, Running when not set.
+func (c gateEv) stateOr() string {
+	if c.state == "" {
+		return "Running"
+	}
+	return c.state
+}
+
+// gateEvidence is every kind of evidence the gate's tests know: the
+// synthetic tailnet, the review's cases (gateCases), and each of them
+// again with one fact taken away.
+func gateEvidence() []gateEv {
+	type ev = gateEv
+	var cases []ev
+	for i, p := range syntheticPeers(60) {
+		cases = append(cases, ev{name: fmt.Sprintf("synthetic %d", i), self: easySelf(), peer: p, regions: testRegions})
+	}
+	for _, c := range gateCases() {
+		cases = append(cases, ev{name: c.name, self: c.self, peer: c.peer, regions: testRegions})
+	}
+	// TestDiagnoseCases' and TestDiagnoseSelf's evidence.
+	for _, c := range diagnoseCases() {
+		self := easySelf()
+		if c.self != nil {
+			c.self(&self)
+		}
+		var p Peer
+		c.peer(&p)
+		regions := testRegions
+		if c.regions != nil {
+			regions = c.regions
+		}
+		cases = append(cases, ev{name: c.name, self: self, peer: p, regions: regions})
+	}
+	for _, c := range selfCases() {
+		cases = append(cases, ev{name: "self: " + c.name, self: c.self, peer: relayedPeer("203.0.113.5:41641"), regions: testRegions, state: c.state})
+	}
+	// Each case again with one fact taken away.
+	erase := []struct {
+		name string
+		f    func(*Self, *Peer, *map[int]Region)
+	}{
+		{"no NetInfo", func(s *Self, _ *Peer, _ *map[int]Region) { s.NAT = nil }},
+		{"our NAT type unknown", func(s *Self, _ *Peer, _ *map[int]Region) {
+			if s.NAT != nil {
+				n := *s.NAT
+				n.MappingVariesByDestIP = nil
+				s.NAT = &n
+			}
+		}},
+		{"port mapping unknown", func(s *Self, _ *Peer, _ *map[int]Region) {
+			if s.NAT != nil {
+				n := *s.NAT
+				n.PortMapUnknown = true
+				s.NAT = &n
+			}
+		}},
+		{"our endpoints unknown", func(s *Self, _ *Peer, _ *map[int]Region) { s.Endpoints, s.EndpointTypes = nil, nil }},
+		{"no host facts", func(s *Self, _ *Peer, _ *map[int]Region) { s.Host = nil }},
+		{"OS unknown", func(s *Self, _ *Peer, _ *map[int]Region) { s.OS = "" }},
+		{"no peer side", func(_ *Self, p *Peer, _ *map[int]Region) { p.PeerSide, p.NAT = nil, nil }},
+		{"peer endpoints unknown", func(_ *Self, p *Peer, _ *map[int]Region) { p.Endpoints, p.EndpointsKnown = nil, false }},
+		{"pasted (no handshakes)", func(_ *Self, p *Peer, _ *map[int]Region) {
+			p.HandshakeUnknown, p.LastHandshake, p.WireGuard, p.NoHandshakeSince = true, time.Time{}, "", time.Time{}
+		}},
+		{"no DERP map", func(_ *Self, _ *Peer, r *map[int]Region) { *r = nil }},
+	}
+	n := len(cases)
+	for _, e := range erase {
+		for _, c := range cases[:n] {
+			self, p, regions := c.self, c.peer, c.regions
+			e.f(&self, &p, &regions)
+			cases = append(cases, ev{name: c.name + ", " + e.name, self: self, peer: p, regions: regions, state: c.state})
+		}
+	}
+	return cases
+}
+
+// gateCase is one piece of evidence for TestNoVerdictOnUnknownNeeds.
+type gateCase struct {
+	name string
+	self Self
+	peer Peer
+}
+
+// gateCases are the review's cases (its snapshots c1a to c10a, as
+// evidence) and a few more whose checks would hold on facts the evidence
+// lacks.
+func gateCases() []gateCase {
+	ap := netip.MustParseAddrPort
+	hard := func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) }
+	easyPeer := &PeerSide{Source: SourceLocalAPI, MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false)}
+	withSelf := func(f func(*Self)) Self { s := easySelf(); s.OS = "linux"; f(&s); return s }
+	withPeer := func(f func(*Peer), eps ...string) Peer { p := relayedPeer(eps...); p.TxBytes = 1480; f(&p); return p }
+	return []gateCase{
+		{"c1a peer public with a bridge, we hard", withSelf(func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) }),
+			withPeer(func(p *Peer) { p.OS = "linux"; p.PeerSide = easyPeer }, "203.0.113.31:41641", "172.17.0.1:41641")},
+		{"c1b we public with a bridge, peer hard", withSelf(func(s *Self) { s.Endpoints = []netip.AddrPort{ap("198.51.100.10:41641"), ap("172.17.0.1:41641")} }),
+			withPeer(func(p *Peer) { p.PeerSide = apiSide(hard) }, "203.0.113.5:41641", "192.168.7.2:41641")},
+		{"c1c we public only, peer unknown", withSelf(func(s *Self) { s.Endpoints = []netip.AddrPort{ap("198.51.100.10:41641")} }),
+			withPeer(func(*Peer) {}, "203.0.113.5:41641", "192.168.7.2:41641")},
+		{"c1d peer public only, unknown NAT", withSelf(func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) }),
+			withPeer(func(p *Peer) { p.OS = "linux" }, "203.0.113.31:41641")},
+		{"c1d' peer public with a bridge, unknown NAT", withSelf(func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) }),
+			withPeer(func(p *Peer) { p.OS = "linux" }, "203.0.113.31:41641", "172.17.0.1:41641")},
+		{"c2a android", withSelf(func(*Self) {}), withPeer(func(p *Peer) { p.OS = "android"; p.PeerSide = easyPeer }, "203.0.113.50:38211")},
+		{"c2c we public only, peer hard", withSelf(func(s *Self) { s.Endpoints = []netip.AddrPort{ap("198.51.100.10:60123")} }),
+			withPeer(func(p *Peer) { p.PeerSide = apiSide(hard) }, "203.0.113.5:41641", "192.168.7.2:41641")},
+		{"c3c one /24, no host", withSelf(func(*Self) {}), withPeer(func(*Peer) {}, "198.51.100.10:53311", "192.168.1.30:41641")},
+		{"c3b one /24, host", withSelf(func(s *Self) {
+			s.Host = &HostFacts{Interfaces: []Interface{{Name: "wlan0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}}}}
+		}),
+			withPeer(func(*Peer) {}, "198.51.100.10:53311", "192.168.1.30:41641")},
+		{"c4c DISCO only", withSelf(func(*Self) {}), withPeer(func(p *Peer) { p.TxBytes = 0; p.NoHandshakeSince = fixtureNow.Add(-time.Minute) }, "203.0.113.5:41641")},
+		{"c4b WG none", withSelf(func(*Self) {}), withPeer(func(p *Peer) { p.WireGuard = WGNone }, "203.0.113.5:41641")},
+		{"c7a mapping, private endpoints", withSelf(func(s *Self) { s.NAT.MappingVariesByDestIP, s.NAT.HavePortMap = boolp(true), true }),
+			withPeer(func(*Peer) {}, "203.0.113.5:41641")},
+		{"c8a empty relay", withSelf(func(*Self) {}), withPeer(func(p *Peer) {
+			p.Path = Path{Kind: PathDERP, Text: "active; "}
+			p.HomeDERP, p.HomeDERPCode = 900, ""
+		}, "203.0.113.5:41641")},
+		{"c9a CGNAT mapping", withSelf(func(s *Self) {
+			s.Endpoints = []netip.AddrPort{ap("100.72.5.9:41641"), ap("198.51.100.10:60011"), ap("192.168.1.20:41641")}
+			s.NAT.HavePortMap = true
+		}), withPeer(func(p *Peer) { p.PeerSide = apiSide(hard) }, "203.0.113.5:41641")},
+		{"c10a VPC beside public", withSelf(func(s *Self) { s.Endpoints = []netip.AddrPort{ap("198.51.100.10:41641"), ap("10.116.0.2:41641")} }),
+			withPeer(func(p *Peer) { p.PeerSide = apiSide(hard) }, "203.0.113.5:41641")},
+		{"CLI hard NAT", withSelf(func(s *Self) { s.NAT.MappingVariesByDestIP, s.NAT.FromCLI = boolp(true), true }), withPeer(func(*Peer) {}, "203.0.113.5:41641")},
+		{"both hard", withSelf(func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) }), withPeer(func(p *Peer) { p.PeerSide = apiSide(hard) }, "203.0.113.5:41641")},
+		{"same-NAT LAN host", withSelf(func(s *Self) {
+			s.Host = &HostFacts{Interfaces: []Interface{{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("198.51.100.10/24")}}}, Firewall: &FirewallFacts{Port: 41641, Verdict: FirewallDrop}}
+			s.Endpoints = []netip.AddrPort{ap("198.51.100.10:41641")}
+		}), withPeer(func(*Peer) {}, "203.0.113.5:41641", "192.168.7.2:41641")},
+		// Rows no other case reaches (TestEveryRuleReached).
+		{"a TSMP ping names no path", withSelf(func(*Self) {}), withPeer(func(p *Peer) {
+			p.Path, p.Latency = Path{Kind: PathUnknown, Text: "ping: via TSMP"}, 12*time.Millisecond
+		}, "203.0.113.5:41641")},
+		{"was direct a minute ago", withSelf(func(*Self) {}), withPeer(func(p *Peer) {
+			p.LastDirect, p.LastDirectAddr = fixtureNow.Add(-time.Minute), ap("203.0.113.5:41641")
+		}, "203.0.113.5:41641")},
+		{"direct inside a subnet route on FreeBSD", withSelf(func(s *Self) {
+			s.OS = "freebsd"
+			s.Routes = []SubnetRoute{{Prefix: netip.MustParsePrefix("10.20.0.0/16"), Via: "router"}}
+		}), withPeer(func(p *Peer) {
+			p.Path = Path{Kind: PathDirect, Addr: ap("10.20.0.5:41641"), Text: "active; direct 10.20.0.5:41641"}
+		}, "10.20.0.5:41641")},
+		{"100.64.0.0/10 on wwan0", withSelf(func(s *Self) {
+			s.TailscaleIPs = []netip.Addr{netip.MustParseAddr("100.64.0.1")}
+			s.Host = &HostFacts{Interfaces: []Interface{
+				{Name: "tailscale0", Tailscale: true, Addrs: []netip.Prefix{netip.MustParsePrefix("100.64.0.1/32")}},
+				{Name: "wwan0", Addrs: []netip.Prefix{netip.MustParsePrefix("100.72.9.4/10")}},
+			}}
+		}), withPeer(func(*Peer) {}, "203.0.113.5:41641")},
+		{"self: UDP blocked line", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS", UDPBlockedAt: fixtureNow.Add(-time.Minute)}}, withPeer(func(*Peer) {}, "203.0.113.5:41641")},
+		{"self: UPnP from another device", Self{NAT: &NATInfo{WorkingUDP: boolp(false)}, Evidence: upnpOther}, withPeer(func(*Peer) {}, "203.0.113.5:41641")},
+	}
+}
+
+// TestEveryRuleReached: every row with a check of the peer's path or of
+// this node is the verdict, or beside it, on some evidence of
+// gateEvidence, while TestNoVerdictOnUnknownNeeds holds that no verdict
+// rests on a needed fact that is unknown: together, each row's Needs
+// and its check are exercised, not only declared. Board rows are
+// DiagnoseDevice's (probes/device_test.go).
+func TestEveryRuleReached(t *testing.T) {
+	reached := map[ReasonID]bool{}
+	for _, c := range gateEvidence() {
+		v := Diagnose(c.self, c.peer, c.regions, fixtureNow)
+		reached[v.Reason] = true
+		for _, id := range v.Also {
+			reached[id] = true
+		}
+		if sv := DiagnoseSelf(c.stateOr(), c.self, c.regions, fixtureNow); sv != nil {
+			reached[sv.Reason] = true
+			for _, id := range sv.Also {
+				reached[id] = true
+			}
+		}
+	}
+	var missing []string
+	for _, r := range rules {
+		if r.check == nil || reached[r.ID] {
+			continue
+		}
+		missing = append(missing, string(r.ID))
+	}
+	if len(missing) > 0 {
+		t.Errorf("no evidence of gateEvidence reaches %v: add a case to gateCases", missing)
 	}
 }

@@ -50,6 +50,15 @@ type SelfEvidence struct {
 	// peer"); ControlBreak is the last one's text, sanitised.
 	ControlBreaks int    `json:"control_breaks,omitempty"`
 	ControlBreak  string `json:"control_break,omitempty"`
+	// NetmapsReceived counts "mapRoutine: netmap received" lines: a
+	// whole map response arrived (control/controlclient/auto.go
+	// UpdateFullNetmap), so large responses do get through.
+	NetmapsReceived int `json:"netmaps_received,omitempty"`
+	// BreakRun is the worst run of stream breaks and corrupted TLS
+	// records: in log order, with no netmap received between them and
+	// none more than ControlBreakWindow after the one before; nil when
+	// not worked out (a file written before it was).
+	BreakRun *BreakRun `json:"break_run,omitempty"`
 	// TLSRecordErrors counts TLS records that arrived corrupted ("tls:
 	// bad record MAC"); TLSRecordError is the last one's text.
 	TLSRecordErrors int    `json:"tls_record_errors,omitempty"`
@@ -61,8 +70,17 @@ type SelfEvidence struct {
 	NetcheckEmpty     bool   `json:"netcheck_empty,omitempty"`
 	NetcheckEmptyFrom string `json:"netcheck_empty_from,omitempty"`
 	// UDPBlockedLogged is netcheck's own "UDP is blocked, trying HTTPS"
-	// (or ICMP) line: it sent STUN and heard nothing back.
-	UDPBlockedLogged string `json:"udp_blocked_logged,omitempty"`
+	// (or ICMP) line, the newest: it sent STUN and heard nothing back;
+	// UDPBlockedAt is when (zero undated).
+	UDPBlockedLogged string    `json:"udp_blocked_logged,omitempty"`
+	UDPBlockedAt     time.Time `json:"udp_blocked_at,omitzero"`
+	// UDPWorkedLogged is the first evidence logged after that line that
+	// STUN got answers since: an "endpoints changed" line with a STUN
+	// endpoint (magicsock determineEndpoints adds EndpointSTUN only from
+	// a netcheck report's STUN replies); UDPWorkedAt is when (zero
+	// undated: after it in the log's order).
+	UDPWorkedLogged string    `json:"udp_worked_logged,omitempty"`
+	UDPWorkedAt     time.Time `json:"udp_worked_at,omitzero"`
 	// UDPTestFailure is the CLI's "netcheck: UDP test failure: …": this
 	// host could not even send the STUN test.
 	UDPTestFailure string `json:"udp_test_failure,omitempty"`
@@ -119,6 +137,26 @@ type DERPError struct {
 	Code   string `json:"code,omitempty"`
 	Count  int    `json:"count"`
 	Err    string `json:"err"`
+	// Last is when the newest failure was logged (zero undated).
+	Last time.Time `json:"last,omitzero"`
+	// SinceConnect counts the failures logged after the region's last
+	// "derp-N connected" line (all of them when none was read); 0 with
+	// Reconnected false in a file written before it was counted.
+	SinceConnect int `json:"since_connect,omitempty"`
+	// Reconnected is true when a "derp-N connected" line for the region
+	// came after its newest failure: magicsock connected to it again
+	// (wgengine/magicsock/derp.go logs it on success).
+	Reconnected bool `json:"reconnected,omitempty"`
+}
+
+// BreakRun is a run of control streams cut mid-stream and corrupted TLS
+// records (SelfEvidence.BreakRun).
+type BreakRun struct {
+	Breaks    int `json:"breaks"`
+	TLSErrors int `json:"tls_errors,omitempty"`
+	// First and Last date the run (zero undated).
+	First time.Time `json:"first,omitzero"`
+	Last  time.Time `json:"last,omitzero"`
 }
 
 // NetInterface is one network interface as tailscaled logged it.
@@ -182,31 +220,77 @@ func (d *diag) checkNetcheckEmpty() result {
 
 // checkReceiveStopped (self): a health warning that magicsock's UDP
 // receive loop is not running, or that it could not bind UDP at all.
+// IPv4 and IPv6 have a socket and a receive loop each (magicsock
+// receiveIPv4, receiveIPv6; health.go checkReceiveFuncsLocked tracks
+// each), so ReceiveIPv6 alone stops direct UDP over IPv6 only.
 func (d *diag) checkReceiveStopped() result {
+	ipv6 := ""
 	for _, h := range d.self.Health {
-		if m := receiveStoppedRE.FindStringSubmatch(h); m != nil {
-			what := "UDP socket"
-			if m[1] != "" {
-				what = m[1]
-			}
-			d.add("Status.Health", h, true, what+" is not receiving: peers' DISCO pings and WireGuard packets over UDP never arrive, so every path falls back to DERP")
-			return holds()
+		m := receiveStoppedRE.FindStringSubmatch(h)
+		if m == nil {
+			continue
 		}
+		if m[1] == "ReceiveIPv6" {
+			ipv6 = h
+			continue
+		}
+		what := "UDP socket"
+		if m[1] != "" {
+			what = m[1]
+		}
+		d.add("Status.Health", h, true, what+" is not receiving: peers' DISCO pings and WireGuard packets over UDP never arrive, so every path falls back to DERP")
+		return holds()
+	}
+	if ipv6 != "" {
+		d.add("Status.Health", ipv6, true, "ReceiveIPv6 is not receiving: direct UDP over IPv6 never arrives here; IPv4 has its own socket and receive loop (magicsock receiveIPv4), so direct IPv4 paths are not touched")
+		return holdsAs("ipv6")
 	}
 	return notHeld()
 }
 
+// ControlBreakWindow is how close breaks of the control stream must come
+// to count as one run: control's long poll is retried with back-off
+// (control/controlclient/auto.go mapRoutine), so a break now and then,
+// hours apart, is ordinary.
+const ControlBreakWindow = 10 * time.Minute
+
 // checkControlBreaking (self): streams to the control (or log) server cut
-// mid-stream, twice, or once beside a corrupted TLS record.
+// mid-stream, twice, or once beside a corrupted TLS record, in one run:
+// no whole netmap received between them (auto.go UpdateFullNetmap logs
+// "netmap received" when the large map response arrived), none more than
+// ControlBreakWindow after the one before.
 func (d *diag) checkControlBreaking() result {
 	ev := d.evidence()
 	if ev.LogLines == 0 || (ev.ControlBreaks == 0 && ev.TLSRecordErrors == 0) {
 		return notHeld()
 	}
-	held := ev.ControlBreaks >= 2 || (ev.ControlBreaks >= 1 && ev.TLSRecordErrors >= 1)
-	if ev.ControlBreaks > 0 {
-		d.add("Log.ControlBreaks", strconv.Itoa(ev.ControlBreaks)+"× "+ev.ControlBreak, held, "a stream to the control or log server ended mid-response")
-	} else {
+	value := strconv.Itoa(ev.ControlBreaks) + "× " + ev.ControlBreak
+	if ev.ControlBreaks == 0 {
+		value = "0"
+	}
+	run := ev.BreakRun
+	if run == nil {
+		d.unknownV("Log.ControlBreaks", value, "whether the breaks came close together, with no netmap received between them, was not worked out")
+		return notHeld()
+	}
+	held := run.Breaks >= 2 || (run.Breaks >= 1 && run.TLSErrors >= 1)
+	switch {
+	case held:
+		note := strconv.Itoa(run.Breaks) + " streams to control ended mid-response in one run"
+		if run.TLSErrors > 0 {
+			note += ", beside " + countOf(run.TLSErrors, "corrupted TLS record")
+		}
+		if !run.First.IsZero() && !run.Last.IsZero() {
+			note += " within " + durText(run.Last.Sub(run.First))
+		}
+		d.add("Log.ControlBreaks", value, true, note+", with no netmap received between them: large responses keep getting cut")
+	case ev.ControlBreaks > 0:
+		why := "they came more than " + durText(ControlBreakWindow) + " apart"
+		if ev.NetmapsReceived > 0 {
+			why = "a whole netmap arrived after each (" + countOf(ev.NetmapsReceived, "netmap") + " received), or " + why
+		}
+		d.info("Log.ControlBreaks", value, "not one run: "+why+"; control's long poll ends now and then and is polled again (auto.go mapRoutine), so a break alone says nothing about the path")
+	default:
 		d.info("Log.ControlBreaks", "0", "no stream to control was cut in this log")
 	}
 	if ev.TLSRecordErrors > 0 {
@@ -236,16 +320,45 @@ func (d *diag) checkNetcheckFlaps() result {
 	return resultIf(len(ev.Spread) > 0)
 }
 
-// checkUPnPNotGateway (self): tailscaled logged a UPnP answer from an
-// address that is not its gateway, which it ignores.
+// checkUPnPNotGateway (self, beside the verdict): tailscaled logged a
+// UPnP answer from an address that is not its gateway. It keeps such an
+// answer and asks the gateway instead, assuming the gateway's address
+// floats (net/portmapper/portmapper.go Client.Probe, upnp.go
+// getUPnPRootDevice; tailscale#5502), so the line alone is no fault:
+// only with no port mapping held does it say why none was made.
 func (d *diag) checkUPnPNotGateway() result {
 	ev := d.evidence()
 	if !ev.UPnPFrom.IsValid() {
 		return notHeld()
 	}
-	d.add("Log.UPnP", ev.UPnPFrom.String()+" (gateway "+ev.UPnPGateway.String()+")", true,
-		"tailscaled ignores a UPnP answer from anything but its gateway")
+	value := ev.UPnPFrom.String() + " (gateway " + ev.UPnPGateway.String() + ")"
+	const asked = "tailscaled keeps a UPnP answer from an address that is not its gateway and asks the gateway instead, assuming its address floats (net/portmapper getUPnPRootDevice)"
+	nat := d.self.NAT
+	switch {
+	case (nat != nil && nat.HavePortMap) || d.typedEndpoint("portmap").IsValid():
+		d.info("Log.UPnP", value, asked+"; it holds a port mapping, so nothing is wrong")
+		return notHeld()
+	case nat == nil || nat.PortMapUnknown:
+		d.unknownV("Log.UPnP", value, asked+"; whether it then got a mapping is not known")
+		return notHeld()
+	}
+	d.add("Log.UPnP", value, true, asked+", and holds no port mapping: the gateway did not map")
 	return holds()
+}
+
+// typedEndpoint is our first endpoint tailscaled logged as typ
+// ("portmap", "local", …); invalid when none, or types are unknown.
+func (d *diag) typedEndpoint(typ string) netip.AddrPort {
+	eps, types := d.self.Endpoints, d.self.EndpointTypes
+	if len(types) != len(eps) {
+		return netip.AddrPort{}
+	}
+	for i, t := range types {
+		if t == typ {
+			return eps[i]
+		}
+	}
+	return netip.AddrPort{}
 }
 
 // networkChangesMin major link changes within networkChangesWindow make

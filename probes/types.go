@@ -21,6 +21,11 @@ const (
 	PathIdle PathKind = "idle"
 	// PathOffline: the control server says the peer is offline.
 	PathOffline PathKind = "offline"
+	// PathUnknown: the evidence shows no path (pasted `tailscale ping
+	// --tsmp` or `--icmp` output alone: its pongs name the ping type, not
+	// a path, cmd/tailscale/cli/ping.go runPing). Classify never returns
+	// it.
+	PathUnknown PathKind = "unknown"
 )
 
 // Rank orders path kinds relayed first: DERP relay 0, peer relay 1,
@@ -92,6 +97,9 @@ const (
 	// ReasonLocalTCP443Only: the tailnet policy restricts this node to TCP
 	// 443 (node attribute only-tcp-443), so every path goes through DERP.
 	ReasonLocalTCP443Only ReasonID = "local-tcp443-only"
+	// ReasonPathUnknown: the evidence names no path for the peer (a
+	// pasted TSMP or ICMP ping names the ping type, not a path).
+	ReasonPathUnknown ReasonID = "path-unknown"
 
 	// Peer-side reasons: they rest on the peer's own facts (PeerSide),
 	// from the control API, a peer snapshot, or its NetInfo when control
@@ -132,6 +140,11 @@ const (
 	// ReasonLocalPortMapBlocked: this host holds and advertises a port
 	// mapping, yet the path is relayed: the mapping passes no traffic.
 	ReasonLocalPortMapBlocked ReasonID = "local-portmap-blocked"
+	// ReasonLocalDoubleNAT: this host's port mapping was made on a
+	// router behind another NAT (its external address is private, or in
+	// a carrier's 100.64.0.0/10), so nothing outside reaches it, and the
+	// NAT in front needs one.
+	ReasonLocalDoubleNAT ReasonID = "local-double-nat"
 	// ReasonPeerPortMapBlocked: the peer holds a port mapping, yet the
 	// path is relayed.
 	ReasonPeerPortMapBlocked ReasonID = "peer-portmap-blocked"
@@ -354,6 +367,12 @@ type Self struct {
 	// Endpoints are the UDP endpoints we advertise (WhoIs of our own IP,
 	// Node.Endpoints); nil when unknown.
 	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
+	// EndpointTypes are Endpoints' types as tailscaled logged them
+	// ("local", "stun", "portmap", "stun4localport"; magicsock's
+	// tailcfg.EndpointType), one per endpoint in the same order; nil
+	// when not known (a live capture: Status and the netmap carry no
+	// types, only tailscaled's "endpoints changed" log line does).
+	EndpointTypes []string `json:"endpoint_types,omitempty"`
 	// Health is the daemon's health warnings (Status.Health), sanitised.
 	Health []string `json:"health,omitempty"`
 	// OnlyTCP443 is true when the tailnet policy gives this node the
@@ -466,15 +485,31 @@ type NATInfo struct {
 	// port mapping exists (a pasted `tailscale netcheck` that did not
 	// check; never the daemon's NetInfo, which knows): HavePortMap false
 	// then means unknown, and no NAT reason rests on it.
-	PortMapUnknown bool  `json:"port_map_unknown,omitempty"`
-	UPnP           *bool `json:"upnp"`
-	PMP            *bool `json:"pmp"`
-	PCP            *bool `json:"pcp"`
+	PortMapUnknown bool `json:"port_map_unknown,omitempty"`
+	// UPnP, PMP and PCP: a port-mapping service answered (which is not a
+	// mapping: HavePortMap is).
+	UPnP *bool `json:"upnp"`
+	PMP  *bool `json:"pmp"`
+	PCP  *bool `json:"pcp"`
 	// LinkType is NetInfo.LinkType ("wired", "wifi", "mobile"); "" if unknown.
 	LinkType string `json:"link_type,omitempty"`
 	// DERPLatency is the measured latency to each DERP region id (from
 	// NetInfo.DERPLatency, best of v4/v6); nanoseconds in JSON.
 	DERPLatency map[int]time.Duration `json:"derp_latency,omitempty"`
+	// FromCLI is true when the facts come from `tailscale netcheck` run
+	// by the CLI (a paste), not tailscaled: the CLI measures from a
+	// socket of its own on an OS-assigned port (cmd/tailscale/cli
+	// netcheck.go → netcheck.Client.Standalone, bind ":0"), so its
+	// MappingVariesByDestIP is another mapping than tailscaled's port
+	// gets (a static-port rule for 41641, or several nodes contending
+	// for it, make the two differ) and decides no NAT type.
+	FromCLI bool `json:"from_cli,omitempty"`
+	// STUNRegions is how many DERP regions answered the report these
+	// facts come from, when that is all that is known of the DERP map (a
+	// pasted report); 0 when unknown. With one, MappingVariesByDestIP
+	// false cannot rule out a hard NAT (net/netcheck addNodeLatency sets
+	// it false on a second reply, which may come from the same server).
+	STUNRegions int `json:"stun_regions,omitempty"`
 }
 
 // Region is one DERP region from the DERP map.

@@ -353,6 +353,14 @@ func (e *jsonIndenter) nat(n *probes.NATInfo) {
 		}
 		e.close('}')
 	}
+	if n.FromCLI {
+		e.key("from_cli")
+		e.bool(true)
+	}
+	if n.STUNRegions != 0 {
+		e.key("stun_regions")
+		e.int(int64(n.STUNRegions))
+	}
 	e.close('}')
 }
 
@@ -367,6 +375,10 @@ func (e *jsonIndenter) peerSide(s *probes.PeerSide) {
 	if len(s.Endpoints) > 0 {
 		e.key("endpoints")
 		e.addrPorts(s.Endpoints)
+	}
+	if s.NoNAT != nil {
+		e.key("no_nat")
+		e.bool(*s.NoNAT)
 	}
 	e.key("mapping_varies_by_dest_ip")
 	e.boolPtr(s.MappingVariesByDestIP)

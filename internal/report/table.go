@@ -264,12 +264,20 @@ func natText(self probes.Self) string {
 	switch {
 	case n.MappingVariesByDestIP == nil:
 		parts = append(parts, "NAT type unknown")
+	case n.FromCLI && *n.MappingVariesByDestIP:
+		// The CLI's netcheck measures from a socket of its own
+		// (cmd/tailscale/cli/netcheck.go, netcheck.Client.Standalone on
+		// an OS-assigned port), not tailscaled's, whose port a static-port
+		// rule may single out (probes.cliHard).
+		parts = append(parts, "NAT type unknown (the CLI's netcheck read hard from a port of its own)")
 	case *n.MappingVariesByDestIP:
 		parts = append(parts, "hard NAT")
-	case self.STUNServers == 1:
+	case self.STUNServers == 1 || n.STUNRegions == 1:
 		// netcheck compares two STUN servers' mappings: with one, a hard
 		// NAT reads false too.
 		parts = append(parts, "NAT type unknown (one STUN server)")
+	case n.FromCLI:
+		parts = append(parts, "easy NAT (the CLI's netcheck)")
 	default:
 		parts = append(parts, "easy NAT")
 	}

@@ -97,11 +97,24 @@ var corpusSources = map[string]string{
 	"log-health-1.50.txt":      "ipn/ipnlocal \"health(%q): error: %v\" @ v1.50.0",
 	"log-udp-flapping.txt":     "net/netcheck logConciseReport @ v1.102.5, UDP coming and going",
 	"log-disco.txt":            "wgengine/magicsock endpoint.go \"disco: node %v %v now using %v\", \"got pong\"; home DERP changing @ v1.102.5",
-	"thread-everything.txt":    "a forum thread: status.go, netcheck.go, ping.go and a journal of tailscaled @ v1.102.5, with chatter and prompts",
-	"thread-concatenated.txt":  "several pastes concatenated: netcheck.go @ v1.90.0, ping.go and status.go @ v1.90.0",
-	"thread-truncated.txt":     "status.go --json @ v1.102.5 cut short, then netcheck.go @ v1.102.5",
-	"binary.txt":               "not text (an ELF header): one error line",
-	"chatter-only.txt":         "no Tailscale line at all: one error line",
+	// The review of the reason catalogue against v1.102.5: each paste's
+	// right verdict, and the code it rests on.
+	"log-portmap-double-nat.txt":         "wgengine/magicsock magicsock.go \"endpoints changed: %s\" with tailcfg.EndpointType words (portmap, stun, stun4localport, local) @ v1.102.5; net/portmapper/upnp.go selectBestService \"ext-private\": a mapping on a router whose external address is private, advertised unchecked by determineEndpoints; our hard NAT needed it: local-double-nat, never local-portmap-blocked",
+	"log-portmap-double-nat-easy.txt":    "as log-portmap-double-nat.txt, our NAT easy (varies=false) and the peer's unknown: whether a mapping was needed is unknown, so unexplained, never local-portmap-blocked",
+	"netcheck-cli-hard.txt":              "cmd/tailscale/cli/netcheck.go runNetcheck @ v1.102.5: netcheck.Client.Standalone binds an OS-assigned port (net/netcheck/standalone.go, \":0\"), not tailscaled's, so its MappingVariesByDestIP decides no NAT type: unexplained, never local-hard-nat",
+	"log-udp-blocked-then-stun.txt":      "net/netcheck/netcheck.go GetReport \"netcheck: UDP is blocked, trying HTTPS\" @ v1.102.5, then magicsock determineEndpoints's (stun) endpoint, which only a STUN reply gives (kept 5m10s, endpointTrackerLifetime): the line is contradicted, UDP unknown, never local-udp-blocked",
+	"log-derp-failed-then-connected.txt": "wgengine/magicsock derp.go \"derp.Recv(derp-%d): %v\" with derp/derphttp \"connect to region\", then \"magicsock: derp-%d connected; connGen=%v\" (derp.go, logged when the connection succeeds) @ v1.102.5: the failure is over, no derp-unreachable",
+	"log-upnp-not-gateway-mapped.txt":    "net/portmapper/portmapper.go Client.Probe \"UPnP discovery response from %v, but gateway IP is %v\" and upnp.go getUPnPRootDevice \"repointing at gateway which is assumed to be floating\" @ v1.102.5, then a (portmap) endpoint and NetInfo portmap=active-U: a mapping is held, no self verdict",
+	"log-control-eof-apart.txt":          "ipn/ipnlocal/local.go \"Received error: %v\" and control/controlclient/auto.go UpdateFullNetmap \"[v1] mapRoutine: netmap received\" @ v1.102.5: two breaks a day apart, a whole netmap after each, are no run: no self-control-breaking",
+	"ping-tsmp-no-reply.txt":             "cmd/tailscale/cli/ping.go runPing --tsmp -c 3 @ v1.102.5 (every ping timed out, \"no reply\"): a TSMP ping names no path, so path-unknown, never a relayed path",
+	"status-health-receive-ipv6.txt":     "cmd/tailscale/cli/status.go printHealth and health/warnings.go magicsockReceiveFuncWarnable @ v1.102.5; health.go checkReceiveFuncsLocked tracks ReceiveIPv4 and ReceiveIPv6 apart: IPv6 only, the direct IPv4 path stands",
+	"log-netcheck-one-region.txt":        "net/netcheck logConciseReport @ v1.102.5 with one region in derpdist: addNodeLatency sets mapvarydest=false on a second reply, which one region's server gives too, so the NAT type is unknown",
+	"status-self-false-prompt.txt":       "cmd/tailscale/cli/status.go @ v1.102.5 with --self=false on the prompt line: its first line, an idle peer, reads \"-\" as our own would; only the prompt says no line is ours",
+	"thread-everything.txt":              "a forum thread: status.go, netcheck.go, ping.go and a journal of tailscaled @ v1.102.5, with chatter and prompts",
+	"thread-concatenated.txt":            "several pastes concatenated: netcheck.go @ v1.90.0, ping.go and status.go @ v1.90.0",
+	"thread-truncated.txt":               "status.go --json @ v1.102.5 cut short, then netcheck.go @ v1.102.5",
+	"binary.txt":                         "not text (an ELF header): one error line",
+	"chatter-only.txt":                   "no Tailscale line at all: one error line",
 }
 
 // TestCorpus reads every paste of testdata/corpus as `status --from`

@@ -179,6 +179,15 @@ type paste struct {
 	textPaths  map[tailcfg.StableNodeID]string // status lines whose path a redaction hides: their words
 	seenErrs   map[string]bool                 // control errors counted, by time and text
 	derpErrIdx map[int]int                     // region → its index in ev.DERPErrors
+	derpConnAt map[int]time.Time               // region → its last "derp-N connected"
+	// breakRun is the run of control stream breaks being read;
+	// netmapSince says a netmap was received after its last event.
+	breakRun    *probes.BreakRun
+	netmapSince bool
+
+	// noSelfNext: the last command line was `tailscale status
+	// --self=false`, so the status block after it has no line of ours.
+	noSelfNext bool
 
 	// Ping output: targets in order, the run being read, the command
 	// line it follows.
@@ -468,7 +477,8 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		b = *block
 		if b == nil || b.kind != KindStatusText {
 			p.closeBlock(block)
-			b = &blockState{kind: KindStatusText, name: name, first: no, text: &textStatus{name: name}}
+			b = &blockState{kind: KindStatusText, name: name, first: no, text: &textStatus{name: name, noSelf: p.noSelfNext}}
+			p.noSelfNext = false
 			*block = b
 		}
 		b.text.lines = append(b.text.lines, pl)
@@ -510,6 +520,21 @@ func (p *paste) command(c command, block **blockState) {
 		p.closeBlock(block)
 		p.endPing()
 	}
+	// `tailscale status --self=false`: the block that follows has no
+	// line of ours.
+	p.noSelfNext = false
+	if sub == "status" {
+		_, _, flags := c.sub()
+		for _, f := range flags {
+			// Go's flag package parses a bool flag's value with
+			// strconv.ParseBool.
+			if name, v, ok := strings.Cut(f, "="); ok && name == "self" {
+				if b, err := strconv.ParseBool(v); err == nil {
+					p.noSelfNext = !b
+				}
+			}
+		}
+	}
 }
 
 // endPing ends the ping run being read (a new command or input follows).
@@ -547,7 +572,11 @@ func (p *paste) closeBlock(block **blockState) {
 		p.statusFrom = KindStatusText
 		n := len(b.text.lines)
 		note := fmt.Sprintf("us + %s; this format has no endpoints, handshakes or NAT facts", units.Count(n-1, "peer", "peers"))
-		if !b.text.selfKnown() {
+		switch {
+		case b.text.noSelf:
+			note = fmt.Sprintf("%s, no line for us (the command said --self=false); this format has no endpoints, handshakes or NAT facts",
+				units.Count(n, "peer", "peers"))
+		case !b.text.selfKnown():
 			note = fmt.Sprintf("%s, no line for us (the first has a connection state or traffic, which our own never has); this format has no endpoints, handshakes or NAT facts",
 				units.Count(n, "peer", "peers"))
 		}
@@ -779,6 +808,16 @@ func (p *paste) mergedText(f *File) *textStatus {
 		return string(ts.lines[0].id(ts.name))
 	}
 	out := &textStatus{name: last.name}
+	// No block has a line of ours, and one says so (--self=false): no
+	// merged line is ours either.
+	for _, ts := range p.texts {
+		out.noSelf = out.noSelf || ts.noSelf
+	}
+	for _, ts := range p.texts {
+		if ts.selfKnown() {
+			out.noSelf = false
+		}
+	}
 	idx := map[tailcfg.StableNodeID]int{}
 	for _, ts := range p.texts {
 		if a, b := selfOf(ts), selfOf(last); a != "" && b != "" && a != b {
@@ -851,12 +890,17 @@ func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist ma
 			if ps.Relay != "" {
 				p.region(0, ps.Relay, "")
 			}
-			note += "; not in a pasted status, so its path is the last pong's"
+			if ev.noPath {
+				note += "; not in a pasted status, and no DISCO ping names a path, so its path is unknown"
+			} else {
+				note += "; not in a pasted status, so its path is the last pong's"
+			}
 		}
 		p.inputs = append(p.inputs, Input{Kind: KindPing, Note: note})
 		h := hist[string(ps.ID)]
 		if pingOnly {
 			h.PathText = ev.pathText()
+			h.PathUnknown = ev.noPath
 		}
 		h.PingRun = ev.run
 		h.Latency = ev.latency

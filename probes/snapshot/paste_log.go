@@ -67,6 +67,7 @@ var (
 	logPortmapOKRE  = regexp.MustCompile(`successfully obtained mapping: .*external=(\S+) type=(\w+)`)
 	logLinkRE       = regexp.MustCompile(`LinkChange: major, rebinding(?:\. New state: |: )(.*)$`)
 	logLinkMinorRE  = regexp.MustCompile(`LinkChange: (?:minor|all links down)`)
+	logNetmapRE     = regexp.MustCompile(`mapRoutine: netmap received`)
 	logControlRE    = regexp.MustCompile(`(?:Received error: |PollNetMap: |mapRoutine: |authRoutine: )(.*)$`)
 	logUploadRE     = regexp.MustCompile(`logtail: upload: (.*)$`)
 	derpDistRE      = regexp.MustCompile(`^(\d+)v([46]):(\S+)$`)
@@ -227,7 +228,11 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		}
 		return "NetInfo"
 	case strings.Contains(msg, "UDP is blocked") && find(logUDPBlockedRE):
-		p.ev.UDPBlockedLogged = "netcheck: UDP is blocked, trying " + m[1]
+		if ev := &p.ev; at.IsZero() || ev.UDPBlockedAt.IsZero() || !at.Before(ev.UDPBlockedAt) {
+			// The newest block line; a STUN endpoint counts only after it.
+			ev.UDPBlockedLogged, ev.UDPBlockedAt = "netcheck: UDP is blocked, trying "+m[1], at
+			ev.UDPWorkedLogged, ev.UDPWorkedAt = "", time.Time{}
+		}
 		return "netcheck: UDP blocked"
 	case strings.Contains(msg, "endpoints changed") && find(logEndpointsRE):
 		var eps []netip.AddrPort
@@ -249,6 +254,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 			types = append(types, typ)
 		}
 		p.endpoints, p.epTypes = eps, types
+		p.stunAfterBlock(at, eps, types)
 		return "our endpoints"
 	case strings.Contains(msg, "home is now") && find(logHomeRE):
 		if id, _ := strconv.Atoi(m[1]); id > 0 {
@@ -283,11 +289,14 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		}
 		return "health"
 	case strings.Contains(msg, " connected") && find(logDERPConnRE):
+		if id, err := strconv.Atoi(m[1]); err == nil {
+			p.derpConnected(id, at)
+		}
 		return "DERP connection"
 	case strings.Contains(msg, "connect to region") && find(logDERPFailRE):
 		id, _ := strconv.Atoi(m[1])
 		code := safetext.Clean(knownName(m[2]))
-		p.derpError(id, code, m[3])
+		p.derpError(id, code, m[3], at)
 		return "DERP connection failed"
 	case strings.Contains(msg, "CONNECT dial") && find(logProxyRE):
 		p.ev.ProxyError = clip("CONNECT to " + safetext.Clean(m[1]) + ": " + safetext.Clean(m[2]))
@@ -309,6 +318,10 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 	case strings.Contains(msg, "logtail: upload") && find(logUploadRE):
 		p.streamError(at, m[1])
 		return "log upload"
+	case strings.Contains(msg, "netmap received") && find(logNetmapRE):
+		p.ev.NetmapsReceived++
+		p.netmapSince = true
+		return "control: netmap received"
 	case (strings.Contains(msg, "Received error: ") || strings.Contains(msg, "PollNetMap: ") || strings.Contains(msg, "Routine: ")) && find(logControlRE):
 		p.streamError(at, "PollNetMap: "+strings.TrimPrefix(m[1], "PollNetMap: "))
 		return "control connection"
@@ -334,11 +347,73 @@ func (p *paste) streamError(at time.Time, text string) {
 	if tlsRecordRE.MatchString(text) {
 		p.ev.TLSRecordErrors++
 		p.ev.TLSRecordError = clip(text)
+		p.breakEvent(at, false)
 		return
 	}
 	if midStreamRE.MatchString(text) {
 		p.ev.ControlBreaks++
 		p.ev.ControlBreak = clip(text)
+		p.breakEvent(at, true)
+	}
+}
+
+// breakEvent adds a cut stream (brk) or a corrupted TLS record to the
+// run being read, or starts a new run after a netmap was received or
+// more than probes.ControlBreakWindow after the run's last event, and
+// keeps the worst run in SelfEvidence.BreakRun. Lines are taken in the
+// order read.
+func (p *paste) breakEvent(at time.Time, brk bool) {
+	r := p.breakRun
+	if r == nil || p.netmapSince || (!at.IsZero() && !r.Last.IsZero() && at.Sub(r.Last) > probes.ControlBreakWindow) {
+		r = &probes.BreakRun{First: at}
+		p.breakRun = r
+	}
+	p.netmapSince = false
+	if brk {
+		r.Breaks++
+	} else {
+		r.TLSErrors++
+	}
+	if !at.IsZero() {
+		r.Last = at
+	}
+	best := p.ev.BreakRun
+	if best == nil || r.Breaks > best.Breaks || (r.Breaks == best.Breaks && r.TLSErrors > best.TLSErrors) {
+		c := *r
+		p.ev.BreakRun = &c
+	}
+}
+
+// stunAfterBlock notes a STUN endpoint logged after the newest "UDP is
+// blocked" line (magicsock determineEndpoints adds one only from STUN
+// replies): evidence UDP worked since.
+func (p *paste) stunAfterBlock(at time.Time, eps []netip.AddrPort, types []string) {
+	ev := &p.ev
+	if ev.UDPBlockedLogged == "" || (!at.IsZero() && !ev.UDPBlockedAt.IsZero() && at.Before(ev.UDPBlockedAt)) {
+		return
+	}
+	for i, t := range types {
+		if t == "stun" || t == "stun4localport" {
+			ev.UDPWorkedLogged, ev.UDPWorkedAt = eps[i].String()+" ("+t+")", at
+			return
+		}
+	}
+}
+
+// derpConnected notes "derp-N connected": magicsock connected to region
+// id (wgengine/magicsock/derp.go), so failures logged before it are over.
+func (p *paste) derpConnected(id int, at time.Time) {
+	if p.derpConnAt == nil {
+		p.derpConnAt = map[int]time.Time{}
+	}
+	p.derpConnAt[id] = at
+	i, ok := p.derpErrIdx[id]
+	if !ok {
+		return
+	}
+	e := &p.ev.DERPErrors[i]
+	if at.IsZero() || e.Last.IsZero() || !at.Before(e.Last) {
+		e.Reconnected, e.SinceConnect = true, 0
 	}
 }
 
@@ -346,13 +421,20 @@ func (p *paste) streamError(at time.Time, text string) {
 // has tens; a hostile paste could name millions).
 const maxDERPErrors = 64
 
-// derpError records a failed connection to region id.
-func (p *paste) derpError(id int, code, text string) {
+// derpError records a failed connection to region id, logged at at.
+func (p *paste) derpError(id int, code, text string, at time.Time) {
 	text = clip(safetext.Clean(text))
 	if i, ok := p.derpErrIdx[id]; ok {
 		e := &p.ev.DERPErrors[i]
 		e.Count++
 		e.Err = text
+		if conn, ok := p.derpConnAt[id]; !ok || at.IsZero() || conn.IsZero() || !at.Before(conn) {
+			e.SinceConnect++
+			e.Reconnected = false
+		}
+		if at.After(e.Last) {
+			e.Last = at
+		}
 		return
 	}
 	if len(p.ev.DERPErrors) >= maxDERPErrors {
@@ -362,7 +444,11 @@ func (p *paste) derpError(id int, code, text string) {
 		p.derpErrIdx = map[int]int{}
 	}
 	p.derpErrIdx[id] = len(p.ev.DERPErrors)
-	p.ev.DERPErrors = append(p.ev.DERPErrors, probes.DERPError{Region: id, Code: code, Count: 1, Err: text})
+	e := probes.DERPError{Region: id, Code: code, Count: 1, SinceConnect: 1, Err: text, Last: at}
+	if conn, ok := p.derpConnAt[id]; ok && !at.IsZero() && !conn.IsZero() && at.Before(conn) {
+		e.SinceConnect, e.Reconnected = 0, true // logged out of order: the connect came after
+	}
+	p.ev.DERPErrors = append(p.ev.DERPErrors, e)
 	if id > 0 {
 		p.region(id, code, "")
 	}

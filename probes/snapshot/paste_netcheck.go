@@ -46,7 +46,8 @@ const (
 // maxLatency bounds a believable DERP round trip; others are dropped.
 const maxLatency = time.Hour
 
-// natInfo is the facts as probes reads NetInfo. UPnP, PMP and PCP say
+// natInfo is the facts as probes reads NetInfo, marked FromCLI when the
+// CLI measured them (its own socket, not tailscaled's). UPnP, PMP and PCP say
 // which port-mapping services answered; whether a mapping is held
 // (HavePortMap) is a separate fact only NetInfo states ("portmap=active-…").
 // A report from which it cannot be known leaves it unknown
@@ -54,7 +55,8 @@ const maxLatency = time.Hour
 // service that answers need not map (a side router, a double NAT); when
 // all three are known not to answer, no mapping can exist.
 func (n *netcheckFacts) natInfo() *probes.NATInfo {
-	out := &probes.NATInfo{WorkingUDP: n.udp, WorkingIPv6: n.ipv6, MappingVariesByDestIP: n.mapping, UPnP: n.upnp, PMP: n.pmp, PCP: n.pcp}
+	out := &probes.NATInfo{WorkingUDP: n.udp, WorkingIPv6: n.ipv6, MappingVariesByDestIP: n.mapping, UPnP: n.upnp, PMP: n.pmp, PCP: n.pcp,
+		FromCLI: n.from == KindNetcheckText || n.from == KindNetcheckJSON}
 	if n.havePortMap != nil {
 		out.HavePortMap = *n.havePortMap
 	} else {
@@ -83,6 +85,11 @@ func (n *netcheckFacts) setLatency(id int, d time.Duration) {
 	}
 }
 
+// regions is how many DERP regions the report lists a latency for.
+func (n *netcheckFacts) regions() int {
+	return max(len(n.latency), len(n.codeLatency))
+}
+
 // measured reports whether the report reached anything: a DERP region
 // (a preferred one or a latency) or a public address.
 func (n *netcheckFacts) measured() bool {
@@ -108,7 +115,7 @@ func (n *netcheckFacts) note() string {
 	if n.from == fromLog || n.from == fromNetInfo {
 		return "our NAT facts (measured by tailscaled)"
 	}
-	return "our NAT facts and DERP latencies (measured by the tailscale CLI, not the daemon)"
+	return "our NAT facts and DERP latencies (measured by the tailscale CLI from a socket of its own, not tailscaled's: a hard NAT there is not the daemon's)"
 }
 
 // netcheckFromJSON reads `tailscale netcheck --format=json`

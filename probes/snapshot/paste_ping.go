@@ -295,6 +295,9 @@ type pingEvidence struct {
 	curAddr   string
 	peerRelay string
 	notes     []string
+	// noPath: only TSMP or ICMP runs, whose pongs name the ping type,
+	// not a path (cmd/tailscale/cli/ping.go runPing): the path is unknown.
+	noPath bool
 }
 
 // evidence sums up t's runs as of taken (ping output is not dated). The
@@ -309,7 +312,11 @@ func (t *pingTarget) evidence(taken time.Time) pingEvidence {
 			ev.latency = r.latency
 		}
 		if r.kind != pingDisco {
-			ev.notes = append(ev.notes, fmt.Sprintf("%s ping went through WireGuard and was answered; it is not a DISCO ping and names no path", article(r.kind)))
+			what := "went through WireGuard and was answered"
+			if r.pongs == 0 {
+				what = "got no reply through WireGuard"
+			}
+			ev.notes = append(ev.notes, fmt.Sprintf("%s ping %s; it is not a DISCO ping and names no path", article(r.kind), what))
 			continue
 		}
 		disco = append(disco, r)
@@ -319,6 +326,7 @@ func (t *pingTarget) evidence(taken time.Time) pingEvidence {
 		ev.lastRun = t.runs[n-1]
 	}
 	if len(disco) == 0 {
+		ev.noPath = len(t.runs) > 0
 		return ev
 	}
 	last := disco[len(disco)-1]

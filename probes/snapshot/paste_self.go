@@ -12,7 +12,9 @@ import (
 // and the daemon's) and the log: NAT facts from the daemon's newest report
 // that measured anything, else the CLI's; latencies from the newest report
 // with any; facts the reports disagree on are unknown and listed as a
-// spread (SelfEvidence.Spread), never the last report's silently.
+// spread (SelfEvidence.Spread), never the last report's silently. NAT
+// facts the CLI measured are marked so (NATInfo.FromCLI): they decide no
+// NAT type of tailscaled's.
 func (p *paste) selfFacts(f *File) *SelfFacts {
 	self := &SelfFacts{}
 	measured := func(rs []*netcheckFacts) *netcheckFacts {
@@ -56,6 +58,12 @@ func (p *paste) selfFacts(f *File) *SelfFacts {
 	ev.Spread = spreadOf(byTime)
 	if nat != nil {
 		self.NAT = nat.natInfo()
+		// What the paste shows of the DERP map: the regions its reports
+		// reached. With one, netcheck had one STUN server's replies to
+		// compare (net/netcheck addNodeLatency).
+		for _, r := range all {
+			self.NAT.STUNRegions = max(self.NAT.STUNRegions, r.regions())
+		}
 		for _, s := range ev.Spread {
 			switch s.Fact {
 			case "UDP":

@@ -48,6 +48,11 @@ var (
 type textStatus struct {
 	name  string // the file it came from
 	lines []peerLine
+	// noSelf: the command line before the block said --self=false, so
+	// no line is ours (cmd/tailscale/cli/status.go prints the self line
+	// only with --self, true by default). Only the prompt says so: our
+	// own line and an idle peer's both read "-".
+	noSelf bool
 }
 
 // peerLine is one line of plain `tailscale status`.
@@ -315,7 +320,7 @@ func (ts *textStatus) build(taken time.Time) (st *ipnstate.Status, offline map[t
 			}
 			ps.UserID = uid
 		}
-		if i == 0 && pl.col.isSelf() {
+		if i == 0 && pl.col.isSelf() && !ts.noSelf {
 			st.Self = ps
 			st.TailscaleIPs = ps.TailscaleIPs
 			continue
@@ -333,7 +338,7 @@ func (ts *textStatus) build(taken time.Time) (st *ipnstate.Status, offline map[t
 
 // selfKnown reports whether the block's first line is this node.
 func (ts *textStatus) selfKnown() bool {
-	return len(ts.lines) > 0 && ts.lines[0].col.isSelf()
+	return len(ts.lines) > 0 && ts.lines[0].col.isSelf() && !ts.noSelf
 }
 
 // peerStatus is the PeerStatus pl describes.

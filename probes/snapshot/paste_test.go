@@ -133,11 +133,14 @@ func TestParseNetcheck(t *testing.T) {
 		latency map[string]time.Duration // by region code ("" code: "#id")
 	}{
 		{"netcheck.txt", time.Date(2026, 11, 30, 11, 59, 58, 123456789, time.UTC),
-			probes.NATInfo{WorkingUDP: &yes, WorkingIPv6: &no, MappingVariesByDestIP: &yes, UPnP: &no, PMP: &no, PCP: &no},
+			// The CLI's own netcheck (cmd/tailscale/cli/netcheck.go,
+			// netcheck.Client.Standalone on an OS-assigned port): its
+			// facts are marked FromCLI, and the regions it reached counted.
+			probes.NATInfo{WorkingUDP: &yes, WorkingIPv6: &no, MappingVariesByDestIP: &yes, UPnP: &no, PMP: &no, PCP: &no, FromCLI: true, STUNRegions: 2},
 			"nyc", map[string]time.Duration{"nyc": 12300 * time.Microsecond, "fra": 85100 * time.Microsecond}},
 		{"netcheck.json", time.Date(2026, 11, 30, 11, 59, 58, 5e8, time.UTC),
 			// UPnP answered; that is not a mapping (issue 17): unknown.
-			probes.NATInfo{WorkingUDP: &yes, WorkingIPv6: &no, MappingVariesByDestIP: &no, UPnP: &yes, PMP: &no, PCP: &no, PortMapUnknown: true},
+			probes.NATInfo{WorkingUDP: &yes, WorkingIPv6: &no, MappingVariesByDestIP: &no, UPnP: &yes, PMP: &no, PCP: &no, PortMapUnknown: true, FromCLI: true, STUNRegions: 2},
 			"", map[string]time.Duration{"#1": 12300 * time.Microsecond, "#4": 85100 * time.Microsecond}},
 	}
 	for _, tt := range tests {

@@ -35,14 +35,16 @@ type PeerSnapshot struct {
 // PeerSideOf diagnoses f, a snapshot saved on a peer (`tailpath status
 // --save` there), and returns that node's own facts: its endpoints, NAT
 // type, UDP, port mapping, home DERP and DERP latencies (keyed by region
-// code), client version. Facts f does not hold stay unknown.
+// code), client version, and whether it has no NAT (its interfaces, when
+// read there). Facts f does not hold stay unknown.
 func PeerSideOf(ctx context.Context, f *File) (*PeerSnapshot, error) {
 	ls, err := f.Diagnose(ctx)
 	if err != nil {
 		return nil, err
 	}
 	self := ls.Self
-	side := &probes.PeerSide{Source: probes.SourcePeerSnapshot, At: f.Taken, Endpoints: self.Endpoints, HomeDERP: self.HomeDERP}
+	side := &probes.PeerSide{Source: probes.SourcePeerSnapshot, At: f.Taken, Endpoints: self.Endpoints, HomeDERP: self.HomeDERP,
+		NoNAT: probes.NoNAT(self)}
 	if f.Status != nil {
 		side.ClientVersion, _, _ = strings.Cut(f.Status.Version, " ")
 	}

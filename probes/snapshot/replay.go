@@ -123,6 +123,9 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 			if h.PathText != "" {
 				p.Path.Text = safetext.Clean(h.PathText)
 			}
+			if h.PathUnknown {
+				p.Path = probes.Path{Kind: probes.PathUnknown, Text: p.Path.Text}
+			}
 			if h.Offline && p.Online == nil {
 				// The text said offline without a time: as control's
 				// offline, unless a handshake says otherwise.
@@ -165,6 +168,9 @@ func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 	}
 	if len(self.Endpoints) == 0 {
 		self.Endpoints = sf.Endpoints
+		if len(sf.EndpointTypes) == len(sf.Endpoints) {
+			self.EndpointTypes = sf.EndpointTypes
+		}
 	}
 	if sf.Evidence != nil {
 		ev := *sf.Evidence

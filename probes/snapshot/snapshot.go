@@ -168,6 +168,10 @@ type PeerHistory struct {
 	// tailscale status's cannot be rebuilt: a peer only ping output names
 	// ("ping: via DERP(nyc)"), a relay region the poster redacted.
 	PathText string `json:"path_text,omitempty"`
+	// PathUnknown: the paste names no path for the peer (only TSMP or
+	// ICMP pings, whose pongs name the ping type): its path kind is
+	// probes.PathUnknown.
+	PathUnknown bool `json:"path_unknown,omitempty"`
 	// WireGuard and WireGuardSince are the peer's WireGuard session state
 	// as the IPN bus reported it ("" when it was not reported).
 	WireGuard      string    `json:"wireguard,omitempty"`

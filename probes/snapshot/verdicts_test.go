@@ -22,6 +22,9 @@ func TestPastedVerdicts(t *testing.T) {
 		notWant []probes.ReasonID
 		unknown string // a check that must read unknown
 		summary string
+		// self is this node's verdict wanted ("-" for none, "" not
+		// checked).
+		self probes.ReasonID
 	}{
 		// Item 6, its diagnosis half: tx > 0 with rx 0 means nothing ever
 		// answered (WireGuard's receive counter counts handshake replies
@@ -33,6 +36,38 @@ func TestPastedVerdicts(t *testing.T) {
 		// wrote from), which pasted text cannot show: unknown.
 		{file: "relay-empty.txt", peer: "nas", want: probes.ReasonUnexplained,
 			notWant: []probes.ReasonID{probes.ReasonNoHomeDERP}, unknown: "Status.Relay"},
+
+		// The review of the reason catalogue against v1.102.5, on the
+		// corpus's pastes (their sources in corpusSources).
+		// 2: a (portmap) endpoint that is private: the router that mapped
+		// sits behind another NAT (upnp.go selectBestService
+		// "ext-private"), never its firewall.
+		{file: "../corpus/log-portmap-double-nat.txt", peer: "backup", want: probes.ReasonLocalDoubleNAT,
+			notWant: []probes.ReasonID{probes.ReasonLocalPortMapBlocked}},
+		{file: "../corpus/log-portmap-double-nat-easy.txt", peer: "backup", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonLocalPortMapBlocked, probes.ReasonLocalDoubleNAT}},
+		// 3: the CLI's netcheck measures a socket of its own.
+		{file: "../corpus/netcheck-cli-hard.txt", peer: "media", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonLocalHardNAT}, unknown: "NetInfo.MappingVariesByDestIP"},
+		// 6: a STUN endpoint after "UDP is blocked".
+		{file: "../corpus/log-udp-blocked-then-stun.txt", peer: "pi", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonLocalUDPBlocked}, unknown: "Log.Netcheck", self: "-"},
+		// 7: "derp-9 connected" after the failure.
+		{file: "../corpus/log-derp-failed-then-connected.txt", peer: "pi", want: probes.ReasonUnexplained,
+			notWant: []probes.ReasonID{probes.ReasonDERPUnreachable}, self: "-"},
+		// 8: a UPnP answer from another device beside a mapping held.
+		{file: "../corpus/log-upnp-not-gateway-mapped.txt", self: "-"},
+		// 9: two EOFs a day apart, a netmap received after each.
+		{file: "../corpus/log-control-eof-apart.txt", self: "-"},
+		// 10: a TSMP run that got no reply names no path.
+		{file: "../corpus/ping-tsmp-no-reply.txt", peer: "printer", want: probes.ReasonPathUnknown, unknown: "Path",
+			summary: "path not shown; the TSMP or ICMP ping got no reply"},
+		// 11: ReceiveIPv6 alone.
+		{file: "../corpus/status-health-receive-ipv6.txt", peer: "nas", want: probes.ReasonDirect, self: probes.ReasonSelfUDPReceiveStopped},
+		// 15: one region in the report.
+		{file: "../corpus/log-netcheck-one-region.txt", peer: "cam", want: probes.ReasonUnexplained, unknown: "NetInfo.MappingVariesByDestIP"},
+		// 17: --self=false on the prompt: the first line is a peer.
+		{file: "../corpus/status-self-false-prompt.txt", peer: "doorbell", want: probes.ReasonIdle},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -47,6 +82,15 @@ func TestPastedVerdicts(t *testing.T) {
 			ls, err := f.Diagnose(context.Background())
 			if err != nil {
 				t.Fatal(err)
+			}
+			switch sv := ls.Self.Verdict; {
+			case tt.self == "-" && sv != nil:
+				t.Errorf("self verdict %s, want none; checks %+v", sv.Reason, sv.Checks)
+			case tt.self != "" && tt.self != "-" && (sv == nil || sv.Reason != tt.self):
+				t.Errorf("self verdict %+v, want %s", sv, tt.self)
+			}
+			if tt.peer == "" {
+				return
 			}
 			var p *probes.Peer
 			for i := range ls.Peers {
