@@ -109,9 +109,11 @@ func signalRun(t *testing.T, sig syscall.Signal, args []string) time.Duration {
 }
 
 // answerTerminal copies what tailpath writes to the terminal into out and
-// answers its cursor position queries (ESC [6n) as a terminal does:
-// termenv asks for the background colour that way and would otherwise
-// wait 5 s for an answer before the first screen.
+// answers cursor position queries (ESC [6n) as a terminal does. (Lip Gloss
+// v1 asked for the background colour that way and waited up to 5 s for an
+// answer before the first screen; Bubble Tea v2 asks with OSC 11 and never
+// waits, which this terminal leaves unanswered, like one that does not
+// know the query.)
 func answerTerminal(ptmx *os.File, out *syncBuffer) {
 	buf := make([]byte, 32<<10)
 	var tail []byte // a query may be split across reads
@@ -136,4 +138,122 @@ func answerTerminal(ptmx *os.File, out *syncBuffer) {
 			return
 		}
 	}
+}
+
+// TestDashboardSynchronizedOutput: Bubble Tea v2 asks the terminal whether
+// it knows synchronized output (DECRQM for mode 2026) and, when it answers
+// "known, off", wraps every frame in mode 2026 so the terminal shows it
+// whole: a redraw over a slow link does not tear. A terminal that does not
+// answer gets frames as before. Bubble Tea asks only outside SSH (no
+// SSH_TTY) unless TERM names a terminal it knows (kitty, ghostty, wezterm,
+// alacritty, rio) or WT_SESSION is set (shouldQuerySynchronizedOutput in
+// tea.go); in an SSH session it does not ask, the dashboard turns the mode
+// on itself (app.syncOverSSH), and every frame is wrapped.
+func TestDashboardSynchronizedOutput(t *testing.T) {
+	snap, err := filepath.Abs("probes/snapshot/testdata/both-hard-nat.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const query, begin, end = "\x1b[?2026$p", "\x1b[?2026h", "\x1b[?2026l"
+	for _, tc := range []struct {
+		name     string
+		env      []string
+		answer   bool
+		wantAsk  bool
+		wantSync bool
+	}{
+		{"answers", nil, true, true, true},
+		{"silent", nil, false, true, false},
+		{"ssh", []string{"SSH_TTY=/dev/pts/9"}, false, false, true},
+		{"ssh-kitty", []string{"SSH_TTY=/dev/pts/9", "TERM=xterm-kitty"}, true, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := ptyScreen(t, []string{"--from", snap}, tc.env, func(ptmx *os.File, seen []byte) {
+				if tc.answer && bytes.Contains(seen, []byte(query)) {
+					ptmx.Write([]byte("\x1b[?2026;2$y")) // known, reset
+				}
+			})
+			asked := strings.Contains(out, query)
+			if asked != tc.wantAsk {
+				t.Errorf("asked for mode 2026: %v, want %v", asked, tc.wantAsk)
+			}
+			synced := strings.Count(out, begin) > 0 && strings.Count(out, begin) == strings.Count(out, end)
+			if synced != tc.wantSync {
+				t.Errorf("frames in mode 2026: %v (%d begin, %d end), want %v", synced,
+					strings.Count(out, begin), strings.Count(out, end), tc.wantSync)
+			}
+		})
+	}
+}
+
+// ptyScreen runs tailpath args on an 80x24 pseudo-terminal with env added
+// to a bare environment (TERM=xterm-256color, no SSH_TTY, TERM_PROGRAM or
+// WT_SESSION), lets answer reply to what it has written so far, presses
+// tab twice after the first screen (so frames follow the query's answer),
+// then q, and returns all it wrote.
+func ptyScreen(t *testing.T, args, env []string, answer func(ptmx *os.File, seen []byte)) string {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("skipping: no pseudo-terminals here: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 80})
+	cmd := exec.Command(os.Args[0], args...)
+	for _, kv := range os.Environ() {
+		switch strings.SplitN(kv, "=", 2)[0] {
+		case "SSH_TTY", "SSH_CONNECTION", "TERM_PROGRAM", "WT_SESSION", "TERM":
+		default:
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, runMainEnv+"=1", "TERM=xterm-256color")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var out syncBuffer
+	go func() {
+		buf := make([]byte, 32<<10)
+		var seen []byte
+		answered := false
+		for {
+			n, err := ptmx.Read(buf)
+			if n > 0 {
+				out.Write(buf[:n])
+				seen = append(seen, buf[:n]...)
+				if !answered && bytes.Contains(seen, []byte("\x1b[?2026$p")) {
+					answered = true
+					answer(ptmx, seen)
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "Peers") {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v: no screen after 20 s:\n%q", args, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, k := range []string{"\t", "\t", "q"} {
+		time.Sleep(200 * time.Millisecond)
+		ptmx.Write([]byte(k))
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%v: still running 5 s after q", args)
+	}
+	time.Sleep(100 * time.Millisecond) // the reader drains what was written before exit
+	return out.String()
 }

@@ -16,14 +16,13 @@ import (
 	"time"
 	"unicode/utf8"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
 // hostile is what every string of the hostile snapshot holds: a title
@@ -284,7 +283,6 @@ func TestHostileSnapshot(t *testing.T) {
 	}
 
 	// The dashboard over it, as `tailpath --from` draws it.
-	lipgloss.SetColorProfile(termenv.Ascii)
 	d := app.Dashboard{Title: "tailpath", Replay: f}
 	model, msgs, err := d.ReplayModel(context.Background())
 	if err != nil {
@@ -327,22 +325,28 @@ func TestHostileSnapshot(t *testing.T) {
 	key := func(k string) tea.Msg {
 		switch k {
 		case "tab":
-			return tea.KeyMsg{Type: tea.KeyTab}
+			return tea.KeyPressMsg{Code: tea.KeyTab}
 		case "enter":
-			return tea.KeyMsg{Type: tea.KeyEnter}
+			return tea.KeyPressMsg{Code: tea.KeyEnter}
 		case "esc":
-			return tea.KeyMsg{Type: tea.KeyEsc}
+			return tea.KeyPressMsg{Code: tea.KeyEscape}
 		case "down":
-			return tea.KeyMsg{Type: tea.KeyDown}
+			return tea.KeyPressMsg{Code: tea.KeyDown}
 		case "pgdown":
-			return tea.KeyMsg{Type: tea.KeyPgDown}
+			return tea.KeyPressMsg{Code: tea.KeyPgDown}
 		}
-		return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		return tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
 	}
 	views := 0
 	view := func(what string) {
 		views++
-		check("dashboard, "+what, m.View())
+		// Its styles' SGR sequences aside (256-colour indexes, never the
+		// hostile string's red), nothing may act on the terminal.
+		content := m.View().Content
+		check("dashboard, "+what, tuitest.Unstyled(content))
+		if strings.Contains(content, "\x1b[1;31m") {
+			t.Errorf("dashboard, %s: the hostile colour code reaches the terminal", what)
+		}
 	}
 	view("first screen")
 	ls, _ := f.Diagnose(context.Background())

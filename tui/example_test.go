@@ -3,7 +3,7 @@ package tui_test
 import (
 	"context"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui"
@@ -28,7 +28,7 @@ func ExampleNew() {
 			return func() tea.Msg { startRun(p, k); return nil }
 		},
 	})
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
+	p := tea.NewProgram(m, tea.WithContext(ctx)) // the model's View asks for the alternate screen
 	go func() {
 		for ev := range events {
 			p.Send(ev)

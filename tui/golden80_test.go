@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
@@ -31,7 +31,7 @@ import (
 // peerstest (100.64.0.3) with its telemetry (0 endpoints advertised, a
 // full DISCO probe table, a stalled control stream) and a few console
 // lines, among them a panic.
-func boardEvent(t *testing.T) devlink.Event {
+func boardEvent(t testing.TB) devlink.Event {
 	t.Helper()
 	var lines []string
 	frame := func(f telemetry.Frame, keys ...string) {
@@ -82,7 +82,7 @@ func boardEvent(t *testing.T) devlink.Event {
 
 // tuningOptions is the Tuning pane over a sandbox copy of a sample
 // /proc/sys, with two tailnet TCP connections.
-func tuningOptions(t *testing.T) tuning.Options {
+func tuningOptions(t testing.TB) tuning.Options {
 	t.Helper()
 	dir := t.TempDir()
 	h, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none")))
@@ -157,7 +157,7 @@ func goldenEveryTab(t *testing.T, w, h int) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m, _ := step(t, m, tt.keys...)
-			view := m.View()
+			view := screen(m)
 			checkScreen(t, tt.name, view, w, h)
 			if tt.name == "log-help" {
 				if !strings.Contains(view, "wifi:W *:I") {
@@ -204,7 +204,7 @@ func TestFooterEveryWidth(t *testing.T) {
 	for w := 60; w <= 130; w++ {
 		for _, tab := range []string{"1", "enter", "3", "4"} {
 			m, _ := step(t, m, tea.WindowSizeMsg{Width: w, Height: 24}, keyMsg(tab))
-			view := m.View()
+			view := screen(m)
 			lines := strings.Split(view, "\n")
 			foot := lines[len(lines)-1]
 			if got := ansi.StringWidth(foot); got > w {

@@ -4,36 +4,21 @@ import (
 	"bytes"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/teatest"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
-// recorder keeps every byte the program wrote, across WaitFor calls.
-type recorder struct {
-	mu  sync.Mutex
-	all bytes.Buffer
-}
-
-func (r *recorder) waitFor(t *testing.T, tm *teatest.TestModel, want string) {
-	t.Helper()
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.all.Reset()
-		r.all.Write(b)
-		return bytes.Contains(b, []byte(want))
-	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-}
-
-// TestGolden renders whole screens at 100×30 in the ASCII profile (set in
-// TestMain) and compares them with testdata/TestGolden/*.golden. Regenerate
+// TestGolden renders whole screens at 100×30 and compares their text
+// (unstyled: the styles' SGR sequences left out) with
+// testdata/TestGolden/*.golden. Regenerate
 // with: go test ./tui/ -run TestGolden -update
 func TestGolden(t *testing.T) {
 	cores3 := func(try int, via string, path probes.PathKind, ms int, done bool, err string) probes.PingResult {
@@ -67,30 +52,42 @@ func TestGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := testOptions()
 			opts.Ping = func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
-			tm := teatest.NewTestModel(t, New(opts), teatest.WithInitialTermSize(100, 30))
-			var rec recorder
+			// Full colour to the terminal, so a hostile colour code would
+			// show in the output as one.
+			watched := tuitest.Watch(New(opts))
+			tm := teatest.NewTestModel(t, watched, teatest.WithInitialTermSize(100, 30),
+				teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor)))
 			tm.Send(peerstest.Linked(peerstest.Snapshot()))
-			rec.waitFor(t, tm, "old-pi")
+			watched.Wait(t, "old-pi", 10*time.Second)
 			for _, m := range tt.msgs {
 				tm.Send(m)
 			}
 			if len(tt.msgs) > 0 {
-				rec.waitFor(t, tm, tt.wait)
+				watched.Wait(t, tt.wait, 10*time.Second)
 			}
 			if err := tm.Quit(); err != nil {
 				t.Fatal(err)
 			}
-			final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
-			rest, _ := io.ReadAll(tm.FinalOutput(t))
-			raw := append(rec.all.Bytes(), rest...)
+			final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(tuitest.Watched).Model.(Model)
+			raw, _ := io.ReadAll(tm.FinalOutput(t))
 
-			view := final.View()
+			content := final.View().Content
+			view := unstyled(content)
 			checkScreen(t, tt.name, view, 100, 30)
 			if strings.ContainsRune(view, '\x1b') {
-				t.Errorf("ASCII-profile view holds an escape byte: %q", view)
+				t.Errorf("view holds an escape byte besides its styles: %q", view)
 			}
-			// The hostile peer name and OS must not reach the terminal raw.
+			// The hostile peer name and OS must reach neither the frame
+			// (styles aside, whose colours are 256-colour indexes) nor the
+			// terminal. (The program writes its own ESC[2J and ends its
+			// background-colour query with BEL, so those are looked for in
+			// the frame only.)
 			for _, bad := range []string{"pwned", "\x1b]", "\a", "\x1b[31m", "\x1b[5m", "\x1b[2J"} {
+				if strings.Contains(content, bad) {
+					t.Errorf("frame holds %q from the peer's name or OS", bad)
+				}
+			}
+			for _, bad := range []string{"pwned", "\x1b]0;", "\x1b[31m", "\x1b[5m"} {
 				if bytes.Contains(raw, []byte(bad)) {
 					t.Errorf("program output holds %q from the peer's name or OS", bad)
 				}

@@ -1,23 +1,22 @@
 package tui
 
 import (
-	"os"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
-func TestMain(m *testing.M) {
-	lipgloss.SetColorProfile(termenv.Ascii)
-	os.Exit(m.Run())
-}
+// unstyled is tuitest.Unstyled: the text without its styles.
+func unstyled(s string) string { return tuitest.Unstyled(s) }
+
+// screen is the root's frame, unstyled.
+func screen(m tea.Model) string { return unstyled(m.View().Content) }
 
 // runCmd executes cmd and every command it batches, returning the messages
 // produced within a short wait. Commands that don't return in time (ticks)
@@ -81,24 +80,24 @@ func step(t *testing.T, m Model, msgs ...tea.Msg) (Model, []tea.Msg) {
 	return nm.(Model), produced
 }
 
-func keyMsg(s string) tea.KeyMsg {
+func keyMsg(s string) tea.KeyPressMsg {
 	switch s {
 	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
 	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
+		return tea.KeyPressMsg{Code: tea.KeyTab}
 	case "shift+tab":
-		return tea.KeyMsg{Type: tea.KeyShiftTab}
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
 	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
+		return tea.KeyPressMsg{Code: tea.KeyDown}
 	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
+		return tea.KeyPressMsg{Code: tea.KeyUp}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
 }
 
 func keys(s ...string) []tea.Msg {
@@ -113,7 +112,7 @@ func keys(s ...string) []tea.Msg {
 func typeText(s string) []tea.Msg {
 	var out []tea.Msg
 	for _, r := range s {
-		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		out = append(out, tea.KeyPressMsg{Code: r, Text: string(r)})
 	}
 	return out
 }
@@ -145,7 +144,7 @@ func (f *fakePane) Update(msg tea.Msg) tea.Cmd { f.got = append(f.got, msg); ret
 func (f *fakePane) keys() []string {
 	var out []string
 	for _, m := range f.got {
-		if k, ok := m.(tea.KeyMsg); ok {
+		if k, ok := m.(tea.KeyPressMsg); ok {
 			out = append(out, k.String())
 		}
 	}

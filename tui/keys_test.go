@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailpath/tailpath/tui/common"
@@ -22,7 +22,7 @@ import (
 func TestHelpWhileCapturing(t *testing.T) {
 	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
 	helpBar := func(m Model) string {
-		lines := strings.Split(strings.TrimRight(m.View(), "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(screen(m), "\n"), "\n")
 		return strings.TrimSpace(lines[len(lines)-1])
 	}
 	if got := helpBar(m); !strings.Contains(got, "? help") || !strings.Contains(got, "q quit") {
@@ -39,8 +39,8 @@ func TestHelpWhileCapturing(t *testing.T) {
 	if !strings.Contains(got, "ctrl+c quit") || !strings.Contains(got, "esc") {
 		t.Errorf("help bar while typing a filter = %q, want the filter's keys and ctrl+c quit", got)
 	}
-	if !strings.Contains(m.View(), "q?") {
-		t.Errorf("filter text q? not shown:\n%s", m.View())
+	if !strings.Contains(screen(m), "q?") {
+		t.Errorf("filter text q? not shown:\n%s", screen(m))
 	}
 
 	m, _ = step(t, m, keyMsg("enter"))

@@ -16,10 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
@@ -54,7 +53,10 @@ type Options struct {
 	// Now is the clock for countdowns and "ago" texts; nil means time.Now.
 	// Tests inject a fixed clock so output is deterministic.
 	Now func() time.Time
-	// Styles are the colour roles; nil means common.DefaultStyles().
+	// Styles are the colour roles; nil means the terminal's: the dark
+	// palette (common.DefaultStyles) until the terminal answers the
+	// background-colour query Init sends, then common.StylesFor its answer,
+	// given to every pane (common.StylesMsg).
 	Styles *common.Styles
 	// FrameInterval coalesces data messages into one redraw; 0 means
 	// DefaultFrameInterval.
@@ -91,15 +93,19 @@ type Model struct {
 
 // model is the root's state behind the Model handle.
 type model struct {
-	title  string // sanitised once in New
-	now    func() time.Time
-	st     common.Styles
-	panes  []common.Pane
-	list   *peers.List
-	detail *peers.Detail
-	focus  int
-	keys   globalKeys
-	help   help.Model
+	title string // sanitised once in New
+	now   func() time.Time
+	st    common.Styles
+	// autoStyles: Options.Styles was nil, so the styles follow the
+	// terminal's background (tea.BackgroundColorMsg).
+	autoStyles bool
+	stylesGen  int // counts style changes, for the cached lines
+	panes      []common.Pane
+	list       *peers.List
+	detail     *peers.Detail
+	focus      int
+	keys       globalKeys
+	help       help.Model
 
 	width, height int
 	contentW      int // width given to panes
@@ -117,9 +123,17 @@ type model struct {
 	flashGen int
 
 	frame        string
+	cursor       *tea.Cursor // the focused pane's input cursor in frame; nil for none
 	dirty        bool
 	framePending bool
 	frameEvery   time.Duration
+
+	// The tab and help lines as last drawn, and what they were drawn
+	// from: they change with the focus, the width, the keys and the
+	// styles, rarely with a frame, and Lip Gloss v2 makes drawing them
+	// the larger part of a Log or Detail frame (docs/perf.md).
+	tabsLine, helpLine string
+	tabsFor, helpFor   string
 }
 
 // New returns the dashboard with the Peers and Detail panes first, then
@@ -144,13 +158,7 @@ func New(opts Options) Model {
 	}
 	panes := append([]common.Pane{list, detail}, opts.Panes...)
 	h := help.New()
-	h.Styles.ShortKey = st.Title
-	h.Styles.FullKey = st.Title
-	h.Styles.ShortDesc = st.Muted
-	h.Styles.FullDesc = st.Muted
-	h.Styles.ShortSeparator = st.Muted
-	h.Styles.FullSeparator = st.Muted
-	h.Styles.Ellipsis = st.Muted
+	h.Styles = helpStyles(st)
 	every := opts.FrameInterval
 	if every <= 0 {
 		every = DefaultFrameInterval
@@ -164,6 +172,7 @@ func New(opts Options) Model {
 		title:      safetext.Clean(opts.Title),
 		now:        now,
 		st:         st,
+		autoStyles: opts.Styles == nil,
 		panes:      panes,
 		list:       list,
 		detail:     detail,
@@ -174,12 +183,39 @@ func New(opts Options) Model {
 	}}
 }
 
-// Init implements tea.Model. Nothing starts here: sources run outside.
-func (m Model) Init() tea.Cmd { return nil }
+// helpStyles are the help line's styles in st's roles.
+func helpStyles(st common.Styles) help.Styles {
+	return help.Styles{
+		ShortKey: st.Title, FullKey: st.Title,
+		ShortDesc: st.Muted, FullDesc: st.Muted,
+		ShortSeparator: st.Muted, FullSeparator: st.Muted, Ellipsis: st.Muted,
+	}
+}
 
-// View implements tea.Model: the cached frame, exactly the window's height
-// in lines, none wider than the window.
-func (m Model) View() string { return m.frame }
+// Init implements tea.Model. Nothing starts here: sources run outside.
+// With the terminal's styles (Options.Styles nil) it asks the terminal
+// for its background colour; the answer comes back as a message.
+func (m Model) Init() tea.Cmd {
+	if m.autoStyles {
+		return tea.RequestBackgroundColor
+	}
+	return nil
+}
+
+// View implements tea.Model: the cached frame (exactly the window's height
+// in lines, none wider than the window) in the alternate screen, without
+// mouse reporting (the terminal keeps selecting text), and the terminal's
+// cursor where the focused pane's open input has it (none otherwise).
+func (m Model) View() tea.View {
+	v := tea.NewView(m.frame)
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeNone
+	if m.cursor != nil {
+		c := *m.cursor // the renderer may keep it; the model's stays ours
+		v.Cursor = &c
+	}
+	return v
+}
 
 // Focused is the Title of the focused pane.
 func (m Model) Focused() string { return m.panes[m.focus].Title() }
@@ -189,11 +225,30 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.help.Width = msg.Width
+		m.help.SetWidth(msg.Width)
 		m.render()
 		return m, nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		cmd := m.routeKey(msg)
+		m.render()
+		return m, cmd
+	case tea.PasteMsg:
+		// A paste is typing: it goes where keys would, to an open input
+		// only (a focused pane that is not capturing has nowhere to put it).
+		var cmd tea.Cmd
+		if focused := m.panes[m.focus]; focused.Capturing() {
+			cmd = focused.Update(msg)
+		}
+		m.render()
+		return m, cmd
+	case tea.BackgroundColorMsg:
+		if !m.autoStyles {
+			return m, nil
+		}
+		m.st = common.StylesFor(msg.IsDark())
+		m.stylesGen++
+		m.help.Styles = helpStyles(m.st)
+		cmd := m.broadcast(common.StylesMsg{Styles: m.st})
 		m.render()
 		return m, cmd
 	case frameMsg:
@@ -281,8 +336,8 @@ func (m *model) bannerTick() tea.Cmd {
 }
 
 // routeKey applies the key routing order.
-func (m *model) routeKey(k tea.KeyMsg) tea.Cmd {
-	if k.Type == tea.KeyCtrlC {
+func (m *model) routeKey(k tea.KeyPressMsg) tea.Cmd {
+	if k.String() == "ctrl+c" {
 		return tea.Quit
 	}
 	focused := m.panes[m.focus]
@@ -329,6 +384,31 @@ func (m *model) setFocus(i int) tea.Cmd {
 	)
 }
 
+// cachedHelp is helpView(k), drawn again only when what it shows changed:
+// the bindings (their keys, words and whether they are enabled), the width,
+// full or short, and the styles.
+func (m *model) cachedHelp(k helpKeys) string {
+	var b strings.Builder
+	fmt.Fprint(&b, m.width, m.help.ShowAll, k.capturing, m.stylesGen)
+	add := func(bs []key.Binding) {
+		for _, kb := range bs {
+			fmt.Fprintf(&b, "\x00%v\x01%s\x01%s", kb.Enabled(), kb.Help().Key, kb.Help().Desc)
+		}
+		b.WriteByte('\x02')
+	}
+	if m.help.ShowAll {
+		for _, col := range k.FullHelp() {
+			add(col)
+		}
+	} else {
+		add(k.ShortHelp())
+	}
+	if f := b.String(); f != m.helpFor {
+		m.helpLine, m.helpFor = m.helpView(k), f
+	}
+	return m.helpLine
+}
+
 // helpView is the help line(s). The short line keeps the global keys
 // ("? help • q quit") whole at the right and fits the pane's keys into
 // what is left, so a narrow window cuts a pane key, never the way to quit
@@ -348,7 +428,7 @@ func (m *model) helpView(k helpKeys) string {
 		return gv
 	}
 	sep := m.help.Styles.ShortSeparator.Inline(true).Render(m.help.ShortSeparator)
-	pv := shortHelpFit(m.help, k.pane.ShortHelp(), m.width-ansi.StringWidth(gv)-ansi.StringWidth(sep))
+	pv := shortHelpFit(m.help, k.pane.ShortHelp(), m.width-common.Width(gv)-common.Width(sep))
 	if pv == "" {
 		return gv
 	}
@@ -377,9 +457,9 @@ func shortHelpFit(h help.Model, bindings []key.Binding, width int) string {
 		if used > 0 {
 			item = sep + item
 		}
-		w := ansi.StringWidth(item)
+		w := common.Width(item)
 		if used+w > width {
-			if used > 0 && used+ansi.StringWidth(tail) <= width {
+			if used > 0 && used+common.Width(tail) <= width {
 				b.WriteString(tail)
 			}
 			break
@@ -394,12 +474,13 @@ func shortHelpFit(h help.Model, bindings []key.Binding, width int) string {
 // source is down, the focused pane in the remaining height, then help.
 func (m *model) render() {
 	m.dirty = false
+	m.cursor = nil
 	if m.width <= 0 || m.height <= 0 {
 		m.frame = ""
 		return
 	}
 	focused := m.panes[m.focus]
-	helpLines := strings.Split(m.helpView(helpKeys{pane: focused.KeyMap(), global: m.keys, capturing: focused.Capturing()}), "\n")
+	helpLines := strings.Split(m.cachedHelp(helpKeys{pane: focused.KeyMap(), global: m.keys, capturing: focused.Capturing()}), "\n")
 	var banner []string
 	for _, l := range []string{m.notice, m.flash} {
 		if l != "" {
@@ -430,7 +511,10 @@ func (m *model) render() {
 		}
 	}
 	lines := make([]string, 0, m.height)
-	lines = append(lines, fit(m.tabs(m.width), m.width))
+	if f := fmt.Sprint(m.focus, m.width, m.stylesGen); f != m.tabsFor {
+		m.tabsLine, m.tabsFor = fit(m.tabs(m.width), m.width), f
+	}
+	lines = append(lines, m.tabsLine)
 	for _, l := range banner {
 		lines = append(lines, fit(l, m.width))
 	}
@@ -447,14 +531,23 @@ func (m *model) render() {
 		lines = lines[:m.height]
 	}
 	m.frame = strings.Join(lines, "\n")
+	if cp, ok := focused.(common.CursorPane); ok {
+		if c := cp.Cursor(); c != nil && c.Y >= 0 && c.Y < ch && c.X >= 0 {
+			// Into the frame: below the tab line and banners, and on the
+			// last cell when the input was cut at the window's edge.
+			c.Y += top
+			c.X = min(c.X, m.width-1)
+			m.cursor = c
+		}
+	}
 }
 
 // fit truncates a line to w cells (ANSI-aware, by display width).
 func fit(s string, w int) string {
-	if ansi.StringWidth(s) <= w {
+	if common.Width(s) <= w {
 		return s
 	}
-	return ansi.Truncate(s, w, "…")
+	return common.Truncate(s, w, "…")
 }
 
 // tabs is the title and one tab per pane, the focused one in brackets so it
@@ -478,11 +571,11 @@ func (m *model) tabs(width int) string {
 	tabs := full.String()
 	if m.title != "" {
 		title := m.st.Title.Render(m.title) + " "
-		if ansi.StringWidth(title)+ansi.StringWidth(tabs) <= width {
+		if common.Width(title)+common.Width(tabs) <= width {
 			return title + tabs
 		}
 	}
-	if ansi.StringWidth(tabs) <= width {
+	if common.Width(tabs) <= width {
 		return tabs
 	}
 	return m.st.TabOn.Render(compact.String())

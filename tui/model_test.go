@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
@@ -106,7 +106,7 @@ func TestRoutingDataAndSize(t *testing.T) {
 
 func TestBanner(t *testing.T) {
 	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
-	if strings.Contains(m.View(), "unavailable") {
+	if strings.Contains(screen(m), "unavailable") {
 		t.Fatal("banner shown before any SourceStatus")
 	}
 	down := probes.SourceStatus{
@@ -115,7 +115,7 @@ func TestBanner(t *testing.T) {
 		NextRetry: peerstest.Now().Add(4200 * time.Millisecond),
 	}
 	m, _ = step(t, m, down)
-	lines := strings.Split(m.View(), "\n")
+	lines := strings.Split(screen(m), "\n")
 	// The banner wraps (never cuts) so the advice at its end is readable.
 	want := []string{
 		"tailscaled unavailable (retrying in 5s): failed to connect to local tailscaled; it doesn't appear to",
@@ -127,21 +127,21 @@ func TestBanner(t *testing.T) {
 	if len(lines) != 30 {
 		t.Errorf("with banner: %d lines, want 30", len(lines))
 	}
-	if !strings.Contains(m.View(), "cores3") {
+	if !strings.Contains(screen(m), "cores3") {
 		t.Error("last snapshot not visible while the source is down")
 	}
 	m.width = 200
-	m.help.Width = 200
+	m.help.SetWidth(200)
 	m.render()
-	if got := strings.Split(m.View(), "\n")[1]; !strings.HasSuffix(got, "(sudo systemctl start tailscaled) · showing data from 05:21:03") {
+	if got := strings.Split(screen(m), "\n")[1]; !strings.HasSuffix(got, "(sudo systemctl start tailscaled) · showing data from 05:21:03") {
 		t.Errorf("banner at 200 columns lacks countdown and data time: %q", got)
 	}
 
 	m, _ = step(t, m, probes.SourceStatus{Up: true})
-	if strings.Contains(m.View(), "unavailable") {
+	if strings.Contains(screen(m), "unavailable") {
 		t.Error("banner still shown after Up: true")
 	}
-	if !strings.Contains(m.View(), "cores3") {
+	if !strings.Contains(screen(m), "cores3") {
 		t.Error("peers gone after the source came back")
 	}
 }
@@ -166,18 +166,18 @@ func TestFitsSmallScreens(t *testing.T) {
 	for _, size := range []struct{ w, h int }{{80, 24}, {100, 30}, {60, 12}, {200, 50}, {20, 5}} {
 		name := fmt.Sprintf("%dx%d", size.w, size.h)
 		m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: size.w, Height: size.h}, peerstest.Linked(peerstest.Many(300)))
-		checkScreen(t, name+" peers", m.View(), size.w, size.h)
+		checkScreen(t, name+" peers", screen(m), size.w, size.h)
 		m, _ = step(t, m, keyMsg("enter"))
 		if m.Focused() != peers.DetailTitle {
 			t.Fatalf("%s: enter focused %q, want %q", name, m.Focused(), peers.DetailTitle)
 		}
-		checkScreen(t, name+" detail", m.View(), size.w, size.h)
+		checkScreen(t, name+" detail", screen(m), size.w, size.h)
 		m, _ = step(t, m, keyMsg("?"), down)
-		checkScreen(t, name+" detail+help+banner", m.View(), size.w, size.h)
+		checkScreen(t, name+" detail+help+banner", screen(m), size.w, size.h)
 		m, _ = step(t, m, keyMsg("1"), keyMsg("/"))
-		checkScreen(t, name+" peers+filter", m.View(), size.w, size.h)
+		checkScreen(t, name+" peers+filter", screen(m), size.w, size.h)
 		m, _ = step(t, m, keyMsg("esc"), keyMsg("3"))
-		checkScreen(t, name+" device", m.View(), size.w, size.h)
+		checkScreen(t, name+" device", screen(m), size.w, size.h)
 	}
 }
 
@@ -185,10 +185,10 @@ func TestResizeKeepsWithinBounds(t *testing.T) {
 	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 200, Height: 50}, peerstest.Linked(peerstest.Snapshot()))
 	for _, s := range []tea.WindowSizeMsg{{Width: 80, Height: 24}, {Width: 120, Height: 40}, {Width: 80, Height: 24}, {Width: 81, Height: 24}, {Width: 80, Height: 24}} {
 		m, _ = step(t, m, s)
-		checkScreen(t, fmt.Sprintf("resized to %dx%d", s.Width, s.Height), m.View(), s.Width, s.Height)
+		checkScreen(t, fmt.Sprintf("resized to %dx%d", s.Width, s.Height), screen(m), s.Width, s.Height)
 		// The table is laid out for the new width: its header ends in
 		// "reason" padded to exactly the width.
-		if hdr := strings.Split(m.View(), "\n")[2]; ansi.StringWidth(hdr) != s.Width {
+		if hdr := strings.Split(screen(m), "\n")[2]; ansi.StringWidth(hdr) != s.Width {
 			t.Errorf("at %dx%d the table header is %d wide: %q", s.Width, s.Height, ansi.StringWidth(hdr), hdr)
 		}
 	}
@@ -219,8 +219,8 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 	if m.Focused() != peers.DetailTitle {
 		t.Fatalf("enter: focused %q, want Detail", m.Focused())
 	}
-	if !strings.Contains(m.View(), "build-box  windows") {
-		t.Errorf("detail does not show build-box:\n%s", m.View())
+	if !strings.Contains(screen(m), "build-box  windows") {
+		t.Errorf("detail does not show build-box:\n%s", screen(m))
 	}
 	m, _ = step(t, m, keyMsg("p"))
 	// Running: a second p must not start another run.
@@ -232,7 +232,7 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 		probes.PingResult{PeerID: "nBUILD", Kind: probes.PingDISCO, Try: 3, Via: "DERP(nyc)", Path: probes.PathDERP, Latency: 42 * time.Millisecond},
 		probes.PingResult{PeerID: "nBUILD", Kind: probes.PingDISCO, Try: 4, Via: "203.0.113.7:41641", Path: probes.PathDirect, Latency: 3 * time.Millisecond, Done: true},
 	)
-	v := m.View()
+	v := screen(m)
 	for _, want := range []string{"ping 3/10 via DERP(nyc) 42ms ", "direct 203.0.113.7:41641 in 3.0ms"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("detail lacks %q:\n%s", want, v)
@@ -250,13 +250,13 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 
 func TestDataIsCoalesced(t *testing.T) {
 	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30})
-	before := m.View()
+	before := screen(m)
 	nm, cmd := m.Update(peerstest.Linked(peerstest.Snapshot()))
 	m = nm.(Model)
 	if cmd == nil {
 		t.Fatal("data message scheduled no frame")
 	}
-	if m.View() != before {
+	if screen(m) != before {
 		t.Error("frame rebuilt on a data message; want it deferred to the frame tick")
 	}
 	type flood struct{}
@@ -268,7 +268,7 @@ func TestDataIsCoalesced(t *testing.T) {
 		}
 	}
 	nm, _ = m.Update(frameMsg{})
-	if !strings.Contains(nm.View(), "cores3") {
+	if !strings.Contains(screen(nm), "cores3") {
 		t.Error("frame tick did not draw the snapshot")
 	}
 }
@@ -280,7 +280,7 @@ func TestTabsFitNarrow(t *testing.T) {
 	opts.Title = "tailpath demo (lab tailnet on 127.0.0.1)"
 	for _, w := range []int{80, 100, 140} {
 		m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: w, Height: 24})
-		tabs := strings.Split(m.View(), "\n")[0]
+		tabs := strings.Split(screen(m), "\n")[0]
 		for _, want := range []string{"1 Peers", "2 Detail", "3 Device", "4 Log", "5 Tuning"} {
 			if !strings.Contains(tabs, want) {
 				t.Errorf("width %d: tab bar %q lacks %q", w, tabs, want)
@@ -304,27 +304,27 @@ func TestSaveKeyAndNotice(t *testing.T) {
 		return func() tea.Msg { return SavedMsg{Path: "/tmp/tailpath-snapshot-x.json"} }
 	}
 	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
-	if v := m.View(); !strings.Contains(v, "snapshot taken 2026-11-30 12:00:00Z · read-only") {
+	if v := screen(m); !strings.Contains(v, "snapshot taken 2026-11-30 12:00:00Z · read-only") {
 		t.Errorf("notice missing:\n%s", v)
 	}
 	m, _ = step(t, m, keyMsg("S"))
 	if saves != 1 {
 		t.Fatalf("Save called %d times", saves)
 	}
-	if v := m.View(); !strings.Contains(v, "snapshot saved to /tmp/tailpath-snapshot-x.json") {
+	if v := screen(m); !strings.Contains(v, "snapshot saved to /tmp/tailpath-snapshot-x.json") {
 		t.Errorf("save outcome missing:\n%s", v)
 	}
 	m, _ = step(t, m, SavedMsg{Err: errors.New("disk full\x1b[2J")})
-	if v := m.View(); !strings.Contains(v, "saving the snapshot failed: disk full") || strings.Contains(v, "\x1b[2J") {
+	if v := screen(m); !strings.Contains(v, "saving the snapshot failed: disk full") || strings.Contains(v, "\x1b[2J") {
 		t.Errorf("save failure shown wrongly:\n%q", v)
 	}
 	m, _ = step(t, m, keyMsg("?"))
-	if !strings.Contains(m.View(), "save snapshot") {
+	if !strings.Contains(screen(m), "save snapshot") {
 		t.Error("full help does not offer S")
 	}
 
 	plain, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, keyMsg("S"), keyMsg("?"))
-	if strings.Contains(plain.View(), "save snapshot") || strings.Contains(plain.View(), "saving") {
-		t.Errorf("S without Save:\n%s", plain.View())
+	if strings.Contains(screen(plain), "save snapshot") || strings.Contains(screen(plain), "saving") {
+		t.Errorf("S without Save:\n%s", screen(plain))
 	}
 }

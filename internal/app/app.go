@@ -19,7 +19,7 @@ import (
 	"io"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
@@ -95,7 +95,7 @@ func (d *Dashboard) Panes() ([]common.Pane, Sources) {
 	var panes []common.Pane
 	var srcs Sources
 	if src := d.Device; src != nil {
-		st := common.TerminalStyles() // NO_COLOR: Log search matches in reverse video
+		st := common.DefaultStyles() // the root sends the terminal's (common.StylesMsg)
 		dev := device.New(st, nil)
 		lp := logpane.New(st, LogKeep)
 		if src.Link != nil {
@@ -159,7 +159,13 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		if err := CheckTTY(); err != nil {
 			return err
 		}
-		input = tea.WithInputTTY()
+		in, out, err := tea.OpenTTY()
+		if err != nil {
+			return terminalError{fmt.Sprintf("%v (%v)", ErrNoTerminal, err)}
+		}
+		defer in.Close()
+		defer out.Close()
+		input = tea.WithInput(in)
 	} else {
 		if err := NeedTerminal(stdin); err != nil {
 			return err
@@ -212,18 +218,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		}
 	}
 	model := tui.New(opts)
-	p := tea.NewProgram(model,
-		tea.WithAltScreen(),
-		tea.WithContext(ctx),
-		// SIGINT and SIGTERM end ctx (main's signal.NotifyContext), which
-		// ends the program. Bubble Tea's own handler would race it: it
-		// blocks sending QuitMsg to a program ctx already stopped, and
-		// Run waits for it for ever, in the alternate screen.
-		tea.WithoutSignalHandler(),
-		input,
-		tea.WithOutput(stdout),
-		tea.WithFPS(FPS),
-	)
+	p := newProgram(ctx, model, input, stdout)
 
 	relayed := make(chan struct{})
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,11 +13,12 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/creack/pty"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui"
 )
@@ -117,13 +119,13 @@ type floodCount struct {
 
 func (m keyProbe) Init() tea.Cmd { return m.inner.Init() }
 
-func (m keyProbe) View() string { return m.inner.View() }
+func (m keyProbe) View() tea.View { return m.inner.View() }
 
 func (m keyProbe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	m.inner, cmd = m.inner.Update(msg)
 	switch msg := msg.(type) {
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		m.handled <- time.Now()
 	case devlink.Event:
 		m.mu.Lock()
@@ -185,7 +187,7 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 	}
 	r.p = tea.NewProgram(keyProbe{inner: root, handled: r.handled, mu: &r.mu, got: &r.got},
 		tea.WithContext(ctx), tea.WithInput(kr), tea.WithOutput(out),
-		tea.WithAltScreen(), tea.WithoutSignalHandler())
+		tea.WithoutSignalHandler(), tea.WithColorProfile(termcolor.Profile(termcolor.Auto, out, os.Environ())))
 	go func() {
 		_, err := r.p.Run()
 		r.done <- err

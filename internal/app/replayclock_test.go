@@ -9,25 +9,20 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tailpath/tailpath/probes/snapshot"
 	tuipkg "github.com/tailpath/tailpath/tui"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
 // TestReplayAgesFromSnapshotTime: the dashboard over a saved snapshot
 // counts every age from the time the snapshot was taken, and says so: the
 // fixture's handshake was 30 s before the snapshot, so Detail reads
 // "handshake 30s ago" however long ago the file was saved. Golden:
-// testdata/TestReplayAgesFromSnapshotTime.golden (-update), in the no-colour
-// profile.
+// testdata/TestReplayAgesFromSnapshotTime.golden (-update), unstyled.
 func TestReplayAgesFromSnapshotTime(t *testing.T) {
-	prof := lipgloss.ColorProfile()
-	lipgloss.SetColorProfile(termenv.Ascii)
-	defer lipgloss.SetColorProfile(prof)
 	b, err := os.ReadFile(filepath.Join("..", "..", "probes", "snapshot", "testdata", "both-hard-nat.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -44,14 +39,13 @@ func TestReplayAgesFromSnapshotTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &Dashboard{Title: "tailpath", Replay: f}
-	tm := teatest.NewTestModel(t, tuipkg.New(d.replayOptions(nil)), teatest.WithInitialTermSize(100, 60))
+	watched := tuitest.Watch(tuipkg.New(d.replayOptions(nil)))
+	tm := teatest.NewTestModel(t, watched, teatest.WithInitialTermSize(100, 60))
 	tm.Send(ls)
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
-	teatest.WaitFor(t, tm.Output(), func(out []byte) bool {
-		return bytes.Contains(out, []byte("handshake 30s ago"))
-	}, teatest.WithDuration(10*time.Second))
-	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
-	view := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).View()
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	watched.Wait(t, "handshake 30s ago", 10*time.Second)
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	view := tuitest.Unstyled(tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).View().Content)
 	for _, want := range []string{"snapshot taken 2026-11-30 12:00:00Z · ages as of then", "handshake 30s ago"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("view lacks %q:\n%s", want, view)

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
@@ -84,8 +84,7 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 	if err != nil {
 		return err
 	}
-	// Signals end ctx, which ends the program (see Run).
-	p := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithoutSignalHandler(), input, tea.WithOutput(stdout), tea.WithFPS(FPS))
+	p := newProgram(ctx, model, input, stdout)
 	go func() {
 		for _, m := range msgs {
 			p.Send(m)

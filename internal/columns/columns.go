@@ -1,14 +1,15 @@
 // Package columns is tailpath's one column writer for plain-text tables
-// (`tailpath status`, the Tuning pane's tables): lipgloss/table without
+// (`tailpath status`, the Tuning pane's tables): Lip Gloss's table without
 // borders, so cells are measured by display width (wide runes, escape
-// sequences) the way the terminal draws them.
+// sequences) the way the terminal draws them. It adds no style, so piped
+// output holds no escape sequence of its own.
 package columns
 
 import (
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
+	"charm.land/lipgloss/v2"
+	"charm.land/lipgloss/v2/table"
 )
 
 // Gap is the blank cells between two columns.
@@ -27,8 +28,8 @@ func Lines(rows [][]string, indent string) []string {
 		ncols = max(ncols, len(r))
 	}
 	// lipgloss/table sizes by the first row: give every row every column.
-	// The first row goes in as the header (v1.1.0 cuts the last line of a
-	// table without one).
+	// The first row goes in as the header (Lip Gloss v1.1.0 cut the last
+	// line of a table without one; v2 does not, and a header costs nothing).
 	full := make([][]string, len(rows))
 	for i, r := range rows {
 		full[i] = append(r[:len(r):len(r)], make([]string, ncols-len(r))...)

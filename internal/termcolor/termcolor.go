@@ -1,15 +1,20 @@
 // Package termcolor decides, in one place, whether tailpath writes colour:
 // from a --color mode, the NO_COLOR and CLICOLOR_FORCE conventions
 // (https://no-color.org, https://bixense.com/clicolors) and whether the
-// output is a terminal. The dashboard's styles follow the same rules
-// (lipgloss reads them through termenv's EnvColorProfile); headless
-// commands ask here.
+// output is a terminal. Headless commands ask Enabled; the dashboard runs
+// with Profile's colour profile (tea.WithColorProfile), so both follow the
+// same rules. (Lip Gloss v2 has no global renderer: styles render full
+// colour and the writer's profile brings it down. colorprofile.Detect's
+// own rules differ from these: it ignores CLICOLOR=0, lets CLICOLOR_FORCE
+// beat NO_COLOR on a pipe and reads NO_COLOR=yes as unset.)
 package termcolor
 
 import (
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 )
 
@@ -67,11 +72,59 @@ func Enabled(mode Mode, out any) bool {
 	return decide(mode, IsTerminal(out), os.Getenv)
 }
 
+// Profile is the colour profile for a screen written to out under mode and
+// env (os.Environ's form): the terminal's own profile (colorprofile.Detect
+// from TERM, COLORTERM, terminfo and tmux) when Enabled's rules give
+// colour, at least 16 colours when colour is forced (always,
+// CLICOLOR_FORCE); without colour, colorprofile.ASCII on a terminal that is
+// not TERM=dumb (bold, reverse video and underline still show, which
+// no-color.org allows: a search match and the selected row stay visible)
+// and colorprofile.NoTTY otherwise (no escape sequence at all).
+func Profile(mode Mode, out any, env []string) colorprofile.Profile {
+	getenv := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	// What the terminal can show, the conventions left out.
+	var bare []string
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != "NO_COLOR" && k != "CLICOLOR" && k != "CLICOLOR_FORCE" {
+			bare = append(bare, kv)
+		}
+	}
+	tty := IsTerminal(out)
+	can := colorprofile.NoTTY // TERM=dumb or unset, or not a terminal
+	if tty {
+		can = colorprofile.Detect(out.(*os.File), bare)
+	}
+	switch {
+	case !decide(mode, tty, getenv):
+		if can > colorprofile.NoTTY {
+			return colorprofile.ASCII
+		}
+		return colorprofile.NoTTY
+	case mode == Always || forced(getenv):
+		return max(can, colorprofile.ANSI, colorprofile.Env(bare))
+	}
+	return can
+}
+
+// forced reports CLICOLOR_FORCE: set, and not "0".
+func forced(getenv func(string) string) bool {
+	f := getenv("CLICOLOR_FORCE")
+	return f != "" && f != "0"
+}
+
 // decide is Enabled with the terminal test and the environment given. In
 // Auto mode: NO_COLOR (any non-empty value) turns colour off, whatever else
 // is set; else CLICOLOR_FORCE (non-empty, not "0") turns it on; else
 // CLICOLOR=0 turns it off; else a terminal gets colour. These are
-// termenv's rules, so headless output and the dashboard agree.
+// termenv's rules (which Lip Gloss v1 applied to the dashboard); Profile
+// gives the dashboard the same answer.
 func decide(mode Mode, tty bool, getenv func(string) string) bool {
 	switch mode {
 	case Always:
@@ -82,7 +135,7 @@ func decide(mode Mode, tty bool, getenv func(string) string) bool {
 	if getenv("NO_COLOR") != "" {
 		return false
 	}
-	if f := getenv("CLICOLOR_FORCE"); f != "" && f != "0" {
+	if forced(getenv) {
 		return true
 	}
 	if getenv("CLICOLOR") == "0" {

@@ -2,9 +2,11 @@ package termcolor
 
 import (
 	"io"
+	"os"
 	"testing"
 
-	"github.com/muesli/termenv"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/creack/pty"
 )
 
 func TestDecide(t *testing.T) {
@@ -48,35 +50,80 @@ func TestParseMode(t *testing.T) {
 	}
 }
 
-// mapEnv is an environment for termenv.
-type mapEnv map[string]string
-
-func (m mapEnv) Environ() []string {
-	var out []string
-	for k, v := range m {
-		out = append(out, k+"="+v)
+// TestProfile: the dashboard's colour profile says colour exactly when
+// decide does, for every mix of NO_COLOR, CLICOLOR and CLICOLOR_FORCE on
+// a terminal (a pty) and on a pipe; without colour a terminal keeps text
+// attributes (ASCII) unless it is TERM=dumb, and a pipe gets none.
+func TestProfile(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty here: %v", err)
 	}
-	return out
-}
-func (m mapEnv) Getenv(k string) string { return m[k] }
+	defer ptmx.Close()
+	defer tty.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
 
-// TestAgreesWithTermenv: the dashboard's colours are decided by lipgloss
-// through termenv's EnvColorProfile; decide must say the same for every
-// mix of NO_COLOR, CLICOLOR and CLICOLOR_FORCE, on a terminal or not.
-func TestAgreesWithTermenv(t *testing.T) {
-	vals := map[string][]string{"NO_COLOR": {"", "1"}, "CLICOLOR": {"", "0", "1"}, "CLICOLOR_FORCE": {"", "0", "1"}}
-	for _, tty := range []bool{false, true} {
-		for _, nc := range vals["NO_COLOR"] {
-			for _, cc := range vals["CLICOLOR"] {
-				for _, cf := range vals["CLICOLOR_FORCE"] {
-					env := mapEnv{"TERM": "xterm-256color", "NO_COLOR": nc, "CLICOLOR": cc, "CLICOLOR_FORCE": cf}
-					out := termenv.NewOutput(io.Discard, termenv.WithEnvironment(env), termenv.WithTTY(tty))
-					want := out.EnvColorProfile() != termenv.Ascii
-					if got := decide(Auto, tty, env.Getenv); got != want {
-						t.Errorf("tty=%v NO_COLOR=%q CLICOLOR=%q CLICOLOR_FORCE=%q: decide %v, termenv %v", tty, nc, cc, cf, got, want)
+	vals := map[string][]string{"NO_COLOR": {"", "1", "yes"}, "CLICOLOR": {"", "0", "1"}, "CLICOLOR_FORCE": {"", "0", "1"}}
+	for _, out := range []*os.File{tty, w} {
+		isTTY := out == tty
+		for _, term := range []string{"xterm-256color", "dumb"} {
+			for _, nc := range vals["NO_COLOR"] {
+				for _, cc := range vals["CLICOLOR"] {
+					for _, cf := range vals["CLICOLOR_FORCE"] {
+						env := map[string]string{"TERM": term, "NO_COLOR": nc, "CLICOLOR": cc, "CLICOLOR_FORCE": cf}
+						var environ []string
+						for k, v := range env {
+							if v != "" {
+								environ = append(environ, k+"="+v)
+							}
+						}
+						getenv := func(k string) string { return env[k] }
+						got := Profile(Auto, out, environ)
+						colour := decide(Auto, isTTY, getenv)
+						want := "colour"
+						switch {
+						case colour && term == "dumb" && !forced(getenv):
+							want = "nothing" // a dumb terminal shows no escapes
+						case colour:
+						case isTTY && term != "dumb":
+							want = "attributes"
+						default:
+							want = "nothing"
+						}
+						var have string
+						switch {
+						case got >= colorprofile.ANSI:
+							have = "colour"
+						case got == colorprofile.ASCII:
+							have = "attributes"
+						default:
+							have = "nothing"
+						}
+						if have != want {
+							t.Errorf("tty=%v %v: profile %v (%s), want %s", isTTY, env, got, have, want)
+						}
 					}
 				}
 			}
 		}
+	}
+	// The modes: always colours a pipe (16 colours at least), never keeps
+	// a terminal's attributes only.
+	if p := Profile(Always, w, []string{"TERM=dumb", "NO_COLOR=1"}); p < colorprofile.ANSI {
+		t.Errorf("always on a pipe: %v", p)
+	}
+	if p := Profile(Always, w, []string{"TERM=xterm-256color"}); p != colorprofile.ANSI256 {
+		t.Errorf("always on a pipe, TERM=xterm-256color: %v, want ANSI256", p)
+	}
+	if p := Profile(Never, tty, []string{"TERM=xterm-256color", "CLICOLOR_FORCE=1"}); p != colorprofile.ASCII {
+		t.Errorf("never on a terminal: %v, want ASCII", p)
+	}
+	if p := Profile(Auto, io.Discard, []string{"TERM=xterm-256color"}); p != colorprofile.NoTTY {
+		t.Errorf("auto to a writer that is no file: %v, want NoTTY", p)
 	}
 }

@@ -2,8 +2,6 @@ package common
 
 import (
 	"strings"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // Part is one piece of a status line.
@@ -33,7 +31,7 @@ func FitParts(parts []Part, sep string, width int) string {
 	}
 	for {
 		line := join()
-		if ansi.StringWidth(line) <= width {
+		if Width(line) <= width {
 			return line
 		}
 		worst := -1
@@ -43,7 +41,7 @@ func FitParts(parts []Part, sep string, width int) string {
 			}
 		}
 		if worst < 0 {
-			return ansi.Truncate(line, width, "…")
+			return Truncate(line, width, "…")
 		}
 		if ps[worst].Short != "" {
 			ps[worst].Text, ps[worst].Short = ps[worst].Short, ""

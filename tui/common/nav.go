@@ -3,10 +3,9 @@ package common
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/viewport"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
 )
 
 // Nav are the moving and scrolling bindings every pane shares, so a key
@@ -54,7 +53,7 @@ const Far = 1 << 30
 // Step is how far a navigation key moves a pane that keeps its own cursor
 // or offset (Peers, Log): ±1 a line, ±page, ±Far to an end; ok is false
 // for other keys.
-func (n Nav) Step(k tea.KeyMsg, page int) (step int, ok bool) {
+func (n Nav) Step(k tea.KeyPressMsg, page int) (step int, ok bool) {
 	switch {
 	case key.Matches(k, n.Up):
 		return -1, true
@@ -74,7 +73,7 @@ func (n Nav) Step(k tea.KeyMsg, page int) (step int, ok bool) {
 
 // Scroll applies k to vp when it is a navigation key and reports whether
 // it was: a line, a page, or the top or bottom of the content.
-func (n Nav) Scroll(vp *viewport.Model, k tea.KeyMsg) bool {
+func (n Nav) Scroll(vp *viewport.Model, k tea.KeyPressMsg) bool {
 	switch {
 	case key.Matches(k, n.Up):
 		vp.ScrollUp(1)
@@ -97,7 +96,7 @@ func (n Nav) Scroll(vp *viewport.Model, k tea.KeyMsg) bool {
 // NewViewport returns an empty viewport for a text pane: no key map of its
 // own (Nav.Scroll drives it) and no mouse.
 func NewViewport() viewport.Model {
-	vp := viewport.New(0, 0)
+	vp := viewport.New()
 	vp.KeyMap = viewport.KeyMap{}
 	vp.MouseWheelEnabled = false
 	return vp
@@ -114,8 +113,43 @@ func Refresh(vp *viewport.Model, stale *bool, render func() []string, width, hei
 	*stale = false
 	lines := WrapLines(render(), width)
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, width, "…")
+		lines[i] = Truncate(l, width, "…")
 	}
-	vp.Width, vp.Height = width, height
+	vp.SetWidth(width)
+	vp.SetHeight(height)
 	vp.SetContent(strings.Join(lines, "\n"))
+}
+
+// ViewportView is vp.View() for the viewports Refresh fills (no style,
+// gutter, wrapping or horizontal offset; no line wider than vp): the lines
+// from vp's offset, each padded to its width, then blank lines down to its
+// height. It draws them without Lip Gloss, whose width measuring (x/ansi
+// v0.11.9 splits every character into grapheme clusters) made a Detail,
+// Device or Tuning frame twice as slow as under v1 (docs/perf.md).
+// TestViewportView holds it to vp.View().
+func ViewportView(vp *viewport.Model) string {
+	w, h := vp.Width(), vp.Height()
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	var lines []string
+	if c := vp.GetContent(); c != "" {
+		lines = strings.Split(c, "\n")
+	}
+	top := min(max(vp.YOffset(), 0), len(lines))
+	lines = lines[top:min(top+h, len(lines))]
+	var b strings.Builder
+	blank := strings.Repeat(" ", w)
+	for i := 0; i < h; i++ {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if i >= len(lines) {
+			b.WriteString(blank)
+			continue
+		}
+		b.WriteString(lines[i])
+		b.WriteString(blank[:max(w-Width(lines[i]), 0)])
+	}
+	return b.String()
 }

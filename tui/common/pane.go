@@ -4,8 +4,8 @@
 package common
 
 import (
-	"github.com/charmbracelet/bubbles/help"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
 )
 
 // Pane is the contract between the root model and every pane.
@@ -31,6 +31,15 @@ type Pane interface {
 	// Capturing reports that the pane has an input or prompt open (filter,
 	// search, confirm dialog) and wants every key, including global ones.
 	Capturing() bool
+}
+
+// CursorPane is a pane that shows the terminal's cursor while it captures
+// keys (a filter or search line): Cursor is where, relative to the content
+// area given by SetSize, or nil for none. The root puts it in its tea.View,
+// so the terminal draws a real cursor rather than a reverse-video cell.
+type CursorPane interface {
+	Pane
+	Cursor() *tea.Cursor
 }
 
 // FocusMsg tells a pane it gained (true) or lost (false) focus.

@@ -18,7 +18,7 @@ func WrapLines(lines []string, width int) []string {
 	}
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
-		if ansi.StringWidth(l) <= width {
+		if Width(l) <= width {
 			out = append(out, l)
 			continue
 		}
@@ -48,7 +48,7 @@ const (
 // no-break spaces of its own). A word wider than a line is broken, as the
 // last resort. Lines are joined by "\n".
 func WrapText(s string, width int) string {
-	if width <= 0 || ansi.StringWidth(s) <= width {
+	if width <= 0 || Width(s) <= width {
 		return s
 	}
 	if strings.Contains(s, keepHyphen) {
@@ -69,7 +69,7 @@ func WrapText(s string, width int) string {
 		}
 		span := rest[i : i+j+2]
 		b.WriteString(rest[:i])
-		if ansi.StringWidth(span) <= width && !strings.Contains(s, keepSpace) {
+		if Width(span) <= width && !strings.Contains(s, keepSpace) {
 			span = strings.ReplaceAll(span, " ", keepSpace)
 		}
 		b.WriteString(span)

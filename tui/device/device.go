@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/viewport"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
@@ -131,11 +131,13 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	case common.PeerSelectedMsg:
 		p.selected = m.Peer
 		p.dirty = true
+	case common.StylesMsg:
+		p.st, p.dirty = m.Styles, true
 	case *link.Snapshot:
 		if id := m.BoardID(); id != p.boardID {
 			p.boardID, p.dirty = id, true
 		}
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
 		switch {
 		case p.keys.Scroll(&p.vp, m):
@@ -159,7 +161,7 @@ func (p *Pane) View() string {
 		return ""
 	}
 	common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
-	return p.vp.View()
+	return common.ViewportView(&p.vp)
 }
 
 func (p *Pane) render() []string {

@@ -8,22 +8,16 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
-
-func TestMain(m *testing.M) {
-	lipgloss.SetColorProfile(termenv.Ascii)
-	os.Exit(m.Run())
-}
 
 var at = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 
@@ -58,12 +52,12 @@ func event(text string, up bool) devlink.Event {
 func TestDevicePaneUpdate(t *testing.T) {
 	p := New(common.DefaultStyles(), func() time.Time { return at })
 	p.SetSize(140, 30)
-	if v := p.View(); !strings.Contains(v, "no board yet") {
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "no board yet") {
 		t.Errorf("empty pane:\n%s", v)
 	}
 	ev0 := event(boardLog, true)
 	p.Update(ev0)
-	v := p.View()
+	v := tuitest.Unstyled(p.View())
 	for _, want := range []string{
 		"link up /dev/ttyACM0  cores3 100.64.0.9",
 		"last reset software CPU reset (panic or esp_restart) · RTC_SW_CPU_RST 0xc · firmware says poweron",
@@ -87,7 +81,7 @@ func TestDevicePaneUpdate(t *testing.T) {
 	}
 	// Selecting the board's own node, or one of its peers, in Peers marks it.
 	p.Update(common.PeerSelectedMsg{Peer: probes.Peer{Name: "nas", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")}}})
-	if v = p.View(); !strings.Contains(v, "handshake via DERP region 1 · 1m ago  ◀ nas") {
+	if v = tuitest.Unstyled(p.View()); !strings.Contains(v, "handshake via DERP region 1 · 1m ago  ◀ nas") {
 		t.Errorf("selected peer not marked:\n%s", v)
 	}
 	// The board's own node, as the linker matched it.
@@ -96,14 +90,14 @@ func TestDevicePaneUpdate(t *testing.T) {
 	linker.SetDevice(&ev0.State)
 	p.Update(linker.SetSnapshot(&probes.Snapshot{Peers: []probes.Peer{board}}))
 	p.Update(common.PeerSelectedMsg{Peer: board})
-	if v = p.View(); !strings.Contains(v, "cores3 100.64.0.9  selected in Peers") {
+	if v = tuitest.Unstyled(p.View()); !strings.Contains(v, "cores3 100.64.0.9  selected in Peers") {
 		t.Errorf("board not marked as selected:\n%s", v)
 	}
 	// A full probe table raises the alarm in words.
 	ev := event(boardLog+"@TP1 D seq=46 up=50000 pu=64 pcap=64 pdrop=9 *00000000\r\n", false)
 	ev.State.ProbesUsed, ev.State.ProbesCap = 64, 64
 	p.Update(ev)
-	v = p.View()
+	v = tuitest.Unstyled(p.View())
 	if !strings.Contains(v, "FULL: new pings are dropped") || !strings.Contains(v, "link down") {
 		t.Errorf("full table / link down not shown:\n%s", v)
 	}
@@ -118,22 +112,22 @@ func (h host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		h.p.SetSize(m.Width, m.Height)
 		return h, nil
-	case tea.KeyMsg:
-		if m.Type == tea.KeyCtrlC {
+	case tea.KeyPressMsg:
+		if m.String() == "ctrl+c" {
 			return h, tea.Quit
 		}
 	}
 	return h, h.p.Update(msg)
 }
-func (h host) View() string { return h.p.View() }
+func (h host) View() tea.View { return tea.NewView(h.p.View()) }
 
 func TestDeviceGolden(t *testing.T) {
 	p := New(common.DefaultStyles(), func() time.Time { return at })
 	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(100, 26))
 	tm.Send(event(boardLog, true))
-	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
-	teatest.RequireEqualOutput(t, []byte(final.View()))
+	teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 }
 
 // TestDevicePaneELFMismatch: the pane says when --elf is not the board's firmware.
@@ -142,12 +136,12 @@ func TestDevicePaneELFMismatch(t *testing.T) {
 	p.SetSize(160, 30)
 	ev := event(boardLog, true)
 	p.Update(ev)
-	if v := p.View(); strings.Contains(v, "not the --elf file") {
+	if v := tuitest.Unstyled(p.View()); strings.Contains(v, "not the --elf file") {
 		t.Errorf("mismatch shown without one:\n%s", v)
 	}
 	ev.State.BoardELFSHA, ev.State.ELFMismatch = "0f1e2d3c4b5a6978", true
 	p.Update(ev)
-	if v := p.View(); !strings.Contains(v, "the board runs firmware with ELF SHA256 0f1e2d3c4b5a6978…, not the --elf file: decoded backtraces may be wrong") {
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "the board runs firmware with ELF SHA256 0f1e2d3c4b5a6978…, not the --elf file: decoded backtraces may be wrong") {
 		t.Errorf("no mismatch warning:\n%s", v)
 	}
 }
@@ -162,7 +156,7 @@ func TestDevicePaneAgesWhileSilent(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("no tick started by the first event")
 	}
-	if v := p.View(); !strings.Contains(v, "LoadProhibited on core 0 · 1m ago") {
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "LoadProhibited on core 0 · 1m ago") {
 		t.Fatalf("crash age:\n%s", v)
 	}
 	if p.Update(event(boardLog, true)) != nil {
@@ -176,7 +170,7 @@ func TestDevicePaneAgesWhileSilent(t *testing.T) {
 	if p.Update(msg) == nil {
 		t.Error("tick not re-armed")
 	}
-	if v := p.View(); !strings.Contains(v, "LoadProhibited on core 0 · 2m ago") || !strings.Contains(v, "handshake via DERP region 1 · 2m ago") {
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "LoadProhibited on core 0 · 2m ago") || !strings.Contains(v, "handshake via DERP region 1 · 2m ago") {
 		t.Errorf("ages not refreshed by the tick:\n%s", v)
 	}
 	other := New(common.DefaultStyles(), nil)
@@ -192,12 +186,12 @@ func TestDevicePaneH2Stalled(t *testing.T) {
 	p.SetSize(200, 30)
 	ev := event(boardLog, true)
 	p.Update(ev)
-	if v := p.View(); strings.Contains(v, "STALLED") {
+	if v := tuitest.Unstyled(p.View()); strings.Contains(v, "STALLED") {
 		t.Errorf("healthy window called stalled:\n%s", v)
 	}
 	ev.State.H2Received, ev.State.H2WindowReturned, ev.State.H2WindowOpen = 65535, 0, 0
 	p.Update(ev)
-	if v := trimLines(p.View()); !strings.Contains(v, "Control stream  STALLED: the server can send nothing more\n  HTTP/2 0 B open, 65535 B received, 0 B window credit returned") {
+	if v := trimLines(tuitest.Unstyled(p.View())); !strings.Contains(v, "Control stream  STALLED: the server can send nothing more\n  HTTP/2 0 B open, 65535 B received, 0 B window credit returned") {
 		t.Errorf("stalled window not flagged:\n%s", v)
 	}
 }
@@ -206,7 +200,7 @@ func TestDevicePaneH2Stalled(t *testing.T) {
 // (never inside Update), only when a live port was wired with SetReset; the
 // outcome shows from the link status.
 func TestDevicePaneResetKey(t *testing.T) {
-	R := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("R")}
+	R := tea.KeyPressMsg{Code: 'R', Text: "R"}
 	p := New(common.DefaultStyles(), func() time.Time { return at })
 	p.SetSize(100, 30)
 	if cmd := p.Update(R); cmd != nil {
@@ -220,16 +214,16 @@ func TestDevicePaneResetKey(t *testing.T) {
 	asked := 0
 	p.SetReset(func() bool { asked++; return true })
 	// No board on the port yet: R says so and asks nothing.
-	if cmd := p.Update(R); cmd != nil || !strings.Contains(p.View(), "no board connected") {
-		t.Fatalf("R with no board connected: command %v, pane:\n%s", cmd != nil, p.View())
+	if cmd := p.Update(R); cmd != nil || !strings.Contains(tuitest.Unstyled(p.View()), "no board connected") {
+		t.Fatalf("R with no board connected: command %v, pane:\n%s", cmd != nil, tuitest.Unstyled(p.View()))
 	}
 	p.Update(event("", false))
-	if cmd := p.Update(R); cmd != nil || !strings.Contains(p.View(), "no board connected") {
-		t.Fatalf("R with the link down: command %v, pane:\n%s", cmd != nil, p.View())
+	if cmd := p.Update(R); cmd != nil || !strings.Contains(tuitest.Unstyled(p.View()), "no board connected") {
+		t.Fatalf("R with the link down: command %v, pane:\n%s", cmd != nil, tuitest.Unstyled(p.View()))
 	}
 	p.Update(event("I (1) boot: up", true))
-	if strings.Contains(p.View(), "no board connected") {
-		t.Errorf("the notice outlived the board's arrival:\n%s", p.View())
+	if strings.Contains(tuitest.Unstyled(p.View()), "no board connected") {
+		t.Errorf("the notice outlived the board's arrival:\n%s", tuitest.Unstyled(p.View()))
 	}
 	cmd := p.Update(R)
 	if asked != 0 {
@@ -246,12 +240,12 @@ func TestDevicePaneResetKey(t *testing.T) {
 	ev := event("I (10) boot: hi", true)
 	ev.State.Link.ResetErr = errors.New("reset /dev/pts/3: the port has no modem lines; press the board's RST button instead")
 	p.Update(ev)
-	if v := p.View(); !strings.Contains(v, "reset failed:") || !strings.Contains(v, "RST button") {
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "reset failed:") || !strings.Contains(v, "RST button") {
 		t.Errorf("failed reset not shown:\n%s", v)
 	}
 	ev.State.Link.ResetErr, ev.State.Link.Reset, ev.State.Link.At = nil, true, at
 	p.Update(ev)
-	if v := p.View(); !strings.Contains(v, "reset by tailpath at "+at.Format("15:04:05")) {
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "reset by tailpath at "+at.Format("15:04:05")) {
 		t.Errorf("reset not shown:\n%s", v)
 	}
 }
@@ -268,7 +262,7 @@ func TestDevicePaneRelayDown(t *testing.T) {
 		"W (53660000) ml_derp: DERP down — retrying connect (backoff 8s)\r\n"+
 		"W (53661000) ml_disco: DISCO decrypt failed from peer 2\r\n"+
 		"D (53662000) wireguardif: sending initiation packet\r\n", true))
-	v := p.View()
+	v := tuitest.Unstyled(p.View())
 	for _, want := range []string{
 		"DERP relay  DOWN: nothing relayed reaches the board · was up earlier this boot, down 1m30s, 1 reconnect attempt",
 		"DISCO decrypt  1 packet failed: stale disco key",
@@ -279,7 +273,7 @@ func TestDevicePaneRelayDown(t *testing.T) {
 		}
 	}
 	p.Update(event("I (1) ml_derp: DERP status: connected=1 fd=54 rx=1 tx=1 loops=1\r\n", true))
-	if v := p.View(); !strings.Contains(v, "DERP relay  connected") {
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "DERP relay  connected") {
 		t.Errorf("relay back up not shown:\n%s", v)
 	}
 }
@@ -306,7 +300,7 @@ func TestDevicePaneRISCVCrash(t *testing.T) {
 			p := New(common.DefaultStyles(), func() time.Time { return at })
 			p.SetSize(200, 40)
 			p.Update(event(string(b), true))
-			v := p.View()
+			v := tuitest.Unstyled(p.View())
 			for _, want := range []string{"Last crash  Illegal instruction on core 0", tc.want} {
 				if !strings.Contains(v, want) {
 					t.Errorf("pane lacks %q:\n%s", want, v)
@@ -333,7 +327,7 @@ func TestDevicePaneShowsExtraFields(t *testing.T) {
 	p.SetSize(200, 40)
 	ev := event(boardLog, true)
 	p.Update(ev)
-	if v := p.View(); strings.Contains(v, "More telemetry") {
+	if v := tuitest.Unstyled(p.View()); strings.Contains(v, "More telemetry") {
 		t.Errorf("extra fields shown when there are none:\n%s", v)
 	}
 	ev.State.Extra = map[telemetry.Kind][]telemetry.Field{
@@ -343,7 +337,7 @@ func TestDevicePaneShowsExtraFields(t *testing.T) {
 	ev.State.Peers[2].Extra = []telemetry.Field{{Key: "mtu", Value: "1280"}}
 	ev.State.Fetches[0].Extra = []telemetry.Field{{Key: "retries", Value: "2"}}
 	p.Update(ev)
-	v := trimLines(p.View())
+	v := trimLines(tuitest.Unstyled(p.View()))
 	for _, want := range []string{
 		"More telemetry  S: temp=41 vbat=3712 · R: tls=1.3",
 		"handshake via DERP region 1 · 1m ago  mtu=1280",

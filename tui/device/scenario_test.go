@@ -12,6 +12,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/firmware"
 	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
 // scenarioEvent replays the bundled firmware scenario
@@ -55,14 +56,14 @@ func TestDevicePaneScenarioReboot(t *testing.T) {
 	p := New(common.DefaultStyles(), func() time.Time { return at })
 	p.SetSize(200, 60)
 	p.Update(scenarioEvent(t, scenarioLine(t, "restarting into the fixed firmware")))
-	v := p.View()
+	v := tuitest.Unstyled(p.View())
 	for _, want := range []string{"64/64 used, 55 dropped", "FULL", "boots seen 1", "boot 1 #3 420KiB"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("first boot: view lacks %q:\n%s", want, v)
 		}
 	}
 	p.Update(scenarioEvent(t, 0))
-	v = p.View()
+	v = tuitest.Unstyled(p.View())
 	for _, want := range []string{"4/64 used, 0 dropped", "boots seen 2", "boot 1 #3 420KiB", "boot 2 #1 420KiB", "boot 2 #3 420KiB"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("second boot: view lacks %q:\n%s", want, v)
@@ -85,7 +86,7 @@ func TestDevicePaneNarrowKeepsAlarms(t *testing.T) {
 			p := New(common.DefaultStyles(), func() time.Time { return at })
 			p.SetSize(size[0], size[1])
 			p.Update(ev)
-			v := p.View()
+			v := tuitest.Unstyled(p.View())
 			for _, want := range []string{
 				"DISCO probes  FULL: new pings are dropped",
 				"Control stream  STALLED: the server can send nothing more",
@@ -140,7 +141,7 @@ func TestDevicePaneWording(t *testing.T) {
 			p := New(common.DefaultStyles(), func() time.Time { return at })
 			p.SetSize(120, 40)
 			p.Update(ev)
-			v := p.View()
+			v := tuitest.Unstyled(p.View())
 			for _, w := range tc.want {
 				if !strings.Contains(v, w) {
 					t.Errorf("view lacks %q:\n%s", w, v)

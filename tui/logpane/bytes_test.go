@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
 // TestByteCap feeds the pane 2,000 lines of 64 KiB (128 MiB, tagged
@@ -47,7 +48,7 @@ func TestByteCap(t *testing.T) {
 	if grown > 2*MaxBytes {
 		t.Errorf("heap grew by %d MiB for a %d MiB cap", grown>>20, MaxBytes>>20)
 	}
-	status := p.View()[strings.LastIndex(p.View(), "\n")+1:]
+	status := tuitest.Unstyled(p.View())[strings.LastIndex(tuitest.Unstyled(p.View()), "\n")+1:]
 	if want := fmt.Sprintf("%d older dropped (32 MiB kept)", lines-len(p.entries)); !strings.Contains(status, "older dropped") {
 		t.Errorf("status line %q does not say %q", status, want)
 	}

@@ -9,13 +9,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/tui/common"
@@ -88,7 +85,7 @@ type keys struct {
 func newKeys() keys {
 	return keys{
 		Nav:    common.NewNav("scroll"),
-		Follow: key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "follow/pause")),
+		Follow: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "follow/pause")),
 		Filter: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter (tag:level)")),
 		FilterExample: key.NewBinding(key.WithKeys("f"),
 			key.WithHelp(" e.g.", "wifi:W *:I")),
@@ -118,6 +115,7 @@ func (k keys) FullHelp() [][]key.Binding {
 // shared common.Nav all the same.
 type Pane struct {
 	st            common.Styles
+	paint         painters // st's row styles
 	keys          keys
 	input         textinput.Model
 	typing        inputMode
@@ -161,10 +159,9 @@ func New(st common.Styles, keep int) *Pane {
 	if keep <= 0 {
 		keep = DefaultKeep
 	}
-	in := textinput.New()
-	in.Cursor.SetMode(cursor.CursorStatic)
+	in := common.NewInput(st)
 	in.CharLimit = 200
-	p := &Pane{st: st, keys: newKeys(), input: in, keep: keep, maxBytes: MaxBytes, follow: true, dirty: true}
+	p := &Pane{st: st, paint: newPainters(st), keys: newKeys(), input: in, keep: keep, maxBytes: MaxBytes, follow: true, dirty: true}
 	p.syncKeys()
 	return p
 }
@@ -212,7 +209,7 @@ func (p *Pane) sendCmd(b []byte) tea.Cmd {
 func (p *Pane) Title() string { return Title }
 
 // SetSize implements common.Pane.
-func (p *Pane) SetSize(w, h int) { p.width, p.height = w, h; p.input.Width = max(10, w-20) }
+func (p *Pane) SetSize(w, h int) { p.width, p.height = w, h; p.input.SetWidth(max(10, w-20)) }
 
 // KeyMap implements common.Pane.
 func (p *Pane) KeyMap() help.KeyMap { return p.keys }
@@ -246,10 +243,33 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.dirty = true
 		}
 		return nil
-	case tea.KeyMsg:
+	case common.StylesMsg:
+		p.st, p.paint = m.Styles, newPainters(m.Styles)
+		p.input.SetStyles(common.InputStyles(m.Styles))
+		return nil
+	case tea.KeyPressMsg:
 		return p.key(m)
+	case tea.PasteMsg:
+		if p.typing != noInput { // a paste is typing into the open input
+			var cmd tea.Cmd
+			p.input, cmd = p.input.Update(m)
+			return cmd
+		}
 	}
 	return nil
+}
+
+// Cursor implements common.CursorPane: the open input's cursor, on the
+// status line (the pane's last).
+func (p *Pane) Cursor() *tea.Cursor {
+	if p.typing == noInput || p.height <= 0 {
+		return nil
+	}
+	c := p.input.Cursor()
+	if c != nil {
+		c.Y = p.height - 1
+	}
+	return c
 }
 
 func (p *Pane) add(ev devlink.Event) {
@@ -325,7 +345,7 @@ func (e *entry) size() int {
 	return n
 }
 
-func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
+func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 	if p.typing == consoleInput {
 		switch {
 		case key.Matches(m, p.keys.Apply):
@@ -514,32 +534,46 @@ func (p *Pane) View() string {
 }
 
 func (p *Pane) render(r row) string {
-	text := ansi.Truncate(r.text, p.width, "…")
-	var s lipgloss.Style
+	text := common.Truncate(r.text, p.width, "…")
+	var s *common.Painter
 	switch {
 	case r.match:
-		return p.st.Mark(text) // reverse video, NO_COLOR too
+		s = &p.paint.mark // reverse video, NO_COLOR too
 	case r.kind == rowCrash:
-		s = p.st.Bad.Bold(true)
+		s = &p.paint.crash
 	case r.kind == rowDecoded:
-		s = p.st.Warn
+		s = &p.paint.warn
 	case r.level == devlink.LevelError:
-		s = p.st.Bad
+		s = &p.paint.bad
 	case r.level == devlink.LevelWarn:
-		s = p.st.Warn
+		s = &p.paint.warn
 	case r.level == devlink.LevelInfo:
-		s = p.st.Good
+		s = &p.paint.good
 	case r.level == devlink.LevelDebug || r.level == devlink.LevelVerbose:
-		s = p.st.Muted
+		s = &p.paint.muted
 	default:
 		return text
 	}
 	return s.Render(text)
 }
 
+// painters are the row styles of st, painted without Render's cost per row.
+type painters struct{ mark, crash, warn, bad, good, muted common.Painter }
+
+func newPainters(st common.Styles) painters {
+	return painters{
+		mark:  common.NewPainter(st.Selected), // Styles.Mark
+		crash: common.NewPainter(st.Bad.Bold(true)),
+		warn:  common.NewPainter(st.Warn),
+		bad:   common.NewPainter(st.Bad),
+		good:  common.NewPainter(st.Good),
+		muted: common.NewPainter(st.Muted),
+	}
+}
+
 func (p *Pane) status(total, top int) string {
 	if p.typing != noInput {
-		return ansi.Truncate(p.input.View(), p.width, "…")
+		return common.Truncate(p.input.View(), p.width, "…")
 	}
 	mode := "following"
 	if !p.follow {
@@ -565,14 +599,14 @@ func (p *Pane) status(total, top int) string {
 	if p.capped > 0 {
 		parts = append(parts, fmt.Sprintf("%d older dropped (%d MiB kept)", p.capped, p.maxBytes>>20))
 	}
-	s := p.st.Muted.Render(strings.Join(parts, " · "))
+	s := p.paint.muted.Render(strings.Join(parts, " · "))
 	if p.sendErr != "" {
 		s = p.st.Bad.Render("console: "+p.sendErr) + " " + s
 	}
 	if p.filterErr != "" {
 		s = p.st.Bad.Render(p.filterErr) + " " + s
 	}
-	return ansi.Truncate(s, p.width, "…")
+	return common.Truncate(s, p.width, "…")
 }
 
-var _ common.Pane = (*Pane)(nil)
+var _ common.CursorPane = (*Pane)(nil)

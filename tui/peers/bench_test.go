@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
@@ -51,7 +51,7 @@ func BenchmarkListKeyView(b *testing.B) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
 	l.Update(peerstest.Linked(peerstest.Many(1000)))
-	down, up := tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyUp}
+	down, up := tea.KeyPressMsg{Code: tea.KeyDown}, tea.KeyPressMsg{Code: tea.KeyUp}
 	b.ReportAllocs()
 	b.ResetTimer()
 	defer peerstest.Meter(b)()
@@ -72,8 +72,8 @@ func BenchmarkListFilterView(b *testing.B) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
 	l.Update(peerstest.Linked(peerstest.Many(1000)))
-	l.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
-	keys := []tea.KeyMsg{{Type: tea.KeyRunes, Runes: []rune("r")}, {Type: tea.KeyBackspace}}
+	l.Update(tea.KeyPressMsg{Code: '/', Text: "/"})
+	keys := []tea.KeyPressMsg{{Code: 'r', Text: "r"}, {Code: tea.KeyBackspace}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	defer peerstest.Meter(b)()

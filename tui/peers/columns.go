@@ -1,9 +1,11 @@
 package peers
 
-import "github.com/charmbracelet/bubbles/table"
+import "charm.land/bubbles/v2/table"
 
 // Column indexes of the Peers table. Every row has one cell per column;
-// columns hidden at narrow widths get width 0 (bubbles/table skips them).
+// columns hidden at narrow widths get width 0 (List.drawTable skips
+// them). The columns and rows are bubbles/table's types; the pane draws
+// them itself (drawTable).
 const (
 	colName = iota
 	colOS
@@ -46,8 +48,7 @@ const reasonComfort = 34
 
 // cellGap is the blank cells right of every column. It is part of the
 // table column's width (cells are truncated to the width less the gap
-// first), so the table's cell style can stay empty, which lipgloss renders
-// without any work.
+// first), so a cell is drawn as its text and blanks, with no style.
 const cellGap = 1
 
 // layoutColumns sizes the table's columns (text width plus cellGap; 0 for

@@ -6,12 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/viewport"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
@@ -120,7 +119,8 @@ func (d *Detail) SetSize(width, height int) {
 		return
 	}
 	d.width, d.height = max(width, 0), max(height, 0)
-	d.vp.Width, d.vp.Height = d.width, d.height
+	d.vp.SetWidth(d.width)
+	d.vp.SetHeight(d.height)
 	d.dirty = true
 }
 
@@ -138,13 +138,15 @@ func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 		d.peerID, d.peer, d.inSnap = msg.Peer.ID, msg.Peer, true
 		d.dirty = true
 		d.syncKeys()
+	case common.StylesMsg:
+		d.st, d.dirty = msg.Styles, true
 	case probes.PingResult:
 		d.addPing(msg)
 	case probes.SourceStatus:
 		if !msg.Up {
 			d.endRuns("stopped: tailscaled unavailable")
 		}
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return d.handleKey(msg)
 	}
 	return nil
@@ -160,7 +162,7 @@ func (d *Detail) setSnapshot(s *link.Snapshot) {
 	d.dirty = true
 }
 
-func (d *Detail) handleKey(msg tea.KeyMsg) tea.Cmd {
+func (d *Detail) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, d.keys.Back):
 		return func() tea.Msg { return common.ShowPaneMsg{Title: ListTitle} }
@@ -324,7 +326,7 @@ func (d *Detail) View() string {
 		return ""
 	}
 	d.refresh()
-	return d.vp.View()
+	return common.ViewportView(&d.vp)
 }
 
 // labelWidth is the width of the left label column ("endpoints ").
@@ -334,7 +336,7 @@ const labelWidth = 11
 func (d *Detail) lines() []string {
 	w := max(d.width, 1)
 	var out []string
-	add := func(s string) { out = append(out, ansi.Truncate(s, w, "…")) }
+	add := func(s string) { out = append(out, common.Truncate(s, w, "…")) }
 	// field adds "label     text", word-wrapping text under itself.
 	field := func(label, text string, style *lipgloss.Style) {
 		tw := max(w-labelWidth, 8)

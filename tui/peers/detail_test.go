@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
 func peerByID(s probes.Snapshot, id string) probes.Peer {
@@ -36,7 +37,7 @@ func newTestDetail(ping PingFunc, id string) *Detail {
 
 func TestDetailShowsVerdictAndEvidence(t *testing.T) {
 	d := newTestDetail(nil, "nCORES3")
-	v := d.View()
+	v := tuitest.Unstyled(d.View())
 	for _, want := range []string{
 		"cores3  freertos  100.64.0.3",
 		`path       active; relay "nyc"`,
@@ -92,7 +93,7 @@ func TestDetailVerdictNotRepeated(t *testing.T) {
 func TestDetailNoPingOffline(t *testing.T) {
 	pinged := false
 	d := newTestDetail(func(probes.Peer, probes.PingKind) tea.Cmd { pinged = true; return nil }, "nOLDPI")
-	v := d.View()
+	v := tuitest.Unstyled(d.View())
 	if !strings.Contains(v, "ping       not while control says the peer is offline") {
 		t.Errorf("offline peer's ping line:\n%s", v)
 	}
@@ -102,13 +103,13 @@ func TestDetailNoPingOffline(t *testing.T) {
 	if strings.Contains(v, "(p to ping)") {
 		t.Errorf("an offline peer's traffic line offers p:\n%s", v)
 	}
-	d.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	d.Update(tea.KeyPressMsg{Code: 'p', Text: "p"})
 	if pinged {
 		t.Error("p pinged an offline peer")
 	}
 	// The same detail on an online peer offers it.
 	d = newTestDetail(func(probes.Peer, probes.PingKind) tea.Cmd { return nil }, "nNAS")
-	if !d.keys.Disco.Enabled() || !strings.Contains(d.View(), "p ping until direct") {
+	if !d.keys.Disco.Enabled() || !strings.Contains(tuitest.Unstyled(d.View()), "p ping until direct") {
 		t.Error("online peer: no ping offered")
 	}
 }
@@ -135,7 +136,7 @@ func TestDetailEndpointsWording(t *testing.T) {
 			}
 			d.Update(peerstest.Linked(s))
 			d.Update(common.PeerSelectedMsg{Peer: peerByID(s, tt.id)})
-			if v := d.View(); !strings.Contains(v, tt.want) {
+			if v := tuitest.Unstyled(d.View()); !strings.Contains(v, tt.want) {
 				t.Errorf("lacks %q:\n%s", tt.want, v)
 			}
 		})
@@ -147,13 +148,13 @@ func TestDetailEndpointsWording(t *testing.T) {
 func TestDetailPingShownWhenScrolled(t *testing.T) {
 	d := newTestDetail(func(probes.Peer, probes.PingKind) tea.Cmd { return nil }, "nCORES3")
 	d.SetSize(100, 8)
-	d.View()
-	d.Update(tea.KeyMsg{Type: tea.KeyEnd})
-	if v := d.View(); strings.Contains(v, "verdict") {
+	tuitest.Unstyled(d.View())
+	d.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
+	if v := tuitest.Unstyled(d.View()); strings.Contains(v, "verdict") {
 		t.Fatalf("not scrolled away from the top:\n%s", v)
 	}
 	d.Update(kmsg("p"))
-	if v := d.View(); !strings.Contains(v, "DISCO ping until direct: started") {
+	if v := tuitest.Unstyled(d.View()); !strings.Contains(v, "DISCO ping until direct: started") {
 		t.Errorf("the started run is off screen:\n%s", v)
 	}
 }
@@ -193,7 +194,7 @@ func TestDetailPingProgress(t *testing.T) {
 		"ping 3/10 via DERP(nyc) 42ms",
 		"DISCO ping failed: direct connection not established",
 	}
-	v := d.View()
+	v := tuitest.Unstyled(d.View())
 	var got []string
 	in := false
 	for _, l := range strings.Split(v, "\n") {
@@ -220,12 +221,12 @@ func TestDetailPingProgress(t *testing.T) {
 	if diff := cmp.Diff([]string{"nCORES3/disco", "nCORES3/tsmp"}, calls); diff != "" {
 		t.Errorf("ping calls (-want +got):\n%s", diff)
 	}
-	if v := d.View(); !strings.Contains(v, "TSMP pong via DERP(nyc) in 50ms") || strings.Contains(v, "ping 3/10") {
+	if v := tuitest.Unstyled(d.View()); !strings.Contains(v, "TSMP pong via DERP(nyc) in 50ms") || strings.Contains(v, "ping 3/10") {
 		t.Errorf("TSMP run did not replace the DISCO run:\n%s", v)
 	}
 	// The other peer's finished run is shown when it is selected.
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(peerstest.Snapshot(), "nNAS")})
-	if v := d.View(); !strings.Contains(v, "direct 203.0.113.10:41641 in 1.0ms") {
+	if v := tuitest.Unstyled(d.View()); !strings.Contains(v, "direct 203.0.113.10:41641 in 1.0ms") {
 		t.Errorf("nas ping result missing:\n%s", v)
 	}
 }
@@ -241,7 +242,7 @@ func TestDetailSourceDownEndsPing(t *testing.T) {
 	if !d.keys.Disco.Enabled() {
 		t.Error("ping key still disabled after the source went down")
 	}
-	if v := d.View(); !strings.Contains(v, "stopped: tailscaled unavailable") {
+	if v := tuitest.Unstyled(d.View()); !strings.Contains(v, "stopped: tailscaled unavailable") {
 		t.Errorf("no line says the run stopped:\n%s", v)
 	}
 }
@@ -251,7 +252,7 @@ func TestDetailKeepsPeerThatLeft(t *testing.T) {
 	s := peerstest.Snapshot()
 	s.Peers = s.Peers[:2]
 	d.Update(peerstest.Linked(s))
-	v := d.View()
+	v := tuitest.Unstyled(d.View())
 	if !strings.Contains(v, "not in the latest snapshot") || !strings.Contains(v, "nas  linux") {
 		t.Errorf("peer that left not shown as last known:\n%s", v)
 	}
@@ -263,12 +264,12 @@ func TestDetailBackAndScroll(t *testing.T) {
 	s := peerstest.Snapshot()
 	d.Update(peerstest.Linked(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
-	first := d.View()
+	first := tuitest.Unstyled(d.View())
 	d.Update(kmsg("down"))
-	if d.View() == first {
+	if tuitest.Unstyled(d.View()) == first {
 		t.Error("down did not scroll")
 	}
-	if got := len(strings.Split(d.View(), "\n")); got != 5 {
+	if got := len(strings.Split(tuitest.Unstyled(d.View()), "\n")); got != 5 {
 		t.Errorf("%d lines, want 5", got)
 	}
 	cmd := d.Update(kmsg("esc"))
@@ -280,7 +281,7 @@ func TestDetailBackAndScroll(t *testing.T) {
 func TestDetailNoSelection(t *testing.T) {
 	d := NewDetail(common.DefaultStyles(), nil, nil)
 	d.SetSize(60, 3)
-	if v := d.View(); !strings.Contains(v, "No peer selected") {
+	if v := tuitest.Unstyled(d.View()); !strings.Contains(v, "No peer selected") {
 		t.Errorf("empty detail:\n%s", v)
 	}
 	if d.Update(kmsg("p")) != nil {
@@ -367,7 +368,7 @@ func TestDetailPingWording(t *testing.T) {
 			for _, res := range tt.results {
 				d.Update(res)
 			}
-			if diff := cmp.Diff(tt.want, pingLinesOf(d.View())); diff != "" {
+			if diff := cmp.Diff(tt.want, pingLinesOf(tuitest.Unstyled(d.View()))); diff != "" {
 				t.Errorf("ping lines (-want +got):\n%s", diff)
 			}
 		})
@@ -395,7 +396,7 @@ func TestDetailEvidenceMarks(t *testing.T) {
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
 	var got []string
 	in := false
-	for _, l := range strings.Split(d.View(), "\n") {
+	for _, l := range strings.Split(tuitest.Unstyled(d.View()), "\n") {
 		switch {
 		case strings.HasPrefix(l, "evidence"):
 			in = true
@@ -425,7 +426,7 @@ func TestLatencyIsLabelledAsLastPing(t *testing.T) {
 	l.SetSize(120, 20)
 	l.Update(peerstest.Linked(peerstest.Snapshot()))
 	header := ""
-	for _, line := range strings.Split(l.View(), "\n") {
+	for _, line := range strings.Split(tuitest.Unstyled(l.View()), "\n") {
 		if strings.Contains(line, "name") && strings.Contains(line, "path") {
 			header = line
 			break
@@ -448,7 +449,7 @@ func TestLatencyIsLabelledAsLastPing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
 			d := newTestDetail(tt.ping, tt.id)
-			if v := d.View(); !strings.Contains(v, tt.want) {
+			if v := tuitest.Unstyled(d.View()); !strings.Contains(v, tt.want) {
 				t.Errorf("detail lacks %q:\n%s", tt.want, v)
 			}
 		})
@@ -473,12 +474,12 @@ func TestDetailShowsPathChanges(t *testing.T) {
 	}
 	d.Update(linker.SetSnapshot(&s2))
 	var lines []string
-	for _, l := range strings.Split(d.View(), "\n") {
+	for _, l := range strings.Split(tuitest.Unstyled(d.View()), "\n") {
 		lines = append(lines, strings.TrimRight(l, " "))
 	}
 	_, after, ok := strings.Cut(strings.Join(lines, "\n"), "path changes\n")
 	if !ok {
-		t.Fatalf("no path changes section:\n%s", d.View())
+		t.Fatalf("no path changes section:\n%s", tuitest.Unstyled(d.View()))
 	}
 	want := "  05:21:03  active; direct 203.0.113.10:41641\n  05:21:08  active; relay \"nyc\""
 	if !strings.HasPrefix(after, want) {
@@ -505,7 +506,7 @@ func TestDetailBothEnds(t *testing.T) {
 	d.SetSize(100, 60)
 	d.Update(peerstest.Linked(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
-	v := d.View()
+	v := tuitest.Unstyled(d.View())
 	// Compare with runs of spaces as one: the columns size to their cells.
 	flat := strings.Join(strings.Fields(v), " ")
 	for _, want := range []string{
@@ -538,7 +539,7 @@ func TestDetailBothEnds(t *testing.T) {
 // pane says, once, what a read-only key would fill.
 func TestDetailSaysOnceWhatWouldFillThePeerSide(t *testing.T) {
 	d := newTestDetail(nil, "nCORES3")
-	v := d.View()
+	v := tuitest.Unstyled(d.View())
 	if n := strings.Count(v, "TAILSCALE_API_KEY"); n != 1 {
 		t.Errorf("the API-key hint appears %d times, want once:\n%s", n, v)
 	}

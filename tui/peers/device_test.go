@@ -13,6 +13,7 @@ import (
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
 // Telemetry frames copied from firmware/testdata/scenario.log (the bundled
@@ -165,7 +166,7 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			if got := l.BoardID(); got != tt.wantBoard {
 				t.Errorf("BoardID = %q, want %q", got, tt.wantBoard)
 			}
-			row := rowOf(t, l.View(), "esp32-s3")
+			row := rowOf(t, tuitest.Unstyled(l.View()), "esp32-s3")
 			wantRow := map[probes.ReasonID]string{
 				probes.ReasonNoEndpoints:            "peer advertises no UDP endpoints",
 				probes.ReasonDeviceNoPublicEndpoint: "board advertised no endpoint",
@@ -176,16 +177,16 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			if got, want := strings.Contains(row, ">"+BoardMarker+" esp32-s3 "), tt.wantBoard != ""; got != want {
 				t.Errorf("row marked %s = %v, want %v:\n%s", BoardMarker, got, want, row)
 			}
-			status, _, _ := strings.Cut(l.View(), "\n")
+			status, _, _ := strings.Cut(tuitest.Unstyled(l.View()), "\n")
 			if got, want := strings.Contains(status, BoardMarker+" board: esp32-s3"), tt.wantBoard != ""; got != want {
 				t.Errorf("status line names the board = %v, want %v:\n%s", got, want, status)
 			}
-			if nas := rowOf(t, l.View(), "nas"); strings.Contains(nas, BoardMarker) {
+			if nas := rowOf(t, tuitest.Unstyled(l.View()), "nas"); strings.Contains(nas, BoardMarker) {
 				t.Errorf("the direct peer is marked as the board:\n%s", nas)
 			}
 
 			d.Update(common.PeerSelectedMsg{Peer: sel})
-			v := d.View()
+			v := tuitest.Unstyled(d.View())
 			if !strings.Contains(v, "verdict    "+string(tt.wantReason)) {
 				t.Errorf("detail verdict is not %s:\n%s", tt.wantReason, v)
 			}
@@ -223,7 +224,7 @@ func TestBoardMarkerKeepsName(t *testing.T) {
 	f := feed{panes: []common.Pane{l}}
 	f.snapshot(snap)
 	f.board(boardState(t, frameNet))
-	row := rowOf(t, l.View(), ">")
+	row := rowOf(t, tuitest.Unstyled(l.View()), ">")
 	nameCells := l.cols[colName].Width - cellGap - rowPrefix
 	if want := ">" + BoardMarker + " " + ansi.Truncate("esp32-s3-cores3-lab", nameCells, "…"); !strings.HasPrefix(row, want) {
 		t.Errorf("row does not start %q (the name in all %d cells of its column):\n%s", want, nameCells, row)

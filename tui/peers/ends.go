@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/tailpath/tailpath/internal/columns"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
@@ -46,7 +44,7 @@ func (d *Detail) bothEnds(w int) []string {
 	colW := max((w-labelWidth-2*columns.Gap)/2, 8)
 	for _, r := range rows {
 		for i := 1; i < len(r); i++ {
-			r[i] = ansi.Truncate(r[i], colW, "…")
+			r[i] = common.Truncate(r[i], colW, "…")
 		}
 	}
 	var out []string
@@ -55,7 +53,7 @@ func (d *Detail) bothEnds(w int) []string {
 		if i == 0 {
 			l = d.st.Muted.Render(l)
 		}
-		out = append(out, ansi.Truncate(l, w, "…"))
+		out = append(out, common.Truncate(l, w, "…"))
 	}
 	if (ps == nil || ps.Source == probes.SourceLocalAPI) && d.snap.ControlAPI == nil && peerUnknown(ps) {
 		out = append(out, d.wrapped("the peer's NAT, UDP and port mapping are unknown: control does not pass them on; a read-only Tailscale API key (TAILSCALE_API_KEY, scope devices:core:read) would fill them", w, false)...)

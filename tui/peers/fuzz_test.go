@@ -9,6 +9,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
 // FuzzPanesRenderOutsideText feeds arbitrary peer text (names, OS, path
@@ -38,7 +39,7 @@ func FuzzPanesRenderOutsideText(f *testing.F) {
 		d.SetSize(width, height)
 		d.Update(peerstest.Linked(s))
 		d.Update(common.PeerSelectedMsg{Peer: *p})
-		for pane, v := range map[string]string{"list": l.View(), "detail": d.View()} {
+		for pane, v := range map[string]string{"list": tuitest.Unstyled(l.View()), "detail": tuitest.Unstyled(d.View())} {
 			lines := strings.Split(v, "\n")
 			if pane == "detail" && len(lines) != height {
 				t.Errorf("%s: %d lines, want %d", pane, len(lines), height)

@@ -1,7 +1,7 @@
 package peers
 
 import (
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
 
 	"github.com/tailpath/tailpath/tui/common"
 )
@@ -34,7 +34,7 @@ func newListKeys() listKeys {
 		Apply:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		Cancel:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		Refresh:     newRefreshKey(),
-		Probe:       key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "probe relayed peers (DISCO pings)"), key.WithDisabled()),
+		Probe:       key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "probe relayed (DISCO)"), key.WithDisabled()),
 	}
 }
 

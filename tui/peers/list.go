@@ -13,14 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/table"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/table"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
@@ -100,7 +97,6 @@ type List struct {
 	// probing is its latest progress, nil before the first P.
 	probe   func([]probes.Peer) tea.Cmd
 	probing *probes.ProbeProgress
-	table   table.Model
 	input   textinput.Model
 
 	width, height int
@@ -116,29 +112,38 @@ type List struct {
 	selID    string // Peer.ID under the cursor; kept across snapshots
 	dirty    bool   // order must be rebuilt
 	snapNew  bool   // rows must be re-formatted
-	winDirty bool   // table window must be re-set
+	winDirty bool   // table window must be drawn again
 
-	cols   []table.Column // layout for the current width (widths include cellGap)
-	noCols []table.Column // the same columns at width 0, which render nothing
+	cols []table.Column // layout for the current width (widths include cellGap)
+	tbl  string         // the table as last drawn (drawTable)
 }
 
 // NewList returns an empty Peers pane drawing with st.
 func NewList(st common.Styles) *List {
-	in := textinput.New()
+	in := common.NewInput(st)
 	in.Prompt = "/"
 	in.Placeholder = "name, OS, path or reason"
-	in.Cursor.SetMode(cursor.CursorStatic)
 	in.CharLimit = 128
 
-	ts := table.Styles{
-		Header:   st.Title,
-		Cell:     lipgloss.NewStyle(),
-		Selected: st.Selected,
-	}
-	t := table.New(table.WithStyles(ts), table.WithFocused(true))
-	l := &List{st: st, keys: newListKeys(), table: t, input: in}
+	l := &List{st: st, keys: newListKeys(), input: in}
 	l.syncKeys()
 	return l
+}
+
+// setStyles draws with st from the next frame on.
+func (l *List) setStyles(st common.Styles) {
+	l.st = st
+	l.input.SetStyles(common.InputStyles(st))
+	l.winDirty = true
+}
+
+// Cursor implements common.CursorPane: the filter input's cursor, on the
+// status line, while it is open.
+func (l *List) Cursor() *tea.Cursor {
+	if !l.typing {
+		return nil
+	}
+	return l.input.Cursor()
 }
 
 // Title implements common.Pane.
@@ -163,14 +168,7 @@ func (l *List) SetSize(width, height int) {
 	}
 	l.width, l.height = max(width, 0), max(height, 0)
 	l.cols = layoutColumns(l.width)
-	l.noCols = make([]table.Column, len(l.cols))
-	for i, c := range l.cols {
-		l.noCols[i] = table.Column{Title: c.Title}
-	}
-	l.table.SetColumns(l.cols)
-	l.table.SetWidth(l.width)
-	l.table.SetHeight(max(l.tableRows(), 0) + 1) // +1: header line
-	l.input.Width = max(l.width-3, 1)
+	l.input.SetWidth(max(l.width-3, 1))
 	l.clampOffset()
 	l.winDirty = true
 }
@@ -188,11 +186,17 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 		if msg != nil && msg.Snapshot != nil {
 			return l.setSnapshot(msg)
 		}
+	case common.StylesMsg:
+		l.setStyles(msg.Styles)
 	case probes.ProbeProgress:
 		l.probing = &msg
 		l.syncKeys()
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return l.handleKey(msg)
+	case tea.PasteMsg:
+		if l.typing {
+			return l.handleKey(msg)
+		}
 	}
 	return nil
 }
@@ -221,12 +225,20 @@ func selectCmd(p probes.Peer) tea.Cmd {
 	return func() tea.Msg { return common.PeerSelectedMsg{Peer: p} }
 }
 
-func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
+// handleKey handles a key, or a paste (tea.PasteMsg) while the filter is
+// open: typing.
+func (l *List) handleKey(m tea.Msg) tea.Cmd {
 	l.ensureOrder()
 	before := l.selID
 	var cmds []tea.Cmd
+	msg, isKey := m.(tea.KeyPressMsg)
 	if l.typing {
 		switch {
+		case !isKey:
+			var cmd tea.Cmd
+			l.input, cmd = l.input.Update(m)
+			cmds = append(cmds, cmd)
+			l.setFilter(l.input.Value())
 		case key.Matches(msg, l.keys.Cancel):
 			l.closeInput()
 			l.input.SetValue("")
@@ -239,7 +251,7 @@ func (l *List) handleKey(msg tea.KeyMsg) tea.Cmd {
 			cmds = append(cmds, cmd)
 			l.setFilter(l.input.Value())
 		}
-	} else {
+	} else if isKey {
 		n, nav := l.keys.Step(msg, max(l.tableRows(), 1))
 		switch {
 		case nav:
@@ -567,14 +579,14 @@ func (l *List) view() string {
 	l.ensureOrder()
 	status := l.statusLine()
 	if l.snap == nil {
-		return status + "\n" + l.st.Muted.Render(ansi.Truncate("waiting for the first snapshot from tailscaled…", l.width, "…"))
+		return status + "\n" + l.st.Muted.Render(common.Truncate("waiting for the first snapshot from tailscaled…", l.width, "…"))
 	}
 	if len(l.order) == 0 {
 		msg := "no peers"
 		if l.filter != "" {
 			msg = fmt.Sprintf("no peer matches %q (esc clears the filter)", l.filter)
 		}
-		return status + "\n" + l.st.Muted.Render(ansi.Truncate(msg, l.width, "…"))
+		return status + "\n" + l.st.Muted.Render(common.Truncate(msg, l.width, "…"))
 	}
 	if l.winDirty {
 		l.winDirty = false
@@ -598,7 +610,7 @@ func (l *List) view() string {
 			row[colName] = cursor + board + " " + row[colName]
 			// A narrow reason column shows the stable reason id
 			// ("no-endpoints") rather than a cut-off summary.
-			if w := l.cols[colReason].Width - cellGap; w > 0 && ansi.StringWidth(row[colReason]) > w {
+			if w := l.cols[colReason].Width - cellGap; w > 0 && common.Width(row[colReason]) > w {
 				if v := &l.snap.Peers[idx].Verdict; v.Reason != "" {
 					row[colReason] = string(v.Reason)
 					if v.PeerSide {
@@ -608,28 +620,64 @@ func (l *List) view() string {
 			}
 			win = append(win, l.fitCells(row))
 		}
-		// Every table setter re-renders all its rows. With zero-width
-		// columns that costs nothing, so only the last call renders.
-		l.table.SetColumns(l.noCols)
-		l.table.SetRows(win)
-		l.table.SetCursor(l.cursor - l.offset)
-		l.table.SetColumns(l.cols)
+		l.tbl = l.drawTable(win, l.cursor-l.offset)
 	}
 	if l.tableRows() <= 0 {
 		return status
 	}
-	return status + "\n" + l.table.View()
+	return status + "\n" + l.tbl
+}
+
+// drawTable lays out the header and the window's rows as bubbles/table
+// does, to the same text: each cell padded to its column's width, the
+// header in the Title style, the cursor's row in the Selected style, every
+// row line then padded to the pane's width, and blank lines down to the
+// table's height. It draws each line once, as a whole: bubbles/table v2
+// renders every cell through Lip Gloss, whose width measuring (x/ansi
+// v0.11.9 splits every character into grapheme clusters) made a
+// 1,000-peer frame 2.5 times slower than under v1 (docs/perf.md).
+func (l *List) drawTable(win []table.Row, cursor int) string {
+	var b strings.Builder
+	cells := func(texts []string) string {
+		var line strings.Builder
+		for i, c := range texts {
+			w := l.cols[i].Width
+			if w <= 0 {
+				continue
+			}
+			c = common.Truncate(c, w, "…")
+			line.WriteString(c)
+			line.WriteString(strings.Repeat(" ", max(w-common.Width(c), 0)))
+		}
+		return line.String()
+	}
+	titles := make([]string, len(l.cols))
+	for i, c := range l.cols {
+		titles[i] = c.Title
+	}
+	b.WriteString(l.st.Title.Render(cells(titles)))
+	rows := max(l.tableRows(), 0)
+	for i := 0; i < rows; i++ {
+		b.WriteByte('\n')
+		line, w := "", 0
+		if i < len(win) {
+			line = cells(win[i])
+			w = common.Width(line)
+			if i == cursor {
+				line = l.st.Selected.Render(line)
+			}
+		}
+		b.WriteString(line)
+		b.WriteString(strings.Repeat(" ", max(l.width-w, 0)))
+	}
+	return b.String()
 }
 
 // fitCells truncates cells in place by display width to their column's
 // text width (the column less cellGap).
 func (l *List) fitCells(cells table.Row) table.Row {
 	for i, c := range cells {
-		w := max(l.cols[i].Width-cellGap, 0)
-		if len(c) <= w || ansi.StringWidth(c) <= w { // bytes ≥ cells: cheap test first
-			continue
-		}
-		cells[i] = ansi.Truncate(c, w, "…")
+		cells[i] = common.Truncate(c, max(l.cols[i].Width-cellGap, 0), "…")
 	}
 	return cells
 }
@@ -707,3 +755,5 @@ func (l *List) statusLine() string {
 	}
 	return common.FitParts(parts, " · ", l.width)
 }
+
+var _ common.CursorPane = (*List)(nil)

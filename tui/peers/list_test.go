@@ -1,43 +1,36 @@
 package peers
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
-	"github.com/muesli/termenv"
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
-func TestMain(m *testing.M) {
-	lipgloss.SetColorProfile(termenv.Ascii)
-	os.Exit(m.Run())
-}
-
-func kmsg(s string) tea.KeyMsg {
+func kmsg(s string) tea.KeyPressMsg {
 	switch s {
 	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
 	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
+		return tea.KeyPressMsg{Code: tea.KeyDown}
 	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
+		return tea.KeyPressMsg{Code: tea.KeyUp}
 	case "end":
-		return tea.KeyMsg{Type: tea.KeyEnd}
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
 	case "backspace":
-		return tea.KeyMsg{Type: tea.KeyBackspace}
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
 }
 
 // send applies keys, one message per rune for plain text.
@@ -49,7 +42,7 @@ func send(l *List, ks ...string) {
 
 func typeInto(l *List, text string) {
 	for _, r := range text {
-		l.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		l.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
 	}
 }
 
@@ -75,7 +68,7 @@ func TestSortModes(t *testing.T) {
 			if diff := cmp.Diff(want[mode], l.Shown()); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
-			if !strings.Contains(l.View(), "sort: "+mode.String()) {
+			if !strings.Contains(tuitest.Unstyled(l.View()), "sort: "+mode.String()) {
 				t.Errorf("status line does not name the order %q", mode)
 			}
 		})
@@ -120,8 +113,8 @@ func TestFilter(t *testing.T) {
 			if diff := cmp.Diff(tt.want, l.Shown()); diff != "" {
 				t.Errorf("after enter (-want +got):\n%s", diff)
 			}
-			if len(tt.want) == 0 && !strings.Contains(l.View(), "no peer matches") {
-				t.Errorf("empty result not explained:\n%s", l.View())
+			if len(tt.want) == 0 && !strings.Contains(tuitest.Unstyled(l.View()), "no peer matches") {
+				t.Errorf("empty result not explained:\n%s", tuitest.Unstyled(l.View()))
 			}
 			send(l, "esc")
 			if got := len(l.Shown()); got != 6 || l.Filter() != "" {
@@ -257,7 +250,7 @@ func TestTinyHeights(t *testing.T) {
 	for h := 0; h <= 4; h++ {
 		l := NewList(common.DefaultStyles())
 		l.SetSize(80, h)
-		for _, v := range []string{l.View(), func() string { l.Update(peerstest.Linked(peerstest.Snapshot())); return l.View() }()} {
+		for _, v := range []string{tuitest.Unstyled(l.View()), func() string { l.Update(peerstest.Linked(peerstest.Snapshot())); return tuitest.Unstyled(l.View()) }()} {
 			if n := strings.Count(v, "\n") + 1; v != "" && n > h {
 				t.Errorf("height %d: %d lines", h, n)
 			}
@@ -274,15 +267,15 @@ func TestScrollKeepsCursorVisible(t *testing.T) {
 		send(l, "down")
 	}
 	sel := l.Selected()
-	v := l.View()
+	v := tuitest.Unstyled(l.View())
 	if !strings.Contains(v, sel.Name) {
 		t.Errorf("selected %s not on screen:\n%s", sel.Name, v)
 	}
 	send(l, "end")
-	if !strings.Contains(l.View(), l.Selected().Name) {
+	if !strings.Contains(tuitest.Unstyled(l.View()), l.Selected().Name) {
 		t.Errorf("end: selected %s not on screen", l.Selected().Name)
 	}
-	lines := strings.Split(l.View(), "\n")
+	lines := strings.Split(tuitest.Unstyled(l.View()), "\n")
 	if len(lines) != 12 {
 		t.Errorf("%d lines, want 12", len(lines))
 	}
@@ -326,7 +319,7 @@ func TestEscapesNeverReachTheScreen(t *testing.T) {
 	send(l, "/")
 	typeInto(l, "evil")
 	send(l, "enter")
-	v := l.View()
+	v := tuitest.Unstyled(l.View())
 	if strings.ContainsRune(v, '\x1b') || strings.ContainsRune(v, '\a') {
 		t.Errorf("view holds escape or bell bytes: %q", v)
 	}
@@ -354,7 +347,7 @@ func TestHeaderShowsSelfVerdict(t *testing.T) {
 		l := NewList(common.DefaultStyles())
 		l.SetSize(tt.width, 20)
 		l.Update(peerstest.Linked(snap))
-		if head, _, _ := strings.Cut(l.View(), "\n"); !strings.Contains(head, tt.want) {
+		if head, _, _ := strings.Cut(tuitest.Unstyled(l.View()), "\n"); !strings.Contains(head, tt.want) {
 			t.Errorf("width %d: header %q lacks %q", tt.width, head, tt.want)
 		}
 	}

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
 // userspaceRoot is the repo's DSM 7.2 root whose tailscaled runs in
@@ -61,7 +62,7 @@ func TestPaneFitsWidth(t *testing.T) {
 					t.Errorf("%s at %d columns: line %d is %d wide: %q", name, w, i, lw, ansi.Strip(l))
 				}
 			}
-			v := p.View()
+			v := tuitest.Unstyled(p.View())
 			for _, want := range []string{"key", "current", "recommended"} {
 				if !strings.Contains(v, want) {
 					t.Errorf("%s at %d columns: no %q header", name, w, want)
@@ -83,9 +84,9 @@ func TestTuningGolden80x24(t *testing.T) {
 			o := cases[tt.name]
 			tm := teatest.NewTestModel(t, host{New(o)}, teatest.WithInitialTermSize(80, tt.h))
 			tm.Send(gather(t, o))
-			tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+			tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 			final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
-			teatest.RequireEqualOutput(t, []byte(final.View()))
+			teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 		})
 	}
 }

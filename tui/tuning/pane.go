@@ -5,11 +5,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/viewport"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/columns"
@@ -156,13 +156,15 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.outcome, p.bad = outcomeText(m), m.Err != nil
 		p.dirty = true
 		return refreshCmd(p.o)
-	case tea.KeyMsg:
+	case common.StylesMsg:
+		p.st, p.dirty = m.Styles, true
+	case tea.KeyPressMsg:
 		return p.key(m)
 	}
 	return nil
 }
 
-func (p *Pane) key(m tea.KeyMsg) tea.Cmd {
+func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 	if d := p.confirm; d != nil {
 		switch {
 		case key.Matches(m, p.keys.Yes):
@@ -269,12 +271,12 @@ func (p *Pane) View() string {
 		lines := p.renderDialog()
 		out := make([]string, p.height)
 		for i := range min(len(lines), p.height) {
-			out[i] = ansi.Truncate(lines[i], p.width, "…")
+			out[i] = common.Truncate(lines[i], p.width, "…")
 		}
 		return strings.Join(out, "\n")
 	}
 	common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
-	return p.vp.View()
+	return common.ViewportView(&p.vp)
 }
 
 // render lays the report out for the pane's width: tables and values are
@@ -401,7 +403,7 @@ func (p *Pane) render() []string {
 		prose(p.st.Bad, "", "revert state: "+safetext.Clean(p.data.StateErr.Error()))
 	} else if p.data.State != nil {
 		lead := fmt.Sprintf("revert: %d key(s) recorded, r reverts; in ", len(p.data.State.Keys))
-		add(p.st.Muted.Render(lead + shortenPath(p.o.statePath(), w-ansi.StringWidth(lead))))
+		add(p.st.Muted.Render(lead + shortenPath(p.o.statePath(), w-common.Width(lead))))
 	}
 	add("")
 
@@ -457,15 +459,15 @@ func (p *Pane) steps(steps []sysctl.Step, width int) []string {
 	// longer label gets a line of its own.
 	labelW, fits := 0, true
 	for _, s := range steps {
-		labelW = max(labelW, ansi.StringWidth(clean(s.Label)))
+		labelW = max(labelW, common.Width(clean(s.Label)))
 	}
 	for _, s := range steps {
-		fits = fits && ansi.StringWidth(indent+gap+clean(s.Value()))+labelW <= width
+		fits = fits && common.Width(indent+gap+clean(s.Value()))+labelW <= width
 	}
 	if !fits {
 		labelW = 0
 		for _, s := range steps {
-			if lw := ansi.StringWidth(clean(s.Label)); lw <= 36 {
+			if lw := common.Width(clean(s.Label)); lw <= 36 {
 				labelW = max(labelW, lw)
 			}
 		}
@@ -477,14 +479,14 @@ func (p *Pane) steps(steps []sysctl.Step, width int) []string {
 		if src != "" {
 			full += " (" + src + ")"
 		}
-		head := indent + label + strings.Repeat(" ", max(labelW-ansi.StringWidth(label), 0)) + gap
+		head := indent + label + strings.Repeat(" ", max(labelW-common.Width(label), 0)) + gap
 		switch {
-		case ansi.StringWidth(label) > labelW:
+		case common.Width(label) > labelW:
 			out = append(out, indent+label)
 			out = append(out, wrapIndent(full, width, indent+"    ", indent+"      ")...)
-		case ansi.StringWidth(head+full) <= width:
+		case common.Width(head+full) <= width:
 			out = append(out, head+full)
-		case ansi.StringWidth(head+value) <= width:
+		case common.Width(head+value) <= width:
 			out = append(out, head+value)
 			for _, l := range wrapIndent("("+src+")", width, indent+"    ", indent+"     ") {
 				out = append(out, p.st.Muted.Render(l))
@@ -578,9 +580,11 @@ func (p *Pane) renderDialog() []string {
 	body = append(body, "", "y: write it   n/esc: cancel")
 	w := 0
 	for _, l := range body {
-		w = max(w, lipgloss.Width(l))
+		w = max(w, common.Width(l))
 	}
-	w = min(w+2, maxW)
+	// Lip Gloss v2's Width counts the border too: text, padding and border
+	// are at most the pane's width.
+	w = min(w+2, maxW) + 2
 	box := lipgloss.NewStyle().Border(lipgloss.NormalBorder()).BorderForeground(p.st.Border.GetForeground()).Padding(0, 1).Width(w)
 	return strings.Split(box.Render(strings.Join(body, "\n")), "\n")
 }
@@ -589,21 +593,21 @@ func (p *Pane) renderDialog() []string {
 // else "…/" and as many trailing path elements as fit, else the tail of the
 // last element after "…". Both / and \ count as separators.
 func shortenPath(path string, width int) string {
-	if ansi.StringWidth(path) <= width {
+	if common.Width(path) <= width {
 		return path
 	}
 	for i := 1; i < len(path); i++ {
 		if path[i-1] != '/' && path[i-1] != '\\' {
 			continue
 		}
-		if s := "…" + path[i-1:]; ansi.StringWidth(s) <= width {
+		if s := "…" + path[i-1:]; common.Width(s) <= width {
 			return s
 		}
 	}
 	if width < 2 {
-		return ansi.Truncate("…", max(width, 0), "")
+		return common.Truncate("…", max(width, 0), "")
 	}
-	return ansi.TruncateLeft(path, ansi.StringWidth(path)-(width-1), "…")
+	return ansi.TruncateLeft(path, common.Width(path)-(width-1), "…")
 }
 
 // wrapWords breaks s into lines of at most width display cells at spaces
@@ -616,7 +620,7 @@ func wrapWords(s string, width int) []string {
 		switch {
 		case cur.Len() == 0:
 			cur.WriteString(w)
-		case ansi.StringWidth(cur.String())+1+ansi.StringWidth(w) <= width:
+		case common.Width(cur.String())+1+common.Width(w) <= width:
 			cur.WriteString(" " + w)
 		default:
 			lines = append(lines, cur.String())
@@ -640,7 +644,7 @@ func wrapIndent(s string, width int, first, rest string) []string {
 		switch {
 		case line == prefix:
 			line += word
-		case ansi.StringWidth(line)+1+ansi.StringWidth(word) > width:
+		case common.Width(line)+1+common.Width(word) > width:
 			out = append(out, line)
 			prefix, line = rest, rest+word
 		default:
@@ -654,7 +658,7 @@ func wrapIndent(s string, width int, first, rest string) []string {
 func columnsWidth(rows [][]string) int {
 	w := 0
 	for _, l := range columns.Lines(rows, "") {
-		w = max(w, ansi.StringWidth(l))
+		w = max(w, common.Width(l))
 	}
 	return w
 }

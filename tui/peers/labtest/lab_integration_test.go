@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
@@ -19,12 +17,12 @@ import (
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/tui"
+	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
 func TestMain(m *testing.M) {
 	// The lab's DERP-only node re-executes this test binary.
 	lab.MaybeRunNode()
-	lipgloss.SetColorProfile(termenv.Ascii)
 	os.Exit(m.Run())
 }
 
@@ -61,7 +59,8 @@ func TestDashboardOnLab(t *testing.T) {
 			return func() tea.Msg { src.Ping(p, k); return nil }
 		},
 	})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30))
+	watched := tuitest.Watch(m)
+	tm := teatest.NewTestModel(t, watched, teatest.WithInitialTermSize(120, 30))
 	relayed := make(chan struct{})
 	go func() {
 		defer close(relayed)
@@ -69,19 +68,17 @@ func TestDashboardOnLab(t *testing.T) {
 		app.Sources{Probes: src}.Run(srcCtx, &linker, app.TeaSink(tm.Send))
 	}()
 
-	// waitFor waits until re matches what was drawn since the last wait.
+	// waitFor waits until re matches a frame drawn (or the last one).
 	waitFor := func(what string, re *regexp.Regexp) {
 		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-			return re.Match(b)
-		}, teatest.WithDuration(60*time.Second), teatest.WithCheckInterval(50*time.Millisecond))
+		watched.WaitMatch(t, re, 60*time.Second)
 		t.Logf("%6.2fs %s", time.Since(start).Seconds(), what)
 	}
 
 	// Relayed first: lab-derp is the top row, in Tailscale's words, with
 	// the diagnosis's reason.
 	waitFor("relayed row", regexp.MustCompile(`> +lab-derp .*active; relay "lab1"`))
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	waitFor("detail of lab-derp", regexp.MustCompile(`verdict +no-endpoints: `))
 	tm.Type("p")
 	waitFor("DISCO ping progress over DERP", regexp.MustCompile(`ping \d+/10 via DERP\(lab1\) [0-9.]+ms…`))
@@ -89,23 +86,23 @@ func TestDashboardOnLab(t *testing.T) {
 	// The direct peer: filter to it, open it, ping until direct.
 	// (Pane switches arrive as messages from commands, so wait for each
 	// before typing on.)
-	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
 	waitFor("back on Peers", regexp.MustCompile(`\[1 Peers\]`))
 	tm.Type("/" + lab.DirectName)
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	waitFor("filtered", regexp.MustCompile(`\d+ peers \(1 shown\) .*filter: `+lab.DirectName))
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	waitFor("detail of lab-direct", regexp.MustCompile(`verdict +direct`))
 	tm.Type("p")
 	waitFor("direct pong", regexp.MustCompile(`direct 127\.0\.0\.1:\d+ in [0-9.]+ms`))
 
 	// Back to lab-derp: its run (ten tries a second apart) ends in the
 	// error, shown under its verdict.
-	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
 	waitFor("back on Peers", regexp.MustCompile(`\[1 Peers\]`))
-	tm.Send(tea.KeyMsg{Type: tea.KeyEsc}) // clear the filter
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape}) // clear the filter
 	tm.Type("g")
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	waitFor("detail of lab-derp again", regexp.MustCompile(`verdict +no-endpoints: `))
 	waitFor("no direct path after ten tries", regexp.MustCompile(`failed: direct connection not established`))
 
