@@ -437,7 +437,7 @@ func diagnoseCases() []diagnoseCase {
 			wantText:    "a socket of its own",
 		},
 		{
-			// ../shared's netcheck-redacted.txt: the CLI's easy NAT is
+			// The shared field paste netcheck-redacted.txt: the CLI's easy NAT is
 			// tailscaled's too (a NAT keeping one mapping for an arbitrary
 			// port keeps one for tailscaled's), so the peer's hard NAT
 			// and our filtering decide, as with the daemon's own report.

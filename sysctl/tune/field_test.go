@@ -117,18 +117,22 @@ func TestFieldRoots(t *testing.T) {
 			}
 		}
 	}
-	tests := []fieldCase{
-		{
-			root: fieldNAS + "/dsm-4.4", platform: sysctl.PlatformDSM, name: "Synology DSM 7.1.1-42962 Update 6",
+	// dsm44 and dsm510 are what every DSM root on a 4.4 kernel (BBR
+	// impossible) and on 5.10 without tcp_bbr (not built) must give.
+	dsm44 := func(root, name string) fieldCase {
+		return fieldCase{
+			root: root, platform: sysctl.PlatformDSM, name: name,
 			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
 			persisted: []string{"#!/bin/sh\n", "case \"$1\" in\nstart)\n", "\tsysctl -w 'net.ipv4.tcp_wmem=4096 16384 16777216'\n", "\tsysctl -w net.core.rmem_max=16777216\n"},
 			bbr:       sysctl.BBRImpossible, bbrSays: []string{"predates BBR", "Synology ships this model with a 4.4 kernel", "keep cubic, and raise the buffers where they are the limit"},
 			bbrNever: []string{"install", "extra kernel modules"},
 			bw:       1e9, rtt: 50 * time.Millisecond, bbrFlag: true, check: noCCChange,
-			persistOut: "persisted on Synology DSM 7.1.1-42962 Update 6: boot script ",
-		},
-		{
-			root: fieldNAS + "/dsm-5.10", platform: sysctl.PlatformDSM, name: "Synology DSM 7.2.1-69057 Update 5",
+			persistOut: "persisted on " + name + ": boot script ",
+		}
+	}
+	dsm510 := func(root, name string) fieldCase {
+		return fieldCase{
+			root: root, platform: sysctl.PlatformDSM, name: name,
 			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
 			persisted: []string{"\tsysctl -w 'net.ipv4.tcp_rmem=4096 87380 16777216'\n"},
 			bbr:       sysctl.BBRImpossible, bbrSays: []string{"no tcp_bbr module", "Synology builds this kernel without it and ships no package that adds it", "keep cubic, and raise the buffers where they are the limit"},
@@ -140,8 +144,12 @@ func TestFieldRoots(t *testing.T) {
 					t.Errorf("buffers not raised: rmem %v wmem %v", r.Rec.TCPRmem, r.Rec.TCPWmem)
 				}
 			},
-			persistOut: "persisted on Synology DSM 7.2.1-69057 Update 5",
-		},
+			persistOut: "persisted on " + name,
+		}
+	}
+	tests := []fieldCase{
+		dsm44(fieldNAS+"/dsm-4.4", "Synology DSM 7.1.1-42962 Update 6"),
+		dsm510(fieldNAS+"/dsm-5.10", "Synology DSM 7.2.1-69057 Update 5"),
 		{
 			root: fieldNAS + "/small-ram-4.4", platform: sysctl.PlatformUnknown, name: "unknown Linux",
 			method: sysctl.PersistSteps,
@@ -185,30 +193,8 @@ func TestFieldRoots(t *testing.T) {
 		// The repo's own roots of the same kinds as the field's (DSM on 4.4
 		// and 5.10, a small-RAM box, Unraid), so a clone with nothing
 		// beside it tests every behaviour above.
-		{
-			root: ownRoots + "/dsm-7.1-4.4", platform: sysctl.PlatformDSM, name: "Synology DSM 7.1.1-42962 Update 9",
-			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
-			persisted: []string{"#!/bin/sh\n", "case \"$1\" in\nstart)\n", "\tsysctl -w 'net.ipv4.tcp_wmem=4096 16384 16777216'\n", "\tsysctl -w net.core.rmem_max=16777216\n"},
-			bbr:       sysctl.BBRImpossible, bbrSays: []string{"predates BBR", "Synology ships this model with a 4.4 kernel", "keep cubic, and raise the buffers where they are the limit"},
-			bbrNever: []string{"install", "extra kernel modules"},
-			bw:       1e9, rtt: 50 * time.Millisecond, bbrFlag: true, check: noCCChange,
-			persistOut: "persisted on Synology DSM 7.1.1-42962 Update 9: boot script ",
-		},
-		{
-			root: ownRoots + "/dsm-7.2-5.10", platform: sysctl.PlatformDSM, name: "Synology DSM 7.2.2-72806 Update 3",
-			method: sysctl.PersistDSMScript, path: "usr/local/etc/rc.d/tailpath-sysctl.sh",
-			persisted: []string{"\tsysctl -w 'net.ipv4.tcp_rmem=4096 87380 16777216'\n"},
-			bbr:       sysctl.BBRImpossible, bbrSays: []string{"no tcp_bbr module", "Synology builds this kernel without it and ships no package that adds it", "keep cubic, and raise the buffers where they are the limit"},
-			bbrNever: []string{"install", "extra kernel modules"},
-			bw:       1e9, rtt: 50 * time.Millisecond, bbrFlag: true,
-			check: func(t *testing.T, r Report) {
-				noCCChange(t, r)
-				if r.Rec.TCPWmem.Max != 16<<20 || r.Rec.TCPRmem.Max != 16<<20 {
-					t.Errorf("buffers not raised: rmem %v wmem %v", r.Rec.TCPRmem, r.Rec.TCPWmem)
-				}
-			},
-			persistOut: "persisted on Synology DSM 7.2.2-72806 Update 3",
-		},
+		dsm44(ownRoots+"/dsm-7.1-4.4", "Synology DSM 7.1.1-42962 Update 9"),
+		dsm510(ownRoots+"/dsm-7.2-5.10", "Synology DSM 7.2.2-72806 Update 3"),
 		{
 			root: ownRoots + "/small-ram-4.4", platform: sysctl.PlatformUnknown, name: "unknown Linux",
 			method: sysctl.PersistSteps,
