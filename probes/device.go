@@ -138,7 +138,7 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 }
 
 // DiagnoseDevice adds the board's own evidence to v, the Diagnose verdict of
-// peer p (self and now are Diagnose's), and returns the result. The caller
+// peer p (self, regions and now are Diagnose's), and returns the result. The caller
 // has established that the board is p (DeviceEvidence.Matches). It is pure
 // and does not modify v's slices.
 //
@@ -153,9 +153,9 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 // table: the first is the Reason (a peer-relay verdict keeps its reason
 // and names it in the summary), and when it is a board's, the Summary and
 // Fix are its row's.
-func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, now time.Time) Verdict {
+func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions map[int]Region, now time.Time) Verdict {
 	relayed := p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay
-	d := newDiag(self, p, nil, now)
+	d := newDiag(self, p, regions, now)
 	defer d.free()
 	d.dev, d.devRel = &dev, relayed
 	d.checks = make([]Check, len(v.Checks), len(v.Checks)+7)
@@ -431,7 +431,7 @@ func (d *diag) boardHomeDERP() result {
 	far := false
 	buf := make([]byte, 0, 64)
 	buf = append(buf, "home "...)
-	buf = strconv.AppendInt(buf, int64(dev.HomeDERP), 10)
+	buf = d.appendRegionID(buf, dev.HomeDERP)
 	if dev.HomeLatency > 0 {
 		buf = append(buf, '=')
 		buf = appendMs(buf, dev.HomeLatency)
@@ -443,7 +443,7 @@ func (d *diag) boardHomeDERP() result {
 	note := "the board's nearest region is unknown"
 	if dev.NearestDERP != 0 {
 		buf = append(buf, ", nearest "...)
-		buf = strconv.AppendInt(buf, int64(dev.NearestDERP), 10)
+		buf = d.appendRegionID(buf, dev.NearestDERP)
 		if dev.NearestLatency > 0 {
 			buf = append(buf, '=')
 			buf = appendMs(buf, dev.NearestLatency)

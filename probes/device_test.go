@@ -282,7 +282,7 @@ func TestDiagnoseDevice(t *testing.T) {
 			}
 			v := Diagnose(self, p, testRegions, time.Time{})
 			before := append([]Check(nil), v.Checks...)
-			got := DiagnoseDevice(v, self, p, d, devNow)
+			got := DiagnoseDevice(v, self, p, d, testRegions, devNow)
 			var failed []string
 			for _, c := range got.Checks {
 				if c.Failed && strings.HasPrefix(c.Field, "Device.") {
@@ -312,7 +312,7 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 	d.HomeDERP, d.HomeLatency, d.HomeDERPBy = 3, 160*time.Millisecond, "lowest-id"
 	d.H2Known, d.H2Received = true, 65535
 	p := boardPeer()
-	got := DiagnoseDevice(Diagnose(easySelf(), p, testRegions, time.Time{}), easySelf(), p, d, time.Time{})
+	got := DiagnoseDevice(Diagnose(easySelf(), p, testRegions, time.Time{}), easySelf(), p, d, testRegions, time.Time{})
 	var dev []Check
 	for _, c := range got.Checks {
 		if strings.HasPrefix(c.Field, "Device.") {
@@ -324,7 +324,7 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 		{Field: "Device.Endpoints", Value: "0", Failed: true, State: CheckFail, Note: "the board has advertised no UDP endpoint: its public (STUN) endpoint never reached control", Source: "device"},
 		{Field: "Device.H2Window", Value: "65535 B received, 0 B credit returned, 0 B window open", Failed: true, State: CheckFail, Note: "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more", Source: "device"},
 		{Field: "Device.ProbeTable", Value: "64/64 used, 12 dropped", Failed: true, State: CheckFail, Note: "the DISCO probe table is full: the board drops new pings, so no direct path can be validated", Source: "device"},
-		{Field: "Device.HomeDERP", Value: "home 3=160ms by lowest-id, nearest 1=14ms", Failed: true, State: CheckFail, Note: "the board's home region is far from it while a nearer one exists", Source: "device"},
+		{Field: "Device.HomeDERP", Value: `home "tok" (3)=160ms by lowest-id, nearest "nyc" (1)=14ms`, Failed: true, State: CheckFail, Note: "the board's home region is far from it while a nearer one exists", Source: "device"},
 	}
 	if diff := cmp.Diff(want, dev); diff != "" {
 		t.Errorf("device checks (-want +got):\n%s", diff)
@@ -391,7 +391,7 @@ func TestDiagnoseDeviceNoDuplicateReason(t *testing.T) {
 	v.Also = []ReasonID{ReasonDeviceNoPublicEndpoint}
 	d := board()
 	d.Endpoints = 0
-	got := DiagnoseDevice(v, easySelf(), p, d, time.Time{})
+	got := DiagnoseDevice(v, easySelf(), p, d, nil, time.Time{})
 	if got.Reason != ReasonDeviceNoPublicEndpoint {
 		t.Errorf("reason = %q, want %q", got.Reason, ReasonDeviceNoPublicEndpoint)
 	}
@@ -410,11 +410,11 @@ func TestDeviceUnreachedFix(t *testing.T) {
 	p := boardPeer()
 	v := Diagnose(easySelf(), p, testRegions, time.Time{})
 	d := board()
-	if got := DiagnoseDevice(v, easySelf(), p, d, time.Time{}).Fix; !strings.Contains(got, "WINDOW_UPDATE") {
+	if got := DiagnoseDevice(v, easySelf(), p, d, nil, time.Time{}).Fix; !strings.Contains(got, "WINDOW_UPDATE") {
 		t.Errorf("window unknown: fix %q, want the HTTP/2 flow-control fix", got)
 	}
 	d.H2Known, d.H2Received, d.H2WindowReturned, d.H2WindowOpen = true, 70000, 65535, 60000
-	if got := DiagnoseDevice(v, easySelf(), p, d, time.Time{}).Fix; strings.Contains(got, "WINDOW_UPDATE") || !strings.Contains(got, "reaches control") {
+	if got := DiagnoseDevice(v, easySelf(), p, d, nil, time.Time{}).Fix; strings.Contains(got, "WINDOW_UPDATE") || !strings.Contains(got, "reaches control") {
 		t.Errorf("window open: fix %q, want the endpoint update checked instead", got)
 	}
 }

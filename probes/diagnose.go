@@ -573,6 +573,18 @@ func (d *diag) appendRegion(b []byte, id int) []byte {
 	return strconv.AppendInt(append(b, "region "...), int64(id), 10)
 }
 
+// appendRegionID is appendRegion with the id beside a known code
+// (`"lab1" (901)`): where the id itself matters, as for a board that
+// chose its home by lowest region id.
+func (d *diag) appendRegionID(b []byte, id int) []byte {
+	if r, ok := d.regions[id]; ok && r.Code != "" {
+		b = strconv.AppendQuote(b, r.Code)
+		b = strconv.AppendInt(append(b, " ("...), int64(id), 10)
+		return append(b, ')')
+	}
+	return d.appendRegion(b, id)
+}
+
 func appendMs(b []byte, d time.Duration) []byte {
 	return append(strconv.AppendInt(b, d.Round(time.Millisecond).Milliseconds(), 10), "ms"...)
 }

@@ -12,7 +12,7 @@
 // Entry points:
 //   - Classify(ps, online, now) turns one ipnstate.PeerStatus into a Path.
 //   - Diagnose(self, peer, regions, now) explains one peer's Path.
-//   - DiagnoseDevice(v, self, peer, dev, now) adds a linked board's evidence.
+//   - DiagnoseDevice(v, self, peer, dev, regions, now) adds a linked board's evidence.
 //   - DiagnoseSelf(state, self, regions, now) judges this node itself.
 //   - ApplyPeerFacts(snap, facts, st) merges the control API's facts.
 //

@@ -127,7 +127,7 @@ func (l *Linker) relink() {
 			}
 			linked := *l.raw
 			linked.Peers = append([]probes.Peer(nil), l.raw.Peers...)
-			linked.Peers[i].Verdict = probes.DiagnoseDevice(p.Verdict, l.raw.Self, *p, l.dev, l.raw.Time)
+			linked.Peers[i].Verdict = probes.DiagnoseDevice(p.Verdict, l.raw.Self, *p, l.dev, l.raw.Regions, l.raw.Time)
 			s.Snapshot, s.Board.PeerID = &linked, p.ID
 			break
 		}
