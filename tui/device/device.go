@@ -9,6 +9,7 @@ package device
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"strings"
 	"time"
@@ -49,10 +50,11 @@ type Pane struct {
 	err           error
 	vp            viewport.Model // the rendered content, rebuilt on data or size change
 	dirty         bool
-	selected      probes.Peer // the peer selected in the Peers pane, if any
-	boardID       string      // the Peer.ID linked to the board (link.Snapshot.BoardID); "" none
-	ticking       bool        // an ageTickMsg is pending
-	reset         func() bool // asks the link for a hard reset; nil for a replay
+	selected      probes.Peer           // the peer selected in the Peers pane, if any
+	boardID       string                // the Peer.ID linked to the board (link.Snapshot.BoardID); "" none
+	regions       map[int]probes.Region // the tailnet's DERP map (link.Snapshot), to name the board's regions
+	ticking       bool                  // an ageTickMsg is pending
+	reset         func() bool           // asks the link for a hard reset; nil for a replay
 	// notice answers the last R: "no board connected" while the port is
 	// down, "reset requested" until the link reports the reset.
 	notice string
@@ -136,6 +138,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	case *link.Snapshot:
 		if id := m.BoardID(); id != p.boardID {
 			p.boardID, p.dirty = id, true
+		}
+		if m.Snapshot != nil && !maps.EqualFunc(m.Regions, p.regions, func(a, b probes.Region) bool { return a.Code == b.Code }) {
+			p.regions, p.dirty = m.Regions, true
 		}
 	case tea.KeyPressMsg:
 		common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
@@ -252,7 +257,7 @@ func (p *Pane) render() []string {
 	add("")
 	derp := "unknown"
 	if s.HomeDERP != 0 {
-		derp = fmt.Sprintf("region %d", s.HomeDERP)
+		derp = p.regionText(s.HomeDERP)
 		if s.HomeDERPHost != "" {
 			derp += " (" + safetext.Clean(s.HomeDERPHost) + ")"
 		}
@@ -265,7 +270,7 @@ func (p *Pane) render() []string {
 	}
 	add(p.st.Title.Render("Home DERP") + "  " + derp)
 	if same, ok := s.NearestIsHome(); ok && !same {
-		add("  " + p.st.Warn.Render(fmt.Sprintf("not the nearest: region %d answers in %dms", s.NearestDERP, s.NearestLatency.Milliseconds())))
+		add("  " + p.st.Warn.Render(fmt.Sprintf("not the nearest: %s answers in %dms", p.regionText(s.NearestDERP), s.NearestLatency.Milliseconds())))
 	}
 	if r := s.Relay; r.Known {
 		add(p.st.Title.Render("DERP relay") + "  " + relayWords(p.st, r, now))
@@ -341,7 +346,7 @@ func (p *Pane) render() []string {
 		if pr.Latency > 0 {
 			lat = fmt.Sprintf(" %dms", pr.Latency.Milliseconds())
 		}
-		row := fmt.Sprintf("  peer %d %s  path %s%s  handshake via %s", id, ip, pathWords(p.st, pr.Path), lat, pathText(pr.Handshake))
+		row := fmt.Sprintf("  peer %d %s  path %s%s  handshake via %s", id, ip, p.pathWords(pr.Path), lat, p.pathText(pr.Handshake))
 		if !pr.HandshakeAt.IsZero() {
 			row += p.st.Muted.Render(" · " + units.Ago(now, pr.HandshakeAt))
 		}
@@ -369,7 +374,7 @@ func (p *Pane) render() []string {
 			if f.Boot > 0 {
 				boot = fmt.Sprintf("boot %d ", f.Boot)
 			}
-			row := fmt.Sprintf("  %s#%d %s in %dms = %s, %s via %s", boot, f.N, units.Bytes(int64(f.Bytes)), f.Elapsed.Milliseconds(), units.Rate(f.KiBps()*1024), res, pathText(f.Via))
+			row := fmt.Sprintf("  %s#%d %s in %dms = %s, %s via %s", boot, f.N, units.Bytes(int64(f.Bytes)), f.Elapsed.Milliseconds(), units.Rate(f.KiBps()*1024), res, p.pathText(f.Via))
 			if len(f.Extra) > 0 {
 				row += "  " + fieldsText(f.Extra)
 			}
@@ -514,23 +519,32 @@ func fieldsText(fs []telemetry.Field) string {
 	return strings.Join(parts, " ")
 }
 
-// pathText words a path: "direct 1.2.3.4:41641", "DERP region 7", "unknown".
-func pathText(p telemetry.Path) string {
-	switch p.Kind {
+// regionText names a DERP region of the board's as the tailnet's DERP map
+// does (`region 901 "lab1"`), or by its id alone when the map is not known.
+func (p *Pane) regionText(id int) string {
+	if r, ok := p.regions[id]; ok && r.Code != "" {
+		return fmt.Sprintf("region %d %q", id, safetext.Clean(r.Code))
+	}
+	return fmt.Sprintf("region %d", id)
+}
+
+// pathText words a path: "direct 1.2.3.4:41641", `DERP region 7 "lab1"`, "unknown".
+func (p *Pane) pathText(path telemetry.Path) string {
+	switch path.Kind {
 	case telemetry.PathDirect:
-		return "direct " + p.Addr.String()
+		return "direct " + path.Addr.String()
 	case telemetry.PathDERP:
-		return fmt.Sprintf("DERP region %d", p.Region)
+		return "DERP " + p.regionText(int(path.Region))
 	}
 	return "unknown"
 }
 
-func pathWords(st common.Styles, p telemetry.Path) string {
-	switch p.Kind {
+func (p *Pane) pathWords(path telemetry.Path) string {
+	switch path.Kind {
 	case telemetry.PathDirect:
-		return st.Good.Render(pathText(p))
+		return p.st.Good.Render(p.pathText(path))
 	case telemetry.PathDERP:
-		return st.Warn.Render("relay, " + pathText(p))
+		return p.st.Warn.Render("relay, " + p.pathText(path))
 	}
 	return "none"
 }
