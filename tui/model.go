@@ -358,6 +358,11 @@ func (m *model) routeKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		return nil
+	case m.help.ShowAll && k.String() == "esc":
+		// esc closes the help sheet first, as it closes any overlay; the
+		// pane's own esc (Detail's back) waits for the next press.
+		m.help.ShowAll = false
+		return nil
 	case key.Matches(k, m.keys.Next):
 		return m.setFocus((m.focus + 1) % len(m.panes))
 	case key.Matches(k, m.keys.Prev):

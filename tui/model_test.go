@@ -328,3 +328,22 @@ func TestSaveKeyAndNotice(t *testing.T) {
 		t.Errorf("S without Save:\n%s", screen(plain))
 	}
 }
+
+// TestEscClosesHelp: esc closes the help sheet and goes no further (Detail's
+// esc would otherwise leave the tab with the sheet still open); with the
+// sheet closed, esc is the pane's.
+func TestEscClosesHelp(t *testing.T) {
+	fake := &fakePane{title: "Fake"}
+	m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: 100, Height: 30}, keyMsg("3"))
+	m, _ = step(t, m, keys("?", "esc")...)
+	if m.help.ShowAll {
+		t.Error("esc did not close the help sheet")
+	}
+	if got := fake.keys(); len(got) != 0 {
+		t.Errorf("the pane saw %q while the help sheet was open", got)
+	}
+	_, _ = step(t, m, keyMsg("esc"))
+	if diff := cmp.Diff([]string{"esc"}, fake.keys()); diff != "" {
+		t.Errorf("keys reaching the pane once help is closed (-want +got):\n%s", diff)
+	}
+}
