@@ -94,6 +94,9 @@ type List struct {
 	// refreshAPI re-reads the control API (nil: no API key, r disabled).
 	refreshAPI func() tea.Cmd
 	// probe starts the bounded probe of the given peers (nil: P disabled);
+	// probeNote says why P did nothing (no relayed peer, a probe running),
+	// until the next key.
+	probeNote string
 	// probing is its latest progress, nil before the first P.
 	probe   func([]probes.Peer) tea.Cmd
 	probing *probes.ProbeProgress
@@ -252,6 +255,9 @@ func (l *List) handleKey(m tea.Msg) tea.Cmd {
 			l.setFilter(l.input.Value())
 		}
 	} else if isKey {
+		if l.probeNote != "" {
+			l.probeNote, l.dirty = "", true
+		}
 		n, nav := l.keys.Step(msg, max(l.tableRows(), 1))
 		switch {
 		case nav:
@@ -273,6 +279,12 @@ func (l *List) handleKey(m tea.Msg) tea.Cmd {
 			if peers := l.relayed(); len(peers) > 0 && l.probe != nil {
 				l.probing = &probes.ProbeProgress{Total: len(peers)}
 				cmds = append(cmds, l.probe(peers))
+			}
+		case msg.String() == "P" && l.probe != nil && !l.keys.Probe.Enabled():
+			// P is off: say why rather than nothing.
+			l.probeNote, l.dirty = "P: no relayed peer to probe", true
+			if l.probeRunning() {
+				l.probeNote = "P: a probe is already running"
 			}
 		case key.Matches(msg, l.keys.Open):
 			if p := l.Selected(); p != nil {
@@ -737,6 +749,9 @@ func (l *List) statusLine() string {
 		if w := len(l.snap.Warnings); w > 0 {
 			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d warnings", w)), Drop: 1})
 		}
+	}
+	if l.probeNote != "" {
+		parts = append(parts, common.Part{Text: l.st.Muted.Render(l.probeNote)})
 	}
 	if pp := l.probing; pp != nil {
 		text := fmt.Sprintf("probing %d/%d relayed…", pp.Done, pp.Total)

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
 
 // TestListProbeKey: P, once SetProbe gave it an action, hands the relayed
@@ -43,11 +44,42 @@ func TestListProbeKey(t *testing.T) {
 	if l.keys.Probe.Enabled() {
 		t.Error("P enabled while a probe runs")
 	}
+	// P while it runs says so, until the next key.
+	got = nil
+	send(l, "P")
+	if v := l.View(); got != nil || !strings.Contains(v, "a probe is already running") {
+		t.Errorf("P during a probe: probed %d, view:\n%s", len(got), v)
+	}
+	send(l, "j")
+	if v := l.View(); strings.Contains(v, "already running") {
+		t.Errorf("the note outlived the next key:\n%s", v)
+	}
 	l.Update(probes.ProbeProgress{Total: want, Done: want, Direct: 1, Finished: true, Elapsed: 3200 * time.Millisecond})
 	if v := l.View(); !strings.Contains(v, "probed") || !strings.Contains(v, "1 direct") {
 		t.Errorf("status line lacks the outcome:\n%s", v)
 	}
 	if !l.keys.Probe.Enabled() {
 		t.Error("P disabled after the probe finished")
+	}
+}
+
+// TestListProbeKeyNothingRelayed: P with no relayed peer says so instead
+// of doing nothing visible.
+func TestListProbeKeyNothingRelayed(t *testing.T) {
+	l := newTestList(t)
+	called := false
+	l.SetProbe(func([]probes.Peer) tea.Cmd { called = true; return nil })
+	snap := peerstest.Snapshot()
+	all := snap.Peers
+	snap.Peers = nil
+	for _, p := range all {
+		if p.Path.Kind != probes.PathDERP && p.Path.Kind != probes.PathPeerRelay {
+			snap.Peers = append(snap.Peers, p)
+		}
+	}
+	l.Update(peerstest.Linked(snap))
+	send(l, "P")
+	if v := l.View(); called || !strings.Contains(v, "no relayed peer to probe") {
+		t.Errorf("P with nothing relayed: probe called %v, view:\n%s", called, v)
 	}
 }
