@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -179,6 +183,9 @@ func (f *tuneFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 		}
 	}
 	if f.root != "" {
+		if err := checkRoot(f.root); err != nil {
+			return err
+		}
 		in.Host, in.Sandbox = sysctl.AtRoot(f.root), true
 	}
 	// The command as typed, so the hints tune prints (to apply, to run
@@ -293,4 +300,23 @@ func (f *tuneFlags) rttValue() (time.Duration, error) {
 		return 0, cli.UsageErrorf("--rtt %q: at most %v", f.rtt, maxRTT)
 	}
 	return d, nil
+}
+
+// checkRoot refuses a --root that is no copy of a system: missing, not a
+// directory, or without proc/sys (unusable input, exit 2, not procfs's
+// "is it mounted?").
+func checkRoot(root string) error {
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return cli.InputError{Err: fmt.Errorf("--root %s: no such directory", root)}
+	case err != nil:
+		return cli.InputError{Err: fmt.Errorf("--root %v", err)}
+	case !fi.IsDir():
+		return cli.InputError{Err: fmt.Errorf("--root %s: not a directory", root)}
+	}
+	if fi, err := os.Stat(filepath.Join(root, "proc", "sys")); err != nil || !fi.IsDir() {
+		return cli.InputError{Err: fmt.Errorf("--root %s: no proc/sys inside: --root takes a copy of a system's / holding at least proc/sys/net (as `tailpath demo` makes one)", root)}
+	}
+	return nil
 }

@@ -332,3 +332,26 @@ func TestTuneSocket(t *testing.T) {
 		t.Errorf("asked (-want +got):\n%s", diff)
 	}
 }
+
+// TestTuneBadRoot: a --root that is no copy of a system (missing, a file,
+// an empty directory) is unusable input, said as such, exit 2, without
+// procfs's "is it mounted?" and without the usage.
+func TestTuneBadRoot(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ root, want string }{
+		{filepath.Join(dir, "missing"), "no such directory"},
+		{file, "not a directory"},
+		{dir, "no proc/sys inside"},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"tune", "--root", tt.root}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+		if code != 2 || !strings.Contains(errb.String(), "--root "+tt.root+": "+tt.want) || strings.Contains(errb.String(), "procfs") || strings.Contains(errb.String(), "usage:") {
+			t.Errorf("tune --root %s: exit %d, stderr %q; want 2 and %q alone", tt.root, code, errb.String(), tt.want)
+		}
+	}
+}
