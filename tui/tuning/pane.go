@@ -128,7 +128,7 @@ func (p *Pane) KeyMap() help.KeyMap {
 	default:
 		k.NoRevert.SetHelp("r", "revert: nothing recorded yet")
 	}
-	k.BBR.SetEnabled(p.data != nil && p.data.Err == nil && !p.bbrInUse())
+	k.BBR.SetEnabled(p.data != nil && p.data.Err == nil && !p.bbrInUse() && !p.bbrImpossible())
 	if p.o.Snapshot != "" {
 		// A saved report: nothing here to write (a and r say so).
 		k.Apply.SetEnabled(false)
@@ -228,6 +228,12 @@ func (p *Pane) sudoHint(flag string) string {
 // for b to toggle.
 func (p *Pane) bbrInUse() bool {
 	return p.data != nil && p.data.Report.Settings.CongestionControl == "bbr"
+}
+
+// bbrImpossible reports that this kernel cannot run BBR (sysctl.BBRImpossible):
+// b then offers nothing.
+func (p *Pane) bbrImpossible() bool {
+	return p.data != nil && p.data.Report.BBR.State == sysctl.BBRImpossible
 }
 
 // recompute redoes the recommendation for the current BBR toggle. Pure.
@@ -387,7 +393,10 @@ func (p *Pane) render() []string {
 		prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control: bbr already in use; default qdisc %s", orUnknown(clean(r.Settings.DefaultQdisc))))
 	} else {
 		target := "off (b: recommend bbr)"
-		if p.bbr {
+		switch {
+		case p.bbrImpossible():
+			target = "not possible here (see above)"
+		case p.bbr:
 			target = "on (b: buffers only)"
 		}
 		prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control %s, default qdisc %s; bbr in the recommendation: %s",

@@ -452,6 +452,11 @@ func TestSeedNASPane(t *testing.T) {
 		"tailscale0: up, mtu 1280", "9.4 Mbit/s", "send buffer limited: raise tcp_wmem max", "MTU trouble: full-size segments get no ACK",
 		"verdict: 1 buffer limited (applying raises tcp_wmem max); 1 with MTU trouble (buffers will not help: tcp_mtu_probing=1",
 		"net.ipv4.tcp_mtu_probing            0                   1")
+	// BBR is impossible on 4.4: b offers nothing and changes nothing.
+	p.Update(tea.KeyPressMsg{Code: 'b', Text: "b"})
+	if v := tuitest.Unstyled(p.View()); p.bbr || !strings.Contains(v, "bbr in the recommendation: not possible here") || strings.Contains(v, "b toggle bbr") {
+		t.Errorf("b on a kernel without BBR: bbr %v, view:\n%s", p.bbr, v)
+	}
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
 	applied := run(t, p.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})).(AppliedMsg)
 	if applied.Err != nil {
