@@ -427,7 +427,11 @@ func (d *diag) checkOffline() result {
 	if p.Active {
 		d.info("Status.Active", "true", "we sent packets recently (a ping does), but nothing answered: that is not a path")
 	}
-	if !p.LastSeen.IsZero() {
+	switch {
+	case p.LastSeenAgo > 0:
+		// A pasted "last seen 3d ago": as precise as that, not to the minute.
+		return holdsAs("ago", "{ago}", durText(p.LastSeenAgo))
+	case !p.LastSeen.IsZero():
 		return holdsAs("since", "{since}", p.LastSeen.UTC().Format("2006-01-02 15:04Z"))
 	}
 	return holds()

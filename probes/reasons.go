@@ -369,7 +369,7 @@ var rules = []Rule{
 		ID: ReasonOffline, Role: RoleState, Paths: []PathKind{PathOffline},
 		Text: Text{"offline",
 			"bring the peer up (start tailscaled on it and run `tailscale up`); nothing on this side can make a path to it"},
-		Variants: map[string]Text{"since": {Summary: "offline since {since}"}},
+		Variants: map[string]Text{"since": {Summary: "offline since {since}"}, "ago": {Summary: "offline, last seen {ago} before the snapshot"}},
 		Needs:    []Fact{{Field: "WhoIs.Node.Online", Source: SourceLocalAPI}},
 		Reads:    []Fact{factHandshake},
 		Follows:  "tailcfg.Node.Online (control's view, a tri-state); cmd/tailscale/cli/status.go prints `offline, last seen …`",

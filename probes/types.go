@@ -292,6 +292,10 @@ type Peer struct {
 	NoHandshakeSince time.Time `json:"no_handshake_since,omitzero"`
 	// LastSeen is when the control server last saw the peer; zero if unknown.
 	LastSeen time.Time `json:"last_seen,omitzero"`
+	// LastSeenAgo, when set, is the age a pasted `tailscale status` gave
+	// ("last seen 3d ago"), from which LastSeen was computed: LastSeen is
+	// then no more precise than that, and verdicts say the age instead.
+	LastSeenAgo time.Duration `json:"last_seen_ago_ns,omitempty"`
 	// Latency is the most recent ping round trip; 0 means not measured.
 	Latency time.Duration `json:"latency_ns,omitempty"`
 	// Verdict is the diagnosis of Path.

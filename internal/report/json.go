@@ -217,6 +217,10 @@ func (e *jsonIndenter) peerFields(p *probes.Peer) {
 		e.key("last_seen")
 		e.time(p.LastSeen)
 	}
+	if p.LastSeenAgo != 0 {
+		e.key("last_seen_ago_ns")
+		e.int(int64(p.LastSeenAgo))
+	}
 	if p.Latency != 0 {
 		e.key("latency_ns")
 		e.int(int64(p.Latency))

@@ -670,10 +670,18 @@ func (p *paste) file() (*File, error) {
 	// Status: the newest of status JSON and the text blocks.
 	st := p.status
 	offline := map[tailcfg.StableNodeID]bool{}
+	// lastSeenAgo: status text says "last seen 3d ago", so the LastSeen
+	// built from it is no more precise than that.
+	lastSeenAgo := map[tailcfg.StableNodeID]time.Duration{}
 	if p.statusFrom == KindStatusText || st == nil {
 		if ts := p.mergedText(f); ts != nil {
 			st, offline = ts.build(taken)
 			p.textPaths = ts.redactedPaths()
+			for _, ps := range st.Peer {
+				if !ps.LastSeen.IsZero() {
+					lastSeenAgo[ps.ID] = taken.Sub(ps.LastSeen)
+				}
+			}
 		}
 	}
 	if st == nil && len(p.pingTargets) > 0 {
@@ -763,6 +771,11 @@ func (p *paste) file() (*File, error) {
 	for id := range offline {
 		h := hist[string(id)]
 		h.Offline = true
+		hist[string(id)] = h
+	}
+	for id, ago := range lastSeenAgo {
+		h := hist[string(id)]
+		h.LastSeenAgo = ago
 		hist[string(id)] = h
 	}
 	for id, text := range p.textPaths {

@@ -135,6 +135,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 				}
 			}
 			p.WireGuard, p.WireGuardSince = h.WireGuard, h.WireGuardSince
+			p.LastSeenAgo = h.LastSeenAgo
 		}
 		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 	}

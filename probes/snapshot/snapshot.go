@@ -164,6 +164,9 @@ type PeerHistory struct {
 	// no "last seen" time (the CLI printed none before 1.90), so
 	// PeerStatus.LastSeen cannot carry it.
 	Offline bool `json:"offline,omitempty"`
+	// LastSeenAgo is pasted status text's "last seen 3d ago": the peer's
+	// LastSeen was computed from it (probes.Peer.LastSeenAgo).
+	LastSeenAgo time.Duration `json:"last_seen_ago_ns,omitempty"`
 	// PathText is the path column in the pasted text's own words where
 	// tailscale status's cannot be rebuilt: a peer only ping output names
 	// ("ping: via DERP(nyc)"), a relay region the poster redacted.
