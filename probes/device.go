@@ -96,6 +96,11 @@ const (
 	ReasonDeviceDiscoKeyStale ReasonID = "device-disco-key-stale"
 )
 
+// h2NoCreditYet is how much a control stream may receive without returning
+// any WINDOW_UPDATE credit before that is a sign the client never will:
+// half of HTTP/2's initial 65,535-byte window.
+const h2NoCreditYet = 32768
+
 // H2Stalled reports whether the board's control stream is stuck: data was
 // received, no credit was ever returned and the receive window is shut, so
 // the control server can send it nothing more (such as the map response
@@ -338,6 +343,12 @@ func (d *diag) boardEndpoints() result {
 			note = "the control stream's HTTP/2 receive window is shut and no WINDOW_UPDATE credit was ever returned: control can send the board nothing more"
 		case dev.H2WindowOpen == 0:
 			note = "the control stream's receive window is shut right now, but credit has been returned before"
+		case dev.H2WindowReturned == 0 && dev.H2Received >= h2NoCreditYet:
+			// Not ok either: a client that returns credit does so long
+			// before half its window is used (RFC 9113 §6.9; Go's own
+			// http2 returns it at half), so the window only shrinks.
+			d.boardState("Device.H2Window", string(buf), CheckInfo, "open for now, but no WINDOW_UPDATE credit was returned for what was received: the window only shrinks, and at 0 control can send the board nothing more")
+			return res
 		}
 		d.addBoard("Device.H2Window", string(buf), stalled, note)
 	}

@@ -418,3 +418,32 @@ func TestDeviceUnreachedFix(t *testing.T) {
 		t.Errorf("window open: fix %q, want the endpoint update checked instead", got)
 	}
 }
+
+// TestDeviceH2NoCreditYet: a control stream that received more than half
+// its window and returned no credit is not "open" (ok): the window only
+// shrinks. It reads info, beside a fix that names the missing
+// WINDOW_UPDATE, and a stream that returned credit stays ok.
+func TestDeviceH2NoCreditYet(t *testing.T) {
+	check := func(received, returned, open int64) Check {
+		d := board()
+		d.H2Known, d.H2Received, d.H2WindowReturned, d.H2WindowOpen = true, received, returned, open
+		p := boardPeer()
+		v := DiagnoseDevice(Diagnose(easySelf(), p, testRegions, time.Time{}), easySelf(), p, d, testRegions, time.Time{})
+		for _, c := range v.Checks {
+			if c.Field == "Device.H2Window" {
+				return c
+			}
+		}
+		t.Fatalf("no Device.H2Window check in %+v", v.Checks)
+		return Check{}
+	}
+	if c := check(61440, 0, 4095); c.State != CheckInfo || c.Failed || !strings.Contains(c.Note, "no WINDOW_UPDATE credit was returned") {
+		t.Errorf("61440 B received, no credit: %+v, want info naming the missing credit", c)
+	}
+	if c := check(61440, 32768, 36863); c.State != CheckOK {
+		t.Errorf("credit returned: %+v, want ok", c)
+	}
+	if c := check(4096, 0, 61439); c.State != CheckOK {
+		t.Errorf("little received yet: %+v, want ok", c)
+	}
+}
