@@ -346,7 +346,8 @@ func (d *diag) boardEndpoints() result {
 		case dev.H2WindowReturned == 0 && dev.H2Received >= h2NoCreditYet:
 			// Not ok either: a client that returns credit does so long
 			// before half its window is used (RFC 9113 §6.9; Go's own
-			// http2 returns it at half), so the window only shrinks.
+			// x/net/http2 as soon as 4 KiB is unsent, inflow.add and
+			// inflowMinRefresh), so the window only shrinks.
 			d.boardState("Device.H2Window", string(buf), CheckInfo, "open for now, but no WINDOW_UPDATE credit was returned for what was received: the window only shrinks, and at 0 control can send the board nothing more")
 			return res
 		}
