@@ -74,9 +74,17 @@ func (p *paste) selfFacts(f *File) *SelfFacts {
 				self.NAT.WorkingIPv6 = nil
 			}
 		}
-		self.HomeDERP = nat.preferred
-		if nat.preferredName != "" && self.HomeDERP == 0 {
-			self.HomeDERP = p.region(0, "", nat.preferredName)
+		// tailscaled's own report's preferred region is its home
+		// (magicsock sets its home DERP from report.PreferredDERP); the
+		// CLI's standalone netcheck keeps no history, so its "Nearest DERP"
+		// skips the daemon's stickiness (net/netcheck
+		// addReportHistoryAndSetPreferredDERP keeps the old home unless a
+		// new one is much better) and is no home.
+		if !self.NAT.FromCLI {
+			self.HomeDERP = nat.preferred
+			if nat.preferredName != "" && self.HomeDERP == 0 {
+				self.HomeDERP = p.region(0, "", nat.preferredName)
+			}
 		}
 	}
 	if len(ev.Spread) > 0 {
