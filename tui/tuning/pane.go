@@ -155,6 +155,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.busy = false
 		p.outcome, p.bad = outcomeText(m), m.Err != nil
 		p.dirty = true
+		// The outcome line is near the top: show it, wherever the table
+		// had been scrolled to before a or r.
+		p.vp.GotoTop()
 		return refreshCmd(p.o)
 	case common.StylesMsg:
 		p.st, p.dirty = m.Styles, true

@@ -457,12 +457,22 @@ func TestSeedNASPane(t *testing.T) {
 	if v := tuitest.Unstyled(p.View()); p.bbr || !strings.Contains(v, "bbr in the recommendation: not possible here") || strings.Contains(v, "b toggle bbr") {
 		t.Errorf("b on a kernel without BBR: bbr %v, view:\n%s", p.bbr, v)
 	}
+	// Scrolled down to the table at 80x24, as one is before applying.
+	p.SetSize(80, 24)
+	p.View()
+	for range 40 {
+		p.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	}
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
 	applied := run(t, p.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})).(AppliedMsg)
 	if applied.Err != nil {
 		t.Fatal(applied.Err)
 	}
 	refresh := run(t, p.Update(applied)).(ReportMsg)
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "applied ") {
+		t.Errorf("after apply the outcome is out of view:\n%s", v)
+	}
+	p.SetSize(160, 80)
 	refresh.Report.Time = at.Add(time.Second)
 	p.Update(refresh)
 	v = tuitest.Unstyled(p.View())
