@@ -401,31 +401,9 @@ func inNetns(t *testing.T, name string, f func()) {
 // exec), userspace networking, UDP port 41641, hermetic env.
 func startTailscaledIn(t *testing.T, ns, bin, stateDir, sock string, env []string) *daemon {
 	t.Helper()
-	logPath := filepath.Join(stateDir, "tailscaled.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	cmd := exec.Command("ip", "netns", "exec", ns, bin,
+	return runTailscaled(t, filepath.Join(stateDir, "tailscaled.log"), env, "ip", "netns", "exec", ns, bin,
 		"--tun=userspace-networking", "--statedir="+stateDir, "--socket="+sock,
 		"--port=41641", "--no-logs-no-support", "--syspolicy-file=")
-	cmd.Env = append(append(os.Environ(), env...), "TS_PARENT_DEATH_FD=3")
-	cmd.ExtraFiles = []*os.File{pr}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		pw.Close()
-		t.Fatalf("starting tailscaled in %s: %v", ns, err)
-	}
-	d := &daemon{cmd: cmd, done: make(chan struct{}), logPath: logPath, death: pw}
-	go func() { cmd.Wait(); close(d.done) }()
-	t.Cleanup(d.stop)
-	return d
 }
 
 func sh(t *testing.T, args ...string) {

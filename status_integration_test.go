@@ -279,6 +279,21 @@ func startTailscaled(t *testing.T, bin, stateDir, sock string, env []string) *da
 		n++
 	}
 	logPath := filepath.Join(stateDir, fmt.Sprintf("tailscaled-%d.log", n))
+	return runTailscaled(t, logPath, env, bin,
+		"--tun=userspace-networking",
+		"--statedir="+stateDir,
+		"--socket="+sock,
+		"--port=0",
+		"--no-logs-no-support",
+		"--syspolicy-file=",
+	)
+}
+
+// runTailscaled starts argv (tailscaled, or a command that runs it) with
+// env added, its output in logPath, and TS_PARENT_DEATH_FD set so it exits
+// with the test; the test's cleanup stops it.
+func runTailscaled(t *testing.T, logPath string, env []string, argv ...string) *daemon {
+	t.Helper()
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -289,20 +304,13 @@ func startTailscaled(t *testing.T, bin, stateDir, sock string, env []string) *da
 		t.Fatal(err)
 	}
 	defer pr.Close()
-	cmd := exec.Command(bin,
-		"--tun=userspace-networking",
-		"--statedir="+stateDir,
-		"--socket="+sock,
-		"--port=0",
-		"--no-logs-no-support",
-		"--syspolicy-file=",
-	)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(append(os.Environ(), env...), "TS_PARENT_DEATH_FD=3")
 	cmd.ExtraFiles = []*os.File{pr}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		pw.Close()
-		t.Fatalf("starting tailscaled: %v", err)
+		t.Fatalf("starting %s: %v", strings.Join(argv, " "), err)
 	}
 	d := &daemon{cmd: cmd, done: make(chan struct{}), logPath: logPath, death: pw}
 	go func() { cmd.Wait(); close(d.done) }()
