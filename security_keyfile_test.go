@@ -1,10 +1,11 @@
+//go:build unix
+
 package main
 
 import (
 	"bytes"
 	"context"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,9 +18,6 @@ import (
 // at once, saying what it is, instead of blocking for ever (ignoring
 // Ctrl-C) or telling root to chmod /dev/null.
 func TestAPIKeyFileFIFO(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("skipping: no FIFOs")
-	}
 	fifo := filepath.Join(t.TempDir(), "key")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
