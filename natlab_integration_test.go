@@ -193,7 +193,7 @@ func TestNATLab(t *testing.T) {
 			}
 			for _, p := range snap.Peers {
 				if p.NAT == nil || p.NAT.WorkingUDP == nil {
-					return false, n.name + ": no NetInfo of " + p.Name
+					return false, n.name + ": no NetInfo of " + string(p.Name)
 				}
 			}
 		}
@@ -243,7 +243,7 @@ func TestNATLab(t *testing.T) {
 	}
 	t.Run("public end behind a stateful firewall, hard NAT: the firewall end drops inbound UDP", func(t *testing.T) {
 		checkVerdict(ctx, t, nodes["pubfw"], "ha", []probes.ReasonID{probes.ReasonLocalInboundUDPBlocked}, func(t *testing.T, v probes.Verdict) {
-			if !hasCheck(v, "Host.Firewall", probes.CheckFail) || !strings.Contains(v.Fix, "replies this firewall lets in") {
+			if !hasCheck(v, "Host.Firewall", probes.CheckFail) || !strings.Contains(string(v.Fix), "replies this firewall lets in") {
 				t.Errorf("the verdict does not read pubfw's stateful nftables ruleset: fix %q, checks %+v", v.Fix, v.Checks)
 			}
 		})
@@ -318,7 +318,7 @@ func checkVerdict(ctx context.Context, t *testing.T, n *natNode, peer string, wa
 
 func hasCheck(v probes.Verdict, field string, st probes.CheckState) bool {
 	for _, c := range v.Checks {
-		if c.Field == field && c.Mark() == st {
+		if string(c.Field) == field && c.Mark() == st {
 			return true
 		}
 	}

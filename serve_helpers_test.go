@@ -201,7 +201,7 @@ func snapshotReasons(t *testing.T, body string) map[string]probes.ReasonID {
 	}
 	got := map[string]probes.ReasonID{}
 	for _, p := range ls.Peers {
-		got[p.Name] = p.Verdict.Reason
+		got[string(p.Name)] = p.Verdict.Reason
 	}
 	return got
 }

@@ -620,7 +620,7 @@ func TestRealTailscaled(t *testing.T) {
 		s, ok := ev.(probes.SourceStatus)
 		return ok && !s.Up
 	}).(probes.SourceStatus)
-	if !strings.Contains(down.Err, "failed to connect to local tailscaled") || !strings.Contains(down.Err, sock) {
+	if !strings.Contains(string(down.Err), "failed to connect to local tailscaled") || !strings.Contains(string(down.Err), sock) {
 		t.Errorf("SourceStatus.Err = %q, want the actionable not-running message naming %s", down.Err, sock)
 	}
 	if down.NextRetry.IsZero() {
@@ -638,7 +638,7 @@ func TestRealTailscaled(t *testing.T) {
 	snap := nextEvent(ctx, t, events, "a Running snapshot after restart", isSnapshot).(*probes.Snapshot)
 	var names []string
 	for _, p := range snap.Peers {
-		names = append(names, p.Name)
+		names = append(names, string(p.Name))
 	}
 	sort.Strings(names)
 	wantNames := []string{lab.DERPName, lab.DirectName, lab.IdleName, lab.ObserverName, lab.OfflineName}
@@ -904,7 +904,7 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 
 func findPeer(s *probes.Snapshot, name string) *probes.Peer {
 	for i := range s.Peers {
-		if s.Peers[i].Name == name {
+		if string(s.Peers[i].Name) == name {
 			return &s.Peers[i]
 		}
 	}

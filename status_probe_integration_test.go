@@ -53,7 +53,7 @@ func TestStatusProbeAgainstLab(t *testing.T) {
 		}
 		found = true
 		r := p.PingRun
-		if r == nil || !r.Probe || r.Tries == 0 || r.Pongs == 0 || r.Direct || !strings.HasPrefix(r.Via, "DERP(") {
+		if r == nil || !r.Probe || r.Tries == 0 || r.Pongs == 0 || r.Direct || !strings.HasPrefix(string(r.Via), "DERP(") {
 			t.Errorf("%s: run %+v, want the probe's, pongs through DERP only", p.Name, r)
 		}
 		if p.Verdict.Reason != probes.ReasonNoEndpoints {
@@ -61,7 +61,7 @@ func TestStatusProbeAgainstLab(t *testing.T) {
 		}
 		uses := false
 		for _, c := range p.Verdict.Checks {
-			if c.Field == "PingRun" && strings.Contains(c.Note, "as expected with no endpoints") {
+			if c.Field == "PingRun" && strings.Contains(string(c.Note), "as expected with no endpoints") {
 				uses = true
 			}
 		}

@@ -3,6 +3,8 @@ package probes
 import (
 	"net/netip"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // APIFacts is one read of the tailnet's devices from the control API,
@@ -22,7 +24,7 @@ type APIFacts struct {
 
 // source is the unresolved record Match would use for p (for counting).
 func (f *APIFacts) source(p *Peer) *PeerSide {
-	s, ok := f.byNodeID[p.ID]
+	s, ok := f.byNodeID[string(p.ID)]
 	for i := 0; !ok && i < len(p.TailscaleIPs); i++ {
 		s, ok = f.byAddr[p.TailscaleIPs[i].Unmap()]
 	}
@@ -53,7 +55,7 @@ type APIStatus struct {
 	// At is when the facts in use were read; zero when none.
 	At time.Time `json:"at,omitzero"`
 	// Err is the last error, actionable and free of key material.
-	Err string `json:"err,omitempty"`
+	Err safetext.Text `json:"err,omitempty"`
 	// Matched is how many listed peers the API's devices matched;
 	// PeersMissing how many listed peers the API does not know;
 	// DevicesUnmatched how many devices are not in our netmap (they may be
@@ -133,7 +135,7 @@ func (s *PeerSide) resolveRegions(regions map[int]Region, preferred string) *Pee
 	for name, ms := range s.DERPLatencyMs {
 		key := name
 		for id, r := range regions {
-			if r.Name == name || r.Code == name {
+			if string(r.Name) == name || string(r.Code) == name {
 				key = regionKey(regions, id)
 				if name == preferred {
 					out.HomeDERP = id

@@ -32,7 +32,7 @@ func (d *diag) checkHomeDERP() result {
 	if r, ok := d.regions[h]; ok && h != 0 {
 		name := "region " + strconv.Itoa(h)
 		if r.Name != "" {
-			name += " (" + r.Name + ")"
+			name += " (" + string(r.Name) + ")"
 		}
 		d.info("Status.Relay", `""`, "the peer's home DERP "+name+" is in our DERP map without a region code, which Relay prints as empty: magicsock relays through it all the same (endpoint.send)")
 		return notHeld()
@@ -41,8 +41,8 @@ func (d *diag) checkHomeDERP() result {
 	if h != 0 {
 		note = "the peer's home DERP region " + strconv.Itoa(h) + " is not in our DERP map"
 	}
-	if r := p.PingRun; r != nil && r.Pongs > 0 && !r.Direct && d.fresh(r.At, PingRunMaxAge) && strings.HasPrefix(r.Via, "DERP(") {
-		d.info("Status.Relay", `""`, note+"; yet the last DISCO ping run got pongs through DERP ("+r.Via+"): a DERP route to the peer works")
+	if r := p.PingRun; r != nil && r.Pongs > 0 && !r.Direct && d.fresh(r.At, PingRunMaxAge) && strings.HasPrefix(string(r.Via), "DERP(") {
+		d.info("Status.Relay", `""`, note+"; yet the last DISCO ping run got pongs through DERP ("+string(r.Via)+"): a DERP route to the peer works")
 		return notHeld()
 	}
 	if HandshakeRecent(p.LastHandshake, d.now) || p.WireGuard == WGEstablished {
@@ -547,7 +547,7 @@ func (d *diag) checkPingRun() result {
 // recorded reports whether a check of field is recorded already.
 func (d *diag) recorded(field string) bool {
 	for i := range d.checks {
-		if d.checks[i].Field == field {
+		if string(d.checks[i].Field) == field {
 			return true
 		}
 	}
@@ -811,7 +811,7 @@ func (d *diag) checkDERPReach() result {
 			case home == 0:
 				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region is unknown; a DERP region fails to connect")
 				held = true
-			case e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode):
+			case e.Region == home || (e.Code != "" && e.Code == string(d.self.HomeDERPCode)):
 				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region")
 				held = true
 			default:
@@ -854,12 +854,12 @@ func (d *diag) checkDERPReach() result {
 		return res(pr.Region, "")
 	}
 	for _, e := range errs {
-		ours := e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode)
-		if e.Region != inUse && (e.Code == "" || e.Code != d.p.Path.DERPCode) && !ours {
+		ours := e.Region == home || (e.Code != "" && e.Code == string(d.self.HomeDERPCode))
+		if e.Region != inUse && (e.Code == "" || e.Code != string(d.p.Path.DERPCode)) && !ours {
 			continue
 		}
 		why := "the relay region in use"
-		if e.Region != inUse && e.Code != d.p.Path.DERPCode {
+		if e.Region != inUse && e.Code != string(d.p.Path.DERPCode) {
 			why = "our home region, through which the peer answers,"
 		}
 		d.add("Log.DERPErrors", derpErrorText(e), true, "tailscaled logged that "+why+" failed to connect: relayed packets to or from the peer are lost")
@@ -952,7 +952,7 @@ func DERPProblems(health []string, regions map[int]Region) []DERPProblem {
 		case strings.Contains(h, "relay server") && quoted(h, "the '") != "":
 			name := quoted(h, "the '")
 			for rid, r := range regions {
-				if r.Name == name || r.Code == name {
+				if string(r.Name) == name || string(r.Code) == name {
 					pr.Region = rid
 				}
 			}
@@ -1021,11 +1021,11 @@ func (d *diag) checkDirectInTunnel() result {
 			continue
 		}
 		os := d.self.OS
-		if os != "" && !slices.Contains(unprotectedOSes, os) {
+		if os != "" && !slices.Contains(unprotectedOSes, string(os)) {
 			return notHeld() // net/netns keeps tailscaled's UDP out of the tunnel here
 		}
-		d.info("Status.CurAddr", d.p.Path.Addr.String(), "a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+r.Via+" advertises: on "+cmpOr(os, "this OS")+" tailscaled's own UDP is not kept out of the tunnel, so with routes accepted it may travel inside that peer's WireGuard tunnel")
-		return holdsAs("", "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", r.Via, "{os}", os)
+		d.info("Status.CurAddr", d.p.Path.Addr.String(), "a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+string(r.Via)+" advertises: on "+cmpOr(string(os), "this OS")+" tailscaled's own UDP is not kept out of the tunnel, so with routes accepted it may travel inside that peer's WireGuard tunnel")
+		return holdsAs("", "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", string(r.Via), "{os}", string(os))
 	}
 	return notHeld()
 }
@@ -1121,7 +1121,7 @@ func (d *diag) checkRangeCollision() result {
 			a := pfx.Addr().Unmap()
 			if tailnetRange.Contains(a) && !chromeOS.Contains(a) && !ours(a) {
 				d.add("Host.Interfaces", ifc.Name+" "+pfx.String(), true, "an address in 100.64.0.0/10 on an interface that is not Tailscale's: tailscaled treats the range as the tailnet's (it never advertises such an address as an endpoint, and on Linux drops packets from the range arriving elsewhere than tailscale0)")
-				return holdsAs("", "{iface}", ifc.Name, "{addr}", pfx.String(), "{how}", collisionHow(d.self.OS, ifc.Name))
+				return holdsAs("", "{iface}", ifc.Name, "{addr}", pfx.String(), "{how}", collisionHow(string(d.self.OS), ifc.Name))
 			}
 		}
 	}

@@ -70,10 +70,10 @@ func Classify(ps *ipnstate.PeerStatus, online *bool, now time.Time) Path {
 		}
 	case ps.Active && ps.PeerRelay != "":
 		p.Kind = PathPeerRelay
-		p.PeerRelay = cleanString(ps.PeerRelay)
+		p.PeerRelay = safetext.New(ps.PeerRelay)
 	case ps.Active && !unreachable(ps, online, now):
 		p.Kind = PathDERP
-		p.DERPCode = cleanString(ps.Relay)
+		p.DERPCode = safetext.New(ps.Relay)
 	default:
 		p.Kind = PathIdle
 		if unreachable(ps, online, now) {
@@ -102,7 +102,7 @@ func HandshakeRecent(t, now time.Time) bool {
 // "active; peer-relay …", "idle", "idle; offers exit node", "-",
 // "offline, last seen 3h ago", and "; offline…" suffixes when
 // PeerStatus.Online is false. Outside strings in it are sanitised.
-func StatusText(ps *ipnstate.PeerStatus, now time.Time) string {
+func StatusText(ps *ipnstate.PeerStatus, now time.Time) safetext.Text {
 	var b strings.Builder
 	var offline string
 	if !ps.Online {
@@ -122,7 +122,7 @@ func StatusText(ps *ipnstate.PeerStatus, now time.Time) string {
 		default:
 			b.WriteString("-")
 		}
-		return b.String()
+		return safetext.New(b.String())
 	}
 	b.WriteString("active; ")
 	if ps.ExitNode {
@@ -132,16 +132,16 @@ func StatusText(ps *ipnstate.PeerStatus, now time.Time) string {
 	}
 	switch {
 	case ps.Relay != "" && ps.CurAddr == "" && ps.PeerRelay == "":
-		fmt.Fprintf(&b, "relay %q", cleanString(ps.Relay))
+		fmt.Fprintf(&b, "relay %q", safetext.Clean(ps.Relay)) // cleaned first: %q would spell an escape out
 	case ps.CurAddr != "":
-		b.WriteString("direct " + cleanString(ps.CurAddr))
+		b.WriteString("direct " + ps.CurAddr)
 	case ps.PeerRelay != "":
-		b.WriteString("peer-relay " + cleanString(ps.PeerRelay))
+		b.WriteString("peer-relay " + ps.PeerRelay)
 	}
 	if !ps.Online {
 		b.WriteString(offline)
 	}
-	return b.String()
+	return safetext.New(b.String())
 }
 
 // lastSeenFmt mirrors the CLI's: ", last seen 5m ago", "3h", "2d"; "" when t is zero.
@@ -163,16 +163,16 @@ func lastSeenFmt(t, now time.Time) string {
 // ViaText is how `tailscale ping` names the path of one pong: "ip:port",
 // "DERP(code)", "peer-relay(…)", or the ping type when nothing else is known
 // (TSMP). The returned PathKind is "" when the path is unknown.
-func ViaText(pr *ipnstate.PingResult, pingType tailcfg.PingType) (string, PathKind) {
+func ViaText(pr *ipnstate.PingResult, pingType tailcfg.PingType) (safetext.Text, PathKind) {
 	switch {
 	case pr.PeerRelay != "":
-		return "peer-relay(" + cleanString(pr.PeerRelay) + ")", PathPeerRelay
+		return safetext.New("peer-relay(" + pr.PeerRelay + ")"), PathPeerRelay
 	case pr.DERPRegionID != 0:
-		return "DERP(" + cleanString(pr.DERPRegionCode) + ")", PathDERP
+		return safetext.New("DERP(" + pr.DERPRegionCode + ")"), PathDERP
 	case pr.Endpoint != "":
-		return cleanString(pr.Endpoint), PathDirect
+		return safetext.New(pr.Endpoint), PathDirect
 	}
-	return string(pingType), ""
+	return safetext.New(string(pingType)), ""
 }
 
 func boolp(b bool) *bool { return &b }

@@ -165,7 +165,7 @@ func TestViaText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, kind := ViaText(&tt.pr, tailcfg.PingTSMP)
-		if got != tt.want || kind != tt.wantKind {
+		if string(got) != tt.want || kind != tt.wantKind {
 			t.Errorf("ViaText(%+v) = %q, %q; want %q, %q", tt.pr, got, kind, tt.want, tt.wantKind)
 		}
 	}

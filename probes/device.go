@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // DeviceEvidence is what an embedded board (the CoreS3 running tailpath's
@@ -135,10 +137,10 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 	if d.Hostname == "" {
 		return false
 	}
-	if strings.EqualFold(d.Hostname, p.Name) {
+	if strings.EqualFold(d.Hostname, string(p.Name)) {
 		return true
 	}
-	label, _, _ := strings.Cut(p.DNSName, ".")
+	label, _, _ := strings.Cut(string(p.DNSName), ".")
 	return label != "" && strings.EqualFold(d.Hostname, label)
 }
 
@@ -175,7 +177,7 @@ func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions ma
 	case dev.Hostname != "":
 		node = strconv.Quote(dev.Hostname)
 	}
-	d.checks = append(d.checks, Check{Field: "Device.Node", Value: node, State: CheckInfo, Note: "the board's telemetry names this peer", Source: "device"})
+	d.checks = append(d.checks, Check{Field: "Device.Node", Value: safetext.New(node), State: CheckInfo, Note: "the board's telemetry names this peer", Source: "device"})
 
 	var board []ReasonID
 	results := map[ReasonID]result{}
@@ -237,7 +239,7 @@ func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions ma
 	case p.Path.Kind == PathPeerRelay:
 		out.Also = append(slices.Clip(causes), also...)
 		s, fix := rules[ruleIndex[first]].texts(results[first], name)
-		out.Summary, _ = rule(ReasonPeerRelay).texts(holdsAs("not-direct", "{cause}", s), name)
+		out.Summary, _ = rule(ReasonPeerRelay).texts(holdsAs("not-direct", "{cause}", string(s)), name)
 		out.Fix = fix
 	default:
 		out.Reason = first
@@ -269,12 +271,12 @@ func (d *diag) addBoard(field, value string, failed bool, note string) {
 	if failed {
 		st = CheckFail
 	}
-	d.checks = append(d.checks, Check{Field: field, Value: value, Failed: failed, State: st, Note: note, Source: "device"})
+	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), Failed: failed, State: st, Note: safetext.New(note), Source: "device"})
 }
 
 // boardState records a board check with a state of its own.
 func (d *diag) boardState(field, value string, st CheckState, note string) {
-	d.checks = append(d.checks, Check{Field: field, Value: value, State: st, Note: note, Source: "device"})
+	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), State: st, Note: safetext.New(note), Source: "device"})
 }
 
 // boardRelay: the board's own connection to its DERP relay is down.

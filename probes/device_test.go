@@ -285,11 +285,11 @@ func TestDiagnoseDevice(t *testing.T) {
 			got := DiagnoseDevice(v, self, p, d, testRegions, devNow)
 			var failed []string
 			for _, c := range got.Checks {
-				if c.Failed && strings.HasPrefix(c.Field, "Device.") {
-					failed = append(failed, c.Field)
+				if c.Failed && strings.HasPrefix(string(c.Field), "Device.") {
+					failed = append(failed, string(c.Field))
 				}
 			}
-			gotW := want{Reason: got.Reason, Also: got.Also, Summary: got.Summary, Failed: failed}
+			gotW := want{Reason: got.Reason, Also: got.Also, Summary: string(got.Summary), Failed: failed}
 			if diff := cmp.Diff(tt.want, gotW); diff != "" {
 				t.Errorf("verdict (-want +got):\n%s\nchecks:\n%s", diff, checksText(got.Checks))
 			}
@@ -315,7 +315,7 @@ func TestDeviceEvidenceChecksText(t *testing.T) {
 	got := DiagnoseDevice(Diagnose(easySelf(), p, testRegions, time.Time{}), easySelf(), p, d, testRegions, time.Time{})
 	var dev []Check
 	for _, c := range got.Checks {
-		if strings.HasPrefix(c.Field, "Device.") {
+		if strings.HasPrefix(string(c.Field), "Device.") {
 			dev = append(dev, c)
 		}
 	}
@@ -410,11 +410,11 @@ func TestDeviceUnreachedFix(t *testing.T) {
 	p := boardPeer()
 	v := Diagnose(easySelf(), p, testRegions, time.Time{})
 	d := board()
-	if got := DiagnoseDevice(v, easySelf(), p, d, nil, time.Time{}).Fix; !strings.Contains(got, "WINDOW_UPDATE") {
+	if got := DiagnoseDevice(v, easySelf(), p, d, nil, time.Time{}).Fix; !strings.Contains(string(got), "WINDOW_UPDATE") {
 		t.Errorf("window unknown: fix %q, want the HTTP/2 flow-control fix", got)
 	}
 	d.H2Known, d.H2Received, d.H2WindowReturned, d.H2WindowOpen = true, 70000, 65535, 60000
-	if got := DiagnoseDevice(v, easySelf(), p, d, nil, time.Time{}).Fix; strings.Contains(got, "WINDOW_UPDATE") || !strings.Contains(got, "reaches control") {
+	if got := DiagnoseDevice(v, easySelf(), p, d, nil, time.Time{}).Fix; strings.Contains(string(got), "WINDOW_UPDATE") || !strings.Contains(string(got), "reaches control") {
 		t.Errorf("window open: fix %q, want the endpoint update checked instead", got)
 	}
 }
@@ -437,7 +437,7 @@ func TestDeviceH2NoCreditYet(t *testing.T) {
 		t.Fatalf("no Device.H2Window check in %+v", v.Checks)
 		return Check{}
 	}
-	if c := check(61440, 0, 4095); c.State != CheckInfo || c.Failed || !strings.Contains(c.Note, "no WINDOW_UPDATE credit was returned") {
+	if c := check(61440, 0, 4095); c.State != CheckInfo || c.Failed || !strings.Contains(string(c.Note), "no WINDOW_UPDATE credit was returned") {
 		t.Errorf("61440 B received, no credit: %+v, want info naming the missing credit", c)
 	}
 	if c := check(61440, 32768, 36863); c.State != CheckOK {

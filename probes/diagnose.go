@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // Far-home-DERP threshold: the region relaying to the peer (the region in
@@ -214,12 +216,12 @@ func (d *diag) add(field, value string, failed bool, note string) {
 	if failed {
 		st = CheckFail
 	}
-	d.checks = append(d.checks, Check{Field: field, Value: value, Failed: failed, State: st, Note: note, Source: sourceOf(field)})
+	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), Failed: failed, State: st, Note: safetext.New(note), Source: sourceOf(field)})
 }
 
 // info records a fact that neither explains nor rules out relaying.
 func (d *diag) info(field, value, note string) {
-	d.checks = append(d.checks, Check{Field: field, Value: value, State: CheckInfo, Note: note, Source: sourceOf(field)})
+	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), State: CheckInfo, Note: safetext.New(note), Source: sourceOf(field)})
 }
 
 // unknown records a check whose value was not available.
@@ -230,7 +232,7 @@ func (d *diag) unknown(field, note string) {
 // unknownV records a check whose value is known but says nothing
 // certain: the rule that reads it cannot decide.
 func (d *diag) unknownV(field, value, note string) {
-	d.checks = append(d.checks, Check{Field: field, Value: value, State: CheckUnknown, Note: note, Source: sourceOf(field)})
+	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), State: CheckUnknown, Note: safetext.New(note), Source: sourceOf(field)})
 }
 
 // PeerSideMaxAge is how old a dated source's facts of the peer's end (the
@@ -349,10 +351,10 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 	if kind == PathPeerRelay {
 		pr := rule(ReasonPeerRelay)
 		v.Reason = ReasonPeerRelay
-		v.Summary = pr.Summary
+		v.Summary = safetext.New(pr.Summary)
 		if first != nil {
 			cs, fix := first.texts(firstRes, name)
-			v.Summary, _ = pr.texts(holdsAs("not-direct", "{cause}", cs), name)
+			v.Summary, _ = pr.texts(holdsAs("not-direct", "{cause}", string(cs)), name)
 			v.Fix = fix
 		}
 		v.Also = rest(causes)
@@ -386,7 +388,7 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 // own end (its NetInfo, the control API, its snapshot, its endpoints).
 func failsOnPeerSide(cs []Check) bool {
 	for _, c := range cs {
-		if c.Failed && isPeerField(c.Field) {
+		if c.Failed && isPeerField(string(c.Field)) {
 			return true
 		}
 	}
@@ -415,7 +417,7 @@ func (d *diag) checkDirect() result {
 }
 
 func (d *diag) checkPeerRelayState() result {
-	d.add("Status.PeerRelay", d.p.Path.PeerRelay, false, "traffic goes through a peer relay, not DERP")
+	d.add("Status.PeerRelay", string(d.p.Path.PeerRelay), false, "traffic goes through a peer relay, not DERP")
 	return holds()
 }
 
@@ -457,7 +459,7 @@ func (d *diag) checkIdle() result {
 func (d *diag) checkPathUnknown() result {
 	p := &d.p
 	d.checks = make([]Check, 0, 2)
-	d.unknownV("Path", p.Path.Text, "a TSMP or ICMP pong names the ping type, not the path (cmd/tailscale/cli/ping.go prints it when the PingResult has no endpoint and no DERP region), and no DISCO ping or status line shows one")
+	d.unknownV("Path", string(p.Path.Text), "a TSMP or ICMP pong names the ping type, not the path (cmd/tailscale/cli/ping.go prints it when the PingResult has no endpoint and no DERP region), and no DISCO ping or status line shows one")
 	if p.Latency > 0 {
 		d.info("Latency", msText(p.Latency), "the ping went through WireGuard and was answered: the tunnel works, over some path")
 		return holds()
@@ -572,7 +574,7 @@ func (d *diag) fresh(t time.Time, maxAge time.Duration) bool {
 
 func (d *diag) appendRegion(b []byte, id int) []byte {
 	if r, ok := d.regions[id]; ok && r.Code != "" {
-		return strconv.AppendQuote(b, r.Code)
+		return strconv.AppendQuote(b, string(r.Code))
 	}
 	return strconv.AppendInt(append(b, "region "...), int64(id), 10)
 }
@@ -582,7 +584,7 @@ func (d *diag) appendRegion(b []byte, id int) []byte {
 // chose its home by lowest region id.
 func (d *diag) appendRegionID(b []byte, id int) []byte {
 	if r, ok := d.regions[id]; ok && r.Code != "" {
-		b = strconv.AppendQuote(b, r.Code)
+		b = strconv.AppendQuote(b, string(r.Code))
 		b = strconv.AppendInt(append(b, " ("...), int64(id), 10)
 		return append(b, ')')
 	}
@@ -595,7 +597,7 @@ func appendMs(b []byte, d time.Duration) []byte {
 
 func (d *diag) regionName(id int) string {
 	if r, ok := d.regions[id]; ok && r.Code != "" {
-		return strconv.Quote(r.Code)
+		return strconv.Quote(string(r.Code))
 	}
 	return "region " + strconv.Itoa(id)
 }
@@ -644,12 +646,12 @@ func handshakeText(t time.Time) string {
 
 func pingName(p *Peer) string {
 	if p.Name != "" {
-		return p.Name
+		return string(p.Name)
 	}
 	if len(p.TailscaleIPs) > 0 {
 		return p.TailscaleIPs[0].String()
 	}
-	return p.ID
+	return string(p.ID)
 }
 
 func hasReason(rs []ReasonID, r ReasonID) bool {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -15,7 +16,7 @@ func syntheticPeers(n int) []Peer {
 	peers := make([]Peer, n)
 	for i := range peers {
 		ip := netip.AddrFrom4([4]byte{100, 64, byte(i >> 8), byte(i)})
-		p := Peer{ID: "n" + ip.String(), Name: "peer", TailscaleIPs: []netip.Addr{ip}, HomeDERP: 1 + i%3, EndpointsKnown: true,
+		p := Peer{ID: safetext.New("n" + ip.String()), Name: "peer", TailscaleIPs: []netip.Addr{ip}, HomeDERP: 1 + i%3, EndpointsKnown: true,
 			Endpoints: []netip.AddrPort{netip.AddrPortFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(i)}), 41641),
 				netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), 41641)}}
 		switch m := i % 20; {

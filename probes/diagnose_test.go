@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 var testRegions = map[int]Region{
@@ -1102,7 +1103,7 @@ func onLAN(s *Self) {
 // checkState is the state of the check on field, "" when absent.
 func checkState(cs []Check, field string) CheckState {
 	for _, c := range cs {
-		if c.Field == field {
+		if string(c.Field) == field {
 			return c.Mark()
 		}
 	}
@@ -1112,9 +1113,9 @@ func checkState(cs []Check, field string) CheckState {
 // verdictText is everything a person reads of v.
 func verdictText(v Verdict) string {
 	var b strings.Builder
-	b.WriteString(v.Summary + "\n" + v.Fix + "\n")
+	b.WriteString(string(v.Summary + "\n" + v.Fix + "\n"))
 	for _, c := range v.Checks {
-		b.WriteString(c.Value + " " + c.Note + "\n")
+		b.WriteString(string(c.Value + " " + c.Note + "\n"))
 	}
 	return b.String()
 }
@@ -1189,7 +1190,7 @@ func TestCheckStateMarks(t *testing.T) {
 	v := Diagnose(self, p, testRegions, time.Time{})
 	got := map[string]CheckState{}
 	for _, c := range v.Checks {
-		got[c.Field] = c.Mark()
+		got[string(c.Field)] = c.Mark()
 	}
 	want := map[string]CheckState{
 		"Status.CurAddr":                     CheckFail,
@@ -1256,7 +1257,7 @@ func TestVerdictNamesItsSources(t *testing.T) {
 		if c.Source == "" {
 			t.Errorf("%s has no source", c.Field)
 		}
-		got[c.Field] = c.Source
+		got[string(c.Field)] = c.Source
 	}
 	if got["API.clientConnectivity.mappingVariesByDestIP"] != SourceControlAPI || got["NetInfo.MappingVariesByDestIP"] != SourceLocalAPI {
 		t.Errorf("sources = %v", got)
@@ -1312,11 +1313,11 @@ func TestDirectInTunnel(t *testing.T) {
 	p := relayedPeer("10.20.0.5:41641")
 	p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("10.20.0.5:41641"), Text: "active; direct 10.20.0.5:41641"}
 	v := Diagnose(self, p, testRegions, time.Time{})
-	if v.Reason != ReasonDirect || !hasReason(v.Also, ReasonDirectInTunnel) || !strings.Contains(v.Fix, "WireGuard inside WireGuard") {
+	if v.Reason != ReasonDirect || !hasReason(v.Also, ReasonDirectInTunnel) || !strings.Contains(string(v.Fix), "WireGuard inside WireGuard") {
 		t.Errorf("got %s %v %q, want direct with direct-in-tunnel", v.Reason, v.Also, v.Fix)
 	}
 	for _, os := range []string{"linux", "macOS", "windows", "iOS", "android"} {
-		self.OS = os
+		self.OS = safetext.New(os)
 		if v := Diagnose(self, p, testRegions, time.Time{}); v.Also != nil || v.Fix != "" {
 			t.Errorf("%s: also %v fix %q, want none (net/netns keeps tailscaled's UDP out of the tunnel)", os, v.Also, v.Fix)
 		}

@@ -495,9 +495,9 @@ func (d *diag) peerNAT(ep *endpointFacts) (natState, string) {
 	case os == "":
 		os = "unknown"
 		fallthrough
-	case !slices.Contains(tailscaleOSes, p.OS):
-		return natUnknown, "only public IPv4 addresses, but the peer's client (OS " + os + ") is not known to advertise its interface addresses, so whether it has a NAT is not known"
-	case slices.Contains(phoneOSes, p.OS):
+	case !slices.Contains(tailscaleOSes, string(p.OS)):
+		return natUnknown, "only public IPv4 addresses, but the peer's client (OS " + string(os) + ") is not known to advertise its interface addresses, so whether it has a NAT is not known"
+	case slices.Contains(phoneOSes, string(p.OS)):
 		return natUnknown, "only public addresses, as a phone on a cellular network advertises: it sits behind the carrier's NAT, whose 100.64.0.0/10 address on its interface is never advertised (net/netmon LocalAddresses), so this does not show the peer has no NAT"
 	}
 	if w := portWitness(p.Endpoints, pub); w.IsValid() {

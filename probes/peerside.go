@@ -273,7 +273,7 @@ func PeerSideFromNode(p *Peer, node *tailcfg.Node, regions map[int]Region) *Peer
 // "region N".
 func regionKey(regions map[int]Region, id int) string {
 	if r, ok := regions[id]; ok && r.Code != "" {
-		return r.Code
+		return string(r.Code)
 	}
 	return "region " + strconv.Itoa(id)
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // The reason catalogue as one table: every reason id is one Rule, which
@@ -185,27 +187,29 @@ func (d *diag) needUnknown(id ReasonID, f *Fact) {
 	}
 	note := string(id) + " would hold, but it needs this fact, which is unknown: not the verdict"
 	for i := range d.checks {
-		if c := &d.checks[i]; c.Field == field && c.State == CheckUnknown {
-			c.Note += "; " + note
+		if c := &d.checks[i]; string(c.Field) == field && c.State == CheckUnknown {
+			c.Note += "; " + safetext.New(note)
 			return
 		}
 	}
-	d.checks = append(d.checks, Check{Field: field, Value: "unknown", State: CheckUnknown, Note: note, Source: sourceOf(field)})
+	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: "unknown", State: CheckUnknown, Note: safetext.New(note), Source: sourceOf(field)})
 }
 
 // texts are r's summary and fix for res, with {peer} and res's values
 // filled in.
-func (r *Rule) texts(res result, peer string) (summary, fix string) {
-	summary, fix = r.Summary, r.Fix
+func (r *Rule) texts(res result, peer string) (summary, fix safetext.Text) {
+	sum, fx := r.Summary, r.Fix
 	if v, ok := r.Variants[res.variant]; ok && res.variant != "" {
 		if v.Summary != "" {
-			summary = v.Summary
+			sum = v.Summary
 		}
 		if v.Fix != "" {
-			fix = v.Fix
+			fx = v.Fix
 		}
 	}
-	return fill(summary, peer, res.vars), fill(fix, peer, res.vars)
+	// The values filled in carry outside text (a peer's name, a DERP
+	// region's code): the phrase is cleaned as a whole.
+	return safetext.New(fill(sum, peer, res.vars)), safetext.New(fill(fx, peer, res.vars))
 }
 
 // fill replaces {peer} and the vars' keys in s.

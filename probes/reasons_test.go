@@ -193,13 +193,13 @@ func TestNeedsGate(t *testing.T) {
 	if res := d.judge(&r, hold); res.holds {
 		t.Error("held with its needed fact unknown")
 	}
-	if len(d.checks) != 1 || d.checks[0].Field != "NetInfo.WorkingUDP" || d.checks[0].State != CheckUnknown || !strings.Contains(d.checks[0].Note, "gated would hold") {
+	if len(d.checks) != 1 || d.checks[0].Field != "NetInfo.WorkingUDP" || d.checks[0].State != CheckUnknown || !strings.Contains(string(d.checks[0].Note), "gated would hold") {
 		t.Errorf("checks %+v, want one unknown NetInfo.WorkingUDP naming the rule", d.checks)
 	}
 	// An unknown check of the fact already there gets the rule's note.
 	d.checks = []Check{{Field: "NetInfo.WorkingUDP", Value: "unknown", State: CheckUnknown, Note: "not measured"}}
 	d.judge(&r, hold)
-	if len(d.checks) != 1 || !strings.Contains(d.checks[0].Note, "not measured; gated would hold") {
+	if len(d.checks) != 1 || !strings.Contains(string(d.checks[0].Note), "not measured; gated would hold") {
 		t.Errorf("checks %+v, want the rule named on the existing check", d.checks)
 	}
 	d.free()

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/netip"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // PathKind is how traffic to a peer flows right now, in Tailscale's own terms.
@@ -53,13 +55,13 @@ type Path struct {
 	// Addr is the direct UDP endpoint (from PeerStatus.CurAddr); zero unless Kind is PathDirect.
 	Addr netip.AddrPort `json:"addr,omitzero"`
 	// PeerRelay is PeerStatus.PeerRelay ("ip:port:vni:N"); empty unless Kind is PathPeerRelay.
-	PeerRelay string `json:"peer_relay,omitempty"`
+	PeerRelay safetext.Text `json:"peer_relay,omitempty"`
 	// DERPCode is the region code relayed through (PeerStatus.Relay); set for PathDERP.
-	DERPCode string `json:"derp_code,omitempty"`
+	DERPCode safetext.Text `json:"derp_code,omitempty"`
 	// Text is the path as `tailscale status` words it, without the tx/rx
 	// suffix: `active; direct 203.0.113.5:41641`, `active; relay "tok"`,
 	// `active; peer-relay …`, `idle`, `offline, last seen 3h ago`.
-	Text string `json:"text"`
+	Text safetext.Text `json:"text"`
 }
 
 // ReasonID is a stable identifier from the reason catalogue (docs/diagnosis.md).
@@ -165,16 +167,16 @@ const (
 // State == CheckFail for older readers of the JSON).
 type Check struct {
 	// Field names the source, e.g. "WhoIs.Node.Endpoints", "NetInfo.WorkingUDP".
-	Field string `json:"field"`
+	Field safetext.Text `json:"field"`
 	// Value is the observed value, rendered as text ("[]", "false", "203.0.113.5:41641").
-	Value string `json:"value"`
+	Value safetext.Text `json:"value"`
 	// Failed is true when this check explains (part of) why the path is relayed.
 	Failed bool `json:"failed"`
 	// State is ok, fail, info or unknown; "" reads as ok unless Failed (use
 	// Mark). Set by Diagnose and DiagnoseDevice on every check.
 	State CheckState `json:"state,omitempty"`
 	// Note is a short human reading of the check.
-	Note string `json:"note,omitempty"`
+	Note safetext.Text `json:"note,omitempty"`
 	// Source is where the value came from: "localapi" (our tailscaled),
 	// "control-api", "peer-snapshot", "netcheck" (tailpath's own STUN
 	// measurement) or "device" (a linked board's telemetry).
@@ -216,11 +218,11 @@ type Verdict struct {
 	// Also lists further reasons that hold too, most telling first.
 	Also []ReasonID `json:"also,omitempty"`
 	// Summary is a one-phrase reason for the Peers table.
-	Summary string `json:"summary"`
+	Summary safetext.Text `json:"summary"`
 	// Checks is the evidence checklist, in the order it was evaluated.
 	Checks []Check `json:"checks"`
 	// Fix is the suggested fix; empty when nothing needs fixing.
-	Fix string `json:"fix,omitempty"`
+	Fix safetext.Text `json:"fix,omitempty"`
 	// PeerSide is true when the primary reason rests on the peer's own
 	// facts (a peer-side reason, or a failing check of the peer's end).
 	PeerSide bool `json:"peer_side,omitempty"`
@@ -230,13 +232,13 @@ type Verdict struct {
 // (names, OS) are already sanitised with safetext.Clean.
 type Peer struct {
 	// ID is the node's stable ID (tailcfg.StableNodeID).
-	ID string `json:"id"`
+	ID safetext.Text `json:"id"`
 	// Name is the short host name (first label of DNSName, else HostName).
-	Name string `json:"name"`
+	Name safetext.Text `json:"name"`
 	// DNSName is the MagicDNS FQDN without the trailing dot.
-	DNSName string `json:"dns_name,omitempty"`
+	DNSName safetext.Text `json:"dns_name,omitempty"`
 	// OS is the peer's OS as reported by its Hostinfo ("linux", "windows", …).
-	OS string `json:"os,omitempty"`
+	OS safetext.Text `json:"os,omitempty"`
 	// TailscaleIPs are the peer's tailnet addresses (100.64.0.0/10, fd7a:115c:a1e0::/48).
 	TailscaleIPs []netip.Addr `json:"tailscale_ips"`
 	// Online is the control server's view; nil means the control server didn't say.
@@ -258,7 +260,7 @@ type Peer struct {
 	// HomeDERP is the peer's home DERP region id (WhoIs Node.HomeDERP, else from Relay); 0 means unknown.
 	HomeDERP int `json:"home_derp,omitempty"`
 	// HomeDERPCode is the region code of HomeDERP (PeerStatus.Relay).
-	HomeDERPCode string `json:"home_derp_code,omitempty"`
+	HomeDERPCode safetext.Text `json:"home_derp_code,omitempty"`
 	// Endpoints are the UDP endpoints the peer advertises (WhoIs Node.Endpoints);
 	// nil with EndpointsKnown false when WhoIs was not available.
 	Endpoints      []netip.AddrPort `json:"endpoints"`
@@ -346,7 +348,7 @@ type PingRun struct {
 	// Direct is true when a pong came over a direct UDP path.
 	Direct bool `json:"direct"`
 	// Via is the last pong's path in tailscale ping's words ("DERP(nyc)").
-	Via string `json:"via,omitempty"`
+	Via safetext.Text `json:"via,omitempty"`
 	// Probe is true for a run of tailpath's bounded probe (`status
 	// --probe`, P in the dashboard), which starts with one TSMP ping so
 	// that magicsock sends CallMeMaybe at once (endpoint.send →
@@ -359,13 +361,13 @@ type PingRun struct {
 
 // Self is the local node and its NAT facts (from the self node's NetInfo).
 type Self struct {
-	Name         string       `json:"name"`
-	DNSName      string       `json:"dns_name,omitempty"`
-	OS           string       `json:"os,omitempty"`
-	TailscaleIPs []netip.Addr `json:"tailscale_ips"`
+	Name         safetext.Text `json:"name"`
+	DNSName      safetext.Text `json:"dns_name,omitempty"`
+	OS           safetext.Text `json:"os,omitempty"`
+	TailscaleIPs []netip.Addr  `json:"tailscale_ips"`
 	// HomeDERP is NetInfo.PreferredDERP; 0 means unknown.
-	HomeDERP     int    `json:"home_derp,omitempty"`
-	HomeDERPCode string `json:"home_derp_code,omitempty"`
+	HomeDERP     int           `json:"home_derp,omitempty"`
+	HomeDERPCode safetext.Text `json:"home_derp_code,omitempty"`
 	// NAT holds the daemon's own netcheck facts; nil when NetInfo is absent.
 	NAT *NATInfo `json:"nat,omitempty"`
 	// Endpoints are the UDP endpoints we advertise (WhoIs of our own IP,
@@ -427,7 +429,7 @@ type Self struct {
 type SubnetRoute struct {
 	Prefix netip.Prefix `json:"prefix"`
 	// Via is the name of the peer that serves it.
-	Via string `json:"via"`
+	Via safetext.Text `json:"via"`
 }
 
 // HostFacts are facts tailpath reads from the host it runs on, which are
@@ -518,9 +520,9 @@ type NATInfo struct {
 
 // Region is one DERP region from the DERP map.
 type Region struct {
-	ID   int    `json:"id"`
-	Code string `json:"code"`
-	Name string `json:"name"`
+	ID   int           `json:"id"`
+	Code safetext.Text `json:"code"`
+	Name safetext.Text `json:"name"`
 }
 
 // Snapshot is one complete view of the tailnet from the local tailscaled.
@@ -528,8 +530,8 @@ type Snapshot struct {
 	// Time is when the Status poll that built this snapshot returned.
 	Time time.Time `json:"time"`
 	// BackendState is ipn.State as text ("Running", "NeedsLogin", "Stopped", …).
-	BackendState string `json:"backend_state"`
-	Self         Self   `json:"self"`
+	BackendState safetext.Text `json:"backend_state"`
+	Self         Self          `json:"self"`
 	// Peers are sorted by Name.
 	Peers []Peer `json:"peers"`
 	// Regions is the DERP map by region id; empty when the map is unavailable.
@@ -616,21 +618,21 @@ var ErrNoReply = errors.New("timeout: no reply through WireGuard")
 // PingResult is one pong (or failure) from an active probe.
 type PingResult struct {
 	// PeerID is the Peer.ID pinged.
-	PeerID string   `json:"peer_id"`
-	Kind   PingKind `json:"kind"`
+	PeerID safetext.Text `json:"peer_id"`
+	Kind   PingKind      `json:"kind"`
 	// Try is the 1-based attempt number within a "ping until direct" run.
 	Try int `json:"try"`
 	// Latency is the round trip; 0 when Err is set.
 	Latency time.Duration `json:"latency_ns"`
 	// Via is the path the pong came over, in tailscale ping's words:
 	// "203.0.113.5:41641", "DERP(tok)" or "peer-relay(…)".
-	Via string `json:"via,omitempty"`
+	Via safetext.Text `json:"via,omitempty"`
 	// Path is Via classified.
 	Path PathKind `json:"path,omitempty"`
 	// Done is true on the last result of a run (direct reached, tries or time exhausted, or error).
 	Done bool `json:"done"`
 	// Err is the failure text ("direct connection not established", "timeout"); empty on success.
-	Err string `json:"err,omitempty"`
+	Err safetext.Text `json:"err,omitempty"`
 }
 
 // ProbeProgress reports a bounded probe of relayed peers (`tailpath status
@@ -642,8 +644,8 @@ type ProbeProgress struct {
 	Done  int `json:"done"`
 	// Peer names the peer whose run just ended ("" otherwise), Run is
 	// that run.
-	Peer string   `json:"peer,omitempty"`
-	Run  *PingRun `json:"run,omitempty"`
+	Peer safetext.Text `json:"peer,omitempty"`
+	Run  *PingRun      `json:"run,omitempty"`
 	// Direct counts the runs so far that reached a direct path.
 	Direct int `json:"direct"`
 	// Finished is set on the last report; Elapsed is the time since the
@@ -658,7 +660,7 @@ type SourceStatus struct {
 	Up bool `json:"up"`
 	// Err is the actionable message while down ("failed to connect to local
 	// tailscaled…; is it running?").
-	Err string `json:"err,omitempty"`
+	Err safetext.Text `json:"err,omitempty"`
 	// NextRetry is when the source will try again; zero while up.
 	NextRetry time.Time `json:"next_retry,omitzero"`
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 	"github.com/tailpath/tailpath/tui/tuitest"
@@ -22,8 +23,8 @@ import (
 // with: go test ./tui/ -run TestGolden -update
 func TestGolden(t *testing.T) {
 	cores3 := func(try int, via string, path probes.PathKind, ms int, done bool, err string) probes.PingResult {
-		return probes.PingResult{PeerID: "nCORES3", Kind: probes.PingDISCO, Try: try, Via: via, Path: path,
-			Latency: time.Duration(ms) * time.Millisecond, Done: done, Err: err}
+		return probes.PingResult{PeerID: "nCORES3", Kind: probes.PingDISCO, Try: try, Via: safetext.New(via), Path: path,
+			Latency: time.Duration(ms) * time.Millisecond, Done: done, Err: safetext.New(err)}
 	}
 	tests := []struct {
 		name string

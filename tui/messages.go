@@ -1,6 +1,10 @@
 package tui
 
-import "time"
+import (
+	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
+)
 
 // frameMsg asks the root to rebuild its cached frame if data changed since
 // the last one. At most one is pending: data messages only mark the frame
@@ -13,11 +17,11 @@ type frameMsg struct{}
 type bannerTickMsg struct{ gen int }
 
 // SavedMsg is the outcome of Options.Save's command: the snapshot's path,
-// or why it could not be saved. The root shows it under the tabs for a
-// few seconds.
+// or why it could not be saved ("" when saved). The root shows it under
+// the tabs for a few seconds.
 type SavedMsg struct {
-	Path string
-	Err  error
+	Path safetext.Text
+	Err  safetext.Text
 }
 
 // flashFor is how long a SavedMsg stays on screen.

@@ -35,7 +35,7 @@ const DefaultFrameInterval = 150 * time.Millisecond
 // ping keys disabled, wall-clock time, default styles.
 type Options struct {
 	// Title is shown left of the tabs, e.g. "tailpath demo (lab tailnet)".
-	Title string
+	Title safetext.Text
 	// Panes are extra panes, shown after Peers and Detail in this order
 	// (keys 3-9 jump to them).
 	Panes []common.Pane
@@ -64,7 +64,7 @@ type Options struct {
 	// Notice is a line shown under the tabs for the whole run, e.g.
 	// "snapshot taken 2026-11-30 12:00:00Z · read-only" when the dashboard
 	// replays a saved snapshot; "" shows none.
-	Notice string
+	Notice safetext.Text
 	// Save returns a command that saves a snapshot of the evidence (the I/O
 	// happens in the command) and answers with a SavedMsg; nil disables
 	// the S key.
@@ -72,7 +72,7 @@ type Options struct {
 	// NoSave, with Save nil, is what S says instead of saving (a replayed
 	// snapshot: "the file is already the snapshot"); "" lets S through to
 	// the pane.
-	NoSave string
+	NoSave safetext.Text
 }
 
 // Model is the root tea.Model. Create it with New; the zero value is not
@@ -166,10 +166,10 @@ func New(opts Options) Model {
 	keys := newGlobalKeys()
 	keys.Save.SetEnabled(opts.Save != nil)
 	return Model{&model{
-		notice:     safetext.Clean(opts.Notice),
+		notice:     string(opts.Notice),
 		save:       opts.Save,
-		noSave:     safetext.Clean(opts.NoSave),
-		title:      safetext.Clean(opts.Title),
+		noSave:     string(opts.NoSave),
+		title:      string(opts.Title),
 		now:        now,
 		st:         st,
 		autoStyles: opts.Styles == nil,
@@ -269,9 +269,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case SavedMsg:
 		m.flashGen++
-		m.flash = "snapshot saved to " + safetext.Clean(msg.Path)
-		if msg.Err != nil {
-			m.flash = "saving the snapshot failed: " + safetext.Clean(msg.Err.Error())
+		m.flash = "snapshot saved to " + string(msg.Path)
+		if msg.Err != "" {
+			m.flash = "saving the snapshot failed: " + string(msg.Err)
 		}
 		m.render()
 		gen := m.flashGen
@@ -292,7 +292,6 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := m.broadcast(msg)
 		m.bannerGen++
 		m.down, m.source = !msg.Up, msg
-		m.source.Err = safetext.Clean(msg.Err)
 		var tick tea.Cmd
 		if m.down {
 			tick = m.bannerTick()
@@ -602,7 +601,7 @@ func (m *model) bannerText() string {
 	if msg == "" {
 		msg = "no error given"
 	}
-	s += ": " + msg
+	s += ": " + string(msg)
 	if !m.lastData.IsZero() {
 		s += " · showing data from " + m.lastData.Format("15:04:05")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers"
@@ -162,7 +163,7 @@ func checkScreen(t *testing.T, name, view string, w, h int) {
 
 func TestFitsSmallScreens(t *testing.T) {
 	fake := &fakePane{title: "Device"}
-	down := probes.SourceStatus{Err: strings.Repeat("a very long error ", 20), NextRetry: peerstest.Now().Add(time.Minute)}
+	down := probes.SourceStatus{Err: safetext.New(strings.Repeat("a very long error ", 20)), NextRetry: peerstest.Now().Add(time.Minute)}
 	for _, size := range []struct{ w, h int }{{80, 24}, {100, 30}, {60, 12}, {200, 50}, {20, 5}} {
 		name := fmt.Sprintf("%dx%d", size.w, size.h)
 		m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: size.w, Height: size.h}, peerstest.Linked(peerstest.Many(300)))
@@ -198,7 +199,7 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 	var pinged []string
 	opts := testOptions()
 	opts.Ping = func(p probes.Peer, kind probes.PingKind) tea.Cmd {
-		pinged = append(pinged, p.ID+"/"+string(kind))
+		pinged = append(pinged, string(p.ID)+"/"+string(kind))
 		return nil
 	}
 	m, produced := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
@@ -209,7 +210,7 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 	var sel []string
 	for _, p := range produced {
 		if s, ok := p.(common.PeerSelectedMsg); ok {
-			sel = append(sel, s.Peer.ID)
+			sel = append(sel, string(s.Peer.ID))
 		}
 	}
 	if diff := cmp.Diff([]string{"nBUILD"}, sel); diff != "" {
@@ -314,7 +315,7 @@ func TestSaveKeyAndNotice(t *testing.T) {
 	if v := screen(m); !strings.Contains(v, "snapshot saved to /tmp/tailpath-snapshot-x.json") {
 		t.Errorf("save outcome missing:\n%s", v)
 	}
-	m, _ = step(t, m, SavedMsg{Err: errors.New("disk full\x1b[2J")})
+	m, _ = step(t, m, SavedMsg{Err: safetext.Of(errors.New("disk full\x1b[2J"))})
 	if v := screen(m); !strings.Contains(v, "saving the snapshot failed: disk full") || strings.Contains(v, "\x1b[2J") {
 		t.Errorf("save failure shown wrongly:\n%q", v)
 	}

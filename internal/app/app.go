@@ -22,6 +22,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/hostnet"
@@ -66,7 +67,7 @@ type Dashboard struct {
 	// the Tailscale control API, once a minute and on r.
 	ControlAPI *controlapi.ControlAPI
 	// Title is shown left of the tabs.
-	Title string
+	Title safetext.Text
 	// Device, when set, adds the Device and Log panes, fed by it.
 	Device *devlink.Source
 	// EOL is what the Log pane's console sends for Enter with a live
@@ -121,7 +122,7 @@ func (d *Dashboard) Panes() ([]common.Pane, Sources) {
 
 // Prober is the dashboard's P: probes/probe.Run within its limits (10
 // pings per peer, 8 peers at once, 15 s in all).
-func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
+func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
 	return probe.Run(ctx, c, peers, probe.Options{}, progress)
 }
 

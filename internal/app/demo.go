@@ -16,6 +16,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/lab"
@@ -83,7 +84,7 @@ func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
 		facts, err := api.Fetch(ctx)
 		st := probes.APIStatus{State: "ok"}
 		if err != nil {
-			st = probes.APIStatus{State: "error", Err: err.Error()}
+			st = probes.APIStatus{State: "error", Err: safetext.Of(err)}
 		} else {
 			st.At = facts.At
 		}

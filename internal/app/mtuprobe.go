@@ -63,7 +63,7 @@ func mtuProbe(ctx context.Context, c localapi.LocalClient, name string, o tune.M
 			return tune.Pong{}, fmt.Errorf("%s", safetext.Clean(pr.Err))
 		}
 		via, path := probes.ViaText(pr, tailcfg.PingDisco)
-		p := tune.Pong{Via: via, Latency: time.Duration(pr.LatencySeconds * float64(time.Second))}
+		p := tune.Pong{Via: string(via), Latency: time.Duration(pr.LatencySeconds * float64(time.Second))}
 		switch path {
 		case probes.PathDirect:
 			p.Path = tune.PongDirect
@@ -74,5 +74,5 @@ func mtuProbe(ctx context.Context, c localapi.LocalClient, name string, o tune.M
 		}
 		return p, nil
 	}
-	return tune.ProbeMTU(ctx, peer.Name, ping, o)
+	return tune.ProbeMTU(ctx, string(peer.Name), ping, o)
 }

@@ -45,7 +45,7 @@ func PeerRTT(ctx context.Context, c localapi.LocalClient, name string) (time.Dur
 func findPeer(snap *probes.Snapshot, name string) *probes.Peer {
 	for i := range snap.Peers {
 		p := &snap.Peers[i]
-		if strings.EqualFold(p.Name, name) || strings.EqualFold(p.DNSName, strings.TrimSuffix(name, ".")) {
+		if strings.EqualFold(string(p.Name), name) || strings.EqualFold(string(p.DNSName), strings.TrimSuffix(name, ".")) {
 			return p
 		}
 		for _, ip := range p.TailscaleIPs {

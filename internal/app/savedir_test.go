@@ -70,11 +70,11 @@ func TestSaveDefaultsToStateDir(t *testing.T) {
 	srv := probestest.New(t, fix)
 	d := &Dashboard{Client: localapi.NewClient(srv.Socket), Socket: srv.Socket}
 	msg := d.save(context.Background(), nil, nil, nil)
-	if msg.Err != nil {
+	if msg.Err != "" {
 		t.Fatal(msg.Err)
 	}
 	dir := filepath.Join(state, "tailpath")
-	if filepath.Dir(msg.Path) != dir || !filepath.IsAbs(msg.Path) {
+	if filepath.Dir(string(msg.Path)) != dir || !filepath.IsAbs(string(msg.Path)) {
 		t.Errorf("saved to %q, want a full path in %s", msg.Path, dir)
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/metrics"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/hostnet"
@@ -88,7 +89,7 @@ type SnapshotInput struct {
 	Tuning    *tune.Report
 	TuningErr error
 	// Latency is serve's own ping round trips by peer id (--ping-every).
-	Latency map[string]time.Duration
+	Latency map[safetext.Text]time.Duration
 }
 
 // Run serves /metrics, /snapshot.json and /healthz on ln and runs the

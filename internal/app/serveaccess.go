@@ -200,7 +200,7 @@ func (a *Access) hostOK(host string, local netip.Addr) bool {
 		return false
 	}
 	if ls := a.latest(); ls != nil && ls.Self.DNSName != "" {
-		dns := strings.ToLower(strings.TrimSuffix(ls.Self.DNSName, "."))
+		dns := strings.ToLower(strings.TrimSuffix(string(ls.Self.DNSName), "."))
 		first, _, _ := strings.Cut(dns, ".")
 		return host == dns || host == first
 	}

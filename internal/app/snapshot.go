@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
@@ -51,17 +52,17 @@ func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.A
 	}
 	f, _, err := snapshot.Capture(ctx, d.Client, opts)
 	if err != nil {
-		return tui.SavedMsg{Err: localapi.ConnectError(err, d.Socket)}
+		return tui.SavedMsg{Err: safetext.Of(localapi.ConnectError(err, d.Socket))}
 	}
 	dir, err := d.saveDir()
 	if err != nil {
-		return tui.SavedMsg{Err: fmt.Errorf("snapshot: %w", err)}
+		return tui.SavedMsg{Err: safetext.Format("snapshot: %v", err)}
 	}
 	path := filepath.Join(dir, "tailpath-snapshot-"+f.Taken.UTC().Format("20060102-150405")+".json")
 	if err := snapshot.WriteFile(path, f); err != nil {
-		return tui.SavedMsg{Err: err}
+		return tui.SavedMsg{Err: safetext.Of(err)}
 	}
-	return tui.SavedMsg{Path: path}
+	return tui.SavedMsg{Path: safetext.New(path)}
 }
 
 // ReplayModel is the dashboard's root model over d.Replay and the
@@ -134,7 +135,7 @@ func (d *Dashboard) replayOptions(panes []common.Pane) tui.Options {
 }
 
 // ReplayNotice is the line a replayed snapshot is shown under.
-func ReplayNotice(f *snapshot.File) string {
+func ReplayNotice(f *snapshot.File) safetext.Text {
 	s := "snapshot taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")
 	if f.Origin == snapshot.OriginPasted {
 		s += " (pasted input)"
@@ -142,7 +143,7 @@ func ReplayNotice(f *snapshot.File) string {
 	if f.Redacted != nil {
 		s += ", redacted"
 	}
-	return s + " · ages as of then · read-only: no pings, nothing live"
+	return safetext.New(s + " · ages as of then · read-only: no pings, nothing live")
 }
 
 // SnapshotFile is `tailpath serve`'s /snapshot.json: a fresh capture of

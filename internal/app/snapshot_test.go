@@ -48,13 +48,13 @@ func TestDashboardSave(t *testing.T) {
 	dir := t.TempDir()
 	d := &Dashboard{Client: c, Socket: srv.Socket, SaveDir: dir}
 	msg := d.save(ctx, ls, nil, nil)
-	if msg.Err != nil {
+	if msg.Err != "" {
 		t.Fatal(msg.Err)
 	}
-	if filepath.Dir(msg.Path) != dir || !strings.HasPrefix(filepath.Base(msg.Path), "tailpath-snapshot-") {
+	if filepath.Dir(string(msg.Path)) != dir || !strings.HasPrefix(filepath.Base(string(msg.Path)), "tailpath-snapshot-") {
 		t.Errorf("saved to %q", msg.Path)
 	}
-	b, err := os.ReadFile(msg.Path)
+	b, err := os.ReadFile(string(msg.Path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestDashboardSave(t *testing.T) {
 	}
 
 	srv.Stop()
-	if msg := d.save(ctx, ls, nil, nil); msg.Err == nil || !strings.Contains(msg.Err.Error(), "tailscaled") {
+	if msg := d.save(ctx, ls, nil, nil); msg.Err == "" || !strings.Contains(string(msg.Err), "tailscaled") {
 		t.Errorf("save with tailscaled gone: %+v", msg)
 	}
 }
@@ -179,10 +179,10 @@ func TestDemoSave(t *testing.T) {
 	}
 	d.SaveDir = t.TempDir()
 	msg := d.save(ctx, nil, nil, nil)
-	if msg.Err != nil {
+	if msg.Err != "" {
 		t.Fatal(msg.Err)
 	}
-	b, err := os.ReadFile(msg.Path)
+	b, err := os.ReadFile(string(msg.Path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 		res.PeerFacts, res.APIStatus = facts, &st
 		probes.ApplyPeerFacts(snap, facts, st)
 		if st.Err != "" {
-			snap.Warnings = append(snap.Warnings, st.Err)
+			snap.Warnings = append(snap.Warnings, string(st.Err))
 		}
 	}
 	var linker link.Linker
@@ -167,7 +167,7 @@ func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snap
 		case p.Finished:
 			fmt.Fprintf(w, "tailpath: probe done in %v: %d of %d reached a direct path\n", p.Elapsed.Round(100*time.Millisecond), p.Direct, p.Total)
 		case p.Peer != "":
-			fmt.Fprintf(w, "tailpath: probe %d/%d %s: %s\n", p.Done, p.Total, safetext.Clean(p.Peer), runText(p.Run))
+			fmt.Fprintf(w, "tailpath: probe %d/%d %s: %s\n", p.Done, p.Total, p.Peer, runText(p.Run))
 		}
 	})
 	for i := range snap.Peers {
@@ -190,7 +190,7 @@ func runText(r *probes.PingRun) string {
 	case r.Direct:
 		s += ", direct"
 	case r.Pongs > 0:
-		s += " via " + r.Via + ", none direct"
+		s += " via " + string(r.Via) + ", none direct"
 	default:
 		s += ": no answer"
 	}
@@ -222,12 +222,12 @@ func startPeerSide(ctx context.Context, api *controlapi.ControlAPI) func() (*pro
 		select {
 		case r := <-ch:
 			if r.err != nil {
-				return nil, probes.APIStatus{State: "error", Err: r.err.Error()}
+				return nil, probes.APIStatus{State: "error", Err: safetext.Of(r.err)}
 			}
 			return r.facts, probes.APIStatus{State: "ok", At: r.facts.At}
 		case <-time.After(time.Until(deadline)):
 			return nil, probes.APIStatus{State: "pending",
-				Err: fmt.Sprintf("control API: no answer within %v; the peer's side of each path is unknown in this report", statusAPIWait)}
+				Err: safetext.New(fmt.Sprintf("control API: no answer within %v; the peer's side of each path is unknown in this report", statusAPIWait))}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/probestest"
@@ -22,8 +23,8 @@ func manyPeers(n int, at time.Time, shift bool) *probes.Snapshot {
 	reasons := []probes.ReasonID{probes.ReasonNoEndpoints, probes.ReasonLocalHardNAT, probes.ReasonFarHomeDERP, probes.ReasonDiscoUnanswered, probes.ReasonUnexplained}
 	for i := range s.Peers {
 		p := &s.Peers[i]
-		p.ID = fmt.Sprintf("n%06dCNTRL", i)
-		p.Name = fmt.Sprintf("node-%04d", i)
+		p.ID = safetext.New(fmt.Sprintf("n%06dCNTRL", i))
+		p.Name = safetext.New(fmt.Sprintf("node-%04d", i))
 		p.TailscaleIPs = []netip.Addr{netip.AddrFrom4([4]byte{100, 64, byte(i >> 8), byte(i)})}
 		k := i % 20
 		if shift && i%10 == 0 {

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/sysctl"
@@ -49,7 +50,7 @@ type Gatherer struct {
 
 	// mu serialises builds: the peer label cache and the dropped counter.
 	mu      sync.Mutex
-	peers   map[string]*peerLabels
+	peers   map[safetext.Text]*peerLabels
 	gen     uint32
 	dropped float64
 	// droppedFor is the snapshot dropped was last counted for: a
@@ -65,7 +66,7 @@ func NewGatherer(s *Store, o Options) *Gatherer {
 	if o.MaxPeers <= 0 {
 		o.MaxPeers = DefaultMaxPeers
 	}
-	return &Gatherer{store: s, opts: o, peers: map[string]*peerLabels{}}
+	return &Gatherer{store: s, opts: o, peers: map[safetext.Text]*peerLabels{}}
 }
 
 // Gather implements prometheus.Gatherer: Extra's families, then
@@ -344,7 +345,7 @@ func pathWord(k probes.PathKind) string {
 // tailnet adds the tailscaled-derived series. Caller holds both locks.
 func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 	self := snap.Self
-	s.add(famTailscaledState, []*dto.LabelPair{pair("state", snap.BackendState)}, 1)
+	s.add(famTailscaledState, []*dto.LabelPair{pair("state", string(snap.BackendState))}, 1)
 
 	var counts [5]int
 	for i := range snap.Peers {
@@ -389,7 +390,7 @@ func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 		order = order[:g.opts.MaxPeers]
 	}
 	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Or(strings.Compare(peers[a].ID, peers[b].ID), strings.Compare(peers[a].Name, peers[b].Name))
+		return cmp.Or(cmp.Compare(peers[a].ID, peers[b].ID), cmp.Compare(peers[a].Name, peers[b].Name))
 	})
 	s.one(famPeersDropped, float64(dropped))
 
@@ -447,7 +448,7 @@ func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 	for _, id := range ids {
 		code := regionCode(snap, id)
 		if code == "" && id == self.HomeDERP {
-			code = self.HomeDERPCode
+			code = string(self.HomeDERPCode)
 		}
 		rl := []*dto.LabelPair{pair("region", orID(code, id))}
 		s.add(famDERPHome, rl, b01(id == self.HomeDERP))
@@ -487,12 +488,12 @@ func (g *Gatherer) labelsFor(p *probes.Peer) *peerLabels {
 	path := pathWord(p.Path.Kind)
 	region := ""
 	if p.Path.Kind == probes.PathDERP {
-		region = p.Path.DERPCode
+		region = string(p.Path.DERPCode)
 	}
 	reason := string(p.Verdict.Reason)
 	pl := g.peers[p.ID]
-	if pl == nil || pl.name != p.Name {
-		pl = &peerLabels{name: p.Name, base: []*dto.LabelPair{pair("id", p.ID), pair("peer", p.Name)}}
+	if pl == nil || pl.name != string(p.Name) {
+		pl = &peerLabels{name: string(p.Name), base: []*dto.LabelPair{pair("id", string(p.ID)), pair("peer", string(p.Name))}}
 		g.peers[p.ID] = pl
 	}
 	if pl.info == nil || pl.path != path || pl.reason != reason || pl.region != region {
@@ -508,7 +509,7 @@ func regionCode(snap *link.Snapshot, id int) string {
 	if snap == nil {
 		return ""
 	}
-	return snap.Regions[id].Code
+	return string(snap.Regions[id].Code)
 }
 
 // orID is code, or the region id when the code is unknown.
@@ -530,7 +531,7 @@ func (g *Gatherer) board(s *scrape, st *devlink.State, snap *link.Snapshot) {
 	}
 	id := ""
 	if snap != nil {
-		id = snap.BoardID()
+		id = string(snap.BoardID())
 	}
 	// Its identity once it has one: a port that never opened, or a board
 	// that sent neither telemetry nor a boot, has none to give.

@@ -192,7 +192,7 @@ func TestSelfReasonSeries(t *testing.T) {
 	snap := fixedSnapshot(t0)
 	snap.Self.Health = []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
 	snap.Self.Evidence = &probes.SelfEvidence{UPnPFrom: netip.MustParseAddr("192.168.1.2"), UPnPGateway: netip.MustParseAddr("192.168.1.1")}
-	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, snap.Time)
+	snap.Self.Verdict = probes.DiagnoseSelf(string(snap.BackendState), snap.Self, snap.Regions, snap.Time)
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
 	st.SetSnapshot(link.Of(snap))

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -49,9 +50,9 @@ type Store struct {
 	haveTuning bool
 
 	// changes counts path changes per peer id.
-	changes map[string]*pathCount
+	changes map[safetext.Text]*pathCount
 	// latency is the last ping round trip per peer id (SetLatency).
-	latency map[string]time.Duration
+	latency map[safetext.Text]time.Duration
 	// h2Stalls counts transitions of the board into an HTTP/2 window stall.
 	h2Stalls  int64
 	h2Stalled bool
@@ -97,7 +98,7 @@ func (s *Store) SetSnapshot(ls *link.Snapshot) {
 	defer s.mu.Unlock()
 	s.snap = ls
 	if s.changes == nil {
-		s.changes = make(map[string]*pathCount, len(ls.Peers))
+		s.changes = make(map[safetext.Text]*pathCount, len(ls.Peers))
 	}
 	for i := range ls.Peers {
 		id := ls.Peers[i].ID
@@ -116,7 +117,7 @@ func (s *Store) SetSnapshot(ls *link.Snapshot) {
 		c.last = ch[len(ch)-1].When
 	}
 	if len(s.changes) > len(ls.Peers) || len(s.latency) > 0 {
-		seen := make(map[string]bool, len(ls.Peers))
+		seen := make(map[safetext.Text]bool, len(ls.Peers))
 		for i := range ls.Peers {
 			seen[ls.Peers[i].ID] = true
 		}
@@ -137,7 +138,7 @@ func (s *Store) SetSnapshot(ls *link.Snapshot) {
 
 // Latencies returns a copy of the ping round trips SetLatency recorded,
 // by peer id; nil when none.
-func (s *Store) Latencies() map[string]time.Duration {
+func (s *Store) Latencies() map[safetext.Text]time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.latency) == 0 {
@@ -149,11 +150,11 @@ func (s *Store) Latencies() map[string]time.Duration {
 // SetLatency records the round trip of a ping to peer id (a Peer.ID);
 // it is exported until a newer one or the peer leaves the snapshot, in
 // place of the snapshot's own Peer.Latency.
-func (s *Store) SetLatency(id string, d time.Duration) {
+func (s *Store) SetLatency(id safetext.Text, d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.latency == nil {
-		s.latency = map[string]time.Duration{}
+		s.latency = map[safetext.Text]time.Duration{}
 	}
 	s.latency[id] = d
 }
@@ -194,7 +195,7 @@ func (s *Store) Snapshot() (*link.Snapshot, string) {
 	defer s.mu.RUnlock()
 	switch {
 	case s.sourceSeen && !s.source.Up:
-		return nil, s.source.Err
+		return nil, string(s.source.Err)
 	case s.snap == nil:
 		return nil, "no snapshot from tailscaled yet"
 	}
@@ -222,7 +223,7 @@ func (s *Store) Health() Health {
 	case s.sourceSeen && s.source.Up:
 		h.Tailscaled = "up"
 	case s.sourceSeen:
-		h.Tailscaled, h.TailscaledErr = "down", s.source.Err
+		h.Tailscaled, h.TailscaledErr = "down", string(s.source.Err)
 	}
 	if s.haveBoard {
 		h.Board = "down"

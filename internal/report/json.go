@@ -153,11 +153,11 @@ func (e *jsonIndenter) peer(sp *Peer) {
 // peerFields writes p's fields as members of the open object.
 func (e *jsonIndenter) peerFields(p *probes.Peer) {
 	e.key("id")
-	e.str(p.ID)
+	e.str(string(p.ID))
 	e.key("name")
-	e.str(p.Name)
-	e.optStr("dns_name", p.DNSName)
-	e.optStr("os", p.OS)
+	e.str(string(p.Name))
+	e.optStr("dns_name", string(p.DNSName))
+	e.optStr("os", string(p.OS))
 	e.key("tailscale_ips")
 	e.addrs(p.TailscaleIPs)
 	e.key("online")
@@ -179,7 +179,7 @@ func (e *jsonIndenter) peerFields(p *probes.Peer) {
 		e.key("home_derp")
 		e.int(int64(p.HomeDERP))
 	}
-	e.optStr("home_derp_code", p.HomeDERPCode)
+	e.optStr("home_derp_code", string(p.HomeDERPCode))
 	e.key("endpoints")
 	e.addrPorts(p.Endpoints)
 	e.key("endpoints_known")
@@ -265,10 +265,10 @@ func (e *jsonIndenter) path(p *probes.Path) {
 		e.key("addr")
 		e.addrPort(p.Addr)
 	}
-	e.optStr("peer_relay", p.PeerRelay)
-	e.optStr("derp_code", p.DERPCode)
+	e.optStr("peer_relay", string(p.PeerRelay))
+	e.optStr("derp_code", string(p.DERPCode))
 	e.key("text")
-	e.str(p.Text)
+	e.str(string(p.Text))
 	e.close('}')
 }
 
@@ -277,7 +277,7 @@ func (e *jsonIndenter) pathChange(c link.PathChange) {
 	e.key("time")
 	e.time(c.When)
 	e.key("text")
-	e.str(c.Text)
+	e.str(string(c.Text))
 	e.key("kind")
 	e.str(string(c.Kind))
 	e.close('}')
@@ -292,10 +292,10 @@ func (e *jsonIndenter) verdict(v *probes.Verdict) {
 		jsonList(e, v.Also, func(r *probes.ReasonID) { e.str(string(*r)) })
 	}
 	e.key("summary")
-	e.str(v.Summary)
+	e.str(string(v.Summary))
 	e.key("checks")
 	jsonList(e, v.Checks, e.check)
-	e.optStr("fix", v.Fix)
+	e.optStr("fix", string(v.Fix))
 	if v.PeerSide {
 		e.key("peer_side")
 		e.bool(true)
@@ -306,13 +306,13 @@ func (e *jsonIndenter) verdict(v *probes.Verdict) {
 func (e *jsonIndenter) check(c *probes.Check) {
 	e.open('{')
 	e.key("field")
-	e.str(c.Field)
+	e.str(string(c.Field))
 	e.key("value")
-	e.str(c.Value)
+	e.str(string(c.Value))
 	e.key("failed")
 	e.bool(c.Failed)
 	e.optStr("state", string(c.State))
-	e.optStr("note", c.Note)
+	e.optStr("note", string(c.Note))
 	e.optStr("source", c.Source)
 	e.close('}')
 }

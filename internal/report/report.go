@@ -76,7 +76,7 @@ func WriteJSON(w io.Writer, s *link.Snapshot) error {
 func Of(s *link.Snapshot) Document {
 	out := Document{
 		Time:         s.Time,
-		BackendState: s.BackendState,
+		BackendState: string(s.BackendState),
 		Self:         s.Self,
 		Peers:        make([]Peer, len(s.Peers)),
 		Board:        s.Board,

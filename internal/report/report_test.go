@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
@@ -33,7 +34,7 @@ func TestStatusTableWidth(t *testing.T) {
 	snap := peerstest.Snapshot()
 	long := "device-no-public-endpoint: board's endpoints never reached control, so peers can only reach it through DERP"
 	snap.Peers[0].Verdict.Reason = "device-no-public-endpoint"
-	snap.Peers[0].Verdict.Summary = long
+	snap.Peers[0].Verdict.Summary = safetext.New(long)
 	ls := link.Of(&snap)
 	for _, tc := range []struct {
 		width int

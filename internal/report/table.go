@@ -34,14 +34,14 @@ const (
 func WriteTable(w io.Writer, s *link.Snapshot, width int) error {
 	self := s.Self
 	var b strings.Builder
-	fmt.Fprintf(&b, "self: %s", orDash(self.Name))
+	fmt.Fprintf(&b, "self: %s", orDash(string(self.Name)))
 	if self.OS != "" {
 		fmt.Fprintf(&b, " (%s)", self.OS)
 	}
 	if len(self.TailscaleIPs) > 0 {
 		fmt.Fprintf(&b, " %s", self.TailscaleIPs[0])
 	}
-	fmt.Fprintf(&b, "; home DERP %s; %s", derpText(self.HomeDERP, self.HomeDERPCode), natText(self))
+	fmt.Fprintf(&b, "; home DERP %s; %s", derpText(self.HomeDERP, string(self.HomeDERPCode)), natText(self))
 	if st := cmp.Or(s.BackendState, "unknown"); st != "Running" {
 		fmt.Fprintf(&b, "; state %s", st)
 	}
@@ -53,7 +53,7 @@ func WriteTable(w io.Writer, s *link.Snapshot, width int) error {
 	if id := s.BoardID(); id != "" {
 		for _, p := range s.Peers {
 			if p.ID == id {
-				fmt.Fprintf(w, "board: %s (its own telemetry is in the verdict)\n", orDash(p.Name))
+				fmt.Fprintf(w, "board: %s (its own telemetry is in the verdict)\n", orDash(string(p.Name)))
 			}
 		}
 	}
@@ -68,7 +68,7 @@ func WriteTable(w io.Writer, s *link.Snapshot, width int) error {
 	peerSide, unknownPeerSide := false, false
 	for _, p := range s.Peers {
 		reason := string(p.Verdict.Reason)
-		if sum := p.Verdict.Summary; strings.HasPrefix(sum, reason) {
+		if sum := string(p.Verdict.Summary); strings.HasPrefix(sum, reason) {
 			reason = sum
 		} else if sum != "" {
 			reason += ": " + sum
@@ -79,11 +79,11 @@ func WriteTable(w io.Writer, s *link.Snapshot, width int) error {
 		}
 		unknownPeerSide = unknownPeerSide || peerSideUnknown(p.Verdict)
 		rows = append(rows, []string{
-			cutTo(orDash(p.Name), maxNameWidth, width),
-			cutTo(orDash(p.OS), maxOSWidth, width),
-			cutTo(orDash(p.Path.Text), maxPathWidth, width),
+			cutTo(orDash(string(p.Name)), maxNameWidth, width),
+			cutTo(orDash(string(p.OS)), maxOSWidth, width),
+			cutTo(orDash(string(p.Path.Text)), maxPathWidth, width),
 			units.Latency(p.Latency),
-			derpText(p.HomeDERP, p.HomeDERPCode),
+			derpText(p.HomeDERP, string(p.HomeDERPCode)),
 			units.Bytes(p.TxBytes) + "/" + units.Bytes(p.RxBytes),
 			reason,
 		})
@@ -108,7 +108,7 @@ func writeSelfVerdict(w io.Writer, v *probes.Verdict) {
 	if v == nil {
 		return
 	}
-	line := "self verdict: " + string(v.Reason) + ": " + v.Summary
+	line := "self verdict: " + string(v.Reason) + ": " + string(v.Summary)
 	if len(v.Also) > 0 {
 		also := make([]string, len(v.Also))
 		for i, a := range v.Also {
@@ -203,7 +203,7 @@ func fitColumns(rows [][]string, width int) [][]string {
 // it could not fill.
 func peerSideUnknown(v probes.Verdict) bool {
 	for _, c := range v.Checks {
-		if c.State == probes.CheckUnknown && (strings.HasPrefix(c.Field, "Peer.") || strings.HasPrefix(c.Field, "API.")) {
+		if c.State == probes.CheckUnknown && (strings.HasPrefix(string(c.Field), "Peer.") || strings.HasPrefix(string(c.Field), "API.")) {
 			return true
 		}
 	}

@@ -558,7 +558,7 @@ func (r *Refresher) Run(ctx context.Context, updated func()) {
 			wait = r.interval
 		default:
 			st := r.status
-			st.State, st.Err = "error", err.Error()
+			st.State, st.Err = "error", safetext.Of(err)
 			r.status = st
 			var ae *APIError
 			switch {

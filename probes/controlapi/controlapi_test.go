@@ -141,7 +141,7 @@ func TestRefresherSlowAndBackoff(t *testing.T) {
 	for srv.Served() < n+2 {
 		waitUpdate()
 	}
-	if _, st := r.Latest(); st.State != "error" || !strings.Contains(st.Err, "500") {
+	if _, st := r.Latest(); st.State != "error" || !strings.Contains(string(st.Err), "500") {
 		t.Errorf("after 500s: %+v", st)
 	}
 
@@ -149,7 +149,7 @@ func TestRefresherSlowAndBackoff(t *testing.T) {
 	srv.Fail(http.StatusForbidden)
 	for {
 		waitUpdate()
-		if _, st := r.Latest(); strings.Contains(st.Err, "403") {
+		if _, st := r.Latest(); strings.Contains(string(st.Err), "403") {
 			break
 		}
 	}

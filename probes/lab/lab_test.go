@@ -172,14 +172,14 @@ func TestLab(t *testing.T) {
 			}
 			got = map[string]row{}
 			for _, p := range snap.Peers {
-				r := row{Kind: p.Path.Kind, DERPCode: p.Path.DERPCode, Reason: p.Verdict.Reason}
+				r := row{Kind: p.Path.Kind, DERPCode: string(p.Path.DERPCode), Reason: p.Verdict.Reason}
 				r.Loopback = p.Path.Addr.Addr() == netip.MustParseAddr("127.0.0.1") && p.Path.Addr.Port() != 0
-				if w, ok := want[p.Name]; ok && strings.HasPrefix(p.Path.Text, w.Text) {
+				if w, ok := want[string(p.Name)]; ok && strings.HasPrefix(string(p.Path.Text), w.Text) {
 					r.Text = w.Text
 				} else {
-					r.Text = p.Path.Text
+					r.Text = string(p.Path.Text)
 				}
-				got[p.Name] = r
+				got[string(p.Name)] = r
 			}
 			if cmp.Equal(want, got) {
 				break
@@ -329,7 +329,7 @@ func TestLab(t *testing.T) {
 		mapping := func(v probes.Verdict) (probes.Check, bool) {
 			i := slices.IndexFunc(v.Checks, func(c probes.Check) bool {
 				// Ours is NetInfo.MappingVariesByDestIP; the peer's is named by its source.
-				return c.Field != "NetInfo.MappingVariesByDestIP" && strings.HasSuffix(strings.ToLower(c.Field), "mappingvariesbydestip")
+				return c.Field != "NetInfo.MappingVariesByDestIP" && strings.HasSuffix(strings.ToLower(string(c.Field)), "mappingvariesbydestip")
 			})
 			if i < 0 {
 				return probes.Check{}, false

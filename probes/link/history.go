@@ -18,7 +18,7 @@ type PathChange struct {
 	When time.Time `json:"time"`
 	// Text is the new path in Tailscale's words (Path.Text, sanitised; the
 	// kind when the source gave no text).
-	Text string `json:"text"`
+	Text safetext.Text `json:"text"`
 	// Kind is the new path's kind.
 	Kind probes.PathKind `json:"kind"`
 }
@@ -28,8 +28,8 @@ type PathChange struct {
 type pathKey struct {
 	kind  probes.PathKind
 	addr  netip.AddrPort
-	relay string
-	derp  string
+	relay safetext.Text
+	derp  safetext.Text
 }
 
 func keyOf(p *probes.Path) pathKey {
@@ -41,18 +41,18 @@ func keyOf(p *probes.Path) pathKey {
 // snapshot are forgotten. A peer's slice is replaced, never modified, when
 // it changes, so slices handed out stay valid.
 type History struct {
-	byID map[string][]PathChange
-	last map[string]pathKey
-	seen map[string]bool // scratch for Observe
+	byID map[safetext.Text][]PathChange
+	last map[safetext.Text]pathKey
+	seen map[safetext.Text]bool // scratch for Observe
 }
 
 // Observe records every peer whose path differs from the previous snapshot
 // (the first sighting counts as a change). O(peers) per snapshot.
 func (h *History) Observe(s *probes.Snapshot) {
 	if h.byID == nil {
-		h.byID = make(map[string][]PathChange, len(s.Peers))
-		h.last = make(map[string]pathKey, len(s.Peers))
-		h.seen = make(map[string]bool, len(s.Peers))
+		h.byID = make(map[safetext.Text][]PathChange, len(s.Peers))
+		h.last = make(map[safetext.Text]pathKey, len(s.Peers))
+		h.seen = make(map[safetext.Text]bool, len(s.Peers))
 	}
 	clear(h.seen)
 	for i := range s.Peers {
@@ -81,15 +81,15 @@ func (h *History) Observe(s *probes.Snapshot) {
 
 // Changes returns peer id's recorded changes, oldest first (nil if none).
 // The slice is shared: don't modify it.
-func (h *History) Changes(id string) []PathChange { return h.byID[id] }
+func (h *History) Changes(id safetext.Text) []PathChange { return h.byID[id] }
 
 // ChangeText is PathText as a PathChange records it: without an offline
 // path's relative ", last seen 1m ago", which would be wrong as soon as
 // it is read again (the change's time dates it).
-func ChangeText(p *probes.Path) string {
+func ChangeText(p *probes.Path) safetext.Text {
 	t := PathText(p)
 	if p.Kind == probes.PathOffline {
-		if i := strings.Index(t, ", last seen"); i > 0 {
+		if i := strings.Index(string(t), ", last seen"); i > 0 {
 			t = t[:i]
 		}
 	}
@@ -98,12 +98,12 @@ func ChangeText(p *probes.Path) string {
 
 // PathText is the path in Tailscale's words, sanitised, falling back to the
 // kind when the source left Text empty ("unknown" without either).
-func PathText(p *probes.Path) string {
+func PathText(p *probes.Path) safetext.Text {
 	if p.Text != "" {
-		return safetext.Clean(p.Text)
+		return p.Text
 	}
 	if p.Kind == "" {
 		return "unknown"
 	}
-	return string(p.Kind)
+	return safetext.Text(p.Kind)
 }

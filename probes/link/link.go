@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -27,21 +28,21 @@ type Snapshot struct {
 	// no board has reported.
 	Board *Board
 	// changes are the path changes by Peer.ID.
-	changes map[string][]PathChange
+	changes map[safetext.Text][]PathChange
 }
 
 // Board is the attached board as linked to the tailnet.
 type Board struct {
 	// PeerID is the Peer.ID the board is (probes.DeviceEvidence.Matches);
 	// "" when no peer matches its tailnet IP or host name.
-	PeerID string `json:"peer_id,omitempty"`
+	PeerID safetext.Text `json:"peer_id,omitempty"`
 	// Evidence is what the board says about itself (from its telemetry
 	// frames and log lines).
 	Evidence probes.DeviceEvidence `json:"evidence"`
 }
 
 // BoardID is the Peer.ID of the attached board, "" when none is linked.
-func (s *Snapshot) BoardID() string {
+func (s *Snapshot) BoardID() safetext.Text {
 	if s == nil || s.Board == nil {
 		return ""
 	}
@@ -51,7 +52,7 @@ func (s *Snapshot) BoardID() string {
 // Changes returns peer id's path changes, oldest first (nil when the peer
 // is not in the snapshot). The first is the path the peer had when it was
 // first seen. The slice is shared: don't modify it.
-func (s *Snapshot) Changes(id string) []PathChange {
+func (s *Snapshot) Changes(id safetext.Text) []PathChange {
 	if s == nil {
 		return nil
 	}
@@ -138,11 +139,11 @@ func (l *Linker) relink() {
 // WithChanges returns a copy of s whose path changes are changes' for the
 // peers changes lists (a saved snapshot's history, probes/snapshot); the
 // other peers keep theirs. s is not modified.
-func (s *Snapshot) WithChanges(changes map[string][]PathChange) *Snapshot {
+func (s *Snapshot) WithChanges(changes map[safetext.Text][]PathChange) *Snapshot {
 	out := *s
 	out.changes = maps.Clone(s.changes)
 	if out.changes == nil {
-		out.changes = map[string][]PathChange{}
+		out.changes = map[safetext.Text][]PathChange{}
 	}
 	for id, chs := range changes {
 		if len(chs) > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -65,7 +66,7 @@ func relayedSnapshot() *probes.Snapshot {
 
 func peer(s *Snapshot, id string) probes.Peer {
 	for _, p := range s.Peers {
-		if p.ID == id {
+		if string(p.ID) == id {
 			return p
 		}
 	}
@@ -137,7 +138,7 @@ func TestLinkerLinksBoardToPeer(t *testing.T) {
 			if diff := cmp.Diff(tt.wantAlso, v.Also); diff != "" {
 				t.Errorf("also (-want +got):\n%s", diff)
 			}
-			if got.BoardID() != tt.wantBoard {
+			if string(got.BoardID()) != tt.wantBoard {
 				t.Errorf("BoardID = %q, want %q", got.BoardID(), tt.wantBoard)
 			}
 			if (got.Board != nil) != (len(tt.boards) > 0) {
@@ -147,9 +148,9 @@ func TestLinkerLinksBoardToPeer(t *testing.T) {
 			device := 0
 			for _, c := range v.Checks {
 				if c.Failed {
-					failed = append(failed, c.Field+" = "+c.Value)
+					failed = append(failed, string(c.Field+" = "+c.Value))
 				}
-				if strings.HasPrefix(c.Field, "Device.") {
+				if strings.HasPrefix(string(c.Field), "Device.") {
 					device++
 				}
 			}
@@ -254,7 +255,7 @@ func TestHistory(t *testing.T) {
 	direct := probes.Path{Kind: probes.PathDirect, Addr: netip.MustParseAddrPort("203.0.113.10:41641"), Text: "active; direct 203.0.113.10:41641"}
 	relay := probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`}
 	off := func(ago string) probes.Path {
-		return probes.Path{Kind: probes.PathOffline, Text: "offline, last seen " + ago + " ago"}
+		return probes.Path{Kind: probes.PathOffline, Text: safetext.New("offline, last seen " + ago + " ago")}
 	}
 	for _, s := range []*probes.Snapshot{
 		at(0, direct), at(1, direct), at(2, relay), at(3, relay), at(4, direct),
@@ -265,7 +266,7 @@ func TestHistory(t *testing.T) {
 	}
 	var got []string
 	for _, c := range h.Changes("nNAS") {
-		got = append(got, c.When.Format("05")+" "+c.Text)
+		got = append(got, c.When.Format("05")+" "+string(c.Text))
 	}
 	want := []string{"03 active; direct 203.0.113.10:41641", `05 active; relay "nyc"`, "07 active; direct 203.0.113.10:41641", "08 offline", "10 idle"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -366,7 +367,7 @@ func manyPeers(n int) *probes.Snapshot {
 	for i := range s.Peers {
 		p := base[min(i, 1)]
 		if i > 0 {
-			p.ID = "n" + string(rune('A'+i%26)) + time.Duration(i).String()
+			p.ID = safetext.New("n" + string(rune('A'+i%26)) + time.Duration(i).String())
 			p.TailscaleIPs = nil
 		}
 		s.Peers[i] = p

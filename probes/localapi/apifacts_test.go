@@ -187,7 +187,7 @@ func TestAPIFactsOnly(t *testing.T) {
 		t.Fatalf("the fixture's API lists %d devices, %d matching", facts.Devices, len(matched))
 	}
 	keep := matched[0]
-	only := facts.Only([]string{keep.ID}, nil)
+	only := facts.Only([]string{string(keep.ID)}, nil)
 	b, _ := json.Marshal(only)
 	var doc struct{ Records []json.RawMessage }
 	json.Unmarshal(b, &doc)

@@ -93,7 +93,7 @@ func TestDaemonFixturesGather(t *testing.T) {
 	// What was read, so the comparison is not of two empty snapshots.
 	byName := map[string]probes.Peer{}
 	for _, p := range cur.Peers {
-		byName[p.Name] = p
+		byName[string(p.Name)] = p
 	}
 	type read struct {
 		Path          probes.PathKind
@@ -106,7 +106,7 @@ func TestDaemonFixturesGather(t *testing.T) {
 	}
 	got := map[string]read{}
 	for name, p := range byName {
-		r := read{Path: p.Path.Kind, HomeDERP: p.HomeDERP, HomeDERPCode: p.HomeDERPCode, Endpoints: len(p.Endpoints)}
+		r := read{Path: p.Path.Kind, HomeDERP: p.HomeDERP, HomeDERPCode: string(p.HomeDERPCode), Endpoints: len(p.Endpoints)}
 		if p.PeerSide != nil {
 			r.PeerSideHome, r.PeerSideCap = p.PeerSide.HomeDERP, p.PeerSide.CapVersion
 		}

@@ -245,7 +245,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 	dmCh <-chan derpMapResult, nodesCh <-chan busFirst) (*probes.Snapshot, error) {
 	snap := &probes.Snapshot{
 		Time:         now,
-		BackendState: cleanString(st.BackendState),
+		BackendState: safetext.New(st.BackendState),
 		Regions:      map[int]probes.Region{},
 	}
 	m := &memo{nodes: map[string]cachedNode{}}
@@ -274,10 +274,10 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 			if r == nil || id == 0 {
 				continue
 			}
-			snap.Regions[id] = probes.Region{ID: id, Code: cleanString(r.RegionCode), Name: cleanString(r.RegionName)}
+			snap.Regions[id] = probes.Region{ID: id, Code: safetext.New(r.RegionCode), Name: safetext.New(r.RegionName)}
 		}
 	}
-	codeToID := make(map[string]int, len(snap.Regions))
+	codeToID := make(map[safetext.Text]int, len(snap.Regions))
 	for id, r := range snap.Regions {
 		if r.Code != "" { // a region known by id only (pasted logs) has no code to match
 			codeToID[r.Code] = id
@@ -351,10 +351,10 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 	if s := st.Self; s != nil {
 		snap.Self = probes.Self{
 			Name:         shortName(s),
-			DNSName:      cleanString(strings.TrimSuffix(s.DNSName, ".")),
-			OS:           cleanString(s.OS),
+			DNSName:      safetext.New(strings.TrimSuffix(s.DNSName, ".")),
+			OS:           safetext.New(s.OS),
 			TailscaleIPs: slices.Clone(s.TailscaleIPs),
-			HomeDERPCode: cleanString(s.Relay),
+			HomeDERPCode: safetext.New(s.Relay),
 			// Status.Self.Addrs are the daemon's live endpoints
 			// (magicsock's last set); WhoIs of ourselves is control's echo.
 			Endpoints:   parseAddrs(s.Addrs),
@@ -400,7 +400,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 	}
 
 	// Peers.
-	prevByID := map[string]*probes.Peer{}
+	prevByID := map[safetext.Text]*probes.Peer{}
 	var dt float64
 	if prev != nil {
 		for i := range prev.Peers {
@@ -429,12 +429,12 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 	// In the snapshot's order (the sort at the end: name, then ID), so
 	// that sort finds the peers in place instead of moving 1,000 Peers.
 	type keyed struct {
-		name, id string
+		name, id safetext.Text
 		ps       *ipnstate.PeerStatus
 	}
 	order := make([]keyed, len(pss))
 	for i, ps := range pss {
-		order[i] = keyed{shortName(ps), cleanString(string(ps.ID)), ps}
+		order[i] = keyed{shortName(ps), safetext.New(string(ps.ID)), ps}
 	}
 	slices.SortFunc(order, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.id, b.id)) })
 	for i := range order {
@@ -511,7 +511,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 	slices.SortFunc(snap.Self.Routes, func(a, b probes.SubnetRoute) int {
 		return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()), cmp.Compare(a.Via, b.Via))
 	})
-	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, now)
+	snap.Self.Verdict = probes.DiagnoseSelf(string(snap.BackendState), snap.Self, snap.Regions, now)
 	slices.SortFunc(snap.Peers, func(a, b probes.Peer) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
@@ -545,20 +545,20 @@ func lastEndpointChange(ctx context.Context, c LocalClient, ip netip.Addr, warn 
 
 // buildPeer converts one PeerStatus (and its WhoIs node, may be nil) to a
 // Peer without a verdict.
-func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]probes.Region, codeToID map[string]int, now time.Time) probes.Peer {
+func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]probes.Region, codeToID map[safetext.Text]int, now time.Time) probes.Peer {
 	online, onlineSrc := probes.OnlineState(ps, node)
 	p := probes.Peer{
-		ID:            cleanString(string(ps.ID)),
+		ID:            safetext.New(string(ps.ID)),
 		Name:          shortName(ps),
-		DNSName:       cleanString(strings.TrimSuffix(ps.DNSName, ".")),
-		OS:            cleanString(ps.OS),
+		DNSName:       safetext.New(strings.TrimSuffix(ps.DNSName, ".")),
+		OS:            safetext.New(ps.OS),
 		TailscaleIPs:  slices.Clone(ps.TailscaleIPs),
 		Online:        online,
 		OnlineSource:  onlineSrc,
 		Active:        ps.Active,
 		Expired:       ps.Expired,
 		Path:          probes.Classify(ps, online, now),
-		HomeDERPCode:  cleanString(ps.Relay),
+		HomeDERPCode:  safetext.New(ps.Relay),
 		TxBytes:       ps.TxBytes,
 		RxBytes:       ps.RxBytes,
 		LastHandshake: ps.LastHandshake,
@@ -726,11 +726,11 @@ func natFromNetInfo(ni *tailcfg.NetInfo) *probes.NATInfo {
 }
 
 // shortName is the first label of DNSName, else HostName, sanitised.
-func shortName(ps *ipnstate.PeerStatus) string {
+func shortName(ps *ipnstate.PeerStatus) safetext.Text {
 	if name, _, _ := strings.Cut(ps.DNSName, "."); name != "" {
-		return cleanString(name)
+		return safetext.New(name)
 	}
-	return cleanString(ps.HostName)
+	return safetext.New(ps.HostName)
 }
 
 func rate(cur, old int64, dt float64) float64 {
@@ -753,10 +753,10 @@ func whyText(err error) string {
 // previous snapshot, and the address it was asked for (the node's first
 // Tailscale address); nil when none was used. A snapshot capture
 // (probes/snapshot) records these instead of asking again.
-func NodeOf(s *probes.Snapshot, peerID string) (*tailcfg.Node, netip.Addr) {
+func NodeOf(s *probes.Snapshot, peerID safetext.Text) (*tailcfg.Node, netip.Addr) {
 	id, ips := "", s.Self.TailscaleIPs
 	if peerID != "" {
-		id, ips = "peer:"+peerID, nil
+		id, ips = "peer:"+string(peerID), nil
 		for i := range s.Peers {
 			if s.Peers[i].ID == peerID {
 				ips = s.Peers[i].TailscaleIPs

@@ -91,7 +91,7 @@ func FuzzGather(f *testing.F) {
 			t.Fatalf("snapshot JSON does not round-trip: %v", err)
 		}
 		for _, p := range snap.Peers {
-			for _, s := range []string{p.Name, p.OS, p.DNSName, p.Path.Text, p.HomeDERPCode, p.Verdict.Summary} {
+			for _, s := range []string{string(p.Name), string(p.OS), string(p.DNSName), string(p.Path.Text), string(p.HomeDERPCode), string(p.Verdict.Summary)} {
 				if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 					t.Fatalf("control character in %q", s)
 				}

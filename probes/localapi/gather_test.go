@@ -55,7 +55,7 @@ func failedFields(v probes.Verdict) []string {
 	var out []string
 	for _, c := range v.Checks {
 		if c.Failed {
-			out = append(out, c.Field)
+			out = append(out, string(c.Field))
 		}
 	}
 	return out
@@ -131,7 +131,7 @@ func TestDiagnoseFixtures(t *testing.T) {
 			}
 			snap, _ := gatherFixtureWith(t, tt.fixture, opts)
 			p := snap.Peers[0]
-			if p.Path.Kind != tt.wantKind || p.Path.Text != tt.wantText {
+			if p.Path.Kind != tt.wantKind || string(p.Path.Text) != tt.wantText {
 				t.Errorf("path = %q %q, want %q %q", p.Path.Kind, p.Path.Text, tt.wantKind, tt.wantText)
 			}
 			v := p.Verdict
@@ -255,7 +255,7 @@ func TestGatherRates(t *testing.T) {
 func TestGatherSanitises(t *testing.T) {
 	snap, _ := gatherFixture(t, "escape-name")
 	p := snap.Peers[0]
-	for _, s := range []string{p.Name, p.DNSName, p.OS} {
+	for _, s := range []string{string(p.Name), string(p.DNSName), string(p.OS)} {
 		if strings.ContainsAny(s, "\x1b\x07") {
 			t.Errorf("unsanitised string %q", s)
 		}
@@ -404,7 +404,7 @@ func TestGatherLostDirect(t *testing.T) {
 	if diff := cmp.Diff(wantChange, second.Peers[0].LastChange); diff != "" {
 		t.Errorf("LastChange (-want +got):\n%s", diff)
 	}
-	if !strings.HasPrefix(v.Fix, "the daemon logged deleteEndpointLocked-bestAddr-pong-timeout at 12:00:02Z; ") {
+	if !strings.HasPrefix(string(v.Fix), "the daemon logged deleteEndpointLocked-bestAddr-pong-timeout at 12:00:02Z; ") {
 		t.Errorf("fix = %q", v.Fix)
 	}
 	// Past the window it is no longer evidence.
@@ -438,7 +438,7 @@ func TestGatherHidesWhatTheCLIHides(t *testing.T) {
 	}
 	var names []string
 	for _, p := range all.Peers {
-		names = append(names, p.Name)
+		names = append(names, string(p.Name))
 	}
 	if diff := cmp.Diff([]string{"friends-box", "nas", "se-sto-wg-001"}, names); diff != "" || all.Hidden != 0 {
 		t.Errorf("All: hidden %d, peers (-want +got):\n%s", all.Hidden, diff)

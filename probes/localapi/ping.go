@@ -9,6 +9,7 @@ import (
 
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -78,13 +79,13 @@ func PingWith(ctx context.Context, c LocalClient, peer probes.Peer, kind probes.
 		ptype, maxTries = tailcfg.PingTSMP, 1
 	default:
 		err := fmt.Errorf("ping %s: unknown ping kind %q (want %q or %q)", peer.Name, kind, probes.PingDISCO, probes.PingTSMP)
-		emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: err.Error()})
+		emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: safetext.Of(err)})
 		return err
 	}
 	ip, ok := pingAddr(peer)
 	if !ok {
 		err := fmt.Errorf("ping %s: peer has no Tailscale IP", peer.Name)
-		emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: err.Error()})
+		emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: 1, Done: true, Err: safetext.Of(err)})
 		return err
 	}
 	parent := ctx
@@ -118,18 +119,18 @@ func PingWith(ctx context.Context, c LocalClient, peer probes.Peer, kind probes.
 			res.Err = "timeout"
 		case err != nil:
 			err = ConnectError(err, socketOf(c))
-			res.Done, res.Err = true, err.Error()
+			res.Done, res.Err = true, safetext.Of(err)
 			emit(res)
 			return err
 		case pr == nil:
 			err = ConnectError(&jsonSyntaxError{errors.New("empty ping reply")}, socketOf(c))
-			res.Done, res.Err = true, err.Error()
+			res.Done, res.Err = true, safetext.Of(err)
 			emit(res)
 			return err
 		case pr.Err != "":
-			res.Done, res.Err = true, cleanString(pr.Err)
+			res.Done, res.Err = true, safetext.New(pr.Err)
 			emit(res)
-			return errors.New(res.Err)
+			return errors.New(string(res.Err))
 		default:
 			res.Latency = time.Duration(pr.LatencySeconds * float64(time.Second))
 			res.Via, res.Path = probes.ViaText(pr, ptype)
@@ -141,7 +142,7 @@ func PingWith(ctx context.Context, c LocalClient, peer probes.Peer, kind probes.
 		}
 		emit(res)
 		if last {
-			emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: probes.ErrNoDirect.Error()})
+			emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: safetext.Of(probes.ErrNoDirect)})
 			return probes.ErrNoDirect
 		}
 		select {
@@ -150,7 +151,7 @@ func PingWith(ctx context.Context, c LocalClient, peer probes.Peer, kind probes.
 				emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: "cancelled"})
 				return parent.Err()
 			}
-			emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: probes.ErrNoDirect.Error()})
+			emit(probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try, Done: true, Err: safetext.Of(probes.ErrNoDirect)})
 			return probes.ErrNoDirect
 		case <-time.After(gap):
 		}

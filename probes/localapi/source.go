@@ -9,6 +9,7 @@ import (
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
 )
@@ -66,7 +67,7 @@ type SourceOptions struct {
 
 // Prober runs a bounded DISCO ping run for each of peers and returns the
 // runs by peer ID (probes/probe.Run is one).
-type Prober func(ctx context.Context, c LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[string]*probes.PingRun
+type Prober func(ctx context.Context, c LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun
 
 func (o SourceOptions) withDefaults() SourceOptions {
 	if o.Interval <= 0 {
@@ -97,9 +98,9 @@ type Source struct {
 	runCtx  context.Context   // set by Run
 	out     chan probes.Event // set by Run
 	wg      sync.WaitGroup    // Run's loop, bus watcher and pings
-	latency map[string]time.Duration
+	latency map[safetext.Text]time.Duration
 	// pingRuns are the last finished DISCO runs by peer ID.
-	pingRuns map[string]*probes.PingRun
+	pingRuns map[safetext.Text]*probes.PingRun
 	closed   bool // Run's ctx ended; no new goroutines may start
 	// staleAll and staleIDs are cached WhoIs answers the IPN bus made stale.
 	staleAll bool
@@ -126,7 +127,7 @@ type Source struct {
 
 // NewSource returns a Source reading c. Nothing runs until Run.
 func NewSource(c LocalClient, opts SourceOptions) *Source {
-	return &Source{c: c, opts: opts.withDefaults(), latency: map[string]time.Duration{}, pingRuns: map[string]*probes.PingRun{},
+	return &Source{c: c, opts: opts.withDefaults(), latency: map[safetext.Text]time.Duration{}, pingRuns: map[safetext.Text]*probes.PingRun{},
 		apiTrigger: make(chan struct{}, 1)}
 }
 
@@ -264,7 +265,7 @@ func (s *Source) loop(ctx context.Context) {
 				busDone, busStop = nil, nil
 			}
 			next := time.Now().Add(backoff)
-			if !s.send(ctx, probes.SourceStatus{Up: false, Err: ConnectError(err, s.opts.Socket).Error(), NextRetry: next}) {
+			if !s.send(ctx, probes.SourceStatus{Up: false, Err: safetext.Of(ConnectError(err, s.opts.Socket)), NextRetry: next}) {
 				return
 			}
 			timer.Reset(backoff)
@@ -595,7 +596,7 @@ func (s *Source) Ping(peer probes.Peer, kind probes.PingKind) {
 				run.Via = r.Via
 				run.Direct = run.Direct || r.Path == probes.PathDirect
 			}
-			ranOut := r.Err == "" || r.Err == probes.ErrNoDirect.Error() || r.Err == "timeout"
+			ranOut := r.Err == "" || r.Err == safetext.Of(probes.ErrNoDirect) || r.Err == "timeout"
 			if r.Done && kind == probes.PingDISCO && ranOut && run.Tries > 0 {
 				run.At = time.Now()
 				rr := run

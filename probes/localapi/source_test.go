@@ -14,6 +14,7 @@ import (
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
@@ -75,7 +76,7 @@ func TestSourceReconnects(t *testing.T) {
 	srv.Stop()
 	down := nextStatus(t, ch, false, 10*time.Second)
 	wantPrefix := "failed to connect to local tailscaled (socket " + srv.Socket + "); is it running?"
-	if !strings.HasPrefix(down.Err, wantPrefix) || down.NextRetry.IsZero() {
+	if !strings.HasPrefix(string(down.Err), wantPrefix) || down.NextRetry.IsZero() {
 		t.Errorf("down status = %+v, want Err prefix %q and NextRetry", down, wantPrefix)
 	}
 	// Back-off is capped: several retries arrive within a second.
@@ -118,7 +119,7 @@ func TestSourcePermissionDenied(t *testing.T) {
 	defer cancel()
 	ch := NewSource(NewClient(srv.Socket), SourceOptions{MinBackoff: 10 * time.Millisecond}).Run(ctx)
 	st := nextStatus(t, ch, false, 5*time.Second)
-	if !strings.Contains(st.Err, "permission denied") || !strings.Contains(st.Err, "--operator") {
+	if !strings.Contains(string(st.Err), "permission denied") || !strings.Contains(string(st.Err), "--operator") {
 		t.Errorf("Err = %q, want permission denied and what to do", st.Err)
 	}
 	srv.SetForbidden("status", false)
@@ -208,7 +209,7 @@ func TestSourcePingRunFeedsDiagnosis(t *testing.T) {
 	for {
 		pr := next[probes.PingResult](t, ch, 10*time.Second)
 		if pr.Done {
-			if pr.Err != probes.ErrNoDirect.Error() || pr.Try != probes.DefaultPingTries {
+			if string(pr.Err) != probes.ErrNoDirect.Error() || pr.Try != probes.DefaultPingTries {
 				t.Errorf("last result = %+v, want %q after %d tries", pr, probes.ErrNoDirect, probes.DefaultPingTries)
 			}
 			break
@@ -408,11 +409,11 @@ func TestSourceProbe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var asked []string
-	prober := func(_ context.Context, _ LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
-		runs := map[string]*probes.PingRun{}
+	prober := func(_ context.Context, _ LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
+		runs := map[safetext.Text]*probes.PingRun{}
 		progress(probes.ProbeProgress{Total: len(peers)})
 		for i, p := range peers {
-			asked = append(asked, p.Name)
+			asked = append(asked, string(p.Name))
 			runs[p.ID] = &probes.PingRun{At: time.Now(), Tries: 4, Pongs: 4, Via: "DERP(nyc)", Probe: true}
 			progress(probes.ProbeProgress{Total: len(peers), Done: i + 1, Peer: p.Name})
 		}

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/localapi"
 )
@@ -82,7 +83,7 @@ func Targets(snap *probes.Snapshot) []probes.Peer {
 // returns each peer's run by ID (a peer whose run never sent a ping is
 // absent). progress, if not nil, is called (from Run's goroutines, one at
 // a time) at the start, as each run ends and at the end. ctx cancels it.
-func Run(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, opts Options, progress func(probes.ProbeProgress)) map[string]*probes.PingRun {
+func Run(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, opts Options, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
 	opts = opts.withDefaults()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, opts.Budget)
@@ -93,7 +94,7 @@ func Run(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, opts 
 		per = min(maxPerPeer, opts.Budget/time.Duration(max(rounds, 1))-100*time.Millisecond)
 	}
 	var mu sync.Mutex
-	runs := make(map[string]*probes.PingRun, len(peers))
+	runs := make(map[safetext.Text]*probes.PingRun, len(peers))
 	pp := probes.ProbeProgress{Total: len(peers)}
 	report := func(f func(*probes.ProbeProgress)) {
 		mu.Lock()
@@ -175,7 +176,7 @@ func runOne(ctx context.Context, c localapi.LocalClient, p probes.Peer, pings in
 		func(r probes.PingResult) {
 			// A ping that timed out was sent; a daemon's error (an
 			// expired key, no such peer) is no try.
-			switch r.Err {
+			switch string(r.Err) {
 			case "", "timeout", "cancelled", probes.ErrNoDirect.Error():
 				run.Tries = max(run.Tries, r.Try)
 			}

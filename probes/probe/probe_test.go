@@ -15,6 +15,7 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -98,7 +99,7 @@ func relayed(n int) []probes.Peer {
 	var out []probes.Peer
 	for i := range n {
 		ip := netip.AddrFrom4([4]byte{100, 64, byte(i >> 8), byte(i + 2)})
-		out = append(out, probes.Peer{ID: fmt.Sprintf("n%d", i), Name: fmt.Sprintf("peer%02d", i), TailscaleIPs: []netip.Addr{ip},
+		out = append(out, probes.Peer{ID: safetext.New(fmt.Sprintf("n%d", i)), Name: safetext.New(fmt.Sprintf("peer%02d", i)), TailscaleIPs: []netip.Addr{ip},
 			Active: true, Path: probes.Path{Kind: probes.PathDERP, DERPCode: "nyc"}})
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
@@ -77,7 +78,7 @@ func (r *Recorder) WhoIs(ctx context.Context, addr string) (*apitype.WhoIsRespon
 func (r *Recorder) seed(snap *probes.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	add := func(id string) {
+	add := func(id safetext.Text) {
 		n, addr := localapi.NodeOf(snap, id)
 		if n == nil {
 			return
@@ -186,13 +187,13 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 		}
 		if !h.empty() {
 			if f.History.Peers == nil {
-				f.History.Peers = map[string]PeerHistory{}
+				f.History.Peers = map[safetext.Text]PeerHistory{}
 			}
 			f.History.Peers[p.ID] = h
 		}
 		if chs := ls.Changes(p.ID); len(chs) > 0 {
 			if f.PathChanges == nil {
-				f.PathChanges = map[string][]link.PathChange{}
+				f.PathChanges = map[safetext.Text][]link.PathChange{}
 			}
 			f.PathChanges[p.ID] = chs
 		}
@@ -244,12 +245,12 @@ func Capture(ctx context.Context, c localapi.LocalClient, opts Options) (*File, 
 		rec.seed(snap)
 	}
 	var l link.Linker
-	var changes map[string][]link.PathChange
+	var changes map[safetext.Text][]link.PathChange
 	if ls := opts.Linked; ls != nil {
 		if ls.Board != nil {
 			l.SetEvidence(ls.Board.Evidence)
 		}
-		changes = map[string][]link.PathChange{}
+		changes = map[safetext.Text][]link.PathChange{}
 		for _, p := range snap.Peers {
 			changes[p.ID] = withCurrent(ls.Changes(p.ID), &p.Path, snap.Time)
 		}
@@ -279,6 +280,6 @@ func withCurrent(chs []link.PathChange, p *probes.Path, now time.Time) []link.Pa
 }
 
 // sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
+func sortedKeys[K ~string, V any](m map[K]V) []K {
 	return slices.Sorted(maps.Keys(m))
 }

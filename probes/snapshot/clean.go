@@ -217,8 +217,8 @@ func (f *File) capLists() {
 }
 
 // capMap keeps the first limit entries of m by key.
-func capMap[V any](m map[string]V, limit int) map[string]V {
-	out := make(map[string]V, limit)
+func capMap[K ~string, V any](m map[K]V, limit int) map[K]V {
+	out := make(map[K]V, limit)
 	for _, k := range slices.Sorted(maps.Keys(m))[:limit] {
 		out[k] = m[k]
 	}

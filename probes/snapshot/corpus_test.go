@@ -208,7 +208,7 @@ func renderCorpus(t *testing.T, name string, data []byte) string {
 
 func renderSelf(b *strings.Builder, ls *link.Snapshot) {
 	s := ls.Self
-	fmt.Fprintf(b, "self: name=%q ips=%v state=%q home=%d%s", s.Name, s.TailscaleIPs, ls.BackendState, s.HomeDERP, codeOf(s.HomeDERPCode))
+	fmt.Fprintf(b, "self: name=%q ips=%v state=%q home=%d%s", s.Name, s.TailscaleIPs, ls.BackendState, s.HomeDERP, codeOf(string(s.HomeDERPCode)))
 	if n := s.NAT; n != nil {
 		fmt.Fprintf(b, " udp=%s mapping-varies=%s portmap=%v", tri(n.WorkingUDP), tri(n.MappingVariesByDestIP), n.HavePortMap)
 		if n.PortMapUnknown {

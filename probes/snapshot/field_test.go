@@ -52,7 +52,7 @@ func TestFieldPasted(t *testing.T) {
 		if v == nil || v.Reason != probes.ReasonSelfNetcheckEmpty {
 			t.Fatalf("self verdict %+v, want %s", v, probes.ReasonSelfNetcheckEmpty)
 		}
-		if slices.Contains(v.Also, probes.ReasonLocalUDPBlocked) || strings.Contains(strings.ToLower(v.Fix), "allow outbound udp") {
+		if slices.Contains(v.Also, probes.ReasonLocalUDPBlocked) || strings.Contains(strings.ToLower(string(v.Fix)), "allow outbound udp") {
 			t.Errorf("verdict %+v advises opening UDP", v)
 		}
 	})
@@ -109,7 +109,7 @@ func TestFieldPasted(t *testing.T) {
 		if v == nil || v.Reason != probes.ReasonSelfControlBreaking {
 			t.Fatalf("self verdict %+v, want %s", v, probes.ReasonSelfControlBreaking)
 		}
-		if !strings.Contains(v.Summary+v.Fix, "MTU") || !strings.Contains(v.Summary+v.Fix, "MSS") {
+		if !strings.Contains(string(v.Summary+v.Fix), "MTU") || !strings.Contains(string(v.Summary+v.Fix), "MSS") {
 			t.Errorf("verdict %q / %q does not point at the MTU and MSS", v.Summary, v.Fix)
 		}
 		if len(s.peers) != 0 {

@@ -117,8 +117,8 @@ func TestLabRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareRedacted(t, r, live, rgot)
-	if rgot.BoardID() != r.text(live.BoardID()) || rgot.BoardID() == "" {
-		t.Errorf("redacted board linked to %q, want %q", rgot.BoardID(), r.text(live.BoardID()))
+	if string(rgot.BoardID()) != r.text(string(live.BoardID())) || rgot.BoardID() == "" {
+		t.Errorf("redacted board linked to %q, want %q", rgot.BoardID(), r.text(string(live.BoardID())))
 	}
 
 	b, err := os.ReadFile(redPath)
@@ -143,7 +143,7 @@ func labSettled(ls *link.Snapshot) bool {
 	want := map[string]probes.PathKind{lab.DirectName: probes.PathDirect, lab.DERPName: probes.PathDERP,
 		lab.IdleName: probes.PathIdle, lab.OfflineName: probes.PathOffline}
 	for _, p := range ls.Peers {
-		if want[p.Name] != p.Path.Kind {
+		if want[string(p.Name)] != p.Path.Kind {
 			return false
 		}
 	}
@@ -189,13 +189,13 @@ func labFacts(t *testing.T, s *probes.Snapshot) *probes.APIFacts {
 	for _, p := range s.Peers {
 		switch p.Name {
 		case lab.DirectName:
-			doc.Records = append(doc.Records, rec{p.ID, p.TailscaleIPs, map[string]any{
+			doc.Records = append(doc.Records, rec{string(p.ID), p.TailscaleIPs, map[string]any{
 				"source": probes.SourceControlAPI, "at": doc.At, "mapping_varies_by_dest_ip": true,
 				"endpoints":       []string{"127.0.0.1:41641", "203.0.113.77:41641"},
 				"client_supports": map[string]any{"udp": true, "upnp": false, "pmp": false, "pcp": false},
 				"client_version":  "1.102.5-tlab"}})
 		case lab.IdleName:
-			doc.Records = append(doc.Records, rec{p.ID, p.TailscaleIPs, map[string]any{
+			doc.Records = append(doc.Records, rec{string(p.ID), p.TailscaleIPs, map[string]any{
 				"source": probes.SourceControlAPI, "at": doc.At, "mapping_varies_by_dest_ip": false}})
 		}
 	}

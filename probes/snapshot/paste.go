@@ -800,7 +800,10 @@ func (p *paste) file() (*File, error) {
 		}
 	}
 	if len(hist) > 0 {
-		f.History.Peers = hist
+		f.History.Peers = make(map[safetext.Text]PeerHistory, len(hist))
+		for id, h := range hist {
+			f.History.Peers[safetext.New(id)] = h
+		}
 	}
 	return f, nil
 }

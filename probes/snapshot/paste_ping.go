@@ -349,7 +349,7 @@ func (t *pingTarget) evidence(taken time.Time) pingEvidence {
 	}
 	switch {
 	case last.direct || last.tries >= minDiscoTries:
-		ev.run = &probes.PingRun{At: taken, Tries: last.tries, Pongs: last.pongs, Direct: last.direct, Via: last.via}
+		ev.run = &probes.PingRun{At: taken, Tries: last.tries, Pongs: last.pongs, Direct: last.direct, Via: safetext.New(last.via)}
 	default:
 		ev.notes = append(ev.notes, fmt.Sprintf("the last DISCO run sent %d ping(s) and got no direct pong: too few to say anything of a direct path (the first pong usually comes through DERP)", last.tries))
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 )
@@ -53,7 +54,7 @@ func parseAndDiagnose(t *testing.T, names ...string) (*File, *link.Snapshot) {
 func peerNamed(t *testing.T, ls *link.Snapshot, name string) probes.Peer {
 	t.Helper()
 	for _, p := range ls.Peers {
-		if p.Name == name {
+		if string(p.Name) == name {
 			return p
 		}
 	}
@@ -63,7 +64,7 @@ func peerNamed(t *testing.T, ls *link.Snapshot, name string) probes.Peer {
 
 func checkState(v probes.Verdict, field string) probes.CheckState {
 	for _, c := range v.Checks {
-		if c.Field == field {
+		if string(c.Field) == field {
 			return c.Mark()
 		}
 	}
@@ -98,7 +99,7 @@ func TestParseStatusText(t *testing.T) {
 	}
 	for name, w := range want {
 		p := peerNamed(t, ls, name)
-		got := row{p.Path.Kind, p.Path.Text, p.OS, p.TxBytes, p.HomeDERPCode}
+		got := row{p.Path.Kind, string(p.Path.Text), string(p.OS), p.TxBytes, string(p.HomeDERPCode)}
 		if diff := cmp.Diff(w, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
@@ -159,9 +160,9 @@ func TestParseNetcheck(t *testing.T) {
 			for id, d := range nat.DERPLatency {
 				k := ls.Regions[id].Code
 				if k == "" {
-					k = "#" + strconv.Itoa(id)
+					k = safetext.New("#" + strconv.Itoa(id))
 				}
-				lat[k] = d
+				lat[string(k)] = d
 			}
 			if diff := cmp.Diff(tt.latency, lat); diff != "" {
 				t.Errorf("latencies (-want +got):\n%s", diff)
@@ -174,7 +175,7 @@ func TestParseNetcheck(t *testing.T) {
 			if ls.Self.DERPLatencyFrom != "netcheck" {
 				t.Errorf("latencies from %q, want netcheck (dated by the report)", ls.Self.DERPLatencyFrom)
 			}
-			if ls.Self.HomeDERPCode != tt.home || (tt.home == "" && ls.Self.HomeDERP != 0) {
+			if string(ls.Self.HomeDERPCode) != tt.home || (tt.home == "" && ls.Self.HomeDERP != 0) {
 				t.Errorf("home %q, want %q", ls.Self.HomeDERPCode, tt.home)
 			}
 		})
@@ -245,7 +246,7 @@ func TestParsePing(t *testing.T) {
 	if c.Latency != 79*time.Millisecond {
 		t.Errorf("latency %v, want the last pong's 79ms", c.Latency)
 	}
-	if c.Verdict.Reason != probes.ReasonDiscoUnanswered || !strings.Contains(c.Verdict.Fix, "no-endpoints") ||
+	if c.Verdict.Reason != probes.ReasonDiscoUnanswered || !strings.Contains(string(c.Verdict.Fix), "no-endpoints") ||
 		checkState(c.Verdict, "WhoIs.Node.Endpoints") != probes.CheckUnknown {
 		t.Errorf("%s (fix %q, endpoints %s), want disco-unanswered with the endpoints unknown and named in the fix",
 			c.Verdict.Reason, c.Verdict.Fix, checkState(c.Verdict, "WhoIs.Node.Endpoints"))

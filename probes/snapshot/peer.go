@@ -12,6 +12,7 @@ import (
 
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 )
@@ -24,9 +25,9 @@ var ErrNoPeer = errors.New("no peer matches")
 // end of the path (its self facts) and what identifies it.
 type PeerSnapshot struct {
 	// ID, IPs and Name are the node the snapshot was taken on.
-	ID   string
+	ID   safetext.Text
 	IPs  []netip.Addr
-	Name string
+	Name safetext.Text
 	// Side is its end of the path as it measured it (Source
 	// probes.SourcePeerSnapshot, At the snapshot's time).
 	Side *probes.PeerSide
@@ -62,7 +63,7 @@ func PeerSideOf(ctx context.Context, f *File) (*PeerSnapshot, error) {
 			for id, d := range n.DERPLatency {
 				k := "region " + strconv.Itoa(id)
 				if r, ok := ls.Regions[id]; ok && r.Code != "" {
-					k = r.Code
+					k = string(r.Code)
 				}
 				side.DERPLatencyMs[k] = float64(d) / float64(time.Millisecond)
 			}
@@ -70,7 +71,7 @@ func PeerSideOf(ctx context.Context, f *File) (*PeerSnapshot, error) {
 	}
 	ps := &PeerSnapshot{IPs: self.TailscaleIPs, Name: self.Name, Side: side}
 	if f.Status != nil && f.Status.Self != nil {
-		ps.ID = string(f.Status.Self.ID)
+		ps.ID = safetext.New(string(f.Status.Self.ID))
 	}
 	return ps, nil
 }
@@ -100,7 +101,7 @@ func selfNode(f *File) *tailcfg.Node {
 // linked snapshot and the name of the peer matched; ErrNoPeer when none
 // matches (a redacted snapshot matches only a redacted one of the same
 // redaction, never an unredacted one). ls is not modified.
-func ApplyPeer(ls *link.Snapshot, peer *PeerSnapshot) (*link.Snapshot, string, error) {
+func ApplyPeer(ls *link.Snapshot, peer *PeerSnapshot) (*link.Snapshot, safetext.Text, error) {
 	raw := *ls.Snapshot
 	raw.Peers = slices.Clone(ls.Peers)
 	at := -1
@@ -118,7 +119,7 @@ func ApplyPeer(ls *link.Snapshot, peer *PeerSnapshot) (*link.Snapshot, string, e
 		}
 	}
 	for i := range raw.Peers {
-		if at < 0 && peer.Name != "" && strings.EqualFold(raw.Peers[i].Name, peer.Name) {
+		if at < 0 && peer.Name != "" && strings.EqualFold(string(raw.Peers[i].Name), string(peer.Name)) {
 			at = i
 		}
 	}
@@ -134,7 +135,7 @@ func ApplyPeer(ls *link.Snapshot, peer *PeerSnapshot) (*link.Snapshot, string, e
 	if ls.Board != nil {
 		l.SetEvidence(ls.Board.Evidence)
 	}
-	changes := map[string][]link.PathChange{}
+	changes := map[safetext.Text][]link.PathChange{}
 	for _, q := range raw.Peers {
 		changes[q.ID] = ls.Changes(q.ID)
 	}

@@ -17,6 +17,7 @@ import (
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes/controlapi"
 )
@@ -611,7 +612,7 @@ func (r *redactor) prune(f *File) *File {
 	if c := f.ControlAPI; c != nil {
 		// An error body may echo the request, credentials included.
 		cc := *c
-		cc.Status.Err = controlapi.APIErrorSummary(c.Status.Err)
+		cc.Status.Err = safetext.New(controlapi.APIErrorSummary(string(c.Status.Err)))
 		out.ControlAPI = &cc
 	}
 	if t := f.Tuning; t != nil {

@@ -121,7 +121,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 			p.TxRate, p.RxRate, p.RatesKnown = h.TxRate, h.RxRate, h.RatesKnown
 			p.HandshakeUnknown = h.HandshakeUnknown
 			if h.PathText != "" {
-				p.Path.Text = safetext.Clean(h.PathText)
+				p.Path.Text = safetext.New(h.PathText)
 			}
 			if h.PathUnknown {
 				p.Path = probes.Path{Kind: probes.PathUnknown, Text: p.Path.Text}
@@ -139,7 +139,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 		}
 		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 	}
-	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, snap.Time)
+	snap.Self.Verdict = probes.DiagnoseSelf(string(snap.BackendState), snap.Self, snap.Regions, snap.Time)
 	snap.Warnings = slices.Clone(f.Warnings)
 	var l link.Linker
 	if f.Board != nil {
@@ -186,9 +186,9 @@ func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 }
 
 // peerStatus is f's status entry of the peer with stable id id.
-func (f *File) peerStatus(id string) *ipnstate.PeerStatus {
+func (f *File) peerStatus(id safetext.Text) *ipnstate.PeerStatus {
 	for _, ps := range f.Status.Peer {
-		if ps != nil && string(ps.ID) == id {
+		if ps != nil && string(ps.ID) == string(id) {
 			return ps
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
@@ -48,12 +49,12 @@ func TestRedactDropsAPIErrorBodies(t *testing.T) {
 		{"something else entirely: " + body, "control API: failed (the details are left out of a redacted snapshot)"},
 	} {
 		f := readTestdata(t, "both-hard-nat.json")
-		f.ControlAPI = &ControlAPI{Status: probes.APIStatus{State: "error", Err: tt.err}}
+		f.ControlAPI = &ControlAPI{Status: probes.APIStatus{State: "error", Err: safetext.New(tt.err)}}
 		red, err := Redact(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := red.ControlAPI.Status.Err; got != tt.want {
+		if got := string(red.ControlAPI.Status.Err); got != tt.want {
 			t.Errorf("redacted error of %q = %q, want %q", tt.err, got, tt.want)
 		}
 		var b strings.Builder
@@ -179,7 +180,7 @@ func TestScrub(t *testing.T) {
 				}
 			}
 			for _, p := range live.Peers {
-				if !strings.Contains(out.String(), `"HostName": "`+p.Name) && !strings.Contains(out.String(), p.Name) {
+				if !strings.Contains(out.String(), `"HostName": "`+string(p.Name)) && !strings.Contains(out.String(), string(p.Name)) {
 					t.Errorf("peer name %s was renamed", p.Name)
 				}
 				for _, ip := range p.TailscaleIPs {
@@ -234,7 +235,7 @@ func TestCaptureReusesWhoIs(t *testing.T) {
 			// error: not cached) are asked again.
 			unanswered := int64(0)
 			for _, id := range append([]string{""}, peerIDs(first.Snapshot)...) {
-				if n, _ := localapi.NodeOf(first.Snapshot, id); n == nil {
+				if n, _ := localapi.NodeOf(first.Snapshot, safetext.New(id)); n == nil {
 					unanswered++
 				}
 			}
@@ -258,7 +259,7 @@ func TestCaptureReusesWhoIs(t *testing.T) {
 func peerIDs(s *probes.Snapshot) []string {
 	var ids []string
 	for _, p := range s.Peers {
-		ids = append(ids, p.ID)
+		ids = append(ids, string(p.ID))
 	}
 	return ids
 }

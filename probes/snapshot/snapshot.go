@@ -109,7 +109,7 @@ type File struct {
 	// Board is the linked board's evidence and the peer it is.
 	Board *link.Board `json:"board,omitempty"`
 	// PathChanges are each peer's observed paths by stable node id.
-	PathChanges map[string][]link.PathChange `json:"path_changes,omitempty"`
+	PathChanges map[safetext.Text][]link.PathChange `json:"path_changes,omitempty"`
 	// Tuning is the host's TCP tuning report (Linux only); TuningErr why
 	// it is missing.
 	Tuning    *tune.Report `json:"tuning,omitempty"`
@@ -142,7 +142,7 @@ type History struct {
 	DERPLatencyAt   time.Time `json:"derp_latency_at,omitzero"`
 	DERPLatencySeen time.Time `json:"derp_latency_seen,omitzero"`
 	// Peers by stable node id.
-	Peers map[string]PeerHistory `json:"peers,omitempty"`
+	Peers map[safetext.Text]PeerHistory `json:"peers,omitempty"`
 }
 
 // PeerHistory is one peer's carried facts (the probes.Peer fields of the
@@ -331,7 +331,6 @@ func (f *File) clean() {
 		f.Warnings[i] = safetext.Clean(w)
 	}
 	if f.Board != nil {
-		f.Board.PeerID = safetext.Clean(f.Board.PeerID)
 		f.Board.Evidence.Hostname = safetext.Clean(f.Board.Evidence.Hostname)
 		f.Board.Evidence.HomeDERPBy = safetext.Clean(f.Board.Evidence.HomeDERPBy)
 	}
@@ -355,9 +354,6 @@ func (f *File) clean() {
 		if c := h.LastChange; c != nil {
 			c.What, c.From, c.To = safetext.Clean(c.What), safetext.Clean(c.From), safetext.Clean(c.To)
 		}
-		if r := h.PingRun; r != nil {
-			r.Via = safetext.Clean(r.Via)
-		}
 		f.History.Peers[id] = h
 	}
 	for i := range f.Inputs {
@@ -366,9 +362,6 @@ func (f *File) clean() {
 	}
 	for i := range f.Ignored {
 		f.Ignored[i].Name, f.Ignored[i].Text = safetext.Clean(f.Ignored[i].Name), safetext.Clean(f.Ignored[i].Text)
-	}
-	if f.ControlAPI != nil {
-		f.ControlAPI.Status.Err = safetext.Clean(f.ControlAPI.Status.Err)
 	}
 	f.DERPMapErr = safetext.Clean(f.DERPMapErr)
 	f.TuningErr = safetext.Clean(f.TuningErr)

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"tailscale.com/ipn/ipnstate"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
@@ -170,19 +171,19 @@ func compareRedacted(t *testing.T, r *redactor, live, got *link.Snapshot) {
 	}
 	byID := map[string]probes.Peer{}
 	for _, p := range got.Peers {
-		byID[p.ID] = p
+		byID[string(p.ID)] = p
 	}
 	for _, lp := range live.Peers {
-		gp, ok := byID[r.text(lp.ID)]
+		gp, ok := byID[r.text(string(lp.ID))]
 		if !ok {
-			t.Errorf("peer %s (%s) missing from the redacted diagnosis", lp.Name, r.text(lp.ID))
+			t.Errorf("peer %s (%s) missing from the redacted diagnosis", lp.Name, r.text(string(lp.ID)))
 			continue
 		}
-		if gp.Name != r.text(lp.Name) {
-			t.Errorf("name %q, want %q", gp.Name, r.text(lp.Name))
+		if string(gp.Name) != r.text(string(lp.Name)) {
+			t.Errorf("name %q, want %q", gp.Name, r.text(string(lp.Name)))
 		}
-		if gp.Path.Kind != lp.Path.Kind || gp.Path.Text != r.text(lp.Path.Text) {
-			t.Errorf("%s: path %s %q, want %s %q", lp.Name, gp.Path.Kind, gp.Path.Text, lp.Path.Kind, r.text(lp.Path.Text))
+		if gp.Path.Kind != lp.Path.Kind || string(gp.Path.Text) != r.text(string(lp.Path.Text)) {
+			t.Errorf("%s: path %s %q, want %s %q", lp.Name, gp.Path.Kind, gp.Path.Text, lp.Path.Kind, r.text(string(lp.Path.Text)))
 		}
 		want := mapVerdict(r, lp.Verdict)
 		if diff := cmp.Diff(want, gp.Verdict, cmpOpts...); diff != "" {
@@ -193,11 +194,11 @@ func compareRedacted(t *testing.T, r *redactor, live, got *link.Snapshot) {
 
 // mapVerdict is v with r's text mapping applied to its words.
 func mapVerdict(r *redactor, v probes.Verdict) probes.Verdict {
-	v.Summary = r.text(v.Summary)
-	v.Fix = r.text(v.Fix)
+	v.Summary = safetext.New(r.text(string(v.Summary)))
+	v.Fix = safetext.New(r.text(string(v.Fix)))
 	checks := make([]probes.Check, len(v.Checks))
 	for i, c := range v.Checks {
-		c.Value, c.Note = r.text(c.Value), r.text(c.Note)
+		c.Value, c.Note = safetext.New(r.text(string(c.Value))), safetext.New(r.text(string(c.Note)))
 		checks[i] = c
 	}
 	v.Checks = checks
@@ -399,7 +400,7 @@ func TestRedactExtras(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Board = &link.Board{Evidence: probes.DeviceEvidence{TailnetIP: netip.MustParseAddr("100.64.0.9"), Hostname: "garage-esp32", Endpoints: -1}}
-	f.History.Peers = map[string]PeerHistory{"n2CNTRL": {LastChange: &probes.EndpointChange{What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"198.51.100.10:41641"}`}}}
+	f.History.Peers = map[safetext.Text]PeerHistory{"n2CNTRL": {LastChange: &probes.EndpointChange{What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"198.51.100.10:41641"}`}}}
 	red, err := Redact(f)
 	if err != nil {
 		t.Fatal(err)

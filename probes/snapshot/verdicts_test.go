@@ -94,7 +94,7 @@ func TestPastedVerdicts(t *testing.T) {
 			}
 			var p *probes.Peer
 			for i := range ls.Peers {
-				if ls.Peers[i].Name == tt.peer {
+				if string(ls.Peers[i].Name) == tt.peer {
 					p = &ls.Peers[i]
 				}
 			}
@@ -110,13 +110,13 @@ func TestPastedVerdicts(t *testing.T) {
 					t.Errorf("reason %s, which pasted text cannot support", r)
 				}
 			}
-			if tt.summary != "" && v.Summary != tt.summary {
+			if tt.summary != "" && string(v.Summary) != tt.summary {
 				t.Errorf("summary %q, want %q", v.Summary, tt.summary)
 			}
 			if tt.unknown != "" {
 				found := false
 				for _, c := range v.Checks {
-					if c.Field == tt.unknown && c.Mark() == probes.CheckUnknown {
+					if string(c.Field) == tt.unknown && c.Mark() == probes.CheckUnknown {
 						found = true
 					}
 				}

@@ -51,7 +51,7 @@ type Pane struct {
 	vp            viewport.Model // the rendered content, rebuilt on data or size change
 	dirty         bool
 	selected      probes.Peer           // the peer selected in the Peers pane, if any
-	boardID       string                // the Peer.ID linked to the board (link.Snapshot.BoardID); "" none
+	boardID       safetext.Text         // the Peer.ID linked to the board (link.Snapshot.BoardID); "" none
 	regions       map[int]probes.Region // the tailnet's DERP map (link.Snapshot), to name the board's regions
 	ticking       bool                  // an ageTickMsg is pending
 	reset         func() bool           // asks the link for a hard reset; nil for a replay
@@ -354,7 +354,7 @@ func (p *Pane) render() []string {
 			row += "  " + fieldsText(pr.Extra)
 		}
 		if pr.IP.IsValid() && p.selectedHas(pr.IP) {
-			row += "  " + p.st.Selected.Render("◀ "+safetext.Clean(p.selected.Name))
+			row += "  " + p.st.Selected.Render("◀ "+string(p.selected.Name))
 		}
 		add(row)
 	}
@@ -523,7 +523,7 @@ func fieldsText(fs []telemetry.Field) string {
 // does (`region 901 "lab1"`), or by its id alone when the map is not known.
 func (p *Pane) regionText(id int) string {
 	if r, ok := p.regions[id]; ok && r.Code != "" {
-		return fmt.Sprintf("region %d %q", id, safetext.Clean(r.Code))
+		return fmt.Sprintf("region %d %q", id, string(r.Code))
 	}
 	return fmt.Sprintf("region %d", id)
 }

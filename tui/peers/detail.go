@@ -79,10 +79,10 @@ type Detail struct {
 	refreshAPI func() tea.Cmd
 
 	snap   *link.Snapshot // the latest linked snapshot
-	peerID string
+	peerID safetext.Text
 	peer   probes.Peer
 	inSnap bool // peer is in the latest snapshot
-	pings  map[string]*pingRun
+	pings  map[safetext.Text]*pingRun
 	dirty  bool
 }
 
@@ -92,7 +92,7 @@ func NewDetail(st common.Styles, now func() time.Time, ping PingFunc) *Detail {
 	if now == nil {
 		now = time.Now
 	}
-	d := &Detail{st: st, now: now, ping: ping, keys: newDetailKeys(), vp: common.NewViewport(), pings: map[string]*pingRun{}, dirty: true}
+	d := &Detail{st: st, now: now, ping: ping, keys: newDetailKeys(), vp: common.NewViewport(), pings: map[safetext.Text]*pingRun{}, dirty: true}
 	d.syncKeys()
 	return d
 }
@@ -107,11 +107,11 @@ func (d *Detail) Capturing() bool { return false }
 func (d *Detail) KeyMap() help.KeyMap { return d.keys }
 
 // PeerID is the ID of the peer shown ("" when none is selected).
-func (d *Detail) PeerID() string { return d.peerID }
+func (d *Detail) PeerID() safetext.Text { return d.peerID }
 
 // Timeline returns the path changes of peer id, oldest first, from the
 // latest snapshot.
-func (d *Detail) Timeline(id string) []link.PathChange { return d.snap.Changes(id) }
+func (d *Detail) Timeline(id safetext.Text) []link.PathChange { return d.snap.Changes(id) }
 
 // SetSize implements common.Pane.
 func (d *Detail) SetSize(width, height int) {
@@ -231,8 +231,8 @@ func (d *Detail) addPing(res probes.PingResult) {
 // how many tries of the run were answered, so a DISCO run that got none
 // says the peer is not answering rather than "not direct".
 func pingResultLine(res probes.PingResult, pongs int) pingLine {
-	via := safetext.Clean(res.Via)
-	errText := safetext.Clean(res.Err)
+	via := string(res.Via)
+	errText := string(res.Err)
 	lat := units.Latency(res.Latency)
 	kind := "DISCO"
 	if res.Kind == probes.PingTSMP {
@@ -363,7 +363,7 @@ func (d *Detail) lines() []string {
 		head += " " + BoardMark
 	}
 	if p.OS != "" {
-		head += "  " + safetext.Clean(p.OS)
+		head += "  " + string(p.OS)
 	}
 	if len(p.TailscaleIPs) > 0 {
 		head += "  " + joinAddrs(p.TailscaleIPs)
@@ -374,7 +374,7 @@ func (d *Detail) lines() []string {
 	}
 
 	pathStyle := d.pathStyle(p.Path.Kind)
-	field("path", link.PathText(&p.Path), &pathStyle)
+	field("path", string(link.PathText(&p.Path)), &pathStyle)
 	v := &p.Verdict
 	verdict := reasonText(v)
 	// The reason id, then its words, unless the words already start with
@@ -391,7 +391,7 @@ func (d *Detail) lines() []string {
 		field("also", strings.Join(also, ", "), nil)
 	}
 	if v.Fix != "" {
-		field("fix", safetext.Clean(v.Fix), nil)
+		field("fix", string(v.Fix), nil)
 	}
 
 	hint := "p ping until direct · t TSMP ping"
@@ -438,9 +438,9 @@ func (d *Detail) lines() []string {
 		default:
 			mark = d.st.Good.Render("[x] ok     ")
 		}
-		text := safetext.Clean(c.Field) + " = " + safetext.Clean(c.Value)
+		text := string(c.Field) + " = " + string(c.Value)
 		if c.Note != "" {
-			text += ": " + safetext.Clean(c.Note)
+			text += ": " + string(c.Note)
 		}
 		const indent = 14 // "  [?] unknown "
 		wrapped := strings.Split(common.WrapText(text, max(w-indent, 8)), "\n")
@@ -469,7 +469,7 @@ func (d *Detail) lines() []string {
 	if p.HomeDERP != 0 {
 		derp += " (region " + strconv.Itoa(p.HomeDERP)
 		if r, ok := d.regions()[p.HomeDERP]; ok && r.Name != "" {
-			derp += ", " + safetext.Clean(r.Name)
+			derp += ", " + string(r.Name)
 		}
 		derp += ")"
 	}
@@ -492,7 +492,7 @@ func (d *Detail) lines() []string {
 	}
 	for _, c := range changes {
 		st := d.pathStyle(c.Kind)
-		add("  " + c.When.Format("15:04:05") + "  " + st.Render(c.Text))
+		add("  " + c.When.Format("15:04:05") + "  " + st.Render(string(c.Text)))
 	}
 	return out
 }

@@ -1,15 +1,17 @@
 package peers
 
 import (
-	"github.com/charmbracelet/x/ansi"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
@@ -19,7 +21,7 @@ import (
 
 func peerByID(s probes.Snapshot, id string) probes.Peer {
 	for _, p := range s.Peers {
-		if p.ID == id {
+		if string(p.ID) == id {
 			return p
 		}
 	}
@@ -78,7 +80,7 @@ func TestDetailVerdictNotRepeated(t *testing.T) {
 		d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 		d.SetSize(100, 40)
 		s := peerstest.Snapshot()
-		s.Peers[0].Verdict = probes.Verdict{Reason: tt.reason, Summary: tt.summary}
+		s.Peers[0].Verdict = probes.Verdict{Reason: tt.reason, Summary: safetext.New(tt.summary)}
 		d.Update(peerstest.Linked(s))
 		d.Update(common.PeerSelectedMsg{Peer: s.Peers[0]})
 		v := regexp.MustCompile(`(?m) +$`).ReplaceAllString(ansi.Strip(d.View()), "")
@@ -130,7 +132,7 @@ func TestDetailEndpointsWording(t *testing.T) {
 			d.SetSize(100, 40)
 			s := peerstest.Snapshot()
 			for i := range s.Peers {
-				if s.Peers[i].ID == tt.id && tt.edit != nil {
+				if string(s.Peers[i].ID) == tt.id && tt.edit != nil {
 					tt.edit(&s.Peers[i])
 				}
 			}
@@ -162,7 +164,7 @@ func TestDetailPingShownWhenScrolled(t *testing.T) {
 func TestDetailPingProgress(t *testing.T) {
 	var calls []string
 	ping := func(p probes.Peer, kind probes.PingKind) tea.Cmd {
-		calls = append(calls, p.ID+"/"+string(kind))
+		calls = append(calls, string(p.ID)+"/"+string(kind))
 		return func() tea.Msg { return "ping started" }
 	}
 	d := newTestDetail(ping, "nCORES3")
@@ -311,7 +313,7 @@ func pingLinesOf(v string) []string {
 // pong at all says so, and only the last line of a running run ends in "…".
 func TestDetailPingWording(t *testing.T) {
 	r := func(kind probes.PingKind, try int, err string, done bool) probes.PingResult {
-		return probes.PingResult{PeerID: "nCORES3", Kind: kind, Try: try, Err: err, Done: done}
+		return probes.PingResult{PeerID: "nCORES3", Kind: kind, Try: try, Err: safetext.New(err), Done: done}
 	}
 	pong := func(try int) probes.PingResult {
 		return probes.PingResult{PeerID: "nCORES3", Kind: probes.PingDISCO, Try: try, Via: "DERP(nyc)", Path: probes.PathDERP, Latency: time.Millisecond}
@@ -554,7 +556,7 @@ func TestDetailNeverSplitsACommand(t *testing.T) {
 	s := peerstest.Snapshot()
 	fix := "enable UPnP, NAT-PMP or PCP on this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"
 	s.Peers[0].Verdict = probes.Verdict{Reason: probes.ReasonLocalHardNAT, Summary: "this end's NAT maps each destination to its own port",
-		Fix: fix, Checks: []probes.Check{{Field: "Self.Endpoints", Value: "[203.0.113.50:41641 198.51.100.9:3478]", Failed: true, State: probes.CheckFail,
+		Fix: safetext.New(fix), Checks: []probes.Check{{Field: "Self.Endpoints", Value: "[203.0.113.50:41641 198.51.100.9:3478]", Failed: true, State: probes.CheckFail,
 			Note: "restart tailscaled with --port=41641 --tun=userspace-networking to test, then `tailscale ping --until-direct cores3`"}}}
 	whole := []string{"`tailscaled --port=41641`", "--port=41641", "--tun=userspace-networking", "`tailscale ping --until-direct cores3`", "203.0.113.50:41641", "198.51.100.9:3478]"}
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)

@@ -163,7 +163,7 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 			if diff := cmp.Diff(tt.wantAlso, sel.Verdict.Also); diff != "" {
 				t.Errorf("row also (-want +got):\n%s", diff)
 			}
-			if got := l.BoardID(); got != tt.wantBoard {
+			if got := string(l.BoardID()); got != tt.wantBoard {
 				t.Errorf("BoardID = %q, want %q", got, tt.wantBoard)
 			}
 			row := rowOf(t, tuitest.Unstyled(l.View()), "esp32-s3")
@@ -232,7 +232,7 @@ func TestBoardMarkerKeepsName(t *testing.T) {
 	send(l, "/")
 	typeInto(l, "board")
 	send(l, "enter")
-	if diff := cmp.Diff([]string{"nBOARD"}, l.Shown()); diff != "" {
+	if diff := cmp.Diff([]string{"nBOARD"}, shownIDs(l)); diff != "" {
 		t.Errorf("filter \"board\" (-want +got):\n%s", diff)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/columns"
-	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
@@ -59,7 +58,7 @@ func (d *Detail) bothEnds(w int) []string {
 		out = append(out, d.wrapped("the peer's NAT, UDP and port mapping are unknown: control does not pass them on; a read-only Tailscale API key (TAILSCALE_API_KEY, scope devices:core:read) would fill them", w, false)...)
 	}
 	if st := d.snap.ControlAPI; st != nil && st.Err != "" {
-		out = append(out, d.wrapped(safetext.Clean(st.Err), w, true)...)
+		out = append(out, d.wrapped(string(st.Err), w, true)...)
 	}
 	return out
 }
@@ -157,7 +156,7 @@ func ourHome(self probes.Self, regions map[int]probes.Region) string {
 	if self.HomeDERP == 0 && self.HomeDERPCode == "" {
 		return "unknown"
 	}
-	s := safetext.Clean(self.HomeDERPCode)
+	s := string(self.HomeDERPCode)
 	if s == "" {
 		s = "region " + strconv.Itoa(self.HomeDERP)
 	}
@@ -175,7 +174,7 @@ func peerHome(ps *probes.PeerSide, regions map[int]probes.Region) string {
 	}
 	code := "region " + strconv.Itoa(ps.HomeDERP)
 	if r, ok := regions[ps.HomeDERP]; ok && r.Code != "" {
-		code = safetext.Clean(r.Code)
+		code = string(r.Code)
 	}
 	s := code
 	if ms, ok := ps.DERPLatencyMs[code]; ok {

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 )
@@ -14,13 +13,13 @@ import (
 // code from the snapshot's DERP map, else "#<id>"; "-" when unknown.
 func derpCode(p *probes.Peer, regions map[int]probes.Region) string {
 	if p.HomeDERPCode != "" {
-		return safetext.Clean(p.HomeDERPCode)
+		return string(p.HomeDERPCode)
 	}
 	if p.HomeDERP == 0 {
 		return "-"
 	}
 	if r, ok := regions[p.HomeDERP]; ok && r.Code != "" {
-		return safetext.Clean(r.Code)
+		return string(r.Code)
 	}
 	return "#" + strconv.Itoa(p.HomeDERP)
 }
@@ -29,7 +28,7 @@ func derpCode(p *probes.Peer, regions map[int]probes.Region) string {
 // else the reason id.
 func reasonText(v *probes.Verdict) string {
 	if v.Summary != "" {
-		return safetext.Clean(v.Summary)
+		return string(v.Summary)
 	}
 	if v.Reason == "" {
 		return "-"

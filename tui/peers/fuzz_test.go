@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
@@ -29,8 +30,8 @@ func FuzzPanesRenderOutsideText(f *testing.F) {
 		const height = 12
 		s := peerstest.Snapshot()
 		p := &s.Peers[0]
-		p.Name, p.OS, p.Path.Text, p.Verdict.Summary, p.Verdict.Fix = name, osName, path, summary, summary
-		p.Verdict.Checks = append(p.Verdict.Checks, probes.Check{Field: name, Value: osName, Note: path, Failed: true})
+		p.Name, p.OS, p.Path.Text, p.Verdict.Summary, p.Verdict.Fix = safetext.New(name), safetext.New(osName), safetext.New(path), safetext.New(summary), safetext.New(summary)
+		p.Verdict.Checks = append(p.Verdict.Checks, probes.Check{Field: safetext.New(name), Value: safetext.New(osName), Note: safetext.New(path), Failed: true})
 
 		l := NewList(common.DefaultStyles())
 		l.SetSize(width, height)

@@ -108,14 +108,14 @@ type List struct {
 	rows     []peerRow      // per snap.Peers index; nil until formatted
 	order    []int          // indexes into snap.Peers of the shown rows, in order
 	sortBy   SortMode
-	filter   string // applied filter, lower-case
-	typing   bool   // the filter input is open
-	cursor   int    // index into order
-	offset   int    // first shown index into order
-	selID    string // Peer.ID under the cursor; kept across snapshots
-	dirty    bool   // order must be rebuilt
-	snapNew  bool   // rows must be re-formatted
-	winDirty bool   // table window must be drawn again
+	filter   string        // applied filter, lower-case
+	typing   bool          // the filter input is open
+	cursor   int           // index into order
+	offset   int           // first shown index into order
+	selID    safetext.Text // Peer.ID under the cursor; kept across snapshots
+	dirty    bool          // order must be rebuilt
+	snapNew  bool          // rows must be re-formatted
+	winDirty bool          // table window must be drawn again
 
 	cols []table.Column // layout for the current width (widths include cellGap)
 	tbl  string         // the table as last drawn (drawTable)
@@ -206,7 +206,7 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 
 // BoardID is the Peer.ID of the row linked to the attached board ("" when
 // no peer matches the board's tailnet IP or host name).
-func (l *List) BoardID() string { return l.snap.BoardID() }
+func (l *List) BoardID() safetext.Text { return l.snap.BoardID() }
 
 // setSnapshot stores s. Until a peer is selected (the first snapshot, or
 // every one before the first peer appears) it also selects the first row
@@ -420,9 +420,9 @@ func (l *List) Selected() *probes.Peer {
 }
 
 // Shown returns the IDs of the rows shown, in order (after filter and sort).
-func (l *List) Shown() []string {
+func (l *List) Shown() []safetext.Text {
 	l.ensureOrder()
-	ids := make([]string, len(l.order))
+	ids := make([]safetext.Text, len(l.order))
 	for i, idx := range l.order {
 		ids[i] = l.snap.Peers[idx].ID
 	}
@@ -502,10 +502,10 @@ func (l *List) less(i, j int) bool {
 // plain ASCII) so a source that forgot cannot reach the terminal; the ID
 // when the name is empty.
 func cleanName(p *probes.Peer) string {
-	if name := safetext.Clean(p.Name); name != "" {
+	if name := string(p.Name); name != "" {
 		return name
 	}
-	return safetext.Clean(p.ID)
+	return string(p.ID)
 }
 
 // cells returns snapshot peer i's table cells, formatting them once.
@@ -513,14 +513,14 @@ func (l *List) cells(i int) table.Row {
 	r := &l.rows[i]
 	if r.cells == nil {
 		p := &l.snap.Peers[i]
-		osName := safetext.Clean(p.OS)
+		osName := string(p.OS)
 		if osName == "" {
 			osName = "-"
 		}
 		r.cells = table.Row{
 			colName:    cleanName(p),
 			colOS:      osName,
-			colPath:    link.PathText(&p.Path),
+			colPath:    string(link.PathText(&p.Path)),
 			colLatency: units.Latency(p.Latency),
 			colDERP:    derpCode(p, l.snap.Regions),
 			colTx:      units.Rate(p.TxRate),
@@ -726,7 +726,7 @@ func (l *List) statusLine() string {
 		// end touches every row, so it comes first and is narrowed to its
 		// id, and dropped, only after the counts that follow.
 		if v := l.snap.Self.Verdict; v != nil && !(v.Reason == probes.ReasonSelfLoggedOut && l.snap.BackendState != "Running" && l.snap.BackendState != "") {
-			parts = append(parts, common.Part{Text: l.st.Bad.Render("self: " + v.Summary), Short: l.st.Bad.Render("self: " + string(v.Reason)), Drop: 1})
+			parts = append(parts, common.Part{Text: l.st.Bad.Render("self: " + string(v.Summary)), Short: l.st.Bad.Render("self: " + string(v.Reason)), Drop: 1})
 		}
 		if relayed > 0 {
 			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d relayed via DERP", relayed)), Drop: 1})
@@ -744,7 +744,7 @@ func (l *List) statusLine() string {
 			parts = append(parts, common.Part{Text: BoardMarker + " board: " + cleanName(&l.snap.Peers[i]), Drop: 2})
 		}
 		if st := l.snap.BackendState; st != "" && st != "Running" {
-			parts = append(parts, common.Part{Text: l.st.Bad.Render("tailscaled is " + safetext.Clean(st))})
+			parts = append(parts, common.Part{Text: l.st.Bad.Render("tailscaled is " + string(st))})
 		}
 		if w := len(l.snap.Warnings); w > 0 {
 			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d warnings", w)), Drop: 1})

@@ -65,7 +65,7 @@ func TestSortModes(t *testing.T) {
 	for i := 0; i < int(numSortModes); i++ {
 		mode := l.SortMode()
 		t.Run(mode.String(), func(t *testing.T) {
-			if diff := cmp.Diff(want[mode], l.Shown()); diff != "" {
+			if diff := cmp.Diff(want[mode], shownIDs(l)); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
 			if !strings.Contains(tuitest.Unstyled(l.View()), "sort: "+mode.String()) {
@@ -103,14 +103,14 @@ func TestFilter(t *testing.T) {
 			if !l.Capturing() {
 				t.Fatal("typing closed the filter input")
 			}
-			if diff := cmp.Diff(tt.want, l.Shown()); diff != "" {
+			if diff := cmp.Diff(tt.want, shownIDs(l)); diff != "" {
 				t.Errorf("while typing (-want +got):\n%s", diff)
 			}
 			send(l, "enter")
 			if l.Capturing() {
 				t.Error("enter left the input open")
 			}
-			if diff := cmp.Diff(tt.want, l.Shown()); diff != "" {
+			if diff := cmp.Diff(tt.want, shownIDs(l)); diff != "" {
 				t.Errorf("after enter (-want +got):\n%s", diff)
 			}
 			if len(tt.want) == 0 && !strings.Contains(tuitest.Unstyled(l.View()), "no peer matches") {
@@ -158,7 +158,7 @@ func TestSelectionStableAcrossSnapshots(t *testing.T) {
 	if got := l.Selected().ID; got != "nNAS" {
 		t.Errorf("after re-sort selected %s, want nNAS", got)
 	}
-	if diff := cmp.Diff([]string{"nCORES3", "nNAS", "nBUILD", "nEVIL", "nLAPTOP", "nOLDPI"}, l.Shown()); diff != "" {
+	if diff := cmp.Diff([]string{"nCORES3", "nNAS", "nBUILD", "nEVIL", "nLAPTOP", "nOLDPI"}, shownIDs(l)); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 	// Peers arriving and leaving don't move the selection either.
@@ -201,7 +201,7 @@ func TestSelectionPublishes(t *testing.T) {
 	for _, m := range msgs {
 		switch m := m.(type) {
 		case common.PeerSelectedMsg:
-			got = append(got, "select "+m.Peer.ID)
+			got = append(got, "select "+string(m.Peer.ID))
 		case common.ShowPaneMsg:
 			got = append(got, "show "+m.Title)
 		}
@@ -268,11 +268,11 @@ func TestScrollKeepsCursorVisible(t *testing.T) {
 	}
 	sel := l.Selected()
 	v := tuitest.Unstyled(l.View())
-	if !strings.Contains(v, sel.Name) {
+	if !strings.Contains(v, string(sel.Name)) {
 		t.Errorf("selected %s not on screen:\n%s", sel.Name, v)
 	}
 	send(l, "end")
-	if !strings.Contains(tuitest.Unstyled(l.View()), l.Selected().Name) {
+	if !strings.Contains(tuitest.Unstyled(l.View()), string(l.Selected().Name)) {
 		t.Errorf("end: selected %s not on screen", l.Selected().Name)
 	}
 	lines := strings.Split(tuitest.Unstyled(l.View()), "\n")
@@ -333,7 +333,7 @@ func TestEscapesNeverReachTheScreen(t *testing.T) {
 func TestHeaderShowsSelfVerdict(t *testing.T) {
 	snap := peerstest.Snapshot()
 	snap.Self.Health = []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
-	snap.Self.Verdict = probes.DiagnoseSelf(snap.BackendState, snap.Self, snap.Regions, snap.Time)
+	snap.Self.Verdict = probes.DiagnoseSelf(string(snap.BackendState), snap.Self, snap.Regions, snap.Time)
 	if snap.Self.Verdict == nil {
 		t.Fatal("no self verdict from a stopped ReceiveIPv4")
 	}
@@ -341,7 +341,7 @@ func TestHeaderShowsSelfVerdict(t *testing.T) {
 		width int
 		want  string
 	}{
-		{160, "self: " + snap.Self.Verdict.Summary},
+		{160, string("self: " + snap.Self.Verdict.Summary)},
 		{70, "self: self-udp-receive-stopped"},
 	} {
 		l := NewList(common.DefaultStyles())
@@ -351,4 +351,13 @@ func TestHeaderShowsSelfVerdict(t *testing.T) {
 			t.Errorf("width %d: header %q lacks %q", tt.width, head, tt.want)
 		}
 	}
+}
+
+// shownIDs is l.Shown() as plain strings, for diffs against literals.
+func shownIDs(l *List) []string {
+	out := []string{}
+	for _, id := range l.Shown() {
+		out = append(out, string(id))
+	}
+	return out
 }

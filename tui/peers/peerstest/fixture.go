@@ -4,11 +4,11 @@
 package peerstest
 
 import (
-	"fmt"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 )
@@ -22,6 +22,8 @@ var (
 
 // EvilName is a peer name carrying escape sequences (set the window title,
 // colour red, ring the bell) as a hostile or broken peer could send it.
+// The fixture holds it as a source hands it over: through safetext.New,
+// where the bytes enter (localapi.Gather, a snapshot read).
 const EvilName = "\x1b]0;pwned\x07evil\x1b[31mred\x1b[0m\x07box"
 
 func ap(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
@@ -90,13 +92,13 @@ func Snapshot() probes.Snapshot {
 				},
 			},
 			{
-				ID: "nEVIL", Name: EvilName, OS: "linux\x1b[2J",
+				ID: "nEVIL", Name: safetext.New(EvilName), OS: safetext.New("linux\x1b[2J"),
 				TailscaleIPs: []netip.Addr{ip("100.64.0.66")},
 				Online:       bptr(true),
 				Path:         probes.Path{Kind: probes.PathIdle, Text: "idle"},
 				HomeDERP:     9, HomeDERPCode: "tok",
 				Endpoints: []netip.AddrPort{ap("203.0.113.66:41641")}, EndpointsKnown: true,
-				Verdict: probes.Verdict{Reason: probes.ReasonIdle, Summary: "no traffic recently\x1b[5m"},
+				Verdict: probes.Verdict{Reason: probes.ReasonIdle, Summary: safetext.New("no traffic recently\x1b[5m")},
 			},
 			{
 				ID: "nLAPTOP", Name: "laptop", OS: "macOS",
@@ -158,8 +160,8 @@ func Many(n int) probes.Snapshot {
 		if p.ID == "nEVIL" {
 			p = base[(i+1)%len(base)]
 		}
-		p.ID = fmt.Sprintf("n%05d", i)
-		p.Name = fmt.Sprintf("%s-%04d", p.Name, i)
+		p.ID = safetext.Format("n%05d", i)
+		p.Name = safetext.Format("%s-%04d", p.Name, i)
 		p.TxRate = float64(i * 37 % 100_000)
 		p.RxRate = float64(i * 91 % 1_000_000)
 		s.Peers[i] = p
