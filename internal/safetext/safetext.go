@@ -59,7 +59,19 @@ func Cut(s string, n int) string {
 }
 
 // isPlain reports whether s is printable ASCII only, the common fast path.
+// It tests eight bytes at a time: a byte below 0x20 makes v - 0x20 borrow
+// into its top bit where v's is clear, and one of 0x7f or more sets its top
+// bit in v + 1 or in v itself.
 func isPlain(s string) bool {
+	const ones, highs, spaces = 0x0101010101010101, 0x8080808080808080, 0x2020202020202020
+	for len(s) >= 8 {
+		v := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		if ((v-spaces)&^v|(v+ones)|v)&highs != 0 {
+			return false
+		}
+		s = s[8:]
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c >= 0x7f {

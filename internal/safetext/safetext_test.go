@@ -58,3 +58,29 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIsPlain holds the eight-bytes-at-a-time isPlain to the byte loop.
+func FuzzIsPlain(f *testing.F) {
+	for _, s := range []string{"", "nas-01", "0123456789abcdef~", "0123456\x7f", "abcdefg\x1f", "\x20\x20\x20\x20\x20\x20\x20\x20", "~~~~~~~~\x80", "héllo wörld", "        \t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := true
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] >= 0x7f {
+				want = false
+			}
+		}
+		if got := isPlain(s); got != want {
+			t.Errorf("isPlain(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
+
+func BenchmarkNewPlain(b *testing.B) {
+	s := "a private address on none of this host's networks, inside 192.168.1.0/24, which the router advertises"
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		_ = New(s)
+	}
+}
