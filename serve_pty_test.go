@@ -251,7 +251,7 @@ func TestServeBoardCapture(t *testing.T) {
 	if !is(fams, float64(want.Crashes), "tailpath_board_crashes_total") {
 		t.Errorf("crashes: want %d", want.Crashes)
 	}
-	if !is(fams, 1, "tailpath_board_info", "host", want.Hostname) {
+	if !is(fams, 1, "tailpath_board_info", "host", want.Hostname.String()) {
 		t.Errorf("board info: want host %q", want.Hostname)
 	}
 	if v, ok := value(fams, "tailpath_board_last_telemetry_timestamp_seconds"); !ok || time.Since(time.Unix(int64(v), 0)) > time.Minute {

@@ -5,14 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // Reset is a ROM reset line: `rst:0x15 (USB_UART_CHIP_RESET),boot:0x28 (SPI_FAST_FLASH_BOOT)`.
 type Reset struct {
-	Code     int    // reset cause code (0x15)
-	Name     string // the ROM's name for it, as printed ("USB_UART_CHIP_RESET")
-	Reason   string // what it means on an ESP32-S3 ("USB-UART reset (esptool or the host toggled DTR/RTS)")
-	BootMode int    // strapping value after "boot:" (0x28), -1 if absent
+	Code     int           // reset cause code (0x15)
+	Name     safetext.Text // the ROM's name for it, as printed ("USB_UART_CHIP_RESET")
+	Reason   string        // what it means on an ESP32-S3 ("USB-UART reset (esptool or the host toggled DTR/RTS)")
+	BootMode int           // strapping value after "boot:" (0x28), -1 if absent
 }
 
 // esp32s3Resets maps ESP32-S3 reset codes to plain words (soc/esp32s3 reset_reasons.h).
@@ -62,7 +64,7 @@ func ParseReset(b []byte) (Reset, error) {
 	b = b[n:]
 	if bytes.HasPrefix(b, []byte(" (")) {
 		if j := bytes.IndexByte(b, ')'); j > 2 {
-			r.Name = string(b[2:j])
+			r.Name = safetext.New(string(b[2:j]))
 			b = b[j+1:]
 		}
 	}

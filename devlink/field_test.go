@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // fieldDir is the shared folder of logs users posted publicly
@@ -44,7 +45,7 @@ func replay(b []byte, sym *Symbolizer) (*State, []Line) {
 
 // crashView is the comparable summary of a crash.
 type crashView struct {
-	Reason     string
+	Reason     safetext.Text
 	Core       int
 	Arch       string
 	PC, RA, SP uint32

@@ -38,52 +38,52 @@ type JSONLine struct {
 	Type string    `json:"type"` // "line"
 	Time time.Time `json:"time"` // host time the line arrived
 	// Kind is Kind.String(): "log", "plain", "panic", "registers", …
-	Kind  string `json:"kind"`
-	Level string `json:"level,omitempty"` // E W I D V
-	Tag   string `json:"tag,omitempty"`
+	Kind  string        `json:"kind"`
+	Level string        `json:"level,omitempty"` // E W I D V
+	Tag   safetext.Text `json:"tag,omitempty"`
 	// Text is the message of a log line, else the line without its
 	// wrappers and without a stale prefix cut off by a reset or crash.
-	Text string `json:"text"`
+	Text safetext.Text `json:"text"`
 	// Line is the whole line as shown, wrappers included.
-	Line string `json:"line"`
+	Line safetext.Text `json:"line"`
 	// Wrap names the wrappers stripped ("esphome-time+esphome", "arduino", …).
 	Wrap string `json:"wrap,omitempty"`
 	// HostTime is a wrapper's host time text ("14:04:29").
-	HostTime string `json:"host_time,omitempty"`
+	HostTime safetext.Text `json:"host_time,omitempty"`
 	// UptimeMS is the board's uptime for an ESP-IDF `(90000)` timestamp
 	// (or an Arduino one), milliseconds; DeviceTime is any other form's
 	// text ("10:12:51.035", "24-06-19 10:12:51.035", Unix milliseconds).
-	UptimeMS   *int64 `json:"uptime_ms,omitempty"`
-	DeviceTime string `json:"device_time,omitempty"`
+	UptimeMS   *int64        `json:"uptime_ms,omitempty"`
+	DeviceTime safetext.Text `json:"device_time,omitempty"`
 	// Partial: the line was flushed without its line ending.
 	Partial bool `json:"partial,omitempty"`
 	// Decoded is the addr2line-style decoding of the PCs the line carries.
-	Decoded []string `json:"decoded,omitempty"`
-	Raw     string   `json:"raw,omitempty"`
+	Decoded []safetext.Text `json:"decoded,omitempty"`
+	Raw     safetext.Text   `json:"raw,omitempty"`
 }
 
 // JSONBoot is a "boot" object: the ROM's reset line.
 type JSONBoot struct {
-	Type        string    `json:"type"` // "boot"
-	Time        time.Time `json:"time"`
-	Boot        int       `json:"boot"`         // boots seen so far, this one included
-	Chip        string    `json:"chip"`         // from the ROM banner ("esp32c3"); "" unknown
-	ResetCode   int       `json:"reset_code"`   // 0x15 → 21
-	ResetName   string    `json:"reset_name"`   // as printed ("USB_UART_CHIP_RESET")
-	ResetReason string    `json:"reset_reason"` // in words (ESP32-S3 codes)
-	BootMode    int       `json:"boot_mode"`    // strapping value after boot:, -1 absent
+	Type        string        `json:"type"` // "boot"
+	Time        time.Time     `json:"time"`
+	Boot        int           `json:"boot"`         // boots seen so far, this one included
+	Chip        string        `json:"chip"`         // from the ROM banner ("esp32c3"); "" unknown
+	ResetCode   int           `json:"reset_code"`   // 0x15 → 21
+	ResetName   safetext.Text `json:"reset_name"`   // as printed ("USB_UART_CHIP_RESET")
+	ResetReason string        `json:"reset_reason"` // in words (ESP32-S3 codes)
+	BootMode    int           `json:"boot_mode"`    // strapping value after boot:, -1 absent
 }
 
 // JSONPanic is a "panic" object: one crash report, written when it ends
 // (`Rebooting...`, `CPU halted.`, the next boot, or the end of input).
 type JSONPanic struct {
-	Type   string    `json:"type"` // "panic"
-	Time   time.Time `json:"time"` // host time of its first line
-	Kind   string    `json:"kind"` // "panic", "abort", "stack-overflow", "assert", "corrupt-heap", "brownout", "backtrace", "log" (task watchdog)
-	Reason string    `json:"reason"`
-	Core   int       `json:"core"` // -1 unknown
-	Arch   string    `json:"arch,omitempty"`
-	Chip   string    `json:"chip,omitempty"`
+	Type   string        `json:"type"` // "panic"
+	Time   time.Time     `json:"time"` // host time of its first line
+	Kind   string        `json:"kind"` // "panic", "abort", "stack-overflow", "assert", "corrupt-heap", "brownout", "backtrace", "log" (task watchdog)
+	Reason safetext.Text `json:"reason"`
+	Core   int           `json:"core"` // -1 unknown
+	Arch   string        `json:"arch,omitempty"`
+	Chip   string        `json:"chip,omitempty"`
 	// PC is the faulting PC (PC or MEPC register, or abort's), as 0x%08x;
 	// PCInROM says it lies in the chip's ROM (no app ELF can decode it).
 	PC      string `json:"pc,omitempty"`
@@ -97,13 +97,13 @@ type JSONPanic struct {
 	Corrupted bool     `json:"backtrace_corrupted,omitempty"`
 	// StackFrames are return addresses recovered from a RISC-V stack
 	// dump (needs the ELF); StackWords is how many words it held.
-	StackFrames []string `json:"stack_frames,omitempty"`
-	StackWords  int      `json:"stack_words,omitempty"`
-	Decoded     []string `json:"decoded,omitempty"`
-	ELFSHA      string   `json:"elf_sha256,omitempty"`
+	StackFrames []string        `json:"stack_frames,omitempty"`
+	StackWords  int             `json:"stack_words,omitempty"`
+	Decoded     []safetext.Text `json:"decoded,omitempty"`
+	ELFSHA      safetext.Text   `json:"elf_sha256,omitempty"`
 	// Ended is false for a report cut short (no `Rebooting...`).
-	Ended bool     `json:"ended"`
-	Lines []string `json:"lines"`
+	Ended bool            `json:"ended"`
+	Lines []safetext.Text `json:"lines"`
 }
 
 // JSONTelemetry is a "telemetry" object: one frame.
@@ -115,9 +115,9 @@ type JSONTelemetry struct {
 	UpMS  int64     `json:"up_ms,omitempty"`
 	// Fields are the frame's fields as on the wire (docs/telemetry.md),
 	// seq and up included.
-	Fields map[string]string `json:"fields,omitempty"`
+	Fields map[string]safetext.Text `json:"fields,omitempty"`
 	// Error says why the frame was not accepted (corrupt, newer version…).
-	Error string `json:"error,omitempty"`
+	Error safetext.Text `json:"error,omitempty"`
 }
 
 // JSONPort is a "port" object: what a Tailscale port's log line said.
@@ -128,18 +128,18 @@ type JSONPort struct {
 	// "handshake", "home-derp", "relay-status", "relay-retry",
 	// "relay-silent", "relay-up", "disco-decrypt-fail", "wg-initiation",
 	// "wg-response", "self-ip", or "heap" for a heap_free value alone.
-	Fact       string `json:"fact"`
-	Tag        string `json:"tag"`
-	Peer       *int   `json:"peer,omitempty"`
-	Addr       string `json:"addr,omitempty"`
-	DERPRegion int    `json:"derp_region,omitempty"`
-	ViaDERP    bool   `json:"via_derp,omitempty"`
-	Endpoints  int    `json:"endpoints,omitempty"`
-	Host       string `json:"host,omitempty"`
-	HeapFree   *int64 `json:"heap_free,omitempty"`
-	Connected  *bool  `json:"connected,omitempty"`
-	RelayRx    int64  `json:"relay_rx,omitempty"`
-	RelayTx    int64  `json:"relay_tx,omitempty"`
+	Fact       string        `json:"fact"`
+	Tag        safetext.Text `json:"tag"`
+	Peer       *int          `json:"peer,omitempty"`
+	Addr       string        `json:"addr,omitempty"`
+	DERPRegion int           `json:"derp_region,omitempty"`
+	ViaDERP    bool          `json:"via_derp,omitempty"`
+	Endpoints  int           `json:"endpoints,omitempty"`
+	Host       safetext.Text `json:"host,omitempty"`
+	HeapFree   *int64        `json:"heap_free,omitempty"`
+	Connected  *bool         `json:"connected,omitempty"`
+	RelayRx    int64         `json:"relay_rx,omitempty"`
+	RelayTx    int64         `json:"relay_tx,omitempty"`
 	// RelayWasUp: microlink's counters say the relay was up earlier this boot.
 	RelayWasUp bool `json:"relay_was_up,omitempty"`
 	Attempt    int  `json:"attempt,omitempty"`
@@ -150,12 +150,12 @@ type JSONPort struct {
 
 // JSONLink is a "link" object.
 type JSONLink struct {
-	Type  string    `json:"type"` // "link"
-	Time  time.Time `json:"time"`
-	Up    bool      `json:"up"`
-	Port  string    `json:"port"`
-	Error string    `json:"error,omitempty"`
-	Reset bool      `json:"reset,omitempty"`
+	Type  string        `json:"type"` // "link"
+	Time  time.Time     `json:"time"`
+	Up    bool          `json:"up"`
+	Port  safetext.Text `json:"port"`
+	Error safetext.Text `json:"error,omitempty"`
+	Reset bool          `json:"reset,omitempty"`
 }
 
 var factNames = [...]string{"heap", "disco-ping", "disco-pong", "call-me-maybe", "disco-pool-full", "handshake",
@@ -218,12 +218,10 @@ func (j *JSONLog) Line(l *Line, now time.Time) {
 		jl.DeviceTime = cleanText(l.TimeText)
 	}
 	if j.Sym != nil {
-		for _, d := range j.Sym.DecodeLine(l) {
-			jl.Decoded = append(jl.Decoded, safetext.Clean(d))
-		}
+		jl.Decoded = safetext.All(j.Sym.DecodeLine(l))
 	}
 	if j.Raw {
-		jl.Raw = safetext.Clean(string(l.Raw))
+		jl.Raw = safetext.New(string(l.Raw))
 	}
 	j.put(jl)
 
@@ -246,10 +244,7 @@ func (j *JSONLog) Line(l *Line, now time.Time) {
 
 // Link writes a link change.
 func (j *JSONLog) Link(s LinkStatus) {
-	o := JSONLink{Type: "link", Time: s.At.UTC(), Up: s.Up, Port: safetext.Clean(s.Port), Reset: s.Reset}
-	if s.Err != nil {
-		o.Error = safetext.Clean(s.Err.Error())
-	}
+	o := JSONLink{Type: "link", Time: s.At.UTC(), Up: s.Up, Port: s.Port, Reset: s.Reset, Error: s.ErrText()}
 	j.put(o)
 }
 
@@ -269,7 +264,7 @@ func (j *JSONLog) crash(c *Crash) {
 		Arch: c.Arch, Chip: j.st.Chip, Decoded: c.Decoded, ELFSHA: c.ELFSHA, Ended: c.Ended, Lines: c.Lines,
 		StackWords: len(c.Stack), Corrupted: c.Backtrace.Corrupted}
 	if o.Lines == nil {
-		o.Lines = []string{}
+		o.Lines = []safetext.Text{}
 	}
 	if c.PC != 0 {
 		o.PC, o.PCInROM = fmt.Sprintf("0x%08x", c.PC), InROM(j.st.Chip, c.PC)
@@ -301,12 +296,12 @@ func (j *JSONLog) telemetry(l *Line, now time.Time) {
 	}
 	f, err := telemetry.Parse(text)
 	if err != nil {
-		o.Error = safetext.Clean(err.Error())
+		o.Error = safetext.Of(err)
 		j.put(o)
 		return
 	}
 	o.Frame, o.Seq, o.UpMS = f.Kind.String(), f.Seq, f.Uptime.Milliseconds()
-	o.Fields = map[string]string{}
+	o.Fields = map[string]safetext.Text{}
 	// The fields as on the wire: between the kind and the checksum.
 	body := text[:bytes.LastIndex(text, []byte(" *"))]
 	for i, tok := range bytes.Fields(body) {
@@ -314,7 +309,7 @@ func (j *JSONLog) telemetry(l *Line, now time.Time) {
 			continue // marker, kind
 		}
 		if k, v, ok := bytes.Cut(tok, []byte("=")); ok {
-			o.Fields[string(k)] = safetext.Clean(string(v))
+			o.Fields[string(k)] = safetext.New(string(v))
 		}
 	}
 	j.put(o)
@@ -323,7 +318,7 @@ func (j *JSONLog) telemetry(l *Line, now time.Time) {
 func (j *JSONLog) port(l *Line, f PortFact, now time.Time) {
 	o := JSONPort{Type: "port", Time: now.UTC(), Fact: f.Kind.String(), Tag: cleanText(l.Tag),
 		DERPRegion: max(f.DERPRegion, 0), ViaDERP: f.ViaDERP, Endpoints: max(f.Endpoints, 0),
-		Host: safetext.Clean(f.Host), RelayRx: f.RelayRx, RelayTx: f.RelayTx, Attempt: f.Attempt, SilentS: max(f.Silent, 0)}
+		Host: f.Host, RelayRx: f.RelayRx, RelayTx: f.RelayTx, Attempt: f.Attempt, SilentS: max(f.Silent, 0)}
 	if f.Peer >= 0 {
 		p := f.Peer
 		o.Peer = &p

@@ -186,12 +186,13 @@ type Line struct {
 	HostTime []byte
 	// Decoded is the addr2line-style decoding of the PCs this line carries
 	// (Symbolizer.DecodeLine). ParseLine never sets it; Source does, on the
-	// copies it sends, when it has an ELF (sanitised, like Display).
-	Decoded []string
+	// copies it sends, when it has an ELF (cleaned, like Display: the names
+	// come from the ELF's DWARF).
+	Decoded []safetext.Text
 	// Display is DisplayText(), filled in by Source on the copies it sends
 	// (on its reading goroutine, so a UI never sanitises a flood itself).
 	// ParseLine leaves it ""; call DisplayText then.
-	Display string
+	Display safetext.Text
 }
 
 // Body returns the part of the line that carries meaning: the banner after
@@ -211,9 +212,9 @@ func (l *Line) Body() []byte {
 func (l *Line) Unwrapped() []byte { return l.Text[max(l.Cut, l.Inner):] }
 
 // DisplayText returns Text made safe for a terminal: escape sequences and
-// control characters removed, invalid UTF-8 replaced (probes/safetext.Clean).
-// It allocates; use it when rendering, not on the hot path.
-func (l *Line) DisplayText() string { return safetext.Clean(string(l.Text)) }
+// control characters removed, invalid UTF-8 replaced (internal/safetext).
+// It allocates; Source calls it on its reading goroutine (Display).
+func (l *Line) DisplayText() safetext.Text { return safetext.New(string(l.Text)) }
 
 // Clone returns a copy of l whose slices no longer alias the parse buffer.
 func (l *Line) Clone() Line {
@@ -234,7 +235,7 @@ func (l *Line) Clone() Line {
 	c.Msg = rebase(l.Msg)
 	c.TimeText = rebase(l.TimeText)
 	c.HostTime = rebase(l.HostTime)
-	c.Decoded = append([]string(nil), l.Decoded...)
+	c.Decoded = append([]safetext.Text(nil), l.Decoded...)
 	return c
 }
 

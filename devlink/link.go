@@ -12,25 +12,36 @@ import (
 	"time"
 
 	"go.bug.st/serial"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // LinkStatus is a change of the serial link's state.
 type LinkStatus struct {
 	Up   bool
-	Port string    // the device path opened (or last opened)
-	At   time.Time // when the change was seen
+	Port safetext.Text // the device path opened (or last opened)
+	At   time.Time     // when the change was seen
 	// Err is why the link went down or a reopen failed; nil when Up.
+	// Its message names the port and carries the system's words: show
+	// ErrText.
 	Err error
 	// Reset is true when this Up follows a deliberate hard reset (--reset
 	// or RequestReset).
 	Reset bool
 	// ResetErr is why a requested reset could not be done (a port without
-	// modem lines); the link itself stays up.
+	// modem lines); the link itself stays up. Show ResetErrText.
 	ResetErr error
 	// Replay is true when the lines come from a recorded capture
 	// (Source.Replay), not a serial port; Port is then "replay".
 	Replay bool
 }
+
+// ErrText is Err's message cleaned for a screen; "" when Err is nil.
+func (s LinkStatus) ErrText() safetext.Text { return safetext.Of(s.Err) }
+
+// ResetErrText is ResetErr's message cleaned for a screen; "" when
+// ResetErr is nil.
+func (s LinkStatus) ResetErrText() safetext.Text { return safetext.Of(s.ResetErr) }
 
 // Link reads a board's serial console and keeps it open across unplugs.
 //
@@ -186,7 +197,7 @@ func (k *Link) Run(ctx context.Context, onLine func(*Line), onStatus func(LinkSt
 				}
 			}
 			if !downReported {
-				onStatus(LinkStatus{Up: false, Port: path, At: time.Now(), Err: err})
+				onStatus(LinkStatus{Up: false, Port: safetext.New(path), At: time.Now(), Err: err})
 				downReported = true
 			}
 			select {
@@ -204,7 +215,7 @@ func (k *Link) Run(ctx context.Context, onLine func(*Line), onStatus func(LinkSt
 			didReset = true
 		}
 		first, downReported = false, false
-		onStatus(LinkStatus{Up: true, Port: path, At: time.Now(), Reset: didReset})
+		onStatus(LinkStatus{Up: true, Port: safetext.New(path), At: time.Now(), Reset: didReset})
 		k.attach(port)
 		err = k.read(ctx, port, path, &sp, onLine, onStatus)
 		k.detach()
@@ -213,7 +224,7 @@ func (k *Link) Run(ctx context.Context, onLine func(*Line), onStatus func(LinkSt
 		if ctx.Err() != nil {
 			break
 		}
-		onStatus(LinkStatus{Up: false, Port: path, At: time.Now(), Err: err})
+		onStatus(LinkStatus{Up: false, Port: safetext.New(path), At: time.Now(), Err: err})
 		downReported = true
 		select {
 		case <-ctx.Done():
@@ -254,9 +265,9 @@ func (k *Link) read(ctx context.Context, port serial.Port, path string, sp *Spli
 			// own: the ROM banner starts afresh.
 			sp.Flush(onLine)
 			if err := HardReset(port, path, k.list); err != nil {
-				onStatus(LinkStatus{Up: true, Port: path, At: time.Now(), ResetErr: err})
+				onStatus(LinkStatus{Up: true, Port: safetext.New(path), At: time.Now(), ResetErr: err})
 			} else {
-				onStatus(LinkStatus{Up: true, Port: path, At: time.Now(), Reset: true})
+				onStatus(LinkStatus{Up: true, Port: safetext.New(path), At: time.Now(), Reset: true})
 			}
 		default:
 		}

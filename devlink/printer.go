@@ -171,7 +171,7 @@ func (o *Printer) Status(s LinkStatus) {
 		fmt.Fprintf(o.Stderr, "tailpath: link up: %s (%s)\n", s.Port, how)
 		return
 	}
-	fmt.Fprintf(o.Stderr, "tailpath: link down: %s: %v; waiting for it to come back\n", s.Port, s.Err)
+	fmt.Fprintf(o.Stderr, "tailpath: link down: %s: %s; waiting for it to come back\n", s.Port, s.ErrText())
 }
 
 // Close ends the output after the feed stopped with err: a crash report

@@ -147,7 +147,7 @@ Rebooting...
 	for _, pc := range []uint32{mepc, ra, retApp, retStart} {
 		want = append(want, fmt.Sprintf("0x%08x: %s", pc, addr2line(t, elfPath, pc)))
 	}
-	if diff := cmp.Diff(want, c.Decoded); diff != "" {
+	if diff := cmp.Diff(want, strs(c.Decoded)); diff != "" {
 		t.Errorf("decoded (-want +got):\n%s", diff)
 	}
 	// tail's per-line decoding agrees: the register row gives MEPC and

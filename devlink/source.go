@@ -22,9 +22,13 @@ type Event struct {
 	Dropped int
 	State   State
 	// Err is set once, on the last event, when the source stopped on an
-	// error (port busy, permission denied, no board).
+	// error (port busy, permission denied, no board). Show ErrText.
 	Err error
 }
+
+// ErrText is Err's message cleaned for a screen (it names the port and
+// carries the system's words); "" when Err is nil.
+func (e Event) ErrText() safetext.Text { return safetext.Of(e.Err) }
 
 // ErrReplayEnded is the link-down reason when a replayed capture ends.
 var ErrReplayEnded = errors.New("replay ended")
@@ -92,10 +96,7 @@ func (src *Source) Run(ctx context.Context) <-chan Event {
 			c := l.Clone()
 			c.Display = l.DisplayText()
 			if src.Symbols != nil {
-				c.Decoded = src.Symbols.DecodeLine(l)
-				for i, d := range c.Decoded {
-					c.Decoded[i] = safetext.Clean(d) // names from the ELF's DWARF
-				}
+				c.Decoded = safetext.All(src.Symbols.DecodeLine(l)) // names from the ELF's DWARF
 			}
 			batch = append(batch, c)
 		} else {

@@ -98,19 +98,19 @@ const DefaultHistory = 120
 type Crash struct {
 	At   time.Time // host time of the first line
 	Kind Kind      // KindPanic, KindAbort, …; KindLog for a task watchdog report
-	// Reason is a short description (sanitised): "LoadProhibited on core 0",
+	// Reason is a short description: "LoadProhibited on core 0",
 	// "abort() at 0x40081a2b", "stack overflow in task wifi", "task watchdog".
-	Reason string
-	// Lines are the report's lines as received (sanitised), capped at 64.
-	Lines []string
+	Reason safetext.Text
+	// Lines are the report's lines as received, capped at 64.
+	Lines []safetext.Text
 	// PC is the faulting PC from the register dump or abort line; 0 if unknown.
 	PC        uint32
 	Backtrace Backtrace
 	// Decoded is the addr2line-style decoding of PC and the backtrace, when
-	// an ELF was given.
-	Decoded []string
+	// an ELF was given (names from the ELF's DWARF).
+	Decoded []safetext.Text
 	// ELFSHA is the board's `ELF file SHA256:` prefix printed with the report.
-	ELFSHA string
+	ELFSHA safetext.Text
 	// Core is the CPU core that panicked; -1 when not printed.
 	Core int
 	// Arch is "xtensa" (ESP32, S2, S3) or "riscv" (C2, C3, C5, C6, H2, P4),
@@ -172,17 +172,20 @@ type PeerState struct {
 // What spans boots stays: Boots, LastReset, LastCrash, Crashes, Brownouts,
 // TaskWatchdogHits, identity (TailnetIP, Hostname), the histories, Fetches
 // (each marked with its boot) and the line/frame counters.
+// Text from the board (its names, words, crash lines, errors) is
+// safetext.Text, cleaned where ApplyLine and ApplyFrame read it, so the
+// Device pane shows it as it is.
 // State is not safe for concurrent use; Source hands out copies.
 type State struct {
 	Link LinkStatus
 	// Boots counts boots seen: ROM banners, and `rst:` lines that came
 	// without one (a banner lost to a cut line). LastReset is the latest
-	// `rst:` line (its Name sanitised).
+	// `rst:` line.
 	Boots     int
 	LastReset Reset
 	// ResetWord is the firmware's esp_reset_reason() word ("poweron",
 	// "panic") for the current boot; "" until its S frame.
-	ResetWord string
+	ResetWord safetext.Text
 	LastCrash *Crash
 	Crashes   int
 	// Chip is the chip the ROM banner named ("esp32s3", "esp32c3"); ""
@@ -192,8 +195,8 @@ type State struct {
 
 	// Home DERP as the board chose it and the nearest it measured.
 	HomeDERP       int
-	HomeDERPHost   string // from the port's "DERP home server:" line (sanitised)
-	HomeDERPBy     string // "latency", "lowest-id", "fixed", "none", "" unknown
+	HomeDERPHost   safetext.Text // from the port's "DERP home server:" line
+	HomeDERPBy     safetext.Text // "latency", "lowest-id", "fixed", "none", "" unknown
 	HomeLatency    time.Duration
 	NearestDERP    int
 	NearestLatency time.Duration
@@ -237,7 +240,7 @@ type State struct {
 	Fetches []Fetch
 
 	TailnetIP netip.Addr
-	Hostname  string
+	Hostname  safetext.Text
 	Endpoints int64 // UDP endpoints advertised; -1 unknown
 
 	Peers map[int]*PeerState
@@ -266,7 +269,7 @@ type State struct {
 
 	// BoardELFSHA is the latest `ELF file SHA256:` prefix the board printed
 	// (app banner or crash trailer), lower-case hex; "" before one.
-	BoardELFSHA string
+	BoardELFSHA safetext.Text
 	// ELFMismatch is true when an ELF was given (--elf) and BoardELFSHA is
 	// not its SHA-256: decoded backtraces may be wrong.
 	ELFMismatch bool
@@ -311,8 +314,8 @@ type Relay struct {
 	// Attempts is the reconnect attempts since it was last up: telemetry's
 	// att, or microlink's retry lines counted.
 	Attempts int64
-	// LastErr is the last connect error word (telemetry err), sanitised.
-	LastErr string
+	// LastErr is the last connect error word (telemetry err).
+	LastErr safetext.Text
 	// RxAge is the time since the last frame from the relay, as the board
 	// measured it (telemetry rxage); -1 unknown.
 	RxAge time.Duration
@@ -377,8 +380,8 @@ func (s *State) Clone() State {
 	c := *s
 	if s.LastCrash != nil {
 		cr := *s.LastCrash
-		cr.Lines = append([]string(nil), cr.Lines...)
-		cr.Decoded = append([]string(nil), cr.Decoded...)
+		cr.Lines = append([]safetext.Text(nil), cr.Lines...)
+		cr.Decoded = append([]safetext.Text(nil), cr.Decoded...)
 		cr.Backtrace.Frames = append([]Frame(nil), cr.Backtrace.Frames...)
 		cr.Registers = append([]Register(nil), cr.Registers...)
 		cr.Stack = append([]uint32(nil), cr.Stack...)
@@ -459,7 +462,6 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		}
 		s.romOpen = false
 		if r, err := ParseReset(body); err == nil {
-			r.Name = safetext.Clean(r.Name)
 			s.LastReset = r
 		}
 	case KindPanic:
@@ -559,10 +561,10 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		if !ok {
 			return
 		}
-		s.BoardELFSHA = sha
+		s.BoardELFSHA = safetext.New(sha)
 		s.ELFMismatch = sym != nil && !sym.MatchesBoard(sha)
 		if s.inCrash {
-			s.LastCrash.ELFSHA = sha
+			s.LastCrash.ELFSHA = s.BoardELFSHA
 			s.addCrashLine(l)
 		}
 		return
@@ -631,7 +633,7 @@ type DecryptFailure struct {
 func (s *State) startCrash(l *Line, now time.Time, reason string) {
 	s.Crashes++
 	s.inCrash = true
-	s.LastCrash = &Crash{At: now, Kind: l.Kind, Reason: safetext.Clean(reason), Core: -1}
+	s.LastCrash = &Crash{At: now, Kind: l.Kind, Reason: safetext.New(reason), Core: -1}
 	s.addCrashLine(l)
 }
 
@@ -645,7 +647,9 @@ func (s *State) decode(sym *Symbolizer, pc uint64) {
 	if sym == nil || s.LastCrash == nil || pc == 0 {
 		return
 	}
-	s.LastCrash.Decoded = sym.appendDecoded(s.LastCrash.Decoded, pc)
+	for _, d := range sym.appendDecoded(nil, pc) {
+		s.LastCrash.Decoded = append(s.LastCrash.Decoded, safetext.New(d)) // names from the ELF's DWARF
+	}
 }
 
 // applyPortLine folds the ESP32 Tailscale port's log lines in.
@@ -681,7 +685,7 @@ func (s *State) applyPortLine(l *Line, now time.Time) {
 			}
 		}
 	case FactHomeDERP:
-		s.HomeDERP, s.HomeDERPHost = f.DERPRegion, safetext.Clean(f.Host)
+		s.HomeDERP, s.HomeDERPHost = f.DERPRegion, f.Host
 	case FactRelayStatus:
 		s.setRelay(f.Connected == 1, now, "microlink")
 		s.Relay.RxFrames, s.Relay.TxFrames = f.RelayRx, f.RelayTx
@@ -914,7 +918,7 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 		if r.Drops > 0 {
 			s.Relay.WasUp = true
 		}
-		s.Relay.LastErr = safetext.Clean(r.Err)
+		s.Relay.LastErr = r.Err
 		s.Relay.RxAge = -1
 		if f.Has("rxage") {
 			s.Relay.RxAge = r.RxAge
@@ -942,8 +946,8 @@ func (s *State) NearestIsHome() (same, ok bool) {
 	return s.HomeDERP == s.NearestDERP, true
 }
 
-// cleanText makes device bytes safe to show (probes/safetext).
-func cleanText(b []byte) string { return safetext.Clean(string(b)) }
+// cleanText makes device bytes safe to show (internal/safetext).
+func cleanText(b []byte) safetext.Text { return safetext.New(string(b)) }
 
 func hex32(v uint32) string {
 	const digits = "0123456789abcdef"

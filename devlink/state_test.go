@@ -13,6 +13,7 @@ import (
 	"github.com/tailpath/tailpath/devlink/devlinktest"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // capture is shaped like a CoreS3 running the ESP32 Tailscale port that
@@ -150,7 +151,7 @@ func sourceBuildsDeviceState(t *testing.T, elfPath, capture string, pc uint32, w
 	if c.Reason != "LoadProhibited on core 0" || c.PC != pc || len(c.Backtrace.Frames) != 2 || !c.Backtrace.Corrupted || c.ELFSHA != "0f1e2d3c4b5a6978" {
 		t.Errorf("crash = %+v", c)
 	}
-	if diff := cmp.Diff(wantDecoded, c.Decoded); diff != "" {
+	if diff := cmp.Diff(wantDecoded, strs(c.Decoded)); diff != "" {
 		t.Errorf("decoded crash (-want +got):\n%s", diff)
 	}
 	if n := len(c.Lines); n != 7 || c.Lines[n-1] != "Rebooting..." {
@@ -163,18 +164,18 @@ func sourceBuildsDeviceState(t *testing.T, elfPath, capture string, pc uint32, w
 type bootSummary struct {
 	Boots                                     int
 	ResetCode                                 int
-	ResetWord                                 string
+	ResetWord                                 safetext.Text
 	HomeDERP, NearestDERP                     int
-	HomeDERPHost, HomeDERPBy                  string
+	HomeDERPHost, HomeDERPBy                  safetext.Text
 	ProbesUsed, ProbesCap, ProbesReaped       int64
 	PoolFullLines                             int
 	H2                                        [4]int64 // known, received, returned, open
 	HeapFree, HeapMin, HeapLargest, PSRAMFree int64
 	HeapSamples                               int
 	TailnetIP                                 string
-	Hostname                                  string
+	Hostname                                  safetext.Text
 	Endpoints                                 int64
-	BoardELFSHA                               string
+	BoardELFSHA                               safetext.Text
 	Frames, Corrupt                           int64
 	Fetches                                   int
 	WiFiDropLines                             int64
@@ -194,6 +195,15 @@ func summarise(s *State) bootSummary {
 		Frames: s.Frames, Corrupt: s.CorruptFrames, Fetches: len(s.Fetches), WiFiDropLines: s.WiFiDropLines,
 		Crashes: s.Crashes, TaskWDT: s.TaskWatchdogHits, LinkUp: s.Link.Up,
 	}
+}
+
+// strs is ts as plain strings, to compare with the strings a test wants.
+func strs(ts []safetext.Text) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.String()
+	}
+	return out
 }
 
 var addrComparers = []cmp.Option{cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
@@ -338,9 +348,49 @@ func TestStateSanitisesDeviceText(t *testing.T) {
 		ParseLine([]byte(in), &l)
 		s.ApplyLine(&l, time.Unix(100, 0), nil)
 	}
-	for _, got := range []string{s.LastReset.Name, s.HomeDERPHost, s.LastCrash.Reason} {
-		if strings.ContainsAny(got, "\x1b\x07") {
+	for _, got := range []safetext.Text{s.LastReset.Name, s.HomeDERPHost, s.LastCrash.Reason} {
+		if strings.ContainsAny(got.String(), "\x1b\x07") {
 			t.Errorf("unsanitised device text %q", got)
+		}
+	}
+}
+
+// TestStateBoardTextIsClean: a board that names itself or crashes with
+// escape sequences reaches State as clean safetext.Text. A telemetry frame
+// carrying a control byte (checksum and all) is refused whole, so the host
+// name stays the last good one; a panic's reason and lines lose their
+// escapes and keep their words.
+func TestStateBoardTextIsClean(t *testing.T) {
+	s := NewState()
+	at := time.Unix(100, 0)
+	apply := func(in string) {
+		t.Helper()
+		var l Line
+		ParseLine([]byte(in), &l)
+		s.ApplyLine(&l, at, nil)
+	}
+	frame := func(body string) string { return body + " *" + crcOf(body) }
+	apply(frame("@TP2 N seq=1 up=1000 ip=100.64.0.9 host=cores3"))
+	apply(frame("@TP2 N seq=2 up=2000 host=ev\x1b]0;pwned\x07il"))
+	apply(frame("@TP2 R seq=3 up=3000 conn=0 err=ti\x1b[2Jmeout"))
+	apply("Guru Meditation Error: Core  0 panic'ed (Load\x1b]0;pwned\x07Prohibited\x1b[2J). Exception was unhandled.")
+	apply("Backtrace: 0x400d1000:0x3fc9bd60 \x1b[31m0x400d2000:0x3fc9bd90")
+	if s.Hostname != "cores3" || s.CorruptFrames != 2 {
+		t.Errorf("host name %q after a frame naming it with escapes, %d corrupt frames; want cores3 and both hostile frames refused", s.Hostname, s.CorruptFrames)
+	}
+	c := s.LastCrash
+	if c == nil {
+		t.Fatal("no crash recorded")
+	}
+	if c.Reason != "LoadProhibited on core 0" {
+		t.Errorf("crash reason %q, want LoadProhibited on core 0", c.Reason)
+	}
+	if len(c.Lines) != 2 || c.Lines[1] != "Backtrace: 0x400d1000:0x3fc9bd60 0x400d2000:0x3fc9bd90" {
+		t.Errorf("crash lines %q, want the panic and the backtrace without their escapes", c.Lines)
+	}
+	for _, got := range append([]safetext.Text{s.Hostname, c.Reason, s.Relay.LastErr}, c.Lines...) {
+		if strings.ContainsAny(got.String(), "\x1b\x07") {
+			t.Errorf("unsanitised board text %q", got)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // PortFactKind says what a line of the ESP32 Tailscale port told us.
@@ -48,7 +50,7 @@ type PortFact struct {
 	// Endpoints is CallMeMaybe's endpoint count.
 	Endpoints int
 	// Host is the home DERP server's host name.
-	Host string
+	Host safetext.Text
 	// HeapFree is a `heap_free=<n>` value in bytes found on the line, -1 if none.
 	HeapFree int64
 	// Connected is the relay state of a FactRelayStatus line: 1 up, 0 down.
@@ -152,7 +154,7 @@ func ParsePortLine(l *Line) (f PortFact, ok bool) {
 				hp = hp[:c]
 			}
 			f.Kind = FactHomeDERP
-			f.Host = string(hp)
+			f.Host = safetext.New(string(hp))
 			f.DERPRegion = intAfter(m, "(region ")
 		}
 	}
@@ -200,7 +202,7 @@ func parseMicrolink(l *Line, f PortFact) (PortFact, bool) {
 		if c := bytes.LastIndexByte(hp, ':'); c > 0 {
 			hp = hp[:c]
 		}
-		f.Kind, f.Host, f.DERPRegion = FactHomeDERP, string(hp), intAfter(m, "(region ")
+		f.Kind, f.Host, f.DERPRegion = FactHomeDERP, safetext.New(string(hp)), intAfter(m, "(region ")
 	case bytes.Contains(m, []byte("DISCO PING to ")):
 		f.Kind, f.Addr = FactDiscoPing, addrAfter(m, "PING to ")
 	case bytes.Contains(m, []byte("PONG from ")):

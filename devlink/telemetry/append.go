@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // Append writes f as a frame line (without line ending) to dst: the fields
@@ -76,7 +78,7 @@ func (f *Frame) appendValue(dst []byte, key string) ([]byte, error) {
 			return dst, fmt.Errorf("telemetry: append: %s=%v is not IPv4", key, *p)
 		}
 		return p.AppendTo(dst), nil
-	case *string:
+	case *safetext.Text:
 		w := *p
 		if w == "" {
 			return dst, fmt.Errorf("telemetry: append: %s is empty", key)
@@ -105,9 +107,9 @@ func (f *Frame) appendValue(dst []byte, key string) ([]byte, error) {
 }
 
 // Value returns the wire text of field key ("hif" → "131072") when the frame
-// carries it: what Append writes after "key=". It is how a reader shows a
-// field it has no words for.
-func (f *Frame) Value(key string) (string, bool) {
+// carries it: what Append writes after "key=", the board's text (so
+// safetext.Text). It is how a reader shows a field it has no words for.
+func (f *Frame) Value(key string) (safetext.Text, bool) {
 	if !f.Has(key) {
 		return "", false
 	}
@@ -115,5 +117,5 @@ func (f *Frame) Value(key string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return string(b), true
+	return safetext.New(string(b)), true
 }

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // errNotFrame is shared so that ordinary log lines cost no allocation.
@@ -218,8 +220,8 @@ func (f *Frame) setField(key, val []byte) error {
 			return bad("want a dotted IPv4 address")
 		}
 		*p = a
-	case *string:
-		*p = string(val)
+	case *safetext.Text: // a word: printable ASCII, checked above
+		*p = safetext.New(string(val))
 	case *Path:
 		a, ok := parsePath(val)
 		if !ok {

@@ -69,7 +69,7 @@ func TestScenarioRoundTrip(t *testing.T) {
 			}
 		case KindNet:
 			if f.Has("derp") {
-				homes[boots] = f.Net.HomeDERPBy
+				homes[boots] = f.Net.HomeDERPBy.String()
 			}
 		}
 	}

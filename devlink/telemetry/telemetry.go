@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // Version is the protocol version this package writes (the n in "@TPn").
@@ -134,35 +136,39 @@ func (p Path) String() string {
 // fields: each field's `tp:"key"` tag names its wire key, the field order is
 // the order writers use, and the Go type gives the wire type (uint32: u32,
 // int32: i32, uint16: u16, time.Duration: u32 milliseconds, netip.Addr:
-// dotted IPv4, string: word, Path: addr, bool: 0/1, uint64 with
+// dotted IPv4, safetext.Text: word, Path: addr, bool: 0/1, uint64 with
 // `tp:"key,tenths"`: a decimal with one fraction digit, in tenths). Frame's
 // fields tagged with a kind letter name the kinds. `go generate` turns the
 // tags into fields_gen.go (key lists, field lookup); Parse, Append, Has and
 // Keys follow from it. Adding a field is one tagged line here plus its row in
 // docs/telemetry.md (docs/architecture.md, "A telemetry field").
 //
+// A word is the board's text, so its Go type is safetext.Text: Parse makes
+// it with safetext.New (a word that parsed is printable ASCII, which
+// cleaning leaves as it is), and a renderer shows it as it is.
+//
 //go:generate go run ./internal/fieldgen
 
 // Status is an S frame. Fields absent from the frame are zero; use Frame.Has
 // to tell absent from zero.
 type Status struct {
-	Reset           string `tp:"rst"`  // reset reason word, esp_reset_reason() lower case without ESP_RST_ ("poweron", "brownout"...)
-	RSSI            int32  `tp:"rssi"` // Wi-Fi RSSI, dBm; absent (0) while not associated
-	WiFiDisconnects uint32 `tp:"wdis"` // station disconnects since boot
-	HeapFree        uint32 `tp:"hif"`  // internal heap free, bytes
-	HeapMinFree     uint32 `tp:"hmin"` // internal heap minimum free ever, bytes
-	HeapLargest     uint32 `tp:"hlb"`  // largest free internal block, bytes
-	PSRAMFree       uint32 `tp:"psf"`  // PSRAM free, bytes; absent when there is no PSRAM
-	BadCalls        uint32 `tp:"bad"`  // hook calls the firmware rejected or truncated
+	Reset           safetext.Text `tp:"rst"`  // reset reason word, esp_reset_reason() lower case without ESP_RST_ ("poweron", "brownout"...)
+	RSSI            int32         `tp:"rssi"` // Wi-Fi RSSI, dBm; absent (0) while not associated
+	WiFiDisconnects uint32        `tp:"wdis"` // station disconnects since boot
+	HeapFree        uint32        `tp:"hif"`  // internal heap free, bytes
+	HeapMinFree     uint32        `tp:"hmin"` // internal heap minimum free ever, bytes
+	HeapLargest     uint32        `tp:"hlb"`  // largest free internal block, bytes
+	PSRAMFree       uint32        `tp:"psf"`  // PSRAM free, bytes; absent when there is no PSRAM
+	BadCalls        uint32        `tp:"bad"`  // hook calls the firmware rejected or truncated
 }
 
 // Net is an N frame.
 type Net struct {
 	IP             netip.Addr    `tp:"ip"`     // own tailnet IPv4; invalid when absent
-	Host           string        `tp:"host"`   // host name, ≤ 63 bytes of [A-Za-z0-9._-]
+	Host           safetext.Text `tp:"host"`   // host name, ≤ 63 bytes of [A-Za-z0-9._-]
 	Endpoints      uint32        `tp:"eps"`    // UDP endpoints advertised to control
 	HomeDERP       uint16        `tp:"derp"`   // home DERP region id; 0 when absent
-	HomeDERPBy     string        `tp:"derpby"` // "latency", "lowest-id", "fixed", "none"
+	HomeDERPBy     safetext.Text `tp:"derpby"` // "latency", "lowest-id", "fixed", "none"
 	HomeLatency    time.Duration `tp:"derpms"` // measured latency to the home region (ms resolution)
 	Nearest        uint16        `tp:"near"`   // region with the lowest measured latency; 0 when absent
 	NearestLatency time.Duration `tp:"nearms"` // its latency (ms resolution)
@@ -200,7 +206,7 @@ type Fetch struct {
 	Elapsed     time.Duration `tp:"ms"`          // request start to last byte (ms resolution)
 	KiBpsTenths uint64        `tp:"kibs,tenths"` // throughput in tenths of KiB/s, as written ("187.0" → 1870)
 	HTTPStatus  uint32        `tp:"status"`      // HTTP status; 0 when none arrived
-	Err         string        `tp:"err"`         // failure word; "" on success
+	Err         safetext.Text `tp:"err"`         // failure word; "" on success
 	Via         Path          `tp:"via"`         // path to the server's peer when it finished
 }
 
@@ -215,7 +221,7 @@ type Relay struct {
 	Connected bool          `tp:"conn"`  // the connection is up
 	Attempts  uint32        `tp:"att"`   // connect attempts failed since it was last up
 	Drops     uint32        `tp:"drop"`  // times it was lost since boot (errors, the receive watchdog)
-	Err       string        `tp:"err"`   // last failure word ("timeout", "eof", "silent", …); "" absent
+	Err       safetext.Text `tp:"err"`   // last failure word ("timeout", "eof", "silent", …); "" absent
 	RxAge     time.Duration `tp:"rxage"` // since the last frame from the relay (ms resolution); absent when none yet
 }
 
@@ -273,6 +279,10 @@ func Keys(k Kind) []string { return append([]string(nil), kindKeys(k)...) }
 // declares them.
 func Kinds() []Kind { return append([]Kind(nil), kinds...) }
 
-// Field is one field of a frame as text: its wire key and value (what
-// Append writes around the '='; printable ASCII without spaces).
-type Field struct{ Key, Value string }
+// Field is one field of a frame as text: its wire key (one of Keys) and
+// value (what Append writes around the '='; printable ASCII without
+// spaces, the board's text, so safetext.Text).
+type Field struct {
+	Key   string
+	Value safetext.Text
+}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 const vectorFile = "../../firmware/testdata/vectors.txt"
@@ -106,7 +108,7 @@ func valuesOf(f *Frame) map[string]string {
 				panic(sf.Name + ": uint64 without tenths")
 			}
 			m[key] = fmt.Sprintf("%d.%d", x/10, x%10)
-		default: // integers, netip.Addr, string
+		default: // integers, netip.Addr, safetext.Text
 			m[key] = fmt.Sprint(x)
 		}
 	}
@@ -213,7 +215,7 @@ func TestAppendRejects(t *testing.T) {
 	if _, err := f.Append(nil); err == nil {
 		t.Error("Append accepted a host name with a space")
 	}
-	f.Net.Host = strings.Repeat("h", 300)
+	f.Net.Host = safetext.New(strings.Repeat("h", 300))
 	if _, err := f.Append(nil); err == nil {
 		t.Error("Append accepted a frame over MaxFrameLen")
 	}
@@ -292,7 +294,7 @@ var docTypes = map[reflect.Type]string{
 	reflect.TypeFor[int32]():         "i32",
 	reflect.TypeFor[uint16]():        "u16",
 	reflect.TypeFor[netip.Addr]():    "IPv4",
-	reflect.TypeFor[string]():        "word",
+	reflect.TypeFor[safetext.Text](): "word",
 	reflect.TypeFor[Path]():          "addr",
 	reflect.TypeFor[uint64]():        "fixed", // tenths
 	reflect.TypeFor[bool]():          "0/1",
@@ -382,7 +384,7 @@ func TestValue(t *testing.T) {
 		got := map[string]string{}
 		for _, k := range Keys(f.Kind) {
 			if val, ok := f.Value(k); ok {
-				got[k] = val
+				got[k] = val.String()
 			}
 		}
 		if diff := cmp.Diff(v.values, got); diff != "" {

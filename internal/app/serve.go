@@ -217,7 +217,7 @@ func (k *serveSink) Board(ev devlink.Event) {
 	case ev.Err != nil:
 		msg = fmt.Sprintf("board down: %v; trying again every %v (tailpath_board_up is 0)", ev.Err, ServeBoardRetry)
 	case st.Link.Up:
-		msg = "board up on " + st.Link.Port
+		msg = "board up on " + st.Link.Port.String()
 	case st.Link.Err != nil:
 		msg = fmt.Sprintf("board down: %v (tailpath_board_up is 0)", st.Link.Err)
 	}

@@ -536,7 +536,7 @@ func (g *Gatherer) board(s *scrape, st *devlink.State, snap *link.Snapshot) {
 	// Its identity once it has one: a port that never opened, or a board
 	// that sent neither telemetry nor a boot, has none to give.
 	if st.Hostname != "" || id != "" || !st.LastFrameAt.IsZero() || st.Boots > 0 {
-		s.add(famBoardInfo, []*dto.LabelPair{pair("host", st.Hostname), pair("id", id)}, 1)
+		s.add(famBoardInfo, []*dto.LabelPair{pair("host", st.Hostname.String()), pair("id", id)}, 1)
 	}
 	s.one(famBoardBoots, float64(st.Boots))
 	s.one(famBoardCrashes, float64(st.Crashes))

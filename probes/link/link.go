@@ -166,7 +166,7 @@ func Of(s *probes.Snapshot) *Snapshot {
 func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 	return probes.DeviceEvidence{
 		TailnetIP:      s.TailnetIP,
-		Hostname:       s.Hostname,
+		Hostname:       s.Hostname.String(),
 		ProbesUsed:     s.ProbesUsed,
 		ProbesCap:      s.ProbesCap,
 		ProbesDropped:  s.ProbesDropped,
@@ -175,7 +175,7 @@ func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 		NearestDERP:    s.NearestDERP,
 		HomeLatency:    s.HomeLatency,
 		NearestLatency: s.NearestLatency,
-		HomeDERPBy:     s.HomeDERPBy,
+		HomeDERPBy:     s.HomeDERPBy.String(),
 		// The control stream's HTTP/2 flow control (D frame h2rx/h2wu/h2win).
 		H2Known:          s.H2Known,
 		H2Received:       s.H2Received,

@@ -24,8 +24,8 @@ const Keep = "keep"
 // Row is one key of the current-vs-recommended table.
 type Row struct {
 	Key         string
-	Current     string // "(missing)" when the kernel lacks the key
-	Recommended string // "" when unchanged
+	Current     safetext.Text // as the kernel printed it; "(missing)" when the kernel lacks the key
+	Recommended string        // "" when unchanged
 	Why         string
 }
 
@@ -45,7 +45,7 @@ func (r Report) Rows() []Row {
 		if !ok {
 			cur = "(missing)"
 		}
-		row := Row{Key: k, Current: cur}
+		row := Row{Key: k, Current: safetext.New(cur)}
 		if c, ok := change[k]; ok {
 			row.Recommended, row.Why = c.New, c.Why
 		}
@@ -148,19 +148,20 @@ func (r Report) WriteText(w io.Writer) {
 
 // UserspaceLines say that tailnet TCP here is tailscaled's own, why
 // tailpath thinks so, and the fix: what goes first when Tunnel.Mode is
-// TunnelUserspace; nil otherwise.
-func (r Report) UserspaceLines() []string {
+// TunnelUserspace; nil otherwise. The evidence quotes tailscaled and the
+// host's files.
+func (r Report) UserspaceLines() []safetext.Text {
 	t := r.Tunnel
 	if t.Mode != TunnelUserspace {
 		return nil
 	}
-	out := []string{strings.ToUpper(UserspaceSays[:1]) + UserspaceSays[1:]}
+	out := []safetext.Text{safetext.New(strings.ToUpper(UserspaceSays[:1]) + UserspaceSays[1:])}
 	for _, e := range t.Evidence {
-		out = append(out, "  evidence: "+e)
+		out = append(out, safetext.New("  evidence: "+e))
 	}
 	out = append(out, "  "+UserspaceScope)
 	for i, f := range t.Fix {
-		out = append(out, fmt.Sprintf("    %d. %s", i+1, f))
+		out = append(out, safetext.Format("    %d. %s", i+1, f))
 	}
 	return out
 }
@@ -169,18 +170,19 @@ func (r Report) UserspaceLines() []string {
 // connections section ("tailnet TCP is the kernel's, …: tailscale0
 // exists, a kernel TUN (mtu 1280)"); empty for
 // userspace networking (UserspaceLines says it, first) and for a report
-// saved before tailpath asked.
-func (r Report) TunnelLine() string {
+// saved before tailpath asked. The evidence quotes tailscaled and the
+// host's files.
+func (r Report) TunnelLine() safetext.Text {
 	t := r.Tunnel
 	switch t.Mode {
 	case TunnelKernel:
-		return "tailnet TCP is the kernel's, so these sysctls govern it: " + t.Evidence[0]
+		return safetext.New("tailnet TCP is the kernel's, so these sysctls govern it: " + t.Evidence[0])
 	case TunnelUnknown:
 		why := "no tailscaled was asked, and this root says nothing about tailscale0"
 		if len(t.Evidence) > 0 {
 			why = strings.Join(t.Evidence, "; ")
 		}
-		return "tailnet TCP: not known whether the kernel's or tailscaled's own: " + why
+		return safetext.New("tailnet TCP: not known whether the kernel's or tailscaled's own: " + why)
 	}
 	return ""
 }
@@ -197,17 +199,18 @@ func (r Report) ChangesTitle() string {
 // BufferVerdict is the one line under the arithmetic on whether this
 // host's buffers are the limit: "buffers limit: …" with what said so, or
 // "buffers are not the limit (need X, have Y); …" with what the tailnet
-// connections point at instead. Empty when the maxima are unknown.
-func (r Report) BufferVerdict() string {
+// connections point at instead. Empty when the maxima are unknown. It
+// quotes the kernel's values.
+func (r Report) BufferVerdict() safetext.Text {
 	rec := r.Rec
 	if rec.BuffersLimit {
-		return "buffers limit: " + rec.LimitWhy
+		return safetext.New("buffers limit: " + rec.LimitWhy)
 	}
 	s := rec.NotLimit()
 	if s == "" {
 		return ""
 	}
-	return s + "; " + r.pointsAt()
+	return safetext.New(s + "; " + r.pointsAt())
 }
 
 // pointsAt says what the connection verdicts blame, other than this
@@ -280,7 +283,11 @@ func (r Report) writeConns(w io.Writer) {
 	fmt.Fprintln(tw, "  remote\trtt\tcwnd\tretrans\tdelivery\tsndbuf-lim\trwnd-lim\tcc\tverdict")
 	for _, c := range r.Conns {
 		cells := ConnCells(c)
-		fmt.Fprintf(tw, "  %s\n", strings.Join(cells, "\t"))
+		parts := make([]string, len(cells))
+		for i, cell := range cells {
+			parts[i] = cell.String()
+		}
+		fmt.Fprintf(tw, "  %s\n", strings.Join(parts, "\t"))
 	}
 	tw.Flush()
 	for _, a := range r.ConnAdvice() {
@@ -329,8 +336,8 @@ func (r Report) Verdict() string {
 
 // ConnAdvice explains each connection that is not healthy: the numbers
 // behind its verdict and what to do, saying so when sysctls will not help.
-func (r Report) ConnAdvice() []string {
-	var out []string
+func (r Report) ConnAdvice() []safetext.Text {
+	var out []safetext.Text
 	for _, c := range r.Conns {
 		v := c.Verdict
 		if v.Kind == sockdiag.VerdictHealthy || v.Kind == sockdiag.VerdictUnknown {
@@ -340,15 +347,16 @@ func (r Report) ConnAdvice() []string {
 		if v.Fix != "" {
 			s += "; do: " + v.Fix
 		}
-		out = append(out, s)
+		out = append(out, safetext.New(s))
 	}
 	return out
 }
 
 // ConnCells renders one connection as table cells: remote, RTT±var, cwnd,
 // retrans now/total, delivery rate, send-buffer and receive-window limited
-// shares of busy time, congestion control, verdict.
-func ConnCells(c sockdiag.Conn) []string {
+// shares of busy time, congestion control, verdict. The congestion
+// control's name is the kernel's (sock_diag).
+func ConnCells(c sockdiag.Conn) []safetext.Text {
 	i := c.Info
 	if i == nil {
 		i = &sockdiag.TCPInfo{}
@@ -382,7 +390,7 @@ func ConnCells(c sockdiag.Conn) []string {
 		// into flight) rarely sees: "0%" there would contradict the verdict.
 		sndbuf = "full"
 	}
-	return []string{c.Remote.String(), rtt, u32(i.SndCwnd), retrans, delivery, sndbuf, pct(i.RwndShare), cc, c.Verdict.Text}
+	return safetext.All([]string{c.Remote.String(), rtt, u32(i.SndCwnd), retrans, delivery, sndbuf, pct(i.RwndShare), cc, c.Verdict.Text})
 }
 
 func u32(p *uint32) string {
@@ -404,13 +412,13 @@ func roundDur(d time.Duration) string {
 
 // LinkLine words tailscale0's link attributes on one line: "tailscale0:
 // up, mtu 1280, qdisc fq_codel, dropped rx 0 tx 0" (the qdisc name
-// sanitised; Unknown when the kernel gave none).
-func LinkLine(l *sockdiag.Link) string {
+// cleaned; Unknown when the kernel gave none).
+func LinkLine(l *sockdiag.Link) safetext.Text {
 	state := "down"
 	if l.Up {
 		state = "up"
 	}
-	return fmt.Sprintf("tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d", state, l.MTU, orUnknown(safetext.Clean(l.Qdisc)), l.RxDropped, l.TxDropped)
+	return safetext.Format("tailscale0: %s, mtu %d, qdisc %s, dropped rx %d tx %d", state, l.MTU, orUnknown(safetext.Clean(l.Qdisc)), l.RxDropped, l.TxDropped)
 }
 
 func orUnknown(s string) string {

@@ -20,7 +20,7 @@ func TestConnCellsSndbuf(t *testing.T) {
 		{"send-buffer limited 63% of busy time", "0%"},
 	} {
 		c := sockdiag.Conn{Info: info, Verdict: sockdiag.Verdict{Kind: sockdiag.VerdictSndbuf, Detail: tt.detail}}
-		if got := ConnCells(c)[5]; got != tt.want {
+		if got := ConnCells(c)[5].String(); got != tt.want {
 			t.Errorf("%q: sndbuf-lim cell %q, want %q", tt.detail, got, tt.want)
 		}
 	}

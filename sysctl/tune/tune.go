@@ -1,8 +1,9 @@
 // Package tune is `tailpath tune` without the flag parsing: it gathers the
 // host's TCP tuning, the BBR evidence, the tailnet TCP connections and the
 // tailscale0 link, computes a recommendation, renders it as text or JSON,
-// and applies, persists or reverts it. The Tuning pane calls Gather and the
-// sysctl package directly; this package never imports Bubble Tea.
+// and applies, persists or reverts it. The Tuning pane reads and changes
+// the host through Control (watch.go) and shows what screen.go words for
+// it as safetext.Text, cleaned here; this package never imports Bubble Tea.
 package tune
 
 import (
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 )
@@ -79,16 +81,17 @@ type Report struct {
 	Root string `json:"proc_root"`
 	// Platform is the detected system (DSM, Unraid, TrueNAS SCALE, …).
 	Platform sysctl.Platform `json:"platform"`
-	// PersistWhere says where --persist keeps the values on this platform.
-	PersistWhere string                `json:"persist_where"`
+	// PersistWhere says where --persist keeps the values on this platform
+	// (it names the platform's files and what they say).
+	PersistWhere safetext.Text         `json:"persist_where"`
 	Settings     sysctl.Settings       `json:"settings"`
 	BBR          sysctl.BBRStatus      `json:"bbr"`
 	MemTotal     int64                 `json:"mem_total_bytes"`
 	Rec          sysctl.Recommendation `json:"recommendation"`
 	Conns        []sockdiag.Conn       `json:"connections"`
-	ConnsErr     string                `json:"connections_error,omitempty"`
+	ConnsErr     safetext.Text         `json:"connections_error,omitempty"`
 	Link         *sockdiag.Link        `json:"tailscale0,omitempty"`
-	LinkErr      string                `json:"tailscale0_error,omitempty"`
+	LinkErr      safetext.Text         `json:"tailscale0_error,omitempty"`
 	// Tunnel says whether tailnet TCP here is the kernel's at all
 	// (userspace networking); its zero value (Mode "") is a report saved
 	// before tailpath asked.
@@ -115,7 +118,7 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 		return r, err
 	}
 	r.Platform = in.Host.Platform()
-	r.PersistWhere = in.Host.PersistWhere(r.Platform)
+	r.PersistWhere = safetext.New(in.Host.PersistWhere(r.Platform))
 	r.BBR, err = in.Host.BBRFor(r.Platform)
 	if err != nil {
 		return r, err
@@ -133,7 +136,7 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 	if conns != nil {
 		c, err := conns(ctx)
 		if err != nil {
-			r.ConnsErr = err.Error()
+			r.ConnsErr = safetext.Of(err)
 		}
 		r.Conns = c
 	}
@@ -155,13 +158,13 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 	case link != nil:
 		l, err := link(sockdiag.TailscaleInterface)
 		if err != nil {
-			r.LinkErr = err.Error()
+			r.LinkErr = safetext.Of(err)
 		} else {
 			r.Link = &l
 		}
 	case in.Sandbox:
 		if l, ok, err := sysfsLink(in.Host, sockdiag.TailscaleInterface); ok && err != nil {
-			r.LinkErr = err.Error()
+			r.LinkErr = safetext.Of(err)
 		} else if ok {
 			r.Link = &l
 		}

@@ -4,7 +4,8 @@
 // timings). It renders devlink.State from devlink.Event messages, marks the
 // board or its peer when that node is selected in Peers
 // (common.PeerSelectedMsg; the board's own peer as the linker matched it,
-// *link.Snapshot), and does no I/O.
+// *link.Snapshot), and does no I/O. The board's text comes clean from
+// devlink (safetext.Text): the pane shows it as it is.
 package device
 
 import (
@@ -47,7 +48,8 @@ type Pane struct {
 	now           func() time.Time
 	width, height int
 	state         *devlink.State
-	err           error
+	stopped       bool           // the source stopped on an error
+	stopErr       safetext.Text  // that error, for the screen
 	vp            viewport.Model // the rendered content, rebuilt on data or size change
 	dirty         bool
 	selected      probes.Peer           // the peer selected in the Peers pane, if any
@@ -115,7 +117,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		s := m.State
 		p.state = &s
 		if m.Err != nil {
-			p.err = m.Err
+			p.stopped, p.stopErr = true, m.ErrText()
 		}
 		if (p.notice == noBoardNotice && s.Link.Up) || s.Link.Reset || s.Link.ResetErr != nil {
 			p.notice = "" // the link says what happened now
@@ -172,8 +174,8 @@ func (p *Pane) View() string {
 func (p *Pane) render() []string {
 	var b []string
 	add := func(s string) { b = append(b, s) }
-	if p.err != nil {
-		add(p.st.Bad.Render("device source stopped: " + safetext.Clean(p.err.Error())))
+	if p.stopped {
+		add(p.st.Bad.Render("device source stopped: " + p.stopErr.String()))
 		add("")
 	}
 	if p.notice != "" {
@@ -194,13 +196,13 @@ func (p *Pane) render() []string {
 	case s.Link.Replay:
 		linkText = p.st.Muted.Render("replay ended") + " (recorded capture)"
 	case s.Link.Up:
-		linkText = p.st.Good.Render("link up") + " " + safetext.Clean(s.Link.Port)
+		linkText = p.st.Good.Render("link up") + " " + s.Link.Port.String()
 	default:
-		linkText = p.st.Bad.Render("link down") + " " + safetext.Clean(s.Link.Port)
+		linkText = p.st.Bad.Render("link down") + " " + s.Link.Port.String()
 	}
 	id := ""
 	if s.Hostname != "" || s.TailnetIP.IsValid() {
-		id = fmt.Sprintf("  %s %s", safetext.Clean(s.Hostname), addrOr(s.TailnetIP.String(), s.TailnetIP.IsValid()))
+		id = fmt.Sprintf("  %s %s", s.Hostname, addrOr(s.TailnetIP.String(), s.TailnetIP.IsValid()))
 	}
 	if p.isBoard() {
 		id += "  " + p.st.Selected.Render("selected in Peers")
@@ -208,12 +210,12 @@ func (p *Pane) render() []string {
 	add(p.st.Title.Render("Board") + "  " + linkText + id)
 	switch {
 	case s.Link.ResetErr != nil:
-		add("  " + p.st.Warn.Render("reset failed: "+safetext.Clean(s.Link.ResetErr.Error())))
+		add("  " + p.st.Warn.Render("reset failed: "+s.Link.ResetErrText().String()))
 	case s.Link.Reset:
 		add("  " + p.st.Muted.Render("reset by tailpath at "+s.Link.At.Format("15:04:05")))
 	}
 	if !s.Link.Up && !s.Link.Replay && s.Link.Err != nil {
-		add("  " + p.st.Muted.Render("last error: "+safetext.Clean(s.Link.Err.Error())))
+		add("  " + p.st.Muted.Render("last error: "+s.Link.ErrText().String()))
 	}
 	// The reset's meaning first, its register name and code after.
 	reset := "unknown"
@@ -221,11 +223,11 @@ func (p *Pane) render() []string {
 		reset = fmt.Sprintf("%s · %s 0x%x", s.LastReset.Reason, s.LastReset.Name, s.LastReset.Code)
 	}
 	if s.ResetWord != "" {
-		reset += " · firmware says " + s.ResetWord
+		reset += " · firmware says " + s.ResetWord.String()
 	}
 	add(fmt.Sprintf("  boots seen %d · last reset %s", s.Boots, reset))
 	if s.ELFMismatch {
-		add("  " + p.st.Warn.Render(fmt.Sprintf("the board runs firmware with ELF SHA256 %s…, not the --elf file: decoded backtraces may be wrong", safetext.Clean(s.BoardELFSHA))))
+		add("  " + p.st.Warn.Render(fmt.Sprintf("the board runs firmware with ELF SHA256 %s…, not the --elf file: decoded backtraces may be wrong", s.BoardELFSHA)))
 	}
 	if s.BinaryLogFrames > 0 {
 		add("  " + p.st.Warn.Render(fmt.Sprintf("binary logging is on (%d frames): pass the ELF to decode it", s.BinaryLogFrames)))
@@ -234,7 +236,7 @@ func (p *Pane) render() []string {
 	// Crash.
 	if c := s.LastCrash; c != nil {
 		add("")
-		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(safetext.Clean(c.Reason)) + p.st.Muted.Render(" · "+units.Ago(now, c.At)))
+		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(c.Reason.String()) + p.st.Muted.Render(" · "+units.Ago(now, c.At)))
 		if regs := crashRegisters(c, s.Chip); regs != "" {
 			add("  " + regs)
 		}
@@ -246,7 +248,7 @@ func (p *Pane) render() []string {
 			add(fmt.Sprintf("  backtrace: %d frames%s", len(c.Backtrace.Frames), tail))
 		}
 		for _, d := range c.Decoded {
-			add("  " + p.st.Warn.Render(safetext.Clean(d)))
+			add("  " + p.st.Warn.Render(d.String()))
 		}
 		if len(c.Decoded) == 0 && len(c.Backtrace.Frames) > 0 {
 			add("  " + p.st.Muted.Render("pass the firmware ELF (--elf) to decode the backtrace"))
@@ -259,7 +261,7 @@ func (p *Pane) render() []string {
 	if s.HomeDERP != 0 {
 		derp = p.regionText(s.HomeDERP)
 		if s.HomeDERPHost != "" {
-			derp += " (" + safetext.Clean(s.HomeDERPHost) + ")"
+			derp += " (" + s.HomeDERPHost.String() + ")"
 		}
 		if s.HomeLatency > 0 {
 			derp += fmt.Sprintf(" %dms", s.HomeLatency.Milliseconds())
@@ -367,7 +369,7 @@ func (p *Pane) render() []string {
 		for _, f := range s.Fetches[from:] {
 			res := fmt.Sprintf("HTTP %d", f.HTTPStatus)
 			if f.Err != "" {
-				res = p.st.Bad.Render(safetext.Clean(f.Err))
+				res = p.st.Bad.Render(f.Err.String())
 			}
 			// Fetch numbers restart every boot: name the boot.
 			boot := ""
@@ -458,7 +460,7 @@ func relayWords(st common.Styles, r devlink.Relay, now time.Time) string {
 		parts = append(parts, fmt.Sprintf("went silent %d×", r.Silences))
 	}
 	if r.LastErr != "" {
-		parts = append(parts, "last error "+safetext.Clean(r.LastErr))
+		parts = append(parts, "last error "+r.LastErr.String())
 	}
 	if len(parts) > 0 {
 		w += " · " + strings.Join(parts, ", ")
@@ -473,7 +475,7 @@ const relaySilent = 75 * time.Second
 // derpByWords says how the board chose its home DERP, from the N frame's
 // derpby word ("latency", "lowest-id", "fixed", "none"); unknown words are
 // shown as sent.
-func derpByWords(by string) string {
+func derpByWords(by safetext.Text) string {
 	switch by {
 	case "lowest-id":
 		return "lowest region id (not by latency)"
@@ -484,7 +486,7 @@ func derpByWords(by string) string {
 	case "none":
 		return "nothing (no home region)"
 	}
-	return safetext.Clean(by)
+	return by.String()
 }
 
 // isBoard reports whether the peer selected in Peers is this board, as
@@ -514,7 +516,7 @@ func addrOr(s string, ok bool) string {
 func fieldsText(fs []telemetry.Field) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
-		parts[i] = f.Key + "=" + f.Value
+		parts[i] = f.Key + "=" + f.Value.String()
 	}
 	return strings.Join(parts, " ")
 }

@@ -103,6 +103,37 @@ func TestDevicePaneUpdate(t *testing.T) {
 	}
 }
 
+// TestDevicePaneBoardTextClean: escape sequences in what the board prints
+// and in the link's errors (a port's name, the system's words) never reach
+// the screen; their words do. The pane cleans nothing itself: devlink
+// hands it safetext.Text.
+func TestDevicePaneBoardTextClean(t *testing.T) {
+	ev := event("Guru Meditation Error: Core  0 panic'ed (Load\x1b]0;pwned\x07Prohibited\x1b[2J). Exception was unhandled.\r\n"+
+		"I (3000) ts_netmap: DERP home server: derp1f\x1b[5m.example:443 (region 1)\r\n", false)
+	ev.State.Link.Err = errors.New("read /dev/ttyACM0: \x1b]0;pwned\x07gone")
+	ev.Err = errors.New("open /dev/ttyACM0: \x1b[2Jbusy")
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(140, 30)
+	p.Update(ev)
+	raw := p.View()
+	for _, bad := range []string{"\x07", "\x1b]", "\x1b[2J", "\x1b[5m", "pwned"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the view carries %q from the board:\n%q", bad, raw)
+		}
+	}
+	v := tuitest.Unstyled(raw)
+	for _, want := range []string{
+		"device source stopped: open /dev/ttyACM0: busy",
+		"last error: read /dev/ttyACM0: gone",
+		"Last crash  LoadProhibited on core 0",
+		"region 1 (derp1f.example)",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+}
+
 // host runs a pane as a whole program for teatest.
 type host struct{ p common.Pane }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/tuitest"
 )
@@ -117,7 +118,7 @@ func TestDevicePaneWording(t *testing.T) {
 	tests := []struct {
 		name string
 		link devlink.LinkStatus
-		by   string
+		by   safetext.Text
 		want []string
 		not  []string
 	}{

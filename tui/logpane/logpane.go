@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -34,13 +35,13 @@ const MaxBytes = 32 << 20
 // and its row), counted against MaxBytes.
 const entryOverhead = 128
 
-// entry is one kept line, already sanitised.
+// entry is one kept line, already sanitised (by the Source: safetext.Text).
 type entry struct {
 	level   devlink.Level
 	tag     []byte
 	kind    devlink.Kind
-	text    string
-	decoded []string
+	text    safetext.Text
+	decoded []safetext.Text
 }
 
 // row is one screen row: a line or one of its decoded frames.
@@ -497,13 +498,13 @@ func (p *Pane) build() []row {
 		if e.kind.IsCrash() {
 			kind = rowCrash
 		}
-		match := q != "" && strings.Contains(strings.ToLower(e.text), q)
+		match := q != "" && strings.Contains(strings.ToLower(e.text.String()), q)
 		if match {
 			p.matches++
 		}
-		p.rows = append(p.rows, row{text: e.text, kind: kind, level: e.level, match: match})
+		p.rows = append(p.rows, row{text: e.text.String(), kind: kind, level: e.level, match: match})
 		for _, d := range e.decoded {
-			p.rows = append(p.rows, row{text: "  ↳ " + d, kind: rowDecoded})
+			p.rows = append(p.rows, row{text: "  ↳ " + d.String(), kind: rowDecoded})
 		}
 	}
 	p.dirty = false

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/tuitest"
 )
@@ -32,7 +33,7 @@ func event(text string) devlink.Event {
 		c := l.Clone()
 		c.Display = l.DisplayText()
 		if l.Kind == devlink.KindBacktrace {
-			c.Decoded = []string{"0x400d1000: esp_timer_impl_init_system_time at system_time.c:29"}
+			c.Decoded = []safetext.Text{"0x400d1000: esp_timer_impl_init_system_time at system_time.c:29"}
 		}
 		lines = append(lines, c)
 	}

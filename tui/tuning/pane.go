@@ -65,12 +65,11 @@ type Pane struct {
 	vp            viewport.Model // the report, scrolled; a dialog is shown whole
 
 	data    *ReportMsg
-	bbr     bool // the --bbr target, toggled with b
-	rec     sysctl.Recommendation
-	recErr  error
+	bbr     bool        // the --bbr target, toggled with b
+	adv     tune.Advice // the recommendation for bbr, with its text
 	confirm *dialog
 	busy    bool
-	outcome string
+	outcome safetext.Text
 	bad     bool
 
 	dirty bool // the report must be rendered again
@@ -117,7 +116,7 @@ func (p *Pane) SetSize(w, h int) { p.width, p.height, p.dirty = w, h, true }
 func (p *Pane) KeyMap() help.KeyMap {
 	k := p.keys
 	k.dialog = p.confirm != nil
-	changes := len(p.rec.Changes) > 0
+	changes := len(p.adv.Rec.Changes) > 0
 	k.Apply.SetEnabled(changes && !p.busy)
 	k.Revert.SetEnabled(p.data != nil && p.data.State != nil && !p.busy)
 	switch {
@@ -153,7 +152,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.dirty = true
 	case AppliedMsg:
 		p.busy = false
-		p.outcome, p.bad = outcomeText(m), m.Err != nil
+		p.outcome, p.bad = tune.Outcome(m).Text(), m.Err != nil
 		p.dirty = true
 		// The outcome line is near the top: show it, wherever the table
 		// had been scrolled to before a or r.
@@ -192,7 +191,7 @@ func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 			p.outcome, p.bad, p.dirty = p.sudoHint("--apply"), true, true
 			return nil
 		}
-		p.confirm = &dialog{changes: append([]sysctl.Change(nil), p.rec.Changes...),
+		p.confirm = &dialog{changes: append([]sysctl.Change(nil), p.adv.Rec.Changes...),
 			ccOK: sysctl.CCChecker(p.data.Report.Settings, &p.data.Report.BBR)}
 		p.dirty = true
 	case key.Matches(m, km.Revert):
@@ -220,7 +219,7 @@ func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 // sudoHint names the command that does as root what the key would. The b
 // toggle goes with --apply as --bbr, so the command writes the changes the
 // pane showed rather than the buffers alone.
-func (p *Pane) sudoHint(flag string) string {
+func (p *Pane) sudoHint(flag safetext.Text) safetext.Text {
 	if flag == "--apply" && p.bbr {
 		flag += " --bbr"
 	}
@@ -242,32 +241,10 @@ func (p *Pane) bbrImpossible() bool {
 // recompute redoes the recommendation for the current BBR toggle. Pure.
 func (p *Pane) recompute() {
 	if p.data == nil || p.data.Err != nil {
-		p.rec, p.recErr = sysctl.Recommendation{}, nil
+		p.adv = tune.Advice{}
 		return
 	}
-	r := p.data.Report
-	t := r.Rec.Target
-	t.BBR = p.bbr
-	p.rec, p.recErr = sysctl.Recommend(r.Settings, t, r.MemTotal, &r.BBR)
-}
-
-func outcomeText(m AppliedMsg) string {
-	verb := "applied"
-	if m.Revert {
-		verb = "reverted"
-	}
-	switch {
-	case m.Err == nil:
-		if m.Revert {
-			return fmt.Sprintf("reverted %d key(s)", len(m.Result.Written))
-		}
-		return fmt.Sprintf("applied %d key(s); r reverts them", len(m.Result.Written))
-	case len(m.Result.RollbackErrors) > 0:
-		return fmt.Sprintf("FAILED and %d key(s) NOT restored: %v", len(m.Result.RollbackErrors), m.Err)
-	case len(m.Result.RolledBack) > 0:
-		return fmt.Sprintf("failed, %d key(s) restored, nothing changed: %v", len(m.Result.RolledBack), m.Err)
-	}
-	return fmt.Sprintf("not %s, nothing written: %v", verb, m.Err)
+	p.adv = p.data.Report.Advise(p.bbr)
 }
 
 // View implements common.Pane: exactly height lines, none wider than width.
@@ -308,7 +285,7 @@ func (p *Pane) render() []string {
 		tags = append(tags, common.Part{Text: p.st.Warn.Render("[sandbox: a copy, not this machine]"), Short: p.st.Warn.Render("[sandbox]")})
 	}
 	if p.o.Snapshot != "" {
-		tags = append(tags, common.Part{Text: p.st.Warn.Render("[snapshot " + clean(p.o.Snapshot) + ": not this machine]"), Short: p.st.Warn.Render("[snapshot]")})
+		tags = append(tags, common.Part{Text: p.st.Warn.Render("[snapshot " + p.o.Snapshot + ": not this machine]"), Short: p.st.Warn.Render("[snapshot]")})
 	}
 	if p.data == nil {
 		add(common.FitParts(tags, " ", w))
@@ -318,58 +295,58 @@ func (p *Pane) render() []string {
 	r := p.data.Report
 	if p.data.Err != nil {
 		add(common.FitParts(tags, " ", w))
-		prose(p.st.Bad, "", "tuning source: "+safetext.Clean(p.data.Err.Error()))
+		prose(p.st.Bad, "", "tuning source: "+tune.Reading(*p.data).ErrText().String())
 		return b
 	}
 	if !r.Time.IsZero() {
 		tags = append(tags, common.Part{Text: p.st.Muted.Render(fmt.Sprintf(" read %s ago", p.now().Sub(r.Time).Round(time.Second))), Drop: 2})
 	}
 	add(common.FitParts(tags, " ", w))
-	rep := r
-	rep.Rec = p.rec
+	host := r.HostText()
 	if r.Tunnel.Mode == tune.TunnelUserspace {
 		// First: nothing below governs this host's tailnet TCP.
 		lines := r.UserspaceLines()
-		prose(p.st.Bad, "", clean(lines[0]))
-		for _, l := range lines[1:] {
+		prose(p.st.Bad, "", lines[0].String())
+		for _, t := range lines[1:] {
+			l := t.String()
 			indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
-			prose(p.st.Warn, indent, clean(strings.TrimLeft(l, " ")))
+			prose(p.st.Warn, indent, strings.TrimLeft(l, " "))
 		}
 	}
-	add(p.st.Muted.Render(p.systemLine(r, w)))
+	add(p.st.Muted.Render(p.systemLine(r, host, w)))
 	if r.PersistWhere != "" {
-		prose(p.st.Muted, "", "persist (tailpath tune --apply --persist): "+clean(r.PersistWhere))
+		prose(p.st.Muted, "", "persist (tailpath tune --apply --persist): "+r.PersistWhere.String())
 	}
 	if p.outcome != "" {
 		st := p.st.Good
 		if p.bad {
 			st = p.st.Bad
 		}
-		prose(st, "", safetext.Clean(p.outcome))
+		prose(st, "", p.outcome.String())
 	}
 	add("")
 
 	add(p.st.Title.Render("Buffer arithmetic"))
-	if p.recErr != nil {
-		prose(p.st.Bad, "", safetext.Clean(p.recErr.Error()))
+	if p.adv.Err != "" {
+		prose(p.st.Bad, "", p.adv.Err.String())
 	}
-	b = append(b, p.steps(p.rec.Steps, w)...)
-	if v := rep.BufferVerdict(); v != "" {
+	b = append(b, p.steps(p.adv.Steps, w)...)
+	if v := p.adv.Verdict; v != "" {
 		st := p.st.Good
-		if p.rec.BuffersLimit {
+		if p.adv.Rec.BuffersLimit {
 			st = p.st.Warn
 		}
-		prose(st, "", clean(v))
+		prose(st, "", v.String())
 	}
 	add("")
 
 	rows := [][]string{{"key", "current", "recommended"}}
-	for _, row := range rep.Rows() {
+	for _, row := range p.adv.Rows {
 		rec := p.st.Muted.Render(tune.Keep)
 		if row.Recommended != "" {
 			rec = p.st.Warn.Render(row.Recommended)
 		}
-		rows = append(rows, []string{row.Key, clean(row.Current), rec})
+		rows = append(rows, []string{row.Key, row.Current.String(), rec})
 	}
 	if columnsWidth(rows) > w {
 		// Narrow: the keys without their net.ipv4./net.core. prefix.
@@ -380,7 +357,7 @@ func (p *Pane) render() []string {
 	b = append(b, table(&p.st, rows, "")...)
 	add("")
 
-	bbr := fmt.Sprintf("BBR %s: %s", r.BBR.State, clean(r.BBR.Why))
+	bbr := host.BBR.String()
 	switch r.BBR.State {
 	case sysctl.BBRAvailable:
 		prose(p.st.Good, "", bbr)
@@ -389,11 +366,11 @@ func (p *Pane) render() []string {
 	default:
 		prose(p.st.Bad, "", bbr)
 		if r.BBR.Missing != "" {
-			prose(lipgloss.NewStyle(), "  ", "missing: "+clean(r.BBR.Missing))
+			prose(lipgloss.NewStyle(), "  ", "missing: "+host.BBRMissing.String())
 		}
 	}
 	if p.bbrInUse() {
-		prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control: bbr already in use; default qdisc %s", orUnknown(clean(r.Settings.DefaultQdisc))))
+		prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control: bbr already in use; default qdisc %s", host.DefaultQdisc))
 	} else {
 		target := "off (b: recommend bbr)"
 		switch {
@@ -403,16 +380,16 @@ func (p *Pane) render() []string {
 			target = "on (b: buffers only)"
 		}
 		prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control %s, default qdisc %s; bbr in the recommendation: %s",
-			orUnknown(clean(r.Settings.CongestionControl)), orUnknown(clean(r.Settings.DefaultQdisc)), target))
+			host.CongestionControl, host.DefaultQdisc, target))
 	}
-	for _, n := range p.rec.Notes {
-		prose(p.st.Muted, "", "note: "+clean(n))
+	for _, n := range p.adv.Notes {
+		prose(p.st.Muted, "", "note: "+n.String())
 	}
-	for _, x := range p.rec.Warnings {
-		prose(p.st.Warn, "", "warning: "+clean(x))
+	for _, x := range p.adv.Warnings {
+		prose(p.st.Warn, "", "warning: "+x.String())
 	}
 	if p.data.StateErr != nil {
-		prose(p.st.Bad, "", "revert state: "+safetext.Clean(p.data.StateErr.Error()))
+		prose(p.st.Bad, "", "revert state: "+tune.Reading(*p.data).StateErrText().String())
 	} else if p.data.State != nil {
 		lead := fmt.Sprintf("revert: %d key(s) recorded, r reverts; in ", len(p.data.State.Keys))
 		add(p.st.Muted.Render(lead + shortenPath(p.o.statePath(), w-common.Width(lead))))
@@ -420,27 +397,27 @@ func (p *Pane) render() []string {
 	add("")
 
 	if l := r.TunnelLine(); l != "" {
-		prose(p.st.Muted, "", clean(l))
+		prose(p.st.Muted, "", l.String())
 	}
 	switch {
 	case r.Link != nil:
-		prose(lipgloss.NewStyle(), "", clean(tune.LinkLine(r.Link)))
+		prose(lipgloss.NewStyle(), "", tune.LinkLine(r.Link).String())
 	case r.LinkErr != "" && r.Tunnel.Mode != tune.TunnelUserspace:
-		prose(p.st.Muted, "", safetext.Clean(r.LinkErr))
+		prose(p.st.Muted, "", r.LinkErr.String())
 	}
 	switch {
 	case r.ConnsErr != "":
-		prose(p.st.Bad, "", "tailnet TCP connections: "+safetext.Clean(r.ConnsErr))
+		prose(p.st.Bad, "", "tailnet TCP connections: "+r.ConnsErr.String())
 	case len(r.Conns) == 0:
 		prose(p.st.Muted, "", r.NoConns())
 	default:
 		add(p.st.Title.Render(fmt.Sprintf("Tailnet TCP connections (%d)", len(r.Conns))))
 		if v := r.Verdict(); v != "" {
-			prose(p.st.Warn, "", clean(v))
+			prose(p.st.Warn, "", v) // our own words
 		}
 		b = append(b, p.connTable(r.Conns, w)...)
 		for _, a := range r.ConnAdvice() {
-			prose(p.st.Muted, "", clean(a))
+			prose(p.st.Muted, "", a.String())
 		}
 	}
 	return b
@@ -448,13 +425,13 @@ func (p *Pane) render() []string {
 
 // systemLine is the report's system line fitted to width: the file that
 // identified the system goes first, then the kernel, never the RAM.
-func (p *Pane) systemLine(r tune.Report, width int) string {
-	name := orUnknown(clean(r.Platform.Name))
+func (p *Pane) systemLine(r tune.Report, host tune.HostText, width int) string {
+	name := host.Platform.String()
 	parts := []common.Part{{Text: name}}
 	if r.Platform.Evidence != "" {
-		parts[0] = common.Part{Text: name + " (" + clean(r.Platform.Evidence) + ")", Short: name, Drop: 2}
+		parts[0] = common.Part{Text: name + " (" + host.Evidence.String() + ")", Short: name, Drop: 2}
 	}
-	parts = append(parts, common.Part{Text: "kernel " + orUnknown(clean(r.BBR.Kernel)), Drop: 1})
+	parts = append(parts, common.Part{Text: "kernel " + host.Kernel.String(), Drop: 1})
 	if r.MemTotal > 0 {
 		parts = append(parts, common.Part{Text: sysctl.FormatBytes(r.MemTotal) + " RAM"})
 	}
@@ -464,29 +441,29 @@ func (p *Pane) systemLine(r tune.Report, width int) string {
 // steps lays the arithmetic out as label and value columns. A value too
 // wide for its row goes on the next line, indented; an input's source
 // goes on a line of its own when it does not fit beside its value.
-func (p *Pane) steps(steps []sysctl.Step, width int) []string {
+func (p *Pane) steps(steps []tune.StepText, width int) []string {
 	const indent, gap = "  ", "  "
 	// The label column is as wide as the widest label when every row's
 	// value then fits beside it; else labels up to 36 cells set it, and a
 	// longer label gets a line of its own.
 	labelW, fits := 0, true
 	for _, s := range steps {
-		labelW = max(labelW, common.Width(clean(s.Label)))
+		labelW = max(labelW, common.Width(s.Label.String()))
 	}
 	for _, s := range steps {
-		fits = fits && common.Width(indent+gap+clean(s.Value()))+labelW <= width
+		fits = fits && common.Width(indent+gap+s.Value.String())+labelW <= width
 	}
 	if !fits {
 		labelW = 0
 		for _, s := range steps {
-			if lw := common.Width(clean(s.Label)); lw <= 36 {
+			if lw := common.Width(s.Label.String()); lw <= 36 {
 				labelW = max(labelW, lw)
 			}
 		}
 	}
 	var out []string
 	for _, s := range steps {
-		label, value, src := clean(s.Label), clean(s.Value()), clean(s.Source)
+		label, value, src := s.Label.String(), s.Value.String(), s.Source.String()
 		full := value
 		if src != "" {
 			full += " (" + src + ")"
@@ -531,9 +508,8 @@ func (p *Pane) connTable(conns []sockdiag.Conn, width int) []string {
 	}
 	cells := make([][]string, len(conns))
 	for i, c := range conns {
-		cells[i] = tune.ConnCells(c)
-		for j := range cells[i] {
-			cells[i][j] = clean(cells[i][j])
+		for _, t := range tune.ConnCells(c) {
+			cells[i] = append(cells[i], t.String())
 		}
 	}
 	wide := [][]string{connHeader}
@@ -578,7 +554,7 @@ func (p *Pane) renderDialog() []string {
 	}
 	body = append(body, "")
 	for _, c := range d.changes {
-		body = append(body, "  "+clean(c.String()))
+		body = append(body, "  "+tune.ChangeText(c).String())
 	}
 	// Fit the box to the pane: the border takes two columns and the padding
 	// two more; lipgloss wraps long prose inside the width. The state file
@@ -683,13 +659,4 @@ func table(st *common.Styles, rows [][]string, indent string) []string {
 		out[0] = st.Muted.Render(out[0])
 	}
 	return out
-}
-
-func clean(s string) string { return safetext.Clean(s) }
-
-func orUnknown(s string) string {
-	if s == "" {
-		return tune.Unknown
-	}
-	return s
 }

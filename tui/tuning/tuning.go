@@ -4,7 +4,9 @@
 // one key applies the recommendation (after a confirm dialog showing the
 // exact change), one reverts. The pane does no I/O of its own: the host is
 // read and changed by sysctl/tune's Control (in commands, never in Update
-// or View), and the logic is in sysctl and sysctl/tune.
+// or View), and the logic is in sysctl and sysctl/tune. Nor does it clean
+// text: what it shows of the host and its errors comes from sysctl/tune as
+// safetext.Text (screen.go there).
 //
 // Wiring: p := tuning.New(opts) goes in tui.Options.Panes; run
 // opts.Control().Watch beside the program (internal/app does) and send
@@ -33,11 +35,7 @@ const Title = "Tuning"
 type ReportMsg tune.Reading
 
 // AppliedMsg is the outcome of an apply or revert the pane started.
-type AppliedMsg struct {
-	Revert bool
-	Result sysctl.ApplyResult
-	Err    error
-}
+type AppliedMsg tune.Outcome
 
 // Options configure the pane.
 type Options struct {

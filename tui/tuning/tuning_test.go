@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -180,8 +181,8 @@ func TestPaneApplyRevert(t *testing.T) {
 	// left to change, and the pane says why the limit stays.
 	mustContain(t, tuitest.Unstyled(p.View()), "applied 4 key(s); r reverts them", "revert: 4 key(s) recorded, r reverts; in ",
 		"note: 1 connection(s) stalled on a send buffer already at 16 MiB")
-	if len(p.rec.Changes) != 0 {
-		t.Errorf("changes after applying: %v", p.rec.Changes)
+	if len(p.adv.Rec.Changes) != 0 {
+		t.Errorf("changes after applying: %v", p.adv.Rec.Changes)
 	}
 }
 
@@ -387,6 +388,46 @@ func TestShortenPath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPaneSourceTextClean: escape sequences in what the tuning source
+// reports (a connection dump's or an interface's error, a corrupt state
+// file, a failed gathering, a failed apply) never reach the screen; their
+// words do. The pane cleans nothing itself: sysctl/tune hands it
+// safetext.Text.
+func TestPaneSourceTextClean(t *testing.T) {
+	const osc, clear, blink = "\x1b]0;pwned\x07", "\x1b[2J", "\x1b[5m"
+	o, _ := fixture(t, true)
+	o.Inputs.Conns = func(context.Context) ([]sockdiag.Conn, error) {
+		return nil, errors.New("sock_diag: " + osc + "dump failed" + clear)
+	}
+	o.Inputs.Link = func(string) (sockdiag.Link, error) {
+		return sockdiag.Link{}, errors.New("tailscale0: " + blink + "no such device")
+	}
+	if err := os.WriteFile(o.StatePath, []byte(osc+"{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clean := func(what, raw string, wants ...string) {
+		t.Helper()
+		for _, bad := range []string{"\x07", "\x1b]", clear, blink, "pwned"} {
+			if strings.Contains(raw, bad) {
+				t.Errorf("%s: the view carries %q from the source:\n%q", what, bad, raw)
+			}
+		}
+		mustContain(t, tuitest.Unstyled(raw), wants...)
+	}
+	p := New(o)
+	p.SetSize(200, 80)
+	m := ReportMsg(o.Control().Read(context.Background()))
+	if m.Err != nil || m.StateErr == nil {
+		t.Fatalf("reading: err %v, state err %v; want a report and a corrupt state file", m.Err, m.StateErr)
+	}
+	p.Update(m)
+	clean("report", p.View(), "tailnet TCP connections: sock_diag: dump failed", "tailscale0: no such device", "revert state: ")
+	p.Update(AppliedMsg{Err: errors.New("write /proc/sys/net/core/wmem_max: " + osc + "permission denied")})
+	clean("apply", p.View(), "not applied, nothing written: write /proc/sys/net/core/wmem_max: permission denied")
+	p.Update(ReportMsg{Err: errors.New("/proc/sys: " + clear + "gone")})
+	clean("failed reading", p.View(), "tuning source: /proc/sys: gone")
 }
 
 // TestHelpRevert: r shows in the short help whenever a state file exists;

@@ -46,7 +46,7 @@ var wireTypes = map[string]string{
 	"uint16":        "u16",
 	"time.Duration": "ms",
 	"netip.Addr":    "ipv4",
-	"string":        "word",
+	"safetext.Text": "word",
 	"Path":          "addr",
 	"bool":          "bool",
 }
