@@ -794,16 +794,16 @@ func (d *diag) checkDERPReach() result {
 		for _, pr := range probs {
 			switch {
 			case pr.Home:
-				d.add("Status.Health", safetext.Cut(pr.Text, 160), true, "tailscaled warns of its home DERP region")
+				d.add("Status.Health", string(pr.Text.Cut(160)), true, "tailscaled warns of its home DERP region")
 				held = true
 			case home != 0 && pr.Region == home:
 				// derpRegionErrorWarnable: the server we are connected to
 				// declared the connection unhealthy (derp.HealthMessage),
 				// read as for a peer's path.
-				d.add("Status.Health", safetext.Cut(pr.Text, 160), true, "our home region's server says the connection is unhealthy")
+				d.add("Status.Health", string(pr.Text.Cut(160)), true, "our home region's server says the connection is unhealthy")
 				held = true
 			default:
-				d.info("Status.Health", safetext.Cut(pr.Text, 160), "not our home region: it touches the peers homed there")
+				d.info("Status.Health", string(pr.Text.Cut(160)), "not our home region: it touches the peers homed there")
 			}
 		}
 		for _, e := range errs {
@@ -850,7 +850,7 @@ func (d *diag) checkDERPReach() result {
 		case pr.Region == 0 || pr.Region != inUse:
 			why = "our home region, through which the peer answers,"
 		}
-		d.add("Status.Health", safetext.Cut(pr.Text, 120), true, "tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost")
+		d.add("Status.Health", string(pr.Text.Cut(120)), true, "tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost")
 		return res(pr.Region, "")
 	}
 	for _, e := range errs {
@@ -921,7 +921,7 @@ type DERPProblem struct {
 	// (noDERPConnection, derpTimeout) or for having none (noDERPHome,
 	// NoHome); health.go names the home region it tracks.
 	Home, NoHome bool
-	Text         string
+	Text         safetext.Text
 }
 
 // DERPProblems reads tailscaled's health warnings (Status.Health) for
@@ -933,10 +933,11 @@ type DERPProblem struct {
 // and as 1.50's health.go words them: "no DERP home", "not connected to
 // home DERP region N", "haven't heard from home DERP region N". Names are
 // matched to regions by their long name or code.
-func DERPProblems(health []string, regions map[int]Region) []DERPProblem {
+func DERPProblems(health []safetext.Text, regions map[int]Region) []DERPProblem {
 	var out []DERPProblem
-	for _, h := range health {
-		pr := DERPProblem{Home: true, Text: h}
+	for _, ht := range health {
+		h := string(ht)
+		pr := DERPProblem{Home: true, Text: ht}
 		switch {
 		case strings.Contains(h, "any relay server"), strings.Contains(h, "no DERP home"):
 			pr.NoHome = true

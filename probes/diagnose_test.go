@@ -972,7 +972,7 @@ func diagnoseCases() []diagnoseCase {
 			name: "our home region unreachable, other regions exist: derp-unreachable in Also",
 			self: func(s *Self) {
 				s.DERPRegions = 3
-				s.Health = []string{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}
+				s.Health = []safetext.Text{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}
 			},
 			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
 			wantReason: ReasonUnexplained,
@@ -982,7 +982,7 @@ func diagnoseCases() []diagnoseCase {
 			name: "the only region reports an issue: derp-unreachable is the verdict",
 			self: func(s *Self) {
 				s.DERPRegions = 1
-				s.Health = []string{"The relay server #1 is reporting an issue: overloaded"}
+				s.Health = []safetext.Text{"The relay server #1 is reporting an issue: overloaded"}
 			},
 			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
 			wantReason: ReasonDERPUnreachable,
@@ -991,7 +991,7 @@ func diagnoseCases() []diagnoseCase {
 			name: "a warning about another region that carries nothing here: nothing",
 			self: func(s *Self) {
 				s.DERPRegions = 1
-				s.Health = []string{"The relay server #3 is reporting an issue: overloaded"}
+				s.Health = []safetext.Text{"The relay server #3 is reporting an issue: overloaded"}
 			},
 			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
 			wantReason: ReasonUnexplained,

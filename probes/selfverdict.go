@@ -225,7 +225,8 @@ func (d *diag) checkNetcheckEmpty() result {
 // each), so ReceiveIPv6 alone stops direct UDP over IPv6 only.
 func (d *diag) checkReceiveStopped() result {
 	ipv6 := ""
-	for _, h := range d.self.Health {
+	for _, ht := range d.self.Health {
+		h := string(ht)
 		m := receiveStoppedRE.FindStringSubmatch(h)
 		if m == nil {
 			continue

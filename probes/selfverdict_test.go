@@ -36,10 +36,10 @@ func selfCases() []selfCase {
 		{"starting is not trouble", "Starting", Self{}, "", nil},
 		{"netcheck measured nothing", "", Self{Evidence: &SelfEvidence{NetcheckEmpty: true, NetcheckEmptyFrom: "tailscale netcheck"}}, ReasonSelfNetcheckEmpty, nil},
 		{"logged out and netcheck empty", "NeedsLogin", Self{Evidence: &SelfEvidence{NetcheckEmpty: true}}, ReasonSelfLoggedOut, []ReasonID{ReasonSelfNetcheckEmpty}},
-		{"ReceiveIPv4 stopped (1.70+ words)", "Running", Self{Health: []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}}, ReasonSelfUDPReceiveStopped, nil},
-		{"ReceiveIPv4 stopped (1.50 words)", "Running", Self{Health: []string{"ReceiveIPv4 is not running"}}, ReasonSelfUDPReceiveStopped, nil},
-		{"no UDP bind", "Running", Self{Health: []string{"Tailscale couldn't listen for incoming UDP connections."}}, ReasonSelfUDPReceiveStopped, nil},
-		{"ReceiveDERP is not UDP", "Running", Self{Health: []string{"The MagicSock function ReceiveDERP is not running. You might experience connectivity issues."}}, "", nil},
+		{"ReceiveIPv4 stopped (1.70+ words)", "Running", Self{Health: []safetext.Text{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}}, ReasonSelfUDPReceiveStopped, nil},
+		{"ReceiveIPv4 stopped (1.50 words)", "Running", Self{Health: []safetext.Text{"ReceiveIPv4 is not running"}}, ReasonSelfUDPReceiveStopped, nil},
+		{"no UDP bind", "Running", Self{Health: []safetext.Text{"Tailscale couldn't listen for incoming UDP connections."}}, ReasonSelfUDPReceiveStopped, nil},
+		{"ReceiveDERP is not UDP", "Running", Self{Health: []safetext.Text{"The MagicSock function ReceiveDERP is not running. You might experience connectivity issues."}}, "", nil},
 		{"UDP blocked, DERP reached", "Running", Self{NAT: &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: 40 * time.Millisecond}}}, ReasonLocalUDPBlocked, nil},
 		// A daemon's NetInfo carries only STUN latencies (magicsock
 		// updateNetInfo), so a real block has none.
@@ -70,11 +70,11 @@ func selfCases() []selfCase {
 		// (review corpus log-control-eof-apart.txt).
 		{"two EOFs a day apart, a netmap received after each", "Running", Self{Evidence: &SelfEvidence{LogLines: 4, ControlBreaks: 2, NetmapsReceived: 2, BreakRun: &BreakRun{Breaks: 1}}}, "", nil},
 		{"breaks counted, run not worked out (an older file): unknown, not the verdict", "Running", Self{Evidence: &SelfEvidence{LogLines: 4, ControlBreaks: 3}}, "", nil},
-		{"no home DERP (health)", "Running", Self{Health: []string{"Tailscale could not connect to any relay server. Check your Internet connection."}}, ReasonDERPUnreachable, nil},
-		{"home DERP unreachable (1.102 health)", "Running", Self{HomeDERP: 1, Health: []string{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}}, ReasonDERPUnreachable, nil},
-		{"home DERP silent (1.50 health)", "Running", Self{Health: []string{"haven't heard from home DERP region 1 in 2m10s"}}, ReasonDERPUnreachable, nil},
-		{"another region reports an issue", "Running", Self{HomeDERP: 1, Health: []string{"The relay server #4 is reporting an issue: maintenance"}}, "", nil},
-		{"our home region reports an issue", "Running", Self{HomeDERP: 1, Health: []string{"The relay server #1 is reporting an issue: overloaded"}}, ReasonDERPUnreachable, nil},
+		{"no home DERP (health)", "Running", Self{Health: []safetext.Text{"Tailscale could not connect to any relay server. Check your Internet connection."}}, ReasonDERPUnreachable, nil},
+		{"home DERP unreachable (1.102 health)", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}}, ReasonDERPUnreachable, nil},
+		{"home DERP silent (1.50 health)", "Running", Self{Health: []safetext.Text{"haven't heard from home DERP region 1 in 2m10s"}}, ReasonDERPUnreachable, nil},
+		{"another region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #4 is reporting an issue: maintenance"}}, "", nil},
+		{"our home region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #1 is reporting an issue: overloaded"}}, ReasonDERPUnreachable, nil},
 		{"home region fails in the log", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 2, Err: "dial tcp: i/o timeout"}}}}, ReasonDERPUnreachable, nil},
 		// magicsock/derp.go logs "derp-%d connected" when a connection
 		// succeeds: a failure before it is over.
@@ -95,11 +95,11 @@ func selfCases() []selfCase {
 			Endpoints: []netip.AddrPort{netip.MustParseAddrPort("198.51.100.33:41641")}, EndpointTypes: []string{"portmap"}, Evidence: upnpOther}, ReasonLocalUDPBlocked, nil},
 		// health.go checkReceiveFuncsLocked tracks ReceiveIPv4 and
 		// ReceiveIPv6 apart: IPv6 alone is IPv6's trouble (review rx6.txt).
-		{"ReceiveIPv6 stopped only", "Running", Self{Health: []string{"The MagicSock function ReceiveIPv6 is not running. You might experience connectivity issues."}}, ReasonSelfUDPReceiveStopped, nil},
+		{"ReceiveIPv6 stopped only", "Running", Self{Health: []safetext.Text{"The MagicSock function ReceiveIPv6 is not running. You might experience connectivity issues."}}, ReasonSelfUDPReceiveStopped, nil},
 		{"network changes often", "Running", Self{Evidence: &SelfEvidence{LinkChanges: 3, FirstLinkChange: t0, LastLinkChange: t0.Add(4 * time.Minute)}}, ReasonSelfNetworkChanges, nil},
 		{"network changes over a day", "Running", Self{Evidence: &SelfEvidence{LinkChanges: 5, FirstLinkChange: t0, LastLinkChange: t0.Add(24 * time.Hour)}}, "", nil},
 		{"several at once", "Running", Self{
-			Health:   []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."},
+			Health:   []safetext.Text{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."},
 			NAT:      &NATInfo{WorkingUDP: &no, DERPLatency: map[int]time.Duration{1: time.Millisecond}},
 			Evidence: &SelfEvidence{LogLines: 4, ControlBreaks: 2, BreakRun: &BreakRun{Breaks: 2}},
 		}, ReasonSelfUDPReceiveStopped, []ReasonID{ReasonLocalUDPBlocked, ReasonSelfControlBreaking}},
@@ -146,11 +146,11 @@ var upnpOther = &SelfEvidence{LogLines: 1, UPnPFrom: netip.MustParseAddr("192.16
 // lost, never that this end cannot receive direct UDP (IPv4 has its own
 // socket and receive loop: magicsock receiveIPv4).
 func TestReceiveIPv6Words(t *testing.T) {
-	v := DiagnoseSelf("Running", Self{Health: []string{"The MagicSock function ReceiveIPv6 is not running. You might experience connectivity issues."}}, testRegions, fixtureNow)
+	v := DiagnoseSelf("Running", Self{Health: []safetext.Text{"The MagicSock function ReceiveIPv6 is not running. You might experience connectivity issues."}}, testRegions, fixtureNow)
 	if v == nil || !strings.Contains(string(v.Summary), "over IPv6") || !strings.Contains(string(v.Summary), "IPv4 is not touched") {
 		t.Fatalf("ReceiveIPv6: %+v", v)
 	}
-	v = DiagnoseSelf("Running", Self{Health: []string{"ReceiveIPv6 is not running", "ReceiveIPv4 is not running"}}, testRegions, fixtureNow)
+	v = DiagnoseSelf("Running", Self{Health: []safetext.Text{"ReceiveIPv6 is not running", "ReceiveIPv4 is not running"}}, testRegions, fixtureNow)
 	if v == nil || strings.Contains(string(v.Summary), "IPv6") {
 		t.Fatalf("both: %+v, want the IPv4 wording", v)
 	}
@@ -214,7 +214,7 @@ func TestSelfAndPeerAgree(t *testing.T) {
 		{"UDP blocked", Self{NAT: &NATInfo{WorkingUDP: &no}}, ReasonLocalUDPBlocked},
 		{"UDP blocked, logged", Self{Evidence: &SelfEvidence{UDPBlockedLogged: "netcheck: UDP is blocked, trying HTTPS"}}, ReasonLocalUDPBlocked},
 		{"only TCP 443", Self{OnlyTCP443: true}, ReasonLocalTCP443Only},
-		{"home DERP unreachable", Self{HomeDERP: 1, DERPRegions: 1, Health: []string{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}}, ReasonDERPUnreachable},
+		{"home DERP unreachable", Self{HomeDERP: 1, DERPRegions: 1, Health: []safetext.Text{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}}, ReasonDERPUnreachable},
 		{"home DERP fails in the log", Self{HomeDERP: 1, DERPRegions: 1, Evidence: &SelfEvidence{LogLines: 1, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 3, Err: "dial tcp: i/o timeout"}}}}, ReasonDERPUnreachable},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -380,7 +380,7 @@ type Self struct {
 	// types, only tailscaled's "endpoints changed" log line does).
 	EndpointTypes []string `json:"endpoint_types,omitempty"`
 	// Health is the daemon's health warnings (Status.Health), sanitised.
-	Health []string `json:"health,omitempty"`
+	Health []safetext.Text `json:"health,omitempty"`
 	// OnlyTCP443 is true when the tailnet policy gives this node the
 	// only-tcp-443 attribute (tailcfg.NodeAttrOnlyTCP443, in
 	// Status.Self.CapMap): it sends nothing but TCP 443, so every path
@@ -537,7 +537,7 @@ type Snapshot struct {
 	// Regions is the DERP map by region id; empty when the map is unavailable.
 	Regions map[int]Region `json:"-"`
 	// Warnings are non-fatal problems gathering evidence (e.g. "WhoIs: permission denied").
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []safetext.Text `json:"warnings,omitempty"`
 	// Hidden counts the peers left out as `tailscale status` leaves them
 	// out: shared-in nodes (PeerStatus.ShareeNode) and Mullvad location
 	// exit nodes not in use. GatherOptions.All keeps them.

@@ -215,11 +215,11 @@ func (k *serveSink) Board(ev devlink.Event) {
 	msg := "board down (tailpath_board_up is 0)"
 	switch {
 	case ev.Err != nil:
-		msg = fmt.Sprintf("board down: %v; trying again every %v (tailpath_board_up is 0)", ev.Err, ServeBoardRetry)
+		msg = fmt.Sprintf("board down: %s; trying again every %v (tailpath_board_up is 0)", ev.ErrText(), ServeBoardRetry)
 	case st.Link.Up:
 		msg = "board up on " + st.Link.Port.String()
 	case st.Link.Err != nil:
-		msg = fmt.Sprintf("board down: %v (tailpath_board_up is 0)", st.Link.Err)
+		msg = fmt.Sprintf("board down: %s (tailpath_board_up is 0)", st.Link.ErrText())
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -108,7 +108,7 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 		res.PeerFacts, res.APIStatus = facts, &st
 		probes.ApplyPeerFacts(snap, facts, st)
 		if st.Err != "" {
-			snap.Warnings = append(snap.Warnings, string(st.Err))
+			snap.Warnings = append(snap.Warnings, safetext.New(string(st.Err)))
 		}
 	}
 	var linker link.Linker
@@ -117,11 +117,11 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 		if !board.TailnetIP.IsValid() && board.Hostname == "" {
 			why := "it sent no N telemetry frame"
 			if board.Link.Err != nil && !errors.Is(board.Link.Err, devlink.ErrReplayEnded) {
-				why = board.Link.Err.Error()
+				why = board.Link.ErrText().String()
 			}
-			snap.Warnings = append(snap.Warnings, fmt.Sprintf("--port %s: the board did not name its tailnet address or host name (%s); no peer is linked to it", o.Port, why))
+			snap.Warnings = append(snap.Warnings, safetext.New(fmt.Sprintf("--port %s: the board did not name its tailnet address or host name (%s); no peer is linked to it", o.Port, why)))
 		} else if w := boardNotInNetmap(o.Port, link.EvidenceFrom(board), snap.Peers); w != "" {
-			snap.Warnings = append(snap.Warnings, w)
+			snap.Warnings = append(snap.Warnings, safetext.New(w))
 		}
 		linker.SetDevice(board)
 	}

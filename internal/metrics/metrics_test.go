@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/sysctl"
@@ -190,7 +191,7 @@ func TestTailnetSeries(t *testing.T) {
 // holds, the primary marked; none without a verdict (TestTailnetSeries).
 func TestSelfReasonSeries(t *testing.T) {
 	snap := fixedSnapshot(t0)
-	snap.Self.Health = []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
+	snap.Self.Health = []safetext.Text{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
 	snap.Self.Evidence = &probes.SelfEvidence{UPnPFrom: netip.MustParseAddr("192.168.1.2"), UPnPGateway: netip.MustParseAddr("192.168.1.1")}
 	snap.Self.Verdict = probes.DiagnoseSelf(string(snap.BackendState), snap.Self, snap.Regions, snap.Time)
 	var st Store

@@ -11,6 +11,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -40,7 +41,7 @@ type Document struct {
 	Peers    []Peer          `json:"peers"`
 	Board    *link.Board     `json:"board,omitempty"`
 	Regions  []probes.Region `json:"derp_regions,omitempty"`
-	Warnings []string        `json:"warnings,omitempty"`
+	Warnings []safetext.Text `json:"warnings,omitempty"`
 	// ControlAPI is how the control-API read went (state, matches);
 	// absent when it was not asked (no credentials, --no-api).
 	ControlAPI *probes.APIStatus `json:"control_api,omitempty"`

@@ -57,3 +57,15 @@ func (t *Text) UnmarshalText(b []byte) error {
 	*t = New(string(b))
 	return nil
 }
+
+// Strings is ts as plain strings (for strings.Join and friends).
+func Strings(ts []Text) []string {
+	if ts == nil {
+		return nil
+	}
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t)
+	}
+	return out
+}

@@ -39,7 +39,7 @@ func (l *Lab) BusDelivery(ctx context.Context, c localapi.LocalClient, limit tim
 				continue
 			}
 			for _, w := range snap.Warnings {
-				if strings.HasPrefix(w, "IPN bus") {
+				if strings.HasPrefix(string(w), "IPN bus") {
 					return 0, fmt.Errorf("lab: %s", w)
 				}
 			}

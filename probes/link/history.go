@@ -105,5 +105,5 @@ func PathText(p *probes.Path) safetext.Text {
 	if p.Kind == "" {
 		return "unknown"
 	}
-	return safetext.Text(p.Kind)
+	return safetext.New(string(p.Kind)) // a kind decoded from a snapshot file is outside text too
 }

@@ -258,7 +258,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 		defer warnMu.Unlock()
 		if !warnOnce[s] {
 			warnOnce[s] = true
-			snap.Warnings = append(snap.Warnings, s)
+			snap.Warnings = append(snap.Warnings, safetext.New(s))
 		}
 	}
 
@@ -387,7 +387,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 		noteLatencyAge(snap, prev, now, opts.Latency)
 	}
 	for _, h := range st.Health {
-		snap.Self.Health = append(snap.Self.Health, cleanString(h))
+		snap.Self.Health = append(snap.Self.Health, safetext.New(h))
 	}
 	if opts.Host != nil {
 		snap.Self.Host = opts.Host(ctx, snap.Self)

@@ -286,7 +286,7 @@ func TestGatherWhoIsDenied(t *testing.T) {
 	if got := srv.Requests("whois"); got != 1 {
 		t.Errorf("whois requests = %d, want 1 (stop after the first denial)", got)
 	}
-	if len(snap.Warnings) == 0 || !strings.Contains(snap.Warnings[0], "permission denied") {
+	if len(snap.Warnings) == 0 || !strings.Contains(string(snap.Warnings[0]), "permission denied") {
 		t.Errorf("warnings = %q, want a permission warning", snap.Warnings)
 	}
 	// The home region still comes from Status.Relay and the DERP map.

@@ -514,7 +514,7 @@ func (s *Source) applyLatency(snap *probes.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.busErr != "" {
-		snap.Warnings = append(snap.Warnings, "IPN bus: "+s.busErr+"; paths still refresh every "+s.opts.Interval.String()+", peer endpoints and home DERP within "+WhoIsMaxAge.String())
+		snap.Warnings = append(snap.Warnings, safetext.New("IPN bus: "+s.busErr+"; paths still refresh every "+s.opts.Interval.String()+", peer endpoints and home DERP within "+WhoIsMaxAge.String()))
 	}
 	for i := range snap.Peers {
 		p := &snap.Peers[i]

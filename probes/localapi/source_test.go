@@ -324,7 +324,7 @@ func TestSourceBusRefusedIsAWarning(t *testing.T) {
 	for time.Now().Before(deadline) {
 		snap := next[*probes.Snapshot](t, ch, 5*time.Second)
 		for _, w := range snap.Warnings {
-			if strings.HasPrefix(w, "IPN bus: ") && strings.Contains(w, "access denied") {
+			if strings.HasPrefix(string(w), "IPN bus: ") && strings.Contains(string(w), "access denied") {
 				return
 			}
 		}
@@ -393,7 +393,7 @@ func TestSourceBusMaskRefusedIsAWarning(t *testing.T) {
 	for time.Now().Before(deadline) {
 		snap := next[*probes.Snapshot](t, ch, 5*time.Second)
 		for _, w := range snap.Warnings {
-			if strings.Contains(w, "IPN bus: tailscaled refused the watch request (400 Bad Request)") {
+			if strings.Contains(string(w), "IPN bus: tailscaled refused the watch request (400 Bad Request)") {
 				return
 			}
 		}

@@ -213,7 +213,7 @@ func (f *File) capLists() {
 		f.Warnings = f.Warnings[:MaxWarnings]
 		cut("warnings", n, MaxWarnings)
 	}
-	f.Warnings = append(f.Warnings, notes...)
+	f.Warnings = append(f.Warnings, safetext.All(notes)...)
 }
 
 // capMap keeps the first limit entries of m by key.

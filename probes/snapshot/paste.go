@@ -663,7 +663,7 @@ func (p *paste) file() (*File, error) {
 	f := &File{Format: Format, Version: Version, Taken: taken, Origin: OriginPasted, Ignored: p.ignored}
 	defer func() { f.Inputs = p.inputs }()
 	if p.ignoredN > len(p.ignored) {
-		f.Warnings = append(f.Warnings, fmt.Sprintf("%d lines ignored; the first %d are listed", p.ignoredN, len(p.ignored)))
+		f.Warnings = append(f.Warnings, safetext.New(fmt.Sprintf("%d lines ignored; the first %d are listed", p.ignoredN, len(p.ignored))))
 	}
 	f.TakenFrom = timeNote
 
@@ -691,7 +691,7 @@ func (p *paste) file() (*File, error) {
 		// An empty self, so that our own facts (a netcheck) still apply.
 		st = &ipnstate.Status{BackendState: p.state, Self: &ipnstate.PeerStatus{}}
 		if p.state != "" {
-			f.Warnings = append(f.Warnings, "tailscale status says tailscaled is "+p.state+": no peers to diagnose")
+			f.Warnings = append(f.Warnings, safetext.New("tailscale status says tailscaled is "+p.state+": no peers to diagnose"))
 		} else {
 			f.Warnings = append(f.Warnings, "no tailscale status or ping in the input: no peers to diagnose")
 		}
@@ -759,7 +759,7 @@ func (p *paste) file() (*File, error) {
 	for short, d := range p.direct {
 		ps := byKey[short]
 		if ps == nil {
-			f.Warnings = append(f.Warnings, fmt.Sprintf("tailscaled log: direct path to node %s at %s: no such peer in the pasted status (tailscale status --json names the keys)", short, d.at.UTC().Format(time.RFC3339)))
+			f.Warnings = append(f.Warnings, safetext.New(fmt.Sprintf("tailscaled log: direct path to node %s at %s: no such peer in the pasted status (tailscale status --json names the keys)", short, d.at.UTC().Format(time.RFC3339))))
 			continue
 		}
 		if taken.Sub(d.at) < probes.LostDirectWindow && taken.Sub(d.at) >= 0 {
@@ -837,7 +837,7 @@ func (p *paste) mergedText(f *File) *textStatus {
 	idx := map[tailcfg.StableNodeID]int{}
 	for _, ts := range p.texts {
 		if a, b := selfOf(ts), selfOf(last); a != "" && b != "" && a != b {
-			f.Warnings = append(f.Warnings, fmt.Sprintf("tailscale status of two nodes (%s and %s): the last is used; diagnose the other on its own", strings.TrimPrefix(a, "ip:"), strings.TrimPrefix(b, "ip:")))
+			f.Warnings = append(f.Warnings, safetext.New(fmt.Sprintf("tailscale status of two nodes (%s and %s): the last is used; diagnose the other on its own", strings.TrimPrefix(a, "ip:"), strings.TrimPrefix(b, "ip:"))))
 			continue
 		}
 		for i, pl := range ts.lines {
@@ -888,7 +888,7 @@ func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist ma
 			ps = byName[strings.ToLower(t.name)]
 		}
 		if ps != nil && ps == st.Self {
-			f.Warnings = append(f.Warnings, fmt.Sprintf("tailscale ping %s: that is this node, not a peer", t.note()))
+			f.Warnings = append(f.Warnings, safetext.New(fmt.Sprintf("tailscale ping %s: that is this node, not a peer", t.note())))
 			continue
 		}
 		ev := t.evidence(taken)

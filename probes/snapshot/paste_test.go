@@ -119,7 +119,7 @@ func TestParseStatusText(t *testing.T) {
 	if v6 := peerNamed(t, ls, "v6only"); v6.TailscaleIPs[0] != netip.MustParseAddr("fd7a:115c:a1e0::7") {
 		t.Errorf("v6only address %v", v6.TailscaleIPs)
 	}
-	if want := []string{"Some peers are advertising routes but --accept-routes is false"}; !cmp.Equal(ls.Self.Health, want) {
+	if want := []safetext.Text{"Some peers are advertising routes but --accept-routes is false"}; !cmp.Equal(ls.Self.Health, want) {
 		t.Errorf("health %q, want %q", ls.Self.Health, want)
 	}
 }
@@ -203,7 +203,7 @@ func TestParseStatusJSONAndLog(t *testing.T) {
 	if self.HomeDERP != 1 || self.HomeDERPCode != "nyc" {
 		t.Errorf("home %d %q, want 1 nyc", self.HomeDERP, self.HomeDERPCode)
 	}
-	joined := strings.Join(self.Health, "|")
+	joined := strings.Join(safetext.Strings(self.Health), "|")
 	if !strings.Contains(joined, "An update from version 1.38.4") || strings.Contains(joined, "could not connect to any relay") {
 		t.Errorf("health %q: want the update message, not the relay one cleared by ok", self.Health)
 	}

@@ -165,7 +165,7 @@ func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 		if self.DERPLatencyFrom == "" && len(nat.DERPLatency) > 0 {
 			self.DERPLatencyFrom = "netinfo"
 		}
-		snap.Warnings = slices.DeleteFunc(snap.Warnings, func(w string) bool { return strings.HasPrefix(w, "NetInfo: ") })
+		snap.Warnings = slices.DeleteFunc(snap.Warnings, func(w safetext.Text) bool { return strings.HasPrefix(string(w), "NetInfo: ") })
 	}
 	if len(self.Endpoints) == 0 {
 		self.Endpoints = sf.Endpoints

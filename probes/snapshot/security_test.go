@@ -112,7 +112,7 @@ func TestReadCapsLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := strings.Join(ls.Warnings, "\n")
+	all := strings.Join(safetext.Strings(ls.Warnings), "\n")
 	for _, want := range []string{
 		fmt.Sprintf("this snapshot lists %d peers; only the first %d are read", MaxPeers+11, MaxPeers),
 		fmt.Sprintf("this snapshot lists 5000 warnings; only the first %d are read", MaxWarnings),

@@ -115,7 +115,7 @@ type File struct {
 	Tuning    *tune.Report `json:"tuning,omitempty"`
 	TuningErr string       `json:"tuning_error,omitempty"`
 	// Warnings are the diagnosis's non-fatal problems, as it reported them.
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []safetext.Text `json:"warnings,omitempty"`
 
 	// Inputs lists what pasted input was recognised; Ignored the lines
 	// that were not (OriginPasted only).
@@ -319,7 +319,7 @@ func decode(b []byte) (*File, error) {
 	f.clean()
 	f.capLists()
 	for _, n := range cuts {
-		f.Warnings = append(f.Warnings, fmt.Sprintf("a list in this snapshot holds %d entries; only the first %d are read", n, maxElems))
+		f.Warnings = append(f.Warnings, safetext.New(fmt.Sprintf("a list in this snapshot holds %d entries; only the first %d are read", n, maxElems)))
 	}
 	return &f, nil
 }
@@ -327,9 +327,6 @@ func decode(b []byte) (*File, error) {
 // clean sanitises the strings of f that are shown without passing through
 // localapi.Gather (which sanitises what it reads from Status and WhoIs).
 func (f *File) clean() {
-	for i, w := range f.Warnings {
-		f.Warnings[i] = safetext.Clean(w)
-	}
 	if f.Board != nil {
 		f.Board.Evidence.Hostname = safetext.Clean(f.Board.Evidence.Hostname)
 		f.Board.Evidence.HomeDERPBy = safetext.Clean(f.Board.Evidence.HomeDERPBy)

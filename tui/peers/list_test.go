@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
@@ -332,7 +333,7 @@ func TestEscapesNeverReachTheScreen(t *testing.T) {
 // header line, in words where there is room and as its id where not.
 func TestHeaderShowsSelfVerdict(t *testing.T) {
 	snap := peerstest.Snapshot()
-	snap.Self.Health = []string{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
+	snap.Self.Health = []safetext.Text{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
 	snap.Self.Verdict = probes.DiagnoseSelf(string(snap.BackendState), snap.Self, snap.Regions, snap.Time)
 	if snap.Self.Verdict == nil {
 		t.Fatal("no self verdict from a stopped ReceiveIPv4")
