@@ -34,7 +34,7 @@ func (d *diag) checkHomeDERP() result {
 		if r.Name != "" {
 			name += " (" + string(r.Name) + ")"
 		}
-		d.info("Status.Relay", `""`, "the peer's home DERP "+name+" is in our DERP map without a region code, which Relay prints as empty: magicsock relays through it all the same (endpoint.send)")
+		d.info("Status.Relay", `""`, safetext.New("the peer's home DERP "+name+" is in our DERP map without a region code, which Relay prints as empty: magicsock relays through it all the same (endpoint.send)"))
 		return notHeld()
 	}
 	note := "the peer's home DERP region is unknown to us: it has none, or it is not in our DERP map"
@@ -42,24 +42,24 @@ func (d *diag) checkHomeDERP() result {
 		note = "the peer's home DERP region " + strconv.Itoa(h) + " is not in our DERP map"
 	}
 	if r := p.PingRun; r != nil && r.Pongs > 0 && !r.Direct && d.fresh(r.At, PingRunMaxAge) && strings.HasPrefix(string(r.Via), "DERP(") {
-		d.info("Status.Relay", `""`, note+"; yet the last DISCO ping run got pongs through DERP ("+string(r.Via)+"): a DERP route to the peer works")
+		d.info("Status.Relay", `""`, safetext.New(note+"; yet the last DISCO ping run got pongs through DERP ("+string(r.Via)+"): a DERP route to the peer works"))
 		return notHeld()
 	}
 	if HandshakeRecent(p.LastHandshake, d.now) || p.WireGuard == WGEstablished {
 		// magicsock falls back to the region the peer last wrote from
 		// (endpoint.send, fallbackDERPRegionForPeer), and a session is up.
-		d.info("Status.Relay", `""`, note+"; a WireGuard session is up, relayed through the region the peer last wrote from")
+		d.info("Status.Relay", `""`, safetext.New(note+"; a WireGuard session is up, relayed through the region the peer last wrote from"))
 		return notHeld()
 	}
 	if p.HandshakeUnknown && p.LastHandshake.IsZero() && p.WireGuard == "" {
-		d.unknownV("Status.Relay", `""`, note+"; a recent handshake would let magicsock relay through the region the peer last wrote from, and the source (pasted text) shows no handshakes, so this cannot be judged")
+		d.unknownV("Status.Relay", `""`, safetext.New(note+"; a recent handshake would let magicsock relay through the region the peer last wrote from, and the source (pasted text) shows no handshakes, so this cannot be judged"))
 		return notHeld()
 	}
 	if h != 0 && len(d.regions) == 0 {
-		d.unknownV("Status.Relay", `""`, "the peer's home DERP is region "+strconv.Itoa(h)+" and our DERP map is not known: it may be in the map without a region code (Relay prints empty then, and magicsock relays through it)")
+		d.unknownV("Status.Relay", `""`, safetext.New("the peer's home DERP is region "+strconv.Itoa(h)+" and our DERP map is not known: it may be in the map without a region code (Relay prints empty then, and magicsock relays through it)"))
 		return notHeld()
 	}
-	d.add("Status.Relay", `""`, true, note)
+	d.add("Status.Relay", `""`, true, safetext.New(note))
 	return holds()
 }
 
@@ -104,10 +104,10 @@ func (d *diag) checkSession() result {
 		if !since.IsZero() && !d.now.IsZero() && d.now.Sub(since) >= HandshakeGrace {
 			note := "a WireGuard handshake has been in progress for " + d.sinceText(since) + " and none completed"
 			if answered {
-				d.add(field, d.wgText(), true, note+", yet the peer answers DISCO pings: it is up")
+				d.add(field, d.wgText(), true, safetext.New(note+", yet the peer answers DISCO pings: it is up"))
 				return holdsAs("disco-answers")
 			}
-			d.add(field, d.wgText(), true, note)
+			d.add(field, d.wgText(), true, safetext.New(note))
 			d.rxInfo()
 			return holds()
 		}
@@ -177,7 +177,7 @@ func (d *diag) checkSession() result {
 	if !held {
 		note = "no WireGuard handshake in the last " + RecentHandshake.String() + ", and DISCO pings got no answer even through DERP"
 	}
-	d.add("Status.LastHandshake", handshakeText(p.LastHandshake), true, note)
+	d.add("Status.LastHandshake", handshakeText(p.LastHandshake), true, safetext.New(note))
 	d.rxInfo()
 	if nothing {
 		return holdsAs("nothing-answered")
@@ -259,7 +259,7 @@ func (d *diag) checkLocalUDP() result {
 		if n := len(nat.DERPLatency); n > 0 {
 			note = "our STUN probes (UDP 3478 to the DERP servers) got no reply, while " + countOf(n, "DERP region") + " answered: the network drops UDP"
 		}
-		d.add("NetInfo.WorkingUDP", "false", true, note)
+		d.add("NetInfo.WorkingUDP", "false", true, safetext.New(note))
 		return holds()
 	default:
 		d.add("NetInfo.WorkingUDP", "true", false, "STUN replies came back on UDP 3478: outbound UDP works to that port (not proof for other ports)")
@@ -287,14 +287,14 @@ func (d *diag) udpBlockedLine(ev *SelfEvidence) result {
 	if ev.UDPWorkedLogged != "" {
 		gap := ev.UDPWorkedAt.Sub(ev.UDPBlockedAt)
 		if !ev.UDPWorkedAt.IsZero() && !ev.UDPBlockedAt.IsZero() && gap > lifetime {
-			d.add("Log.Netcheck", line, false, "contradicted: tailscaled advertised a STUN endpoint "+durText(gap)+" later ("+ev.UDPWorkedLogged+"), which only a STUN reply gives once the old ones expire (5m10s): UDP worked since")
+			d.add("Log.Netcheck", line, false, safetext.New("contradicted: tailscaled advertised a STUN endpoint "+durText(gap)+" later ("+ev.UDPWorkedLogged+"), which only a STUN reply gives once the old ones expire (5m10s): UDP worked since"))
 			return notHeld()
 		}
-		d.unknownV("Log.Netcheck", line, "contradicted by a STUN endpoint tailscaled advertised after it ("+ev.UDPWorkedLogged+"): a STUN reply came, or magicsock still advertised one from before (it keeps them 5m10s, endpointTrackerLifetime); whether UDP works now is not known")
+		d.unknownV("Log.Netcheck", line, safetext.New("contradicted by a STUN endpoint tailscaled advertised after it ("+ev.UDPWorkedLogged+"): a STUN reply came, or magicsock still advertised one from before (it keeps them 5m10s, endpointTrackerLifetime); whether UDP works now is not known"))
 		return notHeld()
 	}
 	if !ev.UDPBlockedAt.IsZero() && !d.now.IsZero() && d.now.Sub(ev.UDPBlockedAt) > UDPBlockedMaxAge {
-		d.unknownV("Log.Netcheck", line, "logged "+durText(d.now.Sub(ev.UDPBlockedAt))+" before the newest evidence, and not since: netcheck logs it at every report while UDP stays blocked (every 20-26 s while paths are active), so an old line says nothing of now")
+		d.unknownV("Log.Netcheck", line, safetext.New("logged "+durText(d.now.Sub(ev.UDPBlockedAt))+" before the newest evidence, and not since: netcheck logs it at every report while UDP stays blocked (every 20-26 s while paths are active), so an old line says nothing of now"))
 		return notHeld()
 	}
 	d.add("Log.Netcheck", line, true, "netcheck sent STUN and heard nothing back: outbound UDP looks blocked")
@@ -326,15 +326,15 @@ func (d *diag) checkPeerUDP() result {
 		return notHeld()
 	}
 	if *ps.ClientSupports.UDP {
-		d.add(peerField(ps, factUDP), "true", false, "the peer's STUN probes got UDP replies (UDP 3478; not proof for other ports)")
+		d.add(safetext.New(peerField(ps, factUDP)), "true", false, "the peer's STUN probes got UDP replies (UDP 3478; not proof for other ports)")
 		return notHeld()
 	}
 	if d.self.NoSTUN {
 		// The DERP map is the tailnet's: the peer's netcheck had no STUN either.
-		d.info(peerField(ps, factUDP), "false", "not a test of UDP: the tailnet's DERP map disables STUN, so the peer's netcheck sent no STUN probe")
+		d.info(safetext.New(peerField(ps, factUDP)), "false", "not a test of UDP: the tailnet's DERP map disables STUN, so the peer's netcheck sent no STUN probe")
 		return notHeld()
 	}
-	d.add(peerField(ps, factUDP), "false", true, "the peer's own STUN probes (UDP 3478 to the DERP servers) got no reply: UDP looks blocked on its side, or it is restricted to TCP 443 by policy")
+	d.add(safetext.New(peerField(ps, factUDP)), "false", true, "the peer's own STUN probes (UDP 3478 to the DERP servers) got no reply: UDP looks blocked on its side, or it is restricted to TCP 443 by policy")
 	return holds()
 }
 
@@ -385,18 +385,18 @@ func (d *diag) checkEndpoints() {
 	}
 	f.known = true
 	if len(p.Endpoints) == 0 {
-		d.add(field, "[]", true, "the peer cannot be reached over UDP at any address")
+		d.add(safetext.New(field), "[]", true, "the peer cannot be reached over UDP at any address")
 		f.none = true
 		return
 	}
 	pub4, pub6 := publicFamilies(p.Endpoints)
 	if !pub4 && !pub6 {
-		d.add(field, endpointsText(p.Endpoints), true, "all private, CGNAT, link-local or loopback addresses: reachable only from the peer's own network")
+		d.add(safetext.New(field), endpointsText(p.Endpoints), true, "all private, CGNAT, link-local or loopback addresses: reachable only from the peer's own network")
 		d.sameLAN()
 		f.privateOnly = true
 		return
 	}
-	d.add(field, endpointsText(p.Endpoints), false, "at least one public endpoint")
+	d.add(safetext.New(field), endpointsText(p.Endpoints), false, "at least one public endpoint")
 	if !pub6 {
 		return
 	}
@@ -441,7 +441,7 @@ func (d *diag) sameLAN() {
 		for _, se := range d.self.Endpoints {
 			sa := se.Addr().Unmap()
 			if pa == sa || (pa.IsLoopback() && sa.IsLoopback()) {
-				d.unknown(field, pa.String()+" is an address of ours too, but container bridges, sandboxes and loopback repeat on every host: unless the peer is on this host or your LAN, it cannot be reached there")
+				d.unknown(field, safetext.New(pa.String()+" is an address of ours too, but container bridges, sandboxes and loopback repeat on every host: unless the peer is on this host or your LAN, it cannot be reached there"))
 				return
 			}
 		}
@@ -458,7 +458,7 @@ func (d *diag) sameLAN() {
 				bits = 24
 			}
 			if sp, err := sa.Prefix(bits); err == nil && sp.Contains(pa) {
-				d.unknown(field, pa.String()+" is in our "+sp.String()+", but many networks use the same private range: unless the peer is on your LAN, it cannot be reached there")
+				d.unknown(field, safetext.New(pa.String()+" is in our "+sp.String()+", but many networks use the same private range: unless the peer is on your LAN, it cannot be reached there"))
 				return
 			}
 		}
@@ -534,9 +534,9 @@ func (d *diag) checkPingRun() result {
 		note = "no pong directly, as expected with no endpoints"
 	}
 	if !failed && !r.Direct {
-		d.info("PingRun", string(buf), note)
+		d.info("PingRun", string(buf), safetext.New(note))
 	} else {
-		d.add("PingRun", string(buf), failed, note)
+		d.add("PingRun", string(buf), failed, safetext.New(note))
 	}
 	if failed && !d.p.EndpointsKnown {
 		return holdsAs("endpoints-unknown")
@@ -620,7 +620,7 @@ func (d *diag) checkFarDERP() result {
 	}
 	relayLat, ok := nat.DERPLatency[region]
 	if !ok {
-		d.unknown("NetInfo.DERPLatency", "region "+d.regionName(region)+" not measured")
+		d.unknown("NetInfo.DERPLatency", safetext.New("region "+d.regionName(region)+" not measured"))
 		return notHeld()
 	}
 	bestID, bestLat := 0, time.Duration(0)
@@ -656,7 +656,7 @@ func (d *diag) checkFarDERP() result {
 		if far {
 			note = "the relay region looked far when these latencies were measured, which may be hours ago: `tailscale netcheck` measures fresh ones"
 		}
-		d.info("NetInfo.DERPLatency", string(buf), note)
+		d.info("NetInfo.DERPLatency", string(buf), safetext.New(note))
 		return notHeld()
 	}
 	field := "NetInfo.DERPLatency"
@@ -671,12 +671,12 @@ func (d *diag) checkFarDERP() result {
 		// ends' own and no home DERP choice is wrong.
 		if ps := d.p.PeerSide; ps != nil {
 			if ms, ok := ps.DERPLatencyMs[regionKey(d.regions, region)]; ok && !d.farFromPeer(ps, ms) {
-				d.info(field, string(buf), "far from here, but near the peer ("+msText(time.Duration(ms*float64(time.Millisecond)))+" from it, by its own latencies): the distance is between the two ends, no home DERP choice is wrong")
+				d.info(safetext.New(field), string(buf), safetext.New("far from here, but near the peer ("+msText(time.Duration(ms*float64(time.Millisecond)))+" from it, by its own latencies): the distance is between the two ends, no home DERP choice is wrong"))
 				return notHeld()
 			}
 		}
 	}
-	d.add(field, string(buf), far, note)
+	d.add(safetext.New(field), string(buf), far, safetext.New(note))
 	if !far {
 		return notHeld()
 	}
@@ -725,7 +725,7 @@ func (d *diag) checkPeerHomeDERP() result {
 	if far {
 		note = "the peer's home region is far from it while a nearer one exists (as it last reported its latencies); " + homeChoiceNote
 	}
-	d.add(peerField(ps, factLatency), value, far, note)
+	d.add(safetext.New(peerField(ps, factLatency)), value, far, safetext.New(note))
 	return resultIf(far)
 }
 
@@ -766,7 +766,7 @@ func (d *diag) checkPeerClient() result {
 	if ps.UpdateAvailable != nil && *ps.UpdateAvailable {
 		note += "; an update is available for it"
 	}
-	d.add(peerField(ps, factVersion), value, old, note)
+	d.add(safetext.New(peerField(ps, factVersion)), value, old, safetext.New(note))
 	return resultIf(old)
 }
 
@@ -850,7 +850,7 @@ func (d *diag) checkDERPReach() result {
 		case pr.Region == 0 || pr.Region != inUse:
 			why = "our home region, through which the peer answers,"
 		}
-		d.add("Status.Health", string(pr.Text.Cut(120)), true, "tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost")
+		d.add("Status.Health", string(pr.Text.Cut(120)), true, safetext.New("tailscaled says "+why+" cannot be reached: relayed packets to or from the peer are lost"))
 		return res(pr.Region, "")
 	}
 	for _, e := range errs {
@@ -862,7 +862,7 @@ func (d *diag) checkDERPReach() result {
 		if e.Region != inUse && e.Code != string(d.p.Path.DERPCode) {
 			why = "our home region, through which the peer answers,"
 		}
-		d.add("Log.DERPErrors", derpErrorText(e), true, "tailscaled logged that "+why+" failed to connect: relayed packets to or from the peer are lost")
+		d.add("Log.DERPErrors", derpErrorText(e), true, safetext.New("tailscaled logged that "+why+" failed to connect: relayed packets to or from the peer are lost"))
 		return res(e.Region, "")
 	}
 	if ev.ProxyError != "" {
@@ -893,9 +893,9 @@ func (d *diag) liveDERPErrors(all []DERPError) []DERPError {
 		recent := e.Last.IsZero() || d.now.IsZero() || d.now.Sub(e.Last) <= DERPFailureMaxAge
 		switch {
 		case e.Reconnected:
-			d.info("Log.DERPErrors", derpErrorText(e), "it connected again after that (\"derp-"+strconv.Itoa(e.Region)+" connected\"): a passing failure, magicsock redials")
+			d.info("Log.DERPErrors", derpErrorText(e), safetext.New("it connected again after that (\"derp-"+strconv.Itoa(e.Region)+" connected\"): a passing failure, magicsock redials"))
 		case since < 2 && !recent:
-			d.info("Log.DERPErrors", derpErrorText(e), "one failure, "+durText(d.now.Sub(e.Last))+" before the newest evidence, and none logged since: magicsock redials a failed region, so one old failure says nothing of now")
+			d.info("Log.DERPErrors", derpErrorText(e), safetext.New("one failure, "+durText(d.now.Sub(e.Last))+" before the newest evidence, and none logged since: magicsock redials a failed region, so one old failure says nothing of now"))
 		default:
 			out = append(out, e)
 		}
@@ -1025,7 +1025,7 @@ func (d *diag) checkDirectInTunnel() result {
 		if os != "" && !slices.Contains(unprotectedOSes, string(os)) {
 			return notHeld() // net/netns keeps tailscaled's UDP out of the tunnel here
 		}
-		d.info("Status.CurAddr", d.p.Path.Addr.String(), "a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+string(r.Via)+" advertises: on "+cmpOr(string(os), "this OS")+" tailscaled's own UDP is not kept out of the tunnel, so with routes accepted it may travel inside that peer's WireGuard tunnel")
+		d.info("Status.CurAddr", d.p.Path.Addr.String(), safetext.New("a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+string(r.Via)+" advertises: on "+cmpOr(string(os), "this OS")+" tailscaled's own UDP is not kept out of the tunnel, so with routes accepted it may travel inside that peer's WireGuard tunnel"))
 		return holdsAs("", "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", string(r.Via), "{os}", string(os))
 	}
 	return notHeld()
@@ -1103,7 +1103,7 @@ func (d *diag) checkRangeCollision() result {
 		if h != nil {
 			why = "this host's interfaces could not be read: " + h.InterfacesErr
 		}
-		d.unknown("Host.Interfaces", why)
+		d.unknown("Host.Interfaces", safetext.New(why))
 		return notHeld()
 	}
 	ours := func(a netip.Addr) bool {

@@ -265,18 +265,18 @@ func isCause(r ReasonID, self Self) bool {
 }
 
 // addBoard records a board check, which fails only on a relayed path.
-func (d *diag) addBoard(field, value string, failed bool, note string) {
+func (d *diag) addBoard(field safetext.Text, value string, failed bool, note safetext.Text) {
 	failed = failed && d.devRel
 	st := CheckOK
 	if failed {
 		st = CheckFail
 	}
-	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), Failed: failed, State: st, Note: safetext.New(note), Source: "device"})
+	d.checks = append(d.checks, Check{Field: field, Value: safetext.New(value), Failed: failed, State: st, Note: note, Source: "device"})
 }
 
 // boardState records a board check with a state of its own.
-func (d *diag) boardState(field, value string, st CheckState, note string) {
-	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), State: st, Note: safetext.New(note), Source: "device"})
+func (d *diag) boardState(field safetext.Text, value string, st CheckState, note safetext.Text) {
+	d.checks = append(d.checks, Check{Field: field, Value: safetext.New(value), State: st, Note: note, Source: "device"})
 }
 
 // boardRelay: the board's own connection to its DERP relay is down.
@@ -315,14 +315,14 @@ func (d *diag) boardEndpoints() result {
 		if controlPublic {
 			note = "the board says none, but control lists a public endpoint: the telemetry may be stale"
 		}
-		d.addBoard("Device.Endpoints", "0", !controlPublic, note)
+		d.addBoard("Device.Endpoints", "0", !controlPublic, safetext.New(note))
 		res = resultIf(!controlPublic)
 	case p.EndpointsKnown && len(p.Endpoints) == 0:
 		// The board says it sent endpoints that control does not list:
 		// they never got there (the HTTP/2 stall of the CoreS3 case), or
 		// the netmap predates the board's report.
 		d.addBoard("Device.Endpoints", strconv.FormatInt(dev.Endpoints, 10), true,
-			"the board says it advertised "+strconv.FormatInt(dev.Endpoints, 10)+" endpoint(s), yet control lists none for it: the announcement has not reached control (a stalled control stream), or the netmap is older than the board's report")
+			safetext.New("the board says it advertised "+strconv.FormatInt(dev.Endpoints, 10)+" endpoint(s), yet control lists none for it: the announcement has not reached control (a stalled control stream), or the netmap is older than the board's report"))
 		res = holdsAs("unreached")
 		if dev.H2Known && !dev.H2Stalled() {
 			res.variant = "unreached-window-open"
@@ -353,7 +353,7 @@ func (d *diag) boardEndpoints() result {
 			d.boardState("Device.H2Window", string(buf), CheckInfo, "open for now, but no WINDOW_UPDATE credit was returned for what was received: the window only shrinks, and at 0 control can send the board nothing more")
 			return res
 		}
-		d.addBoard("Device.H2Window", string(buf), stalled, note)
+		d.addBoard("Device.H2Window", string(buf), stalled, safetext.New(note))
 	}
 	return res
 }
@@ -380,7 +380,7 @@ func (d *diag) boardProbeTable() result {
 	case dev.ProbesDropped > 0:
 		note = "not full now, but pings were dropped earlier when it was"
 	}
-	d.addBoard("Device.ProbeTable", string(buf), full, note)
+	d.addBoard("Device.ProbeTable", string(buf), full, safetext.New(note))
 	return resultIf(full)
 }
 
@@ -476,6 +476,6 @@ func (d *diag) boardHomeDERP() result {
 			note = "the board's home is not its nearest region, but not much slower"
 		}
 	}
-	d.addBoard("Device.HomeDERP", string(buf), far, note)
+	d.addBoard("Device.HomeDERP", string(buf), far, safetext.New(note))
 	return resultIf(far)
 }

@@ -207,7 +207,7 @@ type diag struct {
 
 // add records a check that either explains relaying (failed) or rules
 // that cause out.
-func (d *diag) add(field, value string, failed bool, note string) {
+func (d *diag) add(field safetext.Text, value string, failed bool, note safetext.Text) {
 	if d.quiet && failed {
 		d.info(field, value, note)
 		return
@@ -216,23 +216,23 @@ func (d *diag) add(field, value string, failed bool, note string) {
 	if failed {
 		st = CheckFail
 	}
-	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), Failed: failed, State: st, Note: safetext.New(note), Source: sourceOf(field)})
+	d.checks = append(d.checks, Check{Field: field, Value: safetext.New(value), Failed: failed, State: st, Note: note, Source: sourceOf(string(field))})
 }
 
 // info records a fact that neither explains nor rules out relaying.
-func (d *diag) info(field, value, note string) {
-	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), State: CheckInfo, Note: safetext.New(note), Source: sourceOf(field)})
+func (d *diag) info(field safetext.Text, value string, note safetext.Text) {
+	d.checks = append(d.checks, Check{Field: field, Value: safetext.New(value), State: CheckInfo, Note: note, Source: sourceOf(string(field))})
 }
 
 // unknown records a check whose value was not available.
-func (d *diag) unknown(field, note string) {
+func (d *diag) unknown(field, note safetext.Text) {
 	d.unknownV(field, "unknown", note)
 }
 
 // unknownV records a check whose value is known but says nothing
 // certain: the rule that reads it cannot decide.
-func (d *diag) unknownV(field, value, note string) {
-	d.checks = append(d.checks, Check{Field: safetext.New(field), Value: safetext.New(value), State: CheckUnknown, Note: safetext.New(note), Source: sourceOf(field)})
+func (d *diag) unknownV(field safetext.Text, value string, note safetext.Text) {
+	d.checks = append(d.checks, Check{Field: field, Value: safetext.New(value), State: CheckUnknown, Note: note, Source: sourceOf(string(field))})
 }
 
 // PeerSideMaxAge is how old a dated source's facts of the peer's end (the
@@ -424,8 +424,8 @@ func (d *diag) checkPeerRelayState() result {
 func (d *diag) checkOffline() result {
 	p := &d.p
 	d.checks = make([]Check, 0, 3)
-	d.add(d.onlineField(), "false", true, "the control server says the peer is offline")
-	d.add("Status.LastHandshake", handshakeText(p.LastHandshake), true, "no WireGuard handshake in the last "+RecentHandshake.String())
+	d.add(safetext.New(d.onlineField()), "false", true, "the control server says the peer is offline")
+	d.add("Status.LastHandshake", handshakeText(p.LastHandshake), true, safetext.New("no WireGuard handshake in the last "+RecentHandshake.String()))
 	if p.Active {
 		d.info("Status.Active", "true", "we sent packets recently (a ping does), but nothing answered: that is not a path")
 	}
@@ -448,7 +448,7 @@ func (d *diag) checkIdle() result {
 	if p.Online == nil {
 		d.unknown("WhoIs.Node.Online", "the control server did not say")
 	} else {
-		d.add(d.onlineField(), strconv.FormatBool(*p.Online), false, "")
+		d.add(safetext.New(d.onlineField()), strconv.FormatBool(*p.Online), false, "")
 	}
 	return holds()
 }

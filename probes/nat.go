@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // The NAT analysis: what the two ends' NATs, port mappings and firewalls
@@ -239,18 +241,18 @@ func (d *diag) sharedNATFacts(nf *natFacts) {
 		if o, t, pfx, ok := d.oneLAN(ours, theirs); ok {
 			nf.sameLAN = true
 			nf.sharedVars = []string{"{ours}", o.String(), "{theirs}", t.String()}
-			d.add("Self.Endpoints", a.String(), true, "the same public address on both ends, and LAN addresses in one network of this host's ("+pfx.String()+"): one NAT and one LAN, where magicsock pings the LAN addresses directly and prefers them (endpoint.go betterAddr), so the NAT type does not matter; the LAN path between them is blocked")
+			d.add("Self.Endpoints", a.String(), true, safetext.New("the same public address on both ends, and LAN addresses in one network of this host's ("+pfx.String()+"): one NAT and one LAN, where magicsock pings the LAN addresses directly and prefers them (endpoint.go betterAddr), so the NAT type does not matter; the LAN path between them is blocked"))
 			return
 		}
 	} else if o, t, ok := sameBlock(ours, theirs); ok {
 		nf.oneNAT = true
 		nf.sharedVars = []string{"{shared}", a.String(), "{ours}", o.String(), "{theirs}", t.String()}
-		d.unknownV("Self.Endpoints", a.String(), "the same public address on both ends, and LAN addresses in one private range ("+o.String()+" here, "+t.String()+" there): one LAN, or two LANs on the same default range behind a shared NAT (a carrier's, a building's); this host's interfaces would tell")
+		d.unknownV("Self.Endpoints", a.String(), safetext.New("the same public address on both ends, and LAN addresses in one private range ("+o.String()+" here, "+t.String()+" there): one LAN, or two LANs on the same default range behind a shared NAT (a carrier's, a building's); this host's interfaces would tell"))
 		return
 	}
 	nf.sharedNAT = true
 	nf.sharedVars = []string{"{shared}", a.String()}
-	d.add("Self.Endpoints", a.String(), true, "the same public address on both ends, from different LANs ("+ours[0].String()+" here, "+theirs[0].String()+" there): a NAT above both (a carrier's CGNAT, a building's) must hairpin between them")
+	d.add("Self.Endpoints", a.String(), true, safetext.New("the same public address on both ends, from different LANs ("+ours[0].String()+" here, "+theirs[0].String()+" there): a NAT above both (a carrier's CGNAT, a building's) must hairpin between them"))
 }
 
 // sameBlock finds a LAN address of each end that may share a network:
@@ -370,29 +372,29 @@ func (d *diag) openEnds(nf *natFacts, ep *endpointFacts) {
 	peerHasUDP := !d.peerUDPBlocked()
 	switch ev := nf.selfEv; {
 	case nf.self == natNone && (!d.udpWorksHere() || !peerHasUDP):
-		d.info(ev.field, ev.value, ev.note)
+		d.info(safetext.New(ev.field), ev.value, safetext.New(ev.note))
 	case nf.self == natNone:
-		d.add(ev.field, ev.value, true, ev.note+"; the peer's DISCO pings would reach tailscaled here and be answered, yet the path is relayed")
+		d.add(safetext.New(ev.field), ev.value, true, safetext.New(ev.note+"; the peer's DISCO pings would reach tailscaled here and be answered, yet the path is relayed"))
 		nf.localInbound = true
 		nf.localVariant, nf.localAlso = d.firewallEvidence(nf.peer == natNone)
 		nf.localVars = []string{"{port}", d.ourPort(), "{why}", d.firewallWhy()}
 	case nf.self == natUnknown && ev.field != "" && !ev.lanSamePort:
-		d.unknownV(ev.field, ev.value, ev.note)
+		d.unknownV(safetext.New(ev.field), ev.value, safetext.New(ev.note))
 	}
 	value := endpointsText(d.p.Endpoints)
 	switch {
 	case nf.peer == natUnknown && nf.peerNote != "":
-		d.unknownV("Peer.Endpoints", value, nf.peerNote)
+		d.unknownV("Peer.Endpoints", value, safetext.New(nf.peerNote))
 	case nf.peer != natNone:
 	case !d.udpWorksHere():
-		d.info("Peer.Endpoints", value, nf.peerNote)
+		d.info("Peer.Endpoints", value, safetext.New(nf.peerNote))
 	case !factPeerMap.isKnown(d):
 		// Held, so that the table's walk says what it lacks.
-		d.info("Peer.Endpoints", value, nf.peerNote+"; whether its NAT maps per destination is not known, which would show a NAT")
+		d.info("Peer.Endpoints", value, safetext.New(nf.peerNote+"; whether its NAT maps per destination is not known, which would show a NAT"))
 		nf.peerInbound = true
 		nf.peerVars = []string{"{port}", publicPort(d.p.Endpoints)}
 	default:
-		d.add("Peer.Endpoints", value, true, nf.peerNote+"; DISCO pings from here would reach the peer's tailscaled and be answered, yet the path is relayed")
+		d.add("Peer.Endpoints", value, true, safetext.New(nf.peerNote+"; DISCO pings from here would reach the peer's tailscaled and be answered, yet the path is relayed"))
 		nf.peerInbound = true
 		nf.peerVars = []string{"{port}", publicPort(d.p.Endpoints)}
 	}
@@ -589,7 +591,7 @@ func (d *diag) firewallEvidence(peerOpen bool) (variant string, also bool) {
 		if h != nil && h.Firewall == nil {
 			why = "not read (not Linux, or not asked)"
 		}
-		d.unknown("Host.Firewall", why)
+		d.unknown("Host.Firewall", safetext.New(why))
 		return "", false
 	}
 	fw := h.Firewall
@@ -597,16 +599,16 @@ func (d *diag) firewallEvidence(peerOpen bool) (variant string, also bool) {
 	switch fw.Verdict {
 	case FirewallDrop:
 		if fw.Stateful {
-			d.add("Host.Firewall", "drop new UDP "+port+", replies accepted", true, "this host's nftables ruleset admits replies to what it sent but drops a peer's unsolicited DISCO ping ("+fw.Why+")")
+			d.add("Host.Firewall", "drop new UDP "+port+", replies accepted", true, safetext.New("this host's nftables ruleset admits replies to what it sent but drops a peer's unsolicited DISCO ping ("+fw.Why+")"))
 			return "stateful", false
 		}
-		d.add("Host.Firewall", "drop UDP "+port, true, "this host's nftables ruleset drops inbound UDP to tailscaled's port ("+fw.Why+")")
+		d.add("Host.Firewall", "drop UDP "+port, true, safetext.New("this host's nftables ruleset drops inbound UDP to tailscaled's port ("+fw.Why+")"))
 		return "drop", false
 	case FirewallAccept:
-		d.add("Host.Firewall", "accept UDP "+port, false, "this host's nftables ruleset accepts inbound UDP to tailscaled's port ("+fw.Why+"); a firewall in front of the host may still drop it")
+		d.add("Host.Firewall", "accept UDP "+port, false, safetext.New("this host's nftables ruleset accepts inbound UDP to tailscaled's port ("+fw.Why+"); a firewall in front of the host may still drop it"))
 		return "host-accepts", peerOpen
 	}
-	d.unknownV("Host.Firewall", FirewallUnknown, fw.Why)
+	d.unknownV("Host.Firewall", FirewallUnknown, safetext.New(fw.Why))
 	return "", false
 }
 
@@ -658,7 +660,7 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 		if nat.FromCLI {
 			note += " (measured by the tailscale CLI's own netcheck from a port of its own: a NAT that keeps one mapping for an arbitrary port keeps one for tailscaled's too)"
 		}
-		d.add(field, "false", false, note)
+		d.add(field, "false", false, safetext.New(note))
 	}
 	if nat != nil && !nat.PortMapUnknown {
 		switch {
@@ -673,9 +675,9 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 				note += "; which of our endpoints is the mapping is not known here, so whether the router that mapped sits behind another NAT is not either"
 				nf.localMapVariant = "addr-unknown"
 			}
-			d.add("NetInfo.HavePortMap", value, nf.localMapped, note)
+			d.add("NetInfo.HavePortMap", value, nf.localMapped, safetext.New(note))
 		case ourHard:
-			d.add("NetInfo.HavePortMap", "false", true, d.portServicesNote(nat))
+			d.add("NetInfo.HavePortMap", "false", true, safetext.New(d.portServicesNote(nat)))
 		}
 	}
 	ps := d.p.PeerSide
@@ -686,25 +688,25 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 	}
 	switch {
 	case ps == nil || ps.MappingVariesByDestIP == nil:
-		d.unknown(peerField(ps, factMapping), "the peer's NAT type is not known"+d.apiHint())
+		d.unknown(safetext.New(peerField(ps, factMapping)), safetext.New("the peer's NAT type is not known"+d.apiHint()))
 	case *ps.MappingVariesByDestIP && v6Both:
-		d.info(peerField(ps, factMapping), "true", v6Note)
+		d.info(safetext.New(peerField(ps, factMapping)), "true", v6Note)
 	case !*ps.MappingVariesByDestIP && d.self.STUNServers == 1:
-		d.unknownV(peerField(ps, factMapping), "false", oneSTUN)
+		d.unknownV(safetext.New(peerField(ps, factMapping)), "false", oneSTUN)
 	case *ps.MappingVariesByDestIP:
 		switch {
 		case peerMap == nil:
 			// Hard, but a port mapping might rescue it: no verdict.
-			d.info(peerField(ps, factMapping), "true", "the peer's NAT picks a new port per destination (hard NAT); whether it holds a port mapping is not known"+portServicesPeer(ps))
+			d.info(safetext.New(peerField(ps, factMapping)), "true", safetext.New("the peer's NAT picks a new port per destination (hard NAT); whether it holds a port mapping is not known"+portServicesPeer(ps)))
 		case *peerMap:
-			d.add(peerField(ps, factMapping), "true", false, "the peer's NAT is hard, but it holds a port mapping")
+			d.add(safetext.New(peerField(ps, factMapping)), "true", false, "the peer's NAT is hard, but it holds a port mapping")
 		default:
 			peerHard = true
-			d.add(peerField(ps, factMapping), "true", true, "the peer's NAT picks a new port per destination (hard NAT) and it holds no port mapping")
+			d.add(safetext.New(peerField(ps, factMapping)), "true", true, "the peer's NAT picks a new port per destination (hard NAT) and it holds no port mapping")
 		}
 	default:
 		peerEasy = true
-		d.add(peerField(ps, factMapping), "false", false, "the peer's NAT is easy or absent")
+		d.add(safetext.New(peerField(ps, factMapping)), "false", false, "the peer's NAT is easy or absent")
 	}
 	switch {
 	case peerMap != nil && *peerMap:
@@ -714,13 +716,13 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 			note += "; which of its endpoints is the mapping is not known here (a private one would be a router behind another NAT)"
 			nf.peerMapVariant = "addr-unknown"
 		}
-		d.add(peerField(ps, factPortMap), "true", nf.peerMapped, note)
+		d.add(safetext.New(peerField(ps, factPortMap)), "true", nf.peerMapped, safetext.New(note))
 	case ps.mapping() != nil && *ps.mapping():
-		d.info(peerField(ps, factPortMap), "true", "the peer holds a port mapping, but it advertises an endpoint in 100.64.0.0/10, which only a mapping made behind a carrier's NAT gives (net/netmon LocalAddresses never advertises that range): nothing outside reaches it")
+		d.info(safetext.New(peerField(ps, factPortMap)), "true", "the peer holds a port mapping, but it advertises an endpoint in 100.64.0.0/10, which only a mapping made behind a carrier's NAT gives (net/netmon LocalAddresses never advertises that range): nothing outside reaches it")
 	}
 	d.otherSide(ps)
 	if d.stale != "" {
-		d.info(d.staleField, "too old", d.stale)
+		d.info(safetext.New(d.staleField), "too old", safetext.New(d.stale))
 	}
 	if nf.localMapped || nf.peerMapped || d.quiet {
 		// A mapping should have carried the path: its own rule explains.
@@ -749,9 +751,9 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 		nf.doubleNAT = d.udpWorksHere() && (ourHard || nf.reason == ReasonHardAndFilteringNAT && nf.variant != "")
 		note := "this host holds a port mapping, but its external address is " + behindWhat(nf.mappedAddr.Addr()) + ": the router that mapped sits behind another NAT (net/portmapper selectBestService takes such a device, \"ext-private\"), so nothing outside reaches the mapping"
 		if nf.doubleNAT {
-			d.add("NetInfo.HavePortMap", "true, mapped at "+nf.mappedAddr.String(), true, note)
+			d.add("NetInfo.HavePortMap", "true, mapped at "+nf.mappedAddr.String(), true, safetext.New(note))
 		} else {
-			d.info("NetInfo.HavePortMap", "true, mapped at "+nf.mappedAddr.String(), note+"; whether this end needed one is not known (the peer's NAT type, or ours)")
+			d.info("NetInfo.HavePortMap", "true, mapped at "+nf.mappedAddr.String(), safetext.New(note+"; whether this end needed one is not known (the peer's NAT type, or ours)"))
 		}
 	}
 }
@@ -877,7 +879,7 @@ func portServicesPeer(ps *PeerSide) string {
 // endpoints, so a NAT most likely sits in front of it.
 func (d *diag) peerFilters(ps *PeerSide, pm *bool) bool {
 	if pm == nil {
-		d.unknown(peerField(ps, factPortMap), "whether the peer holds a port mapping is not known"+d.apiHint())
+		d.unknown(safetext.New(peerField(ps, factPortMap)), safetext.New("whether the peer holds a port mapping is not known"+d.apiHint()))
 		return false
 	}
 	behind := hasLAN(ps.Endpoints) || hasLAN(d.p.Endpoints)
@@ -885,7 +887,7 @@ func (d *diag) peerFilters(ps *PeerSide, pm *bool) bool {
 	if behind {
 		note += ", and it has LAN addresses, so a NAT most likely sits in front of it, dropping what it did not ask for"
 	}
-	d.add(peerField(ps, factPortMap), "false", behind, note)
+	d.add(safetext.New(peerField(ps, factPortMap)), "false", behind, safetext.New(note))
 	return behind
 }
 
@@ -903,7 +905,7 @@ func (d *diag) weFilter(nf *natFacts) (string, bool) {
 		d.add("NetInfo.HavePortMap", "false", true, "no port mapping here, and this host has LAN addresses, so a NAT sits in front of it, dropping what it did not ask for")
 		return "here", true
 	case nf.self == natUnknown && ev.lanSamePort:
-		d.add(ev.field, ev.value, true, ev.note+"; either way, with no port mapping, this end drops what it did not ask for")
+		d.add(safetext.New(ev.field), ev.value, true, safetext.New(ev.note+"; either way, with no port mapping, this end drops what it did not ask for"))
 		return "here-either", true
 	}
 	return "", false
@@ -916,8 +918,8 @@ func (d *diag) otherSide(ps *PeerSide) {
 		*ps.Other.MappingVariesByDestIP == *ps.MappingVariesByDestIP {
 		return
 	}
-	d.info(peerField(ps.Other, factMapping), strconv.FormatBool(*ps.Other.MappingVariesByDestIP),
-		"older than "+ps.Source+"'s answer, which decides")
+	d.info(safetext.New(peerField(ps.Other, factMapping)), strconv.FormatBool(*ps.Other.MappingVariesByDestIP),
+		safetext.New("older than "+ps.Source+"'s answer, which decides"))
 }
 
 // apiHint is what a person can do about an unknown peer-side fact.
@@ -945,7 +947,7 @@ func (d *diag) checkCGNAT() {
 				if side.field != "Self.Endpoints" {
 					who = "the peer's"
 				}
-				d.info(side.field, a.String(), "in 100.64.0.0/10: "+who+" traffic crosses a carrier-grade NAT (the ISP's), which no port mapping on a home router reaches")
+				d.info(safetext.New(side.field), a.String(), safetext.New("in 100.64.0.0/10: "+who+" traffic crosses a carrier-grade NAT (the ISP's), which no port mapping on a home router reaches"))
 				break
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // This node's own verdict: trouble at this end that touches every path
@@ -199,7 +201,7 @@ func (d *diag) checkLoggedOut() result {
 		d.add("Status.BackendState", st, false, "")
 		return notHeld()
 	}
-	d.add("Status.BackendState", st, true, "tailscaled is "+why)
+	d.add("Status.BackendState", st, true, safetext.New("tailscaled is "+why))
 	return holds()
 }
 
@@ -211,7 +213,7 @@ func (d *diag) checkNetcheckEmpty() result {
 	if !ev.NetcheckEmpty {
 		return notHeld()
 	}
-	d.add("Netcheck.RegionLatency", "none", true, "the report ("+ev.NetcheckEmptyFrom+") has UDP false, no public address and no DERP latency: it probed nothing, as when tailscaled has no DERP map")
+	d.add("Netcheck.RegionLatency", "none", true, safetext.New("the report ("+ev.NetcheckEmptyFrom+") has UDP false, no public address and no DERP latency: it probed nothing, as when tailscaled has no DERP map"))
 	if ev.NoDERPMap {
 		d.add("Netcheck.DERPMap", "none from tailscaled", true, "the CLI said tailscaled had no DERP map: it is not logged in")
 	}
@@ -239,7 +241,7 @@ func (d *diag) checkReceiveStopped() result {
 		if m[1] != "" {
 			what = m[1]
 		}
-		d.add("Status.Health", h, true, what+" is not receiving: peers' DISCO pings and WireGuard packets over UDP never arrive, so every path falls back to DERP")
+		d.add("Status.Health", h, true, safetext.New(what+" is not receiving: peers' DISCO pings and WireGuard packets over UDP never arrive, so every path falls back to DERP"))
 		return holds()
 	}
 	if ipv6 != "" {
@@ -284,13 +286,13 @@ func (d *diag) checkControlBreaking() result {
 		if !run.First.IsZero() && !run.Last.IsZero() {
 			note += " within " + durText(run.Last.Sub(run.First))
 		}
-		d.add("Log.ControlBreaks", value, true, note+", with no netmap received between them: large responses keep getting cut")
+		d.add("Log.ControlBreaks", value, true, safetext.New(note+", with no netmap received between them: large responses keep getting cut"))
 	case ev.ControlBreaks > 0:
 		why := "they came more than " + durText(ControlBreakWindow) + " apart"
 		if ev.NetmapsReceived > 0 {
 			why = "a whole netmap arrived after each (" + countOf(ev.NetmapsReceived, "netmap") + " received), or " + why
 		}
-		d.info("Log.ControlBreaks", value, "not one run: "+why+"; control's long poll ends now and then and is polled again (auto.go mapRoutine), so a break alone says nothing about the path")
+		d.info("Log.ControlBreaks", value, safetext.New("not one run: "+why+"; control's long poll ends now and then and is polled again (auto.go mapRoutine), so a break alone says nothing about the path"))
 	default:
 		d.info("Log.ControlBreaks", "0", "no stream to control was cut in this log")
 	}
@@ -316,7 +318,7 @@ func (d *diag) checkNetcheckFlaps() result {
 		if n := s.True + s.False; n > len(s.Values) {
 			value = fmt.Sprintf("true ×%d, false ×%d; the last %d: %s", s.True, s.False, len(s.Values), value)
 		}
-		d.add("Netcheck."+s.Fact, value, true, "reports disagree: the last one is not taken over the others")
+		d.add(safetext.New("Netcheck."+s.Fact), value, true, "reports disagree: the last one is not taken over the others")
 	}
 	return resultIf(len(ev.Spread) > 0)
 }
@@ -378,7 +380,7 @@ func (d *diag) checkNetworkChanges() result {
 	}
 	span := ev.LastLinkChange.Sub(ev.FirstLinkChange)
 	if ev.FirstLinkChange.IsZero() || span > networkChangesWindow {
-		d.info("Log.LinkChanges", strconv.Itoa(ev.LinkChanges), "over more than "+networkChangesWindow.String()+", or undated")
+		d.info("Log.LinkChanges", strconv.Itoa(ev.LinkChanges), safetext.New("over more than "+networkChangesWindow.String()+", or undated"))
 		return notHeld()
 	}
 	d.add("Log.LinkChanges", fmt.Sprintf("%d in %v", ev.LinkChanges, span.Round(time.Second)), true, "")
