@@ -915,5 +915,5 @@ func wgOf(p *probes.Peer) string {
 	if p == nil {
 		return "(peer missing)"
 	}
-	return p.WireGuard
+	return string(p.WireGuard)
 }

@@ -209,9 +209,9 @@ func (d *diag) rxInfo() {
 // wgText is the WireGuard state and since when.
 func (d *diag) wgText() string {
 	if d.p.WireGuardSince.IsZero() {
-		return d.p.WireGuard
+		return string(d.p.WireGuard)
 	}
-	return d.p.WireGuard + " since " + d.p.WireGuardSince.UTC().Format("15:04:05Z")
+	return string(d.p.WireGuard) + " since " + d.p.WireGuardSince.UTC().Format("15:04:05Z")
 }
 
 // sinceText is how long ago t was, "a while" when unknown.
@@ -576,7 +576,7 @@ func (d *diag) checkLostDirect() result {
 	buf = append(buf, ' ')
 	buf = append(buf, lc.What...)
 	d.add("EndpointChanges", string(buf), true, "the daemon's newest endpoint change for this peer")
-	return holdsAs("logged", "{what}", lc.What, "{when}", lc.When.UTC().Format("15:04:05Z"))
+	return holdsAs("logged", "{what}", string(lc.What), "{when}", lc.When.UTC().Format("15:04:05Z"))
 }
 
 // farDERP is what checkFarDERP measured, for the texts built only when needed.
@@ -747,7 +747,7 @@ func (d *diag) checkPeerClient() result {
 		return notHeld()
 	}
 	old, known := false, false
-	if ok, parsed := ClientVersionAtLeast(ps.ClientVersion, peerRelayMinMajor, peerRelayMinMinor); parsed {
+	if ok, parsed := ClientVersionAtLeast(string(ps.ClientVersion), peerRelayMinMajor, peerRelayMinMinor); parsed {
 		old, known = !ok, true
 	} else if ps.CapVersion > 0 {
 		old, known = ps.CapVersion < peerRelayMinCap, true
@@ -757,7 +757,7 @@ func (d *diag) checkPeerClient() result {
 	}
 	value := ps.ClientVersion
 	if value == "" {
-		value = "capability " + strconv.Itoa(ps.CapVersion)
+		value = safetext.New("capability " + strconv.Itoa(ps.CapVersion))
 	}
 	note := "new enough for peer relays"
 	if old {
@@ -766,7 +766,7 @@ func (d *diag) checkPeerClient() result {
 	if ps.UpdateAvailable != nil && *ps.UpdateAvailable {
 		note += "; an update is available for it"
 	}
-	d.add(safetext.New(peerField(ps, factVersion)), value, old, safetext.New(note))
+	d.add(safetext.New(peerField(ps, factVersion)), string(value), old, safetext.New(note))
 	return resultIf(old)
 }
 
@@ -811,7 +811,7 @@ func (d *diag) checkDERPReach() result {
 			case home == 0:
 				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region is unknown; a DERP region fails to connect")
 				held = true
-			case e.Region == home || (e.Code != "" && e.Code == string(d.self.HomeDERPCode)):
+			case e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode):
 				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region")
 				held = true
 			default:
@@ -819,7 +819,7 @@ func (d *diag) checkDERPReach() result {
 			}
 		}
 		if ev.ProxyError != "" {
-			d.add("Log.ProxyError", ev.ProxyError, true, "DERP goes through an HTTP proxy that refused or failed the CONNECT")
+			d.add("Log.ProxyError", string(ev.ProxyError), true, "DERP goes through an HTTP proxy that refused or failed the CONNECT")
 			held = true
 		}
 		if !held {
@@ -854,19 +854,19 @@ func (d *diag) checkDERPReach() result {
 		return res(pr.Region, "")
 	}
 	for _, e := range errs {
-		ours := e.Region == home || (e.Code != "" && e.Code == string(d.self.HomeDERPCode))
-		if e.Region != inUse && (e.Code == "" || e.Code != string(d.p.Path.DERPCode)) && !ours {
+		ours := e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode)
+		if e.Region != inUse && (e.Code == "" || e.Code != d.p.Path.DERPCode) && !ours {
 			continue
 		}
 		why := "the relay region in use"
-		if e.Region != inUse && e.Code != string(d.p.Path.DERPCode) {
+		if e.Region != inUse && e.Code != d.p.Path.DERPCode {
 			why = "our home region, through which the peer answers,"
 		}
 		d.add("Log.DERPErrors", derpErrorText(e), true, safetext.New("tailscaled logged that "+why+" failed to connect: relayed packets to or from the peer are lost"))
 		return res(e.Region, "")
 	}
 	if ev.ProxyError != "" {
-		d.add("Log.ProxyError", ev.ProxyError, true, "DERP goes through an HTTP proxy that refused or failed the CONNECT: no region can be reached through it")
+		d.add("Log.ProxyError", string(ev.ProxyError), true, "DERP goes through an HTTP proxy that refused or failed the CONNECT: no region can be reached through it")
 		return res(0, "proxy")
 	}
 	return notHeld()
@@ -907,9 +907,9 @@ func (d *diag) liveDERPErrors(all []DERPError) []DERPError {
 func derpErrorText(e DERPError) string {
 	where := "region " + strconv.Itoa(e.Region)
 	if e.Code != "" {
-		where += " (" + e.Code + ")"
+		where += " (" + string(e.Code) + ")"
 	}
-	return where + ": " + strconv.Itoa(e.Count) + "× " + e.Err
+	return where + ": " + strconv.Itoa(e.Count) + "× " + string(e.Err)
 }
 
 // DERPProblem is one health warning about a DERP region.
@@ -1101,7 +1101,7 @@ func (d *diag) checkRangeCollision() result {
 	if h == nil || (len(h.Interfaces) == 0 && h.InterfacesErr != "") {
 		why := "this host's interfaces were not read"
 		if h != nil {
-			why = "this host's interfaces could not be read: " + h.InterfacesErr
+			why = "this host's interfaces could not be read: " + string(h.InterfacesErr)
 		}
 		d.unknown("Host.Interfaces", safetext.New(why))
 		return notHeld()
@@ -1121,8 +1121,8 @@ func (d *diag) checkRangeCollision() result {
 		for _, pfx := range ifc.Addrs {
 			a := pfx.Addr().Unmap()
 			if tailnetRange.Contains(a) && !chromeOS.Contains(a) && !ours(a) {
-				d.add("Host.Interfaces", ifc.Name+" "+pfx.String(), true, "an address in 100.64.0.0/10 on an interface that is not Tailscale's: tailscaled treats the range as the tailnet's (it never advertises such an address as an endpoint, and on Linux drops packets from the range arriving elsewhere than tailscale0)")
-				return holdsAs("", "{iface}", ifc.Name, "{addr}", pfx.String(), "{how}", collisionHow(string(d.self.OS), ifc.Name))
+				d.add("Host.Interfaces", string(ifc.Name)+" "+pfx.String(), true, "an address in 100.64.0.0/10 on an interface that is not Tailscale's: tailscaled treats the range as the tailnet's (it never advertises such an address as an endpoint, and on Linux drops packets from the range arriving elsewhere than tailscale0)")
+				return holdsAs("", "{iface}", string(ifc.Name), "{addr}", pfx.String(), "{how}", collisionHow(string(d.self.OS), string(ifc.Name)))
 			}
 		}
 	}

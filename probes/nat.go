@@ -431,7 +431,7 @@ func (d *diag) selfNAT() (natState, natEvidence) {
 				}
 				for _, ep := range eps {
 					if ep.Addr().Unmap() == a {
-						return natNone, natEvidence{field: "Host.Interfaces", value: ifc.Name + " " + p.String(), note: "a public address on this host's own interface (" + ifc.Name + "): no NAT in front of it"}
+						return natNone, natEvidence{field: "Host.Interfaces", value: string(ifc.Name) + " " + p.String(), note: "a public address on this host's own interface (" + string(ifc.Name) + "): no NAT in front of it"}
 					}
 				}
 			}
@@ -575,7 +575,7 @@ func (d *diag) ourPort() string {
 // firewallWhy is how the firewall verdict was reached.
 func (d *diag) firewallWhy() string {
 	if h := d.self.Host; h != nil && h.Firewall != nil && h.Firewall.Why != "" {
-		return h.Firewall.Why
+		return string(h.Firewall.Why)
 	}
 	return "its rules"
 }
@@ -599,16 +599,16 @@ func (d *diag) firewallEvidence(peerOpen bool) (variant string, also bool) {
 	switch fw.Verdict {
 	case FirewallDrop:
 		if fw.Stateful {
-			d.add("Host.Firewall", "drop new UDP "+port+", replies accepted", true, safetext.New("this host's nftables ruleset admits replies to what it sent but drops a peer's unsolicited DISCO ping ("+fw.Why+")"))
+			d.add("Host.Firewall", "drop new UDP "+port+", replies accepted", true, "this host's nftables ruleset admits replies to what it sent but drops a peer's unsolicited DISCO ping ("+fw.Why+")")
 			return "stateful", false
 		}
-		d.add("Host.Firewall", "drop UDP "+port, true, safetext.New("this host's nftables ruleset drops inbound UDP to tailscaled's port ("+fw.Why+")"))
+		d.add("Host.Firewall", "drop UDP "+port, true, "this host's nftables ruleset drops inbound UDP to tailscaled's port ("+fw.Why+")")
 		return "drop", false
 	case FirewallAccept:
-		d.add("Host.Firewall", "accept UDP "+port, false, safetext.New("this host's nftables ruleset accepts inbound UDP to tailscaled's port ("+fw.Why+"); a firewall in front of the host may still drop it"))
+		d.add("Host.Firewall", "accept UDP "+port, false, "this host's nftables ruleset accepts inbound UDP to tailscaled's port ("+fw.Why+"); a firewall in front of the host may still drop it")
 		return "host-accepts", peerOpen
 	}
-	d.unknownV("Host.Firewall", FirewallUnknown, safetext.New(fw.Why))
+	d.unknownV("Host.Firewall", FirewallUnknown, fw.Why)
 	return "", false
 }
 

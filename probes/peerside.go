@@ -8,6 +8,7 @@ import (
 
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
@@ -106,7 +107,7 @@ type PeerSide struct {
 	// LastSeen is when control last saw the peer; zero unknown or online.
 	LastSeen time.Time `json:"last_seen,omitzero"`
 	// ClientVersion is the peer's Tailscale version ("1.86.2-t…"); "" unknown.
-	ClientVersion string `json:"client_version,omitempty"`
+	ClientVersion safetext.Text `json:"client_version,omitempty"`
 	// CapVersion is the peer's capability version (tailcfg.Node.Cap); 0 unknown.
 	CapVersion int `json:"cap_version,omitempty"`
 	// UpdateAvailable: the API says a newer client exists for it; nil unknown.
@@ -248,7 +249,7 @@ func disagree(a, b *PeerSide) bool {
 func PeerSideFromNode(p *Peer, node *tailcfg.Node, regions map[int]Region) *PeerSide {
 	s := &PeerSide{Source: SourceLocalAPI, Endpoints: p.Endpoints, LastSeen: p.LastSeen, CapVersion: int(node.Cap)}
 	if node.Hostinfo.Valid() {
-		s.ClientVersion = ClientVersion(node.Hostinfo.IPNVersion())
+		s.ClientVersion = safetext.New(ClientVersion(node.Hostinfo.IPNVersion()))
 		if ni := node.Hostinfo.NetInfo(); ni.Valid() {
 			s.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP())
 		}

@@ -50,8 +50,8 @@ type SelfEvidence struct {
 	// ControlBreaks counts control-plane and log-upload streams cut
 	// mid-stream ("PollNetMap: … unexpected EOF", "connection reset by
 	// peer"); ControlBreak is the last one's text, sanitised.
-	ControlBreaks int    `json:"control_breaks,omitempty"`
-	ControlBreak  string `json:"control_break,omitempty"`
+	ControlBreaks int           `json:"control_breaks,omitempty"`
+	ControlBreak  safetext.Text `json:"control_break,omitempty"`
 	// NetmapsReceived counts "mapRoutine: netmap received" lines: a
 	// whole map response arrived (control/controlclient/auto.go
 	// UpdateFullNetmap), so large responses do get through.
@@ -63,8 +63,8 @@ type SelfEvidence struct {
 	BreakRun *BreakRun `json:"break_run,omitempty"`
 	// TLSRecordErrors counts TLS records that arrived corrupted ("tls:
 	// bad record MAC"); TLSRecordError is the last one's text.
-	TLSRecordErrors int    `json:"tls_record_errors,omitempty"`
-	TLSRecordError  string `json:"tls_record_error,omitempty"`
+	TLSRecordErrors int           `json:"tls_record_errors,omitempty"`
+	TLSRecordError  safetext.Text `json:"tls_record_error,omitempty"`
 	// NetcheckEmpty is true when a netcheck report measured nothing: UDP
 	// false, no public address and no DERP latency, as when tailscaled is
 	// logged out and has no DERP map to probe (its UDP is then unknown,
@@ -85,7 +85,7 @@ type SelfEvidence struct {
 	UDPWorkedAt     time.Time `json:"udp_worked_at,omitzero"`
 	// UDPTestFailure is the CLI's "netcheck: UDP test failure: …": this
 	// host could not even send the STUN test.
-	UDPTestFailure string `json:"udp_test_failure,omitempty"`
+	UDPTestFailure safetext.Text `json:"udp_test_failure,omitempty"`
 	// NoDERPMap is true when the CLI said tailscaled had no DERP map
 	// ("No DERP map from tailscaled; using default."): not logged in.
 	NoDERPMap bool `json:"no_derp_map,omitempty"`
@@ -95,7 +95,7 @@ type SelfEvidence struct {
 	DERPErrors []DERPError `json:"derp_errors,omitempty"`
 	// ProxyError is a failed CONNECT through an HTTP proxy to a DERP
 	// server ("derphttp: CONNECT dial to …"): a proxy is in the way.
-	ProxyError string `json:"proxy_error,omitempty"`
+	ProxyError safetext.Text `json:"proxy_error,omitempty"`
 	// UPnPFrom answered UPnP discovery although the gateway is
 	// UPnPGateway: a second router or a double NAT, whose mapping is of
 	// no use (net/portmapper ignores it).
@@ -135,10 +135,10 @@ type TimedReport struct {
 
 // DERPError is a failing connection to one DERP region.
 type DERPError struct {
-	Region int    `json:"region"`
-	Code   string `json:"code,omitempty"`
-	Count  int    `json:"count"`
-	Err    string `json:"err"`
+	Region int           `json:"region"`
+	Code   safetext.Text `json:"code,omitempty"`
+	Count  int           `json:"count"`
+	Err    safetext.Text `json:"err"`
 	// Last is when the newest failure was logged (zero undated).
 	Last time.Time `json:"last,omitzero"`
 	// SinceConnect counts the failures logged after the region's last
@@ -267,7 +267,7 @@ func (d *diag) checkControlBreaking() result {
 	if ev.LogLines == 0 || (ev.ControlBreaks == 0 && ev.TLSRecordErrors == 0) {
 		return notHeld()
 	}
-	value := strconv.Itoa(ev.ControlBreaks) + "× " + ev.ControlBreak
+	value := strconv.Itoa(ev.ControlBreaks) + "× " + string(ev.ControlBreak)
 	if ev.ControlBreaks == 0 {
 		value = "0"
 	}
@@ -297,7 +297,7 @@ func (d *diag) checkControlBreaking() result {
 		d.info("Log.ControlBreaks", "0", "no stream to control was cut in this log")
 	}
 	if ev.TLSRecordErrors > 0 {
-		d.add("Log.TLSRecordErrors", strconv.Itoa(ev.TLSRecordErrors)+"× "+ev.TLSRecordError, held, "a TLS record arrived corrupted: bytes changed or lost on the way")
+		d.add("Log.TLSRecordErrors", strconv.Itoa(ev.TLSRecordErrors)+"× "+string(ev.TLSRecordError), held, "a TLS record arrived corrupted: bytes changed or lost on the way")
 	}
 	return resultIf(held)
 }

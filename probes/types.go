@@ -286,8 +286,8 @@ type Peer struct {
 	// "handshake" (one in progress, no usable session), "established" or
 	// "expired"; "" when not reported (an older tailscaled, a snapshot
 	// without it). WireGuardSince is when the peer entered that state.
-	WireGuard      string    `json:"wireguard,omitempty"`
-	WireGuardSince time.Time `json:"wireguard_since,omitzero"`
+	WireGuard      safetext.Text `json:"wireguard,omitempty"`
+	WireGuardSince time.Time     `json:"wireguard_since,omitzero"`
 	// NoHandshakeSince is when tailpath first saw the peer Active without a
 	// handshake within RecentHandshake, carried from snapshot to snapshot
 	// by Gather while that lasts; zero otherwise.
@@ -331,11 +331,11 @@ type EndpointChange struct {
 	When time.Time `json:"when"`
 	// What is the daemon's event name, e.g. "handlePongConnLocked-bestAddr-update",
 	// "deleteEndpointLocked-bestAddr-<why>", "updateFromNode-DERP".
-	What string `json:"what"`
+	What safetext.Text `json:"what"`
 	// From and To are the previous and new state as compact JSON text
 	// (sanitised, at most 160 bytes); empty when absent.
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
+	From safetext.Text `json:"from,omitempty"`
+	To   safetext.Text `json:"to,omitempty"`
 }
 
 // PingRun summarises one finished DISCO "ping until direct" run.
@@ -439,8 +439,8 @@ type HostFacts struct {
 	At time.Time `json:"at"`
 	// Interfaces are the host's interfaces that are up, with their
 	// addresses; InterfacesErr says why they are unknown.
-	Interfaces    []Interface `json:"interfaces,omitempty"`
-	InterfacesErr string      `json:"interfaces_error,omitempty"`
+	Interfaces    []Interface   `json:"interfaces,omitempty"`
+	InterfacesErr safetext.Text `json:"interfaces_error,omitempty"`
 	// Firewall is how this host's nftables ruleset treats inbound UDP
 	// to tailscaled's port; nil when not read.
 	Firewall *FirewallFacts `json:"firewall,omitempty"`
@@ -448,7 +448,7 @@ type HostFacts struct {
 
 // Interface is one network interface of the host.
 type Interface struct {
-	Name  string         `json:"name"`
+	Name  safetext.Text  `json:"name"`
 	Addrs []netip.Prefix `json:"addrs,omitempty"`
 	// Tailscale is true for tailscaled's own tunnel (named tailscale*,
 	// utun* or "Tailscale", or holding our Tailscale address).
@@ -477,7 +477,7 @@ type FirewallFacts struct {
 	Stateful bool `json:"stateful,omitempty"`
 	// Why says how it was decided, or why it is unknown ("not root",
 	// "rule too complex to judge: …").
-	Why string `json:"why,omitempty"`
+	Why safetext.Text `json:"why,omitempty"`
 }
 
 // NATInfo is the subset of tailcfg.NetInfo the diagnosis uses. Pointer
@@ -498,7 +498,7 @@ type NATInfo struct {
 	PMP  *bool `json:"pmp"`
 	PCP  *bool `json:"pcp"`
 	// LinkType is NetInfo.LinkType ("wired", "wifi", "mobile"); "" if unknown.
-	LinkType string `json:"link_type,omitempty"`
+	LinkType safetext.Text `json:"link_type,omitempty"`
 	// DERPLatency is the measured latency to each DERP region id (from
 	// NetInfo.DERPLatency, best of v4/v6); nanoseconds in JSON.
 	DERPLatency map[int]time.Duration `json:"derp_latency,omitempty"`

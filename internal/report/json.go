@@ -204,7 +204,7 @@ func (e *jsonIndenter) peerFields(p *probes.Peer) {
 		e.key("handshake_unknown")
 		e.bool(true)
 	}
-	e.optStr("wireguard", p.WireGuard)
+	e.optStr("wireguard", string(p.WireGuard))
 	if !p.WireGuardSince.IsZero() {
 		e.key("wireguard_since")
 		e.time(p.WireGuardSince)
@@ -337,7 +337,7 @@ func (e *jsonIndenter) nat(n *probes.NATInfo) {
 	e.boolPtr(n.PMP)
 	e.key("pcp")
 	e.boolPtr(n.PCP)
-	e.optStr("link_type", n.LinkType)
+	e.optStr("link_type", string(n.LinkType))
 	if len(n.DERPLatency) > 0 {
 		// encoding/json sorts a map's keys as the strings they become.
 		e.key("derp_latency")
@@ -424,7 +424,7 @@ func (e *jsonIndenter) peerSide(s *probes.PeerSide) {
 		e.key("last_seen")
 		e.time(s.LastSeen)
 	}
-	e.optStr("client_version", s.ClientVersion)
+	e.optStr("client_version", string(s.ClientVersion))
 	if s.CapVersion != 0 {
 		e.key("cap_version")
 		e.int(int64(s.CapVersion))

@@ -434,7 +434,7 @@ func parseDevices(body []byte, at time.Time) (*probes.APIFacts, error) {
 	f := probes.NewAPIFacts(at, len(doc.Devices))
 	for i := range doc.Devices {
 		d := &doc.Devices[i]
-		s := &probes.PeerSide{Source: probes.SourceControlAPI, At: at, ClientVersion: probes.ClientVersion(d.ClientVersion), UpdateAvailable: d.UpdateAvailable}
+		s := &probes.PeerSide{Source: probes.SourceControlAPI, At: at, ClientVersion: safetext.New(probes.ClientVersion(d.ClientVersion)), UpdateAvailable: d.UpdateAvailable}
 		preferred := ""
 		if t, err := time.Parse(time.RFC3339, d.LastSeen); err == nil && !(d.ConnectedToControl != nil && *d.ConnectedToControl) {
 			s.LastSeen = t

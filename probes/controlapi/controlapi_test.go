@@ -317,7 +317,7 @@ func FuzzParseDevices(f *testing.F) {
 		}
 		for _, r := range doc.Records {
 			s := r.Facts
-			for _, str := range append([]string{r.NodeID, r.Preferred, s.ClientVersion}, keys(s.DERPLatencyMs)...) {
+			for _, str := range append([]string{r.NodeID, r.Preferred, string(s.ClientVersion)}, keys(s.DERPLatencyMs)...) {
 				if strings.ContainsFunc(str, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 					t.Fatalf("control character in %q", str)
 				}

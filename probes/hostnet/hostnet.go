@@ -31,13 +31,13 @@ func Read(ctx context.Context, self probes.Self) *probes.HostFacts {
 	h := &probes.HostFacts{At: time.Now()}
 	ifs, err := interfaces(self.TailscaleIPs)
 	if err != nil {
-		h.InterfacesErr = safetext.Clean(err.Error())
+		h.InterfacesErr = safetext.New(err.Error())
 	}
 	h.Interfaces = ifs
 	if port := Port(self.Endpoints, ifs); port != 0 && ctx.Err() == nil {
 		res, err := firewall.InboundUDP(port)
 		if !errors.Is(err, firewall.ErrNotSupported) {
-			h.Firewall = &probes.FirewallFacts{Port: port, Verdict: string(res.Verdict), Stateful: res.Stateful, Why: safetext.Clean(res.Why)}
+			h.Firewall = &probes.FirewallFacts{Port: port, Verdict: string(res.Verdict), Stateful: res.Stateful, Why: safetext.New(res.Why)}
 		}
 	}
 	return h
@@ -90,7 +90,7 @@ func interfaces(tailnetIPs []netip.Addr) ([]probes.Interface, error) {
 		if err != nil {
 			continue
 		}
-		ifc := probes.Interface{Name: safetext.Clean(ni.Name)}
+		ifc := probes.Interface{Name: safetext.New(ni.Name)}
 		for _, a := range addrs {
 			ipn, ok := a.(*net.IPNet)
 			if !ok {

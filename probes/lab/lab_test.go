@@ -319,7 +319,7 @@ func TestLab(t *testing.T) {
 		// "x.y.z-ERR-BuildInfo", which names no release (its capability
 		// version still says what it understands).
 		if p.PeerSide == nil || p.PeerSide.Source != probes.SourceControlAPI || p.PeerSide.CapVersion == 0 ||
-			strings.Contains(p.PeerSide.ClientVersion, "ERR-BuildInfo") {
+			strings.Contains(string(p.PeerSide.ClientVersion), "ERR-BuildInfo") {
 			t.Fatalf("%s peer side = %+v, want the API's facts", DERPName, p.PeerSide)
 		}
 		// The peer's hard NAT shows as a failed check citing the API, and

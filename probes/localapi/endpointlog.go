@@ -115,9 +115,9 @@ func parseEndpointChanges(b []byte) ([]probes.EndpointChange, error) {
 	for _, r := range raw {
 		out = append(out, probes.EndpointChange{
 			When: r.When,
-			What: cleanString(r.What),
-			From: changeText(r.From),
-			To:   changeText(r.To),
+			What: safetext.New(r.What),
+			From: safetext.New(changeText(r.From)),
+			To:   safetext.New(changeText(r.To)),
 		})
 	}
 	return out, nil

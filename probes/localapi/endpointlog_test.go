@@ -45,7 +45,7 @@ func TestParseEndpointChanges(t *testing.T) {
 	}
 	long := `[{"What":"x","To":"` + strings.Repeat("é", 200) + `"}]`
 	got, err := parseEndpointChanges([]byte(long))
-	if err != nil || len(got[0].To) > maxChangeText+len("…") || !utf8.ValidString(got[0].To) {
+	if err != nil || len(got[0].To) > maxChangeText+len("…") || !utf8.ValidString(string(got[0].To)) {
 		t.Errorf("long To = %q (%d bytes), err %v", got[0].To, len(got[0].To), err)
 	}
 }
@@ -63,11 +63,11 @@ func FuzzParseEndpointChanges(f *testing.F) {
 			return
 		}
 		for _, c := range chs {
-			for _, s := range []string{c.What, c.From, c.To} {
+			for _, s := range []string{string(c.What), string(c.From), string(c.To)} {
 				if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }) || !utf8.ValidString(s) {
 					t.Fatalf("unsafe text %q", s)
 				}
-				if len(s) > maxChangeText+len("…") && s != c.What {
+				if len(s) > maxChangeText+len("…") && s != string(c.What) {
 					t.Fatalf("From/To not bounded: %d bytes", len(s))
 				}
 			}

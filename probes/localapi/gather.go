@@ -466,7 +466,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 					if !ok {
 						w = WireGuardState{State: probes.WGNone}
 					}
-					p.WireGuard, p.WireGuardSince = w.State, w.Since
+					p.WireGuard, p.WireGuardSince = safetext.New(w.State), w.Since
 				}
 				if node != nil {
 					p := &snap.Peers[i]
@@ -706,7 +706,7 @@ func natFromNetInfo(ni *tailcfg.NetInfo) *probes.NATInfo {
 		UPnP:                  probes.OptBool(string(ni.UPnP)),
 		PMP:                   probes.OptBool(string(ni.PMP)),
 		PCP:                   probes.OptBool(string(ni.PCP)),
-		LinkType:              cleanString(ni.LinkType),
+		LinkType:              safetext.New(cleanString(ni.LinkType)),
 	}
 	if len(ni.DERPLatency) > 0 {
 		n.DERPLatency = make(map[int]time.Duration, len(ni.DERPLatency))

@@ -182,7 +182,7 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 			TxRate:           p.TxRate,
 			RxRate:           p.RxRate,
 			RatesKnown:       p.RatesKnown,
-			WireGuard:        p.WireGuard,
+			WireGuard:        string(p.WireGuard),
 			WireGuardSince:   p.WireGuardSince,
 		}
 		if !h.empty() {

@@ -299,7 +299,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		p.derpError(id, code, m[3], at)
 		return "DERP connection failed"
 	case strings.Contains(msg, "CONNECT dial") && find(logProxyRE):
-		p.ev.ProxyError = clip("CONNECT to " + safetext.Clean(m[1]) + ": " + safetext.Clean(m[2]))
+		p.ev.ProxyError = safetext.New(clip("CONNECT to " + m[1] + ": " + m[2]))
 		return "DERP through a proxy failed"
 	case strings.Contains(msg, "gateway IP is") && find(logUPnPGwRE):
 		from, err1 := netip.ParseAddr(strings.TrimSuffix(m[1], ","))
@@ -346,13 +346,13 @@ func (p *paste) streamError(at time.Time, text string) {
 	p.seenErrs[key] = true
 	if tlsRecordRE.MatchString(text) {
 		p.ev.TLSRecordErrors++
-		p.ev.TLSRecordError = clip(text)
+		p.ev.TLSRecordError = safetext.New(clip(text))
 		p.breakEvent(at, false)
 		return
 	}
 	if midStreamRE.MatchString(text) {
 		p.ev.ControlBreaks++
-		p.ev.ControlBreak = clip(text)
+		p.ev.ControlBreak = safetext.New(clip(text))
 		p.breakEvent(at, true)
 	}
 }
@@ -427,7 +427,7 @@ func (p *paste) derpError(id int, code, text string, at time.Time) {
 	if i, ok := p.derpErrIdx[id]; ok {
 		e := &p.ev.DERPErrors[i]
 		e.Count++
-		e.Err = text
+		e.Err = safetext.New(text)
 		if conn, ok := p.derpConnAt[id]; !ok || at.IsZero() || conn.IsZero() || !at.Before(conn) {
 			e.SinceConnect++
 			e.Reconnected = false
@@ -444,7 +444,7 @@ func (p *paste) derpError(id int, code, text string, at time.Time) {
 		p.derpErrIdx = map[int]int{}
 	}
 	p.derpErrIdx[id] = len(p.ev.DERPErrors)
-	e := probes.DERPError{Region: id, Code: code, Count: 1, SinceConnect: 1, Err: text, Last: at}
+	e := probes.DERPError{Region: id, Code: safetext.New(code), Count: 1, SinceConnect: 1, Err: safetext.New(text), Last: at}
 	if conn, ok := p.derpConnAt[id]; ok && !at.IsZero() && !conn.IsZero() && at.Before(conn) {
 		e.SinceConnect, e.Reconnected = 0, true // logged out of order: the connect came after
 	}

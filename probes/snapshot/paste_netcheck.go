@@ -474,7 +474,7 @@ func (p *paste) cliLine(name string, no int, trim string) bool {
 		p.ev.NoDERPMap = true
 		p.addInput(Input{Name: name, Kind: KindNetcheckText, First: no, Last: no, Note: "tailscaled had no DERP map (not logged in)"})
 	case cliUDPTestRE.MatchString(trim):
-		p.ev.UDPTestFailure = clip(safetext.Clean(cliUDPTestRE.FindStringSubmatch(trim)[1]))
+		p.ev.UDPTestFailure = safetext.New(clip(safetext.Clean(cliUDPTestRE.FindStringSubmatch(trim)[1])))
 		p.addInput(Input{Name: name, Kind: KindNetcheckText, First: no, Last: no, Note: "the CLI could not send its UDP test"})
 	default:
 		return false

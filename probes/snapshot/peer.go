@@ -47,7 +47,8 @@ func PeerSideOf(ctx context.Context, f *File) (*PeerSnapshot, error) {
 	side := &probes.PeerSide{Source: probes.SourcePeerSnapshot, At: f.Taken, Endpoints: self.Endpoints, HomeDERP: self.HomeDERP,
 		NoNAT: probes.NoNAT(self)}
 	if f.Status != nil {
-		side.ClientVersion, _, _ = strings.Cut(f.Status.Version, " ")
+		v, _, _ := strings.Cut(f.Status.Version, " ")
+		side.ClientVersion = safetext.New(v)
 	}
 	if n := selfNode(f); n != nil {
 		side.CapVersion = int(n.Cap)

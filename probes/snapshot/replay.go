@@ -134,7 +134,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 					p.Path = probes.Classify(ps, p.Online, snap.Time)
 				}
 			}
-			p.WireGuard, p.WireGuardSince = h.WireGuard, h.WireGuardSince
+			p.WireGuard, p.WireGuardSince = safetext.New(h.WireGuard), h.WireGuardSince
 			p.LastSeenAgo = h.LastSeenAgo
 		}
 		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)

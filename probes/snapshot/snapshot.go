@@ -337,20 +337,11 @@ func (f *File) clean() {
 		}
 		f.PathChanges[id] = chs
 	}
-	if h := f.Host; h != nil {
-		h.InterfacesErr = safetext.Clean(h.InterfacesErr)
-		for i := range h.Interfaces {
-			h.Interfaces[i].Name = safetext.Clean(h.Interfaces[i].Name)
-		}
-		if fw := h.Firewall; fw != nil {
-			fw.Verdict, fw.Why = safetext.Clean(fw.Verdict), safetext.Clean(fw.Why)
-		}
+	if h := f.Host; h != nil && h.Firewall != nil {
+		h.Firewall.Verdict = safetext.Clean(h.Firewall.Verdict)
 	}
 	for id, h := range f.History.Peers {
 		h.WireGuard = safetext.Clean(h.WireGuard)
-		if c := h.LastChange; c != nil {
-			c.What, c.From, c.To = safetext.Clean(c.What), safetext.Clean(c.From), safetext.Clean(c.To)
-		}
 		f.History.Peers[id] = h
 	}
 	for i := range f.Inputs {
