@@ -42,6 +42,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // Sentinel errors; see the package documentation.
@@ -223,7 +225,16 @@ func (h Host) WriteRaw(key, value string) error {
 
 // Normalize collapses runs of whitespace (the kernel separates triples with
 // tabs, people type spaces) so values compare as the kernel means them.
-func Normalize(v string) string { return strings.Join(strings.Fields(v), " ") }
+func Normalize(v string) string {
+	f := strings.Fields(v)
+	for i := range f {
+		// A value read from the kernel or a sandbox root is outside text:
+		// cleaned here, where it is read, word by word so that a newline
+		// between words still separates them.
+		f[i] = safetext.Clean(f[i])
+	}
+	return strings.Join(f, " ")
+}
 
 // SameValue reports whether two sysctl values are equal after Normalize.
 func SameValue(a, b string) bool { return Normalize(a) == Normalize(b) }

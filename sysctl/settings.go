@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // The keys tailpath reads. The first three are per network namespace since
@@ -132,7 +134,7 @@ func (h Host) Read() (Settings, error) {
 			}
 			// ErrNoKey on an older kernel, or permission/I/O trouble:
 			// reported per key so the rest still shows.
-			s.Missing[k] = err.Error()
+			s.Missing[k] = safetext.Clean(err.Error())
 			continue
 		}
 		v = Normalize(v)

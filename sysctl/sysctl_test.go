@@ -15,6 +15,21 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
+// TestNormalizeCleans: a value read from the kernel or a sandbox root is
+// outside text; `tailpath tune` prints it, so it is cleaned where read,
+// word by word.
+func TestNormalizeCleans(t *testing.T) {
+	for in, want := range map[string]string{
+		"cubic\x1b]0;pwned\x07\nbbr\x1b[2J": "cubic bbr",
+		"6.1.0\x1b[31m-13-amd64\x07":        "6.1.0-13-amd64",
+		"4096\t131072\t6291456\n":           "4096 131072 6291456",
+	} {
+		if got := Normalize(in); got != want {
+			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestRead(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -17,7 +17,7 @@ type frameMsg struct{}
 type bannerTickMsg struct{ gen int }
 
 // SavedMsg is the outcome of Options.Save's command: the snapshot's path,
-// or why it could not be saved ("" when saved). The root shows it under
+// or why it could not be saved (Err; Path is "" then). The root shows it under
 // the tabs for a few seconds.
 type SavedMsg struct {
 	Path safetext.Text

@@ -11,6 +11,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -270,8 +271,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case SavedMsg:
 		m.flashGen++
 		m.flash = "snapshot saved to " + string(msg.Path)
-		if msg.Err != "" {
-			m.flash = "saving the snapshot failed: " + string(msg.Err)
+		if msg.Err != "" || msg.Path == "" {
+			// A saved snapshot always has a path; an error whose text
+			// cleaned to nothing still failed.
+			m.flash = "saving the snapshot failed: " + cmp.Or(string(msg.Err), "no reason given")
 		}
 		m.render()
 		gen := m.flashGen

@@ -236,7 +236,7 @@ func (k *serveSink) Tuning(r tune.Reading) {
 	if (r.Err != nil) != k.tuningFail {
 		k.tuningFail = r.Err != nil
 		if k.tuningFail {
-			k.s.logf("tuning: %v (tailpath_tuning_up is 0)", r.Err)
+			k.s.logf("tuning: %s (tailpath_tuning_up is 0)", r.ErrText())
 		} else {
 			k.s.logf("tuning readable again")
 		}

@@ -115,7 +115,7 @@ func (d *Dashboard) replayPanes() ([]common.Pane, []tea.Msg) {
 	if f.TuningErr != "" {
 		m.Err = errors.New(f.TuningErr)
 	}
-	pane := tuning.New(tuning.Options{Snapshot: "taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z"), Now: d.replayClock()})
+	pane := tuning.New(tuning.Options{Snapshot: safetext.New("taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")), Now: d.replayClock()})
 	return []common.Pane{pane}, []tea.Msg{m}
 }
 

@@ -246,12 +246,12 @@ func measureForStatus(ctx context.Context, c localapi.LocalClient, w io.Writer) 
 	}
 	dm, err := c.CurrentDERPMap(mctx)
 	if err != nil {
-		fmt.Fprintf(w, "tailpath: warning: --netcheck: DERP map: %v\n", err)
+		fmt.Fprintf(w, "tailpath: warning: --netcheck: DERP map: %s\n", safetext.Of(err))
 		return nil
 	}
 	rep, err := localapi.MeasureDERPLatency(mctx, dm)
 	if err != nil {
-		fmt.Fprintf(w, "tailpath: warning: --netcheck: %v\n", err)
+		fmt.Fprintf(w, "tailpath: warning: --netcheck: %s\n", safetext.Of(err))
 		return nil
 	}
 	return rep

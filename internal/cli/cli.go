@@ -17,6 +17,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+
+	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // Command is one tailpath subcommand.
@@ -181,7 +183,9 @@ func (p *Program) Exec(ctx context.Context, c *Command, args []string, stdio IO)
 		p.printUsage(stdio.Stderr, c)
 		return ExitUsage
 	}
-	fmt.Fprintf(stdio.Stderr, "tailpath: %v\n", err)
+	// The last line a command writes: an error may carry outside text
+	// (a daemon's reply, a file's bytes) that no edge cleaned.
+	fmt.Fprintf(stdio.Stderr, "tailpath: %s\n", safetext.Of(err))
 	var ce *CodeError
 	var ie InputError
 	switch {

@@ -299,7 +299,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		p.derpError(id, code, m[3], at)
 		return "DERP connection failed"
 	case strings.Contains(msg, "CONNECT dial") && find(logProxyRE):
-		p.ev.ProxyError = safetext.New(clip("CONNECT to " + m[1] + ": " + m[2]))
+		p.ev.ProxyError = safetext.New(clip("CONNECT to " + safetext.Clean(m[1]) + ": " + safetext.Clean(m[2])))
 		return "DERP through a proxy failed"
 	case strings.Contains(msg, "gateway IP is") && find(logUPnPGwRE):
 		from, err1 := netip.ParseAddr(strings.TrimSuffix(m[1], ","))

@@ -285,7 +285,7 @@ func (p *Pane) render() []string {
 		tags = append(tags, common.Part{Text: p.st.Warn.Render("[sandbox: a copy, not this machine]"), Short: p.st.Warn.Render("[sandbox]")})
 	}
 	if p.o.Snapshot != "" {
-		tags = append(tags, common.Part{Text: p.st.Warn.Render("[snapshot " + p.o.Snapshot + ": not this machine]"), Short: p.st.Warn.Render("[snapshot]")})
+		tags = append(tags, common.Part{Text: p.st.Warn.Render("[snapshot " + string(p.o.Snapshot) + ": not this machine]"), Short: p.st.Warn.Render("[snapshot]")})
 	}
 	if p.data == nil {
 		add(common.FitParts(tags, " ", w))

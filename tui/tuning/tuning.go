@@ -21,6 +21,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui/common"
@@ -54,7 +55,7 @@ type Options struct {
 	// (`tailpath --from`): it names the snapshot in the pane's title
 	// ("taken 2026-11-30 12:00:00Z"), a and r write nothing and say so,
 	// and Refresh reads nothing. The report arrives as one ReportMsg.
-	Snapshot string
+	Snapshot safetext.Text
 }
 
 // OptionsFor returns Options for the host c reads and changes.
