@@ -6,8 +6,6 @@ import (
 	"net/netip"
 	"slices"
 	"time"
-
-	"github.com/tailpath/tailpath/internal/safetext"
 )
 
 // apiFactsJSON is APIFacts as JSON: every device's record once, with the
@@ -81,7 +79,6 @@ func (f *APIFacts) UnmarshalJSON(b []byte) error {
 		if s == nil {
 			continue
 		}
-		s.ClientVersion = safetext.New(cleanString(string(s.ClientVersion)))
 		if len(s.DERPLatencyMs) > 0 {
 			lat := make(map[string]float64, len(s.DERPLatencyMs))
 			for k, v := range s.DERPLatencyMs {

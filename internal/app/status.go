@@ -108,7 +108,7 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 		res.PeerFacts, res.APIStatus = facts, &st
 		probes.ApplyPeerFacts(snap, facts, st)
 		if st.Err != "" {
-			snap.Warnings = append(snap.Warnings, safetext.New(string(st.Err)))
+			snap.Warnings = append(snap.Warnings, st.Err)
 		}
 	}
 	var linker link.Linker

@@ -116,15 +116,15 @@ func parseEndpointChanges(b []byte) ([]probes.EndpointChange, error) {
 		out = append(out, probes.EndpointChange{
 			When: r.When,
 			What: safetext.New(r.What),
-			From: safetext.New(changeText(r.From)),
-			To:   safetext.New(changeText(r.To)),
+			From: changeText(r.From),
+			To:   changeText(r.To),
 		})
 	}
 	return out, nil
 }
 
 // changeText is a From/To payload as compact, sanitised, bounded text.
-func changeText(m json.RawMessage) string {
+func changeText(m json.RawMessage) safetext.Text {
 	if len(m) == 0 || string(m) == "null" {
 		return ""
 	}
@@ -132,5 +132,5 @@ func changeText(m json.RawMessage) string {
 	if json.Compact(&b, m) != nil {
 		return ""
 	}
-	return safetext.Cut(cleanString(b.String()), maxChangeText)
+	return safetext.New(b.String()).Cut(maxChangeText)
 }

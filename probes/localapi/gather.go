@@ -706,7 +706,7 @@ func natFromNetInfo(ni *tailcfg.NetInfo) *probes.NATInfo {
 		UPnP:                  probes.OptBool(string(ni.UPnP)),
 		PMP:                   probes.OptBool(string(ni.PMP)),
 		PCP:                   probes.OptBool(string(ni.PCP)),
-		LinkType:              safetext.New(cleanString(ni.LinkType)),
+		LinkType:              safetext.New(ni.LinkType),
 	}
 	if len(ni.DERPLatency) > 0 {
 		n.DERPLatency = make(map[int]time.Duration, len(ni.DERPLatency))
