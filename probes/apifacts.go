@@ -113,14 +113,10 @@ func MatchPeerFacts(snap *Snapshot, facts *APIFacts, st APIStatus) *APIStatus {
 }
 
 // ApplyPeerFacts merges the control API's facts (read beside Gather, as
-// `tailpath status` does) into snap's peers, re-diagnoses them and sets
-// snap.ControlAPI. It must be called once per snapshot.
+// `tailpath status` does) into snap's peers and sets snap.ControlAPI: more
+// evidence for the joiner's Judge. It must be called once per snapshot.
 func ApplyPeerFacts(snap *Snapshot, facts *APIFacts, st APIStatus) {
 	snap.ControlAPI = MatchPeerFacts(snap, facts, st)
-	for i := range snap.Peers {
-		p := &snap.Peers[i]
-		p.Verdict = Diagnose(snap.Self, *p, snap.Regions, snap.Time)
-	}
 }
 
 // resolveRegions returns s with its latencies rekeyed from region names

@@ -161,8 +161,14 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 // and names it in the summary), and when it is a board's, the Summary and
 // Fix are its row's.
 func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions map[int]Region, now time.Time) Verdict {
+	return diagnoseDevice(v, self, p, dev, regions, now, nil)
+}
+
+// diagnoseDevice is DiagnoseDevice with the gather's tailnet-wide facts.
+func diagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions map[int]Region, now time.Time, tn *Tailnet) Verdict {
 	relayed := p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay
 	d := newDiag(self, p, regions, now)
+	d.tn = tn
 	defer d.free()
 	d.dev, d.devRel = &dev, relayed
 	d.checks = make([]Check, len(v.Checks), len(v.Checks)+7)

@@ -106,8 +106,18 @@ func IsBridgeAddr(a netip.Addr) bool {
 // looked at; a peer-relay path stays peer-relay with the causes in Also.
 // Peer-side facts older than PeerSideMaxAge are shown but do not count.
 // docs/diagnosis.md gives each rule with the Tailscale code it rests on.
+//
+// Diagnose judges p alone, as if the tailnet held no other peer: Judge,
+// which judges a whole gather with the facts only the whole tailnet
+// shows (Tailnet), is what every command and pane shows.
 func Diagnose(self Self, p Peer, regions map[int]Region, now time.Time) Verdict {
+	return diagnose(self, p, regions, now, nil)
+}
+
+// diagnose is Diagnose with the gather's tailnet-wide facts (nil: none).
+func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tailnet) Verdict {
 	d := newDiag(self, p, regions, now)
+	d.tn = tn
 	v := d.run()
 	d.free()
 	return v
@@ -145,7 +155,13 @@ func (d *diag) free() {
 // (diag.judge). nil when no cause holds: nothing at this end explains
 // anything, and there is no self verdict to show. Pure, like Diagnose.
 func DiagnoseSelf(state string, self Self, regions map[int]Region, now time.Time) *Verdict {
+	return diagnoseSelf(state, self, regions, now, nil)
+}
+
+// diagnoseSelf is DiagnoseSelf with the gather's tailnet-wide facts.
+func diagnoseSelf(state string, self Self, regions map[int]Region, now time.Time, tn *Tailnet) *Verdict {
 	d := newDiag(self, Peer{}, regions, now)
+	d.tn = tn
 	defer d.free()
 	d.selfScope, d.state = true, state
 	var first *Rule
@@ -187,7 +203,10 @@ type diag struct {
 	state     string
 	regions   map[int]Region
 	now       time.Time
-	checks    []Check
+	// tn is the whole gather's facts (Judge); nil when one peer is
+	// judged alone (Diagnose).
+	tn     *Tailnet
+	checks []Check
 	// stale says why the peer side was set aside (stalePeerSide), and
 	// staleField names the set-aside source's facts; "" when it was not.
 	stale, staleField string

@@ -93,6 +93,10 @@ type SelfEvidence struct {
 	Spread []FactSpread `json:"spread,omitempty"`
 	// DERPErrors are DERP connections that failed, per region.
 	DERPErrors []DERPError `json:"derp_errors,omitempty"`
+	// DERPConnected are the regions tailscaled logged "derp-N
+	// connected" for (wgengine/magicsock/derp.go, on success) with no
+	// failure logged for them: reachable from here.
+	DERPConnected []int `json:"derp_connected,omitempty"`
 	// ProxyError is a failed CONNECT through an HTTP proxy to a DERP
 	// server ("derphttp: CONNECT dial to …"): a proxy is in the way.
 	ProxyError safetext.Text `json:"proxy_error,omitempty"`

@@ -545,6 +545,10 @@ type Snapshot struct {
 	// ControlAPI is how the control-API source did; nil when it was not
 	// asked (no credentials, --no-api).
 	ControlAPI *APIStatus `json:"control_api,omitempty"`
+	// Tailnet is what the whole gather shows beyond any one peer, worked
+	// out by Judge (which also writes every verdict); the zero value
+	// before it ran.
+	Tailnet Tailnet `json:"-"`
 
 	// memo is what the gather that built this snapshot keeps for the next
 	// one (probes/localapi: its WhoIs answers, a refused netmap watch,

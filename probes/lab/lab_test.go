@@ -170,6 +170,7 @@ func TestLab(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			probes.Judge(snap, nil) // as the joiner (probes/link) judges a gather
 			got = map[string]row{}
 			for _, p := range snap.Peers {
 				r := row{Kind: p.Path.Kind, DERPCode: string(p.Path.DERPCode), Reason: p.Verdict.Reason}
@@ -301,6 +302,8 @@ func TestLab(t *testing.T) {
 			t.Fatal(err)
 		}
 		probes.ApplyPeerFacts(with, facts, probes.APIStatus{State: "ok", At: facts.At})
+		probes.Judge(with, nil)
+		probes.Judge(without, nil)
 		if st := with.ControlAPI; st.Matched != 4 || st.PeersMissing != 0 {
 			t.Errorf("API status %+v, want the 4 peers matched", st)
 		}

@@ -1,14 +1,16 @@
 // Package link joins what tailpath's sources say about one tailnet into a
-// linked snapshot: tailscaled's snapshot (probes), the attached board's
-// state (devlink) matched to the peer it is and diagnosed with its own
-// evidence (probes.DiagnoseDevice), and every peer's path changes as
-// observed across snapshots. The dashboard's Peers and Detail panes render
+// linked snapshot, and judges it: tailscaled's snapshot (probes), the
+// attached board's state (devlink) matched to the peer it is, and every
+// peer's path changes as observed across snapshots; probes.Judge then
+// writes every verdict over the whole of it (the board's peer with the
+// board's own evidence). The dashboard's Peers and Detail panes render
 // it; `tailpath status --json` and `tailpath demo --status --json` print
 // it. It does no I/O and imports no UI.
 package link
 
 import (
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/tailpath/tailpath/devlink"
@@ -20,9 +22,9 @@ import (
 // builds a new one for every change, so it may be handed to another
 // goroutine (the dashboard) without copying.
 type Snapshot struct {
-	// Snapshot is tailscaled's, except that the board's peer carries the
-	// device diagnosis in its Verdict (a copy of the peers: the source's
-	// snapshot is never modified).
+	// Snapshot is tailscaled's, judged: a copy whose peers and self carry
+	// their verdicts (probes.Judge), the board's peer with the device
+	// diagnosis; the source's snapshot is never modified.
 	*probes.Snapshot
 	// Board is the attached board's evidence and the peer it is; nil when
 	// no board has reported.
@@ -115,23 +117,22 @@ func (l *Linker) Snapshot() *Snapshot {
 	return l.cur
 }
 
-// relink builds cur from raw, the board's evidence and the history. The
-// peers slice is copied only when a peer is the board.
+// relink builds cur from raw, the board's evidence and the history:
+// the one place a gather is judged. probes.Judge writes every verdict
+// (and the tailnet-wide facts) into a copy of raw's peers, the board's
+// peer judged with the board's evidence too; raw itself, which its
+// source keeps, is never written.
 func (l *Linker) relink() {
-	s := &Snapshot{Snapshot: l.raw, changes: maps.Clone(l.history.byID)}
+	judged := *l.raw
+	judged.Peers = slices.Clone(l.raw.Peers)
+	s := &Snapshot{Snapshot: &judged, changes: maps.Clone(l.history.byID)}
+	var dev *probes.DeviceEvidence
 	if l.haveDev {
+		dev = &l.dev
 		s.Board = &Board{Evidence: l.dev}
-		for i := range l.raw.Peers {
-			p := &l.raw.Peers[i]
-			if !l.dev.Matches(p) {
-				continue
-			}
-			linked := *l.raw
-			linked.Peers = append([]probes.Peer(nil), l.raw.Peers...)
-			linked.Peers[i].Verdict = probes.DiagnoseDevice(p.Verdict, l.raw.Self, *p, l.dev, l.raw.Regions, l.raw.Time)
-			s.Snapshot, s.Board.PeerID = &linked, p.ID
-			break
-		}
+	}
+	if i := probes.Judge(&judged, dev); i >= 0 {
+		s.Board.PeerID = judged.Peers[i].ID
 	}
 	l.cur = s
 }
@@ -194,4 +195,14 @@ func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 			return out
 		}(),
 	}
+}
+
+// Prejudged links s alone as Of does, but keeps the verdicts s carries
+// instead of judging it: for stand-ins of a source whose verdicts were
+// written by hand (the panes' and metrics' test fixtures). Nothing that
+// shows real evidence uses it.
+func Prejudged(s *probes.Snapshot) *Snapshot {
+	var h History
+	h.Observe(s)
+	return &Snapshot{Snapshot: s, changes: maps.Clone(h.byID)}
 }

@@ -85,7 +85,8 @@ func memoOf(s *probes.Snapshot) *memo {
 //
 // Rates are bytes/s from prev's counters (by peer ID); prev may be nil. Peer
 // Latency and PingRun are carried over from prev. Every outside string is
-// sanitised with safetext.Clean; each peer is diagnosed with Diagnose.
+// sanitised with safetext.Clean. It judges nothing: the joiner
+// (probes/link) runs probes.Judge over the whole gather.
 // Peers are sorted by Name, then ID.
 //
 // Errors: a failing Status() is returned through ConnectError, so it wraps
@@ -506,12 +507,10 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 		if (p.Path.Kind == probes.PathDERP || p.Path.Kind == probes.PathPeerRelay) && !p.LastDirect.IsZero() && len(p.TailscaleIPs) > 0 {
 			p.LastChange = lastEndpointChange(ctx, c, p.TailscaleIPs[0], warn)
 		}
-		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, now)
 	}
 	slices.SortFunc(snap.Self.Routes, func(a, b probes.SubnetRoute) int {
 		return cmp.Or(a.Prefix.Addr().Compare(b.Prefix.Addr()), cmp.Compare(a.Prefix.Bits(), b.Prefix.Bits()), cmp.Compare(a.Via, b.Via))
 	})
-	snap.Self.Verdict = probes.DiagnoseSelf(string(snap.BackendState), snap.Self, snap.Regions, now)
 	slices.SortFunc(snap.Peers, func(a, b probes.Peer) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})

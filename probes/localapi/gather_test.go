@@ -40,7 +40,7 @@ func gatherFixture(t *testing.T, name string) (*probes.Snapshot, *probestest.Ser
 func gatherFixtureWith(t *testing.T, name string, opts GatherOptions) (*probes.Snapshot, *probestest.Server) {
 	t.Helper()
 	srv := probestest.New(t, loadFixture(t, name))
-	snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, fixtureNow, opts)
+	snap, err := judgedAt(context.Background(), NewClient(srv.Socket), nil, fixtureNow, opts)
 	if err != nil {
 		t.Fatalf("gather %s: %v", name, err)
 	}
@@ -229,14 +229,14 @@ func TestGatherFields(t *testing.T) {
 func TestGatherRates(t *testing.T) {
 	srv := probestest.New(t, loadFixture(t, "direct"))
 	c := NewClient(srv.Socket)
-	prev, err := gatherAt(context.Background(), c, nil, fixtureNow.Add(-2*time.Second), GatherOptions{})
+	prev, err := judgedAt(context.Background(), c, nil, fixtureNow.Add(-2*time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	prev.Peers[0].TxBytes -= 2000
 	prev.Peers[0].RxBytes -= 4000
 	prev.Peers[0].Latency = 23 * time.Millisecond
-	snap, err := gatherAt(context.Background(), c, prev, fixtureNow, GatherOptions{})
+	snap, err := judgedAt(context.Background(), c, prev, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestGatherRates(t *testing.T) {
 	}
 	// Counters going backwards (daemon restarted) give 0, not a negative rate.
 	prev.Peers[0].TxBytes += 1 << 40
-	snap, _ = gatherAt(context.Background(), c, prev, fixtureNow, GatherOptions{})
+	snap, _ = judgedAt(context.Background(), c, prev, fixtureNow, GatherOptions{})
 	if snap.Peers[0].TxRate != 0 {
 		t.Errorf("tx rate after counter reset = %v, want 0", snap.Peers[0].TxRate)
 	}
@@ -272,7 +272,7 @@ func TestGatherSanitises(t *testing.T) {
 func TestGatherWhoIsDenied(t *testing.T) {
 	srv := probestest.New(t, loadFixture(t, "no-endpoints"))
 	srv.SetForbidden("whois", true)
-	snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, fixtureNow, GatherOptions{})
+	snap, err := judgedAt(context.Background(), NewClient(srv.Socket), nil, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,14 +336,14 @@ func TestGatherErrors(t *testing.T) {
 func TestGatherReusesWhoIs(t *testing.T) {
 	srv := probestest.New(t, loadFixture(t, "direct"))
 	c := NewClient(srv.Socket)
-	first, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
+	first, err := judgedAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Requests("whois"); got != 2 {
 		t.Fatalf("first gather: %d whois requests, want 2 (self and the peer)", got)
 	}
-	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(2*time.Second), GatherOptions{})
+	second, err := judgedAt(context.Background(), c, first, fixtureNow.Add(2*time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestGatherReusesWhoIs(t *testing.T) {
 	if !second.Peers[0].EndpointsKnown || second.Self.NAT == nil {
 		t.Errorf("cached answers not used: %+v %+v", second.Peers[0], second.Self)
 	}
-	if _, err := gatherAt(context.Background(), c, second, fixtureNow.Add(WhoIsMaxAge+time.Second), GatherOptions{}); err != nil {
+	if _, err := judgedAt(context.Background(), c, second, fixtureNow.Add(WhoIsMaxAge+time.Second), GatherOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Requests("whois"); got != 4 {
@@ -368,7 +368,7 @@ func TestGatherLostDirect(t *testing.T) {
 	{"When": "2026-11-30T12:00:02Z", "What": "deleteEndpointLocked-bestAddr-pong-timeout\u001b[2J", "From": {"ap": "203.0.113.5:41641"}}]`)}
 	srv := probestest.New(t, fix)
 	c := NewClient(srv.Socket)
-	first, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
+	first, err := judgedAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestGatherLostDirect(t *testing.T) {
 	b, _ := json.Marshal(st)
 	srv.SetStatusBody(b)
 
-	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(4*time.Second), GatherOptions{})
+	second, err := judgedAt(context.Background(), c, first, fixtureNow.Add(4*time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestGatherLostDirect(t *testing.T) {
 		t.Errorf("fix = %q", v.Fix)
 	}
 	// Past the window it is no longer evidence.
-	third, err := gatherAt(context.Background(), c, second, fixtureNow.Add(probes.LostDirectWindow+time.Second), GatherOptions{})
+	third, err := judgedAt(context.Background(), c, second, fixtureNow.Add(probes.LostDirectWindow+time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +422,7 @@ func TestGatherLostDirect(t *testing.T) {
 func TestGatherHidesWhatTheCLIHides(t *testing.T) {
 	srv := probestest.New(t, loadFixture(t, "hidden-peers"))
 	c := NewClient(srv.Socket)
-	snap, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
+	snap, err := judgedAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func TestGatherHidesWhatTheCLIHides(t *testing.T) {
 	if got := srv.Requests("whois"); got != 2 {
 		t.Errorf("whois requests = %d, want 2 (ourselves and nas)", got)
 	}
-	all, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{All: true})
+	all, err := judgedAt(context.Background(), c, nil, fixtureNow, GatherOptions{All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +461,7 @@ func TestGatherNoHandshake(t *testing.T) {
 	b, _ := json.Marshal(st)
 	srv.SetStatusBody(b)
 	c := NewClient(srv.Socket)
-	first, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
+	first, err := judgedAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +477,7 @@ func TestGatherNoHandshake(t *testing.T) {
 	}
 	b, _ = json.Marshal(st)
 	srv.SetStatusBody(b)
-	later, err := gatherAt(context.Background(), c, first, fixtureNow.Add(probes.HandshakeGrace+time.Second), GatherOptions{})
+	later, err := judgedAt(context.Background(), c, first, fixtureNow.Add(probes.HandshakeGrace+time.Second), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,11 +493,11 @@ func TestGatherDatesDERPLatency(t *testing.T) {
 	fix := loadFixture(t, "far-home-derp")
 	srv := probestest.New(t, fix)
 	c := NewClient(srv.Socket)
-	first, err := gatherAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
+	first, err := judgedAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := gatherAt(context.Background(), c, first, fixtureNow.Add(time.Hour), GatherOptions{})
+	second, err := judgedAt(context.Background(), c, first, fixtureNow.Add(time.Hour), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +517,7 @@ func TestGatherDatesDERPLatency(t *testing.T) {
 	b, _ := json.Marshal(w)
 	fix.WhoIs["100.64.0.1"] = b
 	srv.SetFixture(fix)
-	third, err := gatherAt(context.Background(), c, second, fixtureNow.Add(time.Hour+WhoIsMaxAge), GatherOptions{})
+	third, err := judgedAt(context.Background(), c, second, fixtureNow.Add(time.Hour+WhoIsMaxAge), GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

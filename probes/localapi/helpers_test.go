@@ -1,6 +1,7 @@
 package localapi
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -47,4 +48,23 @@ func checksText(cs []probes.Check) string {
 		fmt.Fprintf(&b, "  %v %s=%s (%s)\n", c.Failed, c.Field, c.Value, c.Note)
 	}
 	return b.String()
+}
+
+// judgedAt is gatherAt, then the gather judged as the joiner judges it
+// (probes.Judge over a copy of its peers: the gather itself keeps no
+// verdicts).
+func judgedAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now time.Time, opts GatherOptions) (*probes.Snapshot, error) {
+	snap, err := gatherAt(ctx, c, prev, now, opts)
+	if err != nil {
+		return nil, err
+	}
+	return judged(snap), nil
+}
+
+// judged is a copy of s with every verdict written by probes.Judge.
+func judged(s *probes.Snapshot) *probes.Snapshot {
+	j := *s
+	j.Peers = slices.Clone(s.Peers)
+	probes.Judge(&j, nil)
+	return &j
 }

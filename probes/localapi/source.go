@@ -508,7 +508,7 @@ func (s *Source) setBusErr(e string) {
 }
 
 // applyLatency copies the latest ping latency and DISCO run per peer into
-// snap, re-diagnosing peers whose run is new to it, and adds the IPN bus
+// snap (evidence the joiner's probes.Judge reads), and adds the IPN bus
 // warning while the watch fails.
 func (s *Source) applyLatency(snap *probes.Snapshot) {
 	s.mu.Lock()
@@ -521,9 +521,8 @@ func (s *Source) applyLatency(snap *probes.Snapshot) {
 		if l, ok := s.latency[p.ID]; ok {
 			p.Latency = l
 		}
-		if r, ok := s.pingRuns[p.ID]; ok && r != p.PingRun {
+		if r, ok := s.pingRuns[p.ID]; ok {
 			p.PingRun = r
-			p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 		}
 	}
 }

@@ -31,6 +31,10 @@ func next[T probes.Event](t *testing.T, ch <-chan probes.Event, d time.Duration)
 				t.Fatalf("channel closed waiting for %T", zero)
 			}
 			if v, ok := ev.(T); ok {
+				if s, ok := any(v).(*probes.Snapshot); ok {
+					// Judged as the joiner judges it (a gather keeps no verdicts).
+					return any(judged(s)).(T)
+				}
 				return v
 			}
 		case <-deadline:

@@ -97,7 +97,7 @@ func selfNode(f *File) *tailcfg.Node {
 // ApplyPeer merges peer's facts into the matching peer of ls (by stable
 // node id, else a Tailscale address, else its name, ignoring case) the
 // way the control API's facts are merged (probes.MergePeerSide: the newer
-// source wins, the older is kept), re-diagnoses every peer and links the
+// source wins, the older is kept), and links the
 // result as ls was linked (board, path changes). It returns the new
 // linked snapshot and the name of the peer matched; ErrNoPeer when none
 // matches (a redacted snapshot matches only a redacted one of the same
@@ -129,9 +129,6 @@ func ApplyPeer(ls *link.Snapshot, peer *PeerSnapshot) (*link.Snapshot, safetext.
 	}
 	p := &raw.Peers[at]
 	p.PeerSide = probes.MergePeerSide(p.PeerSide, peer.Side)
-	for i := range raw.Peers {
-		raw.Peers[i].Verdict = probes.Diagnose(raw.Self, raw.Peers[i], raw.Regions, raw.Time)
-	}
 	var l link.Linker
 	if ls.Board != nil {
 		l.SetEvidence(ls.Board.Evidence)

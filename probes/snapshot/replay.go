@@ -85,9 +85,9 @@ func (c *Client) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.
 
 // Diagnose diagnoses f as it was when taken: localapi.GatherWith over
 // f.Client at f.Taken (with f's control-API facts and DERP latency
-// measurement), then f's history put back on every peer and each
-// re-diagnosed with probes.Diagnose, then linked to f's board and path
-// changes as the dashboard links them. The warnings are f's own. For a
+// measurement), then f's history put back on every peer, then linked to
+// f's board and path changes as the dashboard links them (the joiner
+// judges the whole gather once: probes.Judge). The warnings are f's own. For a
 // File that Capture or Recorder.File made, every peer's path and verdict
 // equal those of the live diagnosis.
 func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
@@ -137,9 +137,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 			p.WireGuard, p.WireGuardSince = safetext.New(h.WireGuard), h.WireGuardSince
 			p.LastSeenAgo = h.LastSeenAgo
 		}
-		p.Verdict = probes.Diagnose(snap.Self, *p, snap.Regions, snap.Time)
 	}
-	snap.Self.Verdict = probes.DiagnoseSelf(string(snap.BackendState), snap.Self, snap.Regions, snap.Time)
 	snap.Warnings = slices.Clone(f.Warnings)
 	var l link.Linker
 	if f.Board != nil {

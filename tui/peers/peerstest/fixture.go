@@ -147,7 +147,7 @@ func Snapshot() probes.Snapshot {
 
 // Linked is s as the dashboard's panes receive it: linked on its own (no
 // board; each peer's only path change is its current path).
-func Linked(s probes.Snapshot) *link.Snapshot { return link.Of(&s) }
+func Linked(s probes.Snapshot) *link.Snapshot { return link.Prejudged(&s) }
 
 // Many returns a snapshot of n synthetic peers cycling through the five
 // path kinds, with distinct names, rates and reasons (for benchmarks).
