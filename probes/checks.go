@@ -311,10 +311,15 @@ func spreads(ev *SelfEvidence, fact string) bool {
 	return false
 }
 
-// udpWorksHere reports whether our netcheck saw UDP work.
+// udpWorksHere reports whether UDP works here: our netcheck saw STUN
+// answered, or a path of the gather proves it (Tailnet.UDP: a direct
+// peer, a peer relay, a direct pong).
 func (d *diag) udpWorksHere() bool {
+	if d.self.OnlyTCP443 {
+		return false
+	}
 	n := d.self.NAT
-	return n != nil && n.WorkingUDP != nil && *n.WorkingUDP && !d.self.OnlyTCP443
+	return (n != nil && n.WorkingUDP != nil && *n.WorkingUDP) || d.tn.UDPWorks()
 }
 
 // checkPeerUDP: the peer reports that UDP does not work for it (its
@@ -782,7 +787,14 @@ func (d *diag) checkPeerClient() result {
 // with other regions left it goes to Also, with one it is the verdict.
 // Nothing is recorded when no DERP trouble is in the evidence.
 func (d *diag) checkDERPReach() result {
-	probs := DERPProblems(d.self.Health, d.regions)
+	probs := slices.DeleteFunc(DERPProblems(d.self.Health, d.regions), func(p DERPProblem) bool {
+		if p.Issue && !d.selfScope {
+			// A health frame over a live connection: no reachability
+			// problem (this node's self-duplicate-node-key reads it).
+			d.info("Status.Health", string(p.Text.Cut(160)), "the region's server sent this over a live connection (magicsock/derp.go runDerpReader, derp.HealthMessage): the region is reachable; it reports the connection unhealthy, not unreachable")
+		}
+		return p.Issue
+	})
 	ev := d.evidence()
 	if len(probs) == 0 && len(ev.DERPErrors) == 0 && ev.ProxyError == "" {
 		return notHeld()
@@ -796,24 +808,33 @@ func (d *diag) checkDERPReach() result {
 			case pr.Home:
 				d.add("Status.Health", string(pr.Text.Cut(160)), true, "tailscaled warns of its home DERP region")
 				held = true
-			case home != 0 && pr.Region == home:
-				// derpRegionErrorWarnable: the server we are connected to
-				// declared the connection unhealthy (derp.HealthMessage),
-				// read as for a peer's path.
-				d.add("Status.Health", string(pr.Text.Cut(160)), true, "our home region's server says the connection is unhealthy")
-				held = true
+				d.derpFailing = cmpOrInt(pr.Region, home)
+				if pr.NoHome {
+					d.derpFailing = anyRegion
+				}
 			default:
 				d.info("Status.Health", string(pr.Text.Cut(160)), "not our home region: it touches the peers homed there")
 			}
 		}
+		failing := map[int]bool{}
+		for _, e := range errs {
+			failing[e.Region] = true
+		}
+		all := d.self.DERPRegions > 0 && len(failing) >= d.self.DERPRegions
 		for _, e := range errs {
 			switch {
-			case home == 0:
-				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region is unknown; a DERP region fails to connect")
+			case home == 0 && all:
+				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region is unknown, and every DERP region of the map fails to connect")
 				held = true
+				d.derpFailing = anyRegion
+			case home == 0:
+				// health.go warns only of the home region: a failing
+				// region says nothing of ours unless it is known to be it.
+				d.unknownV("Log.DERPErrors", derpErrorText(e), "a DERP region fails to connect, and our home region is unknown, so whether it is ours is not known; it touches the peers homed there")
 			case e.Region == home || (e.Code != "" && e.Code == d.self.HomeDERPCode):
 				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region")
 				held = true
+				d.derpFailing = e.Region
 			default:
 				d.info("Log.DERPErrors", derpErrorText(e), "not our home region: it touches the peers homed there")
 			}
@@ -821,6 +842,7 @@ func (d *diag) checkDERPReach() result {
 		if ev.ProxyError != "" {
 			d.add("Log.ProxyError", string(ev.ProxyError), true, "DERP goes through an HTTP proxy that refused or failed the CONNECT")
 			held = true
+			d.derpFailing = anyRegion
 		}
 		if !held {
 			return notHeld()
@@ -834,6 +856,10 @@ func (d *diag) checkDERPReach() result {
 		}
 		if region == 0 {
 			region = inUse
+		}
+		d.derpFailing = region
+		if variant == "proxy" {
+			d.derpFailing = anyRegion
 		}
 		r := holdsAs(variant, "{region}", d.regionName(region))
 		r.alsoOnly = d.self.DERPRegions != 1
@@ -921,7 +947,14 @@ type DERPProblem struct {
 	// (noDERPConnection, derpTimeout) or for having none (noDERPHome,
 	// NoHome); health.go names the home region it tracks.
 	Home, NoHome bool
-	Text         safetext.Text
+	// Issue: the region's server reported this connection unhealthy
+	// ("The relay server #N is reporting an issue: …",
+	// derpRegionErrorWarnable). It arrived over a live connection, so the
+	// region is reachable; per derp/derp.go (FrameHealth) the only
+	// unhealthy state a server reports is a duplicate connection for one
+	// node key: the key is in use on another machine.
+	Issue bool
+	Text  safetext.Text
 }
 
 // DERPProblems reads tailscaled's health warnings (Status.Health) for
@@ -946,7 +979,10 @@ func DERPProblems(health []safetext.Text, regions map[int]Region) []DERPProblem 
 		case quoted(h, "region ID '") != "":
 			pr.Region, _ = strconv.Atoi(quoted(h, "region ID '"))
 		case strings.Contains(h, "relay server #"):
-			pr.Home = false
+			// derpRegionErrorWarnable: set only by magicsock/derp.go
+			// runDerpReader on a health frame the server sent over a live
+			// connection (derp.HealthMessage): the region is reachable.
+			pr.Home, pr.Issue = false, true
 			pr.Region = leadingInt(h, "relay server #")
 		case strings.Contains(h, "home DERP region "):
 			pr.Region = leadingInt(h, "home DERP region ")
@@ -1128,4 +1164,12 @@ func (d *diag) checkRangeCollision() result {
 	}
 	d.add("Host.Interfaces", strconv.Itoa(len(h.Interfaces))+" interfaces", false, "no address in 100.64.0.0/10 outside Tailscale's own interface")
 	return notHeld()
+}
+
+// cmpOrInt is a, or b when a is 0.
+func cmpOrInt(a, b int) int {
+	if a == 0 {
+		return b
+	}
+	return a
 }

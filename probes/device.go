@@ -200,6 +200,9 @@ func diagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions ma
 	}
 	out := v
 	out.Checks = d.checks
+	if len(d.refuted) > 0 {
+		out.Refuted = append(slices.Clip(v.Refuted), d.refuted...)
+	}
 	if !relayed || len(board) == 0 {
 		return out
 	}

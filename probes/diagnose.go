@@ -2,6 +2,7 @@ package probes
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,7 +190,7 @@ func diagnoseSelf(state string, self Self, regions map[int]Region, now time.Time
 	if len(beside) > 0 {
 		also = append(also, beside...)
 	}
-	v := &Verdict{Reason: first.ID, Checks: d.checks, Also: also}
+	v := &Verdict{Reason: first.ID, Checks: d.checks, Also: also, Refuted: d.refuted}
 	v.Summary, v.Fix = first.texts(firstRes, "")
 	return v
 }
@@ -207,6 +208,13 @@ type diag struct {
 	// judged alone (Diagnose).
 	tn     *Tailnet
 	checks []Check
+	// refuted are the rules a fact of the input refuted (Verdict.Refuted).
+	refuted []Refutation
+	// derpFailing is the region checkDERPReach blamed (0 none, or not
+	// one region); rxStopped the receive loop checkReceiveStopped found
+	// stopped ("ipv4", "ipv6"): what their refutations ask about.
+	derpFailing int
+	rxStopped   string
 	// stale says why the peer side was set aside (stalePeerSide), and
 	// staleField names the set-aside source's facts; "" when it was not.
 	stale, staleField string
@@ -285,10 +293,50 @@ func (d *diag) onlineField() string {
 
 func (d *diag) run() Verdict {
 	d.stalePeerSide()
+	v := d.walk()
+	if d.p.Path.Kind == PathOffline && d.wasRefuted(ReasonOffline) {
+		// Control calls the peer offline, but it answered DISCO pings:
+		// it is up, and its path is what Status shows apart from
+		// Online (Classify with Online unknown): relayed while Active,
+		// else idle. The refutation's checks stay first.
+		kept, refuted := d.checks, d.refuted
+		// The pongs' own path counts as activity: a DISCO ping makes
+		// the peer Active (endpoint.go startDiscoPingLocked).
+		d.p.Path.Kind = PathIdle
+		r := d.p.PingRun
+		viaDERP := r != nil && strings.HasPrefix(string(r.Via), "DERP(")
+		if d.p.Active || viaDERP {
+			d.p.Path.Kind = PathDERP
+			d.p.Path.DERPCode = d.p.HomeDERPCode
+			if viaDERP {
+				d.p.Path.DERPCode = safetext.New(strings.TrimSuffix(strings.TrimPrefix(string(r.Via), "DERP("), ")"))
+			}
+		}
+		d.checks, d.refuted = nil, nil
+		v = d.walk()
+		v.Checks = append(kept, v.Checks...)
+		v.Refuted = append(refuted, v.Refuted...)
+	}
+	return v
+}
+
+// wasRefuted reports whether rule id was refuted in this verdict.
+func (d *diag) wasRefuted(id ReasonID) bool {
+	for _, r := range d.refuted {
+		if r.Reason == id {
+			return true
+		}
+	}
+	return false
+}
+
+// walk walks the rules of the path's kind: its states, then, for a
+// relayed path, its causes.
+func (d *diag) walk() Verdict {
 	kind := d.p.Path.Kind
 	name := pingName(&d.p)
 	if kind == PathDERP || kind == PathPeerRelay {
-		d.checks = make([]Check, 0, d.relayedChecks())
+		d.checks = slices.Grow(d.checks, d.relayedChecks())
 	}
 	kr := rulesOf(kind)
 	for _, i := range kr.states {
@@ -300,7 +348,7 @@ func (d *diag) run() Verdict {
 		if r.ID == ReasonPeerRelay {
 			break // a peer-relay verdict lists its causes: judged below
 		}
-		v := Verdict{Reason: r.ID, Checks: d.checks}
+		v := Verdict{Reason: r.ID, Checks: d.checks, Refuted: d.refuted}
 		v.Summary, v.Fix = r.texts(res, name)
 		if r.ID == ReasonKeyExpired {
 			return v
@@ -320,7 +368,7 @@ func (d *diag) run() Verdict {
 				}
 			}
 		}
-		v.Checks = d.checks
+		v.Checks, v.Refuted = d.checks, d.refuted
 		return v
 	}
 	return d.relayed(kind, name, kr)
@@ -354,7 +402,7 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 			causes = append(causes, r.ID)
 		}
 	}
-	v := Verdict{Checks: d.checks}
+	v := Verdict{Checks: d.checks, Refuted: d.refuted}
 	if first != nil {
 		v.PeerSide = first.PeerSide && failsOnPeerSide(d.checks)
 	}
@@ -396,6 +444,11 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 			"{best}", d.regionName(f.best), "{bl}", msText(f.bestLat))
 	case d.endpoints().v6Both:
 		res.variant = "ipv6"
+	case len(d.refuted) > 0:
+		// Name the conflict: a cause whose own check held, set aside by
+		// a fact of the same input.
+		f := d.refuted[0]
+		res = holdsAs("refuted", "{refuted}", string(f.Reason), "{why}", string(f.Why))
 	}
 	v.Reason = ReasonUnexplained
 	v.Summary, v.Fix = u.texts(res, name)

@@ -58,8 +58,9 @@ type Tailnet struct {
 	IPv6Addr netip.AddrPort `json:"ipv6_addr,omitzero"`
 	// RegionsUp are DERP regions the evidence shows reachable from here,
 	// by region id, with how: a peer relayed through the region with
-	// bytes received from it (a relayed packet came back through it),
-	// or tailscaled's "derp-N connected" after its last failure.
+	// bytes coming back over the last poll (a relayed packet came back
+	// through it; the total since tailscaled started says nothing of
+	// now), or tailscaled's "derp-N connected" after its last failure.
 	RegionsUp map[int]safetext.Text `json:"regions_up,omitempty"`
 }
 
@@ -74,6 +75,24 @@ func (t *Tailnet) RegionUp(id int) safetext.Text {
 	}
 	return t.RegionsUp[id]
 }
+
+// anyRegionUp is the lowest region id RegionsUp holds, 0 when none.
+func (t *Tailnet) anyRegionUp() int {
+	best := 0
+	if t == nil {
+		return 0
+	}
+	for id := range t.RegionsUp {
+		if best == 0 || id < best {
+			best = id
+		}
+	}
+	return best
+}
+
+// anyRegion is diag.derpFailing when no one region is blamed: every
+// region, or an HTTP proxy in the way of all.
+const anyRegion = -1
 
 // DeriveTailnet works out s's tailnet-wide facts (Tailnet) in one pass
 // over its peers.
@@ -102,12 +121,15 @@ func DeriveTailnet(s *Snapshot) Tailnet {
 				t.UDP, t.UDPHow = p.Name, "via a peer relay"
 			}
 		case PathDERP:
-			if p.RxBytes > 0 && p.Path.DERPCode != "" {
+			// Bytes coming back now, not the counter's total since
+			// tailscaled started, which a region that failed since
+			// leaves standing.
+			if p.RatesKnown && p.RxRate > 0 && p.Path.DERPCode != "" {
 				if id := codeToID(p.Path.DERPCode); id != 0 && t.RegionsUp[id] == "" {
 					if t.RegionsUp == nil {
 						t.RegionsUp = map[int]safetext.Text{}
 					}
-					t.RegionsUp[id] = safetext.New("peer " + string(p.Name) + " is relayed through it and " + strconv.FormatInt(p.RxBytes, 10) + " bytes came back")
+					t.RegionsUp[id] = safetext.New("peer " + string(p.Name) + " is relayed through it and bytes keep coming back (" + strconv.FormatFloat(p.RxRate, 'f', 0, 64) + " B/s)")
 				}
 			}
 		}

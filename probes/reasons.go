@@ -120,6 +120,14 @@ type Rule struct {
 	// which may be unknown.
 	Needs []Fact
 	Reads []Fact
+	// Refutes are the facts that, present anywhere in the input, refute
+	// the rule: the table's walk (diag.judge) checks them across the
+	// whole gather (the peer's evidence, this node's, and what only the
+	// whole tailnet shows: Tailnet), and a refuted rule is never the
+	// verdict nor in Also, whatever its check found. Irrefutable says
+	// why a rule has none (TestEveryRuleRefutableOrSaysWhy).
+	Refutes     []Refuter
+	Irrefutable string
 	// PeerSide: the reason rests on the peer's own facts (its NetInfo,
 	// the control API, its snapshot, its advertised endpoints) whenever
 	// one of those fails; the verdict then says so (Verdict.PeerSide).
@@ -132,6 +140,30 @@ type Rule struct {
 	// boardCheck judges it on a linked board's evidence (DiagnoseDevice);
 	// nil for rules the board says nothing about.
 	boardCheck func(*diag) result
+}
+
+// Refuter is one fact that refutes a rule when the input holds it.
+type Refuter struct {
+	// ID names it (stable, for tests and docs: "udp-works").
+	ID string
+	// Field and Source name the refuting fact as its check names it.
+	Field, Source string
+	// Claims are the fields of the rule's own checks it contradicts:
+	// when it refutes, those of the rule's checks that failed turn to
+	// info, saying what refuted them.
+	Claims []string
+	// refutes reports whether the evidence d judges holds the fact: its
+	// value, a short phrase for a summary ("peer nas is direct") and a
+	// note saying why it refutes the rule (with the Tailscale code).
+	refutes func(*diag) (value, short, note string, ok bool)
+}
+
+// Refutation is a rule set aside because a fact in the same input refutes
+// it (Verdict.Refuted).
+type Refutation struct {
+	Reason ReasonID      `json:"reason"`
+	Field  safetext.Text `json:"field"`
+	Why    safetext.Text `json:"why"`
 }
 
 // result is what a rule's check concluded.
@@ -163,7 +195,13 @@ func (r *Rule) appliesTo(k PathKind) bool {
 // the table (Diagnose, DiagnoseSelf, DiagnoseDevice) judges through it,
 // so a rule can never be a verdict, nor go to Also, on a fact it needs
 // and the evidence lacks.
+//
+// Then it enforces r.Refutes: when a fact that refutes r is in the input,
+// r is not held either; the fact is recorded as an ok check saying what
+// it refutes, and the checks of r's that it contradicts (Refuter.Claims)
+// no longer read as failed.
 func (d *diag) judge(r *Rule, check func(*diag) result) result {
+	start := len(d.checks)
 	res := check(d)
 	if !res.holds {
 		return res
@@ -174,7 +212,30 @@ func (d *diag) judge(r *Rule, check func(*diag) result) result {
 			return notHeld()
 		}
 	}
+	for i := range r.Refutes {
+		f := &r.Refutes[i]
+		if value, short, note, ok := f.refutes(d); ok {
+			d.refute(r.ID, f, start, value, short, note)
+			return notHeld()
+		}
+	}
 	return res
+}
+
+// refute records that fact f refutes rule id: f as an ok check, and the
+// failed checks of id's (recorded from start on) that f contradicts as
+// info.
+func (d *diag) refute(id ReasonID, f *Refuter, start int, value, short, note string) {
+	why := "refutes " + string(id) + ": " + note
+	for i := start; i < len(d.checks); i++ {
+		c := &d.checks[i]
+		if c.Failed && slices.Contains(f.Claims, string(c.Field)) {
+			c.Failed, c.State = false, CheckInfo
+			c.Note += safetext.New("; refuted: " + short)
+		}
+	}
+	d.checks = append(d.checks, Check{Field: safetext.New(f.Field), Value: safetext.New(value), State: CheckOK, Note: safetext.New(why), Source: sourceOf(f.Field)})
+	d.refuted = append(d.refuted, Refutation{Reason: id, Field: safetext.New(f.Field), Why: safetext.New(short)})
 }
 
 // needUnknown records that rule id would hold but needs f, which is
@@ -308,7 +369,7 @@ var (
 	factPingRun    = Fact{Field: "PingRun", Source: "probe"}
 	factWorkingUDP = Fact{Field: "NetInfo.WorkingUDP", Source: SourceLocalAPI, known: func(d *diag) bool {
 		n := d.self.NAT
-		return n != nil && n.WorkingUDP != nil
+		return (n != nil && n.WorkingUDP != nil) || d.tn.UDPWorks()
 	}}
 	factEndpoints = Fact{Field: "WhoIs.Node.Endpoints", Source: SourceLocalAPI, known: func(d *diag) bool { return d.endpoints().known }}
 	factSelfEps   = Fact{Field: "Self.Endpoints", Source: SourceLocalAPI, known: func(d *diag) bool { return len(d.self.Endpoints) > 0 }}
@@ -348,6 +409,7 @@ var rules = []Rule{
 	// States of the path: the first that holds is the verdict.
 	{
 		ID: ReasonKeyExpired, Role: RoleState,
+		Irrefutable: "Status.Expired is tailscaled's own record: magicsock sends nothing to a peer whose key expired (endpoint.send, errExpired)",
 		Text: Text{"node key expired",
 			"re-authenticate the peer (`tailscale up` or `tailscale login` on it), or disable key expiry for it in the admin console; pings and traffic cannot reach it until then"},
 		Needs:   []Fact{{Field: "Status.Expired", Source: SourceLocalAPI}},
@@ -356,21 +418,24 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonDirect, Role: RoleState, Paths: []PathKind{PathDirect},
-		Text:    Text{Summary: "direct"},
-		Needs:   []Fact{factCurAddr},
-		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus: CurAddr is the best address while it is trusted (trustUDPAddrDuration, 6.5 s after a pong); cmd/tailscale/cli/status.go prints it as `direct`",
-		check:   (*diag).checkDirect,
+		Irrefutable: "CurAddr is the path itself, set only while a UDP pong is fresh (wgengine/magicsock/endpoint.go trustUDPAddrDuration)",
+		Text:        Text{Summary: "direct"},
+		Needs:       []Fact{factCurAddr},
+		Follows:     "wgengine/magicsock/endpoint.go populatePeerStatus: CurAddr is the best address while it is trusted (trustUDPAddrDuration, 6.5 s after a pong); cmd/tailscale/cli/status.go prints it as `direct`",
+		check:       (*diag).checkDirect,
 	},
 	{
 		ID: ReasonPeerRelay, Role: RoleState, Paths: []PathKind{PathPeerRelay},
-		Text:     Text{Summary: "via peer relay"},
-		Variants: map[string]Text{"not-direct": {Summary: "via peer relay; not direct: {cause}"}},
-		Needs:    []Fact{{Field: "Status.PeerRelay", Source: SourceLocalAPI}},
-		Follows:  "wgengine/magicsock/endpoint.go populatePeerStatus: PeerRelay is set when the best path is a peer relay (Geneve, a VNI)",
-		check:    (*diag).checkPeerRelayState,
+		Irrefutable: "PeerRelay is tailscaled's own best path",
+		Text:        Text{Summary: "via peer relay"},
+		Variants:    map[string]Text{"not-direct": {Summary: "via peer relay; not direct: {cause}"}},
+		Needs:       []Fact{{Field: "Status.PeerRelay", Source: SourceLocalAPI}},
+		Follows:     "wgengine/magicsock/endpoint.go populatePeerStatus: PeerRelay is set when the best path is a peer relay (Geneve, a VNI)",
+		check:       (*diag).checkPeerRelayState,
 	},
 	{
 		ID: ReasonOffline, Role: RoleState, Paths: []PathKind{PathOffline},
+		Refutes: []Refuter{refDISCOAnswers},
 		Text: Text{"offline",
 			"bring the peer up (start tailscaled on it and run `tailscale up`); nothing on this side can make a path to it"},
 		Variants: map[string]Text{"since": {Summary: "offline since {since}"}, "ago": {Summary: "offline, last seen {ago} before the snapshot"}},
@@ -381,6 +446,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonIdle, Role: RoleState, Paths: []PathKind{PathIdle},
+		Irrefutable: "Active false is magicsock's own record that nothing was sent to the peer within 45 s",
 		Text: Text{"idle: no recent traffic",
 			"send traffic to it or run a DISCO ping (`tailscale ping {peer}`) to negotiate a path"},
 		Needs:   []Fact{{Field: "Status.Active", Source: SourceLocalAPI}},
@@ -389,6 +455,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonPathUnknown, Role: RoleState, Paths: []PathKind{PathUnknown},
+		Irrefutable: "it says only that the input names no path",
 		Text: Text{"path not shown: a TSMP or ICMP ping names none",
 			"a TSMP or ICMP ping goes through WireGuard and names the ping type, not the path: `tailscale status` (the peer's line) or a DISCO ping (`tailscale ping {peer}`, without --tsmp or --icmp) shows it"},
 		Variants: map[string]Text{"no-reply": {Summary: "path not shown; the TSMP or ICMP ping got no reply"}},
@@ -402,6 +469,7 @@ var rules = []Rule{
 	// netcheck that measured nothing, UDP that cannot be received.
 	{
 		ID: ReasonSelfLoggedOut, Scope: ScopeSelf, Role: RoleCause,
+		Irrefutable: "BackendState is tailscaled's own state",
 		Text: Text{"tailscaled is not logged in or not running: no paths at all",
 			"log in: `tailscale up` (or approve the machine in the admin console; start tailscaled if it is not running)"},
 		Needs:   []Fact{{Field: "Status.BackendState", Source: SourceLocalAPI, known: func(d *diag) bool { return d.state != "" }}},
@@ -410,6 +478,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonSelfNetcheckEmpty, Scope: ScopeSelf, Role: RoleCause,
+		Irrefutable: "a report that measured nothing is the fact itself; its fix names both readings (no DERP map, or no internet)",
 		Text: Text{"netcheck measured nothing (no DERP map: logged out?), so UDP is unknown, not blocked",
 			"log in first (`tailscale up`), then run `tailscale netcheck` again; if logged in, check that this host reaches the internet at all (DERP over TCP 443)"},
 		Needs:   []Fact{{Field: "Netcheck.UDP", Source: "netcheck"}, {Field: "Netcheck.RegionLatency", Source: "netcheck"}, {Field: "Netcheck.GlobalV4", Source: "netcheck"}},
@@ -418,6 +487,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonSelfUDPReceiveStopped, Scope: ScopeSelf, Role: RoleCause,
+		Refutes: []Refuter{refUDPReceived},
 		Text: Text{"this end cannot receive direct UDP (its receive loop stopped)",
 			"restart tailscaled; if it stops again, its log says why the UDP socket failed (another program on the port, a firewall module, an interface that went away)"},
 		Variants: map[string]Text{"ipv6": {"this end cannot receive direct UDP over IPv6 (its IPv6 receive loop stopped); IPv4 is not touched",
@@ -427,9 +497,20 @@ var rules = []Rule{
 		check:   (*diag).checkReceiveStopped,
 	},
 
+	{
+		ID: ReasonSelfDuplicateNodeKey, Scope: ScopeSelf, Role: RoleCause,
+		Irrefutable: "the DERP server's own report, received over a live connection",
+		Text: Text{"a DERP server reports this connection unhealthy: this node's key is likely in use on another machine",
+			"region {region}'s server says: \"{problem}\". A DERP server reports a connection unhealthy when it sees two connections for one node key (derp/derp.go FrameHealth: \"currently the only unhealthy state\"): a cloned VM, container image or disk shares this node's key, and the two take turns receiving. Give the clone a key of its own: on it, stop tailscaled, delete its state (/var/lib/tailscale/tailscaled.state, or the container's TS_STATE_DIR), start it and log in again; allowing TCP 443 changes nothing, the region is reachable"},
+		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
+		Follows: "health/warnings.go derpRegionErrorWarnable (\"The relay server #%v is reporting an issue: %v\"), set only by wgengine/magicsock/derp.go runDerpReader on a derp.HealthMessage received over a live connection; derp/derp.go FrameHealth: the only unhealthy state is a duplicate connection for one key",
+		check:   (*diag).checkDuplicateKey,
+	},
+
 	// Causes of a relayed path, most fundamental first.
 	{
 		ID: ReasonNoHomeDERP, Role: RoleCause, Paths: derpPaths,
+		Refutes: []Refuter{refRxGrowing},
 		Text: Text{"peer has no usable home DERP",
 			"the peer has no home DERP region in our DERP map, so nothing can be relayed to it unless it writes first: run `tailscale netcheck` on the peer (does it reach any DERP region?) and check that both ends use the same DERP map (derpMap in the tailnet policy file)"},
 		Needs: []Fact{{Field: "Status.Relay", Source: SourceLocalAPI},
@@ -442,6 +523,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonDeviceDERPDown, Role: RoleCause, Paths: derpPaths,
+		Irrefutable: "the board's own telemetry of its relay connection",
 		Text: Text{"board's DERP relay is down",
 			"firmware: reconnect the DERP relay for as long as it is down, with back-off, and reconnect a connected relay that has gone silent (a receive watchdog); a reboot of the board restores it meanwhile (reference: firmware tp_relay.h)"},
 		Needs:      []Fact{{Field: "Device.DERPRelay", Source: "device"}},
@@ -450,6 +532,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonDERPUnreachable, Scope: ScopeBoth, Role: RoleCause, Paths: derpPaths,
+		Refutes: []Refuter{refRegionUp},
 		Text: Text{"the relay region cannot be reached",
 			"tailscaled cannot reach DERP region {region}, which carries this path (we write through the peer's home region, it answers through ours): check this host's outbound HTTPS (TCP 443) to that region's servers and the region's own health; with one region only there is no other relay, so nothing reaches the peer until it is back"},
 		Variants: map[string]Text{
@@ -464,6 +547,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonNoHandshake, Role: RoleCause, Paths: derpPaths,
+		Refutes: []Refuter{refRxGrowing},
 		Text: Text{"no WireGuard session: the peer does not answer",
 			"there is no working path at all, not only no direct one: check that the peer is up and logged in (`tailscale status` on it), that its clock is right, and that the tailnet policy lets the two nodes talk; `tailscale ping --tsmp {peer}` tests the tunnel"},
 		Variants: map[string]Text{
@@ -480,6 +564,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonLocalTCP443Only, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refUDPWorks},
 		Text: Text{"policy allows only TCP 443 here",
 			"the tailnet policy file gives this node the only-tcp-443 attribute (nodeAttrs), so it sends nothing but TCP 443 and every path goes through DERP; remove the attribute for this node to allow direct UDP paths"},
 		Needs:   []Fact{{Field: "Self.CapMap", Source: SourceLocalAPI}},
@@ -488,6 +573,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonLocalUDPBlocked, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refUDPWorks, refDirectPong},
 		Text: Text{"UDP blocked here",
 			"allow outbound UDP from this host, in its firewall and the network's: UDP 3478 to the DERP servers for STUN, and UDP to peers' ports (41641 by default)"},
 		Needs: []Fact{{Field: "NetInfo.WorkingUDP | Log.Netcheck", Source: "localapi, netcheck or log", known: func(d *diag) bool {
@@ -499,7 +585,17 @@ var rules = []Rule{
 		check:   (*diag).checkLocalUDP,
 	},
 	{
+		ID: ReasonSelfSTUNUnanswered, Scope: ScopeSelf, Role: RoleCause,
+		Irrefutable: "it rests on both facts: STUN unanswered, and a path that proves UDP works",
+		Text: Text{"STUN got no answer; UDP itself works",
+			"netcheck's STUN (UDP 3478 to the DERP servers) gets no reply while UDP to peers works ({proof}): a self-hosted DERP whose STUN port is closed (derper -stun, UDP 3478), or a firewall that drops 3478 only. Without STUN replies tailscaled learns no public endpoint (magicsock determineEndpoints adds one only from STUN), so peers behind a NAT cannot start a direct path to this node: open UDP 3478 to the DERP servers, or turn STUN on for your DERP servers"},
+		Needs:   []Fact{{Field: "NetInfo.WorkingUDP | Log.Netcheck", Source: "localapi, netcheck or log"}, {Field: "Tailnet.UDP", Source: SourceLocalAPI}},
+		Follows: "net/netcheck/netcheck.go addNodeLatency (WorkingUDP only from a STUN reply); wgengine/magicsock/endpoint.go handlePongConnLocked (a direct address only after a UDP pong); magicsock.go determineEndpoints (a STUN endpoint only from STUN replies)",
+		check:   (*diag).checkSTUNUnanswered,
+	},
+	{
 		ID: ReasonDeviceNoPublicEndpoint, Role: RoleCause, Paths: relayedPaths,
+		Irrefutable: "the board's own telemetry; the endpoints control lists are read beside it (its \"unreached\" wording)",
 		Text: Text{"board advertised no endpoint",
 			"firmware: return HTTP/2 receive-window credit on the control stream (stream and connection WINDOW_UPDATE as DATA is consumed); without it the long-poll map stream stops at 65,535 bytes and endpoint updates never arrive (reference: firmware tp_h2fc.h)"},
 		Variants: map[string]Text{
@@ -514,6 +610,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonNoEndpoints, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"peer advertises no UDP endpoints",
 			"make the peer advertise a UDP endpoint: allow UDP on it (it may be blocked or disabled), or, for an embedded client, make it learn and advertise its public (STUN) endpoint"},
 		Needs:   []Fact{factEndpoints},
@@ -522,6 +619,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonPrivateEndpointsOnly, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"peer has only private endpoints",
 			"unless the peer is on your LAN or a network routed to yours, give it a reachable endpoint: enable UPnP/NAT-PMP/PCP on its router or forward UDP 41641 to it; if it is on your LAN or a routed site network, allow UDP between the two (guest-Wi-Fi or VLAN isolation, host firewalls)"},
 		Needs:   []Fact{factEndpoints},
@@ -531,6 +629,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonPeerUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Refutes: []Refuter{refPeerUDP, refDirectPong},
 		Text: Text{"UDP blocked on the peer's end",
 			"the peer's own netcheck got no UDP reply: allow outbound UDP on the peer's host and network (UDP 3478 for STUN, and to peers' ports, 41641 by default)"},
 		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
@@ -539,6 +638,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonNoCommonFamily, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refIPv6Works, refDirectPong},
 		Text: Text{"no address family in common",
 			"the peer can only be reached over IPv6 and IPv6 does not work here: enable IPv6 on this network (or give the peer a public IPv4 endpoint, e.g. a UDP port forward on its router)"},
 		Needs: []Fact{factEndpoints, {Field: "NetInfo.WorkingIPv6", Source: SourceLocalAPI, known: func(d *diag) bool {
@@ -550,6 +650,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonDeviceProbeTableFull, Role: RoleCause, Paths: relayedPaths,
+		Irrefutable: "the board's own telemetry of its DISCO probe table",
 		Text: Text{"board's DISCO probe table is full",
 			"firmware: reap stale DISCO probes (a TTL per slot) instead of freeing a slot only on a pong, so new pings to the peer's endpoints are tracked again (reference: firmware tp_probe.h)"},
 		Needs:      []Fact{{Field: "Device.ProbeTable", Source: "device"}},
@@ -558,6 +659,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonDeviceDiscoKeyStale, Role: RoleCause, Paths: relayedPaths,
+		Irrefutable: "the board's own telemetry of DISCO packets it could not open",
 		Text: Text{"board can't decrypt DISCO (stale disco key)",
 			"firmware: take each peer's disco key from every netmap update, not only the first, so DISCO packets from a peer that restarted decrypt again"},
 		Needs:      []Fact{{Field: "Device.DiscoDecrypt", Source: "device"}},
@@ -567,6 +669,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonSameNATLANBlocked, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"both behind one NAT, LAN path blocked",
 			"both ends share one public address and sit on one LAN, so the NAT does not matter: magicsock pings their LAN addresses directly. Something on the LAN drops UDP between them: Wi-Fi client (AP) isolation, a guest network or VLAN between them, or a host firewall on either (allow UDP 41641, or tailscaled's --port, between {ours} and {theirs})"},
 		Needs:   []Fact{factSelfEps, factEndpoints, factInterfaces},
@@ -575,6 +678,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonSharedNATNoHairpin, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"behind one shared NAT that does not hairpin",
 			"both ends leave through the same public address {shared} but from different LANs: a NAT above both (a carrier's CGNAT, a building's or a second router) must hairpin packets between its own users, and it does not. Fix it where you can: a port mapping on either end's router, a static UDP forward, IPv6, or a peer relay; or put the two on one LAN"},
 		Needs:   []Fact{factSelfEps, factEndpoints},
@@ -584,6 +688,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonLocalInboundUDPBlocked, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"no NAT here, but inbound UDP is dropped",
 			"this host has a public address on its own interface, so the peer's DISCO pings would reach tailscaled and be answered unless something drops them: open inbound UDP to tailscaled's port ({port}) on this host's firewall and on any cloud security group or provider firewall in front of it. If that firewall is stateful (it admits replies to what this host sent), a port mapping on the peer's NAT also works"},
 		Variants: map[string]Text{
@@ -599,6 +704,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonPeerInboundUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"no NAT on the peer, but inbound UDP is dropped",
 			"the peer has a public address on its own interface, so DISCO pings from here would reach it and be answered unless something drops them: open inbound UDP to its tailscaled port ({port}) on its host firewall and any cloud security group in front of it. If that firewall is stateful (it admits replies to what the peer sent), a port mapping here (UPnP, NAT-PMP, PCP, or a static forward) also works"},
 		Needs: []Fact{factEndpoints, factPeerNoNAT, factPeerMap, factWorkingUDP},
@@ -608,6 +714,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonLocalPortMapBlocked, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"port mapping here passes no traffic",
 			"this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. The router's own firewall most likely drops what it forwards: allow inbound UDP to the mapped port on the router (its firewall or \"UPnP\" security settings), or replace the mapping with a static UDP forward to tailscaled's port"},
 		Variants: map[string]Text{"addr-unknown": {Fix: "this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. Which of our endpoints is the mapping is not known here (only tailscaled's log types them, \"(portmap)\"): if its address is private or in 100.64.0.0/10, the router that mapped sits behind another NAT (put the first router in bridge mode, or forward the port on the outer one too); if it is public, the router's own firewall drops what it forwards (allow inbound UDP to the mapped port there, or use a static UDP forward to tailscaled's port)"}},
@@ -618,6 +725,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonLocalDoubleNAT, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"port mapping here is behind a second NAT",
 			"this host's port mapping was made on a router whose own external address is {mapped}: it sits behind another NAT, so nothing outside can reach the mapping, and this end needs one. With two home routers, put the first in bridge (modem) mode or forward UDP to tailscaled's port ({port}) on the outer one too; behind a carrier's NAT (100.64.0.0/10) no home mapping reaches through: ask the ISP for a public IPv4 address, use IPv6, or a peer relay"},
 		Needs:   []Fact{fPortMap, factMapped, factWorkingUDP, fMapping},
@@ -627,6 +735,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonPeerPortMapBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"the peer's port mapping passes no traffic",
 			"the peer holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through it. The peer's router most likely drops what it forwards: allow inbound UDP to the mapped port on that router, or use a static UDP forward to the peer's tailscaled port instead"},
 		Variants: map[string]Text{
@@ -640,6 +749,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonBothHardNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"hard NAT on both ends",
 			natFix + "either router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`) on one side; a granted peer relay also avoids DERP"},
 		Needs:   []Fact{fMapping, fPortMap, factPeerMap, factPeerPMap},
@@ -648,6 +758,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonHardAndFilteringNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"hard NAT meets a filtering NAT, no port mapping",
 			"the peer's router needs a port mapping: " + natFix + "it, or forward a UDP port to the peer (`tailscaled --port=41641` and a static forward of 41641); this end's hard NAT (a mobile carrier's, say) cannot be changed from here"},
 		Variants: map[string]Text{
@@ -662,6 +773,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonLocalHardNAT, Role: RoleCause, Paths: relayedPaths,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"hard NAT here, no port mapping",
 			natFix + "this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"},
 		Needs:   []Fact{fMapping, fPortMap},
@@ -670,6 +782,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonPeerHardNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Refutes: []Refuter{refDirectPong},
 		Text: Text{"hard NAT on the peer's end, no port mapping",
 			natFix + "the peer's router, or forward a UDP port to the peer (`tailscaled --port=41641` on it); several nodes behind one firewall make NAT hard, and `randomizeClientPort` helps some firewalls"},
 		Needs:   []Fact{factPeerMap, factPeerPMap, fMapping, fPortMap},
@@ -678,6 +791,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonDiscoUnanswered, Role: RoleCause, Paths: relayedPaths,
+		Irrefutable: "its evidence is the DISCO run itself, which its check reads whole (a direct pong in it rules it out)",
 		Text: Text{"DISCO pings never answered directly",
 			"something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"},
 		Variants: map[string]Text{"endpoints-unknown": {Fix: "the peer's endpoints are unknown here (`tailscale status --json` or `tailscale debug netmap` show them): if it advertises none, nothing can answer directly (`no-endpoints`); otherwise something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"}},
@@ -688,6 +802,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonLostDirect, Role: RoleCause, Paths: relayedPaths,
+		Irrefutable: "an observation of this path across snapshots",
 		Text: Text{"was direct, fell back to relay",
 			"look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"},
 		Variants: map[string]Text{"logged": {Fix: "the daemon logged {what} at {when}; look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"}},
@@ -700,6 +815,7 @@ var rules = []Rule{
 	// Beside the reason.
 	{
 		ID: ReasonFarHomeDERP, Role: RoleAlso, Paths: derpPaths,
+		Irrefutable: "a comparison of latencies; the peer's own latencies, when known, are read by its check",
 		Text: Text{"relay region is far",
 			"the relay {region} is {rl} away from here while {best} is {bl}: if the region is far from the peer too (its netcheck, or the control API's latencies), its home DERP choice may be wrong; if it is near the peer, the distance is the two ends' own. Tailscale's home choice weighs the DERP map's RegionScore and keeps the old home unless another is clearly faster, so a home that is not the nearest is not by itself a fault"},
 		Needs:      []Fact{{Field: "NetInfo.DERPLatency", Source: "localapi or netcheck"}},
@@ -710,20 +826,23 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonPeerFarHomeDERP, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
-		Text:    Text{Summary: "the peer's home region is far from it"},
-		Needs:   []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: peerSources}},
-		Follows: "net/netcheck/netcheck.go addReportHistoryAndSetPreferredDERP (RegionScore, stickiness)",
-		check:   (*diag).checkPeerHomeDERP,
+		Irrefutable: "a comparison of the peer's own latencies",
+		Text:        Text{Summary: "the peer's home region is far from it"},
+		Needs:       []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: peerSources}},
+		Follows:     "net/netcheck/netcheck.go addReportHistoryAndSetPreferredDERP (RegionScore, stickiness)",
+		check:       (*diag).checkPeerHomeDERP,
 	},
 	{
 		ID: ReasonPeerOldClient, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
-		Text:    Text{Summary: "the peer's client predates peer relays"},
-		Needs:   []Fact{{Field: "Peer.Hostinfo.IPNVersion", Source: peerSources}},
-		Follows: "wgengine/magicsock/magicsock.go capVerIsRelayCapable (version >= 121; tailcfg.go: capability 121, 2025-07-19, \"Client understands peer relay endpoint alloc\"; Tailscale 1.86)",
-		check:   (*diag).checkPeerClient,
+		Irrefutable: "the peer's own version",
+		Text:        Text{Summary: "the peer's client predates peer relays"},
+		Needs:       []Fact{{Field: "Peer.Hostinfo.IPNVersion", Source: peerSources}},
+		Follows:     "wgengine/magicsock/magicsock.go capVerIsRelayCapable (version >= 121; tailcfg.go: capability 121, 2025-07-19, \"Client understands peer relay endpoint alloc\"; Tailscale 1.86)",
+		check:       (*diag).checkPeerClient,
 	},
 	{
 		ID: ReasonDirectInTunnel, Role: RoleAlso, Paths: []PathKind{PathDirect},
+		Irrefutable: "a warning beside a direct path, from the routes and this host's interfaces",
 		Text: Text{"maybe inside another tunnel",
 			"the direct address {addr} is private, on none of this host's networks, and inside {route}, which {router} advertises; on {os} tailscaled's own UDP sockets are not kept out of the tunnel (net/netns does nothing to them there), so with routes accepted the UDP to {addr} may follow that route into tailscale0: WireGuard inside WireGuard. Small pings look fine, bulk transfers stall on the MTU. Stop accepting that route on this node (`tailscale set --accept-routes=false`), or reach the peer's LAN some other way than through the subnet router"},
 		Needs:   []Fact{factCurAddr, factSelfOS, {Field: "Status.Peer.PrimaryRoutes", Source: SourceLocalAPI}},
@@ -733,6 +852,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonUnexplained, Role: RoleFallback, Paths: derpPaths,
+		Irrefutable: "the fallback: it claims nothing",
 		Text: Text{"relayed; no checked cause holds",
 			"run a DISCO ping until direct (`tailscale ping {peer}`, or `tailpath status --probe`); if it never goes direct, look for a firewall dropping UDP on either end"},
 		Variants: map[string]Text{
@@ -740,6 +860,7 @@ var rules = []Rule{
 				"IPv4 NAT does not explain it: both ends have global IPv6 endpoints, which no NAT maps; check IPv6 reachability: inbound UDP over IPv6 on both hosts' and routers' firewalls, and `tailscale netcheck` (IPv6: yes) on both ends"},
 			"far": {"relayed; relay {region} is far ({rl} vs {bl})",
 				"run a DISCO ping until direct (`tailscale ping {peer}`, or `tailpath status --probe`); if it never goes direct, look for a firewall dropping UDP on either end; meanwhile the relay {region} is {rl} away from here while {best} is {bl}: if the region is far from the peer too, its home DERP choice may be wrong"},
+			"refuted": {Summary: "relayed; {refuted} refuted: {why}"},
 			"one-nat": {"relayed; both behind one NAT, one LAN or two unknown",
 				"both ends leave through one public address ({shared}) with LAN addresses in one range ({ours} here, {theirs} there), which is one LAN, or two LANs on the same default range behind a shared NAT (a carrier's, a building's); this host's interfaces would tell. On one LAN, something drops UDP between them: Wi-Fi client (AP) isolation, a guest network or VLAN, or a host firewall (allow UDP 41641, or tailscaled's --port, between {ours} and {theirs}). On two LANs, the shared NAT does not hairpin: a port mapping on either end's router, a static UDP forward, IPv6, or a peer relay"},
 		},
@@ -749,6 +870,7 @@ var rules = []Rule{
 	// This node itself, after the causes that touch peers' paths.
 	{
 		ID: ReasonSelfControlBreaking, Scope: ScopeSelf, Role: RoleCause,
+		Irrefutable: "its check reads the netmaps received between the breaks",
 		Text: Text{"the control connection keeps breaking mid-stream: check the WAN MTU or MSS clamping",
 			"large TLS records are cut or corrupted while small requests work: set the WAN MTU to what the path carries (PPPoE 1492, a tunnel less) or clamp TCP MSS to the path MTU on the router; a middlebox rewriting TLS does the same"},
 		Needs:   []Fact{{Field: "Log.ControlBreaks", Source: SourceLog}},
@@ -758,6 +880,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonSelfNetcheckFlaps, Scope: ScopeSelf, Role: RoleCause,
+		Irrefutable: "reports of one socket that disagree are the fact itself",
 		Text: Text{"netcheck reports disagree over time: the network here changes under tailscaled",
 			"find what changes between the reports (Wi-Fi roaming, a second WAN or failover, a router that restarts, a VPN); the facts that flap are unknown until they settle"},
 		Needs:   []Fact{{Field: "Netcheck.Reports", Source: "netcheck"}},
@@ -766,6 +889,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonSelfUPnPNotGateway, Scope: ScopeSelf, Role: RoleAlso,
+		Irrefutable: "its check reads whether a port mapping is held",
 		Text: Text{"UPnP answered from a device that is not the gateway, and no port mapping is held",
 			"tailscaled asked the gateway itself instead (it assumes the gateway's address floats) and holds no mapping: enable UPnP, NAT-PMP or PCP on the gateway; the device that answered (a mesh node, a second router on the LAN) cannot map ports on it"},
 		Needs:   []Fact{{Field: "Log.UPnP", Source: SourceLog}, fPortMap},
@@ -775,6 +899,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonSelfNetworkChanges, Scope: ScopeSelf, Role: RoleCause,
+		Irrefutable: "tailscaled's own log of its rebinds",
 		Text: Text{"the network here changed often: every change rebinds and re-probes every path",
 			"look at what keeps changing (Wi-Fi roaming, an interface that flaps, a VPN or Docker creating interfaces); paths relay until direct is found again after each change"},
 		Needs:   []Fact{{Field: "Log.LinkChanges", Source: SourceLog}},
@@ -783,6 +908,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonTailnetRangeCollision, Scope: ScopeSelf, Role: RoleCause,
+		Irrefutable: "this host's own interfaces",
 		Text: Text{"100.64.0.0/10 on another interface",
 			"interface {iface} has {addr}, inside 100.64.0.0/10, the range tailnet addresses come from; tailscaled never advertises such an address as an endpoint (net/netmon LocalAddresses). {how}"},
 		Needs:   []Fact{factInterfaces},

@@ -3,6 +3,7 @@ package probes
 import (
 	"flag"
 	"fmt"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -220,12 +221,13 @@ func TestNeedsGate(t *testing.T) {
 // the rule's own check does.
 func TestNoVerdictOnUnknownNeeds(t *testing.T) {
 	cases := gateEvidence()
-	gated := func(id ReasonID, state string, self Self, p Peer, regions map[int]Region, selfScope bool) string {
+	gated := func(id ReasonID, state string, self Self, p Peer, regions map[int]Region, selfScope bool, tn *Tailnet) string {
 		r, ok := RuleOf(id)
 		if !ok || r.Role == RoleFallback {
 			return ""
 		}
 		d := newDiag(self, p, regions, fixtureNow)
+		d.tn = tn
 		defer d.free()
 		d.selfScope, d.state = selfScope, state
 		d.stalePeerSide()
@@ -237,15 +239,15 @@ func TestNoVerdictOnUnknownNeeds(t *testing.T) {
 		return ""
 	}
 	for _, c := range cases {
-		v := Diagnose(c.self, c.peer, c.regions, fixtureNow)
+		v, sv, tn := c.judge()
 		for _, id := range append([]ReasonID{v.Reason}, v.Also...) {
-			if f := gated(id, c.stateOr(), c.self, c.peer, c.regions, false); f != "" {
+			if f := gated(id, c.stateOr(), c.self, c.peer, c.regions, false, tn); f != "" {
 				t.Errorf("%s: %s in the verdict (%s also %v) with %s unknown; checks:\n%s", c.name, id, v.Reason, v.Also, f, checksText(v.Checks))
 			}
 		}
-		if sv := DiagnoseSelf(c.stateOr(), c.self, c.regions, fixtureNow); sv != nil {
+		if sv != nil {
 			for _, id := range append([]ReasonID{sv.Reason}, sv.Also...) {
-				if f := gated(id, c.stateOr(), c.self, Peer{}, c.regions, true); f != "" {
+				if f := gated(id, c.stateOr(), c.self, Peer{}, c.regions, true, tn); f != "" {
 					t.Errorf("%s: %s in the self verdict with %s unknown", c.name, id, f)
 				}
 			}
@@ -264,6 +266,17 @@ type gateEv struct {
 	regions map[int]Region
 	// state is Status.BackendState for DiagnoseSelf ("" reads Running).
 	state string
+	// others are the rest of the tailnet, judged beside peer.
+	others []Peer
+}
+
+// judge judges c as a whole gather (probes.Judge): peer's verdict, this
+// node's, and the tailnet-wide facts they read.
+func (c gateEv) judge() (Verdict, *Verdict, *Tailnet) {
+	s := &Snapshot{Time: fixtureNow, BackendState: safetext.New(c.stateOr()), Self: c.self, Regions: c.regions,
+		Peers: append([]Peer{c.peer}, c.others...)}
+	Judge(s, nil)
+	return s.Peers[0].Verdict, s.Self.Verdict, &s.Tailnet
 }
 
 // stateOr is c's backend state, Running when not set.
@@ -303,6 +316,7 @@ func gateEvidence() []gateEv {
 	for _, c := range selfCases() {
 		cases = append(cases, ev{name: "self: " + c.name, self: c.self, peer: relayedPeer("203.0.113.5:41641"), regions: testRegions, state: c.state})
 	}
+	cases = append(cases, tailnetCases()...)
 	// Each case again with one fact taken away.
 	erase := []struct {
 		name string
@@ -338,7 +352,7 @@ func gateEvidence() []gateEv {
 		for _, c := range cases[:n] {
 			self, p, regions := c.self, c.peer, c.regions
 			e.f(&self, &p, &regions)
-			cases = append(cases, ev{name: c.name + ", " + e.name, self: self, peer: p, regions: regions, state: c.state})
+			cases = append(cases, ev{name: c.name + ", " + e.name, self: self, peer: p, regions: regions, state: c.state, others: c.others})
 		}
 	}
 	return cases
@@ -433,12 +447,12 @@ func gateCases() []gateCase {
 func TestEveryRuleReached(t *testing.T) {
 	reached := map[ReasonID]bool{}
 	for _, c := range gateEvidence() {
-		v := Diagnose(c.self, c.peer, c.regions, fixtureNow)
+		v, sv, _ := c.judge()
 		reached[v.Reason] = true
 		for _, id := range v.Also {
 			reached[id] = true
 		}
-		if sv := DiagnoseSelf(c.stateOr(), c.self, c.regions, fixtureNow); sv != nil {
+		if sv != nil {
 			reached[sv.Reason] = true
 			for _, id := range sv.Also {
 				reached[id] = true

@@ -33,6 +33,8 @@ const (
 	ReasonSelfNetcheckFlaps     ReasonID = "self-netcheck-flaps"
 	ReasonSelfUPnPNotGateway    ReasonID = "self-upnp-not-gateway"
 	ReasonSelfNetworkChanges    ReasonID = "self-network-changes"
+	ReasonSelfDuplicateNodeKey  ReasonID = "self-duplicate-node-key"
+	ReasonSelfSTUNUnanswered    ReasonID = "self-stun-unanswered"
 )
 
 // SourceLog is the Check.Source of facts read from tailscaled's own log
@@ -241,6 +243,7 @@ func (d *diag) checkReceiveStopped() result {
 			ipv6 = h
 			continue
 		}
+		d.rxStopped = "ipv4"
 		what := "UDP socket"
 		if m[1] != "" {
 			what = m[1]
@@ -249,6 +252,7 @@ func (d *diag) checkReceiveStopped() result {
 		return holds()
 	}
 	if ipv6 != "" {
+		d.rxStopped = "ipv6"
 		d.add("Status.Health", ipv6, true, "ReceiveIPv6 is not receiving: direct UDP over IPv6 never arrives here; IPv4 has its own socket and receive loop (magicsock receiveIPv4), so direct IPv4 paths are not touched")
 		return holdsAs("ipv6")
 	}
@@ -397,4 +401,42 @@ func countOf(n int, what string) string {
 		return "1 " + what
 	}
 	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// checkDuplicateKey (self): a DERP region's server reported this
+// connection unhealthy ("The relay server #N is reporting an issue: …"),
+// which per derp/derp.go FrameHealth means a duplicate connection for
+// this node's key.
+func (d *diag) checkDuplicateKey() result {
+	for _, pr := range DERPProblems(d.self.Health, d.regions) {
+		if !pr.Issue {
+			continue
+		}
+		_, problem, _ := strings.Cut(string(pr.Text), "reporting an issue:")
+		d.add("Status.Health", string(pr.Text.Cut(160)), true, "the region's server sent a health frame over a live connection (magicsock/derp.go runDerpReader): the region is reachable, and the server sees this node's key on another connection too")
+		return holdsAs("", "{region}", d.regionName(pr.Region), "{problem}", strings.TrimSpace(problem))
+	}
+	return notHeld()
+}
+
+// checkSTUNUnanswered (self): netcheck's STUN got no reply (NetInfo, or
+// tailscaled's "UDP is blocked" line), yet a path proves UDP works here.
+func (d *diag) checkSTUNUnanswered() result {
+	if !d.tn.UDPWorks() {
+		return notHeld()
+	}
+	n := d.self.NAT
+	switch {
+	case n != nil && n.WorkingUDP != nil && !*n.WorkingUDP && !d.self.NoSTUN && !d.self.OnlyTCP443:
+		d.add("NetInfo.WorkingUDP", "false", true, "STUN to UDP 3478 of the DERP servers got no reply (net/netcheck addNodeLatency)")
+	case (n == nil || n.WorkingUDP == nil) && d.evidence().UDPBlockedLogged != "" && d.evidence().UDPWorkedLogged == "":
+		d.add("Log.Netcheck", d.evidence().UDPBlockedLogged, true, "netcheck sent STUN and heard nothing back")
+	default:
+		return notHeld()
+	}
+	how := "peer " + string(d.tn.UDP) + " is " + string(d.tn.UDPHow)
+	if !d.recorded("Tailnet.UDP") {
+		d.add("Tailnet.UDP", how, false, "UDP itself works here: "+udpWorksNote)
+	}
+	return holdsAs("", "{proof}", how)
 }

@@ -73,8 +73,16 @@ func selfCases() []selfCase {
 		{"no home DERP (health)", "Running", Self{Health: []safetext.Text{"Tailscale could not connect to any relay server. Check your Internet connection."}}, ReasonDERPUnreachable, nil},
 		{"home DERP unreachable (1.102 health)", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"Tailscale could not connect to the 'New York City' relay server. Your Internet connection might be down, or the server might be temporarily unavailable."}}, ReasonDERPUnreachable, nil},
 		{"home DERP silent (1.50 health)", "Running", Self{Health: []safetext.Text{"haven't heard from home DERP region 1 in 2m10s"}}, ReasonDERPUnreachable, nil},
-		{"another region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #4 is reporting an issue: maintenance"}}, "", nil},
-		{"our home region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #1 is reporting an issue: overloaded"}}, ReasonDERPUnreachable, nil},
+		// derpRegionErrorWarnable comes from a health frame over a live
+		// connection (magicsock/derp.go runDerpReader), whose only
+		// unhealthy state is a duplicate key (derp/derp.go FrameHealth):
+		// never derp-unreachable, whichever region.
+		{"another region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #4 is reporting an issue: maintenance"}}, ReasonSelfDuplicateNodeKey, nil},
+		{"our home region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #1 is reporting an issue: overloaded"}}, ReasonSelfDuplicateNodeKey, nil},
+		// health.go warns of the home region only: with our home unknown,
+		// one failing region is not known to be ours.
+		{"a region fails in the log, our home unknown", "Running", Self{DERPRegions: 3, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 2, Err: "dial tcp: i/o timeout"}}}}, "", nil},
+		{"every region fails in the log, our home unknown", "Running", Self{DERPRegions: 1, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 2, Err: "dial tcp: i/o timeout"}}}}, ReasonDERPUnreachable, nil},
 		{"home region fails in the log", "Running", Self{HomeDERP: 1, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 2, Err: "dial tcp: i/o timeout"}}}}, ReasonDERPUnreachable, nil},
 		// magicsock/derp.go logs "derp-%d connected" when a connection
 		// succeeds: a failure before it is over.

@@ -226,6 +226,10 @@ type Verdict struct {
 	// PeerSide is true when the primary reason rests on the peer's own
 	// facts (a peer-side reason, or a failing check of the peer's end).
 	PeerSide bool `json:"peer_side,omitempty"`
+	// Refuted are the reasons whose own check held but that a fact in
+	// the same input refutes (Rule.Refutes), with the fact: never the
+	// Reason, never in Also.
+	Refuted []Refutation `json:"refuted,omitempty"`
 }
 
 // Peer is everything tailpath knows about one peer. Strings from outside

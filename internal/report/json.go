@@ -300,6 +300,19 @@ func (e *jsonIndenter) verdict(v *probes.Verdict) {
 		e.key("peer_side")
 		e.bool(true)
 	}
+	if len(v.Refuted) > 0 {
+		e.key("refuted")
+		jsonList(e, v.Refuted, func(r *probes.Refutation) {
+			e.open('{')
+			e.key("reason")
+			e.str(string(r.Reason))
+			e.key("field")
+			e.str(string(r.Field))
+			e.key("why")
+			e.str(string(r.Why))
+			e.close('}')
+		})
+	}
 	e.close('}')
 }
 
