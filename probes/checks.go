@@ -311,6 +311,11 @@ func spreads(ev *SelfEvidence, fact string) bool {
 	return false
 }
 
+// ipv6Untested reports whether netcheck could send no IPv6 STUN probe
+// (the DERP map's STUN is off, or no node takes IPv6), so its
+// WorkingIPv6 false is no test.
+func (d *diag) ipv6Untested() bool { return d.self.NoSTUN || d.self.NoIPv6STUN }
+
 // udpWorksHere reports whether UDP works here: our netcheck saw STUN
 // answered, or a path of the gather proves it (Tailnet.UDP: a direct
 // peer, a peer relay, a direct pong).
@@ -410,6 +415,9 @@ func (d *diag) checkEndpoints() {
 		ours = d.self.NAT.WorkingIPv6
 	}
 	switch {
+	case ours != nil && !*ours && d.ipv6Untested():
+		d.unknownV("NetInfo.WorkingIPv6", "false", "IPv6 was never tested: netcheck sends no IPv6 STUN probe when the DERP map has STUN off or every node's IPv6 \"none\" (net/netcheck makeProbePlan, nodeAddrPort), so false says nothing; the peer has IPv6 endpoints")
+		ours = nil
 	case ours == nil:
 		d.unknown("NetInfo.WorkingIPv6", "whether IPv6 works here is not known; the peer has IPv6 endpoints")
 	case !*ours && !pub4:

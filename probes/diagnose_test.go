@@ -177,6 +177,21 @@ func diagnoseCases() []diagnoseCase {
 			peer:       func(p *Peer) { *p = relayedPeer("[2001:db8:1::5]:41641", "192.168.7.2:41641") },
 			wantReason: ReasonNoCommonFamily,
 		},
+		// Issue 28: netcheck sends no IPv6 STUN probe when the DERP map
+		// has STUN off or every node's IPv6 "none" (net/netcheck
+		// makeProbePlan, nodeAddrPort): IPv6 false is then untested.
+		{
+			name:       "IPv6 false, but no DERP node takes an IPv6 probe: untested, not no-common-family",
+			self:       func(s *Self) { s.NAT.WorkingIPv6 = boolp(false); s.NoIPv6STUN = true },
+			peer:       func(p *Peer) { *p = relayedPeer("[2001:db8:1::5]:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+		},
+		{
+			name:       "IPv6 false, but the DERP map has STUN off: untested, not no-common-family",
+			self:       func(s *Self) { s.NAT.WorkingIPv6 = boolp(false); s.NoSTUN = true },
+			peer:       func(p *Peer) { *p = relayedPeer("[2001:db8:1::5]:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+		},
 		{
 			name:       "peer has IPv4 and IPv6, IPv6 broken here: IPv4 remains",
 			self:       func(s *Self) { s.NAT.WorkingIPv6 = boolp(false) },

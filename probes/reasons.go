@@ -643,7 +643,7 @@ var rules = []Rule{
 			"the peer can only be reached over IPv6 and IPv6 does not work here: enable IPv6 on this network (or give the peer a public IPv4 endpoint, e.g. a UDP port forward on its router)"},
 		Needs: []Fact{factEndpoints, {Field: "NetInfo.WorkingIPv6", Source: SourceLocalAPI, known: func(d *diag) bool {
 			n := d.self.NAT
-			return n != nil && n.WorkingIPv6 != nil
+			return n != nil && n.WorkingIPv6 != nil && (*n.WorkingIPv6 || !d.ipv6Untested())
 		}}},
 		Follows: "net/netcheck/netcheck.go: WorkingIPv6 from an IPv6 STUN reply",
 		check:   (*diag).checkNoFamily,

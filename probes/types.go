@@ -394,6 +394,11 @@ type Self struct {
 	// (STUNPort -1), so netcheck cannot test UDP and WorkingUDP false says
 	// nothing about UDP.
 	NoSTUN bool `json:"no_stun,omitempty"`
+	// NoIPv6STUN is true when no node of the DERP map can take an IPv6
+	// STUN probe (STUN off, IPv6 "none", or an IPv4 STUNTestIP:
+	// net/netcheck makeProbePlan, nodeAddrPort), so WorkingIPv6 false
+	// says nothing about IPv6.
+	NoIPv6STUN bool `json:"no_ipv6_stun,omitempty"`
 	// DERPLatencyFrom says where NAT.DERPLatency came from: "netinfo"
 	// (tailscaled's NetInfo, as control echoes it) or "netcheck" (measured
 	// by tailpath, GatherOptions.Latency). DERPLatencyAt is when they were

@@ -263,12 +263,12 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 		}
 	}
 
-	noSTUN := false
+	noSTUN, noSTUN6 := false, false
 	var stunServers, derpRegions int
 	if r := <-dmCh; r.err != nil {
 		warn("DERP map: " + whyText(r.err))
 	} else if dm := r.dm; dm != nil {
-		noSTUN = stunDisabled(dm)
+		noSTUN, noSTUN6 = stunDisabled(dm), stun6Disabled(dm)
 		stunServers, derpRegions = derpMapCounts(dm)
 		for rid, r := range dm.Regions {
 			id := tscompat.IntRegionID(rid)
@@ -361,6 +361,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 			Endpoints:   parseAddrs(s.Addrs),
 			OnlyTCP443:  s.CapMap.Contains(tscompat.NodeAttrOnlyTCP443),
 			NoSTUN:      noSTUN,
+			NoIPv6STUN:  noSTUN6,
 			STUNServers: stunServers,
 			DERPRegions: derpRegions,
 		}
@@ -652,6 +653,33 @@ func stunDisabled(dm *tailcfg.DERPMap) bool {
 			if n.STUNPort >= 0 {
 				return false
 			}
+		}
+	}
+	return seen
+}
+
+// stun6Disabled reports whether netcheck can send no IPv6 STUN probe to
+// dm's nodes: each has STUN off (a negative STUNPort: net/netcheck
+// nodeAddrPort refuses it), IPv6 "none" (makeProbePlan and
+// makeProbePlanInitial skip it for IPv6), or a STUNTestIP that is IPv4.
+func stun6Disabled(dm *tailcfg.DERPMap) bool {
+	seen := false
+	for _, r := range dm.Regions {
+		if r == nil {
+			continue
+		}
+		for _, n := range r.Nodes {
+			if n == nil {
+				continue
+			}
+			seen = true
+			if n.STUNPort < 0 || n.IPv6 == "none" {
+				continue
+			}
+			if ip, err := netip.ParseAddr(n.STUNTestIP); err == nil && ip.Is4() {
+				continue
+			}
+			return false
 		}
 	}
 	return seen

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
@@ -526,5 +528,30 @@ func TestGatherDatesDERPLatency(t *testing.T) {
 	}
 	if !hasReason(third.Peers[0].Verdict.Also, probes.ReasonFarHomeDERP) {
 		t.Errorf("fresh latencies: far-home-derp not judged: %+v", third.Peers[0].Verdict)
+	}
+}
+
+// TestSTUN6Disabled: netcheck can send an IPv6 STUN probe only to a node
+// with STUN on, IPv6 not "none" and no IPv4 STUNTestIP (net/netcheck
+// makeProbePlan, nodeAddrPort).
+func TestSTUN6Disabled(t *testing.T) {
+	m := func(nodes ...*tailcfg.DERPNode) *tailcfg.DERPMap {
+		return &tailcfg.DERPMap{Regions: map[tscompat.RegionID]*tailcfg.DERPRegion{1: {RegionID: 1, Nodes: nodes}}}
+	}
+	for _, tc := range []struct {
+		name string
+		dm   *tailcfg.DERPMap
+		want bool
+	}{
+		{"a node with IPv6 unset", m(&tailcfg.DERPNode{Name: "1a"}), false},
+		{"every node IPv6 none", m(&tailcfg.DERPNode{Name: "1a", IPv6: "none"}, &tailcfg.DERPNode{Name: "1b", IPv6: "none"}), true},
+		{"STUN off", m(&tailcfg.DERPNode{Name: "1a", STUNPort: -1}), true},
+		{"an IPv4 STUN test IP", m(&tailcfg.DERPNode{Name: "1a", STUNTestIP: "127.0.0.1"}), true},
+		{"one node of two takes IPv6", m(&tailcfg.DERPNode{Name: "1a", IPv6: "none"}, &tailcfg.DERPNode{Name: "1b", IPv6: "2001:db8::1"}), false},
+		{"no nodes", &tailcfg.DERPMap{}, false},
+	} {
+		if got := stun6Disabled(tc.dm); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
