@@ -1015,6 +1015,52 @@ func diagnoseCases() []diagnoseCase {
 			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
 			wantReason: ReasonUnexplained,
 		},
+		// Issue 28: every interface address is advertised
+		// (determineEndpoints), so one among the endpoints proves no NAT
+		// only when no public endpoint lies off every interface; a proxy
+		// TUN's 198.18.0.0/15 (Clash, Surge) is not routable at all.
+		{
+			name: "a proxy TUN's 198.18.0.1 beside a STUN endpoint on no interface: a port-rewriting NAT, not open",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("203.0.113.9:61234"), netip.MustParseAddrPort("198.18.0.1:41641"), netip.MustParseAddrPort("192.168.1.20:41641")}
+				s.Host = &HostFacts{Interfaces: []Interface{
+					{Name: "eth0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}},
+					{Name: "utun7", Addrs: []netip.Prefix{netip.MustParsePrefix("198.18.0.1/16")}},
+				}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+			wantText:   "its port 61234 is not tailscaled's own (41641), so the NAT rewrites ports",
+		},
+		{
+			name: "a public interface address, and a STUN endpoint on no interface: a NAT for the default route, not open",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641"), netip.MustParseAddrPort("203.0.113.99:55555")}
+				s.Host = &HostFacts{Interfaces: []Interface{{Name: "eth1", Addrs: []netip.Prefix{netip.MustParsePrefix("198.51.100.10/24")}}}}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+			wantText:   "on none of this host's interfaces",
+		},
+		{
+			name: "no host facts: a proxy TUN address and a bridge with tailscaled's port beside a rewritten public port, not open",
+			self: func(s *Self) {
+				s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.18.0.1:41641"), netip.MustParseAddrPort("203.0.113.9:61234"), netip.MustParseAddrPort("172.17.0.1:41641")}
+			},
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonUnexplained,
+		},
+		{
+			name: "the peer's own snapshot says no NAT: never 'a NAT most likely sits in front of it'",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer: func(p *Peer) {
+				*p = relayedPeer("198.51.100.30:41641", "10.0.0.5:41641")
+				p.PeerSide = &PeerSide{Source: SourcePeerSnapshot, MappingVariesByDestIP: boolp(false), HavePortMap: boolp(false), NoNAT: boolp(true),
+					Endpoints: p.Endpoints}
+			},
+			wantReason: ReasonPeerInboundUDPBlocked,
+			wantAlso:   []ReasonID{ReasonLocalHardNAT},
+		},
 		// This host's facts: a public address on its interface decides
 		// that this end has no NAT, and its nftables ruleset the wording.
 		{

@@ -380,6 +380,8 @@ func (d *diag) openEnds(nf *natFacts, ep *endpointFacts) {
 		nf.localVars = []string{"{port}", d.ourPort(), "{why}", d.firewallWhy()}
 	case nf.self == natUnknown && ev.field != "" && !ev.lanSamePort:
 		d.unknownV(safetext.New(ev.field), ev.value, safetext.New(ev.note))
+	case nf.self == natBehind && ev.field != "":
+		d.info(safetext.New(ev.field), ev.value, safetext.New(ev.note))
 	}
 	value := endpointsText(d.p.Endpoints)
 	switch {
@@ -420,35 +422,58 @@ func (d *diag) selfNAT() (natState, natEvidence) {
 		return natBehind, natEvidence{} // a NAT measured or mapped
 	}
 	if h := d.ourHost(); h != nil {
+		// Every interface address is advertised (determineEndpoints), so
+		// one among the endpoints proves nothing alone: a public IPv4
+		// endpoint on no interface (STUN's, a mapping's) is a NAT's
+		// address, whatever else the host has.
+		if off := offInterface4(eps, h.holds); off.IsValid() {
+			return natBehind, natEvidence{field: "Self.Endpoints", value: off.String(), note: d.natAddrNote(off, "on none of this host's interfaces")}
+		}
 		for _, ifc := range h.Interfaces {
 			if ifc.Tailscale || ifc.Bridge {
 				continue
 			}
 			for _, p := range ifc.Addrs {
 				a := p.Addr().Unmap()
-				if !a.Is4() || IsPrivateAddr(a) {
+				if !routable4(a) {
 					continue
 				}
 				for _, ep := range eps {
 					if ep.Addr().Unmap() == a {
-						return natNone, natEvidence{field: "Host.Interfaces", value: string(ifc.Name) + " " + p.String(), note: "a public address on this host's own interface (" + string(ifc.Name) + "): no NAT in front of it"}
+						return natNone, natEvidence{field: "Host.Interfaces", value: string(ifc.Name) + " " + p.String(), note: "a public address on this host's own interface (" + string(ifc.Name) + "), and no public endpoint on none of them: no NAT in front of it"}
 					}
 				}
 			}
 		}
 		return natBehind, natEvidence{}
 	}
-	pub := firstPublic4(eps)
+	pub := firstRoutable4(eps)
 	if !pub.IsValid() || onlyLoopback4(eps) {
 		return natUnknown, natEvidence{}
 	}
 	if types := d.self.EndpointTypes; len(types) == len(eps) {
+		local := func(a netip.Addr) bool {
+			for i, ep := range eps {
+				if types[i] == "local" && ep.Addr().Unmap() == a {
+					return true
+				}
+			}
+			return false
+		}
+		if off := offInterface4(eps, local); off.IsValid() {
+			return natBehind, natEvidence{field: "Self.Endpoints", value: off.String(), note: d.natAddrNote(off, "not one tailscaled logged as local (an interface address)")}
+		}
 		for i, ep := range eps {
-			if a := ep.Addr().Unmap(); types[i] == "local" && a.Is4() && !IsPrivateAddr(a) {
+			if a := ep.Addr().Unmap(); types[i] == "local" && routable4(a) {
 				return natNone, natEvidence{field: "Self.Endpoints", value: ep.String() + " (local)", note: "tailscaled logged this public address as a local one (an interface address; on AWS also the instance's public address, a 1:1 NAT: magicsock determineEndpoints, EndpointLocal): no NAT in front of it"}
 			}
 		}
 		return natBehind, natEvidence{} // typed, and no public address is local: a NAT maps it
+	}
+	if ports := publicPorts4(eps); len(ports) > 1 {
+		// Public IPv4 endpoints with different ports: one carries
+		// tailscaled's own, the others a NAT's rewritten one.
+		return natBehind, natEvidence{}
 	}
 	if hasLAN(eps) {
 		if lanPort(eps) != pub.Port() {
@@ -508,6 +533,76 @@ func (d *diag) peerNAT(ep *endpointFacts) (natState, string) {
 	return natUnknown, "only public addresses, which a host behind a carrier's NAT advertises too: its 100.64.0.0/10 interface address is never advertised (net/netmon LocalAddresses skips tsaddr.IsTailscaleIP), so whether the peer has a NAT is not known (its own snapshot would tell)"
 }
 
+// routable4 reports whether a is a public IPv4 address that can prove
+// no NAT: not private, not 198.18.0.0/15 (benchmarking, RFC 2544, which
+// proxy TUN interfaces such as Clash's or Surge's fake-IP take: nothing
+// on the internet routes to it, though IsPrivateAddr counts it public as
+// Tailscale does).
+func routable4(a netip.Addr) bool {
+	return a.Is4() && !IsPrivateAddr(a) && !benchmarkRange.Contains(a)
+}
+
+var benchmarkRange = netip.MustParsePrefix("198.18.0.0/15")
+
+// firstRoutable4 is eps' first routable IPv4 endpoint; invalid when none.
+func firstRoutable4(eps []netip.AddrPort) netip.AddrPort {
+	for _, ep := range eps {
+		if routable4(ep.Addr().Unmap()) {
+			return ep
+		}
+	}
+	return netip.AddrPort{}
+}
+
+// offInterface4 is eps' first routable IPv4 endpoint whose address on
+// reports is on no interface (STUN's view, a mapping's): a NAT's.
+func offInterface4(eps []netip.AddrPort, on func(netip.Addr) bool) netip.AddrPort {
+	for _, ep := range eps {
+		if a := ep.Addr().Unmap(); routable4(a) && !on(a) {
+			return ep
+		}
+	}
+	return netip.AddrPort{}
+}
+
+// publicPorts4 are the distinct ports of eps' routable IPv4 endpoints.
+func publicPorts4(eps []netip.AddrPort) []uint16 {
+	var out []uint16
+	for _, ep := range eps {
+		if routable4(ep.Addr().Unmap()) && !slices.Contains(out, ep.Port()) {
+			out = append(out, ep.Port())
+		}
+	}
+	return out
+}
+
+// natAddrNote says what a public endpoint on no interface shows: a NAT,
+// one that rewrote tailscaled's port when its port differs.
+func (d *diag) natAddrNote(off netip.AddrPort, where string) string {
+	note := "a public endpoint " + where + ": the address a NAT in front of this host maps tailscaled to (magicsock determineEndpoints adds STUN's and a mapping's beside every interface address)"
+	if lp := localPort(d.self.Endpoints, d.self.EndpointTypes); lp != 0 && lp != off.Port() {
+		note += "; its port " + strconv.Itoa(int(off.Port())) + " is not tailscaled's own (" + strconv.Itoa(int(lp)) + "), so the NAT rewrites ports"
+	}
+	return note
+}
+
+// localPort is tailscaled's own UDP port as its interface endpoints show
+// it (every interface address is advertised with pconn4's port:
+// determineEndpoints): the port of a LAN, bridge or local-typed endpoint;
+// 0 when none shows it.
+func localPort(eps []netip.AddrPort, types []string) uint16 {
+	for i, ep := range eps {
+		a := ep.Addr().Unmap()
+		if len(types) == len(eps) && types[i] == "local" {
+			return ep.Port()
+		}
+		if a.Is4() && IsPrivateAddr(a) && !a.IsLoopback() && !a.IsLinkLocalUnicast() {
+			return ep.Port()
+		}
+	}
+	return 0
+}
+
 // firstPublic4 is eps' first public IPv4 endpoint; invalid when none.
 func firstPublic4(eps []netip.AddrPort) netip.AddrPort {
 	for _, ep := range eps {
@@ -564,10 +659,16 @@ func publicPort(eps []netip.AddrPort) string {
 	return "UDP 41641 or its --port"
 }
 
-// ourPort is tailscaled's UDP port here, as text.
+// ourPort is tailscaled's UDP port here, as text: the one the firewall
+// was judged for, else the one its interface endpoints carry, never a
+// NAT's rewritten port (a public endpoint's only when nothing else
+// shows one).
 func (d *diag) ourPort() string {
 	if h := d.self.Host; h != nil && h.Firewall != nil && h.Firewall.Port != 0 {
 		return "UDP " + strconv.Itoa(int(h.Firewall.Port))
+	}
+	if lp := localPort(d.self.Endpoints, d.self.EndpointTypes); lp != 0 {
+		return "UDP " + strconv.Itoa(int(lp))
 	}
 	return publicPort(d.self.Endpoints)
 }
@@ -880,6 +981,12 @@ func portServicesPeer(ps *PeerSide) string {
 func (d *diag) peerFilters(ps *PeerSide, pm *bool) bool {
 	if pm == nil {
 		d.unknown(safetext.New(peerField(ps, factPortMap)), safetext.New("whether the peer holds a port mapping is not known"+d.apiHint()))
+		return false
+	}
+	if ps.NoNAT != nil && *ps.NoNAT {
+		// Its own snapshot read a public address on its interface: no
+		// NAT to filter (a firewall that does is peer-inbound-udp-blocked's).
+		d.info(safetext.New(peerField(ps, factPortMap)), "false", "no port mapping, and no NAT in front of the peer by its own snapshot (a public address on its interface): nothing there to filter but a firewall")
 		return false
 	}
 	behind := hasLAN(ps.Endpoints) || hasLAN(d.p.Endpoints)

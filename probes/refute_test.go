@@ -3,6 +3,7 @@ package probes
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tailpath/tailpath/internal/safetext"
@@ -158,4 +159,26 @@ func refutedOf(v *Verdict) []Refutation {
 		return nil
 	}
 	return v.Refuted
+}
+
+// TestNoVerdictContradictsItself: no verdict of the gate's evidence says
+// in one check that an end has no NAT and in another that a NAT sits in
+// front of it (issue 28: NoNAT beside peerFilters' "a NAT most likely").
+func TestNoVerdictContradictsItself(t *testing.T) {
+	for _, c := range gateEvidence() {
+		v, _, _ := c.judge()
+		var peerNoNAT, peerNAT bool
+		for _, ch := range v.Checks {
+			n := string(ch.Note)
+			if strings.Contains(n, "the peer's own snapshot shows a public address on its interface: no NAT") {
+				peerNoNAT = true
+			}
+			if strings.Contains(n, "a NAT most likely sits in front of it") {
+				peerNAT = true
+			}
+		}
+		if peerNoNAT && peerNAT {
+			t.Errorf("%s: the peer has no NAT and a NAT in front of it in one verdict:\n%s", c.name, checksText(v.Checks))
+		}
+	}
 }
