@@ -422,7 +422,7 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 		if first != nil {
 			cs, fix := first.texts(firstRes, name)
 			v.Summary, _ = pr.texts(holdsAs("not-direct", "{cause}", string(cs)), name)
-			v.Fix = fix
+			v.Fix = d.portPolicy(fix)
 		}
 		v.Also = rest(causes)
 		return v
@@ -430,6 +430,7 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 	if first != nil {
 		v.Reason = first.ID
 		v.Summary, v.Fix = first.texts(firstRes, name)
+		v.Fix = d.portPolicy(v.Fix)
 		v.Also = rest(causes[1:])
 		return v
 	}
@@ -454,6 +455,19 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 	v.Summary, v.Fix = u.texts(res, name)
 	v.Also = rest(nil)
 	return v
+}
+
+// portPolicy is fix as it can work under this tailnet's port policy: with
+// randomizeClientPort set (Self.RandomizePort) tailscaled ignores --port
+// and binds a random port (wgengine/userspace.go Reconfig), so a fix
+// resting on `--port` and a static forward says first that the policy
+// must change. The policy file's randomizeClientPort is tailnet-wide, so
+// the peer has it too.
+func (d *diag) portPolicy(fix safetext.Text) safetext.Text {
+	if !d.self.RandomizePort || !strings.Contains(string(fix), "--port") {
+		return fix
+	}
+	return "the tailnet policy sets randomizeClientPort (this node has the randomize-client-port attribute), so tailscaled binds a random UDP port and ignores --port (wgengine/userspace.go Reconfig): a static forward works only after removing randomizeClientPort from the policy file; UPnP, NAT-PMP or PCP, and a peer relay, work with it. Then: " + fix
 }
 
 // failsOnPeerSide reports whether a failed check is a fact of the peer's

@@ -1061,6 +1061,54 @@ func diagnoseCases() []diagnoseCase {
 			wantReason: ReasonPeerInboundUDPBlocked,
 			wantAlso:   []ReasonID{ReasonLocalHardNAT},
 		},
+		// Issue 28: fixes that cannot work for this node, and both halves
+		// of a cause whose other end is unknown.
+		{
+			name: "our hard NAT, UPnP answered and mapped nothing: not 'enable UPnP'",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP, s.NAT.UPnP = boolp(true), boolp(true) },
+			peer: func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonLocalHardNAT,
+			wantText:   "answers UPnP but gave tailscaled no mapping",
+		},
+		{
+			name:       "our hard NAT, the peer's end unknown: both halves, both fixes",
+			self:       func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true) },
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			wantReason: ReasonLocalHardNAT,
+			wantText:   "a port mapping here fixes the first two",
+		},
+		{
+			name: "randomizeClientPort: no fix rests on --port alone",
+			self: func(s *Self) { s.NAT.MappingVariesByDestIP = boolp(true); s.RandomizePort = true },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(false); noMap(s) })
+			},
+			wantReason: ReasonHardAndFilteringNAT,
+			wantText:   "ignores --port (wgengine/userspace.go Reconfig)",
+		},
+		{
+			name: "the peer's hard NAT is its mobile carrier's: only this end can help",
+			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.50:38211")
+				p.OS = "android"
+				p.NAT = &NATInfo{LinkType: "mobile"}
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonPeerHardNAT,
+			wantText:   "no router to map and no command line",
+		},
+		{
+			name: "the peer's hard NAT facing a public end whose firewall is unread: both halves",
+			self: func(s *Self) { s.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:41641")} },
+			peer: func(p *Peer) {
+				*p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.MappingVariesByDestIP = boolp(true); noMap(s) })
+			},
+			wantReason: ReasonPeerHardNAT,
+			wantText:   "opening inbound UDP to tailscaled's port (UDP 41641) on this host's firewall fixes the last two",
+		},
 		// This host's facts: a public address on its interface decides
 		// that this end has no NAT, and its nftables ruleset the wording.
 		{

@@ -836,11 +836,32 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 		nf.reason = ReasonHardAndFilteringNAT
 	case ourHard:
 		nf.reason = ReasonLocalHardNAT
+		switch {
+		case answered(nat.UPnP, nat.PMP, nat.PCP) != "":
+			// "Enable UPnP" cannot be the fix: it answered and mapped nothing.
+			nf.variant, nf.vars = "answered", []string{"{services}", answered(nat.UPnP, nat.PMP, nat.PCP)}
+		case !peerEasy:
+			// The peer's end unknown: an easy NAT, a stateful firewall
+			// or a drop-all there look alike from here; name both halves.
+			nf.variant = "two-halves"
+		}
 	case peerHard && ourEasy && ourNoMap:
 		if v, ok := d.weFilter(nf); ok {
 			nf.reason, nf.variant, nf.vars = ReasonHardAndFilteringNAT, v, []string{"{port}", d.ourPort()}
-		} else {
-			nf.reason = ReasonPeerHardNAT
+			break
+		}
+		nf.reason = ReasonPeerHardNAT
+		cs := ps.ClientSupports
+		switch {
+		case d.peerOnMobile():
+			nf.variant, nf.vars = "mobile", []string{"{os}", string(d.p.OS)}
+		case answered(cs.UPnP, cs.PMP, cs.PCP) != "":
+			nf.variant, nf.vars = "answered", []string{"{services}", answered(cs.UPnP, cs.PMP, cs.PCP)}
+		case nf.self != natBehind && !d.firewallRead():
+			// A public end (or one not known) whose firewall was not
+			// read: an easy NAT, a stateful firewall or a drop-all here
+			// look alike; name both halves.
+			nf.variant, nf.vars = "two-halves", []string{"{port}", d.ourPort()}
 		}
 	}
 	// The peer's hard NAT with our NAT type unknown: shown (failed above),
@@ -857,6 +878,35 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 			d.info("NetInfo.HavePortMap", "true, mapped at "+nf.mappedAddr.String(), safetext.New(note+"; whether this end needed one is not known (the peer's NAT type, or ours)"))
 		}
 	}
+}
+
+// answered names the port-mapping services that answered ("UPnP, PCP");
+// "" when none did. An answer is not a mapping (HavePortMap is).
+func answered(upnp, pmp, pcp *bool) string {
+	var out []string
+	for _, s := range []struct {
+		name string
+		b    *bool
+	}{{"UPnP", upnp}, {"NAT-PMP", pmp}, {"PCP", pcp}} {
+		if s.b != nil && *s.b {
+			out = append(out, s.name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// peerOnMobile reports whether the peer is a phone on a mobile network
+// (its NetInfo's LinkType "mobile"): its NAT is the carrier's, with no
+// router or command line its owner could change.
+func (d *diag) peerOnMobile() bool {
+	n := d.p.NAT
+	return slices.Contains(phoneOSes, string(d.p.OS)) && n != nil && n.LinkType == "mobile"
+}
+
+// firewallRead reports whether this host's firewall verdict is known.
+func (d *diag) firewallRead() bool {
+	h := d.ourHost()
+	return h != nil && h.Firewall != nil && h.Firewall.Verdict != FirewallUnknown
 }
 
 // behindWhat words where an address behind another NAT lies.

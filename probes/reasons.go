@@ -694,7 +694,7 @@ var rules = []Rule{
 		Variants: map[string]Text{
 			"drop":         {Fix: "this host has a public address on its own interface and its nftables ruleset drops inbound UDP to tailscaled's port ({port}) outright: open it ({why}); a port mapping on the peer's end cannot help while everything is dropped"},
 			"stateful":     {Fix: "this host has a public address on its own interface and its nftables ruleset admits only replies ({why}): open inbound UDP to tailscaled's port ({port}); or give the peer's NAT a port mapping (UPnP, NAT-PMP, PCP, or a static forward), whose replies this firewall lets in"},
-			"host-accepts": {Fix: "this host has a public address on its own interface and its own nftables ruleset accepts UDP to tailscaled's port ({port}), so the drop is in front of it: a cloud security group or provider firewall; open inbound UDP {port} there. If that firewall is stateful, a port mapping on the peer's NAT also works"},
+			"host-accepts": {Fix: "this host has a public address on its own interface and its own nftables ruleset accepts UDP to tailscaled's port ({port}), so the drop is in front of it: a cloud security group or provider firewall; open inbound {port} there. If that firewall is stateful, a port mapping on the peer's NAT also works"},
 		},
 		Needs: []Fact{factSelfNoNAT, factWorkingUDP},
 		Reads: []Fact{factInterfaces, factFirewall, {Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
@@ -764,7 +764,7 @@ var rules = []Rule{
 		Variants: map[string]Text{
 			"here": {Fix: "this end's router needs a port mapping: " + natFix + "it here, or forward a UDP port to this host (`tailscaled --port=41641` and a static forward of 41641); the peer's hard NAT (a mobile carrier's, say) may not be changeable"},
 			"here-either": {Summary: "hard NAT meets a filtering end here, no port mapping",
-				Fix: "this end drops the peer's unsolicited pings, and whether a NAT or a firewall does it is not known here: its public address carries the same port as its private ones, as on a NAT that kept the port, and as on a host with a public interface beside a private one (a cloud VM with a VPC interface). Behind a NAT: " + natFix + "the router, or forward UDP {port} to this host. With a public address on this host: open inbound UDP {port} in its firewall and any cloud security group"},
+				Fix: "this end drops the peer's unsolicited pings, and whether a NAT or a firewall does it is not known here: its public address carries the same port as its private ones, as on a NAT that kept the port, and as on a host with a public interface beside a private one (a cloud VM with a VPC interface). Behind a NAT: " + natFix + "the router, or forward {port} to this host. With a public address on this host: open inbound {port} in its firewall and any cloud security group"},
 		},
 		Needs:   []Fact{fMapping, fPortMap, factPeerMap, factPeerPMap},
 		Reads:   []Fact{factSelfEps, factEndpoints, factInterfaces},
@@ -776,6 +776,11 @@ var rules = []Rule{
 		Refutes: []Refuter{refDirectPong},
 		Text: Text{"hard NAT here, no port mapping",
 			natFix + "this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"},
+		Variants: map[string]Text{
+			"answered": {Fix: "this network's router answers {services} but gave tailscaled no mapping (its portmapper asked: net/portmapper), so enabling it is not the fix: its mapping was refused (some routers map only for some hosts or ports, or their table is full); add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`) instead; several nodes behind one firewall make NAT hard"},
+			"two-halves": {Summary: "hard NAT here, no port mapping; the peer's end unknown",
+				Fix: "the peer's end is not known here, and three ends look alike from this one: behind an easy NAT, behind a stateful firewall, or dropping all inbound UDP. Most likely first: a port mapping here fixes the first two (" + natFix + "this network's router, or a static UDP forward, e.g. 41641 with `tailscaled --port=41641`); opening inbound UDP to the peer's tailscaled port on its firewall fixes the last two. The peer's own netcheck, or the control API, would tell which"},
+		},
 		Needs:   []Fact{fMapping, fPortMap},
 		Follows: "net/netcheck/netcheck.go addNodeLatency (MappingVariesByDestIP, as tailscaled's own socket sees it: the CLI's `tailscale netcheck` binds a port of its own); wgengine/magicsock/magicsock.go determineEndpoints adds the STUN address with the local port for a hard NAT with a fixed --port (EndpointSTUN4LocalPort)",
 		check:   natRule(ReasonLocalHardNAT),
@@ -785,6 +790,13 @@ var rules = []Rule{
 		Refutes: []Refuter{refDirectPong},
 		Text: Text{"hard NAT on the peer's end, no port mapping",
 			natFix + "the peer's router, or forward a UDP port to the peer (`tailscaled --port=41641` on it); several nodes behind one firewall make NAT hard, and `randomizeClientPort` helps some firewalls"},
+		Variants: map[string]Text{
+			"mobile": {Summary: "hard NAT on the peer's end (its mobile carrier's)",
+				Fix: "the peer is a phone on a mobile network ({os}, link type mobile): its hard NAT is the carrier's, with no router to map and no command line to set. Only this end can help: give this node a reachable UDP port (a static forward of tailscaled's port, or UPnP, NAT-PMP or PCP on this router), which the peer's pings then reach from any port and which answers to their source (wgengine/magicsock handlePingLocked); or a peer relay; or Wi-Fi on the phone"},
+			"answered": {Fix: "the peer's router answers {services} but the peer holds no mapping: its mapping was refused (some routers map only for some hosts or ports, or their table is full), so enabling it is not the fix: forward a UDP port to the peer instead (`tailscaled --port=41641` on it and a static forward of 41641)"},
+			"two-halves": {Summary: "hard NAT on the peer's end, no port mapping; this end's firewall unknown",
+				Fix: "this end is not known well enough to tell three cases apart: an easy NAT here, a stateful firewall here, or one dropping all inbound UDP. Most likely first: a port mapping on the peer's router fixes the first two (" + natFix + "it, or forward a UDP port to the peer: `tailscaled --port=41641` on it); opening inbound UDP to tailscaled's port ({port}) on this host's firewall fixes the last two"},
+		},
 		Needs:   []Fact{factPeerMap, factPeerPMap, fMapping, fPortMap},
 		Follows: "net/netcheck/netcheck.go addNodeLatency, as the peer reports it (NetInfo, the control API's clientConnectivity)",
 		check:   natRule(ReasonPeerHardNAT),

@@ -182,3 +182,20 @@ func TestNoVerdictContradictsItself(t *testing.T) {
 		}
 	}
 }
+
+// TestFixWordsPortOnce: no fix words a port "UDP UDP 41641" (a {port}
+// that already says UDP put after "UDP").
+func TestFixWordsPortOnce(t *testing.T) {
+	for _, c := range gateEvidence() {
+		v, sv, _ := c.judge()
+		fixes := []safetext.Text{v.Fix}
+		if sv != nil {
+			fixes = append(fixes, sv.Fix)
+		}
+		for _, f := range fixes {
+			if strings.Contains(string(f), "UDP UDP") {
+				t.Errorf("%s: fix says %q", c.name, f)
+			}
+		}
+	}
+}

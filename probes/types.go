@@ -390,6 +390,12 @@ type Self struct {
 	// Status.Self.CapMap): it sends nothing but TCP 443, so every path
 	// goes through DERP.
 	OnlyTCP443 bool `json:"only_tcp_443,omitempty"`
+	// RandomizePort is true when the tailnet policy sets
+	// randomizeClientPort for this node (the randomize-client-port
+	// attribute in Status.Self.CapMap): magicsock binds a random UDP port
+	// and ignores --port (wgengine/userspace.go Reconfig), so no fix may
+	// rest on `tailscaled --port` and a static forward until it goes.
+	RandomizePort bool `json:"randomize_port,omitempty"`
 	// NoSTUN is true when every node of the DERP map has STUN disabled
 	// (STUNPort -1), so netcheck cannot test UDP and WorkingUDP false says
 	// nothing about UDP.

@@ -51,6 +51,13 @@ func IntRegionID[T ~int | ~int64](id T) int {
 // deprecated alias).
 const NodeAttrOnlyTCP443 = tailcfg.NodeAttrOnlyTCP443
 
+// NodeAttrRandomizeClientPort is the node attribute (the policy file's
+// randomizeClientPort) that makes magicsock bind a random UDP port,
+// ignoring --port (wgengine/userspace.go Reconfig):
+// tailcfg.NodeAttrRandomizeClientPort in v1.102, nodecap.RandomizeClientPort
+// in v1.104 (the tailcfg name a deprecated alias).
+const NodeAttrRandomizeClientPort = tailcfg.NodeAttrRandomizeClientPort
+
 // NotifyInitialNetMap asks the IPN bus for a first message carrying the
 // whole netmap (ipn.Notify.NetMap): every peer's tailcfg.Node at once.
 // v1.102 names it ipn.NotifyInitialNetMap and sends the netmap on every

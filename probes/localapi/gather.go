@@ -360,6 +360,9 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 			// (magicsock's last set); WhoIs of ourselves is control's echo.
 			Endpoints:   parseAddrs(s.Addrs),
 			OnlyTCP443:  s.CapMap.Contains(tscompat.NodeAttrOnlyTCP443),
+			// randomizeClientPort in the policy: tailscaled ignores
+			// --port (wgengine/userspace.go Reconfig).
+			RandomizePort: s.CapMap.Contains(tscompat.NodeAttrRandomizeClientPort),
 			NoSTUN:      noSTUN,
 			NoIPv6STUN:  noSTUN6,
 			STUNServers: stunServers,
