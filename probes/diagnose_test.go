@@ -1064,9 +1064,9 @@ func diagnoseCases() []diagnoseCase {
 		// Issue 28: fixes that cannot work for this node, and both halves
 		// of a cause whose other end is unknown.
 		{
-			name: "our hard NAT, UPnP answered and mapped nothing: not 'enable UPnP'",
-			self: func(s *Self) { s.NAT.MappingVariesByDestIP, s.NAT.UPnP = boolp(true), boolp(true) },
-			peer: func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
+			name:       "our hard NAT, UPnP answered and mapped nothing: not 'enable UPnP'",
+			self:       func(s *Self) { s.NAT.MappingVariesByDestIP, s.NAT.UPnP = boolp(true), boolp(true) },
+			peer:       func(p *Peer) { *p = relayedPeer("203.0.113.5:41641", "192.168.7.2:41641") },
 			wantReason: ReasonLocalHardNAT,
 			wantText:   "answers UPnP but gave tailscaled no mapping",
 		},

@@ -358,15 +358,15 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 			HomeDERPCode: safetext.New(s.Relay),
 			// Status.Self.Addrs are the daemon's live endpoints
 			// (magicsock's last set); WhoIs of ourselves is control's echo.
-			Endpoints:   parseAddrs(s.Addrs),
-			OnlyTCP443:  s.CapMap.Contains(tscompat.NodeAttrOnlyTCP443),
+			Endpoints:  parseAddrs(s.Addrs),
+			OnlyTCP443: s.CapMap.Contains(tscompat.NodeAttrOnlyTCP443),
 			// randomizeClientPort in the policy: tailscaled ignores
 			// --port (wgengine/userspace.go Reconfig).
 			RandomizePort: s.CapMap.Contains(tscompat.NodeAttrRandomizeClientPort),
-			NoSTUN:      noSTUN,
-			NoIPv6STUN:  noSTUN6,
-			STUNServers: stunServers,
-			DERPRegions: derpRegions,
+			NoSTUN:        noSTUN,
+			NoIPv6STUN:    noSTUN6,
+			STUNServers:   stunServers,
+			DERPRegions:   derpRegions,
 		}
 		if len(s.TailscaleIPs) > 0 {
 			if n := whois("", s.TailscaleIPs[0]); n != nil {
