@@ -1061,6 +1061,16 @@ func diagnoseCases() []diagnoseCase {
 			wantReason: ReasonPeerInboundUDPBlocked,
 			wantAlso:   []ReasonID{ReasonLocalHardNAT},
 		},
+		{
+			// Issue 28: no mapping helps while that end drops all UDP.
+			name: "private endpoints only, and the peer's UDP blocked: the blocking fact leads",
+			peer: func(p *Peer) {
+				*p = relayedPeer("192.168.7.2:41641", "10.1.0.4:41641")
+				p.PeerSide = apiSide(func(s *PeerSide) { s.ClientSupports.UDP = boolp(false) })
+			},
+			wantReason: ReasonPeerUDPBlocked,
+			wantAlso:   []ReasonID{ReasonPrivateEndpointsOnly},
+		},
 		// Issue 28: fixes that cannot work for this node, and both halves
 		// of a cause whose other end is unknown.
 		{

@@ -618,6 +618,14 @@ var rules = []Rule{
 		check:   (*diag).checkNoEndpoints,
 	},
 	{
+		ID: ReasonPeerUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
+		Refutes: []Refuter{refPeerUDP, refDirectPong},
+		Text: Text{"UDP blocked on the peer's end",
+			"the peer's own netcheck got no UDP reply: allow outbound UDP on the peer's host and network (UDP 3478 for STUN, and to peers' ports, 41641 by default)"},
+		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
+		Follows: "net/netcheck/netcheck.go: the peer's WorkingUDP, as its NetInfo or the control API's clientSupports.udp reports it",
+		check:   (*diag).checkPeerUDP,
+	},	{
 		ID: ReasonPrivateEndpointsOnly, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
 		Text: Text{"peer has only private endpoints",
@@ -627,15 +635,7 @@ var rules = []Rule{
 		Follows: "wgengine/magicsock/magicsock.go determineEndpoints: local interface addresses are advertised beside STUN's; only STUN (or a port mapping) gives a public one",
 		check:   (*diag).checkPrivateOnly,
 	},
-	{
-		ID: ReasonPeerUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
-		Refutes: []Refuter{refPeerUDP, refDirectPong},
-		Text: Text{"UDP blocked on the peer's end",
-			"the peer's own netcheck got no UDP reply: allow outbound UDP on the peer's host and network (UDP 3478 for STUN, and to peers' ports, 41641 by default)"},
-		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
-		Follows: "net/netcheck/netcheck.go: the peer's WorkingUDP, as its NetInfo or the control API's clientSupports.udp reports it",
-		check:   (*diag).checkPeerUDP,
-	},
+
 	{
 		ID: ReasonNoCommonFamily, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refIPv6Works, refDirectPong},
