@@ -215,6 +215,11 @@ type diag struct {
 	// stopped ("ipv4", "ipv6"): what their refutations ask about.
 	derpFailing int
 	rxStopped   string
+	// judging is the rule being judged (its refuters read it); bugs are
+	// the known bugs matched (bugHits), worked out once.
+	judging  ReasonID
+	bugs     []bugHit
+	bugsDone bool
 	// stale says why the peer side was set aside (stalePeerSide), and
 	// staleField names the set-aside source's facts; "" when it was not.
 	stale, staleField string

@@ -136,6 +136,17 @@ func diagnoseCases() []diagnoseCase {
 			wantText:    "On two LANs, the shared NAT does not hairpin",
 		},
 		{
+			// Issue 28: two homes behind one carrier NAT, both on a
+			// router's default 192.168.1.0/24: this host's prefix holds
+			// the peer's address, yet nothing says one link.
+			name:        "the same public address, the peer's LAN address in this host's /24 but not its neighbour: one LAN or two unknown",
+			self:        onSameRange,
+			peer:        func(p *Peer) { *p = relayedPeer("198.51.100.10:61000", "192.168.1.77:41641") },
+			wantReason:  ReasonUnexplained,
+			wantUnknown: []string{"Self.Endpoints"},
+			wantText:    "two homes on the same default range behind a shared NAT",
+		},
+		{
 			name: "one public address, one LAN, both ends hard: still same-nat-lan-blocked, never both-hard-nat",
 			self: func(s *Self) { onLAN(s); s.NAT.MappingVariesByDestIP = boolp(true) },
 			peer: func(p *Peer) {
@@ -1219,8 +1230,19 @@ func TestDiagnoseCases(t *testing.T) {
 
 // onLAN gives s this host's interfaces: 192.168.1.20/24 on wlan0 (one
 // of its endpoints), so one LAN is decided by prefix, not guessed.
+// onLAN gives this host the LAN 192.168.1.0/24 with the peer's
+// 192.168.1.77 in its neighbour table (one link).
 func onLAN(s *Self) {
-	s.Host = &HostFacts{Interfaces: []Interface{{Name: "wlan0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}}}}
+	s.Host = &HostFacts{Interfaces: []Interface{{Name: "wlan0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}}},
+		Neighbors: []netip.Addr{netip.MustParseAddr("192.168.1.1"), netip.MustParseAddr("192.168.1.77")}, NeighborsRead: true}
+}
+
+// onSameRange gives this host 192.168.1.0/24 with a neighbour table that
+// does not hold the peer's 192.168.1.77: one LAN, or two homes on the
+// same default range.
+func onSameRange(s *Self) {
+	s.Host = &HostFacts{Interfaces: []Interface{{Name: "wlan0", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.1.20/24")}}},
+		Neighbors: []netip.Addr{netip.MustParseAddr("192.168.1.1")}, NeighborsRead: true}
 }
 
 // checkState is the state of the check on field, "" when absent.

@@ -237,11 +237,23 @@ func (d *diag) sharedNATFacts(nf *natFacts) {
 		d.info("Self.Endpoints", a.String(), "the same public address on both ends: both are behind one NAT, so the direct path needs their LAN addresses or the router's hairpinning")
 		return
 	}
-	if d.ourHost() != nil {
+	if h := d.ourHost(); h != nil {
 		if o, t, pfx, ok := d.oneLAN(ours, theirs); ok {
-			nf.sameLAN = true
 			nf.sharedVars = []string{"{ours}", o.String(), "{theirs}", t.String()}
-			d.add("Self.Endpoints", a.String(), true, safetext.New("the same public address on both ends, and LAN addresses in one network of this host's ("+pfx.String()+"): one NAT and one LAN, where magicsock pings the LAN addresses directly and prefers them (endpoint.go betterAddr), so the NAT type does not matter; the LAN path between them is blocked"))
+			if !slices.Contains(h.Neighbors, t) {
+				// Two homes behind one carrier NAT often use the same
+				// default range: the prefix alone is not one LAN.
+				nf.oneNAT = true
+				nf.sharedVars = []string{"{shared}", a.String(), "{ours}", o.String(), "{theirs}", t.String()}
+				why := "this host's neighbour table does not hold it"
+				if !h.NeighborsRead {
+					why = "this host's neighbour table was not read"
+				}
+				d.unknownV("Self.Endpoints", a.String(), safetext.New("the same public address on both ends, and the peer's LAN address "+t.String()+" falls in this host's network "+pfx.String()+", but "+why+": one LAN, or two homes on the same default range behind a shared NAT (a carrier's), which relay for the shared NAT's missing hairpin"))
+				return
+			}
+			nf.sameLAN = true
+			d.add("Self.Endpoints", a.String(), true, safetext.New("the same public address on both ends, LAN addresses in one network of this host's ("+pfx.String()+"), and the peer's "+t.String()+" in this host's neighbour table (a link-layer address: one link): one NAT and one LAN, where magicsock pings the LAN addresses directly and prefers them (endpoint.go betterAddr), so the NAT type does not matter; the LAN path between them is blocked"))
 			return
 		}
 	} else if o, t, ok := sameBlock(ours, theirs); ok {

@@ -202,6 +202,7 @@ func (r *Rule) appliesTo(k PathKind) bool {
 // no longer read as failed.
 func (d *diag) judge(r *Rule, check func(*diag) result) result {
 	start := len(d.checks)
+	d.judging = r.ID
 	res := check(d)
 	if !res.holds {
 		return res
@@ -219,6 +220,7 @@ func (d *diag) judge(r *Rule, check func(*diag) result) result {
 			return notHeld()
 		}
 	}
+	d.askVersion(r.ID)
 	return res
 }
 
@@ -486,6 +488,14 @@ var rules = []Rule{
 		check:   (*diag).checkNetcheckEmpty,
 	},
 	{
+		ID: ReasonKnownClientBug, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
+		Irrefutable: "a version in a confirmed bug's range, with the bug's own symptom in the evidence",
+		Text: Text{"a known bug of {who} Tailscale {version}: {bug}",
+			"{who} Tailscale {version} has a known bug ({issue}): {symptom}. {workaround}"},
+		Needs:   []Fact{{Field: "Self.Version | Peer.Hostinfo.IPNVersion", Source: "localapi, control-api, log or tailscale version"}},
+		Follows: "the known-bug table (probes/knownbugs.go): each row a bug a Tailscale maintainer confirmed in its thread, with its versions and the evidence it leaves",
+		check:   (*diag).checkKnownBug,
+	},	{
 		ID: ReasonSelfUDPReceiveStopped, Scope: ScopeSelf, Role: RoleCause,
 		Refutes: []Refuter{refUDPReceived},
 		Text: Text{"this end cannot receive direct UDP (its receive loop stopped)",
@@ -506,6 +516,8 @@ var rules = []Rule{
 		Follows: "health/warnings.go derpRegionErrorWarnable (\"The relay server #%v is reporting an issue: %v\"), set only by wgengine/magicsock/derp.go runDerpReader on a derp.HealthMessage received over a live connection; derp/derp.go FrameHealth: the only unhealthy state is a duplicate connection for one key",
 		check:   (*diag).checkDuplicateKey,
 	},
+
+
 
 	// Causes of a relayed path, most fundamental first.
 	{
@@ -573,7 +585,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonLocalUDPBlocked, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
-		Refutes: []Refuter{refUDPWorks, refDirectPong},
+		Refutes: []Refuter{refKnownBug, refUDPWorks, refDirectPong},
 		Text: Text{"UDP blocked here",
 			"allow outbound UDP from this host, in its firewall and the network's: UDP 3478 to the DERP servers for STUN, and UDP to peers' ports (41641 by default)"},
 		Needs: []Fact{{Field: "NetInfo.WorkingUDP | Log.Netcheck", Source: "localapi, netcheck or log", known: func(d *diag) bool {
@@ -586,7 +598,7 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonSelfSTUNUnanswered, Scope: ScopeSelf, Role: RoleCause,
-		Irrefutable: "it rests on both facts: STUN unanswered, and a path that proves UDP works",
+		Refutes: []Refuter{refKnownBug},
 		Text: Text{"STUN got no answer; UDP itself works",
 			"netcheck's STUN (UDP 3478 to the DERP servers) gets no reply while UDP to peers works ({proof}): a self-hosted DERP whose STUN port is closed (derper -stun, UDP 3478), or a firewall that drops 3478 only. Without STUN replies tailscaled learns no public endpoint (magicsock determineEndpoints adds one only from STUN), so peers behind a NAT cannot start a direct path to this node: open UDP 3478 to the DERP servers, or turn STUN on for your DERP servers"},
 		Needs:   []Fact{{Field: "NetInfo.WorkingUDP | Log.Netcheck", Source: "localapi, netcheck or log"}, {Field: "Tailnet.UDP", Source: SourceLocalAPI}},
@@ -619,13 +631,13 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonPeerUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
-		Refutes: []Refuter{refPeerUDP, refDirectPong},
+		Refutes: []Refuter{refKnownBug, refPeerUDP, refDirectPong},
 		Text: Text{"UDP blocked on the peer's end",
 			"the peer's own netcheck got no UDP reply: allow outbound UDP on the peer's host and network (UDP 3478 for STUN, and to peers' ports, 41641 by default)"},
 		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
 		Follows: "net/netcheck/netcheck.go: the peer's WorkingUDP, as its NetInfo or the control API's clientSupports.udp reports it",
 		check:   (*diag).checkPeerUDP,
-	},	{
+	}, {
 		ID: ReasonPrivateEndpointsOnly, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
 		Text: Text{"peer has only private endpoints",

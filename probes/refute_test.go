@@ -33,6 +33,8 @@ func tailnetCases() []gateEv {
 		{name: "tailnet: STUN unanswered, another peer direct", self: stunDead, peer: relayedPeer("203.0.113.5:41641", "192.168.7.2:41641"),
 			regions: testRegions, others: []Peer{directWitness("198.51.100.40:41641")}},
 		{name: "tailnet: STUN unanswered, alone", self: stunDead, peer: relayedPeer("203.0.113.5:41641", "192.168.7.2:41641"), regions: testRegions},
+		{name: "tailnet: STUN unanswered on 1.77.160 (netcheck-stun-port-zero)", self: withVersion(stunDead, "1.77.160"),
+			peer: relayedPeer("203.0.113.5:41641", "192.168.7.2:41641"), regions: testRegions},
 	}
 }
 
@@ -73,6 +75,17 @@ var refuteInjectors = map[string]func(*gateEv){
 	},
 	"udp-received": func(c *gateEv) {
 		c.others = append(c.others, directWitness("198.51.100.78:41641"), directWitness("[2001:db8::8]:41641"))
+	},
+	"known-bug": func(c *gateEv) {
+		// Both ends on an unstable build whose netcheck sent STUN to port
+		// 0 (netcheck-stun-port-zero).
+		c.self.Version = "1.77.160"
+		ps := PeerSide{Source: SourceControlAPI}
+		if c.peer.PeerSide != nil {
+			ps = *c.peer.PeerSide
+		}
+		ps.ClientVersion = "1.77.160"
+		c.peer.PeerSide = &ps
 	},
 	"peer-udp-works": func(c *gateEv) {
 		c.peer.Path = Path{Kind: PathPeerRelay, PeerRelay: "198.51.100.9:7777:vni:3", Text: "active; peer-relay 198.51.100.9:7777:vni:3"}
@@ -198,4 +211,9 @@ func TestFixWordsPortOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+func withVersion(s Self, v string) Self {
+	s.Version = safetext.New(v)
+	return s
 }

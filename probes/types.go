@@ -160,6 +160,11 @@ const (
 	// ReasonTailnetRangeCollision: an interface that is not Tailscale's
 	// holds an address in 100.64.0.0/10, the tailnet's own range.
 	ReasonTailnetRangeCollision ReasonID = "tailnet-range-collision"
+
+	// ReasonKnownClientBug: a known path-affecting bug of this node's or
+	// the peer's Tailscale version, with its symptom in the evidence
+	// (knownbugs.go), explains it better than the network.
+	ReasonKnownClientBug ReasonID = "known-client-bug"
 )
 
 // Check is one piece of evidence the diagnosis looked at: which field, what
@@ -369,6 +374,10 @@ type Self struct {
 	DNSName      safetext.Text `json:"dns_name,omitempty"`
 	OS           safetext.Text `json:"os,omitempty"`
 	TailscaleIPs []netip.Addr  `json:"tailscale_ips"`
+	// Version is this node's tailscaled version (Status.Version, a
+	// pasted `tailscale version` or log start line); "" unknown. Known
+	// client bugs are matched against it (knownbugs.go).
+	Version safetext.Text `json:"version,omitempty"`
 	// HomeDERP is NetInfo.PreferredDERP; 0 means unknown.
 	HomeDERP     int           `json:"home_derp,omitempty"`
 	HomeDERPCode safetext.Text `json:"home_derp_code,omitempty"`
@@ -459,6 +468,13 @@ type HostFacts struct {
 	// Firewall is how this host's nftables ruleset treats inbound UDP
 	// to tailscaled's port; nil when not read.
 	Firewall *FirewallFacts `json:"firewall,omitempty"`
+	// Neighbors are the addresses this host's neighbour table (ARP, NDP)
+	// holds a link-layer address for (reachable, stale, delay, probe or
+	// permanent): on one link with it. NeighborsRead says whether the
+	// table was read (Linux); NeighborsErr why not.
+	Neighbors     []netip.Addr  `json:"neighbors,omitempty"`
+	NeighborsRead bool          `json:"neighbors_read,omitempty"`
+	NeighborsErr  safetext.Text `json:"neighbors_error,omitempty"`
 }
 
 // Interface is one network interface of the host.

@@ -24,7 +24,8 @@ import (
 
 // Read reads this host's facts for self (tailscaled's view of this node,
 // which says which addresses and port are its own): the interfaces that
-// are up, and the firewall's verdict for inbound UDP to tailscaled's port
+// are up, the neighbour table (Linux: who is on one link with this
+// host), and the firewall's verdict for inbound UDP to tailscaled's port
 // (Linux; nil elsewhere or when the port is unknown). It never fails:
 // what it cannot read is said in the facts.
 func Read(ctx context.Context, self probes.Self) *probes.HostFacts {
@@ -34,6 +35,11 @@ func Read(ctx context.Context, self probes.Self) *probes.HostFacts {
 		h.InterfacesErr = safetext.New(err.Error())
 	}
 	h.Interfaces = ifs
+	if nb, err := neighbors(); err != nil {
+		h.NeighborsErr = safetext.New(err.Error())
+	} else {
+		h.Neighbors, h.NeighborsRead = nb, true
+	}
 	if port := Port(self.Endpoints, ifs); port != 0 && ctx.Err() == nil {
 		res, err := firewall.InboundUDP(port)
 		if !errors.Is(err, firewall.ErrNotSupported) {

@@ -80,6 +80,11 @@ func TestDaemonFixturesGather(t *testing.T) {
 	if diff := cmp.Diff(old.Peers, cur.Peers, cmpOpts...); diff != "" {
 		t.Errorf("peers differ (-1.102 +1.104):\n%s", diff)
 	}
+	// Each daemon says its own version (Status.Version); the rest agrees.
+	if !strings.HasPrefix(string(old.Self.Version), "1.102.") || !strings.HasPrefix(string(cur.Self.Version), "1.104.") {
+		t.Errorf("versions %q and %q, want each daemon's", old.Self.Version, cur.Self.Version)
+	}
+	old.Self.Version, cur.Self.Version = "", ""
 	if diff := cmp.Diff(old.Self, cur.Self, cmpOpts...); diff != "" {
 		t.Errorf("self differs (-1.102 +1.104):\n%s", diff)
 	}

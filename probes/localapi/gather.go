@@ -363,6 +363,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 			// randomizeClientPort in the policy: tailscaled ignores
 			// --port (wgengine/userspace.go Reconfig).
 			RandomizePort: s.CapMap.Contains(tscompat.NodeAttrRandomizeClientPort),
+			Version:       safetext.New(probes.ClientVersion(st.Version)),
 			NoSTUN:        noSTUN,
 			NoIPv6STUN:    noSTUN6,
 			STUNServers:   stunServers,

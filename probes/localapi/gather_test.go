@@ -174,6 +174,7 @@ func fixtureNetcheck(t *testing.T, name string) *probes.DERPLatencyReport {
 func TestGatherFields(t *testing.T) {
 	snap, _ := gatherFixture(t, "both-hard-nat")
 	wantSelf := probes.Self{
+		Version:      "1.102.5",
 		Name:         "laptop",
 		DNSName:      "laptop.tail1234.ts.net",
 		OS:           "linux",

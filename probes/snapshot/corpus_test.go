@@ -114,13 +114,15 @@ var corpusSources = map[string]string{
 	"thread-concatenated.txt":            "several pastes concatenated: netcheck.go @ v1.90.0, ping.go and status.go @ v1.90.0",
 	"thread-truncated.txt":               "status.go --json @ v1.102.5 cut short, then netcheck.go @ v1.102.5",
 	// Issue 28: verdicts that another fact of the same input refutes.
-	"thread-stun-dead-peer-direct.txt": "cmd/tailscale/cli/status.go and netcheck.go @ v1.102.5: STUN unanswered (UDP: false, latencies by HTTPS) while a peer is direct; wgengine/magicsock/endpoint.go handlePongConnLocked makes a direct address only after a UDP pong, so UDP works: no local-udp-blocked, self-stun-unanswered",
-	"thread-offline-pongs.txt":         "cmd/tailscale/cli/status.go (\"offline, last seen\") and ping.go @ v1.102.5: pongs via DERP are sealed by the peer's running magicsock (handlePingLocked), so it is up: offline refuted",
-	"status-health-derp-issue.txt":     "cmd/tailscale/cli/status.go printHealth and health/warnings.go derpRegionErrorWarnable (\"The relay server #%v is reporting an issue: %v\") @ v1.102.5; the problem text after the colon is the server's own, ours here; wgengine/magicsock/derp.go runDerpReader sets it only from a health frame over a live connection, whose only unhealthy state is a duplicate key (derp/derp.go FrameHealth): self-duplicate-node-key, never derp-unreachable",
-	"thread-derp-home-unknown.txt":     "cmd/tailscale/cli/status.go and a journal of tailscaled @ v1.102.5 (magicsock derp.go \"derp-%d connected\", derphttp connect failures): another region fails, our home is unknown (health.go warns of the home region only): no self derp-unreachable",
-	"thread-cli-netcheck-differs.txt":  "net/netcheck logConciseReport @ v1.102.5 (three agreeing reports of tailscaled's socket) and cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 (netcheck.Client.Standalone, its own socket on port 0): two sockets, not a network that changes: no self-netcheck-flaps",
-	"binary.txt":                       "not text (an ELF header): one error line",
-	"chatter-only.txt":                 "no Tailscale line at all: one error line",
+	"thread-stun-dead-peer-direct.txt":  "cmd/tailscale/cli/status.go and netcheck.go @ v1.102.5: STUN unanswered (UDP: false, latencies by HTTPS) while a peer is direct; wgengine/magicsock/endpoint.go handlePongConnLocked makes a direct address only after a UDP pong, so UDP works: no local-udp-blocked, self-stun-unanswered",
+	"thread-offline-pongs.txt":          "cmd/tailscale/cli/status.go (\"offline, last seen\") and ping.go @ v1.102.5: pongs via DERP are sealed by the peer's running magicsock (handlePingLocked), so it is up: offline refuted",
+	"status-health-derp-issue.txt":      "cmd/tailscale/cli/status.go printHealth and health/warnings.go derpRegionErrorWarnable (\"The relay server #%v is reporting an issue: %v\") @ v1.102.5; the problem text after the colon is the server's own, ours here; wgengine/magicsock/derp.go runDerpReader sets it only from a health frame over a live connection, whose only unhealthy state is a duplicate key (derp/derp.go FrameHealth): self-duplicate-node-key, never derp-unreachable",
+	"thread-derp-home-unknown.txt":      "cmd/tailscale/cli/status.go and a journal of tailscaled @ v1.102.5 (magicsock derp.go \"derp-%d connected\", derphttp connect failures): another region fails, our home is unknown (health.go warns of the home region only): no self derp-unreachable",
+	"thread-cli-netcheck-differs.txt":   "net/netcheck logConciseReport @ v1.102.5 (three agreeing reports of tailscaled's socket) and cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 (netcheck.Client.Standalone, its own socket on port 0): two sockets, not a network that changes: no self-netcheck-flaps",
+	"thread-version-stun-port-zero.txt": "version/print.go String (\"long version:\") and cmd/tailscale/cli status.go, netcheck.go @ v1.77.165: that build's netcheck sent STUN to port 0 (tailscale/tailscale#14287, fixed in 1.77.168): known-client-bug, local-udp-blocked refuted",
+	"log-windows-receive-stopped.txt":   "cmd/tailscale/cli/status.go printHealth (1.54's \"ReceiveIPv4 is not running\") and cmd/tailscaled/tailscaled_windows.go \"Program starting: v%v: %#v\" @ v1.54.0: Windows' receive loop stopping (tailscale/tailscale#10375, #10976): known-client-bug",
+	"binary.txt":                        "not text (an ELF header): one error line",
+	"chatter-only.txt":                  "no Tailscale line at all: one error line",
 }
 
 // TestCorpus reads every paste of testdata/corpus as `status --from`

@@ -42,6 +42,7 @@ const (
 	KindNetcheckText = "tailscale netcheck"
 	KindPing         = "tailscale ping"
 	KindLog          = "tailscaled log"
+	KindVersion      = "tailscale version"
 )
 
 // maxIgnoredKept bounds the ignored lines a File lists (the count is
@@ -155,6 +156,7 @@ type paste struct {
 	texts      []*textStatus    // plain-text status blocks, in order
 	health     []string         // `# Health check:` lines
 	state      string           // a state description line's BackendState
+	version    string           // this node's version (`tailscale version`, tailscaled's start line)
 	stateNote  string           // its words
 	netchecks  []*netcheckFacts // the CLI's reports (JSON or text), in order
 	logNets    []*netcheckFacts // the daemon's, from its log
@@ -471,6 +473,13 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		p.state, p.stateNote = "NoState", "the tailscale CLI could not reach tailscaled"
 		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is not running (the CLI could not reach it)"})
 		return KindStatusText
+	}
+	if m := longVersionRE.FindStringSubmatch(trim); m != nil {
+		// `tailscale version` (cmd/tailscale/cli/version.go): its
+		// "long version:" line names the exact build.
+		p.version = safetext.Clean(m[1])
+		p.addInput(Input{Name: name, Kind: KindVersion, First: no, Last: no, Note: "this node runs " + p.version})
+		return KindVersion
 	}
 	if pl, ok := parsePeerLine(trim); ok {
 		pl.no = no
@@ -997,6 +1006,9 @@ func shortHost(ps *ipnstate.PeerStatus) string {
 // daemon's log), which a capture reads from the LocalAPI instead. File
 // .Diagnose fills what the status left unknown with them.
 type SelfFacts struct {
+	// Version is this node's Tailscale version, as `tailscale version`
+	// or tailscaled's "Program starting" line said it; "" unknown.
+	Version   safetext.Text    `json:"version,omitempty"`
 	NAT       *probes.NATInfo  `json:"nat,omitempty"`
 	HomeDERP  int              `json:"home_derp,omitempty"`
 	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
@@ -1062,3 +1074,7 @@ func knownNoise(trim string) bool {
 	}
 	return false
 }
+
+// longVersionRE is `tailscale version`'s "long version:" line
+// (cmd/tailscale/cli/version.go: "  long version: 1.86.2-tc47caa10d-gf5d087d04").
+var longVersionRE = regexp.MustCompile(`^long version: v?(\d+\.\d+\.\d+[-.\w]*)$`)

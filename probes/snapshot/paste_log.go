@@ -61,16 +61,18 @@ var (
 	logDERPRouteRE  = regexp.MustCompile(`magicsock: derp route for \S+ (?:set to|changed from)`)
 	logHealthRE     = regexp.MustCompile(`health\((?:warnable=([^)\s]+)|"([^"]*)")\): (?:error: (.*)|(ok))$`)
 	logDERPConnRE   = regexp.MustCompile(`magicsock: derp-(\d+) connected`)
-	logDERPFailRE   = regexp.MustCompile(`connect to region (\d+) \(([^)]*)\): (.*)$`)
-	logProxyRE      = regexp.MustCompile(`derphttp: CONNECT dial to (\S+): (.*)$`)
-	logUPnPGwRE     = regexp.MustCompile(`UPnP discovery response from (\S+), but gateway IP is (\S+)`)
-	logPortmapOKRE  = regexp.MustCompile(`successfully obtained mapping: .*external=(\S+) type=(\w+)`)
-	logLinkRE       = regexp.MustCompile(`LinkChange: major, rebinding(?:\. New state: |: )(.*)$`)
-	logLinkMinorRE  = regexp.MustCompile(`LinkChange: (?:minor|all links down)`)
-	logNetmapRE     = regexp.MustCompile(`mapRoutine: netmap received`)
-	logControlRE    = regexp.MustCompile(`(?:Received error: |PollNetMap: |mapRoutine: |authRoutine: )(.*)$`)
-	logUploadRE     = regexp.MustCompile(`logtail: upload: (.*)$`)
-	derpDistRE      = regexp.MustCompile(`^(\d+)v([46]):(\S+)$`)
+	// logpolicy/logpolicy.go: "Program starting: v%v, Go %v: %#v".
+	logStartRE     = regexp.MustCompile(`Program starting: v(\d+\.\d+\.\d+[-.\w]*)`)
+	logDERPFailRE  = regexp.MustCompile(`connect to region (\d+) \(([^)]*)\): (.*)$`)
+	logProxyRE     = regexp.MustCompile(`derphttp: CONNECT dial to (\S+): (.*)$`)
+	logUPnPGwRE    = regexp.MustCompile(`UPnP discovery response from (\S+), but gateway IP is (\S+)`)
+	logPortmapOKRE = regexp.MustCompile(`successfully obtained mapping: .*external=(\S+) type=(\w+)`)
+	logLinkRE      = regexp.MustCompile(`LinkChange: major, rebinding(?:\. New state: |: )(.*)$`)
+	logLinkMinorRE = regexp.MustCompile(`LinkChange: (?:minor|all links down)`)
+	logNetmapRE    = regexp.MustCompile(`mapRoutine: netmap received`)
+	logControlRE   = regexp.MustCompile(`(?:Received error: |PollNetMap: |mapRoutine: |authRoutine: )(.*)$`)
+	logUploadRE    = regexp.MustCompile(`logtail: upload: (.*)$`)
+	derpDistRE     = regexp.MustCompile(`^(\d+)v([46]):(\S+)$`)
 	// daemonMsgRE is a message of one of tailscaled's subsystems (its
 	// logger prefixes), after optional tags: a line of tailscaled's log
 	// even when none of the above reads it.
@@ -288,6 +290,11 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 			p.logHealth[w] = safetext.Clean(m[3])
 		}
 		return "health"
+	case strings.Contains(msg, "Program starting: v") && find(logStartRE):
+		// logpolicy.New logs the daemon's version as it starts; the
+		// last start in the log is the version that runs.
+		p.version = safetext.Clean(m[1])
+		return "tailscaled started"
 	case strings.Contains(msg, " connected") && find(logDERPConnRE):
 		if id, err := strconv.Atoi(m[1]); err == nil {
 			p.derpConnected(id, at)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 )
 
@@ -115,6 +116,7 @@ func (p *paste) selfFacts(f *File) *SelfFacts {
 		self.HomeDERP = p.homeDERP
 	}
 	self.Endpoints, self.EndpointTypes = p.endpoints, p.epTypes
+	self.Version = safetext.New(p.version)
 	if !reflect.DeepEqual(ev, probes.SelfEvidence{}) {
 		self.Evidence = &ev
 	}

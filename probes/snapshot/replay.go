@@ -175,6 +175,9 @@ func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 		ev := *sf.Evidence
 		self.Evidence = &ev
 	}
+	if self.Version == "" {
+		self.Version = sf.Version
+	}
 	if self.HomeDERP == 0 && sf.HomeDERP != 0 {
 		self.HomeDERP = sf.HomeDERP
 		if self.HomeDERPCode == "" {
