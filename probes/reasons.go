@@ -495,7 +495,8 @@ var rules = []Rule{
 		Needs:   []Fact{{Field: "Self.Version | Peer.Hostinfo.IPNVersion", Source: "localapi, control-api, log or tailscale version"}},
 		Follows: "the known-bug table (probes/knownbugs.go): each row a bug a Tailscale maintainer confirmed in its thread, with its versions and the evidence it leaves",
 		check:   (*diag).checkKnownBug,
-	},	{
+	},
+	{
 		ID: ReasonSelfUDPReceiveStopped, Scope: ScopeSelf, Role: RoleCause,
 		Refutes: []Refuter{refUDPReceived},
 		Text: Text{"this end cannot receive direct UDP (its receive loop stopped)",
@@ -516,8 +517,6 @@ var rules = []Rule{
 		Follows: "health/warnings.go derpRegionErrorWarnable (\"The relay server #%v is reporting an issue: %v\"), set only by wgengine/magicsock/derp.go runDerpReader on a derp.HealthMessage received over a live connection; derp/derp.go FrameHealth: the only unhealthy state is a duplicate connection for one key",
 		check:   (*diag).checkDuplicateKey,
 	},
-
-
 
 	// Causes of a relayed path, most fundamental first.
 	{
