@@ -40,6 +40,7 @@ type tuneFlags struct {
 	root      string        // --root: treat this directory as "/" (sandbox copies, tests)
 	mtuProbe  string        // --mtu-probe: peer to probe the path MTU to, instead of tuning
 	socket    string        // --socket: tailscaled's LocalAPI socket ("" the platform's default)
+	observed  string        // --observed: throughput seen through this box ("0.5Mbit"); empty means unknown
 
 	// daemon is what tune asks tailscaled; nil makes --peer and
 	// --mtu-probe say they need tailscaled, and leaves the TUN question
@@ -56,6 +57,12 @@ type tuneDaemon struct {
 	probeMTU func(ctx context.Context, socket, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error)
 	// tun reports LocalAPI's Status.TUN: false is userspace networking.
 	tun func(ctx context.Context, socket string) (bool, error)
+	// prefs reports tailscaled's version and advertised routes; nil
+	// means do not ask.
+	prefs func(ctx context.Context, socket string) (tune.DaemonPrefs, error)
+	// path reports the path to a peer (or the busiest) with its verdict;
+	// nil means do not ask.
+	path func(ctx context.Context, socket, peer string) (tune.PeerPath, error)
 }
 
 // Input ranges of tune's numeric flags: beyond a hard limit a value is a
@@ -96,6 +103,12 @@ func tuneCommand() *cli.Command {
 		tun: func(ctx context.Context, socket string) (bool, error) {
 			return app.DaemonTUN(socket)(ctx)
 		},
+		prefs: func(ctx context.Context, socket string) (tune.DaemonPrefs, error) {
+			return app.DaemonPrefs(socket)(ctx)
+		},
+		path: func(ctx context.Context, socket, peer string) (tune.PeerPath, error) {
+			return app.TunePeerPath(socket)(ctx, peer)
+		},
 	})
 }
 
@@ -118,7 +131,8 @@ func newTuneCommand(d *tuneDaemon) *cli.Command {
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+"; with --root, DIR/var/lib/tailpath/tune-state.json)")
 	fs.StringVar(&f.mtuProbe, "mtu-probe", "", "instead of tuning, find the largest packet the direct path to this peer carries (DISCO pings of growing size through tailscaled, like tailscale ping --size)")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
-	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe and whether it runs in userspace networking (default "+localapi.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe, the path to the busiest peer, the advertised routes and whether it runs in userspace networking (default "+localapi.DefaultSocket()+"; with --root, only when given)")
+	fs.StringVar(&f.observed, "observed", "", "the throughput you see through this box, e.g. 0.5Mbit: far below the CPU's ceiling, it points at an offload (TSO on a bridge)")
 	f.fs = fs
 	return &cli.Command{
 		Name:  "tune",
@@ -173,13 +187,25 @@ func (f *tuneFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 		in.Floor, _ = sysctl.ParseBytes(f.floor)
 		in.FloorSet = true
 	}
+	if f.observed != "" {
+		in.Observed, _ = sysctl.ParseBandwidth(f.observed)
+		in.ObservedSource = "flag --observed"
+	}
+	in.Progress = func(s string) { fmt.Fprintln(stdio.Stderr, s) }
 	if d := f.daemon; d != nil {
 		in.PeerRTT = func(ctx context.Context, peer string) (time.Duration, error) { return d.peerRTT(ctx, f.socket, peer) }
-		if f.root == "" {
-			// The sandbox of --root is not this machine: its tailscaled
-			// is not the one on this socket.
+		// The sandbox of --root is not this machine: its tailscaled is
+		// not the one on the default socket, but one named by --socket
+		// is taken as the root's (a lab's, a test's).
+		if f.root == "" || flagSet(f.fs, "socket") {
 			in.DaemonTUN = func(ctx context.Context) (bool, error) { return d.tun(ctx, f.socket) }
 			in.Daemon = app.DaemonName(f.socket)
+			if d.prefs != nil {
+				in.Prefs = func(ctx context.Context) (tune.DaemonPrefs, error) { return d.prefs(ctx, f.socket) }
+			}
+			if d.path != nil {
+				in.PeerPath = func(ctx context.Context, peer string) (tune.PeerPath, error) { return d.path(ctx, f.socket, peer) }
+			}
 		}
 	}
 	if f.root != "" {
@@ -266,6 +292,11 @@ func (f *tuneFlags) check() (warnings []string, err error) {
 			return nil, cli.UsageErrorf("--floor %q: at most %s, the cap on any buffer tailpath recommends", f.floor, sysctl.FormatBytes(maxFloor))
 		}
 	}
+	if f.observed != "" {
+		if _, err := sysctl.ParseBandwidth(f.observed); err != nil {
+			return nil, cli.UsageErrorf("--observed %v", err)
+		}
+	}
 	if f.mtuProbe != "" && (f.apply || f.revert || f.persist) {
 		return nil, cli.UsageErrorf("--mtu-probe only measures; run it without --apply, --persist or --revert")
 	}
@@ -300,6 +331,15 @@ func (f *tuneFlags) rttValue() (time.Duration, error) {
 		return 0, cli.UsageErrorf("--rtt %q: at most %v", f.rtt, maxRTT)
 	}
 	return d, nil
+}
+
+// flagSet reports whether the flag named name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	if fs != nil {
+		fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	}
+	return set
 }
 
 // checkRoot refuses a --root that is no copy of a system: missing, not a
