@@ -63,6 +63,10 @@ type tuneDaemon struct {
 	// path reports the path to a peer (or the busiest) with its verdict;
 	// nil means do not ask.
 	path func(ctx context.Context, socket, peer string) (tune.PeerPath, error)
+	// crypto measures the crypto ceiling; nil means tune's own (once per
+	// process). Tests fix it so their output does not depend on this
+	// machine's speed.
+	crypto func(ctx context.Context) (tune.CryptoMeasure, error)
 }
 
 // Input ranges of tune's numeric flags: beyond a hard limit a value is a
@@ -193,6 +197,7 @@ func (f *tuneFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 	}
 	in.Progress = func(s string) { fmt.Fprintln(stdio.Stderr, s) }
 	if d := f.daemon; d != nil {
+		in.Crypto = d.crypto
 		in.PeerRTT = func(ctx context.Context, peer string) (time.Duration, error) { return d.peerRTT(ctx, f.socket, peer) }
 		// The sandbox of --root is not this machine: its tailscaled is
 		// not the one on the default socket, but one named by --socket

@@ -231,6 +231,10 @@ type CryptoEstimate struct {
 	// Better is what a 64-bit build does on the same CPU, bits/s per
 	// core; 0 when no figure is published or it is already 64-bit.
 	Better float64 `json:"better_per_core_bps,omitempty"`
+	// Newer is what a newer tailscaled does on the same CPU (Tailscale
+	// 1.100's 32-bit Arm assembly), bits/s per core, when the one here is
+	// older or its version unknown; 0 otherwise.
+	Newer float64 `json:"newer_per_core_bps,omitempty"`
 }
 
 // Ceiling is the ceiling the verdict uses, bits/s, and how it is worded:
@@ -331,6 +335,23 @@ func estimateFor(cpu sysctl.CPU, version string) *CryptoEstimate {
 		}
 	}
 	arm32 := binArch == "arm" || binArch == "" && cpu.KernelBits == 32 && fam == "arm"
+	arm64 := binArch == "arm64" || binArch == "" && fam == "arm64"
+	if arm64 && cpu.Core != "" {
+		// A 64-bit build: wireguard-go#58's "arm64 native" column, by core
+		// (the board's clock may differ from the Pi's).
+		for _, row := range raspberryPi {
+			if row.core != cpu.Core || row.arm64 == 0 {
+				continue
+			}
+			return &CryptoEstimate{
+				For:        "a " + row.core + ", tailscaled built for arm64",
+				PerCoreLow: mbps(row.arm64), PerCoreHigh: mbps(row.arm64), Cores: cores,
+				Why:    fmt.Sprintf("x/crypto's arm64 ChaCha20 assembly with generic Poly1305: %.1f MB/s per core on %s; this board's clock may differ", row.arm64, row.name),
+				Source: srcArmAsm,
+			}
+		}
+		return nil
+	}
 	if !arm32 {
 		return nil
 	}
@@ -344,10 +365,10 @@ func estimateFor(cpu sysctl.CPU, version string) *CryptoEstimate {
 			e.PerCoreLow, e.PerCoreHigh = mbps(row.asm), mbps(row.asm)
 			e.Why = fmt.Sprintf("tailscaled %s uses wireguard-go's 32-bit Arm assembly: %.1f MB/s per core", version, row.asm)
 		case known:
-			e.PerCoreLow, e.PerCoreHigh = mbps(row.generic), mbps(row.generic)
+			e.PerCoreLow, e.PerCoreHigh, e.Newer = mbps(row.generic), mbps(row.generic), mbps(row.asm)
 			e.Why = fmt.Sprintf("tailscaled %s predates wireguard-go's 32-bit Arm assembly (1.100), so x/crypto's generic Go encrypts: %.1f MB/s per core", version, row.generic)
 		default:
-			e.PerCoreLow, e.PerCoreHigh = mbps(row.generic), mbps(row.asm)
+			e.PerCoreLow, e.PerCoreHigh, e.Newer = mbps(row.generic), mbps(row.asm), mbps(row.asm)
 			e.Why = fmt.Sprintf("%.1f MB/s per core with x/crypto's generic Go (tailscaled before 1.100), %.1f MB/s with wireguard-go's 32-bit Arm assembly (1.100 and later); tailscaled's version is not known here", row.generic, row.asm)
 		}
 		if row.arm64 > 0 {

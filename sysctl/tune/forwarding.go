@@ -155,6 +155,8 @@ func (r *Report) forwarding(ctx context.Context, in Inputs, dp *DaemonPrefs, dpE
 			f.From = "tailscaled's prefs (LocalAPI at " + in.Daemon + ")"
 		}
 	case in.Sandbox:
+		// A root's own state file, even when a tailscaled was asked (a
+		// test's fake LocalAPI need not know prefs).
 		for _, p := range StateFiles {
 			b, err := readLimited(filepath.Join(rootOf(in.Host), filepath.FromSlash(p)), maxStateFile)
 			if err != nil {

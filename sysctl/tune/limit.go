@@ -194,8 +194,8 @@ func cpuFix(p sysctl.Platform, cpu *sysctl.CPU, c *Crypto, fwd *Forwarding) []st
 			fix = append(fix, "a 64-bit build: "+w+" run 32-bit code on a CPU that has AArch64")
 		}
 	}
-	if e := c.Estimate; e != nil && strings.Contains(e.Why, "before 1.100") && cpu != nil && cpu.Family() == "arm" {
-		fix = append(fix, "Tailscale 1.100 or later: wireguard-go's 32-bit Arm assembly encrypts about 4× faster than the generic code")
+	if e := c.Estimate; e != nil && e.Newer > 0 {
+		fix = append(fix, fmt.Sprintf("Tailscale 1.100 or later: wireguard-go's 32-bit Arm assembly does %s per core on this board (tailscale/wireguard-go#58)", sysctl.FormatBandwidth(e.Newer)))
 	}
 	fix = append(fix, "fewer trips through userspace on this box: a kernel TUN rather than --tun=userspace-networking, and no second VPN or proxy on the same packets")
 	switch p.Kind {

@@ -130,8 +130,8 @@ type GROCheck struct {
 // test holds the two to the same answer).
 func JudgeUDPGRO(tun, wan Iface) GROCheck {
 	g := GROCheck{By: "tailpath's copy of netkernelconf.CheckUDPGROForwarding's rules"}
-	if on, _ := tun.On(FeatTUNUDPSeg); !on {
-		g.NotApplicable = tun.Name + " has no " + FeatTUNUDPSeg + " (Linux ≥ 6.2 TUN UDP segmentation): UDP GRO forwarding would gain nothing, so Tailscale does not check it"
+	if on, known := tun.On(FeatTUNUDPSeg); !on {
+		g.NotApplicable = noTUNUDPSeg(tun.Name, known)
 		if tun.Features == nil {
 			g.NotApplicable = tun.Name + "'s features are unknown: " + orUnknown(tun.FeaturesErr)
 		}
@@ -147,6 +147,16 @@ func JudgeUDPGRO(tun, wan Iface) GROCheck {
 		g.Warning = udpGROWarning(wan.Name)
 	}
 	return g
+}
+
+// noTUNUDPSeg says why the UDP GRO forwarding check does not apply: the
+// TUN has no UDP segmentation (known: the feature is there but off).
+func noTUNUDPSeg(tun string, known bool) string {
+	state := "has no " + FeatTUNUDPSeg
+	if known {
+		state = "has " + FeatTUNUDPSeg + " off"
+	}
+	return tun + " " + state + " (TUN UDP segmentation: Linux ≥ 6.2): UDP GRO forwarding would gain nothing, so Tailscale does not check it"
 }
 
 // udpGROWarning is netkernelconf's warning text for interface name.

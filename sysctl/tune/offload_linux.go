@@ -37,7 +37,8 @@ func liveUDPGRO(tun, wan string) GROCheck {
 		// It passes both when the setting is right and when it does not
 		// apply; the features say which.
 		if f, err := liveFeatures(tun); err == nil && !f[FeatTUNUDPSeg] {
-			g.NotApplicable = tun + " has no " + FeatTUNUDPSeg + " (Linux ≥ 6.2 TUN UDP segmentation): UDP GRO forwarding would gain nothing, so Tailscale does not check it"
+			_, known := f[FeatTUNUDPSeg]
+			g.NotApplicable = noTUNUDPSeg(tun, known)
 		} else if f, err := liveFeatures(wan); err == nil {
 			if _, ok := f[FeatUDPGROForwarding]; !ok {
 				g.NotApplicable = wan + " has no " + FeatUDPGROForwarding + " feature to turn on"
