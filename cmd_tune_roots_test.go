@@ -43,9 +43,13 @@ func TestTuneRootsLimitFirst(t *testing.T) {
 	}
 	fake := probestest.New(t, fix)
 	d := &tuneDaemon{
-		peerRTT: func(context.Context, string, string) (time.Duration, error) { return 0, errors.New("no RTT in this test") },
-		tun:     func(ctx context.Context, socket string) (bool, error) { return app.DaemonTUN(socket)(ctx) },
-		prefs:   func(ctx context.Context, socket string) (tune.DaemonPrefs, error) { return app.DaemonPrefs(socket)(ctx) },
+		peerRTT: func(context.Context, string, string) (time.Duration, error) {
+			return 0, errors.New("no RTT in this test")
+		},
+		tun: func(ctx context.Context, socket string) (bool, error) { return app.DaemonTUN(socket)(ctx) },
+		prefs: func(ctx context.Context, socket string) (tune.DaemonPrefs, error) {
+			return app.DaemonPrefs(socket)(ctx)
+		},
 		// Without this host's interfaces and firewall (probes/hostnet),
 		// which the live command adds: the verdict must not depend on the
 		// machine the test runs on.
