@@ -222,7 +222,7 @@ func noModuleAdvice(p Platform) string {
 	case PlatformEdgeOS:
 		return "the tcp_bbr module, which only an EdgeOS firmware update can bring (the kernel comes with the firmware, and apt on EdgeOS must not upgrade the system): " + keepCubic
 	case PlatformHAOS:
-		return "the tcp_bbr module, which only a Home Assistant OS release can bring (the host has no package manager; an add-on's apk changes only its own container): " + keepCubic
+		return "the tcp_bbr module, which only a Home Assistant OS release can bring (the host has no package manager): " + keepCubic
 	case PlatformOMV:
 		return "the tcp_bbr module, which Debian's own kernel packages include: boot a Debian kernel (apt install linux-image-amd64, or the flavour for this machine), or " + keepCubic
 	}

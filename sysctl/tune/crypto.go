@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -116,34 +117,14 @@ func sealOpenRate(ctx context.Context, n int, d time.Duration) (float64, error) 
 // sealOpenLoop seals a packet and opens it again until the deadline,
 // checking the clock every 32 packets, adding the pairs done to pairs.
 func sealOpenLoop(ctx context.Context, deadline time.Time, pairs *atomic.Int64) error {
-	key := make([]byte, chacha20poly1305.KeySize)
-	if _, err := rand.Read(key); err != nil {
-		return err
-	}
-	aead, err := chacha20poly1305.New(key)
+	s, err := newSealer()
 	if err != nil {
 		return err
 	}
-	plain := make([]byte, CryptoPacket)
-	rand.Read(plain)
-	sealed := make([]byte, 0, CryptoPacket+aead.Overhead())
-	opened := make([]byte, 0, CryptoPacket)
-	// WireGuard's nonce: 4 zero bytes and a little-endian 64-bit counter
-	// (device/send.go); the header it authenticates is not additional
-	// data, so neither is anything here.
-	nonce := make([]byte, chacha20poly1305.NonceSize)
-	var counter uint64
 	for {
 		for range 32 {
-			counter++
-			for i := range 8 {
-				nonce[4+i] = byte(counter >> (8 * i))
-			}
-			sealed = aead.Seal(sealed[:0], nonce, plain, nil)
-			var err error
-			opened, err = aead.Open(opened[:0], nonce, sealed, nil)
-			if err != nil || len(opened) != len(plain) || opened[0] != plain[0] || opened[len(opened)-1] != plain[len(plain)-1] {
-				return fmt.Errorf("crypto measurement: ChaCha20-Poly1305 failed to open what it sealed (%v)", err)
+			if err := s.pair(); err != nil {
+				return err
 			}
 		}
 		pairs.Add(32)
@@ -151,6 +132,50 @@ func sealOpenLoop(ctx context.Context, deadline time.Time, pairs *atomic.Int64) 
 			return nil
 		}
 	}
+}
+
+// sealer seals CryptoPacket-byte packets under one key, as a WireGuard
+// peer's send side does, and opens them again.
+type sealer struct {
+	aead                  cipher.AEAD
+	plain, sealed, opened []byte
+	// nonce is WireGuard's: 4 zero bytes and a little-endian 64-bit
+	// counter (device/send.go); the header it authenticates is not
+	// additional data, so neither is anything here.
+	nonce   []byte
+	counter uint64
+}
+
+func newSealer() (*sealer, error) {
+	key := make([]byte, chacha20poly1305.KeySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	aead, err := chacha20poly1305.New(key)
+	if err != nil {
+		return nil, err
+	}
+	s := &sealer{aead: aead, plain: make([]byte, CryptoPacket), nonce: make([]byte, chacha20poly1305.NonceSize)}
+	rand.Read(s.plain)
+	s.sealed = make([]byte, 0, CryptoPacket+aead.Overhead())
+	s.opened = make([]byte, 0, CryptoPacket)
+	return s, nil
+}
+
+// pair seals the next packet and opens it, checking that what came out is
+// what went in.
+func (s *sealer) pair() error {
+	s.counter++
+	for i := range 8 {
+		s.nonce[4+i] = byte(s.counter >> (8 * i))
+	}
+	s.sealed = s.aead.Seal(s.sealed[:0], s.nonce, s.plain, nil)
+	var err error
+	s.opened, err = s.aead.Open(s.opened[:0], s.nonce, s.sealed, nil)
+	if err != nil || len(s.opened) != len(s.plain) || s.opened[0] != s.plain[0] || s.opened[len(s.opened)-1] != s.plain[len(s.plain)-1] {
+		return fmt.Errorf("crypto measurement: ChaCha20-Poly1305 failed to open what it sealed (%v)", err)
+	}
+	return nil
 }
 
 // measureOnce is this process's one measurement: tune runs it once per
@@ -270,7 +295,7 @@ func cryptoFacts(m *CryptoMeasure, merr error, cpu *sysctl.CPU, here bool, versi
 	}
 	if here && m != nil && bin != "" && bin != m.GOARCH {
 		c.Here = false
-		c.Notes = append(c.Notes, fmt.Sprintf("measured with tailpath's %s build; tailscaled here (%s) is a %s build, which runs other code", m.GOARCH, cpu.Tailscaled.Path, bin))
+		c.Notes = append(c.Notes, fmt.Sprintf("measured with tailpath's %s build; tailscaled here (%s) is built for %s, which runs other code", m.GOARCH, cpu.Tailscaled.Path, bin))
 	}
 	if here && m != nil && m.GOARCH == "arm" && (bin == "" || bin == "arm") {
 		c.Notes = append(c.Notes, "tailpath's 32-bit Arm build measured x/crypto's generic Go code; tailscaled 1.100 and later use wireguard-go's 32-bit Arm assembly, up to about 4× faster (tailscale/wireguard-go#58)")
