@@ -46,7 +46,7 @@ func TestCPUFacts(t *testing.T) {
 				KernelBits: 64, KernelWhy: "kernel.arch says aarch64", CPUBits: 64, CPUWhy: "Cortex-A72 (CPU part 0xd08) is an ARMv8 core with AArch64"},
 			family: "arm64", name2: "Raspberry Pi 4 Model B Rev 1.4, a Cortex-A72"},
 		{name: "MIPS 74Kc", cpuinfo: cpuinfoMIPS,
-			want: CPU{Model: "MIPS 74Kc V4.0", Board: "Broadcom BCM4718 chip rev 1 pkg 10", Cores: 1, CPUBits: 32, CPUWhy: "/proc/cpuinfo isa lists no mips64 level"},
+			want:   CPU{Model: "MIPS 74Kc V4.0", Board: "Broadcom BCM4718 chip rev 1 pkg 10", Cores: 1, CPUBits: 32, CPUWhy: "/proc/cpuinfo isa lists no mips64 level"},
 			family: "mips"},
 		{name: "Octeon on a mips64 kernel", cpuinfo: cpuinfoOcteon, arch: "mips64",
 			want: CPU{Model: "Cavium Octeon III V0.2", Board: "UBNT_E300", Cores: 2, Arch: "mips64", ArchFrom: KeyArch,

@@ -38,7 +38,9 @@ func TestParseEthtoolK(t *testing.T) {
 // features read from a root: no verdict without TUN UDP segmentation or
 // the WAN feature; suboptimal unless forwarding is on and GRO list off.
 func TestJudgeUDPGRO(t *testing.T) {
-	tun := func(useg bool) Iface { return Iface{Name: "tailscale0", Features: map[string]bool{FeatTUNUDPSeg: useg}} }
+	tun := func(useg bool) Iface {
+		return Iface{Name: "tailscale0", Features: map[string]bool{FeatTUNUDPSeg: useg}}
+	}
 	wan := func(f map[string]bool) Iface { return Iface{Name: "eth0", Features: f} }
 	tests := []struct {
 		name       string
