@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
@@ -89,14 +90,33 @@ const tuneUsage = `usage: tailpath tune [flags]
 Show this host's TCP buffer sysctls against what a target bandwidth × RTT
 needs, with the arithmetic, BBR availability and the tailnet TCP
 connections; buffers are raised only where something says they limit.
-First it says whether tailnet TCP is the kernel's at all: with tailscaled
-in userspace networking, kernel sysctls do not apply to it. --apply writes
+First it names any other limit: the busiest peer (or --peer) relayed
+through DERP, a kernel in a known regression's range, this CPU's
+ChaCha20-Poly1305 ceiling (measured for about a second), an offload, or
+forwarding (an exit node or subnet router); and whether tailnet TCP is
+the kernel's at all (with tailscaled in userspace networking, kernel
+sysctls do not apply to it). --apply writes
 the recommendation (as root), --persist keeps it where this system keeps
 sysctls at boot, --revert undoes both. --mtu-probe PEER measures the path
 MTU to a peer instead. Linux only, except --root and --mtu-probe.`
 
 // tuneCommand is tailpath tune, asking the tailscaled at --socket.
 func tuneCommand() *cli.Command {
+	// One set of questions per socket (a run has one), so that when
+	// nothing answers the first failure stands for the rest
+	// (app.TuneDaemon).
+	var mu sync.Mutex
+	asked := map[string]tune.Inputs{}
+	daemon := func(socket string) tune.Inputs {
+		mu.Lock()
+		defer mu.Unlock()
+		in, ok := asked[socket]
+		if !ok {
+			in = app.TuneDaemon(socket, tune.Inputs{})
+			asked[socket] = in
+		}
+		return in
+	}
 	return newTuneCommand(&tuneDaemon{
 		peerRTT: func(ctx context.Context, socket, peer string) (time.Duration, error) {
 			return app.PeerRTT(ctx, localapi.NewClient(socket), peer)
@@ -105,13 +125,13 @@ func tuneCommand() *cli.Command {
 			return app.MTUProbe(ctx, localapi.NewClient(socket), peer, o)
 		},
 		tun: func(ctx context.Context, socket string) (bool, error) {
-			return app.DaemonTUN(socket)(ctx)
+			return daemon(socket).DaemonTUN(ctx)
 		},
 		prefs: func(ctx context.Context, socket string) (tune.DaemonPrefs, error) {
-			return app.DaemonPrefs(socket)(ctx)
+			return daemon(socket).Prefs(ctx)
 		},
 		path: func(ctx context.Context, socket, peer string) (tune.PeerPath, error) {
-			return app.TunePeerPath(socket)(ctx, peer)
+			return daemon(socket).PeerPath(ctx, peer)
 		},
 	})
 }

@@ -69,11 +69,70 @@ func daemonErr(err error, socket string) error {
 // path to --peer or the busiest peer (TunePeerPath). It is what `tailpath
 // tune`, the dashboard's Tuning pane, `tailpath serve` and `status --save`
 // give sysctl/tune, which cannot import probes/localapi itself.
+//
+// One gathering asks tailscaled up to three times; when nothing answers
+// on the socket, the first question's answer stands for the others for
+// downFor (each failed connect also asks systemd why, which is slow on a
+// busy machine).
 func TuneDaemon(socket string, in tune.Inputs) tune.Inputs {
-	in.DaemonTUN, in.Daemon = DaemonTUN(socket), DaemonName(socket)
-	in.Prefs = DaemonPrefs(socket)
-	in.PeerPath = TunePeerPath(socket)
+	var d downMemo
+	tun, prefs, path := DaemonTUN(socket), DaemonPrefs(socket), TunePeerPath(socket)
+	in.DaemonTUN = func(ctx context.Context) (bool, error) {
+		if err := d.down(); err != nil {
+			return false, err
+		}
+		v, err := tun(ctx)
+		d.note(err)
+		return v, err
+	}
+	in.Daemon = DaemonName(socket)
+	in.Prefs = func(ctx context.Context) (tune.DaemonPrefs, error) {
+		if err := d.down(); err != nil {
+			return tune.DaemonPrefs{}, err
+		}
+		v, err := prefs(ctx)
+		d.note(err)
+		return v, err
+	}
+	in.PeerPath = func(ctx context.Context, peer string) (tune.PeerPath, error) {
+		if err := d.down(); err != nil {
+			return tune.PeerPath{}, err
+		}
+		v, err := path(ctx, peer)
+		d.note(err)
+		return v, err
+	}
 	return in
+}
+
+// downFor is how long "nothing answers on tailscaled's socket" stands
+// for the next question (a gathering's questions come within it).
+const downFor = 2 * time.Second
+
+// downMemo remembers that nothing answered on the socket.
+type downMemo struct {
+	mu  sync.Mutex
+	err error
+	at  time.Time
+}
+
+func (m *downMemo) down() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil && time.Since(m.at) < downFor {
+		return m.err
+	}
+	return nil
+}
+
+func (m *downMemo) note(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if errors.Is(err, localapi.ErrNotRunning) {
+		m.err, m.at = err, time.Now()
+	} else {
+		m.err = nil
+	}
 }
 
 // DaemonPrefs asks the tailscaled at socket for its version
