@@ -217,11 +217,13 @@ func cpuLine(c sysctl.CPU) string {
 	if c.Cores > 0 {
 		s += fmt.Sprintf(", %d core(s)", c.Cores)
 	}
-	if c.Arch != "" {
+	switch {
+	case c.Arch != "" && c.KernelBits != 0:
+		s += fmt.Sprintf(", kernel %s (%d-bit: %s)", c.Arch, c.KernelBits, c.KernelWhy)
+	case c.Arch != "":
 		s += ", kernel " + c.Arch
-	}
-	if c.KernelBits != 0 {
-		s += fmt.Sprintf(" (%d-bit: %s)", c.KernelBits, c.KernelWhy)
+	case c.KernelBits != 0:
+		s += fmt.Sprintf(", a %d-bit kernel (%s)", c.KernelBits, c.KernelWhy)
 	}
 	if c.CPUBits == 64 {
 		s += "; the CPU is 64-bit capable (" + c.CPUWhy + ")"
