@@ -425,7 +425,7 @@ func readEthtoolFile(h sysctl.Host, name string) (map[string]bool, error) {
 	p := filepath.Join(sysClassNet(h), name, EthtoolFile)
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("not in the root (save `ethtool -k %s` as sys/class/net/%s/%s)", name, name, EthtoolFile)
+		return nil, fmt.Errorf("no `ethtool -k %s` saved in the root (sys/class/net/%s/%s)", name, name, EthtoolFile)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
