@@ -298,7 +298,13 @@ func cryptoFacts(m *CryptoMeasure, merr error, cpu *sysctl.CPU, here bool, versi
 		c.Notes = append(c.Notes, fmt.Sprintf("measured with tailpath's %s build; tailscaled here (%s) is built for %s, which runs other code", m.GOARCH, cpu.Tailscaled.Path, bin))
 	}
 	if here && m != nil && m.GOARCH == "arm" && (bin == "" || bin == "arm") {
-		c.Notes = append(c.Notes, "tailpath's 32-bit Arm build measured x/crypto's generic Go code; tailscaled 1.100 and later use wireguard-go's 32-bit Arm assembly, up to about 4× faster (tailscale/wireguard-go#58)")
+		// tailpath's 32-bit Arm build runs x/crypto's generic code; a
+		// tailscaled of 1.100 or later runs wireguard-go's assembly, so
+		// the measurement stands for it only when it is older.
+		if after, known := versionAtLeast(version, 1, 100); !known || after {
+			c.Here = false
+			c.Notes = append(c.Notes, "tailpath's 32-bit Arm build measured x/crypto's generic Go code; tailscaled 1.100 and later use wireguard-go's 32-bit Arm assembly, up to about 4× faster (tailscale/wireguard-go#58)")
+		}
 	}
 	if e := estimateFor(*cpu, version); e != nil && (!here || !c.Here) {
 		c.Estimate = e

@@ -117,3 +117,23 @@ func TestCryptoFactsHere(t *testing.T) {
 		t.Errorf("failed measurement: %+v", c)
 	}
 }
+
+// TestCryptoFacts32BitArm: tailpath's 32-bit Arm build measures the
+// generic code, which stands for a tailscaled older than 1.100 only; a
+// newer or unknown one runs wireguard-go's assembly, and on a board with
+// a published figure that estimate is used instead.
+func TestCryptoFacts32BitArm(t *testing.T) {
+	m := &CryptoMeasure{GOARCH: "arm", Cores: 4, Packet: CryptoPacket, OneCore: 150e6, AllCores: 600e6}
+	pi3 := sysctl.CPU{Board: "Raspberry Pi 3 Model B Plus Rev 1.3", Core: "Cortex-A53", Cores: 4, KernelBits: 32, CPUBits: 64,
+		Tailscaled: &sysctl.Binary{Path: "/usr/sbin/tailscaled", Bits: 32, Arch: "arm"}}
+	if c := cryptoFacts(m, nil, &pi3, true, "1.58.2"); !c.Here || c.Estimate != nil {
+		t.Errorf("tailscaled 1.58.2: %+v, want the measurement to stand", c)
+	}
+	c := cryptoFacts(m, nil, &pi3, true, "1.102.5")
+	if c.Here || c.Estimate == nil || c.Estimate.PerCoreHigh != mbps(84.6) || len(c.Notes) == 0 {
+		t.Errorf("tailscaled 1.102.5: %+v, want the assembly's estimate and a note", c)
+	}
+	if ceil, how := c.Ceiling(); ceil != 4*mbps(84.6) || !strings.HasPrefix(how, "estimated for") {
+		t.Errorf("ceiling %v (%s)", ceil, how)
+	}
+}
