@@ -100,7 +100,7 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio cli.IO) e
 		Title:      "tailpath",
 		// The host's own TCP tuning (on other systems the pane says "Linux
 		// only"), first saying whether tailnet TCP is the kernel's at all.
-		Tuning: &tuning.Options{Inputs: tune.Inputs{DaemonTUN: app.DaemonTUN(f.socket), Daemon: app.DaemonName(f.socket)}},
+		Tuning: &tuning.Options{Inputs: app.TuneDaemon(f.socket, tune.Inputs{})},
 	}
 	if f.port != "" {
 		eol, err := devlink.EOLBytes(f.eol)

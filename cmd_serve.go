@@ -210,8 +210,9 @@ func (f *serveFlags) tuneInputs() (tune.Inputs, error) {
 	if f.root != "" {
 		in.Host, in.Sandbox = sysctl.AtRoot(f.root), true
 	} else {
-		// Whether tailnet TCP is the kernel's at all (userspace networking).
-		in.DaemonTUN, in.Daemon = app.DaemonTUN(f.socket), app.DaemonName(f.socket)
+		// Whether tailnet TCP is the kernel's at all (userspace networking),
+		// the routes it forwards and the path to the busiest peer.
+		in = app.TuneDaemon(f.socket, in)
 	}
 	return in, nil
 }

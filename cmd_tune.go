@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/tailpath/tailpath/internal/app"
@@ -40,6 +41,7 @@ type tuneFlags struct {
 	root      string        // --root: treat this directory as "/" (sandbox copies, tests)
 	mtuProbe  string        // --mtu-probe: peer to probe the path MTU to, instead of tuning
 	socket    string        // --socket: tailscaled's LocalAPI socket ("" the platform's default)
+	observed  string        // --observed: throughput seen through this box ("0.5Mbit"); empty means unknown
 
 	// daemon is what tune asks tailscaled; nil makes --peer and
 	// --mtu-probe say they need tailscaled, and leaves the TUN question
@@ -56,6 +58,16 @@ type tuneDaemon struct {
 	probeMTU func(ctx context.Context, socket, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error)
 	// tun reports LocalAPI's Status.TUN: false is userspace networking.
 	tun func(ctx context.Context, socket string) (bool, error)
+	// prefs reports tailscaled's version and advertised routes; nil
+	// means do not ask.
+	prefs func(ctx context.Context, socket string) (tune.DaemonPrefs, error)
+	// path reports the path to a peer (or the busiest) with its verdict;
+	// nil means do not ask.
+	path func(ctx context.Context, socket, peer string) (tune.PeerPath, error)
+	// crypto measures the crypto ceiling; nil means tune's own (once per
+	// process). Tests fix it so their output does not depend on this
+	// machine's speed.
+	crypto func(ctx context.Context) (tune.CryptoMeasure, error)
 }
 
 // Input ranges of tune's numeric flags: beyond a hard limit a value is a
@@ -78,14 +90,33 @@ const tuneUsage = `usage: tailpath tune [flags]
 Show this host's TCP buffer sysctls against what a target bandwidth × RTT
 needs, with the arithmetic, BBR availability and the tailnet TCP
 connections; buffers are raised only where something says they limit.
-First it says whether tailnet TCP is the kernel's at all: with tailscaled
-in userspace networking, kernel sysctls do not apply to it. --apply writes
+First it names any other limit: the busiest peer (or --peer) relayed
+through DERP, a kernel in a known regression's range, this CPU's
+ChaCha20-Poly1305 ceiling (measured for about a second), an offload, or
+forwarding (an exit node or subnet router); and whether tailnet TCP is
+the kernel's at all (with tailscaled in userspace networking, kernel
+sysctls do not apply to it). --apply writes
 the recommendation (as root), --persist keeps it where this system keeps
 sysctls at boot, --revert undoes both. --mtu-probe PEER measures the path
 MTU to a peer instead. Linux only, except --root and --mtu-probe.`
 
 // tuneCommand is tailpath tune, asking the tailscaled at --socket.
 func tuneCommand() *cli.Command {
+	// One set of questions per socket (a run has one), so that when
+	// nothing answers the first failure stands for the rest
+	// (app.TuneDaemon).
+	var mu sync.Mutex
+	asked := map[string]tune.Inputs{}
+	daemon := func(socket string) tune.Inputs {
+		mu.Lock()
+		defer mu.Unlock()
+		in, ok := asked[socket]
+		if !ok {
+			in = app.TuneDaemon(socket, tune.Inputs{})
+			asked[socket] = in
+		}
+		return in
+	}
 	return newTuneCommand(&tuneDaemon{
 		peerRTT: func(ctx context.Context, socket, peer string) (time.Duration, error) {
 			return app.PeerRTT(ctx, localapi.NewClient(socket), peer)
@@ -94,7 +125,13 @@ func tuneCommand() *cli.Command {
 			return app.MTUProbe(ctx, localapi.NewClient(socket), peer, o)
 		},
 		tun: func(ctx context.Context, socket string) (bool, error) {
-			return app.DaemonTUN(socket)(ctx)
+			return daemon(socket).DaemonTUN(ctx)
+		},
+		prefs: func(ctx context.Context, socket string) (tune.DaemonPrefs, error) {
+			return daemon(socket).Prefs(ctx)
+		},
+		path: func(ctx context.Context, socket, peer string) (tune.PeerPath, error) {
+			return daemon(socket).PeerPath(ctx, peer)
 		},
 	})
 }
@@ -118,7 +155,8 @@ func newTuneCommand(d *tuneDaemon) *cli.Command {
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+"; with --root, DIR/var/lib/tailpath/tune-state.json)")
 	fs.StringVar(&f.mtuProbe, "mtu-probe", "", "instead of tuning, find the largest packet the direct path to this peer carries (DISCO pings of growing size through tailscaled, like tailscale ping --size)")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
-	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe and whether it runs in userspace networking (default "+localapi.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe, the path to the busiest peer, the advertised routes and whether it runs in userspace networking (default "+localapi.DefaultSocket()+"; with --root, only when given)")
+	fs.StringVar(&f.observed, "observed", "", "the throughput you see through this box, e.g. 0.5Mbit: far below the CPU's ceiling, it points at an offload (TSO on a bridge)")
 	f.fs = fs
 	return &cli.Command{
 		Name:  "tune",
@@ -173,13 +211,26 @@ func (f *tuneFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 		in.Floor, _ = sysctl.ParseBytes(f.floor)
 		in.FloorSet = true
 	}
+	if f.observed != "" {
+		in.Observed, _ = sysctl.ParseBandwidth(f.observed)
+		in.ObservedSource = "flag --observed"
+	}
+	in.Progress = func(s string) { fmt.Fprintln(stdio.Stderr, s) }
 	if d := f.daemon; d != nil {
+		in.Crypto = d.crypto
 		in.PeerRTT = func(ctx context.Context, peer string) (time.Duration, error) { return d.peerRTT(ctx, f.socket, peer) }
-		if f.root == "" {
-			// The sandbox of --root is not this machine: its tailscaled
-			// is not the one on this socket.
+		// The sandbox of --root is not this machine: its tailscaled is
+		// not the one on the default socket, but one named by --socket
+		// is taken as the root's (a lab's, a test's).
+		if f.root == "" || flagSet(f.fs, "socket") {
 			in.DaemonTUN = func(ctx context.Context) (bool, error) { return d.tun(ctx, f.socket) }
 			in.Daemon = app.DaemonName(f.socket)
+			if d.prefs != nil {
+				in.Prefs = func(ctx context.Context) (tune.DaemonPrefs, error) { return d.prefs(ctx, f.socket) }
+			}
+			if d.path != nil {
+				in.PeerPath = func(ctx context.Context, peer string) (tune.PeerPath, error) { return d.path(ctx, f.socket, peer) }
+			}
 		}
 	}
 	if f.root != "" {
@@ -266,6 +317,11 @@ func (f *tuneFlags) check() (warnings []string, err error) {
 			return nil, cli.UsageErrorf("--floor %q: at most %s, the cap on any buffer tailpath recommends", f.floor, sysctl.FormatBytes(maxFloor))
 		}
 	}
+	if f.observed != "" {
+		if _, err := sysctl.ParseBandwidth(f.observed); err != nil {
+			return nil, cli.UsageErrorf("--observed %v", err)
+		}
+	}
 	if f.mtuProbe != "" && (f.apply || f.revert || f.persist) {
 		return nil, cli.UsageErrorf("--mtu-probe only measures; run it without --apply, --persist or --revert")
 	}
@@ -300,6 +356,15 @@ func (f *tuneFlags) rttValue() (time.Duration, error) {
 		return 0, cli.UsageErrorf("--rtt %q: at most %v", f.rtt, maxRTT)
 	}
 	return d, nil
+}
+
+// flagSet reports whether the flag named name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	if fs != nil {
+		fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	}
+	return set
 }
 
 // checkRoot refuses a --root that is no copy of a system: missing, not a

@@ -286,7 +286,8 @@ func TestTuneFloor(t *testing.T) {
 }
 
 // TestTuneSocket: --socket is the tailscaled --peer, --mtu-probe and the
-// userspace-networking question go to.
+// userspace-networking question go to; given with --root, it is taken as
+// the root's tailscaled and asked too (without it, a root asks none).
 func TestTuneSocket(t *testing.T) {
 	dir := t.TempDir()
 	if _, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none"))); err != nil {
@@ -318,7 +319,10 @@ func TestTuneSocket(t *testing.T) {
 	if code, out := exec("--socket", "/tmp/other.sock", "--mtu-probe", "nas"); code != 0 || !strings.Contains(out, "MTU fine") {
 		t.Errorf("--mtu-probe: exit %d\n%s", code, out)
 	}
-	want := []string{"rtt /tmp/other.sock nas", "mtu /tmp/other.sock nas"}
+	if code, _ := exec("--root", dir, "--rtt", "5ms"); code != 0 {
+		t.Errorf("--root without --socket: exit %d", code)
+	}
+	want := []string{"tun /tmp/other.sock", "rtt /tmp/other.sock nas", "mtu /tmp/other.sock nas"}
 	if runtime.GOOS == "linux" {
 		// This machine's own tuning: the TUN question goes to the socket too.
 		code, out := exec("--socket", "/tmp/other.sock", "--bandwidth", "1Gbit", "--rtt", "2ms")

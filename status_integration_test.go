@@ -686,6 +686,9 @@ func TestRealTailscaled(t *testing.T) {
 		var o struct {
 			Report struct {
 				Tunnel         struct{ Mode string }
+				Path           struct{ Peer, Kind, Chosen string }
+				Forwarding     struct{ From string }
+				Tailscale      string `json:"tailscale_version"`
 				Recommendation struct {
 					Target struct {
 						RTTSource string `json:"rtt_source"`
@@ -698,6 +701,22 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		if o.Report.Tunnel.Mode != "userspace" || o.Report.Recommendation.Target.RTTSource != "measured: tailnet ping to "+lab.DirectName {
 			t.Errorf("--peer through %s: tunnel %q, RTT source %q", sock2, o.Report.Tunnel.Mode, o.Report.Recommendation.Target.RTTSource)
+		}
+		// The path to --peer, tailscaled's version and its prefs come from
+		// the same LocalAPI (issue 35).
+		if o.Report.Path.Peer != lab.DirectName || o.Report.Path.Kind == "" || o.Report.Path.Chosen != "named by --peer" ||
+			o.Report.Tailscale == "" || o.Report.Forwarding.From != "tailscaled's prefs (LocalAPI at "+sock2+")" {
+			t.Errorf("--peer through %s: path %+v, version %q, forwarding from %q", sock2, o.Report.Path, o.Report.Tailscale, o.Report.Forwarding.From)
+		}
+		// Routes it advertises make it a forwarding box, said first.
+		set := exec.CommandContext(ctx, tailscale, "--socket", sock2, "set", "--advertise-routes=10.99.0.0/24")
+		set.Env = append(os.Environ(), env...)
+		if out, err := set.CombinedOutput(); err != nil {
+			t.Fatalf("tailscale set --advertise-routes: %v\n%s", err, out)
+		}
+		code, out = tailpathTune("--bandwidth", "1Gbit", "--rtt", "2ms")
+		if first, _, _ := strings.Cut(out, "\n"); code != 0 || first != "Limit: forwarding: this box is a subnet router for 10.99.0.0/24: forwarded flows are TCP between other hosts, so its own TCP sysctls (tcp_rmem, tcp_wmem, congestion control) do not govern them" {
+			t.Errorf("advertised routes: exit %d, first line %q\n%s", code, first, out)
 		}
 	})
 }

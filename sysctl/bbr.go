@@ -197,6 +197,8 @@ func oldKernelAdvice(p Platform) string {
 		return "a kernel ≥ 4.9; QNAP ships this model's kernel without BBR, and no package adds it: " + keepCubic
 	case PlatformOpenWrt:
 		return "a kernel ≥ 4.9: upgrade to a current OpenWrt release, then install kmod-tcp-bbr; until then " + keepCubic
+	case PlatformUniFi, PlatformEdgeOS, PlatformHAOS:
+		return "a kernel ≥ 4.9, which only a firmware (OS) update of this appliance can bring: " + keepCubic
 	}
 	return "a kernel ≥ 4.9 (or a vendor backport of tcp_bbr): upgrade the kernel, or " + keepCubic
 }
@@ -215,6 +217,12 @@ func noModuleAdvice(p Platform) string {
 		return "the tcp_bbr module; TrueNAS SCALE's kernel comes with the release (apt is disabled): update TrueNAS; until then " + keepCubic
 	case PlatformOpenWrt:
 		return "the tcp_bbr module: install kmod-tcp-bbr (opkg install kmod-tcp-bbr, or apk add kmod-tcp-bbr on releases that use apk)"
+	case PlatformUniFi:
+		return "the tcp_bbr module, which only a UniFi OS firmware update can bring (the kernel comes with the firmware; apt there must not replace it): " + keepCubic
+	case PlatformEdgeOS:
+		return "the tcp_bbr module, which only an EdgeOS firmware update can bring (the kernel comes with the firmware, and apt on EdgeOS must not upgrade the system): " + keepCubic
+	case PlatformHAOS:
+		return "the tcp_bbr module, which only a Home Assistant OS release can bring (the host has no package manager): " + keepCubic
 	case PlatformOMV:
 		return "the tcp_bbr module, which Debian's own kernel packages include: boot a Debian kernel (apt install linux-image-amd64, or the flavour for this machine), or " + keepCubic
 	}

@@ -42,6 +42,14 @@ func TestPlatformDetection(t *testing.T) {
 			Platform{Kind: PlatformSystemd, Name: "Ubuntu 24.04.1 LTS (systemd)", Evidence: "/run/systemd/system"}},
 		{"escape sequences in a version file are dropped", map[string]string{"etc/unraid-version": "version=\"6.12\x1b[2J\x07\"\n"}, nil,
 			Platform{Kind: PlatformUnraid, Name: "Unraid 6.12", Version: "6.12", Evidence: "/etc/unraid-version"}},
+		{"UniFi OS", map[string]string{"usr/lib/version": "UCKP.apq8053.v3.0.17.8102bbc.230210.1526\n", "etc/os-release": "PRETTY_NAME=\"Debian GNU/Linux 11 (bullseye)\"\n"}, []string{"run/systemd/system"},
+			Platform{Kind: PlatformUniFi, Name: "UniFi OS 3.0.17 (UCKP)", Version: "3.0.17", Evidence: "/usr/lib/version"}},
+		{"UniFi OS by ubnt-device-info", map[string]string{"usr/bin/ubnt-device-info": ""}, []string{"run/systemd/system"},
+			Platform{Kind: PlatformUniFi, Name: "UniFi OS", Evidence: "/usr/bin/ubnt-device-info"}},
+		{"EdgeOS", map[string]string{"opt/vyatta/etc/version": "Version:      v2.0.9-hotfix.7\nBuild ID:     5619880\n"}, []string{"run/systemd/system"},
+			Platform{Kind: PlatformEdgeOS, Name: "EdgeOS v2.0.9-hotfix.7", Version: "2.0.9-hotfix.7", Evidence: "/opt/vyatta/etc/version"}},
+		{"Home Assistant OS", map[string]string{"etc/os-release": "NAME=\"Home Assistant OS\"\nID=haos\nVERSION_ID=13.2\nPRETTY_NAME=\"Home Assistant OS 13.2\"\n"}, []string{"run/systemd/system"},
+			Platform{Kind: PlatformHAOS, Name: "Home Assistant OS 13.2", Version: "13.2", Evidence: "/etc/os-release"}},
 		{"nothing", nil, nil, Platform{Kind: PlatformUnknown, Name: "unknown Linux"}},
 	}
 	for _, tt := range tests {

@@ -37,6 +37,17 @@ const (
 	// PlatformOpenWrt is OpenWrt (/etc/openwrt_release): procd's sysctl
 	// service applies /etc/sysctl.d at boot.
 	PlatformOpenWrt PlatformKind = "openwrt"
+	// PlatformUniFi is UniFi OS on a Ubiquiti console or gateway
+	// (/usr/lib/version, or ubnt-device-info): Debian underneath, but its
+	// firmware updates replace the root filesystem; /data survives.
+	PlatformUniFi PlatformKind = "unifi-os"
+	// PlatformEdgeOS is Ubiquiti's EdgeOS on an EdgeRouter
+	// (/opt/vyatta/etc/version): Vyatta on Debian, whose apt must not
+	// upgrade the system; /config survives firmware upgrades.
+	PlatformEdgeOS PlatformKind = "edgeos"
+	// PlatformHAOS is Home Assistant OS (/etc/os-release ID=haos): a
+	// read-only appliance OS with no package manager for the host.
+	PlatformHAOS PlatformKind = "haos"
 	// PlatformSystemd is any other Linux booted with systemd: systemd-sysctl
 	// applies /etc/sysctl.d at boot.
 	PlatformSystemd PlatformKind = "systemd"
@@ -96,7 +107,8 @@ func (h Host) exists(p string) bool {
 
 // Platform detects the system from the files that identify it, in this
 // order: Synology DSM, Unraid, TrueNAS SCALE, QNAP, openmediavault,
-// OpenWrt, systemd, else PlatformUnknown. It never fails: unreadable files
+// OpenWrt, UniFi OS, EdgeOS, Home Assistant OS, systemd, else
+// PlatformUnknown. It never fails: unreadable files
 // count as absent. Text taken from the files is cleaned of control
 // characters and cut to 64 characters.
 func (h Host) Platform() Platform {
@@ -152,6 +164,59 @@ func (h Host) Platform() Platform {
 			p.Name = "OpenWrt " + p.Version
 		}
 		return p
+	}
+	// UniFi OS: /usr/lib/version holds the product, SoC and version
+	// ("UCKP.apq8053.v3.0.17.8102bbc.230210.1526"); consoles of UniFi OS 2
+	// and later have ubnt-device-info (SierraSoftworks/tailscale-unifi's
+	// install.sh reads both).
+	if b, err := h.readIdentity("/usr/lib/version"); err == nil {
+		if v := cleanField(firstLine(b)); v != "" {
+			p := Platform{Kind: PlatformUniFi, Name: "UniFi OS", Evidence: "/usr/lib/version"}
+			if product, rest, ok := strings.Cut(v, "."); ok {
+				if _, ver, ok := strings.Cut(rest, ".v"); ok {
+					f := strings.Split(ver, ".")
+					n := 0
+					for n < len(f) && n < 3 && f[n] != "" && strings.Trim(f[n], "0123456789") == "" {
+						n++
+					}
+					if n > 0 {
+						p.Version = strings.Join(f[:n], ".")
+						p.Name = "UniFi OS " + p.Version + " (" + product + ")"
+					}
+				}
+			}
+			return p
+		}
+	}
+	if h.exists("/usr/bin/ubnt-device-info") {
+		return Platform{Kind: PlatformUniFi, Name: "UniFi OS", Evidence: "/usr/bin/ubnt-device-info"}
+	}
+	if b, err := h.readIdentity("/opt/vyatta/etc/version"); err == nil {
+		p := Platform{Kind: PlatformEdgeOS, Name: "EdgeOS", Evidence: "/opt/vyatta/etc/version"}
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "Version" {
+				if v := cleanField(v); v != "" {
+					p.Version = strings.TrimPrefix(v, "v")
+					p.Name = "EdgeOS " + v
+				}
+			}
+		}
+		return p
+	}
+	for _, rel := range []string{"/etc/os-release", "/usr/lib/os-release"} {
+		b, err := h.readIdentity(rel)
+		if err != nil {
+			continue
+		}
+		v := ParseShellVars(b)
+		if v["ID"] == "haos" {
+			p := Platform{Kind: PlatformHAOS, Name: "Home Assistant OS", Evidence: rel, Version: cleanField(v["VERSION_ID"])}
+			if n := cleanField(v["PRETTY_NAME"]); n != "" {
+				p.Name = n
+			}
+			return p
+		}
+		break
 	}
 	for _, marker := range []string{"/run/systemd/system", "/usr/lib/systemd/systemd-sysctl", "/lib/systemd/systemd-sysctl"} {
 		if h.exists(marker) {

@@ -65,6 +65,12 @@ type Target struct {
 	// when a buffer change is needed anyway.
 	Floor    int64 `json:"floor_bytes,omitempty"`
 	FloorSet bool  `json:"floor_set,omitempty"`
+	// Elsewhere, when set, names the limit that is not this host's
+	// buffers (a relayed path, a kernel regression, an offload, a
+	// forwarding box): the arithmetic is shown, but no buffer key is
+	// raised on it alone. A tailnet connection measured buffer limited
+	// (BufferLimited) or --floor still raises them.
+	Elsewhere string `json:"elsewhere,omitempty"`
 }
 
 // floor is the floor in force and how the arithmetic names it.
@@ -209,8 +215,9 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 	have, haveWhich := haveBuffers(cur)
 	r.HaveBytes = have
 	floor, floorName := t.floor()
+	short := have > 0 && have < r.WantBytes
 	switch {
-	case have > 0 && have < r.WantBytes:
+	case short && t.Elsewhere == "":
 		r.BuffersLimit = true
 		r.LimitWhy = fmt.Sprintf("the arithmetic: %s is %s, below the %s the target needs", haveWhich, FormatBytes(have), FormatBytes(r.WantBytes))
 	case t.BufferLimited > 0:
@@ -291,7 +298,10 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 	}
 	if !raising {
 		text := "unknown: tcp_rmem and tcp_wmem not readable"
-		if have > 0 {
+		switch {
+		case short:
+			text = fmt.Sprintf("%s < %s, but not raised: %s", FormatBytes(have), FormatBytes(r.WantBytes), t.Elsewhere)
+		case have > 0:
 			text = fmt.Sprintf("%s ≥ %s needed", FormatBytes(have), FormatBytes(r.WantBytes))
 		}
 		r.Steps = append(r.Steps, Step{Label: "current max (" + haveWhich + ")", Text: text, Bytes: have})
@@ -357,6 +367,9 @@ func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommen
 func (r Recommendation) NotLimit() string {
 	if r.BuffersLimit || r.HaveBytes == 0 {
 		return ""
+	}
+	if e := r.Target.Elsewhere; e != "" {
+		return fmt.Sprintf("buffers are not the limit: %s (need %s, have %s)", e, FormatBytes(r.WantBytes), FormatBytes(r.HaveBytes))
 	}
 	return fmt.Sprintf("buffers are not the limit (need %s, have %s)", FormatBytes(r.WantBytes), FormatBytes(r.HaveBytes))
 }

@@ -97,6 +97,7 @@ func tuningOptions(t testing.TB) tuning.Options {
 	return tuning.Options{
 		Inputs: tune.Inputs{Host: h, Sandbox: true, Bandwidth: 400e6, RTT: 20 * time.Millisecond,
 			BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case",
+			Crypto: tune.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9}),
 			Conns: func(context.Context) ([]sockdiag.Conn, error) {
 				return []sockdiag.Conn{{Remote: netip.MustParseAddrPort("100.64.0.2:445"), State: "ESTABLISHED", CC: "cubic", Info: info, Verdict: sockdiag.Judge(info, "cubic")}}, nil
 			},

@@ -64,7 +64,7 @@ func SaveSnapshot(ctx context.Context, file *snapshot.File, ls *link.Snapshot, p
 func TuningReport(ctx context.Context, socket string) (*tune.Report, string) {
 	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := tune.Gather(tctx, tune.Inputs{DaemonTUN: DaemonTUN(socket), Daemon: DaemonName(socket)})
+	r, err := tune.Gather(tctx, TuneDaemon(socket, tune.Inputs{}))
 	if err != nil {
 		if errors.Is(err, tune.ErrNotLinux) {
 			return nil, "TCP tuning is Linux only"

@@ -75,6 +75,11 @@ const (
 	famTuningBBRAvailable
 	famTuningConns
 	famTuningUserspace
+	famTuningCrypto
+	famTuningLimit
+	famTuningKernel
+	famTuningForwarding
+	famTuningUDPGRO
 
 	numFamilies
 )
@@ -132,12 +137,17 @@ var families = [numFamilies]Family{
 	famTuningRecommended:  {"tailpath_tuning_recommended_buffer_max_bytes", "The buffer maximum tailpath recommends for the target bandwidth and RTT (as tailpath tune).", gauge, []string{"buffer"}},
 	famTuningBDP:          {"tailpath_tuning_bdp_bytes", "Bandwidth-delay product of the target: bandwidth times RTT.", gauge, nil},
 	famTuningRTT:          {"tailpath_tuning_target_rtt_seconds", "The RTT the recommendation is for; source is measured (tailnet TCP connections), given (--rtt) or default.", gauge, []string{"source"}},
-	famTuningBandwidth:    {"tailpath_tuning_target_bandwidth_bytes_per_second", "The bandwidth the recommendation is for; source is measured (tailnet TCP connections), given (--bandwidth) or default.", gauge, []string{"source"}},
+	famTuningBandwidth:    {"tailpath_tuning_target_bandwidth_bytes_per_second", "The bandwidth the recommendation is for; source is measured (tailnet TCP connections), given (--bandwidth), default, or cpu_ceiling (the target capped at this CPU's crypto ceiling).", gauge, []string{"source"}},
 	famTuningSuffices:     {"tailpath_tuning_sufficient", "1 when tailpath tune would change nothing (it raises buffers only where something says they limit), 0 when it would change something.", gauge, nil},
 	famTuningBBRInUse:     {"tailpath_tuning_bbr_in_use", "1 when bbr is the default congestion control, else 0.", gauge, nil},
 	famTuningBBRAvailable: {"tailpath_tuning_bbr_available", "1 when this kernel can run bbr now or after loading its module, 0 when it cannot.", gauge, nil},
 	famTuningUserspace:    {"tailpath_tuning_userspace_networking", "1 when tailscaled runs in userspace networking, so tailnet TCP never reaches the kernel and its buffers and congestion control do not apply; 0 with a kernel TUN; absent when unknown.", gauge, nil},
 	famTuningConns:        {"tailpath_tuning_tcp_connections", "Tailnet TCP connections on this host by verdict (healthy, sndbuf-limited, rwnd-limited, mtu, ...).", gauge, []string{"verdict"}},
+	famTuningCrypto:       {"tailpath_tuning_crypto_ceiling_bytes_per_second", "This machine's ChaCha20-Poly1305 ceiling as measured by serve (1,280-byte packets sealed or opened per second), on one core and on all; absent when not measured.", gauge, []string{"cores"}},
+	famTuningLimit:        {"tailpath_tuning_limit_info", "What other than this host's buffers limits tailnet throughput (path, kernel, cpu, offload, forwarding), primary true for tune's verdict and false for the others that hold; always 1, absent when none holds.", gauge, []string{"kind", "primary"}},
+	famTuningKernel:       {"tailpath_tuning_kernel_regression_info", "A known kernel regression whose release range holds this kernel (id of tailpath's table), mitigated true when tailscaled here works around it and sure false when the release does not say its stable patch level; always 1.", gauge, []string{"id", "mitigated", "sure"}},
+	famTuningForwarding:   {"tailpath_tuning_forwarding", "1 when this box advertises subnet routes or an exit node (it forwards, so its own TCP sysctls do not govern forwarded flows), 0 when it advertises none; absent when unknown.", gauge, nil},
+	famTuningUDPGRO:       {"tailpath_tuning_udp_gro_forwarding_suboptimal", "1 when Tailscale's UDP GRO forwarding check warns on the default-route interface, 0 when it passes; absent when it does not apply or could not run.", gauge, nil},
 }
 
 // Families returns every family tailpath serve exports, in a stable order

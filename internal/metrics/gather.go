@@ -624,6 +624,30 @@ func tuning(s *scrape, r *tune.Report, err error) {
 	for k, n := range counts { // a verdict newer than this list
 		s.add(famTuningConns, []*dto.LabelPair{pair("verdict", string(k))}, float64(n))
 	}
+	tuningLimits(s, r)
+}
+
+// tuningLimits adds the series of what other than the buffers limits
+// (tune's limit.go): the crypto ceiling measured here, the limits, the
+// kernel regressions, forwarding and the UDP GRO check.
+func tuningLimits(s *scrape, r *tune.Report) {
+	if c := r.Crypto; c != nil && c.Measured != nil {
+		m := c.Measured
+		s.add(famTuningCrypto, []*dto.LabelPair{pair("cores", "all")}, m.AllCores/8)
+		s.add(famTuningCrypto, []*dto.LabelPair{pair("cores", "one")}, m.OneCore/8)
+	}
+	for i, l := range r.Limits {
+		s.add(famTuningLimit, []*dto.LabelPair{pair("kind", string(l.Kind)), pair("primary", strconv.FormatBool(i == 0))}, 1)
+	}
+	for _, h := range r.Kernel {
+		s.add(famTuningKernel, []*dto.LabelPair{pair("id", h.Bug.ID), pair("mitigated", strconv.FormatBool(h.Mitigated != "")), pair("sure", strconv.FormatBool(h.Sure))}, 1)
+	}
+	if f := r.Forwarding; f != nil && (f.From != "" || f.Forwards()) {
+		s.flag(famTuningForwarding, f.Forwards())
+	}
+	if o := r.Offloads; o != nil && o.UDPGRO != nil && o.UDPGRO.Err == "" && o.UDPGRO.NotApplicable == "" {
+		s.flag(famTuningUDPGRO, o.UDPGRO.Suboptimal)
+	}
 }
 
 // sourceWord reduces tune's source text ("measured: highest smoothed RTT
@@ -634,6 +658,8 @@ func sourceWord(src string) string {
 		return "measured"
 	case strings.HasPrefix(src, "default"):
 		return "default"
+	case strings.HasPrefix(src, "this CPU's crypto ceiling"):
+		return "cpu_ceiling"
 	}
 	return "given"
 }

@@ -96,7 +96,12 @@ func fixedTuning() tune.Report {
 			{Verdict: sockdiag.Verdict{Kind: sockdiag.VerdictSndbuf}},
 			{Verdict: sockdiag.Verdict{Kind: sockdiag.VerdictHealthy}},
 		},
-		Tunnel: tune.Tunnel{Mode: tune.TunnelKernel},
+		Tunnel:     tune.Tunnel{Mode: tune.TunnelKernel},
+		Crypto:     &tune.Crypto{Here: true, Measured: &tune.CryptoMeasure{Cores: 4, Packet: 1280, OneCore: 1.6e9, AllCores: 4.8e9}},
+		Limits:     []tune.Limit{{Kind: tune.LimitKernel}, {Kind: tune.LimitForwarding}},
+		Kernel:     []tune.KernelHit{{KernelHit: sysctl.KernelHit{Bug: sysctl.KernelBugs[0], Sure: true}}},
+		Forwarding: &tune.Forwarding{ExitNode: true, From: "tailscaled's prefs (LocalAPI)"},
+		Offloads:   &tune.Offloads{UDPGRO: &tune.GROCheck{Suboptimal: true}},
 	}
 }
 
@@ -415,6 +420,20 @@ tailpath_tuning_buffer_max_bytes{buffer="rmem_max"} 212992
 tailpath_tuning_buffer_max_bytes{buffer="tcp_rmem"} 4.194304e+06
 tailpath_tuning_buffer_max_bytes{buffer="tcp_wmem"} 4.194304e+06
 tailpath_tuning_buffer_max_bytes{buffer="wmem_max"} 212992
+# HELP tailpath_tuning_crypto_ceiling_bytes_per_second This machine's ChaCha20-Poly1305 ceiling as measured by serve (1,280-byte packets sealed or opened per second), on one core and on all; absent when not measured.
+# TYPE tailpath_tuning_crypto_ceiling_bytes_per_second gauge
+tailpath_tuning_crypto_ceiling_bytes_per_second{cores="all"} 6e+08
+tailpath_tuning_crypto_ceiling_bytes_per_second{cores="one"} 2e+08
+# HELP tailpath_tuning_forwarding 1 when this box advertises subnet routes or an exit node (it forwards, so its own TCP sysctls do not govern forwarded flows), 0 when it advertises none; absent when unknown.
+# TYPE tailpath_tuning_forwarding gauge
+tailpath_tuning_forwarding 1
+# HELP tailpath_tuning_kernel_regression_info A known kernel regression whose release range holds this kernel (id of tailpath's table), mitigated true when tailscaled here works around it and sure false when the release does not say its stable patch level; always 1.
+# TYPE tailpath_tuning_kernel_regression_info gauge
+tailpath_tuning_kernel_regression_info{id="virtio-net-hdr-gso-einval",mitigated="false",sure="true"} 1
+# HELP tailpath_tuning_limit_info What other than this host's buffers limits tailnet throughput (path, kernel, cpu, offload, forwarding), primary true for tune's verdict and false for the others that hold; always 1, absent when none holds.
+# TYPE tailpath_tuning_limit_info gauge
+tailpath_tuning_limit_info{kind="forwarding",primary="false"} 1
+tailpath_tuning_limit_info{kind="kernel",primary="true"} 1
 # HELP tailpath_tuning_recommended_buffer_max_bytes The buffer maximum tailpath recommends for the target bandwidth and RTT (as tailpath tune).
 # TYPE tailpath_tuning_recommended_buffer_max_bytes gauge
 tailpath_tuning_recommended_buffer_max_bytes{buffer="rmem_max"} 1.6777216e+07
@@ -424,7 +443,7 @@ tailpath_tuning_recommended_buffer_max_bytes{buffer="wmem_max"} 1.6777216e+07
 # HELP tailpath_tuning_sufficient 1 when tailpath tune would change nothing (it raises buffers only where something says they limit), 0 when it would change something.
 # TYPE tailpath_tuning_sufficient gauge
 tailpath_tuning_sufficient 0
-# HELP tailpath_tuning_target_bandwidth_bytes_per_second The bandwidth the recommendation is for; source is measured (tailnet TCP connections), given (--bandwidth) or default.
+# HELP tailpath_tuning_target_bandwidth_bytes_per_second The bandwidth the recommendation is for; source is measured (tailnet TCP connections), given (--bandwidth), default, or cpu_ceiling (the target capped at this CPU's crypto ceiling).
 # TYPE tailpath_tuning_target_bandwidth_bytes_per_second gauge
 tailpath_tuning_target_bandwidth_bytes_per_second{source="given"} 5e+07
 # HELP tailpath_tuning_target_rtt_seconds The RTT the recommendation is for; source is measured (tailnet TCP connections), given (--rtt) or default.
@@ -440,6 +459,9 @@ tailpath_tuning_tcp_connections{verdict="rwnd-limited"} 0
 tailpath_tuning_tcp_connections{verdict="sndbuf-limited"} 1
 tailpath_tuning_tcp_connections{verdict="sndbuf-wmem-max"} 0
 tailpath_tuning_tcp_connections{verdict="unknown"} 0
+# HELP tailpath_tuning_udp_gro_forwarding_suboptimal 1 when Tailscale's UDP GRO forwarding check warns on the default-route interface, 0 when it passes; absent when it does not apply or could not run.
+# TYPE tailpath_tuning_udp_gro_forwarding_suboptimal gauge
+tailpath_tuning_udp_gro_forwarding_suboptimal 1
 # HELP tailpath_tuning_up 1 when the last reading of this host's TCP tuning succeeded, else 0 (Linux only).
 # TYPE tailpath_tuning_up gauge
 tailpath_tuning_up 1
@@ -460,6 +482,9 @@ func TestTuningSeries(t *testing.T) {
 	}
 	st.SetTuning(tune.Report{}, tune.ErrNotLinux)
 	if err := testutil.GatherAndCompare(g, strings.NewReader(`
+# HELP tailpath_tuning_udp_gro_forwarding_suboptimal 1 when Tailscale's UDP GRO forwarding check warns on the default-route interface, 0 when it passes; absent when it does not apply or could not run.
+# TYPE tailpath_tuning_udp_gro_forwarding_suboptimal gauge
+tailpath_tuning_udp_gro_forwarding_suboptimal 1
 # HELP tailpath_tuning_up 1 when the last reading of this host's TCP tuning succeeded, else 0 (Linux only).
 # TYPE tailpath_tuning_up gauge
 tailpath_tuning_up 0

@@ -395,7 +395,12 @@ func TestRedactFreeText(t *testing.T) {
 // connections and the history's free text are redacted too.
 func TestRedactExtras(t *testing.T) {
 	f, _, err := Capture(context.Background(), serveFixture(t, "both-hard-nat"), Options{Gather: localapi.GatherOptions{Now: fixtureNow},
-		Tuning: &tune.Report{Root: "/home/alice/proc", Conns: []sockdiag.Conn{{Local: netip.MustParseAddrPort("100.64.0.1:22"), Remote: netip.MustParseAddrPort("100.64.0.2:50123")}}}})
+		Tuning: &tune.Report{Root: "/home/alice/proc", Conns: []sockdiag.Conn{{Local: netip.MustParseAddrPort("100.64.0.1:22"), Remote: netip.MustParseAddrPort("100.64.0.2:50123")}},
+			// What tune says of the path and of forwarding names a peer
+			// and this network's subnets.
+			Path:       &tune.PeerPath{Peer: "laptop", Kind: tune.PathDERP, Text: `active; relay "nyc"`},
+			Forwarding: &tune.Forwarding{Routes: []netip.Prefix{netip.MustParsePrefix("81.2.69.0/24")}},
+			Limits:     []tune.Limit{{Kind: tune.LimitPath, Says: "laptop is relayed through DERP; a subnet router for 81.2.69.0/24"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +412,7 @@ func TestRedactExtras(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	Write(&buf, red)
-	for _, s := range []string{"garage-esp32", "100.64.0.9", "100.64.0.1:22", "100.64.0.2:50123", "198.51.100.10", "alice", "n2CNTRL"} {
+	for _, s := range []string{"garage-esp32", "100.64.0.9", "100.64.0.1:22", "100.64.0.2:50123", "198.51.100.10", "alice", "n2CNTRL", "laptop", "81.2.69"} {
 		if strings.Contains(buf.String(), s) {
 			t.Errorf("redacted file holds %q", s)
 		}

@@ -61,6 +61,11 @@ func (r Report) WriteText(w io.Writer) {
 	if r.Sandbox {
 		title = "TCP tuning for " + sys + " [sandbox: a copy, not this machine]"
 	}
+	// First: a limit other than the buffers, with its evidence and fix
+	// (nothing below it would change what it says).
+	for _, l := range r.LimitLines() {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintln(w, title)
 	if r.Tunnel.Mode == TunnelUserspace {
 		// First: the rest of the report is about a kernel this host's
@@ -70,6 +75,9 @@ func (r Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w, r.SystemLine())
+	for _, l := range r.CPULines() {
+		fmt.Fprintln(w, l)
+	}
 	if r.PersistWhere != "" {
 		fmt.Fprintf(w, "--persist: %s\n", r.PersistWhere)
 	}
@@ -120,6 +128,13 @@ func (r Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "warning: %s\n", x)
 	}
 	fmt.Fprintln(w)
+
+	if lines := r.PathLines(); len(lines) > 0 {
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+		fmt.Fprintln(w)
+	}
 
 	var sect strings.Builder
 	if l := r.TunnelLine(); l != "" {

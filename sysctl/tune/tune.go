@@ -71,6 +71,25 @@ type Inputs struct {
 	// Link reads an interface; nil means sockdiag.LinkInfo, or for a
 	// sandbox ROOT/sys/class/net when the root has it.
 	Link func(name string) (sockdiag.Link, error)
+	// Crypto measures this machine's ChaCha20-Poly1305 ceiling; nil means
+	// MeasureCryptoOnce (about a second, once per process). Tests pass
+	// FixedCrypto so their output does not depend on this machine.
+	Crypto func(ctx context.Context) (CryptoMeasure, error)
+	// Progress, when set, is told what takes time (the crypto
+	// measurement), for a person waiting on stderr.
+	Progress func(string)
+	// Prefs asks tailscaled for its version and advertised routes
+	// (LocalAPI Status and prefs); nil means do not ask (a root's
+	// tailscaled.state and package database answer instead).
+	Prefs func(ctx context.Context) (DaemonPrefs, error)
+	// PeerPath asks tailscaled for the path to the peer named by Peer, or
+	// to the busiest peer when Peer is "", with its verdict; nil means do
+	// not ask.
+	PeerPath func(ctx context.Context, peer string) (PeerPath, error)
+	// Observed is the throughput seen through this box, bits/s (--observed;
+	// 0 unknown), and ObservedSource where it came from.
+	Observed       float64
+	ObservedSource string
 }
 
 // Report is everything tune shows: one gathering.
@@ -97,6 +116,44 @@ type Report struct {
 	// before tailpath asked.
 	Tunnel Tunnel   `json:"tunnel"`
 	Notes  []string `json:"notes,omitempty"`
+
+	// Limits are what, other than the buffers, holds tailnet throughput
+	// down here, the verdict first (limit.go); nil when nothing does.
+	Limits []Limit `json:"limits,omitempty"`
+	// CPU is the processor (nil when /proc/cpuinfo is unreadable:
+	// CPUErr), Crypto the ChaCha20-Poly1305 ceiling.
+	CPU    *sysctl.CPU `json:"cpu,omitempty"`
+	CPUErr string      `json:"cpu_error,omitempty"`
+	Crypto *Crypto     `json:"crypto,omitempty"`
+	// Tailscale is tailscaled's version where known, TailscaleFrom where
+	// it was read.
+	Tailscale     string `json:"tailscale_version,omitempty"`
+	TailscaleFrom string `json:"tailscale_version_from,omitempty"`
+	// Kernel are the known kernel regressions whose range holds this
+	// kernel (sysctl.KernelBugs).
+	Kernel []KernelHit `json:"kernel_regressions,omitempty"`
+	// Forwarding is whether this box forwards (exit node, subnet router).
+	Forwarding *Forwarding `json:"forwarding,omitempty"`
+	// Offloads are the default-route, TUN and forwarded interfaces'
+	// features; OffloadNotes what they suggest short of a limit.
+	Offloads     *Offloads `json:"offloads,omitempty"`
+	OffloadNotes []string  `json:"offload_notes,omitempty"`
+	// Path is the path to --peer or the busiest peer (nil when tailscaled
+	// was not asked: PathErr says why when it was).
+	Path    *PeerPath     `json:"path,omitempty"`
+	PathErr safetext.Text `json:"path_error,omitempty"`
+	// Observed is the throughput seen (bits/s, --observed; 0 unknown).
+	Observed       float64 `json:"observed_bps,omitempty"`
+	ObservedSource string  `json:"observed_source,omitempty"`
+}
+
+// KernelHit is a known kernel regression whose range holds this kernel,
+// and whether the tailscaled here works around it.
+type KernelHit struct {
+	sysctl.KernelHit
+	// Mitigated says why the hit is not the limit (tailscaled's version
+	// has the client workaround); "" when it is, or it is not known.
+	Mitigated string `json:"mitigated,omitempty"`
 }
 
 // Gather reads the settings, BBR evidence, memory, connections and link
@@ -128,6 +185,20 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 	} else {
 		r.Notes = append(r.Notes, "memory size unknown: "+err.Error())
 	}
+	var dp *DaemonPrefs
+	var dpErr error
+	if in.Prefs != nil {
+		dctx, cancel := context.WithTimeout(ctx, daemonTimeout)
+		p, err := in.Prefs(dctx)
+		cancel()
+		if err == nil {
+			dp = &p
+		} else {
+			dpErr = err
+		}
+	}
+	r.cpuFacts(ctx, in, dp)
+	r.kernelFacts(in)
 
 	conns := in.Conns
 	if conns == nil && !in.Sandbox {
@@ -170,6 +241,9 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 		}
 	}
 	r.tunnel(ctx, in)
+	r.forwarding(ctx, in, dp, dpErr)
+	r.offloads(in)
+	r.peerPath(ctx, in)
 
 	// Judge each connection against this host's limits: a small send
 	// buffer means something else when tcp_wmem could have grown it.
@@ -216,6 +290,25 @@ func Gather(ctx context.Context, in Inputs) (Report, error) {
 			t.MTUTrouble++
 		case sockdiag.VerdictSndbuf, sockdiag.VerdictWmemMax:
 			t.BufferLimited++
+		}
+	}
+	r.Observed, r.ObservedSource = in.Observed, orGiven(in.ObservedSource)
+	if in.Observed == 0 {
+		r.ObservedSource = ""
+	}
+	r.judgeLimits(t.Bandwidth, r.Observed, r.ObservedSource)
+	for _, l := range r.Limits {
+		if l.Kind == LimitCPU {
+			// Buffers sized for more than the CPU can encrypt buy nothing:
+			// the arithmetic is for the ceiling.
+			if ceil, how := r.Crypto.Ceiling(); ceil > 0 && ceil < t.Bandwidth {
+				t.BandwidthSource = fmt.Sprintf("this CPU's crypto ceiling (%s), below the %s target (%s)", how, sysctl.FormatBandwidth(t.Bandwidth), t.BandwidthSource)
+				t.Bandwidth = ceil
+			}
+			continue
+		}
+		if t.Elsewhere == "" {
+			t.Elsewhere = "the limit is " + limitNoun(l.Kind) + " (see the first line)"
 		}
 	}
 	r.Rec, err = sysctl.Recommend(r.Settings, t, r.MemTotal, &r.BBR)

@@ -31,9 +31,9 @@ func paneCases(t *testing.T) map[string]Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seed.Now = sample.Now
+	seed.Now, seed.Inputs.Crypto = sample.Now, fixedCrypto
 	userspace := Options{Inputs: tune.Inputs{Host: sysctl.AtRoot(userspaceRoot), Sandbox: true, Bandwidth: 1e9, RTT: 2 * time.Millisecond,
-		BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt"}, Now: sample.Now, StatePath: sample.StatePath}
+		BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt", Crypto: fixedCrypto}, Now: sample.Now, StatePath: sample.StatePath}
 	long, _ := fixture(t, true)
 	conns := long.Inputs.Conns
 	long.Inputs.Conns = func(ctx context.Context) ([]sockdiag.Conn, error) {

@@ -302,6 +302,20 @@ func (p *Pane) render() []string {
 		tags = append(tags, common.Part{Text: p.st.Muted.Render(fmt.Sprintf(" read %s ago", p.now().Sub(r.Time).Round(time.Second))), Drop: 2})
 	}
 	add(common.FitParts(tags, " ", w))
+	// First: what, other than the buffers, limits here (tune's first
+	// line), with its evidence and fix.
+	for i, l := range r.LimitLines() {
+		t := l.String()
+		indent := t[:len(t)-len(strings.TrimLeft(t, " "))]
+		switch {
+		case i == 0:
+			prose(p.st.Bad, "", t)
+		case indent == "":
+			prose(p.st.Warn, "", t)
+		default:
+			prose(p.st.Warn, indent, strings.TrimLeft(t, " "))
+		}
+	}
 	host := r.HostText()
 	if r.Tunnel.Mode == tune.TunnelUserspace {
 		// First: nothing below governs this host's tailnet TCP.
@@ -314,6 +328,11 @@ func (p *Pane) render() []string {
 		}
 	}
 	add(p.st.Muted.Render(p.systemLine(r, host, w)))
+	for _, l := range r.CPULines() {
+		t := l.String()
+		indent := t[:len(t)-len(strings.TrimLeft(t, " "))]
+		prose(p.st.Muted, indent, strings.TrimLeft(t, " "))
+	}
 	if r.PersistWhere != "" {
 		prose(p.st.Muted, "", "persist (tailpath tune --apply --persist): "+r.PersistWhere.String())
 	}
@@ -396,6 +415,12 @@ func (p *Pane) render() []string {
 	}
 	add("")
 
+	if lines := r.PathLines(); len(lines) > 0 {
+		for _, l := range lines {
+			prose(p.st.Muted, "", l.String())
+		}
+		add("")
+	}
 	if l := r.TunnelLine(); l != "" {
 		prose(p.st.Muted, "", l.String())
 	}

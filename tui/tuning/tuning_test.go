@@ -26,6 +26,10 @@ import (
 
 var at = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 
+// fixedCrypto stands in for the crypto measurement, so no golden depends
+// on this machine's speed.
+var fixedCrypto = tune.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9})
+
 func ptr[T any](v T) *T { return &v }
 
 // fixture is a sandbox with stock 6.1 values (sysctl.SampleKeys), a fake
@@ -46,7 +50,7 @@ func fixture(t *testing.T, root bool) (Options, sysctl.Host) {
 	}
 	o := Options{
 		Inputs: tune.Inputs{Host: h, Sandbox: true, Bandwidth: 400e6, RTT: 20 * time.Millisecond,
-			BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case",
+			BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case", Crypto: fixedCrypto,
 			Conns: func(context.Context) ([]sockdiag.Conn, error) {
 				return []sockdiag.Conn{conn("100.64.0.7:445", 22*time.Millisecond, 700*time.Millisecond), conn("100.64.0.9:22", 18*time.Millisecond, 0)}, nil
 			},
