@@ -15,6 +15,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -58,7 +59,7 @@ func TestTuneRootsLimitFirst(t *testing.T) {
 			if err != nil {
 				return tune.PeerPath{}, err
 			}
-			return app.PeerPathOf(snap, peer)
+			return app.PeerPathOf(link.Of(snap).Snapshot, peer) // judged, as TunePeerPath does
 		},
 		crypto: goldenCrypto,
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
+	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -178,7 +179,8 @@ func TunePeerPath(socket string) func(ctx context.Context, name string) (tune.Pe
 			if err != nil {
 				return tune.PeerPath{}, daemonErr(err, socket)
 			}
-			last, at = snap, time.Now()
+			// Judged as every gather is: by the joiner (probes.Judge).
+			last, at = link.Of(snap).Snapshot, time.Now()
 		}
 		return PeerPathOf(last, name)
 	}
