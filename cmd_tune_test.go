@@ -99,8 +99,8 @@ func TestTuneBadFlags(t *testing.T) {
 			if diff := cmp.Diff(tt.want, first); diff != "" {
 				t.Errorf("stderr's first line (-want +got):\n%s", diff)
 			}
-			if !strings.HasPrefix(rest, "\nusage: tailpath tune [flags]\n") {
-				t.Errorf("no usage after the error:\n%s", errb.String())
+			if rest != "run 'tailpath tune -h' for usage\n" {
+				t.Errorf("after the error, want one line naming -h:\n%s", errb.String())
 			}
 			if out.Len() > 0 {
 				t.Errorf("stdout: %q", out.String())
@@ -216,8 +216,8 @@ func TestTuneFlagRanges(t *testing.T) {
 			if code != 2 || !strings.Contains(first, tt.want) || !strings.HasPrefix(first, "tailpath: tune: ") {
 				t.Errorf("exit %d, first line %q; want exit 2 and %q", code, first, tt.want)
 			}
-			if !strings.HasPrefix(rest, "\nusage: tailpath tune [flags]\n") {
-				t.Errorf("no usage after the error:\n%s", errb.String())
+			if rest != "run 'tailpath tune -h' for usage\n" {
+				t.Errorf("after the error, want one line naming -h:\n%s", errb.String())
 			}
 			if out.Len() > 0 {
 				t.Errorf("stdout: %q", out.String())

@@ -40,8 +40,13 @@ func TestCommandsUsageErrors(t *testing.T) {
 			if n := strings.Count(stderr, "no-such-flag"); n != 1 {
 				t.Errorf("the error is said %d times:\n%s", n, stderr)
 			}
-			if !strings.Contains(rest, "\n"+synopsis+"\n") || !strings.Contains(rest, "\nflags:\n") {
-				t.Errorf("no usage (%q, flags) after the error:\n%s", synopsis, stderr)
+			// The error, then one line naming -h: not the usage, which
+			// would scroll the error away.
+			if want := "run '" + c.Invocation() + " -h' for usage\n"; rest != want {
+				t.Errorf("after the error %q, want %q", rest, want)
+			}
+			if strings.Contains(stderr, synopsis) || strings.Contains(stderr, "flags:") {
+				t.Errorf("a usage error printed the usage:\n%s", stderr)
 			}
 			if stdout != "" {
 				t.Errorf("stdout: %q", stdout)
@@ -73,12 +78,13 @@ func TestCommandsUsageErrors(t *testing.T) {
 	}
 }
 
-// TestUnknownCommand: an unknown command is exit 2 with tailpath's usage;
+// TestUnknownCommand: an unknown command is exit 2 with a "did you mean"
+// and where the commands are listed;
 // help (and help CMD) is exit 0 on stdout.
 func TestUnknownCommand(t *testing.T) {
 	code, _, stderr := runTailpath(t, "stauts")
-	if code != cli.ExitUsage || !strings.HasPrefix(stderr, "tailpath: unknown command \"stauts\"\ntailpath: did you mean status?\n\nusage: tailpath [command] [flags]\n") {
-		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	if want := "tailpath: unknown command \"stauts\"\ntailpath: did you mean status?\nrun 'tailpath help' for the commands\n"; code != cli.ExitUsage || stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
 	}
 	code, stdout, _ := runTailpath(t, "help")
 	for _, c := range commands() {
