@@ -137,6 +137,7 @@ func TestExitCodes(t *testing.T) {
 	noSocket := filepath.Join(dir, "tailscaled.sock")
 	noPort := filepath.Join(dir, "ttyACM9")
 	snap := filepath.Join("probes", "snapshot", "testdata", "both-hard-nat.json")
+	fixture := statusFixture(t, "direct") // a tailscaled answering from a fixture
 	cases := []struct {
 		name string // starts with the command's name
 		args []string
@@ -168,10 +169,16 @@ func TestExitCodes(t *testing.T) {
 		{"tune over a root", []string{"tune", "--root", root, "--bandwidth", "400Mbit"}, cli.ExitOK, false},
 		{"tune nothing to revert", []string{"tune", "--root", root, "--revert"}, cli.ExitError, false},
 		{"tune bad bandwidth", []string{"tune", "--bandwidth", "fast"}, cli.ExitUsage, false},
+		{"tune --apply without a terminal or --yes", []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--rtt", "100ms", "--apply"}, cli.ExitUsage, false},
+		{"tune --apply --yes", []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--rtt", "100ms", "--apply", "--yes"}, cli.ExitOK, false},
+		{"tune --revert without a terminal or --yes", []string{"tune", "--root", root, "--revert"}, cli.ExitUsage, false}, // after the apply: a state to revert
+		{"tune --mtu-probe no such peer", []string{"tune", "--socket", fixture.Socket, "--mtu-probe", "nosuchpeer"}, cli.ExitUsage, false},
+		{"tune --mtu-probe no tailscaled", []string{"tune", "--socket", noSocket, "--mtu-probe", "nas"}, cli.ExitError, false},
 
 		{"serve -h", []string{"serve", "-h"}, cli.ExitOK, false},
 		{"serve on a taken address", []string{"serve", "--socket", noSocket, "--listen", busy.Addr().String()}, cli.ExitError, false},
 		{"serve bad interval", []string{"serve", "--interval", "0s"}, cli.ExitUsage, false},
+		{"serve port out of range", []string{"serve", "--socket", noSocket, "--listen", "127.0.0.1:99999"}, cli.ExitUsage, false},
 
 		{"version", []string{"version"}, cli.ExitOK, false},
 		{"--version", []string{"--version"}, cli.ExitOK, false},
