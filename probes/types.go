@@ -349,6 +349,9 @@ type PingRun struct {
 	Direct bool `json:"direct"`
 	// Via is the last pong's path in tailscale ping's words ("DERP(nyc)").
 	Via safetext.Text `json:"via,omitempty"`
+	// Latency is the last pong's round trip; 0 when none came. It becomes
+	// the peer's Latency, as a dashboard ping's does.
+	Latency time.Duration `json:"latency_ns,omitempty"`
 	// Probe is true for a run of tailpath's bounded probe (`status
 	// --probe`, P in the dashboard), which starts with one TSMP ping so
 	// that magicsock sends CallMeMaybe at once (endpoint.send →

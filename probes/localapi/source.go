@@ -538,8 +538,9 @@ func (s *Source) RefreshPeerSide() {
 
 // Probe runs SourceOptions.Prober over peers in the background (one probe
 // at a time; a second call while one runs does nothing) and sends its
-// ProbeProgress on Run's channel. The runs become the peers' PingRun in
-// later snapshots (evidence for disco-unanswered), and a snapshot follows
+// ProbeProgress on Run's channel. The runs become the peers' PingRun (and
+// their last pong's round trip the peers' Latency) in later snapshots
+// (evidence for disco-unanswered), and a snapshot follows
 // at once. It does nothing without a Prober, before Run or after Run's
 // ctx ends. Pinging makes the peers Active for about 45 s: the probe
 // changes what it measures.
@@ -561,6 +562,9 @@ func (s *Source) Probe(peers []probes.Peer) {
 		for id, r := range runs {
 			if r != nil && r.Tries > 0 {
 				s.pingRuns[id] = r
+			}
+			if r != nil && r.Latency > 0 {
+				s.latency[id] = r.Latency
 			}
 		}
 		s.mu.Unlock()
@@ -593,7 +597,7 @@ func (s *Source) Ping(peer probes.Peer, kind probes.PingKind) {
 			if r.Err == "" && r.Latency > 0 {
 				s.latency[peer.ID] = r.Latency
 				run.Pongs++
-				run.Via = r.Via
+				run.Via, run.Latency = r.Via, r.Latency
 				run.Direct = run.Direct || r.Path == probes.PathDirect
 			}
 			ranOut := r.Err == "" || r.Err == safetext.Of(probes.ErrNoDirect) || r.Err == "timeout"

@@ -414,7 +414,7 @@ func TestSourceProbe(t *testing.T) {
 		progress(probes.ProbeProgress{Total: len(peers)})
 		for i, p := range peers {
 			asked = append(asked, string(p.Name))
-			runs[p.ID] = &probes.PingRun{At: time.Now(), Tries: 4, Pongs: 4, Via: "DERP(nyc)", Probe: true}
+			runs[p.ID] = &probes.PingRun{At: time.Now(), Tries: 4, Pongs: 4, Via: "DERP(nyc)", Latency: 42 * time.Millisecond, Probe: true}
 			progress(probes.ProbeProgress{Total: len(peers), Done: i + 1, Peer: p.Name})
 		}
 		progress(probes.ProbeProgress{Total: len(peers), Done: len(peers), Finished: true})
@@ -431,5 +431,8 @@ func TestSourceProbe(t *testing.T) {
 	p := snap.Peers[0]
 	if len(asked) != 1 || p.PingRun == nil || !p.PingRun.Probe || p.Verdict.Reason != probes.ReasonDiscoUnanswered {
 		t.Errorf("asked %v; run %+v, reason %s; want the probe's run and disco-unanswered", asked, p.PingRun, p.Verdict.Reason)
+	}
+	if p.Latency != 42*time.Millisecond {
+		t.Errorf("latency %v after the probe, want its last pong's 42ms", p.Latency)
 	}
 }
