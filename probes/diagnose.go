@@ -202,7 +202,6 @@ type diag struct {
 	isFar  bool
 	quiet  bool // record would-be failures as info (facts that decide nothing here)
 	dev    *DeviceEvidence
-	devRel bool // DiagnoseDevice: the path is relayed, so board checks may fail
 }
 
 // add records a check that either explains relaying (failed) or rules

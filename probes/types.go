@@ -170,7 +170,9 @@ type Check struct {
 	Field safetext.Text `json:"field"`
 	// Value is the observed value, rendered as text ("[]", "false", "203.0.113.5:41641").
 	Value safetext.Text `json:"value"`
-	// Failed is true when this check explains (part of) why the path is relayed.
+	// Failed is true when this check explains (part of) why the path is
+	// relayed; for a board's check (Source "device"), when the board's
+	// fact is bad, whatever the path.
 	Failed bool `json:"failed"`
 	// State is ok, fail, info or unknown; "" reads as ok unless Failed (use
 	// Mark). Set by Diagnose and DiagnoseDevice on every check.

@@ -226,6 +226,10 @@ func TestSourcePingRunFeedsDiagnosis(t *testing.T) {
 	}
 	got := *p.PingRun
 	got.At = time.Time{}
+	if got.Latency <= 0 || got.Latency != p.Latency {
+		t.Errorf("run's latency %v, peer's %v: want the last pong's round trip in both", got.Latency, p.Latency)
+	}
+	got.Latency = 0
 	if diff := cmp.Diff(*want, got); diff != "" {
 		t.Errorf("PingRun (-want +got):\n%s", diff)
 	}
