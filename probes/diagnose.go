@@ -198,10 +198,10 @@ type diag struct {
 	nf             natFacts
 	epDone, nfDone bool
 	// far is what checkFarDERP measured, for unexplained's words.
-	far    farDERP
-	isFar  bool
-	quiet  bool // record would-be failures as info (facts that decide nothing here)
-	dev    *DeviceEvidence
+	far   farDERP
+	isFar bool
+	quiet bool // record would-be failures as info (facts that decide nothing here)
+	dev   *DeviceEvidence
 }
 
 // add records a check that either explains relaying (failed) or rules
