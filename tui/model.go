@@ -14,6 +14,8 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -102,6 +104,7 @@ type model struct {
 	autoStyles bool
 	stylesGen  int // counts style changes, for the cached lines
 	panes      []common.Pane
+	nums       []int // each pane's tab number (tabNumbers); 0 for none
 	list       *peers.List
 	detail     *peers.Detail
 	focus      int
@@ -166,6 +169,8 @@ func New(opts Options) Model {
 	}
 	keys := newGlobalKeys()
 	keys.Save.SetEnabled(opts.Save != nil)
+	nums := tabNumbers(panes)
+	keys.Jump = jumpBinding(nums)
 	return Model{&model{
 		notice:     string(opts.Notice),
 		save:       opts.Save,
@@ -175,6 +180,7 @@ func New(opts Options) Model {
 		st:         st,
 		autoStyles: opts.Styles == nil,
 		panes:      panes,
+		nums:       nums,
 		list:       list,
 		detail:     detail,
 		keys:       keys,
@@ -370,7 +376,7 @@ func (m *model) routeKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Prev):
 		return m.setFocus((m.focus + len(m.panes) - 1) % len(m.panes))
 	case key.Matches(k, m.keys.Jump):
-		if i := int(k.String()[0] - '1'); i < len(m.panes) {
+		if i := slices.Index(m.nums, int(k.String()[0]-'0')); i >= 0 {
 			return m.setFocus(i)
 		}
 		return nil
@@ -549,6 +555,63 @@ func (m *model) render() {
 	}
 }
 
+// tabSlots are the tab numbers of the panes a dashboard may have, the
+// same whichever of them it has (a live dashboard without a board has no
+// Device or Log: its Tuning is still 5), so a key, and what the README
+// says of it, reaches the same pane in every mode. Titles: peers.ListTitle,
+// peers.DetailTitle, device.Title, logpane.Title, tuning.Title
+// (TestTabSlotsNameThePanes).
+var tabSlots = map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, "Device": 3, "Log": 4, "Tuning": 5}
+
+// tabNumbers numbers panes by tabSlots; a pane not named there takes the
+// next number after the highest in use, and 0 (no number, no key) past 9.
+func tabNumbers(panes []common.Pane) []int {
+	nums := make([]int, len(panes))
+	next := 1
+	for i, p := range panes {
+		if n, ok := tabSlots[p.Title()]; ok {
+			nums[i] = n
+			next = max(next, n+1)
+		}
+	}
+	for i, p := range panes {
+		if _, ok := tabSlots[p.Title()]; !ok {
+			if next <= 9 {
+				nums[i] = next
+			}
+			next++
+		}
+	}
+	return nums
+}
+
+// jumpBinding is the number keys of the tabs there are, its help naming
+// them as they are ("1-5", "1-2,5").
+func jumpBinding(nums []int) key.Binding {
+	in := slices.DeleteFunc(slices.Clone(nums), func(n int) bool { return n == 0 })
+	slices.Sort(in)
+	var keys, spans []string
+	for i := 0; i < len(in); {
+		j := i
+		for j+1 < len(in) && in[j+1] == in[j]+1 {
+			j++
+		}
+		span := strconv.Itoa(in[i])
+		if j > i {
+			span += "-" + strconv.Itoa(in[j])
+		}
+		spans = append(spans, span)
+		i = j + 1
+	}
+	for _, n := range in {
+		keys = append(keys, strconv.Itoa(n))
+	}
+	if len(keys) == 0 {
+		return key.NewBinding(key.WithDisabled())
+	}
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(strings.Join(spans, ","), "go to pane"))
+}
+
 // fit truncates a line to w cells (ANSI-aware, by display width).
 func fit(s string, w int) string {
 	if common.Width(s) <= w {
@@ -563,8 +626,8 @@ func fit(s string, w int) string {
 func (m *model) tabs(width int) string {
 	var full, compact strings.Builder
 	for i, p := range m.panes {
-		label := fmt.Sprintf("%d %s", i+1, p.Title())
-		if i > 8 {
+		label := fmt.Sprintf("%d %s", m.nums[i], p.Title())
+		if m.nums[i] == 0 {
 			label = p.Title()
 		}
 		if i == m.focus {
