@@ -376,13 +376,7 @@ func (d *Detail) lines() []string {
 	pathStyle := d.pathStyle(p.Path.Kind)
 	field("path", string(link.PathText(&p.Path)), &pathStyle)
 	v := &p.Verdict
-	verdict := reasonText(v)
-	// The reason id, then its words, unless the words already start with
-	// it ("idle: no recent traffic", "offline since …").
-	if r := string(v.Reason); r != "" && r != verdict && !strings.HasPrefix(verdict, r+":") && !strings.HasPrefix(verdict, r+" ") {
-		verdict = r + ": " + verdict
-	}
-	field("verdict", verdict, &pathStyle)
+	field("verdict", reasonWords(v), &pathStyle)
 	if len(v.Also) > 0 {
 		also := make([]string, len(v.Also))
 		for i, r := range v.Also {
