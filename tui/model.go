@@ -152,6 +152,7 @@ func New(opts Options) Model {
 		st = *opts.Styles
 	}
 	list := peers.NewList(st)
+	list.SetNow(now)
 	detail := peers.NewDetail(st, now, opts.Ping)
 	if opts.RefreshPeerSide != nil {
 		list.SetRefresh(opts.RefreshPeerSide)

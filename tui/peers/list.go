@@ -100,7 +100,11 @@ type List struct {
 	// probing is its latest progress, nil before the first P.
 	probe   func([]probes.Peer) tea.Cmd
 	probing *probes.ProbeProgress
-	input   textinput.Model
+	// probedAt is when the last probe finished (now), so its outcome on
+	// the status line says how old it is.
+	probedAt time.Time
+	now      func() time.Time
+	input    textinput.Model
 
 	width, height int
 
@@ -128,9 +132,16 @@ func NewList(st common.Styles) *List {
 	in.Placeholder = "name, OS, path or reason"
 	in.CharLimit = 128
 
-	l := &List{st: st, keys: newListKeys(), input: in}
+	l := &List{st: st, keys: newListKeys(), input: in, now: time.Now}
 	l.syncKeys()
 	return l
+}
+
+// SetNow sets the clock for the probe outcome's age (nil: time.Now).
+func (l *List) SetNow(now func() time.Time) {
+	if now != nil {
+		l.now = now
+	}
 }
 
 // setStyles draws with st from the next frame on.
@@ -193,6 +204,12 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 		l.setStyles(msg.Styles)
 	case probes.ProbeProgress:
 		l.probing = &msg
+		if msg.Finished {
+			l.probedAt = l.now()
+			if l.probeNote == probeRunningNote {
+				l.probeNote = "" // no longer true
+			}
+		}
 		l.syncKeys()
 	case tea.KeyPressMsg:
 		return l.handleKey(msg)
@@ -214,6 +231,9 @@ func (l *List) BoardID() safetext.Text { return l.snap.BoardID() }
 func (l *List) setSnapshot(s *link.Snapshot) tea.Cmd {
 	l.snap = s
 	l.snapNew, l.dirty = true, true
+	if l.probeNote == noRelayedNote && l.anyRelayed() {
+		l.probeNote = "" // a peer is relayed again: the note no longer holds
+	}
 	if l.selID != "" {
 		return nil
 	}
@@ -282,9 +302,9 @@ func (l *List) handleKey(m tea.Msg) tea.Cmd {
 			}
 		case msg.String() == "P" && l.probe != nil && !l.keys.Probe.Enabled():
 			// P is off: say why rather than nothing.
-			l.probeNote, l.dirty = "P: no relayed peer to probe", true
+			l.probeNote, l.dirty = noRelayedNote, true
 			if l.probeRunning() {
-				l.probeNote = "P: a probe is already running"
+				l.probeNote = probeRunningNote
 			}
 		case key.Matches(msg, l.keys.Open):
 			if p := l.Selected(); p != nil {
@@ -362,6 +382,13 @@ func (l *List) SetProbe(f func([]probes.Peer) tea.Cmd) {
 	l.probe = f
 	l.syncKeys()
 }
+
+// What P says when it does nothing, until the next key or until it no
+// longer holds.
+const (
+	noRelayedNote    = "P: no relayed peer to probe"
+	probeRunningNote = "P: a probe is already running"
+)
 
 // probeRunning reports whether a probe started and has not finished.
 func (l *List) probeRunning() bool { return l.probing != nil && !l.probing.Finished }
@@ -756,7 +783,7 @@ func (l *List) statusLine() string {
 	if pp := l.probing; pp != nil {
 		text := fmt.Sprintf("probing %d/%d relayed…", pp.Done, pp.Total)
 		if pp.Finished {
-			text = fmt.Sprintf("probed %d in %v: %d direct", pp.Total, pp.Elapsed.Round(100*time.Millisecond), pp.Direct)
+			text = fmt.Sprintf("probed %d in %v: %d direct, %s", pp.Total, pp.Elapsed.Round(100*time.Millisecond), pp.Direct, units.Ago(l.now(), l.probedAt))
 		}
 		parts = append(parts, common.Part{Text: l.st.Title.Render(text), Drop: 1})
 	}
