@@ -23,6 +23,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -125,6 +126,12 @@ type model struct {
 	noSave   string // Options.NoSave, sanitised
 	flash    string // the last save's outcome, shown for flashFor
 	flashGen int
+
+	// replayFrom is when a recorded board capture began replaying (the
+	// demo's board), replayEnd when it ended: the clock right of the tabs
+	// ("board replay 0:42"), the one the demo's timeline is told in.
+	replayFrom, replayEnd time.Time
+	clockTicking          bool
 
 	frame        string
 	cursor       *tea.Cursor // the focused pane's input cursor in frame; nil for none
@@ -298,6 +305,29 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.render()
 		return m, m.bannerTick()
+	case clockTickMsg:
+		m.clockTicking = false
+		if !m.replayFrom.IsZero() && m.replayEnd.IsZero() {
+			m.render()
+			return m, m.clockTick()
+		}
+		return m, nil
+	case devlink.Event:
+		if l := msg.State.Link; l.Replay {
+			if l.Up && m.replayFrom.IsZero() {
+				m.replayFrom = cmp.Or(l.At, m.now())
+			}
+			if !l.Up && !m.replayFrom.IsZero() && m.replayEnd.IsZero() {
+				m.replayEnd = cmp.Or(l.At, m.now())
+			}
+		}
+		cmd := m.broadcast(msg)
+		m.dirty = true
+		if !m.framePending {
+			m.framePending = true
+			cmd = tea.Batch(cmd, tea.Tick(m.frameEvery, func(time.Time) tea.Msg { return frameMsg{} }))
+		}
+		return m, tea.Batch(cmd, m.clockTick())
 	case probes.SourceStatus:
 		cmd := m.broadcast(msg)
 		m.bannerGen++
@@ -337,6 +367,35 @@ func (m *model) broadcast(msg tea.Msg) tea.Cmd {
 		return cmds[0]
 	}
 	return tea.Batch(cmds...)
+}
+
+// clockTick redraws the replay clock in a second, while it runs; one at
+// a time.
+func (m *model) clockTick() tea.Cmd {
+	if m.clockTicking || m.replayFrom.IsZero() || !m.replayEnd.IsZero() {
+		return nil
+	}
+	m.clockTicking = true
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return clockTickMsg{} })
+}
+
+// replayClock is the clock right of the tabs while a recorded board
+// replays: "board replay 0:42", "board replay ended at 3:12"; "" without
+// a replay.
+func (m *model) replayClock() string {
+	if m.replayFrom.IsZero() {
+		return ""
+	}
+	if !m.replayEnd.IsZero() {
+		return "board replay ended at " + minSec(m.replayEnd.Sub(m.replayFrom))
+	}
+	return "board replay " + minSec(m.now().Sub(m.replayFrom))
+}
+
+// minSec words d as m:ss.
+func minSec(d time.Duration) string {
+	d = max(d, 0).Truncate(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d/time.Minute), int(d%time.Minute/time.Second))
 }
 
 func (m *model) bannerTick() tea.Cmd {
@@ -525,8 +584,9 @@ func (m *model) render() {
 		}
 	}
 	lines := make([]string, 0, m.height)
-	if f := fmt.Sprint(m.focus, m.width, m.stylesGen); f != m.tabsFor {
-		m.tabsLine, m.tabsFor = fit(m.tabs(m.width), m.width), f
+	clock := m.replayClock()
+	if f := fmt.Sprint(m.focus, m.width, m.stylesGen, clock); f != m.tabsFor {
+		m.tabsLine, m.tabsFor = fit(m.tabs(m.width, clock), m.width), f
 	}
 	lines = append(lines, m.tabsLine)
 	for _, l := range banner {
@@ -622,9 +682,10 @@ func fit(s string, w int) string {
 }
 
 // tabs is the title and one tab per pane, the focused one in brackets so it
-// reads without colour. When they don't fit in width cells, the title goes
-// first, then the tabs' padding, so every pane's number stays visible.
-func (m *model) tabs(width int) string {
+// reads without colour, then the replay clock when there is one. When they
+// don't fit in width cells, the title goes first, then the clock, then the
+// tabs' padding, so every pane's number stays visible.
+func (m *model) tabs(width int, clock string) string {
 	var full, compact strings.Builder
 	for i, p := range m.panes {
 		label := fmt.Sprintf("%d %s", m.nums[i], p.Title())
@@ -640,6 +701,11 @@ func (m *model) tabs(width int) string {
 		}
 	}
 	tabs := full.String()
+	if clock != "" {
+		if withClock := tabs + " " + m.st.Muted.Render(clock); common.Width(withClock) <= width {
+			tabs = withClock
+		}
+	}
 	if m.title != "" {
 		title := m.st.Title.Render(m.title) + " "
 		if common.Width(title)+common.Width(tabs) <= width {

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
@@ -406,5 +407,45 @@ func TestTabSlotsNameThePanes(t *testing.T) {
 		if tabSlots[title] != n {
 			t.Errorf("tabSlots[%q] = %d, want %d", title, tabSlots[title], n)
 		}
+	}
+}
+
+// TestReplayClock: while a recorded board replays (the demo's), the tab
+// line carries its clock, the one README's timeline (0:35, 1:40, 2:40) is
+// told in, ticking by itself; when the replay ends it says so and stops.
+func TestReplayClock(t *testing.T) {
+	start := peerstest.Now()
+	now := start
+	opts := testOptions()
+	opts.Now = func() time.Time { return now }
+	opts.Panes = []common.Pane{device.New(common.DefaultStyles(), opts.Now), logpane.New(common.DefaultStyles(), 0)}
+	replay := func(up bool) devlink.Event {
+		return devlink.Event{State: devlink.State{Link: devlink.LinkStatus{Up: up, Port: "replay", Replay: true, At: now}}}
+	}
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24})
+	if tabs, _, _ := strings.Cut(screen(m), "\n"); strings.Contains(tabs, "replay") {
+		t.Fatalf("a clock before any replay: %q", tabs)
+	}
+	m, _ = step(t, m, replay(true))
+	if !m.clockTicking { // (step drops the tick's command: it waits a second)
+		t.Error("no clock tick started with the replay")
+	}
+	now = start.Add(35 * time.Second)
+	m, _ = step(t, m, clockTickMsg{})
+	if tabs, _, _ := strings.Cut(screen(m), "\n"); !strings.Contains(tabs, "3 Device") || !strings.HasSuffix(strings.TrimSpace(tabs), "board replay 0:35") {
+		t.Errorf("at 0:35 the tab line reads %q", tabs)
+	}
+	if !m.clockTicking {
+		t.Error("the clock stopped ticking while the replay runs")
+	}
+	now = start.Add(3*time.Minute + 12*time.Second)
+	m, _ = step(t, m, replay(false))
+	now = now.Add(time.Hour)
+	m, _ = step(t, m, clockTickMsg{})
+	if tabs, _, _ := strings.Cut(screen(m), "\n"); !strings.HasSuffix(strings.TrimSpace(tabs), "board replay ended at 3:12") {
+		t.Errorf("after the replay ended the tab line reads %q", tabs)
+	}
+	if m.clockTicking {
+		t.Error("the clock kept ticking after the replay ended")
 	}
 }
