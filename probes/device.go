@@ -470,7 +470,9 @@ func (d *diag) boardHomeDERP() result {
 			note = "the board's home is the nearest region it measured"
 		case dev.HomeLatency > 0 && dev.NearestLatency > 0 &&
 			dev.HomeLatency >= FarDERPFactor*dev.NearestLatency && dev.HomeLatency-dev.NearestLatency >= FarDERPMargin:
-			far = d.p.Path.Kind == PathDERP
+			// The fact, whatever the path; it is a reason only on a DERP
+			// path (far-home-derp's row: DiagnoseDevice asks appliesTo).
+			far = true
 			note = "the board's home region is far from it while a nearer one exists"
 			if dev.HomeDERPBy != "lowest-id" {
 				note += "; " + homeChoiceNote

@@ -271,6 +271,17 @@ func TestDiagnoseDevice(t *testing.T) {
 			},
 			want: want{Reason: ReasonDirect, Summary: "direct", Failed: []string{"Device.H2Window", "Device.ProbeTable"}},
 		},
+		{
+			name: "direct path: a far home region fails, no far-home-derp",
+			peer: func(p *Peer) {
+				*p = boardPeer("203.0.113.9:41641")
+				p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("203.0.113.9:41641")}
+			},
+			board: func(d *DeviceEvidence) {
+				d.HomeDERP, d.HomeLatency, d.NearestDERP, d.NearestLatency = 1, 182*time.Millisecond, 7, 24*time.Millisecond
+			},
+			want: want{Reason: ReasonDirect, Summary: "direct", Failed: []string{"Device.HomeDERP"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
