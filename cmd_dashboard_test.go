@@ -55,3 +55,33 @@ func TestDashboardBadELF(t *testing.T) {
 		})
 	}
 }
+
+// TestInputErrorsInWords: a directory or a file that is not what a flag
+// wants is said in words, not as the read's or debug/elf's error ("adir:
+// read adir: is a directory", "bad magic number '[114 111 111 116]'").
+func TestInputErrorsInWords(t *testing.T) {
+	dir := t.TempDir()
+	passwd := filepath.Join(dir, "passwd")
+	if err := os.WriteFile(passwd, []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("root\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // all of stderr
+	}{
+		{[]string{"status", "--from", dir}, "tailpath: --from: " + dir + " is a directory; pass a file (a snapshot, or pasted tailscale output), or - for stdin\n"},
+		{[]string{"status", "--from", "probes/snapshot/testdata/both-hard-nat.json", "--peer-snapshot", dir}, "is a directory; pass a file (a snapshot, or pasted tailscale output)\n"},
+		{[]string{"tail", "--port", "-", "--elf", dir}, "tailpath: tail --elf: " + dir + " is a directory, not an ELF file (pass the firmware's build/<project>.elf)\n"},
+		{[]string{"tail", "--port", "-", "--elf", passwd}, "tailpath: tail --elf: " + passwd + " is not an ELF file: it does not start with ELF's magic bytes (0x7f 'E' 'L' 'F') (pass the firmware's build/<project>.elf)\n"},
+		{[]string{"tail", "--port", "-", "--elf", short}, "tailpath: tail --elf: " + short + " is not an ELF file: it is too short to be one (pass the firmware's build/<project>.elf)\n"},
+	} {
+		code, _, stderr := runTailpath(t, tc.args...)
+		if code != cli.ExitUsage || !strings.HasSuffix(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr:\n%s\nwant exit 2 and one line ending:\n%s", tc.args, code, stderr, tc.want)
+		}
+	}
+}

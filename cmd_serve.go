@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -228,6 +229,11 @@ func checkListen(addr string) error {
 	}
 	if port == "" {
 		return fmt.Errorf("%q: no port (e.g. %s)", addr, defaultListen)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		// A port name ("http") would be looked up; a number out of range
+		// fails only at listen time, as a runtime failure (exit 1).
+		return fmt.Errorf("%q: port %q is not a number from 0 to 65535 (e.g. %s)", addr, port, defaultListen)
 	}
 	switch {
 	case host == "":

@@ -22,6 +22,10 @@ func TestServeListenFlag(t *testing.T) {
 		{"nas.example.com:9473", "not an IP address"},
 		{"127.0.0.1", "want IP:port"},
 		{"127.0.0.1:", "no port"},
+		{"127.0.0.1:99999", `port "99999" is not a number from 0 to 65535`},
+		{"127.0.0.1:http", `port "http" is not a number`},
+		{"127.0.0.1:-1", `port "-1" is not a number`},
+		{"127.0.0.1:65535", ""},
 	} {
 		err := checkListen(tc.addr)
 		switch {
@@ -30,6 +34,11 @@ func TestServeListenFlag(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("checkListen(%q) = %v, want an error saying %q", tc.addr, err, tc.want)
 		}
+	}
+	// A port out of range is the user's input (exit 2), not a failure to
+	// listen (exit 1).
+	if code, _, stderr := runTailpath(t, "serve", "--listen", "127.0.0.1:99999"); code != cli.ExitUsage {
+		t.Errorf("serve --listen 127.0.0.1:99999: exit %d, want 2; stderr:\n%s", code, stderr)
 	}
 	code, _, stderr := runTailpath(t, "serve", "--listen", ":9473")
 	if first, _, _ := strings.Cut(stderr, "\n"); code != cli.ExitUsage || !strings.HasPrefix(first, `tailpath: serve: --listen ":9473" listens on every interface`) {

@@ -35,9 +35,10 @@ func TestStatusProbe(t *testing.T) {
 	}
 	var doc struct {
 		Peers []struct {
-			Name    string          `json:"name"`
-			PingRun *probes.PingRun `json:"ping_run"`
-			Verdict probes.Verdict  `json:"verdict"`
+			Name      string          `json:"name"`
+			LatencyNS *int64          `json:"latency_ns"`
+			PingRun   *probes.PingRun `json:"ping_run"`
+			Verdict   probes.Verdict  `json:"verdict"`
 		} `json:"peers"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
@@ -46,6 +47,11 @@ func TestStatusProbe(t *testing.T) {
 	p := doc.Peers[0]
 	if p.PingRun == nil || !p.PingRun.Probe || p.PingRun.Tries == 0 || p.PingRun.Pongs == 0 || p.PingRun.Direct {
 		t.Errorf("ping run %+v, want the probe's, answered only through DERP", p.PingRun)
+	}
+	// The pongs measured a round trip: it is the peer's latency, as a
+	// ping's in the dashboard is (it was dropped: null, LATENCY -).
+	if p.PingRun == nil || p.PingRun.Latency <= 0 || p.LatencyNS == nil || *p.LatencyNS != int64(p.PingRun.Latency) {
+		t.Errorf("latency_ns %v, ping run %+v: want the last pong's round trip", p.LatencyNS, p.PingRun)
 	}
 	if p.Verdict.Reason != probes.ReasonDiscoUnanswered {
 		t.Errorf("with --probe: reason %s, want disco-unanswered", p.Verdict.Reason)

@@ -55,8 +55,8 @@ func TestStatusErrors(t *testing.T) {
 			"tailpath: tailscaled refused the request (permission denied", "--operator=$USER"},
 		{"malformed reply", []string{"--socket", malformed.Socket, "--json"}, 1,
 			"tailpath: tailscaled (socket " + malformed.Socket + ") sent a reply tailpath could not parse", ""},
-		{"bad flag", []string{"--nope"}, 2, "tailpath: status: flag provided but not defined: -nope\n\nusage: tailpath status", ""},
-		{"stray argument", []string{"peer1"}, 2, `tailpath: status: unexpected argument "peer1"`, "\nusage: tailpath status"},
+		{"bad flag", []string{"--nope"}, 2, "tailpath: status: flag provided but not defined: -nope\nrun 'tailpath status -h' for usage\n", ""},
+		{"stray argument", []string{"peer1"}, 2, `tailpath: status: unexpected argument "peer1"`, "\nrun 'tailpath status -h' for usage\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,9 +70,13 @@ func TestStatusErrors(t *testing.T) {
 			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
 				t.Errorf("stderr has a stack trace: %s", stderr)
 			}
-			usageFollows := strings.Contains(tt.want+tt.contains, "usage") // TestCommandsUsageErrors
-			if !usageFollows && strings.Count(stderr, "\n") != 1 {
-				t.Errorf("stderr is not one line: %q", stderr)
+			// One line, and for a usage error a second naming -h.
+			lines := 1
+			if strings.Contains(tt.want+tt.contains, "-h' for usage") {
+				lines = 2
+			}
+			if n := strings.Count(stderr, "\n"); n != lines {
+				t.Errorf("stderr is %d lines, want %d: %q", n, lines, stderr)
 			}
 			if stdout != "" {
 				t.Errorf("stdout = %q, want empty", stdout)

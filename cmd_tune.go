@@ -254,7 +254,12 @@ func (f *tuneFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 		StatePath: f.state, Cmdline: cmdline, RevertCmdline: append(revertCmd, "--revert"),
 		Terminal: termcolor.IsTerminal(stdio.Stdin),
 	}
-	return tune.Run(ctx, in, act, stdio.Stdin, stdio.Stdout)
+	err = tune.Run(ctx, in, act, stdio.Stdin, stdio.Stdout)
+	if errors.Is(err, tune.ErrNeedsYes) {
+		// Nobody to ask and no --yes: what was typed cannot run (exit 2).
+		return cli.UsageError{Err: err}
+	}
+	return err
 }
 
 // runMTUProbe is `tailpath tune --mtu-probe PEER`: progress on stderr, the

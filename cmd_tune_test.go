@@ -43,8 +43,8 @@ func TestTuneCommand(t *testing.T) {
 		t.Errorf("show: header does not name the sandbox's /proc/sys:\n%s", out)
 	}
 	code, _, stderr := runTuneCmd("--bandwidth", "400Mbit", "--rtt", "100ms", "--apply")
-	if code != 1 || !strings.Contains(stderr, "pass --yes") {
-		t.Fatalf("apply without a terminal or --yes: exit %d, %s", code, stderr)
+	if code != 2 || !strings.Contains(stderr, "not applied: no terminal to confirm on; pass --yes to apply without asking") {
+		t.Fatalf("apply without a terminal or --yes: exit %d, %s; want 2 (a usage error)", code, stderr)
 	}
 	code, out, stderr = runTuneCmd("--bandwidth", "400Mbit", "--rtt", "100ms", "--apply", "--yes", "--persist")
 	if code != 0 || !strings.Contains(out, "undo with: tailpath tune --root "+dir+" --state "+state+" --revert") {
@@ -53,7 +53,15 @@ func TestTuneCommand(t *testing.T) {
 	if s, _ := h.Read(); s.TCPWmem.Max != 16<<20 {
 		t.Fatalf("tcp_wmem after apply = %v", s.TCPWmem)
 	}
+	// --revert asks as --apply does: not without a terminal or --yes.
 	code, out, stderr = runTuneCmd("--revert")
+	if code != 2 || !strings.Contains(stderr, "not reverted: no terminal to confirm on; pass --yes to revert without asking") || !strings.Contains(out, "net.ipv4.tcp_wmem: 4096 16384 16777216 → 4096 16384 4194304") {
+		t.Fatalf("revert without a terminal or --yes: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if s, _ := h.Read(); s.TCPWmem.Max != 16<<20 {
+		t.Fatalf("tcp_wmem after an unconfirmed revert = %v", s.TCPWmem)
+	}
+	code, out, stderr = runTuneCmd("--revert", "--yes")
 	if code != 0 || !strings.Contains(out, "reverted 4 key(s)") {
 		t.Fatalf("revert: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -99,8 +107,8 @@ func TestTuneBadFlags(t *testing.T) {
 			if diff := cmp.Diff(tt.want, first); diff != "" {
 				t.Errorf("stderr's first line (-want +got):\n%s", diff)
 			}
-			if !strings.HasPrefix(rest, "\nusage: tailpath tune [flags]\n") {
-				t.Errorf("no usage after the error:\n%s", errb.String())
+			if rest != "run 'tailpath tune -h' for usage\n" {
+				t.Errorf("after the error, want one line naming -h:\n%s", errb.String())
 			}
 			if out.Len() > 0 {
 				t.Errorf("stdout: %q", out.String())
@@ -164,7 +172,7 @@ func TestTuneRootKeepsStateInside(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	code = run(context.Background(), []string{"tune", "--root", root, "--revert"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	code = run(context.Background(), []string{"tune", "--root", root, "--revert", "--yes"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	if code != 0 || !strings.Contains(out.String(), "reverted") {
 		t.Errorf("revert in the copy: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
@@ -216,8 +224,8 @@ func TestTuneFlagRanges(t *testing.T) {
 			if code != 2 || !strings.Contains(first, tt.want) || !strings.HasPrefix(first, "tailpath: tune: ") {
 				t.Errorf("exit %d, first line %q; want exit 2 and %q", code, first, tt.want)
 			}
-			if !strings.HasPrefix(rest, "\nusage: tailpath tune [flags]\n") {
-				t.Errorf("no usage after the error:\n%s", errb.String())
+			if rest != "run 'tailpath tune -h' for usage\n" {
+				t.Errorf("after the error, want one line naming -h:\n%s", errb.String())
 			}
 			if out.Len() > 0 {
 				t.Errorf("stdout: %q", out.String())

@@ -30,8 +30,18 @@ func TestVersionCommand(t *testing.T) {
 // TestSuggestFlag: a mistyped flag names the one it was meant to be,
 // after the error (internal/cli's TestSuggest has the typos).
 func TestSuggestFlag(t *testing.T) {
-	code, _, stderr := runTailpath(t, "status", "--josn")
-	if code != cli.ExitUsage || !strings.HasPrefix(stderr, "tailpath: status: flag provided but not defined: -josn\ntailpath: did you mean --json?\n\nusage: tailpath status") {
-		t.Errorf("status --josn: exit %d, stderr:\n%s", code, stderr)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "--josn"}, "tailpath: status: flag provided but not defined: -josn\ntailpath: did you mean --json?\nrun 'tailpath status -h' for usage\n"},
+		// tailpath takes --version before any command: -v is its near miss.
+		{[]string{"-v"}, "tailpath: flag provided but not defined: -v\ntailpath: did you mean --version?\nrun 'tailpath -h' for usage\n"},
+		{[]string{"--verison"}, "tailpath: flag provided but not defined: -verison\ntailpath: did you mean --version?\nrun 'tailpath -h' for usage\n"},
+	} {
+		code, _, stderr := runTailpath(t, tc.args...)
+		if code != cli.ExitUsage || stderr != tc.want {
+			t.Errorf("%q: exit %d, stderr:\n%s\nwant:\n%s", tc.args, code, stderr, tc.want)
+		}
 	}
 }

@@ -40,8 +40,13 @@ func TestCommandsUsageErrors(t *testing.T) {
 			if n := strings.Count(stderr, "no-such-flag"); n != 1 {
 				t.Errorf("the error is said %d times:\n%s", n, stderr)
 			}
-			if !strings.Contains(rest, "\n"+synopsis+"\n") || !strings.Contains(rest, "\nflags:\n") {
-				t.Errorf("no usage (%q, flags) after the error:\n%s", synopsis, stderr)
+			// The error, then one line naming -h: not the usage, which
+			// would scroll the error away.
+			if want := "run '" + c.Invocation() + " -h' for usage\n"; rest != want {
+				t.Errorf("after the error %q, want %q", rest, want)
+			}
+			if strings.Contains(stderr, synopsis) || strings.Contains(stderr, "flags:") {
+				t.Errorf("a usage error printed the usage:\n%s", stderr)
 			}
 			if stdout != "" {
 				t.Errorf("stdout: %q", stdout)
@@ -73,12 +78,13 @@ func TestCommandsUsageErrors(t *testing.T) {
 	}
 }
 
-// TestUnknownCommand: an unknown command is exit 2 with tailpath's usage;
+// TestUnknownCommand: an unknown command is exit 2 with a "did you mean"
+// and where the commands are listed;
 // help (and help CMD) is exit 0 on stdout.
 func TestUnknownCommand(t *testing.T) {
 	code, _, stderr := runTailpath(t, "stauts")
-	if code != cli.ExitUsage || !strings.HasPrefix(stderr, "tailpath: unknown command \"stauts\"\ntailpath: did you mean status?\n\nusage: tailpath [command] [flags]\n") {
-		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	if want := "tailpath: unknown command \"stauts\"\ntailpath: did you mean status?\nrun 'tailpath help' for the commands\n"; code != cli.ExitUsage || stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
 	}
 	code, stdout, _ := runTailpath(t, "help")
 	for _, c := range commands() {
@@ -131,6 +137,7 @@ func TestExitCodes(t *testing.T) {
 	noSocket := filepath.Join(dir, "tailscaled.sock")
 	noPort := filepath.Join(dir, "ttyACM9")
 	snap := filepath.Join("probes", "snapshot", "testdata", "both-hard-nat.json")
+	fixture := statusFixture(t, "direct") // a tailscaled answering from a fixture
 	cases := []struct {
 		name string // starts with the command's name
 		args []string
@@ -162,10 +169,16 @@ func TestExitCodes(t *testing.T) {
 		{"tune over a root", []string{"tune", "--root", root, "--bandwidth", "400Mbit"}, cli.ExitOK, false},
 		{"tune nothing to revert", []string{"tune", "--root", root, "--revert"}, cli.ExitError, false},
 		{"tune bad bandwidth", []string{"tune", "--bandwidth", "fast"}, cli.ExitUsage, false},
+		{"tune --apply without a terminal or --yes", []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--rtt", "100ms", "--apply"}, cli.ExitUsage, false},
+		{"tune --apply --yes", []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--rtt", "100ms", "--apply", "--yes"}, cli.ExitOK, false},
+		{"tune --revert without a terminal or --yes", []string{"tune", "--root", root, "--revert"}, cli.ExitUsage, false}, // after the apply: a state to revert
+		{"tune --mtu-probe no such peer", []string{"tune", "--socket", fixture.Socket, "--mtu-probe", "nosuchpeer"}, cli.ExitUsage, false},
+		{"tune --mtu-probe no tailscaled", []string{"tune", "--socket", noSocket, "--mtu-probe", "nas"}, cli.ExitError, false},
 
 		{"serve -h", []string{"serve", "-h"}, cli.ExitOK, false},
 		{"serve on a taken address", []string{"serve", "--socket", noSocket, "--listen", busy.Addr().String()}, cli.ExitError, false},
 		{"serve bad interval", []string{"serve", "--interval", "0s"}, cli.ExitUsage, false},
+		{"serve port out of range", []string{"serve", "--socket", noSocket, "--listen", "127.0.0.1:99999"}, cli.ExitUsage, false},
 
 		{"version", []string{"version"}, cli.ExitOK, false},
 		{"--version", []string{"--version"}, cli.ExitOK, false},

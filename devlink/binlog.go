@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,14 +57,14 @@ func LoadBinLog(paths ...string) (*BinLog, error) {
 }
 
 func loadELFData(path string) (*elfData, error) {
-	file, err := os.Open(path)
+	file, err := openELF(path)
 	if err != nil {
-		return nil, fmt.Errorf("open ELF: %w", err)
+		return nil, err
 	}
 	defer file.Close()
 	f, err := elf.NewFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not an ELF file: %w", path, err)
+		return nil, notELF(path, err)
 	}
 	d := &elfData{}
 	for _, s := range f.Sections {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/tailpath/tailpath/internal/safetext"
 )
@@ -474,4 +476,59 @@ func safeQuote(b []byte) string {
 		b = b[:40]
 	}
 	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+}
+
+// NullAccess reports a crash that read or wrote near address 0: an Xtensa
+// LoadProhibited or StoreProhibited (EXCCAUSE 28, 29) whose EXCVADDR, the
+// faulting data address, is below 0x100, or a RISC-V load or store access
+// fault (MCAUSE 5, 7) whose MTVAL is. Such an address is a NULL pointer
+// dereferenced, at the offset of the field read (ESP-IDF's Fatal Errors
+// guide: "EXCVADDR … a NULL pointer" for LoadProhibited). reg names the
+// register ("EXCVADDR", "MTVAL"), access is "read" or "write".
+func (c *Crash) NullAccess() (reg string, addr uint32, access string, ok bool) {
+	switch c.Arch {
+	case "xtensa":
+		reg = "EXCVADDR"
+		cause, known := RegisterValue(c.Registers, "EXCCAUSE")
+		switch {
+		case known && cause == 28, !known && strings.Contains(c.Reason.String(), "LoadProhibited"):
+			access = "read"
+		case known && cause == 29, !known && strings.Contains(c.Reason.String(), "StoreProhibited"):
+			access = "write"
+		}
+	case "riscv":
+		reg = "MTVAL"
+		switch cause, _ := RegisterValue(c.Registers, "MCAUSE"); cause {
+		case 5:
+			access = "read"
+		case 7:
+			access = "write"
+		}
+	}
+	if access == "" {
+		return "", 0, "", false
+	}
+	addr, found := RegisterValue(c.Registers, reg)
+	if !found || addr > 0xff {
+		return "", 0, "", false
+	}
+	return reg, addr, access, true
+}
+
+// decodedFrame matches a backtrace frame some tool already decoded in the
+// log: ESP-IDF monitor's `0x400d1000: app_main at main.c:10` (newer ones
+// start `--- `) and the `#0  0x400d8a2e:0x3ffb2f40 in tp_udp_send at
+// src/tp_udp.c:141` of PlatformIO's and Arduino's exception decoders.
+var decodedFrame = regexp.MustCompile(`^\s*(?:--- )?(?:0x[0-9a-fA-F]{8}: \S.* at \S|#\d+\s+0x[0-9a-fA-F]+(?::0x[0-9a-fA-F]+)?\s+in\s+\S)`)
+
+// DecodedInLog reports whether the crash report's lines already hold
+// decoded frames (a monitor with the ELF decoded them on the board's
+// side): then tailpath's own --elf adds nothing the log lacks.
+func (c *Crash) DecodedInLog() bool {
+	for _, l := range c.Lines {
+		if decodedFrame.MatchString(l.String()) {
+			return true
+		}
+	}
+	return false
 }

@@ -447,3 +447,63 @@ func TestStateRelayFromScenario(t *testing.T) {
 		t.Errorf("final relay %+v", r)
 	}
 }
+
+// TestCrashNullAccessAndDecodedInLog: a load or store fault near address
+// 0 is named a NULL-pointer access, with its register; a report whose log
+// already holds decoded frames says so (the Device pane then asks for no
+// --elf).
+func TestCrashNullAccessAndDecodedInLog(t *testing.T) {
+	const farLoad = "Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\r\n" +
+		"Core  0 register dump:\r\n" +
+		"PC      : 0x400d1234  PS      : 0x00060530  A0      : 0x800d1234  A1      : 0x3ffb1230  \r\n" +
+		"EXCVADDR: 0x3ffb0000  LBEG    : 0x4000c2e0  LEND    : 0x4000c2f6  LCOUNT  : 0xffffffff  \r\n" +
+		"EXCCAUSE: 0x0000001c  \r\n" +
+		"Backtrace: 0x400d1234:0x3ffb1230\r\n" +
+		"--- 0x400d1234: app_main at /src/main/main.c:10\r\n" +
+		"Rebooting...\r\n"
+	for _, tc := range []struct {
+		name    string
+		input   []byte
+		reg     string // "" no NULL access
+		addr    uint32
+		access  string
+		decoded bool
+	}{
+		{"xtensa store at 8, #N frames decoded", ownFieldFile(t, "xtensa-arduino-wrapped.log"), "EXCVADDR", 8, "write", true},
+		{"riscv load access fault at 0x10", readCrash(t, "platformio-c6-arduino-load-fault.log"), "MTVAL", 0x10, "read", false},
+		{"riscv illegal instruction", ownFieldFile(t, "esphome-c3-glued-cut.log"), "", 0, "", false},
+		{"xtensa load far from 0, monitor-decoded", []byte(farLoad), "", 0, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _ := replay(tc.input, nil)
+			c := st.LastCrash
+			if c == nil {
+				t.Fatal("no crash")
+			}
+			reg, addr, access, ok := c.NullAccess()
+			if ok != (tc.reg != "") || reg != tc.reg || addr != tc.addr || access != tc.access {
+				t.Errorf("NullAccess = %q 0x%x %q %v, want %q 0x%x %q", reg, addr, access, ok, tc.reg, tc.addr, tc.access)
+			}
+			if got := c.DecodedInLog(); got != tc.decoded {
+				t.Errorf("DecodedInLog = %v, want %v; lines:\n%s", got, tc.decoded, joinText(c.Lines))
+			}
+		})
+	}
+}
+
+func readCrash(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "crash", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func joinText(ts []safetext.Text) string {
+	var b strings.Builder
+	for _, s := range ts {
+		b.WriteString(s.String() + "\n")
+	}
+	return b.String()
+}

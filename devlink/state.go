@@ -233,6 +233,10 @@ type State struct {
 	WiFiDisconnects int64
 	WiFiDropLines   int64
 	RSSI            int32 // dBm; 0 unknown
+	// WiFiKnown: the board spoke of its Wi-Fi this boot (a telemetry
+	// wdis or rssi, a `wifi:` driver line); a board on LTE or Ethernet
+	// never does, and its counts mean nothing.
+	WiFiKnown bool
 
 	// Fetches are the last HTTP fetch results, newest last (at most 32),
 	// across boots; each carries the boot it ran in (fetch numbers restart
@@ -577,6 +581,9 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		return
 	case KindLog:
 		s.romOpen = false // the app is running: a later `rst:` is a new boot
+		if string(l.Tag) == "wifi" || (len(l.Tag) == 0 && bytes.HasPrefix(l.Msg, []byte("wifi:"))) {
+			s.WiFiKnown = true // ESP-IDF's Wi-Fi driver logs "wifi:…", untagged
+		}
 		if len(l.Tag) == 0 && bytes.HasPrefix(l.Msg, []byte("wifi:state: run -> init")) {
 			s.WiFiDropLines++
 			return
@@ -612,7 +619,7 @@ func (s *State) newBoot() {
 	s.PoolFullLines = 0
 	s.HeapFree, s.HeapMin, s.HeapLargest, s.PSRAMFree = 0, 0, 0, 0
 	s.heapFromFrames = false
-	s.WiFiDisconnects, s.WiFiDropLines, s.RSSI = 0, 0, 0
+	s.WiFiDisconnects, s.WiFiDropLines, s.RSSI, s.WiFiKnown = 0, 0, 0, false
 	s.Endpoints = -1
 	s.BoardELFSHA, s.ELFMismatch = "", false
 	s.Relay = Relay{RxAge: -1}
@@ -812,10 +819,10 @@ func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 			s.ResetWord = st.Reset
 		}
 		if f.Has("rssi") {
-			s.RSSI = st.RSSI
+			s.RSSI, s.WiFiKnown = st.RSSI, true
 		}
 		if f.Has("wdis") {
-			s.WiFiDisconnects = int64(st.WiFiDisconnects)
+			s.WiFiDisconnects, s.WiFiKnown = int64(st.WiFiDisconnects), true
 		}
 		if f.Has("hif") {
 			if !s.heapFromFrames {

@@ -72,13 +72,42 @@ func (l Location) String() string {
 	return fn + " at " + file + ":" + line
 }
 
+// openELF opens path for reading as an ELF file; a directory is refused
+// here, in words, rather than by the read that follows ("read adir: is a
+// directory").
+func openELF(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open ELF: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory, not an ELF file", path)
+	}
+	return f, nil
+}
+
+// notELF words debug/elf's refusal of path: not its "bad magic number
+// '[114 111 111 116]' in record at byte 0x0" (the file's first bytes as
+// numbers) or a bare EOF.
+func notELF(path string, err error) error {
+	var fe *elf.FormatError
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s is not an ELF file: it is too short to be one", path)
+	case errors.As(err, &fe) && strings.Contains(err.Error(), "bad magic number"):
+		return fmt.Errorf("%s is not an ELF file: it does not start with ELF's magic bytes (0x7f 'E' 'L' 'F')", path)
+	}
+	return fmt.Errorf("%s is not a usable ELF file: %w", path, err)
+}
+
 // OpenELF reads path and prepares lookups. Errors: the file cannot be read,
 // or it is not an ELF. An ELF without DWARF still decodes function names
 // from its symbol table.
 func OpenELF(path string) (*Symbolizer, error) {
-	f, err := os.Open(path)
+	f, err := openELF(path)
 	if err != nil {
-		return nil, fmt.Errorf("open ELF: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	h := sha256.New()
@@ -87,7 +116,7 @@ func OpenELF(path string) (*Symbolizer, error) {
 	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not an ELF file: %w", path, err)
+		return nil, notELF(path, err)
 	}
 	s := &Symbolizer{sha256: hex.EncodeToString(h.Sum(nil)), machine: ef.Machine}
 	for _, sec := range ef.Sections {

@@ -155,8 +155,9 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 // (Device.Endpoints, Device.H2Window), device-probe-table-full
 // (Device.ProbeTable), device-disco-key-stale (Device.DiscoDecrypt),
 // far-home-derp (Device.HomeDERP). Only a relayed path (DERP or peer
-// relay) gets device reasons; the checks of a direct, idle or offline
-// peer never fail. The board's causes join v's and all are ranked by the
+// relay) gets device reasons; the checks keep their own state on any
+// path (a direct peer's board can still have a shut control stream). The
+// board's causes join v's and all are ranked by the
 // table: the first is the Reason (a peer-relay verdict keeps its reason
 // and names it in the summary), and when it is a board's, the Summary and
 // Fix are its row's.
@@ -170,7 +171,7 @@ func diagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions ma
 	d := newDiag(self, p, regions, now)
 	d.tn = tn
 	defer d.free()
-	d.dev, d.devRel = &dev, relayed
+	d.dev = &dev
 	d.checks = make([]Check, len(v.Checks), len(v.Checks)+7)
 	copy(d.checks, v.Checks)
 
@@ -273,9 +274,11 @@ func isCause(r ReasonID, self Self) bool {
 	return r != ReasonDERPUnreachable || self.DERPRegions == 1
 }
 
-// addBoard records a board check, which fails only on a relayed path.
+// addBoard records a board check. Its state is the board's fact's,
+// whatever the path: a shut control-stream window is failing evidence on
+// a direct path too (it is only no reason for relaying there: the board's
+// reasons are judged on relayed paths alone, DiagnoseDevice).
 func (d *diag) addBoard(field safetext.Text, value string, failed bool, note safetext.Text) {
-	failed = failed && d.devRel
 	st := CheckOK
 	if failed {
 		st = CheckFail
@@ -476,7 +479,9 @@ func (d *diag) boardHomeDERP() result {
 			note = "the board's home is the nearest region it measured"
 		case dev.HomeLatency > 0 && dev.NearestLatency > 0 &&
 			dev.HomeLatency >= FarDERPFactor*dev.NearestLatency && dev.HomeLatency-dev.NearestLatency >= FarDERPMargin:
-			far = d.p.Path.Kind == PathDERP
+			// The fact, whatever the path; it is a reason only on a DERP
+			// path (far-home-derp's row: DiagnoseDevice asks appliesTo).
+			far = true
 			note = "the board's home region is far from it while a nearer one exists"
 			if dev.HomeDERPBy != "lowest-id" {
 				note += "; " + homeChoiceNote

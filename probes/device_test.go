@@ -249,22 +249,38 @@ func TestDiagnoseDevice(t *testing.T) {
 				Summary: "board's DISCO probe table is full", Failed: []string{"Device.ProbeTable", "Device.DiscoDecrypt"}},
 		},
 		{
-			name: "direct path with the relay down: listed, not failed",
+			// The board's evidence keeps its own state whatever the path:
+			// failing facts fail, and are no reason for a direct path.
+			name: "direct path with the relay down: failed, still direct",
 			peer: func(p *Peer) {
 				*p = boardPeer("203.0.113.9:41641")
 				p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("203.0.113.9:41641")}
 			},
 			board: func(d *DeviceEvidence) { d.RelayKnown = true },
-			want:  want{Reason: ReasonDirect, Summary: "direct"},
+			want:  want{Reason: ReasonDirect, Summary: "direct", Failed: []string{"Device.DERPRelay"}},
 		},
 		{
-			name: "direct path: board checks listed, none fails",
+			name: "direct path: failing board checks fail, the verdict stays direct",
 			peer: func(p *Peer) {
 				*p = boardPeer("203.0.113.9:41641")
 				p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("203.0.113.9:41641")}
 			},
-			board: func(d *DeviceEvidence) { d.Endpoints, d.ProbesUsed = 0, 64 },
-			want:  want{Reason: ReasonDirect, Summary: "direct"},
+			board: func(d *DeviceEvidence) {
+				d.Endpoints, d.ProbesUsed = 0, 64
+				d.H2Known, d.H2Received = true, 65535 // the window shut, no credit returned
+			},
+			want: want{Reason: ReasonDirect, Summary: "direct", Failed: []string{"Device.H2Window", "Device.ProbeTable"}},
+		},
+		{
+			name: "direct path: a far home region fails, no far-home-derp",
+			peer: func(p *Peer) {
+				*p = boardPeer("203.0.113.9:41641")
+				p.Path = Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("203.0.113.9:41641")}
+			},
+			board: func(d *DeviceEvidence) {
+				d.HomeDERP, d.HomeLatency, d.NearestDERP, d.NearestLatency = 1, 182*time.Millisecond, 7, 24*time.Millisecond
+			},
+			want: want{Reason: ReasonDirect, Summary: "direct", Failed: []string{"Device.HomeDERP"}},
 		},
 	}
 	for _, tt := range tests {

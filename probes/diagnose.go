@@ -230,11 +230,10 @@ type diag struct {
 	nf             natFacts
 	epDone, nfDone bool
 	// far is what checkFarDERP measured, for unexplained's words.
-	far    farDERP
-	isFar  bool
-	quiet  bool // record would-be failures as info (facts that decide nothing here)
-	dev    *DeviceEvidence
-	devRel bool // DiagnoseDevice: the path is relayed, so board checks may fail
+	far   farDERP
+	isFar bool
+	quiet bool // record would-be failures as info (facts that decide nothing here)
+	dev   *DeviceEvidence
 }
 
 // add records a check that either explains relaying (failed) or rules

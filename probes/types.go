@@ -175,7 +175,9 @@ type Check struct {
 	Field safetext.Text `json:"field"`
 	// Value is the observed value, rendered as text ("[]", "false", "203.0.113.5:41641").
 	Value safetext.Text `json:"value"`
-	// Failed is true when this check explains (part of) why the path is relayed.
+	// Failed is true when this check explains (part of) why the path is
+	// relayed; for a board's check (Source "device"), when the board's
+	// fact is bad, whatever the path.
 	Failed bool `json:"failed"`
 	// State is ok, fail, info or unknown; "" reads as ok unless Failed (use
 	// Mark). Set by Diagnose and DiagnoseDevice on every check.
@@ -358,6 +360,9 @@ type PingRun struct {
 	Direct bool `json:"direct"`
 	// Via is the last pong's path in tailscale ping's words ("DERP(nyc)").
 	Via safetext.Text `json:"via,omitempty"`
+	// Latency is the last pong's round trip; 0 when none came. It becomes
+	// the peer's Latency, as a dashboard ping's does.
+	Latency time.Duration `json:"latency_ns,omitempty"`
 	// Probe is true for a run of tailpath's bounded probe (`status
 	// --probe`, P in the dashboard), which starts with one TSMP ping so
 	// that magicsock sends CallMeMaybe at once (endpoint.send →

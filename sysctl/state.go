@@ -335,32 +335,14 @@ func ApplyRecorded(w Writer, changes []Change, ccOK func(string) bool, statePath
 // Revert restores every key recorded in the state file at statePath to its
 // previous value (reverse order, verified, rolled forward again on failure
 // like Apply), removes what --persist wrote (see RemovePersisted), and then
-// deletes the state file. Errors: fs.ErrNotExist when there is nothing to
-// revert, ErrCorruptState (nothing written), or Apply's errors.
+// deletes the state file. Errors: PlanRevert's (nothing written), or
+// Apply's errors.
 func Revert(w Writer, statePath string) (ApplyResult, error) {
-	st, err := LoadState(statePath)
+	st, back, err := PlanRevert(w, statePath)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return ApplyResult{}, fmt.Errorf("nothing to revert: no state file at %s (tailpath tune --apply writes it): %w", statePath, err)
-		}
-		return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
+		return ApplyResult{}, err
 	}
 	h, _ := w.(Host) // a test's wrapped Writer: the real machine's paths
-	if err := h.checkState(st, statePath); err != nil {
-		return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
-	}
-	var back []Change
-	for i := len(st.Keys) - 1; i >= 0; i-- {
-		c := st.Keys[i]
-		back = append(back, Change{Key: c.Key, New: c.Old, Why: "revert"})
-	}
-	// Previous values came from the kernel: validate them as such, so an
-	// unordered triple the host had before can be put back.
-	for _, c := range back {
-		if err := validateRestore(c.Key, c.New); err != nil {
-			return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
-		}
-	}
 	res, err := applyCore(w, back)
 	if err != nil {
 		return res, err
@@ -379,6 +361,43 @@ func Revert(w Writer, statePath string) (ApplyResult, error) {
 		return res, fmt.Errorf("values restored, but removing %s failed: %w", statePath, err)
 	}
 	return res, nil
+}
+
+// PlanRevert reads and checks the state file at statePath as Revert does,
+// writing nothing, and returns it with the changes Revert would write (in
+// the order it writes them: each key back to its previous value), so a
+// caller can show them and ask first. Errors: fs.ErrNotExist when there
+// is nothing to revert, ErrCorruptState, a state file that is not
+// trusted or holds a value that cannot be restored.
+func PlanRevert(w Writer, statePath string) (State, []Change, error) {
+	st, err := LoadState(statePath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return State{}, nil, fmt.Errorf("nothing to revert: no state file at %s (tailpath tune --apply writes it): %w", statePath, err)
+		}
+		return State{}, nil, fmt.Errorf("nothing written: %w", err)
+	}
+	h, _ := w.(Host) // a test's wrapped Writer: the real machine's paths
+	if err := h.checkState(st, statePath); err != nil {
+		return State{}, nil, fmt.Errorf("nothing written: %w", err)
+	}
+	var back []Change
+	for i := len(st.Keys) - 1; i >= 0; i-- {
+		c := st.Keys[i]
+		cur := c.New // what tailpath wrote, unless the key reads otherwise now
+		if v, err := w.ReadRaw(c.Key); err == nil {
+			cur = strings.TrimRight(v, "\n")
+		}
+		back = append(back, Change{Key: c.Key, Old: cur, New: c.Old, Why: "revert"})
+	}
+	// Previous values came from the kernel: validate them as such, so an
+	// unordered triple the host had before can be put back.
+	for _, c := range back {
+		if err := validateRestore(c.Key, c.New); err != nil {
+			return State{}, nil, fmt.Errorf("nothing written: %w", err)
+		}
+	}
+	return st, back, nil
 }
 
 // validBlock checks an Unraid go-file block is one PlanPersist writes:

@@ -10,7 +10,7 @@ import (
 type globalKeys struct {
 	Next key.Binding // next pane
 	Prev key.Binding // previous pane
-	Jump key.Binding // 1-9: pane by position
+	Jump key.Binding // the tabs' numbers (tabNumbers): pane by number
 	Help key.Binding // toggle full help
 	Quit key.Binding // q, ctrl+c
 	Save key.Binding // S: save a snapshot (enabled with Options.Save)

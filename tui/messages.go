@@ -24,6 +24,9 @@ type SavedMsg struct {
 	Err  safetext.Text
 }
 
+// clockTickMsg redraws the board replay's clock once a second.
+type clockTickMsg struct{}
+
 // flashFor is how long a SavedMsg stays on screen.
 const flashFor = 6 * time.Second
 

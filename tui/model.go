@@ -14,6 +14,8 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -102,6 +105,7 @@ type model struct {
 	autoStyles bool
 	stylesGen  int // counts style changes, for the cached lines
 	panes      []common.Pane
+	nums       []int // each pane's tab number (tabNumbers); 0 for none
 	list       *peers.List
 	detail     *peers.Detail
 	focus      int
@@ -122,6 +126,12 @@ type model struct {
 	noSave   string // Options.NoSave, sanitised
 	flash    string // the last save's outcome, shown for flashFor
 	flashGen int
+
+	// replayFrom is when a recorded board capture began replaying (the
+	// demo's board), replayEnd when it ended: the clock right of the tabs
+	// ("board replay 0:42"), the one the demo's timeline is told in.
+	replayFrom, replayEnd time.Time
+	clockTicking          bool
 
 	frame        string
 	cursor       *tea.Cursor // the focused pane's input cursor in frame; nil for none
@@ -149,6 +159,7 @@ func New(opts Options) Model {
 		st = *opts.Styles
 	}
 	list := peers.NewList(st)
+	list.SetNow(now)
 	detail := peers.NewDetail(st, now, opts.Ping)
 	if opts.RefreshPeerSide != nil {
 		list.SetRefresh(opts.RefreshPeerSide)
@@ -166,6 +177,8 @@ func New(opts Options) Model {
 	}
 	keys := newGlobalKeys()
 	keys.Save.SetEnabled(opts.Save != nil)
+	nums := tabNumbers(panes)
+	keys.Jump = jumpBinding(nums)
 	return Model{&model{
 		notice:     string(opts.Notice),
 		save:       opts.Save,
@@ -175,6 +188,7 @@ func New(opts Options) Model {
 		st:         st,
 		autoStyles: opts.Styles == nil,
 		panes:      panes,
+		nums:       nums,
 		list:       list,
 		detail:     detail,
 		keys:       keys,
@@ -291,6 +305,29 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.render()
 		return m, m.bannerTick()
+	case clockTickMsg:
+		m.clockTicking = false
+		if !m.replayFrom.IsZero() && m.replayEnd.IsZero() {
+			m.render()
+			return m, m.clockTick()
+		}
+		return m, nil
+	case devlink.Event:
+		if l := msg.State.Link; l.Replay {
+			if l.Up && m.replayFrom.IsZero() {
+				m.replayFrom = cmp.Or(l.At, m.now())
+			}
+			if !l.Up && !m.replayFrom.IsZero() && m.replayEnd.IsZero() {
+				m.replayEnd = cmp.Or(l.At, m.now())
+			}
+		}
+		cmd := m.broadcast(msg)
+		m.dirty = true
+		if !m.framePending {
+			m.framePending = true
+			cmd = tea.Batch(cmd, tea.Tick(m.frameEvery, func(time.Time) tea.Msg { return frameMsg{} }))
+		}
+		return m, tea.Batch(cmd, m.clockTick())
 	case probes.SourceStatus:
 		cmd := m.broadcast(msg)
 		m.bannerGen++
@@ -332,6 +369,35 @@ func (m *model) broadcast(msg tea.Msg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// clockTick redraws the replay clock in a second, while it runs; one at
+// a time.
+func (m *model) clockTick() tea.Cmd {
+	if m.clockTicking || m.replayFrom.IsZero() || !m.replayEnd.IsZero() {
+		return nil
+	}
+	m.clockTicking = true
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return clockTickMsg{} })
+}
+
+// replayClock is the clock right of the tabs while a recorded board
+// replays: "board replay 0:42", "board replay ended at 3:12"; "" without
+// a replay.
+func (m *model) replayClock() string {
+	if m.replayFrom.IsZero() {
+		return ""
+	}
+	if !m.replayEnd.IsZero() {
+		return "board replay ended at " + minSec(m.replayEnd.Sub(m.replayFrom))
+	}
+	return "board replay " + minSec(m.now().Sub(m.replayFrom))
+}
+
+// minSec words d as m:ss.
+func minSec(d time.Duration) string {
+	d = max(d, 0).Truncate(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d/time.Minute), int(d%time.Minute/time.Second))
+}
+
 func (m *model) bannerTick() tea.Cmd {
 	gen := m.bannerGen
 	return tea.Tick(time.Second, func(time.Time) tea.Msg { return bannerTickMsg{gen: gen} })
@@ -370,7 +436,7 @@ func (m *model) routeKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, m.keys.Prev):
 		return m.setFocus((m.focus + len(m.panes) - 1) % len(m.panes))
 	case key.Matches(k, m.keys.Jump):
-		if i := int(k.String()[0] - '1'); i < len(m.panes) {
+		if i := slices.Index(m.nums, int(k.String()[0]-'0')); i >= 0 {
 			return m.setFocus(i)
 		}
 		return nil
@@ -518,8 +584,9 @@ func (m *model) render() {
 		}
 	}
 	lines := make([]string, 0, m.height)
-	if f := fmt.Sprint(m.focus, m.width, m.stylesGen); f != m.tabsFor {
-		m.tabsLine, m.tabsFor = fit(m.tabs(m.width), m.width), f
+	clock := m.replayClock()
+	if f := fmt.Sprint(m.focus, m.width, m.stylesGen, clock); f != m.tabsFor {
+		m.tabsLine, m.tabsFor = fit(m.tabs(m.width, clock), m.width), f
 	}
 	lines = append(lines, m.tabsLine)
 	for _, l := range banner {
@@ -549,6 +616,63 @@ func (m *model) render() {
 	}
 }
 
+// tabSlots are the tab numbers of the panes a dashboard may have, the
+// same whichever of them it has (a live dashboard without a board has no
+// Device or Log: its Tuning is still 5), so a key, and what the README
+// says of it, reaches the same pane in every mode. Titles: peers.ListTitle,
+// peers.DetailTitle, device.Title, logpane.Title, tuning.Title
+// (TestTabSlotsNameThePanes).
+var tabSlots = map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, "Device": 3, "Log": 4, "Tuning": 5}
+
+// tabNumbers numbers panes by tabSlots; a pane not named there takes the
+// next number after the highest in use, and 0 (no number, no key) past 9.
+func tabNumbers(panes []common.Pane) []int {
+	nums := make([]int, len(panes))
+	next := 1
+	for i, p := range panes {
+		if n, ok := tabSlots[p.Title()]; ok {
+			nums[i] = n
+			next = max(next, n+1)
+		}
+	}
+	for i, p := range panes {
+		if _, ok := tabSlots[p.Title()]; !ok {
+			if next <= 9 {
+				nums[i] = next
+			}
+			next++
+		}
+	}
+	return nums
+}
+
+// jumpBinding is the number keys of the tabs there are, its help naming
+// them as they are ("1-5", "1-2,5").
+func jumpBinding(nums []int) key.Binding {
+	in := slices.DeleteFunc(slices.Clone(nums), func(n int) bool { return n == 0 })
+	slices.Sort(in)
+	var keys, spans []string
+	for i := 0; i < len(in); {
+		j := i
+		for j+1 < len(in) && in[j+1] == in[j]+1 {
+			j++
+		}
+		span := strconv.Itoa(in[i])
+		if j > i {
+			span += "-" + strconv.Itoa(in[j])
+		}
+		spans = append(spans, span)
+		i = j + 1
+	}
+	for _, n := range in {
+		keys = append(keys, strconv.Itoa(n))
+	}
+	if len(keys) == 0 {
+		return key.NewBinding(key.WithDisabled())
+	}
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(strings.Join(spans, ","), "go to pane"))
+}
+
 // fit truncates a line to w cells (ANSI-aware, by display width).
 func fit(s string, w int) string {
 	if common.Width(s) <= w {
@@ -558,13 +682,14 @@ func fit(s string, w int) string {
 }
 
 // tabs is the title and one tab per pane, the focused one in brackets so it
-// reads without colour. When they don't fit in width cells, the title goes
-// first, then the tabs' padding, so every pane's number stays visible.
-func (m *model) tabs(width int) string {
+// reads without colour, then the replay clock when there is one. When they
+// don't fit in width cells, the title goes first, then the clock, then the
+// tabs' padding, so every pane's number stays visible.
+func (m *model) tabs(width int, clock string) string {
 	var full, compact strings.Builder
 	for i, p := range m.panes {
-		label := fmt.Sprintf("%d %s", i+1, p.Title())
-		if i > 8 {
+		label := fmt.Sprintf("%d %s", m.nums[i], p.Title())
+		if m.nums[i] == 0 {
 			label = p.Title()
 		}
 		if i == m.focus {
@@ -576,6 +701,11 @@ func (m *model) tabs(width int) string {
 		}
 	}
 	tabs := full.String()
+	if clock != "" {
+		if withClock := tabs + " " + m.st.Muted.Render(clock); common.Width(withClock) <= width {
+			tabs = withClock
+		}
+	}
 	if m.title != "" {
 		title := m.st.Title.Render(m.title) + " "
 		if common.Width(title)+common.Width(tabs) <= width {

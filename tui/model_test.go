@@ -11,11 +11,15 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/tui/common"
+	"github.com/tailpath/tailpath/tui/device"
+	"github.com/tailpath/tailpath/tui/logpane"
 	"github.com/tailpath/tailpath/tui/peers"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/tuning"
 )
 
 func TestKeyRoutingOrder(t *testing.T) {
@@ -346,5 +350,102 @@ func TestEscClosesHelp(t *testing.T) {
 	_, _ = step(t, m, keyMsg("esc"))
 	if diff := cmp.Diff([]string{"esc"}, fake.keys()); diff != "" {
 		t.Errorf("keys reaching the pane once help is closed (-want +got):\n%s", diff)
+	}
+}
+
+// TestTabNumbersFixed: a pane keeps its tab number whichever others the
+// dashboard has (Tuning is 5 with a board and without one), the number
+// keys reach only the tabs there are, and help names those numbers
+// rather than "1-9".
+func TestTabNumbersFixed(t *testing.T) {
+	st := common.DefaultStyles()
+	for _, tc := range []struct {
+		name  string
+		panes []common.Pane
+		tabs  string // the tab line, unstyled
+		help  string // the number keys' help
+	}{
+		{"demo", []common.Pane{device.New(st, nil), logpane.New(st, 0), tuning.New(tuning.Options{})},
+			"1 Peers [2 Detail] 3 Device 4 Log 5 Tuning", "1-5"},
+		{"live, no board", []common.Pane{tuning.New(tuning.Options{})}, "1 Peers [2 Detail] 5 Tuning", "1-2,5"},
+		{"a snapshot", nil, "1 Peers [2 Detail]", "1-2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := testOptions()
+			opts.Title = ""
+			opts.Panes = tc.panes
+			m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, keyMsg("2"))
+			if m.Focused() != peers.DetailTitle {
+				t.Fatalf("2 focused %q", m.Focused())
+			}
+			tabs, _, _ := strings.Cut(screen(m), "\n")
+			if got := strings.Join(strings.Fields(tabs), " "); got != tc.tabs {
+				t.Errorf("tabs %q, want %q", got, tc.tabs)
+			}
+			if got := m.keys.Jump.Help().Key; got != tc.help {
+				t.Errorf("help names the number keys %q, want %q", got, tc.help)
+			}
+			if len(tc.panes) > 0 {
+				last := tc.panes[len(tc.panes)-1].Title()
+				m, _ = step(t, m, keyMsg("5"))
+				if m.Focused() != last {
+					t.Errorf("5 focused %q, want %s", m.Focused(), last)
+				}
+			}
+			m, _ = step(t, m, keyMsg("2"), keyMsg("3")) // a number no tab has here does nothing
+			if len(tc.panes) < 2 && m.Focused() != peers.DetailTitle {
+				t.Errorf("3 moved to %q with no tab 3", m.Focused())
+			}
+		})
+	}
+}
+
+// TestTabSlotsNameThePanes: the fixed tab numbers name the panes by their
+// titles.
+func TestTabSlotsNameThePanes(t *testing.T) {
+	for title, n := range map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, device.Title: 3, logpane.Title: 4, tuning.Title: 5} {
+		if tabSlots[title] != n {
+			t.Errorf("tabSlots[%q] = %d, want %d", title, tabSlots[title], n)
+		}
+	}
+}
+
+// TestReplayClock: while a recorded board replays (the demo's), the tab
+// line carries its clock, the one README's timeline (0:35, 1:40, 2:40) is
+// told in, ticking by itself; when the replay ends it says so and stops.
+func TestReplayClock(t *testing.T) {
+	start := peerstest.Now()
+	now := start
+	opts := testOptions()
+	opts.Now = func() time.Time { return now }
+	opts.Panes = []common.Pane{device.New(common.DefaultStyles(), opts.Now), logpane.New(common.DefaultStyles(), 0)}
+	replay := func(up bool) devlink.Event {
+		return devlink.Event{State: devlink.State{Link: devlink.LinkStatus{Up: up, Port: "replay", Replay: true, At: now}}}
+	}
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24})
+	if tabs, _, _ := strings.Cut(screen(m), "\n"); strings.Contains(tabs, "replay") {
+		t.Fatalf("a clock before any replay: %q", tabs)
+	}
+	m, _ = step(t, m, replay(true))
+	if !m.clockTicking { // (step drops the tick's command: it waits a second)
+		t.Error("no clock tick started with the replay")
+	}
+	now = start.Add(35 * time.Second)
+	m, _ = step(t, m, clockTickMsg{})
+	if tabs, _, _ := strings.Cut(screen(m), "\n"); !strings.Contains(tabs, "3 Device") || !strings.HasSuffix(strings.TrimSpace(tabs), "board replay 0:35") {
+		t.Errorf("at 0:35 the tab line reads %q", tabs)
+	}
+	if !m.clockTicking {
+		t.Error("the clock stopped ticking while the replay runs")
+	}
+	now = start.Add(3*time.Minute + 12*time.Second)
+	m, _ = step(t, m, replay(false))
+	now = now.Add(time.Hour)
+	m, _ = step(t, m, clockTickMsg{})
+	if tabs, _, _ := strings.Cut(screen(m), "\n"); !strings.HasSuffix(strings.TrimSpace(tabs), "board replay ended at 3:12") {
+		t.Errorf("after the replay ended the tab line reads %q", tabs)
+	}
+	if m.clockTicking {
+		t.Error("the clock kept ticking after the replay ended")
 	}
 }

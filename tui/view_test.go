@@ -48,7 +48,7 @@ func TestViewDeclares(t *testing.T) {
 		t.Errorf("cursor %+v after the filter was applied", c)
 	}
 
-	m, _ = step(t, m, keyMsg("3"), keyMsg("/"))
+	m, _ = step(t, m, keyMsg("4"), keyMsg("/"))
 	m, _ = step(t, m, typeText("wifi")...)
 	l := lines(m)
 	want := &pos{len("/wifi"), len(l) - 2} // above the help line

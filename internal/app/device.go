@@ -102,8 +102,8 @@ type Firmware struct {
 }
 
 // InputError is input the user gave that cannot be used (an --elf file
-// that is missing or is not an ELF); commands exit 2 for it, as for a bad
-// flag.
+// that is missing or is not an ELF, a peer name the tailnet does not
+// have); commands exit 2 for it, as for a bad flag.
 type InputError struct{ Err error }
 
 func (e InputError) Error() string { return e.Err.Error() }

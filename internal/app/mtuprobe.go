@@ -40,7 +40,7 @@ func mtuProbe(ctx context.Context, c localapi.LocalClient, name string, o tune.M
 	}
 	peer := findPeer(snap, name)
 	if peer == nil {
-		return tune.MTUProbe{}, fmt.Errorf("no peer named %q in this tailnet (see tailpath status)", name)
+		return tune.MTUProbe{}, noSuchPeer(name)
 	}
 	var ip netip.Addr
 	for _, a := range peer.TailscaleIPs {

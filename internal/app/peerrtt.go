@@ -20,7 +20,7 @@ func PeerRTT(ctx context.Context, c localapi.LocalClient, name string) (time.Dur
 	}
 	peer := findPeer(snap, name)
 	if peer == nil {
-		return 0, fmt.Errorf("no peer named %q in this tailnet (see tailpath status)", name)
+		return 0, noSuchPeer(name)
 	}
 	var best time.Duration
 	var lastErr error
@@ -38,6 +38,12 @@ func PeerRTT(ctx context.Context, c localapi.LocalClient, name string) (time.Dur
 		return 0, fmt.Errorf("ping %s: %w", peer.Name, lastErr)
 	}
 	return best, nil
+}
+
+// noSuchPeer is the error for a peer name the tailnet does not have: the
+// user's input (InputError, exit 2), not a failure of tailscaled.
+func noSuchPeer(name string) error {
+	return InputError{fmt.Errorf("no peer named %q in this tailnet (see tailpath status)", name)}
 }
 
 // findPeer returns the peer whose host name, MagicDNS name or Tailscale IP

@@ -173,6 +173,9 @@ func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snap
 	for i := range snap.Peers {
 		if r := runs[snap.Peers[i].ID]; r != nil {
 			snap.Peers[i].PingRun = r
+			if r.Latency > 0 {
+				snap.Peers[i].Latency = r.Latency // GatherWith carries it over
+			}
 		}
 	}
 	gctx, cancel := context.WithTimeout(ctx, timeout)

@@ -74,8 +74,8 @@ func syncOverSSH(env []string) bool {
 }
 
 // ErrNoTerminal matches (errors.Is) the errors of NeedTerminal and
-// CheckTTY: the dashboard has no terminal to read keys from. Commands exit
-// 2 on it.
+// CheckTTY: the dashboard has no terminal to read keys from, or one that
+// cannot draw it (TERM=dumb). Commands exit 2 on it.
 var ErrNoTerminal = errors.New("no terminal to read keys from")
 
 // terminalError is an ErrNoTerminal worded for the case at hand.
@@ -88,8 +88,22 @@ func (e terminalError) Is(target error) bool { return target == ErrNoTerminal }
 // would come from input, an *os.File that is not a terminal; other readers
 // (tests' pipes) pass.
 func NeedTerminal(input io.Reader) error {
-	if f, ok := input.(*os.File); ok && !termcolor.IsTerminal(f) {
-		return terminalError{"the dashboard needs a terminal to read keys from, and standard input is not one; for scripts use 'tailpath status --json' (or 'tailpath demo --status --json')"}
+	if f, ok := input.(*os.File); ok {
+		if !termcolor.IsTerminal(f) {
+			return terminalError{"the dashboard needs a terminal to read keys from, and standard input is not one; for scripts use 'tailpath status --json' (or 'tailpath demo --status --json')"}
+		}
+		return needCapableTerminal()
+	}
+	return nil
+}
+
+// needCapableTerminal refuses TERM=dumb: a terminal that says it cannot
+// move the cursor (Emacs' shell, an IDE's output pane) would get the
+// alternate screen and cursor moves anyway, which Bubble Tea's renderer
+// always writes, as garbage.
+func needCapableTerminal() error {
+	if os.Getenv("TERM") == "dumb" {
+		return terminalError{"the dashboard draws a full screen, and TERM=dumb says this terminal cannot move the cursor; run it in a terminal that can (e.g. TERM=xterm-256color), or use 'tailpath status' (or 'tailpath demo --status')"}
 	}
 	return nil
 }
@@ -106,5 +120,6 @@ func CheckTTY() error {
 	if err != nil {
 		return terminalError{fmt.Sprintf("%v (%v)", ErrNoTerminal, err)}
 	}
-	return f.Close()
+	f.Close()
+	return needCapableTerminal()
 }

@@ -46,9 +46,10 @@ type IO struct {
 // Exit statuses, one scheme for every command (README, "Exit status"):
 // 0 ok; 1 a runtime failure (tailscaled not reachable or not Running, no
 // board, a port or address that cannot be opened, a write that failed);
-// 2 a usage error (bad flags or arguments: the error, then the usage) or
-// unusable input (a --from, --peer-snapshot or --elf file that cannot be
-// read or is not what it should be: the error alone). TestExitCodes
+// 2 a usage error (bad flags or arguments: the error, then where the
+// usage is) or unusable input (a --from, --peer-snapshot or --elf file
+// that cannot be read or is not what it should be: the error alone).
+// TestExitCodes
 // covers every command.
 const (
 	ExitOK    = 0
@@ -65,7 +66,7 @@ func (e InputError) Error() string { return e.Err.Error() }
 func (e InputError) Unwrap() error { return e.Err }
 
 // UsageError is a bad flag value or argument found after parsing: Run
-// prints it like a parse error (once, then the usage) and exits 2.
+// prints it like a parse error (once, then a line naming -h) and exits 2.
 type UsageError struct{ Err error }
 
 func (e UsageError) Error() string { return e.Err.Error() }
@@ -134,8 +135,7 @@ func (p *Program) Run(ctx context.Context, args []string, stdio IO) int {
 		if s := suggest(name, names); s != "" {
 			fmt.Fprintf(stdio.Stderr, "tailpath: did you mean %s?\n", s)
 		}
-		fmt.Fprintln(stdio.Stderr)
-		p.usage(stdio.Stderr)
+		fmt.Fprintln(stdio.Stderr, "run 'tailpath help' for the commands")
 		return ExitUsage
 	}
 	return p.Exec(ctx, c, args, stdio)
@@ -152,8 +152,8 @@ func (p *Program) find(name string) *Command {
 
 // Exec runs c with args (its flags and arguments). It is the one
 // flag-parsing path: -h prints the usage to stdout and exits 0; a bad
-// flag, or a UsageError from Run, prints the error once, then the usage,
-// and exits 2; any other error is printed once and exits 1 (or its
+// flag, or a UsageError from Run, prints the error once, a "did you mean"
+// for a near miss, then one line naming -h, and exits 2; any other error is printed once and exits 1 (or its
 // CodeError's status).
 func (p *Program) Exec(ctx context.Context, c *Command, args []string, stdio IO) int {
 	// The flag package would print errors and usage itself; this does.
@@ -175,12 +175,13 @@ func (p *Program) Exec(ctx context.Context, c *Command, args []string, stdio IO)
 	}
 	var ue UsageError
 	if errors.As(err, &ue) {
+		// The error and where the usage is, not the usage itself: the
+		// error would scroll away above 60 lines of flags.
 		fmt.Fprintf(stdio.Stderr, "%s%v\n", c.ErrPrefix(), err)
-		if s := suggest(undefinedFlag(err), flagNames(c.Flags)); s != "" {
-			fmt.Fprintf(stdio.Stderr, "tailpath: did you mean --%s?\n", s)
+		if s := p.suggestFlag(c, undefinedFlag(err)); s != "" {
+			fmt.Fprintf(stdio.Stderr, "tailpath: did you mean %s?\n", s)
 		}
-		fmt.Fprintln(stdio.Stderr)
-		p.printUsage(stdio.Stderr, c)
+		fmt.Fprintf(stdio.Stderr, "run '%s -h' for usage\n", c.Invocation())
 		return ExitUsage
 	}
 	// The last line a command writes: an error may carry outside text
@@ -195,6 +196,31 @@ func (p *Program) Exec(ctx context.Context, c *Command, args []string, stdio IO)
 		return ExitUsage
 	}
 	return ExitError
+}
+
+// suggestFlag is the flag (with its dashes) nearest to name, a flag c
+// does not define, or "". The default command also takes --version
+// (Program.Run reads it before any command), so "-v" is a near miss of it.
+func (p *Program) suggestFlag(c *Command, name string) string {
+	if name == "" {
+		return ""
+	}
+	names := flagNames(c.Flags)
+	if c.Name == "" && p.find("version") != nil {
+		names = append(names, "version")
+	}
+	if s := suggest(name, names); s != "" {
+		return "--" + s
+	}
+	return ""
+}
+
+// Invocation is how c is run: "tailpath" or "tailpath serve".
+func (c *Command) Invocation() string {
+	if c.Name == "" {
+		return "tailpath"
+	}
+	return "tailpath " + c.Name
 }
 
 // ErrPrefix starts a usage error's line: "tailpath: " or "tailpath: tune: ".

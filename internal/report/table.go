@@ -84,7 +84,7 @@ func WriteTable(w io.Writer, s *link.Snapshot, width int) error {
 			cutTo(orDash(string(p.Path.Text)), maxPathWidth, width),
 			units.Latency(p.Latency),
 			derpText(p.HomeDERP, string(p.HomeDERPCode)),
-			units.Bytes(p.TxBytes) + "/" + units.Bytes(p.RxBytes),
+			units.BytesPair(p.TxBytes, p.RxBytes),
 			reason,
 		})
 	}

@@ -25,6 +25,36 @@ func Bytes(n int64) string {
 	return scaled(float64(n))
 }
 
+// BytesPair renders two byte counts as "a/b" in one unit, the one Bytes
+// would give the larger, so the pair reads at a glance: "1.0KiB/2.0KiB",
+// not "1000B/2.0KiB"; "0" for a zero, "<0.1MiB" for a count too small to
+// show in the unit.
+func BytesPair(a, b int64) string {
+	top := float64(max(a, b, 0))
+	i := 0
+	for top >= 1024 && i < len(iec)-1 {
+		top /= 1024
+		i++
+	}
+	one := func(n int64) string {
+		if n <= 0 {
+			return "0"
+		}
+		if i == 0 {
+			return strconv.FormatInt(n, 10) + iec[0]
+		}
+		v := float64(n) / math.Pow(1024, float64(i))
+		switch {
+		case v < 0.05:
+			return "<0.1" + iec[i]
+		case v < 99.95:
+			return strconv.FormatFloat(v, 'f', 1, 64) + iec[i]
+		}
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64) + iec[i]
+	}
+	return one(a) + "/" + one(b)
+}
+
 // Rate renders a byte rate (bytes per second) as Bytes does, with "/s":
 // "512B/s", "12.3KiB/s", "123KiB/s", "1.2MiB/s"; zero, negative, NaN and
 // infinite rates are "-". At most 9 cells below 1000 PiB/s.

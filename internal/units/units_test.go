@@ -88,3 +88,23 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// TestBytesPair: a pair of counts reads in one unit, the larger's.
+func TestBytesPair(t *testing.T) {
+	for _, tt := range []struct {
+		a, b int64
+		want string
+	}{
+		{1000, 2048, "1.0KiB/2.0KiB"}, // was 1000B/2.0KiB
+		{52019, 31000, "50.8KiB/30.3KiB"},
+		{0, 0, "0/0"}, {0, 812, "0/812B"}, {812, 5, "812B/5B"},
+		{512, 4_300_000, "<0.1MiB/4.1MiB"},
+		{210_000, 4_300_000, "0.2MiB/4.1MiB"},
+		{755_000, 26_100_000, "0.7MiB/24.9MiB"},
+		{200 << 20, 3 << 20, "200MiB/3.0MiB"},
+	} {
+		if got := BytesPair(tt.a, tt.b); got != tt.want {
+			t.Errorf("BytesPair(%d, %d) = %q, want %q", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

@@ -339,7 +339,7 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	// never used (http.Transport dials ahead under concurrent requests).
 	l.observerTransport = &http.Transport{DialContext: tsLC.Dial}
 	l.observerDial = tsLC.Dial
-	l.observerLC = &local.Client{Dial: tsLC.Dial, Transport: l.observerTransport, OmitAuth: true}
+	l.observerLC = &local.Client{Dial: tsLC.Dial, Transport: versionTransport{l.observerTransport}, OmitAuth: true}
 	progress("node %s joined (%s): the node the dashboard watches", ObserverName, l.observer.ip)
 
 	direct, err := startIn(nodeCfg(DirectName, true))

@@ -115,6 +115,11 @@ func TestLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The lab's version is no error: not "1.102.5-ERR-BuildInfo" in a
+		// demo's snapshot (versionTransport).
+		if strings.Contains(st.Version, "ERR") || !strings.HasSuffix(st.Version, versionSuffix) && !strings.Contains(st.Version, "-t") {
+			t.Errorf("observer's version %q", st.Version)
+		}
 		direct := FindPeer(st, DirectName)
 		derp := FindPeer(st, DERPName)
 		idle := FindPeer(st, IdleName)

@@ -20,12 +20,14 @@
 package localapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -61,11 +63,37 @@ var _ LocalClient = (*local.Client)(nil)
 // NewClient returns a LocalAPI client for the tailscaled listening on the
 // unix socket (or Windows named pipe) socket; "" means the platform default
 // (DefaultSocket). It does not connect until the first call.
+//
+// On Unix it dials the socket once per request: local.Client's default,
+// safesocket.ConnectContext, retries a missing or refusing socket every
+// 250 ms while the process is under 2 s old, in case tailscaled is still
+// starting (tailscaledStillStarting in tailscale.com/safesocket), so
+// `tailpath status` took 2.5 s to say tailscaled is not running. tailpath's
+// own loops (the Source's reconnects) do the waiting. Windows (a named
+// pipe) and macOS without a socket (the GUI app's TCP port) keep the
+// default.
 func NewClient(socket string) *local.Client {
-	if socket == "" {
-		return &local.Client{}
+	c := &local.Client{}
+	if socket != "" {
+		c.Socket, c.UseSocketOnly = socket, true
 	}
-	return &local.Client{Socket: socket, UseSocketOnly: true}
+	if runtime.GOOS == "windows" || (runtime.GOOS == "darwin" && socket == "") {
+		return c
+	}
+	path := cmp.Or(socket, paths.DefaultTailscaledSocket())
+	c.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != "local-tailscaled.sock:80" { // as local.Client's own dialer
+			return nil, fmt.Errorf("unexpected URL address %q", addr)
+		}
+		return dialSocket(ctx, path)
+	}
+	return c
+}
+
+// dialSocket connects to tailscaled's unix socket, once.
+var dialSocket = func(ctx context.Context, path string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", path)
 }
 
 // socketOf is c's socket path for messages: Socket of a *local.Client, else "".

@@ -98,7 +98,7 @@ type Source struct {
 	runCtx  context.Context   // set by Run
 	out     chan probes.Event // set by Run
 	wg      sync.WaitGroup    // Run's loop, bus watcher and pings
-	latency map[safetext.Text]time.Duration
+	latency map[safetext.Text]pingLatency
 	// pingRuns are the last finished DISCO runs by peer ID.
 	pingRuns map[safetext.Text]*probes.PingRun
 	closed   bool // Run's ctx ended; no new goroutines may start
@@ -127,7 +127,7 @@ type Source struct {
 
 // NewSource returns a Source reading c. Nothing runs until Run.
 func NewSource(c LocalClient, opts SourceOptions) *Source {
-	return &Source{c: c, opts: opts.withDefaults(), latency: map[safetext.Text]time.Duration{}, pingRuns: map[safetext.Text]*probes.PingRun{},
+	return &Source{c: c, opts: opts.withDefaults(), latency: map[safetext.Text]pingLatency{}, pingRuns: map[safetext.Text]*probes.PingRun{},
 		apiTrigger: make(chan struct{}, 1)}
 }
 
@@ -507,9 +507,21 @@ func (s *Source) setBusErr(e string) {
 	s.mu.Unlock()
 }
 
+// pingLatency is a peer's last ping round trip and the path it was
+// measured on: the pong's (DISCO) or, when the pong does not say (TSMP),
+// the path of the first snapshot after it. seen: a snapshot has shown
+// the peer on that path since; once it has, a snapshot on another path
+// drops the round trip.
+type pingLatency struct {
+	d    time.Duration
+	kind probes.PathKind
+	seen bool
+}
+
 // applyLatency copies the latest ping latency and DISCO run per peer into
 // snap (evidence the joiner's probes.Judge reads), and adds the IPN bus
-// warning while the watch fails.
+// warning while the watch fails. A latency measured on a path the peer
+// has since left is dropped (pingLatency).
 func (s *Source) applyLatency(snap *probes.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -519,7 +531,22 @@ func (s *Source) applyLatency(snap *probes.Snapshot) {
 	for i := range snap.Peers {
 		p := &snap.Peers[i]
 		if l, ok := s.latency[p.ID]; ok {
-			p.Latency = l
+			switch {
+			case l.kind == "":
+				l.kind, l.seen = p.Path.Kind, true
+			case p.Path.Kind == l.kind:
+				l.seen = true
+			case l.seen:
+				// The path changed since the ping: its round trip was
+				// another path's (a direct ping's 3 ms beside a relayed
+				// path). Not shown, as if never measured.
+				delete(s.latency, p.ID)
+				p.Latency = 0
+			}
+			if _, kept := s.latency[p.ID]; kept {
+				s.latency[p.ID] = l
+				p.Latency = l.d
+			}
 		}
 		if r, ok := s.pingRuns[p.ID]; ok {
 			p.PingRun = r
@@ -537,8 +564,9 @@ func (s *Source) RefreshPeerSide() {
 
 // Probe runs SourceOptions.Prober over peers in the background (one probe
 // at a time; a second call while one runs does nothing) and sends its
-// ProbeProgress on Run's channel. The runs become the peers' PingRun in
-// later snapshots (evidence for disco-unanswered), and a snapshot follows
+// ProbeProgress on Run's channel. The runs become the peers' PingRun (and
+// their last pong's round trip the peers' Latency) in later snapshots
+// (evidence for disco-unanswered), and a snapshot follows
 // at once. It does nothing without a Prober, before Run or after Run's
 // ctx ends. Pinging makes the peers Active for about 45 s: the probe
 // changes what it measures.
@@ -560,6 +588,13 @@ func (s *Source) Probe(peers []probes.Peer) {
 		for id, r := range runs {
 			if r != nil && r.Tries > 0 {
 				s.pingRuns[id] = r
+			}
+			if r != nil && r.Latency > 0 {
+				kind := probes.PathKind("") // the next snapshot's: a run's pongs may change paths
+				if r.Direct {
+					kind = probes.PathDirect
+				}
+				s.latency[id] = pingLatency{d: r.Latency, kind: kind}
 			}
 		}
 		s.mu.Unlock()
@@ -590,9 +625,9 @@ func (s *Source) Ping(peer probes.Peer, kind probes.PingKind) {
 			run.Tries = max(run.Tries, r.Try)
 			s.mu.Lock()
 			if r.Err == "" && r.Latency > 0 {
-				s.latency[peer.ID] = r.Latency
+				s.latency[peer.ID] = pingLatency{d: r.Latency, kind: r.Path}
 				run.Pongs++
-				run.Via = r.Via
+				run.Via, run.Latency = r.Via, r.Latency
 				run.Direct = run.Direct || r.Path == probes.PathDirect
 			}
 			ranOut := r.Err == "" || r.Err == safetext.Of(probes.ErrNoDirect) || r.Err == "timeout"

@@ -230,6 +230,10 @@ func TestSourcePingRunFeedsDiagnosis(t *testing.T) {
 	}
 	got := *p.PingRun
 	got.At = time.Time{}
+	if got.Latency <= 0 || got.Latency != p.Latency {
+		t.Errorf("run's latency %v, peer's %v: want the last pong's round trip in both", got.Latency, p.Latency)
+	}
+	got.Latency = 0
 	if diff := cmp.Diff(*want, got); diff != "" {
 		t.Errorf("PingRun (-want +got):\n%s", diff)
 	}
@@ -418,7 +422,7 @@ func TestSourceProbe(t *testing.T) {
 		progress(probes.ProbeProgress{Total: len(peers)})
 		for i, p := range peers {
 			asked = append(asked, string(p.Name))
-			runs[p.ID] = &probes.PingRun{At: time.Now(), Tries: 4, Pongs: 4, Via: "DERP(nyc)", Probe: true}
+			runs[p.ID] = &probes.PingRun{At: time.Now(), Tries: 4, Pongs: 4, Via: "DERP(nyc)", Latency: 42 * time.Millisecond, Probe: true}
 			progress(probes.ProbeProgress{Total: len(peers), Done: i + 1, Peer: p.Name})
 		}
 		progress(probes.ProbeProgress{Total: len(peers), Done: len(peers), Finished: true})
@@ -435,5 +439,52 @@ func TestSourceProbe(t *testing.T) {
 	p := snap.Peers[0]
 	if len(asked) != 1 || p.PingRun == nil || !p.PingRun.Probe || p.Verdict.Reason != probes.ReasonDiscoUnanswered {
 		t.Errorf("asked %v; run %+v, reason %s; want the probe's run and disco-unanswered", asked, p.PingRun, p.Verdict.Reason)
+	}
+	if p.Latency != 42*time.Millisecond {
+		t.Errorf("latency %v after the probe, want its last pong's 42ms", p.Latency)
+	}
+}
+
+// TestSourceLatencyFollowsPath: a ping's round trip stays on the peer
+// while the peer keeps the path it was measured on, across snapshots, and
+// goes once the path changes (a direct ping's 3ms is not the relayed
+// path's): it read as the current round trip while relayed again. A
+// TSMP pong, which names no path, is tied to the first snapshot's path;
+// a DISCO pong over DERP seen first on a stale snapshot waits for its
+// path rather than dropping at once.
+func TestSourceLatencyFollowsPath(t *testing.T) {
+	snap := func(kind probes.PathKind) *probes.Snapshot {
+		return &probes.Snapshot{Peers: []probes.Peer{{ID: "n1", Path: probes.Path{Kind: kind}}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		pong  probes.PathKind
+		paths []probes.PathKind
+		want  []time.Duration
+	}{
+		{"direct pong, path goes relayed", probes.PathDirect,
+			[]probes.PathKind{probes.PathDirect, probes.PathDirect, probes.PathDERP, probes.PathDirect},
+			[]time.Duration{3 * time.Millisecond, 3 * time.Millisecond, 0, 0}},
+		{"TSMP pong: the next snapshot's path", "",
+			[]probes.PathKind{probes.PathDERP, probes.PathDERP, probes.PathDirect},
+			[]time.Duration{3 * time.Millisecond, 3 * time.Millisecond, 0}},
+		{"direct pong before the snapshot shows direct", probes.PathDirect,
+			[]probes.PathKind{probes.PathDERP, probes.PathDirect, probes.PathDirect},
+			[]time.Duration{3 * time.Millisecond, 3 * time.Millisecond, 3 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSource(nil, SourceOptions{})
+			s.latency["n1"] = pingLatency{d: 3 * time.Millisecond, kind: tc.pong}
+			carried := time.Duration(0) // what Gather carries over from the snapshot before
+			for i, k := range tc.paths {
+				sn := snap(k)
+				sn.Peers[0].Latency = carried
+				s.applyLatency(sn)
+				if got := sn.Peers[0].Latency; got != tc.want[i] {
+					t.Errorf("snapshot %d (%s): latency %v, want %v", i, k, got, tc.want[i])
+				}
+				carried = sn.Peers[0].Latency
+			}
+		})
 	}
 }

@@ -182,7 +182,7 @@ func runOne(ctx context.Context, c localapi.LocalClient, p probes.Peer, pings in
 			}
 			if r.Err == "" && r.Latency > 0 {
 				run.Pongs++
-				run.Via = r.Via
+				run.Via, run.Latency = r.Via, r.Latency
 				run.Direct = run.Direct || r.Path == probes.PathDirect
 			}
 		})

@@ -108,6 +108,14 @@ func ReadInput(ctx context.Context, name string, stdin io.Reader) (Raw, error) {
 			return Raw{}, err
 		}
 		defer fh.Close()
+		if fi, err := fh.Stat(); err == nil && fi.IsDir() {
+			// Said in words, not by the read ("adir: read adir: is a directory").
+			orStdin := ""
+			if stdin != nil {
+				orStdin = ", or - for stdin"
+			}
+			return Raw{}, fmt.Errorf("%s is a directory; pass a file (a snapshot, or pasted tailscale output)%s", name, orStdin)
+		}
 		r = fh
 	}
 	b, err := io.ReadAll(io.LimitReader(r, MaxSize+1))

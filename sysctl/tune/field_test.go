@@ -348,7 +348,7 @@ func TestFieldRoots(t *testing.T) {
 			}
 
 			out.Reset()
-			if err := Run(ctx, in, Action{Revert: true, StatePath: state}, nil, &out); err != nil {
+			if err := Run(ctx, in, Action{Revert: true, Yes: true, StatePath: state}, nil, &out); err != nil {
 				t.Fatalf("revert: %v\n%s", err, out.String())
 			}
 			if tt.path != "" && !strings.Contains(out.String(), "removed what --persist wrote: ") {

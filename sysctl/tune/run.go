@@ -9,22 +9,25 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tailpath/tailpath/sysctl"
 )
 
 // Action is what Run does after gathering.
 type Action struct {
-	// Apply writes the recommended changes (after a confirm on a terminal).
+	// Apply writes the recommended changes (after a confirm on a terminal,
+	// or with Yes).
 	Apply bool
 	// Persist also keeps the values across a reboot where this platform
 	// keeps them (see sysctl.PlanPersist; needs Apply).
 	Persist bool
-	// Revert restores what the state file recorded, instead of recommending.
+	// Revert restores what the state file recorded, instead of
+	// recommending (after a confirm, as Apply).
 	Revert bool
 	// JSON prints one JSON object instead of text.
 	JSON bool
-	// Yes skips the confirm prompt.
+	// Yes skips the confirm prompt of Apply and Revert.
 	Yes bool
 	// StatePath is the revert state file; "" means Inputs.Host.StatePath()
 	// (under the root of a sandbox host).
@@ -53,13 +56,53 @@ type Output struct {
 	Error     string              `json:"error,omitempty"`
 }
 
-// ErrNotConfirmed is returned when the person answered no (or there was
-// no terminal to ask and no --yes).
-var ErrNotConfirmed = errors.New("not applied")
+// ErrNotConfirmed is returned when the person answered no, or there was
+// no terminal to ask and no --yes (then the error is ErrNeedsYes too).
+var ErrNotConfirmed = errors.New("not confirmed")
 
-// Run gathers, prints, and applies/persists/reverts as act says. Errors:
-// Gather's, os.ErrPermission (with the sudo command) when not root,
-// ErrNotConfirmed, sysctl.ErrCorruptState, and Apply's errors.
+// ErrNeedsYes is returned when a change needs a confirm, no terminal can
+// give it and Yes was not set: the caller's usage error (pass --yes).
+var ErrNeedsYes = errors.New("no terminal to confirm on")
+
+// notConfirmed is a change not made for want of a yes: ErrNotConfirmed,
+// and ErrNeedsYes when no terminal could be asked.
+type notConfirmed struct {
+	text       string
+	noTerminal bool
+}
+
+func (e *notConfirmed) Error() string { return e.text }
+func (e *notConfirmed) Is(target error) bool {
+	return target == ErrNotConfirmed || (e.noTerminal && target == ErrNeedsYes)
+}
+
+// confirm asks "question [y/N]" on the terminal unless act.Yes; verb is
+// what a yes does ("apply", "revert"), for the errors.
+func confirm(act Action, stdin io.Reader, stdout io.Writer, question, verb string) error {
+	if act.Yes {
+		return nil
+	}
+	past := verb + "ed"
+	if strings.HasSuffix(verb, "y") {
+		past = strings.TrimSuffix(verb, "y") + "ied"
+	}
+	if !act.Terminal {
+		return &notConfirmed{text: fmt.Sprintf("not %s: %v; pass --yes to %s without asking", past, ErrNeedsYes, verb), noTerminal: true}
+	}
+	fmt.Fprintf(stdout, "\n%s [y/N] ", question)
+	line, _ := bufio.NewReader(stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		fmt.Fprintln(stdout, "Nothing changed.")
+		return &notConfirmed{text: fmt.Sprintf("not %s: answered %q", past, strings.TrimSpace(line))}
+	}
+	return nil
+}
+
+// Run gathers, prints, and applies/persists/reverts as act says; applying
+// and reverting ask first (act.Terminal) unless act.Yes. Errors: Gather's,
+// os.ErrPermission (with the sudo command) when not root,
+// ErrNotConfirmed (and ErrNeedsYes), sysctl.ErrCorruptState, PlanRevert's
+// and Apply's errors.
 func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.Writer) error {
 	statePath := act.StatePath
 	if statePath == "" {
@@ -85,7 +128,27 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 		if err := needRoot(); err != nil {
 			return err
 		}
-		st, _ := sysctl.LoadState(statePath) // to say what was removed; Revert reports errors
+		// What the state file puts back, checked as Revert checks it,
+		// shown and confirmed as --apply's changes are.
+		st, back, err := sysctl.PlanRevert(in.Host, statePath)
+		if err != nil {
+			if act.JSON {
+				writeJSON(stdout, Output{Reverted: &sysctl.ApplyResult{}, StateFile: statePath, Error: err.Error()})
+			}
+			return err
+		}
+		if !act.JSON {
+			fmt.Fprintf(stdout, "Revert to the values saved in %s (%s):\n", statePath, st.Saved.Format(time.RFC3339))
+			for _, c := range back {
+				fmt.Fprintf(stdout, "  %s\n", c)
+			}
+			if p := st.Persist; p != nil && p.Method != sysctl.PersistSteps {
+				fmt.Fprintf(stdout, "  and remove what --persist wrote: %s\n", persistedText(*p))
+			}
+		}
+		if err := confirm(act, stdin, stdout, fmt.Sprintf("Revert these %d key(s)?", len(back)), "revert"); err != nil {
+			return err
+		}
 		res, err := sysctl.Revert(in.Host, statePath)
 		if act.JSON {
 			out := Output{Reverted: &res, StateFile: statePath}
@@ -133,16 +196,8 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 	if err := needRoot(); err != nil {
 		return err
 	}
-	if !act.Yes {
-		if !act.Terminal {
-			return fmt.Errorf("%w: no terminal to confirm on; pass --yes to apply without asking", ErrNotConfirmed)
-		}
-		fmt.Fprintf(stdout, "\nApply these %d change(s)? [y/N] ", len(rep.Rec.Changes))
-		line, _ := bufio.NewReader(stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			fmt.Fprintln(stdout, "Nothing changed.")
-			return fmt.Errorf("%w: answered %q", ErrNotConfirmed, strings.TrimSpace(line))
-		}
+	if err := confirm(act, stdin, stdout, fmt.Sprintf("Apply these %d change(s)?", len(rep.Rec.Changes)), "apply"); err != nil {
+		return err
 	}
 	ccOK := sysctl.CCChecker(rep.Settings, &rep.BBR)
 	res, err := sysctl.ApplyRecorded(in.Host, rep.Rec.Changes, ccOK, statePath)

@@ -77,7 +77,7 @@ func TestSeedNAS(t *testing.T) {
 		t.Errorf("after applying: %s at %s, before %s", up.Verdict.Kind, sysctl.FormatBandwidth(after), sysctl.FormatBandwidth(before))
 	}
 	t.Logf("seed NAS upload: %s before, %s after applying", sysctl.FormatBandwidth(before), sysctl.FormatBandwidth(after))
-	if err := Run(ctx, in, Action{Revert: true, StatePath: state}, nil, &out); err != nil {
+	if err := Run(ctx, in, Action{Revert: true, Yes: true, StatePath: state}, nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ = Gather(ctx, in); func() bool { u, _ := kinds(r); return u.Verdict.Kind != sockdiag.VerdictSndbuf }() {

@@ -174,7 +174,7 @@ func TestRunApplyPersistRevert(t *testing.T) {
 		t.Fatalf("second apply: %v\n%s", err, out.String())
 	}
 	out.Reset()
-	if err := Run(context.Background(), in, Action{Revert: true, StatePath: state}, nil, &out); err != nil {
+	if err := Run(context.Background(), in, Action{Revert: true, Yes: true, StatePath: state}, nil, &out); err != nil {
 		t.Fatalf("revert: %v\n%s", err, out.String())
 	}
 	reverted, _ := h.Read()
@@ -205,7 +205,7 @@ func TestRunRefusals(t *testing.T) {
 		{"not root", Action{Apply: true, IsRoot: notRoot, Cmdline: []string{"tailpath", "tune", "--bandwidth", "400Mbit", "--apply"}}, "", os.ErrPermission,
 			"changing sysctls needs root; run:\n  sudo tailpath tune --bandwidth 400Mbit --apply"},
 		{"revert not root", Action{Revert: true, IsRoot: notRoot, Cmdline: []string{"tailpath", "tune", "--revert"}}, "", os.ErrPermission, "sudo tailpath tune --revert"},
-		{"no terminal, no --yes", Action{Apply: true, IsRoot: root}, "", ErrNotConfirmed, "pass --yes"},
+		{"no terminal, no --yes", Action{Apply: true, IsRoot: root}, "", ErrNeedsYes, "not applied: no terminal to confirm on; pass --yes"},
 		{"answered no", Action{Apply: true, IsRoot: root, Terminal: true}, "n\n", ErrNotConfirmed, `answered "n"`},
 		{"persist without apply", Action{Persist: true, IsRoot: root}, "", nil, "--persist needs --apply"},
 	}
@@ -231,6 +231,27 @@ func TestRunRefusals(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Apply these 4 change(s)? [y/N]") || !strings.Contains(out.String(), "tailscale0: interface not found") {
 		t.Errorf("output:\n%s", out.String())
+	}
+	// With a state file now, revert asks too: no, then without a terminal,
+	// change nothing; yes reverts.
+	applied, _ := h.Read()
+	for _, act := range []Action{{Revert: true, IsRoot: root, Terminal: true}, {Revert: true, IsRoot: root}} {
+		act.StatePath = state
+		out.Reset()
+		err := Run(context.Background(), in, act, strings.NewReader("n\n"), &out)
+		if !errors.Is(err, ErrNotConfirmed) || errors.Is(err, ErrNeedsYes) == act.Terminal {
+			t.Errorf("revert %+v: %v", act, err)
+		}
+		if now, _ := h.Read(); !cmp.Equal(applied.Raw, now.Raw) {
+			t.Errorf("revert %+v changed values", act)
+		}
+	}
+	out.Reset()
+	if err := Run(context.Background(), in, Action{Revert: true, IsRoot: root, Terminal: true, StatePath: state}, strings.NewReader("y\n"), &out); err != nil {
+		t.Fatalf("revert answered yes: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Revert these 4 key(s)? [y/N]") || !strings.Contains(out.String(), "reverted 4 key(s)") {
+		t.Errorf("revert output:\n%s", out.String())
 	}
 }
 

@@ -34,12 +34,18 @@ const Title = "Device"
 
 type keys struct {
 	common.Nav // scroll (shared with every pane)
-	// Reset is enabled only when the pane has a live port to reset.
-	Reset key.Binding
+	// Reset is enabled only when the pane has a live port to reset; it
+	// asks first: Confirm (y) resets, Cancel (n, esc, any other key) not.
+	Reset           key.Binding
+	Confirm, Cancel key.Binding
 }
 
-func (k keys) ShortHelp() []key.Binding  { return []key.Binding{k.Arrows, k.Reset} }
-func (k keys) FullHelp() [][]key.Binding { return [][]key.Binding{k.Nav.Full(), {k.Reset}} }
+func (k keys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Confirm, k.Cancel, k.Arrows, k.Reset}
+}
+func (k keys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{k.Nav.Full(), {k.Reset, k.Confirm, k.Cancel}}
+}
 
 // Pane is the Device pane. Create it with New.
 type Pane struct {
@@ -57,6 +63,8 @@ type Pane struct {
 	regions       map[int]probes.Region // the tailnet's DERP map (link.Snapshot), to name the board's regions
 	ticking       bool                  // an ageTickMsg is pending
 	reset         func() bool           // asks the link for a hard reset; nil for a replay
+	// confirming: R asked "reset the board?" and waits for y or n.
+	confirming bool
 	// notice answers the last R: "no board connected" while the port is
 	// down, "reset requested" until the link reports the reset.
 	notice string
@@ -70,8 +78,19 @@ const noBoardNotice = "no board connected: R resets the board once its port is u
 // outcome comes back as the link status in a later devlink.Event.
 func (p *Pane) SetReset(fn func() bool) {
 	p.reset = fn
-	p.keys.Reset.SetEnabled(fn != nil)
+	p.syncKeys()
 }
+
+// syncKeys enables R with a reset to ask for, and y/n while it asks.
+func (p *Pane) syncKeys() {
+	p.keys.Nav.SetEnabled(!p.confirming)
+	p.keys.Reset.SetEnabled(p.reset != nil && !p.confirming)
+	p.keys.Confirm.SetEnabled(p.confirming)
+	p.keys.Cancel.SetEnabled(p.confirming)
+}
+
+// confirmQuestion is R's question, shown until y or n.
+const confirmQuestion = "Reset the board now? It reboots (a hard reset through the serial port's DTR/RTS lines). y resets, n or esc does not"
 
 // ageTickMsg redraws pane p once a second so "ago" texts (last crash,
 // handshakes) keep counting while the board is silent or unplugged.
@@ -90,10 +109,14 @@ func New(st common.Styles, now func() time.Time) *Pane {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pane{st: st, now: now, dirty: true, vp: common.NewViewport(), keys: keys{
-		Nav:   common.NewNav("scroll"),
-		Reset: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset board"), key.WithDisabled()),
+	p := &Pane{st: st, now: now, dirty: true, vp: common.NewViewport(), keys: keys{
+		Nav:     common.NewNav("scroll"),
+		Reset:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset board (asks first)")),
+		Confirm: key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "reset now")),
+		Cancel:  key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "don't reset")),
 	}}
+	p.syncKeys()
+	return p
 }
 
 // Title implements common.Pane.
@@ -105,8 +128,9 @@ func (p *Pane) SetSize(w, h int) { p.width, p.height, p.dirty = w, h, true }
 // KeyMap implements common.Pane.
 func (p *Pane) KeyMap() help.KeyMap { return p.keys }
 
-// Capturing implements common.Pane; the Device pane has no input.
-func (p *Pane) Capturing() bool { return false }
+// Capturing implements common.Pane: true while R's question waits for
+// y or n (every key answers it).
+func (p *Pane) Capturing() bool { return p.confirming }
 
 // Update implements common.Pane: it keeps the latest state from
 // devlink.Event, scrolls on keys, and once it has a board redraws every
@@ -145,6 +169,9 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 			p.regions, p.dirty = m.Regions, true
 		}
 	case tea.KeyPressMsg:
+		if p.confirming {
+			return p.answer(m)
+		}
 		common.Refresh(&p.vp, &p.dirty, p.render, p.width, p.height)
 		switch {
 		case p.keys.Scroll(&p.vp, m):
@@ -154,12 +181,32 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 				p.notice = noBoardNotice
 				return nil
 			}
-			p.notice = "reset requested"
-			fn := p.reset
-			return func() tea.Msg { fn(); return nil }
+			// A reset reboots the board and loses its state: ask first.
+			p.confirming, p.notice = true, ""
+			p.syncKeys()
+			p.vp.GotoTop() // the question is the first line
 		}
 	}
 	return nil
+}
+
+// answer takes the key that answers R's question: y resets, any other
+// key does not.
+func (p *Pane) answer(m tea.KeyPressMsg) tea.Cmd {
+	yes := key.Matches(m, p.keys.Confirm) // enabled while asking
+	p.confirming, p.dirty = false, true
+	p.syncKeys()
+	if !yes {
+		p.notice = "not reset"
+		return nil
+	}
+	if p.state == nil || !p.state.Link.Up {
+		p.notice = noBoardNotice // the port went down while asking
+		return nil
+	}
+	p.notice = "reset requested"
+	fn := p.reset
+	return func() tea.Msg { fn(); return nil }
 }
 
 // View implements common.Pane.
@@ -177,6 +224,9 @@ func (p *Pane) render() []string {
 	if p.stopped {
 		add(p.st.Bad.Render("device source stopped: " + p.stopErr.String()))
 		add("")
+	}
+	if p.confirming {
+		add(p.st.Bad.Render(confirmQuestion))
 	}
 	if p.notice != "" {
 		add(p.st.Warn.Render(p.notice))
@@ -208,6 +258,11 @@ func (p *Pane) render() []string {
 		id += "  " + p.st.Selected.Render("selected in Peers")
 	}
 	add(p.st.Title.Render("Board") + "  " + linkText + id)
+	if s.Link.Replay {
+		// The demo's capture: its addresses are the recording's
+		// (documentation and private ranges), beside a lab on 127.0.0.1.
+		add("  " + p.st.Muted.Render("addresses below are the recording's, not this tailnet's"))
+	}
 	switch {
 	case s.Link.ResetErr != nil:
 		add("  " + p.st.Warn.Render("reset failed: "+s.Link.ResetErrText().String()))
@@ -240,6 +295,10 @@ func (p *Pane) render() []string {
 		if regs := crashRegisters(c, s.Chip); regs != "" {
 			add("  " + regs)
 		}
+		if reg, addr, access, ok := c.NullAccess(); ok {
+			add("  " + p.st.Bad.Render(fmt.Sprintf("%s 0x%08x: a NULL-pointer %s", reg, addr, access)) +
+				p.st.Muted.Render(nullOffset(addr)))
+		}
 		if len(c.Backtrace.Frames) > 0 {
 			tail := ""
 			if c.Backtrace.Corrupted {
@@ -250,8 +309,8 @@ func (p *Pane) render() []string {
 		for _, d := range c.Decoded {
 			add("  " + p.st.Warn.Render(d.String()))
 		}
-		if len(c.Decoded) == 0 && len(c.Backtrace.Frames) > 0 {
-			add("  " + p.st.Muted.Render("pass the firmware ELF (--elf) to decode the backtrace"))
+		if h := decodeHint(c); h != "" {
+			add("  " + p.st.Muted.Render(h))
 		}
 	}
 
@@ -312,16 +371,21 @@ func (p *Pane) render() []string {
 	// The sparklines draw this boot's samples only, the same measure as
 	// the figures beside them: the min (the board's own, since boot) is
 	// never above a bar, and another boot's heap never shows as a dip.
-	add(p.st.Title.Render("Heap") + fmt.Sprintf("  internal %s free (min %s since boot, largest %s)  %s",
-		heapBytes(s.HeapFree), heapBytes(s.HeapMin), heapBytes(s.HeapLargest), spark(s.HeapHistory.Since(s.BootAt), 0)))
+	// Only what the board said: a figure it has not reported is left out,
+	// not shown as "?" or 0 (an LTE board has no Wi-Fi to count).
+	if heap := heapWords(s); heap != "" {
+		add(p.st.Title.Render("Heap") + "  " + heap + "  " + spark(s.HeapHistory.Since(s.BootAt), 0))
+	}
 	if s.PSRAMFree > 0 {
 		add(fmt.Sprintf("  PSRAM free %s  %s", heapBytes(s.PSRAMFree), spark(s.PSRAMHistory.Since(s.BootAt), 0)))
 	}
-	wifi := fmt.Sprintf("%d disconnects", max(s.WiFiDisconnects, s.WiFiDropLines))
-	if s.RSSI != 0 {
-		wifi += fmt.Sprintf(", RSSI %d dBm", s.RSSI)
+	if s.WiFiKnown {
+		wifi := fmt.Sprintf("%d disconnects", max(s.WiFiDisconnects, s.WiFiDropLines))
+		if s.RSSI != 0 {
+			wifi += fmt.Sprintf(", RSSI %d dBm", s.RSSI)
+		}
+		add(p.st.Title.Render("Wi-Fi") + "  " + wifi)
 	}
-	add(p.st.Title.Render("Wi-Fi") + "  " + wifi)
 	// Fields of the telemetry table this pane has no words for yet, as the
 	// board wrote them (devlink.State.Extra).
 	var more []string
@@ -421,6 +485,35 @@ func crashRegisters(c *devlink.Crash, chip string) string {
 		parts = append(parts, "report cut short")
 	}
 	return strings.Join(parts, " · ")
+}
+
+// nullOffset words a NULL access's address: the offset of the field read
+// through the pointer.
+func nullOffset(addr uint32) string {
+	if addr == 0 {
+		return " (address 0 itself)"
+	}
+	return fmt.Sprintf(" (a field %d bytes into a struct reached through a NULL pointer)", addr)
+}
+
+// decodeHint says what would decode the crash, or that the log already
+// holds it decoded; "" when tailpath decoded it or nothing is to decode.
+func decodeHint(c *devlink.Crash) string {
+	switch {
+	case len(c.Decoded) > 0:
+		return ""
+	case c.DecodedInLog():
+		return "the log holds this backtrace decoded already (its #N / 0x…: lines, in the Log tab)"
+	case len(c.Backtrace.Frames) > 0:
+		return "pass the firmware ELF (--elf) to decode the backtrace"
+	case c.Arch == "riscv" && len(c.Stack) > 0:
+		// RISC-V prints no Backtrace: line; the ELF finds the return
+		// addresses in the stack dump, as ESP-IDF monitor does with gdb.
+		return "pass the firmware ELF (--elf) to decode MEPC and recover the backtrace from the stack dump"
+	case c.PC != 0:
+		return "pass the firmware ELF (--elf) to decode the faulting PC"
+	}
+	return ""
 }
 
 // relayWords says how the board's DERP relay connection is: up, or down
@@ -549,6 +642,30 @@ func (p *Pane) pathWords(path telemetry.Path) string {
 		return p.st.Warn.Render("relay, " + p.pathText(path))
 	}
 	return "none"
+}
+
+// heapWords words the heap figures the board reported ("internal 128KiB
+// free (min 120KiB since boot, largest 68.0KiB)"); "" when it reported none.
+func heapWords(s *devlink.State) string {
+	var w string
+	if s.HeapFree > 0 {
+		w = "internal " + units.Bytes(s.HeapFree) + " free"
+	}
+	var more []string
+	if s.HeapMin > 0 {
+		more = append(more, "min "+units.Bytes(s.HeapMin)+" since boot")
+	}
+	if s.HeapLargest > 0 {
+		more = append(more, "largest "+units.Bytes(s.HeapLargest))
+	}
+	switch {
+	case len(more) == 0:
+	case w == "":
+		w = "internal " + strings.Join(more, ", ")
+	default:
+		w += " (" + strings.Join(more, ", ") + ")"
+	}
+	return w
 }
 
 // heapBytes words a heap figure (units.Bytes); "?" for unknown (0).

@@ -227,9 +227,10 @@ func TestDevicePaneH2Stalled(t *testing.T) {
 	}
 }
 
-// TestDevicePaneResetKey: R asks the link for a reset through a command
-// (never inside Update), only when a live port was wired with SetReset; the
-// outcome shows from the link status.
+// TestDevicePaneResetKey: R asks first (it reboots the board); y then
+// asks the link for a reset through a command (never inside Update), only
+// when a live port was wired with SetReset; n or any other key does not
+// reset; the outcome shows from the link status.
 func TestDevicePaneResetKey(t *testing.T) {
 	R := tea.KeyPressMsg{Code: 'R', Text: "R"}
 	p := New(common.DefaultStyles(), func() time.Time { return at })
@@ -238,7 +239,7 @@ func TestDevicePaneResetKey(t *testing.T) {
 		t.Error("R did something without a port to reset (replay)")
 	}
 	for _, b := range p.KeyMap().ShortHelp() {
-		if b.Help().Desc == "reset board" && b.Enabled() {
+		if b.Help().Key == "R" && b.Enabled() {
 			t.Error("reset key advertised without a port")
 		}
 	}
@@ -256,12 +257,26 @@ func TestDevicePaneResetKey(t *testing.T) {
 	if strings.Contains(tuitest.Unstyled(p.View()), "no board connected") {
 		t.Errorf("the notice outlived the board's arrival:\n%s", tuitest.Unstyled(p.View()))
 	}
-	cmd := p.Update(R)
+	// R asks; the question takes every key (the root routes them here
+	// first), and anything but y leaves the board alone.
+	for _, no := range []tea.KeyPressMsg{{Code: 'n', Text: "n"}, {Code: tea.KeyEscape}, {Code: 'q', Text: "q"}} {
+		if cmd := p.Update(R); cmd != nil || !p.Capturing() || !strings.Contains(tuitest.Unstyled(p.View()), "Reset the board now?") {
+			t.Fatalf("R did not ask first: command %v, capturing %v, pane:\n%s", cmd != nil, p.Capturing(), tuitest.Unstyled(p.View()))
+		}
+		if cmd := p.Update(no); cmd != nil || p.Capturing() || !strings.Contains(tuitest.Unstyled(p.View()), "not reset") {
+			t.Fatalf("%s to the question: command %v, capturing %v, pane:\n%s", no, cmd != nil, p.Capturing(), tuitest.Unstyled(p.View()))
+		}
+	}
+	p.Update(R)
+	cmd := p.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
 	if asked != 0 {
 		t.Fatal("Update asked for the reset itself; that belongs in the command")
 	}
 	if cmd == nil {
-		t.Fatal("R returned no command with a port wired")
+		t.Fatal("y to R's question returned no command with a port wired")
+	}
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "reset requested") || p.Capturing() {
+		t.Errorf("after y: capturing %v, pane:\n%s", p.Capturing(), v)
 	}
 	cmd()
 	if asked != 1 {
@@ -377,5 +392,84 @@ func TestDevicePaneShowsExtraFields(t *testing.T) {
 		if !strings.Contains(v, want) {
 			t.Errorf("pane lacks %q:\n%s", want, v)
 		}
+	}
+}
+
+// TestDevicePaneShowsOnlyWhatItKnows: a board that never spoke of Wi-Fi
+// or its heap (an LTE board running the ESP32 Tailscale port, without
+// telemetry) gets no "Wi-Fi 0 disconnects" and no "Heap internal ? free";
+// a crash near address 0 is named a NULL-pointer access; a log that holds
+// the backtrace decoded already asks for no --elf, and a RISC-V crash
+// (no Backtrace: line) is told what --elf would do for it.
+func TestDevicePaneShowsOnlyWhatItKnows(t *testing.T) {
+	const lte = "I (1200) modem: PPP up over LTE, ip 10.64.12.7\r\n" +
+		"I (3000) ts_netmap: DERP home server: derp1f.tailscale.com:443 (region 1)\r\n" +
+		"Guru Meditation Error: Core  1 panic'ed (StoreProhibited). Exception was unhandled.\r\n" +
+		"Core  1 register dump:\r\n" +
+		"PC      : 0x400d8a31  PS      : 0x00060a30  A0      : 0x800d8c6e  A1      : 0x3ffb2f40  \r\n" +
+		"EXCVADDR: 0x00000008  LBEG    : 0x4000c2e0  LEND    : 0x4000c2f6  LCOUNT  : 0xffffffff  \r\n" +
+		"Backtrace: 0x400d8a2e:0x3ffb2f40 0x400d8c6b:0x3ffb2f70\r\n" +
+		"  #0  0x400d8a2e:0x3ffb2f40 in tp_udp_send at src/tp_udp.c:141\r\n" +
+		"  #1  0x400d8c6b:0x3ffb2f70 in tp_wg_output at src/tp_wg.c:377\r\n" +
+		"Rebooting...\r\n"
+	const riscv = "Guru Meditation Error: Core  0 panic'ed (Load access fault). Exception was unhandled.\r\n" +
+		"Core  0 register dump:\r\n" +
+		"MEPC    : 0x42008a2e  RA      : 0x420089f0  SP      : 0x4080f1c0  GP      : 0x40811e54  \r\n" +
+		"MSTATUS : 0x00001881  MTVEC   : 0x40800001  MCAUSE  : 0x00000005  MTVAL   : 0x00000000  \r\n" +
+		"\r\n" +
+		"Stack memory:\r\n" +
+		"4080f1c0: 0x00000000 0x00000000 0x4080f1fc 0x42008d3a 0x00000000 0x00000000 0x00000000 0x4080f2c0\r\n" +
+		"Rebooting...\r\n"
+	for _, tc := range []struct {
+		name      string
+		log       string
+		want, not []string
+	}{
+		{"lte, decoded in the log", lte,
+			[]string{"EXCVADDR 0x00000008: a NULL-pointer write (a field 8 bytes into a struct reached through a NULL pointer)",
+				"the log holds this backtrace decoded already"},
+			[]string{"Wi-Fi", "Heap", "?", "--elf"}},
+		{"riscv", riscv,
+			[]string{"MTVAL 0x00000000: a NULL-pointer read (address 0 itself)",
+				"pass the firmware ELF (--elf) to decode MEPC and recover the backtrace from the stack dump"},
+			[]string{"Wi-Fi", "Heap"}},
+		{"telemetry", boardLog,
+			[]string{"Wi-Fi  0 disconnects, RSSI -61 dBm", "Heap  internal 128KiB free (min 125KiB since boot, largest 68.0KiB)",
+				"pass the firmware ELF (--elf) to decode the backtrace"},
+			[]string{"NULL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := New(common.DefaultStyles(), func() time.Time { return at })
+			p.SetSize(160, 40)
+			p.Update(event(tc.log, true))
+			v := tuitest.Unstyled(p.View())
+			for _, w := range tc.want {
+				if !strings.Contains(v, w) {
+					t.Errorf("lacks %q:\n%s", w, v)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(v, n) {
+					t.Errorf("shows %q:\n%s", n, v)
+				}
+			}
+		})
+	}
+}
+
+// TestDevicePaneReplaySaysAddressesAreRecorded: the demo's board is a
+// recording; its addresses are said to be the recording's, not the lab's.
+func TestDevicePaneReplaySaysAddressesAreRecorded(t *testing.T) {
+	p := New(common.DefaultStyles(), func() time.Time { return at })
+	p.SetSize(120, 30)
+	ev := event(boardLog, true)
+	ev.State.Link.Replay = true
+	p.Update(ev)
+	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "addresses below are the recording's, not this tailnet's") {
+		t.Errorf("replay without the note:\n%s", v)
+	}
+	p.Update(event(boardLog, true))
+	if v := tuitest.Unstyled(p.View()); strings.Contains(v, "recording's") {
+		t.Errorf("a live board with the replay's note:\n%s", v)
 	}
 }

@@ -1,12 +1,15 @@
 // Package logpane is the Log pane: the board's console coloured by level,
 // filterable with ESP-IDF monitor's `tag:level` syntax (`wifi:W *:I`), searchable, with
-// follow/pause, and panics highlighted with their decoded backtraces. It
+// follow/pause, and panics highlighted with their decoded backtraces. Long
+// lines wrap (w cuts them instead), except a crash report's, which always
+// wrap: a register row or a backtrace cut short loses what it is for. It
 // reads devlink.Event messages and does no I/O.
 package logpane
 
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -37,6 +40,7 @@ const entryOverhead = 128
 
 // entry is one kept line, already sanitised (by the Source: safetext.Text).
 type entry struct {
+	seq     uint64 // the line's number since the pane started, for the current match
 	level   devlink.Level
 	tag     []byte
 	kind    devlink.Kind
@@ -44,13 +48,27 @@ type entry struct {
 	decoded []safetext.Text
 }
 
-// row is one screen row: a line or one of its decoded frames.
+// row is one line or one of its decoded frames: one screen line, or
+// several when it wraps.
 type row struct {
 	text  string
 	kind  rowKind
 	level devlink.Level
 	match bool
+	// keep: part of a crash report (the panic, register rows, the
+	// backtrace, a stack dump, decoded frames), wrapped even when lines
+	// are cut.
+	keep bool
+	// regs: a register row, wrapped between registers, never inside one.
+	regs bool
+	seq  uint64 // its entry's
 }
+
+// pos is a place in the rows: row's screen line sub (0 unless it wraps).
+type pos struct{ row, sub int }
+
+// before reports whether a comes before b.
+func (a pos) before(b pos) bool { return a.row < b.row || (a.row == b.row && a.sub < b.sub) }
 
 // rowKind says how a row is coloured.
 type rowKind int
@@ -79,8 +97,12 @@ type keys struct {
 	FilterExample key.Binding
 	// Console opens an input line whose lines go to the board; enabled
 	// only when the pane has a live port (SetConsole).
-	Console       key.Binding
-	Apply, Cancel key.Binding
+	Console key.Binding
+	// Wrap toggles wrapping long lines (the default) or cutting them.
+	Wrap key.Binding
+	// Apply takes the filter or search; Send, the same Enter, sends the
+	// console's line (only one of them is enabled at a time).
+	Apply, Send, Cancel key.Binding
 }
 
 func newKeys() keys {
@@ -91,20 +113,22 @@ func newKeys() keys {
 		FilterExample: key.NewBinding(key.WithKeys("f"),
 			key.WithHelp(" e.g.", "wifi:W *:I")),
 		Search:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
+		Wrap:    key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "wrap/cut long lines")),
 		Next:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/prev match")),
 		Console: key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type to the board"), key.WithDisabled()),
 		Prev:    key.NewBinding(key.WithKeys("N")),
 		Apply:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
+		Send:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send to the board"), key.WithDisabled()),
 		Cancel:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 	}
 }
 
 func (k keys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Apply, k.Cancel, k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Arrows}
+	return []key.Binding{k.Apply, k.Send, k.Cancel, k.Follow, k.Filter, k.Search, k.Next, k.Console, k.Wrap, k.Arrows}
 }
 
 func (k keys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.Nav.Full(), {k.Follow, k.Filter, k.FilterExample, k.Search, k.Next, k.Console, k.Apply, k.Cancel}}
+	return [][]key.Binding{k.Nav.Full(), {k.Follow, k.Filter, k.FilterExample, k.Search, k.Next, k.Console, k.Wrap, k.Apply, k.Send, k.Cancel}}
 }
 
 // Pane is the Log pane. Create it with New.
@@ -149,10 +173,17 @@ type Pane struct {
 	query     string
 
 	follow  bool
-	top     int // first shown row when not following
+	top     pos // first shown line when not following
 	rows    []row
 	matches int // rows matching query, counted by build
 	dirty   bool
+	// wrap: long lines wrap (the default); off, they are cut, but a
+	// crash report's rows still wrap (row.keep).
+	wrap bool
+	// cur is the seq of the current match (the one n/N moved to), 0 none.
+	cur     uint64
+	nextSeq uint64
+	lineBuf []string // a row's screen lines, reused
 }
 
 // New returns an empty Log pane that keeps the last keep lines (0: DefaultKeep).
@@ -162,7 +193,7 @@ func New(st common.Styles, keep int) *Pane {
 	}
 	in := common.NewInput(st)
 	in.CharLimit = 200
-	p := &Pane{st: st, paint: newPainters(st), keys: newKeys(), input: in, keep: keep, maxBytes: MaxBytes, follow: true, dirty: true}
+	p := &Pane{st: st, paint: newPainters(st), keys: newKeys(), input: in, keep: keep, maxBytes: MaxBytes, follow: true, dirty: true, wrap: true}
 	p.syncKeys()
 	return p
 }
@@ -170,12 +201,13 @@ func New(st common.Styles, keep int) *Pane {
 func (p *Pane) syncKeys() {
 	typing := p.typing != noInput
 	p.keys.Nav.SetEnabled(!typing)
-	for _, b := range []*key.Binding{&p.keys.Follow, &p.keys.Filter, &p.keys.FilterExample, &p.keys.Search} {
+	for _, b := range []*key.Binding{&p.keys.Follow, &p.keys.Filter, &p.keys.FilterExample, &p.keys.Search, &p.keys.Wrap} {
 		b.SetEnabled(!typing)
 	}
 	p.keys.Next.SetEnabled(!typing && p.query != "")
 	p.keys.Prev.SetEnabled(!typing && p.query != "")
-	p.keys.Apply.SetEnabled(typing)
+	p.keys.Apply.SetEnabled(typing && p.typing != consoleInput)
+	p.keys.Send.SetEnabled(p.typing == consoleInput)
 	p.keys.Cancel.SetEnabled(typing)
 	p.keys.Console.SetEnabled(!typing && p.send != nil)
 }
@@ -290,7 +322,8 @@ func (p *Pane) add(ev devlink.Event) {
 		if text == "" {
 			text = l.DisplayText()
 		}
-		e := entry{level: l.Level, tag: p.intern(l.Tag), kind: l.Kind, text: text, decoded: l.Decoded}
+		p.nextSeq++
+		e := entry{seq: p.nextSeq, level: l.Level, tag: p.intern(l.Tag), kind: l.Kind, text: text, decoded: l.Decoded}
 		p.bytes += e.size()
 		p.entries = append(p.entries, e)
 	}
@@ -308,7 +341,9 @@ func (p *Pane) add(ev devlink.Event) {
 		clear(p.entries[:over]) // let the dropped lines' text be collected
 		p.entries = p.entries[over:]
 		if !p.follow {
-			p.top = max(0, p.top-over)
+			if p.top.row -= over; p.top.row < 0 {
+				p.top = pos{}
+			}
 		}
 	}
 	p.dirty = true
@@ -349,7 +384,7 @@ func (e *entry) size() int {
 func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 	if p.typing == consoleInput {
 		switch {
-		case key.Matches(m, p.keys.Apply):
+		case key.Matches(m, p.keys.Send):
 			// The line goes out; the input stays open for the next one.
 			line := append([]byte(p.input.Value()), p.eol...)
 			p.input.SetValue("")
@@ -390,10 +425,13 @@ func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(m, p.keys.Follow):
 		if p.follow {
 			p.follow = false
-			p.top = max(0, len(p.build())-p.body())
+			p.top = p.bottom(p.build())
 		} else {
 			p.follow = true
 		}
+	case key.Matches(m, p.keys.Wrap):
+		p.wrap = !p.wrap
+		p.top.sub = 0 // the same first row, its line counts changed
 	case key.Matches(m, p.keys.Filter):
 		return p.openInput(filterInput, "filter (tag:level, e.g. wifi:W *:I)> ", p.filterSrc)
 	case key.Matches(m, p.keys.Console) && p.send != nil:
@@ -408,9 +446,9 @@ func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 		// clears the current one.
 		return p.openInput(searchInput, "/", "")
 	case key.Matches(m, p.keys.Next):
-		p.jump(1)
+		p.jump(1, false)
 	case key.Matches(m, p.keys.Prev):
-		p.jump(-1)
+		p.jump(-1, false)
 	}
 	return nil
 }
@@ -437,8 +475,11 @@ func (p *Pane) apply(v string) {
 			p.filter = nil
 		}
 	} else {
-		p.query = v
-		p.jump(1)
+		// The rows mark the new query's matches only once rebuilt: the
+		// jump to the first match reads them (it found none before, so a
+		// search moved nowhere until n).
+		p.query, p.cur, p.dirty = v, 0, true
+		p.jump(1, true)
 	}
 	p.dirty = true
 }
@@ -446,32 +487,157 @@ func (p *Pane) apply(v string) {
 // body is the number of rows for log text (one row is the status line).
 func (p *Pane) body() int { return max(0, p.height-1) }
 
+// scrollBy moves the view n screen lines; reaching the bottom going down
+// follows again.
 func (p *Pane) scrollBy(n int) {
 	rows := p.build()
+	bottom := p.bottom(rows)
 	if p.follow {
 		p.follow = false
-		p.top = max(0, len(rows)-p.body())
+		p.top = bottom
 	}
-	p.top = max(0, min(p.top+n, len(rows)-p.body()))
-	if p.top >= len(rows)-p.body() && n > 0 {
+	p.top = p.advance(rows, p.clamp(rows, p.top), n)
+	if n > 0 && !p.top.before(bottom) {
 		p.follow = true
 	}
 }
 
-func (p *Pane) jump(dir int) {
+// lineCount is how many screen lines row r takes.
+func (p *Pane) lineCount(r *row) int {
+	if len(r.text) <= p.width || (!p.wrap && !r.keep) {
+		return 1 // bytes ≥ cells: a line that short fits
+	}
+	p.lineBuf = p.appendLines(p.lineBuf[:0], r)
+	return len(p.lineBuf)
+}
+
+// appendLines appends r's screen lines to buf: the line itself when it
+// fits, else wrapped (p.wrap, or a crash report's row) or cut with "…".
+func (p *Pane) appendLines(buf []string, r *row) []string {
+	w := max(p.width, 1)
+	if len(r.text) <= w || common.Width(r.text) <= w {
+		return append(buf, r.text)
+	}
+	if !p.wrap && !r.keep {
+		return append(buf, common.Truncate(r.text, w, "…"))
+	}
+	return append(buf, wrapRow(r.text, r.regs, w)...)
+}
+
+// wrapIndent starts a wrapped row's continuation lines.
+const wrapIndent = "    "
+
+// regGroup is one register of a register row ("PC      : 0x400d8a31",
+// "EXCVADDR: 0x00000008", RISC-V's "S0/FP   : 0x3fc9bd60").
+var regGroup = regexp.MustCompile(`[A-Z][A-Z0-9/]*\s*: 0x[0-9a-fA-F]+`)
+
+// wrapRow word-wraps text to width w, continuing under wrapIndent; a
+// register row (regs) breaks only between registers. A window too narrow
+// to wrap in cuts.
+func wrapRow(text string, regs bool, w int) []string {
+	if w <= 2*len(wrapIndent) {
+		return []string{common.Truncate(text, w, "…")}
+	}
+	glue := func(s string) string {
+		if !regs {
+			return s
+		}
+		// A no-break space keeps a register's name and value together
+		// (common.WrapText breaks at no other than a plain space).
+		return regGroup.ReplaceAllStringFunc(s, func(g string) string { return strings.ReplaceAll(g, " ", "\u00a0") })
+	}
+	first, rest, _ := strings.Cut(common.WrapText(glue(text), w), "\n")
+	out := []string{first}
+	rest = strings.TrimLeft(strings.ReplaceAll(rest, "\n", " "), " ")
+	if rest == "" {
+		return out
+	}
+	for _, l := range strings.Split(common.WrapText(glue(rest), w-len(wrapIndent)), "\n") {
+		out = append(out, wrapIndent+l)
+	}
+	if regs {
+		// WrapText gives back a line that fits as it came, glue and all.
+		for i, l := range out {
+			out[i] = strings.ReplaceAll(l, "\u00a0", " ")
+		}
+	}
+	return out
+}
+
+// bottom is the first line shown when following: the last body() screen
+// lines end with the last row.
+func (p *Pane) bottom(rows []row) pos {
+	n := p.body()
+	for i := len(rows) - 1; i >= 0; i-- {
+		k := p.lineCount(&rows[i])
+		if k >= n {
+			return pos{i, k - n}
+		}
+		n -= k
+	}
+	return pos{}
+}
+
+// clamp is at within rows and not past the bottom.
+func (p *Pane) clamp(rows []row, at pos) pos {
+	bottom := p.bottom(rows)
+	if at.row >= len(rows) || bottom.before(at) {
+		return bottom
+	}
+	at.row = max(at.row, 0)
+	at.sub = max(0, min(at.sub, p.lineCount(&rows[at.row])-1))
+	return at
+}
+
+// advance moves at by n screen lines (back when n < 0), within the rows
+// and not past the bottom.
+func (p *Pane) advance(rows []row, at pos, n int) pos {
+	for n > 0 && at.row < len(rows) {
+		k := p.lineCount(&rows[at.row])
+		if at.sub+n < k {
+			at.sub += n
+			break
+		}
+		n -= k - at.sub
+		at = pos{at.row + 1, 0}
+	}
+	for n < 0 {
+		if at.sub >= -n {
+			at.sub += n
+			break
+		}
+		if at.row == 0 {
+			at.sub = 0
+			break
+		}
+		n += at.sub + 1
+		at.row--
+		at.sub = p.lineCount(&rows[at.row]) - 1
+	}
+	return p.clamp(rows, at)
+}
+
+// jump moves to the next match in dir from the first line shown (the
+// first shown itself too when here: a new search), and makes it current.
+func (p *Pane) jump(dir int, here bool) {
 	rows := p.build()
 	if p.query == "" || len(rows) == 0 {
 		return
 	}
-	start := p.top
+	start := p.clamp(rows, p.top).row
 	if p.follow {
-		start = max(0, len(rows)-p.body())
+		start = p.bottom(rows).row
 	}
-	for i := 1; i <= len(rows); i++ {
+	first := 1
+	if here {
+		first = 0
+	}
+	for i := first; i <= len(rows); i++ {
 		j := ((start+dir*i)%len(rows) + len(rows)) % len(rows)
 		if rows[j].match {
 			p.follow = false
-			p.top = max(0, min(j, len(rows)-p.body()))
+			p.cur = rows[j].seq
+			p.top = p.clamp(rows, pos{j, 0})
 			return
 		}
 	}
@@ -502,9 +668,11 @@ func (p *Pane) build() []row {
 		if match {
 			p.matches++
 		}
-		p.rows = append(p.rows, row{text: e.text.String(), kind: kind, level: e.level, match: match})
+		keep := e.kind.IsCrash() || e.kind == devlink.KindRegisters || e.kind == devlink.KindStackDump
+		p.rows = append(p.rows, row{text: e.text.String(), kind: kind, level: e.level, match: match,
+			keep: keep, regs: e.kind == devlink.KindRegisters, seq: e.seq})
 		for _, d := range e.decoded {
-			p.rows = append(p.rows, row{text: "  ↳ " + d.String(), kind: rowDecoded})
+			p.rows = append(p.rows, row{text: "  ↳ " + d.String(), kind: rowDecoded, keep: true, seq: e.seq})
 		}
 	}
 	p.dirty = false
@@ -518,26 +686,42 @@ func (p *Pane) View() string {
 	}
 	rows := p.build()
 	n := p.body()
-	top := p.top
+	var at pos
 	if p.follow {
-		top = max(0, len(rows)-n)
+		at = p.bottom(rows)
+	} else {
+		at = p.clamp(rows, p.top)
 	}
-	top = max(0, min(top, len(rows)-n))
 	out := make([]string, 0, p.height)
-	for i := top; i < len(rows) && len(out) < n; i++ {
-		out = append(out, p.render(rows[i]))
+	shown := 0 // rows shown, to the last one on screen
+	for i := at.row; i < len(rows) && len(out) < n; i++ {
+		r := &rows[i]
+		p.lineBuf = p.appendLines(p.lineBuf[:0], r)
+		lines := p.lineBuf
+		if i == at.row {
+			lines = lines[min(at.sub, len(lines)-1):]
+		}
+		for _, l := range lines {
+			if len(out) == n {
+				break
+			}
+			out = append(out, p.render(r, l))
+		}
+		shown = i + 1
 	}
 	for len(out) < n {
 		out = append(out, "")
 	}
-	out = append(out, p.status(len(rows), top))
+	out = append(out, p.status(len(rows), shown))
 	return strings.Join(out, "\n")
 }
 
-func (p *Pane) render(r row) string {
-	text := common.Truncate(r.text, p.width, "…")
+// render paints one screen line of r.
+func (p *Pane) render(r *row, text string) string {
 	var s *common.Painter
 	switch {
+	case r.match && r.seq == p.cur:
+		s = &p.paint.current // bold reverse video, NO_COLOR too
 	case r.match:
 		s = &p.paint.mark // reverse video, NO_COLOR too
 	case r.kind == rowCrash:
@@ -559,28 +743,34 @@ func (p *Pane) render(r row) string {
 }
 
 // painters are the row styles of st, painted without Render's cost per row.
-type painters struct{ mark, crash, warn, bad, good, muted common.Painter }
+type painters struct{ current, mark, crash, warn, bad, good, muted common.Painter }
 
 func newPainters(st common.Styles) painters {
 	return painters{
-		mark:  common.NewPainter(st.Selected), // Styles.Mark
-		crash: common.NewPainter(st.Bad.Bold(true)),
-		warn:  common.NewPainter(st.Warn),
-		bad:   common.NewPainter(st.Bad),
-		good:  common.NewPainter(st.Good),
-		muted: common.NewPainter(st.Muted),
+		current: common.NewPainter(st.Selected),             // Styles.Mark: the match n/N is on
+		mark:    common.NewPainter(st.Selected.Bold(false)), // every other match: reverse video alone
+		crash:   common.NewPainter(st.Bad.Bold(true)),
+		warn:    common.NewPainter(st.Warn),
+		bad:     common.NewPainter(st.Bad),
+		good:    common.NewPainter(st.Good),
+		muted:   common.NewPainter(st.Muted),
 	}
 }
 
-func (p *Pane) status(total, top int) string {
+// status is the last line; shown is how many rows are shown down to the
+// last on screen, of total.
+func (p *Pane) status(total, shown int) string {
 	if p.typing != noInput {
 		return common.Truncate(p.input.View(), p.width, "…")
 	}
 	mode := "following"
 	if !p.follow {
-		mode = fmt.Sprintf("paused at %d/%d", min(top+p.body(), total), total)
+		mode = fmt.Sprintf("paused at %d/%d", shown, total)
 	}
 	parts := []string{mode, fmt.Sprintf("%d lines", len(p.entries))}
+	if !p.wrap {
+		parts = append(parts, "long lines cut (w wraps)")
+	}
 	if p.filterSrc != "" {
 		parts = append(parts, "filter "+p.filterSrc)
 	}
@@ -591,7 +781,11 @@ func (p *Pane) status(total, top int) string {
 		case 1:
 			parts = append(parts, "search "+p.query+": 1 match (n/N)")
 		default:
-			parts = append(parts, fmt.Sprintf("search %s: %d matches (n/N)", p.query, p.matches))
+			at := ""
+			if i := p.currentMatch(); i > 0 {
+				at = fmt.Sprintf(", at %d", i)
+			}
+			parts = append(parts, fmt.Sprintf("search %s: %d matches%s (n/N)", p.query, p.matches, at))
 		}
 	}
 	if p.dropped > 0 {
@@ -608,6 +802,24 @@ func (p *Pane) status(total, top int) string {
 		s = p.st.Bad.Render(p.filterErr) + " " + s
 	}
 	return common.Truncate(s, p.width, "…")
+}
+
+// currentMatch is the current match's place among the matches, from the
+// oldest (1 is the first); 0 when none is current.
+func (p *Pane) currentMatch() int {
+	if p.cur == 0 {
+		return 0
+	}
+	n := 0
+	for i := range p.rows {
+		if r := &p.rows[i]; r.match {
+			n++
+			if r.seq == p.cur {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 var _ common.CursorPane = (*Pane)(nil)

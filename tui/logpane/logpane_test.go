@@ -1,7 +1,9 @@
 package logpane
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +111,7 @@ func TestLogPaneFilterSearchFollow(t *testing.T) {
 		t.Errorf("search without a hit:\n%s", v)
 	}
 	press(p, "/wifi\n")
-	if v = tuitest.Unstyled(p.View()); !strings.Contains(v, "search wifi: 2 matches (n/N)") {
+	if v = tuitest.Unstyled(p.View()); !strings.Contains(v, "search wifi: 2 matches, at 1 (n/N)") {
 		t.Errorf("search with two hits:\n%s", v)
 	}
 	press(p, "/\n")
@@ -249,8 +251,9 @@ func TestConsole(t *testing.T) {
 
 // TestNoColorSearchGolden: under NO_COLOR the dashboard's colour profile
 // is ASCII (termcolor.Profile): a search's matches still show, in reverse
-// video, which no-color.org allows; other rows carry no colour and no
-// reverse video (a crash's lines stay bold). The view
+// video, which no-color.org allows, the current one (n/N's) bold too;
+// other rows carry no colour and no reverse video (a crash's lines stay
+// bold). The view
 // goes through that profile as the program's renderer takes it
 // (colorprofile.Writer). On TERM=dumb (NoTTY) nothing is left at all.
 // Golden: testdata/TestNoColorSearchGolden.golden (-update).
@@ -260,10 +263,14 @@ func TestNoColorSearchGolden(t *testing.T) {
 	p.Update(event(consoleLog))
 	press(p, "/wifi\n")
 	view := inProfile(p.View(), colorprofile.ASCII)
-	var marked int
+	var marked, current int
 	sgr := regexp.MustCompile("\x1b\\[([0-9;]*)m")
 	for _, l := range strings.Split(view, "\n") {
 		if strings.Contains(l, "\x1b[1;7m") && strings.Contains(l, "wifi") {
+			current++
+			continue
+		}
+		if strings.Contains(l, "\x1b[7m") && strings.Contains(l, "wifi") {
 			marked++
 			continue
 		}
@@ -276,8 +283,8 @@ func TestNoColorSearchGolden(t *testing.T) {
 			t.Errorf("escape in an unmarked row: %q", l)
 		}
 	}
-	if marked != 2 || !strings.Contains(view, "search wifi: 2 matches (n/N)") {
-		t.Errorf("%d rows marked, want the 2 wifi lines:\n%s", marked, view)
+	if current != 1 || marked != 1 || !strings.Contains(view, "search wifi: 2 matches, at 1 (n/N)") {
+		t.Errorf("%d rows marked current and %d others, want one of each (the 2 wifi lines):\n%s", current, marked, view)
 	}
 	teatest.RequireEqualOutput(t, []byte(view))
 	if dumb := inProfile(p.View(), colorprofile.NoTTY); strings.Contains(dumb, "\x1b") {
@@ -316,5 +323,160 @@ func TestPasteIntoSearch(t *testing.T) {
 	press(p, "\n")
 	if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "search wi[2Jfi: no match") {
 		t.Errorf("after pasting an escape sequence into the search:\n%q", v)
+	}
+}
+
+// xtensaPanic is an ESP32-S3 panic as the board prints it: a register dump
+// of rows wider than 80 columns, then a backtrace of eight frames.
+const xtensaPanic = "I (9120) app: sending\r\n" +
+	"Guru Meditation Error: Core  1 panic'ed (StoreProhibited). Exception was unhandled.\r\n" +
+	"\r\n" +
+	"Core  1 register dump:\r\n" +
+	"PC      : 0x400d8a31  PS      : 0x00060a30  A0      : 0x800d8c6e  A1      : 0x3ffb2f40  \r\n" +
+	"A2      : 0x00000000  A3      : 0x3ffc1d88  A4      : 0x00000008  A5      : 0x3ffb2f20  \r\n" +
+	"EXCVADDR: 0x00000008  LBEG    : 0x4000c2e0  LEND    : 0x4000c2f6  LCOUNT  : 0xffffffff  \r\n" +
+	"\r\n" +
+	"Backtrace: 0x400d8a2e:0x3ffb2f40 0x400d8c6b:0x3ffb2f70 0x400d3f15:0x3ffb2fa0 0x400e1b02:0x3ffb2fd0 0x400e1d39:0x3ffb3000 0x4008f2e6:0x3ffb3020 0x4008f2f0:0x3ffb3040 0x4008f300:0x3ffb3060\r\n" +
+	"I (9200) app: a long line after the panic that is much wider than eighty columns so it needs wrapping or cutting\r\n"
+
+// TestLogWrapsLongLines: at 80 columns long lines wrap by default, a
+// register row between registers and a backtrace between frames, so no
+// register and no frame is lost; w cuts long lines instead, but a crash
+// report's rows still wrap.
+func TestLogWrapsLongLines(t *testing.T) {
+	regs := regexp.MustCompile(`[A-Z][A-Z0-9]*\s*: 0x[0-9a-f]{8}`)
+	frames := regexp.MustCompile(`0x[0-9a-f]{8}:0x[0-9a-f]{8}`)
+	const long = "a long line after the panic that is much wider than eighty columns so it needs wrapping or cutting"
+	for _, wrap := range []bool{true, false} {
+		p := New(common.DefaultStyles(), 0)
+		p.SetSize(80, 24)
+		p.Update(event(xtensaPanic))
+		if !wrap {
+			press(p, "w")
+		}
+		v := tuitest.Unstyled(p.View())
+		lines := strings.Split(v, "\n")
+		if len(lines) != 24 {
+			t.Fatalf("wrap %v: %d lines, want 24", wrap, len(lines))
+		}
+		for _, l := range lines {
+			if w := common.Width(l); w > 80 {
+				t.Errorf("wrap %v: a line of %d cells: %q", wrap, w, l)
+			}
+		}
+		if n := len(regs.FindAllString(v, -1)); n != 12 {
+			t.Errorf("wrap %v: %d registers whole on screen, want all 12:\n%s", wrap, n, v)
+		}
+		if n := len(frames.FindAllString(v, -1)); n != 8 {
+			t.Errorf("wrap %v: %d backtrace frames whole on screen, want all 8:\n%s", wrap, n, v)
+		}
+		joined := strings.Join(strings.Fields(v), " ")
+		if got := strings.Contains(joined, long); got != wrap {
+			t.Errorf("wrap %v: the long log line whole: %v\n%s", wrap, got, v)
+		}
+		if cut := strings.Contains(v, "…"); cut == wrap {
+			t.Errorf("wrap %v: a line cut with …: %v\n%s", wrap, cut, v)
+		}
+		if off := strings.Contains(v, "long lines cut (w wraps)"); off == wrap {
+			t.Errorf("wrap %v: status says lines are cut: %v\n%s", wrap, off, v)
+		}
+	}
+}
+
+// TestLogScrollsWrappedLines: paused, scrolling moves by screen lines
+// through a wrapped row, and reaching the bottom follows again.
+func TestLogScrollsWrappedLines(t *testing.T) {
+	p := New(common.DefaultStyles(), 0)
+	p.SetSize(80, 6) // 5 lines of log
+	p.Update(event(xtensaPanic))
+	press(p, " ") // pause at the bottom
+	bottom := tuitest.Unstyled(p.View())
+	var seen []string
+	for range 40 {
+		p.Update(tea.KeyPressMsg{Code: tea.KeyUp})
+		first, _, _ := strings.Cut(tuitest.Unstyled(p.View()), "\n")
+		seen = append(seen, first)
+	}
+	if seen[len(seen)-1] != "I (9120) app: sending" {
+		t.Errorf("scrolled up to %q, want the first line", seen[len(seen)-1])
+	}
+	// One line at a time: a register row's second line was at the top too.
+	if !slices.Contains(seen, wrapIndent+"LCOUNT  : 0xffffffff  ") || !slices.Contains(seen, "EXCVADDR: 0x00000008  LBEG    : 0x4000c2e0  LEND    : 0x4000c2f6") {
+		t.Errorf("scrolling up skipped a wrapped row's lines: %q", seen)
+	}
+	press(p, "G")
+	if v, want := tuitest.Unstyled(p.View()), strings.Replace(bottom, "paused at 11/11", "following", 1); v != want {
+		t.Errorf("G did not come back to the bottom, following:\n%s\nwant:\n%s", v, want)
+	}
+}
+
+// TestSearchJumpsAndMarksCurrent: Enter on a search moves to its first
+// match at once, from a view already drawn (it moved nowhere until n);
+// n moves on, and the current match is drawn apart from the others.
+func TestSearchJumpsAndMarksCurrent(t *testing.T) {
+	p := New(common.DefaultStyles(), 0)
+	p.SetSize(80, 4) // 3 lines of log
+	for i := range 20 {
+		p.Update(event(fmt.Sprintf("I (%d) app: line %d\r\n", i, i)))
+		p.View() // drawn between events, as the dashboard does
+	}
+	press(p, "/line 3\n")
+	v := tuitest.Unstyled(p.View())
+	if first, _, _ := strings.Cut(v, "\n"); first != "I (3) app: line 3" || !strings.Contains(v, "paused") {
+		t.Fatalf("after /line 3, want it the first line shown, paused:\n%s", v)
+	}
+	press(p, "/line 1\n") // line 1, then 10 to 19: 11 matches
+	v = tuitest.Unstyled(p.View())
+	if first, _, _ := strings.Cut(v, "\n"); first != "I (10) app: line 10" || !strings.Contains(v, "search line 1: 11 matches, at 2 (n/N)") {
+		t.Errorf("after /line 1 from line 3, want line 10 first, the 2nd match:\n%s", v)
+	}
+	press(p, "n")
+	if v = tuitest.Unstyled(p.View()); !strings.Contains(v, "at 3 (n/N)") {
+		t.Errorf("n did not move to the 3rd match:\n%s", v)
+	}
+	styled := inProfile(p.View(), colorprofile.ASCII)
+	var current, others int
+	for _, l := range strings.Split(styled, "\n") {
+		switch {
+		case strings.Contains(l, "\x1b[1;7m"):
+			current++
+			if !strings.Contains(l, "line 11") {
+				t.Errorf("current match drawn on %q, want line 11", l)
+			}
+		case strings.Contains(l, "\x1b[7m"):
+			others++
+		}
+	}
+	if current != 1 || others != 2 {
+		t.Errorf("%d current and %d other matches drawn, want 1 and 2:\n%q", current, others, styled)
+	}
+}
+
+// TestConsoleHelpSaysSend: with the console open, Enter's help says it
+// sends the line to the board, not "apply".
+func TestConsoleHelpSaysSend(t *testing.T) {
+	p := New(common.DefaultStyles(), 0)
+	p.SetSize(80, 10)
+	p.SetConsole(func([]byte) error { return nil }, []byte("\r"))
+	p.Update(devlink.Event{State: devlink.State{Link: devlink.LinkStatus{Up: true, Port: "/dev/ttyACM0"}}})
+	press(p, "i")
+	var enter []string
+	for _, b := range p.KeyMap().ShortHelp() {
+		if b.Enabled() && b.Help().Key == "enter" {
+			enter = append(enter, b.Help().Desc)
+		}
+	}
+	if len(enter) != 1 || enter[0] != "send to the board" {
+		t.Errorf("enter's help with the console open: %q, want [send to the board]", enter)
+	}
+	press(p, "\x1b/")
+	enter = enter[:0]
+	for _, b := range p.KeyMap().ShortHelp() {
+		if b.Enabled() && b.Help().Key == "enter" {
+			enter = append(enter, b.Help().Desc)
+		}
+	}
+	if len(enter) != 1 || enter[0] != "apply" {
+		t.Errorf("enter's help in the search: %q, want [apply]", enter)
 	}
 }

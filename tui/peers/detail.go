@@ -42,6 +42,7 @@ type pingRun struct {
 	running bool
 	pongs   int // answered tries so far
 	lines   []pingLine
+	ended   time.Time // when it ended (the clock's); zero while running
 }
 
 type pingLine struct {
@@ -84,6 +85,9 @@ type Detail struct {
 	inSnap bool // peer is in the latest snapshot
 	pings  map[safetext.Text]*pingRun
 	dirty  bool
+	// note says why the last key did nothing (p with no pings), until
+	// the next key.
+	note string
 }
 
 // NewDetail returns a Peer detail pane. now gives the time for "12s ago"
@@ -172,6 +176,14 @@ func (d *Detail) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return d.startPing(probes.PingTSMP)
 	case key.Matches(msg, d.keys.Refresh) && d.refreshAPI != nil:
 		return d.refreshAPI()
+	case d.ping == nil && d.peerID != "" && (msg.String() == "p" || msg.String() == "t"):
+		// Not silence: say why nothing happens.
+		d.note, d.dirty = "no pings here: nothing live to ping (a saved snapshot is read-only)", true
+		d.vp.GotoTop()
+		return nil
+	}
+	if d.note != "" {
+		d.note, d.dirty = "", true
 	}
 	d.refresh()
 	d.keys.Scroll(&d.vp, msg)
@@ -217,7 +229,7 @@ func (d *Detail) addPing(res probes.PingResult) {
 		r.lines = append(r.lines[:0], r.lines[len(r.lines)-maxPingLines:]...)
 	}
 	if res.Done {
-		r.running = false
+		r.running, r.ended = false, d.now()
 	}
 	if res.PeerID == d.peerID {
 		d.dirty = true
@@ -271,7 +283,7 @@ func pingResultLine(res probes.PingResult, pongs int) pingLine {
 func (d *Detail) endRuns(why string) {
 	for id, r := range d.pings {
 		if r.running {
-			r.running = false
+			r.running, r.ended = false, d.now()
 			r.lines = append(r.lines, pingLine{text: why, tone: toneBad})
 			if id == d.peerID {
 				d.dirty = true
@@ -376,13 +388,7 @@ func (d *Detail) lines() []string {
 	pathStyle := d.pathStyle(p.Path.Kind)
 	field("path", string(link.PathText(&p.Path)), &pathStyle)
 	v := &p.Verdict
-	verdict := reasonText(v)
-	// The reason id, then its words, unless the words already start with
-	// it ("idle: no recent traffic", "offline since …").
-	if r := string(v.Reason); r != "" && r != verdict && !strings.HasPrefix(verdict, r+":") && !strings.HasPrefix(verdict, r+" ") {
-		verdict = r + ": " + verdict
-	}
-	field("verdict", verdict, &pathStyle)
+	field("verdict", reasonWords(v), &pathStyle)
 	if len(v.Also) > 0 {
 		also := make([]string, len(v.Also))
 		for i, r := range v.Also {
@@ -402,6 +408,9 @@ func (d *Detail) lines() []string {
 		hint = "not while control says the peer is offline (every try would time out)"
 	}
 	field("ping", d.st.Muted.Render(hint), nil)
+	if d.note != "" {
+		field("", d.st.Warn.Render(d.note), nil)
+	}
 	if r := d.pings[d.peerID]; r != nil {
 		// The latest few lines only, so the result stays on a 24-row screen.
 		lines := r.lines[max(len(r.lines)-pingLinesShown, 0):]
@@ -409,6 +418,11 @@ func (d *Detail) lines() []string {
 			text := l.text
 			if r.running && i == len(lines)-1 {
 				text += "…"
+			}
+			var age string
+			if !r.running && !r.ended.IsZero() && i == len(lines)-1 {
+				// A result stays until the next run: say how old it is.
+				age = d.st.Muted.Render(" · " + units.Ago(d.now(), r.ended))
 			}
 			switch l.tone {
 			case toneGood:
@@ -418,7 +432,7 @@ func (d *Detail) lines() []string {
 			case toneBad:
 				text = d.st.Bad.Render(text)
 			}
-			add(strings.Repeat(" ", labelWidth) + text)
+			add(strings.Repeat(" ", labelWidth) + text + age)
 		}
 	}
 

@@ -194,7 +194,7 @@ func TestDetailPingProgress(t *testing.T) {
 		"ping 1/10 via DERP(nyc) 44ms",
 		"ping 2/10: timeout",
 		"ping 3/10 via DERP(nyc) 42ms",
-		"DISCO ping failed: direct connection not established",
+		"DISCO ping failed: direct connection not established · just now", // a finished run says its age
 	}
 	v := tuitest.Unstyled(d.View())
 	var got []string
@@ -334,13 +334,13 @@ func TestDetailPingWording(t *testing.T) {
 			name:    "TSMP timeout against an offline peer",
 			key:     "t",
 			results: []probes.PingResult{r(probes.PingTSMP, 1, "timeout", true)},
-			want:    []string{"TSMP ping: started", "TSMP ping failed: timeout (no reply through WireGuard)"},
+			want:    []string{"TSMP ping: started", "TSMP ping failed: timeout (no reply through WireGuard) · just now"},
 		},
 		{
 			name:    "TSMP pong with no path named",
 			key:     "t",
 			results: []probes.PingResult{{PeerID: "nCORES3", Kind: probes.PingTSMP, Try: 1, Via: "TSMP", Latency: 3 * time.Millisecond, Done: true}},
-			want:    []string{"TSMP ping: started", "TSMP pong in 3.0ms"},
+			want:    []string{"TSMP ping: started", "TSMP pong in 3.0ms · just now"},
 		},
 		{
 			name:    "DISCO running: only the newest line has the ellipsis",
@@ -352,13 +352,13 @@ func TestDetailPingWording(t *testing.T) {
 			name:    "DISCO ten relayed pongs then not direct: the last try keeps no ellipsis",
 			key:     "p",
 			results: []probes.PingResult{pong(9), pong(10), r(probes.PingDISCO, 10, noDirect, true)},
-			want:    []string{"DISCO ping until direct: started", "ping 9/10 via DERP(nyc) 1.0ms", "ping 10/10 via DERP(nyc) 1.0ms", "DISCO ping failed: " + noDirect},
+			want:    []string{"DISCO ping until direct: started", "ping 9/10 via DERP(nyc) 1.0ms", "ping 10/10 via DERP(nyc) 1.0ms", "DISCO ping failed: " + noDirect + " · just now"},
 		},
 		{
 			name:    "DISCO with no pong at all: the peer is not answering",
 			key:     "p",
 			results: []probes.PingResult{r(probes.PingDISCO, 9, "timeout", false), r(probes.PingDISCO, 10, "timeout", false), r(probes.PingDISCO, 10, noDirect, true)},
-			want:    []string{"DISCO ping until direct: started", "ping 9/10: timeout", "ping 10/10: timeout", "DISCO ping failed: no pong in 10 tries, not even through DERP (" + noDirect + ")"},
+			want:    []string{"DISCO ping until direct: started", "ping 9/10: timeout", "ping 10/10: timeout", "DISCO ping failed: no pong in 10 tries, not even through DERP (" + noDirect + ") · just now"},
 		},
 	}
 	for _, tt := range tests {
@@ -575,6 +575,43 @@ func TestDetailNeverSplitsACommand(t *testing.T) {
 			if !found {
 				t.Errorf("%d columns: %q is not whole on any line:\n%s", w, want, v)
 			}
+		}
+	}
+}
+
+// TestDetailPingResultAges: a finished ping's result stays until the next
+// run, and says how old it is as the clock moves (a TSMP result from
+// minutes ago read as fresh).
+func TestDetailPingResultAges(t *testing.T) {
+	now := peerstest.Now()
+	clock := func() time.Time { return now }
+	ping := func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
+	d := newTestDetail(ping, "nCORES3")
+	d.now = clock
+	d.SetSize(200, 40)
+	d.Update(kmsg("t"))
+	d.Update(probes.PingResult{PeerID: "nCORES3", Kind: probes.PingTSMP, Try: 1, Via: "TSMP", Latency: 3 * time.Millisecond, Done: true})
+	now = now.Add(4 * time.Minute)
+	d.Update(peerstest.Linked(peerstest.Snapshot())) // the next poll redraws
+	lines := pingLinesOf(tuitest.Unstyled(d.View()))
+	if got := lines[len(lines)-1]; got != "TSMP pong in 3.0ms · 4m ago" {
+		t.Errorf("four minutes on, the result reads %q", got)
+	}
+}
+
+// TestDetailNoPingsSaysSo: where nothing can be pinged (a saved
+// snapshot), p and t say so rather than nothing.
+func TestDetailNoPingsSaysSo(t *testing.T) {
+	d := newTestDetail(nil, "nCORES3")
+	d.SetSize(120, 40)
+	for _, k := range []string{"p", "t"} {
+		d.Update(kmsg(k))
+		if v := tuitest.Unstyled(d.View()); !strings.Contains(v, "no pings here: nothing live to ping") {
+			t.Errorf("%s with no pings:\n%s", k, v)
+		}
+		d.Update(kmsg("j"))
+		if v := tuitest.Unstyled(d.View()); strings.Contains(v, "no pings here") {
+			t.Errorf("the note outlived the next key:\n%s", v)
 		}
 	}
 }

@@ -167,11 +167,8 @@ func TestBoardLinksToPeerRow(t *testing.T) {
 				t.Errorf("BoardID = %q, want %q", got, tt.wantBoard)
 			}
 			row := rowOf(t, tuitest.Unstyled(l.View()), "esp32-s3")
-			wantRow := map[probes.ReasonID]string{
-				probes.ReasonNoEndpoints:            "peer advertises no UDP endpoints",
-				probes.ReasonDeviceNoPublicEndpoint: "board advertised no endpoint",
-			}[tt.wantReason]
-			if !strings.Contains(row, wantRow) {
+			// The reason id, first, whether its words fit or not.
+			if wantRow := string(tt.wantReason); !strings.Contains(row, wantRow) {
 				t.Errorf("row does not say %q:\n%s", wantRow, row)
 			}
 			if got, want := strings.Contains(row, ">"+BoardMarker+" esp32-s3 "), tt.wantBoard != ""; got != want {
@@ -272,4 +269,37 @@ func TestMicrolinkBoardVerdict(t *testing.T) {
 	if !found {
 		t.Errorf("no failed Device.DERPRelay check: %+v", v.Checks)
 	}
+}
+
+// TestReasonCellStartsWithID: the reason column words a verdict one way
+// at every width: its id first, then its words where they fit (the words
+// alone at one width and the id alone at another read as two states).
+func TestReasonCellStartsWithID(t *testing.T) {
+	snap := relayedSnapshot()
+	for _, w := range []int{80, 100, 120, 160, 200} {
+		l := NewList(common.DefaultStyles())
+		l.SetSize(w, 10)
+		l.Update(peerstest.Linked(snap))
+		row := rowOf(t, tuitest.Unstyled(l.View()), "esp32-s3")
+		reason := strings.TrimSpace(row[l.colStart(colReason):])
+		if !strings.HasPrefix(reason, "no-endpoints") {
+			t.Errorf("%d columns: reason %q does not start with its id", w, reason)
+		}
+		if full := "no-endpoints: peer advertises no UDP endpoints"; reason != full && reason != "no-endpoints" {
+			t.Errorf("%d columns: reason %q, want %q or the id alone", w, reason, full)
+		}
+		nas := rowOf(t, tuitest.Unstyled(l.View()), "nas")
+		if got := strings.TrimSpace(nas[l.colStart(colReason):]); got != "direct" {
+			t.Errorf("%d columns: the direct peer's reason %q, want direct", w, got)
+		}
+	}
+}
+
+// colStart is the cell where column c starts in a drawn row.
+func (l *List) colStart(c int) int {
+	n := 0
+	for i := 0; i < c; i++ {
+		n += l.cols[i].Width
+	}
+	return n
 }

@@ -40,13 +40,27 @@ func reasonText(v *probes.Verdict) string {
 // own facts (its NetInfo, the control API or its snapshot).
 const PeerSideMarker = "⇄"
 
-// reasonCell is the table's reason: reasonText, marked when it rests on
+// reasonWords is the reason id, then its words, unless the words already
+// start with it ("idle: no recent traffic", "offline since …", "direct"):
+// the id first, so a row reads the same whether its words fit or not (a
+// narrow column shows the id alone), and a verdict that changes reason
+// says so ("no-endpoints: …" then "device-no-public-endpoint: …"), as
+// `tailpath status` writes it.
+func reasonWords(v *probes.Verdict) string {
+	words := reasonText(v)
+	if r := string(v.Reason); r != "" && r != words && !strings.HasPrefix(words, r+":") && !strings.HasPrefix(words, r+" ") {
+		words = r + ": " + words
+	}
+	return words
+}
+
+// reasonCell is the table's reason: reasonWords, marked when it rests on
 // the peer's side.
 func reasonCell(v *probes.Verdict) string {
 	if v.PeerSide {
-		return PeerSideMarker + " " + reasonText(v)
+		return PeerSideMarker + " " + reasonWords(v)
 	}
-	return reasonText(v)
+	return reasonWords(v)
 }
 
 // peerSide reports whether any verdict of s rests on a peer's own facts.

@@ -22,19 +22,24 @@ type listKeys struct {
 	// Probe pings every relayed peer (a bounded DISCO run each; SetProbe),
 	// enabled while relayed peers are shown and no probe runs.
 	Probe key.Binding
+	// Warnings shows (and hides) the snapshot's warnings in place of the
+	// table, enabled while there are some; CloseWarnings is esc then.
+	Warnings, CloseWarnings key.Binding
 }
 
 func newListKeys() listKeys {
 	return listKeys{
-		Nav:         common.NewNav("move"),
-		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
-		Sort:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
-		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "show all")),
-		Apply:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
-		Cancel:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
-		Refresh:     newRefreshKey(),
-		Probe:       key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "probe relayed (DISCO)"), key.WithDisabled()),
+		Nav:           common.NewNav("move"),
+		Open:          key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		Sort:          key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		Filter:        key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		ClearFilter:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "show all")),
+		Apply:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
+		Cancel:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		Refresh:       newRefreshKey(),
+		Probe:         key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "probe relayed (DISCO)"), key.WithDisabled()),
+		Warnings:      key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "warnings"), key.WithDisabled()),
+		CloseWarnings: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to peers"), key.WithDisabled()),
 	}
 }
 
@@ -45,14 +50,14 @@ func newRefreshKey() key.Binding {
 
 // ShortHelp implements help.KeyMap.
 func (k listKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Apply, k.Cancel, k.Arrows, k.Open, k.Sort, k.Filter, k.ClearFilter, k.Refresh, k.Probe}
+	return []key.Binding{k.Apply, k.Cancel, k.CloseWarnings, k.Arrows, k.Open, k.Sort, k.Filter, k.ClearFilter, k.Warnings, k.Refresh, k.Probe}
 }
 
 // FullHelp implements help.KeyMap.
 func (k listKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Nav.Full(),
-		{k.Open, k.Sort, k.Filter, k.ClearFilter, k.Apply, k.Cancel, k.Refresh, k.Probe},
+		{k.Open, k.Sort, k.Filter, k.ClearFilter, k.Apply, k.Cancel, k.Warnings, k.CloseWarnings, k.Refresh, k.Probe},
 	}
 }
 

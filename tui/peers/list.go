@@ -100,7 +100,11 @@ type List struct {
 	// probing is its latest progress, nil before the first P.
 	probe   func([]probes.Peer) tea.Cmd
 	probing *probes.ProbeProgress
-	input   textinput.Model
+	// probedAt is when the last probe finished (now), so its outcome on
+	// the status line says how old it is.
+	probedAt time.Time
+	now      func() time.Time
+	input    textinput.Model
 
 	width, height int
 
@@ -110,6 +114,7 @@ type List struct {
 	sortBy   SortMode
 	filter   string        // applied filter, lower-case
 	typing   bool          // the filter input is open
+	warnings bool          // the snapshot's warnings are shown in place of the table (w)
 	cursor   int           // index into order
 	offset   int           // first shown index into order
 	selID    safetext.Text // Peer.ID under the cursor; kept across snapshots
@@ -128,9 +133,16 @@ func NewList(st common.Styles) *List {
 	in.Placeholder = "name, OS, path or reason"
 	in.CharLimit = 128
 
-	l := &List{st: st, keys: newListKeys(), input: in}
+	l := &List{st: st, keys: newListKeys(), input: in, now: time.Now}
 	l.syncKeys()
 	return l
+}
+
+// SetNow sets the clock for the probe outcome's age (nil: time.Now).
+func (l *List) SetNow(now func() time.Time) {
+	if now != nil {
+		l.now = now
+	}
 }
 
 // setStyles draws with st from the next frame on.
@@ -193,6 +205,12 @@ func (l *List) Update(msg tea.Msg) tea.Cmd {
 		l.setStyles(msg.Styles)
 	case probes.ProbeProgress:
 		l.probing = &msg
+		if msg.Finished {
+			l.probedAt = l.now()
+			if l.probeNote == probeRunningNote {
+				l.probeNote = "" // no longer true
+			}
+		}
 		l.syncKeys()
 	case tea.KeyPressMsg:
 		return l.handleKey(msg)
@@ -214,6 +232,9 @@ func (l *List) BoardID() safetext.Text { return l.snap.BoardID() }
 func (l *List) setSnapshot(s *link.Snapshot) tea.Cmd {
 	l.snap = s
 	l.snapNew, l.dirty = true, true
+	if l.probeNote == noRelayedNote && l.anyRelayed() {
+		l.probeNote = "" // a peer is relayed again: the note no longer holds
+	}
 	if l.selID != "" {
 		return nil
 	}
@@ -254,6 +275,11 @@ func (l *List) handleKey(m tea.Msg) tea.Cmd {
 			cmds = append(cmds, cmd)
 			l.setFilter(l.input.Value())
 		}
+	} else if isKey && l.warnings {
+		// The warnings are shown: w or esc goes back to the table.
+		if key.Matches(msg, l.keys.Warnings) || key.Matches(msg, l.keys.CloseWarnings) {
+			l.warnings, l.winDirty = false, true
+		}
 	} else if isKey {
 		if l.probeNote != "" {
 			l.probeNote, l.dirty = "", true
@@ -275,6 +301,8 @@ func (l *List) handleKey(m tea.Msg) tea.Cmd {
 			l.setFilter("")
 		case key.Matches(msg, l.keys.Refresh):
 			cmds = append(cmds, l.refresh())
+		case key.Matches(msg, l.keys.Warnings):
+			l.warnings = true
 		case key.Matches(msg, l.keys.Probe):
 			if peers := l.relayed(); len(peers) > 0 && l.probe != nil {
 				l.probing = &probes.ProbeProgress{Total: len(peers)}
@@ -282,9 +310,9 @@ func (l *List) handleKey(m tea.Msg) tea.Cmd {
 			}
 		case msg.String() == "P" && l.probe != nil && !l.keys.Probe.Enabled():
 			// P is off: say why rather than nothing.
-			l.probeNote, l.dirty = "P: no relayed peer to probe", true
+			l.probeNote, l.dirty = noRelayedNote, true
 			if l.probeRunning() {
-				l.probeNote = "P: a probe is already running"
+				l.probeNote = probeRunningNote
 			}
 		case key.Matches(msg, l.keys.Open):
 			if p := l.Selected(); p != nil {
@@ -343,7 +371,12 @@ func (l *List) clampOffset() {
 // syncKeys enables the bindings that apply in the current state.
 func (l *List) syncKeys() {
 	k := &l.keys
-	browsing := !l.typing
+	if l.warnings && (l.snap == nil || len(l.snap.Warnings) == 0) {
+		l.warnings = false // they went
+	}
+	browsing := !l.typing && !l.warnings
+	k.Warnings.SetEnabled(!l.typing && l.snap != nil && len(l.snap.Warnings) > 0)
+	k.CloseWarnings.SetEnabled(l.warnings)
 	k.Nav.SetEnabled(browsing)
 	k.Sort.SetEnabled(browsing)
 	k.Filter.SetEnabled(browsing)
@@ -362,6 +395,13 @@ func (l *List) SetProbe(f func([]probes.Peer) tea.Cmd) {
 	l.probe = f
 	l.syncKeys()
 }
+
+// What P says when it does nothing, until the next key or until it no
+// longer holds.
+const (
+	noRelayedNote    = "P: no relayed peer to probe"
+	probeRunningNote = "P: a probe is already running"
+)
 
 // probeRunning reports whether a probe started and has not finished.
 func (l *List) probeRunning() bool { return l.probing != nil && !l.probing.Finished }
@@ -590,6 +630,9 @@ func firstLines(s string, n int) string {
 func (l *List) view() string {
 	l.ensureOrder()
 	status := l.statusLine()
+	if l.warnings {
+		return status + "\n" + l.warningsView()
+	}
 	if l.snap == nil {
 		return status + "\n" + l.st.Muted.Render(common.Truncate("waiting for the first snapshot from tailscaled…", l.width, "…"))
 	}
@@ -638,6 +681,30 @@ func (l *List) view() string {
 		return status
 	}
 	return status + "\n" + l.tbl
+}
+
+// warningsView is the snapshot's warnings (the evidence gathering's
+// non-fatal problems), in place of the table: a title, then each warning
+// wrapped to the width, cut at the height.
+func (l *List) warningsView() string {
+	ws := l.snap.Warnings
+	lines := []string{l.st.Title.Render(fmt.Sprintf("Warnings (%d) gathering the evidence", len(ws))) + l.st.Muted.Render(" · w or esc: back to the peers")}
+	for _, w := range ws {
+		for i, line := range strings.Split(common.WrapText(w.String(), max(l.width-2, 8)), "\n") {
+			prefix := "  "
+			if i == 0 {
+				prefix = "- "
+			}
+			lines = append(lines, l.st.Warn.Render(prefix+line))
+		}
+	}
+	if n := l.height - 1; len(lines) > n {
+		lines = append(lines[:max(n-1, 0)], l.st.Muted.Render(fmt.Sprintf("… %d more lines (a taller window shows them)", len(lines)-n+1)))
+	}
+	for i, line := range lines {
+		lines[i] = common.Truncate(line, l.width, "…")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // drawTable lays out the header and the window's rows as bubbles/table
@@ -746,8 +813,9 @@ func (l *List) statusLine() string {
 		if st := l.snap.BackendState; st != "" && st != "Running" {
 			parts = append(parts, common.Part{Text: l.st.Bad.Render("tailscaled is " + string(st))})
 		}
-		if w := len(l.snap.Warnings); w > 0 {
-			parts = append(parts, common.Part{Text: l.st.Warn.Render(fmt.Sprintf("%d warnings", w)), Drop: 1})
+		if w := len(l.snap.Warnings); w > 0 && !l.warnings {
+			// Counted, and how to read them.
+			parts = append(parts, common.Part{Text: l.st.Warn.Render(units.Count(w, "warning", "warnings") + " (w)"), Drop: 1})
 		}
 	}
 	if l.probeNote != "" {
@@ -756,7 +824,7 @@ func (l *List) statusLine() string {
 	if pp := l.probing; pp != nil {
 		text := fmt.Sprintf("probing %d/%d relayed…", pp.Done, pp.Total)
 		if pp.Finished {
-			text = fmt.Sprintf("probed %d in %v: %d direct", pp.Total, pp.Elapsed.Round(100*time.Millisecond), pp.Direct)
+			text = fmt.Sprintf("probed %d in %v: %d direct, %s", pp.Total, pp.Elapsed.Round(100*time.Millisecond), pp.Direct, units.Ago(l.now(), l.probedAt))
 		}
 		parts = append(parts, common.Part{Text: l.st.Title.Render(text), Drop: 1})
 	}

@@ -362,3 +362,36 @@ func shownIDs(l *List) []string {
 	}
 	return out
 }
+
+// TestListWarningsKey: the status line counts the snapshot's warnings and
+// says how to read them; w shows them in place of the table, w or esc
+// goes back; with none, w is not offered.
+func TestListWarningsKey(t *testing.T) {
+	l := newTestList(t)
+	if l.keys.Warnings.Enabled() {
+		t.Fatal("w offered with no warnings")
+	}
+	snap := peerstest.Snapshot()
+	snap.Warnings = []safetext.Text{"WhoIs 100.64.0.7: permission denied", "netcheck: no UDP answer from region nyc within 3s, so the NAT type is a guess from one region"}
+	l.Update(peerstest.Linked(snap))
+	v := tuitest.Unstyled(l.View())
+	if status, _, _ := strings.Cut(v, "\n"); !strings.Contains(status, "2 warnings (w)") {
+		t.Errorf("status line %q does not count the warnings and name w", status)
+	}
+	for _, close := range []string{"w", "esc"} {
+		send(l, "w")
+		v = tuitest.Unstyled(l.View())
+		for _, want := range []string{"Warnings (2)", "- WhoIs 100.64.0.7: permission denied", "- netcheck: no UDP answer from region nyc"} {
+			if !strings.Contains(v, want) {
+				t.Errorf("after w, the pane lacks %q:\n%s", want, v)
+			}
+		}
+		if strings.Contains(v, "build-box") {
+			t.Errorf("the table is still shown under the warnings:\n%s", v)
+		}
+		send(l, close)
+		if v = tuitest.Unstyled(l.View()); strings.Contains(v, "Warnings (2)") {
+			t.Errorf("%s did not go back to the table:\n%s", close, v)
+		}
+	}
+}

@@ -63,6 +63,39 @@ func TestListProbeKey(t *testing.T) {
 	}
 }
 
+// TestListProbeNotesDoNotGoStale: "no relayed peer to probe" goes when a
+// peer is relayed again (it stayed until a key), and a probe's outcome
+// says how old it is.
+func TestListProbeNotesDoNotGoStale(t *testing.T) {
+	now := peerstest.Now()
+	l := newTestList(t)
+	l.SetNow(func() time.Time { return now })
+	l.SetProbe(func([]probes.Peer) tea.Cmd { return nil })
+	full := peerstest.Snapshot()
+	direct := full
+	direct.Peers = nil
+	for _, p := range full.Peers {
+		if p.Path.Kind != probes.PathDERP && p.Path.Kind != probes.PathPeerRelay {
+			direct.Peers = append(direct.Peers, p)
+		}
+	}
+	l.Update(peerstest.Linked(direct))
+	send(l, "P")
+	if v := l.View(); !strings.Contains(v, "no relayed peer to probe") {
+		t.Fatalf("P with nothing relayed:\n%s", v)
+	}
+	l.Update(peerstest.Linked(full))
+	if v := l.View(); strings.Contains(v, "no relayed peer to probe") {
+		t.Errorf("the note stayed with a peer relayed again:\n%s", v)
+	}
+	send(l, "P")
+	l.Update(probes.ProbeProgress{Total: 1, Done: 1, Finished: true, Elapsed: time.Second})
+	now = now.Add(3 * time.Minute)
+	if v := l.View(); !strings.Contains(v, "probed 1 in 1s: 0 direct, 3m ago") {
+		t.Errorf("the probe's outcome without its age:\n%s", v)
+	}
+}
+
 // TestListProbeKeyNothingRelayed: P with no relayed peer says so instead
 // of doing nothing visible.
 func TestListProbeKeyNothingRelayed(t *testing.T) {

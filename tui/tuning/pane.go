@@ -298,7 +298,13 @@ func (p *Pane) render() []string {
 		prose(p.st.Bad, "", "tuning source: "+tune.Reading(*p.data).ErrText().String())
 		return b
 	}
-	if !r.Time.IsZero() {
+	switch {
+	case r.Time.IsZero():
+	case p.o.Snapshot != "":
+		// The snapshot's clock stops when it was taken: "read 0s ago"
+		// about an old file. Its time, as the tag says it.
+		tags = append(tags, common.Part{Text: p.st.Muted.Render(" read " + r.Time.UTC().Format("2006-01-02 15:04:05Z")), Drop: 2})
+	default:
 		tags = append(tags, common.Part{Text: p.st.Muted.Render(fmt.Sprintf(" read %s ago", p.now().Sub(r.Time).Round(time.Second))), Drop: 2})
 	}
 	add(common.FitParts(tags, " ", w))

@@ -543,3 +543,24 @@ func seedNAS(dir string) (Options, error) {
 	c, err := tune.SeedNASControl(dir)
 	return OptionsFor(c), err
 }
+
+// TestSnapshotReportSaysWhen: a snapshot's report says when it was read,
+// not "read 0s ago" by the snapshot's stopped clock (a 15-minute-old file
+// read as fresh); a and r say it is read-only.
+func TestSnapshotReportSaysWhen(t *testing.T) {
+	o, _ := fixture(t, true)
+	m := gather(t, o)
+	p := New(Options{Snapshot: "taken 2026-11-30 06:00:00Z", Now: func() time.Time { return m.Report.Time }})
+	p.SetSize(150, 40)
+	p.Update(m)
+	v := tuitest.Unstyled(p.View())
+	if strings.Contains(v, " ago") || !strings.Contains(v, "read "+m.Report.Time.UTC().Format("2006-01-02 15:04:05Z")) {
+		t.Errorf("the snapshot's report says its age, or not its time:\n%s", v)
+	}
+	for _, k := range []rune{'a', 'r'} {
+		p.Update(tea.KeyPressMsg{Code: k, Text: string(k)})
+		if v := tuitest.Unstyled(p.View()); !strings.Contains(v, "read-only: this is the snapshot's report") {
+			t.Errorf("%c on a snapshot said nothing:\n%s", k, v)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/tailpath/tailpath/internal/cli"
+)
+
+// TestDashboardRefusesDumbTerminal: on a terminal whose TERM=dumb says it
+// cannot move the cursor, the dashboard (live, --from, the demo) says so
+// and exits 2 before it writes anything: no alternate screen, no cursor
+// moves, and the demo does not start its lab first.
+func TestDashboardRefusesDumbTerminal(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("skipping: no pseudo-terminals here: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	t.Setenv("TERM", "dumb")
+	for _, args := range [][]string{
+		{"--from", "probes/snapshot/testdata/both-hard-nat.json"},
+		{"demo"},
+		{"--socket", "/nonexistent/tailscaled.sock"},
+	} {
+		var out, errb bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		code := run(ctx, args, cli.IO{Stdin: tty, Stdout: &out, Stderr: &errb})
+		cancel()
+		if code != cli.ExitUsage || !strings.Contains(errb.String(), "TERM=dumb says this terminal cannot move the cursor") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and why", args, code, errb.String())
+		}
+		if out.Len() > 0 {
+			t.Errorf("%q wrote to the terminal: %q", args, out.String())
+		}
+	}
+}
