@@ -15,15 +15,17 @@ import (
 // TAILSCALE_TAILNET and TAILSCALE_BASE_URL.
 type apiFlags struct {
 	keyFile string // --api-key-file: read the API key from this file (mode 600)
+	baseURL string // --api-base-url: the control API's base URL, in place of TAILSCALE_BASE_URL
 	noAPI   bool   // --no-api: do not use the control API even with credentials
 }
 
 func (f *apiFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.keyFile, "api-key-file", "", "read a read-only Tailscale API key from this file (a regular file of yours or root's, readable by its owner only) for the peer's side of each path")
+	fs.StringVar(&f.baseURL, "api-base-url", "", "the control API's base URL (default $TAILSCALE_BASE_URL, else "+controlapi.DefaultAPIBaseURL+"); as root beside --api-key-file, only this names it")
 	fs.BoolVar(&f.noAPI, "no-api", false, "do not use the Tailscale control API, even when TAILSCALE_API_KEY or an OAuth client is set")
 }
 
 // open returns the control-API client, or nil when none is configured.
 func (f *apiFlags) open() (*controlapi.ControlAPI, error) {
-	return app.ControlAPI(f.keyFile, f.noAPI, os.Getenv)
+	return app.ControlAPI(f.keyFile, f.baseURL, f.noAPI, os.Getenv)
 }

@@ -49,6 +49,9 @@ type serveFlags struct {
 	// allow lists the tailnet callers who may read: "self", logins,
 	// tag:name (app.ParseAllow).
 	allow string
+	// scraper lists the tailnet nodes that are Prometheus: they may read,
+	// with a request budget of their own (app.ParseAllow's syntax).
+	scraper string
 	// tokenFile holds a bearer token that lets any caller read.
 	tokenFile string
 	// noSnapshot turns /snapshot.json off.
@@ -60,7 +63,7 @@ type serveFlags struct {
 // only.
 const defaultListen = "127.0.0.1:9473"
 
-const serveUsage = `usage: tailpath serve [--listen 127.0.0.1:9473] [--allow self] [--token-file F] [--no-snapshot] [--port auto|PATH] [--max-peers 1000] [--socket PATH]
+const serveUsage = `usage: tailpath serve [--listen 127.0.0.1:9473] [--allow self] [--scraper tag:monitoring] [--token-file F] [--no-snapshot] [--port auto|PATH] [--max-peers 1000] [--socket PATH]
 
 Runs the dashboard's sources headless (tailscaled, an optional board on
 --port, the control API when credentials are set, this host's TCP tuning
@@ -76,11 +79,15 @@ It listens on loopback unless --listen names another address: an IP
 literal (this node's tailnet address, or 0.0.0.0 for every interface),
 never a host name (localhost aside) and never a bare ":9473".
 
-Who may read: callers on loopback; tailnet nodes --allow names, each
-identified by tailscaled (WhoIs): "self" (the nodes of this node's user,
-the default), a user's login, tag:name; and any caller presenting the
-bearer token in --token-file. Everyone else gets 403 (401 with a token
-file); a request whose Host is not this server's gets 421.
+Who may read: this machine's users on loopback; tailnet nodes --allow
+names, each identified by tailscaled (WhoIs), also when tailscaled's
+userspace networking hands their connection to loopback: "self" (the
+nodes of this node's user, the default), a user's login, tag:name; and
+any caller presenting the bearer token in --token-file. Everyone else gets
+403 (401 with a token file); a request whose Host is not this server's
+gets 421. Prometheus (the token's bearer, or a node --scraper names) has a
+request budget no other caller can use up; any other caller may have 2
+requests in flight (429 past that).
 tailscaled restarting or the board being unplugged does not stop it; the
 metrics say so.`
 
@@ -100,6 +107,7 @@ func serveCommand() *cli.Command {
 	fs.StringVar(&f.rtt, "rtt", "", "tuning target round trip, e.g. 20ms (default: measured from tailnet connections, else 20ms)")
 	fs.StringVar(&f.root, "root", "", "read the tuning from this directory as / (a sandbox copy of /proc/sys; for tests)")
 	fs.StringVar(&f.allow, "allow", app.AllowSelf, `tailnet callers who may read, comma-separated: "self" (nodes of this node's user), logins (alice@example.com), tags (tag:monitoring)`)
+	fs.StringVar(&f.scraper, "scraper", "", `tailnet nodes that are Prometheus, in --allow's syntax (tag:monitoring): they may read, with a request budget of their own`)
 	fs.StringVar(&f.tokenFile, "token-file", "", "file holding a bearer token (its first line) that lets any caller read, e.g. Prometheus from outside the tailnet (a regular file readable by its owner only)")
 	fs.BoolVar(&f.noSnapshot, "no-snapshot", false, "do not serve /snapshot.json (404)")
 	f.api.register(fs)
@@ -142,6 +150,11 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio cli.IO) error
 		return cli.UsageErrorf("--allow %v", err)
 	}
 	acc := &app.Access{Allow: allow}
+	if f.scraper != "" {
+		if acc.Scraper, err = app.ParseAllow(f.scraper); err != nil {
+			return cli.UsageErrorf("--scraper %v", err)
+		}
+	}
 	if f.tokenFile != "" {
 		if acc.Token, err = secretfile.Read(f.tokenFile, "--token-file"); err != nil {
 			return cli.UsageError{Err: err}

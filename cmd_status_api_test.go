@@ -171,22 +171,34 @@ func TestStatusAPIFailures(t *testing.T) {
 }
 
 // TestStatusAPIKeyFile: --api-key-file takes the key from a private file
-// and refuses one others may read, without printing it.
+// and refuses one others may read, without printing it. As root, the
+// API's address beside it comes from --api-base-url, never from
+// TAILSCALE_BASE_URL (another user's, through sudo -E).
 func TestStatusAPIKeyFile(t *testing.T) {
 	_, url := apiServer(t)
 	t.Setenv("TAILSCALE_API_KEY", "")
-	t.Setenv("TAILSCALE_BASE_URL", url)
 	lapi := statusFixture(t, "unexplained")
 	dir := t.TempDir()
 	good := filepath.Join(dir, "key")
 	if err := os.WriteFile(good, []byte(testKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runStatusCmd(t, "--socket", lapi.Socket, "--json", "--api-key-file", good)
+	code, out, errOut := runStatusCmd(t, "--socket", lapi.Socket, "--json", "--api-key-file", good, "--api-base-url", url)
 	noKey(t, "--api-key-file", out, errOut)
 	if code != 0 || !strings.Contains(out, `"control-api"`) {
 		t.Errorf("exit %d:\n%s%s", code, out, errOut)
 	}
+	t.Setenv("TAILSCALE_BASE_URL", url)
+	code, out, errOut = runStatusCmd(t, "--socket", lapi.Socket, "--json", "--api-key-file", good)
+	noKey(t, "--api-key-file with TAILSCALE_BASE_URL", out, errOut)
+	if os.Geteuid() == 0 {
+		if code != 2 || !strings.Contains(errOut, "--api-base-url") {
+			t.Errorf("as root, the key file's key sent where TAILSCALE_BASE_URL says: exit %d, stderr %q", code, errOut)
+		}
+	} else if code != 0 {
+		t.Errorf("exit %d:\n%s%s", code, out, errOut)
+	}
+	t.Setenv("TAILSCALE_BASE_URL", "")
 	open := filepath.Join(dir, "open")
 	os.WriteFile(open, []byte(testKey+"\n"), 0o644)
 	os.Chmod(open, 0o644)

@@ -141,6 +141,14 @@ func (f *tailFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 			return err
 		}
 		defer restore()
+		if raw && !out.Color {
+			// Keys come from a terminal, and the output goes elsewhere:
+			// to the same terminal through `| tee log`, most likely.
+			// Cleaned, then: the board's own escape sequences (a title,
+			// OSC 52 to the clipboard, queries the terminal would answer)
+			// must not reach a terminal through a pipe either.
+			out.Plain = true
+		}
 		if raw {
 			// The terminal no longer turns "\n" into "\r\n".
 			if termcolor.IsTerminal(stdio.Stdout) {
@@ -151,8 +159,12 @@ func (f *tailFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 			}
 			fmt.Fprintln(out.Stderr, "tailpath: console: keys go to the board; Ctrl+] quits")
 		}
-		// The terminal answers the console's status query itself.
-		out.Query = termcolor.IsTerminal(stdio.Stdout)
+		// On a terminal, tail answers the console's status query for it
+		// (the terminal's own answer would be dropped with the rest of
+		// what it sends on its own).
+		if termcolor.IsTerminal(stdio.Stdout) {
+			out.Answer = link.Send
+		}
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		ctx = cctx

@@ -44,7 +44,7 @@ func main() {
 		debug.SetGCPercent(gc.Percent)
 		debug.SetMemoryLimit(gc.Limit)
 	}
-	stopProfile := cli.StartProfile(os.Getenv("TAILPATH_CPUPROFILE"))
+	stopProfile := cli.StartProfile(os.Getenv(cli.ProfileEnv), os.Stderr)
 	code := run(ctx, os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 	stopProfile()
 	stop()

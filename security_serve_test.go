@@ -23,7 +23,8 @@ import (
 // resolves to 127.0.0.1 asks serve with its own name as Host. serve
 // answers 421 and serves nothing; with its own address it answers.
 func TestServeForeignHost(t *testing.T) {
-	s := startServe(t, nil, "--no-tuning", "--socket", filepath.Join(t.TempDir(), "none.sock"))
+	lapi := statusFixture(t, "direct") // tailscaled, which registered no forwarded flow
+	s := startServe(t, nil, "--no-tuning", "--socket", lapi.Socket)
 	get := func(path, host string) (int, string) {
 		req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
 		req.Host = host
@@ -50,7 +51,8 @@ func TestServeForeignHost(t *testing.T) {
 
 // TestServeNoSnapshot: --no-snapshot turns /snapshot.json off.
 func TestServeNoSnapshot(t *testing.T) {
-	s := startServe(t, nil, "--no-tuning", "--no-snapshot", "--socket", filepath.Join(t.TempDir(), "none.sock"))
+	lapi := statusFixture(t, "direct")
+	s := startServe(t, nil, "--no-tuning", "--no-snapshot", "--socket", lapi.Socket)
 	if code, body := s.get(t, "/snapshot.json"); code != http.StatusNotFound || !strings.Contains(body, "--no-snapshot") {
 		t.Errorf("GET /snapshot.json with --no-snapshot: %d %q", code, body)
 	}
@@ -171,5 +173,22 @@ func TestMetricsDocScrapeConfigs(t *testing.T) {
 	}
 	if n < 4 {
 		t.Errorf("docs/metrics.md shows %d Prometheus configurations; want the fleet one and one per way of reaching serve", n)
+	}
+}
+
+// TestServeWithoutTailscaled: a serve that never reached tailscaled (a
+// wrong --socket, a socket not shared with a container whose tailscaled
+// forwards tailnet connections to loopback) cannot tell a loopback
+// caller from a peer, so it serves neither /metrics nor /snapshot.json
+// (503, saying why), only /healthz, which says tailscaled is down.
+func TestServeWithoutTailscaled(t *testing.T) {
+	s := startServe(t, nil, "--no-tuning", "--socket", filepath.Join(t.TempDir(), "none.sock"))
+	for _, path := range []string{"/metrics", "/snapshot.json"} {
+		if code, body := s.get(t, path); code != http.StatusServiceUnavailable || !strings.Contains(body, "cannot tell whether this loopback caller") || strings.Contains(body, "tailpath_") {
+			t.Errorf("GET %s: %d %q; want 503 saying why", path, code, body)
+		}
+	}
+	if code, body := s.get(t, "/healthz"); code != http.StatusOK || !strings.Contains(body, `"tailscaled":"down"`) {
+		t.Errorf("GET /healthz: %d %q", code, body)
 	}
 }

@@ -26,9 +26,12 @@ type Printer struct {
 	// Color sanitises and colours by level; Plain sanitises without
 	// colour (--color never, or NO_COLOR on a terminal).
 	Color, Plain bool
-	// Query passes the console's status query to the terminal (an
-	// interactive console on a terminal).
-	Query bool
+	// Answer, when set, answers the console's status query for the
+	// terminal (an interactive console on a terminal): it gets
+	// StatusAnswer to send to the board, as the Log pane does. The query
+	// itself is never passed to the terminal, whose own answer would be
+	// dropped (RunConsole types nothing a terminal sends on its own).
+	Answer func([]byte) error
 	// JSON, when set, gets every line instead (--json).
 	JSON *JSONLog
 	// Timestamps prefixes each line with Now's wall-clock time.
@@ -101,13 +104,12 @@ func (o *Printer) show(l *Line) {
 		return
 	}
 	switch {
+	case l.Kind == KindStatusQuery && o.Answer != nil:
+		// An interactive console on a terminal: answered here, off the
+		// reading goroutine (a port write may wait on the board).
+		go o.Answer([]byte(StatusAnswer))
 	case l.Kind == KindStatusQuery && (o.Color || o.Plain):
-		// Sanitised output drops it, except for an interactive console
-		// on a terminal: the terminal answers, and its answer is typed
-		// through to the board, as with idf.py monitor.
-		if o.Query {
-			io.WriteString(o.W, StatusQuery)
-		}
+		// Sanitised output drops it.
 	case o.Color || o.Plain:
 		o.writeClean(l)
 	default:

@@ -224,16 +224,21 @@ func (h Host) WriteRaw(key, value string) error {
 }
 
 // Normalize collapses runs of whitespace (the kernel separates triples with
-// tabs, people type spaces) so values compare as the kernel means them.
+// tabs, people type spaces) so values compare as the kernel means them:
+// words joined by one space, none at either end. It is idempotent.
 func Normalize(v string) string {
 	f := strings.Fields(v)
-	for i := range f {
+	out := make([]string, 0, len(f))
+	for _, w := range f {
 		// A value read from the kernel or a sandbox root is outside text:
 		// cleaned here, where it is read, word by word so that a newline
-		// between words still separates them.
-		f[i] = safetext.Clean(f[i])
+		// between words still separates them. A word that cleans to
+		// nothing (an escape, DEL, a zero-width space) is no word: it
+		// would leave a doubled or trailing space, and a line that
+		// --persist writes would then fail revert's check (validBlock).
+		out = append(out, strings.Fields(safetext.Clean(w))...)
 	}
-	return strings.Join(f, " ")
+	return strings.Join(out, " ")
 }
 
 // SameValue reports whether two sysctl values are equal after Normalize.

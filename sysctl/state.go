@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -74,12 +75,73 @@ func LoadState(path string) (State, error) {
 	return ParseState(b, path)
 }
 
-// readState reads the state file at path after checkStateTrust.
+// maxStateBytes bounds a state file read: tailpath writes a few hundred
+// bytes.
+const maxStateBytes = 1 << 20
+
+// testHookStateChecked runs after readState's checks of the path and
+// before the file is opened (tests swap the file there).
+var testHookStateChecked = func(string) {}
+
+// readState reads the state file at path. As root, the path is checked
+// first (checkStateTrust: the directories above it), then the file is
+// opened once, without following a link, and the open file itself is
+// checked (checkStateFile: a regular file of root's that nobody else
+// may write) and read from that descriptor: what is read is what was
+// checked, whatever is put at the path meanwhile (a sticky /tmp lets
+// anyone add a file there between a check and a read).
 func readState(path string) ([]byte, error) {
-	if err := checkStateTrust(path); err != nil {
+	root := geteuid() == 0
+	if root {
+		if err := checkStateTrust(path); err != nil {
+			return nil, err
+		}
+	}
+	testHookStateChecked(path)
+	f, err := openNoFollow(path)
+	if err != nil {
+		if isSymlinkRefused(err) {
+			return nil, fmt.Errorf("refusing the tune state file %s: %w: it is a symbolic link; give the file itself (root keeps it in %s)", path, ErrUntrusted, RootStatePath)
+		}
 		return nil, err
 	}
-	return os.ReadFile(path)
+	defer f.Close()
+	if root {
+		if err := checkStateFile(f, path); err != nil {
+			return nil, fmt.Errorf("refusing the tune state file %s: %w (root keeps it in %s)", path, err, RootStatePath)
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxStateBytes {
+		return nil, fmt.Errorf("%w %s: more than %d bytes (tailpath writes a few hundred); delete it after checking the values by hand", ErrCorruptState, path, maxStateBytes)
+	}
+	return b, nil
+}
+
+// checkStateFile checks the open state file f (at path) for root: a
+// regular file, owned by root, that group and others may not write
+// (trustedEntry, on f's own fstat, not the path's). In a directory others
+// may add to (world-writable or sticky, /tmp) only root may own it.
+func checkStateFile(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is not a regular file", ErrUntrusted, path)
+	}
+	if err := trustedEntry(path, fi); err != nil {
+		return err
+	}
+	if di, err := os.Stat(filepath.Dir(path)); err == nil && (di.Mode().Perm()&0o002 != 0 || di.Mode()&fs.ModeSticky != 0) {
+		if uid, ok := fileOwner(fi); ok && uid != 0 {
+			return fmt.Errorf("%w: %s is owned by uid %d in %s, a directory others may add to; only a file of root's is read there", ErrUntrusted, path, uid, filepath.Dir(path))
+		}
+	}
+	return nil
 }
 
 // checkStateTrust refuses, when running as root, a state file that root

@@ -2,6 +2,7 @@ package sysctl
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,6 +50,35 @@ func FuzzParseTriple(f *testing.F) {
 		}
 		if again, err := ParseTriple(tr.String()); err != nil || again != tr {
 			t.Fatalf("round trip %v → %q → %v, %v", tr, tr.String(), again, err)
+		}
+	})
+}
+
+// FuzzNormalize: Normalize leaves one space between words and none at
+// either end, even where a word cleans to nothing ("1 \x7f" once gave
+// "1 "), is idempotent, and a value ValidateValue accepts makes an Unraid
+// go-file block (what --persist writes) that validBlock, revert's check,
+// accepts too.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{"1 \x7f", "\x1b[31m 4096\t131072 50000000", "bbr", "4096 \u200b 87380 6291456", " 1 ", "\x7f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		n := Normalize(v)
+		if n != strings.Join(strings.Fields(n), " ") {
+			t.Fatalf("Normalize(%q) = %q: stray spaces", v, n)
+		}
+		if again := Normalize(n); again != n {
+			t.Fatalf("Normalize(%q) = %q, but Normalize(%q) = %q", v, n, n, again)
+		}
+		for _, k := range Managed {
+			if ValidateValue(k, v, nil) != nil {
+				continue
+			}
+			plan := Host{Root: "/r"}.PlanPersist(Platform{Kind: PlatformUnraid}, []Change{{Key: k, New: v}}, nil)
+			if err := validBlock(plan.Text); err != nil {
+				t.Fatalf("%s=%q: the block --persist writes fails its own check: %v\n%s", k, v, err, plan.Text)
+			}
 		}
 	})
 }

@@ -238,3 +238,67 @@ func diffTrees(a, b map[string]string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestStateSwappedAfterCheck is the race of `tune --revert --state
+// /tmp/tp-state.json`: between root's checks of the path and its read,
+// another user puts a valid state file of their own at the path (in a
+// sticky directory anyone may add to). Root must judge the file it reads,
+// on its open descriptor, and refuse it: nothing applied, nothing run.
+func TestStateSwappedAfterCheck(t *testing.T) {
+	needRoot(t)
+	for _, tt := range []struct {
+		name string
+		// before plants what is at the path when the checks run.
+		before func(t *testing.T, state string)
+	}{
+		{"missing at the check", func(t *testing.T, state string) {}},
+		{"root's own at the check", func(t *testing.T, state string) {
+			writeFile(t, state, `{"version": 1, "keys": []}`)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, proc := fakeHost(t, modernKeys, 0)
+			h.Midclt = ""
+			before := snapshot(t, proc)
+			sticky := filepath.Join(t.TempDir(), "tmp")
+			must0(t, os.Mkdir(sticky, 0o755))
+			must0(t, os.Chmod(sticky, os.ModeSticky|0o777))
+			state := filepath.Join(sticky, "tp-state.json")
+			// The attacker's file: valid, recording "previous" values of
+			// their choosing, and theirs.
+			theirs := filepath.Join(t.TempDir(), "theirs.json")
+			writeFile(t, theirs, `{"version": 1, "saved": "2026-01-02T03:04:05Z", "keys": [{"key": "net.core.rmem_max", "old": "4096", "new": "16777216"}]}`)
+			must0(t, os.Chown(theirs, nobody, nobody))
+			swaps := 0
+			testHookStateChecked = func(p string) {
+				if p != state {
+					return
+				}
+				swaps++
+				os.Remove(state)
+				must0(t, os.Link(theirs, state))
+			}
+			t.Cleanup(func() { testHookStateChecked = func(string) {} })
+			for _, call := range []struct {
+				name string
+				run  func() error
+			}{
+				{"Revert", func() error { _, err := Revert(h, state); return err }},
+				{"LoadState", func() error { _, err := LoadState(state); return err }},
+				{"ApplyRecorded", func() error { _, err := ApplyRecorded(h, nasChanges, anyCC, state); return err }},
+			} {
+				os.Remove(state)
+				tt.before(t, state)
+				if err := call.run(); !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), "is owned by uid 65534") {
+					t.Errorf("%s = %v; want ErrUntrusted naming the swapped file's owner", call.name, err)
+				}
+			}
+			if swaps != 3 {
+				t.Fatalf("the hook swapped %d times, want 3: the test no longer reaches the race", swaps)
+			}
+			if diff := diffTrees(before, snapshot(t, proc)); diff != "" {
+				t.Errorf("the swapped file's values were applied:\n%s", diff)
+			}
+		})
+	}
+}

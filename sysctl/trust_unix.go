@@ -3,7 +3,9 @@
 package sysctl
 
 import (
+	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -17,4 +19,16 @@ func fileOwner(fi fs.FileInfo) (int, bool) {
 		return 0, false
 	}
 	return int(st.Uid), true
+}
+
+// openNoFollow opens path for reading without following a symbolic link
+// as its last element, and without blocking on a FIFO.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+}
+
+// isSymlinkRefused reports openNoFollow's error for a link: ELOOP (Linux,
+// macOS), EMLINK (FreeBSD).
+func isSymlinkRefused(err error) bool {
+	return errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK)
 }

@@ -63,15 +63,17 @@ type Serve struct {
 	// SnapshotEvery is the shortest time between two Snapshot calls; 0
 	// means DefaultSnapshotEvery.
 	SnapshotEvery time.Duration
-	// Access decides who may read every endpoint; nil means loopback and
-	// the nodes of this node's user (AllowSelf), no token.
+	// Access decides who may read every endpoint, and each caller's
+	// request budget; nil means this machine's users and the nodes of
+	// this node's user (AllowSelf), no token.
 	Access *Access
 	// Log receives a line whenever a source goes down or comes back; nil
 	// discards them.
 	Log io.Writer
 
-	// store is built by Run.
-	store *metrics.Store
+	// store and access are set by Run.
+	store  *metrics.Store
+	access *Access
 }
 
 // DefaultSnapshotEvery is how often /snapshot.json may capture afresh:
@@ -111,6 +113,19 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 	reg := metrics.NewRuntimeRegistry()
 	gatherer := metrics.NewGatherer(s.store, metrics.Options{MaxPeers: s.MaxPeers, Extra: reg})
 
+	acc := s.Access
+	if acc == nil {
+		acc = &Access{}
+	}
+	acc.client = s.Client
+	acc.self = func() *link.Snapshot { ls, _ := s.store.Snapshot(); return ls }
+	if acc.ListenHost == "" {
+		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
+			acc.ListenHost = ap.Addr().Unmap().String()
+		}
+	}
+	s.access = acc
+
 	src := localapi.NewSource(s.Client, localapi.SourceOptions{
 		Interval: s.Interval,
 		Socket:   s.Socket,
@@ -130,19 +145,9 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 		wg.Go(func() { s.pingLoop(ctx) })
 	}
 
-	acc := s.Access
-	if acc == nil {
-		acc = &Access{}
-	}
-	acc.client = s.Client
-	acc.self = func() *link.Snapshot { ls, _ := s.store.Snapshot(); return ls }
-	if acc.ListenHost == "" {
-		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
-			acc.ListenHost = ap.Addr().Unmap().String()
-		}
-	}
 	srv := &http.Server{
 		Handler:           acc.Handler(s.mux(metrics.Handler(gatherer, reg))),
+		ConnContext:       acc.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -191,6 +196,9 @@ func (k *serveSink) Event(ev probes.Event) {
 		return // serve pings on its own (pingLoop); no dashboard ping runs here
 	}
 	k.s.store.SetSource(st)
+	if st.Up {
+		k.s.access.noteUp()
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if st.Up != k.up || !k.seen {

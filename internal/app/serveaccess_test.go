@@ -3,14 +3,17 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
+	"tailscale.com/client/local"
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/tailcfg"
 
@@ -31,7 +34,7 @@ func (c *whoisClient) WhoIs(_ context.Context, addr string) (*apitype.WhoIsRespo
 	if r, ok := c.nodes[addr]; ok {
 		return r, nil
 	}
-	return nil, errors.New("404 Not Found: no match for IP")
+	return nil, local.ErrPeerNotFound
 }
 
 func node(id, name string, user tailcfg.UserID, login string, tags ...string) *apitype.WhoIsResponse {
@@ -41,23 +44,34 @@ func node(id, name string, user tailcfg.UserID, login string, tags ...string) *a
 	}
 }
 
+func withAddr(r *apitype.WhoIsResponse, ip string) *apitype.WhoIsResponse {
+	r.Node.Addresses = []netip.Prefix{netip.PrefixFrom(netip.MustParseAddr(ip), 32)}
+	return r
+}
+
 // TestAccess: who may read serve's endpoints, and under which Host.
 func TestAccess(t *testing.T) {
 	const (
-		self     = "100.64.0.1"
-		mine     = "100.64.0.2" // another node of this node's user
-		theirs   = "100.64.0.3" // another user's
-		monitor  = "100.64.0.4" // tag:monitoring, created by this node's user
-		unknown  = "100.64.0.99"
-		lan      = "192.168.1.9"
-		token    = "s3cret-token"
-		magicDNS = "nas.tail1234.ts.net"
+		self    = "100.64.0.1"
+		mine    = "100.64.0.2" // another node of this node's user
+		theirs  = "100.64.0.3" // another user's
+		monitor = "100.64.0.4" // tag:monitoring, created by this node's user
+		unknown = "100.64.0.99"
+		// Loopback callers tailscaled registered: connections it forwarded
+		// from theirs and mine (userspace networking).
+		fwdTheirs = "127.0.0.1:41001"
+		fwdMine   = "127.0.0.1:41002"
+		lan       = "192.168.1.9"
+		token     = "s3cret-token"
+		magicDNS  = "nas.tail1234.ts.net"
 	)
 	c := &whoisClient{nodes: map[string]*apitype.WhoIsResponse{
-		self:    node("nSELF", "nas", 1, "alice@example.com"),
-		mine:    node("nMINE", "laptop", 1, "alice@example.com"),
-		theirs:  node("nTHEIRS", "bobs-pc", 2, "bob@example.com"),
-		monitor: node("nMON", "prometheus", 1, "alice@example.com", "tag:monitoring"),
+		self:      node("nSELF", "nas", 1, "alice@example.com"),
+		mine:      node("nMINE", "laptop", 1, "alice@example.com"),
+		theirs:    node("nTHEIRS", "bobs-pc", 2, "bob@example.com"),
+		fwdTheirs: withAddr(node("nTHEIRS", "bobs-pc", 2, "bob@example.com"), theirs),
+		fwdMine:   node("nMINE", "laptop", 1, "alice@example.com"),
+		monitor:   node("nMON", "prometheus", 1, "alice@example.com", "tag:monitoring"),
 	}}
 	latest := &link.Snapshot{Snapshot: &probes.Snapshot{Self: probes.Self{DNSName: magicDNS, TailscaleIPs: []netip.Addr{netip.MustParseAddr(self)}}}}
 	for _, tt := range []struct {
@@ -72,6 +86,11 @@ func TestAccess(t *testing.T) {
 		says   string
 	}{
 		{"loopback", nil, "", "127.0.0.1", "127.0.0.1", "127.0.0.1:9473", "", 200, ""},
+		{"loopback, forwarded from another user's node", nil, "", fwdTheirs, "127.0.0.1", "127.0.0.1:9473", "", 403, "bobs-pc (bob@example.com, 100.64.0.3 through tailscaled) may not read this server"},
+		{"loopback, forwarded from another user's node, by MagicDNS name", nil, "", fwdTheirs, "127.0.0.1", magicDNS + ":9473", "", 403, "may not read"},
+		{"loopback, forwarded from this user's node", nil, "", fwdMine, "127.0.0.1", self + ":9473", "", 200, ""},
+		{"loopback, forwarded, login allowed", []string{"bob@example.com"}, "", fwdTheirs, "127.0.0.1", "127.0.0.1:9473", "", 200, ""},
+		{"loopback, forwarded, with the token", nil, token, fwdTheirs, "127.0.0.1", "127.0.0.1:9473", "Bearer " + token, 200, ""},
 		{"loopback as localhost", nil, "", "127.0.0.1", "127.0.0.1", "localhost:9473", "", 200, ""},
 		{"loopback IPv6", nil, "", "::1", "::1", "[::1]:9473", "", 200, ""},
 		{"DNS rebinding", nil, "", "127.0.0.1", "127.0.0.1", "rebind.attacker.example:9473", "", 421, "is not this server"},
@@ -80,7 +99,7 @@ func TestAccess(t *testing.T) {
 		{"self: by MagicDNS name", nil, "", mine, self, magicDNS + ":9473", "", 200, ""},
 		{"self: by short name", nil, "", mine, self, "nas:9473", "", 200, ""},
 		{"self: this node", nil, "", self, self, self + ":9473", "", 200, ""},
-		{"self: another user's node", nil, "", theirs, self, self + ":9473", "", 403, "bobs-pc (bob@example.com, 100.64.0.3) may not read: serve's --allow is self"},
+		{"self: another user's node", nil, "", theirs, self, self + ":9473", "", 403, "bobs-pc (bob@example.com, 100.64.0.3) may not read this server"},
 		{"self: a tagged node", nil, "", monitor, self, self + ":9473", "", 403, "prometheus (tag:monitoring, 100.64.0.4) may not read"},
 		{"login allowed", []string{"bob@example.com"}, "", theirs, self, self + ":9473", "", 200, ""},
 		{"login not allowed", []string{"carol@example.com"}, "", theirs, self, self + ":9473", "", 403, "may not read"},
@@ -103,7 +122,11 @@ func TestAccess(t *testing.T) {
 			h := a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served = true }))
 			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 			req.Host = tt.host
-			req.RemoteAddr = netip.AddrPortFrom(netip.MustParseAddr(tt.remote), 40000).String()
+			if ap, err := netip.ParseAddrPort(tt.remote); err == nil {
+				req.RemoteAddr = ap.String()
+			} else {
+				req.RemoteAddr = netip.AddrPortFrom(netip.MustParseAddr(tt.remote), 40000).String()
+			}
 			local := &net.TCPAddr{IP: net.ParseIP(tt.local), Port: 9473}
 			req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, net.Addr(local)))
 			if tt.auth != "" {
@@ -113,6 +136,18 @@ func TestAccess(t *testing.T) {
 			h.ServeHTTP(rec, req)
 			if rec.Code != tt.want || served != (tt.want == 200) || !strings.Contains(rec.Body.String(), tt.says) {
 				t.Errorf("%d (served %v) %q; want %d saying %q", rec.Code, served, rec.Body.String(), tt.want, tt.says)
+			}
+			// A refusal names the caller, never who else may read.
+			if rec.Code == http.StatusForbidden {
+				own := ""
+				if n := c.nodes[tt.remote]; n != nil {
+					own = n.UserProfile.LoginName + " " + strings.Join(n.Node.Tags, " ")
+				}
+				for _, a := range append([]string{"--allow is", AllowSelf + ","}, tt.allow...) {
+					if strings.Contains(rec.Body.String(), a) && !strings.Contains(own, a) {
+						t.Errorf("the refusal %q tells the caller %q", rec.Body.String(), a)
+					}
+				}
 			}
 		})
 	}
@@ -157,5 +192,97 @@ func TestParseAllow(t *testing.T) {
 		if _, err := ParseAllow(bad); err == nil {
 			t.Errorf("ParseAllow(%q) accepted", bad)
 		}
+	}
+}
+
+// failingWhoIs answers every WhoIs with err.
+type failingWhoIs struct {
+	localapi.LocalClient
+	err   error
+	calls atomic.Int64
+}
+
+func (c *failingWhoIs) WhoIs(context.Context, string) (*apitype.WhoIsResponse, error) {
+	c.calls.Add(1)
+	return nil, c.err
+}
+
+// TestAccessLoopbackUnidentified: a loopback caller is this machine's
+// only when tailscaled says it forwarded nothing from there. While
+// tailscaled cannot be asked, it is local only if tailscaled answered
+// before (it is down, and forwards nothing); never reached (a wrong
+// --socket beside a running tailscaled), or failing otherwise, it gets
+// 503. A local request that came through a proxy is no local caller.
+func TestAccessLoopbackUnidentified(t *testing.T) {
+	notRunning := &net.OpError{Op: "dial", Net: "unix", Err: syscall.ENOENT}
+	for _, tt := range []struct {
+		name    string
+		err     error
+		reached bool
+		header  string
+		want    int
+		says    string
+	}{
+		{"tailscaled never reached", notRunning, false, "", 503, "cannot tell whether this loopback caller"},
+		{"tailscaled down after running", notRunning, true, "", 200, ""},
+		{"tailscaled failing", errors.New("500 Internal Server Error"), true, "", 503, "cannot tell"},
+		{"not registered, through tailscale serve", local.ErrPeerNotFound, true, "Tailscale-User-Login: bob@example.com", 403, "came through a proxy"},
+		{"not registered, through funnel", local.ErrPeerNotFound, true, "Tailscale-Funnel-Request: ?1", 403, "came through a proxy"},
+		{"not registered, through a reverse proxy", local.ErrPeerNotFound, true, "X-Forwarded-For: 203.0.113.9", 403, "came through a proxy"},
+		{"not registered", local.ErrPeerNotFound, false, "", 200, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Access{client: &failingWhoIs{err: tt.err}, ListenHost: "127.0.0.1"}
+			if tt.reached {
+				a.noteUp()
+			}
+			h := a.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			req.Host, req.RemoteAddr = "127.0.0.1:9473", "127.0.0.1:40000"
+			if k, v, ok := strings.Cut(tt.header, ": "); ok {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tt.want || !strings.Contains(rec.Body.String(), tt.says) {
+				t.Errorf("%d %q; want %d saying %q", rec.Code, rec.Body.String(), tt.want, tt.says)
+			}
+		})
+	}
+}
+
+// TestAccessLoopbackOncePerConnection: serve asks tailscaled about a
+// loopback caller once per connection (its identity cannot change while
+// the connection lasts), and again for a new connection (its port may be
+// a forwarded flow's now).
+func TestAccessLoopbackOncePerConnection(t *testing.T) {
+	c := &whoisClient{nodes: map[string]*apitype.WhoIsResponse{}}
+	a := &Access{client: c, ListenHost: "127.0.0.1"}
+	srv := httptest.NewUnstartedServer(a.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	srv.Config.ConnContext = a.ConnContext
+	srv.Start()
+	defer srv.Close()
+	get := func(hc *http.Client) {
+		t.Helper()
+		res, err := hc.Get(srv.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	for range 5 {
+		get(hc)
+	}
+	if n := c.calls.Load(); n != 1 {
+		t.Errorf("%d WhoIs calls for 5 requests on one connection, want 1", n)
+	}
+	get(&http.Client{Transport: &http.Transport{}})
+	if n := c.calls.Load(); n != 2 {
+		t.Errorf("%d WhoIs calls after a second connection, want 2", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 
@@ -295,19 +296,34 @@ func OneShotGC(args []string, getenv func(string) string) (GCSettings, bool) {
 	return GCSettings{Percent: -1, Limit: OneShotMemLimit}, true
 }
 
+// ProfileEnv names the variable StartProfile's path comes from (main).
+const ProfileEnv = "TAILPATH_CPUPROFILE"
+
 // StartProfile writes a CPU profile to path until the returned function is
-// called (for docs/perf.md measurements); "" does nothing.
-func StartProfile(path string) func() {
+// called (for docs/perf.md measurements); "" does nothing. A profile that
+// cannot be written is said on stderr and the command runs without it.
+//
+// As root, path comes from an environment another user may have set (it
+// survives `sudo -E` and `su` without `-`), so it is opened as
+// OpenDebugFile opens it: a new file, never through a link, in a
+// directory of root's, with a name ending .prof or .pprof.
+func StartProfile(path string, stderr io.Writer) func() {
 	if path == "" {
 		return func() {}
 	}
-	f, err := os.Create(path)
+	var f *os.File
+	var err error
+	if os.Geteuid() == 0 {
+		f, err = OpenDebugFile(path)
+	} else {
+		f, err = os.Create(path)
+	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "tailpath: TAILPATH_CPUPROFILE: %v\n", err)
+		fmt.Fprintf(stderr, "tailpath: %s: %s; no profile written\n", ProfileEnv, safetext.Clean(err.Error()))
 		return func() {}
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintf(os.Stderr, "tailpath: TAILPATH_CPUPROFILE: %v\n", err)
+		fmt.Fprintf(stderr, "tailpath: %s: %v\n", ProfileEnv, err)
 		f.Close()
 		return func() {}
 	}
@@ -315,4 +331,23 @@ func StartProfile(path string) func() {
 		pprof.StopCPUProfile()
 		f.Close()
 	}
+}
+
+// ErrDebugFile is wrapped by OpenDebugFile's refusals.
+var ErrDebugFile = errors.New("refused")
+
+// OpenDebugFile creates the debugging file path for root: its name must end
+// .prof or .pprof (a name no system file has: root must not create
+// /etc/nologin because a variable said so), its directory must be owned by
+// root (checked on the open directory, so a link swapped meanwhile changes
+// nothing), and the file is created there new (O_CREAT|O_EXCL, mode 0600)
+// without following a link: an existing file, or a link another user put
+// there, is never opened. On systems without Unix owners it creates path
+// new. Errors wrap ErrDebugFile (or the system's) and say what to do.
+func OpenDebugFile(path string) (*os.File, error) {
+	base := filepath.Base(path)
+	if !strings.HasSuffix(base, ".prof") && !strings.HasSuffix(base, ".pprof") {
+		return nil, fmt.Errorf("%w: as root, %q must name a .prof or .pprof file", ErrDebugFile, path)
+	}
+	return openDebugFile(path)
 }

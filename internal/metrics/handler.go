@@ -29,15 +29,17 @@ func NewRuntimeRegistry() *prometheus.Registry {
 // when the scraper asks for it (Prometheus does), gzip when accepted. reg,
 // when not nil, gets promhttp's own counters (scrapes by status code,
 // scrapes in flight, gathering errors); give it the registry that g
-// gathers as Extra so they are served too. At most 4 scrapes are built at
-// once; more get 503. Building a scrape never blocks (it reads the
-// Store), so there is no timeout here: promhttp's would buffer the whole
-// response to enforce it; the server's write timeout bounds a slow reader.
+// gathers as Extra so they are served too. It sets no limit of its own on
+// scrapes in flight: one shared by every caller would let one slow
+// caller starve Prometheus, so the server in front budgets requests per
+// caller (tailpath serve: app.Access). Building a scrape never blocks (it
+// reads the Store), so there is no timeout here: promhttp's would buffer
+// the whole response to enforce it; the server's write timeout bounds a
+// slow reader.
 func Handler(g *Gatherer, reg prometheus.Registerer) http.Handler {
 	opts := promhttp.HandlerOpts{
-		EnableOpenMetrics:   true,
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: 4,
+		EnableOpenMetrics: true,
+		ErrorHandling:     promhttp.ContinueOnError,
 		// gzip is gzhttp's, below, at its fastest level.
 		DisableCompression: true,
 	}

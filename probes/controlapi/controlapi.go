@@ -9,7 +9,6 @@ package controlapi
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,9 +128,11 @@ func ReadAPIKeyFile(path string) (APISecret, error) {
 type ControlAPI struct {
 	client  *tsapi.Client
 	secrets []APISecret
-	// clientID is the OAuth client's id ("" with an API key), whose
-	// "id:secret" basic auth is scrubbed too.
+	// clientID is the OAuth client's id ("" with an API key).
 	clientID string
+
+	scrubOnce sync.Once
+	scrub     *secretScrubber
 }
 
 // NewControlAPI returns a client for cfg; it fails when cfg has no
@@ -347,41 +347,31 @@ func APIErrorSummary(msg string) string {
 // and its token ("Basic dHNrZXkt…", "Bearer …").
 var authRE = regexp.MustCompile(`(?i)\b(basic|bearer)(\s+|%20|\+)[A-Za-z0-9+/_.~%-]+=*`)
 
-// tskeyRE finds a Tailscale key or OAuth client secret by its prefix.
-var tskeyRE = regexp.MustCompile(`tskey-[A-Za-z0-9_-]+`)
+// tskeyRE finds a Tailscale key or OAuth client secret by its prefix, in
+// any case.
+var tskeyRE = regexp.MustCompile(`(?i)tskey-[a-z0-9_-]+`)
 
-// clean removes any credential from s and sanitises it: each secret
-// literally and base64-encoded (alone, as HTTP basic auth's "key:" and
-// "id:secret"), any Basic or Bearer credential, and anything shaped like
-// a Tailscale key.
+// clean removes any credential from s and sanitises it: each secret in
+// every form an echo may give it (secretScrubber: whole or in pieces,
+// any case, hex, base64 of it or of a line holding it), any Basic or
+// Bearer credential, and anything shaped like a Tailscale key.
 func (a *ControlAPI) clean(s string) string {
-	for _, sec := range a.secrets {
-		s = scrubSecret(s, sec.Reveal(), a.clientID)
-	}
+	s = a.scrubber().scrub(s)
 	s = authRE.ReplaceAllString(s, "$1 [redacted]")
 	s = tskeyRE.ReplaceAllString(s, "[redacted]")
 	return cleanString(s)
 }
 
-// scrubSecret replaces secret in s, literally and in the base64 forms
-// HTTP basic auth and logs give it (standard and URL alphabets, padded or
-// not; the secret alone, as "secret:", and as "id:secret").
-func scrubSecret(s, secret, id string) string {
-	if secret == "" {
-		return s
-	}
-	forms := []string{secret}
-	for _, plain := range []string{secret, secret + ":", id + ":" + secret} {
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-			forms = append(forms, enc.EncodeToString([]byte(plain)))
+// scrubber is a's secrets' scrubber, made once.
+func (a *ControlAPI) scrubber() *secretScrubber {
+	a.scrubOnce.Do(func() {
+		var secrets []string
+		for _, sec := range a.secrets {
+			secrets = append(secrets, sec.Reveal())
 		}
-	}
-	// Longest first, so a padded form goes before its unpadded prefix.
-	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
-	for _, f := range forms {
-		s = strings.ReplaceAll(s, f, "[redacted]")
-	}
-	return s
+		a.scrub = newSecretScrubber(secrets...)
+	})
+	return a.scrub
 }
 
 func truncate(s string, n int) string {

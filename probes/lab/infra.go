@@ -12,6 +12,7 @@ import (
 
 	"tailscale.com/tailcfg"
 	"tailscale.com/tstest/integration/testcontrol"
+	"tailscale.com/types/key"
 	"tailscale.com/types/logger"
 )
 
@@ -82,6 +83,20 @@ func (in *Infra) DaemonEnv() []string {
 		"TS_PANIC_IF_HIT_MAIN_CONTROL=1",
 		"TS_NETCHECK_GENERATE_204_URL=" + in.ControlURL + "/generate_204",
 	}
+}
+
+// SetNodeUser makes node belong to the user that owns like, as if that
+// user had logged it in (testcontrol gives every node a user of its own),
+// and sends every node the new netmap. It fails when either node is not
+// registered.
+func (in *Infra) SetNodeUser(node, like key.NodePublic) error {
+	n, l := in.control.Node(node), in.control.Node(like)
+	if n == nil || l == nil {
+		return fmt.Errorf("lab: node %s or %s is not registered", node.ShortString(), like.ShortString())
+	}
+	n.User = l.User
+	in.control.UpdateNode(n)
+	return nil
 }
 
 // Close stops the control server and the regions. Safe to call more

@@ -25,9 +25,9 @@ import (
 	"tailscale.com/types/logger"
 )
 
-// NodeEnv is the environment variable that turns a re-executed tailpath
-// (or test binary) into a lab node child process; its value is the node's
-// JSON configuration. See MaybeRunNode.
+// NodeEnv is the environment variable that, with the argument NodeArg,
+// turns a re-executed tailpath (or test binary) into a lab node child
+// process; its value is the node's JSON configuration. See MaybeRunNode.
 const NodeEnv = "TAILPATH_LAB_NODE"
 
 // nodeConfig is what a lab node needs to join; it crosses the process
@@ -200,7 +200,7 @@ func startChild(ctx context.Context, exe string, cfg nodeConfig, extraEnv []stri
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe)
+	cmd := exec.Command(exe, NodeArg)
 	cmd.Env = append(append(os.Environ(), NodeEnv+"="+string(j)), extraEnv...)
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = childSysProcAttr()
@@ -275,15 +275,27 @@ func (c *childNode) close() {
 	<-c.done
 }
 
-// MaybeRunNode runs this process as a lab node when NodeEnv is set, and
-// never returns in that case: the node joins the lab, prints one JSON line
-// on stdout with its Tailscale IP, serves until a line or EOF arrives on
-// stdin (the parent's Close, or the parent died), then the process exits with status 0, or 1
-// when joining failed. When NodeEnv is unset it returns at once. Call it
-// first thing in main (tailpath's preMainHooks) and in a test's TestMain.
+// NodeArg is the one argument a lab node child is started with. The
+// environment alone does not make a process a lab node: NodeEnv survives
+// `sudo -E` and `su` without `-`, and a node opens the files and
+// directories its configuration names (its state directory, a log file it
+// appends to), so a variable left in a user's environment would make root
+// run a node writing where that user chose, in place of the command root
+// asked for (`tailpath tune --apply`). The argument is chosen by whoever
+// starts the process, as the lab does.
+const NodeArg = "tailpath-lab-node"
+
+// MaybeRunNode runs this process as a lab node when it was started with
+// the single argument NodeArg and NodeEnv is set, and never returns in
+// that case: the node joins the lab, prints one JSON line on stdout with
+// its Tailscale IP, serves until a line or EOF arrives on stdin (the
+// parent's Close, or the parent died), then the process exits with status
+// 0, or 1 when joining failed. Otherwise (NodeEnv unset, or other
+// arguments) it returns at once. Call it first thing in main (tailpath's
+// preMainHooks) and in a test's TestMain.
 func MaybeRunNode() {
 	v, ok := os.LookupEnv(NodeEnv)
-	if !ok {
+	if !ok || len(os.Args) != 2 || os.Args[1] != NodeArg {
 		return
 	}
 	os.Exit(runNode(v, os.Stdin, os.Stdout))

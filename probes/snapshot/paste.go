@@ -191,6 +191,12 @@ type paste struct {
 	// --self=false`, so the status block after it has no line of ours.
 	noSelfNext bool
 
+	// Bounds (MaxPastedLines, MaxPeers): text lines read, status lines
+	// kept; overCap says the first bound passed, which read returns.
+	textLines   int
+	statusLines int
+	overCap     string
+
 	// Ping output: targets in order, the run being read, the command
 	// line it follows.
 	pingTargets []*pingTarget
@@ -217,18 +223,18 @@ const (
 func (p *paste) read(in Raw) error {
 	name := safeName(in.Name)
 	data := in.Data
-	// Line start offsets.
-	starts := []int{0}
-	for i, c := range data {
-		if c == '\n' && i+1 < len(data) {
-			starts = append(starts, i+1)
-		}
-	}
-	raw := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	lines := newPasteLines(data)
 	var block *blockState
-	for i := 0; i < len(raw); i++ {
-		if strings.HasPrefix(strings.TrimSpace(raw[i]), "{") {
-			n, err := p.readJSON(name, data[starts[i]:], i+1)
+	// What the search for JSON documents may still read (maxJSONScan).
+	jsonBudget := maxJSONScan*len(data) + 1<<20
+	i := 0
+	for ; lines.has(i); i++ {
+		if p.overCap != "" {
+			return fmt.Errorf("%w: %s:%d: %s", ErrTooLarge, name, i, p.overCap)
+		}
+		raw := lines.line(i)
+		if strings.HasPrefix(strings.TrimSpace(raw), "{") {
+			n, scanned, err := p.readJSON(name, data[lines.offset(i):], i+1)
 			if err != nil {
 				return err
 			}
@@ -237,14 +243,23 @@ func (p *paste) read(in Raw) error {
 				p.closeBlock(&block)
 				continue
 			}
+			if jsonBudget -= scanned; jsonBudget < 0 {
+				return fmt.Errorf("%w: %s:%d: the lines opening with \"{\" read as JSON that never ends, more than %d times the input's size; paste each tailscale --json output whole, or as text", ErrTooLarge, name, i+1, maxJSONScan)
+			}
 		}
-		line, fence := normLine(raw[i])
+		if len(raw) > MaxLineBytes {
+			return fmt.Errorf("%w: %s:%d: a line of %d KiB; tailpath reads lines of at most %d KiB (tailscale and tailscaled write far shorter ones)", ErrTooLarge, name, i+1, len(raw)>>10, MaxLineBytes>>10)
+		}
+		if p.textLines++; p.textLines > MaxPastedLines {
+			return fmt.Errorf("%w: %s:%d: more than %d lines of text; paste the part that matters (the status, a netcheck, the log around the trouble)", ErrTooLarge, name, i+1, MaxPastedLines)
+		}
+		line, fence := normLine(raw)
 		if fence {
 			continue
 		}
 		// A line re-wrapped at 80 columns: its rest on the next line.
-		if i+1 < len(raw) {
-			if joined, ok := p.unwrap(line, raw[i+1], block); ok {
+		if lines.has(i + 1) {
+			if joined, ok := p.unwrap(line, lines.line(i+1), block); ok {
 				if p.readLine(name, i+1, joined, &block) != lineIgnore {
 					i++
 					continue
@@ -252,13 +267,53 @@ func (p *paste) read(in Raw) error {
 			}
 		}
 		if kind := p.readLine(name, i+1, line, &block); kind == lineIgnore {
-			p.ignore(name, i+1, raw[i])
+			p.ignore(name, i+1, raw)
 		}
 	}
 	p.closeBlock(&block)
 	p.endPing()
+	if p.overCap != "" {
+		return fmt.Errorf("%w: %s:%d: %s", ErrTooLarge, name, i, p.overCap)
+	}
 	return nil
 }
+
+// pasteLines is an input's lines, found as they are asked for, so that
+// reading stops where a bound stops it without splitting the rest.
+type pasteLines struct {
+	s      string // the input without its final newline
+	starts []int  // where each line found so far starts
+	done   bool   // every line is found
+}
+
+func newPasteLines(data []byte) *pasteLines {
+	return &pasteLines{s: strings.TrimSuffix(string(data), "\n"), starts: []int{0}}
+}
+
+// has reports whether the input has line i (from 0).
+func (l *pasteLines) has(i int) bool {
+	for len(l.starts) <= i && !l.done {
+		last := l.starts[len(l.starts)-1]
+		j := strings.IndexByte(l.s[last:], '\n')
+		if j < 0 {
+			l.done = true
+			break
+		}
+		l.starts = append(l.starts, last+j+1)
+	}
+	return i < len(l.starts)
+}
+
+// line is line i, without its newline; has(i) must be true.
+func (l *pasteLines) line(i int) string {
+	if l.has(i + 1) {
+		return l.s[l.starts[i] : l.starts[i+1]-1]
+	}
+	return l.s[l.starts[i]:]
+}
+
+// offset is where line i starts in the input; has(i) must be true.
+func (l *pasteLines) offset(i int) int { return l.starts[i] }
 
 // unwrap joins line and the next raw line when line looks cut at a
 // forum's or terminal's width (up to 80 columns) and only the two
@@ -359,30 +414,72 @@ func (p *paste) addInput(in Input) {
 	p.inputs = append(p.inputs, in)
 }
 
-// readJSON decodes the JSON value starting b (line first of name) and
-// returns how many lines it spans; 0 when it is not one JSON value. A
-// value that identifies as status or netcheck but does not decode is an
-// error; other JSON is left to the line classifier (ignored).
-func (p *paste) readJSON(name string, b []byte, first int) (int, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return 0, nil
+// jsonObjectEnd returns where the JSON object b opens (after blanks) ends:
+// past the bracket that closes its first one, strings skipped; -1 when
+// none does. It reads each byte once and keeps nothing, and judges no
+// more than where the object ends: json.Unmarshal judges the rest.
+func jsonObjectEnd(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
-	end := int(dec.InputOffset())
-	span := bytes.Count(b[:end], []byte("\n")) + 1
+	if i == len(b) || b[i] != '{' {
+		return -1
+	}
+	depth, inString := 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// readJSON decodes the JSON value starting b (line first of name) and
+// returns how many lines it spans; 0 when it is not one JSON value, with
+// how many bytes of b the attempt read. A value that identifies as status
+// or netcheck but does not decode is an error, and so is a status of more
+// than MaxPeers peers; other JSON is left to the line classifier
+// (ignored).
+func (p *paste) readJSON(name string, b []byte, first int) (int, int, error) {
+	end := jsonObjectEnd(b)
+	if end < 0 {
+		return 0, len(b), nil
+	}
+	raw := b[:end]
+	span := bytes.Count(raw, []byte("\n")) + 1
 	var keys map[string]json.RawMessage
 	if json.Unmarshal(raw, &keys) != nil {
-		return 0, nil
+		return 0, end, nil
 	}
 	in := Input{Name: name, First: first, Last: first + span - 1}
 	switch {
 	case keys["format"] != nil:
-		return 0, fmt.Errorf("%s:%d: a saved snapshot inside other text: give it on its own", name, first)
+		return 0, 0, fmt.Errorf("%s:%d: a saved snapshot inside other text: give it on its own", name, first)
 	case keys["BackendState"] != nil || (keys["Self"] != nil && keys["TailscaleIPs"] != nil):
 		var st ipnstate.Status
 		if err := json.Unmarshal(raw, &st); err != nil {
-			return 0, fmt.Errorf("%w: %s:%d: tailscale status --json does not decode: %s", ErrCorrupt, name, first, safetext.Clean(err.Error()))
+			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale status --json does not decode: %s", ErrCorrupt, name, first, safetext.Clean(err.Error()))
+		}
+		if len(st.Peer) > MaxPeers {
+			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale status --json of %d peers; tailpath reads at most %d, as in a saved snapshot", ErrTooLarge, name, first, len(st.Peer), MaxPeers)
 		}
 		p.status, p.statusFrom = &st, KindStatusJSON
 		in.Kind = KindStatusJSON
@@ -396,7 +493,7 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, error) {
 	case keys["UDP"] != nil && (keys["PreferredDERP"] != nil || keys["RegionLatency"] != nil || keys["MappingVariesByDestIP"] != nil):
 		nf, err := netcheckFromJSON(raw)
 		if err != nil {
-			return 0, fmt.Errorf("%w: %s:%d: tailscale netcheck JSON does not decode: %s", ErrCorrupt, name, first, safetext.Clean(err.Error()))
+			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale netcheck JSON does not decode: %s", ErrCorrupt, name, first, safetext.Clean(err.Error()))
 		}
 		nf.from = KindNetcheckJSON
 		p.netchecks = append(p.netchecks, nf)
@@ -407,10 +504,10 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, error) {
 		in.Kind = KindNetcheckJSON
 		in.Note = nf.note()
 	default:
-		return 0, nil
+		return 0, end, nil
 	}
 	p.addInput(in)
-	return span, nil
+	return span, 0, nil
 }
 
 // readLine classifies one normalised text line and returns the kind it
@@ -492,6 +589,9 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		}
 		b.text.lines = append(b.text.lines, pl)
 		b.last = no
+		if p.statusLines++; p.statusLines > MaxPeers+1 && p.overCap == "" {
+			p.overCap = fmt.Sprintf("more than %d lines of tailscale status; tailpath reads at most %d peers and this node, as in a saved snapshot", MaxPeers+1, MaxPeers)
+		}
 		return KindStatusText
 	}
 	if header := strings.Fields(trim); len(header) >= 4 && header[0] == "IP" && header[1] == "Hostname" {

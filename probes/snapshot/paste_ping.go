@@ -138,6 +138,9 @@ func (p *paste) target(name string, ip netip.Addr) *pingTarget {
 	}
 	t.fill(name, ip)
 	p.pingTargets = append(p.pingTargets, t)
+	if len(p.pingTargets) > MaxPeers && p.overCap == "" {
+		p.overCap = fmt.Sprintf("tailscale ping of more than %d targets; tailpath reads at most %d peers, as in a saved snapshot", MaxPeers, MaxPeers)
+	}
 	p.curTarget, p.curRun = t, nil
 	return t
 }
