@@ -798,7 +798,7 @@ func (d *diag) checkDERPReach() result {
 	probs := slices.DeleteFunc(DERPProblems(d.self.Health, d.regions), func(p DERPProblem) bool {
 		if p.Issue && !d.selfScope {
 			// A health frame over a live connection: no reachability
-			// problem (this node's self-duplicate-node-key reads it).
+			// problem (this node's self-derp-server-warns reads it).
 			d.info("Status.Health", string(p.Text.Cut(160)), "the region's server sent this over a live connection (magicsock/derp.go runDerpReader, derp.HealthMessage): the region is reachable; it reports the connection unhealthy, not unreachable")
 		}
 		return p.Issue

@@ -322,6 +322,12 @@ type Peer struct {
 	PeerSide *PeerSide `json:"peer_side,omitempty"`
 	// ExitNode is PeerStatus.ExitNode: we route internet traffic through it.
 	ExitNode bool `json:"exit_node,omitempty"`
+	// WireGuardOnly is a node that speaks WireGuard and no DISCO (a
+	// Mullvad exit node: tailcfg.Node.IsWireGuardOnly, or a MagicDNS
+	// name under mullvad.ts.net): magicsock picks its CurAddr without a
+	// pong (endpoint.go addrForWireGuardSendLocked), so its "direct"
+	// proves nothing about UDP until bytes come back.
+	WireGuardOnly bool `json:"wireguard_only,omitempty"`
 	// PingRun summarises the last finished DISCO "ping until direct" run the
 	// Source made to this peer; nil if none. Diagnose uses it as the
 	// evidence for disco-unanswered.
