@@ -121,6 +121,9 @@ func get(it Item) (string, error) {
 	if err := it.Build(tmp); err != nil {
 		return "", fmt.Errorf("building %s: %w", it.Name, err)
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp's is 0700
+		return "", err
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, serr := os.Stat(dir); serr == nil {
 			return dir, nil // another process finished first
