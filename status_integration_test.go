@@ -570,10 +570,11 @@ func TestRealTailscaled(t *testing.T) {
 	})
 
 	// The IPN bus of a real tailscaled: a peer's endpoint change reaches
-	// a probes Source within a second (its poll is an hour away), which
-	// needs a watch mask tailscaled accepts (ipn.ValidateNotifyWatchOpt).
-	t.Run("IPN bus delivers a peer change within 1s", func(t *testing.T) {
-		took, err := l.BusDelivery(ctx, localapi.NewClient(sock), time.Second)
+	// a probes Source long before its poll (an hour away), which needs a
+	// watch mask tailscaled accepts (ipn.ValidateNotifyWatchOpt). How soon
+	// is logged: the minute is a guard against a hang, not a speed.
+	t.Run("IPN bus delivers a peer change before the poll", func(t *testing.T) {
+		took, err := l.BusDelivery(ctx, localapi.NewClient(sock), time.Minute)
 		if err != nil {
 			t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(20))
 		}
@@ -879,12 +880,12 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 	if p := findPeer(snap, idle.Name); p == nil || p.WireGuard != probes.WGNone {
 		t.Errorf("Gather before the ping: %s WireGuard %q, want none", idle.Name, wgOf(p))
 	}
-	pctx, pcancel := context.WithTimeout(ctx, 20*time.Second)
+	pctx, pcancel := context.WithTimeout(ctx, time.Minute)
 	defer pcancel()
 	if _, err := lc.Ping(pctx, idle.TailscaleIP, tailcfg.PingTSMP); err != nil {
 		t.Fatalf("TSMP ping to %s: %v", idle.Name, err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	var seen []string
 	for {
 		n, err := w.Next()

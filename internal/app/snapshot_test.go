@@ -129,7 +129,7 @@ func TestDashboardReplay(t *testing.T) {
 	go func() { done <- d.Run(context.Background(), tty, tty) }()
 	waitFor := func(want ...string) {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
+		deadline := time.Now().Add(time.Minute)
 		for {
 			mu.Lock()
 			text := ansi.Strip(screen.String())
@@ -162,7 +162,7 @@ func TestDashboardReplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("q did not quit")
 	}
 }
