@@ -196,7 +196,7 @@ func Tailscale(root string) Item {
 				return nil, fmt.Errorf("go env: %w", err)
 			}
 			var b []byte
-			b = append(b, "go build -trimpath tailscale.com/cmd/tailscaled tailscale.com/cmd/tailscale\n"...)
+			b = append(b, "go build tailscale.com/cmd/tailscaled tailscale.com/cmd/tailscale\n"...)
 			b = append(b, env...)
 			for _, f := range []string{"go.mod", "go.sum"} {
 				data, err := os.ReadFile(filepath.Join(root, f))
@@ -208,7 +208,7 @@ func Tailscale(root string) Item {
 			return b, nil
 		},
 		Build: func(dir string) error {
-			cmd := exec.Command("go", "build", "-trimpath", "-o", dir+string(filepath.Separator),
+			cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
 				"tailscale.com/cmd/tailscaled", "tailscale.com/cmd/tailscale")
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly")
