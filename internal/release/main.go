@@ -6,7 +6,8 @@
 // macOS on arm64 and amd64, Windows on amd64) it builds the everyday
 // binary (no demo tag) statically (CGO_ENABLED=0, -trimpath, symbols
 // stripped) with the version linked in (internal/buildinfo's release) and
-// the VCS revision stamped, packs it with README.md into a tar.gz (a zip
+// the VCS revision stamped (Go stamps it from a clone, not from a git
+// worktree, and the tool says so), packs it with README.md into a tar.gz (a zip
 // for Windows) whose bytes depend only on the inputs (entries sorted, owner
 // root, times the commit's), and writes SHA256SUMS beside them, the form
 // `sha256sum -c SHA256SUMS` checks.
@@ -22,6 +23,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -139,6 +141,7 @@ func run(args []string, out io.Writer) error {
 
 	fmt.Fprintf(out, "tailpath %s: %d targets into %s\n", *version, len(targets), *dir)
 	var sums []string
+	warned := false
 	for _, t := range targets {
 		start := time.Now()
 		bin := filepath.Join(tmp, t.GOOS+"_"+t.GOARCH+t.GOARM, t.exe())
@@ -148,6 +151,9 @@ func run(args []string, out io.Writer) error {
 		exe, err := os.ReadFile(bin)
 		if err != nil {
 			return err
+		}
+		if vcs && !stamped(bin) {
+			warned = true
 		}
 		base, ext := t.Archive(*version)
 		files := []file{{Name: base + "/" + t.exe(), Mode: 0o755, Data: exe}, {Name: base + "/README.md", Mode: 0o644, Data: readme}}
@@ -171,7 +177,24 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "  SHA256SUMS (check with: cd %s && sha256sum -c SHA256SUMS)\n", *dir)
+	if warned {
+		fmt.Fprintln(out, "  warning: the binaries carry no VCS revision: Go stamps none in a git worktree (its .git is a file); release from a clone")
+	}
 	return nil
+}
+
+// stamped reports whether the binary at path carries its VCS revision.
+func stamped(path string) bool {
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && s.Value != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // pick is the targets named in list ("" for all of them).
