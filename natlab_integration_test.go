@@ -223,7 +223,7 @@ func TestNATLab(t *testing.T) {
 	}
 
 	t.Run("public end, hard NAT: direct", func(t *testing.T) {
-		natWait(ctx, t, "pub → ha direct", 45*time.Second, func() (bool, string) {
+		natWait(ctx, t, "pub → ha direct", 2*time.Minute, func() (bool, string) {
 			k := pathOf(ctx, t, nodes["pub"], "ha")
 			return k == "direct", k
 		})
@@ -291,7 +291,7 @@ func TestNATLab(t *testing.T) {
 func checkVerdict(ctx context.Context, t *testing.T, n *natNode, peer string, want []probes.ReasonID, more func(*testing.T, probes.Verdict)) {
 	t.Helper()
 	var got probes.Verdict
-	natWait(ctx, t, n.name+"'s verdict on "+peer, 30*time.Second, func() (bool, string) {
+	natWait(ctx, t, n.name+"'s verdict on "+peer, 2*time.Minute, func() (bool, string) {
 		var out, errOut string
 		var code int
 		inNetns(t, n.ns, func() {

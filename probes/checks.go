@@ -522,6 +522,17 @@ func (d *diag) checkPingRun() result {
 			buf = append(buf, ", TSMP unanswered"...)
 		}
 	}
+	if r.CutOff > 0 {
+		buf = append(buf, ", "...)
+		buf = strconv.AppendInt(buf, int64(r.CutOff), 10)
+		buf = append(buf, " cut off by the probe's time limit"...)
+	}
+	if r.Tries == 0 {
+		// Only pings the budget cut off, or none: not tried, so no
+		// evidence either way (probes/probe).
+		d.info("PingRun", string(buf), "no ping was answered or timed out: the probe ran out of time first, so this says nothing about the peer; probe again")
+		return notHeld()
+	}
 	if !d.fresh(r.At, PingRunMaxAge) {
 		buf = append(buf, ", "...)
 		buf = append(buf, durText(d.now.Sub(r.At))...)

@@ -359,7 +359,10 @@ type EndpointChange struct {
 type PingRun struct {
 	// At is when the run ended.
 	At time.Time `json:"at"`
-	// Tries is the number of pings sent; Pongs how many were answered.
+	// Tries is the number of pings that were answered or timed out on
+	// their own; Pongs how many were answered. A ping the run's time
+	// limit cut off on its way is in CutOff, not here: it is no try, so
+	// never evidence that the peer does not answer.
 	Tries int `json:"tries"`
 	Pongs int `json:"pongs"`
 	// Direct is true when a pong came over a direct UDP path.
@@ -377,6 +380,13 @@ type PingRun struct {
 	// TSMPReply is whether that TSMP ping was answered through
 	// WireGuard; nil when none was sent or it did not finish.
 	TSMPReply *bool `json:"tsmp_reply,omitempty"`
+	// CutOff is how many pings the probe's time budget ended before they
+	// were answered or timed out (probes/probe): not tried.
+	CutOff int `json:"cut_off,omitempty"`
+	// Unfinished is set when the probe's budget ended before this peer's
+	// run did (its pings cut off, or none sent): the run is what it got
+	// to, and the peer was not probed to the end.
+	Unfinished bool `json:"unfinished,omitempty"`
 }
 
 // Self is the local node and its NAT facts (from the self node's NetInfo).
