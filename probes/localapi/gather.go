@@ -259,7 +259,7 @@ func HiddenByCLI(ps *ipnstate.PeerStatus) bool {
 
 // gatherFrom builds the snapshot from st, the DERP map arriving on dmCh and,
 // when nodesCh is not nil, every node from the IPN bus (nil on failure).
-func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *probes.Snapshot, now time.Time, opts GatherOptions,
+func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Snapshot, now time.Time, opts GatherOptions,
 	dmCh <-chan derpMapResult, nodesCh <-chan busFirst) (*probes.Snapshot, error) {
 	snap := &probes.Snapshot{
 		Time:         now,
