@@ -616,7 +616,9 @@ func buildPeer(ps *ipnstate.PeerStatus, node *nodeLite, regions map[int]probes.R
 	if ps.KeyExpiry != nil {
 		p.KeyExpiry = *ps.KeyExpiry
 	}
+	p.WireGuardOnly = strings.HasSuffix(string(p.DNSName), ".mullvad.ts.net")
 	if node != nil {
+		p.WireGuardOnly = p.WireGuardOnly || node.IsWireGuardOnly
 		p.Endpoints = slices.Clone(node.Endpoints)
 		p.EndpointsKnown = true
 		p.HomeDERP = tscompat.IntRegionID(node.HomeDERP)

@@ -173,7 +173,10 @@ type nodeLite struct {
 	LastSeen  *time.Time
 	Online    *bool
 	Cap       tailcfg.CapabilityVersion
-	Hostinfo  *hostinfoLite
+	// IsWireGuardOnly: a node that speaks WireGuard only (a Mullvad
+	// exit node): no DISCO, so its CurAddr is set without a pong.
+	IsWireGuardOnly bool
+	Hostinfo        *hostinfoLite
 }
 
 // hostinfoLite is what Gather reads of a node's Hostinfo.
@@ -189,7 +192,7 @@ func liteOf(n *tailcfg.Node) *nodeLite {
 		return nil
 	}
 	l := &nodeLite{ID: n.ID, StableID: n.StableID, Endpoints: n.Endpoints, HomeDERP: n.HomeDERP,
-		LastSeen: n.LastSeen, Online: n.Online, Cap: n.Cap}
+		LastSeen: n.LastSeen, Online: n.Online, Cap: n.Cap, IsWireGuardOnly: n.IsWireGuardOnly}
 	if h := n.Hostinfo; h.Valid() {
 		l.Hostinfo = &hostinfoLite{IPNVersion: h.IPNVersion()}
 		if ni := h.NetInfo(); ni.Valid() {
@@ -210,6 +213,8 @@ func (n *nodeLite) node() *tailcfg.Node {
 		LastSeen:  n.LastSeen,
 		Online:    n.Online,
 		Cap:       n.Cap,
+
+		IsWireGuardOnly: n.IsWireGuardOnly,
 	}
 	if h := n.Hostinfo; h != nil {
 		out.Hostinfo = (&tailcfg.Hostinfo{IPNVersion: h.IPNVersion, NetInfo: h.NetInfo}).View()
