@@ -99,7 +99,12 @@ func (l *peerList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	var lites []peerLite
+	// Each peer is decoded into one peerLite, then copied into a
+	// PeerStatus from a block of them: no list of peerLite growing, no
+	// PeerStatus allocated one by one.
+	var out peerList
+	var block []ipnstate.PeerStatus
+	var lite peerLite // one, reused: decoding into it makes it escape
 	for dec.PeekKind() != '}' {
 		if _, err := dec.ReadToken(); err != nil { // the node key
 			return err
@@ -110,23 +115,27 @@ func (l *peerList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			}
 			continue
 		}
-		lites = append(lites, peerLite{})
-		if err := jsonv2.UnmarshalDecode(dec, &lites[len(lites)-1]); err != nil {
+		lite = peerLite{}
+		if err := jsonv2.UnmarshalDecode(dec, &lite); err != nil {
 			return err
 		}
+		if len(block) == cap(block) {
+			block = make([]ipnstate.PeerStatus, 0, peerBlock)
+		}
+		block = block[:len(block)+1]
+		ps := &block[len(block)-1]
+		lite.to(ps)
+		out = append(out, ps)
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	peers := make([]ipnstate.PeerStatus, len(lites))
-	out := make(peerList, len(lites))
-	for i := range lites {
-		lites[i].to(&peers[i])
-		out[i] = &peers[i]
-	}
 	*l = out
 	return nil
 }
+
+// peerBlock is how many PeerStatus peerList allocates at a time.
+const peerBlock = 64
 
 // peerLite is the part of a PeerStatus's JSON that Gather and
 // probes.Classify read (the fields probes/snapshot's prunePeer keeps),
