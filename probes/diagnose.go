@@ -116,12 +116,17 @@ func Diagnose(self Self, p Peer, regions map[int]Region, now time.Time) Verdict 
 
 // diagnose is Diagnose with the gather's tailnet-wide facts (nil: none).
 func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tailnet) Verdict {
-	return diagnoseIn(self, p, regions, now, tn, nil)
+	d := newDiag(self, p, regions, now)
+	d.tn = tn
+	v := d.run()
+	d.free()
+	return v
 }
 
-// diagnoseIn is diagnose taking its checks from arena (nil: none).
-func diagnoseIn(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena) Verdict {
-	d := newDiag(self, p, regions, now)
+// diagnoseIn is diagnose reading self and p where they are, and taking
+// its checks from arena (Judge).
+func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena) Verdict {
+	d := newDiagOf(self, p, regions, now)
 	d.tn = tn
 	d.arena = arena
 	v := d.run()
@@ -135,8 +140,42 @@ func diagnoseIn(self Self, p Peer, regions map[int]Region, now time.Time, tn *Ta
 var diags = sync.Pool{New: func() any { return new(diag) }}
 
 func newDiag(self Self, p Peer, regions map[int]Region, now time.Time) *diag {
+	d := diags.Get().(*diag) // zero but for own: New, or free
+	if d.own == nil {
+		d.own = new(diagOwn)
+	}
+	d.own.self, d.own.p = self, p
+	d.self, d.p = &d.own.self, &d.own.p
+	d.regions, d.now = regions, now
+	return d
+}
+
+// diagOwn is a diag's own copies of Self and Peer.
+type diagOwn struct {
+	self Self
+	p    Peer
+}
+
+// mutP is d.p to write to: d's own copy, made on the first write, so
+// what Judge passed in is never written.
+func (d *diag) mutP() *Peer {
+	if d.own == nil {
+		d.own = new(diagOwn)
+	}
+	if d.p != &d.own.p {
+		d.own.p = *d.p
+		d.p = &d.own.p
+	}
+	return d.p
+}
+
+// newDiagOf is newDiag reading self where it is (Judge: the gather's own,
+// which no check writes) and copying p once: a 10,000-peer gather copies
+// neither Self nor Peer twice per peer (BenchmarkJudge10k).
+func newDiagOf(self *Self, p *Peer, regions map[int]Region, now time.Time) *diag {
 	d := diags.Get().(*diag)
-	*d = diag{self: self, p: p, regions: regions, now: now}
+	d.self, d.p = self, p
+	d.regions, d.now = regions, now
 	return d
 }
 
@@ -168,7 +207,11 @@ func (d *diag) newChecks(n int) []Check {
 
 // free returns d to the pool; the verdict keeps d.checks, not d.
 func (d *diag) free() {
-	*d = diag{}
+	own := d.own
+	if own != nil && (d.self == &own.self || d.p == &own.p) {
+		*own = diagOwn{}
+	}
+	*d = diag{own: own}
 	diags.Put(d)
 }
 
@@ -227,8 +270,14 @@ func diagnoseSelf(state string, self Self, regions map[int]Region, now time.Time
 }
 
 type diag struct {
-	self Self
-	p    Peer
+	// self is this node, read only: ownSelf (newDiag) or the gather's
+	// (newDiagOf).
+	self *Self
+	// p is the peer judged, read only but where mutP copies it first: a
+	// copy of its own (own.p) or the gather's (newDiagOf).
+	p *Peer
+	// own holds the copies: kept with d in the pool.
+	own *diagOwn
 	// selfScope: DiagnoseSelf judges this node itself (p is empty), and
 	// state is its Status.BackendState.
 	selfScope bool
@@ -315,10 +364,10 @@ func (d *diag) stalePeerSide() {
 	d.stale = ps.Source + " facts of the peer's end are " + durText(d.now.Sub(ps.At)) + " old: too old to judge the path by"
 	d.staleField = peerField(ps, factMapping)
 	if o := ps.Other; o != nil && (o.At.IsZero() || d.fresh(o.At, PeerSideMaxAge)) {
-		d.p.PeerSide = o
+		d.mutP().PeerSide = o
 		return
 	}
-	d.p.PeerSide = nil
+	d.mutP().PeerSide = nil
 }
 
 // onlineField is the field the peer's online state came from.
@@ -340,14 +389,14 @@ func (d *diag) run() Verdict {
 		kept, refuted := d.checks, d.refuted
 		// The pongs' own path counts as activity: a DISCO ping makes
 		// the peer Active (endpoint.go startDiscoPingLocked).
-		d.p.Path.Kind = PathIdle
+		d.mutP().Path.Kind = PathIdle
 		r := d.p.PingRun
 		viaDERP := r != nil && strings.HasPrefix(string(r.Via), "DERP(")
 		if d.p.Active || viaDERP {
-			d.p.Path.Kind = PathDERP
-			d.p.Path.DERPCode = d.p.HomeDERPCode
+			d.mutP().Path.Kind = PathDERP
+			d.mutP().Path.DERPCode = d.p.HomeDERPCode
 			if viaDERP {
-				d.p.Path.DERPCode = safetext.New(strings.TrimSuffix(strings.TrimPrefix(string(r.Via), "DERP("), ")"))
+				d.mutP().Path.DERPCode = safetext.New(strings.TrimSuffix(strings.TrimPrefix(string(r.Via), "DERP("), ")"))
 			}
 		}
 		d.checks, d.refuted = nil, nil
@@ -377,7 +426,7 @@ func (d *diag) wasRefuted(id ReasonID) bool {
 // relayed path, its causes.
 func (d *diag) walk() Verdict {
 	kind := d.p.Path.Kind
-	name := pingName(&d.p)
+	name := pingName(d.p)
 	if kind == PathDERP || kind == PathPeerRelay {
 		if n := d.relayedChecks(); cap(d.checks)-len(d.checks) < n {
 			d.checks = append(d.newChecks(len(d.checks)+n), d.checks...)
@@ -529,7 +578,7 @@ func failsOnPeerSide(cs []Check) bool {
 // The path states.
 
 func (d *diag) checkExpired() result {
-	p := &d.p
+	p := d.p
 	if !p.Expired {
 		return notHeld()
 	}
@@ -553,7 +602,7 @@ func (d *diag) checkPeerRelayState() result {
 }
 
 func (d *diag) checkOffline() result {
-	p := &d.p
+	p := d.p
 	d.checks = d.newChecks(3)
 	d.add(safetext.New(d.onlineField()), "false", true, "the control server says the peer is offline")
 	if p.HandshakeUnknown && p.LastHandshake.IsZero() {
@@ -577,7 +626,7 @@ func (d *diag) checkOffline() result {
 // checkIdle: an idle peer is a fact about the peer (nothing was sent in
 // 45 s), not a failed check, so Status.Active reads info.
 func (d *diag) checkIdle() result {
-	p := &d.p
+	p := d.p
 	d.checks = d.newChecks(2)
 	d.info("Status.Active", "false", "nothing was sent to the peer in the last 45 s (magicsock's sessionActiveTimeout), so no path is negotiated")
 	if p.Online == nil {
@@ -592,7 +641,7 @@ func (d *diag) checkIdle() result {
 // TSMP or ICMP ping alone: its pong names the ping type, and the CLI
 // stops after one pong), so nothing about a path can be judged.
 func (d *diag) checkPathUnknown() result {
-	p := &d.p
+	p := d.p
 	d.checks = d.newChecks(2)
 	d.unknownV("Path", string(p.Path.Text), "a TSMP or ICMP pong names the ping type, not the path (cmd/tailscale/cli/ping.go prints it when the PingResult has no endpoint and no DERP region), and no DISCO ping or status line shows one")
 	if p.Latency > 0 {
@@ -607,7 +656,7 @@ func (d *diag) checkPathUnknown() result {
 // slice is allocated once at its size (an underestimate only costs a
 // regrowth).
 func (d *diag) relayedChecks() int {
-	p := &d.p
+	p := d.p
 	n := 2 + 1 + 1 + 2 + 1 // CurAddr+PeerRelay, WorkingUDP, Endpoints, NAT both ends, open ends
 	if p.Path.Kind == PathPeerRelay {
 		n--

@@ -30,7 +30,7 @@ func Judge(s *Snapshot, board *DeviceEvidence) int {
 	var arena checkArena
 	for i := range s.Peers {
 		p := &s.Peers[i]
-		p.Verdict = diagnoseIn(s.Self, *p, s.Regions, s.Time, tn, &arena)
+		p.Verdict = diagnoseIn(&s.Self, p, s.Regions, s.Time, tn, &arena)
 		if board != nil && at < 0 && board.Matches(p) {
 			at = i
 			p.Verdict = diagnoseDevice(p.Verdict, s.Self, *p, *board, s.Regions, s.Time, tn)

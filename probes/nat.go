@@ -508,7 +508,7 @@ func (d *diag) selfNAT() (natState, natEvidence) {
 // of an address only an interface gives, from a client that advertises
 // its interface addresses and is not a phone.
 func (d *diag) peerNAT(ep *endpointFacts) (natState, string) {
-	p := &d.p
+	p := d.p
 	if !ep.known || ep.none || ep.privateOnly {
 		return natUnknown, ""
 	}
