@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // The command-level benchmarks of docs/perf.md's "As fast as the CLI"
@@ -6,7 +8,8 @@ package main
 // answering as tailscaled v1.102 and as v1.104, in a process of its own;
 // and `tailpath version` against `tailscale version`. Each is a test that
 // skips unless TAILPATH_BENCH=1, and asserts nothing about time: it logs
-// interleaved medians and their ratio.
+// interleaved medians and their ratio. Not on Windows (peak RSS comes
+// from getrusage).
 //
 //	TAILPATH_BENCH=1 go test -run 'TestStatusBench|TestVersionBench' -v -count=1 .
 
