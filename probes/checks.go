@@ -24,7 +24,7 @@ import (
 // show a DERP route that works; pasted text shows no handshakes, so
 // there the rule cannot decide.
 func (d *diag) checkHomeDERP() result {
-	p := &d.p
+	p := d.p
 	if p.Path.DERPCode != "" {
 		return notHeld()
 	}
@@ -86,7 +86,7 @@ const (
 // nothing either. Pasted text has no handshakes, but tx > 0 with rx 0
 // says nothing ever answered.
 func (d *diag) checkSession() result {
-	p := &d.p
+	p := d.p
 	r := p.PingRun
 	freshRun := r != nil && r.Tries > 0 && d.fresh(r.At, PingRunMaxAge)
 	answered := freshRun && r.Pongs > 0
@@ -189,7 +189,7 @@ func (d *diag) checkSession() result {
 // tailscaled's session state, a handshake time the source shows, a fresh
 // DISCO run, or pasted counters with traffic.
 func (d *diag) sessionKnown() bool {
-	p := &d.p
+	p := d.p
 	if p.WireGuard != "" || !p.HandshakeUnknown || !p.LastHandshake.IsZero() {
 		return true
 	}
@@ -201,7 +201,7 @@ func (d *diag) sessionKnown() bool {
 
 // rxInfo notes a receive counter that did not move.
 func (d *diag) rxInfo() {
-	if p := &d.p; p.RatesKnown && p.RxRate == 0 {
+	if p := d.p; p.RatesKnown && p.RxRate == 0 {
 		d.info("Status.RxBytes", "not growing", "nothing was received from the peer over the last poll")
 	}
 }
@@ -378,7 +378,7 @@ func (d *diag) checkEndpoints() {
 	}
 	d.epDone = true
 	f := &d.ep
-	p := &d.p
+	p := d.p
 	field := "WhoIs.Node.Endpoints"
 	if !p.EndpointsKnown {
 		// The control API lists the peer's endpoints too.
@@ -581,7 +581,7 @@ func (d *diag) recorded(field string) bool {
 // checkLostDirect: an earlier snapshot saw the path direct, and the
 // daemon's endpoint-change log, when read, says what changed.
 func (d *diag) checkLostDirect() result {
-	p := &d.p
+	p := d.p
 	if p.LastDirect.IsZero() {
 		return notHeld()
 	}

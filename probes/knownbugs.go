@@ -285,7 +285,8 @@ func (d *diag) bugHits() []bugHit {
 		return d.bugs
 	}
 	d.bugsDone = true
-	sides := []bugSide{sideSelf}
+	var sideBuf [2]bugSide
+	sides := append(sideBuf[:0], sideSelf)
 	if !d.selfScope {
 		sides = append(sides, sidePeer)
 	}
