@@ -183,8 +183,11 @@ func (p *Pane) View() string {
 	return common.ViewportView(&p.vp)
 }
 
-// labelW is the width of the label column.
-const labelW = 11
+// titleW and labelW are the widths of the section and label columns.
+const (
+	titleW = 9
+	labelW = 12
+)
 
 func (p *Pane) lines() []string {
 	if p.snap == nil || p.snap.Snapshot == nil {
@@ -213,8 +216,15 @@ func (p *Pane) lines() []string {
 			if i == 0 {
 				title = sec.Title
 			}
-			line := p.st.Title.Render(pad(title, 9)) + p.st.Muted.Render(pad(strings.TrimSpace(r.label), labelW)) + p.mark(r.mark, r.text)
-			out = append(out, line)
+			// The words wrap under themselves, right of the labels.
+			text := []string{r.text}
+			if tw := p.width - titleW - labelW; tw >= 24 {
+				text = strings.Split(common.WrapText(r.text, tw), "\n")
+			}
+			out = append(out, p.st.Title.Render(pad(title, titleW))+p.st.Muted.Render(pad(strings.TrimSpace(r.label), labelW))+p.mark(r.mark, text[0]))
+			for _, more := range text[1:] {
+				out = append(out, strings.Repeat(" ", titleW+labelW)+p.mark(r.mark, strings.TrimLeft(more, " ")))
+			}
 		}
 	}
 	return out
@@ -269,7 +279,7 @@ func (p *Pane) sparkRows() []row {
 	if len(p.rates) < 2 {
 		return nil
 	}
-	w := max(p.width-9-labelW-12, 8)
+	w := max(p.width-titleW-labelW-12, 8)
 	rates, derp := p.rates, p.derp
 	if len(rates) > w {
 		rates, derp = rates[len(rates)-w:], derp[len(derp)-w:]
