@@ -48,6 +48,9 @@ type Input struct {
 	Now time.Time
 	// Ours is tailpath's own version ("" leaves it out).
 	Ours string
+	// Brief names the known bugs that only match the version in one row
+	// (status); those whose symptom shows here keep a row each.
+	Brief bool
 }
 
 // Sections words in.Self; an unknown fact reads "unknown", never a guess.
@@ -62,7 +65,7 @@ func Sections(in Input) []Section {
 		{"DERP", derpRows(s, v, in.Regions)},
 		{"Traffic", trafficRows(s.Traffic, in.Now)},
 		{"Health", healthRows(s, v)},
-		{"Versions", versionRows(s, v, in.Ours)},
+		{"Versions", versionRows(s, v, in.Ours, in.Brief)},
 	}
 }
 
@@ -232,7 +235,7 @@ func trafficRows(t *probes.Traffic, now time.Time) []Row {
 	case t == nil:
 		return []Row{{Label: "by path", Text: "unknown: no counters from tailscaled here"}}
 	case !t.Known():
-		return []Row{{Label: "by path", Text: safetext.New("unknown: " + string(t.Err))}}
+		return []Row{{Label: "by path", Text: t.Err}}
 	}
 	pair := func(in, out int64) string { return units.Bytes(in) + " in, " + units.Bytes(out) + " out" }
 	rows := []Row{
@@ -286,7 +289,7 @@ func healthRows(s *probes.Self, v *probes.SelfView) []Row {
 	return rows
 }
 
-func versionRows(s *probes.Self, v *probes.SelfView, ours string) []Row {
+func versionRows(s *probes.Self, v *probes.SelfView, ours string, brief bool) []Row {
 	var rows []Row
 	if ours != "" {
 		rows = append(rows, Row{Label: "tailpath", Text: safetext.New(ours)})
@@ -302,7 +305,12 @@ func versionRows(s *probes.Self, v *probes.SelfView, ours string) []Row {
 	if len(v.Bugs) == 0 {
 		return append(rows, Row{Label: "known bugs", Text: "none known for this version", Mark: Good})
 	}
+	var quiet []string
 	for _, b := range v.Bugs {
+		if brief && !b.Hit {
+			quiet = append(quiet, b.ID)
+			continue
+		}
 		t := b.ID + " (" + b.Issue
 		if b.FixedIn != "" {
 			t += ", fixed in " + b.FixedIn
@@ -317,6 +325,9 @@ func versionRows(s *probes.Self, v *probes.SelfView, ours string) []Row {
 			m = Bad
 		}
 		rows = append(rows, Row{Label: "known bug", Text: safetext.New(t), Mark: m})
+	}
+	if len(quiet) > 0 {
+		rows = append(rows, Row{Label: "known bugs", Text: safetext.New(units.Count(len(quiet), "matches", "match") + " this version, no symptom here: " + strings.Join(quiet, ", ") + " (--json self.view.known_bugs)")})
 	}
 	return rows
 }
