@@ -82,6 +82,9 @@ var _ common.Pane = (*Pane)(nil)
 type Pane struct {
 	o    Options
 	st   common.Styles
+	// paint are st's styles as Painters (a Render per cell measured every
+	// character: most of a frame's cost).
+	title, muted, good, bad common.Painter
 	keys keyMap
 	now  func() time.Time
 
@@ -109,7 +112,8 @@ func New(st common.Styles, o Options) *Pane {
 	if now == nil {
 		now = time.Now
 	}
-	p := &Pane{o: o, st: st, now: now, vp: common.NewViewport(), dirty: true}
+	p := &Pane{o: o, now: now, vp: common.NewViewport(), dirty: true}
+	p.setStyles(st)
 	p.keys = keyMap{Nav: common.NewNav("scroll"),
 		Netcheck: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "netcheck now")),
 		PingDERP: key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "ping home DERP")),
@@ -132,7 +136,8 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.snap, p.dirty = m, true
 		p.noteTraffic(m)
 	case common.StylesMsg:
-		p.st, p.dirty = m.Styles, true
+		p.setStyles(m.Styles)
+		p.dirty = true
 	case NetcheckMsg:
 		p.netcheck, p.busyN, p.dirty = &m, false, true
 	case DERPPingMsg:
@@ -151,6 +156,12 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+func (p *Pane) setStyles(st common.Styles) {
+	p.st = st
+	p.title, p.muted = common.NewPainter(st.Title), common.NewPainter(st.Muted)
+	p.good, p.bad = common.NewPainter(st.Good), common.NewPainter(st.Bad)
 }
 
 // noteTraffic keeps the snapshot's traffic rates for the sparkline, once
@@ -173,8 +184,22 @@ func (p *Pane) noteTraffic(s *link.Snapshot) {
 	}
 }
 
+// refresh gives the viewport its lines again when they are stale. lines
+// fits them to the width as it draws them (measuring the words before
+// they are styled), so they go in as they are; below the label columns'
+// width common.Refresh wraps and cuts them.
 func (p *Pane) refresh() {
-	common.Refresh(&p.vp, &p.dirty, p.lines, p.width, p.height)
+	if p.width < titleW+labelW+8 {
+		common.Refresh(&p.vp, &p.dirty, p.lines, p.width, p.height)
+		return
+	}
+	if !p.dirty {
+		return
+	}
+	p.dirty = false
+	p.vp.SetWidth(p.width)
+	p.vp.SetHeight(p.height)
+	p.vp.SetContent(strings.Join(p.lines(), "\n"))
 }
 
 // View implements common.Pane.
@@ -191,7 +216,7 @@ const (
 
 func (p *Pane) lines() []string {
 	if p.snap == nil || p.snap.Snapshot == nil {
-		return []string{p.st.Muted.Render("waiting for tailscaled…")}
+		return []string{p.muted.Render("waiting for tailscaled…")}
 	}
 	s := p.snap.Snapshot
 	now := p.now()
@@ -199,7 +224,11 @@ func (p *Pane) lines() []string {
 	if head == "" {
 		head = "this node"
 	}
-	out := []string{p.st.Title.Render(head) + p.st.Muted.Render("  as of "+units.Ago(now, s.Time))}
+	age := "  as of " + units.Ago(now, s.Time)
+	if common.Width(head)+common.Width(age) > p.width {
+		head, age = common.Truncate(head+age, p.width, "…"), ""
+	}
+	out := []string{p.title.Render(head) + p.muted.Render(age)}
 	for _, sec := range selftext.Sections(selftext.Input{Self: &s.Self, Regions: s.Regions, Now: now, Ours: p.o.Version}) {
 		rows := make([]row, len(sec.Rows))
 		for i, r := range sec.Rows {
@@ -217,11 +246,12 @@ func (p *Pane) lines() []string {
 				title = sec.Title
 			}
 			// The words wrap under themselves, right of the labels.
-			text := []string{r.text}
-			if tw := p.width - titleW - labelW; tw >= 24 {
+			tw := p.width - titleW - labelW
+			text := []string{common.Truncate(r.text, max(tw, 1), "…")}
+			if tw >= 24 {
 				text = strings.Split(common.WrapText(r.text, tw), "\n")
 			}
-			out = append(out, p.st.Title.Render(pad(title, titleW))+p.st.Muted.Render(pad(strings.TrimSpace(r.label), labelW))+p.mark(r.mark, text[0]))
+			out = append(out, p.title.Render(pad(title, titleW))+p.muted.Render(pad(strings.TrimSpace(r.label), labelW))+p.mark(r.mark, text[0]))
 			for _, more := range text[1:] {
 				out = append(out, strings.Repeat(" ", titleW+labelW)+p.mark(r.mark, strings.TrimLeft(more, " ")))
 			}
@@ -239,9 +269,9 @@ type row struct {
 func (p *Pane) mark(m selftext.Mark, s string) string {
 	switch m {
 	case selftext.Good:
-		return p.st.Good.Render(s)
+		return p.good.Render(s)
 	case selftext.Bad:
-		return p.st.Bad.Render(s)
+		return p.bad.Render(s)
 	}
 	return s
 }
