@@ -80,13 +80,13 @@ var _ common.Pane = (*Pane)(nil)
 
 // Pane is the Self pane. Create it with New.
 type Pane struct {
-	o    Options
-	st   common.Styles
+	o  Options
+	st common.Styles
 	// paint are st's styles as Painters (a Render per cell measured every
 	// character: most of a frame's cost).
 	title, muted, good, bad common.Painter
-	keys keyMap
-	now  func() time.Time
+	keys                    keyMap
+	now                     func() time.Time
 
 	width, height int
 	vp            viewport.Model
