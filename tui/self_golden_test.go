@@ -157,7 +157,7 @@ func TestSelfKeys(t *testing.T) {
 			t.Errorf("the answers lack %q:\n%s", want, v)
 		}
 	}
-	m, _ = step(t, m, keyMsg("n"))
+	step(t, m, keyMsg("n"))
 	if nc != 2 {
 		t.Errorf("n after the answer ran netcheck %d times in all, want 2", nc)
 	}
