@@ -94,6 +94,21 @@ func TestStatusTable(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 	want := []string{
 		`self: laptop (linux) 100.64.0.1; home DERP "nyc"; UDP ok, easy NAT`,
+		// The Self tab's rows (internal/selftext), before the peers.
+		"self  NAT       UDP          works (STUN answered)",
+		"self            mapping      varies by destination: no (easy NAT)",
+		"self            port map     none held (answered: UPnP no, NAT-PMP no, PCP no)",
+		"self            public       IPv4 198.51.100.10 · IPv6 none (no IPv6)",
+		"self  DERP      home         home nyc (12 ms) is the nearest region",
+		"self            nyc          12 ms  home, best, 1 peer relayed",
+		"self            fra          85 ms  far",
+		"self            tok          160 ms  far",
+		"self            sfo          70 ms  far",
+		"self  Traffic   by path      traffic by path unknown: this tailscaled serves no /localapi/v0/usermetrics (it predates them); it serves no /localapi/v0/metrics",
+		"self  Health    UDP receive  ok: netcheck's STUN replies came back (no peer is direct now to prove it for peers' packets)",
+		"self            warnings     none from tailscaled",
+		"self  Versions  tailscaled   1.102.5",
+		"self            known bugs   3 match this version, no symptom here: linux-vxlan-tun-udp-gro, receivefunc-exits-permanently, zombie-home-derp (--json self.view.known_bugs)",
 		`NAME    OS        PATH                 LATENCY  HOME DERP  TX/RX            REASON`,
 		`cores3  freertos  active; relay "nyc"  -        "nyc"      50.8KiB/30.3KiB  no-endpoints: peer advertises no UDP endpoints`,
 		// Said once, as TAILSCALE_API_KEY is unset (TestMain clears it).

@@ -632,10 +632,26 @@ const homeChoiceNote = "Tailscale's home choice also weighs the DERP map's Regio
 // re-sent only with other NetInfo changes (magicsock skips an update when
 // NetInfo.BasicallyEqual, which ignores DERPLatency), so unchanged ones may
 // be hours old.
+//
+// The path has two relay regions: magicsock writes to a peer through the
+// peer's home region (endpoint.send, derpAddr) and the peer answers
+// through ours, so this node's own home far from here is on the path too
+// (farOwnHome), whatever the peer's.
 func (d *diag) checkFarDERP() result {
 	if d.p.Path.DERPCode == "" {
 		return notHeld()
 	}
+	res := d.farRelay()
+	own := d.farOwnHome()
+	if res.holds {
+		return res
+	}
+	return own
+}
+
+// farRelay is checkFarDERP for the region the path is relayed through
+// (the peer's home).
+func (d *diag) farRelay() result {
 	nat := d.self.NAT
 	region := d.relayRegion()
 	if nat == nil || len(nat.DERPLatency) == 0 || region == 0 {
@@ -689,7 +705,7 @@ func (d *diag) checkFarDERP() result {
 	}
 	note := "the relay region is about as close as the best one"
 	if far {
-		note = farNote
+		note = farNote + ": +" + msText(relayLat-bestLat) + " each way through it"
 		// Far from here is not far from both ends: when the peer's own
 		// latencies show the region near it, the distance is the two
 		// ends' own and no home DERP choice is wrong.
@@ -709,6 +725,60 @@ func (d *diag) checkFarDERP() result {
 }
 
 var farNote = "the relay region is far: at least " + strconv.Itoa(FarDERPFactor) + "x and " + msText(FarDERPMargin) + " slower than the best"
+
+// farOwnHome: this node's own home region (Self.HomeDERP) is far from
+// here by the same thresholds and on latencies as fresh, while Tailscale's
+// rule on them prefers another region (PreferredDERP: a RegionScore that
+// prefers the home makes it the tailnet's own choice, not a fault). The
+// peer's packets to this node come through that region, each paying the
+// difference. Recorded only when far or scored: a home near enough is
+// said by the relay region's check when it is the same region, and by the
+// Self tab otherwise.
+func (d *diag) farOwnHome() result {
+	home, nat := d.self.HomeDERP, d.self.NAT
+	if home == 0 || nat == nil || len(nat.DERPLatency) == 0 || (d.isFar && d.far.region == home) {
+		return notHeld()
+	}
+	if !d.now.IsZero() && !d.fresh(d.self.DERPLatencyAt, DERPLatencyMaxAge) {
+		return notHeld() // farRelay said how old the latencies are
+	}
+	homeLat, ok := nat.DERPLatency[home]
+	if !ok {
+		return notHeld() // no answer from it: derp-unreachable's evidence, the Self tab's
+	}
+	bestID, bestLat := 0, time.Duration(0)
+	for id, l := range nat.DERPLatency {
+		if bestID == 0 || l < bestLat || (l == bestLat && id < bestID) {
+			bestID, bestLat = id, l
+		}
+	}
+	if homeLat < FarDERPFactor*bestLat || homeLat-bestLat < FarDERPMargin {
+		return notHeld()
+	}
+	field := "Self.HomeDERP"
+	buf := make([]byte, 0, 64)
+	buf = d.appendRegion(buf, home)
+	buf = append(buf, '=')
+	buf = appendMs(buf, homeLat)
+	buf = append(buf, ", best "...)
+	buf = d.appendRegion(buf, bestID)
+	buf = append(buf, '=')
+	buf = appendMs(buf, bestLat)
+	scores := map[int]float64{}
+	for id, r := range d.regions {
+		if r.Score > 0 {
+			scores[id] = r.Score
+		}
+	}
+	if out := PreferredDERP(HomeInput{Latency: nat.DERPLatency, Prev: home, Scores: scores}); out.Candidate == home {
+		d.info(safetext.New(field), string(buf), "this node's home is far by latency, but the DERP map's RegionScore prefers it: the tailnet's own choice")
+		return notHeld()
+	}
+	extra := homeLat - bestLat
+	d.add(safetext.New(field), string(buf), true, safetext.New("this node's own home region is far: +"+msText(extra)+" over the best; the peer's packets to this node come through it (each end writes through the other's home region)"))
+	d.far, d.isFar = farDERP{region: home, best: bestID, relayLat: homeLat, bestLat: bestLat}, true
+	return holdsAs("own-home", "{region}", d.regionName(home), "{rl}", msText(homeLat), "{best}", d.regionName(bestID), "{bl}", msText(bestLat), "{extra}", msText(extra))
+}
 
 // farFromPeer reports whether ms, the peer's latency to a region, is far
 // by the same thresholds against the peer's best region.

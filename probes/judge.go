@@ -15,8 +15,9 @@ import (
 // that is direct proves UDP works here, whatever netcheck said; a region
 // that carries traffic is reachable), once, then each peer's verdict
 // with them, the board's peer with the board's evidence too
-// (DiagnoseDevice), and this node's own verdict (DiagnoseSelf). It
-// writes s.Tailnet, every s.Peers[i].Verdict and s.Self.Verdict, and
+// (DiagnoseDevice), and this node's own verdict (DiagnoseSelf) and view
+// (DescribeSelf). It writes s.Tailnet, every s.Peers[i].Verdict,
+// s.Self.Verdict and s.Self.View, and
 // returns the index of the peer board is (-1 when board is nil or
 // matches none). Pure: no I/O, and it reads nothing but s and board.
 //
@@ -37,6 +38,7 @@ func Judge(s *Snapshot, board *DeviceEvidence) int {
 		}
 	}
 	s.Self.Verdict = diagnoseSelf(string(s.BackendState), s.Self, s.Regions, s.Time, tn)
+	s.Self.View = DescribeSelf(s, tn)
 	return at
 }
 

@@ -446,6 +446,15 @@ type Self struct {
 	DERPLatencyFrom string    `json:"derp_latency_from,omitempty"`
 	DERPLatencyAt   time.Time `json:"derp_latency_at,omitzero"`
 	DERPLatencySeen time.Time `json:"derp_latency_seen,omitzero"`
+	// NetInfoLatency is NetInfo's DERPLatency as tailscaled last reported
+	// it, kept when a fresh measurement (DERPLatencyFrom "netcheck")
+	// replaced it in NAT: what the daemon's own report said, beside what
+	// tailpath measured; nil otherwise.
+	NetInfoLatency map[int]time.Duration `json:"netinfo_latency,omitempty"`
+	// Traffic is tailscaled's own count of bytes and packets by path
+	// (direct, DERP, peer relay), from its client metrics; nil when the
+	// source has none (a pasted input).
+	Traffic *Traffic `json:"traffic,omitempty"`
 	// Evidence is this node's own trouble as tailscaled's log and the CLI
 	// show it (pasted input only, selfverdict.go); nil when none was read.
 	Evidence *SelfEvidence `json:"evidence,omitempty"`
@@ -454,6 +463,12 @@ type Self struct {
 	// status, --json (self.verdict), snapshots, the Peers header and
 	// /metrics all show this one.
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// View is what the Self tab, status's self block, --json and /metrics
+	// show of this node, worked out from the facts above by Judge
+	// (DescribeSelf): the home DERP choice explained, every region's
+	// latency, the health warnings' meanings, the known bugs of this
+	// version; nil before Judge ran.
+	View *SelfView `json:"view,omitempty"`
 	// STUNServers is how many distinct STUN servers (IPv4 address and
 	// port) the DERP map offers; 0 when unknown. netcheck compares the
 	// mapping two of them see, so with one it cannot see a hard NAT.
@@ -575,6 +590,17 @@ type Region struct {
 	ID   int           `json:"id"`
 	Code safetext.Text `json:"code"`
 	Name safetext.Text `json:"name"`
+	// Score is the DERP map's HomeParams.RegionScore for the region: its
+	// latency is multiplied by it when tailscaled picks a home (net/netcheck
+	// addReportHistoryAndSetPreferredDERP; below 1 prefers it); 0 when the
+	// map gives none.
+	Score float64 `json:"score,omitempty"`
+	// NoHome is the region's NoMeasureNoHome: never measured, never
+	// home, reached only for a peer homed there.
+	NoHome bool `json:"no_home,omitempty"`
+	// STUNOnly: every node of the region is STUN-only, so it relays
+	// nothing (netcheck still measures it).
+	STUNOnly bool `json:"stun_only,omitempty"`
 }
 
 // Snapshot is one complete view of the tailnet from the local tailscaled.

@@ -29,6 +29,7 @@ import (
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers"
+	"github.com/tailpath/tailpath/tui/selfpane"
 )
 
 // DefaultFrameInterval is how long data changes wait, at most, before they
@@ -41,7 +42,7 @@ type Options struct {
 	// Title is shown left of the tabs, e.g. "tailpath demo (lab tailnet)".
 	Title safetext.Text
 	// Panes are extra panes, shown after Peers and Detail in this order
-	// (keys 3-9 jump to them).
+	// (keys 3-9 jump to them), before Self (6), which every dashboard has.
 	Panes []common.Pane
 	// Ping starts an active probe without blocking: it returns a command
 	// doing the I/O, whose results come back as probes.PingResult messages
@@ -73,6 +74,13 @@ type Options struct {
 	// happens in the command) and answers with a SavedMsg; nil disables
 	// the S key.
 	Save func() tea.Cmd
+	// Netcheck (n in Self) and PingDERP (d in Self) measure this node's
+	// DERP latencies now and its home DERP region over HTTPS: a command
+	// doing the I/O, answering with selfpane.NetcheckMsg or
+	// selfpane.DERPPingMsg. nil (a replayed snapshot) disables the key.
+	Netcheck, PingDERP func() tea.Cmd
+	// Version is tailpath's own, shown in Self ("" leaves it out).
+	Version string
 	// NoSave, with Save nil, is what S says instead of saving (a replayed
 	// snapshot: "the file is already the snapshot"); "" lets S through to
 	// the pane.
@@ -168,7 +176,8 @@ func New(opts Options) Model {
 	if opts.Probe != nil {
 		list.SetProbe(opts.Probe)
 	}
-	panes := append([]common.Pane{list, detail}, opts.Panes...)
+	self := selfpane.New(st, selfpane.Options{Netcheck: opts.Netcheck, PingDERP: opts.PingDERP, Version: opts.Version, Now: now})
+	panes := append(append([]common.Pane{list, detail}, opts.Panes...), self)
 	h := help.New()
 	h.Styles = helpStyles(st)
 	every := opts.FrameInterval
@@ -620,28 +629,35 @@ func (m *model) render() {
 // same whichever of them it has (a live dashboard without a board has no
 // Device or Log: its Tuning is still 5), so a key, and what the README
 // says of it, reaches the same pane in every mode. Titles: peers.ListTitle,
-// peers.DetailTitle, device.Title, logpane.Title, tuning.Title
-// (TestTabSlotsNameThePanes).
-var tabSlots = map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, "Device": 3, "Log": 4, "Tuning": 5}
+// peers.DetailTitle, device.Title, logpane.Title, tuning.Title,
+// selfpane.Title (TestTabSlotsNameThePanes). Self, which every dashboard
+// has, comes last.
+var tabSlots = map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, "Device": 3, "Log": 4, "Tuning": 5, selfpane.Title: 6}
 
 // tabNumbers numbers panes by tabSlots; a pane not named there takes the
-// next number after the highest in use, and 0 (no number, no key) past 9.
+// next free number after the panes before it, and 0 (no number, no key)
+// past 9.
 func tabNumbers(panes []common.Pane) []int {
 	nums := make([]int, len(panes))
+	used := map[int]bool{}
+	for i, p := range panes {
+		if n, ok := tabSlots[p.Title()]; ok {
+			nums[i], used[n] = n, true
+		}
+	}
 	next := 1
 	for i, p := range panes {
 		if n, ok := tabSlots[p.Title()]; ok {
-			nums[i] = n
 			next = max(next, n+1)
+			continue
 		}
-	}
-	for i, p := range panes {
-		if _, ok := tabSlots[p.Title()]; !ok {
-			if next <= 9 {
-				nums[i] = next
-			}
+		for used[next] {
 			next++
 		}
+		if next <= 9 {
+			nums[i], used[next] = next, true
+		}
+		next++
 	}
 	return nums
 }
@@ -683,10 +699,12 @@ func fit(s string, w int) string {
 
 // tabs is the title and one tab per pane, the focused one in brackets so it
 // reads without colour, then the replay clock when there is one. When they
-// don't fit in width cells, the title goes first, then the clock, then the
-// tabs' padding, so every pane's number stays visible.
+// don't fit in width cells, the title goes first, then the tabs' padding
+// (while a replay clock is shown), then the clock, so every pane's number
+// stays visible.
 func (m *model) tabs(width int, clock string) string {
-	var full, compact strings.Builder
+	var full, compact, tight strings.Builder
+	on, off := m.st.TabOn.UnsetPadding(), m.st.TabOff.UnsetPadding()
 	for i, p := range m.panes {
 		label := fmt.Sprintf("%d %s", m.nums[i], p.Title())
 		if m.nums[i] == 0 {
@@ -695,14 +713,20 @@ func (m *model) tabs(width int, clock string) string {
 		if i == m.focus {
 			full.WriteString(m.st.TabOn.Render("[" + label + "]"))
 			compact.WriteString("[" + label + "]")
+			tight.WriteString(on.Render("[" + label + "]"))
 		} else {
 			full.WriteString(m.st.TabOff.Render(" " + label + " "))
 			compact.WriteString(" " + label)
+			tight.WriteString(" " + off.Render(label))
 		}
 	}
 	tabs := full.String()
 	if clock != "" {
+		// The clock before the tabs' padding: a replay's time is what the
+		// demo's story is told in.
 		if withClock := tabs + " " + m.st.Muted.Render(clock); common.Width(withClock) <= width {
+			tabs = withClock
+		} else if withClock := tight.String() + " " + m.st.Muted.Render(clock); common.Width(withClock) <= width {
 			tabs = withClock
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tailpath/tailpath/tui/logpane"
 	"github.com/tailpath/tailpath/tui/peers"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
+	"github.com/tailpath/tailpath/tui/selfpane"
 	"github.com/tailpath/tailpath/tui/tuning"
 )
 
@@ -63,12 +64,16 @@ func TestKeyRoutingOrder(t *testing.T) {
 		t.Error("q did not quit")
 	}
 	m, _ = step(t, m, keyMsg("tab"))
+	if m.Focused() != selfpane.Title {
+		t.Errorf("tab from the pane before Self: focused %q, want %q", m.Focused(), selfpane.Title)
+	}
+	m, _ = step(t, m, keyMsg("tab"))
 	if m.Focused() != peers.ListTitle {
 		t.Errorf("tab from the last pane: focused %q, want %q", m.Focused(), peers.ListTitle)
 	}
-	m, _ = step(t, m, keyMsg("shift+tab"))
+	m, _ = step(t, m, keyMsg("shift+tab"), keyMsg("shift+tab"))
 	if m.Focused() != "Fake" {
-		t.Errorf("shift+tab: focused %q, want Fake", m.Focused())
+		t.Errorf("shift+tab twice: focused %q, want Fake", m.Focused())
 	}
 	m, _ = step(t, m, keyMsg("9")) // no ninth pane: ignored
 	if m.Focused() != "Fake" {
@@ -366,9 +371,9 @@ func TestTabNumbersFixed(t *testing.T) {
 		help  string // the number keys' help
 	}{
 		{"demo", []common.Pane{device.New(st, nil), logpane.New(st, 0), tuning.New(tuning.Options{})},
-			"1 Peers [2 Detail] 3 Device 4 Log 5 Tuning", "1-5"},
-		{"live, no board", []common.Pane{tuning.New(tuning.Options{})}, "1 Peers [2 Detail] 5 Tuning", "1-2,5"},
-		{"a snapshot", nil, "1 Peers [2 Detail]", "1-2"},
+			"1 Peers [2 Detail] 3 Device 4 Log 5 Tuning 6 Self", "1-6"},
+		{"live, no board", []common.Pane{tuning.New(tuning.Options{})}, "1 Peers [2 Detail] 5 Tuning 6 Self", "1-2,5-6"},
+		{"a snapshot", nil, "1 Peers [2 Detail] 6 Self", "1-2,6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := testOptions()
@@ -392,6 +397,10 @@ func TestTabNumbersFixed(t *testing.T) {
 					t.Errorf("5 focused %q, want %s", m.Focused(), last)
 				}
 			}
+			m, _ = step(t, m, keyMsg("6"))
+			if m.Focused() != selfpane.Title {
+				t.Errorf("6 focused %q, want Self", m.Focused())
+			}
 			m, _ = step(t, m, keyMsg("2"), keyMsg("3")) // a number no tab has here does nothing
 			if len(tc.panes) < 2 && m.Focused() != peers.DetailTitle {
 				t.Errorf("3 moved to %q with no tab 3", m.Focused())
@@ -403,7 +412,7 @@ func TestTabNumbersFixed(t *testing.T) {
 // TestTabSlotsNameThePanes: the fixed tab numbers name the panes by their
 // titles.
 func TestTabSlotsNameThePanes(t *testing.T) {
-	for title, n := range map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, device.Title: 3, logpane.Title: 4, tuning.Title: 5} {
+	for title, n := range map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, device.Title: 3, logpane.Title: 4, tuning.Title: 5, selfpane.Title: 6} {
 		if tabSlots[title] != n {
 			t.Errorf("tabSlots[%q] = %d, want %d", title, tabSlots[title], n)
 		}

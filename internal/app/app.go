@@ -22,6 +22,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/buildinfo"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
@@ -34,6 +35,7 @@ import (
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/device"
 	"github.com/tailpath/tailpath/tui/logpane"
+	"github.com/tailpath/tailpath/tui/selfpane"
 	"github.com/tailpath/tailpath/tui/tuning"
 )
 
@@ -187,8 +189,9 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	panes, srcs := d.Panes()
 	srcs.Probes = src
 	opts := tui.Options{
-		Title: d.Title,
-		Panes: panes,
+		Title:   d.Title,
+		Panes:   panes,
+		Version: buildinfo.Own().Version,
 		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
 			return func() tea.Msg {
 				src.Ping(peer, kind)
@@ -212,6 +215,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 			return func() tea.Msg { return d.save(ctx, ls, facts, st) }
 		},
 	}
+	opts.Netcheck, opts.PingDERP = selfKeys(ctx, src, &linker)
 	if d.ControlAPI != nil {
 		opts.RefreshPeerSide = func() tea.Cmd {
 			return func() tea.Msg {
@@ -240,4 +244,53 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	return nil
+}
+
+// selfKeys are the Self tab's n and d over src: a netcheck now (kept for
+// the next snapshots) and an HTTPS round trip to the home DERP region of
+// the latest linked snapshot, each as a command doing the I/O.
+func selfKeys(ctx context.Context, src *localapi.Source, linker *link.Linker) (netcheck, pingDERP func() tea.Cmd) {
+	netcheck = func() tea.Cmd {
+		ls := linker.Snapshot()
+		exit := false
+		if ls != nil && ls.Snapshot != nil {
+			for i := range ls.Peers {
+				exit = exit || ls.Peers[i].ExitNode
+			}
+		}
+		return func() tea.Msg {
+			mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			rep, err := src.NetcheckNow(mctx, exit)
+			if err != nil {
+				return selfpane.NetcheckMsg{Err: safetext.New(err.Error())}
+			}
+			return selfpane.NetcheckMsg{Report: rep, How: "measured by tailpath as `tailscale netcheck` does, from its own socket (not tailscaled's port; its LocalAPI returns no fresh report)"}
+		}
+	}
+	pingDERP = func() tea.Cmd {
+		ls := linker.Snapshot()
+		home := 0
+		if ls != nil && ls.Snapshot != nil {
+			home = ls.Self.HomeDERP
+		}
+		return func() tea.Msg {
+			if home == 0 {
+				return selfpane.DERPPingMsg{Err: "no home DERP region known yet"}
+			}
+			pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			dm, err := src.DERPMap(pctx)
+			if err != nil {
+				return selfpane.DERPPingMsg{Region: home, Err: safetext.New("reading the DERP map from tailscaled: " + err.Error())}
+			}
+			rtt, code, err := localapi.PingDERP(pctx, dm, home)
+			m := selfpane.DERPPingMsg{Region: home, Code: safetext.New(code), RTT: rtt, At: time.Now()}
+			if err != nil {
+				m.Err = safetext.New(err.Error())
+			}
+			return m
+		}
+	}
+	return netcheck, pingDERP
 }

@@ -53,3 +53,44 @@ func TestReplayAgesFromSnapshotTime(t *testing.T) {
 	}
 	teatest.RequireEqualOutput(t, []byte(view))
 }
+
+// TestReplaySelfTab: over a saved snapshot the Self tab shows this node's
+// end as it was then (judged from the file: the home DERP region and why),
+// its ages counted from the snapshot's time, and n and d, which would
+// measure this machine now, are neither offered nor run.
+func TestReplaySelfTab(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "probes", "snapshot", "testdata", "both-hard-nat.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := snapshot.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := f.Diagnose(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls.Self.View == nil {
+		t.Fatal("the replayed snapshot has no Self view")
+	}
+	d := &Dashboard{Title: "tailpath", Replay: f}
+	watched := tuitest.Watch(tuipkg.New(d.replayOptions(nil)))
+	tm := teatest.NewTestModel(t, watched, teatest.WithInitialTermSize(120, 60))
+	tm.Send(ls)
+	tm.Send(tea.KeyPressMsg{Code: '6', Text: "6"})
+	watched.Wait(t, "as of just now", time.Minute)
+	tm.Send(tea.KeyPressMsg{Code: 'n', Text: "n"})
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	view := tuitest.Unstyled(tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).View().Content)
+	for _, want := range []string{"[6 Self]", "read-only", "NAT", "home", string(ls.Self.View.Home.Text[:20])} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the replayed Self tab lacks %q:\n%s", want, view)
+		}
+	}
+	for _, not := range []string{"measuring…", "netcheck now", "ping home DERP"} {
+		if strings.Contains(view, not) {
+			t.Errorf("a replayed Self tab shows %q:\n%s", not, view)
+		}
+	}
+}

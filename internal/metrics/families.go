@@ -42,6 +42,12 @@ const (
 	famNATPortMap
 	famNATIPv6
 	famSelfReason
+	famHomeFar
+	famHomeBehind
+	famUDPReceive
+	famTrafficBytes
+	famTrafficPackets
+	famKnownBug
 	famControlAPIUp
 
 	famBoardUp
@@ -110,6 +116,12 @@ var families = [numFamilies]Family{
 	famNATPortMap:      {"tailpath_nat_port_mapping", "1 when this node's router offers port mapping (UPnP, NAT-PMP or PCP), else 0.", gauge, nil},
 	famNATIPv6:         {"tailpath_nat_ipv6_working", "1 when this node has working IPv6, 0 when not; absent when not measured.", gauge, nil},
 	famSelfReason:      {"tailpath_self_reason_info", "Trouble at this node's own end that touches every path: a reason id of docs/diagnosis.md that judges this node, primary true for the verdict's reason and false for the others that hold too; always 1, absent when none holds.", gauge, []string{"primary", "reason"}},
+	famHomeFar:         {"tailpath_derp_home_far", "1 when this node's home DERP region is far from the best region (at least 2x and 30 ms slower in the last report), 0 when not; absent when either latency is unknown.", gauge, nil},
+	famHomeBehind:      {"tailpath_derp_home_behind_seconds", "How much slower this node's home DERP region is than the fastest region in the last report (0 when it is the fastest); absent when unknown.", gauge, nil},
+	famUDPReceive:      {"tailpath_udp_receive_info", "Whether direct UDP gets in to this node: state ok, stopped (a receive loop stopped), blocked (no STUN reply) or unknown; always 1.", gauge, []string{"state"}},
+	famTrafficBytes:    {"tailpath_traffic_bytes_total", "Bytes tailscaled moved to and from peers since it started, by direction (in, out) and path (direct, derp, peer_relay), from its own client metrics (usermetrics or clientmetrics); absent when it serves neither.", counter, []string{"direction", "path"}},
+	famTrafficPackets:  {"tailpath_traffic_packets_total", "Packets tailscaled moved to and from peers since it started, by direction and path, as tailpath_traffic_bytes_total.", counter, []string{"direction", "path"}},
+	famKnownBug:        {"tailpath_known_bug_info", "A known Tailscale client bug whose versions hold this node's tailscaled (docs/diagnosis.md), hit true when its symptom shows in this node's evidence; always 1.", gauge, []string{"hit", "id"}},
 	famControlAPIUp:    {"tailpath_control_api_up", "1 when the last read of the Tailscale control API (the peers' own side of each path) succeeded, else 0; absent without credentials.", gauge, nil},
 
 	famBoardUp:             {"tailpath_board_up", "1 while the board's serial port (--port) is open, 0 while it is unplugged or unusable; the board's live gauges are absent while it is 0.", gauge, nil},

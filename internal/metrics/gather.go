@@ -469,6 +469,29 @@ func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
 			s.add(famSelfReason, []*dto.LabelPair{pair("primary", "false"), pair("reason", string(r))}, 1)
 		}
 	}
+	if v := self.View; v != nil {
+		if h := v.Home; h.HomeLatency > 0 && h.BestLatency > 0 {
+			s.flag(famHomeFar, h.Far)
+			s.one(famHomeBehind, h.Behind.Seconds())
+		}
+		if st := v.UDPReceive.State; st != "" {
+			s.add(famUDPReceive, []*dto.LabelPair{pair("state", st)}, 1)
+		}
+		for _, b := range v.Bugs {
+			s.add(famKnownBug, []*dto.LabelPair{pair("hit", strconv.FormatBool(b.Hit)), pair("id", b.ID)}, 1)
+		}
+	}
+	if t := self.Traffic; t.Known() {
+		for _, c := range []struct {
+			f      fam
+			dir    string
+			counts probes.PathCounts
+		}{{famTrafficBytes, "in", t.BytesIn}, {famTrafficBytes, "out", t.BytesOut}, {famTrafficPackets, "in", t.PacketsIn}, {famTrafficPackets, "out", t.PacketsOut}} {
+			s.add(c.f, []*dto.LabelPair{pair("direction", c.dir), pair("path", "direct")}, float64(c.counts.Direct))
+			s.add(c.f, []*dto.LabelPair{pair("direction", c.dir), pair("path", "derp")}, float64(c.counts.DERP))
+			s.add(c.f, []*dto.LabelPair{pair("direction", c.dir), pair("path", "peer_relay")}, float64(c.counts.PeerRelay))
+		}
+	}
 	if api := snap.ControlAPI; api != nil {
 		s.flag(famControlAPIUp, api.State == "ok")
 	}

@@ -682,3 +682,50 @@ func judged(s *probes.Snapshot) *probes.Snapshot {
 	s.Self.Verdict = probes.DiagnoseSelf(string(s.BackendState), s.Self, s.Regions, s.Time)
 	return s
 }
+
+// TestSelfViewSeries: the Self tab's facts are series too: tailscaled's
+// traffic by direction and path (its own counters, as counters), how far
+// the home DERP region is, whether UDP gets in, the known bugs of this
+// version; without traffic counters the traffic families are absent.
+func TestSelfViewSeries(t *testing.T) {
+	snap := fixedSnapshot(t0)
+	snap.Self.Version = "1.96.0"
+	snap.Self.Traffic = &probes.Traffic{At: t0, Source: "usermetrics",
+		BytesIn: probes.PathCounts{Direct: 100, DERP: 2000, PeerRelay: 3}, BytesOut: probes.PathCounts{Direct: 50, DERP: 1000},
+		PacketsIn: probes.PathCounts{Direct: 1, DERP: 20}, PacketsOut: probes.PathCounts{DERP: 10}}
+	var st Store
+	st.SetSource(probes.SourceStatus{Up: true})
+	var l link.Linker // judges, as serve's joiner does (Self.View)
+	ls := l.SetSnapshot(snap)
+	st.SetSnapshot(ls)
+	g := NewGatherer(&st, Options{})
+	want := `
+# HELP tailpath_traffic_bytes_total Bytes tailscaled moved to and from peers since it started, by direction (in, out) and path (direct, derp, peer_relay), from its own client metrics (usermetrics or clientmetrics); absent when it serves neither.
+# TYPE tailpath_traffic_bytes_total counter
+tailpath_traffic_bytes_total{direction="in",path="direct"} 100
+tailpath_traffic_bytes_total{direction="in",path="derp"} 2000
+tailpath_traffic_bytes_total{direction="in",path="peer_relay"} 3
+tailpath_traffic_bytes_total{direction="out",path="direct"} 50
+tailpath_traffic_bytes_total{direction="out",path="derp"} 1000
+tailpath_traffic_bytes_total{direction="out",path="peer_relay"} 0
+`
+	if err := testutil.GatherAndCompare(g, strings.NewReader(want), "tailpath_traffic_bytes_total"); err != nil {
+		t.Error(err)
+	}
+	for name, n := range map[string]int{"tailpath_traffic_packets_total": 6, "tailpath_udp_receive_info": 1, "tailpath_known_bug_info": 3} {
+		if got, err := testutil.GatherAndCount(g, name); err != nil || got < n || (name != "tailpath_known_bug_info" && got != n) {
+			t.Errorf("%s: %d series (%v), want %d", name, got, err, n)
+		}
+	}
+	// Home nyc (12 ms) is the best: not far, nothing behind.
+	if got, _ := testutil.GatherAndCount(g, "tailpath_derp_home_far", "tailpath_derp_home_behind_seconds"); got != 2 || ls.Self.View.Home.Far {
+		t.Errorf("home far and behind: %d series (home %+v), want 2", got, ls.Self.View.Home)
+	}
+
+	snap = fixedSnapshot(t0)
+	snap.Self.Traffic = &probes.Traffic{At: t0, Err: "this tailscaled serves neither"}
+	st.SetSnapshot(l.SetSnapshot(snap))
+	if got, _ := testutil.GatherAndCount(g, "tailpath_traffic_bytes_total", "tailpath_traffic_packets_total"); got != 0 {
+		t.Errorf("%d traffic series without counters, want none", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/columns"
+	"github.com/tailpath/tailpath/internal/selftext"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -50,6 +51,7 @@ func WriteTable(w io.Writer, s *link.Snapshot, width int) error {
 	for _, h := range self.Health {
 		fmt.Fprintf(w, "# health: %s\n", h)
 	}
+	writeSelfBlock(w, s.Snapshot, width)
 	if id := s.BoardID(); id != "" {
 		for _, p := range s.Peers {
 			if p.ID == id {
@@ -99,6 +101,32 @@ func WriteTable(w io.Writer, s *link.Snapshot, width int) error {
 	}
 	_, err := io.WriteString(w, peerSideLine(s.ControlAPI, unknownPeerSide))
 	return err
+}
+
+// writeSelfBlock writes this node's own end, as the Self tab shows it
+// (internal/selftext): one row per fact, "self <part> <label> <words>",
+// before the peers. On a terminal (width > 0) the words are cut to fit.
+func writeSelfBlock(w io.Writer, s *probes.Snapshot, width int) {
+	if s == nil || s.Self.View == nil {
+		return
+	}
+	var rows [][]string
+	for _, sec := range selftext.Sections(selftext.Input{Self: &s.Self, Regions: s.Regions, Now: s.Time, Brief: true}) {
+		for i, r := range sec.Rows {
+			part := ""
+			if i == 0 {
+				part = sec.Title
+			}
+			rows = append(rows, []string{"self", part, strings.TrimSpace(r.Label), string(r.Text)})
+		}
+	}
+	lines := columns.Lines(rows, "")
+	for _, l := range lines {
+		if width > 0 {
+			l = cutTo(l, width, width)
+		}
+		fmt.Fprintln(w, strings.TrimRight(l, " "))
+	}
 }
 
 // writeSelfVerdict writes the self's own verdict (probes.DiagnoseSelf)

@@ -52,6 +52,8 @@ type memo struct {
 	// netcheck replaced it in Self.NAT), to date the next snapshot's.
 	netinfoLatency map[int]time.Duration
 	netinfoAt      time.Time
+	// traffic is which metrics endpoint to ask (traffic.go).
+	traffic trafficMemo
 }
 
 // memoOf is the memo the gather that built s kept; an empty one when s is
@@ -219,6 +221,12 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 			nodesCh <- first
 		}()
 	}
+	// The traffic counters by path (traffic.go), beside Status too.
+	trCh := make(chan trafficResult, 1)
+	go func() {
+		t, m := readTraffic(ctx, c, memoOf(prev).traffic, now)
+		trCh <- trafficResult{t, m}
+	}()
 	st, err := readStatus(ctx, c)
 	if err != nil {
 		return nil, ConnectError(err, socketOf(c))
@@ -233,6 +241,7 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	if snap != nil {
 		// gatherFrom has received from nodesCh, after the Store.
 		memoOf(snap).netmapRefused = refused.Load()
+		noteTraffic(snap, prev, <-trCh)
 	}
 	return snap, err
 }
@@ -292,7 +301,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Sna
 			if r == nil || id == 0 {
 				continue
 			}
-			snap.Regions[id] = probes.Region{ID: id, Code: safetext.New(r.RegionCode), Name: safetext.New(r.RegionName)}
+			snap.Regions[id] = regionOf(dm, r, id)
 		}
 	}
 	codeToID := make(map[safetext.Text]int, len(snap.Regions))
@@ -759,6 +768,8 @@ func noteLatencyAge(snap, prev *probes.Snapshot, now time.Time, lat *probes.DERP
 		nat := probes.NATInfo{}
 		if self.NAT != nil {
 			nat = *self.NAT
+			// What tailscaled itself reported, beside tailpath's figures.
+			self.NetInfoLatency = self.NAT.DERPLatency
 		}
 		nat.DERPLatency = lat.ByRegion
 		self.NAT = &nat

@@ -4,7 +4,8 @@
 // (HTTP, JSON decoding, error mapping) without a daemon.
 //
 // It answers GET /localapi/v0/status, /whois?addr=, /derpmap,
-// /watch-ipn-bus, /debug-peer-endpoint-changes?ip= and POST /ping?ip=&type=. Faults: an endpoint can answer 403
+// /watch-ipn-bus, /debug-peer-endpoint-changes?ip=, /usermetrics,
+// /metrics and POST /ping?ip=&type=. Faults: an endpoint can answer 403
 // (permission), status can answer any raw body (malformed JSON), and Stop and
 // Start simulate tailscaled going away and coming back on the same socket.
 package probestest
@@ -53,6 +54,13 @@ type Fixture struct {
 	// follows: "" or Daemon102, or Daemon104 (refuses NotifyInitialNetMap
 	// and NotifyRateLimit as v1.104 does; daemon.go).
 	Daemon string `json:"daemon,omitempty"`
+	// UserMetrics and Metrics, when set, are the /usermetrics and /metrics
+	// replies (Prometheus text: tailscaled's user metrics and its
+	// clientmetrics); unset answers 404, as a daemon that serves none.
+	// Forbid("metrics") answers 403, as tailscaled does without write
+	// permission.
+	UserMetrics string `json:"usermetrics,omitempty"`
+	Metrics     string `json:"metrics,omitempty"`
 	// PeerState, when set, is the peers' WireGuard session states
 	// (ipn.Notify.PeerState JSON) the bus's first message carries when the
 	// watcher asks NotifyPeerWireGuardState.
@@ -260,6 +268,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("null\n"))
 	case "watch-ipn-bus":
 		s.serveBus(w, r)
+	case "usermetrics", "metrics":
+		text := fix.UserMetrics
+		if name == "metrics" {
+			text = fix.Metrics
+		}
+		if text == "" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte(text))
 	default:
 		http.NotFound(w, r)
 	}

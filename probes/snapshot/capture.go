@@ -154,6 +154,7 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 		DERPMapErr: r.derpErr,
 		Board:      ls.Board,
 		Host:       ls.Self.Host,
+		Traffic:    ls.Self.Traffic,
 		Tuning:     ex.Tuning,
 		TuningErr:  ex.TuningErr,
 		Warnings:   ls.Warnings,

@@ -108,6 +108,8 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 	if sf := f.Self; sf != nil {
 		f.fillSelf(snap, sf)
 	}
+	// The counters as captured (the file holds no metrics text to read).
+	snap.Self.Traffic = f.Traffic
 	if snap.Self.DERPLatencyFrom == "netinfo" {
 		snap.Self.DERPLatencyAt, snap.Self.DERPLatencySeen = f.History.DERPLatencyAt, f.History.DERPLatencySeen
 	}

@@ -102,6 +102,10 @@ type File struct {
 	// Host is what tailpath read of the host it ran on (interfaces, the
 	// nftables ruleset for tailscaled's port); nil when not read.
 	Host *probes.HostFacts `json:"host,omitempty"`
+	// Traffic is tailscaled's traffic counters by path as the capture
+	// read them (its metrics), with the rates over the poll before; nil
+	// when not read (an older file, pasted input).
+	Traffic *probes.Traffic `json:"traffic,omitempty"`
 	// History is what tailpath carried from earlier polls.
 	History History `json:"history"`
 	// ControlAPI is the control API's read of the tailnet's devices.
