@@ -18,8 +18,23 @@ import (
 )
 
 // busOnly hides a client's DoLocalRequest: a LocalClient that cannot make
-// raw requests.
+// raw requests. It keeps the metrics readers, which are no raw requests
+// of the gather's (traffic by path, the Self tab).
 type busOnly struct{ LocalClient }
+
+func (b busOnly) UserMetrics(ctx context.Context) ([]byte, error) {
+	if r, ok := b.LocalClient.(UserMetricsReader); ok {
+		return r.UserMetrics(ctx)
+	}
+	return nil, errors.New("no usermetrics")
+}
+
+func (b busOnly) DaemonMetrics(ctx context.Context) ([]byte, error) {
+	if r, ok := b.LocalClient.(DaemonMetricsReader); ok {
+		return r.DaemonMetrics(ctx)
+	}
+	return nil, errors.New("no clientmetrics")
+}
 
 // nodeRead is what Gather and Source read of a node (nodeLite's fields).
 type nodeRead struct {
