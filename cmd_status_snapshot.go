@@ -131,5 +131,8 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio cli.IO) 
 	if _, err := io.WriteString(stdio.Stdout, report.SnapshotHeader(info)); err != nil {
 		return err
 	}
-	return report.WriteTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout))
+	if err := report.WriteTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout)); err != nil {
+		return err
+	}
+	return report.WriteSettle(stdio.Stdout, ls, report.StepOptions(ls, true))
 }

@@ -313,6 +313,11 @@ func (e *jsonIndenter) verdict(v *probes.Verdict) {
 			e.close('}')
 		})
 	}
+	if v.Settle != nil {
+		// Only open verdicts have one: reflection costs little here.
+		e.key("settle")
+		e.any(v.Settle)
+	}
 	e.close('}')
 }
 

@@ -18,8 +18,9 @@ import (
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
-// Print writes s as `tailpath status` does: JSON (WriteJSON)
-// when asJSON, else the table (WriteTable). Warnings are not written;
+// Print writes s as a live `tailpath status` does: JSON (WriteJSON)
+// when asJSON, else the table (WriteTable) and its "to settle" block
+// (WriteSettle). Warnings are not written;
 // callers print s.Warnings where they belong. Reused by the demo.
 func Print(w io.Writer, s *link.Snapshot, asJSON bool) error {
 	if s == nil || s.Snapshot == nil {
@@ -28,7 +29,10 @@ func Print(w io.Writer, s *link.Snapshot, asJSON bool) error {
 	if asJSON {
 		return WriteJSON(w, s)
 	}
-	return WriteTable(w, s, termcolor.Width(w))
+	if err := WriteTable(w, s, termcolor.Width(w)); err != nil {
+		return err
+	}
+	return WriteSettle(w, s, StepOptions(s, false))
 }
 
 // Document is the stable JSON shape of `tailpath status --json`.

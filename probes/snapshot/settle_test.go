@@ -1,0 +1,195 @@
+package snapshot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/link"
+)
+
+// roundTrips are the pairs in testdata/settle: an input (<name>.txt,
+// with the peer's side already given in <name>.peer.txt when there is
+// one), then the output of the first command its "to settle" block asks
+// for, from the end it names (<name>.reply.txt). Appending the reply as
+// that command's Apply says must settle the verdict on want.
+var roundTrips = []struct {
+	name string
+	// peer is the peer whose verdict is open; "" is this node's own.
+	peer string
+	// fact is what the first step asks for, on end.
+	fact probes.SettleFact
+	end  probes.End
+	// want is the reason the reply settles it on.
+	want probes.ReasonID
+}{
+	{"01-both-hard", "nas", probes.SettlePeerSide, probes.EndPeer, probes.ReasonBothHardNAT},
+}
+
+// TestRoundTrips: each pair's input leaves the peer's verdict open, its
+// first step asks for the fact the reply holds, from the reply's end,
+// with a command whose output tailpath reads as that step's readers;
+// with the reply applied the verdict is want and settled.
+func TestRoundTrips(t *testing.T) {
+	if len(roundTrips) < 20 {
+		t.Errorf("%d round trips, want at least 20", len(roundTrips))
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "settle", "*.reply.txt"))
+	if len(files) != len(roundTrips) {
+		t.Errorf("%d replies in testdata/settle, %d round trips listed", len(files), len(roundTrips))
+	}
+	for _, tc := range roundTrips {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			in := readRaw(t, tc.name+".txt")
+			ls := diagnoseRaws(t, in)
+			if peer, err := os.ReadFile(filepath.Join("testdata", "settle", tc.name+".peer.txt")); err == nil {
+				ls = applyPeerRaw(t, ls, Raw{Name: tc.name + ".peer.txt", Data: peer})
+			}
+			before, st := verdictOf(t, ls, tc.peer)
+			if st == nil {
+				t.Fatalf("verdict %s is settled before the reply; want it open", before.Reason)
+			}
+			steps := stepsOf(ls, tc.peer)
+			if len(steps) == 0 {
+				t.Fatalf("open verdict %s names no step", before.Reason)
+			}
+			first := steps[0]
+			if first.Fact != tc.fact || first.End != tc.end {
+				t.Fatalf("first step asks for %s on %s (%s), want %s on %s", first.Fact, first.End, first.Command, tc.fact, tc.end)
+			}
+			if first.Command == "" {
+				t.Fatalf("first step has no command: %+v", first)
+			}
+			reply := readRaw(t, tc.name+".reply.txt")
+			// The reply is that command's output: tailpath reads it with
+			// every reader the step names.
+			rf, err := Parse([]Raw{reply}, pasteNow)
+			if err != nil {
+				t.Fatalf("reply: %v", err)
+			}
+			for _, r := range askReaders(t, ls, tc.peer, first) {
+				if !slices.ContainsFunc(rf.Inputs, func(in Input) bool { return in.Kind == r }) {
+					t.Errorf("the reply holds no %q output, which the step's command prints", r)
+				}
+			}
+			var after *link.Snapshot
+			switch first.Apply {
+			case probes.ApplyAppend:
+				after = diagnoseRaws(t, in, reply)
+				if peer, err := os.ReadFile(filepath.Join("testdata", "settle", tc.name+".peer.txt")); err == nil {
+					after = applyPeerRaw(t, after, Raw{Name: tc.name + ".peer.txt", Data: peer})
+				}
+			case probes.ApplyPeerSnapshot:
+				after = applyPeerRaw(t, ls, reply)
+			default:
+				t.Fatalf("step's Apply %q", first.Apply)
+			}
+			got, gst := verdictOf(t, after, tc.peer)
+			if got.Reason != tc.want {
+				t.Errorf("after the reply: %s (%s), want %s", got.Reason, got.Summary, tc.want)
+			}
+			if gst != nil {
+				var open []string
+				for _, c := range gst.Candidates {
+					open = append(open, string(c.Reason))
+				}
+				t.Errorf("after the reply %s is still open: %s", got.Reason, strings.Join(open, ", "))
+			}
+			_ = ctx
+		})
+	}
+}
+
+func readRaw(t *testing.T, name string) Raw {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "settle", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Raw{Name: name, Data: b}
+}
+
+// diagnoseRaws reads raws as `status --from` does.
+func diagnoseRaws(t *testing.T, raws ...Raw) *link.Snapshot {
+	t.Helper()
+	f, err := Parse(raws, pasteNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := f.Diagnose(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
+// applyPeerRaw applies raw as --peer-snapshot does.
+func applyPeerRaw(t *testing.T, ls *link.Snapshot, raw Raw) *link.Snapshot {
+	t.Helper()
+	ps, _, err := ReadPeer(context.Background(), raw, pasteNow.Add(time.Hour))
+	if err != nil {
+		t.Fatalf("%s: %v", raw.Name, err)
+	}
+	out, _, err := ApplyPeer(ls, ps)
+	if err != nil {
+		t.Fatalf("%s: %v", raw.Name, err)
+	}
+	return out
+}
+
+// verdictOf is peer's verdict in ls ("" this node's) and its Settle.
+func verdictOf(t *testing.T, ls *link.Snapshot, peer string) (probes.Verdict, *probes.Settle) {
+	t.Helper()
+	if peer == "" {
+		if ls.Self.Verdict == nil {
+			return probes.Verdict{Reason: "(none)"}, ls.Self.Settle
+		}
+		return *ls.Self.Verdict, ls.Self.Settle
+	}
+	for _, p := range ls.Peers {
+		if string(p.Name) == peer {
+			return p.Verdict, p.Verdict.Settle
+		}
+	}
+	t.Fatalf("no peer %q", peer)
+	return probes.Verdict{}, nil
+}
+
+// stepsOf are the steps that settle peer's verdict ("" this node's), as
+// status --from lists them.
+func stepsOf(ls *link.Snapshot, peer string) []probes.Step {
+	o := probes.StepOptions{Mode: probes.ModePasted}
+	if peer == "" {
+		s := *ls.Snapshot
+		s.Peers = nil
+		return probes.StepsOf(&s, o, 3)
+	}
+	for i := range ls.Peers {
+		if string(ls.Peers[i].Name) == peer {
+			return probes.PeerSteps(ls.Self, &ls.Peers[i], o, 3)
+		}
+	}
+	return nil
+}
+
+// askReaders are the readers of the ask behind step.
+func askReaders(t *testing.T, ls *link.Snapshot, peer string, step probes.Step) []string {
+	t.Helper()
+	st := ls.Self.Settle
+	if peer != "" {
+		_, st = verdictOf(t, ls, peer)
+	}
+	for _, d := range st.Deciders {
+		if d.Fact == step.Fact && d.Ask != nil {
+			return d.Ask.Readers
+		}
+	}
+	t.Fatalf("no ask for %s", step.Fact)
+	return nil
+}
