@@ -11,6 +11,7 @@ import (
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/internal/termcolor"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
@@ -126,6 +127,7 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio cli.IO) 
 	if f.json {
 		out := report.Of(ls)
 		out.Snapshot = info
+		out.ToSettle = probes.StepsOf(ls.Snapshot, report.StepOptions(ls, true), 0)
 		return report.Encode(stdio.Stdout, out)
 	}
 	if _, err := io.WriteString(stdio.Stdout, report.SnapshotHeader(info)); err != nil {

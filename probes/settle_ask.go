@@ -55,12 +55,18 @@ const (
 	// PlatformUnknown: the OS is not known; the commands every CLI
 	// shares (tailscale status, netcheck, ping, version) are asked for.
 	PlatformUnknown Platform = "unknown"
+	// PlatformOther: an OS tailpath knows no tailscale CLI for (a
+	// FreeRTOS microcontroller, Plan 9): nothing is asked of it.
+	PlatformOther Platform = "other"
 )
 
 // PlatformOf is the platform of a Hostinfo.OS value ("linux", "macOS",
-// "windows", "android", "iOS", …; "" unknown).
+// "windows", "android", "iOS", …; "" unknown; an OS with no known
+// tailscale CLI, PlatformOther).
 func PlatformOf(os string) Platform {
 	switch strings.ToLower(os) {
+	case "":
+		return PlatformUnknown
 	case "linux", "freebsd", "openbsd", "illumos", "solaris":
 		return PlatformLinux
 	case "macos", "darwin":
@@ -72,7 +78,7 @@ func PlatformOf(os string) Platform {
 	case "ios", "tvos":
 		return PlatformIOS
 	}
-	return PlatformUnknown
+	return PlatformOther
 }
 
 // Readers of pasted output a command's answer is read with: the input
@@ -123,7 +129,7 @@ func cliOf(p Platform) string {
 		return "/var/packages/Tailscale/target/bin/tailscale"
 	case PlatformContainer:
 		return "docker exec CONTAINER tailscale"
-	case PlatformAndroid, PlatformIOS:
+	case PlatformAndroid, PlatformIOS, PlatformOther:
 		return ""
 	}
 	return "tailscale"
@@ -186,6 +192,9 @@ func askFor(f SettleFact, p Platform, target safetext.Text) (ask *Ask, others []
 func askOn(f SettleFact, p Platform, target safetext.Text) (*Ask, string) {
 	cli := cliOf(p)
 	if cli == "" {
+		if p == PlatformOther {
+			return nil, "no tailscale CLI tailpath knows of on this OS"
+		}
 		switch f {
 		case SettlePeerSide:
 			return nil, "no tailscale CLI on " + string(p) + ": the control API (a read-only key, TAILSCALE_API_KEY with devices:core:read) reads its NAT facts"

@@ -131,6 +131,10 @@ func (e *jsonIndenter) tail(out *Document) {
 		e.key("snapshot")
 		e.any(out.Snapshot)
 	}
+	if len(out.ToSettle) > 0 {
+		e.key("to_settle")
+		e.any(out.ToSettle)
+	}
 	e.close('}')
 }
 

@@ -55,6 +55,12 @@ type Document struct {
 	// Snapshot says, for --from, what was read: when it was taken, what
 	// inputs were recognised and which lines ignored.
 	Snapshot *SnapshotInfo `json:"snapshot,omitempty"`
+	// ToSettle is every step that settles an open verdict, most deciding
+	// first (probes.StepsOf): the status table's "to settle" block
+	// without its limit of three. Each verdict's own candidates and
+	// deciders are its settle member (peers[].verdict.settle,
+	// self.settle).
+	ToSettle []probes.Step `json:"to_settle,omitempty"`
 }
 
 // Peer is one peer in status --json: probes.Peer's fields and its
@@ -97,6 +103,7 @@ func Of(s *link.Snapshot) Document {
 		out.Regions = append(out.Regions, s.Regions[id])
 	}
 	sortRegions(out.Regions)
+	out.ToSettle = probes.StepsOf(s.Snapshot, StepOptions(s, false), 0)
 	return out
 }
 
