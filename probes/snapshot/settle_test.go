@@ -29,6 +29,19 @@ var roundTrips = []struct {
 	want probes.ReasonID
 }{
 	{"01-both-hard", "nas", probes.SettlePeerSide, probes.EndPeer, probes.ReasonBothHardNAT},
+	{"02-hard-here-easy-there", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonHardAndFilteringNAT},
+	{"03-easy-here-hard-there", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonHardAndFilteringNAT},
+	{"04-hard-here-mapped-there", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerPortMapBlocked},
+	{"05-mapped-here-hard-there", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonLocalPortMapBlocked},
+	{"06-peer-udp-blocked", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerUDPBlocked},
+	{"07-synology-both-hard", "ds920", probes.SettlePeerSide, probes.EndPeer, probes.ReasonBothHardNAT},
+	{"08-container-both-hard", "ts-box", probes.SettlePeerSide, probes.EndPeer, probes.ReasonBothHardNAT},
+	{"09-windows-both-hard", "gamingpc", probes.SettlePeerSide, probes.EndPeer, probes.ReasonBothHardNAT},
+	{"10-windows-hard-there", "gamingpc", probes.SettlePeerSide, probes.EndPeer, probes.ReasonHardAndFilteringNAT},
+	{"11-synology-easy-both", "ds920", probes.SettlePeerSide, probes.EndPeer, probes.ReasonDiscoUnanswered},
+	{"12-container-udp-blocked", "ts-box", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerUDPBlocked},
+	{"13-windows-udp-blocked", "gamingpc", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerUDPBlocked},
+	{"14-hard-mapped-both", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonLocalPortMapBlocked},
 }
 
 // TestRoundTrips: each pair's input leaves the peer's verdict open, its
