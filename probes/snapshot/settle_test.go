@@ -17,7 +17,13 @@ import (
 // with the peer's side already given in <name>.peer.txt when there is
 // one), then the output of the first command its "to settle" block asks
 // for, from the end it names (<name>.reply.txt). Appending the reply as
-// that command's Apply says must settle the verdict on want.
+// that command's Apply says must settle the verdict on want. Three kinds:
+// the peer's own status, version, netcheck and tailscaled log, on each
+// platform whose log tailpath reads (01-14: Linux, Synology, a container,
+// Windows PowerShell), added with --peer-snapshot; this node's netcheck
+// and log when the peer's side is known (15-19), added to the input; and
+// this node's `tailscale version` when a known bug would explain what the
+// rest shows (17, 20). We wrote every file here.
 var roundTrips = []struct {
 	name string
 	// peer is the peer whose verdict is open; "" is this node's own.
@@ -42,6 +48,12 @@ var roundTrips = []struct {
 	{"12-container-udp-blocked", "ts-box", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerUDPBlocked},
 	{"13-windows-udp-blocked", "gamingpc", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerUDPBlocked},
 	{"14-hard-mapped-both", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonLocalPortMapBlocked},
+	{"15-self-both-hard", "office", probes.SettleSelfNAT, probes.EndSelf, probes.ReasonBothHardNAT},
+	{"16-self-hard-peer-easy", "office", probes.SettleSelfNAT, probes.EndSelf, probes.ReasonHardAndFilteringNAT},
+	{"17-udp-blocked-current-version", "office", probes.SettleSelfVersion, probes.EndSelf, probes.ReasonLocalUDPBlocked},
+	{"18-self-mapped-peer-hard", "gamingpc", probes.SettleSelfNAT, probes.EndSelf, probes.ReasonLocalPortMapBlocked},
+	{"19-self-easy-peer-hard", "ds920", probes.SettleSelfNAT, probes.EndSelf, probes.ReasonHardAndFilteringNAT},
+	{"20-udp-blocked-unstable-1.77", "office", probes.SettleSelfVersion, probes.EndSelf, probes.ReasonKnownClientBug},
 }
 
 // TestRoundTrips: each pair's input leaves the peer's verdict open, its
