@@ -241,3 +241,19 @@ func askOn(f SettleFact, p Platform, target safetext.Text) (*Ask, string) {
 	a.Note = platformNote(p, log != "" && (f == SettleSelfNAT || f == SettlePeerSide))
 	return a, ""
 }
+
+// AllAsks is every command tailpath may ask for: each fact on each
+// platform, with "PEER" as the ping's target (for tests that hold each
+// command's readers to the pasted formats probes/snapshot reads, and for
+// docs).
+func AllAsks() []Ask {
+	var out []Ask
+	for _, sf := range settleFacts {
+		for _, p := range []Platform{PlatformLinux, PlatformMacOS, PlatformWindows, PlatformSynology, PlatformContainer, PlatformAndroid, PlatformIOS, PlatformOther, PlatformUnknown} {
+			if a, _ := askOn(sf.fact, p, "PEER"); a != nil {
+				out = append(out, *a)
+			}
+		}
+	}
+	return out
+}
