@@ -41,6 +41,8 @@ func TestStatusFromGolden(t *testing.T) {
 		{"status-json-old-and-netcheck-json", []string{"--from", paste("status-old.json"), "--from", paste("netcheck.json")}},
 		{"netcheck-text-only", []string{"--from", paste("netcheck.txt")}},
 		{"thread-redacted", []string{"--from", paste("thread.txt"), "--redact"}},
+		{"thread-reply", []string{"--from", paste("thread.txt"), "--reply"}},
+		{"both-hard-reply", []string{"--from", filepath.Join("probes", "snapshot", "testdata", "settle", "01-both-hard.txt"), "--reply"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -373,5 +375,34 @@ func TestStatusFromField(t *testing.T) {
 				t.Errorf("--json self.verdict %+v, want %s", out.Self.Verdict, want)
 			}
 		})
+	}
+}
+
+// TestStatusReply: --reply is redacted (no name or address of the paste
+// is in it), asks for at least one command in a code block, and refuses
+// what it cannot honour.
+func TestStatusReply(t *testing.T) {
+	in := filepath.Join("probes", "snapshot", "testdata", "settle", "01-both-hard.txt")
+	code, stdout, stderr := runStatusCmd(t, "--from", in, "--reply")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{"laptop", "nas", "100.64.0", "198.51.100.10", "192.168.1.20"} {
+		if strings.Contains(stdout, s) {
+			t.Errorf("the reply holds %q:\n%s", s, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "**Still open**") || !strings.Contains(stdout, "```\n   tailscale status; tailscale version; tailscale netcheck") {
+		t.Errorf("the reply asks for no peer-side command:\n%s", stdout)
+	}
+	for _, args := range [][]string{
+		{"--reply"},
+		{"--from", in, "--reply", "--json"},
+		{"--from", in, "--reply", "--save", "x.json"},
+		{"--from", in, "--reply", "--peer-snapshot", in},
+	} {
+		if code, _, stderr := runStatusCmd(t, args...); code != cli.ExitUsage || !strings.Contains(stderr, "--reply") {
+			t.Errorf("status %s: exit %d (%s), want a usage error about --reply", strings.Join(args, " "), code, stderr)
+		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // for, from the end it names (<name>.reply.txt). Appending the reply as
 // that command's Apply says must settle the verdict on want. Three kinds:
 // the peer's own status, version, netcheck and tailscaled log, on each
-// platform whose log tailpath reads (01-14: Linux, Synology, a container,
+// platform whose log tailpath reads (01-14: Linux, a container,
 // Windows PowerShell), added with --peer-snapshot; this node's netcheck
 // and log when the peer's side is known (15-19), added to the input; and
 // this node's `tailscale version` when a known bug would explain what the
@@ -40,11 +40,11 @@ var roundTrips = []struct {
 	{"04-hard-here-mapped-there", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerPortMapBlocked},
 	{"05-mapped-here-hard-there", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonLocalPortMapBlocked},
 	{"06-peer-udp-blocked", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerUDPBlocked},
-	{"07-synology-both-hard", "ds920", probes.SettlePeerSide, probes.EndPeer, probes.ReasonBothHardNAT},
+	{"07-mapped-here-easy-there", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonLocalPortMapBlocked},
 	{"08-container-both-hard", "ts-box", probes.SettlePeerSide, probes.EndPeer, probes.ReasonBothHardNAT},
 	{"09-windows-both-hard", "gamingpc", probes.SettlePeerSide, probes.EndPeer, probes.ReasonBothHardNAT},
 	{"10-windows-hard-there", "gamingpc", probes.SettlePeerSide, probes.EndPeer, probes.ReasonHardAndFilteringNAT},
-	{"11-synology-easy-both", "ds920", probes.SettlePeerSide, probes.EndPeer, probes.ReasonDiscoUnanswered},
+	{"11-easy-here-mapped-there", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerPortMapBlocked},
 	{"12-container-udp-blocked", "ts-box", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerUDPBlocked},
 	{"13-windows-udp-blocked", "gamingpc", probes.SettlePeerSide, probes.EndPeer, probes.ReasonPeerUDPBlocked},
 	{"14-hard-mapped-both", "office", probes.SettlePeerSide, probes.EndPeer, probes.ReasonLocalPortMapBlocked},
