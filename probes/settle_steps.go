@@ -150,7 +150,7 @@ func stepOf(dc Decider, self Self, p *Peer, o StepOptions) (Step, bool) {
 	case live && dc.Tailpath == TailpathProbe:
 		s.Own = "pass --probe"
 		if o.Mode == ModeDashboard {
-			s.Own = "press P (in Peers)"
+			s.Own = "press P (in Peers) to probe it"
 		}
 		return s, true
 	case live && dc.End == EndSelf:
