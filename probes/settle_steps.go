@@ -124,8 +124,8 @@ func addSteps(out []Step, st *Settle, self Self, p *Peer, o StepOptions) []Step 
 			out[i].Weight += step.Weight
 		}
 		if p != nil {
-			if !slices.Contains(out[i].Peers, p.Name) {
-				out[i].Peers = append(out[i].Peers, p.Name)
+			if l := peerLabel(p); !slices.Contains(out[i].Peers, l) {
+				out[i].Peers = append(out[i].Peers, l)
 			}
 		} else {
 			out[i].Self = true
@@ -140,10 +140,7 @@ func addSteps(out []Step, st *Settle, self Self, p *Peer, o StepOptions) []Step 
 func stepOf(dc Decider, self Self, p *Peer, o StepOptions) (Step, bool) {
 	s := Step{Fact: dc.Fact, End: dc.End, Decides: dc.Decides, Weight: len(dc.Decides), On: "this node"}
 	if dc.End == EndPeer && p != nil {
-		s.On = p.Name
-		if s.On == "" {
-			s.On = pingTarget(p)
-		}
+		s.On = peerLabel(p)
 	}
 	live := o.Mode != ModePasted
 	switch {
@@ -191,4 +188,20 @@ func (s *Step) ApplyText(mode Mode) string {
 		return "add its output to the input: tailpath status --from THREAD REPLY"
 	}
 	return ""
+}
+
+// peerLabel names p where a step is shown: its name, else its Tailscale
+// address, else what the input shows of it (a poster may have replaced
+// the name with a placeholder, which the reader drops).
+func peerLabel(p *Peer) safetext.Text {
+	if p.Name != "" {
+		return p.Name
+	}
+	if len(p.TailscaleIPs) > 0 {
+		return safetext.New(p.TailscaleIPs[0].String())
+	}
+	if p.OS != "" {
+		return "the " + p.OS + " peer whose name the input hides"
+	}
+	return "the peer whose name the input hides"
 }

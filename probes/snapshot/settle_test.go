@@ -242,3 +242,54 @@ func TestAsksReadable(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusOpenVerdictsAsk: every open verdict of the pasted corpus
+// (testdata/corpus and testdata/settle's inputs) gets at most three
+// steps, each a command on a stated end, or says why there is nothing to
+// ask (an end with no CLI tailpath knows).
+func TestCorpusOpenVerdictsAsk(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "corpus", "*.txt"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "settle", "[0-9][0-9]-*[a-z0-9].txt"))
+	open := 0
+	for _, path := range append(files, more...) {
+		if strings.HasSuffix(path, ".reply.txt") || strings.HasSuffix(path, ".peer.txt") {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse([]Raw{{Name: filepath.Base(path), Data: data}}, pasteNow)
+		if err != nil {
+			continue // the corpus holds inputs that are refused on purpose
+		}
+		ls, err := f.Diagnose(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		steps := probes.StepsOf(ls.Snapshot, probes.StepOptions{Mode: probes.ModePasted}, 3)
+		for _, p := range ls.Peers {
+			st := p.Verdict.Settle
+			if st == nil {
+				continue
+			}
+			open++
+			asked := slices.ContainsFunc(steps, func(s probes.Step) bool { return slices.Contains(s.Peers, p.Name) })
+			noCLI := slices.ContainsFunc(st.Deciders, func(d probes.Decider) bool { return d.Ask == nil && d.NoAsk != "" })
+			if !asked && !noCLI && len(steps) < 3 {
+				t.Errorf("%s: %s's open %s gets no step and says not why", filepath.Base(path), p.Name, p.Verdict.Reason)
+			}
+		}
+		if len(steps) > 3 {
+			t.Errorf("%s: %d steps", path, len(steps))
+		}
+		for _, s := range steps {
+			if s.Command == "" || s.On == "" || (s.End != probes.EndSelf && s.End != probes.EndPeer) {
+				t.Errorf("%s: step %+v has no command or no end", filepath.Base(path), s)
+			}
+		}
+	}
+	if open == 0 {
+		t.Fatal("no open verdict in the corpus: the test checks nothing")
+	}
+}
