@@ -165,12 +165,8 @@ func stepOf(dc Decider, self Self, p *Peer, o StepOptions) (Step, bool) {
 	}
 	a := dc.Ask
 	s.Command, s.Platform, s.Apply, s.Note, s.Others = a.Command, a.Platform, a.Apply, a.Note, dc.Others
-	if live && dc.Tailpath == TailpathControlAPI && !o.API {
-		if s.Note != "" {
-			s.Note += "; "
-		}
-		s.Note += "or set TAILSCALE_API_KEY (a read-only key with devices:core:read) and tailpath reads the peer's side from the control API"
-	}
+	// Live without a key, the table's footer already says a read-only
+	// key would fill the peer's side: the step does not say it again.
 	return s, true
 }
 
