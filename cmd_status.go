@@ -47,6 +47,7 @@ const statusExitNotRunningState = cli.ExitError
 const statusUsage = `usage: tailpath status [--json] [--all] [--netcheck] [--probe] [--api-key-file F | --no-api] [--socket PATH] [--timeout 10s] [--port auto|PATH|-]
                       [--save FILE|- [--redact]] [--peer-snapshot FILE]
        tailpath status --from FILE... [--json] [--redact] [--save FILE|-] [--peer-snapshot FILE]
+       tailpath status --from FILE... --reply
 
 Shows each peer's path in ` + "`tailscale status`" + ` words and why it is relayed.
 With a read-only Tailscale API key (TAILSCALE_API_KEY, or an OAuth client
@@ -66,7 +67,10 @@ Pinging keeps a peer active for about 45 s: it changes what it measures.
 --from diagnoses a saved snapshot, or what people paste (tailscale status,
 netcheck, ping, tailscaled log lines), offline; --peer-snapshot adds the
 peer's own end from a snapshot saved on it (docs/snapshots.md). Both take
-a file, or the URL of a node's tailpath serve (http://HOST:9473/snapshot.json).`
+a file, or the URL of a node's tailpath serve (http://HOST:9473/snapshot.json).
+--reply writes a redacted Markdown reply for the thread --from's paste came
+from: what it shows, what is still open, and the commands to run and paste
+back (the table's "to settle" block, docs/diagnosis.md).`
 
 func statusCommand() *cli.Command {
 	var f statusFlags
@@ -102,6 +106,9 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) erro
 	}
 	if err := f.snap.check(f.json); err != nil {
 		return err
+	}
+	if f.snap.reply {
+		return cli.UsageErrorf("--reply answers a pasted thread: use it with --from FILE (the pasted output)")
 	}
 	if f.timeout <= 0 {
 		return cli.UsageErrorf("--timeout must be positive")

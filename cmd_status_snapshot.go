@@ -11,6 +11,7 @@ import (
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/internal/termcolor"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
@@ -27,6 +28,9 @@ type snapshotFlags struct {
 	// peers are snapshots saved on peers, whose own facts fill those
 	// peers' side of the path.
 	peers []string
+	// reply writes a Markdown reply for the thread the --from input was
+	// pasted from, redacted as --redact does (report.WriteReply).
+	reply bool
 }
 
 // listFlag is a repeatable flag collecting its values.
@@ -48,6 +52,7 @@ func (s *snapshotFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.save, "save", "", `write a snapshot of all the evidence to FILE ("-" for stdout); diagnose it later with --from`)
 	fs.BoolVar(&s.redact, "redact", false, "replace names, addresses, keys, ids and logins (keeping what the diagnosis needs) in what is saved and printed, so it can be shared")
 	fs.Var(listFlag{&s.from}, "from", `diagnose FILE instead of the local tailscaled: a saved snapshot, or pasted "tailscale status", "netcheck", "ping" output and tailscaled log lines ("-" stdin; repeat, or list more files after the flags)`)
+	fs.BoolVar(&s.reply, "reply", false, "with --from: write a Markdown reply to post in the thread the input came from (what it shows, what is still open, the commands to run and paste back), redacted as --redact does")
 	fs.Var(listFlag{&s.peers}, "peer-snapshot", "a snapshot saved on a peer: its own NAT facts fill that peer's side of the path (repeatable)")
 }
 
@@ -55,6 +60,12 @@ func (s *snapshotFlags) register(fs *flag.FlagSet) {
 func (s *snapshotFlags) check(asJSON bool) error {
 	if s.save == "-" && asJSON {
 		return cli.UsageErrorf("--save - writes the snapshot to stdout: --json has no room there (save to a file to get both)")
+	}
+	if s.reply && (asJSON || s.save != "") {
+		return cli.UsageErrorf("--reply writes a Markdown reply: leave out --json and --save (run them separately)")
+	}
+	if s.reply && len(s.peers) > 0 {
+		return cli.UsageErrorf("--reply is redacted as --redact is, which --peer-snapshot cannot be (each file's names are replaced on its own); leave out --peer-snapshot")
 	}
 	if s.redact && len(s.peers) > 0 {
 		return cli.UsageErrorf("--redact with --peer-snapshot: each snapshot's names are replaced on its own, so they no longer match; redact the combined view's parts on each machine, or share unredacted files")
@@ -99,6 +110,9 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio cli.IO) 
 	if err := f.snap.check(f.json); err != nil {
 		return err
 	}
+	if f.snap.reply {
+		f.snap.redact = true
+	}
 	names := append(append([]string(nil), f.snap.from...), args...)
 	file, ls, err := app.ReadFrom(ctx, names, stdio.Stdin, f.all)
 	if err != nil {
@@ -122,14 +136,21 @@ func (f *statusFlags) runFrom(ctx context.Context, args []string, stdio cli.IO) 
 	for _, w := range ls.Warnings {
 		fmt.Fprintf(stdio.Stderr, "tailpath: warning: %s\n", w)
 	}
+	if f.snap.reply {
+		return report.WriteReply(stdio.Stdout, ls)
+	}
 	info := report.NewSnapshotInfo(file, names)
 	if f.json {
 		out := report.Of(ls)
 		out.Snapshot = info
+		out.ToSettle = probes.StepsOf(ls.Snapshot, report.StepOptions(ls, true), 0)
 		return report.Encode(stdio.Stdout, out)
 	}
 	if _, err := io.WriteString(stdio.Stdout, report.SnapshotHeader(info)); err != nil {
 		return err
 	}
-	return report.WriteTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout))
+	if err := report.WriteTable(stdio.Stdout, ls, termcolor.Width(stdio.Stdout)); err != nil {
+		return err
+	}
+	return report.WriteSettle(stdio.Stdout, ls, report.StepOptions(ls, true))
 }

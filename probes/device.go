@@ -256,6 +256,7 @@ func diagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions ma
 		out.Also = append(slices.Clip(causes[1:]), also...)
 		out.Summary, out.Fix = rules[ruleIndex[first]].texts(results[first], name)
 		out.PeerSide = false
+		out.Settle = out.Settle.before(first)
 	}
 	if len(out.Also) == 0 {
 		out.Also = nil

@@ -119,6 +119,7 @@ func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tail
 	d := newDiag(self, p, regions, now)
 	d.tn = tn
 	v := d.run()
+	v.Settle = d.settle(&v)
 	d.free()
 	return v
 }
@@ -130,6 +131,7 @@ func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *
 	d.tn = tn
 	d.arena = arena
 	v := d.run()
+	v.Settle = d.settle(&v)
 	d.free()
 	return v
 }
@@ -235,6 +237,13 @@ func DiagnoseSelf(state string, self Self, regions map[int]Region, now time.Time
 
 // diagnoseSelf is DiagnoseSelf with the gather's tailnet-wide facts.
 func diagnoseSelf(state string, self Self, regions map[int]Region, now time.Time, tn *Tailnet) *Verdict {
+	v, _ := diagnoseSelfSettle(state, self, regions, now, tn)
+	return v
+}
+
+// diagnoseSelfSettle is diagnoseSelf with what would settle this node's
+// own verdict (Self.Settle; nil when nothing is open).
+func diagnoseSelfSettle(state string, self Self, regions map[int]Region, now time.Time, tn *Tailnet) (*Verdict, *Settle) {
 	d := newDiag(self, Peer{}, regions, now)
 	d.tn = tn
 	defer d.free()
@@ -259,14 +268,14 @@ func diagnoseSelf(state string, self Self, regions map[int]Region, now time.Time
 		}
 	}
 	if first == nil {
-		return nil
+		return nil, d.selfSettle(nil)
 	}
 	if len(beside) > 0 {
 		also = append(also, beside...)
 	}
 	v := &Verdict{Reason: first.ID, Checks: d.checks, Also: also, Refuted: d.refuted}
 	v.Summary, v.Fix = first.texts(firstRes, "")
-	return v
+	return v, d.selfSettle(v)
 }
 
 type diag struct {
@@ -303,6 +312,9 @@ type diag struct {
 	judging  ReasonID
 	bugs     []bugHit
 	bugsDone bool
+	// pending are the rules whose check held while a fact they need was
+	// unknown (needUnknown): what would settle the verdict reads them.
+	pending []pendingNeed
 	// stale says why the peer side was set aside (stalePeerSide), and
 	// staleField names the set-aside source's facts; "" when it was not.
 	stale, staleField string

@@ -37,7 +37,7 @@ func Judge(s *Snapshot, board *DeviceEvidence) int {
 			p.Verdict = diagnoseDevice(p.Verdict, s.Self, *p, *board, s.Regions, s.Time, tn)
 		}
 	}
-	s.Self.Verdict = diagnoseSelf(string(s.BackendState), s.Self, s.Regions, s.Time, tn)
+	s.Self.Verdict, s.Self.Settle = diagnoseSelfSettle(string(s.BackendState), s.Self, s.Regions, s.Time, tn)
 	s.Self.View = DescribeSelf(s, tn)
 	return at
 }

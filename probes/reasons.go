@@ -249,6 +249,7 @@ func (d *diag) needUnknown(id ReasonID, f *Fact) {
 		field = f.fieldOf(d)
 	}
 	note := string(id) + " would hold, but it needs this fact, which is unknown: not the verdict"
+	d.pending = append(d.pending, pendingNeed{id: id, field: field})
 	for i := range d.checks {
 		if c := &d.checks[i]; string(c.Field) == field && c.State == CheckUnknown {
 			c.Note += "; " + safetext.New(note)

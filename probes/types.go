@@ -237,6 +237,10 @@ type Verdict struct {
 	// the same input refutes (Rule.Refutes), with the fact: never the
 	// Reason, never in Also.
 	Refuted []Refutation `json:"refuted,omitempty"`
+	// Settle is what would settle the verdict when it is open (the
+	// reasons still possible and the facts that decide between them,
+	// settle.go); nil when it is settled.
+	Settle *Settle `json:"settle,omitempty"`
 }
 
 // Peer is everything tailpath knows about one peer. Strings from outside
@@ -469,6 +473,10 @@ type Self struct {
 	// latency, the health warnings' meanings, the known bugs of this
 	// version; nil before Judge ran.
 	View *SelfView `json:"view,omitempty"`
+	// Settle is what would settle this node's own verdict, or show it has
+	// one (a self rule that would hold but for an unknown fact); nil when
+	// nothing is open. Judge writes it beside Verdict.
+	Settle *Settle `json:"settle,omitempty"`
 	// STUNServers is how many distinct STUN servers (IPv4 address and
 	// port) the DERP map offers; 0 when unknown. netcheck compares the
 	// mapping two of them see, so with one it cannot see a hard NAT.

@@ -75,7 +75,8 @@ func TuningReport(ctx context.Context, socket string) (*tune.Report, string) {
 }
 
 // ApplyPeerSnapshots reads each of names (--peer-snapshot: a snapshot
-// saved on a peer, a file or a serve URL) and merges its node's own facts
+// saved on a peer, a file or a serve URL, or the peer's own pasted
+// `tailscale status` with what else it printed) and merges its node's own facts
 // into that peer of ls, saying so on stderr. Its errors are InputErrors.
 func ApplyPeerSnapshots(ctx context.Context, ls *link.Snapshot, names []string, stderr io.Writer) (*link.Snapshot, error) {
 	for _, name := range names {
@@ -83,13 +84,9 @@ func ApplyPeerSnapshots(ctx context.Context, ls *link.Snapshot, names []string, 
 		if err != nil {
 			return nil, InputError{fmt.Errorf("--peer-snapshot: %w", err)}
 		}
-		pf, err := snapshot.Read(strings.NewReader(string(raw.Data)))
+		side, pf, err := snapshot.ReadPeer(ctx, raw, time.Now())
 		if err != nil {
-			return nil, InputError{fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer)", name, err)}
-		}
-		side, err := snapshot.PeerSideOf(ctx, pf)
-		if err != nil {
-			return nil, InputError{fmt.Errorf("--peer-snapshot %s: %w", name, err)}
+			return nil, InputError{fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer, or the peer's own `tailscale status` output, whose first line is that machine, with what else it printed)", name, err)}
 		}
 		next, peer, err := snapshot.ApplyPeer(ls, side)
 		if err != nil {

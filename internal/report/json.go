@@ -131,6 +131,10 @@ func (e *jsonIndenter) tail(out *Document) {
 		e.key("snapshot")
 		e.any(out.Snapshot)
 	}
+	if len(out.ToSettle) > 0 {
+		e.key("to_settle")
+		e.any(out.ToSettle)
+	}
 	e.close('}')
 }
 
@@ -316,6 +320,11 @@ func (e *jsonIndenter) verdict(v *probes.Verdict) {
 			e.str(string(r.Why))
 			e.close('}')
 		})
+	}
+	if v.Settle != nil {
+		// Only open verdicts have one: reflection costs little here.
+		e.key("settle")
+		e.any(v.Settle)
 	}
 	e.close('}')
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
-// Print writes s as `tailpath status` does: JSON (WriteJSON)
-// when asJSON, else the table (WriteTable). Warnings are not written;
+// Print writes s as a live `tailpath status` does: JSON (WriteJSON)
+// when asJSON, else the table (WriteTable) and its "to settle" block
+// (WriteSettle). Warnings are not written;
 // callers print s.Warnings where they belong. Reused by the demo.
 func Print(w io.Writer, s *link.Snapshot, asJSON bool) error {
 	if s == nil || s.Snapshot == nil {
@@ -28,7 +29,10 @@ func Print(w io.Writer, s *link.Snapshot, asJSON bool) error {
 	if asJSON {
 		return WriteJSON(w, s)
 	}
-	return WriteTable(w, s, termcolor.Width(w))
+	if err := WriteTable(w, s, termcolor.Width(w)); err != nil {
+		return err
+	}
+	return WriteSettle(w, s, StepOptions(s, false))
 }
 
 // Document is the stable JSON shape of `tailpath status --json`.
@@ -51,6 +55,12 @@ type Document struct {
 	// Snapshot says, for --from, what was read: when it was taken, what
 	// inputs were recognised and which lines ignored.
 	Snapshot *SnapshotInfo `json:"snapshot,omitempty"`
+	// ToSettle is every step that settles an open verdict, most deciding
+	// first (probes.StepsOf): the status table's "to settle" block
+	// without its limit of three. Each verdict's own candidates and
+	// deciders are its settle member (peers[].verdict.settle,
+	// self.settle).
+	ToSettle []probes.Step `json:"to_settle,omitempty"`
 }
 
 // Peer is one peer in status --json: probes.Peer's fields and its
@@ -93,6 +103,7 @@ func Of(s *link.Snapshot) Document {
 		out.Regions = append(out.Regions, s.Regions[id])
 	}
 	sortRegions(out.Regions)
+	out.ToSettle = probes.StepsOf(s.Snapshot, StepOptions(s, false), 0)
 	return out
 }
 

@@ -50,11 +50,20 @@ func PeerSideOf(ctx context.Context, f *File) (*PeerSnapshot, error) {
 		v, _, _ := strings.Cut(f.Status.Version, " ")
 		side.ClientVersion = safetext.New(v)
 	}
+	if side.ClientVersion == "" {
+		// Pasted output: its `tailscale version` (or tailscaled's start line).
+		side.ClientVersion = self.Version
+	}
 	if n := selfNode(f); n != nil {
 		side.CapVersion = int(n.Cap)
 	}
 	if n := self.NAT; n != nil {
 		side.MappingVariesByDestIP = n.MappingVariesByDestIP
+		if n.FromCLI && n.MappingVariesByDestIP != nil && *n.MappingVariesByDestIP {
+			// The CLI's netcheck measured from a socket of its own, not
+			// tailscaled's: its hard NAT decides nothing (probes.cliHard).
+			side.MappingVariesByDestIP = nil
+		}
 		if !n.PortMapUnknown {
 			side.HavePortMap = boolp(n.HavePortMap)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,6 +203,29 @@ func mapVerdict(r *redactor, v probes.Verdict) probes.Verdict {
 		checks[i] = c
 	}
 	v.Checks = checks
+	if v.Settle != nil {
+		st := *v.Settle
+		st.Deciders = slices.Clone(st.Deciders)
+		mapAsk := func(a probes.Ask) probes.Ask {
+			a.Command = safetext.New(r.text(string(a.Command)))
+			return a
+		}
+		for i := range st.Deciders {
+			d := &st.Deciders[i]
+			if d.Ask != nil {
+				a := mapAsk(*d.Ask)
+				d.Ask = &a
+			}
+			others := make([]probes.Ask, len(d.Others))
+			for j, o := range d.Others {
+				others[j] = mapAsk(o)
+			}
+			if d.Others != nil {
+				d.Others = others
+			}
+		}
+		v.Settle = &st
+	}
 	return v
 }
 

@@ -436,6 +436,8 @@ func (d *Detail) lines() []string {
 		}
 	}
 
+	out = append(out, d.settleLines(w)...)
+
 	add(d.st.Title.Render("evidence"))
 	if len(v.Checks) == 0 {
 		add("  " + d.st.Muted.Render("no checks recorded"))
@@ -530,4 +532,53 @@ func (d *Detail) pathStyle(k probes.PathKind) lipgloss.Style {
 	default:
 		return d.st.Muted
 	}
+}
+
+// settleLines are the "to settle" block of the shown peer's open verdict
+// (probes.PeerSteps, as status prints it): at most three things to do,
+// most deciding first, each on its end; none when the verdict is settled.
+// Live, tailpath's own runs are keys (P probes), and this end's facts are
+// read from tailscaled, not asked for.
+func (d *Detail) settleLines(w int) []string {
+	if d.snap == nil {
+		return nil
+	}
+	o := probes.StepOptions{Mode: probes.ModeDashboard, API: d.snap.ControlAPI != nil}
+	steps := probes.PeerSteps(d.snap.Self, &d.peer, o, 3)
+	if len(steps) == 0 {
+		return nil
+	}
+	out := []string{d.st.Title.Render("to settle")}
+	const indent = 5 // "  1. "
+	for i, st := range steps {
+		text := st.Own
+		if st.Command != "" {
+			text = "on " + string(st.On)
+			if st.Platform != "" && st.Platform != probes.PlatformUnknown {
+				text += " (" + string(st.Platform) + ")"
+			}
+			text += ": " + string(st.Command)
+		}
+		var rs []string
+		for j, r := range st.Decides {
+			if j == 3 {
+				rs = append(rs, fmt.Sprintf("%d more", len(st.Decides)-3))
+				break
+			}
+			rs = append(rs, string(r))
+		}
+		wrapped := strings.Split(common.WrapText(text, max(w-indent, 8)), "\n")
+		for j, l := range wrapped {
+			lead := strings.Repeat(" ", indent)
+			if j == 0 {
+				lead = fmt.Sprintf("  %d. ", i+1)
+			}
+			out = append(out, common.Truncate(lead+l, w, "…"))
+		}
+		decides := common.WrapText("decides "+strings.Join(rs, ", "), max(w-indent, 8))
+		for _, l := range strings.Split(decides, "\n") {
+			out = append(out, common.Truncate(strings.Repeat(" ", indent)+d.st.Muted.Render(l), w, "…"))
+		}
+	}
+	return out
 }

@@ -615,3 +615,41 @@ func TestDetailNoPingsSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestDetailToSettle: an open verdict shows its "to settle" block, most
+// deciding first: tailpath's own probe as a key, the peer's side as the
+// command to run on the peer; a settled verdict shows none.
+func TestDetailToSettle(t *testing.T) {
+	s := peerstest.Snapshot()
+	for i := range s.Peers {
+		if s.Peers[i].ID == "nCORES3" {
+			s.Peers[i].Verdict.Settle = &probes.Settle{
+				Candidates: []probes.Candidate{{Reason: probes.ReasonPeerUDPBlocked, Open: []probes.SettleFact{probes.SettlePeerSide, probes.SettleDISCORun}}, {Reason: probes.ReasonDiscoUnanswered, Open: []probes.SettleFact{probes.SettleDISCORun}}},
+				Deciders: []probes.Decider{
+					{Fact: probes.SettleDISCORun, End: probes.EndSelf, Tailpath: probes.TailpathProbe, Decides: []probes.ReasonID{probes.ReasonPeerUDPBlocked, probes.ReasonDiscoUnanswered}},
+					{Fact: probes.SettlePeerSide, End: probes.EndPeer, Tailpath: probes.TailpathControlAPI, Decides: []probes.ReasonID{probes.ReasonPeerUDPBlocked},
+						Ask: &probes.Ask{Platform: probes.PlatformLinux, Command: "tailscale status; tailscale version; tailscale netcheck", Apply: probes.ApplyPeerSnapshot}},
+				},
+			}
+		}
+	}
+	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+	d.SetSize(100, 60)
+	d.Update(peerstest.Linked(s))
+	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
+	v := tuitest.Unstyled(d.View())
+	for _, want := range []string{
+		"to settle",
+		"  1. press P (in Peers) to probe it",
+		"     decides peer-udp-blocked, disco-unanswered",
+		"  2. on cores3 (linux): tailscale status; tailscale version; tailscale netcheck",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("detail lacks %q:\n%s", want, v)
+		}
+	}
+	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nNAS")})
+	if v := tuitest.Unstyled(d.View()); strings.Contains(v, "to settle") {
+		t.Errorf("a settled verdict shows a to-settle block:\n%s", v)
+	}
+}

@@ -1,0 +1,259 @@
+package probes
+
+import (
+	"strings"
+
+	"github.com/tailpath/tailpath/internal/safetext"
+)
+
+// The command that reveals each fact (SettleFact), exact and per
+// platform, and how its output joins the evidence. Every command asked
+// for is one whose output tailpath's pasted-text readers read (Readers:
+// probes/snapshot's input kinds; TestAsksReadable in probes/snapshot
+// parses each command's output and fails for a reader it does not have).
+// A fact no readable command reveals on a platform has no Ask there
+// (Decider.NoAsk says why): Android and iOS have no tailscale CLI, and
+// tailscaled's log is asked for only where its place is known.
+//
+// Where the CLI and the log live (Tailscale v1.102.5):
+//   - Linux: `tailscale` on the PATH; tailscaled runs as the systemd unit
+//     tailscaled (cmd/tailscaled/tailscaled.service), its log in the
+//     journal; [v1] lines are not (logtail writes a line to stderr only at
+//     or below its verbosity: logtail.go Write, parseAndRemoveLogLevel), so
+//     the log asked for is the level-0 "control: NetInfo: NetInfo{…}"
+//     (control/controlclient/direct.go SetNetInfo, on every change) and
+//     "magicsock: endpoints changed: …" (wgengine/magicsock).
+//   - macOS, the standalone and App Store apps: the GUI's CLI,
+//     /Applications/Tailscale.app/Contents/MacOS/Tailscale (Tailscale's KB
+//     1080, and the wiki page "Tailscaled on macOS": "that's the path to
+//     the GUI's CLI"); its tailscaled logs to the system log, which no
+//     reader reads: no log is asked for.
+//   - Windows: tailscale.exe on the PATH (C:\Program Files\Tailscale);
+//     tailscaled.exe as the service writes its log to
+//     %ProgramData%\Tailscale\Logs\tailscale-service-<time>.txt
+//     (log/filelogger New, startNewFileLocked; logpolicy.go), one file a
+//     day, every line (no verbosity filter), read in an elevated
+//     PowerShell.
+//   - Synology: /var/packages/Tailscale/target/bin/tailscale (the
+//     package's CLI: `… configure-host`, Tailscale's KB 1131).
+//   - A container: `docker exec NAME tailscale …`; tailscaled's log is the
+//     container's output (`docker logs`).
+//   - Android and iOS: no CLI; the control API (a read-only key) has
+//     their NAT facts.
+
+// Platform is where a command runs.
+type Platform string
+
+const (
+	PlatformLinux     Platform = "linux"
+	PlatformMacOS     Platform = "macos"
+	PlatformWindows   Platform = "windows"
+	PlatformSynology  Platform = "synology"
+	PlatformContainer Platform = "container"
+	PlatformAndroid   Platform = "android"
+	PlatformIOS       Platform = "ios"
+	// PlatformUnknown: the OS is not known; the commands every CLI
+	// shares (tailscale status, netcheck, ping, version) are asked for.
+	PlatformUnknown Platform = "unknown"
+	// PlatformOther: an OS tailpath knows no tailscale CLI for (a
+	// FreeRTOS microcontroller, Plan 9): nothing is asked of it.
+	PlatformOther Platform = "other"
+)
+
+// PlatformOf is the platform of a Hostinfo.OS value ("linux", "macOS",
+// "windows", "android", "iOS", …; "" unknown; an OS with no known
+// tailscale CLI, PlatformOther).
+func PlatformOf(os string) Platform {
+	switch strings.ToLower(os) {
+	case "":
+		return PlatformUnknown
+	case "linux", "freebsd", "openbsd", "illumos", "solaris":
+		return PlatformLinux
+	case "macos", "darwin":
+		return PlatformMacOS
+	case "windows":
+		return PlatformWindows
+	case "android":
+		return PlatformAndroid
+	case "ios", "tvos":
+		return PlatformIOS
+	}
+	return PlatformOther
+}
+
+// Readers of pasted output a command's answer is read with: the input
+// kinds of probes/snapshot (KindStatusText, …), which TestAsksReadable
+// holds these to.
+const (
+	ReaderStatusText   = "tailscale status"
+	ReaderStatusJSON   = "tailscale status --json"
+	ReaderNetcheckText = "tailscale netcheck"
+	ReaderPing         = "tailscale ping"
+	ReaderLog          = "tailscaled log"
+	ReaderVersion      = "tailscale version"
+)
+
+// How a command's output joins the evidence (Ask.Apply).
+const (
+	// ApplyAppend: this end's output, added to the same input
+	// (`tailpath status --from thread.txt reply.txt`).
+	ApplyAppend = "append"
+	// ApplyPeerSnapshot: the peer's output, whose `tailscale status`
+	// names the node, read as the peer's side
+	// (`tailpath status --from thread.txt --peer-snapshot reply.txt`).
+	ApplyPeerSnapshot = "peer-snapshot"
+)
+
+// Ask is one command that reveals a fact.
+type Ask struct {
+	Platform Platform `json:"platform"`
+	// Command is what to run, ready to paste into that platform's shell
+	// (PowerShell on Windows).
+	Command safetext.Text `json:"command"`
+	// Readers are the pasted formats tailpath reads its output with.
+	Readers []string `json:"readers"`
+	// Apply is how its output joins the evidence: ApplyAppend or
+	// ApplyPeerSnapshot.
+	Apply string `json:"apply"`
+	// Note says what to know before running it ("" none).
+	Note string `json:"note,omitempty"`
+}
+
+// cliOf is the tailscale CLI as a command word on p; "" where there is
+// none.
+func cliOf(p Platform) string {
+	switch p {
+	case PlatformMacOS:
+		return "/Applications/Tailscale.app/Contents/MacOS/Tailscale"
+	case PlatformSynology:
+		return "/var/packages/Tailscale/target/bin/tailscale"
+	case PlatformContainer:
+		return "docker exec CONTAINER tailscale"
+	case PlatformAndroid, PlatformIOS, PlatformOther:
+		return ""
+	}
+	return "tailscale"
+}
+
+// logOf is the command that prints tailscaled's newest NetInfo and
+// endpoint lines on p; "" where tailscaled's log is not read.
+func logOf(p Platform) string {
+	const netinfo, eps = "'NetInfo{'", "'endpoints changed'"
+	switch p {
+	case PlatformLinux:
+		j := "sudo journalctl -u tailscaled --no-pager | grep -F "
+		return j + netinfo + " | tail -n 3; " + j + eps + " | tail -n 3"
+	case PlatformContainer:
+		j := "docker logs CONTAINER 2>&1 | grep -F "
+		return j + netinfo + " | tail -n 3; " + j + eps + " | tail -n 3"
+	case PlatformWindows:
+		return `Get-ChildItem "$env:ProgramData\Tailscale\Logs\tailscale-service-*.txt" | Sort-Object LastWriteTime | Select-Object -Last 2 | Get-Content | Select-String -SimpleMatch -Pattern 'NetInfo{','endpoints changed' | Select-Object -Last 6 | ForEach-Object Line`
+	}
+	return ""
+}
+
+// notes are what to know before running a platform's commands.
+func platformNote(p Platform, withLog bool) string {
+	switch p {
+	case PlatformContainer:
+		return "CONTAINER is the name of the container tailscaled runs in (docker ps)"
+	case PlatformWindows:
+		if withLog {
+			return "in PowerShell run as administrator (tailscaled's log is readable by administrators only)"
+		}
+		return "in PowerShell"
+	case PlatformMacOS:
+		return "with the open-source tailscaled (Homebrew), `tailscale` instead of the app's path"
+	case PlatformUnknown:
+		return "on macOS the app's CLI is /Applications/Tailscale.app/Contents/MacOS/Tailscale"
+	}
+	return ""
+}
+
+// askFor is the command that reveals fact f on platform p (target names
+// the peer for a ping), the same on the platforms a Linux machine may
+// also be (Synology, a container), or why there is none.
+func askFor(f SettleFact, p Platform, target safetext.Text) (ask *Ask, others []Ask, noAsk string) {
+	a, why := askOn(f, p, target)
+	if a == nil {
+		return nil, nil, why
+	}
+	if p == PlatformLinux {
+		for _, q := range []Platform{PlatformSynology, PlatformContainer} {
+			if o, _ := askOn(f, q, target); o != nil {
+				others = append(others, *o)
+			}
+		}
+	}
+	return a, others, ""
+}
+
+// askOn is askFor's command on one platform.
+func askOn(f SettleFact, p Platform, target safetext.Text) (*Ask, string) {
+	cli := cliOf(p)
+	if cli == "" {
+		if p == PlatformOther {
+			return nil, "no tailscale CLI tailpath knows of on this OS"
+		}
+		switch f {
+		case SettlePeerSide:
+			return nil, "no tailscale CLI on " + string(p) + ": the control API (a read-only key, TAILSCALE_API_KEY with devices:core:read) reads its NAT facts"
+		}
+		return nil, "no tailscale CLI on " + string(p)
+	}
+	log := logOf(p)
+	join := func(parts ...string) string {
+		var out []string
+		for _, s := range parts {
+			if s != "" {
+				out = append(out, s)
+			}
+		}
+		return strings.Join(out, "; ")
+	}
+	a := &Ask{Platform: p, Apply: ApplyAppend}
+	switch f {
+	case SettleDISCORun:
+		if target == "" {
+			return nil, "the peer has no name or address in the input to ping"
+		}
+		a.Command, a.Readers = safetext.New(cli+" ping "+string(target)), []string{ReaderPing}
+	case SettleSession:
+		a.Command, a.Readers = safetext.New(cli+" status --json"), []string{ReaderStatusJSON}
+	case SettleSelfVersion:
+		a.Command, a.Readers = safetext.New(cli+" version"), []string{ReaderVersion}
+	case SettleSelfNAT:
+		a.Command = safetext.New(join(cli+" netcheck", log))
+		a.Readers = []string{ReaderNetcheckText}
+		if log != "" {
+			a.Readers = append(a.Readers, ReaderLog)
+		}
+	case SettlePeerSide:
+		a.Command = safetext.New(join(cli+" status", cli+" version", cli+" netcheck", log))
+		a.Readers = []string{ReaderStatusText, ReaderVersion, ReaderNetcheckText}
+		if log != "" {
+			a.Readers = append(a.Readers, ReaderLog)
+		}
+		a.Apply = ApplyPeerSnapshot
+	default:
+		return nil, "no command whose output tailpath reads shows it yet"
+	}
+	a.Note = platformNote(p, log != "" && (f == SettleSelfNAT || f == SettlePeerSide))
+	return a, ""
+}
+
+// AllAsks is every command tailpath may ask for: each fact on each
+// platform, with "PEER" as the ping's target (for tests that hold each
+// command's readers to the pasted formats probes/snapshot reads, and for
+// docs).
+func AllAsks() []Ask {
+	var out []Ask
+	for _, sf := range settleFacts {
+		for _, p := range []Platform{PlatformLinux, PlatformMacOS, PlatformWindows, PlatformSynology, PlatformContainer, PlatformAndroid, PlatformIOS, PlatformOther, PlatformUnknown} {
+			if a, _ := askOn(sf.fact, p, "PEER"); a != nil {
+				out = append(out, *a)
+			}
+		}
+	}
+	return out
+}
