@@ -121,6 +121,7 @@ func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tail
 	d.tn = tn
 	v := d.run()
 	d.free()
+	markProse(v.Checks, self.Prose)
 	return v
 }
 
@@ -192,6 +193,7 @@ func diagnoseSelf(state string, self Self, regions map[int]Region, now time.Time
 	}
 	v := &Verdict{Reason: first.ID, Checks: d.checks, Also: also, Refuted: d.refuted}
 	v.Summary, v.Fix = first.texts(firstRes, "")
+	markProse(v.Checks, self.Prose)
 	return v
 }
 
@@ -357,6 +359,9 @@ func (d *diag) walk() Verdict {
 		if r.ID == ReasonKeyExpired {
 			return v
 		}
+		if kind == PathDirect {
+			d.linkChecks()
+		}
 		// A warning beside a healthy state (direct-in-tunnel).
 		for _, j := range kr.rest {
 			a := &rules[j]
@@ -384,6 +389,7 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 	if kind == PathDERP {
 		d.add("Status.CurAddr", `""`, true, "no trusted direct UDP address")
 		d.info("Status.PeerRelay", `""`, "no peer relay in use: the traffic goes through DERP")
+		d.linkChecks()
 	}
 	var causeBuf [8]ReasonID
 	causes := causeBuf[:0]

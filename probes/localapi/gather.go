@@ -275,7 +275,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 			if r == nil || id == 0 {
 				continue
 			}
-			snap.Regions[id] = probes.Region{ID: id, Code: safetext.New(r.RegionCode), Name: safetext.New(r.RegionName)}
+			snap.Regions[id] = probes.RegionOf(id, r)
 		}
 	}
 	codeToID := make(map[safetext.Text]int, len(snap.Regions))
