@@ -144,3 +144,27 @@ func TestInternalLeavesImportNothingOfOurs(t *testing.T) {
 		t.Errorf("go list -deps internal/report lacks probes: %q", deps)
 	}
 }
+
+// TestEverydayBuildLinksNoTailscaleNode: the binary built without tags
+// links no tsnet and no gVisor network stack (the demo's lab node, and
+// nothing else, needs them; cmd_demo_lab.go), and the demo build does, so
+// the tag is what keeps them out (docs/perf.md: "Building").
+func TestEverydayBuildLinksNoTailscaleNode(t *testing.T) {
+	heavy := func(pkg string) bool {
+		return pkg == "tailscale.com/tsnet" || strings.HasPrefix(pkg, "gvisor.dev/") || pkg == "tailscale.com/wgengine/netstack"
+	}
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		var found []string
+		for _, p := range goList(t, goos, "-deps", ".") {
+			if heavy(p) {
+				found = append(found, p)
+			}
+		}
+		if len(found) > 0 {
+			t.Errorf("GOOS=%s: the everyday build links %d packages of the demo's node: %v", goos, len(found), found[:min(len(found), 5)])
+		}
+	}
+	if !slices.ContainsFunc(goList(t, "linux", "-deps", "-tags", "demo", "."), heavy) {
+		t.Error("the demo build links no tsnet: is the demo still behind its tag (cmd_demo_lab.go)?")
+	}
+}
