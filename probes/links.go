@@ -120,15 +120,15 @@ func (d *diag) linkRegion() {
 			break
 		}
 	}
-	if id == 0 {
-		return
-	}
 	t := d.thread()
 	how := ""
 	for _, l := range t.RegionLinks {
-		if l.ID == id && l.Code == code {
-			how = l.From
+		if (id == 0 || l.ID == id) && l.Code == code {
+			id, how = l.ID, l.From
 		}
+	}
+	if id == 0 {
+		return
 	}
 	if how == "" {
 		return // the input named both together (a live DERP map): nothing to tie

@@ -53,7 +53,7 @@ var corpusSources = map[string]string{
 	"status-two-nodes.txt":             "cmd/tailscale/cli/status.go @ v1.102.5 from two different nodes in one paste",
 	"status-and-json-concatenated.txt": "cmd/tailscale/cli/status.go --json (ipnstate.Status) @ v1.102.5, then tailscaled's journal (wgengine/magicsock magicsock.go)",
 	// tailscale ping
-	"ping-lost-direct.txt":         "cmd/tailscale/cli/ping.go runPing @ v1.102.5, three runs: direct, timed out, DERP only",
+	"ping-lost-direct.txt":         "cmd/tailscale/cli/ping.go runPing @ v1.102.5, three runs in order: direct, timed out, DERP only; the path went direct first and then fell back (lost-direct heads the verdict), the last run's DERP-only pongs stay as disco-unanswered in \"also\"",
 	"ping-zsh-time.txt":            "cmd/tailscale/cli/ping.go runPing @ v1.102.5, three runs under zsh prompts with `time`",
 	"ping-tsmp.txt":                "cmd/tailscale/cli/ping.go runPing --tsmp @ v1.102.5 (via = pingType(); stops after one pong; PeerAPIPort)",
 	"ping-icmp.txt":                "cmd/tailscale/cli/ping.go runPing --icmp @ v1.102.5",
@@ -101,7 +101,7 @@ var corpusSources = map[string]string{
 	// right verdict, and the code it rests on.
 	"log-portmap-double-nat.txt":         "wgengine/magicsock magicsock.go \"endpoints changed: %s\" with tailcfg.EndpointType words (portmap, stun, stun4localport, local) @ v1.102.5; net/portmapper/upnp.go selectBestService \"ext-private\": a mapping on a router whose external address is private, advertised unchecked by determineEndpoints; our hard NAT needed it: local-double-nat, never local-portmap-blocked",
 	"log-portmap-double-nat-easy.txt":    "as log-portmap-double-nat.txt, our NAT easy (varies=false) and the peer's unknown: whether a mapping was needed is unknown, so unexplained, never local-portmap-blocked",
-	"netcheck-cli-hard.txt":              "cmd/tailscale/cli/netcheck.go runNetcheck @ v1.102.5: netcheck.Client.Standalone binds an OS-assigned port (net/netcheck/standalone.go, \":0\"), not tailscaled's, so its MappingVariesByDestIP decides no NAT type: unexplained, never local-hard-nat",
+	"netcheck-cli-hard.txt":              "cmd/tailscale/cli/netcheck.go runNetcheck @ v1.102.5: netcheck.Client.Standalone binds an OS-assigned port (net/netcheck/standalone.go, \":0\"), not tailscaled's; on Windows tailscaled binds 41641 (cmd/tailscaled/tailscaled.go defaultPort), and only a static-port rule naming 41641 would make the two differ: local-hard-nat, worded \"probably\"",
 	"log-udp-blocked-then-stun.txt":      "net/netcheck/netcheck.go GetReport \"netcheck: UDP is blocked, trying HTTPS\" @ v1.102.5, then magicsock determineEndpoints's (stun) endpoint, which only a STUN reply gives (kept 5m10s, endpointTrackerLifetime): the line is contradicted, UDP unknown, never local-udp-blocked",
 	"log-derp-failed-then-connected.txt": "wgengine/magicsock derp.go \"derp.Recv(derp-%d): %v\" with derp/derphttp \"connect to region\", then \"magicsock: derp-%d connected; connGen=%v\" (derp.go, logged when the connection succeeds) @ v1.102.5: the failure is over, no derp-unreachable",
 	"log-upnp-not-gateway-mapped.txt":    "net/portmapper/portmapper.go Client.Probe \"UPnP discovery response from %v, but gateway IP is %v\" and upnp.go getUPnPRootDevice \"repointing at gateway which is assumed to be floating\" @ v1.102.5, then a (portmap) endpoint and NetInfo portmap=active-U: a mapping is held, no self verdict",

@@ -80,10 +80,15 @@ func (p *paste) proseLine(name string, no int, line string, block **blockState) 
 	// Inline code spans, each as a line of its own.
 	kind := ""
 	if strings.Contains(s, "`") {
-		for i, m := range codeSpanRE.FindAllStringSubmatch(s, 4) {
-			_ = i
+		for _, m := range codeSpanRE.FindAllStringSubmatch(s, 4) {
 			span, fence := normLine(m[1])
 			if fence || span == "" {
+				continue
+			}
+			if _, ok := parseCommand(span); ok {
+				// A command named in a sentence ("`tailscale status`
+				// shows relay") is not one run: what follows is not
+				// its output.
 				continue
 			}
 			t.depth++

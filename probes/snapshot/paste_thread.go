@@ -95,6 +95,7 @@ func (p *paste) closeMore(b *blockState) {
 // made.
 func (p *paste) linkRegions() {
 	t := &p.th
+	var defaults []probes.RegionLink
 	if t.derpMap == nil {
 		for _, code := range slices.Sorted(maps.Keys(p.codes)) {
 			id := p.codes[code]
@@ -108,13 +109,10 @@ func (p *paste) linkRegions() {
 			if r, ok := p.regions[did]; ok && r.RegionCode != "" && r.RegionCode != code {
 				continue // the input gives that id another code
 			}
-			p.region(did, code, "")
-			if t.linkFrom == nil {
-				t.linkFrom = map[int]string{}
-			}
-			if _, ok := t.linkFrom[did]; !ok {
-				t.linkFrom[did] = "default map"
-			}
+			// A tie to Tailscale's own map is a link only, never a fact
+			// the rules read: a custom DERP map (headscale's) may number
+			// regions otherwise, so no region's state is taken from it.
+			defaults = append(defaults, probes.RegionLink{ID: did, Code: safetext.New(code), From: "default map"})
 		}
 	}
 	var links []probes.RegionLink
@@ -129,6 +127,11 @@ func (p *paste) linkRegions() {
 		}
 		if len(links) < 256 {
 			links = append(links, probes.RegionLink{ID: id, Code: safetext.New(code), From: from})
+		}
+	}
+	for _, l := range defaults {
+		if len(links) < 256 {
+			links = append(links, l)
 		}
 	}
 	t.thread.RegionLinks = links
