@@ -100,18 +100,18 @@ func TestLinks(t *testing.T) {
 		check  string   // a check's field that must be there
 		words  string   // in the summary
 	}{
-		"links: one-way traffic on a direct path":                    {reason: ReasonDirect, also: ReasonOneWayTraffic, check: "Link.TxRx", words: "almost nothing comes back (tx 793 KiB, rx 2.0 KiB)"},
-		"links: ICMP unanswered, direct":                             {reason: ReasonDirect, also: ReasonPeerICMPBlocked, check: "Ping.ICMP", words: "the peer's host firewall"},
-		"links: ICMP unanswered, DISCO via DERP":                     {reason: ReasonDiscoUnanswered, also: ReasonPeerICMPBlocked, check: "Ping.ICMP"},
-		"links: a region without its RegionID":                       {self: ReasonDERPRegionUnmeasured},
-		"links: CLI hard NAT on macOS":                               {reason: ReasonLocalHardNAT, check: "NetInfo.MappingVariesByDestIP", words: "(probably: the tailscale CLI measured it from its own port)"},
-		"links: CLI hard NAT on Windows":                             {reason: ReasonLocalHardNAT, words: "probably"},
-		"links: CLI hard NAT, tailscaled on port 0":                  {reason: ReasonLocalHardNAT, words: "probably"},
-		"links: CLI hard NAT, tailscaled on 41641":                   {reason: ReasonUnexplained},
-		"links: a pod's hard NAT":                                    {reason: ReasonLocalHardNAT, words: "the cluster's NAT in front of this pod"},
-		"links: this host's own container, relayed":                  {reason: ReasonSameNATLANBlocked, check: "Link.GuestBridge", words: "this host's own guest"},
+		"links: one-way traffic on a direct path":                     {reason: ReasonDirect, also: ReasonOneWayTraffic, check: "Link.TxRx", words: "almost nothing comes back (tx 793 KiB, rx 2.0 KiB)"},
+		"links: ICMP unanswered, direct":                              {reason: ReasonDirect, also: ReasonPeerICMPBlocked, check: "Ping.ICMP", words: "the peer's host firewall"},
+		"links: ICMP unanswered, DISCO via DERP":                      {reason: ReasonDiscoUnanswered, also: ReasonPeerICMPBlocked, check: "Ping.ICMP"},
+		"links: a region without its RegionID":                        {self: ReasonDERPRegionUnmeasured},
+		"links: CLI hard NAT on macOS":                                {reason: ReasonLocalHardNAT, check: "NetInfo.MappingVariesByDestIP", words: "(probably: the tailscale CLI measured it from its own port)"},
+		"links: CLI hard NAT on Windows":                              {reason: ReasonLocalHardNAT, words: "probably"},
+		"links: CLI hard NAT, tailscaled on port 0":                   {reason: ReasonLocalHardNAT, words: "probably"},
+		"links: CLI hard NAT, tailscaled on 41641":                    {reason: ReasonUnexplained},
+		"links: a pod's hard NAT":                                     {reason: ReasonLocalHardNAT, words: "the cluster's NAT in front of this pod"},
+		"links: this host's own container, relayed":                   {reason: ReasonSameNATLANBlocked, check: "Link.GuestBridge", words: "this host's own guest"},
 		"links: direct inside a route, Linux without its bypass rule": {reason: ReasonDirect, also: ReasonDirectInTunnel},
-		"links: direct inside a route, routes not accepted":          {reason: ReasonDirect, check: "Link.Route"},
+		"links: direct inside a route, routes not accepted":           {reason: ReasonDirect, check: "Link.Route"},
 	}
 	for _, c := range linkCases() {
 		w, ok := want[c.name]

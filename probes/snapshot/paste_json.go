@@ -193,4 +193,3 @@ func (p *paste) mergeFragments(st *ipnstate.Status) map[string]bool {
 	}
 	return known
 }
-
