@@ -113,24 +113,17 @@ func (d *diag) linkRegion() {
 	if code == "" {
 		return
 	}
-	id := 0
-	for rid, r := range d.regions {
-		if r.Code == code {
-			id = rid
-			break
-		}
-	}
+	// The input's own ties (its DERP map, debug derp, a log line naming
+	// both) first, then Tailscale's default map; a region known only by
+	// its code (an id the paste made up) ties to nothing.
 	t := d.thread()
-	how := ""
+	id, how := 0, ""
 	for _, l := range t.RegionLinks {
-		if (id == 0 || l.ID == id) && l.Code == code {
+		if l.Code == code && (how == "" || how == "default map") {
 			id, how = l.ID, l.From
 		}
 	}
 	if id == 0 {
-		return
-	}
-	if how == "" {
 		return // the input named both together (a live DERP map): nothing to tie
 	}
 	ev := d.evidence()

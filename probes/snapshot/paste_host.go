@@ -311,6 +311,9 @@ func (p *paste) hostLine(name string, no int, b *blockState, trim string) bool {
 			}
 		}
 	case kindIPConfig:
+		if trim == "" {
+			return true // ipconfig puts a blank line after each adapter's name and between adapters
+		}
 		if m := ipconfigHeadRE.FindStringSubmatch(trim); m != nil {
 			h.begin(m[1], true)
 			return true

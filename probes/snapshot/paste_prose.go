@@ -126,14 +126,25 @@ func (p *paste) proseLine(name string, no int, line string, block **blockState) 
 	return ""
 }
 
-// stripMarkdown takes a list marker, heading or emphasis off s.
+// stripMarkdown takes list markers, headings and emphasis off s: a
+// marker at its start, and emphasis around all of it (`_…_`, `*…*`) or
+// bold at its start (`**UDP**: false`).
 func stripMarkdown(s string) string {
-	for i := 0; i < 3; i++ {
-		loc := markdownRE.FindStringIndex(s)
-		if loc == nil {
+	for i := 0; i < 4; i++ {
+		t := s
+		if loc := markdownRE.FindStringIndex(t); loc != nil {
+			t = strings.TrimSpace(t[loc[1]:])
+		}
+		for _, e := range []string{"**", "__", "*", "_"} {
+			if len(t) > 2*len(e) && strings.HasPrefix(t, e) && strings.HasSuffix(t, e) && !strings.HasPrefix(t[len(e):], " ") {
+				t = strings.TrimSpace(t[len(e) : len(t)-len(e)])
+				break
+			}
+		}
+		if t == s {
 			break
 		}
-		s = strings.TrimSpace(s[loc[1]:])
+		s = t
 	}
 	if strings.HasPrefix(s, "**") || strings.HasPrefix(s, "__") {
 		s = strings.ReplaceAll(strings.ReplaceAll(s, "**", ""), "__", "")
@@ -319,7 +330,16 @@ func (p *paste) proseNetcheck() *netcheckFacts {
 		p.inputs = append(p.inputs, Input{Kind: KindProse, Note: "netcheck fields in prose set aside: a netcheck report in the input decides"})
 		return nil
 	}
-	n.finish()
+	if n.udp != nil && !*n.udp && !n.measured() {
+		// The poster's words show no latency and no address: whether the
+		// report measured anything (or nothing, as a logged-out node's,
+		// whose UDP false means unknown) is not known, so neither is UDP.
+		n.udp = nil
+		t.proseNotes = append(t.proseNotes, "UDP false with no DERP latency or address beside it: unknown (a report that measured nothing also says false)")
+		if n.mapping == nil && n.ipv6 == nil && n.v4 == nil && n.upnp == nil {
+			return nil
+		}
+	}
 	return n
 }
 
