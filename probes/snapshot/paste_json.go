@@ -84,7 +84,7 @@ func (p *paste) statusFragment(raw []byte, self bool) (kind, note string, ok boo
 		return "", "", false
 	}
 	t.frags = append(t.frags, &ps)
-	what := ps.CurAddr
+	var what string
 	switch {
 	case ps.CurAddr != "":
 		what = "direct " + ps.CurAddr
