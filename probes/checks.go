@@ -24,7 +24,7 @@ import (
 // show a DERP route that works; pasted text shows no handshakes, so
 // there the rule cannot decide.
 func (d *diag) checkHomeDERP() result {
-	p := &d.p
+	p := d.p
 	if p.Path.DERPCode != "" {
 		return notHeld()
 	}
@@ -86,7 +86,7 @@ const (
 // nothing either. Pasted text has no handshakes, but tx > 0 with rx 0
 // says nothing ever answered.
 func (d *diag) checkSession() result {
-	p := &d.p
+	p := d.p
 	r := p.PingRun
 	freshRun := r != nil && r.Tries > 0 && d.fresh(r.At, PingRunMaxAge)
 	answered := freshRun && r.Pongs > 0
@@ -154,7 +154,7 @@ func (d *diag) checkSession() result {
 				d.add("Status.RxBytes", "0 (tx "+strconv.FormatInt(p.TxBytes, 10)+")", true, "bytes were sent to the peer and no WireGuard packet ever came back, yet it answers DISCO pings: it is up, but no session forms")
 				return holdsAs("disco-answers")
 			}
-			d.add("Status.RxBytes", "0 (tx "+strconv.FormatInt(p.TxBytes, 10)+")", true, "bytes were sent to the peer and none ever came back: nothing answered, not even a WireGuard handshake")
+			d.add("Status.RxBytes", "0 (tx "+strconv.FormatInt(p.TxBytes, 10)+")", true, safetext.New("bytes were sent to the peer and none ever came back: nothing answered, not even a WireGuard handshake"+initiationsNote(p.TxBytes)))
 			return holdsAs("nothing-answered")
 		}
 		d.unknown("Status.LastHandshake", "the source does not show WireGuard handshakes (pasted `tailscale status` text)")
@@ -189,7 +189,7 @@ func (d *diag) checkSession() result {
 // tailscaled's session state, a handshake time the source shows, a fresh
 // DISCO run, or pasted counters with traffic.
 func (d *diag) sessionKnown() bool {
-	p := &d.p
+	p := d.p
 	if p.WireGuard != "" || !p.HandshakeUnknown || !p.LastHandshake.IsZero() {
 		return true
 	}
@@ -201,7 +201,7 @@ func (d *diag) sessionKnown() bool {
 
 // rxInfo notes a receive counter that did not move.
 func (d *diag) rxInfo() {
-	if p := &d.p; p.RatesKnown && p.RxRate == 0 {
+	if p := d.p; p.RatesKnown && p.RxRate == 0 {
 		d.info("Status.RxBytes", "not growing", "nothing was received from the peer over the last poll")
 	}
 }
@@ -378,7 +378,7 @@ func (d *diag) checkEndpoints() {
 	}
 	d.epDone = true
 	f := &d.ep
-	p := &d.p
+	p := d.p
 	field := "WhoIs.Node.Endpoints"
 	if !p.EndpointsKnown {
 		// The control API lists the peer's endpoints too.
@@ -590,7 +590,7 @@ func (d *diag) recorded(field string) bool {
 // checkLostDirect: an earlier snapshot saw the path direct, and the
 // daemon's endpoint-change log, when read, says what changed.
 func (d *diag) checkLostDirect() result {
-	p := &d.p
+	p := d.p
 	if p.LastDirect.IsZero() {
 		return notHeld()
 	}
@@ -824,13 +824,13 @@ func (d *diag) checkDERPReach() result {
 		return p.Issue
 	})
 	ev := d.evidence()
-	if len(probs) == 0 && len(ev.DERPErrors) == 0 && ev.ProxyError == "" {
+	if len(probs) == 0 && len(ev.DERPErrors) == 0 && ev.ProxyError == "" && ev.ProxyConnect == "" {
 		return notHeld()
 	}
 	errs := d.liveDERPErrors(ev.DERPErrors)
 	home := d.self.HomeDERP
 	if d.selfScope {
-		held := false
+		held, variant, variantErr := false, "", ""
 		for _, pr := range probs {
 			switch {
 			case pr.Home:
@@ -855,6 +855,14 @@ func (d *diag) checkDERPReach() result {
 				d.add("Log.DERPErrors", derpErrorText(e), true, "our home region is unknown, and every DERP region of the map fails to connect")
 				held = true
 				d.derpFailing = anyRegion
+			case home == 0 && selfHostedOnly(e, errs, d.self.DERPRegions, len(d.regions)):
+				// The input names one region, a self-hosted one, and it
+				// fails: whether or not it is our home, it is the only
+				// relay the input shows, and the error says how it fails.
+				d.add("Log.DERPErrors", derpErrorText(e), true, safetext.New("the only DERP region the input names, a self-hosted one (region ids 900-999 are custom regions: tailscale.com/kb/1118/custom-derp-servers), fails to connect"+derpErrHow(string(e.Err))))
+				held = true
+				d.derpFailing = e.Region
+				variant, variantErr = "self-hosted", string(e.Err)
 			case home == 0:
 				// health.go warns only of the home region: a failing
 				// region says nothing of ours unless it is known to be it.
@@ -872,8 +880,19 @@ func (d *diag) checkDERPReach() result {
 			held = true
 			d.derpFailing = anyRegion
 		}
+		if e, ok := proxiedTLSFailure(ev, errs); ok {
+			d.add("Log.ProxyConnect", string(ev.ProxyConnect), true, safetext.New("the HTTP proxy answered 200 and connected DERP to "+string(ev.ProxyConnect)+", and TLS there failed ("+string(e.Err.Cut(100))+"): what answers at that port is not the DERP server (derphttp dialNodeUsingProxy)"))
+			held = true
+			if d.derpFailing == 0 {
+				d.derpFailing = e.Region
+			}
+			return holdsAs("proxy-port", "{target}", string(ev.ProxyConnect))
+		}
 		if !held {
 			return notHeld()
+		}
+		if variant == "self-hosted" && d.derpFailing > 0 {
+			return holdsAs(variant, "{region}", d.regionName(d.derpFailing), "{regionid}", strconv.Itoa(d.derpFailing), "{how}", derpFixHow(variantErr))
 		}
 		return holdsAs("self")
 	}
@@ -955,6 +974,64 @@ func (d *diag) liveDERPErrors(all []DERPError) []DERPError {
 		}
 	}
 	return out
+}
+
+// selfHostedOnly reports whether e is the only DERP region an input
+// without a home region shows, and a self-hosted one (ids 900-999).
+func selfHostedOnly(e DERPError, errs []DERPError, mapRegions, known int) bool {
+	if e.Region < 900 || e.Region > 999 || mapRegions > 1 || known > 1 {
+		return false
+	}
+	for _, o := range errs {
+		if o.Region != e.Region {
+			return false
+		}
+	}
+	return true
+}
+
+// derpErrHow says what a DERP connection error means for where the
+// fault is (derp/derphttp Client.connect's errors).
+func derpErrHow(err string) string {
+	switch {
+	case strings.HasSuffix(err, "EOF"):
+		return ": EOF, the connection opened and was then closed from the far end, so this host reaches the server's address; the DERP server, or a firewall, load balancer or reverse proxy in front of it, cut it (DERP needs its HTTP Upgrade passed through)"
+	case strings.Contains(err, "connection refused"):
+		return ": refused, nothing listens on the DERP port at that address (or a firewall rejects it)"
+	case strings.Contains(err, "i/o timeout"), strings.Contains(err, "deadline exceeded"):
+		return ": timed out, the packets go unanswered (a firewall dropping outbound TCP, or the server down)"
+	case strings.Contains(err, "x509:"), strings.Contains(err, "tls:"):
+		return ": TLS failed, something other than the DERP server answered (a proxy, another service on that port) or its certificate is wrong"
+	}
+	return ""
+}
+
+// proxiedTLSFailure is a DERP connection that failed its TLS handshake
+// after an HTTP proxy connected it (ProxyConnect): the proxy worked, the
+// port or host behind it is not DERP's.
+func proxiedTLSFailure(ev *SelfEvidence, errs []DERPError) (DERPError, bool) {
+	if ev.ProxyConnect == "" {
+		return DERPError{}, false
+	}
+	for _, e := range errs {
+		if s := string(e.Err); strings.Contains(s, "x509:") || strings.Contains(s, "tls:") {
+			return e, true
+		}
+	}
+	return DERPError{}, false
+}
+
+// derpFixHow is where to look first for a DERP connection error.
+func derpFixHow(err string) string {
+	switch {
+	case strings.HasSuffix(err, "EOF"):
+		return "the connection opens and is then cut from the far end: look at the DERP server's log and whatever fronts it (a firewall, load balancer or reverse proxy that closes idle or upgraded connections; DERP needs its HTTP Upgrade passed through); this host's own outbound 443 is not necessarily at fault"
+	case strings.Contains(err, "connection refused"):
+		return "nothing answers on the DERP port: check the server runs and listens on the port in the DERP map, and any firewall in front of it"
+	case strings.Contains(err, "x509:"), strings.Contains(err, "tls:"):
+		return "TLS fails: something other than the DERP server answers (a proxy, another service on that port) or its certificate does not match the host name in the DERP map"
+	}
+	return "check that this host reaches the DERP server (TCP 443, or the port in the DERP map) and that the server runs"
 }
 
 // derpErrorText words a logged DERP failure: "region 1 (nyc): 2× err".
@@ -1202,6 +1279,9 @@ var (
 // an address in 100.64.0.0/10.
 func (d *diag) checkRangeCollision() result {
 	h := d.self.Host
+	if (h == nil || len(h.Interfaces) == 0) && len(d.evidence().Interfaces) > 0 {
+		return d.checkLoggedRangeCollision()
+	}
 	if h == nil || (len(h.Interfaces) == 0 && h.InterfacesErr != "") {
 		why := "this host's interfaces were not read"
 		if h != nil {
@@ -1232,6 +1312,62 @@ func (d *diag) checkRangeCollision() result {
 	}
 	d.add("Host.Interfaces", strconv.Itoa(len(h.Interfaces))+" interfaces", false, "no address in 100.64.0.0/10 outside Tailscale's own interface")
 	return notHeld()
+}
+
+// checkLoggedRangeCollision is checkRangeCollision on the interfaces
+// tailscaled last logged (a LinkChange's state, net/netmon State.String),
+// as a pasted log shows them: an address the poster partly replaced
+// counts when its known octets already put it inside 100.64.0.0/10
+// (100.95.x.y), never when they could fall either side.
+func (d *diag) checkLoggedRangeCollision() result {
+	ours := func(a netip.Addr) bool { return slices.Contains(d.self.TailscaleIPs, a) }
+	os := string(d.self.OS)
+	if os == "" {
+		for _, ifc := range d.evidence().Interfaces {
+			if strings.HasPrefix(ifc.Name, "rmnet") || strings.HasPrefix(ifc.Name, "v4-rmnet") || strings.HasPrefix(ifc.Name, "ccmni") {
+				// Qualcomm's (rmnet) and MediaTek's (ccmni) radio
+				// interfaces, and 464XLAT's v4- clat beside them, are
+				// Android's mobile data.
+				d.info("Log.Interfaces", ifc.Name, "a mobile-data interface of Android (Qualcomm rmnet, MediaTek ccmni): this node is most likely an Android phone")
+				os = "android"
+				break
+			}
+		}
+	}
+	for _, ifc := range d.evidence().Interfaces {
+		if hostnetTunnel(ifc.Name) {
+			continue
+		}
+		for _, pfx := range ifc.Prefixes {
+			if a := pfx.Addr().Unmap(); tailnetRange.Contains(a) && !chromeOS.Contains(a) && !ours(a) {
+				d.add("Log.Interfaces", ifc.Name+" "+pfx.String(), true, "tailscaled logged an address in 100.64.0.0/10 on an interface that is not its own (LinkChange): it treats the range as the tailnet's")
+				return holdsAs("", "{iface}", ifc.Name, "{addr}", pfx.String(), "{how}", collisionHow(os, ifc.Name))
+			}
+		}
+		for _, m := range ifc.Masked {
+			if tailnetRange.Bits() <= m.Within.Bits() && tailnetRange.Contains(m.Within.Addr()) && !m.Within.Overlaps(chromeOS) {
+				d.add("Log.Interfaces", ifc.Name+" "+m.Text, true, safetext.New("tailscaled logged an address on an interface that is not its own (LinkChange) whose known octets put it inside 100.64.0.0/10 ("+m.Within.String()+"), whatever the poster replaced"))
+				return holdsAs("", "{iface}", ifc.Name, "{addr}", m.Text, "{how}", collisionHow(os, ifc.Name))
+			}
+		}
+	}
+	d.add("Log.Interfaces", strconv.Itoa(len(d.evidence().Interfaces))+" interfaces logged", false, "no address in 100.64.0.0/10 outside Tailscale's own interface in tailscaled's last LinkChange")
+	return notHeld()
+}
+
+// wgInitiationSize is a WireGuard handshake initiation's size
+// (wireguard-go device/noise-protocol.go MessageInitiationSize); the tx
+// counter counts every packet sent, handshakes too (device/peer.go
+// SendBuffers adds each packet's length to txBytes).
+const wgInitiationSize = 148
+
+// initiationsNote says when tx is a whole number of handshake
+// initiations (888 bytes: six), as sent to a peer that never answered.
+func initiationsNote(tx int64) string {
+	if tx <= 0 || tx%wgInitiationSize != 0 || tx/wgInitiationSize > 1000 {
+		return ""
+	}
+	return " (tx " + strconv.FormatInt(tx, 10) + " B is " + strconv.FormatInt(tx/wgInitiationSize, 10) + " handshake initiations of 148 B: only handshakes were sent)"
 }
 
 // cmpOrInt is a, or b when a is 0.

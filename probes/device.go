@@ -316,7 +316,7 @@ func (d *diag) boardRelay() result {
 // public one, or it says it advertised some that control does not list.
 // Device.H2Window (the control stream's flow control) is its evidence.
 func (d *diag) boardEndpoints() result {
-	dev, p := d.dev, &d.p
+	dev, p := d.dev, d.p
 	res := notHeld()
 	switch {
 	case dev.Endpoints < 0:

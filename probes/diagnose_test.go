@@ -1297,7 +1297,7 @@ func TestRelayedChecksCount(t *testing.T) {
 			continue
 		}
 		for _, self := range []Self{easySelf(), {}, func() Self { s := easySelf(); s.NAT.MappingVariesByDestIP = boolp(true); return s }()} {
-			d := diag{self: self, p: p, regions: testRegions}
+			d := diag{self: &self, p: &p, regions: testRegions}
 			want := d.relayedChecks()
 			got := len(Diagnose(self, p, testRegions, time.Time{}).Checks)
 			if got > want {

@@ -27,9 +27,10 @@ func Judge(s *Snapshot, board *DeviceEvidence) int {
 	s.Tailnet = DeriveTailnet(s)
 	tn := &s.Tailnet
 	at := -1
+	var arena checkArena
 	for i := range s.Peers {
 		p := &s.Peers[i]
-		p.Verdict = diagnose(s.Self, *p, s.Regions, s.Time, tn)
+		p.Verdict = diagnoseIn(&s.Self, p, s.Regions, s.Time, tn, &arena)
 		if board != nil && at < 0 && board.Matches(p) {
 			at = i
 			p.Verdict = diagnoseDevice(p.Verdict, s.Self, *p, *board, s.Regions, s.Time, tn)

@@ -140,6 +140,13 @@ var knownBugs = []KnownBug{
 		Explains: []ReasonID{ReasonDERPUnreachable},
 		Issue:    "tailscale/tailscale#19748", ConfirmedBy: "bradfitz (committed the fix, 4c8c0baf2)", Source: "https://github.com/tailscale/tailscale/issues/19748",
 		Workaround: "update to 1.100.0 or later; or exempt the DERP host from the proxy (NO_PROXY), or serve DERP on 443",
+		symptom: func(d *diag, side bugSide) bool {
+			if side != sideSelf || !strings.HasSuffix(string(d.evidence().ProxyConnect), ":443") {
+				return false
+			}
+			_, ok := proxiedTLSFailure(d.evidence(), d.liveDERPErrors(d.evidence().DERPErrors))
+			return ok
+		},
 	},
 	{
 		ID: "portmapper-upnp-nil-panic", From: "1.58.0", FixedIn: "1.58.2",
@@ -278,7 +285,8 @@ func (d *diag) bugHits() []bugHit {
 		return d.bugs
 	}
 	d.bugsDone = true
-	sides := []bugSide{sideSelf}
+	var sideBuf [2]bugSide
+	sides := append(sideBuf[:0], sideSelf)
 	if !d.selfScope {
 		sides = append(sides, sidePeer)
 	}

@@ -215,7 +215,7 @@ func (d *diag) guestOf(addrs []netip.Addr) (ifc string, pfx netip.Prefix, ours, 
 // packets lost where small ones pass (a path MTU below what WireGuard
 // needs, WireGuard inside another tunnel).
 func (d *diag) checkOneWay() result {
-	p := &d.p
+	p := d.p
 	tx, rx, what := float64(p.TxBytes), float64(p.RxBytes), "since tailscaled started"
 	if p.RatesKnown {
 		tx, rx, what = p.TxRate, p.RxRate, "per second over the last poll"
@@ -242,7 +242,7 @@ func (d *diag) checkOneWay() result {
 // tailnet policy lets this node reach some port of the peer
 // (wgengine/filter/filter.go runIn4, matchIPsOnly).
 func (d *diag) checkICMPBlocked() result {
-	p := &d.p
+	p := d.p
 	if p.ICMPReply == nil || *p.ICMPReply {
 		return notHeld()
 	}

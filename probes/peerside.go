@@ -247,12 +247,24 @@ func disagree(a, b *PeerSide) bool {
 // control's push of the record the control API serves, so an API read is
 // at least as new, and a dated source wins a disagreement.
 func PeerSideFromNode(p *Peer, node *tailcfg.Node, regions map[int]Region) *PeerSide {
-	s := &PeerSide{Source: SourceLocalAPI, Endpoints: p.Endpoints, LastSeen: p.LastSeen, CapVersion: int(node.Cap)}
+	var version string
+	var home int
 	if node.Hostinfo.Valid() {
-		s.ClientVersion = safetext.New(ClientVersion(node.Hostinfo.IPNVersion()))
+		version = node.Hostinfo.IPNVersion()
 		if ni := node.Hostinfo.NetInfo(); ni.Valid() {
-			s.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP())
+			home = tscompat.IntRegionID(ni.PreferredDERP())
 		}
+	}
+	return PeerSideLocal(p, int(node.Cap), node.Hostinfo.Valid(), version, home, regions)
+}
+
+// PeerSideLocal is PeerSideFromNode from the node's facts as a source
+// read them: its capability version (tailcfg.Node.Cap), whether it has a
+// Hostinfo, Hostinfo.IPNVersion and NetInfo.PreferredDERP (0 unknown).
+func PeerSideLocal(p *Peer, capVersion int, hasHostinfo bool, ipnVersion string, preferredDERP int, regions map[int]Region) *PeerSide {
+	s := &PeerSide{Source: SourceLocalAPI, Endpoints: p.Endpoints, LastSeen: p.LastSeen, CapVersion: capVersion, HomeDERP: preferredDERP}
+	if hasHostinfo {
+		s.ClientVersion = safetext.New(ClientVersion(ipnVersion))
 	}
 	if n := p.NAT; n != nil {
 		s.MappingVariesByDestIP = n.MappingVariesByDestIP

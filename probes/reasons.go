@@ -563,8 +563,12 @@ var rules = []Rule{
 			"self": {"this node cannot reach its home DERP relay (or any): peers cannot reach it through DERP",
 				"allow outbound TCP 443 (and 80) to the DERP servers; with a proxy, let it CONNECT to them"},
 			"proxy": {Fix: "DERP goes through an HTTP proxy that refused or failed the CONNECT: let the proxy CONNECT to the DERP servers (TCP 443), or exempt them from the proxy"},
+			"proxy-port": {"DERP through the HTTP proxy reaches {target}, where TLS is not the DERP server's",
+				"the proxy works (it answered 200); the DERP server is not at {target}. If the DERP map gives this region's node another DERPPort, tailscaled before 1.100 dialled port 443 through a proxy whatever the map said (tailscale/tailscale#19748): update to 1.100 or later, or exempt the DERP host from the proxy (NO_PROXY in tailscaled's environment); otherwise the proxy or the name leads somewhere else"},
+			"self-hosted": {"the self-hosted DERP {region}, the only one the input shows, cannot be reached",
+				"{how}; `tailscale debug derp {regionid}` on this node tests the region step by step; with no other region in the map nothing reaches peers until it is back"},
 		},
-		Needs:   []Fact{{Field: "Status.Health | Log.DERPErrors | Log.ProxyError", Source: "localapi or log"}},
+		Needs:   []Fact{{Field: "Status.Health | Log.DERPErrors | Log.ProxyError | Log.ProxyConnect", Source: "localapi or log"}},
 		Reads:   []Fact{{Field: "Self.HomeDERP", Source: SourceLocalAPI}, {Field: "Self.DERPRegions", Source: SourceLocalAPI}},
 		Follows: "health/health.go updateBuiltinWarnablesLocked: noDERPHomeWarnable, noDERPConnectionWarnable and derpTimeoutWarnable are raised for our home region only (derpRegionErrorWarnable for any); a peer relayed through a region is written to through it, and answers through our home; derp/derphttp Client.connect logs each failed connection, and wgengine/magicsock/derp.go logs \"derp-%d connected\" when one succeeds, so only failures since the last connect count",
 		check:   (*diag).checkDERPReach,
@@ -945,6 +949,9 @@ var rules = []Rule{
 		Irrefutable: "reports of one socket that disagree are the fact itself",
 		Text: Text{"netcheck reports disagree over time: the network here changes under tailscaled",
 			"find what changes between the reports (Wi-Fi roaming, a second WAN or failover, a router that restarts, a VPN); the facts that flap are unknown until they settle"},
+		Variants: map[string]Text{
+			"ipv6": {Fix: "the IPv4 mapping flaps (MappingVariesByDestIP changes between reports), so IPv4 is neither an easy nor a hard NAT to count on; IPv6 works here and has no mapping: give the peers IPv6 too and their paths go direct over it; meanwhile find what changes the IPv4 mapping (a second WAN or failover, a router that restarts, a CGNAT that changes its pool)"},
+		},
 		Needs:   []Fact{{Field: "Netcheck.Reports", Source: "netcheck"}},
 		Follows: "net/netcheck/netcheck.go Client.GetReport measures UDP, IPv6 and MappingVariesByDestIP afresh every run (addNodeLatency), and wgengine/magicsock/magicsock.go updateNetInfo sends each report's facts to control as NetInfo unless tailcfg.NetInfo.BasicallyEqual to the last: reports of one tailscaled that disagree are the network changing between runs",
 		check:   (*diag).checkNetcheckFlaps,
@@ -970,10 +977,12 @@ var rules = []Rule{
 	},
 	{
 		ID: ReasonTailnetRangeCollision, Scope: ScopeSelf, Role: RoleCause,
-		Irrefutable: "this host's own interfaces",
+		Irrefutable: "this host's own interfaces (or tailscaled's own log of them)",
 		Text: Text{"100.64.0.0/10 on another interface",
 			"interface {iface} has {addr}, inside 100.64.0.0/10, the range tailnet addresses come from; tailscaled never advertises such an address as an endpoint (net/netmon LocalAddresses). {how}"},
-		Needs:   []Fact{factInterfaces},
+		Needs: []Fact{{Field: "Host.Interfaces | Log.Interfaces", Source: "host or log", known: func(d *diag) bool {
+			return d.ourHost() != nil || len(d.evidence().Interfaces) > 0
+		}}},
 		Reads:   []Fact{factSelfOS},
 		Follows: "net/netmon/state.go LocalAddresses skips tsaddr.IsTailscaleIP addresses; util/linuxfw buildExternalCGNATRules (Linux): a DROP of 100.64.0.0/10 sources arriving on any interface but tailscale0 (ChromeOS's range excepted), which the node attribute disable-linux-cgnat-drop-rule (tailcfg.NodeAttrDisableLinuxCGNATDropRule, capability 136) turns into RETURN; ipn/ipnlocal/local.go shouldUseOneCGNATRoute: macOS and Android route the whole range into the tunnel unless netmon.HasCGNATInterface, then per-peer routes",
 		check:   (*diag).checkRangeCollision,

@@ -80,7 +80,7 @@ var refRxGrowing = Refuter{
 	ID: "rx-growing", Field: "Status.RxBytes", Source: SourceLocalAPI,
 	Claims: []string{"IPNBus.PeerState", "Status.LastHandshake", "Status.RxBytes"},
 	refutes: func(d *diag) (string, string, string, bool) {
-		p := &d.p
+		p := d.p
 		// Handshake initiations the peer keeps sending while our
 		// responses are lost count too (device/receive.go adds a
 		// consumed initiation's 148 bytes), one every 5 s (REKEY_TIMEOUT):

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,6 +103,11 @@ type SelfEvidence struct {
 	// ProxyError is a failed CONNECT through an HTTP proxy to a DERP
 	// server ("derphttp: CONNECT dial to …"): a proxy is in the way.
 	ProxyError safetext.Text `json:"proxy_error,omitempty"`
+	// ProxyConnect is the host:port an HTTP proxy connected DERP to
+	// (derphttp "CONNECT dial to host:port: 200 …", logged on success
+	// too): the proxy answered, and what answers there is what
+	// tailscaled's TLS reached.
+	ProxyConnect safetext.Text `json:"proxy_connect,omitempty"`
 	// UPnPFrom answered UPnP discovery although the gateway is
 	// UPnPGateway: a second router or a double NAT, whose mapping is of
 	// no use (net/portmapper ignores it).
@@ -175,6 +181,16 @@ type NetInterface struct {
 	Name     string         `json:"name"`
 	Up       bool           `json:"up"`
 	Prefixes []netip.Prefix `json:"prefixes,omitempty"`
+	// Masked are addresses the poster partly replaced ("100.95.x.y/29"),
+	// each with the range its known octets fix.
+	Masked []MaskedAddr `json:"masked,omitempty"`
+}
+
+// MaskedAddr is an IPv4 address a poster partly replaced: Text as pasted,
+// Within the prefix its leading known octets fix (100.95.x.y: 100.95.0.0/16).
+type MaskedAddr struct {
+	Text   string       `json:"text"`
+	Within netip.Prefix `json:"within"`
 }
 
 var receiveStoppedRE = regexp.MustCompile(`\b(Receive(?:IPv4|IPv6)) is not running|couldn't listen for incoming UDP|\bno udp4 bind\b`)
@@ -331,7 +347,17 @@ func (d *diag) checkNetcheckFlaps() result {
 		}
 		d.add(safetext.New("Netcheck."+s.Fact), value, true, "reports disagree: the last one is not taken over the others")
 	}
-	return resultIf(len(ev.Spread) > 0)
+	if len(ev.Spread) == 0 {
+		return notHeld()
+	}
+	if n := d.self.NAT; n != nil && n.WorkingIPv6 != nil && *n.WorkingIPv6 && slices.ContainsFunc(ev.Spread, func(s FactSpread) bool { return s.Fact == "MappingVariesByDestIP" }) {
+		// IPv6 has no NAT mapping to vary: magicsock's betterAddr
+		// prefers an IPv6 candidate, so a peer with IPv6 too goes
+		// direct whatever the IPv4 mapping does.
+		d.info("NetInfo.WorkingIPv6", "true", "IPv6 works here: with no NAT mapping on IPv6, a peer that has IPv6 too can go direct over it whatever the IPv4 mapping does (wgengine/magicsock endpoint.go betterAddr prefers IPv6)")
+		return holdsAs("ipv6")
+	}
+	return holdsAs("")
 }
 
 // checkUPnPNotGateway (self, beside the verdict): tailscaled logged a

@@ -138,9 +138,11 @@ const HostFactsMaxAge = 15 * time.Second
 // set.
 func (d *Dashboard) SourceOptions() localapi.SourceOptions {
 	o := localapi.SourceOptions{
-		Interval:    d.Interval,
-		Socket:      d.Socket,
-		Gather:      localapi.GatherOptions{All: d.All, Host: hostnet.Reader(HostFactsMaxAge)},
+		Interval: d.Interval,
+		Socket:   d.Socket,
+		// A board's peer is judged against control's endpoints on any
+		// path: with a board, every node (localapi.GatherOptions.AllNodes).
+		Gather:      localapi.GatherOptions{All: d.All, Host: hostnet.Reader(HostFactsMaxAge), AllNodes: d.Device != nil},
 		MeasureDERP: localapi.MeasureDERPLatency,
 		Prober:      Prober,
 	}

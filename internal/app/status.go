@@ -84,7 +84,10 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 	}
 	// This host's interfaces and firewall (probes/hostnet): evidence
 	// when tailscaled runs here, which the diagnosis checks.
-	opts := localapi.GatherOptions{All: o.All, Host: hostnet.Read}
+	// Every peer's node when a snapshot records them (each is evidence)
+	// or a board joins (its evidence is judged against control's
+	// endpoints on any path); else those the verdicts read.
+	opts := localapi.GatherOptions{All: o.All, Host: hostnet.Read, AllNodes: o.Record || o.Port != ""}
 	if o.Netcheck {
 		opts.Latency = measureForStatus(gctx, client, o.Log)
 	}

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"runtime"
@@ -87,6 +88,12 @@ func NewClient(socket string) *local.Client {
 		}
 		return dialSocket(ctx, path)
 	}
+	// local.Client's own transport keeps http.DefaultMaxIdleConnsPerHost
+	// (2) connections open: of a gather's whoisParallel WhoIs at once,
+	// the others each dialled a connection of their own, which tailscaled
+	// accepts and identifies (ipnserver's per-connection actor) before
+	// answering. Enough are kept for all of them.
+	c.Transport = &http.Transport{DialContext: c.Dial, MaxIdleConnsPerHost: whoisParallel + 2}
 	return c
 }
 

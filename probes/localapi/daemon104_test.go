@@ -60,13 +60,17 @@ func TestNetmapRefusedBy104(t *testing.T) {
 }
 
 // TestGather104FallsBackQuietly: against a v1.104 daemon a cold Gather
-// reads every node by WhoIs, warns of nothing, and gives the snapshot a
-// v1.102 daemon gives from its netmap; later gathers on that snapshot do
-// not ask for the netmap again, even when its WhoIs answers are dropped.
+// reads by WhoIs the nodes the verdicts need (ourselves, and the peers
+// needsNode names), warns of nothing, and gives the snapshot a v1.102
+// daemon gives from its netmap but for the nodes of the peers it did not
+// ask (TestNodesNeededVerdictsIdentical: the same verdicts); later
+// gathers on that snapshot do not ask for the netmap again, even when
+// its WhoIs answers are dropped.
 func TestGather104FallsBackQuietly(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	ctx := context.Background()
-	old := probestest.New(t, probestest.ManyPeers(60))
+	fix := probestest.ManyPeers(60)
+	old := probestest.New(t, fix)
 	want, err := gatherAt(ctx, NewClient(old.Socket), nil, now, GatherOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -74,8 +78,15 @@ func TestGather104FallsBackQuietly(t *testing.T) {
 	if n := old.Requests("whois"); n != 0 {
 		t.Fatalf("v1.102: %d WhoIs requests, want 0 (the netmap)", n)
 	}
+	need := needed(t, fix)
+	asked := 1 // ourselves
+	for _, n := range need {
+		if n {
+			asked++
+		}
+	}
 
-	srv := probestest.New(t, as104(probestest.ManyPeers(60)))
+	srv := probestest.New(t, as104(fix))
 	c := NewClient(srv.Socket)
 	got, err := gatherAt(ctx, c, nil, now, GatherOptions{})
 	if err != nil {
@@ -84,15 +95,21 @@ func TestGather104FallsBackQuietly(t *testing.T) {
 	if len(got.Warnings) != 0 {
 		t.Errorf("warnings against v1.104: %q", got.Warnings)
 	}
-	if diff := cmp.Diff(want.Peers, got.Peers, cmpOpts...); diff != "" {
-		t.Errorf("peers differ (-v1.102 netmap +v1.104 WhoIs):\n%s", diff)
+	for i := range want.Peers {
+		w, g := want.Peers[i], got.Peers[i]
+		if !need[string(w.ID)] {
+			w, g = withoutNode(w), withoutNode(g)
+		}
+		if diff := cmp.Diff(w, g, cmpOpts...); diff != "" {
+			t.Errorf("peer %s differs (-v1.102 netmap +v1.104 WhoIs):\n%s", w.Name, diff)
+		}
 	}
 	if diff := cmp.Diff(want.Self, got.Self, cmpOpts...); diff != "" {
 		t.Errorf("self differs (-v1.102 netmap +v1.104 WhoIs):\n%s", diff)
 	}
 	// The bus: the refused netmap watch, then the WireGuard states alone.
-	if n, w, r := srv.Requests("whois"), srv.Requests("watch-ipn-bus"), srv.Requests("watch-ipn-bus refused"); n != 61 || w != 2 || r != 1 {
-		t.Errorf("v1.104 cold gather: %d WhoIs, %d bus watches (%d refused); want 61, 2 (1 refused)", n, w, r)
+	if n, w, r := srv.Requests("whois"), srv.Requests("watch-ipn-bus"), srv.Requests("watch-ipn-bus refused"); n != asked || w != 2 || r != 1 {
+		t.Errorf("v1.104 cold gather: %d WhoIs, %d bus watches (%d refused); want %d, 2 (1 refused)", n, w, r, asked)
 	}
 	if !memoOf(got).netmapRefused {
 		t.Error("the refusal is not remembered in the snapshot")
@@ -109,8 +126,8 @@ func TestGather104FallsBackQuietly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One more watch, for the WireGuard states; no netmap asked for.
-	if n, w, r := srv.Requests("whois"), srv.Requests("watch-ipn-bus"), srv.Requests("watch-ipn-bus refused"); n != 122 || w != 3 || r != 1 {
-		t.Errorf("after dropping the cache: %d WhoIs, %d bus watches (%d refused); want 122, 3 (1 refused)", n, w, r)
+	if n, w, r := srv.Requests("whois"), srv.Requests("watch-ipn-bus"), srv.Requests("watch-ipn-bus refused"); n != 2*asked || w != 3 || r != 1 {
+		t.Errorf("after dropping the cache: %d WhoIs, %d bus watches (%d refused); want %d, 3 (1 refused)", n, w, r, 2*asked)
 	}
 	if !memoOf(again).netmapRefused || len(again.Warnings) != 0 {
 		t.Errorf("second gather: refused %v, warnings %q", memoOf(again).netmapRefused, again.Warnings)

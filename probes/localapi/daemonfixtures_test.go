@@ -57,8 +57,8 @@ func loadDaemonFixture(t *testing.T, version string) *probestest.Fixture {
 	return fix
 }
 
-// TestDaemonFixturesGather: Gather reads the same snapshot from v1.104's
-// replies as from v1.102's: every peer, path, endpoint, home DERP (the
+// TestDaemonFixturesGather: Gather, asking every node, reads the same
+// snapshot from v1.104's replies as from v1.102's: every peer, path, endpoint, home DERP (the
 // region beyond int32 included), NAT fact and verdict, our own facts, the
 // regions, no warning.
 func TestDaemonFixturesGather(t *testing.T) {
@@ -67,7 +67,10 @@ func TestDaemonFixturesGather(t *testing.T) {
 	snaps := map[string]*probes.Snapshot{}
 	for _, v := range daemonVersions {
 		srv := probestest.New(t, loadDaemonFixture(t, v))
-		snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, now, GatherOptions{})
+		// Every node (AllNodes): the decoding of each is what is
+		// compared here; TestNodesNeededVerdictsIdentical compares what a
+		// gather without them judges.
+		snap, err := gatherAt(context.Background(), NewClient(srv.Socket), nil, now, GatherOptions{AllNodes: true})
 		if err != nil {
 			t.Fatalf("%s: %v", v, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tailscale.com/client/local"
+	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
@@ -31,9 +32,10 @@ const whoisParallel = 8
 // change (endpoints, home DERP, online state).
 const WhoIsMaxAge = 30 * time.Second
 
-// cachedNode is one WhoIs answer and when it was fetched.
+// cachedNode is one node as Gather read it (nodeLite: from the netmap or
+// WhoIs) and when.
 type cachedNode struct {
-	node *tailcfg.Node
+	node *nodeLite
 	at   time.Time
 }
 
@@ -119,6 +121,21 @@ type GatherOptions struct {
 	// every node at once from the IPN bus's initial netmap (for
 	// comparing the two; WhoIs is also the fallback when the bus fails).
 	WhoIsOnly bool
+	// AllNodes asks WhoIs of every peer whose node Gather does not hold
+	// (from the netmap, or cached in prev). Without it only the peers
+	// whose verdicts read their node are asked (needsNode: a relayed
+	// peer, one Status does not call online); a direct or idle peer
+	// without one shows no endpoints, NetInfo or peer side, and the
+	// same verdict. A snapshot (every node is evidence) and a board's
+	// gather set it.
+	AllNodes bool
+	// FillNodes, when positive, asks up to this many more peers' nodes
+	// per gather beyond those the verdicts need: peers with none first,
+	// then the oldest answers. A long-running source fills every peer's
+	// node in over its first polls and keeps them fresh, without asking
+	// every peer in its first gather (its first frame) or at once when
+	// they age.
+	FillNodes int
 	// Now, when not zero, is the snapshot's time instead of the clock when
 	// Status returns: a saved snapshot (probes/snapshot) is gathered again
 	// at the time it was taken, so its evidence dates the same.
@@ -242,7 +259,7 @@ func HiddenByCLI(ps *ipnstate.PeerStatus) bool {
 
 // gatherFrom builds the snapshot from st, the DERP map arriving on dmCh and,
 // when nodesCh is not nil, every node from the IPN bus (nil on failure).
-func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *probes.Snapshot, now time.Time, opts GatherOptions,
+func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Snapshot, now time.Time, opts GatherOptions,
 	dmCh <-chan derpMapResult, nodesCh <-chan busFirst) (*probes.Snapshot, error) {
 	snap := &probes.Snapshot{
 		Time:         now,
@@ -303,13 +320,22 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 	// mu guards deniedFlag (a WhoIs was refused: ask no more) and m.nodes.
 	var mu sync.Mutex
 	var deniedFlag bool
-	whois := func(id string, ip netip.Addr) *tailcfg.Node {
+	raw, _ := c.(rawLocalAPI)
+	// nodeFor is id's node ("" ourselves, "peer:<stable id>"): a fresh
+	// answer cached in prev, the netmap's, else, when ask, WhoIs of ip;
+	// not asking, an older cached answer serves (display only: no
+	// verdict reads it, needsNode).
+	nodeFor := func(id string, ip netip.Addr, ask bool) *nodeLite {
+		var stale cachedNode
 		if prev != nil && !opts.NoCache {
-			if cn, ok := prevNodes[id]; ok && now.Sub(cn.at) < WhoIsMaxAge && now.Sub(cn.at) >= 0 {
-				mu.Lock()
-				m.nodes[id] = cn
-				mu.Unlock()
-				return cn.node
+			if cn, ok := prevNodes[id]; ok && cn.node != nil {
+				if age := now.Sub(cn.at); age < WhoIsMaxAge && age >= 0 {
+					mu.Lock()
+					m.nodes[id] = cn
+					mu.Unlock()
+					return cn.node
+				}
+				stale = cn
 			}
 		}
 		if n := bulk[id]; n != nil {
@@ -318,15 +344,34 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 			mu.Unlock()
 			return n
 		}
+		if !ask {
+			if stale.node != nil {
+				mu.Lock()
+				m.nodes[id] = stale
+				mu.Unlock()
+			}
+			return stale.node
+		}
 		mu.Lock()
 		skip := deniedFlag
 		mu.Unlock()
 		if skip || !ip.IsValid() {
 			return nil
 		}
-		res, err := c.WhoIs(ctx, ip.String())
+		var n *nodeLite
+		var err error
+		ok := false
+		if raw != nil {
+			n, err, ok = whoisLite(ctx, raw, ip)
+		}
+		if !ok {
+			var res *apitype.WhoIsResponse
+			if res, err = c.WhoIs(ctx, ip.String()); err == nil && res != nil {
+				n = liteOf(res.Node)
+			}
+		}
 		if err != nil {
-			if local.IsAccessDeniedError(err) {
+			if local.IsAccessDeniedError(err) || errors.Is(err, errWhoIsDenied) {
 				mu.Lock()
 				deniedFlag = true
 				mu.Unlock()
@@ -339,13 +384,13 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 			}
 			return nil
 		}
-		if res == nil || res.Node == nil {
+		if n == nil {
 			return nil
 		}
 		mu.Lock()
-		m.nodes[id] = cachedNode{node: res.Node, at: now}
+		m.nodes[id] = cachedNode{node: n, at: now}
 		mu.Unlock()
-		return res.Node
+		return n
 	}
 
 	// Self.
@@ -370,15 +415,13 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 			DERPRegions:   derpRegions,
 		}
 		if len(s.TailscaleIPs) > 0 {
-			if n := whois("", s.TailscaleIPs[0]); n != nil {
+			if n := nodeFor("", s.TailscaleIPs[0], true); n != nil {
 				if len(snap.Self.Endpoints) == 0 {
 					snap.Self.Endpoints = slices.Clone(n.Endpoints)
 				}
-				if n.Hostinfo.Valid() {
-					if ni := n.Hostinfo.NetInfo(); ni.Valid() {
-						snap.Self.NAT = natFromNetInfo(ni.AsStruct())
-						snap.Self.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP())
-					}
+				if ni := n.netInfo(); ni != nil {
+					snap.Self.NAT = natFromNetInfo(ni)
+					snap.Self.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP)
 				}
 			}
 		}
@@ -447,6 +490,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 		pss[i] = order[i].ps
 	}
 	snap.Peers = make([]probes.Peer, len(pss))
+	ask := askNodes(pss, opts, prevNodes, bulk, now)
 	// whoisParallel workers take the peers in turn: as many WhoIs at once
 	// as before, without a goroutine (and its stack growth) per peer.
 	var next atomic.Int64
@@ -461,9 +505,9 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 					return
 				}
 				ps := pss[i]
-				var node *tailcfg.Node
+				var node *nodeLite
 				if len(ps.TailscaleIPs) > 0 {
-					node = whois("peer:"+string(ps.ID), ps.TailscaleIPs[0])
+					node = nodeFor("peer:"+string(ps.ID), ps.TailscaleIPs[0], ask[i])
 				}
 				snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
 				if wgStates != nil {
@@ -476,7 +520,7 @@ func gatherFrom(ctx context.Context, c LocalClient, st *ipnstate.Status, prev *p
 				}
 				if node != nil {
 					p := &snap.Peers[i]
-					p.PeerSide = probes.PeerSideFromNode(p, node, snap.Regions)
+					p.PeerSide = peerSideOf(p, node, snap.Regions)
 				}
 			}
 		}()
@@ -547,10 +591,10 @@ func lastEndpointChange(ctx context.Context, c LocalClient, ip netip.Addr, warn 
 	return last
 }
 
-// buildPeer converts one PeerStatus (and its WhoIs node, may be nil) to a
+// buildPeer converts one PeerStatus (and its node, may be nil) to a
 // Peer without a verdict.
-func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]probes.Region, codeToID map[safetext.Text]int, now time.Time) probes.Peer {
-	online, onlineSrc := probes.OnlineState(ps, node)
+func buildPeer(ps *ipnstate.PeerStatus, node *nodeLite, regions map[int]probes.Region, codeToID map[safetext.Text]int, now time.Time) probes.Peer {
+	online, onlineSrc := onlineState(ps, node)
 	p := probes.Peer{
 		ID:            safetext.New(string(ps.ID)),
 		Name:          shortName(ps),
@@ -581,10 +625,8 @@ func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]prob
 		if node.LastSeen != nil && p.LastSeen.IsZero() {
 			p.LastSeen = *node.LastSeen
 		}
-		if node.Hostinfo.Valid() {
-			if ni := node.Hostinfo.NetInfo(); ni.Valid() {
-				p.NAT = natFromNetInfo(ni.AsStruct())
-			}
+		if ni := node.netInfo(); ni != nil {
+			p.NAT = natFromNetInfo(ni)
 		}
 	}
 	if p.HomeDERP == 0 {
@@ -801,7 +843,7 @@ func NodeOf(s *probes.Snapshot, peerID safetext.Text) (*tailcfg.Node, netip.Addr
 	if !ok || cn.node == nil || len(ips) == 0 {
 		return nil, netip.Addr{}
 	}
-	return cn.node, ips[0]
+	return cn.node.node(), ips[0]
 }
 
 // cleanString sanitises one outside string.

@@ -336,17 +336,20 @@ func TestGatherErrors(t *testing.T) {
 	})
 }
 
+// TestGatherReusesWhoIs: answers younger than WhoIsMaxAge are reused, older
+// ones asked again (every node asked: the direct peer's verdict reads none).
 func TestGatherReusesWhoIs(t *testing.T) {
 	srv := probestest.New(t, loadFixture(t, "direct"))
 	c := NewClient(srv.Socket)
-	first, err := judgedAt(context.Background(), c, nil, fixtureNow, GatherOptions{})
+	all := GatherOptions{AllNodes: true}
+	first, err := judgedAt(context.Background(), c, nil, fixtureNow, all)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Requests("whois"); got != 2 {
 		t.Fatalf("first gather: %d whois requests, want 2 (self and the peer)", got)
 	}
-	second, err := judgedAt(context.Background(), c, first, fixtureNow.Add(2*time.Second), GatherOptions{})
+	second, err := judgedAt(context.Background(), c, first, fixtureNow.Add(2*time.Second), all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +359,7 @@ func TestGatherReusesWhoIs(t *testing.T) {
 	if !second.Peers[0].EndpointsKnown || second.Self.NAT == nil {
 		t.Errorf("cached answers not used: %+v %+v", second.Peers[0], second.Self)
 	}
-	if _, err := judgedAt(context.Background(), c, second, fixtureNow.Add(WhoIsMaxAge+time.Second), GatherOptions{}); err != nil {
+	if _, err := judgedAt(context.Background(), c, second, fixtureNow.Add(WhoIsMaxAge+time.Second), all); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Requests("whois"); got != 4 {

@@ -22,7 +22,7 @@ import (
 // initial message: one LocalAPI request where WhoIs takes one per peer
 // (1,000 peers: one request instead of 1,000). Keyed like Gather's WhoIs
 // cache: "" for ourselves, "peer:<stable id>" for peers.
-type netmapNodes map[string]*tailcfg.Node
+type netmapNodes map[string]*nodeLite
 
 // netmapMask is what readNetmapNodes asks the IPN bus for: the initial
 // netmap, every peer's WireGuard session state (a daemon that knows the
@@ -156,11 +156,14 @@ type busFirstLite struct {
 	}
 }
 
-// nodeLite is the part of a tailcfg.Node's JSON that is read of a cached
-// node: by Gather (buildPeer, OnlineState, PeerSideFromNode, the self
-// NetInfo) and by Source (the ID, to drop what the IPN bus made stale).
-// The same field names and types, so the JSON decodes to the same values.
-// A field Gather starts reading from a node must be added here and in
+// nodeLite is the part of a tailcfg.Node's JSON that is read of a node:
+// by Gather (buildPeer, onlineState, peerSide, the self NetInfo) and by
+// Source (the ID, to drop what the IPN bus made stale). The same field
+// names and types, so the JSON decodes to the same values. It is what
+// Gather keeps of a node (its WhoIs cache): the netmap's nodes and WhoIs
+// answers decode straight into it, with nothing else of a node (keys,
+// addresses, capabilities, the rest of Hostinfo) decoded or kept. A field
+// Gather starts reading from a node must be added here, in liteOf and in
 // node; TestNetmapLiteMatchesBus compares both ways of reading.
 type nodeLite struct {
 	ID        tailcfg.NodeID
@@ -173,13 +176,34 @@ type nodeLite struct {
 	// IsWireGuardOnly: a node that speaks WireGuard only (a Mullvad
 	// exit node): no DISCO, so its CurAddr is set without a pong.
 	IsWireGuardOnly bool
-	Hostinfo        *struct {
-		IPNVersion string
-		NetInfo    *tailcfg.NetInfo
-	}
+	Hostinfo        *hostinfoLite
 }
 
-// node is n as a tailcfg.Node with only nodeLite's fields set.
+// hostinfoLite is what Gather reads of a node's Hostinfo.
+type hostinfoLite struct {
+	IPNVersion string
+	NetInfo    *tailcfg.NetInfo
+}
+
+// liteOf is what Gather reads of a whole node (a LocalClient's WhoIs
+// answer); nil for nil.
+func liteOf(n *tailcfg.Node) *nodeLite {
+	if n == nil {
+		return nil
+	}
+	l := &nodeLite{ID: n.ID, StableID: n.StableID, Endpoints: n.Endpoints, HomeDERP: n.HomeDERP,
+		LastSeen: n.LastSeen, Online: n.Online, Cap: n.Cap, IsWireGuardOnly: n.IsWireGuardOnly}
+	if h := n.Hostinfo; h.Valid() {
+		l.Hostinfo = &hostinfoLite{IPNVersion: h.IPNVersion()}
+		if ni := h.NetInfo(); ni.Valid() {
+			l.Hostinfo.NetInfo = ni.AsStruct()
+		}
+	}
+	return l
+}
+
+// node is n as a tailcfg.Node with only nodeLite's fields set (for
+// NodeOf: a snapshot records what Gather read).
 func (n *nodeLite) node() *tailcfg.Node {
 	out := &tailcfg.Node{
 		ID:        n.ID,
@@ -197,6 +221,19 @@ func (n *nodeLite) node() *tailcfg.Node {
 	}
 	return out
 }
+
+// netInfo is n's NetInfo, nil when it has none.
+func (n *nodeLite) netInfo() *tailcfg.NetInfo {
+	if n == nil || n.Hostinfo == nil {
+		return nil
+	}
+	return n.Hostinfo.NetInfo
+}
+
+// liteDecode are the options every lite decoding uses: names matched
+// without case, duplicate names and invalid UTF-8 let through, as
+// encoding/json decodes (local.Client's decoding of the same replies).
+var liteDecode = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // readNetmapNodesRaw asks for the IPN bus itself (GET
 // /localapi/v0/watch-ipn-bus, as local.Client.WatchIPNBus does) and
@@ -228,9 +265,9 @@ func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI, m ipn.NotifyWatchOpt
 	// Decoded as encoding/json decodes ipn.Notify: names matched without
 	// case, duplicate names and invalid UTF-8 let through. The decoder
 	// reads one value: the stream stays open after it.
-	dec := jsontext.NewDecoder(res.Body, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	dec := jsontext.NewDecoder(res.Body, liteDecode)
 	var lite busFirstLite
-	if err := jsonv2.UnmarshalDecode(dec, &lite, jsonv2.MatchCaseInsensitiveNames(true)); err != nil {
+	if err := jsonv2.UnmarshalDecode(dec, &lite, liteDecode); err != nil {
 		if ctx.Err() != nil {
 			return busFirst{}, ctx.Err()
 		}
@@ -252,11 +289,11 @@ func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI, m ipn.NotifyWatchOpt
 	}
 	out := make(netmapNodes, len(nm.Peers)+1)
 	if nm.SelfNode != nil {
-		out[""] = nm.SelfNode.node()
+		out[""] = nm.SelfNode
 	}
 	for _, p := range nm.Peers {
 		if p != nil {
-			out["peer:"+string(p.StableID)] = p.node()
+			out["peer:"+string(p.StableID)] = p
 		}
 	}
 	first.nodes = out

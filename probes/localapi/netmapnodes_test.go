@@ -113,7 +113,7 @@ func variedNetmap(t *testing.T, n int) *probestest.Fixture {
 // wholeNodes decodes the netmap of fix whole, as encoding/json decodes
 // every node of ipn.Notify.NetMap in local.Client.WatchIPNBus, keyed as
 // netmapNodes.
-func wholeNodes(t *testing.T, fix *probestest.Fixture) netmapNodes {
+func wholeNodes(t *testing.T, fix *probestest.Fixture) map[string]*tailcfg.Node {
 	t.Helper()
 	var nm struct {
 		SelfNode *tailcfg.Node
@@ -122,7 +122,7 @@ func wholeNodes(t *testing.T, fix *probestest.Fixture) netmapNodes {
 	if err := json.Unmarshal(fix.NetMap, &nm); err != nil {
 		t.Fatal(err)
 	}
-	out := netmapNodes{"": nm.SelfNode}
+	out := map[string]*tailcfg.Node{"": nm.SelfNode}
 	for _, p := range nm.Peers {
 		out["peer:"+string(p.StableID)] = p
 	}
@@ -161,7 +161,7 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 			t.Errorf("node %q missing from the lite read", k)
 			continue
 		}
-		if diff := cmp.Diff(readOf(n), readOf(l)); diff != "" {
+		if diff := cmp.Diff(readOf(n), readOf(l.node())); diff != "" {
 			t.Errorf("node %q differs (-whole +lite):\n%s", k, diff)
 		}
 	}
@@ -177,7 +177,7 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 	if n := srv.Requests("whois"); n != 0 {
 		t.Errorf("%d WhoIs requests with the netmap available, want 0", n)
 	}
-	viaWhoIs, err := gatherAt(ctx, c, nil, now, GatherOptions{WhoIsOnly: true, WireGuard: lite.wg})
+	viaWhoIs, err := gatherAt(ctx, c, nil, now, GatherOptions{WhoIsOnly: true, AllNodes: true, WireGuard: lite.wg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -204,7 +204,7 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 // Options are what Capture gathers with.
 type Options struct {
 	// Gather are the options of localapi.GatherWith (All, Latency,
-	// PeerFacts, APIStatus); Capture sets NoCache itself.
+	// PeerFacts, APIStatus); Capture sets NoCache and AllNodes itself.
 	Gather localapi.GatherOptions
 	// Prev is the previous snapshot of a long-running source (the
 	// dashboard's, serve's), whose history (rates, ping runs, last direct
@@ -234,6 +234,9 @@ func Capture(ctx context.Context, c localapi.LocalClient, opts Options) (*File, 
 	rec := NewRecorder(c)
 	gopts := opts.Gather
 	gopts.NoCache = !opts.ReuseWhoIs || opts.Prev == nil
+	// Every peer's node is evidence a snapshot keeps, the ones no verdict
+	// reads too (a direct peer's endpoints and NetInfo).
+	gopts.AllNodes = true
 	if p := opts.Prev; gopts.Latency == nil && p != nil && p.Self.DERPLatencyFrom == "netcheck" && p.Self.NAT != nil {
 		gopts.Latency = &probes.DERPLatencyReport{At: p.Self.DERPLatencyAt, ByRegion: p.Self.NAT.DERPLatency}
 	}

@@ -116,6 +116,91 @@ func TestFieldPasted(t *testing.T) {
 			t.Errorf("%d peers from a journal of control errors", len(s.peers))
 		}
 	})
+	selfIs := func(t *testing.T, s *probesSnapshot, want probes.ReasonID, words ...string) *probes.Verdict {
+		t.Helper()
+		v := s.self.Verdict
+		if v == nil || v.Reason != want {
+			t.Fatalf("self verdict %+v, want %s", v, want)
+		}
+		for _, w := range words {
+			if !strings.Contains(string(v.Summary+" "+v.Fix), w) {
+				t.Errorf("verdict %q / %q does not say %q", v.Summary, v.Fix, w)
+			}
+		}
+		return v
+	}
+	t.Run("logtail-cgnat-collision-android", func(t *testing.T) {
+		// The carrier's 100.95.x.y lies inside 100.64.0.0/10: routes
+		// collide; the placeholder octets never drop the line.
+		_, s := read(t, "logtail-cgnat-collision-android.txt")
+		selfIs(t, s, probes.ReasonTailnetRangeCollision, "rmnet_data2", "100.95.x.y/29")
+	})
+	t.Run("logtail-ipsec-cgnat-android", func(t *testing.T) {
+		// A second VPN's interface holds an address in the range: name
+		// it.
+		_, s := read(t, "logtail-ipsec-cgnat-android.txt")
+		v := selfIs(t, s, probes.ReasonTailnetRangeCollision, "ipsec8")
+		if strings.Contains(string(v.Fix), "rmnet") || strings.Contains(string(v.Fix), "wlan0") {
+			t.Errorf("fix names an interface outside the range: %q", v.Fix)
+		}
+	})
+	t.Run("derp-region-eof-headscale", func(t *testing.T) {
+		// The only, self-hosted region cannot be reached: cut at the far
+		// end, not necessarily this host's outbound 443.
+		_, s := read(t, "derp-region-eof-headscale.txt")
+		v := selfIs(t, s, probes.ReasonDERPUnreachable, "self-hosted", "900", "load balancer")
+		if strings.Contains(string(v.Fix), "allow outbound TCP 443") {
+			t.Errorf("fix blames this host's outbound 443: %q", v.Fix)
+		}
+	})
+	t.Run("derp-via-http-proxy", func(t *testing.T) {
+		// The proxy answered (200); TLS behind it is not DERP's: the
+		// pre-1.100 port bug, fixed by NO_PROXY or 1.100.
+		_, s := read(t, "derp-via-http-proxy.txt")
+		v := selfIs(t, s, probes.ReasonDERPUnreachable, "example.com:443", "1.100", "NO_PROXY")
+		if strings.Contains(string(v.Fix), "let it CONNECT") {
+			t.Errorf("fix says the proxy refused the CONNECT it made: %q", v.Fix)
+		}
+		if s.self.Evidence == nil || s.self.Evidence.ProxyError != "" {
+			t.Errorf("a 200 CONNECT read as a proxy error: %+v", s.self.Evidence)
+		}
+	})
+	t.Run("bugreport-mapping-flaps", func(t *testing.T) {
+		// The mapping flaps: never an easy NAT from the last line; IPv6
+		// is suggested.
+		_, s := read(t, "bugreport-mapping-flaps.txt")
+		selfIs(t, s, probes.ReasonSelfNetcheckFlaps, "IPv6")
+	})
+	t.Run("status-curly-quotes-tor", func(t *testing.T) {
+		// Relayed through DERP region tor; typographic quotes read as
+		// quotes; no NAT cause from this text.
+		_, s := read(t, "status-curly-quotes-tor.txt")
+		if len(s.peers) != 1 {
+			t.Fatalf("%d peers, want the one the line shows", len(s.peers))
+		}
+		p := s.peers[0]
+		if p.Path.Kind != probes.PathDERP || p.Path.DERPCode != "tor" || p.OS != "linux" {
+			t.Errorf("peer %+v, want a linux peer relayed through tor", p.Path)
+		}
+		if slices.Contains(natReasons, p.Verdict.Reason) {
+			t.Errorf("verdict %s: the text cannot show a NAT cause", p.Verdict.Reason)
+		}
+	})
+	t.Run("portmap-upnp-side-router", func(t *testing.T) {
+		// A side router answered UPnP: never read as a port mapped.
+		_, s := read(t, "portmap-upnp-side-router.txt")
+		if n := s.self.NAT; n != nil && n.HavePortMap {
+			t.Errorf("NAT %+v: a side router's UPnP answer read as a mapping", n)
+		}
+	})
+	t.Run("app-log-one-region-netcheck", func(t *testing.T) {
+		// One STUN region cannot tell a mapping that varies: unknown,
+		// not easy.
+		_, s := read(t, "app-log-one-region-netcheck.txt")
+		if n := s.self.NAT; n != nil && n.MappingVariesByDestIP != nil && !*n.MappingVariesByDestIP {
+			t.Errorf("NAT %+v: easy NAT from one region", n)
+		}
+	})
 }
 
 // probesSnapshot is what the field checks read of a diagnosis.

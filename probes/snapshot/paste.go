@@ -630,9 +630,16 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 	if p.logLine(name, no, trim) {
 		return KindLog
 	}
-	if statusFragment(trim) {
-		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no,
-			Note: "a status line cut before its address and name: it names no peer, so it is not used"})
+	if pl, ok := parseFragmentLine(trim); ok {
+		// A quote of part of a status line: its peer has no address or
+		// name, but its path is what the CLI printed. It joins no
+		// block: no other line can be this node.
+		pl.no = no
+		p.closeBlock(block)
+		b := &blockState{kind: KindStatusText, name: name, first: no, last: no,
+			text: &textStatus{name: name, noSelf: true, lines: []peerLine{pl}, fragment: true}}
+		*block = b
+		p.closeBlock(block)
 		return KindStatusText
 	}
 	if k := p.moreLine(name, no, trim, block); k != "" {
@@ -711,6 +718,8 @@ func (p *paste) closeBlock(block **blockState) {
 		n := len(b.text.lines)
 		note := fmt.Sprintf("us + %s; this format has no endpoints, handshakes or NAT facts", units.Count(n-1, "peer", "peers"))
 		switch {
+		case b.text.fragment:
+			note = "a status line cut before its address and name: a peer with no name, its path as printed; this format has no endpoints, handshakes or NAT facts"
 		case b.text.noSelf:
 			note = fmt.Sprintf("%s, no line for us (the command said --self=false); this format has no endpoints, handshakes or NAT facts",
 				units.Count(n, "peer", "peers"))

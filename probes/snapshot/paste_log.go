@@ -308,6 +308,12 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		p.derpError(id, code, m[3], at)
 		return "DERP connection failed"
 	case strings.Contains(msg, "CONNECT dial") && find(logProxyRE):
+		// derphttp dialNodeUsingProxy logs the proxy's answer whatever it
+		// is: 200 is a tunnel made, anything else a refusal.
+		if strings.HasPrefix(strings.TrimSpace(m[2]), "200") {
+			p.ev.ProxyConnect = safetext.New(clip(safetext.Clean(m[1])))
+			return "DERP through a proxy"
+		}
 		p.ev.ProxyError = safetext.New(clip("CONNECT to " + safetext.Clean(m[1]) + ": " + safetext.Clean(m[2])))
 		return "DERP through a proxy failed"
 	case strings.Contains(msg, "gateway IP is") && find(logUPnPGwRE):
@@ -501,10 +507,46 @@ func (p *paste) linkChange(at time.Time, s string) {
 		for _, f := range strings.Fields(im[2]) {
 			if pfx, err := netip.ParsePrefix(f); err == nil {
 				ni.Prefixes = append(ni.Prefixes, pfx)
+			} else if m, ok := maskedAddr(f); ok {
+				ni.Masked = append(ni.Masked, m)
 			}
 		}
 		ev.Interfaces = append(ev.Interfaces, ni)
 	}
+}
+
+// maskedAddr reads an IPv4 address whose last octets a poster replaced
+// with letters or stars ("100.95.x.y/29", "10.0.0.x/24"): the known
+// leading octets fix a range (100.95.0.0/16) and nothing more.
+func maskedAddr(f string) (probes.MaskedAddr, bool) {
+	addr, _, _ := strings.Cut(f, "/")
+	parts := strings.Split(addr, ".")
+	if len(parts) != 4 {
+		return probes.MaskedAddr{}, false
+	}
+	var known [4]byte
+	k := 0
+	for k < 4 {
+		n, err := strconv.Atoi(parts[k])
+		if err != nil || n < 0 || n > 255 {
+			break
+		}
+		known[k] = byte(n)
+		k++
+	}
+	if k == 0 || k == 4 {
+		return probes.MaskedAddr{}, false
+	}
+	for _, p := range parts[k:] {
+		if p == "" || strings.Trim(p, "xyzabcdefghijklmnopqrstuvwXYZABCDEFGHIJKLMNOPQRSTUVW*?_") != "" {
+			return probes.MaskedAddr{}, false
+		}
+	}
+	pfx, err := netip.AddrFrom4(known).Prefix(8 * k)
+	if err != nil {
+		return probes.MaskedAddr{}, false
+	}
+	return probes.MaskedAddr{Text: clip(safetext.Clean(f)), Within: pfx}, true
 }
 
 // clip cuts s to 160 bytes (a rune boundary) for evidence text.

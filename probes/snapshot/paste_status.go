@@ -53,6 +53,9 @@ type textStatus struct {
 	// only with --self, true by default). Only the prompt says so: our
 	// own line and an idle peer's both read "-".
 	noSelf bool
+	// fragment: the block is one status line cut before its address and
+	// name (parseFragmentLine).
+	fragment bool
 }
 
 // peerLine is one line of plain `tailscale status`.
@@ -283,6 +286,42 @@ func statusFragment(line string) bool {
 		s := strings.Join(f[i:], " ")
 		c, ok := parseStatusCol(s)
 		return ok && (c.active || c.traffic || c.lastSeen > 0)
+	}
+	return false
+}
+
+// parseFragmentLine reads a status line cut before its address and name
+// (statusFragment): the OS when a word before the status column is one
+// tailscale prints, the status column as a whole line's.
+func parseFragmentLine(line string) (peerLine, bool) {
+	if !statusFragment(line) {
+		return peerLine{}, false
+	}
+	f := strings.Fields(line)
+	for i := 0; i < len(f) && i <= 3; i++ {
+		if !statusStart(f[i]) {
+			continue
+		}
+		pl := peerLine{status: strings.Join(f[i:], " ")}
+		if i > 0 && knownOS(f[i-1]) {
+			pl.os = f[i-1]
+		}
+		col, ok := parseStatusCol(pl.status)
+		if !ok {
+			return peerLine{}, false
+		}
+		pl.col = col
+		return pl, true
+	}
+	return peerLine{}, false
+}
+
+// knownOS reports whether w is an OS as tailscale status prints it
+// (Hostinfo.OS: version.OS, runtime.GOOS with macOS and iOS renamed).
+func knownOS(w string) bool {
+	switch strings.ToLower(w) {
+	case "linux", "windows", "macos", "ios", "android", "freebsd", "openbsd", "illumos", "solaris", "plan9", "tvos", "js", "wasm":
+		return true
 	}
 	return false
 }

@@ -91,7 +91,9 @@ func (c *Client) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.
 // File that Capture or Recorder.File made, every peer's path and verdict
 // equal those of the live diagnosis.
 func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
-	opts := localapi.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, Latency: f.Netcheck}
+	// Every node the file holds (AllNodes): answering from the file costs
+	// nothing, and what it shows of a direct peer is what was saved.
+	opts := localapi.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, AllNodes: true, Latency: f.Netcheck}
 	if f.Host != nil {
 		opts.Host = func(context.Context, probes.Self) *probes.HostFacts { return f.Host }
 	}
