@@ -557,15 +557,24 @@ func (d *diag) checkPingRun() result {
 	case len(d.p.Endpoints) == 0:
 		note = "no pong directly, as expected with no endpoints"
 	}
+	// The path was direct lately (an earlier run's direct pong, or an
+	// earlier snapshot): the run says it lost its direct path, which
+	// lost-direct words; "never answered directly" goes beside it.
+	lost := failed && !d.p.LastDirect.IsZero() && d.fresh(d.p.LastDirect, LostDirectWindow)
+	if lost {
+		note += "; the path was direct at " + d.p.LastDirect.UTC().Format("15:04:05Z") + ", so this run shows a direct path lost, not one that never worked"
+	}
 	if !failed && !r.Direct {
 		d.info("PingRun", string(buf), safetext.New(note))
 	} else {
 		d.add("PingRun", string(buf), failed, safetext.New(note))
 	}
+	res := resultIf(failed)
 	if failed && !d.p.EndpointsKnown {
-		return holdsAs("endpoints-unknown")
+		res = holdsAs("endpoints-unknown")
 	}
-	return resultIf(failed)
+	res.alsoOnly = lost
+	return res
 }
 
 // recorded reports whether a check of field is recorded already.
@@ -1201,7 +1210,8 @@ func quoted(s, prefix string) string {
 // OpenBSD binds them to a bypass routing table only with an exit node.
 func (d *diag) checkDirectInTunnel() result {
 	a := d.p.Path.Addr.Addr().Unmap()
-	if !a.IsValid() || !IsPrivateAddr(a) || a.IsLoopback() || len(d.self.Routes) == 0 {
+	routes := d.routes()
+	if !a.IsValid() || !IsPrivateAddr(a) || a.IsLoopback() || len(routes) == 0 {
 		return notHeld()
 	}
 	if h := d.ourHost(); h != nil {
@@ -1219,18 +1229,57 @@ func (d *diag) checkDirectInTunnel() result {
 			}
 		}
 	}
-	for _, r := range d.self.Routes {
+	for _, r := range routes {
 		if !r.Prefix.Contains(a) || r.Via == d.p.Name {
 			continue
 		}
-		os := d.self.OS
-		if os != "" && !slices.Contains(unprotectedOSes, string(os)) {
-			return notHeld() // net/netns keeps tailscaled's UDP out of the tunnel here
+		value := a.String() + " in " + r.Prefix.String() + " (" + string(r.Via) + ")"
+		if dm := d.self.Daemon; dm != nil && dm.AcceptRoutes != nil && !*dm.AcceptRoutes {
+			d.info("Link.Route", value, safetext.New("inside "+r.Prefix.String()+", which "+string(r.Via)+" advertises, but this node does not accept routes (Prefs.RouteAll false): the route is not installed here, so the UDP cannot follow it"))
+			return notHeld()
 		}
-		d.info("Status.CurAddr", d.p.Path.Addr.String(), safetext.New("a private address on none of this host's networks, inside "+r.Prefix.String()+", which "+string(r.Via)+" advertises: on "+cmpOr(string(os), "this OS")+" tailscaled's own UDP is not kept out of the tunnel, so with routes accepted it may travel inside that peer's WireGuard tunnel"))
-		return holdsAs("", "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", string(r.Via), "{os}", string(os))
+		os := string(d.self.OS)
+		variant := ""
+		if os == "linux" {
+			if h := d.self.Host; h != nil && h.BypassRule != nil && !*h.BypassRule {
+				variant = "no-bypass"
+			}
+		}
+		if os != "" && !slices.Contains(unprotectedOSes, os) && variant == "" {
+			// net/netns keeps tailscaled's UDP out of the tunnel here.
+			d.info("Link.Route", value, safetext.New("inside "+r.Prefix.String()+", which "+string(r.Via)+" advertises; on "+os+" tailscaled's own UDP sockets are kept out of the tunnel (net/netns: a bypass mark on Linux with its ip rule, the default-route interface on macOS and Windows), so this direct path is not WireGuard inside WireGuard"))
+			return notHeld()
+		}
+		note := "a private address on none of this host's networks, inside " + r.Prefix.String() + ", which " + string(r.Via) + " advertises: on " + cmpOr(os, "this OS") + " tailscaled's own UDP is not kept out of the tunnel, so with routes accepted it may travel inside that peer's WireGuard tunnel"
+		if variant == "no-bypass" {
+			note = "a private address on none of this host's networks, inside " + r.Prefix.String() + ", which " + string(r.Via) + " advertises; `ip rule` shows no rule sending tailscaled's marked UDP to the main table (5210, fwmark 0x80000/0xff0000), so it follows the route in table 52 into the tunnel"
+		}
+		d.info("Status.CurAddr", d.p.Path.Addr.String(), safetext.New(note))
+		return holdsAs(variant, "{addr}", a.String(), "{route}", r.Prefix.String(), "{router}", string(r.Via), "{os}", os)
 	}
 	return notHeld()
+}
+
+// routes are the subnet routes that can carry this node's traffic into
+// the tunnel: those other peers advertise (Status.Peer.PrimaryRoutes),
+// and those this host's table shows pointing into it (pasted `ip
+// route`), by the interface they use.
+func (d *diag) routes() []SubnetRoute {
+	h := d.self.Host
+	if h == nil || len(h.Routes) == 0 {
+		return d.self.Routes
+	}
+	out := slices.Clone(d.self.Routes)
+	for _, r := range h.Routes {
+		dup := false
+		for _, o := range out {
+			dup = dup || o.Prefix == r.Prefix
+		}
+		if !dup {
+			out = append(out, SubnetRoute{Prefix: r.Prefix, Via: safetext.New("this host's route via " + cmpOr(string(r.Dev), "the tunnel"))})
+		}
+	}
+	return out
 }
 
 // unprotectedOSes are Hostinfo.OS values where net/netns does not keep

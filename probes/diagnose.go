@@ -121,6 +121,7 @@ func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tail
 	v := d.run()
 	v.Settle = d.settle(&v)
 	d.free()
+	markProse(v.Checks, self.Prose)
 	return v
 }
 
@@ -133,6 +134,7 @@ func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *
 	v := d.run()
 	v.Settle = d.settle(&v)
 	d.free()
+	markProse(v.Checks, self.Prose)
 	return v
 }
 
@@ -275,6 +277,7 @@ func diagnoseSelfSettle(state string, self Self, regions map[int]Region, now tim
 	}
 	v := &Verdict{Reason: first.ID, Checks: d.checks, Also: also, Refuted: d.refuted}
 	v.Summary, v.Fix = first.texts(firstRes, "")
+	markProse(v.Checks, self.Prose)
 	return v, d.selfSettle(v)
 }
 
@@ -459,6 +462,9 @@ func (d *diag) walk() Verdict {
 		if r.ID == ReasonKeyExpired {
 			return v
 		}
+		if kind == PathDirect {
+			d.linkChecks()
+		}
 		// A warning beside a healthy state (direct-in-tunnel).
 		for _, j := range kr.rest {
 			a := &rules[j]
@@ -486,6 +492,7 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 	if kind == PathDERP {
 		d.add("Status.CurAddr", `""`, true, "no trusted direct UDP address")
 		d.info("Status.PeerRelay", `""`, "no peer relay in use: the traffic goes through DERP")
+		d.linkChecks()
 	}
 	var causeBuf [8]ReasonID
 	causes := causeBuf[:0]

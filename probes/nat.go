@@ -38,6 +38,9 @@ type natFacts struct {
 	// read). Vars fill their texts.
 	sameLAN, sharedNAT, oneNAT bool
 	sharedVars                 []string
+	// guest: sameLAN because the peer's LAN address is on this host's
+	// own VM or container bridge (links.go guestBridge).
+	guest bool
 	// self and peer say whether each end has a NAT in front of it, and
 	// selfEv how that was found (selfNAT, peerNAT).
 	self, peer natState
@@ -94,7 +97,11 @@ type natEvidence struct {
 
 func (d *diag) checkSameNATLAN() result {
 	if nf := d.nat(); nf.sameLAN {
-		return holdsAs("", nf.sharedVars...)
+		variant := ""
+		if nf.guest {
+			variant = "guest"
+		}
+		return holdsAs(variant, nf.sharedVars...)
 	}
 	return notHeld()
 }
@@ -151,7 +158,7 @@ func (d *diag) checkDoubleNAT() result {
 func natRule(id ReasonID) func(*diag) result {
 	return func(d *diag) result {
 		if nf := d.nat(); nf.reason == id {
-			return holdsAs(nf.variant, nf.vars...)
+			return holdsAs(nf.variant, append(slices.Clone(nf.vars), "{cli}", d.cliSure())...)
 		}
 		return notHeld()
 	}
@@ -163,7 +170,7 @@ func natRule(id ReasonID) func(*diag) result {
 // compares two).
 func (d *diag) mappingKnown() bool {
 	n := d.self.NAT
-	if n == nil || n.MappingVariesByDestIP == nil || cliHard(n) {
+	if n == nil || n.MappingVariesByDestIP == nil || (cliHard(n) && d.cliProbable() == "") {
 		return false
 	}
 	return *n.MappingVariesByDestIP || !d.oneSTUN()
@@ -260,6 +267,15 @@ func (d *diag) sharedNATFacts(nf *natFacts) {
 		nf.oneNAT = true
 		nf.sharedVars = []string{"{shared}", a.String(), "{ours}", o.String(), "{theirs}", t.String()}
 		d.unknownV("Self.Endpoints", a.String(), safetext.New("the same public address on both ends, and LAN addresses in one private range ("+o.String()+" here, "+t.String()+" there): one LAN, or two LANs on the same default range behind a shared NAT (a carrier's, a building's); this host's interfaces would tell"))
+		return
+	}
+	if ifc, pfx, ours, t, ok := d.guestOf(theirs); ok {
+		// The peer sits behind this host's own NAT for its guests (Docker's
+		// masquerade, macOS vmnet's, libvirt's), on a bridge this host
+		// reaches directly: one link, not a shared NAT to hairpin.
+		nf.sameLAN, nf.guest = true, true
+		nf.sharedVars = []string{"{ours}", ours.String(), "{theirs}", t.String(), "{bridge}", ifc}
+		d.add("Link.GuestBridge", t.String()+" on "+ifc, true, safetext.New("the same public address on both ends, and the peer's LAN address "+t.String()+" is on this host's own bridge "+ifc+" ("+pfx.String()+"): the peer is a VM or container of this host, which magicsock pings there directly and prefers (endpoint.go betterAddr); the path between host and guest is blocked"))
 		return
 	}
 	nf.sharedNAT = true
@@ -749,7 +765,7 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 	switch {
 	case nat == nil || nat.MappingVariesByDestIP == nil:
 		d.unknown(field, "the daemon has not measured our NAT type")
-	case cliHard(nat):
+	case cliHard(nat) && d.cliProbable() == "":
 		d.unknownV(field, "true", cliNote)
 		if nat.PortMapUnknown {
 			d.unknown("NetInfo.HavePortMap", "the source does not say whether UPnP, NAT-PMP or PCP answered (netcheck: \"not checked\")")
@@ -775,7 +791,11 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 	}
 	if ourHard {
 		ourHard = ourNoMap
-		d.add(field, "true", ourHard, "our NAT picks a new port per destination (hard NAT)")
+		note := "our NAT picks a new port per destination (hard NAT)"
+		if why := d.cliProbable(); why != "" {
+			note = "hard as the tailscale CLI's own netcheck measured it, from a socket of its own (cmd/tailscale/cli/netcheck.go, netcheck.Client.Standalone): " + why
+		}
+		d.add(field, "true", ourHard, safetext.New(note))
 	} else if ourEasy {
 		note := "our NAT is easy or absent"
 		if nat.FromCLI {
@@ -856,7 +876,11 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 		nf.reason = ReasonHardAndFilteringNAT
 	case ourHard:
 		nf.reason = ReasonLocalHardNAT
+		pod, inPod := d.inPod()
 		switch {
+		case inPod:
+			// The NAT in front is the cluster's, not a router's.
+			nf.variant, nf.vars = "pod", []string{"{pod}", pod}
 		case answered(nat.UPnP, nat.PMP, nat.PCP) != "":
 			// "Enable UPnP" cannot be the fix: it answered and mapped nothing.
 			nf.variant, nf.vars = "answered", []string{"{services}", answered(nat.UPnP, nat.PMP, nat.PCP)}
@@ -868,6 +892,9 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 	case peerHard && ourEasy && ourNoMap:
 		if v, ok := d.weFilter(nf); ok {
 			nf.reason, nf.variant, nf.vars = ReasonHardAndFilteringNAT, v, []string{"{port}", d.ourPort()}
+			if pod, inPod := d.inPod(); inPod {
+				nf.variant, nf.vars = "here-pod", []string{"{pod}", pod}
+			}
 			break
 		}
 		nf.reason = ReasonPeerHardNAT

@@ -317,6 +317,7 @@ func gateEvidence() []gateEv {
 		cases = append(cases, ev{name: "self: " + c.name, self: c.self, peer: relayedPeer("203.0.113.5:41641"), regions: testRegions, state: c.state})
 	}
 	cases = append(cases, tailnetCases()...)
+	cases = append(cases, linkCases()...)
 	// Each case again with one fact taken away.
 	erase := []struct {
 		name string

@@ -123,6 +123,9 @@ type SelfEvidence struct {
 	Interfaces      []NetInterface `json:"interfaces,omitempty"`
 	DefaultRoute    string         `json:"default_route,omitempty"`
 	HTTPProxy       string         `json:"http_proxy,omitempty"`
+	// Thread is what the daemon's other lines and its tools show
+	// (thread.go); nil when none was read.
+	Thread *ThreadFacts `json:"thread,omitempty"`
 }
 
 // FactSpread is one fact that several reports disagree on: how many said

@@ -336,6 +336,12 @@ type Peer struct {
 	// Source made to this peer; nil if none. Diagnose uses it as the
 	// evidence for disco-unanswered.
 	PingRun *PingRun `json:"ping_run,omitempty"`
+	// ICMPReply is whether the last `tailscale ping --icmp` to the peer
+	// (pasted) was answered: an ICMP echo through WireGuard that the
+	// peer's own OS answers, so its host firewall can drop it where a
+	// DISCO ping, which tailscaled answers itself, passes; nil when none
+	// was sent.
+	ICMPReply *bool `json:"icmp_reply,omitempty"`
 	// LastDirect is the last time a snapshot saw this peer's path direct,
 	// and LastDirectAddr the address then; zero when not seen direct within
 	// LostDirectWindow. Carried from snapshot to snapshot by Gather.
@@ -382,7 +388,8 @@ type PingRun struct {
 	// sendDiscoPingsLocked) rather than at its next heartbeat.
 	Probe bool `json:"probe,omitempty"`
 	// TSMPReply is whether that TSMP ping was answered through
-	// WireGuard; nil when none was sent or it did not finish.
+	// WireGuard; nil when none was sent or it did not finish. A pasted
+	// `tailscale ping --tsmp` run beside the DISCO run sets it too.
 	TSMPReply *bool `json:"tsmp_reply,omitempty"`
 	// CutOff is how many pings the probe's time budget ended before they
 	// were answered or timed out (probes/probe): not tried.
@@ -489,8 +496,15 @@ type Self struct {
 	Routes []SubnetRoute `json:"routes,omitempty"`
 	// Host is what tailpath read of the host it runs on (interfaces,
 	// firewall); nil when not read (GatherOptions.Host unset, a pasted
-	// input).
+	// input without the host's own tools' output).
 	Host *HostFacts `json:"host,omitempty"`
+	// Daemon is how tailscaled runs here (its flags, prefs, the
+	// install) as far as the input shows it; nil when nothing does.
+	Daemon *Daemon `json:"daemon,omitempty"`
+	// Prose lists the fields (a Check's Field) whose value came from
+	// the poster's words rather than a tool's output ("UDP: false" in a
+	// sentence or a bullet): checks of them say so (Source "prose").
+	Prose []string `json:"prose,omitempty"`
 }
 
 // SubnetRoute is one subnet route a peer advertises.
@@ -519,6 +533,19 @@ type HostFacts struct {
 	Neighbors     []netip.Addr  `json:"neighbors,omitempty"`
 	NeighborsRead bool          `json:"neighbors_read,omitempty"`
 	NeighborsErr  safetext.Text `json:"neighbors_error,omitempty"`
+	// Down are interfaces the host's tools listed as down (`ip link`'s
+	// DOWN, Windows' "Media disconnected"): not in Interfaces.
+	Down []safetext.Text `json:"down,omitempty"`
+	// Routes are this host's routes into tailscaled's tunnel (Linux
+	// table 52: the subnet routes it accepted), as `ip route` printed
+	// them; nil when not read.
+	Routes []HostRoute `json:"routes,omitempty"`
+	// BypassRule says whether `ip rule` (Linux) showed tailscaled's rule
+	// that sends its own marked packets to the main table (priority
+	// 5210, fwmark 0x80000/0xff0000: wgengine/router/osrouter
+	// router_linux.go baseIPRules), which keeps its UDP out of table 52;
+	// nil when not read.
+	BypassRule *bool `json:"bypass_rule,omitempty"`
 }
 
 // Interface is one network interface of the host.
@@ -609,6 +636,9 @@ type Region struct {
 	// STUNOnly: every node of the region is STUN-only, so it relays
 	// nothing (netcheck still measures it).
 	STUNOnly bool `json:"stun_only,omitempty"`
+	// Unmeasurable says why netcheck can never measure the region, as
+	// its DERP map entry shows it (UnmeasurableRegion); "" when it can.
+	Unmeasurable safetext.Text `json:"unmeasurable,omitempty"`
 }
 
 // Snapshot is one complete view of the tailnet from the local tailscaled.

@@ -251,6 +251,10 @@ func (e *jsonIndenter) peerFields(p *probes.Peer) {
 		e.key("ping_run")
 		e.any(p.PingRun)
 	}
+	if p.ICMPReply != nil {
+		e.key("icmp_reply")
+		e.bool(*p.ICMPReply)
+	}
 	if !p.LastDirect.IsZero() {
 		e.key("last_direct")
 		e.time(p.LastDirect)

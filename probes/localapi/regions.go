@@ -3,7 +3,6 @@ package localapi
 import (
 	"tailscale.com/tailcfg"
 
-	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes"
 )
@@ -13,7 +12,8 @@ import (
 // HomeParams.RegionScore, NoMeasureNoHome, and whether it relays at all
 // (a region of STUN-only nodes does not).
 func regionOf(dm *tailcfg.DERPMap, r *tailcfg.DERPRegion, id int) probes.Region {
-	reg := probes.Region{ID: id, Code: safetext.New(r.RegionCode), Name: safetext.New(r.RegionName), NoHome: r.NoMeasureNoHome}
+	reg := probes.RegionOf(id, r)
+	reg.NoHome = r.NoMeasureNoHome
 	if hp := dm.HomeParams; hp != nil {
 		if s, ok := hp.RegionScore[tscompat.RegionID(id)]; ok && s > 0 && s < 1e6 {
 			reg.Score = s

@@ -53,7 +53,7 @@ var corpusSources = map[string]string{
 	"status-two-nodes.txt":             "cmd/tailscale/cli/status.go @ v1.102.5 from two different nodes in one paste",
 	"status-and-json-concatenated.txt": "cmd/tailscale/cli/status.go --json (ipnstate.Status) @ v1.102.5, then tailscaled's journal (wgengine/magicsock magicsock.go)",
 	// tailscale ping
-	"ping-lost-direct.txt":         "cmd/tailscale/cli/ping.go runPing @ v1.102.5, three runs: direct, timed out, DERP only",
+	"ping-lost-direct.txt":         "cmd/tailscale/cli/ping.go runPing @ v1.102.5, three runs in order: direct, timed out, DERP only; the path went direct first and then fell back (lost-direct heads the verdict), the last run's DERP-only pongs stay as disco-unanswered in \"also\"",
 	"ping-zsh-time.txt":            "cmd/tailscale/cli/ping.go runPing @ v1.102.5, three runs under zsh prompts with `time`",
 	"ping-tsmp.txt":                "cmd/tailscale/cli/ping.go runPing --tsmp @ v1.102.5 (via = pingType(); stops after one pong; PeerAPIPort)",
 	"ping-icmp.txt":                "cmd/tailscale/cli/ping.go runPing --icmp @ v1.102.5",
@@ -105,7 +105,7 @@ var corpusSources = map[string]string{
 	// right verdict, and the code it rests on.
 	"log-portmap-double-nat.txt":         "wgengine/magicsock magicsock.go \"endpoints changed: %s\" with tailcfg.EndpointType words (portmap, stun, stun4localport, local) @ v1.102.5; net/portmapper/upnp.go selectBestService \"ext-private\": a mapping on a router whose external address is private, advertised unchecked by determineEndpoints; our hard NAT needed it: local-double-nat, never local-portmap-blocked",
 	"log-portmap-double-nat-easy.txt":    "as log-portmap-double-nat.txt, our NAT easy (varies=false) and the peer's unknown: whether a mapping was needed is unknown, so unexplained, never local-portmap-blocked",
-	"netcheck-cli-hard.txt":              "cmd/tailscale/cli/netcheck.go runNetcheck @ v1.102.5: netcheck.Client.Standalone binds an OS-assigned port (net/netcheck/standalone.go, \":0\"), not tailscaled's, so its MappingVariesByDestIP decides no NAT type: unexplained, never local-hard-nat",
+	"netcheck-cli-hard.txt":              "cmd/tailscale/cli/netcheck.go runNetcheck @ v1.102.5: netcheck.Client.Standalone binds an OS-assigned port (net/netcheck/standalone.go, \":0\"), not tailscaled's; on Windows tailscaled binds 41641 (cmd/tailscaled/tailscaled.go defaultPort), and only a static-port rule naming 41641 would make the two differ: local-hard-nat, worded \"probably\"",
 	"log-udp-blocked-then-stun.txt":      "net/netcheck/netcheck.go GetReport \"netcheck: UDP is blocked, trying HTTPS\" @ v1.102.5, then magicsock determineEndpoints's (stun) endpoint, which only a STUN reply gives (kept 5m10s, endpointTrackerLifetime): the line is contradicted, UDP unknown, never local-udp-blocked",
 	"log-derp-failed-then-connected.txt": "wgengine/magicsock derp.go \"derp.Recv(derp-%d): %v\" with derp/derphttp \"connect to region\", then \"magicsock: derp-%d connected; connGen=%v\" (derp.go, logged when the connection succeeds) @ v1.102.5: the failure is over, no derp-unreachable",
 	"log-upnp-not-gateway-mapped.txt":    "net/portmapper/portmapper.go Client.Probe \"UPnP discovery response from %v, but gateway IP is %v\" and upnp.go getUPnPRootDevice \"repointing at gateway which is assumed to be floating\" @ v1.102.5, then a (portmap) endpoint and NetInfo portmap=active-U: a mapping is held, no self verdict",
@@ -125,8 +125,39 @@ var corpusSources = map[string]string{
 	"thread-cli-netcheck-differs.txt":   "net/netcheck logConciseReport @ v1.102.5 (three agreeing reports of tailscaled's socket) and cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 (netcheck.Client.Standalone, its own socket on port 0): two sockets, not a network that changes: no self-netcheck-flaps",
 	"thread-version-stun-port-zero.txt": "version/print.go String (\"long version:\") and cmd/tailscale/cli status.go, netcheck.go @ v1.77.165: that build's netcheck sent STUN to port 0 (tailscale/tailscale#14287, fixed in 1.77.168): known-client-bug, local-udp-blocked refuted",
 	"log-windows-receive-stopped.txt":   "cmd/tailscale/cli/status.go printHealth (1.54's \"ReceiveIPv4 is not running\") and cmd/tailscaled/tailscaled_windows.go \"Program starting: v%v: %#v\" @ v1.54.0: Windows' receive loop stopping (tailscale/tailscale#10375, #10976): known-client-bug",
-	"binary.txt":                        "not text (an ELF header): one error line",
-	"chatter-only.txt":                  "no Tailscale line at all: one error line",
+	// threads (issue 29): prose, host facts, DERP maps, daemon lines and their links
+	"thread-prose-bullets-netcheck.txt":   "cmd/tailscale/cli/netcheck.go printReport @ v1.102.5 fields retyped as Markdown bullets (source: prose), status.go printPS in a fence: the CLI's own socket (netcheck.Client.Standalone) read hard on Linux with tailscaled's port unknown, so the NAT type stays unknown: unexplained",
+	"thread-prose-sentence-udp-false.txt": "netcheck.go printReport's \"UDP: false\" inside a sentence (source: prose) with no latency or address beside it: a report that measured nothing also says false (net/netcheck: no DERP map, no probes), so UDP is unknown, not blocked: unexplained",
+	"thread-prose-hedge-only.txt":         "netcheck.go field names inside questions and suppositions (\"I thought UDP: false meant…\"): no fact is read from them, the NAT stays unknown: unexplained",
+	"thread-quote-status-line.txt":        "cmd/tailscale/cli/status.go printPS and ping.go runPing @ v1.102.5 inside Markdown quotes: pongs only via DERP(nyc) after pings to every endpoint (wgengine/magicsock endpoint.discoPing): disco-unanswered",
+	"thread-fence-half-report.txt":        "half of netcheck.go printReport in a code fence (its Report: line cut off: the items are read as prose) and a status.go line in backticks: easy NAT with UPnP, nothing else checked holds: unexplained",
+	"thread-chat-table.txt":               "netcheck.go's fields as a Markdown table from a chat (source: prose): MappingVariesByDestIP true is the CLI's own socket's, tailscaled's port unknown on Linux: NAT type unknown, unexplained",
+	"thread-ip-link-tailscale0-down.txt":  "iproute2 `ip -br link` (tailscale0 DOWN: net/tstun's device is not up) and status.go printPS @ v1.102.5: a warning that the tunnel carries nothing; the peer is offline by its own status words",
+	"thread-docker-bridge-guest.txt":      "iproute2 `ip -br addr` with docker0 172.17.0.1/16 and status.go's \"direct 172.17.0.2:41641\": the peer is this host's own container (magicsock endpoint.go betterAddr prefers the bridge address): direct, with the Link.GuestBridge check",
+	"thread-vmnet-bridge100.txt":          "macOS ifconfig (bridge100, vmnet's shared network 192.168.64.0/24; utun4 tailscaled's tunnel) and status.go: the VM is this Mac's guest: direct, with the Link.GuestBridge check",
+	"thread-virbr0-ifconfig.txt":          "net-tools ifconfig (virbr0, libvirt's 192.168.122.0/24) and status.go: the KVM guest is this host's own: direct, with the Link.GuestBridge check",
+	"thread-wsl-vethernet.txt":            "Windows ipconfig (vEthernet (WSL), Hyper-V's 172.29.48.0/20, a blank line after each adapter's name) and status.go: WSL2 is this PC's guest: direct, with the Link.GuestBridge check",
+	"thread-tx-rx-one-way.txt":            "status.go printPS \"tx %d rx %d\" (wireguard-go device/peer.go counts every packet sent, device/receive.go only authenticated ones received): 812000 sent against 2048 back on a direct path: direct also one-way-traffic",
+	"thread-icmp-vs-disco.txt":            "cmd/tailscale/cli/ping.go --icmp (tailcfg.PingICMP answered by the peer's OS) timed out while a DISCO ping (magicsock handlePingLocked, answered by tailscaled) ponged directly: direct also peer-icmp-blocked",
+	"thread-ping-runs-order.txt":          "ping.go runPing @ v1.102.5, three runs in order: direct, direct, then DERP only with \"direct connection not established\": the path was direct and fell back, so lost-direct heads the verdict",
+	"thread-cli-hard-macos.txt":           "netcheck.go printReport @ v1.102.5 (netcheck.Client.Standalone, its own OS-assigned port) on macOS, where the app passes no --port and tailscaled binds 0 (cmd/tailscaled/tailscaled.go defaultPort): the CLI's hard NAT is probably tailscaled's: local-hard-nat, worded \"probably\"",
+	"thread-cli-hard-fixed-port.txt":      "netcheck.go's hard reading from the CLI's own port while tailscaled runs with --port=41641, which a static-port rule can name (the poster says the router has one): the CLI's reading says nothing of tailscaled's port: unexplained",
+	"thread-k8s-pod-userspace.txt":        "cmd/containerboot (\"boot: \" lines; --state=kube:, --tun=userspace-networking), logpolicy \"Program starting\" and net/netcheck logConciseReport mapvarydest=true @ v1.102.5, status from inside the pod: the cluster's NAT maps per destination: local-hard-nat, its pod variant (host networking is the fix)",
+	"thread-headscale-regionid-zero.txt":  "headscale's DERP map YAML (tailcfg.DERPMap field names lowercased) whose node has no regionid: net/netcheck addNodeLatency files STUN replies under node.RegionID (0), so region 900 is never measured: derp-region-unmeasured",
+	"thread-debug-derp-no-stun.txt":       "ipn/localapi/debugderp.go (`tailscale debug derp 900`: \"did not return a IPv4 STUN response\") with a netcheck that measured other regions only: derp-region-unmeasured",
+	"thread-derp-peer-gone.txt":           "wgengine/magicsock/derp.go \"derp-%d does not know about peer %s, removing route\" (PeerGoneReasonNotHere) on the region status.go names as relay \"nyc\" (derp-1 by Tailscale's map, derp/derpmap): Link.Region and Log.PeersGone checks; no cause checked holds: unexplained",
+	"thread-peer-relay-alloc-timeout.txt": "wgengine/magicsock/relaymanager.go \"sent alloc request\", \"alloc request timed out\" (debug logging) while status.go shows relay \"sfo\": the peer relay gave no endpoint, the Log.PeerRelay check says so; no cause checked holds: unexplained",
+	"thread-portmap-refused.txt":          "net/portmapper \"UPnP returned unspecified external IP\" and net/netcheck logConciseReport mapvarydest=true portmap= @ v1.102.5: tailscaled's own socket behind a hard NAT with no mapping: local-hard-nat",
+	"thread-derp-region-link-default.txt": "magicsock derp.go \"derp-%d connected\" and \"does not know about peer\" with status.go's relay \"sfo\": no DERP map in the input, so derp-2 is tied to sfo by Tailscale's own map (derp/derpmap) as a link only, never a fact a rule reads: unexplained with Link.Region",
+	"thread-prose-conflicting.txt":        "netcheck.go's \"UDP:\" field typed twice from memory with two values (source: prose): a field given two values is unknown: unexplained",
+	"thread-maintainer-qa-prefs.txt":      "a maintainer's question quoted, ipn.Prefs as `tailscale debug prefs` prints it (JSON: RouteAll true, NetfilterMode) and status.go on FreeBSD: the route the poster names only in words is no fact (never invented), so the direct path stays direct",
+	"thread-two-machines.txt":             "two nodes' status.go outputs in one paste and the VPS's netcheck.go report after its own status: the last status is used with a warning to diagnose the other on its own; easy NAT, nothing checked holds: unexplained",
+	"thread-version-and-prefs.txt":        "version/print.go (\"long version:\"), ipn/prefs.go Prefs.Pretty (\"Prefs{ra=false … nf=on …}\") and status.go @ v1.102.5: routes not accepted, no NAT facts: unexplained",
+	"thread-get-netadapter.txt":           "PowerShell Get-NetAdapter (the Tailscale adapter Disconnected: wintun is down) and status.go's \"tx 700 rx 0\": a warning that the tunnel is down, and nothing ever came back: no-handshake",
+	"thread-derpmap-hujson-policy.txt":    "a tailnet policy file's derpMap in HuJSON (comments, trailing commas; tailscale/hujson Standardize) with STUNPort -1 on its only node and OmitDefaultRegions: net/netcheck makeProbePlan sends it no STUN probe: derp-region-unmeasured",
+	"thread-ip-rule-no-bypass.txt":        "iproute2 `ip rule` without tailscaled's 5210 fwmark rule (wgengine/router/osrouter/router_linux.go baseIPRules), `ip route show table 52` with 10.50.0.0/16 and status.go's direct 10.50.3.7:41641 inside it: the UDP follows the route into tailscale0: direct also direct-in-tunnel, one-way-traffic",
+	"binary.txt":                          "not text (an ELF header): one error line",
+	"chatter-only.txt":                    "no Tailscale line at all: one error line",
 }
 
 // TestCorpus reads every paste of testdata/corpus as `status --from`
@@ -265,6 +296,13 @@ func renderPeer(b *strings.Builder, p probes.Peer) {
 		fmt.Fprintf(b, " last-direct=%v", p.LastDirectAddr)
 	}
 	fmt.Fprintf(b, "\n  verdict: %s also %v\n", p.Verdict.Reason, p.Verdict.Also)
+	// The links (issue 29) and the facts from prose, each a check.
+	for _, c := range p.Verdict.Checks {
+		f := string(c.Field)
+		if strings.HasPrefix(f, "Link.") || strings.HasPrefix(f, "Log.") || f == "Ping.ICMP" || c.Source == "prose" {
+			fmt.Fprintf(b, "    %s %s = %s (%s)\n", c.Mark(), c.Field, c.Value, c.Source)
+		}
+	}
 }
 
 func tri(b *bool) string {

@@ -203,6 +203,9 @@ type paste struct {
 	curTarget   *pingTarget
 	curRun      *pingRun
 	pingCmd     *pingCmd
+
+	// th is what the readers of a whole thread read (paste_thread.go).
+	th threadState
 }
 
 func newPaste(now time.Time) *paste {
@@ -246,6 +249,15 @@ func (p *paste) read(in Raw) error {
 			if jsonBudget -= scanned; jsonBudget < 0 {
 				return fmt.Errorf("%w: %s:%d: the lines opening with \"{\" read as JSON that never ends, more than %d times the input's size; paste each tailscale --json output whole, or as text", ErrTooLarge, name, i+1, maxJSONScan)
 			}
+		}
+		// HuJSON, a keyed JSON object, a YAML DERP map (paste_derpmap.go).
+		if n, err := p.readDoc(name, data, lines, i, &jsonBudget); err != nil || n > 0 {
+			if err != nil {
+				return err
+			}
+			i += n - 1
+			p.closeBlock(&block)
+			continue
 		}
 		if len(raw) > MaxLineBytes {
 			return fmt.Errorf("%w: %s:%d: a line of %d KiB; tailpath reads lines of at most %d KiB (tailscale and tailscaled write far shorter ones)", ErrTooLarge, name, i+1, len(raw)>>10, MaxLineBytes>>10)
@@ -378,6 +390,7 @@ func (p *paste) dryRun(line string, block *blockState) string {
 		if c.text != nil {
 			c.text = &textStatus{}
 		}
+		c.host = c.host.clone()
 		b = &c
 	}
 	return q.readLine("", 1, line, &b)
@@ -482,6 +495,7 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, int, error) {
 			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale status --json of %d peers; tailpath reads at most %d, as in a saved snapshot", ErrTooLarge, name, first, len(st.Peer), MaxPeers)
 		}
 		p.status, p.statusFrom = &st, KindStatusJSON
+		p.statusKeys(keys)
 		in.Kind = KindStatusJSON
 		in.Note = units.Count(len(st.Peer), "peer", "peers")
 		for _, ps := range st.Peer {
@@ -504,7 +518,11 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, int, error) {
 		in.Kind = KindNetcheckJSON
 		in.Note = nf.note()
 	default:
-		return 0, end, nil
+		kind, note, ok := p.moreJSON(raw, keys)
+		if !ok {
+			return 0, end, nil
+		}
+		in.Kind, in.Note = kind, note
 	}
 	p.addInput(in)
 	return span, 0, nil
@@ -521,6 +539,12 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		if p.netcheckLine(b, trim) {
 			b.last = no
 			return KindNetcheckText
+		}
+		p.closeBlock(block)
+	}
+	if b = *block; b != nil && b.host != nil {
+		if p.moreBlockLine(name, no, b, trim) {
+			return b.kind
 		}
 		p.closeBlock(block)
 	}
@@ -618,12 +642,16 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		p.closeBlock(block)
 		return KindStatusText
 	}
+	if k := p.moreLine(name, no, trim, block); k != "" {
+		return k
+	}
 	return lineIgnore
 }
 
 // command notes a shell command line: `tailscale ping` starts ping runs,
 // `tailscale status` a new status block.
 func (p *paste) command(c command, block **blockState) {
+	p.cmdFacts(c)
 	if c.tool != "tailscale" {
 		return
 	}
@@ -665,6 +693,7 @@ type blockState struct {
 	first, last int
 	nc          *netcheckFacts
 	text        *textStatus
+	host        *hostAcc // a host tool's block (paste_host.go)
 }
 
 // closeBlock finishes the open block.
@@ -701,6 +730,8 @@ func (p *paste) closeBlock(block **blockState) {
 		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: note})
 	case "health":
 		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: units.Count(len(p.health), "health message", "health messages")})
+	default:
+		p.closeMore(b)
 	}
 }
 
@@ -837,6 +868,7 @@ func (p *paste) file() (*File, error) {
 			have[msg] = true
 		}
 	}
+	handshakes := p.mergeFragments(st)
 	f.Status = st
 	hist := map[string]PeerHistory{}
 	p.pingPeers(f, st, taken, hist)
@@ -847,7 +879,14 @@ func (p *paste) file() (*File, error) {
 		}
 	}
 
-	// Our own facts.
+	// Region ids tied to the codes the paths name (paste_thread.go).
+	p.linkRegions()
+
+	// Our own facts; netcheck fields in prose when no report says more.
+	prose := p.proseNetcheck()
+	if prose != nil {
+		p.netchecks = append(p.netchecks, prose)
+	}
 	self := p.selfFacts(f)
 	switch {
 	case self.NAT == nil && self.Evidence != nil && self.Evidence.NetcheckEmpty:
@@ -917,6 +956,7 @@ func (p *paste) file() (*File, error) {
 			}
 		}
 	}
+	p.finishThread(f, st, prose, handshakes, hist)
 	if len(hist) > 0 {
 		f.History.Peers = make(map[safetext.Text]PeerHistory, len(hist))
 		for id, h := range hist {
@@ -1037,6 +1077,7 @@ func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist ma
 			h.PathUnknown = ev.noPath
 		}
 		h.PingRun = ev.run
+		h.ICMPReply = ev.icmp
 		h.Latency = ev.latency
 		if ev.wasDirect {
 			h.LastDirect, h.LastDirectAddr = taken, ev.lastDirect
@@ -1126,6 +1167,10 @@ type SelfFacts struct {
 	EndpointTypes []string `json:"endpoint_types,omitempty"`
 	// Evidence is our own trouble the input shows (probes.SelfEvidence).
 	Evidence *probes.SelfEvidence `json:"evidence,omitempty"`
+	// Daemon is how tailscaled runs here, as the input shows it
+	// (probes.Daemon); Prose the facts read from the poster's words.
+	Daemon *probes.Daemon `json:"daemon,omitempty"`
+	Prose  []string       `json:"prose,omitempty"`
 }
 
 // allPeers is st's self and peers, sorted by ID for determinism.

@@ -277,6 +277,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		}
 		return "direct path"
 	case strings.Contains(msg, "removing route") && find(logDERPGoneRE):
+		p.peerGone(m[1], m[2], at)
 		return "DERP: a peer left a region"
 	case strings.Contains(msg, "derp route for") && find(logDERPRouteRE):
 		return "DERP route"
@@ -294,6 +295,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		// logpolicy.New logs the daemon's version as it starts; the
 		// last start in the log is the version that runs.
 		p.version = safetext.Clean(m[1])
+		p.daemonArgs(msg)
 		return "tailscaled started"
 	case strings.Contains(msg, " connected") && find(logDERPConnRE):
 		if id, err := strconv.Atoi(m[1]); err == nil {
@@ -339,7 +341,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		p.streamError(at, "PollNetMap: "+strings.TrimPrefix(m[1], "PollNetMap: "))
 		return "control connection"
 	}
-	return ""
+	return p.moreLog(at, msg)
 }
 
 // streamError counts a stream cut mid-way (control) and corrupted TLS

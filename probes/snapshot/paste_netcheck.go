@@ -56,7 +56,7 @@ const maxLatency = time.Hour
 // all three are known not to answer, no mapping can exist.
 func (n *netcheckFacts) natInfo() *probes.NATInfo {
 	out := &probes.NATInfo{WorkingUDP: n.udp, WorkingIPv6: n.ipv6, MappingVariesByDestIP: n.mapping, UPnP: n.upnp, PMP: n.pmp, PCP: n.pcp,
-		FromCLI: n.from == KindNetcheckText || n.from == KindNetcheckJSON}
+		FromCLI: n.from == KindNetcheckText || n.from == KindNetcheckJSON || n.from == fromProse}
 	if n.havePortMap != nil {
 		out.HavePortMap = *n.havePortMap
 	} else {

@@ -301,6 +301,9 @@ type pingEvidence struct {
 	// noPath: only TSMP or ICMP runs, whose pongs name the ping type,
 	// not a path (cmd/tailscale/cli/ping.go runPing): the path is unknown.
 	noPath bool
+	// icmp and tsmp: whether the last --icmp and --tsmp runs got a pong
+	// (nil: none pasted).
+	icmp, tsmp *bool
 }
 
 // evidence sums up t's runs as of taken (ping output is not dated). The
@@ -313,6 +316,12 @@ func (t *pingTarget) evidence(taken time.Time) pingEvidence {
 	for _, r := range t.runs {
 		if r.latency > 0 && r.pongs > 0 {
 			ev.latency = r.latency
+		}
+		switch r.kind {
+		case pingICMP:
+			ev.icmp = boolp(r.pongs > 0)
+		case pingTSMP:
+			ev.tsmp = boolp(r.pongs > 0)
 		}
 		if r.kind != pingDisco {
 			what := "went through WireGuard and was answered"
@@ -352,7 +361,7 @@ func (t *pingTarget) evidence(taken time.Time) pingEvidence {
 	}
 	switch {
 	case last.direct || last.tries >= minDiscoTries:
-		ev.run = &probes.PingRun{At: taken, Tries: last.tries, Pongs: last.pongs, Direct: last.direct, Via: safetext.New(last.via)}
+		ev.run = &probes.PingRun{At: taken, Tries: last.tries, Pongs: last.pongs, Direct: last.direct, Via: safetext.New(last.via), TSMPReply: ev.tsmp}
 	default:
 		ev.notes = append(ev.notes, fmt.Sprintf("the last DISCO run sent %d ping(s) and got no direct pong: too few to say anything of a direct path (the first pong usually comes through DERP)", last.tries))
 	}

@@ -277,8 +277,10 @@ func TestParseTruncatedAndMixed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Inputs) != 1 || f.Inputs[0].Kind != KindNetcheckText || len(f.Ignored) < 10 {
-		t.Errorf("inputs %+v, %d ignored; want the netcheck and the truncated JSON's lines ignored", f.Inputs, len(f.Ignored))
+	// The JSON's first half is read as a fragment (our own entry, whole);
+	// the object cut in the middle and the rest are ignored.
+	if len(f.Inputs) != 2 || f.Inputs[0].Kind != KindStatusFragment || f.Inputs[1].Kind != KindNetcheckText || len(f.Ignored) < 10 {
+		t.Errorf("inputs %+v, %d ignored; want the JSON's whole entries as a fragment, the netcheck, and the cut lines ignored", f.Inputs, len(f.Ignored))
 	}
 	crlf, err := Parse([]Raw{{Name: "mixed.txt", Data: bytes.ReplaceAll(mixed, []byte("\n"), []byte("\r\n"))}}, pasteNow)
 	if err != nil {

@@ -122,6 +122,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 			p.NoHandshakeSince = h.NoHandshakeSince
 			p.LastDirect, p.LastDirectAddr = h.LastDirect, h.LastDirectAddr
 			p.LastChange, p.PingRun, p.Latency = h.LastChange, h.PingRun, h.Latency
+			p.ICMPReply = h.ICMPReply
 			p.TxRate, p.RxRate, p.RatesKnown = h.TxRate, h.RxRate, h.RatesKnown
 			p.HandshakeUnknown = h.HandshakeUnknown
 			if h.PathText != "" {
@@ -181,6 +182,13 @@ func (f *File) fillSelf(snap *probes.Snapshot, sf *SelfFacts) {
 	}
 	if self.Version == "" {
 		self.Version = sf.Version
+	}
+	if sf.Daemon != nil && self.Daemon == nil {
+		d := *sf.Daemon
+		self.Daemon = &d
+	}
+	if len(sf.Prose) > 0 {
+		self.Prose = slices.Clone(sf.Prose)
 	}
 	if self.HomeDERP == 0 && sf.HomeDERP != 0 {
 		self.HomeDERP = sf.HomeDERP

@@ -183,12 +183,15 @@ type PeerHistory struct {
 	// as the IPN bus reported it ("" when it was not reported).
 	WireGuard      string    `json:"wireguard,omitempty"`
 	WireGuardSince time.Time `json:"wireguard_since,omitzero"`
+	// ICMPReply is whether a pasted `tailscale ping --icmp` was answered
+	// (probes.Peer.ICMPReply); nil when none was pasted.
+	ICMPReply *bool `json:"icmp_reply,omitempty"`
 }
 
 func (h PeerHistory) empty() bool {
 	return h.NoHandshakeSince.IsZero() && h.LastDirect.IsZero() && h.LastChange == nil &&
 		h.PingRun == nil && h.Latency == 0 && h.TxRate == 0 && h.RxRate == 0 && !h.RatesKnown && !h.HandshakeUnknown &&
-		!h.Offline && h.PathText == "" && h.WireGuard == "" && h.WireGuardSince.IsZero()
+		!h.Offline && h.PathText == "" && h.WireGuard == "" && h.WireGuardSince.IsZero() && h.ICMPReply == nil
 }
 
 // ControlAPI is the control API's answer as the diagnosis used it.
