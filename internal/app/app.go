@@ -28,8 +28,8 @@ import (
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
-	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/device"
@@ -44,10 +44,6 @@ const FPS = 20
 
 // LogKeep is how many device lines the Log pane keeps.
 const LogKeep = 20000
-
-// TuningInterval is how often the dashboard re-reads the host's tuning and
-// tailnet TCP connections.
-const TuningInterval = 5 * time.Second
 
 // Dashboard is everything one run of the TUI is wired from. The dashboard
 // command builds one from the local tailscaled and flags; the demo from the
@@ -119,16 +115,6 @@ func (d *Dashboard) Panes() ([]common.Pane, Sources) {
 	}
 	return panes, srcs
 }
-
-// Prober is the dashboard's P: probes/probe.Run within its limits (10
-// pings per peer, 8 peers at once, 15 s in all).
-func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
-	return probe.Run(ctx, c, peers, probe.Options{}, progress)
-}
-
-// HostFactsMaxAge is how often, at most, a long-running source reads this
-// host's interfaces and nftables ruleset again (probes/hostnet).
-const HostFactsMaxAge = 15 * time.Second
 
 // SourceOptions are the tailscaled source's options for d: its poll, the
 // peers tailscale status hides when All, fresh DERP latencies every 10
@@ -239,3 +225,13 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	}
 	return nil
 }
+
+// TeaSink is the dashboard's sink: every value becomes a message to the
+// program (send is tea.Program.Send), which the root model broadcasts to
+// its panes.
+type TeaSink func(tea.Msg)
+
+func (send TeaSink) Snapshot(ls *link.Snapshot) { send(ls) }
+func (send TeaSink) Event(ev probes.Event)      { send(ev) }
+func (send TeaSink) Board(ev devlink.Event)     { send(ev) }
+func (send TeaSink) Tuning(r tune.Reading)      { send(tuning.ReportMsg(r)) }

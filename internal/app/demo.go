@@ -2,12 +2,9 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,13 +19,8 @@ import (
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
-	"github.com/tailpath/tailpath/sysctl/tune"
-	"github.com/tailpath/tailpath/tui/tuning"
 	"tailscale.com/tailcfg"
 )
-
-// DemoTitle is the demo dashboard's title.
-const DemoTitle = "tailpath demo (lab tailnet on 127.0.0.1)"
 
 // demoReplaySpeed is how much faster than the board the demo replays the
 // firmware scenario (about two minutes of the CoreS3 case at 1×).
@@ -41,32 +33,6 @@ const (
 	scenarioPeer2IP = "100.64.0.2"
 	scenarioPeer3IP = "100.64.0.3"
 )
-
-// Demo returns the demo's dashboard over a started lab: its observer as the
-// tailscaled, the lab's control API (each node's own NetInfo) as the peers'
-// side of each path, the bundled firmware's scenario as the board (Device
-// and Log panes), and a sandbox copy of this host's /proc/sys as the
-// Tuning pane's host. ctx bounds the replay.
-func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, error) {
-	api, err := controlapi.NewControlAPI(l.ControlAPIConfig())
-	if err != nil {
-		return nil, err
-	}
-	d := &Dashboard{
-		ControlAPI: api,
-		Client:     l.Observer(),
-		Socket:     l.ObserverSocket(),
-		Interval:   interval,
-		Title:      DemoTitle,
-		Device:     demoBoard(ctx, l, demoReplaySpeed),
-	}
-	opts, err := demoTuning(l)
-	if err != nil {
-		return nil, err
-	}
-	d.Tuning = &opts
-	return d, nil
-}
 
 // DemoStatus is the demo's view once, headless (demo --status): the
 // observer's snapshot with the lab's control-API facts of each peer,
@@ -271,21 +237,6 @@ func relabelRegions(lines []firmware.ScenarioLine, regions map[uint16]uint16, ho
 		out[i] = firmware.ScenarioLine{At: l.At, Text: text}
 	}
 	return out
-}
-
-// demoTuning is the seed NAS (DSM on Linux 4.4, no BBR, 20 ms to its
-// peer), its tailnet connections replayed from recorded tcp_info, in a
-// sandbox copy in the lab's directory that apply and revert really write.
-func demoTuning(l *lab.Lab) (tuning.Options, error) {
-	dir := filepath.Join(l.Dir(), "tuning-sandbox")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return tuning.Options{}, fmt.Errorf("demo: tuning sandbox: %w", err)
-	}
-	c, err := tune.SeedNASControl(dir)
-	if err != nil {
-		return tuning.Options{}, fmt.Errorf("demo: tuning sandbox: %w", err)
-	}
-	return tuning.OptionsFor(c), nil
 }
 
 // relabelScenario replaces whole tailnet addresses in the capture (from →

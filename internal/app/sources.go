@@ -5,14 +5,13 @@ import (
 	"sync"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/sysctl/tune"
-	"github.com/tailpath/tailpath/tui/tuning"
 )
 
 // Sources are the sources the dashboard and serve both run: tailscaled,
@@ -108,12 +107,16 @@ func (s Sources) runBoard(ctx context.Context, linker *link.Linker, sink Sink) {
 	}
 }
 
-// TeaSink is the dashboard's sink: every value becomes a message to the
-// program (send is tea.Program.Send), which the root model broadcasts to
-// its panes.
-type TeaSink func(tea.Msg)
+// Prober is the dashboard's P: probes/probe.Run within its limits (10
+// pings per peer, 8 peers at once, 15 s in all).
+func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
+	return probe.Run(ctx, c, peers, probe.Options{}, progress)
+}
 
-func (send TeaSink) Snapshot(ls *link.Snapshot) { send(ls) }
-func (send TeaSink) Event(ev probes.Event)      { send(ev) }
-func (send TeaSink) Board(ev devlink.Event)     { send(ev) }
-func (send TeaSink) Tuning(r tune.Reading)      { send(tuning.ReportMsg(r)) }
+// HostFactsMaxAge is how often, at most, a long-running source reads this
+// host's interfaces and nftables ruleset again (probes/hostnet).
+const HostFactsMaxAge = 15 * time.Second
+
+// TuningInterval is how often the dashboard re-reads the host's tuning and
+// tailnet TCP connections.
+const TuningInterval = 5 * time.Second
