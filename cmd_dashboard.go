@@ -12,7 +12,6 @@ import (
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
-	"github.com/tailpath/tailpath/tui/tuning"
 )
 
 // dashboardFlags are the flags of the default command (the dashboard).
@@ -92,15 +91,18 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio cli.IO) e
 	}
 	client := localapi.NewClient(f.socket)
 	d := app.Dashboard{
-		ControlAPI: api,
-		Client:     client,
-		Socket:     f.socket,
-		Interval:   f.interval,
-		All:        f.all,
-		Title:      "tailpath",
-		// The host's own TCP tuning (on other systems the pane says "Linux
-		// only"), first saying whether tailnet TCP is the kernel's at all.
-		Tuning: &tuning.Options{Inputs: app.TuneDaemon(f.socket, tune.Inputs{})},
+		Sources: app.Sources{
+			ControlAPI: api,
+			Client:     client,
+			Socket:     f.socket,
+			Interval:   f.interval,
+			All:        f.all,
+			// The host's own TCP tuning (on other systems the pane says
+			// "Linux only"), first saying whether tailnet TCP is the
+			// kernel's at all.
+			Tuning: &tune.Control{Inputs: app.TuneDaemon(f.socket, tune.Inputs{})},
+		},
+		Title: "tailpath",
 	}
 	if f.port != "" {
 		eol, err := devlink.EOLBytes(f.eol)

@@ -97,12 +97,16 @@ func (f *demoFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 		<-ctx.Done()
 		return nil
 	}
+	if f.serve != "" {
+		srcs, err := app.DemoSources(ctx, l, f.interval)
+		if err != nil {
+			return err
+		}
+		return app.ServeDemo(ctx, srcs, f.serve, stdio.Stderr)
+	}
 	d, err := app.Demo(ctx, l, f.interval)
 	if err != nil {
 		return err
-	}
-	if f.serve != "" {
-		return app.ServeDemo(ctx, d, f.serve, stdio.Stderr)
 	}
 	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
 }

@@ -17,15 +17,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/controlapi"
-	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
@@ -49,50 +46,38 @@ const LogKeep = 20000
 // command builds one from the local tailscaled and flags; the demo from the
 // lab (Demo).
 type Dashboard struct {
-	// Client is tailscaled's LocalAPI (the lab's observer in the demo).
-	Client localapi.LocalClient
-	// Socket names Client's socket in the source's errors; "" is the
-	// platform default.
-	Socket string
-	// Interval is how often Status is polled; 0 means the source's default.
-	Interval time.Duration
-	// All keeps the peers `tailscale status` hides (shared-in nodes,
-	// Mullvad exit nodes; localapi.GatherOptions.All).
-	All bool
-	// ControlAPI, when set, reads the peers' own side of each path from
-	// the Tailscale control API, once a minute and on r.
-	ControlAPI *controlapi.ControlAPI
+	// Sources are the dashboard's sources: tailscaled (Client), the
+	// control API, a board (Device: adds the Device and Log panes) and
+	// the host's tuning (Tuning: adds the Tuning pane).
+	Sources
 	// Title is shown left of the tabs.
 	Title safetext.Text
-	// Device, when set, adds the Device and Log panes, fed by it.
-	Device *devlink.Source
 	// EOL is what the Log pane's console sends for Enter with a live
 	// board (a replay stays read-only); nil means CR.
 	EOL []byte
-	// Tuning, when set, adds the Tuning pane and its source.
-	Tuning *tuning.Options
 	// InputTTY reads keys from the controlling terminal rather than stdin
 	// (--port - carries the capture on stdin).
 	InputTTY bool
 	// Closers run after the program and every feed have stopped.
 	Closers []func() error
-	// Replay, when set, takes the tailscaled source's place: the dashboard
-	// shows this saved snapshot (probes/snapshot), read-only, under a
-	// "snapshot taken …" notice. Client is then unused.
+	// Replay, when set, takes the sources' place: the dashboard shows this
+	// saved snapshot (probes/snapshot), read-only, under a "snapshot
+	// taken …" notice. Sources are then unused.
 	Replay *snapshot.File
 	// SaveDir is where S saves snapshots of the live dashboard; "" is the
 	// user's state directory (UserSaveDir), never the current one.
 	SaveDir string
 }
 
-// Panes returns the panes after Peers and Detail, in tab order (Device,
-// Log, Tuning: each only when its source is set), and the sources that
-// keep them fed, without tailscaled's (Run adds it). It starts nothing.
-func (d *Dashboard) Panes() ([]common.Pane, Sources) {
+// panes returns the panes after Peers and Detail, in tab order: Device
+// and Log with a board, then Tuning with a host's tuning (live, the demo)
+// or a snapshot's tuning report (--from, read-only). Live, the demo and
+// --from all build their panes here, so a new pane is added once. It
+// starts nothing.
+func (d *Dashboard) panes() []common.Pane {
 	var panes []common.Pane
-	var srcs Sources
-	if src := d.Device; src != nil {
-		st := common.DefaultStyles() // the root sends the terminal's (common.StylesMsg)
+	st := common.DefaultStyles() // the root sends the terminal's (common.StylesMsg)
+	if src := d.Device; src != nil && d.Replay == nil {
 		dev := device.New(st, nil)
 		lp := logpane.New(st, LogKeep)
 		if src.Link != nil {
@@ -106,34 +91,16 @@ func (d *Dashboard) Panes() ([]common.Pane, Sources) {
 			lp.SetConsole(src.Link.Send, eol)
 		}
 		panes = append(panes, dev, lp)
-		srcs.Device = src
 	}
-	if d.Tuning != nil {
-		panes = append(panes, tuning.New(*d.Tuning))
-		c := d.Tuning.Control()
-		srcs.Tuning, srcs.TuningEvery = &c, TuningInterval
+	switch {
+	case d.Replay != nil:
+		if f := d.Replay; f.Tuning != nil || f.TuningErr != "" {
+			panes = append(panes, tuning.New(tuning.Options{Snapshot: safetext.New("taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")), Now: d.replayClock()}))
+		}
+	case d.Tuning != nil:
+		panes = append(panes, tuning.New(tuning.OptionsFor(*d.Tuning)))
 	}
-	return panes, srcs
-}
-
-// SourceOptions are the tailscaled source's options for d: its poll, the
-// peers tailscale status hides when All, fresh DERP latencies every 10
-// minutes (a few STUN packets, as `tailscale netcheck` sends, so
-// far-home-derp is judged on current numbers rather than NetInfo's, which
-// may be hours old), and the control API's peer side when ControlAPI is
-// set.
-func (d *Dashboard) SourceOptions() localapi.SourceOptions {
-	o := localapi.SourceOptions{
-		Interval:    d.Interval,
-		Socket:      d.Socket,
-		Gather:      localapi.GatherOptions{All: d.All, Host: hostnet.Reader(HostFactsMaxAge)},
-		MeasureDERP: localapi.MeasureDERPLatency,
-		Prober:      Prober,
-	}
-	if d.ControlAPI != nil {
-		o.PeerSide = controlapi.NewRefresher(d.ControlAPI, 0)
-	}
-	return o
+	return panes
 }
 
 // Run starts the sources, runs the Bubble Tea program on stdin and stdout
@@ -166,13 +133,11 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	}
 
 	var linker link.Linker
-	sopts := d.SourceOptions()
+	sopts := d.TailscaledOptions()
 	src := localapi.NewSource(d.Client, sopts)
-	panes, srcs := d.Panes()
-	srcs.Probes = src
 	opts := tui.Options{
 		Title: d.Title,
-		Panes: panes,
+		Panes: d.panes(),
 		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
 			return func() tea.Msg {
 				src.Ping(peer, kind)
@@ -210,7 +175,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	relayed := make(chan struct{})
 	go func() {
 		defer close(relayed)
-		srcs.Run(ctx, &linker, TeaSink(p.Send))
+		d.Sources.Run(ctx, src, &linker, TeaSink(p.Send))
 	}()
 	_, err := p.Run()
 	cancel()

@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +22,7 @@ import (
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/sysctl/tune"
 	"tailscale.com/tailcfg"
 )
 
@@ -33,6 +37,46 @@ const (
 	scenarioPeer2IP = "100.64.0.2"
 	scenarioPeer3IP = "100.64.0.3"
 )
+
+// DemoSources are the demo's sources over a started lab: its observer as
+// the tailscaled, the lab's control API (each node's own NetInfo) as the
+// peers' side of each path, the bundled firmware's scenario as the board,
+// and the seed NAS in a sandbox as the host's tuning (demoTuning). The
+// demo's dashboard and `demo --serve` run them. ctx bounds the board's
+// replay.
+func DemoSources(ctx context.Context, l *lab.Lab, interval time.Duration) (Sources, error) {
+	api, err := controlapi.NewControlAPI(l.ControlAPIConfig())
+	if err != nil {
+		return Sources{}, err
+	}
+	c, err := demoTuning(l)
+	if err != nil {
+		return Sources{}, err
+	}
+	return Sources{
+		ControlAPI: api,
+		Client:     l.Observer(),
+		Socket:     l.ObserverSocket(),
+		Interval:   interval,
+		Device:     demoBoard(ctx, l, demoReplaySpeed),
+		Tuning:     c,
+	}, nil
+}
+
+// demoTuning is the seed NAS (DSM on Linux 4.4, no BBR, 20 ms to its
+// peer), its tailnet connections replayed from recorded tcp_info, in a
+// sandbox copy in the lab's directory that apply and revert really write.
+func demoTuning(l *lab.Lab) (*tune.Control, error) {
+	dir := filepath.Join(l.Dir(), "tuning-sandbox")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("demo: tuning sandbox: %w", err)
+	}
+	c, err := tune.SeedNASControl(dir)
+	if err != nil {
+		return nil, fmt.Errorf("demo: tuning sandbox: %w", err)
+	}
+	return &c, nil
+}
 
 // DemoStatus is the demo's view once, headless (demo --status): the
 // observer's snapshot with the lab's control-API facts of each peer,

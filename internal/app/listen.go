@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"time"
-
-	"github.com/tailpath/tailpath/probes/controlapi"
 )
 
 // Listen listens for serve on addr (an IP or localhost, and a port, as
@@ -33,25 +31,12 @@ func Listen(addr, flag string, w io.Writer) (net.Listener, error) {
 	return ln, nil
 }
 
-// ServeDemo serves the demo's sources (the lab's observer, the replayed
-// board, the sandbox tuning) as tailpath serve does, until ctx ends.
-func ServeDemo(ctx context.Context, d *Dashboard, addr string, stderr io.Writer) error {
-	s := &Serve{
-		Client:    d.Client,
-		Socket:    d.Socket,
-		Interval:  d.Interval,
-		Device:    d.Device,
-		PingEvery: time.Minute,
-		Log:       stderr,
-	}
+// ServeDemo serves the demo's sources (DemoSources: the lab's observer,
+// the replayed board, the sandbox tuning, the lab's control API) as
+// tailpath serve does, until ctx ends.
+func ServeDemo(ctx context.Context, srcs Sources, addr string, stderr io.Writer) error {
+	s := &Serve{Sources: srcs, PingEvery: time.Minute, Log: stderr}
 	s.Snapshot = s.SnapshotFile
-	if d.Tuning != nil {
-		s.Tuning = &d.Tuning.Inputs
-	}
-	if d.ControlAPI != nil {
-		// The lab's control API, as the dashboard reads it.
-		s.PeerSide = controlapi.NewRefresher(d.ControlAPI, 0)
-	}
 	ln, err := Listen(addr, "--serve", stderr)
 	if err != nil {
 		return err

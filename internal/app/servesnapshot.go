@@ -16,7 +16,7 @@ import (
 // readable by `status --from` and `--peer-snapshot` on another machine),
 // carrying in.Latest's history, board and path changes and WhoIs answers
 // (snapshot.Options.ReuseWhoIs: no WhoIs per peer), the control API's
-// facts of this node's netmap peers when s.PeerSide is set (never of the
+// facts of this node's netmap peers when s.ControlAPI is set (never of the
 // devices its ACLs hide from it), and in.Tuning; then scrubbed
 // (snapshot.Scrub: no keys, no log ids, nothing renamed). Errors are
 // Capture's, with the socket named (localapi.ConnectError).
@@ -42,7 +42,7 @@ func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, err
 	if in.TuningErr != nil {
 		opts.TuningErr = in.TuningErr.Error()
 	}
-	if r := s.PeerSide; r != nil {
+	if r := s.peerSide; r != nil {
 		facts, st := r.Latest()
 		opts.Gather.PeerFacts, opts.Gather.APIStatus = facts, &st
 	}

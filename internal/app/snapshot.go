@@ -72,9 +72,8 @@ func (d *Dashboard) ReplayModel(ctx context.Context) (tea.Model, []tea.Msg, erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("dashboard: the snapshot: %w", err)
 	}
-	panes, msgs := d.replayPanes()
-	model := tui.New(d.replayOptions(panes))
-	return model, append([]tea.Msg{ls}, msgs...), nil
+	model := tui.New(d.replayOptions(d.panes()))
+	return model, append([]tea.Msg{ls}, d.replayMsgs()...), nil
 }
 
 // runReplay runs the dashboard over d.Replay: one linked snapshot, sent
@@ -97,15 +96,14 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 	return nil
 }
 
-// replayPanes are the panes a replayed snapshot shows besides Peers and
-// Detail, and the messages that fill them: its tuning report, read-only,
-// in the Tuning pane when it holds one. (The board's evidence is in its
-// peer's verdict; the Device and Log panes need the board's own stream,
-// which a snapshot does not keep.)
-func (d *Dashboard) replayPanes() ([]common.Pane, []tea.Msg) {
+// replayMsgs are the messages that fill a replayed snapshot's panes
+// besides Peers and Detail: its tuning report, when it holds one. (The
+// board's evidence is in its peer's verdict; the Device and Log panes need
+// the board's own stream, which a snapshot does not keep.)
+func (d *Dashboard) replayMsgs() []tea.Msg {
 	f := d.Replay
 	if f.Tuning == nil && f.TuningErr == "" {
-		return nil, nil
+		return nil
 	}
 	var m tuning.ReportMsg
 	if f.Tuning != nil {
@@ -114,8 +112,7 @@ func (d *Dashboard) replayPanes() ([]common.Pane, []tea.Msg) {
 	if f.TuningErr != "" {
 		m.Err = errors.New(f.TuningErr)
 	}
-	pane := tuning.New(tuning.Options{Snapshot: safetext.New("taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")), Now: d.replayClock()})
-	return []common.Pane{pane}, []tea.Msg{m}
+	return []tea.Msg{m}
 }
 
 // replayClock is the replayed dashboard's clock: stopped at the time the

@@ -47,7 +47,7 @@ func TestDashboardSave(t *testing.T) {
 	ls := l.SetSnapshot(prev)
 
 	dir := t.TempDir()
-	d := &Dashboard{Client: c, Socket: srv.Socket, SaveDir: dir}
+	d := &Dashboard{Sources: Sources{Client: c, Socket: srv.Socket}, SaveDir: dir}
 	msg := d.save(ctx, ls, nil, nil)
 	if msg.Err != "" {
 		t.Fatal(msg.Err)
@@ -219,7 +219,7 @@ func TestSaveDefaultsToStateDir(t *testing.T) {
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	srv := probestest.New(t, fix)
-	d := &Dashboard{Client: localapi.NewClient(srv.Socket), Socket: srv.Socket}
+	d := &Dashboard{Sources: Sources{Client: localapi.NewClient(srv.Socket), Socket: srv.Socket}}
 	msg := d.save(context.Background(), nil, nil, nil)
 	if msg.Err != "" {
 		t.Fatal(msg.Err)

@@ -8,21 +8,36 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
-// Sources are the sources the dashboard and serve both run: tailscaled,
-// a board and the host's tuning, each when set. Run relays what they
-// report to one Sink, tailscaled's snapshots and the board's state meeting
-// in one link.Linker on the way: the dashboard's sink sends to its Bubble
-// Tea program (TeaSink), serve's keeps the newest values for its scrapes.
-// The two are the same program with two sinks.
+// Sources are where the evidence comes from: tailscaled, a board and the
+// host's tuning, each when set. The dashboard and serve run the same
+// Sources (Run), each with its own Sink, tailscaled's snapshots and the
+// board's state meeting in one link.Linker on the way: the dashboard's
+// sink sends to its Bubble Tea program (internal/dashboard), serve's keeps
+// the newest values for its scrapes. The demo's are DemoSources.
 type Sources struct {
-	// Probes is tailscaled's source; nil runs none (the flood test).
-	Probes *localapi.Source
+	// Client is tailscaled's LocalAPI (the lab's observer in the demo);
+	// nil runs no tailscaled source (the flood test).
+	Client localapi.LocalClient
+	// Socket names Client's socket in the source's errors; "" is the
+	// platform default.
+	Socket string
+	// Interval is how often Status is polled; 0 means the source's
+	// default (2 s).
+	Interval time.Duration
+	// All keeps the peers `tailscale status` hides (shared-in nodes,
+	// Mullvad exit nodes; localapi.GatherOptions.All).
+	All bool
+	// ControlAPI, when set, reads the peers' own side of each path from
+	// the Tailscale control API, once a minute and when asked.
+	ControlAPI *controlapi.ControlAPI
 	// Device is the board (--port, or a replayed capture).
 	Device *devlink.Source
 	// DeviceRetry, when positive, opens the board again this often after
@@ -30,9 +45,31 @@ type Sources struct {
 	// board is plugged in); 0 stops at the first such failure, which the
 	// Device pane shows. Once open, devlink.Link reopens it by itself.
 	DeviceRetry time.Duration
-	// Tuning is the host whose tuning is read every TuningEvery.
+	// Tuning is the host whose tuning is read every TuningEvery (0 means
+	// TuningInterval).
 	Tuning      *tune.Control
 	TuningEvery time.Duration
+}
+
+// TailscaledOptions are the tailscaled source's options for s: its poll,
+// the peers tailscale status hides when All, fresh DERP latencies every
+// 10 minutes (a few STUN packets, as `tailscale netcheck` sends, so
+// far-home-derp is judged on current numbers rather than NetInfo's, which
+// may be hours old), P's bounded DISCO runs (Prober), and the control
+// API's peer side when ControlAPI is set (a Refresher of its own: each
+// call makes a new one).
+func (s Sources) TailscaledOptions() localapi.SourceOptions {
+	o := localapi.SourceOptions{
+		Interval:    s.Interval,
+		Socket:      s.Socket,
+		Gather:      localapi.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge)},
+		MeasureDERP: localapi.MeasureDERPLatency,
+		Prober:      Prober,
+	}
+	if s.ControlAPI != nil {
+		o.PeerSide = controlapi.NewRefresher(s.ControlAPI, 0)
+	}
+	return o
 }
 
 // Sink is where Sources.Run delivers. Its methods are called from the
@@ -51,13 +88,14 @@ type Sink interface {
 	Tuning(tune.Reading)
 }
 
-// Run runs every source that is set until ctx ends (or, for a replayed
-// board, its capture does), relaying to sink, and returns when all have
-// stopped.
-func (s Sources) Run(ctx context.Context, linker *link.Linker, sink Sink) {
+// Run runs ts, tailscaled's source (made from TailscaledOptions by the
+// caller, who keeps it to ping and probe through; nil runs none), and s's
+// board and tuning when set, until ctx ends (or, for a replayed board, its
+// capture does), relaying to sink, and returns when all have stopped.
+func (s Sources) Run(ctx context.Context, ts *localapi.Source, linker *link.Linker, sink Sink) {
 	var wg sync.WaitGroup
-	if s.Probes != nil {
-		events := s.Probes.Run(ctx)
+	if ts != nil {
+		events := ts.Run(ctx)
 		wg.Go(func() {
 			for ev := range events {
 				if snap, ok := ev.(*probes.Snapshot); ok {

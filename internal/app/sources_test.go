@@ -57,7 +57,7 @@ func TestSourcesRun(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		srcs.Run(ctx, &linker, &sink)
+		srcs.Run(ctx, nil, &linker, &sink)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
