@@ -9,6 +9,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/internal/dashboard"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -90,7 +91,7 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio cli.IO) e
 		return cli.UsageError{Err: err}
 	}
 	client := localapi.NewClient(f.socket)
-	d := app.Dashboard{
+	d := dashboard.Dashboard{
 		Sources: app.Sources{
 			ControlAPI: api,
 			Client:     client,
@@ -109,7 +110,7 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio cli.IO) e
 		if err != nil {
 			return cli.UsageError{Err: err}
 		}
-		err = d.AttachDevice(app.DeviceOptions{Port: f.port, Baud: f.baud, ELF: f.elf, LogFile: f.logFile, Reset: f.reset, EOL: eol}, stdio.Stdin)
+		err = d.AttachDevice(dashboard.DeviceOptions{Port: f.port, Baud: f.baud, ELF: f.elf, LogFile: f.logFile, Reset: f.reset, EOL: eol}, stdio.Stdin)
 		if err != nil {
 			return err
 		}
@@ -123,7 +124,7 @@ func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio cli.I
 	if f.port != "" {
 		return cli.UsageErrorf("--from shows saved evidence: --port does not apply")
 	}
-	if err := app.NeedTerminal(stdio.Stdin); err != nil {
+	if err := dashboard.NeedTerminal(stdio.Stdin); err != nil {
 		return err
 	}
 	var raws []snapshot.Raw
@@ -142,6 +143,6 @@ func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio cli.I
 		return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
 	}
 	file.All = file.All || f.all
-	d := app.Dashboard{Title: "tailpath", Replay: file}
+	d := dashboard.Dashboard{Title: "tailpath", Replay: file}
 	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/internal/dashboard"
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/probes/lab"
 )
@@ -76,7 +77,7 @@ func (f *demoFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 	}
 	if !f.status && !f.labOnly && f.serve == "" {
 		// Fail before the lab's few seconds of start-up, not after.
-		if err := app.NeedTerminal(stdio.Stdin); err != nil {
+		if err := dashboard.NeedTerminal(stdio.Stdin); err != nil {
 			return err
 		}
 	}
@@ -104,7 +105,7 @@ func (f *demoFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 		}
 		return app.ServeDemo(ctx, srcs, f.serve, stdio.Stderr)
 	}
-	d, err := app.Demo(ctx, l, f.interval)
+	d, err := dashboard.Demo(ctx, l, f.interval)
 	if err != nil {
 		return err
 	}

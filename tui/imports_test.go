@@ -14,7 +14,8 @@ import (
 //   - No package under tui/ imports the network, a process, a serial port,
 //     netlink or tailscaled itself. Types they show may come from packages
 //     that also do I/O (devlink's board state, sysctl/tune's report), but
-//     the I/O is called by internal/app, never by a pane.
+//     the I/O is called by internal/app (or a function internal/dashboard
+//     hands the pane), never by a pane itself.
 //   - No package under tui/ reaches tailscaled's LocalAPI, the control API
 //     or HTTP at all, even through another package.
 //
@@ -41,6 +42,7 @@ var noReach = []string{
 	"github.com/tailpath/tailpath/probes/firewall",
 	"github.com/tailpath/tailpath/probes/lab",
 	"github.com/tailpath/tailpath/internal/app",
+	"github.com/tailpath/tailpath/internal/dashboard",
 }
 
 func goList(t *testing.T, goos string, args ...string) string {

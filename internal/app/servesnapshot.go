@@ -5,11 +5,16 @@ import (
 	"context"
 	"net/netip"
 	"slices"
+	"time"
 
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
+
+// SaveTimeout bounds one snapshot (a gather, and the tuning report): the
+// dashboard's S, serve's /snapshot.json.
+const SaveTimeout = 15 * time.Second
 
 // SnapshotFile is `tailpath serve`'s /snapshot.json: a fresh capture of
 // this node in the format of `tailpath status --save` (probes/snapshot,
@@ -21,7 +26,7 @@ import (
 // (snapshot.Scrub: no keys, no log ids, nothing renamed). Errors are
 // Capture's, with the socket named (localapi.ConnectError).
 func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
+	ctx, cancel := context.WithTimeout(ctx, SaveTimeout)
 	defer cancel()
 	opts := snapshot.Options{Gather: localapi.GatherOptions{All: s.All, Host: hostnet.Read}, Linked: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
 	if in.Latest != nil {

@@ -1,9 +1,10 @@
-package app
+package dashboard
 
 import (
 	"context"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
@@ -13,7 +14,7 @@ const DemoTitle = "tailpath demo (lab tailnet on 127.0.0.1)"
 // Demo returns the demo's dashboard over a started lab: DemoSources under
 // the demo's title. ctx bounds the board's replay.
 func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, error) {
-	srcs, err := DemoSources(ctx, l, interval)
+	srcs, err := app.DemoSources(ctx, l, interval)
 	if err != nil {
 		return nil, err
 	}

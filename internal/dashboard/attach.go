@@ -1,4 +1,4 @@
-package app
+package dashboard
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/app"
 )
 
 // DeviceOptions say where a board's output comes from and what to do with
@@ -32,7 +33,7 @@ type DeviceOptions struct {
 func (d *Dashboard) AttachDevice(opts DeviceOptions, stdin io.Reader) error {
 	src := &devlink.Source{}
 	if opts.ELF != "" {
-		fw, err := OpenFirmware(opts.ELF)
+		fw, err := app.OpenFirmware(opts.ELF)
 		if err != nil {
 			return err
 		}

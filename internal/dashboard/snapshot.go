@@ -1,4 +1,4 @@
-package app
+package dashboard
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
@@ -24,10 +25,6 @@ import (
 	"github.com/tailpath/tailpath/tui/tuning"
 )
 
-// saveTimeout bounds one snapshot from the dashboard (a gather, and the
-// tuning report).
-const saveTimeout = 15 * time.Second
-
 // save takes a snapshot of the live dashboard, carrying ls's history
 // (rates, ping runs, path changes) and board, and writes it to
 // SaveDir/tailpath-snapshot-<time>.json (the user's state directory when
@@ -36,7 +33,7 @@ const saveTimeout = 15 * time.Second
 // facts and st are the control API's facts the dashboard uses (its
 // Refresher's Latest) and their state; nil when the API is not asked.
 func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
-	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
+	ctx, cancel := context.WithTimeout(ctx, app.SaveTimeout)
 	defer cancel()
 	opts := snapshot.Options{Gather: localapi.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Read}, Linked: ls}
 	if ls != nil {
@@ -149,7 +146,7 @@ func (d *Dashboard) saveDir() (string, error) {
 	if dir == "" {
 		home, _ := os.UserHomeDir()
 		var err error
-		if dir, err = UserSaveDir(os.Getenv, runtime.GOOS, home); err != nil {
+		if dir, err = app.UserSaveDir(os.Getenv, runtime.GOOS, home); err != nil {
 			return "", err
 		}
 	}

@@ -1,17 +1,13 @@
-// Package app wires tailpath's sources to its dashboard: the tailscaled
-// source (probes/localapi), a board (devlink) and the host's TCP tuning (sysctl)
-// are run by one Sources and relayed to a Sink: a tea.Program running tui's
-// root model (TeaSink), with the panes in one declared order, or serve's
-// metrics store. Tailscaled's snapshots and the board's state meet in one
-// link.Linker on the way, so the Peers and Detail panes get linked
-// snapshots (the board's peer diagnosed with its evidence, path changes). The dashboard and demo commands build a Dashboard and
-// call Run; nothing here registers itself or keeps package state.
-//
-// It also holds the pieces the commands share: NeedTerminal, Progress,
-// OpenFirmware and PeerRTT; what status gathers and does with snapshots
-// (Status, SaveSnapshot, ReadFrom, ApplyPeerSnapshots); and serve (Serve,
-// Listen, ServeDemo).
-package app
+// Package dashboard wires tailpath's sources to its terminal dashboard:
+// the sources internal/app runs (tailscaled, a board, the host's TCP
+// tuning) are relayed to a tea.Program running tui's root model
+// (TeaSink), with the panes in one declared order. It holds the terminal's
+// set-up (NeedTerminal, CheckTTY), S's save, the replay of a saved
+// snapshot (--from) and the demo's dashboard. The dashboard and demo
+// commands build a Dashboard and call Run; nothing here registers itself
+// or keeps package state. It is the one package that joins internal/app
+// to Bubble Tea and tui.
+package dashboard
 
 import (
 	"context"
@@ -21,6 +17,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
@@ -49,7 +46,7 @@ type Dashboard struct {
 	// Sources are the dashboard's sources: tailscaled (Client), the
 	// control API, a board (Device: adds the Device and Log panes) and
 	// the host's tuning (Tuning: adds the Tuning pane).
-	Sources
+	app.Sources
 	// Title is shown left of the tabs.
 	Title safetext.Text
 	// EOL is what the Log pane's console sends for Enter with a live

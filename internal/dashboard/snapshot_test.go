@@ -1,4 +1,4 @@
-package app
+package dashboard
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
@@ -47,7 +48,7 @@ func TestDashboardSave(t *testing.T) {
 	ls := l.SetSnapshot(prev)
 
 	dir := t.TempDir()
-	d := &Dashboard{Sources: Sources{Client: c, Socket: srv.Socket}, SaveDir: dir}
+	d := &Dashboard{Sources: app.Sources{Client: c, Socket: srv.Socket}, SaveDir: dir}
 	msg := d.save(ctx, ls, nil, nil)
 	if msg.Err != "" {
 		t.Fatal(msg.Err)
@@ -219,7 +220,7 @@ func TestSaveDefaultsToStateDir(t *testing.T) {
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	srv := probestest.New(t, fix)
-	d := &Dashboard{Sources: Sources{Client: localapi.NewClient(srv.Socket), Socket: srv.Socket}}
+	d := &Dashboard{Sources: app.Sources{Client: localapi.NewClient(srv.Socket), Socket: srv.Socket}}
 	msg := d.save(context.Background(), nil, nil, nil)
 	if msg.Err != "" {
 		t.Fatal(msg.Err)

@@ -1,4 +1,4 @@
-package app
+package dashboard
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui"
@@ -164,7 +165,7 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &floodRig{handled: make(chan time.Time, 16), cancel: cancel, done: make(chan error, 1)}
-	d := Dashboard{Sources: Sources{Device: &devlink.Source{Replay: replay}}}
+	d := Dashboard{Sources: app.Sources{Device: &devlink.Source{Replay: replay}}}
 	root := tui.New(tui.Options{Title: "flood", Panes: d.panes()})
 	kr, kw := io.Pipe()
 	r.keys = kw
