@@ -158,14 +158,40 @@ var ui = []string{"charm.land/", "github.com/charmbracelet/bubbletea", "github.c
 // dashboard's wiring is internal/dashboard's.
 func TestAppImportsNoUI(t *testing.T) {
 	for _, goos := range []string{"linux", "darwin", "windows"} {
-		for _, d := range goList(t, goos, "-deps", module+"/internal/app") {
-			if slices.ContainsFunc(ui, func(p string) bool { return strings.HasPrefix(d, p) }) {
-				t.Errorf("GOOS=%s: internal/app imports %s; what draws the dashboard belongs in internal/dashboard", goos, d)
+		for _, tags := range []string{"", "demo"} {
+			for _, d := range goList(t, goos, "-deps", "-tags", tags, module+"/internal/app") {
+				if slices.ContainsFunc(ui, func(p string) bool { return strings.HasPrefix(d, p) }) {
+					t.Errorf("GOOS=%s -tags %q: internal/app imports %s; what draws the dashboard belongs in internal/dashboard", goos, tags, d)
+				}
 			}
 		}
 	}
 	// The rule sees a UI import where there is one.
 	if deps := goList(t, "linux", "-deps", module+"/internal/dashboard"); !slices.Contains(deps, "charm.land/bubbletea/v2") {
 		t.Errorf("go list -deps internal/dashboard lacks Bubble Tea: %q", deps)
+	}
+}
+
+// TestEverydayBuildLinksNoTailscaleNode: the binary built without tags
+// links no tsnet and no gVisor network stack (the demo's lab node, and
+// nothing else, needs them; cmd_demo_lab.go), and the demo build does, so
+// the tag is what keeps them out (docs/perf.md: "Building").
+func TestEverydayBuildLinksNoTailscaleNode(t *testing.T) {
+	heavy := func(pkg string) bool {
+		return pkg == "tailscale.com/tsnet" || strings.HasPrefix(pkg, "gvisor.dev/") || pkg == "tailscale.com/wgengine/netstack"
+	}
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		var found []string
+		for _, p := range goList(t, goos, "-deps", ".") {
+			if heavy(p) {
+				found = append(found, p)
+			}
+		}
+		if len(found) > 0 {
+			t.Errorf("GOOS=%s: the everyday build links %d packages of the demo's node: %v", goos, len(found), found[:min(len(found), 5)])
+		}
+	}
+	if !slices.ContainsFunc(goList(t, "linux", "-deps", "-tags", "demo", "."), heavy) {
+		t.Error("the demo build links no tsnet: is the demo still behind its tag (cmd_demo_lab.go)?")
 	}
 }

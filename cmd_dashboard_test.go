@@ -35,7 +35,7 @@ func TestDashboardBadELF(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			stdin := strings.NewReader("I (1) app: a capture the dashboard must not read\n")
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			code := run(ctx, []string{"--port", "-", "--elf", tc.elf}, cli.IO{Stdin: stdin, Stdout: &out, Stderr: &errb})
 			if code != cli.ExitUsage { // unusable input

@@ -2,15 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"time"
 
-	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
-	"github.com/tailpath/tailpath/internal/dashboard"
-	"github.com/tailpath/tailpath/internal/report"
-	"github.com/tailpath/tailpath/probes/lab"
 )
 
 // demoFlags are the flags of tailpath demo.
@@ -40,7 +34,11 @@ Starts a lab tailnet made of real Tailscale code on 127.0.0.1 (control, two
 DERP regions and a STUN-only one, and five nodes: the observer the dashboard watches, a
 direct peer, a DERP-only peer in a child process that advertises no
 endpoints, an idle peer and an offline one), then shows it in the dashboard.
-Needs no root and no network beyond loopback.`
+Needs no root and no network beyond loopback.
+
+Only builds with the demo tag have it: the lab links Tailscale's own node
+(tsnet, with gVisor's network stack), which everyday builds leave out.
+From a checkout: go run -tags demo . demo`
 
 func demoCommand() *cli.Command {
 	var f demoFlags
@@ -75,49 +73,5 @@ func (f *demoFlags) run(ctx context.Context, args []string, stdio cli.IO) error 
 			return cli.UsageErrorf("--serve %v", err)
 		}
 	}
-	if !f.status && !f.labOnly && f.serve == "" {
-		// Fail before the lab's few seconds of start-up, not after.
-		if err := dashboard.NeedTerminal(stdio.Stdin); err != nil {
-			return err
-		}
-	}
-	prog := app.NewProgress(stdio.Stderr)
-	prog.Step("starting the lab tailnet on 127.0.0.1")
-	l, err := lab.Start(ctx, lab.Options{Progress: prog.Step, LogFile: f.logFile})
-	prog.Done()
-	if err != nil {
-		return fmt.Errorf("demo: starting the lab tailnet: %w", err)
-	}
-	defer l.Close()
-
-	switch {
-	case f.status:
-		return demoStatus(ctx, l, f.json, stdio.Stdout)
-	case f.labOnly:
-		fmt.Fprintf(stdio.Stdout, "lab tailnet running; the observer's LocalAPI socket is\n  %s\ntry: tailpath --socket %s\nCtrl-C stops the lab.\n", l.ObserverSocket(), l.ObserverSocket())
-		<-ctx.Done()
-		return nil
-	}
-	if f.serve != "" {
-		srcs, err := app.DemoSources(ctx, l, f.interval)
-		if err != nil {
-			return err
-		}
-		return app.ServeDemo(ctx, srcs, f.serve, stdio.Stderr)
-	}
-	d, err := dashboard.Demo(ctx, l, f.interval)
-	if err != nil {
-		return err
-	}
-	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
-}
-
-// demoStatus prints the observer's view once, as tailpath status does,
-// linked to the simulated board (app.DemoStatus).
-func demoStatus(ctx context.Context, l *lab.Lab, asJSON bool, w io.Writer) error {
-	s, err := app.DemoStatus(ctx, l)
-	if err != nil {
-		return err
-	}
-	return report.Print(w, s, asJSON)
+	return f.start(ctx, stdio)
 }

@@ -56,8 +56,10 @@ for it at most 2 s. With --port, a CoreS3 board's own telemetry (live, or a
 capture on stdin) joins the verdict of the peer it is, as in the dashboard.
 
 --probe first pings every relayed peer (one TSMP ping, then at most 10
-DISCO pings each, 8 peers at once, 15 s in all; progress on stderr), so a
-relayed path whose ends look fine reads disco-unanswered or goes direct.
+DISCO pings each, 8 peers at once, 15 s in all, a second more per 8 peers
+beyond 100, at most 60 s; progress on stderr), so a relayed path whose ends
+look fine reads disco-unanswered or goes direct. A ping the time limit cuts
+off counts as not tried, and the peers it did not finish are named.
 Pinging keeps a peer active for about 45 s: it changes what it measures.
 
 --save writes a snapshot of all the evidence (--redact: safe to share);
@@ -77,7 +79,7 @@ func statusCommand() *cli.Command {
 	fs.DurationVar(&f.boardWait, "board-wait", 6*time.Second, "with a live --port: how long to listen for the board's telemetry (it sends every 5 s)")
 	fs.BoolVar(&f.all, "all", false, "also list the peers 'tailscale status' hides (shared-in nodes, Mullvad exit nodes)")
 	fs.BoolVar(&f.netcheck, "netcheck", false, "measure DERP latencies first (a few STUN packets, up to 5 s) so a far relay region can be judged")
-	fs.BoolVar(&f.probe, "probe", false, "ping every relayed peer first (at most 10 DISCO pings each, 8 at once, 15 s in all; keeps them active ~45 s)")
+	fs.BoolVar(&f.probe, "probe", false, "ping every relayed peer first (at most 10 DISCO pings each, 8 at once, 15 s in all, up to 60 s for many peers; keeps them active ~45 s)")
 	f.api.register(fs)
 	f.snap.register(fs)
 	f.fs = fs

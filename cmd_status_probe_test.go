@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,47 @@ func TestStatusProbe(t *testing.T) {
 
 	if code, _, errOut := runStatusCmd(t, "--probe", "--from", "testdata/from/thread.golden"); code != 2 || !strings.Contains(errOut, "--probe does not apply") {
 		t.Errorf("--probe --from: exit %d, %q; want a usage error", code, errOut)
+	}
+}
+
+// TestStatusProbeOutOfTime: when --probe's budget ends before a peer's run
+// (here at once), status names the peer on stderr and in the warnings,
+// its JSON run says unfinished, and its verdict does not read the missing
+// answers as silence: it stays unexplained, neither no-handshake nor
+// disco-unanswered.
+func TestStatusProbeOutOfTime(t *testing.T) {
+	old := statusProbeOptions
+	statusProbeOptions = probe.Options{Budget: time.Nanosecond}
+	t.Cleanup(func() { statusProbeOptions = old })
+	srv := statusFixture(t, "unexplained")
+
+	code, out, errOut := runStatusCmd(t, "--json", "--probe", "--socket", srv.Socket)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"probe 1/1 nas: not pinged (out of time)", "--probe ran out of time (1ns) before it finished 1 of 1 relayed peers: nas;"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	var doc struct {
+		Warnings []string `json:"warnings"`
+		Peers    []struct {
+			PingRun *probes.PingRun `json:"ping_run"`
+			Verdict probes.Verdict  `json:"verdict"`
+		} `json:"peers"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	p := doc.Peers[0]
+	if r := p.PingRun; r == nil || !r.Unfinished || r.Tries != 0 || r.Pongs != 0 {
+		t.Errorf("ping run %+v, want unfinished with no try", r)
+	}
+	if p.Verdict.Reason != probes.ReasonUnexplained {
+		t.Errorf("reason %s, want unexplained: a probe that ran out of time is no evidence", p.Verdict.Reason)
+	}
+	if !slices.ContainsFunc(doc.Warnings, func(w string) bool { return strings.Contains(w, "--probe ran out of time") }) {
+		t.Errorf("warnings %q lack the unfinished probe", doc.Warnings)
 	}
 }

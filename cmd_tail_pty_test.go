@@ -41,7 +41,7 @@ func (s *syncBuffer) String() string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -143,7 +143,7 @@ func TestTailNoColor(t *testing.T) {
 		select {
 		case b := <-read:
 			return string(b)
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatal("terminal output never ended")
 		}
 		return ""

@@ -19,9 +19,11 @@ import (
 // TestDashboardExitsOnSignal runs the dashboard in a pseudo-terminal and
 // sends it SIGTERM, then SIGINT, 20 times each (a saved snapshot and the
 // live dashboard with no tailscaled, alternately): every run must exit
-// within 1 s of the signal, leave the alternate screen and give the
-// terminal its modes back. Bubble Tea's own signal handler used to race
-// the context and hang 1 run in 3, in the alternate screen.
+// after the signal (within a minute: a guard against the hang, not a
+// measure of speed; the slowest exit is logged), leave the alternate
+// screen and give the terminal its modes back. Bubble Tea's own signal
+// handler used to race the context and hang 1 run in 3, in the alternate
+// screen.
 func TestDashboardExitsOnSignal(t *testing.T) {
 	snap, err := filepath.Abs("probes/snapshot/testdata/both-hard-nat.json")
 	if err != nil {
@@ -71,10 +73,10 @@ func signalRun(t *testing.T, sig syscall.Signal, args []string) time.Duration {
 	go func() { exited <- cmd.Wait() }()
 	defer cmd.Process.Kill()
 
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(out.String(), "\x1b[?1049h") || !strings.Contains(out.String(), "Peers") {
 		if time.Now().After(deadline) {
-			t.Fatalf("%v: no screen after 20 s:\n%q", args, out.String())
+			t.Fatalf("%v: no screen after a minute:\n%q", args, out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -85,12 +87,12 @@ func signalRun(t *testing.T, sig syscall.Signal, args []string) time.Duration {
 	}
 	select {
 	case <-exited:
-	case <-time.After(time.Second):
-		t.Fatalf("%v: still running 1 s after %v (the alternate screen left: %v)", args, sig, strings.Contains(out.String()[drawn:], "\x1b[?1049l"))
+	case <-time.After(time.Minute):
+		t.Fatalf("%v: still running a minute after %v (the alternate screen left: %v)", args, sig, strings.Contains(out.String()[drawn:], "\x1b[?1049l"))
 	}
 	took := time.Since(start)
 	// The reader may still be draining what was written before exit.
-	for end := time.Now().Add(time.Second); !strings.Contains(out.String()[drawn:], "\x1b[?1049l") && time.Now().Before(end); {
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(out.String()[drawn:], "\x1b[?1049l") && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if !strings.Contains(out.String()[drawn:], "\x1b[?1049l") {
@@ -216,8 +218,13 @@ func ptyScreen(t *testing.T, args, env []string, answer func(ptmx *os.File, seen
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
+	// Only the child holds the terminal now: when it exits, reading the
+	// master ends, and what it wrote last has been read.
+	tty.Close()
 	var out syncBuffer
+	drained := make(chan struct{})
 	go func() {
+		defer close(drained)
 		buf := make([]byte, 32<<10)
 		var seen []byte
 		answered := false
@@ -238,10 +245,10 @@ func ptyScreen(t *testing.T, args, env []string, answer func(ptmx *os.File, seen
 	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(out.String(), "Peers") {
 		if time.Now().After(deadline) {
-			t.Fatalf("%v: no screen after 20 s:\n%q", args, out.String())
+			t.Fatalf("%v: no screen after a minute:\n%q", args, out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -249,11 +256,19 @@ func ptyScreen(t *testing.T, args, env []string, answer func(ptmx *os.File, seen
 		time.Sleep(200 * time.Millisecond)
 		ptmx.Write([]byte(k))
 	}
-	select {
-	case <-exited:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%v: still running 5 s after q", args)
+	for _, wait := range []<-chan struct{}{waitErr(exited), drained} {
+		select {
+		case <-wait:
+		case <-time.After(time.Minute):
+			t.Fatalf("%v: still running a minute after q", args)
+		}
 	}
-	time.Sleep(100 * time.Millisecond) // the reader drains what was written before exit
 	return out.String()
+}
+
+// waitErr is a channel closed when ch delivers.
+func waitErr(ch <-chan error) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { <-ch; close(done) }()
+	return done
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/tailpath/tailpath/internal/dashboard"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
@@ -301,7 +302,7 @@ func TestHostileSnapshot(t *testing.T) {
 		select {
 		case msg := <-ch:
 			send(msg, depth+1)
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(tui.DefaultFrameInterval * 2 / 3): // below the shortest tick
 		}
 	}
 	send = func(msg tea.Msg, depth int) {

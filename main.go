@@ -19,7 +19,6 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/dashboard"
-	"github.com/tailpath/tailpath/probes/lab"
 )
 
 // commands is tailpath's command tree, in the order usage lists it. The
@@ -38,8 +37,9 @@ func commands() []*cli.Command {
 
 func main() {
 	// A re-executed tailpath is a lab node child process (the demo's
-	// DERP-only node): it runs the node and exits here.
-	lab.MaybeRunNode()
+	// DERP-only node): it runs the node and exits here. Only builds with
+	// the demo tag have one (cmd_demo_lab.go).
+	maybeRunLabNode()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	if gc, ok := cli.OneShotGC(os.Args[1:], os.Getenv); ok {
 		debug.SetGCPercent(gc.Percent)

@@ -101,7 +101,7 @@ func TestServeTokenPrometheus(t *testing.T) {
 	}()
 	var target string
 	re := regexp.MustCompile(`listening on http://(\S+:\d+)`)
-	eventually(t, 10*time.Second, "serve to listen", func() (bool, string) {
+	eventually(t, time.Minute, "serve to listen", func() (bool, string) {
 		m := re.FindStringSubmatch(stderr.String())
 		if m != nil {
 			target = m[1]
@@ -137,7 +137,7 @@ func TestServeTokenPrometheus(t *testing.T) {
     static_configs:
       - targets: [%q]
 `, tokenFile, target, target))
-	eventually(t, 30*time.Second, "the token job up and the other down", func() (bool, string) {
+	eventually(t, 2*time.Minute, "the token job up and the other down", func() (bool, string) {
 		with, err1 := p.query(`up{job="with-token"}`)
 		without, err2 := p.query(`up{job="without-token"}`)
 		if err1 != nil || err2 != nil || len(with) != 1 || len(without) != 1 {

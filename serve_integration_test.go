@@ -93,7 +93,7 @@ scrape_configs:%s`, rules, scrapeConfigs)
 		cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			cmd.Process.Kill()
 			<-done
 		}
@@ -102,7 +102,7 @@ scrape_configs:%s`, rules, scrapeConfigs)
 			t.Logf("prometheus log:\n%s", b)
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		resp, err := http.Get(p.base + "/-/ready")
 		if err == nil {
@@ -118,7 +118,7 @@ scrape_configs:%s`, rules, scrapeConfigs)
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready after 30 s")
+			t.Fatalf("prometheus not ready after 2 minutes")
 		}
 	}
 }
@@ -224,7 +224,7 @@ func TestServeLabPrometheus(t *testing.T) {
 		}
 		return true, res[0].Metric["path"] + " " + res[0].Metric["reason"] + " " + res[0].Metric["region"]
 	}
-	eventually(t, 60*time.Second, "Prometheus to have both lab peers' paths", func() (bool, string) {
+	eventually(t, 2*time.Minute, "Prometheus to have both lab peers' paths", func() (bool, string) {
 		okD, d := path(lab.DERPName)
 		okR, r := path(lab.DirectName)
 		return okD && okR, d + " / " + r
@@ -239,12 +239,12 @@ func TestServeLabPrometheus(t *testing.T) {
 	if err != nil || len(relayed) != 1 || relayed[0].Metric["reason"] != "no-endpoints" || relayed[0].Value[1] != "1" {
 		t.Errorf("relayed peers by reason: %v %v, want one no-endpoints", relayed, err)
 	}
-	eventually(t, 30*time.Second, "a ping latency for the direct peer", func() (bool, string) {
+	eventually(t, 2*time.Minute, "a ping latency for the direct peer", func() (bool, string) {
 		res, err := p.query(fmt.Sprintf(`tailpath_peer_ping_latency_seconds{peer=%q} > 0`, lab.DirectName))
 		return err == nil && len(res) == 1, fmt.Sprint(res, err)
 	})
 	// /snapshot.json carries serve's own pings, as status --save would.
-	eventually(t, 10*time.Second, "the direct peer's ping latency in /snapshot.json", func() (bool, string) {
+	eventually(t, time.Minute, "the direct peer's ping latency in /snapshot.json", func() (bool, string) {
 		_, body := s.get(t, "/snapshot.json")
 		f, err := snapshot.Read(strings.NewReader(body))
 		if err != nil {
@@ -276,7 +276,7 @@ func TestServeLabPrometheus(t *testing.T) {
 
 	// The rules load and evaluate; the relay alert waits out its 15
 	// minutes for the DERP-only peer, and for it only.
-	eventually(t, 30*time.Second, "the relay alert pending for "+lab.DERPName, func() (bool, string) {
+	eventually(t, 2*time.Minute, "the relay alert pending for "+lab.DERPName, func() (bool, string) {
 		var alerts struct {
 			Alerts []struct {
 				Labels map[string]string `json:"labels"`

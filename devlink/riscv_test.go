@@ -2,67 +2,21 @@ package devlink
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tailpath/tailpath/devlink/devlinktest"
 )
 
-// riscvApp is a tiny program laid out like an ESP32-C3 app in flash
-// (0x4200_0000): leaf traps, middle called it (c.jal), app_main called
-// middle through a pointer (c.jalr), _start called app_main.
-const riscvApp = `volatile int sink;
-__attribute__((noinline)) void leaf(int x)
-{
-	sink = x;
-	if (x == 3) {
-		__builtin_trap();
-	}
-}
-__attribute__((noinline)) void middle(int x)
-{
-	leaf(x + 1);
-	sink += 2;
-}
-void (*volatile hook)(int) = middle;
-__attribute__((noinline)) void app_main(void)
-{
-	hook(2);
-	sink += 3;
-}
-void _start(void)
-{
-	app_main();
-	for (;;) {
-	}
-}
-`
-
-// buildRISCV compiles riscvApp for RV32IMC with Debian's
-// riscv64-unknown-elf-gcc (gcc-riscv64-unknown-elf; .ci/run installs it)
-// and returns the ELF's path and a disassembly (objdump -d).
+// buildRISCV returns the RISC-V test ELF (devlinktest.RISCVELF) and its
+// disassembly (objdump -d).
 func buildRISCV(t *testing.T) (elfPath, disasm string) {
 	t.Helper()
-	for _, tool := range []string{"riscv64-unknown-elf-gcc", "riscv64-unknown-elf-objdump", "riscv64-unknown-elf-addr2line"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found: apt-get install gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf to build the RISC-V test ELF", tool)
-		}
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "app.c")
-	if err := os.WriteFile(src, []byte(riscvApp), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	elfPath = filepath.Join(dir, "app.elf")
-	out, err := exec.Command("riscv64-unknown-elf-gcc", "-march=rv32imc", "-mabi=ilp32", "-O1", "-g", "-nostdlib",
-		"-ffreestanding", "-fno-optimize-sibling-calls", "-Wl,-Ttext=0x42000020", "-o", elfPath, src).CombinedOutput()
-	if err != nil {
-		t.Fatalf("riscv64-unknown-elf-gcc: %v\n%s", err, out)
-	}
+	elfPath = devlinktest.RISCVELF(t)
 	d, err := exec.Command("riscv64-unknown-elf-objdump", "-d", elfPath).Output()
 	if err != nil {
 		t.Fatalf("objdump: %v", err)

@@ -522,6 +522,17 @@ func (d *diag) checkPingRun() result {
 			buf = append(buf, ", TSMP unanswered"...)
 		}
 	}
+	if r.CutOff > 0 {
+		buf = append(buf, ", "...)
+		buf = strconv.AppendInt(buf, int64(r.CutOff), 10)
+		buf = append(buf, " cut off by the probe's time limit"...)
+	}
+	if r.Tries == 0 {
+		// Only pings the budget cut off, or none: not tried, so no
+		// evidence either way (probes/probe).
+		d.info("PingRun", string(buf), "no ping was answered or timed out: the probe ran out of time first, so this says nothing about the peer; probe again")
+		return notHeld()
+	}
 	if !d.fresh(r.At, PingRunMaxAge) {
 		buf = append(buf, ", "...)
 		buf = append(buf, durText(d.now.Sub(r.At))...)
@@ -798,7 +809,7 @@ func (d *diag) checkDERPReach() result {
 	probs := slices.DeleteFunc(DERPProblems(d.self.Health, d.regions), func(p DERPProblem) bool {
 		if p.Issue && !d.selfScope {
 			// A health frame over a live connection: no reachability
-			// problem (this node's self-duplicate-node-key reads it).
+			// problem (this node's self-derp-server-warns reads it).
 			d.info("Status.Health", string(p.Text.Cut(160)), "the region's server sent this over a live connection (magicsock/derp.go runDerpReader, derp.HealthMessage): the region is reachable; it reports the connection unhealthy, not unreachable")
 		}
 		return p.Issue

@@ -320,6 +320,11 @@ func (d *diag) run() Verdict {
 		v = d.walk()
 		v.Checks = append(kept, v.Checks...)
 		v.Refuted = append(refuted, v.Refuted...)
+		up := "up (it answers DISCO pings"
+		if r != nil && r.Via != "" {
+			up += " via " + string(r.Via)
+		}
+		v.Summary = safetext.New(up + "; control says offline): " + string(v.Summary))
 	}
 	return v
 }
@@ -515,7 +520,11 @@ func (d *diag) checkOffline() result {
 	p := &d.p
 	d.checks = make([]Check, 0, 3)
 	d.add(safetext.New(d.onlineField()), "false", true, "the control server says the peer is offline")
-	d.add("Status.LastHandshake", handshakeText(p.LastHandshake), true, safetext.New("no WireGuard handshake in the last "+RecentHandshake.String()))
+	if p.HandshakeUnknown && p.LastHandshake.IsZero() {
+		d.unknownV("Status.LastHandshake", "not shown", "the source (pasted text) shows no WireGuard handshakes")
+	} else {
+		d.add("Status.LastHandshake", handshakeText(p.LastHandshake), true, safetext.New("no WireGuard handshake in the last "+RecentHandshake.String()))
+	}
 	if p.Active {
 		d.info("Status.Active", "true", "we sent packets recently (a ping does), but nothing answered: that is not a path")
 	}

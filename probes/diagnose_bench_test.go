@@ -60,3 +60,19 @@ func BenchmarkDiagnose10k(b *testing.B) {
 	}
 	b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkJudge10k judges a 10,000-peer gather per op, as the joiner
+// does: the tailnet-wide facts once, then every verdict with them, and
+// this node's own (compare BenchmarkDiagnose10k, the peers alone).
+func BenchmarkJudge10k(b *testing.B) {
+	self := easySelf()
+	self.NAT.MappingVariesByDestIP = boolp(true)
+	self.NAT.DERPLatency[3] = 160 * time.Millisecond
+	s := &Snapshot{Self: self, Peers: syntheticPeers(10000), Regions: testRegions, BackendState: "Running"}
+	b.ReportAllocs()
+	cpu0 := probestest.CPUTime()
+	for b.Loop() {
+		Judge(s, nil)
+	}
+	b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}

@@ -44,24 +44,38 @@ func Judge(s *Snapshot, board *DeviceEvidence) int {
 // Its zero value knows nothing: Diagnose, which judges one peer alone,
 // uses it.
 type Tailnet struct {
-	// UDP names a peer whose path proves that UDP works at this end, and
-	// UDPHow how: a direct address exists only after a UDP pong came back
-	// on it (wgengine/magicsock/endpoint.go handlePongConnLocked sets
-	// bestAddr, which CurAddr reports), a peer relay is UDP from the same
-	// sockets (Geneve over magicsock's pconn4/pconn6), and a DISCO pong
-	// that came directly crossed UDP both ways. "" when no peer shows it.
+	// UDP names a peer whose path proves that UDP to the internet works
+	// at this end, and UDPHow how: a direct address exists only after a
+	// UDP pong came back on it (wgengine/magicsock/endpoint.go
+	// handlePongConnLocked sets bestAddr, which CurAddr reports), a peer
+	// relay is UDP from the same sockets, and a DISCO pong that came
+	// directly crossed UDP both ways. Only a public address counts: a
+	// LAN path proves UDP on the LAN, not past the network's edge (a
+	// hotel or office network dropping internet UDP still has LAN
+	// peers go direct); and a WireGuard-only peer (a Mullvad exit node)
+	// counts only once bytes came back, since magicsock picks its
+	// address without a pong (addrForWireGuardSendLocked). "" when no
+	// peer shows it.
 	UDP    safetext.Text `json:"udp_peer,omitempty"`
 	UDPHow safetext.Text `json:"udp_how,omitempty"`
-	// IPv6 names a peer direct over IPv6 (so IPv6 works here), and
-	// IPv6Addr its address; "" when none is.
+	// LANUDP names a peer direct over a private address: UDP works on
+	// the LAN (weaker: it refutes nothing about internet UDP).
+	LANUDP safetext.Text `json:"lan_udp_peer,omitempty"`
+	// IPv6 names a peer direct over a global IPv6 address (so IPv6
+	// works here), and IPv6Addr its address; "" when none is.
 	IPv6     safetext.Text  `json:"ipv6_peer,omitempty"`
 	IPv6Addr netip.AddrPort `json:"ipv6_addr,omitzero"`
 	// RegionsUp are DERP regions the evidence shows reachable from here,
-	// by region id, with how: a peer relayed through the region with
-	// bytes coming back over the last poll (a relayed packet came back
-	// through it; the total since tailscaled started says nothing of
-	// now), or tailscaled's "derp-N connected" after its last failure.
+	// by region id, with how: tailscaled's "derp-N connected" after its
+	// last failure, or bytes coming back now from a peer relayed through
+	// a region that is both ends' home. (A peer relayed through its home
+	// region may answer through ours: magicsock replies over the route
+	// the packet came in on, derp.go derpWriteChanForRegion, so its
+	// bytes prove only that some region works: AnyRegionUp.)
 	RegionsUp map[int]safetext.Text `json:"regions_up,omitempty"`
+	// AnyRegionUp says how the evidence shows some DERP region working
+	// (a relayed peer's bytes coming back now); "" when nothing does.
+	AnyRegionUp safetext.Text `json:"any_region_up,omitempty"`
 }
 
 // UDPWorks reports whether some peer's path proves UDP works here.
@@ -98,62 +112,104 @@ const anyRegion = -1
 // over its peers.
 func DeriveTailnet(s *Snapshot) Tailnet {
 	var t Tailnet
-	codeToID := func(code safetext.Text) int {
-		for id, r := range s.Regions {
-			if r.Code == code && code != "" {
-				return id
-			}
+	up := func(id int, how string) {
+		if id == 0 || t.RegionsUp[id] != "" {
+			return
 		}
-		return 0
+		if t.RegionsUp == nil {
+			t.RegionsUp = map[int]safetext.Text{}
+		}
+		t.RegionsUp[id] = safetext.New(how)
 	}
 	for i := range s.Peers {
 		p := &s.Peers[i]
 		switch p.Path.Kind {
 		case PathDirect:
-			if t.UDP == "" {
-				t.UDP, t.UDPHow = p.Name, safetext.New("direct "+p.Path.Addr.String())
-			}
-			if a := p.Path.Addr.Addr(); a.Is6() && !a.Is4In6() && t.IPv6 == "" {
-				t.IPv6, t.IPv6Addr = p.Name, p.Path.Addr
+			a := p.Path.Addr.Addr().Unmap()
+			switch {
+			case p.WireGuardOnly && p.RxBytes == 0:
+				// Picked without a pong; nothing came back.
+			case !routableAddr(a):
+				if t.LANUDP == "" {
+					t.LANUDP = p.Name
+				}
+			default:
+				if t.UDP == "" {
+					t.UDP, t.UDPHow = p.Name, safetext.New("direct "+p.Path.Addr.String())
+				}
+				if a.Is6() && t.IPv6 == "" {
+					t.IPv6, t.IPv6Addr = p.Name, p.Path.Addr
+				}
 			}
 		case PathPeerRelay:
-			if t.UDP == "" {
-				t.UDP, t.UDPHow = p.Name, "via a peer relay"
+			if relay, ok := peerRelayAddr(string(p.Path.PeerRelay)); ok && routableAddr(relay) && t.UDP == "" {
+				t.UDP, t.UDPHow = p.Name, "via a peer relay at a public address"
 			}
 		case PathDERP:
 			// Bytes coming back now, not the counter's total since
 			// tailscaled started, which a region that failed since
 			// leaves standing.
-			if p.RatesKnown && p.RxRate > 0 && p.Path.DERPCode != "" {
-				if id := codeToID(p.Path.DERPCode); id != 0 && t.RegionsUp[id] == "" {
-					if t.RegionsUp == nil {
-						t.RegionsUp = map[int]safetext.Text{}
-					}
-					t.RegionsUp[id] = safetext.New("peer " + string(p.Name) + " is relayed through it and bytes keep coming back (" + strconv.FormatFloat(p.RxRate, 'f', 0, 64) + " B/s)")
+			if p.RatesKnown && p.RxRate > 0 {
+				how := "peer " + string(p.Name) + " is relayed and bytes keep coming back (" + strconv.FormatFloat(p.RxRate, 'f', 0, 64) + " B/s)"
+				if t.AnyRegionUp == "" {
+					t.AnyRegionUp = safetext.New(how)
+				}
+				if id := regionOfCode(s.Regions, p.Path.DERPCode); id != 0 && id == s.Self.HomeDERP {
+					up(id, how+" through "+string(p.Path.DERPCode)+", both ends' home")
 				}
 			}
 		}
 		if r := p.PingRun; r != nil && r.Direct && t.UDP == "" {
-			t.UDP, t.UDPHow = p.Name, safetext.New("a DISCO pong came directly ("+strings.TrimSpace(string(r.Via))+")")
+			if ap, err := netip.ParseAddrPort(strings.TrimSpace(string(r.Via))); err == nil && routableAddr(ap.Addr().Unmap()) {
+				t.UDP, t.UDPHow = p.Name, safetext.New("a DISCO pong came directly ("+ap.String()+")")
+			}
 		}
 	}
 	if ev := s.Self.Evidence; ev != nil {
 		for _, e := range ev.DERPErrors {
-			if e.Reconnected && t.RegionsUp[e.Region] == "" {
-				if t.RegionsUp == nil {
-					t.RegionsUp = map[int]safetext.Text{}
-				}
-				t.RegionsUp[e.Region] = safetext.New("tailscaled logged derp-" + strconv.Itoa(e.Region) + " connected after its last failure")
+			if e.Reconnected {
+				up(e.Region, "tailscaled logged derp-"+strconv.Itoa(e.Region)+" connected after its last failure")
 			}
 		}
 		for _, id := range ev.DERPConnected {
-			if t.RegionsUp[id] == "" {
-				if t.RegionsUp == nil {
-					t.RegionsUp = map[int]safetext.Text{}
-				}
-				t.RegionsUp[id] = safetext.New("tailscaled logged derp-" + strconv.Itoa(id) + " connected")
-			}
+			up(id, "tailscaled logged derp-"+strconv.Itoa(id)+" connected")
 		}
 	}
 	return t
+}
+
+// routableAddr reports whether a is an address past the network's edge:
+// public IPv4 (not 198.18.0.0/15, which proxy TUNs take) or global IPv6.
+func routableAddr(a netip.Addr) bool {
+	if a.Is4() {
+		return routable4(a)
+	}
+	return a.IsValid() && !IsPrivateAddr(a)
+}
+
+// peerRelayAddr is the relay's address in PeerStatus.PeerRelay
+// ("ip:port:vni:N", magicsock epAddr.String).
+func peerRelayAddr(s string) (netip.Addr, bool) {
+	host, _, ok := strings.Cut(s, ":vni:")
+	if !ok {
+		host = s
+	}
+	ap, err := netip.ParseAddrPort(host)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return ap.Addr().Unmap(), true
+}
+
+// regionOfCode is the id of the region with code; 0 when none.
+func regionOfCode(regions map[int]Region, code safetext.Text) int {
+	if code == "" {
+		return 0
+	}
+	for id, r := range regions {
+		if r.Code == code {
+			return id
+		}
+	}
+	return 0
 }

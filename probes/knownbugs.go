@@ -45,6 +45,12 @@ type KnownBug struct {
 	Issue, ConfirmedBy, Source string
 	// Workaround is what to do.
 	Workaround string
+	// Mitigated: FixedIn mitigates the bug (the fix commits say
+	// "Updates", not "Fixes"); CheckOnly: a match is shown as a check
+	// beside the verdict, never as the verdict (the fixed-in version is
+	// not confirmed for this platform, or the bug is open and its
+	// symptom is also the network's).
+	Mitigated, CheckOnly bool
 	// symptom reports whether the evidence d judges shows the bug at
 	// end side (sideSelf: this node; sidePeer: the peer). nil: only the
 	// version is known to match, which is a check, never the verdict.
@@ -78,8 +84,8 @@ var knownBugs = []KnownBug{
 		},
 	},
 	{
-		ID: "windows-receiveipv4-stops", From: "1.48.0", FixedIn: "1.72.0", OS: []string{"windows"},
-		Symptom:  "on Windows, tailscaled's IPv4 receive loop stopped (\"ReceiveIPv4 is not running\") after a group-policy or firewall refresh, and paths fell back to DERP until a restart; an ICMP message could fail a read (SIO_UDP_NETRESET, disabled in 1.72.0); one reporter saw it end in 1.56",
+		ID: "windows-receiveipv4-stops", From: "1.48.0", FixedIn: "1.72.0", OS: []string{"windows"}, Mitigated: true,
+		Symptom:  "on Windows, tailscaled's IPv4 receive loop stopped (\"ReceiveIPv4 is not running\") after a group-policy or firewall refresh, and paths fell back to DERP until a restart; an ICMP message could fail a read (SIO_UDP_NETRESET, disabled in 1.72.0, whose commits say \"Updates #10976\"); one reporter saw it end in 1.56, and the same loop stopping is still open for other causes (#20616)",
 		Explains: []ReasonID{ReasonSelfUDPReceiveStopped},
 		Issue:    "tailscale/tailscale#10375, #10976", ConfirmedBy: "catzkorn (the warning); andrew-d (PR #12927); bradfitz", Source: "https://github.com/tailscale/tailscale/issues/10976",
 		Workaround: "restart the Tailscale service; update to 1.72.0 or later",
@@ -96,8 +102,8 @@ var knownBugs = []KnownBug{
 		},
 	},
 	{
-		ID: "android-carrier-cgnat", From: "1.0.0", FixedIn: "1.30.0", OS: []string{"android"},
-		Symptom:  "on a mobile network whose carrier hands out 100.64.0.0/10 addresses, the app's routes for the tailnet's range swallowed the carrier's own, and no data moved on mobile (Tailscale said 1.30 fixed it with adaptive routes; said of iOS in #302)",
+		ID: "android-carrier-cgnat", From: "1.0.0", OS: []string{"android"}, CheckOnly: true,
+		Symptom:  "on a mobile network whose carrier hands out 100.64.0.0/10 addresses, the carrier's address collides with the tailnet's range and no data moved on mobile data; which release fixed it on Android is not confirmed (Tailscale said 1.30 of iOS in #302; Android's route choice changed only in 1.100.0)",
 		Explains: []ReasonID{ReasonTailnetRangeCollision},
 		Issue:    "tailscale/tailscale#4827", ConfirmedBy: "DentonGentry", Source: "https://github.com/tailscale/tailscale/issues/4827",
 		Workaround: "update the app; meanwhile use Wi-Fi or an exit node",
@@ -115,15 +121,24 @@ var knownBugs = []KnownBug{
 			if side != sideSelf {
 				return false
 			}
+			// The renewal asks for the external port as the internal
+			// one (upnp.go getUPnPPortMapping: c.localPort =
+			// externalAddrPort.Port()): harmless when the router gave
+			// tailscaled's own port, fatal when it gave another.
 			n := d.self.NAT
-			return n != nil && n.HavePortMap && n.UPnP != nil && *n.UPnP && d.relayedPath()
+			if n == nil || !n.HavePortMap || n.UPnP == nil || !*n.UPnP || !d.relayedPath() {
+				return false
+			}
+			st, ap := d.mappedAddr()
+			lp := localPort(d.self.Endpoints, d.self.EndpointTypes)
+			return st == mapPublic && ap.IsValid() && lp != 0 && ap.Port() != lp
 		},
 	},
 	{
-		ID: "derp-proxy-ignores-derpport", From: "1.0.0", FixedIn: "1.100.0",
+		ID: "derp-proxy-ignores-derpport", From: "1.12.0", FixedIn: "1.100.0",
 		Symptom:  "through an HTTP proxy, tailscaled dialled DERP on port 443 whatever port the DERP map gave the node, so a DERP server on another port failed its TLS handshake behind the proxy",
 		Explains: []ReasonID{ReasonDERPUnreachable},
-		Issue:    "tailscale/tailscale#19748", ConfirmedBy: "merged by Tailscale (commit 4c8c0baf2)", Source: "https://github.com/tailscale/tailscale/issues/19748",
+		Issue:    "tailscale/tailscale#19748", ConfirmedBy: "bradfitz (committed the fix, 4c8c0baf2)", Source: "https://github.com/tailscale/tailscale/issues/19748",
 		Workaround: "update to 1.100.0 or later; or exempt the DERP host from the proxy (NO_PROXY), or serve DERP on 443",
 	},
 	{
@@ -157,11 +172,14 @@ var knownBugs = []KnownBug{
 		Workaround: "update to 1.98.0 or later",
 	},
 	{
-		ID: "receivefunc-exits-permanently", From: "1.0.0",
+		ID: "receivefunc-exits-permanently", From: "1.0.0", CheckOnly: true,
 		Symptom:  "a UDP receive loop exits for good on the first error it takes as permanent, and nothing restarts it: paths stay on DERP until tailscaled restarts (open; its log says `Receive func ReceiveIPv4 exiting with error: …`)",
 		Explains: []ReasonID{ReasonSelfUDPReceiveStopped},
 		Issue:    "tailscale/tailscale#20616", ConfirmedBy: "bcreane", Source: "https://github.com/tailscale/tailscale/issues/20616",
 		Workaround: "restart tailscaled; its log names the error that stopped the loop",
+		symptom: func(d *diag, side bugSide) bool {
+			return side == sideSelf && d.receiveStopped()
+		},
 	},
 	{
 		ID: "zombie-home-derp", From: "1.0.0",
@@ -271,7 +289,7 @@ func (d *diag) bugHits() []bugHit {
 		}
 		for i := range knownBugs {
 			b := &knownBugs[i]
-			if hit, _ := b.affects(v, os); hit && b.symptom != nil && b.symptom(d, side) {
+			if hit, _ := b.affects(v, os); hit && !b.CheckOnly && b.symptom != nil && b.symptom(d, side) {
 				d.bugs = append(d.bugs, bugHit{bug: b, side: side, version: v})
 			}
 		}
@@ -301,8 +319,13 @@ func (d *diag) checkKnownBug() result {
 // bugNote words a bug for a check.
 func bugNote(b *KnownBug) string {
 	fixed := "open, not fixed"
-	if b.FixedIn != "" {
+	switch {
+	case b.FixedIn != "" && b.Mitigated:
+		fixed = "mitigated in " + b.FixedIn
+	case b.FixedIn != "":
 		fixed = "fixed in " + b.FixedIn
+	case b.CheckOnly:
+		fixed = "fixed version not confirmed here"
 	}
 	return "known bug " + b.ID + " (" + b.Issue + ", " + fixed + "; confirmed by " + b.ConfirmedBy + "): " + b.Symptom
 }
@@ -331,9 +354,9 @@ func (d *diag) sideOf(id ReasonID) bugSide {
 }
 
 // askVersion notes, when rule id holds and a known bug would explain it
-// too (its symptom is in the evidence, its OS is not ruled out) while
-// that end's version is unknown, that the version would tell (once per
-// bug).
+// too (its symptom is in the evidence, its OS is not ruled out): with
+// that end's version unknown, that the version would tell; with it in a
+// check-only bug's range, the bug as a check (once per bug).
 func (d *diag) askVersion(id ReasonID) {
 	for i := range knownBugs {
 		b := &knownBugs[i]
@@ -342,7 +365,13 @@ func (d *diag) askVersion(id ReasonID) {
 		}
 		side := d.sideOf(id)
 		v, os, field := d.versionOf(side)
-		if v != "" || d.recordedNote(field, b.ID) || (len(b.OS) > 0 && os != "" && !slices.Contains(b.OS, os)) || !b.symptom(d, side) {
+		if d.recordedNote(field, b.ID) || (len(b.OS) > 0 && os != "" && !slices.Contains(b.OS, os)) || !b.symptom(d, side) {
+			continue
+		}
+		if v != "" {
+			if hit, _ := b.affects(v, os); hit && b.CheckOnly {
+				d.info(safetext.New(field), v, safetext.New(bugNote(b)+"; "+b.Workaround))
+			}
 			continue
 		}
 		where := "this node"
@@ -413,4 +442,15 @@ func (d *diag) cgnatLogged() bool {
 // Apple platforms).
 func hostnetTunnel(name string) bool {
 	return strings.HasPrefix(name, "tailscale") || strings.HasPrefix(name, "utun") || name == "tun0" || name == "Tailscale"
+}
+
+// receiveStopped reports whether a health warning says a UDP receive
+// loop is not running.
+func (d *diag) receiveStopped() bool {
+	for _, h := range d.self.Health {
+		if receiveStoppedRE.MatchString(string(h)) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -75,9 +76,19 @@ func TestKnownBugs(t *testing.T) {
 	t.Run("a UPnP mapping renewed by 1.90 passes nothing", func(t *testing.T) {
 		self := withVersion(easySelf(), "1.90.1")
 		self.NAT.MappingVariesByDestIP, self.NAT.HavePortMap, self.NAT.UPnP = boolp(true), true, boolp(true)
+		// The router mapped 52000 to tailscaled's 41641: the renewal asks
+		// for 52000 as the internal port, where nothing listens.
+		self.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("198.51.100.10:52000"), netip.MustParseAddrPort("192.168.1.20:41641")}
+		self.EndpointTypes = []string{"portmap", "local"}
 		v, _ := judge(self, peer)
 		if v.Reason != ReasonKnownClientBug || !strings.Contains(string(v.Summary), "portmapper-upnp-internal-port") {
 			t.Errorf("verdict %s %q, want portmapper-upnp-internal-port", v.Reason, v.Summary)
+		}
+		// The router kept tailscaled's port: the renewal asks for the
+		// right one, and the bug does nothing.
+		self.Endpoints[0] = netip.MustParseAddrPort("198.51.100.10:41641")
+		if v, _ := judge(self, peer); v.Reason == ReasonKnownClientBug {
+			t.Errorf("known-client-bug with the mapping on tailscaled's own port")
 		}
 	})
 }

@@ -144,7 +144,7 @@ func (d *diag) checkDoubleNAT() result {
 	if !nf.doubleNAT {
 		return notHeld()
 	}
-	return holdsAs("", "{mapped}", nf.mappedAddr.Addr().String(), "{port}", d.ourPort())
+	return holdsAs("", "{mapped}", nf.mappedAddr.Addr().String(), "{mappedport}", strconv.Itoa(int(nf.mappedAddr.Port())), "{port}", d.ourPort())
 }
 
 // natRule is the check of the NAT-type rule id.
@@ -603,13 +603,21 @@ func (d *diag) natAddrNote(off netip.AddrPort, where string) string {
 // determineEndpoints): the port of a LAN, bridge or local-typed endpoint;
 // 0 when none shows it.
 func localPort(eps []netip.AddrPort, types []string) uint16 {
-	for i, ep := range eps {
-		a := ep.Addr().Unmap()
-		if len(types) == len(eps) && types[i] == "local" {
-			return ep.Port()
+	if len(types) == len(eps) {
+		for i, ep := range eps {
+			if types[i] == "local" {
+				return ep.Port()
+			}
 		}
-		if a.Is4() && IsPrivateAddr(a) && !a.IsLoopback() && !a.IsLinkLocalUnicast() {
-			return ep.Port()
+		return 0
+	}
+	// Untyped: determineEndpoints lists the port mapping and STUN's
+	// first and the interface addresses last, and a mapping's address
+	// may be private too (a router behind another NAT): the last private
+	// endpoint is an interface's.
+	for i := len(eps) - 1; i >= 0; i-- {
+		if a := eps[i].Addr().Unmap(); a.Is4() && IsPrivateAddr(a) && !a.IsLoopback() && !a.IsLinkLocalUnicast() {
+			return eps[i].Port()
 		}
 	}
 	return 0

@@ -509,13 +509,16 @@ var rules = []Rule{
 	},
 
 	{
-		ID: ReasonSelfDuplicateNodeKey, Scope: ScopeSelf, Role: RoleCause,
+		ID: ReasonSelfDERPServerWarns, Scope: ScopeSelf, Role: RoleCause,
 		Irrefutable: "the DERP server's own report, received over a live connection",
-		Text: Text{"a DERP server reports this connection unhealthy: this node's key is likely in use on another machine",
-			"region {region}'s server says: \"{problem}\". A DERP server reports a connection unhealthy when it sees two connections for one node key (derp/derp.go FrameHealth: \"currently the only unhealthy state\"): a cloned VM, container image or disk shares this node's key, and the two take turns receiving. Give the clone a key of its own: on it, stop tailscaled, delete its state (/var/lib/tailscale/tailscaled.state, or the container's TS_STATE_DIR), start it and log in again; allowing TCP 443 changes nothing, the region is reachable"},
+		Text: Text{"{region}'s DERP server reports this connection unhealthy: \"{problem}\"",
+			"{region}'s DERP server sent a health frame over a live connection (so the region is reachable, and allowing TCP 443 changes nothing) saying: \"{problem}\". Tailscale's protocol defines that frame for one state, a duplicate connection for one node key (derp/derp.go FrameHealth), though its open-source server does not send it yet (derpserver clientSet, tailscale#2746): what it means is the server's to say; ask its operator"},
+		Variants: map[string]Text{"duplicate": {
+			Summary: "{region}'s DERP server reports this node's key connected twice: \"{problem}\"",
+			Fix:     "{region}'s DERP server sees this node's key on two connections (its words: \"{problem}\"; derp/derp.go FrameHealth): a cloned VM, container image or disk shares this node's key, and the two take turns receiving. Give the clone a key of its own: on it, stop tailscaled, delete its state (/var/lib/tailscale/tailscaled.state, or the container's TS_STATE_DIR), start it and log in again; the region itself is reachable"}},
 		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
-		Follows: "health/warnings.go derpRegionErrorWarnable (\"The relay server #%v is reporting an issue: %v\"), set only by wgengine/magicsock/derp.go runDerpReader on a derp.HealthMessage received over a live connection; derp/derp.go FrameHealth: the only unhealthy state is a duplicate connection for one key",
-		check:   (*diag).checkDuplicateKey,
+		Follows: "health/warnings.go derpRegionErrorWarnable (\"The relay server #%v is reporting an issue: %v\"), set only by wgengine/magicsock/derp.go runDerpReader on a derp.HealthMessage received over a live connection (and cleared when that reader exits); derp/derp.go FrameHealth: \"Currently the only unhealthy state is whether the connection is detected as a duplicate\"; derp/derpserver does not send it (clientSet's TODO, tailscale#2746)",
+		check:   (*diag).checkDERPServerWarns,
 	},
 
 	// Causes of a relayed path, most fundamental first.
@@ -599,9 +602,9 @@ var rules = []Rule{
 		ID: ReasonSelfSTUNUnanswered, Scope: ScopeSelf, Role: RoleCause,
 		Refutes: []Refuter{refKnownBug},
 		Text: Text{"STUN got no answer; UDP itself works",
-			"netcheck's STUN (UDP 3478 to the DERP servers) gets no reply while UDP to peers works ({proof}): a self-hosted DERP whose STUN port is closed (derper -stun, UDP 3478), or a firewall that drops 3478 only. Without STUN replies tailscaled learns no public endpoint (magicsock determineEndpoints adds one only from STUN), so peers behind a NAT cannot start a direct path to this node: open UDP 3478 to the DERP servers, or turn STUN on for your DERP servers"},
+			"netcheck's STUN (UDP 3478 to the DERP servers) gets no reply while UDP to peers works ({proof}): a self-hosted DERP whose STUN port is closed (derper -stun, UDP 3478), or a firewall that drops 3478 only. Without STUN replies tailscaled learns no public endpoint from STUN (magicsock determineEndpoints; only a port mapping, a cloud's metadata address or a static endpoint can give one then), so peers behind a NAT cannot start a direct path to this node: open UDP 3478 to the DERP servers, or turn STUN on for your DERP servers"},
 		Needs:   []Fact{{Field: "NetInfo.WorkingUDP | Log.Netcheck", Source: "localapi, netcheck or log"}, {Field: "Tailnet.UDP", Source: SourceLocalAPI}},
-		Follows: "net/netcheck/netcheck.go addNodeLatency (WorkingUDP only from a STUN reply); wgengine/magicsock/endpoint.go handlePongConnLocked (a direct address only after a UDP pong); magicsock.go determineEndpoints (a STUN endpoint only from STUN replies)",
+		Follows: "net/netcheck/netcheck.go addNodeLatency (WorkingUDP only from a STUN reply); wgengine/magicsock/endpoint.go handlePongConnLocked (a direct address only after a UDP pong); magicsock.go determineEndpoints (a STUN endpoint only from STUN replies; port mappings, cloud metadata addresses and static endpoints are the other public ones)",
 		check:   (*diag).checkSTUNUnanswered,
 	},
 	{
@@ -738,7 +741,7 @@ var rules = []Rule{
 		ID: ReasonLocalDoubleNAT, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
 		Text: Text{"port mapping here is behind a second NAT",
-			"this host's port mapping was made on a router whose own external address is {mapped}: it sits behind another NAT, so nothing outside can reach the mapping, and this end needs one. With two home routers, put the first in bridge (modem) mode or forward UDP to tailscaled's port ({port}) on the outer one too; behind a carrier's NAT (100.64.0.0/10) no home mapping reaches through: ask the ISP for a public IPv4 address, use IPv6, or a peer relay"},
+			"this host's port mapping was made on a router whose own external address is {mapped}: it sits behind another NAT, so nothing outside can reach the mapping, and this end needs one. With two home routers, put the first in bridge (modem) mode, or on the outer router forward UDP {mappedport} to {mapped} (the inner router's mapping), or forward tailscaled's port ({port}) statically on both routers; behind a carrier's NAT (100.64.0.0/10) no home mapping reaches through: ask the ISP for a public IPv4 address, use IPv6, or a peer relay"},
 		Needs:   []Fact{fPortMap, factMapped, factWorkingUDP, fMapping},
 		Reads:   []Fact{factPeerMap, factPeerPMap},
 		Follows: "net/portmapper/upnp.go selectBestService (\"ext-private\": a device whose external address is private) and getUPnPPortMapping (the mapped external address is taken as the device reports it); wgengine/magicsock/magicsock.go determineEndpoints advertises it (EndpointPortmapped) unchecked, and net/netmon LocalAddresses never advertises a 100.64.0.0/10 interface address, so a 100.64.0.0/10 endpoint is such a mapping",

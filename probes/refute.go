@@ -25,8 +25,8 @@ var refUDPWorks = Refuter{
 
 // udpProven reports whether a path in the gather proves UDP works here.
 func (d *diag) udpProven() (value, short, note string, ok bool) {
-	if d.p.Path.Kind == PathPeerRelay {
-		return "this peer, via a peer relay " + string(d.p.Path.PeerRelay), "UDP works here (this path is a peer relay)", udpWorksNote, true
+	if a, ok := peerRelayAddr(string(d.p.Path.PeerRelay)); d.p.Path.Kind == PathPeerRelay && ok && routableAddr(a) {
+		return "this peer, via a peer relay " + string(d.p.Path.PeerRelay), "UDP works here (this path is a peer relay at a public address)", udpWorksNote, true
 	}
 	if d.tn.UDPWorks() {
 		who := "peer " + string(d.tn.UDP)
@@ -81,11 +81,15 @@ var refRxGrowing = Refuter{
 	Claims: []string{"IPNBus.PeerState", "Status.LastHandshake", "Status.RxBytes"},
 	refutes: func(d *diag) (string, string, string, bool) {
 		p := &d.p
-		if !p.RatesKnown || p.RxRate <= 0 {
+		// Handshake initiations the peer keeps sending while our
+		// responses are lost count too (device/receive.go adds a
+		// consumed initiation's 148 bytes), one every 5 s (REKEY_TIMEOUT):
+		// only more than initiations alone give is a session.
+		if !p.RatesKnown || p.RxRate <= initiationRate {
 			return "", "", "", false
 		}
 		return "growing (" + strconv.FormatFloat(p.RxRate, 'f', 0, 64) + " B/s)", "WireGuard packets from the peer keep arriving",
-			"wireguard-go counts received bytes only for handshake messages it authenticated and data it decrypted (device/receive.go RoutineHandshake, RoutineSequentialReceiver): the peer speaks WireGuard with this node", true
+			"wireguard-go counts received bytes only for handshake messages it authenticated and data it decrypted (device/receive.go RoutineHandshake, RoutineSequentialReceiver), and more arrives than the peer's handshake initiations alone give: the peer speaks WireGuard with this node", true
 	},
 }
 
@@ -113,7 +117,12 @@ var refRegionUp = Refuter{
 		id := d.derpFailing
 		if id == anyRegion {
 			// "any region" or a proxy in the way of all: one that works
-			// refutes it.
+			// refutes it (a relayed peer's bytes coming back show one does).
+			if d.tn != nil && d.tn.AnyRegionUp != "" {
+				how := d.tn.AnyRegionUp
+				return string(how), "a DERP region is reachable: " + string(how),
+					"relayed bytes come back only over a working DERP connection (wgengine/magicsock/derp.go runDerpReader; a reply may come through either end's home region, derpWriteChanForRegion): some region is reachable from here", true
+			}
 			id = d.tn.anyRegionUp()
 		}
 		how := d.tn.RegionUp(id)
@@ -178,3 +187,8 @@ func pingRunText(r *PingRun) string {
 	}
 	return s
 }
+
+// initiationRate is the receive rate, in bytes per second, that a peer's
+// handshake initiations alone give (148 bytes every 5 s, wireguard-go's
+// REKEY_TIMEOUT), with room for two at once.
+const initiationRate = 2 * 148.0 / 5

@@ -217,3 +217,39 @@ func withVersion(s Self, v string) Self {
 	s.Version = safetext.New(v)
 	return s
 }
+
+// TestWeakWitnessesProveNoUDP: a direct path on the LAN proves UDP only
+// on the LAN, and a WireGuard-only peer (no DISCO: "direct" is picked, not
+// proven by a pong) with nothing received proves nothing; neither may
+// refute local-udp-blocked. A WireGuard-only peer whose bytes came back
+// does.
+func TestWeakWitnessesProveNoUDP(t *testing.T) {
+	stunDead := easySelf()
+	stunDead.NAT.WorkingUDP = boolp(false)
+	wgOnly := func(rx int64) Peer {
+		p := directWitness("198.51.100.41:51820")
+		p.WireGuardOnly, p.RxBytes = true, rx
+		return p
+	}
+	for _, c := range []struct {
+		name    string
+		witness Peer
+		proves  bool
+	}{
+		{"LAN direct", directWitness("192.168.7.9:41641"), false},
+		{"WireGuard-only, nothing received", wgOnly(0), false},
+		{"WireGuard-only, bytes received", wgOnly(4096), true},
+		{"public direct", directWitness("198.51.100.40:41641"), true},
+	} {
+		ev := gateEv{name: c.name, self: stunDead, peer: relayedPeer("203.0.113.5:41641", "192.168.7.2:41641"),
+			regions: testRegions, others: []Peer{c.witness}}
+		v, _, tn := ev.judge()
+		if got := tn.UDPWorks(); got != c.proves {
+			t.Errorf("%s: Tailnet.UDPWorks = %v, want %v (UDP %q, how %q)", c.name, got, c.proves, tn.UDP, tn.UDPHow)
+		}
+		refuted := slices.ContainsFunc(v.Refuted, func(r Refutation) bool { return r.Reason == ReasonLocalUDPBlocked })
+		if refuted != c.proves {
+			t.Errorf("%s: local-udp-blocked refuted = %v, want %v; verdict %s, refuted %v", c.name, refuted, c.proves, v.Reason, v.Refuted)
+		}
+	}
+}

@@ -33,7 +33,7 @@ const (
 	ReasonSelfNetcheckFlaps     ReasonID = "self-netcheck-flaps"
 	ReasonSelfUPnPNotGateway    ReasonID = "self-upnp-not-gateway"
 	ReasonSelfNetworkChanges    ReasonID = "self-network-changes"
-	ReasonSelfDuplicateNodeKey  ReasonID = "self-duplicate-node-key"
+	ReasonSelfDERPServerWarns   ReasonID = "self-derp-server-warns"
 	ReasonSelfSTUNUnanswered    ReasonID = "self-stun-unanswered"
 )
 
@@ -403,20 +403,39 @@ func countOf(n int, what string) string {
 	return strconv.Itoa(n) + " " + what + "s"
 }
 
-// checkDuplicateKey (self): a DERP region's server reported this
-// connection unhealthy ("The relay server #N is reporting an issue: …"),
-// which per derp/derp.go FrameHealth means a duplicate connection for
-// this node's key.
-func (d *diag) checkDuplicateKey() result {
+// checkDERPServerWarns (self): a DERP region's server reported this
+// connection unhealthy ("The relay server #N is reporting an issue: …").
+// Only the server's words say what; derp/derp.go FrameHealth defines the
+// frame for a duplicate connection, so a text saying so gets the clone's
+// fix.
+func (d *diag) checkDERPServerWarns() result {
 	for _, pr := range DERPProblems(d.self.Health, d.regions) {
 		if !pr.Issue {
 			continue
 		}
 		_, problem, _ := strings.Cut(string(pr.Text), "reporting an issue:")
-		d.add("Status.Health", string(pr.Text.Cut(160)), true, "the region's server sent a health frame over a live connection (magicsock/derp.go runDerpReader): the region is reachable, and the server sees this node's key on another connection too")
-		return holdsAs("", "{region}", d.regionName(pr.Region), "{problem}", strings.TrimSpace(problem))
+		problem = strings.TrimSpace(problem)
+		d.add("Status.Health", string(pr.Text.Cut(160)), true, "the region's server sent a health frame over a live connection (magicsock/derp.go runDerpReader): the region is reachable, and its server says the connection is unhealthy")
+		variant := ""
+		if strings.Contains(strings.ToLower(problem), "duplicate") {
+			variant = "duplicate"
+		}
+		return holdsAs(variant, "{region}", d.regionTitle(pr.Region), "{problem}", problem)
 	}
 	return notHeld()
+}
+
+// refail turns a check of field that a refutation set to info back to a
+// failed one with note (the fact holds; what another rule read into it
+// did not), and reports whether there was one.
+func (d *diag) refail(field, note string) bool {
+	for i := range d.checks {
+		if c := &d.checks[i]; string(c.Field) == field && c.State == CheckInfo {
+			c.Failed, c.State, c.Note = true, CheckFail, safetext.New(note)
+			return true
+		}
+	}
+	return false
 }
 
 // checkSTUNUnanswered (self): netcheck's STUN got no reply (NetInfo, or
@@ -428,7 +447,9 @@ func (d *diag) checkSTUNUnanswered() result {
 	n := d.self.NAT
 	switch {
 	case n != nil && n.WorkingUDP != nil && !*n.WorkingUDP && !d.self.NoSTUN && !d.self.OnlyTCP443:
-		d.add("NetInfo.WorkingUDP", "false", true, "STUN to UDP 3478 of the DERP servers got no reply (net/netcheck addNodeLatency)")
+		if !d.refail("NetInfo.WorkingUDP", "STUN to UDP 3478 of the DERP servers got no reply (net/netcheck addNodeLatency), while UDP itself works: it is STUN that fails") {
+			d.add("NetInfo.WorkingUDP", "false", true, "STUN to UDP 3478 of the DERP servers got no reply (net/netcheck addNodeLatency)")
+		}
 	case (n == nil || n.WorkingUDP == nil) && d.evidence().UDPBlockedLogged != "" && d.evidence().UDPWorkedLogged == "":
 		d.add("Log.Netcheck", d.evidence().UDPBlockedLogged, true, "netcheck sent STUN and heard nothing back")
 	default:
@@ -439,4 +460,13 @@ func (d *diag) checkSTUNUnanswered() result {
 		d.add("Tailnet.UDP", how, false, "UDP itself works here: "+udpWorksNote)
 	}
 	return holdsAs("", "{proof}", how)
+}
+
+// regionTitle names a region for the start of a phrase: its code
+// quoted, or "Region N".
+func (d *diag) regionTitle(id int) string {
+	if r, ok := d.regions[id]; ok && r.Code != "" {
+		return "Region " + strconv.Quote(string(r.Code))
+	}
+	return "Region " + strconv.Itoa(id)
 }

@@ -77,8 +77,8 @@ func selfCases() []selfCase {
 		// connection (magicsock/derp.go runDerpReader), whose only
 		// unhealthy state is a duplicate key (derp/derp.go FrameHealth):
 		// never derp-unreachable, whichever region.
-		{"another region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #4 is reporting an issue: maintenance"}}, ReasonSelfDuplicateNodeKey, nil},
-		{"our home region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #1 is reporting an issue: overloaded"}}, ReasonSelfDuplicateNodeKey, nil},
+		{"another region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #4 is reporting an issue: maintenance"}}, ReasonSelfDERPServerWarns, nil},
+		{"our home region reports an issue", "Running", Self{HomeDERP: 1, Health: []safetext.Text{"The relay server #1 is reporting an issue: overloaded"}}, ReasonSelfDERPServerWarns, nil},
 		// health.go warns of the home region only: with our home unknown,
 		// one failing region is not known to be ours.
 		{"a region fails in the log, our home unknown", "Running", Self{DERPRegions: 3, Evidence: &SelfEvidence{LogLines: 2, DERPErrors: []DERPError{{Region: 1, Code: "nyc", Count: 2, Err: "dial tcp: i/o timeout"}}}}, "", nil},

@@ -322,6 +322,12 @@ type Peer struct {
 	PeerSide *PeerSide `json:"peer_side,omitempty"`
 	// ExitNode is PeerStatus.ExitNode: we route internet traffic through it.
 	ExitNode bool `json:"exit_node,omitempty"`
+	// WireGuardOnly is a node that speaks WireGuard and no DISCO (a
+	// Mullvad exit node: tailcfg.Node.IsWireGuardOnly, or a MagicDNS
+	// name under mullvad.ts.net): magicsock picks its CurAddr without a
+	// pong (endpoint.go addrForWireGuardSendLocked), so its "direct"
+	// proves nothing about UDP until bytes come back.
+	WireGuardOnly bool `json:"wireguard_only,omitempty"`
 	// PingRun summarises the last finished DISCO "ping until direct" run the
 	// Source made to this peer; nil if none. Diagnose uses it as the
 	// evidence for disco-unanswered.
@@ -353,7 +359,10 @@ type EndpointChange struct {
 type PingRun struct {
 	// At is when the run ended.
 	At time.Time `json:"at"`
-	// Tries is the number of pings sent; Pongs how many were answered.
+	// Tries is the number of pings that were answered or timed out on
+	// their own; Pongs how many were answered. A ping the run's time
+	// limit cut off on its way is in CutOff, not here: it is no try, so
+	// never evidence that the peer does not answer.
 	Tries int `json:"tries"`
 	Pongs int `json:"pongs"`
 	// Direct is true when a pong came over a direct UDP path.
@@ -371,6 +380,13 @@ type PingRun struct {
 	// TSMPReply is whether that TSMP ping was answered through
 	// WireGuard; nil when none was sent or it did not finish.
 	TSMPReply *bool `json:"tsmp_reply,omitempty"`
+	// CutOff is how many pings the probe's time budget ended before they
+	// were answered or timed out (probes/probe): not tried.
+	CutOff int `json:"cut_off,omitempty"`
+	// Unfinished is set when the probe's budget ended before this peer's
+	// run did (its pings cut off, or none sent): the run is what it got
+	// to, and the peer was not probed to the end.
+	Unfinished bool `json:"unfinished,omitempty"`
 }
 
 // Self is the local node and its NAT facts (from the self node's NetInfo).

@@ -59,17 +59,17 @@ func TestGolden(t *testing.T) {
 			tm := teatest.NewTestModel(t, watched, teatest.WithInitialTermSize(100, 30),
 				teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor)))
 			tm.Send(peerstest.Linked(peerstest.Snapshot()))
-			watched.Wait(t, "old-pi", 10*time.Second)
+			watched.Wait(t, "old-pi", time.Minute)
 			for _, m := range tt.msgs {
 				tm.Send(m)
 			}
 			if len(tt.msgs) > 0 {
-				watched.Wait(t, tt.wait, 10*time.Second)
+				watched.Wait(t, tt.wait, time.Minute)
 			}
 			if err := tm.Quit(); err != nil {
 				t.Fatal(err)
 			}
-			final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(tuitest.Watched).Model.(Model)
+			final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(tuitest.Watched).Model.(Model)
 			raw, _ := io.ReadAll(tm.FinalOutput(t))
 
 			content := final.View().Content

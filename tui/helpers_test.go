@@ -20,7 +20,10 @@ func screen(m tea.Model) string { return unstyled(m.View().Content) }
 
 // runCmd executes cmd and every command it batches, returning the messages
 // produced within a short wait. Commands that don't return in time (ticks)
-// are dropped: tests deliver frameMsg themselves.
+// are dropped: tests deliver frameMsg themselves. The wait is as long as it
+// can be while still below the shortest tick (DefaultFrameInterval, 150 ms),
+// so that a busy machine's delay does not drop a command that returns at
+// once.
 func runCmd(cmd tea.Cmd) []tea.Msg {
 	if cmd == nil {
 		return nil
@@ -30,7 +33,7 @@ func runCmd(cmd tea.Cmd) []tea.Msg {
 	var msg tea.Msg
 	select {
 	case msg = <-ch:
-	case <-time.After(30 * time.Millisecond):
+	case <-time.After(cmdWait):
 		return nil
 	}
 	if b, ok := msg.(tea.BatchMsg); ok {
@@ -158,3 +161,6 @@ func testOptions(extra ...*fakePane) Options {
 	}
 	return o
 }
+
+// cmdWait is how long runCmd waits for a command: below the shortest tick.
+const cmdWait = DefaultFrameInterval * 2 / 3

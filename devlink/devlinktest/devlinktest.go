@@ -1,9 +1,11 @@
-// Package devlinktest builds the repository's own Xtensa test ELF for the
+// Package devlinktest builds the repository's own test ELFs for the
 // backtrace decoder's tests: testdata/xtensa_app.c, compiled with Debian's
 // xtensa-lx106-elf-gcc (gcc-xtensa-lx106; .ci/run installs it) at ESP32
-// addresses, with DWARF line tables and inlined functions. GNU addr2line
-// from the same toolchain is the reference a test compares with. Tests
-// skip, saying what to install, when the toolchain is absent.
+// addresses, with DWARF line tables and inlined functions, and
+// testdata/riscv_app.c for RV32IMC. GNU addr2line from the same toolchain
+// is the reference a test compares with. Each is built once and kept by
+// internal/prebuilt (its source, compiler version and flags are the key).
+// Tests skip, saying what to install, when the toolchain is absent.
 package devlinktest
 
 import (
@@ -11,6 +13,7 @@ import (
 	"bytes"
 	"debug/elf"
 	_ "embed"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tailpath/tailpath/internal/prebuilt"
 )
 
 //go:embed testdata/xtensa_app.c
@@ -29,29 +34,82 @@ var xtensaApp []byte
 // (-fdebug-prefix-map), so decoded paths do not depend on the machine.
 const SourceDir = "/src/tp_demo/main"
 
-// XtensaELF compiles testdata/xtensa_app.c into t's temporary directory
-// and returns the ELF's path: IRAM functions from 0x40080400, flash ones
-// from 0x400d0020. It skips t when the toolchain is absent.
+// XtensaELF returns the path of testdata/xtensa_app.c compiled (once, kept
+// by internal/prebuilt): IRAM functions from 0x40080400, flash ones from
+// 0x400d0020. It skips t when the toolchain is absent.
 func XtensaELF(t testing.TB) string {
 	t.Helper()
-	for _, tool := range []string{"xtensa-lx106-elf-gcc", "xtensa-lx106-elf-addr2line"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found: apt-get install gcc-xtensa-lx106 binutils-xtensa-lx106 to build the Xtensa test ELF", tool)
-		}
+	return filepath.Join(get(t, Xtensa()), xtensaELF)
+}
+
+// RISCVELF returns the path of testdata/riscv_app.c compiled for RV32IMC
+// (laid out like an ESP32-C3 app in flash, 0x4200_0000) with Debian's
+// riscv64-unknown-elf-gcc (gcc-riscv64-unknown-elf; .ci/run installs it),
+// once, kept by internal/prebuilt. It skips t when the toolchain is absent.
+func RISCVELF(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(get(t, RISCV()), riscvELF)
+}
+
+// get is prebuilt.Get for a test: a missing tool skips t.
+func get(t testing.TB, it prebuilt.Item) string {
+	t.Helper()
+	dir, err := prebuilt.Get(it)
+	if errors.Is(err, prebuilt.ErrMissingTool) {
+		t.Skipf("%v: it builds the %s test ELF", err, it.Name)
 	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "xtensa_app.c")
-	if err := os.WriteFile(src, xtensaApp, 0o644); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "tp_demo.elf")
-	cmd := exec.Command("xtensa-lx106-elf-gcc", "-O2", "-g", "-nostdlib", "-ffreestanding", "-mtext-section-literals",
-		"-fdebug-prefix-map="+dir+"="+SourceDir,
-		"-Wl,--section-start=.iram1.text=0x40080400", "-Wl,-Ttext=0x400d0020", "-o", out, src)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("xtensa-lx106-elf-gcc: %v\n%s", err, b)
+	return dir
+}
+
+const (
+	xtensaELF = "tp_demo.elf"
+	riscvELF  = "app.elf"
+)
+
+//go:embed testdata/riscv_app.c
+var riscvApp []byte
+
+// Xtensa is the Xtensa test ELF as a prebuilt item (its source, the
+// compiler's version and flags are its inputs).
+func Xtensa() prebuilt.Item {
+	args := func(dir string) []string {
+		return []string{"-O2", "-g", "-nostdlib", "-ffreestanding", "-mtext-section-literals",
+			"-fdebug-prefix-map=" + dir + "=" + SourceDir,
+			"-Wl,--section-start=.iram1.text=0x40080400", "-Wl,-Ttext=0x400d0020", "-o", filepath.Join(dir, xtensaELF), filepath.Join(dir, "xtensa_app.c")}
 	}
-	return out
+	return cItem("xtensa-elf", "xtensa-lx106-elf-gcc", []string{"xtensa-lx106-elf-gcc", "xtensa-lx106-elf-addr2line"},
+		"apt-get install gcc-xtensa-lx106 binutils-xtensa-lx106", "xtensa_app.c", xtensaApp, args)
+}
+
+// RISCV is the RISC-V test ELF as a prebuilt item.
+func RISCV() prebuilt.Item {
+	args := func(dir string) []string {
+		return []string{"-march=rv32imc", "-mabi=ilp32", "-O1", "-g", "-nostdlib", "-ffreestanding", "-fno-optimize-sibling-calls",
+			"-fdebug-prefix-map=" + dir + "=" + SourceDir, "-Wl,-Ttext=0x42000020", "-o", filepath.Join(dir, riscvELF), filepath.Join(dir, "app.c")}
+	}
+	return cItem("riscv-elf", "riscv64-unknown-elf-gcc", []string{"riscv64-unknown-elf-gcc", "riscv64-unknown-elf-objdump", "riscv64-unknown-elf-addr2line"},
+		"apt-get install gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf", "app.c", riscvApp, args)
+}
+
+// cItem compiles source (written as file in the build directory) with cc
+// and args(dir); the args with the directory as "DIR" are an input.
+func cItem(name, cc string, tools []string, install, file string, source []byte, args func(dir string) []string) prebuilt.Item {
+	return prebuilt.Item{
+		Name: name, Tools: tools, Install: install,
+		Inputs: func() ([]byte, error) { return prebuilt.CompilerInputs(cc, args("DIR"), source) },
+		Build: func(dir string) error {
+			if err := os.WriteFile(filepath.Join(dir, file), source, 0o644); err != nil {
+				return err
+			}
+			if b, err := exec.Command(cc, args(dir)...).CombinedOutput(); err != nil {
+				return fmt.Errorf("%s: %w\n%s", cc, err, b)
+			}
+			return nil
+		},
+	}
 }
 
 // Func returns the address of the function symbol name in the ELF.

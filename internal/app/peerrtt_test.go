@@ -23,7 +23,7 @@ func TestPeerRTTAgainstLab(t *testing.T) {
 		if err != nil {
 			t.Fatalf("PeerRTT(%s): %v", name, err)
 		}
-		if rtt <= 0 || rtt > 5*time.Second {
+		if rtt <= 0 || rtt > time.Minute {
 			t.Errorf("PeerRTT(%s) = %v, want a positive loopback round trip", name, rtt)
 		}
 		t.Logf("%s: TSMP RTT %v", name, rtt)

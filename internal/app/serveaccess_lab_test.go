@@ -110,7 +110,7 @@ func TestServeTailnetCallers(t *testing.T) {
 		// The MagicDNS name is known once serve has polled, and so are
 		// the peers' paths /metrics reports: until then, 503, 421 or a
 		// 200 without them is asked again.
-		for deadline := time.Now().Add(20 * time.Second); ; {
+		for deadline := time.Now().Add(time.Minute); ; {
 			code, body = get(tt.c, tt.url, tt.host)
 			settled := code == tt.want && strings.Contains(body, tt.says)
 			if settled || time.Now().After(deadline) || (code != 503 && code != 421 && code != tt.want) {

@@ -152,16 +152,19 @@ func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer)
 // probeRelayed runs the bounded probe (probes/probe, bounded by po) over
 // snap's relayed peers, saying what it does on w, and gathers again with the runs as
 // each peer's PingRun (evidence the verdicts then read); snap when no
-// peer is relayed. The probe has its own budget (15 s); the second gather
-// gets timeout.
+// peer is relayed. The probe has its own budget (15 s, more for many
+// peers); the second gather gets timeout. The peers whose runs the budget
+// ended are named on w and in a warning of the snapshot (the table's and
+// the JSON's).
 func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snapshot, opts localapi.GatherOptions, po probe.Options, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
 	peers := probe.Targets(snap)
 	if len(peers) == 0 {
 		fmt.Fprintln(w, "tailpath: --probe: no relayed peer to ping")
 		return snap, nil
 	}
+	budget := po.BudgetFor(len(peers))
 	fmt.Fprintf(w, "tailpath: probing %s: a TSMP ping, then up to %d DISCO pings each, %d at once, at most %v (each stays active ~45s after)\n",
-		units.Count(len(peers), "relayed peer", "relayed peers"), probe.MaxPings, probe.MaxParallel, probe.MaxBudget)
+		units.Count(len(peers), "relayed peer", "relayed peers"), probe.MaxPings, probe.MaxParallel, budget)
 	runs := probe.Run(ctx, c, peers, po, func(p probes.ProbeProgress) {
 		switch {
 		case p.Finished:
@@ -178,14 +181,38 @@ func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snap
 			}
 		}
 	}
+	var warning safetext.Text
+	if left := probe.Unfinished(peers, runs); len(left) > 0 {
+		warning = unfinishedWarning(left, len(peers), budget)
+		fmt.Fprintf(w, "tailpath: %s\n", warning)
+	}
 	gctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return localapi.GatherWith(gctx, c, snap, opts)
+	out, err := localapi.GatherWith(gctx, c, snap, opts)
+	if out != nil && warning != "" {
+		out.Warnings = append(out.Warnings, warning)
+	}
+	return out, err
+}
+
+// unfinishedWarning names the peers (of total) whose probe runs the budget
+// ended.
+func unfinishedWarning(left []safetext.Text, total int, budget time.Duration) safetext.Text {
+	const show = 10
+	names := make([]string, 0, show+1)
+	for _, n := range left[:min(len(left), show)] {
+		names = append(names, string(n))
+	}
+	if len(left) > show {
+		names = append(names, fmt.Sprintf("and %d more", len(left)-show))
+	}
+	return safetext.New(fmt.Sprintf("--probe ran out of time (%v) before it finished %d of %d relayed peers: %s; a ping it cut off counts as not tried, so their verdicts rest on what was answered or timed out; run it again to finish them",
+		budget, len(left), total, strings.Join(names, ", ")))
 }
 
 // runText is a probe run in a few words.
 func runText(r *probes.PingRun) string {
-	if r == nil {
+	if r == nil || (r.Tries == 0 && r.CutOff == 0 && r.Unfinished) {
 		return "not pinged (out of time)"
 	}
 	s := fmt.Sprintf("%s, %s", units.Count(r.Tries, "ping", "pings"), units.Count(r.Pongs, "pong", "pongs"))
@@ -194,8 +221,13 @@ func runText(r *probes.PingRun) string {
 		s += ", direct"
 	case r.Pongs > 0:
 		s += " via " + string(r.Via) + ", none direct"
-	default:
+	case r.Tries > 0:
 		s += ": no answer"
+	}
+	if r.CutOff > 0 {
+		s += fmt.Sprintf("; %s cut off (out of time): not tried", units.Count(r.CutOff, "ping", "pings"))
+	} else if r.Unfinished {
+		s += "; not finished (out of time)"
 	}
 	return s
 }

@@ -4,7 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
@@ -13,6 +12,3 @@ func TestMain(m *testing.M) {
 	lab.MaybeRunNode()
 	os.Exit(m.Run())
 }
-
-// startTestLab starts the lab tailnet for t (see labtest.Start).
-func startTestLab(t *testing.T) *lab.Lab { return labtest.Start(t) }

@@ -25,7 +25,7 @@ func Start(t testing.TB) *lab.Lab {
 		t.Skip("skipping: the lab's LocalAPI socket and tailscaled's --socket are Unix sockets")
 	}
 	logFile := filepath.Join(t.TempDir(), "lab.log")
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
 	l, err := lab.Start(ctx, lab.Options{

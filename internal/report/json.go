@@ -239,6 +239,10 @@ func (e *jsonIndenter) peerFields(p *probes.Peer) {
 		e.key("exit_node")
 		e.bool(true)
 	}
+	if p.WireGuardOnly {
+		e.key("wireguard_only")
+		e.bool(true)
+	}
 	if p.PingRun != nil {
 		e.key("ping_run")
 		e.any(p.PingRun)

@@ -41,7 +41,7 @@ func WriteTable(w io.Writer, s *link.Snapshot, width int) error {
 	if len(self.TailscaleIPs) > 0 {
 		fmt.Fprintf(&b, " %s", self.TailscaleIPs[0])
 	}
-	fmt.Fprintf(&b, "; home DERP %s; %s", derpText(self.HomeDERP, string(self.HomeDERPCode)), natText(self))
+	fmt.Fprintf(&b, "; home DERP %s; %s", derpText(self.HomeDERP, string(self.HomeDERPCode)), natText(self, &s.Tailnet))
 	if st := cmp.Or(s.BackendState, "unknown"); st != "Running" {
 		fmt.Fprintf(&b, "; state %s", st)
 	}
@@ -243,9 +243,10 @@ func derpText(id int, code string) string {
 }
 
 // natText is our NAT facts in a few words: what UDP does ("UDP off by
-// policy" with only-tcp-443, "UDP untested" when the DERP map has no STUN),
-// the NAT type (measured on IPv4 only) and port mapping.
-func natText(self probes.Self) string {
+// policy" with only-tcp-443, "UDP untested" when the DERP map has no STUN,
+// "STUN unanswered" when a path of the gather proves UDP works), the NAT
+// type (measured on IPv4 only) and port mapping.
+func natText(self probes.Self, tn *probes.Tailnet) string {
 	n := self.NAT
 	if n == nil {
 		return "NAT unknown"
@@ -256,6 +257,10 @@ func natText(self probes.Self) string {
 		parts = append(parts, "UDP off by policy (only-tcp-443)")
 	case n.WorkingUDP != nil && !*n.WorkingUDP && self.NoSTUN:
 		parts = append(parts, "UDP untested (no STUN in the DERP map)")
+	case n.WorkingUDP != nil && !*n.WorkingUDP && tn.UDPWorks():
+		// netcheck's WorkingUDP is STUN to 3478 only; a direct peer
+		// proves UDP itself (probes.Tailnet).
+		parts = append(parts, "STUN unanswered (UDP works: "+string(tn.UDP)+" is "+string(tn.UDPHow)+")")
 	case n.WorkingUDP != nil && !*n.WorkingUDP:
 		parts = append(parts, "UDP blocked")
 	case n.WorkingUDP != nil:

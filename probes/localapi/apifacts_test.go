@@ -112,13 +112,13 @@ func TestSourceReadsPeerSide(t *testing.T) {
 	defer cancel()
 	src := NewSource(NewClient(lapi.Socket), SourceOptions{Interval: time.Hour, PeerSide: controlapi.NewRefresher(api, time.Hour)})
 	ch := src.Run(ctx)
-	first := next[*probes.Snapshot](t, ch, 5*time.Second)
+	first := next[*probes.Snapshot](t, ch, hangGuard)
 	if first.ControlAPI == nil || first.ControlAPI.State != "pending" || first.Peers[0].PeerSide.Source != probes.SourceLocalAPI {
 		t.Fatalf("first snapshot: api %+v, peer side %+v; want pending and local facts", first.ControlAPI, first.Peers[0].PeerSide)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(hangGuard)
 	for time.Now().Before(deadline) {
-		snap := next[*probes.Snapshot](t, ch, 5*time.Second)
+		snap := next[*probes.Snapshot](t, ch, hangGuard)
 		if snap.ControlAPI.State == "ok" {
 			if ps := snap.Peers[0].PeerSide; ps.Source != probes.SourceControlAPI || snap.ControlAPI.Matched != 1 {
 				t.Fatalf("after the API answered: %+v, %+v", ps, snap.ControlAPI)

@@ -43,7 +43,7 @@ func TestNetmapRefusedBy104(t *testing.T) {
 	// The bits the Source asks for are accepted, NotifyPeerWireGuardState
 	// too (unchanged in v1.104), and the first message comes.
 	for _, mask := range []ipn.NotifyWatchOpt{BusMask, BusMask | ipn.NotifyPeerWireGuardState} {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 		w, err := c.WatchIPNBus(ctx, mask)
 		if err != nil {
 			t.Errorf("WatchIPNBus(%v) on v1.104: %v", mask, err)
@@ -132,7 +132,7 @@ func TestSource104(t *testing.T) {
 	// WhoIs and bus-watch request counts.
 	polls := func(n int) (whois, watches int) {
 		for range n {
-			snap := next[*probes.Snapshot](t, ch, 5*time.Second)
+			snap := next[*probes.Snapshot](t, ch, hangGuard)
 			if len(snap.Warnings) != 0 {
 				t.Fatalf("snapshot warns against v1.104: %q", snap.Warnings)
 			}
@@ -144,7 +144,7 @@ func TestSource104(t *testing.T) {
 	}
 	// waitWhoIs polls until n WhoIs requests were made.
 	waitWhoIs := func(n int) {
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(hangGuard)
 		for srv.Requests("whois") < n && time.Now().Before(deadline) {
 			polls(1)
 		}

@@ -572,7 +572,9 @@ func buildPeer(ps *ipnstate.PeerStatus, node *tailcfg.Node, regions map[int]prob
 	if ps.KeyExpiry != nil {
 		p.KeyExpiry = *ps.KeyExpiry
 	}
+	p.WireGuardOnly = strings.HasSuffix(string(p.DNSName), ".mullvad.ts.net")
 	if node != nil {
+		p.WireGuardOnly = p.WireGuardOnly || node.IsWireGuardOnly
 		p.Endpoints = slices.Clone(node.Endpoints)
 		p.EndpointsKnown = true
 		p.HomeDERP = tscompat.IntRegionID(node.HomeDERP)

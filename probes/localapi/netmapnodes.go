@@ -170,7 +170,10 @@ type nodeLite struct {
 	LastSeen  *time.Time
 	Online    *bool
 	Cap       tailcfg.CapabilityVersion
-	Hostinfo  *struct {
+	// IsWireGuardOnly: a node that speaks WireGuard only (a Mullvad
+	// exit node): no DISCO, so its CurAddr is set without a pong.
+	IsWireGuardOnly bool
+	Hostinfo        *struct {
 		IPNVersion string
 		NetInfo    *tailcfg.NetInfo
 	}
@@ -186,6 +189,8 @@ func (n *nodeLite) node() *tailcfg.Node {
 		LastSeen:  n.LastSeen,
 		Online:    n.Online,
 		Cap:       n.Cap,
+
+		IsWireGuardOnly: n.IsWireGuardOnly,
 	}
 	if h := n.Hostinfo; h != nil {
 		out.Hostinfo = (&tailcfg.Hostinfo{IPNVersion: h.IPNVersion, NetInfo: h.NetInfo}).View()

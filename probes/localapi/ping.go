@@ -49,6 +49,11 @@ type PingOptions struct {
 	// Gap is the pause between pings that did not go direct (1 s, as
 	// `tailscale ping`); TryTimeout bounds one ping (5 s).
 	Gap, TryTimeout time.Duration
+	// Finish lets a ping still out when Time ends wait for its answer up
+	// to TryTimeout: Time then stops new pings, not one on its way, so a
+	// run's last ping is answered or times out on its own, never cut off
+	// by the run's end. Only ctx cuts one off (Err "cancelled").
+	Finish bool
 }
 
 // PingWith is Ping with its bounds set (the bounded probe of `status
@@ -92,11 +97,17 @@ func PingWith(ctx context.Context, c LocalClient, peer probes.Peer, kind probes.
 	outer, cancel := context.WithTimeout(ctx, maxTime)
 	defer cancel()
 
+	// A try's own deadline: under the run's (outer), or with Finish only
+	// under ctx, so the run's end does not cut off a ping on its way.
+	tryParent := outer
+	if o.Finish {
+		tryParent = parent
+	}
 	for try := 1; ; try++ {
 		last := try >= maxTries
-		tctx, tcancel := context.WithTimeout(outer, tryTimeout)
+		tctx, tcancel := context.WithTimeout(tryParent, tryTimeout)
 		pr, err := c.Ping(tctx, ip, ptype)
-		timedOut := tctx.Err() != nil && outer.Err() == nil
+		timedOut := tctx.Err() != nil && tryParent.Err() == nil
 		tcancel()
 		res := probes.PingResult{PeerID: peer.ID, Kind: kind, Try: try}
 		switch {
@@ -104,7 +115,7 @@ func PingWith(ctx context.Context, c LocalClient, peer probes.Peer, kind probes.
 			res.Done, res.Err = true, "cancelled"
 			emit(res)
 			return parent.Err()
-		case err != nil && outer.Err() != nil:
+		case err != nil && !o.Finish && outer.Err() != nil:
 			res.Done, res.Err = true, "timeout"
 			emit(res)
 			if kind == probes.PingDISCO {

@@ -10,13 +10,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
 func TestPing(t *testing.T) {
 	oldGap, oldTimeout := pingGap, pingTryTimeout
-	pingGap, pingTryTimeout = 5*time.Millisecond, 100*time.Millisecond
+	// A try times out after a second: the "hang" answers need a timeout,
+	// and the others must arrive within it on a busy machine too.
+	pingGap, pingTryTimeout = 5*time.Millisecond, time.Second
 	t.Cleanup(func() { pingGap, pingTryTimeout = oldGap, oldTimeout })
 	hang := json.RawMessage(`"hang"`)
 
@@ -87,7 +90,7 @@ func TestPing(t *testing.T) {
 			fix.Ping = map[string][]json.RawMessage{"100.64.0.2": tt.seq}
 			srv := probestest.New(t, fix)
 			var got []probes.PingResult
-			err := Ping(context.Background(), NewClient(srv.Socket), peer, tt.kind, tt.tries, 10*time.Second, func(r probes.PingResult) { got = append(got, r) })
+			err := Ping(context.Background(), NewClient(srv.Socket), peer, tt.kind, tt.tries, time.Minute, func(r probes.PingResult) { got = append(got, r) })
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Errorf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -130,7 +133,31 @@ func TestPingCancel(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Ping did not stop after cancel")
+	}
+}
+
+// TestPingFinish: with Finish, a ping still out when the run's time ends
+// waits for its answer (here the run's time is over before the first ping
+// is sent, and its pong counts); without it, the run's end cuts it off as
+// a "timeout".
+func TestPingFinish(t *testing.T) {
+	srv := probestest.New(t, loadFixture(t, "unexplained")) // always DERP
+	peer := probes.Peer{ID: "n2CNTRL", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")}}
+	for _, finish := range []bool{true, false} {
+		var got []probes.PingResult
+		err := PingWith(context.Background(), NewClient(srv.Socket), peer, probes.PingDISCO,
+			PingOptions{Tries: 5, Time: time.Nanosecond, TryTimeout: time.Minute, Finish: finish}, func(r probes.PingResult) { got = append(got, r) })
+		if !errors.Is(err, probes.ErrNoDirect) || len(got) == 0 {
+			t.Fatalf("Finish %v: err %v, results %+v", finish, err, got)
+		}
+		first := got[0]
+		if finish && (first.Err != "" || first.Latency == 0 || first.Via != "DERP(nyc)" || len(got) != 2 || got[1].Err != safetext.Of(probes.ErrNoDirect)) {
+			t.Errorf("with Finish: %+v; want the first ping's pong, then no direct path", got)
+		}
+		if !finish && (first.Err != "timeout" || !first.Done || len(got) != 1) {
+			t.Errorf("without Finish: %+v; want one cut-off try", got)
+		}
 	}
 }

@@ -230,11 +230,12 @@ func TestTunPathChild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// upload runs a bulk sender to ln for d, then samples it (up to 10
-	// times 50 ms apart while the verdict under lim is not want: a single
-	// look can land while the writer is between two writes) and returns
-	// the last sample.
-	upload := func(name string, ln net.Listener, d time.Duration, lim Limits, want VerdictKind) (Conn, []byte) {
+	// upload runs a bulk sender to ln for d, then samples it every 50 ms
+	// until done holds (a single look can land while the writer is between
+	// two writes, and on a busy machine the connection takes longer to
+	// get where it is going) or a minute has passed, and returns the last
+	// sample.
+	upload := func(name string, ln net.Listener, d time.Duration, done func(Conn) bool) (Conn, []byte) {
 		// The seed NAS has no BBR: cubic, whatever this host uses.
 		dialer := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
 			var serr error
@@ -262,12 +263,12 @@ func TestTunPathChild(t *testing.T) {
 		time.Sleep(d)
 		var raw []byte
 		var conn Conn
-		for try := 0; try < 10; try++ {
+		for deadline := time.Now().Add(time.Minute); ; {
 			raw = rawByLocal(t, netip.MustParseAddrPort(c.LocalAddr().String()))
 			if conn, err = ParseMessage(raw); err != nil {
 				t.Fatal(err)
 			}
-			if want == "" || Classify(conn, lim).Kind == want {
+			if done(conn) || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
@@ -288,21 +289,29 @@ func TestTunPathChild(t *testing.T) {
 	// autotuning cannot grow the send buffer at all.
 	setWmem("4096 16384 16384")
 	lim := Limits{TCPWmemMax: 16384, WmemMax: readSysInt(t, "/proc/sys/net/core/wmem_max"), LinkMTU: tunMTU}
-	c, _ := upload("seed-nas-before", ln, 3*time.Second, lim, VerdictSndbuf)
+	verdictIs := func(want VerdictKind) func(Conn) bool {
+		return func(c Conn) bool { return Classify(c, lim).Kind == want }
+	}
+	c, _ := upload("seed-nas-before", ln, 3*time.Second, verdictIs(VerdictSndbuf))
 	v := report("seed-nas-before", c, lim)
 	rate := float64(*c.Info.DeliveryRate) * 8 / 1e6
-	if *c.Info.RTT < 19*time.Millisecond || *c.Info.RTT > 60*time.Millisecond || rate < 3 || rate > 60 || v.Kind != VerdictSndbuf {
-		t.Errorf("seed NAS before: rtt %v, %.1f Mbit/s, verdict %s; want ~20 ms, a few Mbit/s, sndbuf-limited", *c.Info.RTT, rate, v.Kind)
+	// The line's 20 ms is a floor of the RTT, and 16 KiB a window a rate
+	// cannot pass (16 KiB / 20 ms = 6.6 Mbit/s): a busy machine only
+	// raises the one and lowers the other, so only those bounds hold
+	// however loaded (the figures are logged above).
+	if *c.Info.RTT < 19*time.Millisecond || rate > 60 || v.Kind != VerdictSndbuf {
+		t.Errorf("seed NAS before: rtt %v, %.1f Mbit/s, verdict %s; want at least 20 ms, a few Mbit/s at most, sndbuf-limited", *c.Info.RTT, rate, v.Kind)
 	}
 	// What applying changes: tcp_wmem max 16 MiB.
 	setWmem("4096 16384 16777216")
 	lim.TCPWmemMax = 16777216
-	c, _ = upload("seed-nas-after", ln, 3*time.Second, lim, "")
+	grown := func(c Conn) bool { return Classify(c, lim).Kind != VerdictSndbuf && c.Mem.SndBuf >= 10*16384 }
+	c, _ = upload("seed-nas-after", ln, 3*time.Second, grown)
 	// The buffer is no longer the limit: autotuning grew it far past
 	// 16 KiB. (The rate then depends on how fast this process carries
 	// packets, so it is logged, not asserted: on a loaded machine it can
 	// stay low.)
-	if v := report("seed-nas-after", c, lim); v.Kind == VerdictSndbuf || c.Mem.SndBuf < 10*16384 {
+	if v := report("seed-nas-after", c, lim); !grown(c) {
 		t.Errorf("after raising tcp_wmem: verdict %s, send buffer %d; want the buffer grown and not the limit", v.Kind, c.Mem.SndBuf)
 	}
 	// A black hole inside the tunnel, towards another service of the
@@ -318,7 +327,7 @@ func TestTunPathChild(t *testing.T) {
 		}
 	}()
 	path.SetDrop(func(pkt []byte) bool { return len(pkt) > 1200 })
-	c, _ = upload("tunnel-blackhole", ln2, 2500*time.Millisecond, lim, VerdictMTU)
+	c, _ = upload("tunnel-blackhole", ln2, 2500*time.Millisecond, verdictIs(VerdictMTU))
 	if v := report("tunnel-blackhole", c, lim); v.Kind != VerdictMTU {
 		t.Errorf("black hole in the tunnel: verdict %s (%s), want %s", v.Kind, v.Detail, VerdictMTU)
 	}

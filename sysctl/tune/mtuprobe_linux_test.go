@@ -89,8 +89,8 @@ func TestMTUProbeChild(t *testing.T) {
 	}
 	// Wait for the path (the veth's carrier, the first ARP exchange)
 	// before measuring, so a slow start cannot read as a lost size.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	for deadline := time.Now().Add(time.Minute); ; {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_, err := ping(ctx, 0)
 		cancel()
 		if err == nil {
@@ -100,7 +100,9 @@ func TestMTUProbeChild(t *testing.T) {
 			t.Fatalf("the path never answered a small ping: %v", err)
 		}
 	}
-	r, err := ProbeMTU(context.Background(), "nas", ping, MTUProbeOptions{Tries: 2, TryTimeout: 500 * time.Millisecond,
+	// A size that fits is answered in microseconds; a second per try
+	// keeps a busy machine's delay from reading as a lost size.
+	r, err := ProbeMTU(context.Background(), "nas", ping, MTUProbeOptions{Tries: 2, TryTimeout: time.Second,
 		Progress: func(s string) { t.Log(s) }})
 	if err != nil {
 		t.Fatal(err)

@@ -157,7 +157,7 @@ func TestDeviceGolden(t *testing.T) {
 	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(100, 26))
 	tm.Send(event(boardLog, true))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
 	teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 }
 

@@ -166,7 +166,7 @@ func TestLogGolden(t *testing.T) {
 	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(90, 12))
 	tm.Send(event(consoleLog))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
 	teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 }
 

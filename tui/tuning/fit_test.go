@@ -85,7 +85,7 @@ func TestTuningGolden80x24(t *testing.T) {
 			tm := teatest.NewTestModel(t, host{New(o)}, teatest.WithInitialTermSize(80, tt.h))
 			tm.Send(gather(t, o))
 			tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-			final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
+			final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
 			teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 		})
 	}

@@ -318,7 +318,7 @@ func TestTuningGolden(t *testing.T) {
 	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(120, 40))
 	tm.Send(gather(t, o))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
 	teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 }
 
@@ -330,7 +330,7 @@ func TestTuningDialogGolden(t *testing.T) {
 	tm.Send(gather(t, o))
 	tm.Send(tea.KeyPressMsg{Code: 'a', Text: "a"})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(host)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
 	out := tuitest.Unstyled(final.View().Content)
 	if !strings.Contains(out, "Apply 4 change(s)?") {
 		t.Fatalf("dialog not shown:\n%s", out)

@@ -110,7 +110,7 @@ func TestDashboardOnLab(t *testing.T) {
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)
 	}
-	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(time.Minute))
 	stopSrc()
 	<-relayed
 }
