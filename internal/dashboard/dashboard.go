@@ -95,9 +95,25 @@ func (d *Dashboard) panes() []common.Pane {
 			panes = append(panes, tuning.New(tuning.Options{Snapshot: safetext.New("taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")), Now: d.replayClock()}))
 		}
 	case d.Tuning != nil:
-		panes = append(panes, tuning.New(tuning.OptionsFor(*d.Tuning)))
+		panes = append(panes, tuning.New(TuningOptions(*d.Tuning)))
 	}
 	return panes
+}
+
+// TuningOptions hand the Tuning pane the host c reads and changes, as
+// functions: the pane holds no Control and does no I/O of its own (it
+// calls them in commands). Whether applying is allowed is read once, here.
+func TuningOptions(c tune.Control) tuning.Options {
+	may := c.MayChange()
+	return tuning.Options{
+		Read:      c.Read,
+		Apply:     c.Apply,
+		Revert:    c.Revert,
+		MayChange: func() bool { return may },
+		Sandbox:   c.Inputs.Sandbox,
+		BBR:       c.Inputs.BBR,
+		StateFile: c.StateFile(),
+	}
 }
 
 // Run starts the sources, runs the Bubble Tea program on stdin and stdout
