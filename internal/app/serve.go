@@ -177,9 +177,22 @@ type serveSink struct {
 	tuningFail bool
 }
 
-func (k *serveSink) Snapshot(ls *link.Snapshot) { k.s.store.SetSnapshot(ls) }
+// Deliver routes each source's report to the store (app.Sink).
+func (k *serveSink) Deliver(ev Event) {
+	switch ev := ev.(type) {
+	case LinkedEvent:
+		k.s.store.SetSnapshot(ev.Snapshot)
+	case TailscaledEvent:
+		k.tailscaled(ev.Event)
+	case BoardEvent:
+		k.board(ev.Event)
+	case TuningEvent:
+		k.tuning(ev.Reading)
+	}
+}
 
-func (k *serveSink) Event(ev probes.Event) {
+// tailscaled stores tailscaled's source's status and logs its changes.
+func (k *serveSink) tailscaled(ev probes.Event) {
 	st, ok := ev.(probes.SourceStatus)
 	if !ok {
 		return // serve pings on its own (pingLoop); no dashboard ping runs here
@@ -206,7 +219,8 @@ func (k *serveSink) Event(ev probes.Event) {
 // it by itself after an unplug.
 const ServeBoardRetry = 2 * time.Second
 
-func (k *serveSink) Board(ev devlink.Event) {
+// board stores the board's state and logs its changes.
+func (k *serveSink) board(ev devlink.Event) {
 	st := &ev.State
 	k.s.store.SetBoard(st)
 	msg := "board down (tailpath_board_up is 0)"
@@ -226,7 +240,8 @@ func (k *serveSink) Board(ev devlink.Event) {
 	}
 }
 
-func (k *serveSink) Tuning(r tune.Reading) {
+// tuning stores a tuning reading and logs when it fails or recovers.
+func (k *serveSink) tuning(r tune.Reading) {
 	k.s.store.SetTuning(r.Report, r.Err)
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -72,21 +72,38 @@ func (s Sources) TailscaledOptions() localapi.SourceOptions {
 	return o
 }
 
-// Sink is where Sources.Run delivers. Its methods are called from the
-// sources' goroutines, possibly at once: a sink is safe for concurrent use.
+// Sink is where Sources.Run delivers: every source's reports go through
+// its one method, each source's in a type of its own (below), so a new
+// source adds its type and a case to each sink's one switch. Deliver is
+// called from the sources' goroutines, possibly at once: a sink is safe
+// for concurrent use.
 type Sink interface {
-	// Snapshot is a linked snapshot: tailscaled's newest, with the board's
-	// evidence and the path changes observed; again whenever the board's
-	// evidence changed it.
-	Snapshot(*link.Snapshot)
-	// Event is anything else tailscaled's source reports: its status (up,
-	// down and why), ping results and probe progress.
-	Event(probes.Event)
-	// Board is the board's newest state, or why it could not be opened.
-	Board(devlink.Event)
-	// Tuning is one reading of the host's tuning.
-	Tuning(tune.Reading)
+	Deliver(Event)
 }
+
+// Event is one report from a source: LinkedEvent, TailscaledEvent,
+// BoardEvent or TuningEvent.
+type Event interface{ sourceEvent() }
+
+// LinkedEvent is a linked snapshot: tailscaled's newest gather, joined
+// with the board's evidence and the path changes observed (link.Linker);
+// again whenever the board's evidence changed it.
+type LinkedEvent struct{ Snapshot *link.Snapshot }
+
+// TailscaledEvent is anything else tailscaled's source reports: its status
+// (up, down and why), ping results and probe progress.
+type TailscaledEvent struct{ Event probes.Event }
+
+// BoardEvent is the board's newest state, or why it could not be opened.
+type BoardEvent struct{ Event devlink.Event }
+
+// TuningEvent is one reading of the host's tuning.
+type TuningEvent struct{ Reading tune.Reading }
+
+func (LinkedEvent) sourceEvent()     {}
+func (TailscaledEvent) sourceEvent() {}
+func (BoardEvent) sourceEvent()      {}
+func (TuningEvent) sourceEvent()     {}
 
 // Run runs ts, tailscaled's source (made from TailscaledOptions by the
 // caller, who keeps it to ping and probe through; nil runs none), and s's
@@ -99,10 +116,10 @@ func (s Sources) Run(ctx context.Context, ts *localapi.Source, linker *link.Link
 		wg.Go(func() {
 			for ev := range events {
 				if snap, ok := ev.(*probes.Snapshot); ok {
-					sink.Snapshot(linker.SetSnapshot(snap))
+					sink.Deliver(LinkedEvent{linker.SetSnapshot(snap)})
 					continue
 				}
-				sink.Event(ev)
+				sink.Deliver(TailscaledEvent{ev})
 			}
 		})
 	}
@@ -114,7 +131,7 @@ func (s Sources) Run(ctx context.Context, ts *localapi.Source, linker *link.Link
 		if every <= 0 {
 			every = TuningInterval
 		}
-		wg.Go(func() { s.Tuning.Watch(ctx, every, sink.Tuning) })
+		wg.Go(func() { s.Tuning.Watch(ctx, every, func(r tune.Reading) { sink.Deliver(TuningEvent{r}) }) })
 	}
 	wg.Wait()
 }
@@ -129,9 +146,9 @@ func (s Sources) runBoard(ctx context.Context, linker *link.Linker, sink Sink) {
 			if ev.Err != nil {
 				openErr = ev.Err
 			}
-			sink.Board(ev)
+			sink.Deliver(BoardEvent{ev})
 			if ls, changed := linker.SetDevice(&ev.State); changed {
-				sink.Snapshot(ls)
+				sink.Deliver(LinkedEvent{ls})
 			}
 		}
 		if openErr == nil || s.DeviceRetry <= 0 || ctx.Err() != nil {

@@ -16,7 +16,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
@@ -204,12 +203,22 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	return nil
 }
 
-// TeaSink is the dashboard's sink: every value becomes a message to the
-// program (send is tea.Program.Send), which the root model broadcasts to
-// its panes.
+// TeaSink is the dashboard's sink: every source's report becomes a
+// message to the program (send is tea.Program.Send), which the root model
+// broadcasts to its panes.
 type TeaSink func(tea.Msg)
 
-func (send TeaSink) Snapshot(ls *link.Snapshot) { send(ls) }
-func (send TeaSink) Event(ev probes.Event)      { send(ev) }
-func (send TeaSink) Board(ev devlink.Event)     { send(ev) }
-func (send TeaSink) Tuning(r tune.Reading)      { send(tuning.ReportMsg(r)) }
+// Deliver routes each source's report to the program as the message its
+// panes read (app.Sink).
+func (send TeaSink) Deliver(ev app.Event) {
+	switch ev := ev.(type) {
+	case app.LinkedEvent:
+		send(ev.Snapshot)
+	case app.TailscaledEvent:
+		send(ev.Event)
+	case app.BoardEvent:
+		send(ev.Event)
+	case app.TuningEvent:
+		send(tuning.ReportMsg(ev.Reading))
+	}
+}
