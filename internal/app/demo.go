@@ -65,6 +65,19 @@ func DemoSources(ctx context.Context, l *lab.Lab, interval time.Duration) (Sourc
 	}, nil
 }
 
+// ServeDemo serves the demo's sources (DemoSources: the lab's observer,
+// the replayed board, the sandbox tuning, the lab's control API) as
+// tailpath serve does, until ctx ends.
+func ServeDemo(ctx context.Context, srcs Sources, addr string, stderr io.Writer) error {
+	s := &Serve{Sources: srcs, PingEvery: time.Minute, Log: stderr}
+	s.Snapshot = s.SnapshotFile
+	ln, err := Listen(addr, "--serve", stderr)
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx, ln)
+}
+
 // demoTuning is the seed NAS (DSM on Linux 4.4, no BBR, 20 ms to its
 // peer), its tailnet connections replayed from recorded tcp_info, in a
 // sandbox copy in the lab's directory that apply and revert really write.

@@ -6,9 +6,9 @@
 // internal/dashboard's; serve's keeps the newest values in its metrics
 // store.
 //
-// It also holds the pieces the commands share: Progress, OpenFirmware,
+// It also holds the pieces the commands share: OpenFirmware,
 // ReadBoard and PeerRTT; what status gathers and does with snapshots
 // (Status, SaveSnapshot, ReadFrom, ApplyPeerSnapshots); serve (Serve,
-// Listen, ServeDemo); and the demo's sources. It imports no Bubble Tea
-// and no tui package.
+// Listen); and, with the demo tag, the demo's sources (DemoSources,
+// ServeDemo, Progress). It imports no Bubble Tea and no tui package.
 package app

@@ -1,12 +1,10 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
-	"time"
 )
 
 // Listen listens for serve on addr (an IP or localhost, and a port, as
@@ -29,17 +27,4 @@ func Listen(addr, flag string, w io.Writer) (net.Listener, error) {
 		fmt.Fprintf(w, "tailpath serve: %s is not loopback: tailnet nodes --allow names may read (default: this node's user's), and callers presenting the --token-file token; others are refused\n", a.IP)
 	}
 	return ln, nil
-}
-
-// ServeDemo serves the demo's sources (DemoSources: the lab's observer,
-// the replayed board, the sandbox tuning, the lab's control API) as
-// tailpath serve does, until ctx ends.
-func ServeDemo(ctx context.Context, srcs Sources, addr string, stderr io.Writer) error {
-	s := &Serve{Sources: srcs, PingEvery: time.Minute, Log: stderr}
-	s.Snapshot = s.SnapshotFile
-	ln, err := Listen(addr, "--serve", stderr)
-	if err != nil {
-		return err
-	}
-	return s.Run(ctx, ln)
 }

@@ -629,30 +629,6 @@ func shortenPath(path string, width int) string {
 	return ansi.TruncateLeft(path, common.Width(path)-(width-1), "…")
 }
 
-// wrapWords breaks s into lines of at most width display cells at spaces
-// only (flags like --mtu-probe stay whole); a word longer than width gets
-// a line of its own, cut when shown.
-func wrapWords(s string, width int) []string {
-	var lines []string
-	var cur strings.Builder
-	for _, w := range strings.Fields(s) {
-		switch {
-		case cur.Len() == 0:
-			cur.WriteString(w)
-		case common.Width(cur.String())+1+common.Width(w) <= width:
-			cur.WriteString(" " + w)
-		default:
-			lines = append(lines, cur.String())
-			cur.Reset()
-			cur.WriteString(w)
-		}
-	}
-	if cur.Len() > 0 {
-		lines = append(lines, cur.String())
-	}
-	return lines
-}
-
 // wrapIndent wraps s at spaces to lines of at most width cells, the
 // first starting with first, the others with rest (so a continuation
 // reads as one). A word too long for a line gets a line of its own.

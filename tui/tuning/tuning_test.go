@@ -545,14 +545,6 @@ func TestSeedNASPane(t *testing.T) {
 	}
 }
 
-func TestWrapWords(t *testing.T) {
-	got := wrapWords("run tailpath tune --mtu-probe PEER: if small pings get through", 20)
-	want := []string{"run tailpath tune", "--mtu-probe PEER: if", "small pings get", "through"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
 // seedNAS is the demo's Tuning pane's options: the seed NAS in dir.
 func seedNAS(dir string) (testHost, error) {
 	c, err := tune.SeedNASControl(dir)
