@@ -185,7 +185,7 @@ func (k *serveSink) Deliver(ev Event) {
 	case TailscaledEvent:
 		k.tailscaled(ev.Event)
 	case BoardEvent:
-		k.board(ev.Event)
+		k.board(ev.Event, ev.Evidence)
 	case TuningEvent:
 		k.tuning(ev.Reading)
 	}
@@ -220,9 +220,9 @@ func (k *serveSink) tailscaled(ev probes.Event) {
 const ServeBoardRetry = 2 * time.Second
 
 // board stores the board's state and logs its changes.
-func (k *serveSink) board(ev devlink.Event) {
+func (k *serveSink) board(ev devlink.Event, evidence probes.DeviceEvidence) {
 	st := &ev.State
-	k.s.store.SetBoard(st)
+	k.s.store.SetBoard(st, evidence)
 	msg := "board down (tailpath_board_up is 0)"
 	switch {
 	case ev.Err != nil:

@@ -94,8 +94,13 @@ type LinkedEvent struct{ Snapshot *link.Snapshot }
 // (up, down and why), ping results and probe progress.
 type TailscaledEvent struct{ Event probes.Event }
 
-// BoardEvent is the board's newest state, or why it could not be opened.
-type BoardEvent struct{ Event devlink.Event }
+// BoardEvent is the board's newest state, or why it could not be opened,
+// with the evidence converted from that state once (link.EvidenceFrom),
+// the same value the Linker was handed.
+type BoardEvent struct {
+	Event    devlink.Event
+	Evidence probes.DeviceEvidence
+}
 
 // TuningEvent is one reading of the host's tuning.
 type TuningEvent struct{ Reading tune.Reading }
@@ -146,8 +151,9 @@ func (s Sources) runBoard(ctx context.Context, linker *link.Linker, sink Sink) {
 			if ev.Err != nil {
 				openErr = ev.Err
 			}
-			sink.Deliver(BoardEvent{ev})
-			if ls, changed := linker.SetDevice(&ev.State); changed {
+			evidence := link.EvidenceFrom(&ev.State)
+			sink.Deliver(BoardEvent{ev, evidence})
+			if ls, changed := linker.SetEvidence(evidence); changed {
 				sink.Deliver(LinkedEvent{ls})
 			}
 		}
