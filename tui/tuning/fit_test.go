@@ -82,10 +82,10 @@ func TestTuningGolden80x24(t *testing.T) {
 	}{{"seed NAS", 24}, {"userspace NAS", 60}} {
 		t.Run(strings.ReplaceAll(tt.name, " ", "-"), func(t *testing.T) {
 			o := cases[tt.name]
-			tm := teatest.NewTestModel(t, host{New(o.options())}, teatest.WithInitialTermSize(80, tt.h))
+			tm := teatest.NewTestModel(t, tuitest.Host{Pane: New(o.options())}, teatest.WithInitialTermSize(80, tt.h))
 			tm.Send(gather(t, o))
 			tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-			final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
+			final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(tuitest.Host)
 			teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 		})
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
-	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
@@ -309,31 +308,13 @@ func TestSandbox(t *testing.T) {
 	}
 }
 
-// host runs the pane as a whole program for teatest.
-type host struct{ p common.Pane }
-
-func (h host) Init() tea.Cmd { return nil }
-func (h host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	switch m := msg.(type) {
-	case tea.WindowSizeMsg:
-		h.p.SetSize(m.Width, m.Height)
-		return h, nil
-	case tea.KeyPressMsg:
-		if m.String() == "ctrl+c" {
-			return h, tea.Quit
-		}
-	}
-	return h, h.p.Update(msg)
-}
-func (h host) View() tea.View { return tea.NewView(h.p.View()) }
-
 func TestTuningGolden(t *testing.T) {
 	o, _ := fixture(t, true)
 	p := New(o.options())
-	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(120, 40))
+	tm := teatest.NewTestModel(t, tuitest.Host{Pane: p}, teatest.WithInitialTermSize(120, 40))
 	tm.Send(gather(t, o))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(tuitest.Host)
 	teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 }
 
@@ -341,11 +322,11 @@ func TestTuningDialogGolden(t *testing.T) {
 	o, _ := fixture(t, true)
 	o.StatePath = "/var/lib/tailpath/tune-state.json" // shown, never written: nothing is confirmed
 	p := New(o.options())
-	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(100, 20))
+	tm := teatest.NewTestModel(t, tuitest.Host{Pane: p}, teatest.WithInitialTermSize(100, 20))
 	tm.Send(gather(t, o))
 	tm.Send(tea.KeyPressMsg{Code: 'a', Text: "a"})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(tuitest.Host)
 	out := tuitest.Unstyled(final.View().Content)
 	if !strings.Contains(out, "Apply 4 change(s)?") {
 		t.Fatalf("dialog not shown:\n%s", out)
