@@ -91,7 +91,7 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 // TestArchitectureFilesExist: every file or directory path that
 // docs/architecture.md names in backticks from the repository's root (its
 // first element a top-level directory; no placeholder such as <name>, no
-// Go name such as internal/app.Dashboard) exists, so its recipes stay
+// Go name such as internal/dashboard.Dashboard) exists, so its recipes stay
 // true.
 func TestArchitectureFilesExist(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("docs", "architecture.md"))
@@ -142,6 +142,33 @@ func TestInternalLeavesImportNothingOfOurs(t *testing.T) {
 	// The rule sees an import where there is one: internal/report is no leaf.
 	if deps := goList(t, "linux", "-deps", module+"/internal/report"); !slices.Contains(deps, module+"/probes") {
 		t.Errorf("go list -deps internal/report lacks probes: %q", deps)
+	}
+}
+
+// ui are the packages that make the terminal dashboard: Bubble Tea, Lip
+// Gloss, Bubbles (v2 under charm.land, v1 under github.com), and our own
+// tui packages and their wiring. (charmbracelet/x/ansi, safetext's
+// cleaner, and colorprofile, termcolor's, draw nothing.)
+var ui = []string{"charm.land/", "github.com/charmbracelet/bubbletea", "github.com/charmbracelet/lipgloss",
+	"github.com/charmbracelet/bubbles", module + "/tui", module + "/internal/dashboard"}
+
+// TestAppImportsNoUI: internal/app, the service layer the headless
+// commands and serve share, imports no Bubble Tea, no Lip Gloss and no
+// tui package, directly or not, on any platform tailpath builds for; the
+// dashboard's wiring is internal/dashboard's.
+func TestAppImportsNoUI(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		for _, tags := range []string{"", "demo"} {
+			for _, d := range goList(t, goos, "-deps", "-tags", tags, module+"/internal/app") {
+				if slices.ContainsFunc(ui, func(p string) bool { return strings.HasPrefix(d, p) }) {
+					t.Errorf("GOOS=%s -tags %q: internal/app imports %s; what draws the dashboard belongs in internal/dashboard", goos, tags, d)
+				}
+			}
+		}
+	}
+	// The rule sees a UI import where there is one.
+	if deps := goList(t, "linux", "-deps", module+"/internal/dashboard"); !slices.Contains(deps, "charm.land/bubbletea/v2") {
+		t.Errorf("go list -deps internal/dashboard lacks Bubble Tea: %q", deps)
 	}
 }
 

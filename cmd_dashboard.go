@@ -9,10 +9,10 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/internal/dashboard"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
-	"github.com/tailpath/tailpath/tui/tuning"
 )
 
 // dashboardFlags are the flags of the default command (the dashboard).
@@ -91,23 +91,26 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio cli.IO) e
 		return cli.UsageError{Err: err}
 	}
 	client := localapi.NewClient(f.socket)
-	d := app.Dashboard{
-		ControlAPI: api,
-		Client:     client,
-		Socket:     f.socket,
-		Interval:   f.interval,
-		All:        f.all,
-		Title:      "tailpath",
-		// The host's own TCP tuning (on other systems the pane says "Linux
-		// only"), first saying whether tailnet TCP is the kernel's at all.
-		Tuning: &tuning.Options{Inputs: app.TuneDaemon(f.socket, tune.Inputs{})},
+	d := dashboard.Dashboard{
+		Sources: app.Sources{
+			ControlAPI: api,
+			Client:     client,
+			Socket:     f.socket,
+			Interval:   f.interval,
+			All:        f.all,
+			// The host's own TCP tuning (on other systems the pane says
+			// "Linux only"), first saying whether tailnet TCP is the
+			// kernel's at all.
+			Tuning: &tune.Control{Inputs: app.TuneDaemon(f.socket, tune.Inputs{})},
+		},
+		Title: "tailpath",
 	}
 	if f.port != "" {
 		eol, err := devlink.EOLBytes(f.eol)
 		if err != nil {
 			return cli.UsageError{Err: err}
 		}
-		err = d.AttachDevice(app.DeviceOptions{Port: f.port, Baud: f.baud, ELF: f.elf, LogFile: f.logFile, Reset: f.reset, EOL: eol}, stdio.Stdin)
+		err = d.AttachDevice(dashboard.DeviceOptions{Port: f.port, Baud: f.baud, ELF: f.elf, LogFile: f.logFile, Reset: f.reset, EOL: eol}, stdio.Stdin)
 		if err != nil {
 			return err
 		}
@@ -121,7 +124,7 @@ func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio cli.I
 	if f.port != "" {
 		return cli.UsageErrorf("--from shows saved evidence: --port does not apply")
 	}
-	if err := app.NeedTerminal(stdio.Stdin); err != nil {
+	if err := dashboard.NeedTerminal(stdio.Stdin); err != nil {
 		return err
 	}
 	var raws []snapshot.Raw
@@ -140,6 +143,6 @@ func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio cli.I
 		return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
 	}
 	file.All = file.All || f.all
-	d := app.Dashboard{Title: "tailpath", Replay: file}
+	d := dashboard.Dashboard{Title: "tailpath", Replay: file}
 	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/internal/dashboard"
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/probes/lab"
 )
@@ -25,7 +26,7 @@ func maybeRunLabNode() { lab.MaybeRunNode() }
 func (f *demoFlags) start(ctx context.Context, stdio cli.IO) error {
 	if !f.status && !f.labOnly && f.serve == "" {
 		// Fail before the lab's few seconds of start-up, not after.
-		if err := app.NeedTerminal(stdio.Stdin); err != nil {
+		if err := dashboard.NeedTerminal(stdio.Stdin); err != nil {
 			return err
 		}
 	}
@@ -46,12 +47,16 @@ func (f *demoFlags) start(ctx context.Context, stdio cli.IO) error {
 		<-ctx.Done()
 		return nil
 	}
-	d, err := app.Demo(ctx, l, f.interval)
+	if f.serve != "" {
+		srcs, err := app.DemoSources(ctx, l, f.interval)
+		if err != nil {
+			return err
+		}
+		return app.ServeDemo(ctx, srcs, f.serve, stdio.Stderr)
+	}
+	d, err := dashboard.Demo(ctx, l, f.interval)
 	if err != nil {
 		return err
-	}
-	if f.serve != "" {
-		return app.ServeDemo(ctx, d, f.serve, stdio.Stderr)
 	}
 	return d.Run(ctx, stdio.Stdin, stdio.Stdout)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/internal/secretfile"
-	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -161,10 +160,12 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio cli.IO) error
 		}
 	}
 	s := &app.Serve{
-		Client:    localapi.NewClient(f.socket),
-		Socket:    f.socket,
-		Interval:  f.interval,
-		All:       f.all,
+		Sources: app.Sources{
+			Client:   localapi.NewClient(f.socket),
+			Socket:   f.socket,
+			Interval: f.interval,
+			All:      f.all,
+		},
 		PingEvery: f.pingEvery,
 		MaxPeers:  f.maxPeers,
 		Log:       stdio.Stderr,
@@ -178,15 +179,13 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio cli.IO) error
 		if err != nil {
 			return err
 		}
-		s.Tuning = &in
+		s.Tuning = &tune.Control{Inputs: in}
 	}
 	api, err := f.api.open()
 	if err != nil {
 		return cli.UsageError{Err: err}
 	}
-	if api != nil {
-		s.PeerSide = controlapi.NewRefresher(api, 0)
-	}
+	s.ControlAPI = api
 	if f.port != "" {
 		src := &devlink.Source{}
 		if f.port == "-" {

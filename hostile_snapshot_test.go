@@ -18,8 +18,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/internal/dashboard"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/tui"
@@ -284,7 +284,7 @@ func TestHostileSnapshot(t *testing.T) {
 	}
 
 	// The dashboard over it, as `tailpath --from` draws it.
-	d := app.Dashboard{Title: "tailpath", Replay: f}
+	d := dashboard.Dashboard{Title: "tailpath", Replay: f}
 	model, msgs, err := d.ReplayModel(context.Background())
 	if err != nil {
 		t.Fatal(err)

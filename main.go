@@ -18,6 +18,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
+	"github.com/tailpath/tailpath/internal/dashboard"
 )
 
 // commands is tailpath's command tree, in the order usage lists it. The
@@ -61,5 +62,5 @@ func run(ctx context.Context, args []string, stdio cli.IO) int {
 // firmware (app.InputError), a dashboard without a terminal.
 func isInputError(err error) bool {
 	var aie app.InputError
-	return errors.As(err, &aie) || errors.Is(err, app.ErrNoTerminal)
+	return errors.As(err, &aie) || errors.Is(err, dashboard.ErrNoTerminal)
 }

@@ -128,7 +128,7 @@ func TestServeUserspaceNetworkingCallers(t *testing.T) {
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	s := &app.Serve{Client: localapi.NewClient(nas.sock), Socket: nas.sock, Interval: 500 * time.Millisecond, MaxPeers: 100}
+	s := &app.Serve{Sources: app.Sources{Client: localapi.NewClient(nas.sock), Socket: nas.sock, Interval: 500 * time.Millisecond}, MaxPeers: 100}
 	s.Snapshot = s.SnapshotFile
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)

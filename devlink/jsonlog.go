@@ -180,9 +180,6 @@ func (j *JSONLog) put(v any) {
 	j.err = j.enc.Encode(v)
 }
 
-// Err returns the first write error.
-func (j *JSONLog) Err() error { return j.err }
-
 // Line writes l and the events it carries; now is its arrival time.
 func (j *JSONLog) Line(l *Line, now time.Time) {
 	if j.st == nil {

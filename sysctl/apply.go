@@ -15,7 +15,7 @@ type Writer interface {
 }
 
 // Managed lists the keys tailpath may write, and so the only keys a state
-// file or Apply may name.
+// file or ApplyRecorded may name.
 var Managed = []string{
 	KeyTCPRmem, KeyTCPWmem, KeyRmemMax, KeyWmemMax,
 	KeyCongestionControl, KeyDefaultQdisc,
@@ -106,14 +106,14 @@ func CCChecker(s Settings, bbr *BBRStatus) func(string) bool {
 	}
 }
 
-// Failure is the key that stopped an Apply and why.
+// Failure is the key that stopped an apply and why.
 type Failure struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 	Err   string `json:"err"`
 }
 
-// ApplyResult says exactly what Apply did.
+// ApplyResult says exactly what an apply or revert did.
 type ApplyResult struct {
 	// Planned are the changes with Old re-read just before writing.
 	Planned []Change `json:"planned"`
@@ -150,21 +150,10 @@ func (r ApplyResult) Report() string {
 	return b.String()
 }
 
-// Apply validates every change, re-reads each key's current value, then
-// writes the keys in order, reading each back to verify. On the first
-// failure it restores every key already written (in reverse order) and
-// returns an error wrapping the cause (os.ErrPermission, ErrReadOnly,
-// ErrNoKey, ErrInvalid…); the result says exactly what happened. Changes
-// whose current value already equals New are skipped.
-func Apply(w Writer, changes []Change, ccOK func(string) bool) (ApplyResult, error) {
-	var res ApplyResult
-	if err := Validate(changes, ccOK); err != nil {
-		return res, fmt.Errorf("nothing written: %w", err)
-	}
-	return applyCore(w, changes)
-}
-
-// applyCore is Apply after validation.
+// applyCore writes validated changes in order, reading each back to
+// verify; on the first failure it restores every key already written (in
+// reverse order). Changes whose current value already equals New are
+// skipped.
 func applyCore(w Writer, changes []Change) (ApplyResult, error) {
 	var res ApplyResult
 	for _, c := range changes {
@@ -232,17 +221,9 @@ func writeVerify(w Writer, key, value string) error {
 	return nil
 }
 
-// RootError returns nil when running as root (euid 0), else an error
-// wrapping os.ErrPermission that prints the exact sudo command to run.
-// cmdline is the command as the person typed it, without "sudo".
-func RootError(cmdline []string) error {
-	if os.Geteuid() == 0 {
-		return nil
-	}
-	return NeedRootError(cmdline)
-}
-
-// NeedRootError is RootError's error without the euid check.
+// NeedRootError is an error wrapping os.ErrPermission that prints the
+// exact sudo command to run. cmdline is the command as the person typed
+// it, without "sudo".
 func NeedRootError(cmdline []string) error {
 	if len(cmdline) == 0 {
 		cmdline = []string{"tailpath", "tune"}

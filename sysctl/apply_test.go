@@ -284,16 +284,10 @@ func TestWriteMissingKeyInFakeTreeDoesNotCreate(t *testing.T) {
 	}
 }
 
-func TestRootError(t *testing.T) {
-	err := RootError([]string{"tailpath", "tune", "--bandwidth", "400Mbit", "--rtt", "20ms", "--apply"})
-	if os.Geteuid() == 0 {
-		if err != nil {
-			t.Fatalf("RootError as root = %v", err)
-		}
-		return
-	}
+func TestNeedRootError(t *testing.T) {
+	err := NeedRootError([]string{"tailpath", "tune", "--bandwidth", "400Mbit", "--rtt", "20ms", "--apply"})
 	if !errors.Is(err, os.ErrPermission) || !strings.Contains(err.Error(), "sudo tailpath tune --bandwidth 400Mbit --rtt 20ms --apply") {
-		t.Fatalf("RootError = %v", err)
+		t.Fatalf("NeedRootError = %v", err)
 	}
 }
 
@@ -303,4 +297,20 @@ func TestShellQuote(t *testing.T) {
 			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// Apply is ApplyRecorded without the revert record: the tests' way to
+// write changes through the same validation and rollback.
+// Apply validates every change, re-reads each key's current value, then
+// writes the keys in order, reading each back to verify. On the first
+// failure it restores every key already written (in reverse order) and
+// returns an error wrapping the cause (os.ErrPermission, ErrReadOnly,
+// ErrNoKey, ErrInvalid…); the result says exactly what happened. Changes
+// whose current value already equals New are skipped.
+func Apply(w Writer, changes []Change, ccOK func(string) bool) (ApplyResult, error) {
+	var res ApplyResult
+	if err := Validate(changes, ccOK); err != nil {
+		return res, fmt.Errorf("nothing written: %w", err)
+	}
+	return applyCore(w, changes)
 }

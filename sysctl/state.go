@@ -340,10 +340,14 @@ func writeAtomic(path string, data []byte, perm fs.FileMode, strictPerm bool) er
 	return nil
 }
 
-// ApplyRecorded applies changes like Apply, recording the previous values in
+// ApplyRecorded validates every change, then writes the keys in order,
+// reading each back to verify, and on the first failure restores every key
+// already written and returns an error wrapping the cause
+// (os.ErrPermission, ErrReadOnly, ErrNoKey, ErrInvalid…); the result says
+// exactly what happened. It records the previous values in
 // the state file at statePath first (merged with any earlier record), so a
 // crash mid-way still leaves a way back. A corrupt existing state file is an
-// error (ErrCorruptState) before anything is written. If Apply fails and
+// error (ErrCorruptState) before anything is written. If the apply fails and
 // rolls back, the state file is restored to what it was.
 func ApplyRecorded(w Writer, changes []Change, ccOK func(string) bool, statePath string) (ApplyResult, error) {
 	if err := Validate(changes, ccOK); err != nil {

@@ -57,7 +57,7 @@ func BenchmarkRootFloodMessage(b *testing.B) {
 func BenchmarkPaneKey(b *testing.B) {
 	st := common.DefaultStyles()
 	to := tuningOptions(b)
-	report := tuning.ReportMsg(to.Control().Read(context.Background()))
+	report := tuning.ReportMsg(to.Read(context.Background()))
 	report.Report.Time = peerstest.Time
 	ev := boardEvent(b)
 	var linker link.Linker

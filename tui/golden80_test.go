@@ -94,7 +94,7 @@ func tuningOptions(t testing.TB) tuning.Options {
 		Retrans: new(uint32(0)), TotalRetrans: new(uint32(2)), DeliveryRate: new(uint64(1_375_000)),
 		BusyTime: new(time.Second), SndbufLimited: new(time.Duration(0)), RwndLimited: new(time.Duration(0)),
 		BytesSent: new(uint64(50 << 20)), BytesRetrans: new(uint64(0))}
-	return tuning.Options{
+	c := tune.Control{
 		Inputs: tune.Inputs{Host: h, Sandbox: true, Bandwidth: 400e6, RTT: 20 * time.Millisecond,
 			BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case",
 			Crypto: tune.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9}),
@@ -106,9 +106,10 @@ func tuningOptions(t testing.TB) tuning.Options {
 			},
 		},
 		StatePath: filepath.Join(dir, "state.json"),
-		IsRoot:    func() bool { return false },
-		Now:       peerstest.Now,
 	}
+	// As internal/dashboard's TuningOptions hands them, but not root.
+	return tuning.Options{Read: c.Read, Apply: c.Apply, Revert: c.Revert, Sandbox: c.Inputs.Sandbox,
+		BBR: c.Inputs.BBR, StateFile: c.StateFile(), Now: peerstest.Now}
 }
 
 // TestGolden80x24 draws every pane at 80×24, a typical SSH session on a
@@ -130,7 +131,7 @@ func TestGoldenAround80(t *testing.T) {
 func goldenEveryTab(t *testing.T, w, h int) {
 	st := common.DefaultStyles()
 	to := tuningOptions(t)
-	report := tuning.ReportMsg(to.Control().Read(context.Background()))
+	report := tuning.ReportMsg(to.Read(context.Background()))
 	if report.Err != nil {
 		t.Fatal(report.Err)
 	}

@@ -1,7 +1,13 @@
 package tui
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +20,8 @@ import (
 //   - No package under tui/ imports the network, a process, a serial port,
 //     netlink or tailscaled itself. Types they show may come from packages
 //     that also do I/O (devlink's board state, sysctl/tune's report), but
-//     the I/O is called by internal/app, never by a pane.
+//     the I/O is called by internal/app (or a function internal/dashboard
+//     hands the pane), never by a pane itself.
 //   - No package under tui/ reaches tailscaled's LocalAPI, the control API
 //     or HTTP at all, even through another package.
 //
@@ -41,6 +48,7 @@ var noReach = []string{
 	"github.com/tailpath/tailpath/probes/firewall",
 	"github.com/tailpath/tailpath/probes/lab",
 	"github.com/tailpath/tailpath/internal/app",
+	"github.com/tailpath/tailpath/internal/dashboard",
 }
 
 func goList(t *testing.T, goos string, args ...string) string {
@@ -87,5 +95,71 @@ func TestPanesImportNoIO(t *testing.T) {
 	deps := strings.Fields(goList(t, "linux", "-deps", "./peers/peerstest"))
 	if !slices.Contains(deps, "net/http") {
 		t.Errorf("go list -deps tui/peers/peerstest lacks net/http: %q", deps)
+	}
+}
+
+// controlMakers are sysctl/tune's names that hold or make a host's
+// Control, which reads and changes the host.
+var controlMakers = []string{"Control", "Sandbox", "SeedNASControl"}
+
+// controlUses lists where the non-test Go files under dir (harnesses,
+// directories ending in "test", aside) name one of controlMakers.
+func controlUses(t *testing.T, dir string) []string {
+	t.Helper()
+	var uses []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != dir && strings.HasSuffix(d.Name(), "test") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		name := ""
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"github.com/tailpath/tailpath/sysctl/tune"` {
+				name = "tune"
+				if imp.Name != nil {
+					name = imp.Name.Name
+				}
+			}
+		}
+		if name == "" {
+			return nil
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == name && slices.Contains(controlMakers, sel.Sel.Name) {
+					uses = append(uses, fmt.Sprintf("%s: tune.%s", fset.Position(sel.Pos()), sel.Sel.Name))
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uses
+}
+
+// TestPanesHoldNoControl: no pane holds or makes a sysctl/tune Control;
+// the Tuning pane is handed read, apply and revert as functions
+// (tuning.Options), as the Peers pane is handed its ping and probe, and
+// internal/dashboard builds them from the Control.
+func TestPanesHoldNoControl(t *testing.T) {
+	for _, u := range controlUses(t, ".") {
+		t.Errorf("%s: a pane holds the host's Control; hand it functions (internal/dashboard's TuningOptions)", u)
+	}
+	// The rule sees a Control where there is one.
+	if len(controlUses(t, filepath.Join("..", "internal", "dashboard"))) == 0 {
+		t.Error("found no tune.Control in internal/dashboard, which builds the pane's functions from one; is the check right?")
 	}
 }

@@ -105,7 +105,7 @@ type Model struct {
 
 // model is the root's state behind the Model handle.
 type model struct {
-	title string // sanitised once in New
+	title string // Options.Title: Text its source cleaned, written as it is
 	now   func() time.Time
 	st    common.Styles
 	// autoStyles: Options.Styles was nil, so the styles follow the
@@ -125,13 +125,13 @@ type model struct {
 	contentH      int // height given to panes; -1 before the first layout
 
 	down      bool                // the tailscaled source reported Up: false
-	source    probes.SourceStatus // the latest, Err sanitised on arrival
+	source    probes.SourceStatus // the latest; Err is Text the source cleaned
 	lastData  time.Time           // Time of the last snapshot
 	bannerGen int
 
-	notice   string // Options.Notice, sanitised
+	notice   string // Options.Notice: Text its source cleaned
 	save     func() tea.Cmd
-	noSave   string // Options.NoSave, sanitised
+	noSave   string // Options.NoSave: Text its source cleaned
 	flash    string // the last save's outcome, shown for flashFor
 	flashGen int
 

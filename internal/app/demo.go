@@ -25,12 +25,8 @@ import (
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl/tune"
-	"github.com/tailpath/tailpath/tui/tuning"
 	"tailscale.com/tailcfg"
 )
-
-// DemoTitle is the demo dashboard's title.
-const DemoTitle = "tailpath demo (lab tailnet on 127.0.0.1)"
 
 // demoReplaySpeed is how much faster than the board the demo replays the
 // firmware scenario (about two minutes of the CoreS3 case at 1×).
@@ -44,30 +40,57 @@ const (
 	scenarioPeer3IP = "100.64.0.3"
 )
 
-// Demo returns the demo's dashboard over a started lab: its observer as the
-// tailscaled, the lab's control API (each node's own NetInfo) as the peers'
-// side of each path, the bundled firmware's scenario as the board (Device
-// and Log panes), and a sandbox copy of this host's /proc/sys as the
-// Tuning pane's host. ctx bounds the replay.
-func Demo(ctx context.Context, l *lab.Lab, interval time.Duration) (*Dashboard, error) {
+// DemoSources are the demo's sources over a started lab: its observer as
+// the tailscaled, the lab's control API (each node's own NetInfo) as the
+// peers' side of each path, the bundled firmware's scenario as the board,
+// and the seed NAS in a sandbox as the host's tuning (demoTuning). The
+// demo's dashboard and `demo --serve` run them. ctx bounds the board's
+// replay.
+func DemoSources(ctx context.Context, l *lab.Lab, interval time.Duration) (Sources, error) {
 	api, err := controlapi.NewControlAPI(l.ControlAPIConfig())
 	if err != nil {
-		return nil, err
+		return Sources{}, err
 	}
-	d := &Dashboard{
+	c, err := demoTuning(l)
+	if err != nil {
+		return Sources{}, err
+	}
+	return Sources{
 		ControlAPI: api,
 		Client:     l.Observer(),
 		Socket:     l.ObserverSocket(),
 		Interval:   interval,
-		Title:      DemoTitle,
 		Device:     demoBoard(ctx, l, demoReplaySpeed),
-	}
-	opts, err := demoTuning(l)
+		Tuning:     c,
+	}, nil
+}
+
+// ServeDemo serves the demo's sources (DemoSources: the lab's observer,
+// the replayed board, the sandbox tuning, the lab's control API) as
+// tailpath serve does, until ctx ends.
+func ServeDemo(ctx context.Context, srcs Sources, addr string, stderr io.Writer) error {
+	s := &Serve{Sources: srcs, PingEvery: time.Minute, Log: stderr}
+	s.Snapshot = s.SnapshotFile
+	ln, err := Listen(addr, "--serve", stderr)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	d.Tuning = &opts
-	return d, nil
+	return s.Run(ctx, ln)
+}
+
+// demoTuning is the seed NAS (DSM on Linux 4.4, no BBR, 20 ms to its
+// peer), its tailnet connections replayed from recorded tcp_info, in a
+// sandbox copy in the lab's directory that apply and revert really write.
+func demoTuning(l *lab.Lab) (*tune.Control, error) {
+	dir := filepath.Join(l.Dir(), "tuning-sandbox")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("demo: tuning sandbox: %w", err)
+	}
+	c, err := tune.SeedNASControl(dir)
+	if err != nil {
+		return nil, fmt.Errorf("demo: tuning sandbox: %w", err)
+	}
+	return &c, nil
 }
 
 // DemoStatus is the demo's view once, headless (demo --status): the
@@ -273,21 +296,6 @@ func relabelRegions(lines []firmware.ScenarioLine, regions map[uint16]uint16, ho
 		out[i] = firmware.ScenarioLine{At: l.At, Text: text}
 	}
 	return out
-}
-
-// demoTuning is the seed NAS (DSM on Linux 4.4, no BBR, 20 ms to its
-// peer), its tailnet connections replayed from recorded tcp_info, in a
-// sandbox copy in the lab's directory that apply and revert really write.
-func demoTuning(l *lab.Lab) (tuning.Options, error) {
-	dir := filepath.Join(l.Dir(), "tuning-sandbox")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return tuning.Options{}, fmt.Errorf("demo: tuning sandbox: %w", err)
-	}
-	c, err := tune.SeedNASControl(dir)
-	if err != nil {
-		return tuning.Options{}, fmt.Errorf("demo: tuning sandbox: %w", err)
-	}
-	return tuning.OptionsFor(c), nil
 }
 
 // relabelScenario replaces whole tailnet addresses in the capture (from →

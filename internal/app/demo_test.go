@@ -3,10 +3,8 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"net/netip"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,7 +17,6 @@ import (
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/firmware"
 	"github.com/tailpath/tailpath/probes/lab"
-	"github.com/tailpath/tailpath/probes/snapshot"
 	"tailscale.com/ipn/ipnstate"
 )
 
@@ -158,39 +155,4 @@ func TestDemoLabFollowsBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("lab-derp relayed again %v after the board went direct", time.Since(at).Round(100*time.Millisecond))
-}
-
-// TestDemoSave: S in the demo saves the lab tailnet's snapshot with the
-// sandbox's tuning report, and it diagnoses like the lab.
-func TestDemoSave(t *testing.T) {
-	l := startTestLab(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	d, err := Demo(ctx, l, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.SaveDir = t.TempDir()
-	msg := d.save(ctx, nil, nil, nil)
-	if msg.Err != "" {
-		t.Fatal(msg.Err)
-	}
-	b, err := os.ReadFile(string(msg.Path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := snapshot.Read(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Tuning == nil || !f.Tuning.Sandbox {
-		t.Errorf("tuning %+v (error %q), want the demo's sandbox report", f.Tuning, f.TuningErr)
-	}
-	ls, err := f.Diagnose(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ls.Peers) != 4 {
-		t.Errorf("%d peers, want the lab's 4", len(ls.Peers))
-	}
 }

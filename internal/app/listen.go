@@ -1,14 +1,10 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
-	"time"
-
-	"github.com/tailpath/tailpath/probes/controlapi"
 )
 
 // Listen listens for serve on addr (an IP or localhost, and a port, as
@@ -31,30 +27,4 @@ func Listen(addr, flag string, w io.Writer) (net.Listener, error) {
 		fmt.Fprintf(w, "tailpath serve: %s is not loopback: tailnet nodes --allow names may read (default: this node's user's), and callers presenting the --token-file token; others are refused\n", a.IP)
 	}
 	return ln, nil
-}
-
-// ServeDemo serves the demo's sources (the lab's observer, the replayed
-// board, the sandbox tuning) as tailpath serve does, until ctx ends.
-func ServeDemo(ctx context.Context, d *Dashboard, addr string, stderr io.Writer) error {
-	s := &Serve{
-		Client:    d.Client,
-		Socket:    d.Socket,
-		Interval:  d.Interval,
-		Device:    d.Device,
-		PingEvery: time.Minute,
-		Log:       stderr,
-	}
-	s.Snapshot = s.SnapshotFile
-	if d.Tuning != nil {
-		s.Tuning = &d.Tuning.Inputs
-	}
-	if d.ControlAPI != nil {
-		// The lab's control API, as the dashboard reads it.
-		s.PeerSide = controlapi.NewRefresher(d.ControlAPI, 0)
-	}
-	ln, err := Listen(addr, "--serve", stderr)
-	if err != nil {
-		return err
-	}
-	return s.Run(ctx, ln)
 }

@@ -1,4 +1,9 @@
+//go:build demo
+
 package app
+
+// Progress is the lab's start-up progress: only the demo, built with the
+// demo tag, starts work long enough to show it.
 
 import (
 	"fmt"

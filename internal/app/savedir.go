@@ -2,9 +2,7 @@ package app
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
-	"runtime"
 )
 
 // UserSaveDir is where the dashboard's S saves snapshots when
@@ -40,21 +38,4 @@ func UserSaveDir(getenv func(string) string, goos, home string) (string, error) 
 		return "", errors.New("no home directory and no $XDG_STATE_HOME to save snapshots in")
 	}
 	return filepath.Join(home, ".local", "state", "tailpath"), nil
-}
-
-// saveDir is d.SaveDir, or this user's UserSaveDir, created (0700: the
-// snapshots name the tailnet's peers and addresses).
-func (d *Dashboard) saveDir() (string, error) {
-	dir := d.SaveDir
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		var err error
-		if dir, err = UserSaveDir(os.Getenv, runtime.GOOS, home); err != nil {
-			return "", err
-		}
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	return filepath.Abs(dir)
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
-	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -32,22 +31,10 @@ const ServeTuningInterval = 15 * time.Second
 // and the host's tuning), run headless, their latest values kept in a
 // metrics.Store that every scrape reads.
 type Serve struct {
-	// Client is tailscaled's LocalAPI; Socket names it in errors ("" is
-	// the platform default).
-	Client localapi.LocalClient
-	Socket string
-	// Interval is how often Status is polled; 0 means the source's
-	// default (2 s).
-	Interval time.Duration
-	// All keeps the peers `tailscale status` hides.
-	All bool
-	// PeerSide, when set, reads the peers' own side of each path from the
-	// control API in the background.
-	PeerSide *controlapi.Refresher
-	// Device, when set, is the board (--port).
-	Device *devlink.Source
-	// Tuning, when set, is read every ServeTuningInterval (Linux).
-	Tuning *tune.Inputs
+	// Sources are what serve runs: tailscaled (Client), the control API's
+	// peer side, a board (DeviceRetry 0 means ServeBoardRetry) and the
+	// host's tuning (TuningEvery 0 means ServeTuningInterval; Linux).
+	Sources
 	// PingEvery is how often each active peer (direct, peer relay or
 	// DERP) gets one TSMP ping for tailpath_peer_ping_latency_seconds,
 	// one peer at a time; 0 pings nobody. Idle peers are never pinged:
@@ -71,9 +58,11 @@ type Serve struct {
 	// discards them.
 	Log io.Writer
 
-	// store and access are set by Run.
-	store  *metrics.Store
-	access *Access
+	// store, access and peerSide (the control API's reader, nil without
+	// ControlAPI) are set by Run.
+	store    *metrics.Store
+	access   *Access
+	peerSide *controlapi.Refresher
 }
 
 // DefaultSnapshotEvery is how often /snapshot.json may capture afresh:
@@ -126,21 +115,21 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 	}
 	s.access = acc
 
-	src := localapi.NewSource(s.Client, localapi.SourceOptions{
-		Interval: s.Interval,
-		Socket:   s.Socket,
-		Gather:   localapi.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge)},
-		// Fresh DERP latencies every 10 minutes, as the dashboard.
-		MeasureDERP: localapi.MeasureDERPLatency,
-		PeerSide:    s.PeerSide,
-	})
-	srcs := Sources{Probes: src, Device: s.Device, DeviceRetry: ServeBoardRetry}
-	if s.Tuning != nil {
-		srcs.Tuning, srcs.TuningEvery = &tune.Control{Inputs: *s.Tuning}, ServeTuningInterval
+	// The dashboard's tailscaled source: its poll, fresh DERP latencies
+	// every 10 minutes, the control API's peer side.
+	sopts := s.TailscaledOptions()
+	s.peerSide = sopts.PeerSide
+	src := localapi.NewSource(s.Client, sopts)
+	srcs := s.Sources
+	if srcs.DeviceRetry <= 0 {
+		srcs.DeviceRetry = ServeBoardRetry
+	}
+	if srcs.TuningEvery <= 0 {
+		srcs.TuningEvery = ServeTuningInterval
 	}
 	var wg sync.WaitGroup
 	var linker link.Linker
-	wg.Go(func() { srcs.Run(ctx, &linker, &serveSink{s: s}) })
+	wg.Go(func() { srcs.Run(ctx, src, &linker, &serveSink{s: s}) })
 	if s.PingEvery > 0 {
 		wg.Go(func() { s.pingLoop(ctx) })
 	}
@@ -188,9 +177,22 @@ type serveSink struct {
 	tuningFail bool
 }
 
-func (k *serveSink) Snapshot(ls *link.Snapshot) { k.s.store.SetSnapshot(ls) }
+// Deliver routes each source's report to the store (app.Sink).
+func (k *serveSink) Deliver(ev Event) {
+	switch ev := ev.(type) {
+	case LinkedEvent:
+		k.s.store.SetSnapshot(ev.Snapshot)
+	case TailscaledEvent:
+		k.tailscaled(ev.Event)
+	case BoardEvent:
+		k.board(ev.Event, ev.Evidence)
+	case TuningEvent:
+		k.tuning(ev.Reading)
+	}
+}
 
-func (k *serveSink) Event(ev probes.Event) {
+// tailscaled stores tailscaled's source's status and logs its changes.
+func (k *serveSink) tailscaled(ev probes.Event) {
 	st, ok := ev.(probes.SourceStatus)
 	if !ok {
 		return // serve pings on its own (pingLoop); no dashboard ping runs here
@@ -217,9 +219,10 @@ func (k *serveSink) Event(ev probes.Event) {
 // it by itself after an unplug.
 const ServeBoardRetry = 2 * time.Second
 
-func (k *serveSink) Board(ev devlink.Event) {
+// board stores the board's state and logs its changes.
+func (k *serveSink) board(ev devlink.Event, evidence probes.DeviceEvidence) {
 	st := &ev.State
-	k.s.store.SetBoard(st)
+	k.s.store.SetBoard(st, evidence)
 	msg := "board down (tailpath_board_up is 0)"
 	switch {
 	case ev.Err != nil:
@@ -237,7 +240,8 @@ func (k *serveSink) Board(ev devlink.Event) {
 	}
 }
 
-func (k *serveSink) Tuning(r tune.Reading) {
+// tuning stores a tuning reading and logs when it fails or recovers.
+func (k *serveSink) tuning(r tune.Reading) {
 	k.s.store.SetTuning(r.Report, r.Err)
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -54,7 +54,7 @@ func TestServeTailnetCallers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &Serve{Client: l.Observer(), Interval: time.Second, MaxPeers: 100}
+		s := &Serve{Sources: Sources{Client: l.Observer(), Interval: time.Second}, MaxPeers: 100}
 		if allow != nil {
 			s.Access = &Access{Allow: allow}
 		}

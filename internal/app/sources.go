@@ -5,25 +5,39 @@ import (
 	"sync"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/sysctl/tune"
-	"github.com/tailpath/tailpath/tui/tuning"
 )
 
-// Sources are the sources the dashboard and serve both run: tailscaled,
-// a board and the host's tuning, each when set. Run relays what they
-// report to one Sink, tailscaled's snapshots and the board's state meeting
-// in one link.Linker on the way: the dashboard's sink sends to its Bubble
-// Tea program (TeaSink), serve's keeps the newest values for its scrapes.
-// The two are the same program with two sinks.
+// Sources are where the evidence comes from: tailscaled, a board and the
+// host's tuning, each when set. The dashboard and serve run the same
+// Sources (Run), each with its own Sink, tailscaled's snapshots and the
+// board's state meeting in one link.Linker on the way: the dashboard's
+// sink sends to its Bubble Tea program (internal/dashboard), serve's keeps
+// the newest values for its scrapes. The demo's are DemoSources.
 type Sources struct {
-	// Probes is tailscaled's source; nil runs none (the flood test).
-	Probes *localapi.Source
+	// Client is tailscaled's LocalAPI (the lab's observer in the demo);
+	// nil runs no tailscaled source (the flood test).
+	Client localapi.LocalClient
+	// Socket names Client's socket in the source's errors; "" is the
+	// platform default.
+	Socket string
+	// Interval is how often Status is polled; 0 means the source's
+	// default (2 s).
+	Interval time.Duration
+	// All keeps the peers `tailscale status` hides (shared-in nodes,
+	// Mullvad exit nodes; localapi.GatherOptions.All).
+	All bool
+	// ControlAPI, when set, reads the peers' own side of each path from
+	// the Tailscale control API, once a minute and when asked.
+	ControlAPI *controlapi.ControlAPI
 	// Device is the board (--port, or a replayed capture).
 	Device *devlink.Source
 	// DeviceRetry, when positive, opens the board again this often after
@@ -31,41 +45,88 @@ type Sources struct {
 	// board is plugged in); 0 stops at the first such failure, which the
 	// Device pane shows. Once open, devlink.Link reopens it by itself.
 	DeviceRetry time.Duration
-	// Tuning is the host whose tuning is read every TuningEvery.
+	// Tuning is the host whose tuning is read every TuningEvery (0 means
+	// TuningInterval).
 	Tuning      *tune.Control
 	TuningEvery time.Duration
 }
 
-// Sink is where Sources.Run delivers. Its methods are called from the
-// sources' goroutines, possibly at once: a sink is safe for concurrent use.
-type Sink interface {
-	// Snapshot is a linked snapshot: tailscaled's newest, with the board's
-	// evidence and the path changes observed; again whenever the board's
-	// evidence changed it.
-	Snapshot(*link.Snapshot)
-	// Event is anything else tailscaled's source reports: its status (up,
-	// down and why), ping results and probe progress.
-	Event(probes.Event)
-	// Board is the board's newest state, or why it could not be opened.
-	Board(devlink.Event)
-	// Tuning is one reading of the host's tuning.
-	Tuning(tune.Reading)
+// TailscaledOptions are the tailscaled source's options for s: its poll,
+// the peers tailscale status hides when All, fresh DERP latencies every
+// 10 minutes (a few STUN packets, as `tailscale netcheck` sends, so
+// far-home-derp is judged on current numbers rather than NetInfo's, which
+// may be hours old), P's bounded DISCO runs (Prober), and the control
+// API's peer side when ControlAPI is set (a Refresher of its own: each
+// call makes a new one).
+func (s Sources) TailscaledOptions() localapi.SourceOptions {
+	o := localapi.SourceOptions{
+		Interval:    s.Interval,
+		Socket:      s.Socket,
+		// A board's peer is judged against control's endpoints on any
+		// path: with a board, every node (localapi.GatherOptions.AllNodes).
+		Gather:      localapi.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge), AllNodes: s.Device != nil},
+		MeasureDERP: localapi.MeasureDERPLatency,
+		Prober:      Prober,
+	}
+	if s.ControlAPI != nil {
+		o.PeerSide = controlapi.NewRefresher(s.ControlAPI, 0)
+	}
+	return o
 }
 
-// Run runs every source that is set until ctx ends (or, for a replayed
-// board, its capture does), relaying to sink, and returns when all have
-// stopped.
-func (s Sources) Run(ctx context.Context, linker *link.Linker, sink Sink) {
+// Sink is where Sources.Run delivers: every source's reports go through
+// its one method, each source's in a type of its own (below), so a new
+// source adds its type and a case to each sink's one switch. Deliver is
+// called from the sources' goroutines, possibly at once: a sink is safe
+// for concurrent use.
+type Sink interface {
+	Deliver(Event)
+}
+
+// Event is one report from a source: LinkedEvent, TailscaledEvent,
+// BoardEvent or TuningEvent.
+type Event interface{ sourceEvent() }
+
+// LinkedEvent is a linked snapshot: tailscaled's newest gather, joined
+// with the board's evidence and the path changes observed (link.Linker);
+// again whenever the board's evidence changed it.
+type LinkedEvent struct{ Snapshot *link.Snapshot }
+
+// TailscaledEvent is anything else tailscaled's source reports: its status
+// (up, down and why), ping results and probe progress.
+type TailscaledEvent struct{ Event probes.Event }
+
+// BoardEvent is the board's newest state, or why it could not be opened,
+// with the evidence converted from that state once (link.EvidenceFrom),
+// the same value the Linker was handed.
+type BoardEvent struct {
+	Event    devlink.Event
+	Evidence probes.DeviceEvidence
+}
+
+// TuningEvent is one reading of the host's tuning.
+type TuningEvent struct{ Reading tune.Reading }
+
+func (LinkedEvent) sourceEvent()     {}
+func (TailscaledEvent) sourceEvent() {}
+func (BoardEvent) sourceEvent()      {}
+func (TuningEvent) sourceEvent()     {}
+
+// Run runs ts, tailscaled's source (made from TailscaledOptions by the
+// caller, who keeps it to ping and probe through; nil runs none), and s's
+// board and tuning when set, until ctx ends (or, for a replayed board, its
+// capture does), relaying to sink, and returns when all have stopped.
+func (s Sources) Run(ctx context.Context, ts *localapi.Source, linker *link.Linker, sink Sink) {
 	var wg sync.WaitGroup
-	if s.Probes != nil {
-		events := s.Probes.Run(ctx)
+	if ts != nil {
+		events := ts.Run(ctx)
 		wg.Go(func() {
 			for ev := range events {
 				if snap, ok := ev.(*probes.Snapshot); ok {
-					sink.Snapshot(linker.SetSnapshot(snap))
+					sink.Deliver(LinkedEvent{linker.SetSnapshot(snap)})
 					continue
 				}
-				sink.Event(ev)
+				sink.Deliver(TailscaledEvent{ev})
 			}
 		})
 	}
@@ -77,7 +138,7 @@ func (s Sources) Run(ctx context.Context, linker *link.Linker, sink Sink) {
 		if every <= 0 {
 			every = TuningInterval
 		}
-		wg.Go(func() { s.Tuning.Watch(ctx, every, sink.Tuning) })
+		wg.Go(func() { s.Tuning.Watch(ctx, every, func(r tune.Reading) { sink.Deliver(TuningEvent{r}) }) })
 	}
 	wg.Wait()
 }
@@ -92,9 +153,10 @@ func (s Sources) runBoard(ctx context.Context, linker *link.Linker, sink Sink) {
 			if ev.Err != nil {
 				openErr = ev.Err
 			}
-			sink.Board(ev)
-			if ls, changed := linker.SetDevice(&ev.State); changed {
-				sink.Snapshot(ls)
+			evidence := link.EvidenceFrom(&ev.State)
+			sink.Deliver(BoardEvent{ev, evidence})
+			if ls, changed := linker.SetEvidence(evidence); changed {
+				sink.Deliver(LinkedEvent{ls})
 			}
 		}
 		if openErr == nil || s.DeviceRetry <= 0 || ctx.Err() != nil {
@@ -108,12 +170,16 @@ func (s Sources) runBoard(ctx context.Context, linker *link.Linker, sink Sink) {
 	}
 }
 
-// TeaSink is the dashboard's sink: every value becomes a message to the
-// program (send is tea.Program.Send), which the root model broadcasts to
-// its panes.
-type TeaSink func(tea.Msg)
+// Prober is the dashboard's P: probes/probe.Run within its limits (10
+// pings per peer, 8 peers at once, 15 s in all).
+func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
+	return probe.Run(ctx, c, peers, probe.Options{}, progress)
+}
 
-func (send TeaSink) Snapshot(ls *link.Snapshot) { send(ls) }
-func (send TeaSink) Event(ev probes.Event)      { send(ev) }
-func (send TeaSink) Board(ev devlink.Event)     { send(ev) }
-func (send TeaSink) Tuning(r tune.Reading)      { send(tuning.ReportMsg(r)) }
+// HostFactsMaxAge is how often, at most, a long-running source reads this
+// host's interfaces and nftables ruleset again (probes/hostnet).
+const HostFactsMaxAge = 15 * time.Second
+
+// TuningInterval is how often the dashboard re-reads the host's tuning and
+// tailnet TCP connections.
+const TuningInterval = 5 * time.Second

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/devlink"
-	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -21,19 +20,21 @@ type recordSink struct {
 	tuningErr                        error
 }
 
-func (k *recordSink) Snapshot(*link.Snapshot) { k.mu.Lock(); k.snapshots++; k.mu.Unlock() }
-func (k *recordSink) Event(probes.Event)      { k.mu.Lock(); k.events++; k.mu.Unlock() }
-func (k *recordSink) Board(ev devlink.Event) {
+func (k *recordSink) Deliver(ev Event) {
 	k.mu.Lock()
-	k.boards++
-	k.lines += len(ev.Lines)
-	k.mu.Unlock()
-}
-func (k *recordSink) Tuning(r tune.Reading) {
-	k.mu.Lock()
-	k.tunes++
-	k.tuningErr = r.Err
-	k.mu.Unlock()
+	defer k.mu.Unlock()
+	switch ev := ev.(type) {
+	case LinkedEvent:
+		k.snapshots++
+	case TailscaledEvent:
+		k.events++
+	case BoardEvent:
+		k.boards++
+		k.lines += len(ev.Event.Lines)
+	case TuningEvent:
+		k.tunes++
+		k.tuningErr = ev.Reading.Err
+	}
 }
 
 // TestSourcesRun: one relay loop for the board and the tuning, as the
@@ -57,7 +58,7 @@ func TestSourcesRun(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		srcs.Run(ctx, &linker, &sink)
+		srcs.Run(ctx, nil, &linker, &sink)
 	}()
 	deadline := time.Now().Add(time.Minute)
 	for {

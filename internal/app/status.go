@@ -117,16 +117,17 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 	var linker link.Linker
 	if o.Port != "" {
 		board := ReadBoard(ctx, o.Port, o.Baud, o.BoardWait, o.Stdin)
+		evidence := link.EvidenceFrom(board) // once: the warning and the Linker read the same
 		if !board.TailnetIP.IsValid() && board.Hostname == "" {
 			why := "it sent no N telemetry frame"
 			if board.Link.Err != nil && !errors.Is(board.Link.Err, devlink.ErrReplayEnded) {
 				why = board.Link.ErrText().String()
 			}
 			snap.Warnings = append(snap.Warnings, safetext.New(fmt.Sprintf("--port %s: the board did not name its tailnet address or host name (%s); no peer is linked to it", o.Port, why)))
-		} else if w := boardNotInNetmap(o.Port, link.EvidenceFrom(board), snap.Peers); w != "" {
+		} else if w := boardNotInNetmap(o.Port, evidence, snap.Peers); w != "" {
 			snap.Warnings = append(snap.Warnings, safetext.New(w))
 		}
-		linker.SetDevice(board)
+		linker.SetEvidence(evidence)
 	}
 	res.Linked = linker.SetSnapshot(snap)
 	return res, nil

@@ -97,7 +97,7 @@ func BenchmarkScrape(b *testing.B) {
 				snaps[i] = l.SetSnapshot(manyPeers(1000, t0.Add(time.Duration(i)*2*time.Second), i == 1))
 			}
 			st.SetSource(probes.SourceStatus{Up: true})
-			st.SetBoard(fixedBoard(t0))
+			setBoard(&st, fixedBoard(t0))
 			st.SetTuning(fixedTuning(), nil)
 			reg := NewRuntimeRegistry()
 			h := Handler(NewGatherer(&st, Options{Extra: reg}), reg)

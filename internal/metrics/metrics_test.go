@@ -331,7 +331,7 @@ tailpath_board_up 0
 		t.Errorf("before the board's first state: %v", err)
 	}
 	// A port that cannot be opened yet: a state, but nothing the board said.
-	st.SetBoard(&devlink.State{Link: devlink.LinkStatus{Port: "/dev/ttyACM0", Err: errors.New("serial port not found")}})
+	setBoard(&st, &devlink.State{Link: devlink.LinkStatus{Port: "/dev/ttyACM0", Err: errors.New("serial port not found")}})
 	if err := testutil.GatherAndCompare(g, strings.NewReader(before), "tailpath_board_up", "tailpath_board_info"); err != nil {
 		t.Errorf("a port that never opened: %v", err)
 	}
@@ -340,7 +340,7 @@ tailpath_board_up 0
 	st.SetSource(probes.SourceStatus{Up: true})
 	st.SetSnapshot(l.SetSnapshot(fixedSnapshot(t0)))
 	board := fixedBoard(t0)
-	st.SetBoard(board)
+	setBoard(&st, board)
 	ls, _ := l.SetDevice(board)
 	st.SetSnapshot(ls)
 	if err := testutil.GatherAndCompare(g, strings.NewReader(wantBoard), boardFamilies...); err != nil {
@@ -360,7 +360,7 @@ tailpath_peer_path_info{id="nOFF",path="offline",peer="tv",reason="offline",regi
 
 	unplugged := *board
 	unplugged.Link = devlink.LinkStatus{Up: false, Port: "/dev/ttyACM0"}
-	st.SetBoard(&unplugged)
+	setBoard(&st, &unplugged)
 	wantUnplugged := `
 # HELP tailpath_board_boots_total Boots of the board (ROM banners, reset lines) since tailpath serve started reading it.
 # TYPE tailpath_board_boots_total counter
@@ -397,7 +397,7 @@ func TestH2StallsCounted(t *testing.T) {
 	fresh := devlink.NewState()
 	fresh.Link.Up = true
 	for _, s := range []*devlink.State{fresh, stalled, stalled, stalled, fresh, stalled} {
-		st.SetBoard(s)
+		setBoard(&st, s)
 	}
 	if st.h2Stalls != 2 {
 		t.Errorf("h2Stalls = %d, want 2", st.h2Stalls)
@@ -630,7 +630,7 @@ func TestScrapeMemoryReused(t *testing.T) {
 	st.SetSource(probes.SourceStatus{Up: true})
 	var l link.Linker
 	st.SetSnapshot(l.SetSnapshot(manyPeers(300, t0, false)))
-	st.SetBoard(fixedBoard(t0))
+	setBoard(&st, fixedBoard(t0))
 	st.SetTuning(fixedTuning(), nil)
 	g := NewGatherer(&st, Options{})
 	tg := g.Transactional()
@@ -729,3 +729,5 @@ tailpath_traffic_bytes_total{direction="out",path="peer_relay"} 0
 		t.Errorf("%d traffic series without counters, want none", got)
 	}
 }
+// setBoard records b in st with its evidence, as serve's sink does.
+func setBoard(st *Store, b *devlink.State) { st.SetBoard(b, link.EvidenceFrom(b)) }

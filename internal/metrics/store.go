@@ -159,10 +159,12 @@ func (s *Store) SetLatency(id safetext.Text, d time.Duration) {
 	s.latency[id] = d
 }
 
-// SetBoard records the board's newest state. st must not be modified
-// afterwards (devlink.Event.State is a copy made for each event).
-func (s *Store) SetBoard(st *devlink.State) {
-	stalled := link.EvidenceFrom(st).H2Stalled()
+// SetBoard records the board's newest state and the evidence its source
+// converted from it once (link.EvidenceFrom, as the Linker was handed it).
+// st must not be modified afterwards (devlink.Event.State is a copy made
+// for each event).
+func (s *Store) SetBoard(st *devlink.State, ev probes.DeviceEvidence) {
+	stalled := ev.H2Stalled()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.board, s.haveBoard = st, true

@@ -1,6 +1,7 @@
 package sockdiag
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"os"
 	"path/filepath"
@@ -159,4 +160,35 @@ func FuzzParseSkMem(f *testing.F) {
 			t.Fatalf("ParseSkMem(%d bytes) = %+v, %v", len(b), m, ok)
 		}
 	})
+}
+
+// TruncateInfo returns a copy of the inet_diag message msg whose tcp_info
+// attribute is cut to n bytes, as an older kernel sends it (4.4: 144
+// bytes), for replaying recorded samples. Malformed attributes end the copy.
+func TruncateInfo(msg []byte, n int) []byte {
+	if len(msg) < SizeofMsg {
+		return append([]byte(nil), msg...)
+	}
+	out := append([]byte(nil), msg[:SizeofMsg]...)
+	rest := msg[SizeofMsg:]
+	for len(rest) >= 4 {
+		l := int(binary.NativeEndian.Uint16(rest[0:2]))
+		if l < 4 || l > len(rest) {
+			break
+		}
+		typ := binary.NativeEndian.Uint16(rest[2:4])
+		val := rest[4:l]
+		if typ&0x3fff == AttrInfo && len(val) > n {
+			val = val[:max(n, 0)]
+		}
+		var h [4]byte
+		binary.NativeEndian.PutUint16(h[0:], uint16(4+len(val)))
+		binary.NativeEndian.PutUint16(h[2:], typ)
+		out = append(append(out, h[:]...), val...)
+		for len(out)%4 != 0 {
+			out = append(out, 0)
+		}
+		rest = rest[min((l+3)&^3, len(rest)):]
+	}
+	return out
 }

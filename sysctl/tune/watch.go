@@ -13,8 +13,9 @@ import (
 
 // The host side of the dashboard's Tuning pane and of serve's tuning
 // metrics: reading the host (with its revert record) once or on a ticker,
-// applying and reverting. The pane (tui/tuning) renders Readings and asks a
-// Control to act; it does no I/O itself.
+// applying and reverting. The pane (tui/tuning) renders Readings and is
+// handed a Control's Read, Apply and Revert as functions
+// (internal/dashboard's TuningOptions); it does no I/O itself.
 
 // ReadTimeout bounds one reading (sysctls, BBR, sock_diag), so a stuck
 // netlink dump cannot stall the refreshes.

@@ -134,30 +134,12 @@ func TestDevicePaneBoardTextClean(t *testing.T) {
 	}
 }
 
-// host runs a pane as a whole program for teatest.
-type host struct{ p common.Pane }
-
-func (h host) Init() tea.Cmd { return nil }
-func (h host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	switch m := msg.(type) {
-	case tea.WindowSizeMsg:
-		h.p.SetSize(m.Width, m.Height)
-		return h, nil
-	case tea.KeyPressMsg:
-		if m.String() == "ctrl+c" {
-			return h, tea.Quit
-		}
-	}
-	return h, h.p.Update(msg)
-}
-func (h host) View() tea.View { return tea.NewView(h.p.View()) }
-
 func TestDeviceGolden(t *testing.T) {
 	p := New(common.DefaultStyles(), func() time.Time { return at })
-	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(100, 26))
+	tm := teatest.NewTestModel(t, tuitest.Host{Pane: p}, teatest.WithInitialTermSize(100, 26))
 	tm.Send(event(boardLog, true))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(tuitest.Host)
 	teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 }
 

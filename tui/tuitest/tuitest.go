@@ -1,6 +1,6 @@
 // Package tuitest holds what the tests of the tui packages share: a
-// frame's text without its styles, and a model wrapper that lets a test
-// wait until the program has drawn a frame. (Bubble Tea v2's renderer
+// frame's text without its styles, a model wrapper that lets a test wait
+// until the program has drawn a frame, and a one-pane program (Host). (Bubble Tea v2's renderer
 // writes only the cells that changed, so the program's output no longer
 // holds a frame's lines whole, and Lip Gloss v2 renders full colour, which
 // the program's colour profile brings down at the terminal.)
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/tailpath/tailpath/tui/common"
 )
 
 // sgr matches one Select Graphic Rendition sequence: what styles write.
@@ -112,3 +114,27 @@ func (w Watched) wait(t testing.TB, what string, ok func(string) bool, d time.Du
 		}
 	}
 }
+
+// Host runs one pane as a whole program (for teatest): a window size
+// sizes the pane, ctrl+c quits, and every other message goes to the pane.
+type Host struct{ Pane common.Pane }
+
+// Init implements tea.Model.
+func (h Host) Init() tea.Cmd { return nil }
+
+// Update implements tea.Model.
+func (h Host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch m := msg.(type) {
+	case tea.WindowSizeMsg:
+		h.Pane.SetSize(m.Width, m.Height)
+		return h, nil
+	case tea.KeyPressMsg:
+		if m.String() == "ctrl+c" {
+			return h, tea.Quit
+		}
+	}
+	return h, h.Pane.Update(msg)
+}
+
+// View implements tea.Model: the pane's view.
+func (h Host) View() tea.View { return tea.NewView(h.Pane.View()) }

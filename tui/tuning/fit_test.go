@@ -24,7 +24,7 @@ const userspaceRoot = "../../sysctl/testdata/roots/dsm-7.2-userspace"
 // paneCases are the reports the width tests lay out: the sample host, the
 // demo's seed NAS, the userspace NAS, and connections whose remotes are
 // the longest there are (IPv6 with a five-digit port).
-func paneCases(t *testing.T) map[string]Options {
+func paneCases(t *testing.T) map[string]testHost {
 	t.Helper()
 	sample, _ := fixture(t, true)
 	seed, err := seedNAS(t.TempDir())
@@ -32,8 +32,8 @@ func paneCases(t *testing.T) map[string]Options {
 		t.Fatal(err)
 	}
 	seed.Now, seed.Inputs.Crypto = sample.Now, fixedCrypto
-	userspace := Options{Inputs: tune.Inputs{Host: sysctl.AtRoot(userspaceRoot), Sandbox: true, Bandwidth: 1e9, RTT: 2 * time.Millisecond,
-		BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt", Crypto: fixedCrypto}, Now: sample.Now, StatePath: sample.StatePath}
+	userspace := testHost{Control: tune.Control{Inputs: tune.Inputs{Host: sysctl.AtRoot(userspaceRoot), Sandbox: true, Bandwidth: 1e9, RTT: 2 * time.Millisecond,
+		BandwidthSource: "flag --bandwidth", RTTSource: "flag --rtt", Crypto: fixedCrypto}, StatePath: sample.StatePath}, root: true, Now: sample.Now}
 	long, _ := fixture(t, true)
 	conns := long.Inputs.Conns
 	long.Inputs.Conns = func(ctx context.Context) ([]sockdiag.Conn, error) {
@@ -44,7 +44,7 @@ func paneCases(t *testing.T) map[string]Options {
 		return cs, err
 	}
 	long.Inputs.Bandwidth, long.Inputs.BandwidthSource = 0, ""
-	return map[string]Options{"sample": sample, "seed NAS": seed, "userspace NAS": userspace, "long remotes": long}
+	return map[string]testHost{"sample": sample, "seed NAS": seed, "userspace NAS": userspace, "long remotes": long}
 }
 
 // TestPaneFitsWidth: at 79, 80 and 81 columns every line the pane
@@ -54,7 +54,7 @@ func paneCases(t *testing.T) map[string]Options {
 func TestPaneFitsWidth(t *testing.T) {
 	for name, o := range paneCases(t) {
 		for _, w := range []int{79, 80, 81} {
-			p := New(o)
+			p := New(o.options())
 			p.SetSize(w, 200)
 			p.Update(gather(t, o))
 			for i, l := range p.render() {
@@ -82,10 +82,10 @@ func TestTuningGolden80x24(t *testing.T) {
 	}{{"seed NAS", 24}, {"userspace NAS", 60}} {
 		t.Run(strings.ReplaceAll(tt.name, " ", "-"), func(t *testing.T) {
 			o := cases[tt.name]
-			tm := teatest.NewTestModel(t, host{New(o)}, teatest.WithInitialTermSize(80, tt.h))
+			tm := teatest.NewTestModel(t, tuitest.Host{Pane: New(o.options())}, teatest.WithInitialTermSize(80, tt.h))
 			tm.Send(gather(t, o))
 			tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-			final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
+			final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(tuitest.Host)
 			teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 		})
 	}

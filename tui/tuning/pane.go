@@ -86,7 +86,7 @@ func New(o Options) *Pane {
 	if now == nil {
 		now = time.Now
 	}
-	return &Pane{o: o, st: st, now: now, isRoot: defaultIsRoot(o), bbr: o.Inputs.BBR, dirty: true, vp: common.NewViewport(), keys: keyMap{
+	return &Pane{o: o, st: st, now: now, isRoot: mayChange(o), bbr: o.BBR, dirty: true, vp: common.NewViewport(), keys: keyMap{
 		Apply:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply")),
 		Revert:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revert")),
 		NoRevert: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revert: nothing recorded yet")),
@@ -281,7 +281,7 @@ func (p *Pane) render() []string {
 		}
 	}
 	tags := []common.Part{{Text: p.st.Title.Render("TCP tuning")}}
-	if p.o.Inputs.Sandbox {
+	if p.o.Sandbox {
 		tags = append(tags, common.Part{Text: p.st.Warn.Render("[sandbox: a copy, not this machine]"), Short: p.st.Warn.Render("[sandbox]")})
 	}
 	if p.o.Snapshot != "" {
@@ -417,7 +417,7 @@ func (p *Pane) render() []string {
 		prose(p.st.Bad, "", "revert state: "+tune.Reading(*p.data).StateErrText().String())
 	} else if p.data.State != nil {
 		lead := fmt.Sprintf("revert: %d key(s) recorded, r reverts; in ", len(p.data.State.Keys))
-		add(p.st.Muted.Render(lead + shortenPath(p.o.statePath(), w-common.Width(lead))))
+		add(p.st.Muted.Render(lead + shortenPath(p.o.StateFile, w-common.Width(lead))))
 	}
 	add("")
 
@@ -580,7 +580,7 @@ func (p *Pane) renderDialog() []string {
 		}
 		body = append(body, p.st.Title.Render(title))
 	}
-	if p.o.Inputs.Sandbox {
+	if p.o.Sandbox {
 		body = append(body, p.st.Warn.Render("sandbox: writes go to the copy, not this machine"))
 	}
 	body = append(body, "")
@@ -594,7 +594,7 @@ func (p *Pane) renderDialog() []string {
 	maxW := max(10, p.width-2)
 	body = append(body, "", "Each key is read back; on any failure every key written is restored.")
 	if !d.revert {
-		body = append(body, "Previous values are saved for revert (r) in:", "  "+shortenPath(p.o.statePath(), maxW-4))
+		body = append(body, "Previous values are saved for revert (r) in:", "  "+shortenPath(p.o.StateFile, maxW-4))
 	}
 	body = append(body, "", "y: write it   n/esc: cancel")
 	w := 0
@@ -627,30 +627,6 @@ func shortenPath(path string, width int) string {
 		return common.Truncate("…", max(width, 0), "")
 	}
 	return ansi.TruncateLeft(path, common.Width(path)-(width-1), "…")
-}
-
-// wrapWords breaks s into lines of at most width display cells at spaces
-// only (flags like --mtu-probe stay whole); a word longer than width gets
-// a line of its own, cut when shown.
-func wrapWords(s string, width int) []string {
-	var lines []string
-	var cur strings.Builder
-	for _, w := range strings.Fields(s) {
-		switch {
-		case cur.Len() == 0:
-			cur.WriteString(w)
-		case common.Width(cur.String())+1+common.Width(w) <= width:
-			cur.WriteString(" " + w)
-		default:
-			lines = append(lines, cur.String())
-			cur.Reset()
-			cur.WriteString(w)
-		}
-	}
-	if cur.Len() > 0 {
-		lines = append(lines, cur.String())
-	}
-	return lines
 }
 
 // wrapIndent wraps s at spaces to lines of at most width cells, the

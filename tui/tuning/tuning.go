@@ -8,15 +8,17 @@
 // text: what it shows of the host and its errors comes from sysctl/tune as
 // safetext.Text (screen.go there).
 //
-// Wiring: p := tuning.New(opts) goes in tui.Options.Panes; run
-// opts.Control().Watch beside the program (internal/app does) and send
-// each reading as a ReportMsg, or send p.Refresh()'s message once; the
-// root broadcasts them and the pane's own AppliedMsg to every pane. For
-// the demo, opts come from tuning.OptionsFor(tune.Sandbox(dir, inputs)).
+// Wiring: p := tuning.New(opts) goes in tui.Options.Panes, with opts's
+// Read, Apply and Revert handed in as functions (internal/dashboard builds
+// them from a sysctl/tune Control, as it hands the Peers pane its ping and
+// probe); run the Control's Watch beside the program and send each reading
+// as a ReportMsg, or send p.Refresh()'s message once; the root broadcasts
+// them and the pane's own AppliedMsg to every pane.
 package tuning
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -40,13 +42,26 @@ type AppliedMsg tune.Outcome
 
 // Options configure the pane.
 type Options struct {
-	// Inputs are what to read and recommend for (see tune.Inputs); Inputs.Sandbox labels the pane "sandbox".
-	Inputs tune.Inputs
-	// StatePath is the revert state file; "" means Inputs.Host.StatePath().
-	StatePath string
-	// IsRoot reports whether applying is allowed; nil means
-	// tune.Control.MayChange (euid 0 or a sandbox).
-	IsRoot func() bool
+	// Read reads the host once, with its revert record (tune.Control.Read);
+	// nil reads nothing.
+	Read func(context.Context) tune.Reading
+	// Apply writes changes, recording the values they replace for Revert
+	// (tune.Control.Apply); nil writes nothing and says so.
+	Apply func(changes []sysctl.Change, ccOK func(string) bool) (sysctl.ApplyResult, error)
+	// Revert restores the recorded values (tune.Control.Revert); nil
+	// writes nothing and says so.
+	Revert func() (sysctl.ApplyResult, error)
+	// MayChange reports whether applying is allowed (tune.Control.MayChange:
+	// euid 0 or a sandbox); nil means it is not.
+	MayChange func() bool
+	// Sandbox labels the pane "sandbox": writes go to a copy
+	// (tune.Inputs.Sandbox).
+	Sandbox bool
+	// BBR starts the recommendation with BBR asked for (tune.Inputs.BBR).
+	BBR bool
+	// StateFile is the revert state file Apply writes, named in the
+	// confirm dialog (tune.Control.StateFile).
+	StateFile string
 	// Now is the clock for "updated … ago"; nil means time.Now.
 	Now func() time.Time
 	// Styles are the colour roles; nil means common.DefaultStyles().
@@ -58,31 +73,29 @@ type Options struct {
 	Snapshot safetext.Text
 }
 
-// OptionsFor returns Options for the host c reads and changes.
-func OptionsFor(c tune.Control) Options {
-	return Options{Inputs: c.Inputs, StatePath: c.StatePath}
-}
+// errNotHanded is an apply or revert's outcome when the pane was handed
+// no function to do it with.
+var errNotHanded = errors.New("this dashboard cannot change the host's tuning; run tailpath tune on it")
 
-// Control is the host these options read and change.
-func (o Options) Control() tune.Control {
-	return tune.Control{Inputs: o.Inputs, StatePath: o.StatePath}
-}
-
-func (o Options) statePath() string { return o.Control().StateFile() }
-
-// refreshCmd reads the host once, as a command.
+// refreshCmd reads the host once, as a command; nil without a Read.
 func refreshCmd(o Options) tea.Cmd {
+	if o.Read == nil {
+		return nil
+	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), tune.ReadTimeout)
 		defer cancel()
-		return ReportMsg(o.Control().Read(ctx))
+		return ReportMsg(o.Read(ctx))
 	}
 }
 
 // applyCmd applies changes, recording them for revert.
 func applyCmd(o Options, changes []sysctl.Change, ccOK func(string) bool) tea.Cmd {
 	return func() tea.Msg {
-		res, err := o.Control().Apply(changes, ccOK)
+		if o.Apply == nil {
+			return AppliedMsg{Err: errNotHanded}
+		}
+		res, err := o.Apply(changes, ccOK)
 		return AppliedMsg{Result: res, Err: err}
 	}
 }
@@ -90,15 +103,18 @@ func applyCmd(o Options, changes []sysctl.Change, ccOK func(string) bool) tea.Cm
 // revertCmd restores the recorded values.
 func revertCmd(o Options) tea.Cmd {
 	return func() tea.Msg {
-		res, err := o.Control().Revert()
+		if o.Revert == nil {
+			return AppliedMsg{Revert: true, Err: errNotHanded}
+		}
+		res, err := o.Revert()
 		return AppliedMsg{Revert: true, Result: res, Err: err}
 	}
 }
 
-func defaultIsRoot(o Options) func() bool {
-	if o.IsRoot != nil {
-		return o.IsRoot
+// mayChange is o.MayChange, or no.
+func mayChange(o Options) func() bool {
+	if o.MayChange != nil {
+		return o.MayChange
 	}
-	root := o.Control().MayChange()
-	return func() bool { return root }
+	return func() bool { return false }
 }

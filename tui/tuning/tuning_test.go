@@ -20,7 +20,6 @@ import (
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
-	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
@@ -34,7 +33,7 @@ func ptr[T any](v T) *T { return &v }
 
 // fixture is a sandbox with stock 6.1 values (sysctl.SampleKeys), a fake
 // tailscale0 and two tailnet connections, one send-buffer limited.
-func fixture(t *testing.T, root bool) (Options, sysctl.Host) {
+func fixture(t *testing.T, root bool) (testHost, sysctl.Host) {
 	t.Helper()
 	dir := t.TempDir()
 	h, sample, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none")))
@@ -48,7 +47,7 @@ func fixture(t *testing.T, root bool) (Options, sysctl.Host) {
 			BytesSent: ptr(uint64(50 << 20)), BytesRetrans: ptr(uint64(0))}
 		return sockdiag.Conn{Remote: netip.MustParseAddrPort(remote), State: "ESTABLISHED", CC: "cubic", Info: info, Verdict: sockdiag.Judge(info, "cubic")}
 	}
-	o := Options{
+	o := testHost{Control: tune.Control{
 		Inputs: tune.Inputs{Host: h, Sandbox: true, Bandwidth: 400e6, RTT: 20 * time.Millisecond,
 			BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case", Crypto: fixedCrypto,
 			Conns: func(context.Context) ([]sockdiag.Conn, error) {
@@ -58,16 +57,31 @@ func fixture(t *testing.T, root bool) (Options, sysctl.Host) {
 				return sockdiag.Link{Name: "tailscale0", MTU: 1280, Qdisc: "fq_codel", Up: true, RxDropped: 3}, nil
 			},
 		},
-		StatePath: filepath.Join(dir, "state.json"),
-		IsRoot:    func() bool { return root },
-		Now:       func() time.Time { return at.Add(2 * time.Second) },
+		StatePath: filepath.Join(dir, "state.json")},
+		root: root,
+		Now:  func() time.Time { return at.Add(2 * time.Second) },
 	}
 	return o, h
 }
 
-func gather(t *testing.T, o Options) ReportMsg {
+// testHost is a test's host: the tune.Control the dashboard hands the
+// pane as functions (internal/dashboard's TuningOptions), whether applying
+// is allowed, and the pane's clock.
+type testHost struct {
+	tune.Control
+	root bool
+	Now  func() time.Time
+}
+
+// options hands the pane h's functions, as the dashboard does.
+func (h testHost) options() Options {
+	return Options{Read: h.Read, Apply: h.Apply, Revert: h.Revert, MayChange: func() bool { return h.root },
+		Sandbox: h.Inputs.Sandbox, BBR: h.Inputs.BBR, StateFile: h.StateFile(), Now: h.Now}
+}
+
+func gather(t *testing.T, o testHost) ReportMsg {
 	t.Helper()
-	m := ReportMsg(o.Control().Read(context.Background()))
+	m := ReportMsg(o.Read(context.Background()))
 	if m.Err != nil {
 		t.Fatal(m.Err)
 	}
@@ -95,7 +109,7 @@ func run(t *testing.T, cmd tea.Cmd) tea.Msg {
 
 func TestPaneShowsReport(t *testing.T) {
 	o, _ := fixture(t, true)
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(150, 60)
 	mustContain(t, tuitest.Unstyled(p.View()), "reading /proc/sys")
 	p.Update(gather(t, o))
@@ -129,7 +143,7 @@ func TestPaneBBRInUse(t *testing.T) {
 	if err := h.WriteRaw(sysctl.KeyCongestionControl, "bbr"); err != nil {
 		t.Fatal(err)
 	}
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(150, 60)
 	p.Update(gather(t, o))
 	mustContain(t, tuitest.Unstyled(p.View()), "congestion control: bbr already in use; default qdisc fq_codel")
@@ -149,7 +163,7 @@ func TestPaneBBRInUse(t *testing.T) {
 func TestPaneApplyRevert(t *testing.T) {
 	o, h := fixture(t, true)
 	before, _ := h.Read()
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(150, 60)
 	p.Update(gather(t, o))
 
@@ -193,7 +207,7 @@ func TestPaneApplyRevert(t *testing.T) {
 func TestPaneRevertAndCancel(t *testing.T) {
 	o, h := fixture(t, true)
 	before, _ := h.Read()
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(150, 60)
 	p.Update(gather(t, o))
 	// n cancels without writing.
@@ -227,7 +241,7 @@ func TestPaneRevertAndCancel(t *testing.T) {
 func TestPaneNotRoot(t *testing.T) {
 	o, h := fixture(t, false)
 	before, _ := h.Read()
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(150, 40)
 	p.Update(gather(t, o))
 	if cmd := p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"}); cmd != nil || p.Capturing() {
@@ -243,7 +257,7 @@ func TestPaneNotRoot(t *testing.T) {
 // writes what the pane showed.
 func TestPaneNotRootBBR(t *testing.T) {
 	o, _ := fixture(t, false)
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(150, 40)
 	p.Update(gather(t, o))
 	p.Update(tea.KeyPressMsg{Code: 'b', Text: "b"})
@@ -253,7 +267,7 @@ func TestPaneNotRootBBR(t *testing.T) {
 
 func TestPaneErrorAndStale(t *testing.T) {
 	o, _ := fixture(t, true)
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(120, 20)
 	p.Update(ReportMsg{Err: sysctl.ErrNoProc})
 	mustContain(t, tuitest.Unstyled(p.View()), "tuning source: /proc/sys not found")
@@ -273,10 +287,10 @@ func TestSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := OptionsFor(c)
+	o := testHost{Control: c, root: c.MayChange()}
 	o.Inputs.Conns = func(context.Context) ([]sockdiag.Conn, error) { return nil, nil }
 	o.Inputs.Link = func(string) (sockdiag.Link, error) { return sockdiag.Link{}, sockdiag.ErrNoLink }
-	m := ReportMsg(o.Control().Read(context.Background()))
+	m := ReportMsg(o.Read(context.Background()))
 	if m.Err != nil || !m.Report.Sandbox || !strings.HasPrefix(o.StatePath, filepath.Dir(filepath.Dir(o.Inputs.Host.Proc))) {
 		t.Fatalf("sandbox gather: %+v %v (state %s)", m.Report.Sandbox, m.Err, o.StatePath)
 	}
@@ -285,7 +299,7 @@ func TestSandbox(t *testing.T) {
 	if diff := cmp.Diff([]string{tune.DemoSource, tune.DemoSource}, []string{tg.BandwidthSource, tg.RTTSource}); diff != "" {
 		t.Errorf("sources (-want +got):\n%s", diff)
 	}
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(100, 30)
 	p.Update(m)
 	mustContain(t, tuitest.Unstyled(p.View()), "1 Gbit/s = 119.2 MiB/s (demo setting)", "50ms (demo setting)")
@@ -294,43 +308,25 @@ func TestSandbox(t *testing.T) {
 	}
 }
 
-// host runs the pane as a whole program for teatest.
-type host struct{ p common.Pane }
-
-func (h host) Init() tea.Cmd { return nil }
-func (h host) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	switch m := msg.(type) {
-	case tea.WindowSizeMsg:
-		h.p.SetSize(m.Width, m.Height)
-		return h, nil
-	case tea.KeyPressMsg:
-		if m.String() == "ctrl+c" {
-			return h, tea.Quit
-		}
-	}
-	return h, h.p.Update(msg)
-}
-func (h host) View() tea.View { return tea.NewView(h.p.View()) }
-
 func TestTuningGolden(t *testing.T) {
 	o, _ := fixture(t, true)
-	p := New(o)
-	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(120, 40))
+	p := New(o.options())
+	tm := teatest.NewTestModel(t, tuitest.Host{Pane: p}, teatest.WithInitialTermSize(120, 40))
 	tm.Send(gather(t, o))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(tuitest.Host)
 	teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.View().Content)))
 }
 
 func TestTuningDialogGolden(t *testing.T) {
 	o, _ := fixture(t, true)
 	o.StatePath = "/var/lib/tailpath/tune-state.json" // shown, never written: nothing is confirmed
-	p := New(o)
-	tm := teatest.NewTestModel(t, host{p}, teatest.WithInitialTermSize(100, 20))
+	p := New(o.options())
+	tm := teatest.NewTestModel(t, tuitest.Host{Pane: p}, teatest.WithInitialTermSize(100, 20))
 	tm.Send(gather(t, o))
 	tm.Send(tea.KeyPressMsg{Code: 'a', Text: "a"})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(host)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(tuitest.Host)
 	out := tuitest.Unstyled(final.View().Content)
 	if !strings.Contains(out, "Apply 4 change(s)?") {
 		t.Fatalf("dialog not shown:\n%s", out)
@@ -343,7 +339,7 @@ func TestTuningDialogGolden(t *testing.T) {
 func TestDialogFitsNarrowPane(t *testing.T) {
 	o, _ := fixture(t, true)
 	o.StatePath = filepath.Join(t.TempDir(), strings.Repeat("long-directory-name/", 4), "tune-state.json")
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(80, 24)
 	p.Update(gather(t, o))
 	p.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
@@ -420,9 +416,9 @@ func TestPaneSourceTextClean(t *testing.T) {
 		}
 		mustContain(t, tuitest.Unstyled(raw), wants...)
 	}
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(200, 80)
-	m := ReportMsg(o.Control().Read(context.Background()))
+	m := ReportMsg(o.Read(context.Background()))
 	if m.Err != nil || m.StateErr == nil {
 		t.Fatalf("reading: err %v, state err %v; want a report and a corrupt state file", m.Err, m.StateErr)
 	}
@@ -454,7 +450,7 @@ func TestHelpRevert(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := New(o)
+			p := New(o.options())
 			p.SetSize(150, 60)
 			p.Update(tt.msg)
 			h := help.New()
@@ -487,7 +483,7 @@ func TestSeedNASPane(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Now = func() time.Time { return at }
-	p := New(o)
+	p := New(o.options())
 	p.SetSize(160, 80)
 	p.Update(gather(t, o))
 	v := tuitest.Unstyled(p.View())
@@ -530,18 +526,10 @@ func TestSeedNASPane(t *testing.T) {
 	}
 }
 
-func TestWrapWords(t *testing.T) {
-	got := wrapWords("run tailpath tune --mtu-probe PEER: if small pings get through", 20)
-	want := []string{"run tailpath tune", "--mtu-probe PEER: if", "small pings get", "through"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
 // seedNAS is the demo's Tuning pane's options: the seed NAS in dir.
-func seedNAS(dir string) (Options, error) {
+func seedNAS(dir string) (testHost, error) {
 	c, err := tune.SeedNASControl(dir)
-	return OptionsFor(c), err
+	return testHost{Control: c, root: c.MayChange()}, err
 }
 
 // TestSnapshotReportSaysWhen: a snapshot's report says when it was read,

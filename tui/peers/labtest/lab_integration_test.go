@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/dashboard"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
@@ -65,7 +66,7 @@ func TestDashboardOnLab(t *testing.T) {
 	go func() {
 		defer close(relayed)
 		var linker link.Linker
-		app.Sources{Probes: src}.Run(srcCtx, &linker, app.TeaSink(tm.Send))
+		app.Sources{}.Run(srcCtx, src, &linker, dashboard.TeaSink(tm.Send))
 	}()
 
 	// waitFor waits until re matches a frame drawn (or the last one).

@@ -1,4 +1,4 @@
-package app
+package dashboard
 
 import (
 	"bytes"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/creack/pty"
+	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
@@ -46,7 +48,7 @@ func TestDashboardSave(t *testing.T) {
 	ls := l.SetSnapshot(prev)
 
 	dir := t.TempDir()
-	d := &Dashboard{Client: c, Socket: srv.Socket, SaveDir: dir}
+	d := &Dashboard{Sources: app.Sources{Client: c, Socket: srv.Socket}, SaveDir: dir}
 	msg := d.save(ctx, ls, nil, nil)
 	if msg.Err != "" {
 		t.Fatal(msg.Err)
@@ -164,5 +166,39 @@ func TestDashboardReplay(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("q did not quit")
+	}
+}
+
+// TestSaveDefaultsToStateDir: with SaveDir empty the snapshot goes to
+// $XDG_STATE_HOME/tailpath (created 0700), named by its full path, and
+// nothing is written in the current directory.
+func TestSaveDefaultsToStateDir(t *testing.T) {
+	if filepath.Separator != '/' {
+		t.Skip("XDG_STATE_HOME is for Unix")
+	}
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	fix, err := probestest.LoadFixture(filepath.Join("..", "..", "probes", "testdata", "direct.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	srv := probestest.New(t, fix)
+	d := &Dashboard{Sources: app.Sources{Client: localapi.NewClient(srv.Socket), Socket: srv.Socket}}
+	msg := d.save(context.Background(), nil, nil, nil)
+	if msg.Err != "" {
+		t.Fatal(msg.Err)
+	}
+	dir := filepath.Join(state, "tailpath")
+	if filepath.Dir(string(msg.Path)) != dir || !filepath.IsAbs(string(msg.Path)) {
+		t.Errorf("saved to %q, want a full path in %s", msg.Path, dir)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("state dir %s: %v, mode %v; want 0700", dir, err, fi.Mode())
+	}
+	left, _ := os.ReadDir(cwd)
+	if diff := cmp.Diff(0, len(left)); diff != "" {
+		t.Errorf("files written in the current directory: %v", left)
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package dashboard
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/firmware"
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/tui"
@@ -164,9 +165,8 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &floodRig{handled: make(chan time.Time, 16), cancel: cancel, done: make(chan error, 1)}
-	d := Dashboard{Device: &devlink.Source{Replay: replay}}
-	panes, srcs := d.Panes()
-	root := tui.New(tui.Options{Title: "flood", Panes: panes})
+	d := Dashboard{Sources: app.Sources{Device: &devlink.Source{Replay: replay}}}
+	root := tui.New(tui.Options{Title: "flood", Panes: d.panes()})
 	kr, kw := io.Pipe()
 	r.keys = kw
 	// Draw into a pty, drained like a terminal would, so the renderer pays
@@ -193,7 +193,7 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 		r.done <- err
 	}()
 	r.p.Send(tea.WindowSizeMsg{Width: 160, Height: 48})
-	r.wg.Go(func() { srcs.Run(ctx, &r.linker, TeaSink(r.p.Send)) })
+	r.wg.Go(func() { d.Sources.Run(ctx, nil, &r.linker, TeaSink(r.p.Send)) })
 	return r
 }
 

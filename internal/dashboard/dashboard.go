@@ -1,17 +1,13 @@
-// Package app wires tailpath's sources to its dashboard: the tailscaled
-// source (probes/localapi), a board (devlink) and the host's TCP tuning (sysctl)
-// are run by one Sources and relayed to a Sink: a tea.Program running tui's
-// root model (TeaSink), with the panes in one declared order, or serve's
-// metrics store. Tailscaled's snapshots and the board's state meet in one
-// link.Linker on the way, so the Peers and Detail panes get linked
-// snapshots (the board's peer diagnosed with its evidence, path changes). The dashboard and demo commands build a Dashboard and
-// call Run; nothing here registers itself or keeps package state.
-//
-// It also holds the pieces the commands share: NeedTerminal, Progress,
-// OpenFirmware and PeerRTT; what status gathers and does with snapshots
-// (Status, SaveSnapshot, ReadFrom, ApplyPeerSnapshots); and serve (Serve,
-// Listen, ServeDemo).
-package app
+// Package dashboard wires tailpath's sources to its terminal dashboard:
+// the sources internal/app runs (tailscaled, a board, the host's TCP
+// tuning) are relayed to a tea.Program running tui's root model
+// (TeaSink), with the panes in one declared order. It holds the terminal's
+// set-up (NeedTerminal, CheckTTY), S's save, the replay of a saved
+// snapshot (--from) and the demo's dashboard. The dashboard and demo
+// commands build a Dashboard and call Run; nothing here registers itself
+// or keeps package state. It is the one package that joins internal/app
+// to Bubble Tea and tui.
+package dashboard
 
 import (
 	"context"
@@ -21,16 +17,14 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/buildinfo"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/controlapi"
-	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
-	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/device"
@@ -47,58 +41,42 @@ const FPS = 20
 // LogKeep is how many device lines the Log pane keeps.
 const LogKeep = 20000
 
-// TuningInterval is how often the dashboard re-reads the host's tuning and
-// tailnet TCP connections.
-const TuningInterval = 5 * time.Second
-
 // Dashboard is everything one run of the TUI is wired from. The dashboard
 // command builds one from the local tailscaled and flags; the demo from the
 // lab (Demo).
 type Dashboard struct {
-	// Client is tailscaled's LocalAPI (the lab's observer in the demo).
-	Client localapi.LocalClient
-	// Socket names Client's socket in the source's errors; "" is the
-	// platform default.
-	Socket string
-	// Interval is how often Status is polled; 0 means the source's default.
-	Interval time.Duration
-	// All keeps the peers `tailscale status` hides (shared-in nodes,
-	// Mullvad exit nodes; localapi.GatherOptions.All).
-	All bool
-	// ControlAPI, when set, reads the peers' own side of each path from
-	// the Tailscale control API, once a minute and on r.
-	ControlAPI *controlapi.ControlAPI
+	// Sources are the dashboard's sources: tailscaled (Client), the
+	// control API, a board (Device: adds the Device and Log panes) and
+	// the host's tuning (Tuning: adds the Tuning pane).
+	app.Sources
 	// Title is shown left of the tabs.
 	Title safetext.Text
-	// Device, when set, adds the Device and Log panes, fed by it.
-	Device *devlink.Source
 	// EOL is what the Log pane's console sends for Enter with a live
 	// board (a replay stays read-only); nil means CR.
 	EOL []byte
-	// Tuning, when set, adds the Tuning pane and its source.
-	Tuning *tuning.Options
 	// InputTTY reads keys from the controlling terminal rather than stdin
 	// (--port - carries the capture on stdin).
 	InputTTY bool
 	// Closers run after the program and every feed have stopped.
 	Closers []func() error
-	// Replay, when set, takes the tailscaled source's place: the dashboard
-	// shows this saved snapshot (probes/snapshot), read-only, under a
-	// "snapshot taken …" notice. Client is then unused.
+	// Replay, when set, takes the sources' place: the dashboard shows this
+	// saved snapshot (probes/snapshot), read-only, under a "snapshot
+	// taken …" notice. Sources are then unused.
 	Replay *snapshot.File
 	// SaveDir is where S saves snapshots of the live dashboard; "" is the
 	// user's state directory (UserSaveDir), never the current one.
 	SaveDir string
 }
 
-// Panes returns the panes after Peers and Detail, in tab order (Device,
-// Log, Tuning: each only when its source is set), and the sources that
-// keep them fed, without tailscaled's (Run adds it). It starts nothing.
-func (d *Dashboard) Panes() ([]common.Pane, Sources) {
+// panes returns the panes after Peers and Detail, in tab order: Device
+// and Log with a board, then Tuning with a host's tuning (live, the demo)
+// or a snapshot's tuning report (--from, read-only). Live, the demo and
+// --from all build their panes here, so a new pane is added once. It
+// starts nothing.
+func (d *Dashboard) panes() []common.Pane {
 	var panes []common.Pane
-	var srcs Sources
-	if src := d.Device; src != nil {
-		st := common.DefaultStyles() // the root sends the terminal's (common.StylesMsg)
+	st := common.DefaultStyles() // the root sends the terminal's (common.StylesMsg)
+	if src := d.Device; src != nil && d.Replay == nil {
 		dev := device.New(st, nil)
 		lp := logpane.New(st, LogKeep)
 		if src.Link != nil {
@@ -112,46 +90,32 @@ func (d *Dashboard) Panes() ([]common.Pane, Sources) {
 			lp.SetConsole(src.Link.Send, eol)
 		}
 		panes = append(panes, dev, lp)
-		srcs.Device = src
 	}
-	if d.Tuning != nil {
-		panes = append(panes, tuning.New(*d.Tuning))
-		c := d.Tuning.Control()
-		srcs.Tuning, srcs.TuningEvery = &c, TuningInterval
+	switch {
+	case d.Replay != nil:
+		if f := d.Replay; f.Tuning != nil || f.TuningErr != "" {
+			panes = append(panes, tuning.New(tuning.Options{Snapshot: safetext.New("taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")), Now: d.replayClock()}))
+		}
+	case d.Tuning != nil:
+		panes = append(panes, tuning.New(TuningOptions(*d.Tuning)))
 	}
-	return panes, srcs
+	return panes
 }
 
-// Prober is the dashboard's P: probes/probe.Run within its limits (10
-// pings per peer, 8 peers at once, 15 s in all).
-func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
-	return probe.Run(ctx, c, peers, probe.Options{}, progress)
-}
-
-// HostFactsMaxAge is how often, at most, a long-running source reads this
-// host's interfaces and nftables ruleset again (probes/hostnet).
-const HostFactsMaxAge = 15 * time.Second
-
-// SourceOptions are the tailscaled source's options for d: its poll, the
-// peers tailscale status hides when All, fresh DERP latencies every 10
-// minutes (a few STUN packets, as `tailscale netcheck` sends, so
-// far-home-derp is judged on current numbers rather than NetInfo's, which
-// may be hours old), and the control API's peer side when ControlAPI is
-// set.
-func (d *Dashboard) SourceOptions() localapi.SourceOptions {
-	o := localapi.SourceOptions{
-		Interval: d.Interval,
-		Socket:   d.Socket,
-		// A board's peer is judged against control's endpoints on any
-		// path: with a board, every node (localapi.GatherOptions.AllNodes).
-		Gather:      localapi.GatherOptions{All: d.All, Host: hostnet.Reader(HostFactsMaxAge), AllNodes: d.Device != nil},
-		MeasureDERP: localapi.MeasureDERPLatency,
-		Prober:      Prober,
+// TuningOptions hand the Tuning pane the host c reads and changes, as
+// functions: the pane holds no Control and does no I/O of its own (it
+// calls them in commands). Whether applying is allowed is read once, here.
+func TuningOptions(c tune.Control) tuning.Options {
+	may := c.MayChange()
+	return tuning.Options{
+		Read:      c.Read,
+		Apply:     c.Apply,
+		Revert:    c.Revert,
+		MayChange: func() bool { return may },
+		Sandbox:   c.Inputs.Sandbox,
+		BBR:       c.Inputs.BBR,
+		StateFile: c.StateFile(),
 	}
-	if d.ControlAPI != nil {
-		o.PeerSide = controlapi.NewRefresher(d.ControlAPI, 0)
-	}
-	return o
 }
 
 // Run starts the sources, runs the Bubble Tea program on stdin and stdout
@@ -184,13 +148,11 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	}
 
 	var linker link.Linker
-	sopts := d.SourceOptions()
+	sopts := d.TailscaledOptions()
 	src := localapi.NewSource(d.Client, sopts)
-	panes, srcs := d.Panes()
-	srcs.Probes = src
 	opts := tui.Options{
 		Title:   d.Title,
-		Panes:   panes,
+		Panes:   d.panes(),
 		Version: buildinfo.Own().Version,
 		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
 			return func() tea.Msg {
@@ -230,7 +192,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	relayed := make(chan struct{})
 	go func() {
 		defer close(relayed)
-		srcs.Run(ctx, &linker, TeaSink(p.Send))
+		d.Sources.Run(ctx, src, &linker, TeaSink(p.Send))
 	}()
 	_, err := p.Run()
 	cancel()
@@ -244,6 +206,26 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	return nil
+}
+
+// TeaSink is the dashboard's sink: every source's report becomes a
+// message to the program (send is tea.Program.Send), which the root model
+// broadcasts to its panes.
+type TeaSink func(tea.Msg)
+
+// Deliver routes each source's report to the program as the message its
+// panes read (app.Sink).
+func (send TeaSink) Deliver(ev app.Event) {
+	switch ev := ev.(type) {
+	case app.LinkedEvent:
+		send(ev.Snapshot)
+	case app.TailscaledEvent:
+		send(ev.Event)
+	case app.BoardEvent:
+		send(ev.Event)
+	case app.TuningEvent:
+		send(tuning.ReportMsg(ev.Reading))
+	}
 }
 
 // selfKeys are the Self tab's n and d over src: a netcheck now (kept for

@@ -1,19 +1,19 @@
-package app
+package dashboard
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
+	"os"
 	"path/filepath"
-	"slices"
+	"runtime"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/internal/buildinfo"
+	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
@@ -26,10 +26,6 @@ import (
 	"github.com/tailpath/tailpath/tui/tuning"
 )
 
-// saveTimeout bounds one snapshot from the dashboard (a gather, and the
-// tuning report).
-const saveTimeout = 15 * time.Second
-
 // save takes a snapshot of the live dashboard, carrying ls's history
 // (rates, ping runs, path changes) and board, and writes it to
 // SaveDir/tailpath-snapshot-<time>.json (the user's state directory when
@@ -38,7 +34,7 @@ const saveTimeout = 15 * time.Second
 // facts and st are the control API's facts the dashboard uses (its
 // Refresher's Latest) and their state; nil when the API is not asked.
 func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
-	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
+	ctx, cancel := context.WithTimeout(ctx, app.SaveTimeout)
 	defer cancel()
 	opts := snapshot.Options{Gather: localapi.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Read}, Linked: ls}
 	if ls != nil {
@@ -74,9 +70,8 @@ func (d *Dashboard) ReplayModel(ctx context.Context) (tea.Model, []tea.Msg, erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("dashboard: the snapshot: %w", err)
 	}
-	panes, msgs := d.replayPanes()
-	model := tui.New(d.replayOptions(panes))
-	return model, append([]tea.Msg{ls}, msgs...), nil
+	model := tui.New(d.replayOptions(d.panes()))
+	return model, append([]tea.Msg{ls}, d.replayMsgs()...), nil
 }
 
 // runReplay runs the dashboard over d.Replay: one linked snapshot, sent
@@ -99,15 +94,14 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 	return nil
 }
 
-// replayPanes are the panes a replayed snapshot shows besides Peers and
-// Detail, and the messages that fill them: its tuning report, read-only,
-// in the Tuning pane when it holds one. (The board's evidence is in its
-// peer's verdict; the Device and Log panes need the board's own stream,
-// which a snapshot does not keep.)
-func (d *Dashboard) replayPanes() ([]common.Pane, []tea.Msg) {
+// replayMsgs are the messages that fill a replayed snapshot's panes
+// besides Peers and Detail: its tuning report, when it holds one. (The
+// board's evidence is in its peer's verdict; the Device and Log panes need
+// the board's own stream, which a snapshot does not keep.)
+func (d *Dashboard) replayMsgs() []tea.Msg {
 	f := d.Replay
 	if f.Tuning == nil && f.TuningErr == "" {
-		return nil, nil
+		return nil
 	}
 	var m tuning.ReportMsg
 	if f.Tuning != nil {
@@ -116,8 +110,7 @@ func (d *Dashboard) replayPanes() ([]common.Pane, []tea.Msg) {
 	if f.TuningErr != "" {
 		m.Err = errors.New(f.TuningErr)
 	}
-	pane := tuning.New(tuning.Options{Snapshot: safetext.New("taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")), Now: d.replayClock()})
-	return []common.Pane{pane}, []tea.Msg{m}
+	return []tea.Msg{m}
 }
 
 // replayClock is the replayed dashboard's clock: stopped at the time the
@@ -147,64 +140,19 @@ func ReplayNotice(f *snapshot.File) safetext.Text {
 	return safetext.New(s + " · ages as of then · read-only: no pings, nothing live")
 }
 
-// SnapshotFile is `tailpath serve`'s /snapshot.json: a fresh capture of
-// this node in the format of `tailpath status --save` (probes/snapshot,
-// readable by `status --from` and `--peer-snapshot` on another machine),
-// carrying in.Latest's history, board and path changes and WhoIs answers
-// (snapshot.Options.ReuseWhoIs: no WhoIs per peer), the control API's
-// facts of this node's netmap peers when s.PeerSide is set (never of the
-// devices its ACLs hide from it), and in.Tuning; then scrubbed
-// (snapshot.Scrub: no keys, no log ids, nothing renamed). Errors are
-// Capture's, with the socket named (localapi.ConnectError).
-func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, saveTimeout)
-	defer cancel()
-	opts := snapshot.Options{Gather: localapi.GatherOptions{All: s.All, Host: hostnet.Read}, Linked: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
-	if in.Latest != nil {
-		opts.Prev = in.Latest.Snapshot
-		if len(in.Latency) > 0 {
-			// serve's pings go in as the previous snapshot's, which the
-			// gather carries on (copies: the latest is shared).
-			prev := *opts.Prev
-			prev.Peers = slices.Clone(prev.Peers)
-			for i := range prev.Peers {
-				if d, ok := in.Latency[prev.Peers[i].ID]; ok {
-					prev.Peers[i].Latency = d
-				}
-			}
-			opts.Prev = &prev
+// saveDir is d.SaveDir, or this user's UserSaveDir, created (0700: the
+// snapshots name the tailnet's peers and addresses).
+func (d *Dashboard) saveDir() (string, error) {
+	dir := d.SaveDir
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		var err error
+		if dir, err = app.UserSaveDir(os.Getenv, runtime.GOOS, home); err != nil {
+			return "", err
 		}
 	}
-	if in.TuningErr != nil {
-		opts.TuningErr = in.TuningErr.Error()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
 	}
-	if r := s.PeerSide; r != nil {
-		facts, st := r.Latest()
-		opts.Gather.PeerFacts, opts.Gather.APIStatus = facts, &st
-	}
-	f, _, err := snapshot.Capture(ctx, s.Client, opts)
-	if err != nil {
-		return nil, localapi.ConnectError(err, s.Socket)
-	}
-	if api := f.ControlAPI; api != nil && api.Facts != nil && f.Status != nil {
-		var ids []string
-		var addrs []netip.Addr
-		for _, ps := range f.Status.Peer {
-			if ps != nil {
-				ids = append(ids, string(ps.ID))
-				addrs = append(addrs, ps.TailscaleIPs...)
-			}
-		}
-		c := *api
-		c.Facts = api.Facts.Only(ids, addrs)
-		f.ControlAPI = &c
-	}
-	if f, err = snapshot.Scrub(f); err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	if err := snapshot.Write(&b, f); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return filepath.Abs(dir)
 }
