@@ -314,17 +314,25 @@ func versionRows(s *probes.Self, v *probes.SelfView, ours string, brief bool) []
 		t := b.ID + " (" + b.Issue
 		if b.FixedIn != "" {
 			t += ", fixed in " + b.FixedIn
+		} else {
+			t += ", not fixed yet"
 		}
-		t += "): " + b.Symptom
+		t += "): "
+		if !b.Hit {
+			// A version in range is no diagnosis: most nodes in range
+			// never meet the bug (probes.KnownBug).
+			t += "this version is in its range, no symptom seen here. "
+		}
+		t += b.Symptom
 		if b.Hit {
 			t += " — its symptom shows here"
 		}
 		t += "; workaround: " + b.Workaround
-		m := Plain
+		m, label := Plain, "in range"
 		if b.Hit {
-			m = Bad
+			m, label = Bad, "known bug"
 		}
-		rows = append(rows, Row{Label: "known bug", Text: safetext.New(t), Mark: m})
+		rows = append(rows, Row{Label: label, Text: safetext.New(t), Mark: m})
 	}
 	if len(quiet) > 0 {
 		rows = append(rows, Row{Label: "known bugs", Text: safetext.New(units.Count(len(quiet), "matches", "match") + " this version, no symptom here: " + strings.Join(quiet, ", ") + " (--json self.view.known_bugs)")})
