@@ -60,8 +60,8 @@ type Sources struct {
 // call makes a new one).
 func (s Sources) TailscaledOptions() localapi.SourceOptions {
 	o := localapi.SourceOptions{
-		Interval:    s.Interval,
-		Socket:      s.Socket,
+		Interval: s.Interval,
+		Socket:   s.Socket,
 		// A board's peer is judged against control's endpoints on any
 		// path: with a board, every node (localapi.GatherOptions.AllNodes).
 		Gather:      localapi.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge), AllNodes: s.Device != nil},

@@ -12,8 +12,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/tailpath/tailpath/internal/buildinfo"
 	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/internal/buildinfo"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"

@@ -729,5 +729,6 @@ tailpath_traffic_bytes_total{direction="out",path="peer_relay"} 0
 		t.Errorf("%d traffic series without counters, want none", got)
 	}
 }
+
 // setBoard records b in st with its evidence, as serve's sink does.
 func setBoard(st *Store, b *devlink.State) { st.SetBoard(b, link.EvidenceFrom(b)) }
