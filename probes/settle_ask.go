@@ -2,6 +2,7 @@ package probes
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/tailpath/tailpath/internal/safetext"
 )
@@ -174,6 +175,42 @@ func platformNote(p Platform, withLog bool) string {
 // the peer for a ping), the same on the platforms a Linux machine may
 // also be (Synology, a container), or why there is none.
 func askFor(f SettleFact, p Platform, target safetext.Text) (ask *Ask, others []Ask, noAsk string) {
+	if f != SettleDISCORun {
+		// The same command for every peer of a platform: worked out once
+		// per process and shared (an Ask is read-only once made), since a
+		// gather of thousands of open verdicts asks the same few.
+		k := askKey{f, p}
+		if v, ok := askCache.Load(k); ok {
+			a := v.(askAnswer)
+			return a.ask, a.others, a.noAsk
+		}
+		a, o, why := askFresh(f, p, target)
+		askCache.Store(k, askAnswer{a, o, why})
+		return a, o, why
+	}
+	return askFresh(f, p, target)
+}
+
+// askKey and askAnswer are askCache's entries: askFor's answer for a fact
+// whose command names no peer.
+type (
+	askKey struct {
+		f SettleFact
+		p Platform
+	}
+	askAnswer struct {
+		ask    *Ask
+		others []Ask
+		noAsk  string
+	}
+)
+
+// askCache holds askFor's answers by askKey (a few dozen at most: facts ×
+// platforms).
+var askCache sync.Map
+
+// askFresh is askFor without the cache.
+func askFresh(f SettleFact, p Platform, target safetext.Text) (ask *Ask, others []Ask, noAsk string) {
 	a, why := askOn(f, p, target)
 	if a == nil {
 		return nil, nil, why
