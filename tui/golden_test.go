@@ -17,6 +17,10 @@ import (
 	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
+// waitFor in a golden test's messages waits until the screen shows its
+// text before the next is sent.
+type waitFor string
+
 // TestGolden renders whole screens at 100×30 and compares their text
 // (unstyled: the styles' SGR sequences left out) with
 // testdata/TestGolden/*.golden. Regenerate
@@ -34,13 +38,13 @@ func TestGolden(t *testing.T) {
 		{name: "peers"},
 		{name: "peers_filtered", msgs: append(keys("/"), append(typeText("relay"), keyMsg("enter"))...), wait: "filter: relay"},
 		{name: "detail", msgs: []tea.Msg{
-			keyMsg("enter"), keyMsg("p"),
+			keyMsg("enter"), waitFor("p ping until direct"), keyMsg("p"), waitFor("until direct: started"),
 			cores3(1, "DERP(nyc)", probes.PathDERP, 44, false, ""),
 			cores3(2, "", "", 0, false, "timeout"),
 			cores3(3, "DERP(nyc)", probes.PathDERP, 42, false, ""),
 		}, wait: "ping 3/10"},
 		{name: "detail_direct", msgs: []tea.Msg{
-			keyMsg("enter"), keyMsg("p"),
+			keyMsg("enter"), waitFor("p ping until direct"), keyMsg("p"), waitFor("until direct: started"),
 			cores3(1, "DERP(nyc)", probes.PathDERP, 44, false, ""),
 			cores3(2, "203.0.113.33:41641", probes.PathDirect, 3, true, ""),
 		}, wait: "direct 203.0.113.33:41641 in 3.0ms"},
@@ -61,6 +65,13 @@ func TestGolden(t *testing.T) {
 			tm.Send(peerstest.Linked(peerstest.Snapshot()))
 			watched.Wait(t, "old-pi", time.Minute)
 			for _, m := range tt.msgs {
+				if w, ok := m.(waitFor); ok {
+					// The selection reaches Detail through a command, so
+					// a key sent at once could beat it: wait for the
+					// screen to show it first.
+					watched.Wait(t, string(w), time.Minute)
+					continue
+				}
 				tm.Send(m)
 			}
 			if len(tt.msgs) > 0 {
