@@ -544,6 +544,12 @@ func (d *Detail) settleLines(w int) []string {
 		return nil
 	}
 	o := probes.StepOptions{Mode: probes.ModeDashboard, API: d.snap.ControlAPI != nil}
+	if d.ping == nil {
+		// Nothing live to run (a snapshot or a paste read with --from):
+		// every step is a command on an end, as `status --from` words
+		// it, never this machine's API key or probe.
+		o = probes.StepOptions{Mode: probes.ModePasted}
+	}
 	steps := probes.PeerSteps(d.snap.Self, &d.peer, o, 3)
 	if len(steps) == 0 {
 		return nil

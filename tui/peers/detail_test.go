@@ -633,7 +633,17 @@ func TestDetailToSettle(t *testing.T) {
 			}
 		}
 	}
-	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+	// From a file (no ping: nothing live) every step is a command on
+	// an end, as status --from words it; tailpath's own probe is no step.
+	pasted := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+	pasted.SetSize(100, 60)
+	pasted.Update(peerstest.Linked(s))
+	pasted.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
+	if v := tuitest.Unstyled(pasted.View()); strings.Contains(v, "press P") || !strings.Contains(v, "  1. on cores3 (linux): tailscale status; tailscale version; tailscale netcheck") {
+		t.Errorf("from a file, the steps are not the commands alone:\n%s", v)
+	}
+	live := func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
+	d := NewDetail(common.DefaultStyles(), peerstest.Now, live)
 	d.SetSize(100, 60)
 	d.Update(peerstest.Linked(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
