@@ -176,6 +176,8 @@ func (d *Detail) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return d.startPing(probes.PingTSMP)
 	case key.Matches(msg, d.keys.Refresh) && d.refreshAPI != nil:
 		return d.refreshAPI()
+	case key.Matches(msg, d.keys.Copy):
+		return d.copySettle()
 	case d.ping == nil && d.peerID != "" && (msg.String() == "p" || msg.String() == "t"):
 		// Not silence: say why nothing happens.
 		d.note, d.dirty = "no pings here: nothing live to ping (a saved snapshot is read-only)", true
@@ -304,6 +306,7 @@ func (d *Detail) syncKeys() {
 	d.keys.Disco.SetEnabled(can)
 	d.keys.TSMP.SetEnabled(can)
 	d.keys.Refresh.SetEnabled(d.refreshAPI != nil)
+	d.keys.Copy.SetEnabled(d.peer.Verdict.Settle != nil)
 }
 
 // SetRefresh gives r its action: re-read the peers' own facts from the
@@ -534,13 +537,10 @@ func (d *Detail) pathStyle(k probes.PathKind) lipgloss.Style {
 	}
 }
 
-// settleLines are the "to settle" block of the shown peer's open verdict
-// (probes.PeerSteps, as status prints it): at most three things to do,
-// most deciding first, each on its end; none when the verdict is settled.
-// Live, tailpath's own runs are keys (P probes), and this end's facts are
-// read from tailscaled, not asked for.
-func (d *Detail) settleLines(w int) []string {
-	if d.snap == nil {
+// settleSteps are the shown peer's steps to settle its verdict, at most
+// three (nil when it is settled or nothing is shown).
+func (d *Detail) settleSteps() []probes.Step {
+	if d.snap == nil || d.peerID == "" {
 		return nil
 	}
 	o := probes.StepOptions{Mode: probes.ModeDashboard, API: d.snap.ControlAPI != nil}
@@ -550,7 +550,38 @@ func (d *Detail) settleLines(w int) []string {
 		// it, never this machine's API key or probe.
 		o = probes.StepOptions{Mode: probes.ModePasted}
 	}
-	steps := probes.PeerSteps(d.snap.Self, &d.peer, o, 3)
+	return probes.PeerSteps(d.snap.Self, &d.peer, o, 3)
+}
+
+// copySettle copies the shown steps' commands, one per line, to the
+// terminal's clipboard (OSC 52, which the terminal may refuse; over SSH it
+// reaches the terminal the user sits at), only because the user pressed c.
+func (d *Detail) copySettle() tea.Cmd {
+	var cmds []string
+	for _, st := range d.settleSteps() {
+		if st.Command != "" {
+			cmds = append(cmds, string(st.Command))
+		}
+	}
+	if len(cmds) == 0 {
+		d.note, d.dirty = "nothing to copy: no command settles this verdict", true
+		return nil
+	}
+	d.note, d.dirty = units.Count(len(cmds), "command", "commands")+" sent to the terminal's clipboard (OSC 52; a terminal that does not allow it ignores it)", true
+	d.vp.GotoTop()
+	return tea.SetClipboard(strings.Join(cmds, "\n") + "\n")
+}
+
+// settleLines are the "to settle" block of the shown peer's open verdict
+// (probes.PeerSteps, as status prints it): at most three things to do,
+// most deciding first, each on its end; none when the verdict is settled.
+// Live, tailpath's own runs are keys (P probes), and this end's facts are
+// read from tailscaled, not asked for.
+func (d *Detail) settleLines(w int) []string {
+	if d.snap == nil {
+		return nil
+	}
+	steps := d.settleSteps()
 	if len(steps) == 0 {
 		return nil
 	}

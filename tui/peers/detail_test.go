@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -641,6 +642,17 @@ func TestDetailToSettle(t *testing.T) {
 	pasted.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
 	if v := tuitest.Unstyled(pasted.View()); strings.Contains(v, "press P") || !strings.Contains(v, "  1. on cores3 (linux): tailscale status; tailscale version; tailscale netcheck") {
 		t.Errorf("from a file, the steps are not the commands alone:\n%s", v)
+	}
+	// c copies the commands (OSC 52), and says so.
+	cmd := pasted.Update(tea.KeyPressMsg{Code: 'c', Text: "c"})
+	if cmd == nil {
+		t.Fatal("c copied nothing")
+	}
+	if got := fmt.Sprint(cmd()); got != "tailscale status; tailscale version; tailscale netcheck\n" {
+		t.Errorf("c copied %q", got)
+	}
+	if v := tuitest.Unstyled(pasted.View()); !strings.Contains(v, "sent to the terminal's clipboard") {
+		t.Errorf("c says nothing:\n%s", v)
 	}
 	live := func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, live)

@@ -68,6 +68,7 @@ type detailKeys struct {
 	TSMP       key.Binding // TSMP ping through WireGuard
 	Back       key.Binding // back to the Peers pane
 	Refresh    key.Binding // re-read the control API (SetRefresh)
+	Copy       key.Binding // copy the to-settle commands (OSC 52)
 }
 
 func newDetailKeys() detailKeys {
@@ -77,6 +78,7 @@ func newDetailKeys() detailKeys {
 		TSMP:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "TSMP ping")),
 		Back:    key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 		Refresh: newRefreshKey(),
+		Copy:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "copy commands")),
 	}
 }
 
@@ -89,6 +91,6 @@ func (k detailKeys) ShortHelp() []key.Binding {
 func (k detailKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Nav.Full(),
-		{k.Disco, k.TSMP, k.Refresh, k.Back},
+		{k.Disco, k.TSMP, k.Refresh, k.Copy, k.Back},
 	}
 }
