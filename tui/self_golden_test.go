@@ -90,7 +90,7 @@ func TestSelfScrollsToEveryPart(t *testing.T) {
 	m := selfModel(t, 80, 24)
 	m, _ = step(t, m, keyMsg("G"))
 	view := screen(m)
-	for _, want := range []string{"in range", "restart tailscaled"} {
+	for _, want := range []string{"in range", "update to 1.98.0 or later"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("after G the Self tab lacks %q:\n%s", want, view)
 		}

@@ -8,6 +8,7 @@ package selftext
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -302,11 +303,16 @@ func versionRows(s *probes.Self, v *probes.SelfView, ours string, brief bool) []
 	if s.Version == "" {
 		return rows
 	}
-	if len(v.Bugs) == 0 {
-		return append(rows, Row{Label: "known bugs", Text: "none known for this version", Mark: Good})
+	if !slices.ContainsFunc(v.Bugs, func(b probes.BugMatch) bool { return b.Hit || b.FixedIn != "" }) {
+		return append(rows, Row{Label: "known bugs", Text: "none known for this version (open bugs, which every version has, are named only when their symptom shows)", Mark: Good})
 	}
 	var quiet []string
 	for _, b := range v.Bugs {
+		if !b.Hit && b.FixedIn == "" {
+			// An open bug with no symptom here matches every current
+			// version: naming it says nothing of this node.
+			continue
+		}
 		if brief && !b.Hit {
 			quiet = append(quiet, b.ID)
 			continue
