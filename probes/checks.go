@@ -679,14 +679,7 @@ func (d *diag) farRelay() result {
 		}
 	}
 	far := relayLat >= FarDERPFactor*bestLat && relayLat-bestLat >= FarDERPMargin
-	buf := make([]byte, 0, 64)
-	buf = d.appendRegion(buf, region)
-	buf = append(buf, '=')
-	buf = appendMs(buf, relayLat)
-	buf = append(buf, ", best "...)
-	buf = d.appendRegion(buf, bestID)
-	buf = append(buf, '=')
-	buf = appendMs(buf, bestLat)
+	buf := d.appendVsBest(make([]byte, 0, 64), region, relayLat, bestID, bestLat)
 	if !d.now.IsZero() && !d.fresh(d.self.DERPLatencyAt, DERPLatencyMaxAge) {
 		buf = append(buf, " ("...)
 		switch {
@@ -765,14 +758,7 @@ func (d *diag) farOwnHome() result {
 		return notHeld()
 	}
 	field := "Self.HomeDERP"
-	buf := make([]byte, 0, 64)
-	buf = d.appendRegion(buf, home)
-	buf = append(buf, '=')
-	buf = appendMs(buf, homeLat)
-	buf = append(buf, ", best "...)
-	buf = d.appendRegion(buf, bestID)
-	buf = append(buf, '=')
-	buf = appendMs(buf, bestLat)
+	buf := d.appendVsBest(make([]byte, 0, 64), home, homeLat, bestID, bestLat)
 	scores := map[int]float64{}
 	for id, r := range d.regions {
 		if r.Score > 0 {

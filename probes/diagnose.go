@@ -775,6 +775,18 @@ func (d *diag) fresh(t time.Time, maxAge time.Duration) bool {
 	return !t.IsZero() && d.now.Sub(t) <= maxAge
 }
 
+// appendVsBest appends `"region"=Nms, best "other"=Mms`: a region's
+// latency beside the best region's, as far-home-derp's checks show them.
+func (d *diag) appendVsBest(buf []byte, region int, lat time.Duration, bestID int, bestLat time.Duration) []byte {
+	buf = d.appendRegion(buf, region)
+	buf = append(buf, '=')
+	buf = appendMs(buf, lat)
+	buf = append(buf, ", best "...)
+	buf = d.appendRegion(buf, bestID)
+	buf = append(buf, '=')
+	return appendMs(buf, bestLat)
+}
+
 func (d *diag) appendRegion(b []byte, id int) []byte {
 	if r, ok := d.regions[id]; ok && r.Code != "" {
 		return strconv.AppendQuote(b, string(r.Code))

@@ -697,22 +697,7 @@ func derpMapCounts(dm *tailcfg.DERPMap) (stunServers, relaying int) {
 // stunDisabled reports whether no node of dm answers STUN (STUNPort -1 on
 // every node), so netcheck cannot test UDP.
 func stunDisabled(dm *tailcfg.DERPMap) bool {
-	seen := false
-	for _, r := range dm.Regions {
-		if r == nil {
-			continue
-		}
-		for _, n := range r.Nodes {
-			if n == nil {
-				continue
-			}
-			seen = true
-			if n.STUNPort >= 0 {
-				return false
-			}
-		}
-	}
-	return seen
+	return everyNode(dm, func(n *tailcfg.DERPNode) bool { return n.STUNPort < 0 })
 }
 
 // stun6Disabled reports whether netcheck can send no IPv6 STUN probe to
@@ -720,6 +705,17 @@ func stunDisabled(dm *tailcfg.DERPMap) bool {
 // nodeAddrPort refuses it), IPv6 "none" (makeProbePlan and
 // makeProbePlanInitial skip it for IPv6), or a STUNTestIP that is IPv4.
 func stun6Disabled(dm *tailcfg.DERPMap) bool {
+	return everyNode(dm, func(n *tailcfg.DERPNode) bool {
+		if n.STUNPort < 0 || n.IPv6 == "none" {
+			return true
+		}
+		ip, err := netip.ParseAddr(n.STUNTestIP)
+		return err == nil && ip.Is4()
+	})
+}
+
+// everyNode reports whether dm has a node and f holds for each.
+func everyNode(dm *tailcfg.DERPMap, f func(*tailcfg.DERPNode) bool) bool {
 	seen := false
 	for _, r := range dm.Regions {
 		if r == nil {
@@ -730,13 +726,9 @@ func stun6Disabled(dm *tailcfg.DERPMap) bool {
 				continue
 			}
 			seen = true
-			if n.STUNPort < 0 || n.IPv6 == "none" {
-				continue
+			if !f(n) {
+				return false
 			}
-			if ip, err := netip.ParseAddr(n.STUNTestIP); err == nil && ip.Is4() {
-				continue
-			}
-			return false
 		}
 	}
 	return seen
