@@ -915,7 +915,7 @@ func (d *diag) checkDERPReach() result {
 				// The input names one region, a self-hosted one, and it
 				// fails: whether or not it is our home, it is the only
 				// relay the input shows, and the error says how it fails.
-				d.add("Log.DERPErrors", derpErrorText(e), true, safetext.New("the only DERP region the input names, a self-hosted one (region ids 900-999 are custom regions: tailscale.com/kb/1118/custom-derp-servers), fails to connect"+derpErrHow(string(e.Err))))
+				d.add("Log.DERPErrors", derpErrorText(e), true, safetext.New("the only DERP region the input names, a self-hosted one (region ids 900-999 are custom regions: tailscale.com/kb/1118/custom-derp-servers), fails to connect"+derpErrTexts[derpErrKindOf(string(e.Err))].how))
 				held = true
 				d.derpFailing = e.Region
 				variant, variantErr = "self-hosted", string(e.Err)
@@ -948,7 +948,7 @@ func (d *diag) checkDERPReach() result {
 			return notHeld()
 		}
 		if variant == "self-hosted" && d.derpFailing > 0 {
-			return holdsAs(variant, "{region}", d.regionName(d.derpFailing), "{regionid}", strconv.Itoa(d.derpFailing), "{how}", derpFixHow(variantErr))
+			return holdsAs(variant, "{region}", d.regionName(d.derpFailing), "{regionid}", strconv.Itoa(d.derpFailing), "{how}", derpErrTexts[derpErrKindOf(variantErr)].fix)
 		}
 		return holdsAs("self")
 	}
@@ -1046,20 +1046,49 @@ func selfHostedOnly(e DERPError, errs []DERPError, mapRegions, known int) bool {
 	return true
 }
 
-// derpErrHow says what a DERP connection error means for where the
-// fault is (derp/derphttp Client.connect's errors).
-func derpErrHow(err string) string {
+// derpErrKind is what a DERP connection error (derp/derphttp
+// Client.connect's) says of where the fault is.
+type derpErrKind int
+
+const (
+	derpErrOther derpErrKind = iota
+	derpErrEOF
+	derpErrRefused
+	derpErrTimeout
+	derpErrTLS
+)
+
+func derpErrKindOf(err string) derpErrKind {
 	switch {
 	case strings.HasSuffix(err, "EOF"):
-		return ": EOF, the connection opened and was then closed from the far end, so this host reaches the server's address; the DERP server, or a firewall, load balancer or reverse proxy in front of it, cut it (DERP needs its HTTP Upgrade passed through)"
+		return derpErrEOF
 	case strings.Contains(err, "connection refused"):
-		return ": refused, nothing listens on the DERP port at that address (or a firewall rejects it)"
+		return derpErrRefused
 	case strings.Contains(err, "i/o timeout"), strings.Contains(err, "deadline exceeded"):
-		return ": timed out, the packets go unanswered (a firewall dropping outbound TCP, or the server down)"
-	case strings.Contains(err, "x509:"), strings.Contains(err, "tls:"):
-		return ": TLS failed, something other than the DERP server answered (a proxy, another service on that port) or its certificate is wrong"
+		return derpErrTimeout
+	case isTLSErr(err):
+		return derpErrTLS
 	}
-	return ""
+	return derpErrOther
+}
+
+// isTLSErr reports a TLS failure (Go's crypto/x509 and crypto/tls errors).
+func isTLSErr(err string) bool {
+	return strings.Contains(err, "x509:") || strings.Contains(err, "tls:")
+}
+
+// derpErrTexts word each kind: how, appended to a check's note; fix,
+// where to look first.
+var derpErrTexts = map[derpErrKind]struct{ how, fix string }{
+	derpErrOther: {"", "check that this host reaches the DERP server (TCP 443, or the port in the DERP map) and that the server runs"},
+	derpErrEOF: {": EOF, the connection opened and was then closed from the far end, so this host reaches the server's address; the DERP server, or a firewall, load balancer or reverse proxy in front of it, cut it (DERP needs its HTTP Upgrade passed through)",
+		"the connection opens and is then cut from the far end: look at the DERP server's log and whatever fronts it (a firewall, load balancer or reverse proxy that closes idle or upgraded connections; DERP needs its HTTP Upgrade passed through); this host's own outbound 443 is not necessarily at fault"},
+	derpErrRefused: {": refused, nothing listens on the DERP port at that address (or a firewall rejects it)",
+		"nothing answers on the DERP port: check the server runs and listens on the port in the DERP map, and any firewall in front of it"},
+	derpErrTimeout: {": timed out, the packets go unanswered (a firewall dropping outbound TCP, or the server down)",
+		"check that this host reaches the DERP server (TCP 443, or the port in the DERP map) and that the server runs"},
+	derpErrTLS: {": TLS failed, something other than the DERP server answered (a proxy, another service on that port) or its certificate is wrong",
+		"TLS fails: something other than the DERP server answers (a proxy, another service on that port) or its certificate does not match the host name in the DERP map"},
 }
 
 // proxiedTLSFailure is a DERP connection that failed its TLS handshake
@@ -1070,24 +1099,11 @@ func proxiedTLSFailure(ev *SelfEvidence, errs []DERPError) (DERPError, bool) {
 		return DERPError{}, false
 	}
 	for _, e := range errs {
-		if s := string(e.Err); strings.Contains(s, "x509:") || strings.Contains(s, "tls:") {
+		if isTLSErr(string(e.Err)) {
 			return e, true
 		}
 	}
 	return DERPError{}, false
-}
-
-// derpFixHow is where to look first for a DERP connection error.
-func derpFixHow(err string) string {
-	switch {
-	case strings.HasSuffix(err, "EOF"):
-		return "the connection opens and is then cut from the far end: look at the DERP server's log and whatever fronts it (a firewall, load balancer or reverse proxy that closes idle or upgraded connections; DERP needs its HTTP Upgrade passed through); this host's own outbound 443 is not necessarily at fault"
-	case strings.Contains(err, "connection refused"):
-		return "nothing answers on the DERP port: check the server runs and listens on the port in the DERP map, and any firewall in front of it"
-	case strings.Contains(err, "x509:"), strings.Contains(err, "tls:"):
-		return "TLS fails: something other than the DERP server answers (a proxy, another service on that port) or its certificate does not match the host name in the DERP map"
-	}
-	return "check that this host reaches the DERP server (TCP 443, or the port in the DERP map) and that the server runs"
 }
 
 // derpErrorText words a logged DERP failure: "region 1 (nyc): 2× err".
