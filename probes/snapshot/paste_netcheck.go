@@ -220,7 +220,6 @@ func (p *paste) netcheckLine(b *blockState, trim string) bool {
 	}
 	key, val := m[1], strings.TrimSpace(m[2])
 	redacted := isRedacted(val)
-	yes, no := boolp(true), boolp(false)
 	switch key {
 	case "Time":
 		n.at = parseReportTime(val)
@@ -229,24 +228,10 @@ func (p *paste) netcheckLine(b *blockState, trim string) bool {
 			n.udp = probes.OptBool(val)
 		}
 	case "IPv4":
-		switch {
-		case strings.HasPrefix(val, "yes"):
-			n.v4 = yes
-		case val == "(no addr found)":
-			n.v4 = no
-		}
+		n.setIPv4(val)
 	case "CaptivePortal", "HairPinning":
 	case "IPv6":
-		switch {
-		case strings.HasPrefix(val, "yes"), val == "(no addr found)":
-			n.ipv6 = yes
-		case val == "no, but OS has support":
-			n.ipv6, n.osHasIPv6 = no, yes
-		case val == "no, unavailable in OS":
-			n.ipv6, n.osHasIPv6 = no, no
-		case val == "no":
-			n.ipv6 = no
-		}
+		n.setIPv6(val)
 	case "MappingVariesByDestIP":
 		if !redacted {
 			n.mapping = probes.OptBool(val)
@@ -483,3 +468,35 @@ func (p *paste) cliLine(name string, no int, trim string) bool {
 }
 
 func boolp(b bool) *bool { return &b }
+
+// setIPv4 reads the report's IPv4 line ("yes, 198.51.100.7:41641" or
+// "(no addr found)", cmd/tailscale/cli/netcheck.go printReport); false
+// when val is neither.
+func (n *netcheckFacts) setIPv4(val string) bool {
+	switch {
+	case strings.HasPrefix(val, "yes"):
+		n.v4 = boolp(true)
+	case val == "(no addr found)":
+		n.v4 = boolp(false)
+	default:
+		return false
+	}
+	return true
+}
+
+// setIPv6 reads the report's IPv6 line ("yes, [2001:db8::7]:41641",
+// "no, but OS has support", "no, unavailable in OS", "no"; printReport);
+// an IPv6 of "(no addr found)" is yes: netcheck found IPv6 works.
+func (n *netcheckFacts) setIPv6(val string) {
+	yes, no := boolp(true), boolp(false)
+	switch {
+	case strings.HasPrefix(val, "yes"), val == "(no addr found)":
+		n.ipv6 = yes
+	case val == "no, but OS has support":
+		n.ipv6, n.osHasIPv6 = no, yes
+	case val == "no, unavailable in OS":
+		n.ipv6, n.osHasIPv6 = no, no
+	case val == "no":
+		n.ipv6 = no
+	}
+}

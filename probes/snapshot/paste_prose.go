@@ -284,26 +284,12 @@ func (p *paste) setProse(field, val string) {
 	case "MappingVariesByDestIP":
 		n.mapping = b
 	case "IPv4":
-		switch {
-		case strings.HasPrefix(val, "yes"):
-			n.v4 = yes
-		case val == "(no addr found)":
-			n.v4 = no
-		default:
+		if !n.setIPv4(val) {
 			n.v4 = nil
 		}
 	case "IPv6":
 		n.ipv6, n.osHasIPv6 = nil, nil
-		switch {
-		case strings.HasPrefix(val, "yes"), val == "(no addr found)":
-			n.ipv6 = yes
-		case val == "no, but OS has support":
-			n.ipv6, n.osHasIPv6 = no, yes
-		case val == "no, unavailable in OS":
-			n.ipv6, n.osHasIPv6 = no, no
-		case val == "no":
-			n.ipv6 = no
-		}
+		n.setIPv6(val)
 	case "PortMapping":
 		n.upnp, n.pmp, n.pcp = nil, nil, nil
 		if val != "" && val != "not checked" {
