@@ -184,35 +184,30 @@ func (h Host) PlanPersist(p Platform, changes []Change, header []string) Persist
 		}
 		plan.Text = b.String()
 	case PlatformUniFi:
-		plan.Method = PersistSteps
-		plan.Why = "UniFi OS firmware updates replace the root filesystem (/etc included); only /data survives, and tailpath writes no boot hook there"
-		plan.Steps = append([]string{
+		plan.byHand("UniFi OS firmware updates replace the root filesystem (/etc included); only /data survives, and tailpath writes no boot hook there",
 			"Keep these commands in a script under /data (it survives firmware updates) and run it as root at every boot, e.g. from a systemd unit (UniFi OS 2 and later run systemd; a firmware update removes units in /etc/systemd/system, so reinstall it after one):",
-		}, cmds...)
-		plan.Steps = append(plan.Steps, "Reboot, then check with: tailpath tune")
+			cmds, "Reboot, then check with: tailpath tune")
 	case PlatformEdgeOS:
-		plan.Method = PersistSteps
-		plan.Why = "EdgeOS keeps only /config across firmware upgrades, and tailpath writes no boot script there"
-		plan.Steps = append([]string{
+		plan.byHand("EdgeOS keeps only /config across firmware upgrades, and tailpath writes no boot script there",
 			"Put these commands in an executable script in /config/scripts/post-config.d/ (EdgeOS runs them after every boot and keeps /config across upgrades), then chmod 755 it:",
-		}, cmds...)
-		plan.Steps = append(plan.Steps, "Reboot, then check with: tailpath tune")
+			cmds, "Reboot, then check with: tailpath tune")
 	case PlatformHAOS:
-		plan.Method = PersistSteps
-		plan.Why = "Home Assistant OS is an appliance with a read-only root filesystem and no boot script for the host's sysctls"
-		plan.Steps = append([]string{
+		plan.byHand("Home Assistant OS is an appliance with a read-only root filesystem and no boot script for the host's sysctls",
 			"These commands last until the next reboot (as root on the host, e.g. in the SSH console with host access):",
-		}, cmds...)
-		plan.Steps = append(plan.Steps, "Home Assistant OS offers no supported place to keep them; a value that matters must come from an OS release")
+			cmds, "Home Assistant OS offers no supported place to keep them; a value that matters must come from an OS release")
 	default:
-		plan.Method = PersistSteps
-		plan.Why = "tailpath does not know how this system applies sysctls at boot (no systemd, and not a NAS system it recognises)"
-		plan.Steps = append([]string{
+		plan.byHand("tailpath does not know how this system applies sysctls at boot (no systemd, and not a NAS system it recognises)",
 			"Run these commands as root at every boot, from whatever your system runs then (an init script, /etc/rc.local, or a line per key in /etc/sysctl.conf if your system reads it at boot):",
-		}, cmds...)
-		plan.Steps = append(plan.Steps, "Reboot, then check with: tailpath tune")
+			cmds, "Reboot, then check with: tailpath tune")
 	}
 	return plan
+}
+
+// byHand makes plan a PersistSteps plan: why nothing is written, the
+// steps' introduction, the commands, and the last step.
+func (plan *PersistPlan) byHand(why, intro string, cmds []string, last string) {
+	plan.Method, plan.Why = PersistSteps, why
+	plan.Steps = append(append([]string{intro}, cmds...), last)
 }
 
 // onSystem shows a path under the host's root as the system sees it
