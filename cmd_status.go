@@ -9,8 +9,8 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/report"
+	"github.com/tailpath/tailpath/probes/discoping"
 	"github.com/tailpath/tailpath/probes/localapi"
-	"github.com/tailpath/tailpath/probes/probe"
 )
 
 // statusFlags are tailpath status's flags.
@@ -32,7 +32,7 @@ type statusFlags struct {
 	// without it NetInfo's latencies, of unknown age, are only shown.
 	netcheck bool
 	// probe runs a bounded DISCO ping run to every relayed peer before
-	// diagnosing (probes/probe): evidence for disco-unanswered.
+	// diagnosing (probes/discoping): evidence for disco-unanswered.
 	probe bool
 	api   apiFlags
 	snap  snapshotFlags // --save, --redact, --from, --peer-snapshot (cmd_status_snapshot.go)
@@ -162,4 +162,4 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) erro
 
 // statusProbeOptions are --probe's bounds (probe's limits; tests shorten
 // the runs).
-var statusProbeOptions = probe.Options{}
+var statusProbeOptions = discoping.Options{}

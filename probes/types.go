@@ -392,7 +392,7 @@ type PingRun struct {
 	// `tailscale ping --tsmp` run beside the DISCO run sets it too.
 	TSMPReply *bool `json:"tsmp_reply,omitempty"`
 	// CutOff is how many pings the probe's time budget ended before they
-	// were answered or timed out (probes/probe): not tried.
+	// were answered or timed out (probes/discoping): not tried.
 	CutOff int `json:"cut_off,omitempty"`
 	// Unfinished is set when the probe's budget ended before this peer's
 	// run did (its pings cut off, or none sent): the run is what it got
@@ -756,7 +756,7 @@ type PingResult struct {
 }
 
 // ProbeProgress reports a bounded probe of relayed peers (`tailpath status
-// --probe`, P in the dashboard; probes/probe) while it runs: one at the
+// --probe`, P in the dashboard; probes/discoping) while it runs: one at the
 // start (Done 0), one as each peer's run ends, one with Finished set.
 type ProbeProgress struct {
 	// Total is how many peers are probed; Done how many runs ended.

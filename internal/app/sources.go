@@ -9,10 +9,10 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/discoping"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
-	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -170,10 +170,10 @@ func (s Sources) runBoard(ctx context.Context, linker *link.Linker, sink Sink) {
 	}
 }
 
-// Prober is the dashboard's P: probes/probe.Run within its limits (10
+// Prober is the dashboard's P: probes/discoping.Run within its limits (10
 // pings per peer, 8 peers at once, 15 s in all).
 func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
-	return probe.Run(ctx, c, peers, probe.Options{}, progress)
+	return discoping.Run(ctx, c, peers, discoping.Options{}, progress)
 }
 
 // HostFactsMaxAge is how often, at most, a long-running source reads this

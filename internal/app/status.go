@@ -13,10 +13,10 @@ import (
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/discoping"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/localapi"
-	"github.com/tailpath/tailpath/probes/probe"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
@@ -36,9 +36,9 @@ type StatusOptions struct {
 	// Netcheck measures fresh DERP latencies first (MeasureDERPLatency).
 	Netcheck bool
 	// Probe runs the bounded DISCO probe of the relayed peers
-	// (probes/probe, within ProbeOptions) and gathers again.
+	// (probes/discoping, within ProbeOptions) and gathers again.
 	Probe        bool
-	ProbeOptions probe.Options
+	ProbeOptions discoping.Options
 	// API reads the peers' own facts from the control API beside the
 	// LocalAPI, waited for at most statusAPIWait; nil reads none.
 	API *controlapi.ControlAPI
@@ -153,23 +153,23 @@ func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer)
 		port, strings.Join(who, ", "))
 }
 
-// probeRelayed runs the bounded probe (probes/probe, bounded by po) over
+// probeRelayed runs the bounded probe (probes/discoping, bounded by po) over
 // snap's relayed peers, saying what it does on w, and gathers again with the runs as
 // each peer's PingRun (evidence the verdicts then read); snap when no
 // peer is relayed. The probe has its own budget (15 s, more for many
 // peers); the second gather gets timeout. The peers whose runs the budget
 // ended are named on w and in a warning of the snapshot (the table's and
 // the JSON's).
-func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snapshot, opts localapi.GatherOptions, po probe.Options, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
-	peers := probe.Targets(snap)
+func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snapshot, opts localapi.GatherOptions, po discoping.Options, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
+	peers := discoping.Targets(snap)
 	if len(peers) == 0 {
 		fmt.Fprintln(w, "tailpath: --probe: no relayed peer to ping")
 		return snap, nil
 	}
 	budget := po.BudgetFor(len(peers))
 	fmt.Fprintf(w, "tailpath: probing %s: a TSMP ping, then up to %d DISCO pings each, %d at once, at most %v (each stays active ~45s after)\n",
-		units.Count(len(peers), "relayed peer", "relayed peers"), probe.MaxPings, probe.MaxParallel, budget)
-	runs := probe.Run(ctx, c, peers, po, func(p probes.ProbeProgress) {
+		units.Count(len(peers), "relayed peer", "relayed peers"), discoping.MaxPings, discoping.MaxParallel, budget)
+	runs := discoping.Run(ctx, c, peers, po, func(p probes.ProbeProgress) {
 		switch {
 		case p.Finished:
 			fmt.Fprintf(w, "tailpath: probe done in %v: %d of %d reached a direct path\n", p.Elapsed.Round(100*time.Millisecond), p.Direct, p.Total)
@@ -186,7 +186,7 @@ func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snap
 		}
 	}
 	var warning safetext.Text
-	if left := probe.Unfinished(peers, runs); len(left) > 0 {
+	if left := discoping.Unfinished(peers, runs); len(left) > 0 {
 		warning = unfinishedWarning(left, len(peers), budget)
 		fmt.Fprintf(w, "tailpath: %s\n", warning)
 	}

@@ -62,14 +62,14 @@ type SourceOptions struct {
 	// snapshot merges its latest answer, and a new answer causes a
 	// snapshot. The local verdicts never wait for it.
 	PeerSide *controlapi.Refresher
-	// Prober, when set, runs Probe's bounded DISCO runs (probes/probe.Run:
+	// Prober, when set, runs Probe's bounded DISCO runs (probes/discoping.Run:
 	// at most 10 pings per peer, 8 peers at once, 15 s in all), calling
 	// progress as it goes; nil disables Probe.
 	Prober Prober
 }
 
 // Prober runs a bounded DISCO ping run for each of peers and returns the
-// runs by peer ID (probes/probe.Run is one).
+// runs by peer ID (probes/discoping.Run is one).
 type Prober func(ctx context.Context, c LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun
 
 func (o SourceOptions) withDefaults() SourceOptions {

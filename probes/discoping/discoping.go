@@ -1,4 +1,4 @@
-// Package probe runs the one piece of evidence a snapshot lacks: a
+// Package discoping runs the one piece of evidence a snapshot lacks: a
 // bounded DISCO ping run to every relayed peer (`tailpath status --probe`,
 // P in the dashboard), so that a relayed path whose two ends look fine
 // reads disco-unanswered (pongs only through DERP), or goes direct, in one
@@ -16,7 +16,7 @@
 // about 45 s after anything was sent to it (magicsock's
 // sessionActiveTimeout), and a path may go direct because of the probe.
 // That is why it is opt-in.
-package probe
+package discoping
 
 import (
 	"context"

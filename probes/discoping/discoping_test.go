@@ -1,4 +1,4 @@
-package probe
+package discoping
 
 import (
 	"context"
@@ -231,7 +231,7 @@ func TestRunSilentPeer(t *testing.T) {
 // out its timeout: each run uses its whole share, the worst case)
 // (docs/perf.md).
 //
-//	go test -run '^$' -bench Probe50 -benchtime 1x ./probes/probe
+//	go test -run '^$' -bench Probe50 -benchtime 1x ./probes/discoping
 func BenchmarkProbe50Relayed(b *testing.B) {
 	for _, bc := range []struct {
 		name       string
