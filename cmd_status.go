@@ -10,7 +10,7 @@ import (
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/probes/discoping"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // statusFlags are tailpath status's flags.
@@ -76,7 +76,7 @@ func statusCommand() *cli.Command {
 	var f statusFlags
 	fs := cli.NewFlagSet("tailpath status")
 	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
-	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+localapi.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+tailscaled.DefaultSocket()+")")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
 	fs.StringVar(&f.port, "port", "", `a board to link to its peer: "auto", a serial port path, or "-" for a capture on stdin (default: none)`)
 	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")

@@ -3,7 +3,7 @@
 // the Events of a Source), the reason table (reasons.go) and the pure
 // functions that walk it. It does no I/O and imports no network, LocalAPI
 // or control-API package (TestImportsNoIO): the sources live in
-// probes/localapi (tailscaled's LocalAPI), probes/controlapi (the
+// probes/tailscaled (tailscaled's LocalAPI), probes/controlapi (the
 // Tailscale control API), probes/hostnet and probes/firewall (this host).
 // It may import tailscale.com's type packages (tailcfg, ipnstate, opt) to
 // read their values, never tailscale.com/client/... or tailscale.com/ipn,

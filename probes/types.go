@@ -667,20 +667,20 @@ type Snapshot struct {
 	Tailnet Tailnet `json:"-"`
 
 	// memo is what the gather that built this snapshot keeps for the next
-	// one (probes/localapi: its WhoIs answers, a refused netmap watch,
+	// one (probes/tailscaled: its WhoIs answers, a refused netmap watch,
 	// NetInfo's latencies as received); opaque here, not serialised.
 	memo any
 }
 
 // Memo returns what the gather that built s keeps for the next gather on
 // it (nil when none: a snapshot built by hand or read from a file). Only
-// the package that set it (probes/localapi) reads it.
+// the package that set it (probes/tailscaled) reads it.
 func (s *Snapshot) Memo() any { return s.memo }
 
 // SetMemo sets what Memo returns; the gather that builds s calls it once.
 func (s *Snapshot) SetMemo(m any) { s.memo = m }
 
-// Event is one message from a Source (probes/localapi): a *Snapshot, a
+// Event is one message from a Source (probes/tailscaled): a *Snapshot, a
 // SourceStatus, a PingResult or a ProbeProgress. The set is closed;
 // switch on the concrete type.
 type Event interface{ probesEvent() }
@@ -695,7 +695,7 @@ func (ProbeProgress) probesEvent() {}
 const LostDirectWindow = 10 * time.Minute
 
 // DERPLatencyReport is a fresh measurement of our round trip to each DERP
-// region, taken by tailpath itself (localapi.MeasureDERPLatency). Diagnose
+// region, taken by tailpath itself (tailscaled.MeasureDERPLatency). Diagnose
 // prefers it to NetInfo's latencies, which tailscaled re-sends only when
 // something other than latency changes and which can therefore be hours
 // old.

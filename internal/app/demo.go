@@ -23,7 +23,7 @@ import (
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"tailscale.com/tailcfg"
 )
@@ -101,7 +101,7 @@ func demoTuning(l *lab.Lab) (*tune.Control, error) {
 // first half minute. One snapshot, so rates read 0 and each peer's one
 // path change is its path now.
 func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
-	snap, err := localapi.Gather(ctx, l.Observer(), nil)
+	snap, err := tailscaled.Gather(ctx, l.Observer(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -119,7 +119,7 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 	// every 10 minutes, the control API's peer side.
 	sopts := s.TailscaledOptions()
 	s.peerSide = sopts.PeerSide
-	src := localapi.NewSource(s.Client, sopts)
+	src := tailscaled.NewSource(s.Client, sopts)
 	srcs := s.Sources
 	if srcs.DeviceRetry <= 0 {
 		srcs.DeviceRetry = ServeBoardRetry
@@ -279,7 +279,7 @@ func (s *Serve) pingLoop(ctx context.Context) {
 				continue
 			}
 			pctx, cancel := context.WithTimeout(ctx, pingTimeout+time.Second)
-			localapi.Ping(pctx, s.Client, p, probes.PingTSMP, 1, pingTimeout, func(r probes.PingResult) {
+			tailscaled.Ping(pctx, s.Client, p, probes.PingTSMP, 1, pingTimeout, func(r probes.PingResult) {
 				if r.Err == "" && r.Latency > 0 {
 					s.store.SetLatency(p.ID, r.Latency)
 				}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // AllowSelf is the --allow word for the nodes of the user this node
@@ -81,7 +81,7 @@ type Access struct {
 	// client answers WhoIs; self gives this node's MagicDNS name and
 	// addresses for the Host check and its own identity (both set by
 	// Serve.Run).
-	client localapi.LocalClient
+	client tailscaled.LocalClient
 	self   func() *link.Snapshot
 
 	// reached is set once tailscaled answered at client's socket.
@@ -241,13 +241,13 @@ func (a *Access) identifyLoopback(ctx context.Context, ap netip.AddrPort) (loopb
 	case err == nil || errors.Is(err, local.ErrPeerNotFound):
 		a.noteUp()
 		res = nil
-	case errors.Is(localapi.ConnectError(err, ""), localapi.ErrNotRunning) && a.reached.Load():
+	case errors.Is(tailscaled.ConnectError(err, ""), tailscaled.ErrNotRunning) && a.reached.Load():
 		// tailscaled was reached here before and is down now: it
 		// forwards nothing, so the caller is local. Not kept: it may be
 		// back by the next request.
 		return loopbackLocal, nil, ""
 	default:
-		return loopbackUnknown, nil, safetext.Clean(localapi.ConnectError(err, "").Error())
+		return loopbackUnknown, nil, safetext.Clean(tailscaled.ConnectError(err, "").Error())
 	}
 	if ci != nil {
 		ci.known, ci.res = true, res

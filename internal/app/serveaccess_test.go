@@ -19,12 +19,12 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // whoisClient answers WhoIs from a table, counting the calls.
 type whoisClient struct {
-	localapi.LocalClient
+	tailscaled.LocalClient
 	nodes map[string]*apitype.WhoIsResponse
 	calls atomic.Int64
 }
@@ -197,7 +197,7 @@ func TestParseAllow(t *testing.T) {
 
 // failingWhoIs answers every WhoIs with err.
 type failingWhoIs struct {
-	localapi.LocalClient
+	tailscaled.LocalClient
 	err   error
 	calls atomic.Int64
 }

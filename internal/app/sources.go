@@ -12,7 +12,7 @@ import (
 	"github.com/tailpath/tailpath/probes/discoping"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -25,7 +25,7 @@ import (
 type Sources struct {
 	// Client is tailscaled's LocalAPI (the lab's observer in the demo);
 	// nil runs no tailscaled source (the flood test).
-	Client localapi.LocalClient
+	Client tailscaled.LocalClient
 	// Socket names Client's socket in the source's errors; "" is the
 	// platform default.
 	Socket string
@@ -33,7 +33,7 @@ type Sources struct {
 	// default (2 s).
 	Interval time.Duration
 	// All keeps the peers `tailscale status` hides (shared-in nodes,
-	// Mullvad exit nodes; localapi.GatherOptions.All).
+	// Mullvad exit nodes; tailscaled.GatherOptions.All).
 	All bool
 	// ControlAPI, when set, reads the peers' own side of each path from
 	// the Tailscale control API, once a minute and when asked.
@@ -58,14 +58,14 @@ type Sources struct {
 // may be hours old), P's bounded DISCO runs (Prober), and the control
 // API's peer side when ControlAPI is set (a Refresher of its own: each
 // call makes a new one).
-func (s Sources) TailscaledOptions() localapi.SourceOptions {
-	o := localapi.SourceOptions{
+func (s Sources) TailscaledOptions() tailscaled.SourceOptions {
+	o := tailscaled.SourceOptions{
 		Interval: s.Interval,
 		Socket:   s.Socket,
 		// A board's peer is judged against control's endpoints on any
-		// path: with a board, every node (localapi.GatherOptions.AllNodes).
-		Gather:      localapi.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge), AllNodes: s.Device != nil},
-		MeasureDERP: localapi.MeasureDERPLatency,
+		// path: with a board, every node (tailscaled.GatherOptions.AllNodes).
+		Gather:      tailscaled.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge), AllNodes: s.Device != nil},
+		MeasureDERP: tailscaled.MeasureDERPLatency,
 		Prober:      Prober,
 	}
 	if s.ControlAPI != nil {
@@ -116,7 +116,7 @@ func (TuningEvent) sourceEvent()     {}
 // caller, who keeps it to ping and probe through; nil runs none), and s's
 // board and tuning when set, until ctx ends (or, for a replayed board, its
 // capture does), relaying to sink, and returns when all have stopped.
-func (s Sources) Run(ctx context.Context, ts *localapi.Source, linker *link.Linker, sink Sink) {
+func (s Sources) Run(ctx context.Context, ts *tailscaled.Source, linker *link.Linker, sink Sink) {
 	var wg sync.WaitGroup
 	if ts != nil {
 		events := ts.Run(ctx)
@@ -172,7 +172,7 @@ func (s Sources) runBoard(ctx context.Context, linker *link.Linker, sink Sink) {
 
 // Prober is the dashboard's P: probes/discoping.Run within its limits (10
 // pings per peer, 8 peers at once, 15 s in all).
-func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
+func Prober(ctx context.Context, c tailscaled.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
 	return discoping.Run(ctx, c, peers, discoping.Options{}, progress)
 }
 

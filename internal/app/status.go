@@ -16,8 +16,8 @@ import (
 	"github.com/tailpath/tailpath/probes/discoping"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // This file is what a live `tailpath status` gathers: one snapshot from
@@ -70,13 +70,13 @@ type StatusResult struct {
 }
 
 // Status gathers one live status. Errors are the gather's (through
-// localapi.ConnectError), or a timeout saying that tailscaled did not
+// tailscaled.ConnectError), or a timeout saying that tailscaled did not
 // answer within o.Timeout.
 func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 	gctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	peerSide := startPeerSide(gctx, o.API)
-	var client localapi.LocalClient = localapi.NewClient(o.Socket)
+	var client tailscaled.LocalClient = tailscaled.NewClient(o.Socket)
 	var rec *snapshot.Recorder
 	if o.Record {
 		rec = snapshot.NewRecorder(client)
@@ -87,11 +87,11 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 	// Every peer's node when a snapshot records them (each is evidence)
 	// or a board joins (its evidence is judged against control's
 	// endpoints on any path); else those the verdicts read.
-	opts := localapi.GatherOptions{All: o.All, Host: hostnet.Read, AllNodes: o.Record || o.Port != ""}
+	opts := tailscaled.GatherOptions{All: o.All, Host: hostnet.Read, AllNodes: o.Record || o.Port != ""}
 	if o.Netcheck {
 		opts.Latency = measureForStatus(gctx, client, o.Log)
 	}
-	snap, err := localapi.GatherWith(gctx, client, nil, opts)
+	snap, err := tailscaled.GatherWith(gctx, client, nil, opts)
 	if err == nil && o.Probe {
 		snap, err = probeRelayed(ctx, client, snap, opts, o.ProbeOptions, o.Timeout, o.Log)
 	}
@@ -99,7 +99,7 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			sock := o.Socket
 			if sock == "" {
-				sock = localapi.DefaultSocket()
+				sock = tailscaled.DefaultSocket()
 			}
 			err = fmt.Errorf("no answer from local tailscaled (socket %s) within %v; is it hung? Try a longer --timeout", sock, o.Timeout)
 		}
@@ -160,7 +160,7 @@ func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer)
 // peers); the second gather gets timeout. The peers whose runs the budget
 // ended are named on w and in a warning of the snapshot (the table's and
 // the JSON's).
-func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snapshot, opts localapi.GatherOptions, po discoping.Options, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
+func probeRelayed(ctx context.Context, c tailscaled.LocalClient, snap *probes.Snapshot, opts tailscaled.GatherOptions, po discoping.Options, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
 	peers := discoping.Targets(snap)
 	if len(peers) == 0 {
 		fmt.Fprintln(w, "tailpath: --probe: no relayed peer to ping")
@@ -192,7 +192,7 @@ func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snap
 	}
 	gctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := localapi.GatherWith(gctx, c, snap, opts)
+	out, err := tailscaled.GatherWith(gctx, c, snap, opts)
 	if out != nil && warning != "" {
 		out.Warnings = append(out.Warnings, warning)
 	}
@@ -274,7 +274,7 @@ func startPeerSide(ctx context.Context, api *controlapi.ControlAPI) func() (*pro
 // measureForStatus measures DERP latencies for status --netcheck within
 // 5 s; on failure it says why on w and returns nil (NetInfo's latencies
 // then serve, shown but not judged).
-func measureForStatus(ctx context.Context, c localapi.LocalClient, w io.Writer) *probes.DERPLatencyReport {
+func measureForStatus(ctx context.Context, c tailscaled.LocalClient, w io.Writer) *probes.DERPLatencyReport {
 	mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	// With an exit node in use, this process's STUN packets would cross
@@ -288,7 +288,7 @@ func measureForStatus(ctx context.Context, c localapi.LocalClient, w io.Writer) 
 		fmt.Fprintf(w, "tailpath: warning: --netcheck: DERP map: %s\n", safetext.Of(err))
 		return nil
 	}
-	rep, err := localapi.MeasureDERPLatency(mctx, dm)
+	rep, err := tailscaled.MeasureDERPLatency(mctx, dm)
 	if err != nil {
 		fmt.Fprintf(w, "tailpath: warning: --netcheck: %s\n", safetext.Of(err))
 		return nil

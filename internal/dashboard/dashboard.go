@@ -22,8 +22,8 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
@@ -149,7 +149,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 
 	var linker link.Linker
 	sopts := d.TailscaledOptions()
-	src := localapi.NewSource(d.Client, sopts)
+	src := tailscaled.NewSource(d.Client, sopts)
 	opts := tui.Options{
 		Title:   d.Title,
 		Panes:   d.panes(),
@@ -231,7 +231,7 @@ func (send TeaSink) Deliver(ev app.Event) {
 // selfKeys are the Self tab's n and d over src: a netcheck now (kept for
 // the next snapshots) and an HTTPS round trip to the home DERP region of
 // the latest linked snapshot, each as a command doing the I/O.
-func selfKeys(ctx context.Context, src *localapi.Source, linker *link.Linker) (netcheck, pingDERP func() tea.Cmd) {
+func selfKeys(ctx context.Context, src *tailscaled.Source, linker *link.Linker) (netcheck, pingDERP func() tea.Cmd) {
 	netcheck = func() tea.Cmd {
 		ls := linker.Snapshot()
 		exit := false
@@ -266,7 +266,7 @@ func selfKeys(ctx context.Context, src *localapi.Source, linker *link.Linker) (n
 			if err != nil {
 				return selfpane.DERPPingMsg{Region: home, Err: safetext.New("reading the DERP map from tailscaled: " + err.Error())}
 			}
-			rtt, code, err := localapi.PingDERP(pctx, dm, home)
+			rtt, code, err := tailscaled.PingDERP(pctx, dm, home)
 			m := selfpane.DERPPingMsg{Region: home, Code: safetext.New(code), RTT: rtt, At: time.Now()}
 			if err != nil {
 				m.Err = safetext.New(err.Error())

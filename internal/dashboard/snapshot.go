@@ -18,8 +18,8 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
@@ -36,7 +36,7 @@ import (
 func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
 	ctx, cancel := context.WithTimeout(ctx, app.SaveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: localapi.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Read}, Linked: ls}
+	opts := snapshot.Options{Gather: tailscaled.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Read}, Linked: ls}
 	if ls != nil {
 		opts.Prev = ls.Snapshot
 	}
@@ -49,7 +49,7 @@ func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.A
 	}
 	f, _, err := snapshot.Capture(ctx, d.Client, opts)
 	if err != nil {
-		return tui.SavedMsg{Err: safetext.Of(localapi.ConnectError(err, d.Socket))}
+		return tui.SavedMsg{Err: safetext.Of(tailscaled.ConnectError(err, d.Socket))}
 	}
 	dir, err := d.saveDir()
 	if err != nil {

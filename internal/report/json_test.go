@@ -17,8 +17,8 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // referenceStatusJSON is status --json as encoding/json writes it.
@@ -174,7 +174,7 @@ func TestStatusJSONWriterMatchesEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv := probestest.New(t, fix)
-		snap, err := localapi.Gather(context.Background(), localapi.NewClient(srv.Socket), nil)
+		snap, err := tailscaled.Gather(context.Background(), tailscaled.NewClient(srv.Socket), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func FuzzStatusJSONFloat(f *testing.F) {
 func manySnapshot(tb testing.TB, n int) *link.Snapshot {
 	tb.Helper()
 	srv := probestest.New(tb, probestest.ManyPeers(n))
-	snap, err := localapi.Gather(context.Background(), localapi.NewClient(srv.Socket), nil)
+	snap, err := tailscaled.Gather(context.Background(), tailscaled.NewClient(srv.Socket), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -77,7 +77,7 @@ type Peer struct {
 // board reported: its evidence and the "peer_id" it is, whose verdict then
 // includes the board's Device.* checks), "derp_regions" (sorted by id),
 // "warnings"}. Field names are the JSON tags of probes' and link's types
-// and are stable. Strings in s are already sanitised by localapi.Gather;
+// and are stable. Strings in s are already sanitised by tailscaled.Gather;
 // JSON escaping keeps any remaining bytes inert.
 func WriteJSON(w io.Writer, s *link.Snapshot) error {
 	return Encode(w, Of(s))

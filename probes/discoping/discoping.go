@@ -25,7 +25,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // Limits (issue 17): at most this many pings per peer and peers at once.
@@ -126,7 +126,7 @@ func Targets(snap *probes.Snapshot) []probes.Peer {
 // not nil, is called (from Run's goroutines, one at a time) at the start,
 // as each peer's run ends (the unreached ones too, at the end) and at the
 // end. ctx cancels it, as the budget does.
-func Run(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, opts Options, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
+func Run(ctx context.Context, c tailscaled.LocalClient, peers []probes.Peer, opts Options, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
 	opts = opts.withDefaults(len(peers))
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, opts.Budget)
@@ -207,7 +207,7 @@ func Unfinished(peers []probes.Peer, runs map[safetext.Text]*probes.PingRun) []s
 // ping is sent however late the share is, and each ping waits for its
 // answer or its own timeout (PingOptions.Finish): only the budget (ctx)
 // cuts one off, and then it is counted in CutOff, not in Tries.
-func runOne(ctx context.Context, c localapi.LocalClient, p probes.Peer, o Options, per time.Duration) *probes.PingRun {
+func runOne(ctx context.Context, c tailscaled.LocalClient, p probes.Peer, o Options, per time.Duration) *probes.PingRun {
 	run := &probes.PingRun{Probe: true}
 	defer func() {
 		run.At = time.Now()
@@ -226,7 +226,7 @@ func runOne(ctx context.Context, c localapi.LocalClient, p probes.Peer, o Option
 	defer cancel()
 	tsmp := make(chan *bool, 1)
 	go func() {
-		err := localapi.PingWith(tsmpCtx, c, p, probes.PingTSMP, localapi.PingOptions{TryTimeout: per}, nil)
+		err := tailscaled.PingWith(tsmpCtx, c, p, probes.PingTSMP, tailscaled.PingOptions{TryTimeout: per}, nil)
 		if err != nil && ctx.Err() != nil {
 			tsmp <- nil // cut off by the budget: not known
 			return
@@ -247,7 +247,7 @@ func runOne(ctx context.Context, c localapi.LocalClient, p probes.Peer, o Option
 	span := max(per-kickDelay-tryTimeout, minGap)
 	gap := max(span/time.Duration(o.Pings+1), minGap)
 	answered := 0 // the last try answered or timed out on its own
-	_ = localapi.PingWith(ctx, c, p, probes.PingDISCO, localapi.PingOptions{Tries: o.Pings, Time: span, Gap: gap, TryTimeout: tryTimeout, Finish: true},
+	_ = tailscaled.PingWith(ctx, c, p, probes.PingDISCO, tailscaled.PingOptions{Tries: o.Pings, Time: span, Gap: gap, TryTimeout: tryTimeout, Finish: true},
 		func(r probes.PingResult) {
 			// A ping that timed out on its own was tried and not
 			// answered; one the budget cut off ("cancelled" for a try

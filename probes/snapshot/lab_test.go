@@ -18,7 +18,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 func TestMain(m *testing.M) {
@@ -64,7 +64,7 @@ func TestLabRoundTrip(t *testing.T) {
 		facts := labFacts(t, first.Snapshot)
 		st := probes.APIStatus{State: "ok", At: facts.At}
 		f, live, err = Capture(ctx, c, Options{Prev: first.Snapshot, Linked: linked,
-			Gather: localapi.GatherOptions{PeerFacts: facts, APIStatus: &st}})
+			Gather: tailscaled.GatherOptions{PeerFacts: facts, APIStatus: &st}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@
 //   - Redact(f) returns a copy safe to share and says what it replaced.
 //   - Read(r) reads one saved file; Parse(inputs) reads saved files and
 //     pasted text alike, detected by content.
-//   - File.Diagnose(ctx) runs localapi.Gather over a LocalClient that answers
+//   - File.Diagnose(ctx) runs tailscaled.Gather over a LocalClient that answers
 //     from the file (Client), then the same linking as the dashboard, and
 //     returns the linked snapshot: the same verdicts as when it was taken.
 //   - PeerSideOf(f) turns a snapshot saved on a peer into that peer's
@@ -83,7 +83,7 @@ type File struct {
 	// Redacted says what Redact replaced; nil for an unredacted file.
 	Redacted *Redaction `json:"redacted,omitempty"`
 	// All is true when the capture kept the peers `tailscale status`
-	// hides (localapi.GatherOptions.All).
+	// hides (tailscaled.GatherOptions.All).
 	All bool `json:"all,omitempty"`
 
 	// Status is the LocalAPI's /status reply.
@@ -138,7 +138,7 @@ type WhoIs struct {
 	Denied bool   `json:"denied,omitempty"`
 }
 
-// History is what localapi.Gather carries from one poll to the next, as it
+// History is what tailscaled.Gather carries from one poll to the next, as it
 // stood when the snapshot was taken.
 type History struct {
 	// DERPLatencyAt and DERPLatencySeen date NetInfo's DERP latencies
@@ -332,7 +332,7 @@ func decode(b []byte) (*File, error) {
 }
 
 // clean sanitises the strings of f that are shown without passing through
-// localapi.Gather (which sanitises what it reads from Status and WhoIs).
+// tailscaled.Gather (which sanitises what it reads from Status and WhoIs).
 func (f *File) clean() {
 	if f.Board != nil {
 		f.Board.Evidence.Hostname = safetext.Clean(f.Board.Evidence.Hostname)

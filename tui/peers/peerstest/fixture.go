@@ -23,7 +23,7 @@ var (
 // EvilName is a peer name carrying escape sequences (set the window title,
 // colour red, ring the bell) as a hostile or broken peer could send it.
 // The fixture holds it as a source hands it over: through safetext.New,
-// where the bytes enter (localapi.Gather, a snapshot read).
+// where the bytes enter (tailscaled.Gather, a snapshot read).
 const EvilName = "\x1b]0;pwned\x07evil\x1b[31mred\x1b[0m\x07box"
 
 func ap(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }

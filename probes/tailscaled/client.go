@@ -1,4 +1,4 @@
-// Package localapi reads the local tailscaled through its LocalAPI and
+// Package tailscaled reads the local tailscaled through its LocalAPI and
 // turns the answers into probes' typed evidence (probes.Snapshot, Peer,
 // Path), diagnosed by probes' pure functions; it runs active pings and
 // keeps a reconnecting Source for the dashboard and serve. It never
@@ -17,7 +17,7 @@
 //
 // probes/probestest serves hand-written LocalAPI fixtures (probes/testdata)
 // on a unix socket for tests.
-package localapi
+package tailscaled
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package localapi
+package tailscaled
 
 import (
 	"tailscale.com/tailcfg"
