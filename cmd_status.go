@@ -130,7 +130,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) erro
 	if err != nil {
 		return err
 	}
-	ls, rec := st.Linked, st.Recorder
+	ls, rec := st.Joined, st.Recorder
 	if ls, err = app.ApplyPeerSnapshots(ctx, ls, f.snap.peers, stdio.Stderr); err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) erro
 	if f.json {
 		return nil
 	}
-	if state := st.Linked.BackendState; state != "Running" {
+	if state := st.Joined.BackendState; state != "Running" {
 		return &cli.CodeError{Code: statusExitNotRunningState, Err: fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", state)}
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -59,7 +59,7 @@ func TestTuneRootsLimitFirst(t *testing.T) {
 			if err != nil {
 				return tune.PeerPath{}, err
 			}
-			return app.PeerPathOf(link.Of(snap).Snapshot, peer) // judged, as TunePeerPath does
+			return app.PeerPathOf(join.Of(snap).Snapshot, peer) // judged, as TunePeerPath does
 		},
 		crypto: goldenCrypto,
 	}

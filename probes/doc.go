@@ -13,7 +13,7 @@
 //   - Classify(ps, online, now) turns one ipnstate.PeerStatus into a Path.
 //   - Judge(snapshot, board) judges a whole gather: the tailnet-wide facts
 //     (Tailnet), every peer's verdict, this node's own. The joiner
-//     (probes/link) calls it; everything tailpath shows comes from it.
+//     (probes/join) calls it; everything tailpath shows comes from it.
 //   - Diagnose(self, peer, regions, now) explains one peer's Path alone.
 //   - DiagnoseDevice(v, self, peer, dev, regions, now) adds a linked board's evidence.
 //   - DiagnoseSelf(state, self, regions, now) judges this node itself.

@@ -19,7 +19,7 @@ import (
 	"tailscale.com/net/tsaddr"
 
 	"github.com/tailpath/tailpath/internal/safetext"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
@@ -82,7 +82,7 @@ type Access struct {
 	// addresses for the Host check and its own identity (both set by
 	// Serve.Run).
 	client tailscaled.LocalClient
-	self   func() *link.Snapshot
+	self   func() *join.Snapshot
 
 	// reached is set once tailscaled answered at client's socket.
 	reached atomic.Bool
@@ -345,7 +345,7 @@ func (a *Access) hostOK(host string, local netip.Addr) bool {
 	return false
 }
 
-func (a *Access) latest() *link.Snapshot {
+func (a *Access) latest() *join.Snapshot {
 	if a.self == nil {
 		return nil
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/discoping"
 	"github.com/tailpath/tailpath/probes/hostnet"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 )
@@ -23,7 +23,7 @@ import (
 // This file is what a live `tailpath status` gathers: one snapshot from
 // tailscaled (with this host's facts), the control API's facts beside it,
 // an optional fresh DERP measurement and probe of the relayed peers, and
-// a board's own evidence, linked into one *link.Snapshot.
+// a board's own evidence, linked into one *join.Snapshot.
 
 // StatusOptions are what a live status gathers and where it reports.
 type StatusOptions struct {
@@ -56,10 +56,10 @@ type StatusOptions struct {
 	Log io.Writer
 }
 
-// StatusResult is a live status: the linked snapshot, and what a saved
+// StatusResult is a live status: the joined snapshot, and what a saved
 // snapshot of it needs besides.
 type StatusResult struct {
-	Linked *link.Snapshot
+	Joined *join.Snapshot
 	// Recorder kept every LocalAPI reply (StatusOptions.Record); nil
 	// otherwise.
 	Recorder *snapshot.Recorder
@@ -114,10 +114,10 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 			snap.Warnings = append(snap.Warnings, st.Err)
 		}
 	}
-	var linker link.Linker
+	var joiner join.Joiner
 	if o.Port != "" {
 		board := ReadBoard(ctx, o.Port, o.Baud, o.BoardWait, o.Stdin)
-		evidence := link.EvidenceFrom(board) // once: the warning and the Linker read the same
+		evidence := join.EvidenceFrom(board) // once: the warning and the Joiner read the same
 		if !board.TailnetIP.IsValid() && board.Hostname == "" {
 			why := "it sent no N telemetry frame"
 			if board.Link.Err != nil && !errors.Is(board.Link.Err, devlink.ErrReplayEnded) {
@@ -127,14 +127,14 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 		} else if w := boardNotInNetmap(o.Port, evidence, snap.Peers); w != "" {
 			snap.Warnings = append(snap.Warnings, safetext.New(w))
 		}
-		linker.SetEvidence(evidence)
+		joiner.SetEvidence(evidence)
 	}
-	res.Linked = linker.SetSnapshot(snap)
+	res.Joined = joiner.SetSnapshot(snap)
 	return res, nil
 }
 
 // boardNotInNetmap says so when the board named itself but no peer is it
-// (probes.DeviceEvidence.Matches, as the linker links): its evidence then
+// (probes.DeviceEvidence.Matches, as the joiner links): its evidence then
 // joins no verdict. "" when a peer is the board.
 func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer) string {
 	for i := range peers {

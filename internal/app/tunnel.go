@@ -14,7 +14,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -180,7 +180,7 @@ func TunePeerPath(socket string) func(ctx context.Context, name string) (tune.Pe
 				return tune.PeerPath{}, daemonErr(err, socket)
 			}
 			// Judged as every gather is: by the joiner (probes.Judge).
-			last, at = link.Of(snap).Snapshot, time.Now()
+			last, at = join.Of(snap).Snapshot, time.Now()
 		}
 		return PeerPathOf(last, name)
 	}

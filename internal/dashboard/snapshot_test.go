@@ -17,7 +17,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/probes/tailscaled"
@@ -44,7 +44,7 @@ func TestDashboardSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	prev.Peers[0].PingRun = &probes.PingRun{At: time.Now(), Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
-	var l link.Linker
+	var l join.Joiner
 	ls := l.SetSnapshot(prev)
 
 	dir := t.TempDir()

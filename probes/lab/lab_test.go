@@ -173,7 +173,7 @@ func TestLab(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			probes.Judge(snap, nil) // as the joiner (probes/link) judges a gather
+			probes.Judge(snap, nil) // as the joiner (probes/join) judges a gather
 			got = map[string]row{}
 			for _, p := range snap.Peers {
 				r := row{Kind: p.Path.Kind, DERPCode: string(p.Path.DERPCode), Reason: p.Verdict.Reason}

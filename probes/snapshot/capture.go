@@ -17,7 +17,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -122,7 +122,7 @@ func (r *Recorder) Ping(ctx context.Context, ip netip.Addr, pingtype tailcfg.Pin
 }
 
 // Extras are what a File holds beside the LocalAPI's replies and the
-// linked snapshot.
+// joined snapshot.
 type Extras struct {
 	// All: the gather kept the peers `tailscale status` hides.
 	All bool
@@ -140,7 +140,7 @@ type Extras struct {
 // the history ls carries (per-peer facts from earlier polls, path changes,
 // the board's evidence) and extras. The File shares ls's values; write it
 // or Redact it, do not modify it.
-func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
+func (r *Recorder) File(ls *join.Snapshot, ex Extras) *File {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := &File{
@@ -194,7 +194,7 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 		}
 		if chs := ls.Changes(p.ID); len(chs) > 0 {
 			if f.PathChanges == nil {
-				f.PathChanges = map[safetext.Text][]link.PathChange{}
+				f.PathChanges = map[safetext.Text][]join.PathChange{}
 			}
 			f.PathChanges[p.ID] = chs
 		}
@@ -213,9 +213,9 @@ type Options struct {
 	// When Gather.Latency is nil and Prev's latencies were measured by
 	// tailpath, those are used again.
 	Prev *probes.Snapshot
-	// Linked is the source's latest linked snapshot, whose board and path
+	// Joined is the source's latest joined snapshot, whose board and path
 	// changes the capture keeps; nil for none.
-	Linked *link.Snapshot
+	Joined *join.Snapshot
 	// Tuning is the host's tuning report to include (Linux), TuningErr
 	// why there is none.
 	Tuning    *tune.Report
@@ -228,10 +228,10 @@ type Options struct {
 }
 
 // Capture gathers once from c through a Recorder and returns the File and
-// the linked snapshot it diagnosed (with opts.Linked's board and path
+// the joined snapshot it diagnosed (with opts.Joined's board and path
 // changes). Errors are tailscaled.GatherWith's (wrapping tailscaled.ErrNotRunning,
 // ErrPermission, ErrBadReply); ctx bounds the gather.
-func Capture(ctx context.Context, c tailscaled.LocalClient, opts Options) (*File, *link.Snapshot, error) {
+func Capture(ctx context.Context, c tailscaled.LocalClient, opts Options) (*File, *join.Snapshot, error) {
 	rec := NewRecorder(c)
 	gopts := opts.Gather
 	gopts.NoCache = !opts.ReuseWhoIs || opts.Prev == nil
@@ -248,13 +248,13 @@ func Capture(ctx context.Context, c tailscaled.LocalClient, opts Options) (*File
 	if !gopts.NoCache {
 		rec.seed(snap)
 	}
-	var l link.Linker
-	var changes map[safetext.Text][]link.PathChange
-	if ls := opts.Linked; ls != nil {
+	var l join.Joiner
+	var changes map[safetext.Text][]join.PathChange
+	if ls := opts.Joined; ls != nil {
 		if ls.Board != nil {
 			l.SetEvidence(ls.Board.Evidence)
 		}
-		changes = map[safetext.Text][]link.PathChange{}
+		changes = map[safetext.Text][]join.PathChange{}
 		for _, p := range snap.Peers {
 			changes[p.ID] = withCurrent(ls.Changes(p.ID), &p.Path, snap.Time)
 		}
@@ -268,19 +268,19 @@ func Capture(ctx context.Context, c tailscaled.LocalClient, opts Options) (*File
 // withCurrent is a peer's observed path changes with its path now added
 // when it differs from the last one observed (an offline peer's "last
 // seen" words change without its path changing).
-func withCurrent(chs []link.PathChange, p *probes.Path, now time.Time) []link.PathChange {
+func withCurrent(chs []join.PathChange, p *probes.Path, now time.Time) []join.PathChange {
 	if len(chs) == 0 {
 		return nil
 	}
 	last := chs[len(chs)-1]
-	if last.Kind == p.Kind && (p.Kind == probes.PathOffline || last.Text == link.PathText(p)) {
+	if last.Kind == p.Kind && (p.Kind == probes.PathOffline || last.Text == join.PathText(p)) {
 		return chs
 	}
 	out := slices.Clip(chs)
-	if len(out) >= link.HistoryLen {
+	if len(out) >= join.HistoryLen {
 		out = out[1:]
 	}
-	return append(out, link.PathChange{When: now, Text: link.ChangeText(p), Kind: p.Kind})
+	return append(out, join.PathChange{When: now, Text: join.ChangeText(p), Kind: p.Kind})
 }
 
 // sortedKeys returns m's keys in order.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
@@ -90,7 +90,7 @@ func (c *Client) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.
 // judges the whole gather once: probes.Judge). The warnings are f's own. For a
 // File that Capture or Recorder.File made, every peer's path and verdict
 // equal those of the live diagnosis.
-func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
+func (f *File) Diagnose(ctx context.Context) (*join.Snapshot, error) {
 	// Every node the file holds (AllNodes): answering from the file costs
 	// nothing, and what it shows of a direct peer is what was saved.
 	opts := tailscaled.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, AllNodes: true, Latency: f.Netcheck}
@@ -144,7 +144,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 		}
 	}
 	snap.Warnings = slices.Clone(f.Warnings)
-	var l link.Linker
+	var l join.Joiner
 	if f.Board != nil {
 		l.SetEvidence(f.Board.Evidence)
 	}

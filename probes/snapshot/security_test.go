@@ -17,7 +17,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
@@ -105,8 +105,8 @@ func TestReadCapsLists(t *testing.T) {
 	if n := len(f.Status.Peer); n != MaxPeers {
 		t.Errorf("%d peers read, want %d", n, MaxPeers)
 	}
-	if n := len(f.PathChanges["n2CNTRL"]); n != link.HistoryLen {
-		t.Errorf("%d path changes read, want %d", n, link.HistoryLen)
+	if n := len(f.PathChanges["n2CNTRL"]); n != join.HistoryLen {
+		t.Errorf("%d path changes read, want %d", n, join.HistoryLen)
 	}
 	ls, err := f.Diagnose(context.Background())
 	if err != nil {
@@ -116,7 +116,7 @@ func TestReadCapsLists(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("this snapshot lists %d peers; only the first %d are read", MaxPeers+11, MaxPeers),
 		fmt.Sprintf("this snapshot lists 5000 warnings; only the first %d are read", MaxWarnings),
-		fmt.Sprintf("1 peers list more than %d path changes", link.HistoryLen),
+		fmt.Sprintf("1 peers list more than %d path changes", join.HistoryLen),
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q", want)
@@ -227,7 +227,7 @@ func TestCaptureReusesWhoIs(t *testing.T) {
 				t.Fatal(err)
 			}
 			asked := c.whois.Load()
-			f, live, err := Capture(ctx, c, Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow}, Prev: first.Snapshot, Linked: first, ReuseWhoIs: true})
+			f, live, err := Capture(ctx, c, Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow}, Prev: first.Snapshot, Joined: first, ReuseWhoIs: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@
 // The API, in the order a caller meets it:
 //
 //   - Capture(ctx, client, opts) gathers once through a recording client
-//     and returns the File and the linked snapshot it diagnosed.
+//     and returns the File and the joined snapshot it diagnosed.
 //     NewRecorder + Recorder.File do the same in two steps for callers
 //     that gather themselves (`tailpath status`).
 //   - Write(w, f) writes f as indented JSON; WriteFile(path, f) writes it
@@ -17,7 +17,7 @@
 //     pasted text alike, detected by content.
 //   - File.Diagnose(ctx) runs tailscaled.Gather over a LocalClient that answers
 //     from the file (Client), then the same linking as the dashboard, and
-//     returns the linked snapshot: the same verdicts as when it was taken.
+//     returns the joined snapshot: the same verdicts as when it was taken.
 //   - PeerSideOf(f) turns a snapshot saved on a peer into that peer's
 //     facts (probes.SourcePeerSnapshot); ApplyPeer merges them.
 //
@@ -42,7 +42,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -111,9 +111,9 @@ type File struct {
 	// ControlAPI is the control API's read of the tailnet's devices.
 	ControlAPI *ControlAPI `json:"control_api,omitempty"`
 	// Board is the linked board's evidence and the peer it is.
-	Board *link.Board `json:"board,omitempty"`
+	Board *join.Board `json:"board,omitempty"`
 	// PathChanges are each peer's observed paths by stable node id.
-	PathChanges map[safetext.Text][]link.PathChange `json:"path_changes,omitempty"`
+	PathChanges map[safetext.Text][]join.PathChange `json:"path_changes,omitempty"`
 	// Tuning is the host's TCP tuning report (Linux only); TuningErr why
 	// it is missing.
 	Tuning    *tune.Report `json:"tuning,omitempty"`
@@ -340,7 +340,7 @@ func (f *File) clean() {
 	}
 	for id, chs := range f.PathChanges {
 		for i := range chs {
-			chs[i].Text = link.PathText(&probes.Path{Kind: chs[i].Kind, Text: chs[i].Text})
+			chs[i].Text = join.PathText(&probes.Path{Kind: chs[i].Kind, Text: chs[i].Text})
 		}
 		f.PathChanges[id] = chs
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
@@ -96,7 +96,7 @@ func TestFixturesRoundTrip(t *testing.T) {
 				prev.Peers[i].LastDirect = fixtureNow.Add(-time.Minute)
 				prev.Peers[i].LastDirectAddr = netip.MustParseAddrPort("203.0.113.5:41641")
 			}
-			f, live, err := Capture(ctx, c, Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow}, Prev: &prev, Linked: first})
+			f, live, err := Capture(ctx, c, Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow}, Prev: &prev, Joined: first})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestRedactedFixturesDiagnoseTheSame(t *testing.T) {
 
 // compareRedacted checks that got (diagnosed from the redacted file) is
 // live with r's mapping applied.
-func compareRedacted(t *testing.T, r *redactor, live, got *link.Snapshot) {
+func compareRedacted(t *testing.T, r *redactor, live, got *join.Snapshot) {
 	t.Helper()
 	if len(got.Peers) != len(live.Peers) {
 		t.Fatalf("%d peers, want %d", len(got.Peers), len(live.Peers))
@@ -428,7 +428,7 @@ func TestRedactExtras(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Board = &link.Board{Evidence: probes.DeviceEvidence{TailnetIP: netip.MustParseAddr("100.64.0.9"), Hostname: "garage-esp32", Endpoints: -1}}
+	f.Board = &join.Board{Evidence: probes.DeviceEvidence{TailnetIP: netip.MustParseAddr("100.64.0.9"), Hostname: "garage-esp32", Endpoints: -1}}
 	f.History.Peers = map[safetext.Text]PeerHistory{"n2CNTRL": {LastChange: &probes.EndpointChange{What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"198.51.100.10:41641"}`}}}
 	red, err := Redact(f)
 	if err != nil {

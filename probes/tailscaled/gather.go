@@ -90,7 +90,7 @@ func memoOf(s *probes.Snapshot) *memo {
 // Rates are bytes/s from prev's counters (by peer ID); prev may be nil. Peer
 // Latency and PingRun are carried over from prev. Every outside string is
 // sanitised with safetext.Clean. It judges nothing: the joiner
-// (probes/link) runs probes.Judge over the whole gather.
+// (probes/join) runs probes.Judge over the whole gather.
 // Peers are sorted by Name, then ID.
 //
 // Errors: a failing Status() is returned through ConnectError, so it wraps

@@ -14,8 +14,8 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/dashboard"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/lab"
-	"github.com/tailpath/tailpath/probes/link"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/tuitest"
@@ -65,8 +65,8 @@ func TestDashboardOnLab(t *testing.T) {
 	relayed := make(chan struct{})
 	go func() {
 		defer close(relayed)
-		var linker link.Linker
-		app.Sources{}.Run(srcCtx, src, &linker, dashboard.TeaSink(tm.Send))
+		var joiner join.Joiner
+		app.Sources{}.Run(srcCtx, src, &joiner, dashboard.TeaSink(tm.Send))
 	}()
 
 	// waitFor waits until re matches a frame drawn (or the last one).

@@ -1,4 +1,4 @@
-package link
+package join
 
 import (
 	"net/netip"
@@ -73,7 +73,7 @@ func peer(s *Snapshot, id string) probes.Peer {
 	panic("no peer " + id)
 }
 
-func TestLinkerLinksBoardToPeer(t *testing.T) {
+func TestJoinerJoinsBoardToPeer(t *testing.T) {
 	tests := []struct {
 		name       string
 		boards     [][]string // frames of each board state, in order
@@ -109,7 +109,7 @@ func TestLinkerLinksBoardToPeer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var l Linker
+			var l Joiner
 			raw := relayedSnapshot()
 			rawVerdict := raw.Peers[0].Verdict
 			var got *Snapshot
@@ -129,7 +129,7 @@ func TestLinkerLinksBoardToPeer(t *testing.T) {
 				got = l.SetSnapshot(raw)
 			}
 			if got != l.Snapshot() {
-				t.Error("Snapshot() is not the latest linked snapshot")
+				t.Error("Snapshot() is not the latest joined snapshot")
 			}
 			v := peer(got, "nBOARD").Verdict
 			if v.Reason != tt.wantReason {
@@ -166,7 +166,7 @@ func TestLinkerLinksBoardToPeer(t *testing.T) {
 				t.Errorf("the direct peer's verdict changed: %+v", peer(got, "nNAS").Verdict)
 			}
 			if diff := cmp.Diff(rawVerdict, raw.Peers[0].Verdict); diff != "" {
-				t.Errorf("linking modified the source's snapshot (-want +got):\n%s", diff)
+				t.Errorf("joining modified the source's snapshot (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -183,8 +183,8 @@ func contains(xs []string, x string) bool {
 
 // A repeated board state (events between telemetry frames) is no change
 // and builds nothing.
-func TestLinkerSameBoardStateIsNoChange(t *testing.T) {
-	var l Linker
+func TestJoinerSameBoardStateIsNoChange(t *testing.T) {
+	var l Joiner
 	l.SetSnapshot(relayedSnapshot())
 	if _, changed := l.SetDevice(boardState(t, frameNet, frameDiscoFull)); !changed {
 		t.Error("the first board state did not count as a change")
@@ -201,10 +201,10 @@ func TestLinkerSameBoardStateIsNoChange(t *testing.T) {
 	}
 }
 
-// Snapshots handed out stay as they were while the Linker goes on (the
+// Snapshots handed out stay as they were while the Joiner goes on (the
 // dashboard renders one while the sources feed the next).
 func TestLinkedSnapshotsAreImmutable(t *testing.T) {
-	var l Linker
+	var l Joiner
 	first := l.SetSnapshot(relayedSnapshot())
 	firstChanges := append([]PathChange(nil), first.Changes("nNAS")...)
 	var wg sync.WaitGroup
@@ -330,12 +330,12 @@ func TestEvidenceFrom(t *testing.T) {
 	}
 }
 
-// BenchmarkLinkerSnapshot links a 1,000-peer snapshot with a board linked
+// BenchmarkJoinerSnapshot joins a 1,000-peer snapshot with a board linked
 // to one peer: history, the peers copy and DiagnoseDevice.
-func BenchmarkLinkerSnapshot(b *testing.B) {
+func BenchmarkJoinerSnapshot(b *testing.B) {
 	snaps := [2]*probes.Snapshot{manyPeers(1000), manyPeers(1000)}
 	snaps[1].Time = snaps[1].Time.Add(time.Second)
-	var l Linker
+	var l Joiner
 	l.SetDevice(boardState(b, frameNet, frameDiscoFull))
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -1,12 +1,12 @@
-// Package link joins what tailpath's sources say about one tailnet into a
-// linked snapshot, and judges it: tailscaled's snapshot (probes), the
+// Package join joins what tailpath's sources say about one tailnet into a
+// joined snapshot, and judges it: tailscaled's snapshot (probes), the
 // attached board's state (devlink) matched to the peer it is, and every
 // peer's path changes as observed across snapshots; probes.Judge then
 // writes every verdict over the whole of it (the board's peer with the
 // board's own evidence). The dashboard's Peers and Detail panes render
 // it; `tailpath status --json` and `tailpath demo --status --json` print
 // it. It does no I/O and imports no UI.
-package link
+package join
 
 import (
 	"maps"
@@ -18,7 +18,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 )
 
-// Snapshot is one linked view. It is immutable once returned: the Linker
+// Snapshot is one joined view. It is immutable once returned: the Joiner
 // builds a new one for every change, so it may be handed to another
 // goroutine (the dashboard) without copying.
 type Snapshot struct {
@@ -61,11 +61,11 @@ func (s *Snapshot) Changes(id safetext.Text) []PathChange {
 	return s.changes[id]
 }
 
-// Linker keeps the latest tailscaled snapshot, the board's latest evidence
-// and the path history, and links them. The zero value is ready; it is
+// Joiner keeps the latest tailscaled snapshot, the board's latest evidence
+// and the path history, and joins them. The zero value is ready; it is
 // safe for concurrent use (the dashboard feeds it from the tailscaled and
 // board sources' goroutines).
-type Linker struct {
+type Joiner struct {
 	mu      sync.Mutex
 	raw     *probes.Snapshot
 	dev     probes.DeviceEvidence
@@ -74,28 +74,28 @@ type Linker struct {
 	cur     *Snapshot
 }
 
-// SetSnapshot records s (which the Linker keeps and never modifies) and
-// its path changes, and returns the new linked snapshot.
-func (l *Linker) SetSnapshot(s *probes.Snapshot) *Snapshot {
+// SetSnapshot records s (which the Joiner keeps and never modifies) and
+// its path changes, and returns the new joined snapshot.
+func (l *Joiner) SetSnapshot(s *probes.Snapshot) *Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.raw = s
 	l.history.Observe(s)
-	l.relink()
+	l.rejoin()
 	return l.cur
 }
 
 // SetDevice records the board's state and, when its evidence changed,
-// returns the new linked snapshot and true. Board events repeat the same
+// returns the new joined snapshot and true. Board events repeat the same
 // state between telemetry frames; they cost a comparison. Before the first
 // tailscaled snapshot it records the evidence and returns nil, false.
-func (l *Linker) SetDevice(st *devlink.State) (*Snapshot, bool) {
+func (l *Joiner) SetDevice(st *devlink.State) (*Snapshot, bool) {
 	return l.SetEvidence(EvidenceFrom(st))
 }
 
 // SetEvidence is SetDevice for evidence already converted from a board's
 // state (a saved snapshot's board, probes/snapshot).
-func (l *Linker) SetEvidence(d probes.DeviceEvidence) (*Snapshot, bool) {
+func (l *Joiner) SetEvidence(d probes.DeviceEvidence) (*Snapshot, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.haveDev && d == l.dev {
@@ -105,24 +105,24 @@ func (l *Linker) SetEvidence(d probes.DeviceEvidence) (*Snapshot, bool) {
 	if l.raw == nil {
 		return nil, false
 	}
-	l.relink()
+	l.rejoin()
 	return l.cur, true
 }
 
-// Snapshot returns the latest linked snapshot; nil before the first
+// Snapshot returns the latest joined snapshot; nil before the first
 // tailscaled snapshot.
-func (l *Linker) Snapshot() *Snapshot {
+func (l *Joiner) Snapshot() *Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.cur
 }
 
-// relink builds cur from raw, the board's evidence and the history:
+// rejoin builds cur from raw, the board's evidence and the history:
 // the one place a gather is judged. probes.Judge writes every verdict
 // (and the tailnet-wide facts) into a copy of raw's peers, the board's
 // peer judged with the board's evidence too; raw itself, which its
 // source keeps, is never written.
-func (l *Linker) relink() {
+func (l *Joiner) rejoin() {
 	judged := *l.raw
 	judged.Peers = slices.Clone(l.raw.Peers)
 	s := &Snapshot{Snapshot: &judged, changes: maps.Clone(l.history.byID)}
@@ -154,10 +154,10 @@ func (s *Snapshot) WithChanges(changes map[safetext.Text][]PathChange) *Snapshot
 	return &out
 }
 
-// Of links s alone: no board, and each peer's only path change is its
-// current path. For tests and one-shot uses that have no Linker.
+// Of joins s alone: no board, and each peer's only path change is its
+// current path. For tests and one-shot uses that have no Joiner.
 func Of(s *probes.Snapshot) *Snapshot {
-	var l Linker
+	var l Joiner
 	return l.SetSnapshot(s)
 }
 
@@ -197,7 +197,7 @@ func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 	}
 }
 
-// Prejudged links s alone as Of does, but keeps the verdicts s carries
+// Prejudged joins s alone as Of does, but keeps the verdicts s carries
 // instead of judging it: for stand-ins of a source whose verdicts were
 // written by hand (the panes' and metrics' test fixtures). Nothing that
 // shows real evidence uses it.
