@@ -72,7 +72,7 @@ func startTestLab(t *testing.T) *lab.Lab { return labtest.Start(t) }
 // returns the exit code, stdout and stderr.
 func tailpathStatus(ctx context.Context, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := run(ctx, append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	code := dispatch(ctx, append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -671,7 +671,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		tailpathTune := func(args ...string) (int, string) {
 			var out, errOut bytes.Buffer
-			code := run(ctx, append([]string{"tune", "--socket", sock2}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+			code := dispatch(ctx, append([]string{"tune", "--socket", sock2}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 			return code, out.String() + errOut.String()
 		}
 		code, out := tailpathTune("--mtu-probe", lab.DirectName)
