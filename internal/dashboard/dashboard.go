@@ -147,7 +147,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		return d.runReplay(ctx, parent, input, stdout)
 	}
 
-	var joiner join.Joiner
+	joiner := join.Joiner{Poll: true}
 	sopts := d.TailscaledOptions()
 	src := tailscaled.NewSource(d.Client, sopts)
 	opts := tui.Options{
