@@ -118,6 +118,12 @@ func (p *paste) splitLog(line string) logParts {
 		}
 		return m, msg[loc[1]:], true
 	}
+	prefixIf := func(cond bool, re *regexp.Regexp, msg string) ([]string, string, bool) {
+		if !cond {
+			return nil, "", false
+		}
+		return prefix(re, msg)
+	}
 	for depth := 0; depth < 6; depth++ {
 		msg := lp.msg
 		if msg == "" {
@@ -133,7 +139,8 @@ func (p *paste) splitLog(line string) logParts {
 				continue
 			}
 		}
-		if m, rest, ok := prefix(journalRE, msg); c >= 'A' && c <= 'Z' && ok {
+		// Each wrapper's first byte is tested before its pattern runs.
+		if m, rest, ok := prefixIf(c >= 'A' && c <= 'Z', journalRE, msg); ok {
 			tt, err := time.Parse("Jan _2 15:04:05.999999999", strings.Join(strings.Fields(m[1]), " "))
 			if err == nil {
 				y := p.now.Year()
@@ -146,17 +153,17 @@ func (p *paste) splitLog(line string) logParts {
 			}
 			lp.msg = rest
 			lp.daemon = lp.daemon || strings.HasPrefix(m[3], "tailscale")
-		} else if m, rest, ok := prefix(journalISORE, msg); digit && ok {
+		} else if m, rest, ok := prefixIf(digit, journalISORE, msg); ok {
 			t, lp.msg = parseISO(m[1]), rest
 			lp.daemon = lp.daemon || strings.HasPrefix(m[3], "tailscale")
-		} else if _, rest, ok := prefix(identRE, msg); c == 't' && ok {
+		} else if _, rest, ok := prefixIf(c == 't', identRE, msg); ok {
 			lp.msg, lp.daemon = rest, true
-		} else if m, rest, ok := prefix(goStringRE, msg); digit && ok {
+		} else if m, rest, ok := prefixIf(digit, goStringRE, msg); ok {
 			t, lp.msg = parseGoTimeString(m[1]), rest
-		} else if m, rest, ok := prefix(goLogRE, msg); digit && ok {
+		} else if m, rest, ok := prefixIf(digit && len(msg) > 4 && msg[4] == '/', goLogRE, msg); ok {
 			t, _ = time.Parse("2006/01/02 15:04:05.999999999", m[1])
 			lp.msg = rest
-		} else if m, rest, ok := prefix(isoRE, msg); digit && ok {
+		} else if m, rest, ok := prefixIf(digit, isoRE, msg); ok {
 			t, lp.msg = parseISO(m[1]), rest
 		} else {
 			return lp

@@ -199,6 +199,15 @@ func (c statusCol) isSelf() bool {
 // redaction: both are then unknown. The status column is found by its
 // first word and must follow its grammar to the end.
 func parsePeerLine(line string) (peerLine, bool) {
+	// The first word is an address: test it before splitting the line
+	// (most lines of a long log are no status line).
+	first, _, _ := strings.Cut(strings.TrimLeft(line, " \t"), " ")
+	if first, _, _ = strings.Cut(first, "\t"); first == "" {
+		return peerLine{}, false
+	}
+	if _, ok := parseAddrOrPlaceholder(first); !ok {
+		return peerLine{}, false
+	}
 	f := strings.Fields(line)
 	if len(f) < 4 {
 		return peerLine{}, false

@@ -168,11 +168,42 @@ var cmdTools = []string{"tailscale", "journalctl", "docker", "podman", "kubectl"
 
 func mentionsTool(s string) bool {
 	for _, t := range cmdTools {
-		if strings.Contains(s, t) {
-			return true
+		for i := 0; i < len(s); {
+			j := strings.Index(s[i:], t)
+			if j < 0 {
+				break
+			}
+			j += i
+			if toolWordAt(s, j, len(t)) {
+				return true
+			}
+			i = j + 1
 		}
 	}
 	return false
+}
+
+// toolWordAt reports whether s[at:at+n] stands as promptCmdRE's tool
+// does: after the line's start, a space, a path's "/" or a prompt's ">",
+// and before a space, the line's end, "d" (tailscaled) or ".exe". A
+// journal's "tailscaled[1160]:" and docker's "tailscale-1 |" are not, so
+// the pattern is not run over every log line.
+func toolWordAt(s string, at, n int) bool {
+	if at > 0 {
+		switch s[at-1] {
+		case ' ', '\t', '/', '>':
+		default:
+			return false
+		}
+	}
+	end := at + n
+	if end < len(s) && s[end] == 'd' {
+		end++
+	}
+	if strings.HasPrefix(s[end:], ".exe") {
+		end += 4
+	}
+	return end == len(s) || s[end] == ' ' || s[end] == '\t'
 }
 
 // sub is a tailscale command's subcommand and its first non-flag
