@@ -156,6 +156,8 @@ var corpusSources = map[string]string{
 	"thread-get-netadapter.txt":           "PowerShell Get-NetAdapter (the Tailscale adapter Disconnected: wintun is down) and status.go's \"tx 700 rx 0\": a warning that the tunnel is down, and nothing ever came back: no-handshake",
 	"thread-derpmap-hujson-policy.txt":    "a tailnet policy file's derpMap in HuJSON (comments, trailing commas; tailscale/hujson Standardize) with STUNPort -1 on its only node and OmitDefaultRegions: net/netcheck makeProbePlan sends it no STUN probe: derp-region-unmeasured",
 	"thread-ip-rule-no-bypass.txt":        "iproute2 `ip rule` without tailscaled's 5210 fwmark rule (wgengine/router/osrouter/router_linux.go baseIPRules), `ip route show table 52` with 10.50.0.0/16 and status.go's direct 10.50.3.7:41641 inside it: the UDP follows the route into tailscale0: direct also direct-in-tunnel, one-way-traffic",
+	"thread-status-json-peer.txt":         "one entry of ipnstate.Status.Peer as cmd/tailscale/cli/status.go --json @ v1.102.5 writes it (json.MarshalIndent), cut out and fenced alone: the peer is read with this node unknown, active with no CurAddr or PeerRelay is DERP (ipnstate.PeerStatus's Relay, Classify); no cause checked holds: unexplained",
+	"thread-jq-peers.txt":                 "`jq '.Peer[] | {…}'` over status.go --json @ v1.102.5: three ipnstate.PeerStatus objects one after another, not in an array, and not under a status (this node unknown): pi relayed, laptop direct, phone idle (not Active) and offline",
 	"binary.txt":                          "not text (an ELF header): one error line",
 	"chatter-only.txt":                    "no Tailscale line at all: one error line",
 }

@@ -340,6 +340,9 @@ func (p *paste) unwrap(line, nextRaw string, block *blockState) (string, bool) {
 	if fence || next == "" || len(nextRaw) > 0 && nextRaw[0] == '\t' && block != nil {
 		return "", false
 	}
+	if next == "{" || strings.HasPrefix(next, `{"`) || strings.HasPrefix(next, `{ "`) {
+		return "", false // a JSON document opens: `… | jq '.Peer[]'` then its output
+	}
 	if r, _ := utf8.DecodeRuneInString(next); unicode.IsUpper(r) && len(next) > 1 && unicode.IsLower(rune(next[1])) {
 		return "", false // a sentence, not the rest of a line
 	}
@@ -835,6 +838,16 @@ func (p *paste) file() (*File, error) {
 	}
 	if st == nil && len(p.pingTargets) > 0 {
 		st = &ipnstate.Status{BackendState: "Running", Self: &ipnstate.PeerStatus{}, Peer: map[key.NodePublic]*ipnstate.PeerStatus{}}
+	}
+	if st == nil && len(p.th.frags) > 0 {
+		// Peers cut from `tailscale status --json` (one entry, or `jq
+		// '.Peer[]'`'s objects one after another) stand on their own as
+		// ping output does: they become the peers (mergeFragments), and
+		// this node is unknown.
+		st = &ipnstate.Status{BackendState: p.state, Self: &ipnstate.PeerStatus{}, Peer: map[key.NodePublic]*ipnstate.PeerStatus{}}
+		if p.th.selfFrag == nil {
+			f.Warnings = append(f.Warnings, "tailscale status --json's peer entries without its Self: this node's own facts (name, addresses, state) are unknown")
+		}
 	}
 	if st == nil {
 		// An empty self, so that our own facts (a netcheck) still apply.
