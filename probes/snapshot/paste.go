@@ -118,6 +118,10 @@ func Parse(inputs []Raw, now time.Time) (*File, error) {
 			return nil, err
 		}
 	}
+	// Two machines' output in one paste (paste_machines.go).
+	if s := p.splitMachines(); s != nil {
+		return parseMachines(pasted, s, now)
+	}
 	return p.file()
 }
 
@@ -206,6 +210,12 @@ type paste struct {
 
 	// th is what the readers of a whole thread read (paste_thread.go).
 	th threadState
+
+	// Whose output each line is (paste_machines.go): the inputs' names
+	// in order, the one being read, the signs of a machine read so far.
+	inputNames []string
+	inputNo    int
+	marks      []machineMark
 }
 
 func newPaste(now time.Time) *paste {
@@ -225,6 +235,8 @@ const (
 // read goes through one input line by line.
 func (p *paste) read(in Raw) error {
 	name := safeName(in.Name)
+	p.inputNo = len(p.inputNames)
+	p.inputNames = append(p.inputNames, name)
 	data := in.Data
 	lines := newPasteLines(data)
 	var block *blockState
@@ -405,6 +417,7 @@ func (p *paste) ignore(name string, no int, line string) {
 		return
 	}
 	p.ignoredN++
+	p.markProse(no, line)
 	t := safetext.Clean(line)
 	if len(t) > 120 {
 		t = t[:120] + "…"
@@ -576,10 +589,14 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		return KindStatusText
 	case knownNoise(trim):
 		return lineNoise
-	case isTimeLine(trim), isBarePrompt(trim):
+	case isTimeLine(trim):
+		return lineNoise
+	case isBarePrompt(trim):
+		p.markPrompt(no, trim)
 		return lineNoise
 	}
 	if c, ok := parseCommand(trim); ok {
+		p.markPrompt(no, trim)
 		p.command(c, block)
 		return lineCmd
 	}
