@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/netip"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -565,7 +564,7 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		p.closeBlock(block)
 	}
 	if b = *block; b != nil && b.kind == "health" {
-		if m := healthItemRE.FindStringSubmatch(trim); m != nil {
+		if m := healthItemRE().FindStringSubmatch(trim); m != nil {
 			p.health = append(p.health, safetext.Clean(m[1]))
 			b.last = no
 			return KindStatusText
@@ -605,7 +604,7 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + st})
 		return KindStatusText
 	}
-	if m := unexpectedStateRE.FindStringSubmatch(trim); m != nil {
+	if m := unexpectedStateRE().FindStringSubmatch(trim); m != nil {
 		p.state, p.stateNote = safetext.Clean(m[1]), trim
 		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + p.state})
 		return KindStatusText
@@ -615,7 +614,7 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is not running (the CLI could not reach it)"})
 		return KindStatusText
 	}
-	if m := longVersionRE.FindStringSubmatch(trim); m != nil {
+	if m := longVersionRE().FindStringSubmatch(trim); m != nil {
 		// `tailscale version` (cmd/tailscale/cli/version.go): its
 		// "long version:" line names the exact build.
 		p.version = safetext.Clean(m[1])
@@ -1243,7 +1242,7 @@ var stateLines = map[string]string{
 }
 
 // unexpectedStateRE is isRunningOrStarting's "unexpected state: NoState".
-var unexpectedStateRE = regexp.MustCompile(`^unexpected state: (\w+)$`)
+var unexpectedStateRE = lazyRE(`^unexpected state: (\w+)$`)
 
 // knownNoise reports lines that are recognised but say nothing: the
 // CLI's warnings and hints, log file headers.
@@ -1261,4 +1260,4 @@ func knownNoise(trim string) bool {
 
 // longVersionRE is `tailscale version`'s "long version:" line
 // (cmd/tailscale/cli/version.go: "  long version: 1.86.2-tc47caa10d-gf5d087d04").
-var longVersionRE = regexp.MustCompile(`^long version: v?(\d+\.\d+\.\d+[-.\w]*)$`)
+var longVersionRE = lazyRE(`^long version: v?(\d+\.\d+\.\d+[-.\w]*)$`)

@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"tailscale.com/ipn/ipnstate"
@@ -97,17 +95,11 @@ func (s *machineSplit) of(input, no int) int {
 var (
 	// promptHostRE is the host of a bash/zsh prompt: "tom@desktop:~$ ",
 	// "[root@vps ~]# ", "tom@mbp ~ % ".
-	promptHostRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:\([\w.-]+\) )?\[?[\w.-]+@([A-Za-z0-9][\w-]*)(?:\.[\w.-]+)?(?:[: \]]|$)`)
-	})
+	promptHostRE = lazyRE(`^(?:\([\w.-]+\) )?\[?[\w.-]+@([A-Za-z0-9][\w-]*)(?:\.[\w.-]+)?(?:[: \]]|$)`)
 	// otherMachineRE is prose naming the other end without its name.
-	otherMachineRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\b(?:(?:on|from|at|in) (?:the )?(?:other|second|remote|far|peer's) (?:machine|side|end|node|host|box|server|computer|device|one|peer)|(?:on|from|at) the peer|the other side|other end)\b`)
-	})
+	otherMachineRE = lazyRE(`(?i)\b(?:(?:on|from|at|in) (?:the )?(?:other|second|remote|far|peer's) (?:machine|side|end|node|host|box|server|computer|device|one|peer)|(?:on|from|at) the peer|the other side|other end)\b`)
 	// namedMachineRE is prose naming a node: "from the VPS", "on node B".
-	namedMachineRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\b(?:on|from|at) (?:the |my )?((?:node|host|machine|server|box|peer) )?([A-Za-z0-9][\w.-]*)`)
-	})
+	namedMachineRE = lazyRE(`(?i)\b(?:on|from|at) (?:the |my )?((?:node|host|machine|server|box|peer) )?([A-Za-z0-9][\w.-]*)`)
 )
 
 // promptHost is the host a shell prompt at the start of line names, or "".
