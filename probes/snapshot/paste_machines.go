@@ -54,17 +54,24 @@ type machineMark struct {
 
 // pasteMachine is one machine whose output the paste holds.
 type pasteMachine struct {
-	names  []string // lower-case host names
-	ips    []netip.Addr
-	status bool // a status block of its own was seen
+	names    []string // lower-case host names
+	ips      []netip.Addr
+	status   bool // a status block of its own was seen
+	prompted bool // a prompt named it
+	// crowd: the machines past maxMachines, together, all set aside.
+	crowd bool
 }
+
+// maxMachines bounds the machines a paste is read as (each is read
+// again on its own); the output of more is set aside together.
+const maxMachines = 8
 
 func (m *pasteMachine) named(n string) bool {
 	return n != "" && slices.Contains(m.names, strings.ToLower(n))
 }
 
 func (m *pasteMachine) addName(n string) {
-	if n = strings.ToLower(n); n != "" && !slices.Contains(m.names, n) {
+	if n = strings.ToLower(n); n != "" && len(m.names) < 16 && !slices.Contains(m.names, n) {
 		m.names = append(m.names, n)
 	}
 }
@@ -80,15 +87,17 @@ type machineSplit struct {
 	switches []machineSwitch // in input order
 }
 
-// of is the machine line no of input belongs to.
-func (s *machineSplit) of(input, no int) int {
-	m := 0
-	for _, sw := range s.switches {
-		if sw.input < input || sw.input == input && sw.no <= no {
-			m = sw.machine
+// walk calls fn with the machine of each line of input i (n lines), in
+// order, stepping through the switches once.
+func (s *machineSplit) walk(i, n int, fn func(no, m int)) {
+	k, m := 0, 0
+	for no := 1; no <= n; no++ {
+		for k < len(s.switches) && (s.switches[k].input < i || s.switches[k].input == i && s.switches[k].no <= no) {
+			m = s.switches[k].machine
+			k++
 		}
+		fn(no, m)
 	}
-	return m
 }
 
 // Prompts and prose naming a machine.
@@ -185,6 +194,9 @@ func (p *paste) splitMachines() *machineSplit {
 		evs = append(evs, event{machineMark: mk})
 	}
 	for _, ts := range p.texts {
+		if len(evs) >= 2*maxMarks {
+			break // the first thousands of signs decide; later blocks stay where they fall
+		}
 		if ts.selfKnown() && !ts.fragment {
 			pl := ts.lines[0]
 			evs = append(evs, event{machineMark: machineMark{input: p.inputIndex(ts.name), no: pl.no}, self: &pl})
@@ -204,6 +216,11 @@ func (p *paste) splitMachines() *machineSplit {
 		return -1
 	}
 	add := func() int {
+		if len(s.machines) == maxMachines {
+			last := s.machines[maxMachines-1]
+			last.crowd = true
+			return maxMachines - 1
+		}
 		s.machines = append(s.machines, &pasteMachine{})
 		return len(s.machines) - 1
 	}
@@ -226,20 +243,21 @@ func (p *paste) splitMachines() *machineSplit {
 			}
 			m := s.machines[to]
 			m.status = true
-			if pl.ip.IsValid() && !slices.Contains(m.ips, pl.ip) {
+			if pl.ip.IsValid() && len(m.ips) < 16 && !slices.Contains(m.ips, pl.ip) {
 				m.ips = append(m.ips, pl.ip)
 			}
 			m.addName(pl.name)
 		case !e.prose:
 			// A prompt: its host is the machine's name.
 			to = find(func(m *pasteMachine) bool { return m.named(e.host) })
-			if to < 0 && !p.hasPrompt(s, cur, e.input, e.no) {
+			if to < 0 && !s.machines[cur].prompted {
 				to = cur
 			}
 			if to < 0 {
 				to = add()
 			}
 			s.machines[to].addName(e.host)
+			s.machines[to].prompted = true
 		case e.host != "" && known[e.host]:
 			// A name when this machine has none yet is its own name:
 			// only a machine known by another name can be left for it.
@@ -331,19 +349,6 @@ func (p *paste) contentSince(s *machineSplit, input, no int) bool {
 	return false
 }
 
-// hasPrompt reports whether machine m was already named by a prompt.
-func (p *paste) hasPrompt(s *machineSplit, m, input, no int) bool {
-	for _, mk := range p.marks {
-		if mk.prose || mk.host == "" || mk.input > input || mk.input == input && mk.no >= no {
-			continue
-		}
-		if s.of(mk.input, mk.no) == m && s.machines[m].named(mk.host) {
-			return true
-		}
-	}
-	return false
-}
-
 // view is the pasted inputs with every line not of machine m blanked.
 func (s *machineSplit) view(pasted []Raw, m int) []Raw {
 	out := make([]Raw, len(pasted))
@@ -351,13 +356,14 @@ func (s *machineSplit) view(pasted []Raw, m int) []Raw {
 		lines := strings.SplitAfter(string(in.Data), "\n")
 		var b strings.Builder
 		b.Grow(len(in.Data))
-		for j, l := range lines {
-			if s.of(i, j+1) == m {
+		s.walk(i, len(lines), func(no, mm int) {
+			l := lines[no-1]
+			if mm == m {
 				b.WriteString(l)
 			} else if strings.HasSuffix(l, "\n") {
 				b.WriteByte('\n')
 			}
-		}
+		})
 		out[i] = Raw{Name: in.Name, Data: []byte(b.String())}
 	}
 	return out
@@ -369,19 +375,26 @@ func (s *machineSplit) ranges(pasted []Raw, m int) string {
 	for i, in := range pasted {
 		n := strings.Count(strings.TrimSuffix(string(in.Data), "\n"), "\n") + 1
 		start := 0
-		for no := 1; no <= n+1; no++ {
-			mine := no <= n && s.of(i, no) == m
-			switch {
+		end := func(no int) {
+			r := strconv.Itoa(start)
+			if no-1 > start {
+				r += "-" + strconv.Itoa(no-1)
+			}
+			if len(parts) < 20 {
+				parts = append(parts, safeName(in.Name)+":"+r)
+			}
+			start = 0
+		}
+		s.walk(i, n, func(no, mm int) {
+			switch mine := mm == m; {
 			case mine && start == 0:
 				start = no
 			case !mine && start != 0:
-				r := strconv.Itoa(start)
-				if no-1 > start {
-					r += "-" + strconv.Itoa(no-1)
-				}
-				parts = append(parts, safeName(in.Name)+":"+r)
-				start = 0
+				end(no)
 			}
+		})
+		if start != 0 {
+			end(n + 1)
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -503,6 +516,9 @@ func (m *pasteMachine) describe() string {
 	if len(parts) == 0 {
 		return "unnamed"
 	}
+	if m.crowd {
+		return "more machines than tailpath tells apart, among them " + strings.Join(parts[:min(len(parts), 4)], " ")
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -511,7 +527,7 @@ func (m *pasteMachine) describe() string {
 // line's, its prompt's, the prose's); when the paste names it no way
 // and this node's status has one peer, that peer. how says which.
 func (s *machineSplit) peerOf(f, fk *File, k int) (*ipnstate.PeerStatus, string) {
-	if f.Status == nil {
+	if f.Status == nil || s.machines[k].crowd {
 		return nil, ""
 	}
 	var peers []*ipnstate.PeerStatus
