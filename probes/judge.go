@@ -24,7 +24,20 @@ import (
 // The joiner (probes/link: Linker) calls it on its own copy of a
 // gather each time the gather or the board changes; the dashboard,
 // status, serve and snapshots all show what it made.
+//
+// A Pending snapshot (the facts still coming) is not judged: every peer's
+// verdict is Verdict{Pending: true}, this node has no verdict or view, and
+// no peer is the board's (-1), so nothing is concluded from facts that
+// are missing only because they have not arrived.
 func Judge(s *Snapshot, board *DeviceEvidence) int {
+	if s.Pending {
+		s.Tailnet = Tailnet{}
+		for i := range s.Peers {
+			s.Peers[i].Verdict = Verdict{Pending: true}
+		}
+		s.Self.Verdict, s.Self.Settle, s.Self.View = nil, nil, nil
+		return -1
+	}
 	s.Tailnet = DeriveTailnet(s)
 	tn := &s.Tailnet
 	at := -1

@@ -33,7 +33,9 @@ import (
 )
 
 // DefaultFrameInterval is how long data changes wait, at most, before they
-// are drawn. Keys and resizes are drawn at once.
+// are drawn. Keys and resizes are drawn at once, and so is a snapshot when
+// nothing was drawn for data within the last interval (the first one
+// above all: the dashboard's first frame with peers).
 const DefaultFrameInterval = 150 * time.Millisecond
 
 // Options configures the dashboard. The zero value works: no extra panes,
@@ -350,6 +352,15 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case *link.Snapshot:
 		if msg != nil && msg.Snapshot != nil {
 			m.lastData = msg.Time
+		}
+		if !m.framePending {
+			// Nothing drawn for data within the last interval: drawn at
+			// once (the first snapshot is the first frame with peers),
+			// and what comes in the next interval waits for its end.
+			cmd := m.broadcast(msg)
+			m.render()
+			m.framePending = true
+			return m, tea.Batch(cmd, tea.Tick(m.frameEvery, func(time.Time) tea.Msg { return frameMsg{} }))
 		}
 	}
 	cmd := m.broadcast(msg)

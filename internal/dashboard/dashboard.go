@@ -149,6 +149,9 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 
 	var linker link.Linker
 	sopts := d.TailscaledOptions()
+	// The first frame shows Status's peers and paths as soon as Status
+	// arrives; their reasons follow with the full gather.
+	sopts.Early = true
 	src := localapi.NewSource(d.Client, sopts)
 	opts := tui.Options{
 		Title:   d.Title,
