@@ -128,6 +128,12 @@ func maxOf(xs []time.Duration) time.Duration {
 // emulator does, at once.
 func firstFrame(ctx context.Context, t *testing.T, bin, sock string) time.Duration {
 	t.Helper()
+	return firstFrameName(ctx, t, bin, sock, lab.DirectName)
+}
+
+// firstFrameName is firstFrame until name is on the screen.
+func firstFrameName(ctx context.Context, t *testing.T, bin, sock, name string) time.Duration {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("skipping: no pseudo-terminals here: %v", err)
@@ -167,7 +173,7 @@ func firstFrame(ctx context.Context, t *testing.T, bin, sock string) time.Durati
 					sync = true
 					ptmx.Write([]byte("\x1b[?2026;2$y"))
 				}
-				if !found && strings.Contains(ansi.Strip(string(out)), lab.DirectName) {
+				if !found && strings.Contains(ansi.Strip(string(out)), name) {
 					found = true
 					seen <- time.Since(start)
 				}
@@ -184,7 +190,7 @@ func firstFrame(ctx context.Context, t *testing.T, bin, sock string) time.Durati
 	select {
 	case d, ok := <-seen:
 		if !ok {
-			t.Fatalf("%s: exited before showing %s", bin, lab.DirectName)
+			t.Fatalf("%s: exited before showing %s", bin, name)
 		}
 		took = d
 	case <-time.After(time.Minute):

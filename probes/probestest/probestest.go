@@ -92,7 +92,7 @@ type Server struct {
 	fix        *Fixture
 	forbidden  map[string]bool // endpoint name ("status", "whois", …) → 403
 	holds      map[string]<-chan struct{}
-	statusBody []byte          // overrides fix.Status when non-nil
+	statusBody []byte // overrides fix.Status when non-nil
 	pingN      map[string]int
 	requests   map[string]int
 	srv        *http.Server
