@@ -154,7 +154,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		return d.runReplay(ctx, parent, input, stdout)
 	}
 
-	var linker link.Linker
+	linker := link.Linker{Poll: true}
 	sopts := d.TailscaledOptions()
 	// The first frame shows Status's peers and paths as soon as Status
 	// arrives; their reasons follow with the full gather.

@@ -47,7 +47,7 @@ func TestFirstFrameBeforeNetmap(t *testing.T) {
 	defer cancel()
 	src := localapi.NewSource(localapi.NewClient(srv.Socket), localapi.SourceOptions{Interval: time.Hour, Early: true})
 	msgs := make(chan tea.Msg, 64)
-	var linker link.Linker
+	linker := link.Linker{Poll: true} // as Run makes it
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -86,7 +86,7 @@ func TestFirstFrameBeforeNetmap(t *testing.T) {
 		t.Fatal("the early frame has no peers")
 	}
 	relayed := 0
-	for _, p := range early.Peers {
+	for i, p := range early.Peers {
 		if !strings.Contains(frame, string(p.Name)) {
 			t.Errorf("early frame lacks peer %s:\n%s", p.Name, frame)
 		}
@@ -95,6 +95,9 @@ func TestFirstFrameBeforeNetmap(t *testing.T) {
 		}
 		if !p.Verdict.Pending || p.Verdict.Reason != "" || len(p.Verdict.Checks) != 0 {
 			t.Errorf("peer %s judged before its facts arrived: %+v", p.Name, p.Verdict)
+		}
+		if st := early.SettleOf(i); st != nil {
+			t.Errorf("peer %s: what would settle a verdict not made yet: %+v", p.Name, st)
 		}
 		if p.Path.Kind == probes.PathDERP {
 			relayed++
