@@ -11,9 +11,9 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/peers"
 	"github.com/tailpath/tailpath/tui/tuitest"
@@ -21,7 +21,7 @@ import (
 
 // TestFirstFrameBeforeNetmap: with the daemon holding back the netmap (the
 // IPN bus), the DERP map and WhoIs, the dashboard's sources (a Source with
-// Early, as Run makes it, through app.Sources, the Linker and TeaSink)
+// Early, as Run makes it, through app.Sources, the Joiner and TeaSink)
 // already deliver a frame with every peer and its path from Status, each
 // reason "reason coming…" and no verdict; once the daemon answers, the
 // next frame has the verdicts the facts give (the hard-NAT peer's
@@ -45,13 +45,13 @@ func TestFirstFrameBeforeNetmap(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	src := localapi.NewSource(localapi.NewClient(srv.Socket), localapi.SourceOptions{Interval: time.Hour, Early: true})
+	src := tailscaled.NewSource(tailscaled.NewClient(srv.Socket), tailscaled.SourceOptions{Interval: time.Hour, Early: true})
 	msgs := make(chan tea.Msg, 64)
-	linker := link.Linker{Poll: true} // as Run makes it
+	joiner := join.Joiner{Poll: true} // as Run makes it
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		app.Sources{}.Run(ctx, src, &linker, TeaSink(func(m tea.Msg) { msgs <- m }))
+		app.Sources{}.Run(ctx, src, &joiner, TeaSink(func(m tea.Msg) { msgs <- m }))
 	}()
 	defer func() { cancel(); <-done }()
 
@@ -59,13 +59,13 @@ func TestFirstFrameBeforeNetmap(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
 	// next feeds the model the sources' messages up to the next linked
 	// snapshot and returns it with the frame drawn from it.
-	next := func(what string) (*link.Snapshot, string) {
+	next := func(what string) (*join.Snapshot, string) {
 		t.Helper()
 		for {
 			select {
 			case msg := <-msgs:
 				m.Update(msg)
-				if ls, ok := msg.(*link.Snapshot); ok {
+				if ls, ok := msg.(*join.Snapshot); ok {
 					m.Update(tea.WindowSizeMsg{Width: 160, Height: 30}) // drawn at once
 					return ls, tuitest.Unstyled(m.View().Content)
 				}
@@ -90,8 +90,8 @@ func TestFirstFrameBeforeNetmap(t *testing.T) {
 		if !strings.Contains(frame, string(p.Name)) {
 			t.Errorf("early frame lacks peer %s:\n%s", p.Name, frame)
 		}
-		if !strings.Contains(frame, string(link.PathText(&p.Path))) {
-			t.Errorf("early frame lacks %s's path %q:\n%s", p.Name, link.PathText(&p.Path), frame)
+		if !strings.Contains(frame, string(join.PathText(&p.Path))) {
+			t.Errorf("early frame lacks %s's path %q:\n%s", p.Name, join.PathText(&p.Path), frame)
 		}
 		if !p.Verdict.Pending || p.Verdict.Reason != "" || len(p.Verdict.Checks) != 0 {
 			t.Errorf("peer %s judged before its facts arrived: %+v", p.Name, p.Verdict)
@@ -114,7 +114,7 @@ func TestFirstFrameBeforeNetmap(t *testing.T) {
 	}
 	select {
 	case msg := <-msgs:
-		if ls, ok := msg.(*link.Snapshot); ok {
+		if ls, ok := msg.(*join.Snapshot); ok {
 			t.Fatalf("a second snapshot (pending %v) while the daemon still holds the netmap", ls.Pending)
 		}
 	case <-time.After(200 * time.Millisecond):
