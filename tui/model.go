@@ -142,6 +142,7 @@ type model struct {
 	clockTicking          bool
 
 	frame        string
+	bodyTop      int         // the frame's first line of the focused pane (under the tabs and banners)
 	cursor       *tea.Cursor // the focused pane's input cursor in frame; nil for none
 	dirty        bool
 	framePending bool
@@ -239,6 +240,16 @@ func (m Model) View() tea.View {
 		v.Cursor = &c
 	}
 	return v
+}
+
+// Body is the focused pane's part of the frame as drawn: the contentH
+// lines under the tab line and banners, above the help. A pane's golden
+// holds this, so a change of the tabs or the help rewrites only the
+// golden of the whole screen.
+func (m Model) Body() string {
+	lines := strings.Split(m.frame, "\n")
+	top := min(m.bodyTop, len(lines))
+	return strings.Join(lines[top:min(top+max(m.contentH, 0), len(lines))], "\n")
 }
 
 // Focused is the Title of the focused pane.
@@ -598,6 +609,7 @@ func (m *model) render() {
 		m.tabsLine, m.tabsFor = fit(m.tabs(m.width, clock), m.width), f
 	}
 	lines = append(lines, m.tabsLine)
+	m.bodyTop = len(lines) + len(banner)
 	for _, l := range banner {
 		lines = append(lines, fit(l, m.width))
 	}
