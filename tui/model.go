@@ -42,8 +42,16 @@ type Options struct {
 	// Title is shown left of the tabs, e.g. "tailpath demo (lab tailnet)".
 	Title safetext.Text
 	// Panes are extra panes, shown after Peers and Detail in this order
-	// (keys 3-9 jump to them), before Self (6), which every dashboard has.
+	// (keys 3-9 jump to them), before Self (6), which every dashboard has,
+	// unless Tabs numbers them after it.
 	Panes []common.Pane
+	// Tabs are the tab numbers of every extra pane a dashboard of this
+	// kind may have, by title, present or not (internal/dashboard's pane
+	// table), so a number reaches the same pane in every mode. Peers (1),
+	// Detail (2) and Self (6) are the root's own (OwnTabs). A pane Tabs
+	// does not name takes the next free number; tabs are shown in their
+	// numbers' order.
+	Tabs map[string]int
 	// Ping starts an active probe without blocking: it returns a command
 	// doing the I/O, whose results come back as probes.PingResult messages
 	// (relayed with Program.Send, several per run). Nil disables ping keys.
@@ -179,6 +187,8 @@ func New(opts Options) Model {
 	}
 	self := selfpane.New(st, selfpane.Options{Netcheck: opts.Netcheck, PingDERP: opts.PingDERP, Version: opts.Version, Now: now})
 	panes := append(append([]common.Pane{list, detail}, opts.Panes...), self)
+	nums := tabNumbers(panes, opts.Tabs)
+	byNumber(panes, nums)
 	h := help.New()
 	h.Styles = helpStyles(st)
 	every := opts.FrameInterval
@@ -187,7 +197,6 @@ func New(opts Options) Model {
 	}
 	keys := newGlobalKeys()
 	keys.Save.SetEnabled(opts.Save != nil)
-	nums := tabNumbers(panes)
 	keys.Jump = jumpBinding(nums)
 	return Model{&model{
 		notice:     string(opts.Notice),
@@ -637,29 +646,38 @@ func (m *model) render() {
 	}
 }
 
-// tabSlots are the tab numbers of the panes a dashboard may have, the
-// same whichever of them it has (a live dashboard without a board has no
-// Device or Log: its Tuning is still 5), so a key, and what the README
-// says of it, reaches the same pane in every mode. Titles: peers.ListTitle,
-// peers.DetailTitle, device.Title, logpane.Title, tuning.Title,
-// selfpane.Title (TestTabSlotsNameThePanes). Self, which every dashboard
-// has, comes last.
-var tabSlots = map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, "Device": 3, "Log": 4, "Tuning": 5, selfpane.Title: 6}
+// OwnTabs are the tab numbers of the root's own panes, which every
+// dashboard has: Peers 1, Detail 2, Self 6 (the numbers 3-5 are
+// internal/dashboard's pane table's, Options.Tabs).
+func OwnTabs() map[string]int {
+	return map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, selfpane.Title: 6}
+}
 
-// tabNumbers numbers panes by tabSlots; a pane not named there takes the
-// next free number after the panes before it, and 0 (no number, no key)
-// past 9.
-func tabNumbers(panes []common.Pane) []int {
+// tabNumbers numbers panes by OwnTabs and slots (Options.Tabs), the same
+// whichever of them a dashboard has (a live dashboard without a board has
+// no Device or Log: its Tuning is still 5), so a key, and what the README
+// says of it, reaches the same pane in every mode; a pane named in
+// neither takes the next free number after the panes before it, and 0
+// (no number, no key) past 9.
+func tabNumbers(panes []common.Pane, slots map[string]int) []int {
+	own := OwnTabs()
+	slot := func(title string) (int, bool) {
+		if n, ok := own[title]; ok {
+			return n, true
+		}
+		n, ok := slots[title]
+		return n, ok
+	}
 	nums := make([]int, len(panes))
 	used := map[int]bool{}
 	for i, p := range panes {
-		if n, ok := tabSlots[p.Title()]; ok {
+		if n, ok := slot(p.Title()); ok {
 			nums[i], used[n] = n, true
 		}
 	}
 	next := 1
 	for i, p := range panes {
-		if n, ok := tabSlots[p.Title()]; ok {
+		if n, ok := slot(p.Title()); ok {
 			next = max(next, n+1)
 			continue
 		}
@@ -672,6 +690,27 @@ func tabNumbers(panes []common.Pane) []int {
 		next++
 	}
 	return nums
+}
+
+// byNumber orders panes (and nums with them) by tab number, those
+// without one last, each kept in its place among equals: the tab bar
+// reads 1, 2, 3, … whichever order the panes were given in.
+func byNumber(panes []common.Pane, nums []int) {
+	idx := make([]int, len(panes))
+	for i := range idx {
+		idx[i] = i
+	}
+	key := func(i int) int {
+		if nums[i] == 0 {
+			return math.MaxInt
+		}
+		return nums[i]
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(key(a), key(b)) })
+	p, n := slices.Clone(panes), slices.Clone(nums)
+	for i, j := range idx {
+		panes[i], nums[i] = p[j], n[j]
+	}
 }
 
 // jumpBinding is the number keys of the tabs there are, its help naming

@@ -1,0 +1,64 @@
+package dashboard
+
+import (
+	"path/filepath"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/internal/app"
+	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/tui"
+	"github.com/tailpath/tailpath/tui/peers"
+	"github.com/tailpath/tailpath/tui/tuning"
+)
+
+// TestPaneTable: the pane table's tab numbers are distinct, 3-9, and none
+// of the root's own (tui.OwnTabs); a dashboard with a board and a host's
+// tuning has every pane of the table, each reached by its number key; one
+// without a board has Tuning at the same number, and the board's numbers
+// reach nothing.
+func TestPaneTable(t *testing.T) {
+	own := tui.OwnTabs()
+	seen := map[int]string{}
+	for title, n := range own {
+		seen[n] = title
+	}
+	for _, row := range paneTable {
+		if row.Tab < 3 || row.Tab > 9 {
+			t.Errorf("%s: tab %d is not a number key 3-9", row.Title, row.Tab)
+		}
+		if other, ok := seen[row.Tab]; ok {
+			t.Errorf("%s: tab %d is %s's already", row.Title, row.Tab, other)
+		}
+		seen[row.Tab] = row.Title
+	}
+
+	host := &tune.Control{StatePath: filepath.Join(t.TempDir(), "state.json")}
+	focus := func(d *Dashboard, n int) string {
+		m := tui.New(tui.Options{Panes: d.panes(), Tabs: Tabs()})
+		nm, _ := m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+		nm, _ = nm.Update(tea.KeyPressMsg{Code: rune('0' + n), Text: string(rune('0' + n))})
+		return nm.(tui.Model).Focused()
+	}
+	all := &Dashboard{Sources: app.Sources{Device: &devlink.Source{}, Tuning: host}}
+	if got, want := len(all.panes()), len(paneTable); got != want {
+		t.Fatalf("a dashboard with a board and tuning has %d panes of the table, want %d", got, want)
+	}
+	for _, row := range paneTable {
+		if got := focus(all, row.Tab); got != row.Title {
+			t.Errorf("%d focused %q, want %q", row.Tab, got, row.Title)
+		}
+	}
+	noBoard := &Dashboard{Sources: app.Sources{Tuning: host}}
+	for _, row := range paneTable {
+		want := row.Title
+		if row.Title != tuning.Title {
+			want = peers.ListTitle // the number reaches nothing: the focus stays
+		}
+		if got := focus(noBoard, row.Tab); got != want {
+			t.Errorf("without a board %d focused %q, want %q", row.Tab, got, want)
+		}
+	}
+}
