@@ -10,6 +10,8 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
+	"github.com/tailpath/tailpath/tui/device"
+	"github.com/tailpath/tailpath/tui/logpane"
 	"github.com/tailpath/tailpath/tui/peers"
 	"github.com/tailpath/tailpath/tui/tuning"
 )
@@ -52,9 +54,16 @@ func TestPaneTable(t *testing.T) {
 		}
 	}
 	noBoard := &Dashboard{Sources: app.Sources{Tuning: host}}
+	has := map[string]bool{}
+	for _, p := range noBoard.panes() {
+		has[p.Title()] = true
+	}
+	if has[device.Title] || has[logpane.Title] || !has[tuning.Title] {
+		t.Fatalf("without a board the table built %v, want Tuning and neither Device nor Log", has)
+	}
 	for _, row := range paneTable {
 		want := row.Title
-		if row.Title != tuning.Title {
+		if !has[row.Title] {
 			want = peers.ListTitle // the number reaches nothing: the focus stays
 		}
 		if got := focus(noBoard, row.Tab); got != want {
