@@ -24,4 +24,5 @@ package main
 //go:generate go test -count=1 -run Golden ./tui/logpane -update
 //go:generate go test -count=1 -run Golden ./tui/tuning -update
 //go:generate go test -count=1 -run ^TestReplayAgesFromSnapshotTime$ ./internal/dashboard -update
+//go:generate go test -count=1 -run ^TestReadmeNamesEveryTab$ ./internal/dashboard -update-readme
 //go:generate make -s -C firmware/host scenario-update

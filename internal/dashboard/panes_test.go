@@ -1,7 +1,14 @@
 package dashboard
 
 import (
+	"cmp"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -69,5 +76,42 @@ func TestPaneTable(t *testing.T) {
 		if got := focus(noBoard, row.Tab); got != want {
 			t.Errorf("without a board %d focused %q, want %q", row.Tab, got, want)
 		}
+	}
+}
+
+var updateReadme = flag.Bool("update-readme", false, "rewrite README's list of tabs from the pane table")
+
+// TestReadmeNamesEveryTab: README's keys name every tab by its number,
+// between <!-- tabs --> and <!-- /tabs -->, as the root's own panes
+// (tui.OwnTabs) and the pane table number them, so a new pane's row
+// reaches the README through go generate ./... (-update-readme), not
+// by hand.
+func TestReadmeNamesEveryTab(t *testing.T) {
+	const path = "../../README.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open, end = "<!-- tabs -->", "<!-- /tabs -->"
+	before, rest, ok := strings.Cut(string(b), open)
+	got, after, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("README.md has no %s … %s around the list of tabs", open, end)
+	}
+	tabs := tui.OwnTabs()
+	maps.Copy(tabs, Tabs())
+	var list []string
+	for _, title := range slices.SortedFunc(maps.Keys(tabs), func(a, b string) int { return cmp.Compare(tabs[a], tabs[b]) }) {
+		list = append(list, fmt.Sprintf("`%d` %s", tabs[title], title))
+	}
+	want := strings.Join(list, ", ")
+	if got == want {
+		return
+	}
+	if !*updateReadme {
+		t.Fatalf("README's tabs read %q, want %q (go generate ./..., or go test ./internal/dashboard -run TestReadmeNamesEveryTab -update-readme)", got, want)
+	}
+	if err := os.WriteFile(path, []byte(before+open+want+end+after), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
