@@ -41,16 +41,15 @@ const DefaultFrameInterval = 150 * time.Millisecond
 type Options struct {
 	// Title is shown left of the tabs, e.g. "tailpath demo (lab tailnet)".
 	Title safetext.Text
-	// Panes are extra panes, shown after Peers and Detail in this order
-	// (keys 3-9 jump to them), before Self (6), which every dashboard has,
-	// unless Tabs numbers them after it.
+	// Panes are extra panes, after Peers and Detail (keys 3-9 jump to
+	// them); Self, which every dashboard has, is 6.
 	Panes []common.Pane
 	// Tabs are the tab numbers of every extra pane a dashboard of this
 	// kind may have, by title, present or not (internal/dashboard's pane
 	// table), so a number reaches the same pane in every mode. Peers (1),
 	// Detail (2) and Self (6) are the root's own (OwnTabs). A pane Tabs
-	// does not name takes the next free number; tabs are shown in their
-	// numbers' order.
+	// does not name takes the next free number after the panes before
+	// it. The tab bar shows the panes in their numbers' order.
 	Tabs map[string]int
 	// Ping starts an active probe without blocking: it returns a command
 	// doing the I/O, whose results come back as probes.PingResult messages
