@@ -32,9 +32,8 @@ func Judge(s *Snapshot, board *DeviceEvidence) int {
 // a time (the dashboard's Detail, SettleOf) or none (serve's /metrics):
 // every verdict, this node's own settle, and no peer's Settle, which
 // otherwise costs as much again as the verdicts of a gather whose
-// relayed peers are open (BenchmarkJudge10k against
-// BenchmarkJudgeSettle10k). Its verdicts are Judge's
-// (TestJudgePollIsJudge).
+// relayed peers are open (BenchmarkJudgePoll10k against
+// BenchmarkJudge10k). Its verdicts are Judge's (TestJudgePollIsJudge).
 func JudgePoll(s *Snapshot, board *DeviceEvidence) int {
 	return judge(s, board, false)
 }
