@@ -29,8 +29,6 @@ import (
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
-	"github.com/tailpath/tailpath/tui/device"
-	"github.com/tailpath/tailpath/tui/logpane"
 	"github.com/tailpath/tailpath/tui/selfpane"
 	"github.com/tailpath/tailpath/tui/tuning"
 )
@@ -68,45 +66,6 @@ type Dashboard struct {
 	// SaveDir is where S saves snapshots of the live dashboard; "" is the
 	// user's state directory (UserSaveDir), never the current one.
 	SaveDir string
-}
-
-// panes returns the panes after Peers and Detail, in tab order: Device
-// and Log with a board, then Tuning with a host's tuning (live, the demo)
-// or a snapshot's tuning report (--from, read-only). Live, the demo and
-// --from all build their panes here, so a new pane is added once. It
-// starts nothing.
-func (d *Dashboard) panes() []common.Pane {
-	// The root sends the terminal's when it answers (common.StylesMsg).
-	return d.panesIn(common.DefaultStyles())
-}
-
-// panesIn is panes in the styles st.
-func (d *Dashboard) panesIn(st common.Styles) []common.Pane {
-	var panes []common.Pane
-	if src := d.Device; src != nil && d.Replay == nil {
-		dev := device.New(st, nil)
-		lp := logpane.New(st, LogKeep)
-		if src.Link != nil {
-			// R in the Device pane: one deliberate hard reset of a live board.
-			dev.SetReset(src.Link.RequestReset)
-			// i in the Log pane: a console line to the board.
-			eol := d.EOL
-			if eol == nil {
-				eol = []byte("\r")
-			}
-			lp.SetConsole(src.Link.Send, eol)
-		}
-		panes = append(panes, dev, lp)
-	}
-	switch {
-	case d.Replay != nil:
-		if f := d.Replay; f.Tuning != nil || f.TuningErr != "" {
-			panes = append(panes, tuning.New(tuning.Options{Snapshot: safetext.New("taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")), Now: d.replayClock()}))
-		}
-	case d.Tuning != nil:
-		panes = append(panes, tuning.New(TuningOptions(*d.Tuning)))
-	}
-	return panes
 }
 
 // TuningOptions hand the Tuning pane the host c reads and changes, as
@@ -187,6 +146,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		Title:   d.Title,
 		Styles:  styles,
 		Panes:   d.panesIn(paneStyles),
+		Tabs:    Tabs(),
 		Version: buildinfo.Own().Version,
 		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
 			return func() tea.Msg {
