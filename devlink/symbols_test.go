@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/devlink/devlinktest"
 )
 
@@ -51,7 +52,7 @@ func TestSymbolsAgreeWithAddr2line(t *testing.T) {
 				t.Fatalf("only %d code addresses picked", len(addrs))
 			}
 			want := devlinktest.Addr2Line(t, elfPath, addrs...)
-			s, err := OpenELF(elfPath)
+			s, err := crash.OpenELF(elfPath)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +86,7 @@ func TestSymbolsAgreeWithAddr2line(t *testing.T) {
 func BenchmarkOpenELF(b *testing.B) {
 	p := testdata(b, "log.elf")
 	for range b.N {
-		if _, err := OpenELF(p); err != nil {
+		if _, err := crash.OpenELF(p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -93,7 +94,7 @@ func BenchmarkOpenELF(b *testing.B) {
 
 // BenchmarkLookup measures decoding one PC with inlined frames.
 func BenchmarkLookup(b *testing.B) {
-	s, err := OpenELF(testdata(b, "log.elf"))
+	s, err := crash.OpenELF(testdata(b, "log.elf"))
 	if err != nil {
 		b.Fatal(err)
 	}
