@@ -1,4 +1,4 @@
-package devlink
+package crash
 
 import (
 	"os"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/devlink/devlinktest"
 )
 
@@ -17,7 +16,7 @@ import (
 // when the folder is absent.
 func testdata(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "shared", "testdata", "esp-idf-monitor", name)
+	p := filepath.Join("..", "..", "..", "shared", "testdata", "esp-idf-monitor", name)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("shared test vectors not present (%v); they live at ../shared/testdata beside the repository", err)
 	}
@@ -52,7 +51,7 @@ func TestSymbolsAgreeWithAddr2line(t *testing.T) {
 				t.Fatalf("only %d code addresses picked", len(addrs))
 			}
 			want := devlinktest.Addr2Line(t, elfPath, addrs...)
-			s, err := crash.OpenELF(elfPath)
+			s, err := OpenELF(elfPath)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +85,7 @@ func TestSymbolsAgreeWithAddr2line(t *testing.T) {
 func BenchmarkOpenELF(b *testing.B) {
 	p := testdata(b, "log.elf")
 	for range b.N {
-		if _, err := crash.OpenELF(p); err != nil {
+		if _, err := OpenELF(p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -94,7 +93,7 @@ func BenchmarkOpenELF(b *testing.B) {
 
 // BenchmarkLookup measures decoding one PC with inlined frames.
 func BenchmarkLookup(b *testing.B) {
-	s, err := crash.OpenELF(testdata(b, "log.elf"))
+	s, err := OpenELF(testdata(b, "log.elf"))
 	if err != nil {
 		b.Fatal(err)
 	}
