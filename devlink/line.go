@@ -186,7 +186,7 @@ type Line struct {
 	// "10:12:51.035", "2024-06-19 10:12:51"); nil without one.
 	HostTime []byte
 	// Decoded is the addr2line-style decoding of the PCs this line carries
-	// (Symbolizer.DecodeLine). ParseLine never sets it; Source does, on the
+	// (DecodeLine). ParseLine never sets it; Source does, on the
 	// copies it sends, when it has an ELF (cleaned, like Display: the names
 	// come from the ELF's DWARF).
 	Decoded []safetext.Text

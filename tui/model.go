@@ -33,7 +33,9 @@ import (
 )
 
 // DefaultFrameInterval is how long data changes wait, at most, before they
-// are drawn. Keys and resizes are drawn at once.
+// are drawn. Keys and resizes are drawn at once, and so is a snapshot
+// unless another was within the last interval (the first one above all:
+// the dashboard's first frame with peers).
 const DefaultFrameInterval = 150 * time.Millisecond
 
 // Options configures the dashboard. The zero value works: no extra panes,
@@ -146,6 +148,9 @@ type model struct {
 	dirty        bool
 	framePending bool
 	frameEvery   time.Duration
+	// snapDrawn is when a snapshot was last drawn at once, on its
+	// arrival: at most one per frameEvery is.
+	snapDrawn time.Time
 
 	// The tab and help lines as last drawn, and what they were drawn
 	// from: they change with the focus, the width, the keys and the
@@ -350,6 +355,16 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case *join.Snapshot:
 		if msg != nil && msg.Snapshot != nil {
 			m.lastData = msg.Time
+		}
+		if at := time.Now(); at.Sub(m.snapDrawn) >= m.frameEvery {
+			// No snapshot drawn at once within the last interval: this
+			// one is (the first is the first frame with peers), whatever
+			// other data is waiting for its frame; the wall clock, not
+			// Options.Now, which tests fix.
+			m.snapDrawn = at
+			cmd := m.broadcast(msg)
+			m.render()
+			return m, cmd
 		}
 	}
 	cmd := m.broadcast(msg)

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -20,6 +21,7 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/buildinfo"
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
@@ -74,8 +76,13 @@ type Dashboard struct {
 // --from all build their panes here, so a new pane is added once. It
 // starts nothing.
 func (d *Dashboard) panes() []common.Pane {
+	// The root sends the terminal's when it answers (common.StylesMsg).
+	return d.panesIn(common.DefaultStyles())
+}
+
+// panesIn is panes in the styles st.
+func (d *Dashboard) panesIn(st common.Styles) []common.Pane {
 	var panes []common.Pane
-	st := common.DefaultStyles() // the root sends the terminal's (common.StylesMsg)
 	if src := d.Device; src != nil && d.Replay == nil {
 		dev := device.New(st, nil)
 		lp := logpane.New(st, LogKeep)
@@ -149,10 +156,37 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 
 	joiner := join.Joiner{Poll: true}
 	sopts := d.TailscaledOptions()
+	// The first frame shows Status's peers and paths as soon as Status
+	// arrives; their reasons follow with the full gather.
+	sopts.Early = true
 	src := tailscaled.NewSource(d.Client, sopts)
+	// The sources start first: the terminal's colour profile
+	// (termcolor.Profile: terminfo, `tmux info` in tmux), the model and
+	// the program are made while the first gather asks tailscaled, and
+	// what the sources deliver meanwhile waits for the program.
+	var p *tea.Program
+	ready := make(chan struct{})
+	relayed := make(chan struct{})
+	go func() {
+		defer close(relayed)
+		d.Sources.Run(ctx, src, &joiner, TeaSink(func(msg tea.Msg) {
+			select {
+			case <-ready:
+				p.Send(msg)
+			case <-ctx.Done():
+			}
+		}))
+	}()
+	env := os.Environ()
+	styles := termStyles(stdout, env)
+	paneStyles := common.DefaultStyles()
+	if styles != nil {
+		paneStyles = *styles
+	}
 	opts := tui.Options{
 		Title:   d.Title,
-		Panes:   d.panes(),
+		Styles:  styles,
+		Panes:   d.panesIn(paneStyles),
 		Version: buildinfo.Own().Version,
 		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
 			return func() tea.Msg {
@@ -187,13 +221,8 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		}
 	}
 	model := tui.New(opts)
-	p := newProgram(ctx, model, input, stdout)
-
-	relayed := make(chan struct{})
-	go func() {
-		defer close(relayed)
-		d.Sources.Run(ctx, src, &joiner, TeaSink(p.Send))
-	}()
+	p = newProgram(ctx, model, input, stdout, env)
+	close(ready)
 	_, err := p.Run()
 	cancel()
 	<-relayed
@@ -275,4 +304,22 @@ func selfKeys(ctx context.Context, src *tailscaled.Source, joiner *join.Joiner) 
 		}
 	}
 	return netcheck, pingDERP
+}
+
+// termStyles are the dashboard's styles when the environment already
+// settles them, so that the root does not ask the terminal for its
+// background (OSC 11) and redraw every pane when it answers: no colour
+// (NO_COLOR, CLICOLOR=0, termcolor.Enabled's rules), where the palette is
+// never seen, or a background COLORFGBG names (termcolor.Background). nil
+// when only the terminal can say.
+func termStyles(stdout io.Writer, env []string) *common.Styles {
+	if !termcolor.Enabled(termcolor.Auto, stdout) {
+		st := common.DefaultStyles()
+		return &st
+	}
+	if dark, ok := termcolor.Background(env); ok {
+		st := common.StylesFor(dark)
+		return &st
+	}
+	return nil
 }

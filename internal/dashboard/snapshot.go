@@ -81,7 +81,7 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 	if err != nil {
 		return err
 	}
-	p := newProgram(ctx, model, input, stdout)
+	p := newProgram(ctx, model, input, stdout, os.Environ())
 	go func() {
 		for _, m := range msgs {
 			p.Send(m)
