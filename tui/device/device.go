@@ -21,6 +21,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
@@ -467,15 +468,15 @@ func crashRegisters(c *devlink.Crash, chip string) string {
 	}
 	if c.PC != 0 {
 		w := fmt.Sprintf("%s 0x%08x", pcName, c.PC)
-		if devlink.InROM(chip, c.PC) {
+		if crash.InROM(chip, c.PC) {
 			w += " (in ROM)"
 		}
 		parts = append(parts, w)
 	}
-	if ra, ok := devlink.RegisterValue(c.Registers, "RA"); ok && c.Arch == "riscv" {
+	if ra, ok := crash.RegisterValue(c.Registers, "RA"); ok && c.Arch == "riscv" {
 		parts = append(parts, fmt.Sprintf("RA 0x%08x", ra))
 	}
-	if sp, ok := devlink.RegisterValue(c.Registers, spName); ok {
+	if sp, ok := crash.RegisterValue(c.Registers, spName); ok {
 		parts = append(parts, fmt.Sprintf("SP 0x%08x", sp))
 	}
 	if c.Arch != "" {
