@@ -269,4 +269,3 @@ func BenchmarkParseMessage(b *testing.B) {
 
 // Judge is Classify without the host's settings or socket memory.
 func Judge(t *TCPInfo, cc string) Verdict { return Classify(Conn{Info: t, CC: cc}, Limits{}) }
-

@@ -269,6 +269,9 @@ func (p *Pane) View() string {
 // fitted whole (columns shortened, dropped or moved to a line of their
 // own), prose is wrapped at words here, so no header or value is ever
 // broken across lines by the viewport's wrapping.
+//
+// Long on purpose: the report's blocks in tune's order, each a few lines
+// sharing the width, the prose wrapper and the read's state.
 func (p *Pane) render() []string {
 	w := max(p.width, 20)
 	var b []string
