@@ -13,7 +13,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/probes/boardtest"
 )
 
 // Telemetry frames copied from firmware/testdata/scenario.log (the bundled
@@ -338,14 +338,14 @@ func manyPeers(n int) *probes.Snapshot {
 	return s
 }
 
-// boardState is probestest.BoardState at t0.
+// boardState is boardtest.BoardState at t0.
 func boardState(t testing.TB, frames ...string) *devlink.State {
 	t.Helper()
-	return probestest.BoardState(t, t0, frames...)
+	return boardtest.BoardState(t, t0, frames...)
 }
 
-// relayedSnapshot is probestest.RelayedSnapshot at t0 over nyc and fra.
+// relayedSnapshot is boardtest.RelayedSnapshot at t0 over nyc and fra.
 func relayedSnapshot() *probes.Snapshot {
-	s := probestest.RelayedSnapshot(t0, map[int]probes.Region{1: {ID: 1, Code: "nyc"}, 7: {ID: 7, Code: "fra"}})
+	s := boardtest.RelayedSnapshot(t0, map[int]probes.Region{1: {ID: 1, Code: "nyc"}, 7: {ID: 7, Code: "fra"}})
 	return &s
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/boardtest"
 	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/probestest"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 	"github.com/tailpath/tailpath/tui/tuitest"
@@ -266,13 +266,13 @@ func (l *List) colStart(c int) int {
 	return n
 }
 
-// boardState is probestest.BoardState at the fixtures' time.
+// boardState is boardtest.BoardState at the fixtures' time.
 func boardState(t testing.TB, frames ...string) *devlink.State {
 	t.Helper()
-	return probestest.BoardState(t, peerstest.Time, frames...)
+	return boardtest.BoardState(t, peerstest.Time, frames...)
 }
 
-// relayedSnapshot is probestest.RelayedSnapshot over the fixtures' regions.
+// relayedSnapshot is boardtest.RelayedSnapshot over the fixtures' regions.
 func relayedSnapshot() probes.Snapshot {
-	return probestest.RelayedSnapshot(peerstest.Time, peerstest.Regions())
+	return boardtest.RelayedSnapshot(peerstest.Time, peerstest.Regions())
 }
