@@ -126,13 +126,16 @@ func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tail
 }
 
 // diagnoseIn is diagnose reading self and p where they are, and taking
-// its checks from arena (Judge).
-func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena) Verdict {
+// its checks from arena (Judge); settle says whether to work out the
+// verdict's Settle (JudgePoll leaves it nil).
+func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena, settle bool) Verdict {
 	d := newDiagOf(self, p, regions, now)
 	d.tn = tn
 	d.arena = arena
 	v := d.run()
-	v.Settle = d.settle(&v)
+	if settle {
+		v.Settle = d.settle(&v)
+	}
 	d.free()
 	markProse(v.Checks, self.Prose)
 	return v
@@ -183,30 +186,60 @@ func newDiagOf(self *Self, p *Peer, regions map[int]Region, now time.Time) *diag
 	return d
 }
 
-// checkArena hands out the checks of many verdicts from a few large
+// checkArena hands out the slices of many verdicts from a few large
 // blocks (Judge: one gather's verdicts), where each verdict's own would
-// be an allocation of its own: a third of the allocations of judging
-// 10,000 peers (BenchmarkJudge10k).
-type checkArena struct{ block []Check }
+// be an allocation of its own: its checks (a third of the allocations of
+// judging 10,000 peers) and what would settle it (settle: candidates,
+// deciders and their facts). A nil arena, or one judging a single peer
+// (Diagnose), allocates each slice on its own.
+type checkArena struct {
+	// alone: this arena serves one verdict (a bare Diagnose), so every
+	// slice is its own allocation, sized to fit.
+	alone    bool
+	checks   []Check
+	facts    []SettleFact
+	reasons  []ReasonID
+	cands    []Candidate
+	deciders []Decider
+	settles  []Settle
+}
 
-// checkBlock is how many checks an arena allocates at a time.
-const checkBlock = 4096
+// arenaBlock is the most elements an arena's block holds: blocks start
+// small (a gather of a few peers takes a few hundred bytes) and double up
+// to it.
+const arenaBlock = 4096
 
-// newChecks is an empty slice of capacity n for a verdict's checks: from
-// the arena when judging a gather, else a new one. An arena's slices are
-// capped at n, so an append past it copies out and never writes into the
-// next verdict's.
+// take is an empty slice of capacity n from block (one of a's): capped at
+// n, so an append past it copies out and never writes into the next
+// verdict's. With a nil a, or a large n, a new slice.
+func take[T any](a *checkArena, block *[]T, n int) []T {
+	if a == nil || a.alone || n > arenaBlock/4 {
+		return make([]T, 0, n)
+	}
+	b := *block
+	if cap(b)-len(b) < n {
+		size := min(max(2*cap(b), 64, n), arenaBlock)
+		b = make([]T, 0, size)
+	}
+	l := len(b)
+	*block = b[:l+n]
+	return b[l : l : l+n]
+}
+
+// takeOne is one zeroed element of block (one of a's), or a new one.
+func takeOne[T any](a *checkArena, block *[]T) *T {
+	if a == nil || a.alone {
+		return new(T)
+	}
+	return &take(a, block, 1)[:1][0]
+}
+
+// newChecks is an empty slice of capacity n for a verdict's checks.
 func (d *diag) newChecks(n int) []Check {
-	a := d.arena
-	if a == nil || n > checkBlock/4 {
+	if d.arena == nil {
 		return make([]Check, 0, n)
 	}
-	if cap(a.block)-len(a.block) < n {
-		a.block = make([]Check, 0, checkBlock)
-	}
-	l := len(a.block)
-	a.block = a.block[:l+n]
-	return a.block[l : l : l+n]
+	return take(d.arena, &d.arena.checks, n)
 }
 
 // free returns d to the pool; the verdict keeps d.checks, not d.
@@ -310,6 +343,10 @@ type diag struct {
 	// stopped ("ipv4", "ipv6"): what their refutations ask about.
 	derpFailing int
 	rxStopped   string
+	// refuters are the refuters' answers worked out while settling the
+	// verdict (refutesNow), in refBuf.
+	refuters []refuterMemo
+	refBuf   [16]refuterMemo
 	// judging is the rule being judged (its refuters read it); bugs are
 	// the known bugs matched (bugHits), worked out once.
 	judging  ReasonID

@@ -76,3 +76,19 @@ func BenchmarkJudge10k(b *testing.B) {
 	}
 	b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkJudgePoll10k is BenchmarkJudge10k as a poll judges it
+// (JudgePoll: the dashboard's and serve's, every verdict and no peer's
+// Settle, which the Detail works out for the one peer it shows).
+func BenchmarkJudgePoll10k(b *testing.B) {
+	self := easySelf()
+	self.NAT.MappingVariesByDestIP = boolp(true)
+	self.NAT.DERPLatency[3] = 160 * time.Millisecond
+	s := &Snapshot{Self: self, Peers: syntheticPeers(10000), Regions: testRegions, BackendState: "Running"}
+	b.ReportAllocs()
+	cpu0 := probestest.CPUTime()
+	for b.Loop() {
+		JudgePoll(s, nil)
+	}
+	b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}

@@ -25,13 +25,28 @@ import (
 // gather each time the gather or the board changes; the dashboard,
 // status, serve and snapshots all show what it made.
 func Judge(s *Snapshot, board *DeviceEvidence) int {
+	return judge(s, board, true)
+}
+
+// JudgePoll is Judge for a poll that shows what would settle one peer at
+// a time (the dashboard's Detail, SettleOf) or none (serve's /metrics):
+// every verdict, this node's own settle, and no peer's Settle, which
+// otherwise costs as much again as the verdicts of a gather whose
+// relayed peers are open (BenchmarkJudgePoll10k against
+// BenchmarkJudge10k). Its verdicts are Judge's (TestJudgePollIsJudge).
+func JudgePoll(s *Snapshot, board *DeviceEvidence) int {
+	return judge(s, board, false)
+}
+
+// judge is Judge; settle says whether each peer's Settle is worked out.
+func judge(s *Snapshot, board *DeviceEvidence, settle bool) int {
 	s.Tailnet = DeriveTailnet(s)
 	tn := &s.Tailnet
 	at := -1
 	var arena checkArena
 	for i := range s.Peers {
 		p := &s.Peers[i]
-		p.Verdict = diagnoseIn(&s.Self, p, s.Regions, s.Time, tn, &arena)
+		p.Verdict = diagnoseIn(&s.Self, p, s.Regions, s.Time, tn, &arena, settle)
 		if board != nil && at < 0 && board.Matches(p) {
 			at = i
 			p.Verdict = diagnoseDevice(p.Verdict, s.Self, *p, *board, s.Regions, s.Time, tn)
@@ -40,6 +55,36 @@ func Judge(s *Snapshot, board *DeviceEvidence) int {
 	s.Self.Verdict, s.Self.Settle = diagnoseSelfSettle(string(s.BackendState), s.Self, s.Regions, s.Time, tn)
 	s.Self.View = DescribeSelf(s, tn)
 	return at
+}
+
+// SettleOf is what would settle peer i's verdict in s, a gather
+// JudgePoll (or Judge) judged with board: the Settle Judge would have
+// written, worked out for this one peer (nil when its verdict is
+// settled, or i is out of range).
+func SettleOf(s *Snapshot, i int, board *DeviceEvidence) *Settle {
+	if i < 0 || i >= len(s.Peers) {
+		return nil
+	}
+	if st := s.Peers[i].Verdict.Settle; st != nil {
+		return st
+	}
+	p := &s.Peers[i]
+	v := diagnoseIn(&s.Self, p, s.Regions, s.Time, &s.Tailnet, nil, true)
+	if board != nil && board.Matches(p) && boardAt(s, board) == i {
+		v = diagnoseDevice(v, s.Self, *p, *board, s.Regions, s.Time, &s.Tailnet)
+	}
+	return v.Settle
+}
+
+// boardAt is the index of the first peer board matches (Judge's); -1
+// when none does.
+func boardAt(s *Snapshot, board *DeviceEvidence) int {
+	for i := range s.Peers {
+		if board.Matches(&s.Peers[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Tailnet is what a whole gather shows beyond any one peer's evidence,

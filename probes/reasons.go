@@ -155,6 +155,10 @@ type Refuter struct {
 	// value, a short phrase for a summary ("peer nas is direct") and a
 	// note saying why it refutes the rule (with the Tailscale code).
 	refutes func(*diag) (value, short, note string, ok bool)
+	// holds, when set, is refutes' ok without its words: what settling a
+	// verdict asks of every refuter of every open cause (refutesNow).
+	// TestRefuterHoldsIsRefutes holds the two to one answer.
+	holds func(*diag) bool
 }
 
 // Refutation is a rule set aside because a fact in the same input refutes

@@ -21,12 +21,25 @@ var refUDPWorks = Refuter{
 	ID: "udp-works", Field: "Tailnet.UDP", Source: SourceLocalAPI,
 	Claims:  []string{"NetInfo.WorkingUDP", "Log.Netcheck", "Self.CapMap"},
 	refutes: (*diag).udpProven,
+	holds:   (*diag).udpWorksHereNow,
+}
+
+// udpWorksHereNow is udpProven's answer without its words.
+func (d *diag) udpWorksHereNow() bool {
+	if d.p.Path.Kind == PathPeerRelay {
+		if a, ok := peerRelayAddr(string(d.p.Path.PeerRelay)); ok && routableAddr(a) {
+			return true
+		}
+	}
+	return d.tn.UDPWorks()
 }
 
 // udpProven reports whether a path in the gather proves UDP works here.
 func (d *diag) udpProven() (value, short, note string, ok bool) {
-	if a, ok := peerRelayAddr(string(d.p.Path.PeerRelay)); d.p.Path.Kind == PathPeerRelay && ok && routableAddr(a) {
-		return "this peer, via a peer relay " + string(d.p.Path.PeerRelay), "UDP works here (this path is a peer relay at a public address)", udpWorksNote, true
+	if d.p.Path.Kind == PathPeerRelay {
+		if a, ok := peerRelayAddr(string(d.p.Path.PeerRelay)); ok && routableAddr(a) {
+			return "this peer, via a peer relay " + string(d.p.Path.PeerRelay), "UDP works here (this path is a peer relay at a public address)", udpWorksNote, true
+		}
 	}
 	if d.tn.UDPWorks() {
 		who := "peer " + string(d.tn.UDP)

@@ -253,3 +253,45 @@ func TestWeakWitnessesProveNoUDP(t *testing.T) {
 		}
 	}
 }
+
+// TestRefuterHoldsIsRefutes: a refuter's words-free answer (holds) is its
+// refutes' ok on every piece of gate evidence, each refuting fact
+// injected too, so settling a verdict sets aside what judging it would.
+func TestRefuterHoldsIsRefutes(t *testing.T) {
+	checked, held := 0, 0
+	for _, c := range gateEvidence() {
+		cases := []gateEv{c}
+		for _, inject := range refuteInjectors {
+			m := c
+			m.others = slices.Clone(c.others)
+			inject(&m)
+			cases = append(cases, m)
+		}
+		for _, m := range cases {
+			s := &Snapshot{Time: fixtureNow, Self: m.self, Regions: m.regions, Peers: append([]Peer{m.peer}, m.others...)}
+			tn := DeriveTailnet(s)
+			d := newDiagOf(&s.Self, &s.Peers[0], s.Regions, s.Time)
+			d.tn = &tn
+			for _, r := range rules {
+				for _, f := range r.Refutes {
+					if f.holds == nil {
+						continue
+					}
+					d.judging = r.ID
+					_, _, _, want := f.refutes(d)
+					if got := f.holds(d); got != want {
+						t.Errorf("%s, %s: %s.holds = %v, refutes = %v", m.name, r.ID, f.ID, got, want)
+					}
+					checked++
+					if want {
+						held++
+					}
+				}
+			}
+			d.free()
+		}
+	}
+	if checked == 0 || held == 0 || held == checked {
+		t.Fatalf("%d answers compared, %d held: the evidence does not tell holds from refutes", checked, held)
+	}
+}

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/tailpath/tailpath/internal/safetext"
@@ -126,6 +127,52 @@ func settleFactOf(field string) SettleFact {
 	return ""
 }
 
+// factSet is a set of SettleFacts, bit i for settleFacts[i]: what the
+// openers and the walk of candidates pass around, so that judging a
+// gather's thousands of open verdicts builds no slice until the Settle
+// itself (BenchmarkJudge10k).
+type factSet uint8
+
+// The facts as factSet bits, in settleFacts' order (TestFactBits).
+const (
+	fsDISCORun factSet = 1 << iota
+	fsPeerSide
+	fsSelfNAT
+	fsSession
+	fsSelfVersion
+	fsInterfaces
+)
+
+// bitOf is f's bit (0 for "" or a fact settleFacts does not list).
+func bitOf(f SettleFact) factSet {
+	if i := settleOrder(f); i < len(settleFacts) {
+		return 1 << i
+	}
+	return 0
+}
+
+// list is s's facts in settleFacts' order, from the arena when judging a
+// gather.
+func (s factSet) list(a *checkArena) []SettleFact {
+	if s == 0 {
+		return nil
+	}
+	out := take(a, &a.facts, bits.OnesCount8(uint8(s)))
+	for i := range settleFacts {
+		if s&(1<<i) != 0 {
+			out = append(out, settleFacts[i].fact)
+		}
+	}
+	return out
+}
+
+// cand is a Candidate while settle works: its open facts as a set.
+type cand struct {
+	id    ReasonID
+	holds bool
+	open  factSet
+}
+
 // Settle is what would settle an open verdict: the reasons still possible
 // and the facts that decide between them, most deciding first.
 type Settle struct {
@@ -188,6 +235,7 @@ func (d *diag) settle(v *Verdict) *Settle {
 	}
 	keep := len(d.checks)
 	defer func() { d.checks = d.checks[:keep] }()
+	d.refuters = d.refBuf[:0]
 	// The reason the candidates would displace, and its place.
 	reason, limit := v.Reason, len(rules)
 	if reason == ReasonPeerRelay {
@@ -204,98 +252,121 @@ func (d *diag) settle(v *Verdict) *Settle {
 	} else {
 		reason = ""
 	}
-	var cands []Candidate
+	var buf [maxCands]cand
+	cands := buf[:0]
+	if reason != "" {
+		cands = append(cands, cand{id: reason, holds: true, open: d.refuterFacts(rule(reason))})
+	}
+	if open := d.bugCandidate(v); open != 0 {
+		cands = append(cands, cand{id: ReasonKnownClientBug, open: open})
+	}
 	for _, i := range rulesOf(kind).rest {
 		r := &rules[i]
 		if r.Role != RoleCause || i >= limit || d.wasRefuted(r.ID) || hasReason(v.Also, r.ID) {
 			continue
 		}
-		open := d.openFacts(r)
-		if len(open) == 0 {
-			continue
+		if open := d.openFacts(i); open != 0 && len(cands) < maxCands {
+			cands = append(cands, cand{id: r.ID, open: open})
 		}
-		cands = append(cands, Candidate{Reason: r.ID, Open: open})
 	}
-	if c, ok := d.bugCandidate(v); ok {
-		cands = append([]Candidate{c}, cands...)
-	}
-	if len(cands) == 0 {
+	if len(cands) == 0 || (len(cands) == 1 && cands[0].holds) {
 		return nil
 	}
-	if reason != "" {
-		held := Candidate{Reason: reason, Holds: true, Open: d.refuterFacts(rule(reason))}
-		cands = append([]Candidate{held}, cands...)
-	}
-	return d.deciders(cands, EndSelf)
+	return d.deciders(cands)
 }
+
+// maxCands bounds the candidates of one verdict: more than the reason
+// table's causes of any path kind, with the verdict's own and a known bug.
+const maxCands = 48
 
 // selfSettle is what would settle this node's own verdict (v, nil when
 // none holds): the self rules that would hold but for a fact unknown, and
 // a known bug its version would rule in or out. nil when nothing is open.
 func (d *diag) selfSettle(v *Verdict) *Settle {
-	var cands []Candidate
+	var buf [maxCands]cand
+	cands := buf[:0]
+	if v != nil && rule(v.Reason).Role == RoleCause {
+		cands = append(cands, cand{id: v.Reason, holds: true})
+	}
+	if open := d.bugCandidate(v); open != 0 {
+		cands = append(cands, cand{id: ReasonKnownClientBug, open: open})
+	}
 	for _, pn := range d.pending {
-		f := settleFactOf(pn.field)
-		if f == "" || (v != nil && (pn.id == v.Reason || hasReason(v.Also, pn.id))) {
+		f := bitOf(settleFactOf(pn.field))
+		if f == 0 || (v != nil && (pn.id == v.Reason || hasReason(v.Also, pn.id))) {
 			continue
 		}
 		cands = addOpen(cands, pn.id, f)
 	}
-	if c, ok := d.bugCandidate(v); ok {
-		cands = append([]Candidate{c}, cands...)
-	}
-	if len(cands) == 0 {
+	if len(cands) == 0 || (len(cands) == 1 && cands[0].holds) {
 		return nil
 	}
-	if v != nil && rule(v.Reason).Role == RoleCause {
-		cands = append([]Candidate{{Reason: v.Reason, Holds: true}}, cands...)
-	}
-	return d.deciders(cands, EndSelf)
+	return d.deciders(cands)
 }
 
 // addOpen adds fact f to the candidate id in cs (adding the candidate).
-func addOpen(cs []Candidate, id ReasonID, f SettleFact) []Candidate {
+func addOpen(cs []cand, id ReasonID, f factSet) []cand {
 	for i := range cs {
-		if cs[i].Reason == id {
-			if !slices.Contains(cs[i].Open, f) {
-				cs[i].Open = append(cs[i].Open, f)
-			}
+		if cs[i].id == id && !cs[i].holds {
+			cs[i].open |= f
 			return cs
 		}
 	}
-	return append(cs, Candidate{Reason: id, Open: []SettleFact{f}})
+	if len(cs) == cap(cs) {
+		return cs
+	}
+	return append(cs, cand{id: id, open: f})
 }
 
 // deciders ranks the facts that keep cands open: by how many candidates
 // each decides, then this end before the other, then settleFacts' order.
-func (d *diag) deciders(cands []Candidate, _ End) *Settle {
-	s := &Settle{Candidates: cands}
+// Its slices come from the gather's arena when judging one (Judge).
+func (d *diag) deciders(cands []cand) *Settle {
+	a := d.arena
+	if a == nil {
+		a = &checkArena{alone: true}
+	}
+	var all factSet
+	var decides [8]int // one per settleFacts row (TestFactBits)
 	for _, c := range cands {
-		for _, f := range c.Open {
-			i := slices.IndexFunc(s.Deciders, func(x Decider) bool { return x.Fact == f })
-			if i < 0 {
-				s.Deciders = append(s.Deciders, d.decider(f))
-				i = len(s.Deciders) - 1
+		all |= c.open
+		for i := range settleFacts {
+			if c.open&(1<<i) != 0 {
+				decides[i]++
 			}
-			s.Deciders[i].Decides = append(s.Deciders[i].Decides, c.Reason)
 		}
 	}
-	slices.SortStableFunc(s.Deciders, func(a, b Decider) int {
-		if n := len(b.Decides) - len(a.Decides); n != 0 {
-			return n
+	s := takeOne(a, &a.settles)
+	s.Candidates = take(a, &a.cands, len(cands))
+	for _, c := range cands {
+		s.Candidates = append(s.Candidates, Candidate{Reason: c.id, Holds: c.holds, Open: c.open.list(a)})
+	}
+	s.Deciders = take(a, &a.deciders, bits.OnesCount8(uint8(all)))
+	for i := range settleFacts {
+		if all&(1<<i) == 0 {
+			continue
 		}
-		return settleOrder(a.Fact) - settleOrder(b.Fact)
-	})
+		dc := d.decider(settleFacts[i].fact)
+		dc.Decides = take(a, &a.reasons, decides[i])
+		for _, c := range cands {
+			if c.open&(1<<i) != 0 {
+				dc.Decides = append(dc.Decides, c.id)
+			}
+		}
+		s.Deciders = append(s.Deciders, dc)
+	}
+	// Most deciding first; settleFacts' order (this end first) among
+	// equals: the slice is built in that order, and the sort is stable.
+	slices.SortStableFunc(s.Deciders, func(a, b Decider) int { return len(b.Decides) - len(a.Decides) })
 	return s
 }
 
 // decider describes fact f for the peer d judges, with its command.
 func (d *diag) decider(f SettleFact) Decider {
 	out := Decider{Fact: f}
-	for i := range settleFacts {
-		if sf := &settleFacts[i]; sf.fact == f {
-			out.End, out.What, out.Fields, out.Tailpath = sf.end, sf.what, sf.fields, sf.tailpath
-		}
+	if i := settleOrder(f); i < len(settleFacts) {
+		sf := &settleFacts[i]
+		out.End, out.What, out.Fields, out.Tailpath = sf.end, sf.what, sf.fields, sf.tailpath
 	}
 	os := d.self.OS
 	if out.End == EndPeer {
@@ -305,50 +376,76 @@ func (d *diag) decider(f SettleFact) Decider {
 	return out
 }
 
-// openFacts are the unknown facts that keep rule r possible for the path
-// d judges (nil: r is ruled out, or holds): the facts of its opener, of a
+// openFacts are the unknown facts that keep rule r (rules[i]) possible for the path
+// d judges (0: r is ruled out, or holds): the facts of its opener, of a
 // check that held on an unknown need, and of its refuters that are
 // unknown.
-func (d *diag) openFacts(r *Rule) []SettleFact {
+func (d *diag) openFacts(i int) factSet {
+	r := &rules[i]
 	// A fact of the input that refutes r rules it out, whatever its own
 	// check would find (diag.judge).
 	d.judging = r.ID
 	for i := range r.Refutes {
-		if _, _, _, ok := r.Refutes[i].refutes(d); ok {
-			return nil
+		if d.refutesNow(&r.Refutes[i]) {
+			return 0
 		}
 	}
-	var out []SettleFact
-	add := func(fs ...SettleFact) {
-		for _, f := range fs {
-			if f != "" && !slices.Contains(out, f) {
-				out = append(out, f)
-			}
-		}
-	}
+	var out factSet
 	for _, pn := range d.pending {
 		if pn.id == r.ID {
-			add(settleFactOf(pn.field))
+			out |= bitOf(settleFactOf(pn.field))
 		}
 	}
-	if op := openers[r.ID]; op != nil {
-		add(op(d)...)
+	if op := openerAt[i]; op != nil {
+		out |= op(d)
 	}
-	if len(out) > 0 {
-		add(d.refuterFacts(r)...)
+	if out != 0 {
+		out |= d.refuterFacts(r)
 	}
 	return out
 }
 
-// refuterFacts are the facts that would refute r and are unknown: a DISCO
-// run for the rules a direct pong refutes.
-func (d *diag) refuterFacts(r *Rule) []SettleFact {
-	for _, f := range r.Refutes {
-		if (f.ID == refDirectPong.ID || f.ID == refUDPWorks.ID || f.ID == refDISCOAnswers.ID) && !d.pingRunKnown() {
-			return []SettleFact{SettleDISCORun}
+// refutesNow reports whether refuter f holds on the evidence d judges.
+// A refuter's answer is the same for every rule it refutes, but for the
+// known-bug refuter's (it reads the rule being judged), so each is
+// worked out once per verdict (diag.refuters).
+func (d *diag) refutesNow(f *Refuter) bool {
+	if f.ID == refKnownBugID {
+		_, _, _, ok := f.refutes(d)
+		return ok
+	}
+	for _, m := range d.refuters {
+		if m.id == f.ID {
+			return m.ok
 		}
 	}
-	return nil
+	var ok bool
+	if f.holds != nil {
+		ok = f.holds(d)
+	} else {
+		_, _, _, ok = f.refutes(d)
+	}
+	if len(d.refuters) < cap(d.refuters) {
+		d.refuters = append(d.refuters, refuterMemo{f.ID, ok})
+	}
+	return ok
+}
+
+// refuterMemo is one refuter's answer for the verdict being settled.
+type refuterMemo struct {
+	id string
+	ok bool
+}
+
+// refuterFacts are the facts that would refute r and are unknown: a DISCO
+// run for the rules a direct pong refutes.
+func (d *diag) refuterFacts(r *Rule) factSet {
+	for _, f := range r.Refutes {
+		if (f.ID == refDirectPong.ID || f.ID == refUDPWorks.ID || f.ID == refDISCOAnswers.ID) && !d.pingRunKnown() {
+			return fsDISCORun
+		}
+	}
+	return 0
 }
 
 // pingRunKnown reports whether a fresh DISCO run to the peer is in the
@@ -358,16 +455,16 @@ func (d *diag) pingRunKnown() bool {
 	return r != nil && r.Tries > 0 && d.fresh(r.At, PingRunMaxAge)
 }
 
-// bugCandidate is known-client-bug as a candidate: a bug whose symptom
-// the evidence shows at an end whose version is unknown, which would
-// explain v (or, for an unexplained path, the path).
-func (d *diag) bugCandidate(v *Verdict) (Candidate, bool) {
-	sides := []bugSide{sideSelf}
-	if !d.selfScope {
-		sides = append(sides, sidePeer)
-	}
-	var open []SettleFact
-	for _, side := range sides {
+// bugCandidate is known-client-bug as a candidate: the facts (a version)
+// that would rule in or out a bug whose symptom the evidence shows at an
+// end whose version is unknown, which would explain v (or, for an
+// unexplained path, the path); 0 when there is none.
+func (d *diag) bugCandidate(v *Verdict) factSet {
+	var open factSet
+	for _, side := range [...]bugSide{sideSelf, sidePeer} {
+		if side == sidePeer && d.selfScope {
+			continue
+		}
 		ver, os, _ := d.versionOf(side)
 		if ver != "" {
 			continue
@@ -380,19 +477,14 @@ func (d *diag) bugCandidate(v *Verdict) (Candidate, bool) {
 			if v != nil && v.Reason != ReasonUnexplained && !slices.Contains(b.Explains, v.Reason) && !anyOf(b.Explains, v.Also) {
 				continue
 			}
-			f := SettleSelfVersion
 			if side == sidePeer {
-				f = SettlePeerSide
-			}
-			if !slices.Contains(open, f) {
-				open = append(open, f)
+				open |= fsPeerSide
+			} else {
+				open |= fsSelfVersion
 			}
 		}
 	}
-	if len(open) == 0 {
-		return Candidate{}, false
-	}
-	return Candidate{Reason: ReasonKnownClientBug, Open: open}, true
+	return open
 }
 
 func anyOf(a, b []ReasonID) bool {
@@ -407,12 +499,11 @@ func anyOf(a, b []ReasonID) bool {
 // settlePathUnknown: a pasted TSMP or ICMP ping names no path; a DISCO
 // ping (or the peer's line of `tailscale status`) shows it.
 func (d *diag) settlePathUnknown() *Settle {
-	cands := []Candidate{
-		{Reason: ReasonDirect, Open: []SettleFact{SettleDISCORun}},
-		{Reason: ReasonPeerRelay, Open: []SettleFact{SettleDISCORun}},
-		{Reason: ReasonUnexplained, Open: []SettleFact{SettleDISCORun}},
-	}
-	return d.deciders(cands, EndSelf)
+	return d.deciders([]cand{
+		{id: ReasonDirect, open: fsDISCORun},
+		{id: ReasonPeerRelay, open: fsDISCORun},
+		{id: ReasonUnexplained, open: fsDISCORun},
+	})
 }
 
 // The openers: for each cause whose check cannot decide while a fact is
@@ -422,7 +513,7 @@ func (d *diag) settlePathUnknown() *Settle {
 // decides on the evidence it reads (key-expired, no-home-derp,
 // derp-unreachable, local-tcp443-only), or its evidence is tailpath's own
 // observation (lost-direct) or a board's.
-var openers = map[ReasonID]func(*diag) []SettleFact{
+var openers = map[ReasonID]func(*diag) factSet{
 	ReasonNoHandshake:            (*diag).openNoHandshake,
 	ReasonLocalUDPBlocked:        (*diag).openLocalUDP,
 	ReasonNoEndpoints:            (*diag).openEndpoints,
@@ -442,6 +533,16 @@ var openers = map[ReasonID]func(*diag) []SettleFact{
 	ReasonPeerHardNAT:            (*diag).openPeerHard,
 	ReasonDiscoUnanswered:        (*diag).openDisco,
 }
+
+// openerAt is openers by the rule's place in the table (openFacts runs
+// for every cause of thousands of open verdicts per gather).
+var openerAt = func() []func(*diag) factSet {
+	out := make([]func(*diag) factSet, len(rules))
+	for i, r := range rules {
+		out[i] = openers[r.ID]
+	}
+	return out
+}()
 
 // tri is a fact that may be unknown.
 type tri uint8
@@ -499,184 +600,184 @@ func (d *diag) natTypesDecide() bool {
 }
 
 // natOpen is the facts unknown among an end's NAT type and mapping.
-func natOpen(f SettleFact, hard, mapped tri) []SettleFact {
+func natOpen(f factSet, hard, mapped tri) factSet {
 	if hard == triUnknown || mapped == triUnknown {
-		return []SettleFact{f}
+		return f
 	}
-	return nil
+	return 0
 }
 
-func (d *diag) openBothHard() []SettleFact {
+func (d *diag) openBothHard() factSet {
 	oh, om := d.ours()
 	ph, pm := d.theirs()
 	if !d.natTypesDecide() || !oh.may(true) || !om.may(false) || !ph.may(true) || !pm.may(false) {
-		return nil
+		return 0
 	}
-	return append(natOpen(SettleSelfNAT, oh, om), natOpen(SettlePeerSide, ph, pm)...)
+	return natOpen(fsSelfNAT, oh, om) | natOpen(fsPeerSide, ph, pm)
 }
 
-func (d *diag) openHardFiltering() []SettleFact {
+func (d *diag) openHardFiltering() factSet {
 	oh, om := d.ours()
 	ph, pm := d.theirs()
 	if !d.natTypesDecide() {
-		return nil
+		return 0
 	}
 	// Hard here, easy there with no mapping; or hard there, easy here
 	// with none.
 	if (oh.may(true) && om.may(false) && ph.may(false) && pm.may(false)) ||
 		(ph.may(true) && pm.may(false) && oh.may(false) && om.may(false)) {
-		return append(natOpen(SettleSelfNAT, oh, om), natOpen(SettlePeerSide, ph, pm)...)
+		return natOpen(fsSelfNAT, oh, om) | natOpen(fsPeerSide, ph, pm)
 	}
-	return nil
+	return 0
 }
 
-func (d *diag) openLocalHard() []SettleFact {
+func (d *diag) openLocalHard() factSet {
 	oh, om := d.ours()
 	ph, pm := d.theirs()
 	if !d.natTypesDecide() || !oh.may(true) || !om.may(false) {
-		return nil
+		return 0
 	}
 	if pm == triFalse && ph != triUnknown {
-		return nil // the peer's end known: both-hard-nat or hard-and-filtering-nat instead
+		return 0 // the peer's end known: both-hard-nat or hard-and-filtering-nat instead
 	}
-	return natOpen(SettleSelfNAT, oh, om)
+	return natOpen(fsSelfNAT, oh, om)
 }
 
-func (d *diag) openPeerHard() []SettleFact {
+func (d *diag) openPeerHard() factSet {
 	oh, om := d.ours()
 	ph, pm := d.theirs()
 	if !d.natTypesDecide() || !ph.may(true) || !pm.may(false) || !oh.may(false) || !om.may(false) {
-		return nil
+		return 0
 	}
-	return append(natOpen(SettleSelfNAT, oh, om), natOpen(SettlePeerSide, ph, pm)...)
+	return natOpen(fsSelfNAT, oh, om) | natOpen(fsPeerSide, ph, pm)
 }
 
-func (d *diag) openNoHandshake() []SettleFact {
+func (d *diag) openNoHandshake() factSet {
 	if d.sessionKnown() || d.p.RxBytes > 0 {
-		return nil
+		return 0
 	}
-	return []SettleFact{SettleSession}
+	return fsSession
 }
 
-func (d *diag) openLocalUDP() []SettleFact {
+func (d *diag) openLocalUDP() factSet {
 	n := d.self.NAT
 	if (n != nil && n.WorkingUDP != nil) || d.evidence().UDPBlockedLogged != "" || d.tn.UDPWorks() || d.p.Path.Kind == PathPeerRelay {
-		return nil
+		return 0
 	}
-	return []SettleFact{SettleSelfNAT}
+	return fsSelfNAT
 }
 
-func (d *diag) openEndpoints() []SettleFact {
+func (d *diag) openEndpoints() factSet {
 	if d.endpoints().known {
-		return nil
+		return 0
 	}
-	return []SettleFact{SettlePeerSide}
+	return fsPeerSide
 }
 
-func (d *diag) openNoFamily() []SettleFact {
+func (d *diag) openNoFamily() factSet {
 	ep := d.endpoints()
 	if !ep.known {
-		return []SettleFact{SettlePeerSide}
+		return fsPeerSide
 	}
 	v4, v6 := publicFamilies(d.p.Endpoints)
 	if n := d.self.NAT; v6 && !v4 && (n == nil || n.WorkingIPv6 == nil) {
-		return []SettleFact{SettleSelfNAT}
+		return fsSelfNAT
 	}
-	return nil
+	return 0
 }
 
-func (d *diag) openPeerUDP() []SettleFact {
+func (d *diag) openPeerUDP() factSet {
 	ps := d.p.PeerSide
 	if d.p.Path.Kind == PathPeerRelay || (ps != nil && ps.ClientSupports.UDP != nil) {
-		return nil
+		return 0
 	}
-	return []SettleFact{SettlePeerSide}
+	return fsPeerSide
 }
 
 // openOneNAT: whether both ends share a public address needs both ends'
 // endpoints; whether they then share one LAN or sit on two behind one NAT,
 // this host's interfaces.
-func (d *diag) openOneNAT() []SettleFact {
-	var out []SettleFact
+func (d *diag) openOneNAT() factSet {
+	var out factSet
 	if len(d.self.Endpoints) == 0 {
-		out = append(out, SettleSelfNAT)
+		out |= fsSelfNAT
 	}
 	if !d.endpoints().known {
-		out = append(out, SettlePeerSide)
+		out |= fsPeerSide
 	}
-	if len(out) > 0 {
+	if out != 0 {
 		return out
 	}
 	if d.nat().oneNAT {
-		return []SettleFact{SettleInterfaces}
+		return fsInterfaces
 	}
-	return nil
+	return 0
 }
 
-func (d *diag) openLocalInbound() []SettleFact {
+func (d *diag) openLocalInbound() factSet {
 	nf := d.nat()
 	switch {
 	case nf.self == natBehind:
-		return nil
+		return 0
 	case nf.self == natUnknown:
-		return []SettleFact{SettleSelfNAT}
+		return fsSelfNAT
 	case !d.udpWorksHere() && !factWorkingUDP.isKnown(d):
-		return []SettleFact{SettleSelfNAT}
+		return fsSelfNAT
 	}
-	return nil
+	return 0
 }
 
-func (d *diag) openPeerInbound() []SettleFact {
+func (d *diag) openPeerInbound() factSet {
 	if !d.endpoints().known {
-		return []SettleFact{SettlePeerSide}
+		return fsPeerSide
 	}
 	nf := d.nat()
-	var out []SettleFact
+	var out factSet
 	switch {
 	case nf.peer == natBehind:
-		return nil
+		return 0
 	case nf.peer == natUnknown, !factPeerMap.isKnown(d):
-		out = append(out, SettlePeerSide)
+		out |= fsPeerSide
 	}
 	if !factWorkingUDP.isKnown(d) {
-		out = append(out, SettleSelfNAT)
+		out |= fsSelfNAT
 	}
 	return out
 }
 
-func (d *diag) openLocalPortMap() []SettleFact {
+func (d *diag) openLocalPortMap() factSet {
 	if fPortMap.isKnown(d) && factWorkingUDP.isKnown(d) {
-		return nil
+		return 0
 	}
 	if n := d.self.NAT; n != nil && !n.PortMapUnknown && !n.HavePortMap {
-		return nil
+		return 0
 	}
-	return []SettleFact{SettleSelfNAT}
+	return fsSelfNAT
 }
 
-func (d *diag) openDoubleNAT() []SettleFact {
+func (d *diag) openDoubleNAT() factSet {
 	n := d.self.NAT
 	if n != nil && !n.PortMapUnknown && (!n.HavePortMap || factMapped.isKnown(d)) {
-		return nil // no mapping, or where it is known: the check decided
+		return 0 // no mapping, or where it is known: the check decided
 	}
 	if oh, _ := d.ours(); oh == triFalse {
-		return nil
+		return 0
 	}
-	return []SettleFact{SettleSelfNAT}
+	return fsSelfNAT
 }
 
-func (d *diag) openPeerPortMap() []SettleFact {
+func (d *diag) openPeerPortMap() factSet {
 	if d.p.PeerSide.mapping() != nil {
-		return nil
+		return 0
 	}
-	return []SettleFact{SettlePeerSide}
+	return fsPeerSide
 }
 
-func (d *diag) openDisco() []SettleFact {
+func (d *diag) openDisco() factSet {
 	if d.pingRunKnown() {
-		return nil
+		return 0
 	}
-	return []SettleFact{SettleDISCORun}
+	return fsDISCORun
 }
 
 // Open reports whether v is open: something would settle it.

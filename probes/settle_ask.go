@@ -175,39 +175,82 @@ func platformNote(p Platform, withLog bool) string {
 // the peer for a ping), the same on the platforms a Linux machine may
 // also be (Synology, a container), or why there is none.
 func askFor(f SettleFact, p Platform, target safetext.Text) (ask *Ask, others []Ask, noAsk string) {
-	if f != SettleDISCORun {
-		// The same command for every peer of a platform: worked out once
-		// per process and shared (an Ask is read-only once made), since a
-		// gather of thousands of open verdicts asks the same few.
-		k := askKey{f, p}
-		if v, ok := askCache.Load(k); ok {
-			a := v.(askAnswer)
-			return a.ask, a.others, a.noAsk
-		}
-		a, o, why := askFresh(f, p, target)
-		askCache.Store(k, askAnswer{a, o, why})
-		return a, o, why
+	fi, pi := settleOrder(f), platformIndex(p)
+	if fi >= len(settleFacts) || pi < 0 {
+		return askFresh(f, p, target)
 	}
-	return askFresh(f, p, target)
+	a := &askTable()[fi][pi]
+	if f != SettleDISCORun {
+		// The same command for every peer of a platform, shared (an Ask
+		// is read-only once made).
+		return a.ask, a.others, a.noAsk
+	}
+	return askPing(a, p, target)
 }
 
-// askKey and askAnswer are askCache's entries: askFor's answer for a fact
-// whose command names no peer.
-type (
-	askKey struct {
-		f SettleFact
-		p Platform
+// askPing is askFor's DISCO run: the platform's command (tmpl, made for
+// pingPlaceholder) with the peer's name put in, the one command that
+// names the peer.
+func askPing(tmpl *askAnswer, p Platform, target safetext.Text) (ask *Ask, others []Ask, noAsk string) {
+	if tmpl.ask == nil {
+		return nil, nil, tmpl.noAsk
 	}
-	askAnswer struct {
-		ask    *Ask
-		others []Ask
-		noAsk  string
+	if target == "" {
+		_, why := askOn(SettleDISCORun, p, "")
+		return nil, nil, why
 	}
-)
+	// Both halves are clean Text, so their concatenation is too.
+	fill := func(a Ask) Ask {
+		a.Command = a.Command[:len(a.Command)-len(pingPlaceholder)] + target
+		return a
+	}
+	out := fill(*tmpl.ask)
+	if len(tmpl.others) > 0 {
+		others = make([]Ask, len(tmpl.others))
+		for i := range others {
+			others[i] = fill(tmpl.others[i])
+		}
+	}
+	return &out, others, ""
+}
 
-// askCache holds askFor's answers by askKey (a few dozen at most: facts ×
-// platforms).
-var askCache sync.Map
+// pingPlaceholder stands for the peer's name in askTable's DISCO runs.
+const pingPlaceholder = "PEER"
+
+// allPlatforms are the platforms askTable holds, in its order.
+var allPlatforms = [...]Platform{PlatformLinux, PlatformMacOS, PlatformWindows, PlatformSynology, PlatformContainer, PlatformAndroid, PlatformIOS, PlatformOther, PlatformUnknown}
+
+// platformIndex is p's place in allPlatforms; -1 for none.
+func platformIndex(p Platform) int {
+	for i, q := range allPlatforms {
+		if q == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// askAnswer is askFor's answer for one fact on one platform (for the
+// DISCO run, with pingPlaceholder as the peer).
+type askAnswer struct {
+	ask    *Ask
+	others []Ask
+	noAsk  string
+}
+
+// askTable is every fact's answer on every platform, by settleFacts' and
+// allPlatforms' order: worked out once per process, since a gather of
+// thousands of open verdicts asks the same few.
+var askTable = sync.OnceValue(func() *[8][len(allPlatforms)]askAnswer {
+	var t [8][len(allPlatforms)]askAnswer
+	for fi, sf := range settleFacts {
+		for pi, p := range allPlatforms {
+			a, o, why := askFresh(sf.fact, p, pingPlaceholder)
+			t[fi][pi] = askAnswer{a, o, why}
+		}
+	}
+	return &t
+})
 
 // askFresh is askFor without the cache.
 func askFresh(f SettleFact, p Platform, target safetext.Text) (ask *Ask, others []Ask, noAsk string) {
@@ -286,8 +329,8 @@ func askOn(f SettleFact, p Platform, target safetext.Text) (*Ask, string) {
 func AllAsks() []Ask {
 	var out []Ask
 	for _, sf := range settleFacts {
-		for _, p := range []Platform{PlatformLinux, PlatformMacOS, PlatformWindows, PlatformSynology, PlatformContainer, PlatformAndroid, PlatformIOS, PlatformOther, PlatformUnknown} {
-			if a, _ := askOn(sf.fact, p, "PEER"); a != nil {
+		for _, p := range allPlatforms {
+			if a, _ := askOn(sf.fact, p, pingPlaceholder); a != nil {
 				out = append(out, *a)
 			}
 		}

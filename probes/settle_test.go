@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/tailpath/tailpath/internal/safetext"
 )
 
@@ -202,6 +203,57 @@ func TestStepsMergeAndRank(t *testing.T) {
 		}
 		if st.Fact == SettleDISCORun && (st.Command != "" || st.Own != "pass --probe") {
 			t.Errorf("live DISCO run %+v, want tailpath's probe", st)
+		}
+	}
+}
+
+// TestFactBits holds factSet's bits to settleFacts' rows, which deciders
+// and list read by index.
+func TestFactBits(t *testing.T) {
+	want := map[SettleFact]factSet{SettleDISCORun: fsDISCORun, SettlePeerSide: fsPeerSide, SettleSelfNAT: fsSelfNAT,
+		SettleSession: fsSession, SettleSelfVersion: fsSelfVersion, SettleInterfaces: fsInterfaces}
+	if len(settleFacts) != len(want) || len(settleFacts) > 8 {
+		t.Fatalf("settleFacts has %d rows; factSet names %d and holds at most 8", len(settleFacts), len(want))
+	}
+	for f, bit := range want {
+		if got := bitOf(f); got != bit {
+			t.Errorf("bitOf(%s) = %b, want %b", f, got, bit)
+		}
+	}
+}
+
+// TestMaxCandsHoldsEveryCause: settle's candidates fit its fixed buffer
+// (every cause, the verdict's own and a known bug), so none is dropped.
+func TestMaxCandsHoldsEveryCause(t *testing.T) {
+	causes := 0
+	for _, r := range rules {
+		if r.Role == RoleCause {
+			causes++
+		}
+	}
+	if causes+2 > maxCands {
+		t.Fatalf("%d causes + the verdict's own + known-client-bug > maxCands %d", causes, maxCands)
+	}
+}
+
+// TestAskPingIsAskFresh: the DISCO run's command from the per-platform
+// copy (askPing) is the one askFresh makes for that peer.
+func TestAskPingIsAskFresh(t *testing.T) {
+	for _, p := range []Platform{PlatformLinux, PlatformMacOS, PlatformWindows, PlatformSynology, PlatformContainer, PlatformAndroid, PlatformIOS, PlatformOther, PlatformUnknown} {
+		for _, target := range []safetext.Text{"nas", "100.64.0.7", "PEER", ""} {
+			a, o, why := askFor(SettleDISCORun, p, target)
+			wa, wo, wwhy := askFresh(SettleDISCORun, p, target)
+			if diff := cmp.Diff(struct {
+				A   *Ask
+				O   []Ask
+				Why string
+			}{wa, wo, wwhy}, struct {
+				A   *Ask
+				O   []Ask
+				Why string
+			}{a, o, why}); diff != "" {
+				t.Errorf("%s %q (-askFresh +askPing):\n%s", p, target, diff)
+			}
 		}
 	}
 }

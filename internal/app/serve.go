@@ -128,7 +128,7 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 		srcs.TuningEvery = ServeTuningInterval
 	}
 	var wg sync.WaitGroup
-	var linker link.Linker
+	linker := link.Linker{Poll: true}
 	wg.Go(func() { srcs.Run(ctx, src, &linker, &serveSink{s: s}) })
 	if s.PingEvery > 0 {
 		wg.Go(func() { s.pingLoop(ctx) })

@@ -147,7 +147,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		return d.runReplay(ctx, parent, input, stdout)
 	}
 
-	var linker link.Linker
+	linker := link.Linker{Poll: true}
 	sopts := d.TailscaledOptions()
 	src := localapi.NewSource(d.Client, sopts)
 	opts := tui.Options{

@@ -31,6 +31,9 @@ type Snapshot struct {
 	Board *Board
 	// changes are the path changes by Peer.ID.
 	changes map[safetext.Text][]PathChange
+	// poll: judged by a poll's Linker, so no peer carries its Settle
+	// (SettleOf works it out).
+	poll bool
 }
 
 // Board is the attached board as linked to the tailnet.
@@ -51,6 +54,23 @@ func (s *Snapshot) BoardID() safetext.Text {
 	return s.Board.PeerID
 }
 
+// SettleOf is what would settle peer i's verdict (s.Peers[i]): the
+// Settle it carries, or, from a poll's Linker, worked out now for this
+// one peer (probes.SettleOf); nil when the verdict is settled.
+func (s *Snapshot) SettleOf(i int) *probes.Settle {
+	if s == nil || s.Snapshot == nil || i < 0 || i >= len(s.Peers) {
+		return nil
+	}
+	if !s.poll {
+		return s.Peers[i].Verdict.Settle
+	}
+	var board *probes.DeviceEvidence
+	if s.Board != nil {
+		board = &s.Board.Evidence
+	}
+	return probes.SettleOf(s.Snapshot, i, board)
+}
+
 // Changes returns peer id's path changes, oldest first (nil when the peer
 // is not in the snapshot). The first is the path the peer had when it was
 // first seen. The slice is shared: don't modify it.
@@ -66,6 +86,13 @@ func (s *Snapshot) Changes(id safetext.Text) []PathChange {
 // safe for concurrent use (the dashboard feeds it from the tailscaled and
 // board sources' goroutines).
 type Linker struct {
+	// Poll judges as a poll does (probes.JudgePoll): every verdict, and
+	// no peer's Settle, which Snapshot.SettleOf works out for the one
+	// peer shown (the dashboard's Detail) and serve's /metrics never
+	// reads. Set it before the first snapshot; a one-shot command (status)
+	// leaves it false and gets every Settle.
+	Poll bool
+
 	mu      sync.Mutex
 	raw     *probes.Snapshot
 	dev     probes.DeviceEvidence
@@ -131,7 +158,12 @@ func (l *Linker) relink() {
 		dev = &l.dev
 		s.Board = &Board{Evidence: l.dev}
 	}
-	if i := probes.Judge(&judged, dev); i >= 0 {
+	judge := probes.Judge
+	if l.Poll {
+		judge = probes.JudgePoll
+	}
+	s.poll = l.Poll
+	if i := judge(&judged, dev); i >= 0 {
 		s.Board.PeerID = judged.Peers[i].ID
 	}
 	l.cur = s

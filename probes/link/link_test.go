@@ -349,3 +349,39 @@ func relayedSnapshot() *probes.Snapshot {
 	s := boardtest.RelayedSnapshot(t0, map[int]probes.Region{1: {ID: 1, Code: "nyc"}, 7: {ID: 7, Code: "fra"}})
 	return &s
 }
+
+// TestPollSettlesOnePeer: a poll's Linker writes no peer's Settle, and
+// SettleOf works out the one a one-shot Linker wrote.
+func TestPollSettlesOnePeer(t *testing.T) {
+	raw := relayedSnapshot()
+	// Nothing known of either relayed peer's end: both verdicts open.
+	raw.Peers[0].EndpointsKnown, raw.Peers[0].Endpoints = false, nil
+	far := raw.Peers[0]
+	far.ID, far.Name, far.TailscaleIPs = "nFAR", "far", []netip.Addr{netip.MustParseAddr("100.64.0.11")}
+	raw.Peers = append(raw.Peers, far)
+	var once Linker
+	poll := Linker{Poll: true}
+	// The board is one of them: its verdict is judged with its evidence.
+	st := boardState(t, frameNet, frameDiscoFull)
+	once.SetDevice(st)
+	poll.SetDevice(st)
+	want, got := once.SetSnapshot(raw), poll.SetSnapshot(raw)
+	if want.BoardID() != "nBOARD" {
+		t.Fatalf("the board is linked to %q, not nBOARD", want.BoardID())
+	}
+	open := 0
+	for i := range want.Peers {
+		if got.Peers[i].Verdict.Settle != nil {
+			t.Errorf("%s: a poll wrote a Settle", want.Peers[i].Name)
+		}
+		if want.Peers[i].Verdict.Settle != nil {
+			open++
+		}
+		if diff := cmp.Diff(want.Peers[i].Verdict.Settle, got.SettleOf(i)); diff != "" {
+			t.Errorf("%s: SettleOf differs from the one-shot Settle (-want +got):\n%s", want.Peers[i].Name, diff)
+		}
+	}
+	if open == 0 {
+		t.Fatal("no open verdict: the test checks nothing")
+	}
+}

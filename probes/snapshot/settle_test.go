@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/link"
 )
@@ -287,6 +288,59 @@ func TestCorpusOpenVerdictsAsk(t *testing.T) {
 			if s.Command == "" || s.On == "" || (s.End != probes.EndSelf && s.End != probes.EndPeer) {
 				t.Errorf("%s: step %+v has no command or no end", filepath.Base(path), s)
 			}
+		}
+	}
+	if open == 0 {
+		t.Fatal("no open verdict in the corpus: the test checks nothing")
+	}
+}
+
+// TestJudgePollIsJudge: over every input of the pasted corpus, a poll's
+// judgement (probes.JudgePoll, no peer's Settle) gives Judge's verdicts,
+// and SettleOf each peer gives the Settle Judge wrote for it.
+func TestJudgePollIsJudge(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "corpus", "*.txt"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "settle", "[0-9][0-9]-*[a-z0-9].txt"))
+	open := 0
+	for _, path := range append(files, more...) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse([]Raw{{Name: filepath.Base(path), Data: data}}, pasteNow)
+		if err != nil {
+			continue // refused on purpose
+		}
+		ls, err := f.Diagnose(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var board *probes.DeviceEvidence
+		if ls.Board != nil {
+			board = &ls.Board.Evidence
+		}
+		poll := *ls.Snapshot
+		poll.Peers = slices.Clone(ls.Peers)
+		probes.JudgePoll(&poll, board)
+		for i, p := range ls.Peers {
+			want, got := p.Verdict, poll.Peers[i].Verdict
+			if got.Settle != nil {
+				t.Errorf("%s: %s: JudgePoll wrote a Settle", filepath.Base(path), p.Name)
+			}
+			wantSettle := want.Settle
+			want.Settle = nil
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s: %s: JudgePoll's verdict differs from Judge's (-Judge +JudgePoll):\n%s", filepath.Base(path), p.Name, diff)
+			}
+			if wantSettle != nil {
+				open++
+			}
+			if diff := cmp.Diff(wantSettle, probes.SettleOf(&poll, i, board)); diff != "" {
+				t.Errorf("%s: %s: SettleOf differs from Judge's Settle (-Judge +SettleOf):\n%s", filepath.Base(path), p.Name, diff)
+			}
+		}
+		if diff := cmp.Diff(ls.Self.Settle, poll.Self.Settle); diff != "" {
+			t.Errorf("%s: this node's Settle differs (-Judge +JudgePoll):\n%s", filepath.Base(path), diff)
 		}
 	}
 	if open == 0 {

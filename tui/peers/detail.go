@@ -327,6 +327,9 @@ func (d *Detail) refresh() {
 		for i := range d.snap.Peers {
 			if d.snap.Peers[i].ID == d.peerID {
 				d.peer, d.inSnap = d.snap.Peers[i], true
+				// A poll's snapshot leaves what would settle a verdict
+				// to the one peer shown.
+				d.peer.Verdict.Settle = d.snap.SettleOf(i)
 				break
 			}
 		}

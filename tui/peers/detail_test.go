@@ -675,3 +675,31 @@ func TestDetailToSettle(t *testing.T) {
 		t.Errorf("a settled verdict shows a to-settle block:\n%s", v)
 	}
 }
+
+// TestDetailSettlesFromAPoll: the dashboard's Linker judges as a poll
+// (no peer carries its Settle); Detail works out the one it shows, so the
+// "to settle" block reads as it does from a one-shot judgement.
+func TestDetailSettlesFromAPoll(t *testing.T) {
+	raw := peerstest.Snapshot()
+	for i := range raw.Peers {
+		if raw.Peers[i].ID == "nCORES3" {
+			// Nothing known of its end: the verdict is open.
+			raw.Peers[i].EndpointsKnown, raw.Peers[i].Endpoints, raw.Peers[i].OS = false, nil, "linux"
+		}
+	}
+	view := func(l *link.Linker) string {
+		ls := l.SetSnapshot(&raw)
+		d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
+		d.SetSize(100, 80)
+		d.Update(ls)
+		d.Update(common.PeerSelectedMsg{Peer: peerByID(*ls.Snapshot, "nCORES3")})
+		return tuitest.Unstyled(d.View())
+	}
+	once, poll := view(&link.Linker{}), view(&link.Linker{Poll: true})
+	if !strings.Contains(once, "to settle") {
+		t.Fatalf("the one-shot judgement leaves cores3 settled: the test checks nothing\n%s", once)
+	}
+	if poll != once {
+		t.Errorf("from a poll the Detail reads\n%s\nnot, as from a one-shot judgement,\n%s", poll, once)
+	}
+}
