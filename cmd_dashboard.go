@@ -10,8 +10,8 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/dashboard"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -90,7 +90,7 @@ func (f *dashboardFlags) run(ctx context.Context, args []string, stdio cli.IO) e
 	if err != nil {
 		return cli.UsageError{Err: err}
 	}
-	client := localapi.NewClient(f.socket)
+	client := tailscaled.NewClient(f.socket)
 	d := dashboard.Dashboard{
 		Sources: app.Sources{
 			ControlAPI: api,

@@ -37,7 +37,7 @@ func TestDashboardBadELF(t *testing.T) {
 			stdin := strings.NewReader("I (1) app: a capture the dashboard must not read\n")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			code := run(ctx, []string{"--port", "-", "--elf", tc.elf}, cli.IO{Stdin: stdin, Stdout: &out, Stderr: &errb})
+			code := dispatch(ctx, []string{"--port", "-", "--elf", tc.elf}, cli.IO{Stdin: stdin, Stdout: &out, Stderr: &errb})
 			if code != cli.ExitUsage { // unusable input
 				t.Errorf("exit %d, want 2; stderr %q", code, errb.String())
 			}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 
 	"github.com/tailpath/tailpath/probes/lab"
 )
@@ -65,7 +65,7 @@ func TestDemoStatusJSONLinksBoard(t *testing.T) {
 	}
 	seen := 0
 	for _, p := range got.Peers {
-		if len(p.PathChanges) != 1 || p.PathChanges[0].Text != string(link.ChangeText(&probes.Path{Kind: probes.PathKind(p.Path.Kind), Text: safetext.New(p.Path.Text)})) || p.PathChanges[0].Kind != p.Path.Kind || p.PathChanges[0].Time.IsZero() {
+		if len(p.PathChanges) != 1 || p.PathChanges[0].Text != string(join.ChangeText(&probes.Path{Kind: probes.PathKind(p.Path.Kind), Text: safetext.New(p.Path.Text)})) || p.PathChanges[0].Kind != p.Path.Kind || p.PathChanges[0].Time.IsZero() {
 			t.Errorf("%s: path_changes %+v, want one: its path %q now", p.Name, p.PathChanges, p.Path.Text)
 		}
 		var device []string

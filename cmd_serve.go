@@ -15,7 +15,7 @@ import (
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/metrics"
 	"github.com/tailpath/tailpath/internal/secretfile"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -94,7 +94,7 @@ func serveCommand() *cli.Command {
 	var f serveFlags
 	fs := cli.NewFlagSet("tailpath serve")
 	fs.StringVar(&f.listen, "listen", defaultListen, "address to serve on: an IP and port (loopback unless named here)")
-	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+localapi.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+tailscaled.DefaultSocket()+")")
 	fs.DurationVar(&f.interval, "interval", 2*time.Second, "how often to poll tailscaled's status")
 	fs.BoolVar(&f.all, "all", false, "also report the peers 'tailscale status' hides (shared-in nodes, Mullvad exit nodes)")
 	fs.StringVar(&f.port, "port", "", `CoreS3 serial port: "auto", a path, or "-" for a capture on stdin (default: no board)`)
@@ -161,7 +161,7 @@ func (f *serveFlags) run(ctx context.Context, args []string, stdio cli.IO) error
 	}
 	s := &app.Serve{
 		Sources: app.Sources{
-			Client:   localapi.NewClient(f.socket),
+			Client:   tailscaled.NewClient(f.socket),
 			Socket:   f.socket,
 			Interval: f.interval,
 			All:      f.all,

@@ -9,8 +9,8 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/report"
-	"github.com/tailpath/tailpath/probes/localapi"
-	"github.com/tailpath/tailpath/probes/probe"
+	"github.com/tailpath/tailpath/probes/discoping"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // statusFlags are tailpath status's flags.
@@ -32,7 +32,7 @@ type statusFlags struct {
 	// without it NetInfo's latencies, of unknown age, are only shown.
 	netcheck bool
 	// probe runs a bounded DISCO ping run to every relayed peer before
-	// diagnosing (probes/probe): evidence for disco-unanswered.
+	// diagnosing (probes/discoping): evidence for disco-unanswered.
 	probe bool
 	api   apiFlags
 	snap  snapshotFlags // --save, --redact, --from, --peer-snapshot (cmd_status_snapshot.go)
@@ -76,7 +76,7 @@ func statusCommand() *cli.Command {
 	var f statusFlags
 	fs := cli.NewFlagSet("tailpath status")
 	fs.BoolVar(&f.json, "json", false, `print JSON ({"self":…, "peers":[…]}) instead of a table`)
-	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+localapi.DefaultSocket()+")")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled LocalAPI socket (default "+tailscaled.DefaultSocket()+")")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on tailscaled after this long")
 	fs.StringVar(&f.port, "port", "", `a board to link to its peer: "auto", a serial port path, or "-" for a capture on stdin (default: none)`)
 	fs.IntVar(&f.baud, "baud", 115200, "serial speed in bits per second")
@@ -130,7 +130,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) erro
 	if err != nil {
 		return err
 	}
-	ls, rec := st.Linked, st.Recorder
+	ls, rec := st.Joined, st.Recorder
 	if ls, err = app.ApplyPeerSnapshots(ctx, ls, f.snap.peers, stdio.Stderr); err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) erro
 	if f.json {
 		return nil
 	}
-	if state := st.Linked.BackendState; state != "Running" {
+	if state := st.Joined.BackendState; state != "Running" {
 		return &cli.CodeError{Code: statusExitNotRunningState, Err: fmt.Errorf("tailscaled is %s, not Running; run `tailscale up`", state)}
 	}
 	return nil
@@ -162,4 +162,4 @@ func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) erro
 
 // statusProbeOptions are --probe's bounds (probe's limits; tests shorten
 // the runs).
-var statusProbeOptions = probe.Options{}
+var statusProbeOptions = discoping.Options{}

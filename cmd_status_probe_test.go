@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/probe"
+	"github.com/tailpath/tailpath/probes/discoping"
 )
 
 // TestStatusProbe: --probe pings the relayed peer before diagnosing
@@ -17,7 +17,7 @@ import (
 // through DERP(nyc).
 func TestStatusProbe(t *testing.T) {
 	old := statusProbeOptions
-	statusProbeOptions = probe.Options{PerPeer: 600 * time.Millisecond}
+	statusProbeOptions = discoping.Options{PerPeer: 600 * time.Millisecond}
 	t.Cleanup(func() { statusProbeOptions = old })
 	srv := statusFixture(t, "unexplained")
 
@@ -73,7 +73,7 @@ func TestStatusProbe(t *testing.T) {
 // disco-unanswered.
 func TestStatusProbeOutOfTime(t *testing.T) {
 	old := statusProbeOptions
-	statusProbeOptions = probe.Options{Budget: time.Nanosecond}
+	statusProbeOptions = discoping.Options{Budget: time.Nanosecond}
 	t.Cleanup(func() { statusProbeOptions = old })
 	srv := statusFixture(t, "unexplained")
 

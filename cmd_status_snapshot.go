@@ -12,7 +12,7 @@ import (
 	"github.com/tailpath/tailpath/internal/report"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
@@ -78,7 +78,7 @@ func (s *snapshotFlags) check(asJSON bool) error {
 // print: the redacted diagnosis with --redact, else ls. printed is true
 // when the snapshot itself went to stdout (--save -), so nothing else is
 // printed.
-func (f *statusFlags) saveLive(ctx context.Context, st *app.StatusResult, ls *link.Snapshot, stdio cli.IO) (*link.Snapshot, bool, error) {
+func (f *statusFlags) saveLive(ctx context.Context, st *app.StatusResult, ls *join.Snapshot, stdio cli.IO) (*join.Snapshot, bool, error) {
 	tr, terr := app.TuningReport(ctx, f.socket)
 	file := st.Recorder.File(ls, snapshot.Extras{All: f.all, PeerFacts: st.PeerFacts, APIStatus: st.APIStatus, Tuning: tr, TuningErr: terr})
 	return app.SaveSnapshot(ctx, file, ls, f.snap.save, f.snap.redact, stdio.Stdout, stdio.Stderr)

@@ -291,7 +291,7 @@ func TestStatusFromStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"status", "--from", "-", "--json"}, cli.IO{Stdin: bytes.NewReader(b), Stdout: &out, Stderr: &errOut})
+	code := dispatch(context.Background(), []string{"status", "--from", "-", "--json"}, cli.IO{Stdin: bytes.NewReader(b), Stdout: &out, Stderr: &errOut})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}

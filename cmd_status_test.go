@@ -23,7 +23,7 @@ import (
 func runStatusCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	code := dispatch(context.Background(), append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -208,7 +208,7 @@ func TestStatusLinksBoardCapture(t *testing.T) {
 	capture := "I (312) wifi:connected with lab-ap\r\n" + string(frame) + "\r\n"
 	status := func(stdin string, args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), append([]string{"status", "--socket", srv.Socket, "--port", "-"}, args...),
+		code := dispatch(context.Background(), append([]string{"status", "--socket", srv.Socket, "--port", "-"}, args...),
 			cli.IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
 		return code, out.String(), errb.String()
 	}

@@ -126,7 +126,7 @@ func TestTailConsole(t *testing.T) {
 	var errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), []string{"tail", "--port", port, "--console", "--color", "never"},
+		done <- dispatch(context.Background(), []string{"tail", "--port", port, "--console", "--color", "never"},
 			cli.IO{Stdin: termTTY, Stdout: termTTY, Stderr: &errb})
 	}()
 	waitFor(t, "link up", func() bool { return strings.Contains(errb.String(), "link up") })
@@ -224,7 +224,7 @@ func TestTailConsolePiped(t *testing.T) {
 	var errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), []string{"tail", "--port", port, "--console"}, cli.IO{Stdin: termTTY, Stdout: pw, Stderr: &errb})
+		done <- dispatch(context.Background(), []string{"tail", "--port", port, "--console"}, cli.IO{Stdin: termTTY, Stdout: pw, Stderr: &errb})
 	}()
 	waitFor(t, "link up", func() bool { return strings.Contains(errb.String(), "link up") })
 

@@ -70,7 +70,7 @@ func TestTailSavesAcrossUnplug(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"tail", "--port", port, "--save", save, "--color", "never"}, cli.IO{Stdout: &out, Stderr: &errb})
+		done <- dispatch(ctx, []string{"tail", "--port", port, "--save", save, "--color", "never"}, cli.IO{Stdout: &out, Stderr: &errb})
 	}()
 	waitFor(t, "link up", func() bool { return strings.Count(errb.String(), "link up") == 1 })
 	var sent strings.Builder
@@ -135,7 +135,7 @@ func TestTailNoColor(t *testing.T) {
 			read <- b
 		}()
 		var errb bytes.Buffer
-		code := run(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: strings.NewReader(in), Stdout: tty, Stderr: &errb})
+		code := dispatch(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: strings.NewReader(in), Stdout: tty, Stderr: &errb})
 		tty.Close()
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
@@ -170,7 +170,7 @@ func TestTailNoColor(t *testing.T) {
 		// codes pass through as they came.
 		t.Setenv("NO_COLOR", "1")
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+		if code := dispatch(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
 		if out.String() != in {
@@ -184,7 +184,7 @@ func TestTailNoColor(t *testing.T) {
 		}
 		defer capture.Close()
 		elfs := filepath.Join(ownBinlog, "app.elf") + "," + filepath.Join(ownBinlog, "bootloader.elf")
-		if code := run(context.Background(), []string{"tail", "--port", "-", "--elf", elfs}, cli.IO{Stdin: capture, Stdout: &out, Stderr: &errb}); code != 0 {
+		if code := dispatch(context.Background(), []string{"tail", "--port", "-", "--elf", elfs}, cli.IO{Stdin: capture, Stdout: &out, Stderr: &errb}); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
 		if !strings.Contains(out.String(), "I (27) boot: ESP-IDF v5.5 2nd stage bootloader\n") || strings.Contains(out.String(), "\x1b") {
@@ -194,7 +194,7 @@ func TestTailNoColor(t *testing.T) {
 	t.Run("CLICOLOR_FORCE piped", func(t *testing.T) {
 		t.Setenv("CLICOLOR_FORCE", "1")
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+		if code := dispatch(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
 		if want := "\x1b[0;32mI (1) wifi: up\x1b[0m\n\x1b[1;31mE (2) app: bad\x1b[0m\n\x1b[0;33mW (3) app: low heap\x1b[0m\n"; out.String() != want {
@@ -237,7 +237,7 @@ func TestStatusLinksLiveBoard(t *testing.T) {
 		}
 	}()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"status", "--socket", srv.Socket, "--port", tty.Name(), "--board-wait", "2s", "--json"},
+	code := dispatch(context.Background(), []string{"status", "--socket", srv.Socket, "--port", tty.Name(), "--board-wait", "2s", "--json"},
 		cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	if code != 0 || errb.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())

@@ -83,7 +83,7 @@ func TestTailMatchesMonitor(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errb bytes.Buffer
-			code := run(context.Background(), []string{"tail", "--port", "-", "--filter", tc.filter}, cli.IO{Stdin: in, Stdout: &out, Stderr: &errb})
+			code := dispatch(context.Background(), []string{"tail", "--port", "-", "--filter", tc.filter}, cli.IO{Stdin: in, Stdout: &out, Stderr: &errb})
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
@@ -133,7 +133,7 @@ func TestTailBinaryLogSaysSo(t *testing.T) {
 			}
 			defer in.Close()
 			var out, errb bytes.Buffer
-			if code := run(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: in, Stdout: &out, Stderr: &errb}); code != 0 {
+			if code := dispatch(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: in, Stdout: &out, Stderr: &errb}); code != 0 {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
 			if !strings.Contains(errb.String(), "binary logging is on: pass the ELF to decode it") || strings.Count(errb.String(), "binary logging") != 1 {
@@ -161,7 +161,7 @@ func TestTailDecodesBacktrace(t *testing.T) {
 	check := func(t *testing.T, elfPath string, inl, pc uint64, decoded []string) {
 		in := fmt.Sprintf(tmpl, pc, inl, pc)
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), []string{"tail", "--port", "-", "--elf", elfPath}, cli.IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+		if code := dispatch(context.Background(), []string{"tail", "--port", "-", "--elf", elfPath}, cli.IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
 		// As monitor prints it: the uncoloured I line gets its auto-colour.
@@ -196,7 +196,7 @@ func TestTailSaveTimestampsAndErrors(t *testing.T) {
 	save := filepath.Join(t.TempDir(), "board.log")
 	in := "I (1) wifi: up\r\nW (2) app: low heap\r\npartial"
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"tail", "--port", "-", "--filter", "app:W", "--save", save, "--timestamps"},
+	if code := dispatch(context.Background(), []string{"tail", "--port", "-", "--filter", "app:W", "--save", save, "--timestamps"},
 		cli.IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -211,7 +211,7 @@ func TestTailSaveTimestampsAndErrors(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--filter", "wifi:X"}, {"--color", "sometimes"}, {"extra"}} {
 		errb.Reset()
-		code := run(context.Background(), append([]string{"tail", "--port", "-"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+		code := dispatch(context.Background(), append([]string{"tail", "--port", "-"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 		if code != 2 || errb.Len() == 0 {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 with a message", args, code, errb.String())
 		}
@@ -235,7 +235,7 @@ func TestTailDecodesBinaryLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errb bytes.Buffer
-			if code := run(context.Background(), []string{"tail", "--port", "-", "--elf", app + "," + boot}, cli.IO{Stdin: in, Stdout: &out, Stderr: &errb}); code != 0 {
+			if code := dispatch(context.Background(), []string{"tail", "--port", "-", "--elf", app + "," + boot}, cli.IO{Stdin: in, Stdout: &out, Stderr: &errb}); code != 0 {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
 			trim := func(b []byte) []string {
@@ -292,7 +292,7 @@ func TestTailColorNeverStripsDeviceColour(t *testing.T) {
 					}
 					defer in.Close()
 					var out, errb bytes.Buffer
-					if code := run(context.Background(), []string{"tail", "--port", "-", "--color", color}, cli.IO{Stdin: in, Stdout: &out, Stderr: &errb}); code != 0 {
+					if code := dispatch(context.Background(), []string{"tail", "--port", "-", "--color", color}, cli.IO{Stdin: in, Stdout: &out, Stderr: &errb}); code != 0 {
 						t.Fatalf("exit %d: %s", code, errb.String())
 					}
 					got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -354,7 +354,7 @@ func TestTailMatchesMonitorProbe(t *testing.T) {
 							r = iotest.OneByteReader(r)
 						}
 						var out, errb bytes.Buffer
-						code := run(context.Background(), []string{"tail", "--port", "-", "--filter", tc.filter}, cli.IO{Stdin: r, Stdout: &out, Stderr: &errb})
+						code := dispatch(context.Background(), []string{"tail", "--port", "-", "--filter", tc.filter}, cli.IO{Stdin: r, Stdout: &out, Stderr: &errb})
 						if code != 0 {
 							t.Fatalf("exit %d: %s", code, errb.String())
 						}
@@ -366,7 +366,7 @@ func TestTailMatchesMonitorProbe(t *testing.T) {
 			}
 			// --disable-auto-color: the board's bytes as they came (the query too).
 			var out, errb bytes.Buffer
-			if code := run(context.Background(), []string{"tail", "--port", "-", "--disable-auto-color"}, cli.IO{Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+			if code := dispatch(context.Background(), []string{"tail", "--port", "-", "--disable-auto-color"}, cli.IO{Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
 			if !bytes.Equal(out.Bytes(), in) {
@@ -400,7 +400,7 @@ func TestTailAutoColorMatchesMonitor(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errb bytes.Buffer
-			if code := run(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+			if code := dispatch(context.Background(), []string{"tail", "--port", "-"}, cli.IO{Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
 			if !bytes.Equal(out.Bytes(), want) {
@@ -417,7 +417,7 @@ func TestTailJSON(t *testing.T) {
 		"uru Meditation Error: Core  0 panic'ed (Illegal instruction). Exception was unhandled.\r\n" +
 		"MEPC    : 0x40001be4  RA      : 0x42075ee2  SP      : 0x3fca11b0  GP      : 0x3fc8e600  \r\n"
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"tail", "--port", "-", "--json"}, cli.IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
+	if code := dispatch(context.Background(), []string{"tail", "--port", "-", "--json"}, cli.IO{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errb}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var types []string
@@ -435,7 +435,7 @@ func TestTailJSON(t *testing.T) {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
 	errb.Reset()
-	if code := run(context.Background(), []string{"tail", "--port", "-", "--json", "--filter", "x:E"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}); code != 2 || !strings.Contains(errb.String(), "--json") {
+	if code := dispatch(context.Background(), []string{"tail", "--port", "-", "--json", "--filter", "x:E"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}); code != 2 || !strings.Contains(errb.String(), "--json") {
 		t.Errorf("--json --filter: exit %d, %q", code, errb.String())
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/termcolor"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -119,10 +119,10 @@ func tuneCommand() *cli.Command {
 	}
 	return newTuneCommand(&tuneDaemon{
 		peerRTT: func(ctx context.Context, socket, peer string) (time.Duration, error) {
-			return app.PeerRTT(ctx, localapi.NewClient(socket), peer)
+			return app.PeerRTT(ctx, tailscaled.NewClient(socket), peer)
 		},
 		probeMTU: func(ctx context.Context, socket, peer string, o tune.MTUProbeOptions) (tune.MTUProbe, error) {
-			return app.MTUProbe(ctx, localapi.NewClient(socket), peer, o)
+			return app.MTUProbe(ctx, tailscaled.NewClient(socket), peer, o)
 		},
 		tun: func(ctx context.Context, socket string) (bool, error) {
 			return daemon(socket).DaemonTUN(ctx)
@@ -155,7 +155,7 @@ func newTuneCommand(d *tuneDaemon) *cli.Command {
 	fs.StringVar(&f.state, "state", "", "state file for --revert (default "+sysctl.DefaultStatePath()+"; with --root, DIR/var/lib/tailpath/tune-state.json)")
 	fs.StringVar(&f.mtuProbe, "mtu-probe", "", "instead of tuning, find the largest packet the direct path to this peer carries (DISCO pings of growing size through tailscaled, like tailscale ping --size)")
 	fs.StringVar(&f.root, "root", "", "treat this directory as / (a sandbox copy of /proc/sys; for tests and the demo)")
-	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe, the path to the busiest peer, the advertised routes and whether it runs in userspace networking (default "+localapi.DefaultSocket()+"; with --root, only when given)")
+	fs.StringVar(&f.socket, "socket", "", "tailscaled's LocalAPI socket, for --peer, --mtu-probe, the path to the busiest peer, the advertised routes and whether it runs in userspace networking (default "+tailscaled.DefaultSocket()+"; with --root, only when given)")
 	fs.StringVar(&f.observed, "observed", "", "the throughput you see through this box, e.g. 0.5Mbit: far below the CPU's ceiling, it points at an offload (TSO on a bridge)")
 	f.fs = fs
 	return &cli.Command{

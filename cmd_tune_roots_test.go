@@ -15,9 +15,9 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -36,7 +36,7 @@ var goldenCrypto = tune.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4
 // a golden (-update-tune rewrites them). The relayed peer's path comes
 // from a fake LocalAPI (probes/testdata/local-hard-nat.json: the Home
 // Assistant add-on case, relayed behind a NAT without port mapping)
-// through --socket, gathered and diagnosed by the real localapi.Gather.
+// through --socket, gathered and diagnosed by the real tailscaled.Gather.
 func TestTuneRootsLimitFirst(t *testing.T) {
 	fix, err := probestest.LoadFixture(filepath.Join("probes", "testdata", "local-hard-nat.json"))
 	if err != nil {
@@ -55,11 +55,11 @@ func TestTuneRootsLimitFirst(t *testing.T) {
 		// which the live command adds: the verdict must not depend on the
 		// machine the test runs on.
 		path: func(ctx context.Context, socket, peer string) (tune.PeerPath, error) {
-			snap, err := localapi.Gather(ctx, localapi.NewClient(socket), nil)
+			snap, err := tailscaled.Gather(ctx, tailscaled.NewClient(socket), nil)
 			if err != nil {
 				return tune.PeerPath{}, err
 			}
-			return app.PeerPathOf(link.Of(snap).Snapshot, peer) // judged, as TunePeerPath does
+			return app.PeerPathOf(join.Of(snap).Snapshot, peer) // judged, as TunePeerPath does
 		},
 		crypto: goldenCrypto,
 	}

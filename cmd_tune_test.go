@@ -27,7 +27,7 @@ func TestTuneCommand(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
 	runTuneCmd := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), append([]string{"tune", "--root", dir, "--state", state}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+		code := dispatch(context.Background(), append([]string{"tune", "--root", dir, "--state", state}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 		return code, out.String(), errb.String()
 	}
 	code, out, _ := runTuneCmd("--bandwidth", "400Mbit", "--rtt", "100ms")
@@ -99,7 +99,7 @@ func TestTuneBadFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), append([]string{"tune"}, tt.args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+			code := dispatch(context.Background(), append([]string{"tune"}, tt.args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 			if code != 2 {
 				t.Errorf("exit %d, want 2", code)
 			}
@@ -121,7 +121,7 @@ func TestTuneBadFlags(t *testing.T) {
 // the other commands, and exits 0.
 func TestTuneHelp(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"tune", "-h"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	code := dispatch(context.Background(), []string{"tune", "-h"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	got := out.String()
 	if code != 0 || !strings.HasPrefix(got, "usage: tailpath tune [flags]\n\nShow this host's TCP buffer sysctls") || errb.Len() > 0 {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, got, errb.String())
@@ -141,7 +141,7 @@ func TestTuneHelp(t *testing.T) {
 func TestTuneHints(t *testing.T) {
 	root := filepath.Join("sysctl", "testdata", "roots", "dsm-7.2-5.10")
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--rtt", "100ms", "--bbr"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	code := dispatch(context.Background(), []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--rtt", "100ms", "--bbr"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	want := "To apply: tailpath tune --bandwidth 400Mbit --bbr --root " + root + " --rtt 100ms --apply\n"
 	if code != 0 || !strings.HasSuffix(out.String(), want) {
 		t.Errorf("exit %d; output ends %q, want %q\nstderr: %s", code, lastLine(out.String()), want, errb.String())
@@ -163,7 +163,7 @@ func TestTuneRootKeepsStateInside(t *testing.T) {
 	}
 	state := filepath.Join(root, "var", "lib", "tailpath", "tune-state.json")
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--rtt", "100ms", "--apply", "--yes"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	code := dispatch(context.Background(), []string{"tune", "--root", root, "--bandwidth", "400Mbit", "--rtt", "100ms", "--apply", "--yes"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	if code != 0 || !strings.Contains(out.String(), "previous values saved in "+state) {
 		t.Fatalf("apply to the copy: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
@@ -172,7 +172,7 @@ func TestTuneRootKeepsStateInside(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	code = run(context.Background(), []string{"tune", "--root", root, "--revert", "--yes"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	code = dispatch(context.Background(), []string{"tune", "--root", root, "--revert", "--yes"}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	if code != 0 || !strings.Contains(out.String(), "reverted") {
 		t.Errorf("revert in the copy: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
@@ -219,7 +219,7 @@ func TestTuneFlagRanges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), append([]string{"tune", "--root", dir}, tt.args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+			code := dispatch(context.Background(), append([]string{"tune", "--root", dir}, tt.args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 			first, rest, _ := strings.Cut(errb.String(), "\n")
 			if code != 2 || !strings.Contains(first, tt.want) || !strings.HasPrefix(first, "tailpath: tune: ") {
 				t.Errorf("exit %d, first line %q; want exit 2 and %q", code, first, tt.want)
@@ -253,7 +253,7 @@ func TestTuneUnusualValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), append([]string{"tune", "--root", dir}, tt.args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+			code := dispatch(context.Background(), append([]string{"tune", "--root", dir}, tt.args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 			if code != 0 || errb.String() != tt.want {
 				t.Errorf("exit %d, stderr %q; want 0 and %q", code, errb.String(), tt.want)
 			}
@@ -282,7 +282,7 @@ func TestTuneFloor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), append([]string{"tune", "--root", dir}, tt.args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+			code := dispatch(context.Background(), append([]string{"tune", "--root", dir}, tt.args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 			text := regexp.MustCompile(`  +`).ReplaceAllString(out.String(), "  ") // columns aligned by tabwriter
 			for _, w := range tt.want {
 				if code != 0 || !strings.Contains(text, w) {
@@ -361,7 +361,7 @@ func TestTuneBadRoot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), []string{"tune", "--root", tt.root}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+		code := dispatch(context.Background(), []string{"tune", "--root", tt.root}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 		if code != 2 || !strings.Contains(errb.String(), "--root "+tt.root+": "+tt.want) || strings.Contains(errb.String(), "procfs") || strings.Contains(errb.String(), "usage:") {
 			t.Errorf("tune --root %s: exit %d, stderr %q; want 2 and %q alone", tt.root, code, errb.String(), tt.want)
 		}

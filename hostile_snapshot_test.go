@@ -262,7 +262,7 @@ func TestHostileSnapshot(t *testing.T) {
 	// status --from, as a table and with its warnings.
 	for _, args := range [][]string{{"status", "--from", path}, {"status", "--from", path, "--all"}} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), args, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+		code := dispatch(context.Background(), args, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 		if out.Len() == 0 {
 			t.Errorf("%v: exit %d, nothing printed; stderr %q", args, code, errb.String())
 		}

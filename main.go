@@ -46,14 +46,14 @@ func main() {
 		debug.SetMemoryLimit(gc.Limit)
 	}
 	stopProfile := cli.StartProfile(os.Getenv(cli.ProfileEnv), os.Stderr)
-	code := run(ctx, os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+	code := dispatch(ctx, os.Args[1:], cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 	stopProfile()
 	stop()
 	os.Exit(code)
 }
 
-// run runs the command args name; it returns the exit status.
-func run(ctx context.Context, args []string, stdio cli.IO) int {
+// dispatch runs the command args name; it returns the exit status.
+func dispatch(ctx context.Context, args []string, stdio cli.IO) int {
 	p := cli.Program{Commands: commands(), IsInput: isInputError}
 	return p.Run(ctx, args, stdio)
 }

@@ -112,7 +112,7 @@ func runTailpath(t *testing.T, args ...string) (int, string, string) {
 func runTailpathCtx(ctx context.Context, t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(ctx, args, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	code := dispatch(ctx, args, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 	return code, out.String(), errb.String()
 }
 
@@ -221,7 +221,7 @@ func TestExitCodes(t *testing.T) {
 				defer null.Close()
 				var out, errb bytes.Buffer
 				args = args[:n-1]
-				code, stderr = run(ctx, args, cli.IO{Stdin: null, Stdout: &out, Stderr: &errb}), errb.String()
+				code, stderr = dispatch(ctx, args, cli.IO{Stdin: null, Stdout: &out, Stderr: &errb}), errb.String()
 			} else {
 				code, _, stderr = runTailpathCtx(ctx, t, args...)
 			}

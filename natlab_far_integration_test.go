@@ -75,7 +75,7 @@ func TestNATLabFarDERP(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	tailscaled, tailscale := buildTailscale(t)
+	tailscaledBin, tailscale := buildTailscale(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
@@ -120,7 +120,7 @@ func TestNATLabFarDERP(t *testing.T) {
 	nodes := map[string]*natNode{}
 	for _, name := range []string{"ha", "hb"} {
 		n := &natNode{name: name, ns: lnet.ns(name), sock: filepath.Join(sockDir, name+".sock")}
-		n.d = startTailscaledIn(t, n.ns, tailscaled, t.TempDir(), n.sock, infra.DaemonEnv())
+		n.d = startTailscaledIn(t, n.ns, tailscaledBin, t.TempDir(), n.sock, infra.DaemonEnv())
 		n.lc = &local.Client{Socket: n.sock, UseSocketOnly: true}
 		nodes[name] = n
 	}

@@ -36,7 +36,7 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // natNode is one tailscaled in the lab.
@@ -69,7 +69,7 @@ func TestNATLab(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	tailscaled, tailscale := buildTailscale(t)
+	tailscaledBin, tailscale := buildTailscale(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -155,7 +155,7 @@ func TestNATLab(t *testing.T) {
 	nodes := map[string]*natNode{}
 	for _, name := range []string{"pub", "pubfw", "ha", "hb", "hc"} {
 		n := &natNode{name: name, ns: ns(name), sock: filepath.Join(sockDir, name+".sock")}
-		n.d = startTailscaledIn(t, n.ns, tailscaled, t.TempDir(), n.sock, infra.DaemonEnv())
+		n.d = startTailscaledIn(t, n.ns, tailscaledBin, t.TempDir(), n.sock, infra.DaemonEnv())
 		n.lc = &local.Client{Socket: n.sock, UseSocketOnly: true}
 		nodes[name] = n
 	}
@@ -181,7 +181,7 @@ func TestNATLab(t *testing.T) {
 	// (testcontrol passes it on): the verdicts need both ends.
 	natWait(ctx, t, "every node's NAT facts, and its peers'", 90*time.Second, func() (bool, string) {
 		for _, n := range nodes {
-			snap, err := localapi.Gather(ctx, n.lc, nil)
+			snap, err := tailscaled.Gather(ctx, n.lc, nil)
 			if err != nil {
 				return false, n.name + ": " + err.Error()
 			}

@@ -29,7 +29,7 @@ func TestAPIKeyFileFIFO(t *testing.T) {
 		var out, errb bytes.Buffer
 		done := make(chan int, 1)
 		go func() {
-			done <- run(context.Background(), []string{"status", "--api-key-file", tt.path, "--socket", filepath.Join(t.TempDir(), "none.sock")}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+			done <- dispatch(context.Background(), []string{"status", "--api-key-file", tt.path, "--socket", filepath.Join(t.TempDir(), "none.sock")}, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 		}()
 		select {
 		case code := <-done:

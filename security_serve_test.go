@@ -90,7 +90,7 @@ func TestServeTokenPrometheus(t *testing.T) {
 	stderr := &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", ip + ":0", "--token-file", tokenFile, "--no-tuning", "--socket", filepath.Join(dir, "none.sock")},
+		done <- dispatch(ctx, []string{"serve", "--listen", ip + ":0", "--token-file", tokenFile, "--no-tuning", "--socket", filepath.Join(dir, "none.sock")},
 			cli.IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr})
 	}()
 	defer func() {

@@ -59,7 +59,7 @@ func TestTuneRevertIgnoresPlantedState(t *testing.T) {
 		{[]string{"tune", "--revert", "--json"}, "no state file at " + sysctl.RootStatePath},
 	} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), tt.args, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+		code := dispatch(context.Background(), tt.args, cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
 		if code == 0 || !strings.Contains(errb.String()+out.String(), tt.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want a failure saying %q", tt.args, code, out.String(), errb.String(), tt.want)
 		}

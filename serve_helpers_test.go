@@ -39,7 +39,7 @@ func startServe(t *testing.T, stdin io.Reader, args ...string) *serving {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &serving{stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() {
-		s.done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), cli.IO{Stdin: stdin, Stdout: io.Discard, Stderr: s.stderr})
+		s.done <- dispatch(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), cli.IO{Stdin: stdin, Stdout: io.Discard, Stderr: s.stderr})
 	}()
 	t.Cleanup(func() { s.stop(t) })
 	addr := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)

@@ -22,8 +22,8 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes/lab"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // TestServeUserspaceNetworkingCallers is issue 34's first attack, with
@@ -50,7 +50,7 @@ func TestServeUserspaceNetworkingCallers(t *testing.T) {
 			t.Skipf("skipping: needs %s (Debian: iproute2, curl)", cmd)
 		}
 	}
-	tailscaled, tailscale := buildTailscale(t)
+	tailscaledBin, tailscale := buildTailscale(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
@@ -88,7 +88,7 @@ func TestServeUserspaceNetworkingCallers(t *testing.T) {
 	for _, name := range []string{"nas", "bobs-pc", "laptop"} {
 		stateDir := t.TempDir()
 		n := &tsNode{sock: filepath.Join(sockDir, name+".sock")}
-		n.d = runTailscaled(t, filepath.Join(stateDir, "tailscaled.log"), infra.DaemonEnv(), "ip", "netns", "exec", ns, tailscaled,
+		n.d = runTailscaled(t, filepath.Join(stateDir, "tailscaled.log"), infra.DaemonEnv(), "ip", "netns", "exec", ns, tailscaledBin,
 			"--tun=userspace-networking", "--statedir="+stateDir, "--socket="+n.sock,
 			"--port=0", "--no-logs-no-support", "--syspolicy-file=")
 		n.lc = &local.Client{Socket: n.sock, UseSocketOnly: true}
@@ -128,7 +128,7 @@ func TestServeUserspaceNetworkingCallers(t *testing.T) {
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	s := &app.Serve{Sources: app.Sources{Client: localapi.NewClient(nas.sock), Socket: nas.sock, Interval: 500 * time.Millisecond}, MaxPeers: 100}
+	s := &app.Serve{Sources: app.Sources{Client: tailscaled.NewClient(nas.sock), Socket: nas.sock, Interval: 500 * time.Millisecond}, MaxPeers: 100}
 	s.Snapshot = s.SnapshotFile
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)

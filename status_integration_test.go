@@ -41,8 +41,8 @@ import (
 	"github.com/tailpath/tailpath/internal/prebuilt"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // runMainEnv set to 1 makes this test binary run tailpath's main
@@ -72,7 +72,7 @@ func startTestLab(t *testing.T) *lab.Lab { return labtest.Start(t) }
 // returns the exit code, stdout and stderr.
 func tailpathStatus(ctx context.Context, args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := run(ctx, append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	code := dispatch(ctx, append([]string{"status"}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -247,7 +247,7 @@ func TestStatusAgainstLab(t *testing.T) {
 // and the go command's version (.ci/run builds them before go test; a
 // first run builds them here, bounded only by go test's -timeout). It
 // skips t without the go command.
-func buildTailscale(t *testing.T) (tailscaled, tailscale string) {
+func buildTailscale(t *testing.T) (tailscaledBin, tailscale string) {
 	t.Helper()
 	root, err := prebuilt.ModuleRoot()
 	if err != nil {
@@ -409,7 +409,7 @@ func TestRealTailscaled(t *testing.T) {
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
 		t.Skipf("skipping on %s: needs Unix sockets and TS_PARENT_DEATH_FD", runtime.GOOS)
 	}
-	tailscaled, tailscale := buildTailscale(t)
+	tailscaledBin, tailscale := buildTailscale(t)
 	l := startTestLab(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -443,7 +443,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 	}()
 	env := append(l.DaemonEnv(), "HTTP_PROXY="+trap.URL, "HTTPS_PROXY="+trap.URL, "http_proxy="+trap.URL, "https_proxy="+trap.URL)
-	d := startTailscaled(t, tailscaled, stateDir, sock, env)
+	d := startTailscaled(t, tailscaledBin, stateDir, sock, env)
 	lc := &local.Client{Socket: sock, UseSocketOnly: true}
 	waitSocket(ctx, t, lc, d)
 
@@ -574,7 +574,7 @@ func TestRealTailscaled(t *testing.T) {
 	// watch mask tailscaled accepts (ipn.ValidateNotifyWatchOpt). How soon
 	// is logged: the minute is a guard against a hang, not a speed.
 	t.Run("IPN bus delivers a peer change before the poll", func(t *testing.T) {
-		took, err := l.BusDelivery(ctx, localapi.NewClient(sock), time.Minute)
+		took, err := l.BusDelivery(ctx, tailscaled.NewClient(sock), time.Minute)
 		if err != nil {
 			t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(20))
 		}
@@ -590,7 +590,7 @@ func TestRealTailscaled(t *testing.T) {
 	}
 
 	// The Source, while tailscaled is up: a snapshot of the real node.
-	src := localapi.NewSource(localapi.NewClient(sock), localapi.SourceOptions{
+	src := tailscaled.NewSource(tailscaled.NewClient(sock), tailscaled.SourceOptions{
 		Interval: 500 * time.Millisecond, MinBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Socket: sock,
 	})
 	srcCtx, stopSrc := context.WithCancel(ctx)
@@ -640,7 +640,7 @@ func TestRealTailscaled(t *testing.T) {
 
 	// Start tailscaled again on the same socket and state: the Source
 	// reports Up and delivers a fresh snapshot without being restarted.
-	d2 := startTailscaled(t, tailscaled, stateDir, sock, env)
+	d2 := startTailscaled(t, tailscaledBin, stateDir, sock, env)
 	nextEvent(ctx, t, events, "SourceStatus{Up:true} after restart", func(ev probes.Event) bool {
 		s, ok := ev.(probes.SourceStatus)
 		return ok && s.Up
@@ -662,7 +662,7 @@ func TestRealTailscaled(t *testing.T) {
 	// of its own, which `tailpath tune --socket` reaches.
 	t.Run("tune --socket: a second tailscaled in userspace networking", func(t *testing.T) {
 		sock2 := filepath.Join(sockDir, "ts2.sock")
-		d3 := startTailscaled(t, tailscaled, t.TempDir(), sock2, env)
+		d3 := startTailscaled(t, tailscaledBin, t.TempDir(), sock2, env)
 		waitSocket(ctx, t, &local.Client{Socket: sock2, UseSocketOnly: true}, d3)
 		up := exec.CommandContext(ctx, tailscale, "--socket", sock2, "up", "--login-server", l.ControlURL(), "--hostname", "real-ts-2", "--reset")
 		up.Env = append(os.Environ(), env...)
@@ -671,7 +671,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		tailpathTune := func(args ...string) (int, string) {
 			var out, errOut bytes.Buffer
-			code := run(ctx, append([]string{"tune", "--socket", sock2}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+			code := dispatch(ctx, append([]string{"tune", "--socket", sock2}, args...), cli.IO{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
 			return code, out.String() + errOut.String()
 		}
 		code, out := tailpathTune("--mtu-probe", lab.DirectName)
@@ -903,9 +903,9 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 	id := ps.ID
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := lc.WatchIPNBus(wctx, localapi.BusMask)
+	w, err := lc.WatchIPNBus(wctx, tailscaled.BusMask)
 	if err != nil {
-		t.Fatalf("tailscaled refused the Source's bus mask %v: %v", localapi.BusMask, err)
+		t.Fatalf("tailscaled refused the Source's bus mask %v: %v", tailscaled.BusMask, err)
 	}
 	defer w.Close()
 	first, err := w.Next()
@@ -915,7 +915,7 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 	if s, ok := first.PeerState[id]; ok && s.PeerWireGuardState != ipn.PeerWireGuardStateNone {
 		t.Fatalf("%s already has a WireGuard session (%v) before anything was sent to it", idle.Name, s.PeerWireGuardState)
 	}
-	snap, err := localapi.Gather(ctx, localapi.NewClient(sock), nil)
+	snap, err := tailscaled.Gather(ctx, tailscaled.NewClient(sock), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -945,7 +945,7 @@ func testWireGuardState(ctx context.Context, t *testing.T, lc *local.Client, soc
 		}
 	}
 	t.Logf("%s: WireGuard states on the bus: none, %s", idle.Name, strings.Join(seen, ", "))
-	snap, err = localapi.Gather(ctx, localapi.NewClient(sock), nil)
+	snap, err = tailscaled.Gather(ctx, tailscaled.NewClient(sock), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

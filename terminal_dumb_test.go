@@ -31,7 +31,7 @@ func TestDashboardRefusesDumbTerminal(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		code := run(ctx, args, cli.IO{Stdin: tty, Stdout: &out, Stderr: &errb})
+		code := dispatch(ctx, args, cli.IO{Stdin: tty, Stdout: &out, Stderr: &errb})
 		cancel()
 		if args[0] == "demo" && strings.Contains(errb.String(), "this build has no demo") {
 			// A build without -tags demo says first that it has no demo

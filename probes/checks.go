@@ -529,7 +529,7 @@ func (d *diag) checkPingRun() result {
 	}
 	if r.Tries == 0 {
 		// Only pings the budget cut off, or none: not tried, so no
-		// evidence either way (probes/probe).
+		// evidence either way (probes/discoping).
 		d.info("PingRun", string(buf), "no ping was answered or timed out: the probe ran out of time first, so this says nothing about the peer; probe again")
 		return notHeld()
 	}

@@ -13,8 +13,8 @@ import (
 // DeviceEvidence is what an embedded board (the CoreS3 running tailpath's
 // telemetry component, or the ESP32 Tailscale port's log lines) says about
 // itself, as far as the device diagnosis uses it. probes does not read the
-// board: probes/link converts devlink.State into this value (see
-// link.EvidenceFrom). Zero values mean "the board has not said"
+// board: probes/join converts devlink.State into this value (see
+// join.EvidenceFrom). Zero values mean "the board has not said"
 // except where noted.
 type DeviceEvidence struct {
 	// TailnetIP is the board's own tailnet address (telemetry N frame

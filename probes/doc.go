@@ -3,7 +3,7 @@
 // the Events of a Source), the reason table (reasons.go) and the pure
 // functions that walk it. It does no I/O and imports no network, LocalAPI
 // or control-API package (TestImportsNoIO): the sources live in
-// probes/localapi (tailscaled's LocalAPI), probes/controlapi (the
+// probes/tailscaled (tailscaled's LocalAPI), probes/controlapi (the
 // Tailscale control API), probes/hostnet and probes/firewall (this host).
 // It may import tailscale.com's type packages (tailcfg, ipnstate, opt) to
 // read their values, never tailscale.com/client/... or tailscale.com/ipn,
@@ -13,7 +13,7 @@
 //   - Classify(ps, online, now) turns one ipnstate.PeerStatus into a Path.
 //   - Judge(snapshot, board) judges a whole gather: the tailnet-wide facts
 //     (Tailnet), every peer's verdict, this node's own. The joiner
-//     (probes/link) calls it; everything tailpath shows comes from it.
+//     (probes/join) calls it; everything tailpath shows comes from it.
 //   - Diagnose(self, peer, regions, now) explains one peer's Path alone.
 //   - DiagnoseDevice(v, self, peer, dev, regions, now) adds a linked board's evidence.
 //   - DiagnoseSelf(state, self, regions, now) judges this node itself.

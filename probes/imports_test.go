@@ -89,18 +89,18 @@ func forbiddenIn(deps map[string][]string, self string) []string {
 // TestImportsNoIO: the diagnosis is pure by its imports. probes imports
 // nothing that reaches the network, a process, a serial port, netlink,
 // tailscaled's LocalAPI or the control API, on any platform tailpath
-// builds for (docs/architecture.md); its I/O lives in probes/localapi,
+// builds for (docs/architecture.md); its I/O lives in probes/tailscaled,
 // probes/controlapi, probes/hostnet and probes/firewall.
 func TestImportsNoIO(t *testing.T) {
 	const self = "github.com/tailpath/tailpath/probes"
 	for _, goos := range []string{"linux", "darwin", "windows"} {
 		if bad := forbiddenIn(goListDeps(t, self, goos), self); len(bad) > 0 {
-			t.Errorf("GOOS=%s: probes reaches %q; move that code to a package of its own (probes/localapi, …)", goos, bad)
+			t.Errorf("GOOS=%s: probes reaches %q; move that code to a package of its own (probes/tailscaled, …)", goos, bad)
 		}
 	}
 	// The rule sees I/O where there is some: the LocalAPI side has it.
-	const localapi = self + "/localapi"
-	if bad := forbiddenIn(goListDeps(t, localapi, "linux"), localapi); !slices.Contains(bad, "net/http") || !slices.Contains(bad, "tailscale.com/client/local") {
-		t.Errorf("the rule finds %q in probes/localapi, which imports net/http and tailscale.com/client/local", bad)
+	const tailscaled = self + "/tailscaled"
+	if bad := forbiddenIn(goListDeps(t, tailscaled, "linux"), tailscaled); !slices.Contains(bad, "net/http") || !slices.Contains(bad, "tailscale.com/client/local") {
+		t.Errorf("the rule finds %q in probes/tailscaled, which imports net/http and tailscale.com/client/local", bad)
 	}
 }

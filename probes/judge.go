@@ -21,7 +21,7 @@ import (
 // returns the index of the peer board is (-1 when board is nil or
 // matches none). Pure: no I/O, and it reads nothing but s and board.
 //
-// The joiner (probes/link: Linker) calls it on its own copy of a
+// The joiner (probes/join: Joiner) calls it on its own copy of a
 // gather each time the gather or the board changes; the dashboard,
 // status, serve and snapshots all show what it made.
 func Judge(s *Snapshot, board *DeviceEvidence) int {

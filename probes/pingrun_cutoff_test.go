@@ -7,7 +7,7 @@ import (
 )
 
 // TestPingRunCutOffIsNoEvidence: a ping the probe's budget cut off is not
-// tried (PingRun.CutOff, probes/probe), so a run of nothing but such pings
+// tried (PingRun.CutOff, probes/discoping), so a run of nothing but such pings
 // says nothing about the peer, where a run whose ping timed out on its own
 // is no-handshake's evidence; cut-off pings beside answered ones leave the
 // answered ones' evidence as it was.

@@ -92,10 +92,10 @@ func (f *Fact) isKnown(d *diag) bool { return f.known == nil || f.known(d) }
 // host's when both run on one machine.
 const SourceHost = "host"
 
-// Text is a reason's words: Summary for the Peers table (one phrase), Fix
+// Wording is a reason's words: Summary for the Peers table (one phrase), Fix
 // for the detail. "{peer}" stands for the peer's name, "{x}" for a value
 // the check fills in.
-type Text struct {
+type Wording struct {
 	Summary string
 	Fix     string
 }
@@ -107,10 +107,10 @@ type Rule struct {
 	Role  Role
 	// Paths are the path kinds the rule judges; nil is every kind.
 	Paths []PathKind
-	// Text is the reason's words; Variants are wordings for particular
-	// evidence, picked by the check (an empty field keeps Text's).
-	Text
-	Variants map[string]Text
+	// Wording is the reason's words; Variants are wordings for particular
+	// evidence, picked by the check (an empty field keeps Wording's).
+	Wording
+	Variants map[string]Wording
 	// Needs are the facts the rule cannot do without, with their
 	// sources. The table's walk enforces them (diag.judge): when one is
 	// unknown the rule is not held, whatever its check concluded, and
@@ -412,7 +412,7 @@ var rules = []Rule{
 	{
 		ID: ReasonKeyExpired, Role: RoleState,
 		Irrefutable: "Status.Expired is tailscaled's own record: magicsock sends nothing to a peer whose key expired (endpoint.send, errExpired)",
-		Text: Text{"node key expired",
+		Wording: Wording{"node key expired",
 			"re-authenticate the peer (`tailscale up` or `tailscale login` on it), or disable key expiry for it in the admin console; pings and traffic cannot reach it until then"},
 		Needs:   []Fact{{Field: "Status.Expired", Source: SourceLocalAPI}},
 		Follows: "wgengine/magicsock/endpoint.go endpoint.send and discoPing: an expired peer gets errExpired (\"peer's node key has expired\"), nothing is sent",
@@ -421,7 +421,7 @@ var rules = []Rule{
 	{
 		ID: ReasonDirect, Role: RoleState, Paths: []PathKind{PathDirect},
 		Irrefutable: "CurAddr is the path itself, set only while a UDP pong is fresh (wgengine/magicsock/endpoint.go trustUDPAddrDuration)",
-		Text:        Text{Summary: "direct"},
+		Wording:     Wording{Summary: "direct"},
 		Needs:       []Fact{factCurAddr},
 		Follows:     "wgengine/magicsock/endpoint.go populatePeerStatus: CurAddr is the best address while it is trusted (trustUDPAddrDuration, 6.5 s after a pong); cmd/tailscale/cli/status.go prints it as `direct`",
 		check:       (*diag).checkDirect,
@@ -429,8 +429,8 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerRelay, Role: RoleState, Paths: []PathKind{PathPeerRelay},
 		Irrefutable: "PeerRelay is tailscaled's own best path",
-		Text:        Text{Summary: "via peer relay"},
-		Variants:    map[string]Text{"not-direct": {Summary: "via peer relay; not direct: {cause}"}},
+		Wording:     Wording{Summary: "via peer relay"},
+		Variants:    map[string]Wording{"not-direct": {Summary: "via peer relay; not direct: {cause}"}},
 		Needs:       []Fact{{Field: "Status.PeerRelay", Source: SourceLocalAPI}},
 		Follows:     "wgengine/magicsock/endpoint.go populatePeerStatus: PeerRelay is set when the best path is a peer relay (Geneve, a VNI)",
 		check:       (*diag).checkPeerRelayState,
@@ -438,9 +438,9 @@ var rules = []Rule{
 	{
 		ID: ReasonOffline, Role: RoleState, Paths: []PathKind{PathOffline},
 		Refutes: []Refuter{refDISCOAnswers},
-		Text: Text{"offline",
+		Wording: Wording{"offline",
 			"bring the peer up (start tailscaled on it and run `tailscale up`); nothing on this side can make a path to it"},
-		Variants: map[string]Text{"since": {Summary: "offline since {since}"}, "ago": {Summary: "offline, last seen {ago} before the snapshot"}},
+		Variants: map[string]Wording{"since": {Summary: "offline since {since}"}, "ago": {Summary: "offline, last seen {ago} before the snapshot"}},
 		Needs:    []Fact{{Field: "WhoIs.Node.Online", Source: SourceLocalAPI}},
 		Reads:    []Fact{factHandshake},
 		Follows:  "tailcfg.Node.Online (control's view, a tri-state); cmd/tailscale/cli/status.go prints `offline, last seen …`",
@@ -449,7 +449,7 @@ var rules = []Rule{
 	{
 		ID: ReasonIdle, Role: RoleState, Paths: []PathKind{PathIdle},
 		Irrefutable: "Active false is magicsock's own record that nothing was sent to the peer within 45 s",
-		Text: Text{"idle: no recent traffic",
+		Wording: Wording{"idle: no recent traffic",
 			"send traffic to it or run a DISCO ping (`tailscale ping {peer}`) to negotiate a path"},
 		Needs:   []Fact{{Field: "Status.Active", Source: SourceLocalAPI}},
 		Follows: "wgengine/magicsock/endpoint.go populatePeerStatus: Active is something sent within sessionActiveTimeout (45 s); an idle peer has no negotiated path, which is a fact, not a fault",
@@ -458,9 +458,9 @@ var rules = []Rule{
 	{
 		ID: ReasonPathUnknown, Role: RoleState, Paths: []PathKind{PathUnknown},
 		Irrefutable: "it says only that the input names no path",
-		Text: Text{"path not shown: a TSMP or ICMP ping names none",
+		Wording: Wording{"path not shown: a TSMP or ICMP ping names none",
 			"a TSMP or ICMP ping goes through WireGuard and names the ping type, not the path: `tailscale status` (the peer's line) or a DISCO ping (`tailscale ping {peer}`, without --tsmp or --icmp) shows it"},
-		Variants: map[string]Text{"no-reply": {Summary: "path not shown; the TSMP or ICMP ping got no reply"}},
+		Variants: map[string]Wording{"no-reply": {Summary: "path not shown; the TSMP or ICMP ping got no reply"}},
 		Needs:    []Fact{{Field: "Path", Source: "tailscale ping"}},
 		Reads:    []Fact{factPingRun},
 		Follows:  "cmd/tailscale/cli/ping.go runPing: with --tsmp or --icmp the pong's PingResult names no endpoint or DERP region, so it prints the ping type (\"via TSMP\"), and it stops after one pong",
@@ -472,7 +472,7 @@ var rules = []Rule{
 	{
 		ID: ReasonSelfLoggedOut, Scope: ScopeSelf, Role: RoleCause,
 		Irrefutable: "BackendState is tailscaled's own state",
-		Text: Text{"tailscaled is not logged in or not running: no paths at all",
+		Wording: Wording{"tailscaled is not logged in or not running: no paths at all",
 			"log in: `tailscale up` (or approve the machine in the admin console; start tailscaled if it is not running)"},
 		Needs:   []Fact{{Field: "Status.BackendState", Source: SourceLocalAPI, known: func(d *diag) bool { return d.state != "" }}},
 		Follows: "cmd/tailscale/cli/status.go isRunningOrStarting; ipn.State",
@@ -481,7 +481,7 @@ var rules = []Rule{
 	{
 		ID: ReasonDERPRegionUnmeasured, Scope: ScopeSelf, Role: RoleCause,
 		Irrefutable: "its check reads the region's latencies: one measured rules it out",
-		Text: Text{"DERP region {region} can never be measured, so it can never be a home region",
+		Wording: Wording{"DERP region {region} can never be measured, so it can never be a home region",
 			"{region} is never measured: {why}{only}. netcheck picks a home region from the latencies it measures (net/netcheck addReportHistoryAndSetPreferredDERP), so no node ever homes there. Fix the DERP map: give every node the RegionID of its region (headscale's YAML: `regionid:` under each node), keep STUN on (STUNPort 3478, derper's -stun) and open UDP 3478 to the server; then `tailscale debug derp {region}` should report a STUN response"},
 		Needs:   []Fact{{Field: "DERPMap.Regions", Source: "localapi, or the input's DERP map or `tailscale debug derp`"}},
 		Reads:   []Fact{{Field: "NetInfo.DERPLatency", Source: "localapi or netcheck"}},
@@ -491,7 +491,7 @@ var rules = []Rule{
 	{
 		ID: ReasonSelfNetcheckEmpty, Scope: ScopeSelf, Role: RoleCause,
 		Irrefutable: "a report that measured nothing is the fact itself; its fix names both readings (no DERP map, or no internet)",
-		Text: Text{"netcheck measured nothing (no DERP map: logged out?), so UDP is unknown, not blocked",
+		Wording: Wording{"netcheck measured nothing (no DERP map: logged out?), so UDP is unknown, not blocked",
 			"log in first (`tailscale up`), then run `tailscale netcheck` again; if logged in, check that this host reaches the internet at all (DERP over TCP 443)"},
 		Needs:   []Fact{{Field: "Netcheck.UDP", Source: "netcheck"}, {Field: "Netcheck.RegionLatency", Source: "netcheck"}, {Field: "Netcheck.GlobalV4", Source: "netcheck"}},
 		Follows: "cmd/tailscale/cli/netcheck.go printReport (\"no response to latency probes\"); net/netcheck Client.GetReport",
@@ -500,7 +500,7 @@ var rules = []Rule{
 	{
 		ID: ReasonKnownClientBug, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
 		Irrefutable: "a version in a confirmed bug's range, with the bug's own symptom in the evidence",
-		Text: Text{"a known bug of {who} Tailscale {version}: {bug}",
+		Wording: Wording{"a known bug of {who} Tailscale {version}: {bug}",
 			"{who} Tailscale {version} has a known bug ({issue}): {symptom}. {workaround}"},
 		Needs:   []Fact{{Field: "Self.Version | Peer.Hostinfo.IPNVersion", Source: "localapi, control-api, log or tailscale version"}},
 		Follows: "the known-bug table (probes/knownbugs.go): each row a bug a Tailscale maintainer confirmed in its thread, with its versions and the evidence it leaves",
@@ -509,9 +509,9 @@ var rules = []Rule{
 	{
 		ID: ReasonSelfUDPReceiveStopped, Scope: ScopeSelf, Role: RoleCause,
 		Refutes: []Refuter{refUDPReceived},
-		Text: Text{"this end cannot receive direct UDP (its receive loop stopped)",
+		Wording: Wording{"this end cannot receive direct UDP (its receive loop stopped)",
 			"restart tailscaled; if it stops again, its log says why the UDP socket failed (another program on the port, a firewall module, an interface that went away)"},
-		Variants: map[string]Text{"ipv6": {"this end cannot receive direct UDP over IPv6 (its IPv6 receive loop stopped); IPv4 is not touched",
+		Variants: map[string]Wording{"ipv6": {"this end cannot receive direct UDP over IPv6 (its IPv6 receive loop stopped); IPv4 is not touched",
 			"direct paths over IPv4 still work; restart tailscaled to get IPv6 back, and if it stops again, its log says why the IPv6 UDP socket failed (an IPv6 address or interface that went away, a firewall module)"}},
 		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
 		Follows: "health/health.go checkReceiveFuncsLocked tracks each receive func apart (ReceiveIPv4, ReceiveIPv6, ReceiveDERP: magicsock-receive-func-error) and no-udp4-bind; wgengine/magicsock receiveIPv4 and receiveIPv6 read separate sockets",
@@ -521,9 +521,9 @@ var rules = []Rule{
 	{
 		ID: ReasonSelfDERPServerWarns, Scope: ScopeSelf, Role: RoleCause,
 		Irrefutable: "the DERP server's own report, received over a live connection",
-		Text: Text{"{region}'s DERP server reports this connection unhealthy: \"{problem}\"",
+		Wording: Wording{"{region}'s DERP server reports this connection unhealthy: \"{problem}\"",
 			"{region}'s DERP server sent a health frame over a live connection (so the region is reachable, and allowing TCP 443 changes nothing) saying: \"{problem}\". Tailscale's protocol defines that frame for one state, a duplicate connection for one node key (derp/derp.go FrameHealth), though its open-source server does not send it yet (derpserver clientSet, tailscale#2746): what it means is the server's to say; ask its operator"},
-		Variants: map[string]Text{"duplicate": {
+		Variants: map[string]Wording{"duplicate": {
 			Summary: "{region}'s DERP server reports this node's key connected twice: \"{problem}\"",
 			Fix:     "{region}'s DERP server sees this node's key on two connections (its words: \"{problem}\"; derp/derp.go FrameHealth): a cloned VM, container image or disk shares this node's key, and the two take turns receiving. Give the clone a key of its own: on it, stop tailscaled, delete its state (/var/lib/tailscale/tailscaled.state, or the container's TS_STATE_DIR), start it and log in again; the region itself is reachable"}},
 		Needs:   []Fact{{Field: "Status.Health", Source: SourceLocalAPI}},
@@ -535,7 +535,7 @@ var rules = []Rule{
 	{
 		ID: ReasonNoHomeDERP, Role: RoleCause, Paths: derpPaths,
 		Refutes: []Refuter{refRxGrowing},
-		Text: Text{"peer has no usable home DERP",
+		Wording: Wording{"peer has no usable home DERP",
 			"the peer has no home DERP region in our DERP map, so nothing can be relayed to it unless it writes first: run `tailscale netcheck` on the peer (does it reach any DERP region?) and check that both ends use the same DERP map (derpMap in the tailnet policy file)"},
 		Needs: []Fact{{Field: "Status.Relay", Source: SourceLocalAPI},
 			{Field: "Status.LastHandshake", Source: SourceLocalAPI, known: func(d *diag) bool {
@@ -548,7 +548,7 @@ var rules = []Rule{
 	{
 		ID: ReasonDeviceDERPDown, Role: RoleCause, Paths: derpPaths,
 		Irrefutable: "the board's own telemetry of its relay connection",
-		Text: Text{"board's DERP relay is down",
+		Wording: Wording{"board's DERP relay is down",
 			"firmware: reconnect the DERP relay for as long as it is down, with back-off, and reconnect a connected relay that has gone silent (a receive watchdog); a reboot of the board restores it meanwhile (reference: firmware tp_relay.h)"},
 		Needs:      []Fact{{Field: "Device.DERPRelay", Source: "device"}},
 		Follows:    "wgengine/magicsock/magicsock.go sendDiscoMessage: CallMeMaybe travels through DERP, so a peer whose relay is down cannot start a direct path either",
@@ -557,9 +557,9 @@ var rules = []Rule{
 	{
 		ID: ReasonDERPUnreachable, Scope: ScopeBoth, Role: RoleCause, Paths: derpPaths,
 		Refutes: []Refuter{refRegionUp},
-		Text: Text{"the relay region cannot be reached",
+		Wording: Wording{"the relay region cannot be reached",
 			"tailscaled cannot reach DERP region {region}, which carries this path (we write through the peer's home region, it answers through ours): check this host's outbound HTTPS (TCP 443) to that region's servers and the region's own health; with one region only there is no other relay, so nothing reaches the peer until it is back"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"self": {"this node cannot reach its home DERP relay (or any): peers cannot reach it through DERP",
 				"allow outbound TCP 443 (and 80) to the DERP servers; with a proxy, let it CONNECT to them"},
 			"proxy": {Fix: "DERP goes through an HTTP proxy that refused or failed the CONNECT: let the proxy CONNECT to the DERP servers (TCP 443), or exempt them from the proxy"},
@@ -576,9 +576,9 @@ var rules = []Rule{
 	{
 		ID: ReasonNoHandshake, Role: RoleCause, Paths: derpPaths,
 		Refutes: []Refuter{refRxGrowing},
-		Text: Text{"no WireGuard session: the peer does not answer",
+		Wording: Wording{"no WireGuard session: the peer does not answer",
 			"there is no working path at all, not only no direct one: check that the peer is up and logged in (`tailscale status` on it), that its clock is right, and that the tailnet policy lets the two nodes talk; `tailscale ping --tsmp {peer}` tests the tunnel"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"nothing-answered": {Summary: "nothing ever answered (rx 0)"},
 			"disco-silent":     {Summary: "the peer does not answer: DISCO pings got no pong, not even through DERP"},
 			"disco-answers": {Summary: "no WireGuard session although the peer answers DISCO",
@@ -593,7 +593,7 @@ var rules = []Rule{
 	{
 		ID: ReasonLocalTCP443Only, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refUDPWorks},
-		Text: Text{"policy allows only TCP 443 here",
+		Wording: Wording{"policy allows only TCP 443 here",
 			"the tailnet policy file gives this node the only-tcp-443 attribute (nodeAttrs), so it sends nothing but TCP 443 and every path goes through DERP; remove the attribute for this node to allow direct UDP paths"},
 		Needs:   []Fact{{Field: "Self.CapMap", Source: SourceLocalAPI}},
 		Follows: "tailcfg.NodeAttrOnlyTCP443; wgengine/magicsock/magicsock.go sendUDPStd sends no UDP with it",
@@ -602,7 +602,7 @@ var rules = []Rule{
 	{
 		ID: ReasonLocalUDPBlocked, Scope: ScopeBoth, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refKnownBug, refUDPWorks, refDirectPong},
-		Text: Text{"UDP blocked here",
+		Wording: Wording{"UDP blocked here",
 			"allow outbound UDP from this host, in its firewall and the network's: UDP 3478 to the DERP servers for STUN, and UDP to peers' ports (41641 by default)"},
 		Needs: []Fact{{Field: "NetInfo.WorkingUDP | Log.Netcheck", Source: "localapi, netcheck or log", known: func(d *diag) bool {
 			n := d.self.NAT
@@ -615,7 +615,7 @@ var rules = []Rule{
 	{
 		ID: ReasonSelfSTUNUnanswered, Scope: ScopeSelf, Role: RoleCause,
 		Refutes: []Refuter{refKnownBug},
-		Text: Text{"STUN got no answer; UDP itself works",
+		Wording: Wording{"STUN got no answer; UDP itself works",
 			"netcheck's STUN (UDP 3478 to the DERP servers) gets no reply while UDP to peers works ({proof}): a self-hosted DERP whose STUN port is closed (derper -stun, UDP 3478), or a firewall that drops 3478 only. Without STUN replies tailscaled learns no public endpoint from STUN (magicsock determineEndpoints; only a port mapping, a cloud's metadata address or a static endpoint can give one then), so peers behind a NAT cannot start a direct path to this node: open UDP 3478 to the DERP servers, or turn STUN on for your DERP servers"},
 		Needs:   []Fact{{Field: "NetInfo.WorkingUDP | Log.Netcheck", Source: "localapi, netcheck or log"}, {Field: "Tailnet.UDP", Source: SourceLocalAPI}},
 		Follows: "net/netcheck/netcheck.go addNodeLatency (WorkingUDP only from a STUN reply); wgengine/magicsock/endpoint.go handlePongConnLocked (a direct address only after a UDP pong); magicsock.go determineEndpoints (a STUN endpoint only from STUN replies; port mappings, cloud metadata addresses and static endpoints are the other public ones)",
@@ -624,9 +624,9 @@ var rules = []Rule{
 	{
 		ID: ReasonDeviceNoPublicEndpoint, Role: RoleCause, Paths: relayedPaths,
 		Irrefutable: "the board's own telemetry; the endpoints control lists are read beside it (its \"unreached\" wording)",
-		Text: Text{"board advertised no endpoint",
+		Wording: Wording{"board advertised no endpoint",
 			"firmware: return HTTP/2 receive-window credit on the control stream (stream and connection WINDOW_UPDATE as DATA is consumed); without it the long-poll map stream stops at 65,535 bytes and endpoint updates never arrive (reference: firmware tp_h2fc.h)"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"unreached": {Summary: "board's endpoints never reached control"},
 			"unreached-window-open": {Summary: "board's endpoints never reached control",
 				Fix: "the board says it sent its endpoints, yet control lists none: check that its endpoint update reaches control (its control connection, its map request); if the netmap is merely older than the board's report, the next map update clears this"},
@@ -639,7 +639,7 @@ var rules = []Rule{
 	{
 		ID: ReasonNoEndpoints, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"peer advertises no UDP endpoints",
+		Wording: Wording{"peer advertises no UDP endpoints",
 			"make the peer advertise a UDP endpoint: allow UDP on it (it may be blocked or disabled), or, for an embedded client, make it learn and advertise its public (STUN) endpoint"},
 		Needs:   []Fact{factEndpoints},
 		Follows: "wgengine/magicsock/endpoint.go: DISCO pings go to the peer's advertised endpoints (endpointState); with none there is nothing to ping",
@@ -648,7 +648,7 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Refutes: []Refuter{refKnownBug, refPeerUDP, refDirectPong},
-		Text: Text{"UDP blocked on the peer's end",
+		Wording: Wording{"UDP blocked on the peer's end",
 			"the peer's own netcheck got no UDP reply: allow outbound UDP on the peer's host and network (UDP 3478 for STUN, and to peers' ports, 41641 by default)"},
 		Needs:   []Fact{{Field: "Peer.NetInfo.WorkingUDP", Source: peerSources}},
 		Follows: "net/netcheck/netcheck.go: the peer's WorkingUDP, as its NetInfo or the control API's clientSupports.udp reports it",
@@ -656,7 +656,7 @@ var rules = []Rule{
 	}, {
 		ID: ReasonPrivateEndpointsOnly, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"peer has only private endpoints",
+		Wording: Wording{"peer has only private endpoints",
 			"unless the peer is on your LAN or a network routed to yours, give it a reachable endpoint: enable UPnP/NAT-PMP/PCP on its router or forward UDP 41641 to it; if it is on your LAN or a routed site network, allow UDP between the two (guest-Wi-Fi or VLAN isolation, host firewalls)"},
 		Needs:   []Fact{factEndpoints},
 		Reads:   []Fact{factSelfEps},
@@ -667,7 +667,7 @@ var rules = []Rule{
 	{
 		ID: ReasonNoCommonFamily, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refIPv6Works, refDirectPong},
-		Text: Text{"no address family in common",
+		Wording: Wording{"no address family in common",
 			"the peer can only be reached over IPv6 and IPv6 does not work here: enable IPv6 on this network (or give the peer a public IPv4 endpoint, e.g. a UDP port forward on its router)"},
 		Needs: []Fact{factEndpoints, {Field: "NetInfo.WorkingIPv6", Source: SourceLocalAPI, known: func(d *diag) bool {
 			n := d.self.NAT
@@ -679,7 +679,7 @@ var rules = []Rule{
 	{
 		ID: ReasonDeviceProbeTableFull, Role: RoleCause, Paths: relayedPaths,
 		Irrefutable: "the board's own telemetry of its DISCO probe table",
-		Text: Text{"board's DISCO probe table is full",
+		Wording: Wording{"board's DISCO probe table is full",
 			"firmware: reap stale DISCO probes (a TTL per slot) instead of freeing a slot only on a pong, so new pings to the peer's endpoints are tracked again (reference: firmware tp_probe.h)"},
 		Needs:      []Fact{{Field: "Device.ProbeTable", Source: "device"}},
 		Follows:    "wgengine/magicsock/endpoint.go: a ping whose pong cannot be matched to a sent ping (sentPing) validates no path",
@@ -688,7 +688,7 @@ var rules = []Rule{
 	{
 		ID: ReasonDeviceDiscoKeyStale, Role: RoleCause, Paths: relayedPaths,
 		Irrefutable: "the board's own telemetry of DISCO packets it could not open",
-		Text: Text{"board can't decrypt DISCO (stale disco key)",
+		Wording: Wording{"board can't decrypt DISCO (stale disco key)",
 			"firmware: take each peer's disco key from every netmap update, not only the first, so DISCO packets from a peer that restarted decrypt again"},
 		Needs:      []Fact{{Field: "Device.DiscoDecrypt", Source: "device"}},
 		Reads:      []Fact{factSelfEps},
@@ -698,9 +698,9 @@ var rules = []Rule{
 	{
 		ID: ReasonSameNATLANBlocked, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"both behind one NAT, LAN path blocked",
+		Wording: Wording{"both behind one NAT, LAN path blocked",
 			"both ends share one public address and sit on one LAN, so the NAT does not matter: magicsock pings their LAN addresses directly. Something on the LAN drops UDP between them: Wi-Fi client (AP) isolation, a guest network or VLAN between them, or a host firewall on either (allow UDP 41641, or tailscaled's --port, between {ours} and {theirs})"},
-		Variants: map[string]Text{"guest": {"the peer is this host's own guest, and UDP between them is blocked",
+		Variants: map[string]Wording{"guest": {"the peer is this host's own guest, and UDP between them is blocked",
 			"the peer is a VM or container of this host, at {theirs} on its bridge {bridge} (this host is {ours} there): magicsock pings that address directly and prefers it, so neither NAT matters. Something drops UDP between host and guest: the guest's own firewall, this host's rules for {bridge} (Docker's, libvirt's or a firewall zone's), or the hypervisor's isolation; allow UDP between {ours} and {theirs}, or give the guest host networking (`docker run --network host`) so it needs no path of its own"}},
 		Needs:   []Fact{factSelfEps, factEndpoints, factInterfaces},
 		Follows: "wgengine/magicsock/endpoint.go betterAddr (private addresses win) and sendDiscoPingsLocked (every advertised endpoint, LAN ones too, is pinged); one LAN only by this host's interface prefixes: two homes behind one carrier NAT often use the same default range",
@@ -709,7 +709,7 @@ var rules = []Rule{
 	{
 		ID: ReasonSharedNATNoHairpin, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"behind one shared NAT that does not hairpin",
+		Wording: Wording{"behind one shared NAT that does not hairpin",
 			"both ends leave through the same public address {shared} but from different LANs: a NAT above both (a carrier's CGNAT, a building's or a second router) must hairpin packets between its own users, and it does not. Fix it where you can: a port mapping on either end's router, a static UDP forward, IPv6, or a peer relay; or put the two on one LAN"},
 		Needs:   []Fact{factSelfEps, factEndpoints},
 		Reads:   []Fact{factInterfaces},
@@ -719,9 +719,9 @@ var rules = []Rule{
 	{
 		ID: ReasonLocalInboundUDPBlocked, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"no NAT here, but inbound UDP is dropped",
+		Wording: Wording{"no NAT here, but inbound UDP is dropped",
 			"this host has a public address on its own interface, so the peer's DISCO pings would reach tailscaled and be answered unless something drops them: open inbound UDP to tailscaled's port ({port}) on this host's firewall and on any cloud security group or provider firewall in front of it. If that firewall is stateful (it admits replies to what this host sent), a port mapping on the peer's NAT also works"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"drop":         {Fix: "this host has a public address on its own interface and its nftables ruleset drops inbound UDP to tailscaled's port ({port}) outright: open it ({why}); a port mapping on the peer's end cannot help while everything is dropped"},
 			"stateful":     {Fix: "this host has a public address on its own interface and its nftables ruleset admits only replies ({why}): open inbound UDP to tailscaled's port ({port}); or give the peer's NAT a port mapping (UPnP, NAT-PMP, PCP, or a static forward), whose replies this firewall lets in"},
 			"host-accepts": {Fix: "this host has a public address on its own interface and its own nftables ruleset accepts UDP to tailscaled's port ({port}), so the drop is in front of it: a cloud security group or provider firewall; open inbound {port} there. If that firewall is stateful, a port mapping on the peer's NAT also works"},
@@ -735,7 +735,7 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerInboundUDPBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"no NAT on the peer, but inbound UDP is dropped",
+		Wording: Wording{"no NAT on the peer, but inbound UDP is dropped",
 			"the peer has a public address on its own interface, so DISCO pings from here would reach it and be answered unless something drops them: open inbound UDP to its tailscaled port ({port}) on its host firewall and any cloud security group in front of it. If that firewall is stateful (it admits replies to what the peer sent), a port mapping here (UPnP, NAT-PMP, PCP, or a static forward) also works"},
 		Needs: []Fact{factEndpoints, factPeerNoNAT, factPeerMap, factWorkingUDP},
 		Follows: "wgengine/magicsock/magicsock.go handlePingLocked and endpoint.addCandidateEndpoint: the peer answers a ping from any source. " +
@@ -745,9 +745,9 @@ var rules = []Rule{
 	{
 		ID: ReasonLocalPortMapBlocked, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"port mapping here passes no traffic",
+		Wording: Wording{"port mapping here passes no traffic",
 			"this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. The router's own firewall most likely drops what it forwards: allow inbound UDP to the mapped port on the router (its firewall or \"UPnP\" security settings), or replace the mapping with a static UDP forward to tailscaled's port"},
-		Variants: map[string]Text{"addr-unknown": {Fix: "this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. Which of our endpoints is the mapping is not known here (only tailscaled's log types them, \"(portmap)\"): if its address is private or in 100.64.0.0/10, the router that mapped sits behind another NAT (put the first router in bridge mode, or forward the port on the outer one too); if it is public, the router's own firewall drops what it forwards (allow inbound UDP to the mapped port there, or use a static UDP forward to tailscaled's port)"}},
+		Variants: map[string]Wording{"addr-unknown": {Fix: "this host holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through the mapping. Which of our endpoints is the mapping is not known here (only tailscaled's log types them, \"(portmap)\"): if its address is private or in 100.64.0.0/10, the router that mapped sits behind another NAT (put the first router in bridge mode, or forward the port on the outer one too); if it is public, the router's own firewall drops what it forwards (allow inbound UDP to the mapped port there, or use a static UDP forward to tailscaled's port)"}},
 		Needs:    []Fact{fPortMap, factWorkingUDP},
 		Reads:    []Fact{factMapped},
 		Follows:  "wgengine/magicsock/magicsock.go determineEndpoints: with a mapping (portMapper.GetCachedMappingOrStartCreatingOne) its external address is advertised unchecked (EndpointPortmapped) and setNetInfoHavePortMap sets HavePortMap; net/portmapper/upnp.go selectBestService falls back to a device whose external address is private (\"ext-private\"), so the mapped address may be behind another NAT",
@@ -756,7 +756,7 @@ var rules = []Rule{
 	{
 		ID: ReasonLocalDoubleNAT, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"port mapping here is behind a second NAT",
+		Wording: Wording{"port mapping here is behind a second NAT",
 			"this host's port mapping was made on a router whose own external address is {mapped}: it sits behind another NAT, so nothing outside can reach the mapping, and this end needs one. With two home routers, put the first in bridge (modem) mode, or on the outer router forward UDP {mappedport} to {mapped} (the inner router's mapping), or forward tailscaled's port ({port}) statically on both routers; behind a carrier's NAT (100.64.0.0/10) no home mapping reaches through: ask the ISP for a public IPv4 address, use IPv6, or a peer relay"},
 		Needs:   []Fact{fPortMap, factMapped, factWorkingUDP, fMapping},
 		Reads:   []Fact{factPeerMap, factPeerPMap},
@@ -766,9 +766,9 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerPortMapBlocked, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"the peer's port mapping passes no traffic",
+		Wording: Wording{"the peer's port mapping passes no traffic",
 			"the peer holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through it. The peer's router most likely drops what it forwards: allow inbound UDP to the mapped port on that router, or use a static UDP forward to the peer's tailscaled port instead"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"addr-unknown": {Fix: "the peer holds a port mapping (UPnP, NAT-PMP or PCP) and advertises it, yet the path is relayed: nothing comes through it. Which of its endpoints is the mapping is not known here: if its address is private, the peer's router sits behind another NAT (bridge mode on the outer router, or a forward there too); if it is public, that router's own firewall drops what it forwards (allow inbound UDP to the mapped port, or use a static UDP forward to the peer's tailscaled port)"},
 			"behind-nat":   {Fix: "the peer holds a port mapping, but it advertises an endpoint in 100.64.0.0/10 ({mapped}), which only a mapping made on a router behind a carrier's NAT gives: nothing outside reaches it. The peer needs a public IPv4 address (ask its ISP), IPv6, or a peer relay"},
 		},
@@ -780,7 +780,7 @@ var rules = []Rule{
 	{
 		ID: ReasonBothHardNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"hard NAT on both ends{cli}",
+		Wording: Wording{"hard NAT on both ends{cli}",
 			natFix + "either router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`) on one side; a granted peer relay also avoids DERP"},
 		Needs:   []Fact{fMapping, fPortMap, factPeerMap, factPeerPMap},
 		Follows: "net/netcheck/netcheck.go addNodeLatency: MappingVariesByDestIP when two STUN servers see different ip:ports; a hard NAT on both ends leaves no candidate either end can reach",
@@ -789,9 +789,9 @@ var rules = []Rule{
 	{
 		ID: ReasonHardAndFilteringNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"hard NAT meets a filtering NAT, no port mapping{cli}",
+		Wording: Wording{"hard NAT meets a filtering NAT, no port mapping{cli}",
 			"the peer's router needs a port mapping: " + natFix + "it, or forward a UDP port to the peer (`tailscaled --port=41641` and a static forward of 41641); this end's hard NAT (a mobile carrier's, say) cannot be changed from here"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"here": {Fix: "this end's router needs a port mapping: " + natFix + "it here, or forward a UDP port to this host (`tailscaled --port=41641` and a static forward of 41641); the peer's hard NAT (a mobile carrier's, say) may not be changeable"},
 			"here-pod": {Summary: "hard NAT meets the filtering NAT of this pod",
 				Fix: "this node runs in {pod}: its UDP leaves through the cluster's NAT of pod traffic (the CNI's masquerade), which drops the peer's unsolicited pings, and there is no router to forward a port on; the peer's hard NAT (a mobile carrier's, say) may not be changeable. Give the pod host networking (`hostNetwork: true`), or a fixed UDP port reachable from outside: `tailscaled --port=41641` (containerboot's TS_TAILSCALED_EXTRA_ARGS) with a NodePort or hostPort for it, which the Tailscale Kubernetes operator sets up as a ProxyClass's staticEndpoints"},
@@ -806,9 +806,9 @@ var rules = []Rule{
 	{
 		ID: ReasonLocalHardNAT, Role: RoleCause, Paths: relayedPaths,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"hard NAT here{cli}, no port mapping",
+		Wording: Wording{"hard NAT here{cli}, no port mapping",
 			natFix + "this network's router, or add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`); several nodes behind one firewall make NAT hard"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"pod": {"hard NAT here{cli}: the cluster's NAT in front of this pod",
 				"this node runs in {pod}: its UDP leaves through the cluster's NAT of pod traffic (the CNI's masquerade), not a router you can forward a port on, and that NAT maps per destination. Give the pod host networking (`hostNetwork: true`), so tailscaled's UDP leaves from the node's own address, or a fixed UDP port reachable from outside: `tailscaled --port=41641` (containerboot's TS_TAILSCALED_EXTRA_ARGS) with a NodePort or hostPort for it, which the Tailscale Kubernetes operator sets up as a ProxyClass's staticEndpoints"},
 			"answered": {Fix: "this network's router answers {services} but gave tailscaled no mapping (its portmapper asked: net/portmapper), so enabling it is not the fix: its mapping was refused (some routers map only for some hosts or ports, or their table is full); add a static UDP port-forward (e.g. 41641 with `tailscaled --port=41641`) instead; several nodes behind one firewall make NAT hard"},
@@ -822,9 +822,9 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerHardNAT, Role: RoleCause, Paths: relayedPaths, PeerSide: true,
 		Refutes: []Refuter{refDirectPong},
-		Text: Text{"hard NAT on the peer's end, no port mapping",
+		Wording: Wording{"hard NAT on the peer's end, no port mapping",
 			natFix + "the peer's router, or forward a UDP port to the peer (`tailscaled --port=41641` on it); several nodes behind one firewall make NAT hard, and `randomizeClientPort` helps some firewalls"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"mobile": {Summary: "hard NAT on the peer's end (its mobile carrier's)",
 				Fix: "the peer is a phone on a mobile network ({os}, link type mobile): its hard NAT is the carrier's, with no router to map and no command line to set. Only this end can help: give this node a reachable UDP port (a static forward of tailscaled's port, or UPnP, NAT-PMP or PCP on this router), which the peer's pings then reach from any port and which answers to their source (wgengine/magicsock handlePingLocked); or a peer relay; or Wi-Fi on the phone"},
 			"answered": {Fix: "the peer's router answers {services} but the peer holds no mapping: its mapping was refused (some routers map only for some hosts or ports, or their table is full), so enabling it is not the fix: forward a UDP port to the peer instead (`tailscaled --port=41641` on it and a static forward of 41641)"},
@@ -838,9 +838,9 @@ var rules = []Rule{
 	{
 		ID: ReasonDiscoUnanswered, Role: RoleCause, Paths: relayedPaths,
 		Irrefutable: "its evidence is the DISCO run itself, which its check reads whole (a direct pong in it rules it out)",
-		Text: Text{"DISCO pings never answered directly",
+		Wording: Wording{"DISCO pings never answered directly",
 			"something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"},
-		Variants: map[string]Text{"endpoints-unknown": {Fix: "the peer's endpoints are unknown here (`tailscale status --json` or `tailscale debug netmap` show them): if it advertises none, nothing can answer directly (`no-endpoints`); otherwise something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"}},
+		Variants: map[string]Wording{"endpoints-unknown": {Fix: "the peer's endpoints are unknown here (`tailscale status --json` or `tailscale debug netmap` show them): if it advertises none, nothing can answer directly (`no-endpoints`); otherwise something drops UDP between the two ends: the peer's inbound firewall (UDP 41641 or its --port), this host's outbound firewall for ports other than 3478, or a NAT on either side that filters unsolicited packets; allow UDP both ways and compare `tailscale netcheck` on both ends"}},
 		Needs:    []Fact{factPingRun},
 		Reads:    []Fact{factEndpoints},
 		Follows:  "wgengine/magicsock/endpoint.go discoPing: a CLI ping goes to DERP and every candidate endpoint; a pong names the path it came over (PingResult.Endpoint or DERPRegionID)",
@@ -849,9 +849,9 @@ var rules = []Rule{
 	{
 		ID: ReasonLostDirect, Role: RoleCause, Paths: relayedPaths,
 		Irrefutable: "an observation of this path across snapshots",
-		Text: Text{"was direct, fell back to relay",
+		Wording: Wording{"was direct, fell back to relay",
 			"look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"},
-		Variants: map[string]Text{"logged": {Fix: "the daemon logged {what} at {when}; look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"}},
+		Variants: map[string]Wording{"logged": {Fix: "the daemon logged {what} at {when}; look at what changed at that time on either side (network switch, new endpoints, firewall, NAT mapping expiry); a DISCO ping re-tries the direct path"}},
 		Needs:    []Fact{{Field: "Path.LastDirect", Source: "tailpath"}},
 		Reads:    []Fact{{Field: "EndpointChanges", Source: SourceLocalAPI}},
 		Follows:  "wgengine/magicsock/endpoint.go: deleteEndpointLocked and handlePongConnLocked record why the best address changed (debug peer-endpoint-changes)",
@@ -862,9 +862,9 @@ var rules = []Rule{
 	{
 		ID: ReasonFarHomeDERP, Role: RoleAlso, Paths: derpPaths,
 		Irrefutable: "a comparison of latencies; the peer's own latencies, when known, are read by its check",
-		Text: Text{"relay region is far",
+		Wording: Wording{"relay region is far",
 			"the relay {region} is {rl} away from here while {best} is {bl}: if the region is far from the peer too (its netcheck, or the control API's latencies), its home DERP choice may be wrong; if it is near the peer, the distance is the two ends' own. Tailscale's home choice weighs the DERP map's RegionScore and keeps the old home unless another is clearly faster, so a home that is not the nearest is not by itself a fault"},
-		Variants: map[string]Text{"own-home": {"this node's home region is far",
+		Variants: map[string]Wording{"own-home": {"this node's home region is far",
 			"this node's home {region} is {rl} away while {best} is {bl}: the peer's packets to this node come through this node's home region, {extra} slower each way. Tailscale moves a home only when another region beats it by 10 ms and a third, each judged at its best over the last 5 minutes of reports (net/netcheck addReportHistoryAndSetPreferredDERP), so a home that got this far moves within about 5 minutes; if it stays, tailscaled measures otherwise than tailpath (compare `tailscale netcheck`), or it is pinned (`tailscale debug force-prefer-derp`)"}},
 		Needs:      []Fact{{Field: "NetInfo.DERPLatency", Source: "localapi or netcheck"}},
 		Reads:      []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: peerSources}, {Field: "Self.HomeDERP", Source: SourceLocalAPI}},
@@ -875,7 +875,7 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerFarHomeDERP, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
 		Irrefutable: "a comparison of the peer's own latencies",
-		Text:        Text{Summary: "the peer's home region is far from it"},
+		Wording:     Wording{Summary: "the peer's home region is far from it"},
 		Needs:       []Fact{{Field: "Peer.NetInfo.DERPLatency", Source: peerSources}},
 		Follows:     "net/netcheck/netcheck.go addReportHistoryAndSetPreferredDERP (RegionScore, stickiness)",
 		check:       (*diag).checkPeerHomeDERP,
@@ -883,7 +883,7 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerOldClient, Role: RoleAlso, Paths: derpPaths, PeerSide: true,
 		Irrefutable: "the peer's own version",
-		Text:        Text{Summary: "the peer's client predates peer relays"},
+		Wording:     Wording{Summary: "the peer's client predates peer relays"},
 		Needs:       []Fact{{Field: "Peer.Hostinfo.IPNVersion", Source: peerSources}},
 		Follows:     "wgengine/magicsock/magicsock.go capVerIsRelayCapable (version >= 121; tailcfg.go: capability 121, 2025-07-19, \"Client understands peer relay endpoint alloc\"; Tailscale 1.86)",
 		check:       (*diag).checkPeerClient,
@@ -891,9 +891,9 @@ var rules = []Rule{
 	{
 		ID: ReasonDirectInTunnel, Role: RoleAlso, Paths: []PathKind{PathDirect},
 		Irrefutable: "a warning beside a direct path, from the routes and this host's interfaces",
-		Text: Text{"maybe inside another tunnel",
+		Wording: Wording{"maybe inside another tunnel",
 			"the direct address {addr} is private, on none of this host's networks, and inside {route}, which {router} advertises; on {os} tailscaled's own UDP sockets are not kept out of the tunnel (net/netns does nothing to them there), so with routes accepted the UDP to {addr} may follow that route into tailscale0: WireGuard inside WireGuard. Small pings look fine, bulk transfers stall on the MTU. Stop accepting that route on this node (`tailscale set --accept-routes=false`), or reach the peer's LAN some other way than through the subnet router"},
-		Variants: map[string]Text{"no-bypass": {Fix: "the direct address {addr} is private, on none of this host's networks, and inside {route}, which {router} advertises; on Linux tailscaled marks its own UDP to skip its route table 52, but `ip rule` shows no rule sending marked packets to the main table first (priority 5210, fwmark 0x80000/0xff0000, wgengine/router/osrouter/router_linux.go baseIPRules), so the UDP to {addr} follows that route into tailscale0: WireGuard inside WireGuard. Small pings look fine, bulk transfers stall on the MTU. Restore tailscaled's rules (restart it; look for what flushed them: another VPN, a policy-routing script), or stop accepting that route on this node (`tailscale set --accept-routes=false`)"}},
+		Variants: map[string]Wording{"no-bypass": {Fix: "the direct address {addr} is private, on none of this host's networks, and inside {route}, which {router} advertises; on Linux tailscaled marks its own UDP to skip its route table 52, but `ip rule` shows no rule sending marked packets to the main table first (priority 5210, fwmark 0x80000/0xff0000, wgengine/router/osrouter/router_linux.go baseIPRules), so the UDP to {addr} follows that route into tailscale0: WireGuard inside WireGuard. Small pings look fine, bulk transfers stall on the MTU. Restore tailscaled's rules (restart it; look for what flushed them: another VPN, a policy-routing script), or stop accepting that route on this node (`tailscale set --accept-routes=false`)"}},
 		Needs:    []Fact{factCurAddr, factSelfOS, {Field: "Status.Peer.PrimaryRoutes | Host.Routes", Source: "localapi or host"}},
 		Reads:    []Fact{factInterfaces, {Field: "Host.BypassRule", Source: SourceHost}, {Field: "Prefs.RouteAll", Source: "prefs"}},
 		Follows:  "net/netns: tailscaled's own sockets bypass the tunnel on Linux (netns_linux.go controlC sets the bypass mark; wgengine/router/osrouter/router_linux.go baseIPRules send marked packets to the main table, never table 52 with the subnet routes), macOS and iOS (netns_darwin.go binds to the default-route interface), Windows (netns_windows.go) and Android; netns_default.go does nothing on FreeBSD and the others, and OpenBSD's bypass routing table is set only with an exit node (netns_openbsd.go), so only there can a private candidate (endpoint.go betterAddr prefers it) travel through another peer's subnet route",
@@ -902,7 +902,7 @@ var rules = []Rule{
 	{
 		ID: ReasonOneWayTraffic, Role: RoleAlso, Paths: []PathKind{PathDirect, PathDERP, PathPeerRelay},
 		Irrefutable: "a ratio of this node's own WireGuard counters, worded as what it is (one-way traffic, or a path that carries the peer little), never more",
-		Text: Text{"almost nothing comes back (tx {tx}, rx {rx})",
+		Wording: Wording{"almost nothing comes back (tx {tx}, rx {rx})",
 			"{ratio} bytes are sent for each one received. Unless the traffic is one-way by nature (a UDP stream, logs, an upload whose receiver acknowledges sparsely), the peer gets little of what is sent or its answers are lost: on a direct path, large packets lost where small ones (handshakes, keepalives) pass, a path MTU below the 1340 bytes WireGuard needs over IPv4 (1360 over IPv6) for tailscaled's 1280, as inside another VPN or tunnel (`tailpath tune` probes it); compare the peer's own `tailscale status` line for this node"},
 		Needs:   []Fact{{Field: "Status.TxBytes | Status.RxBytes", Source: SourceLocalAPI}},
 		Follows: "wireguard-go device/peer.go counts every packet sent (handshakes and keepalives included) in tx bytes, and device/receive.go only authenticated ones in rx bytes; net/tstun's MTU is 1280 by default (tstun.DefaultTUNMTU), and WireGuard adds 32 bytes plus UDP and IP",
@@ -911,7 +911,7 @@ var rules = []Rule{
 	{
 		ID: ReasonPeerICMPBlocked, Role: RoleAlso, Paths: []PathKind{PathDirect, PathDERP, PathPeerRelay},
 		Irrefutable: "its check needs both the unanswered ICMP ping and an answer from the peer's tailscaled, which together are the fact",
-		Text: Text{"ICMP ping unanswered: the peer's host firewall, not the path",
+		Wording: Wording{"ICMP ping unanswered: the peer's host firewall, not the path",
 			"{answer}, so the path works: the ICMP echo crossed it and the peer's OS dropped it. Allow ICMP echo in on the peer's host firewall (on Windows, Defender Firewall's \"File and Printer Sharing (Echo Request - ICMPv4-In)\" rule, off by default), or test the tunnel with `tailscale ping --tsmp`, which tailscaled answers itself; an ICMP echo also needs the tailnet policy to let this node reach some port of the peer"},
 		Needs:   []Fact{{Field: "Ping.ICMP", Source: "tailscale ping"}},
 		Reads:   []Fact{factPingRun, factCurAddr},
@@ -921,9 +921,9 @@ var rules = []Rule{
 	{
 		ID: ReasonUnexplained, Role: RoleFallback, Paths: derpPaths,
 		Irrefutable: "the fallback: it claims nothing",
-		Text: Text{"relayed; no checked cause holds",
+		Wording: Wording{"relayed; no checked cause holds",
 			"run a DISCO ping until direct (`tailscale ping {peer}`, or `tailpath status --probe`); if it never goes direct, look for a firewall dropping UDP on either end"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"ipv6": {"relayed although both ends have IPv6",
 				"IPv4 NAT does not explain it: both ends have global IPv6 endpoints, which no NAT maps; check IPv6 reachability: inbound UDP over IPv6 on both hosts' and routers' firewalls, and `tailscale netcheck` (IPv6: yes) on both ends"},
 			"far": {"relayed; relay {region} is far ({rl} vs {bl})",
@@ -939,7 +939,7 @@ var rules = []Rule{
 	{
 		ID: ReasonSelfControlBreaking, Scope: ScopeSelf, Role: RoleCause,
 		Irrefutable: "its check reads the netmaps received between the breaks",
-		Text: Text{"the control connection keeps breaking mid-stream: check the WAN MTU or MSS clamping",
+		Wording: Wording{"the control connection keeps breaking mid-stream: check the WAN MTU or MSS clamping",
 			"large TLS records are cut or corrupted while small requests work: set the WAN MTU to what the path carries (PPPoE 1492, a tunnel less) or clamp TCP MSS to the path MTU on the router; a middlebox rewriting TLS does the same"},
 		Needs:   []Fact{{Field: "Log.ControlBreaks", Source: SourceLog}},
 		Reads:   []Fact{{Field: "Log.TLSRecordErrors", Source: SourceLog}, {Field: "Log.NetmapsReceived", Source: SourceLog}},
@@ -949,9 +949,9 @@ var rules = []Rule{
 	{
 		ID: ReasonSelfNetcheckFlaps, Scope: ScopeSelf, Role: RoleCause,
 		Irrefutable: "reports of one socket that disagree are the fact itself",
-		Text: Text{"netcheck reports disagree over time: the network here changes under tailscaled",
+		Wording: Wording{"netcheck reports disagree over time: the network here changes under tailscaled",
 			"find what changes between the reports (Wi-Fi roaming, a second WAN or failover, a router that restarts, a VPN); the facts that flap are unknown until they settle"},
-		Variants: map[string]Text{
+		Variants: map[string]Wording{
 			"ipv6": {Fix: "the IPv4 mapping flaps (MappingVariesByDestIP changes between reports), so IPv4 is neither an easy nor a hard NAT to count on; IPv6 works here and has no mapping: give the peers IPv6 too and their paths go direct over it; meanwhile find what changes the IPv4 mapping (a second WAN or failover, a router that restarts, a CGNAT that changes its pool)"},
 		},
 		Needs:   []Fact{{Field: "Netcheck.Reports", Source: "netcheck"}},
@@ -961,7 +961,7 @@ var rules = []Rule{
 	{
 		ID: ReasonSelfUPnPNotGateway, Scope: ScopeSelf, Role: RoleAlso,
 		Irrefutable: "its check reads whether a port mapping is held",
-		Text: Text{"UPnP answered from a device that is not the gateway, and no port mapping is held",
+		Wording: Wording{"UPnP answered from a device that is not the gateway, and no port mapping is held",
 			"tailscaled asked the gateway itself instead (it assumes the gateway's address floats) and holds no mapping: enable UPnP, NAT-PMP or PCP on the gateway; the device that answered (a mesh node, a second router on the LAN) cannot map ports on it"},
 		Needs:   []Fact{{Field: "Log.UPnP", Source: SourceLog}, fPortMap},
 		Reads:   []Fact{{Field: "Log.Endpoints", Source: SourceLog}},
@@ -971,7 +971,7 @@ var rules = []Rule{
 	{
 		ID: ReasonSelfNetworkChanges, Scope: ScopeSelf, Role: RoleCause,
 		Irrefutable: "tailscaled's own log of its rebinds",
-		Text: Text{"the network here changed often: every change rebinds and re-probes every path",
+		Wording: Wording{"the network here changed often: every change rebinds and re-probes every path",
 			"look at what keeps changing (Wi-Fi roaming, an interface that flaps, a VPN or Docker creating interfaces); paths relay until direct is found again after each change"},
 		Needs:   []Fact{{Field: "Log.LinkChanges", Source: SourceLog}},
 		Follows: "wgengine/userspace.go linkChange (\"LinkChange: major, rebinding\"); magicsock Rebind",
@@ -980,7 +980,7 @@ var rules = []Rule{
 	{
 		ID: ReasonTailnetRangeCollision, Scope: ScopeSelf, Role: RoleCause,
 		Irrefutable: "this host's own interfaces (or tailscaled's own log of them)",
-		Text: Text{"100.64.0.0/10 on another interface",
+		Wording: Wording{"100.64.0.0/10 on another interface",
 			"interface {iface} has {addr}, inside 100.64.0.0/10, the range tailnet addresses come from; tailscaled never advertises such an address as an endpoint (net/netmon LocalAddresses). {how}"},
 		Needs: []Fact{{Field: "Host.Interfaces | Log.Interfaces", Source: "host or log", known: func(d *diag) bool {
 			return d.ourHost() != nil || len(d.evidence().Interfaces) > 0

@@ -392,7 +392,7 @@ type PingRun struct {
 	// `tailscale ping --tsmp` run beside the DISCO run sets it too.
 	TSMPReply *bool `json:"tsmp_reply,omitempty"`
 	// CutOff is how many pings the probe's time budget ended before they
-	// were answered or timed out (probes/probe): not tried.
+	// were answered or timed out (probes/discoping): not tried.
 	CutOff int `json:"cut_off,omitempty"`
 	// Unfinished is set when the probe's budget ended before this peer's
 	// run did (its pings cut off, or none sent): the run is what it got
@@ -667,20 +667,20 @@ type Snapshot struct {
 	Tailnet Tailnet `json:"-"`
 
 	// memo is what the gather that built this snapshot keeps for the next
-	// one (probes/localapi: its WhoIs answers, a refused netmap watch,
+	// one (probes/tailscaled: its WhoIs answers, a refused netmap watch,
 	// NetInfo's latencies as received); opaque here, not serialised.
 	memo any
 }
 
 // Memo returns what the gather that built s keeps for the next gather on
 // it (nil when none: a snapshot built by hand or read from a file). Only
-// the package that set it (probes/localapi) reads it.
+// the package that set it (probes/tailscaled) reads it.
 func (s *Snapshot) Memo() any { return s.memo }
 
 // SetMemo sets what Memo returns; the gather that builds s calls it once.
 func (s *Snapshot) SetMemo(m any) { s.memo = m }
 
-// Event is one message from a Source (probes/localapi): a *Snapshot, a
+// Event is one message from a Source (probes/tailscaled): a *Snapshot, a
 // SourceStatus, a PingResult or a ProbeProgress. The set is closed;
 // switch on the concrete type.
 type Event interface{ probesEvent() }
@@ -695,7 +695,7 @@ func (ProbeProgress) probesEvent() {}
 const LostDirectWindow = 10 * time.Minute
 
 // DERPLatencyReport is a fresh measurement of our round trip to each DERP
-// region, taken by tailpath itself (localapi.MeasureDERPLatency). Diagnose
+// region, taken by tailpath itself (tailscaled.MeasureDERPLatency). Diagnose
 // prefers it to NetInfo's latencies, which tailscaled re-sends only when
 // something other than latency changes and which can therefore be hours
 // old.
@@ -756,7 +756,7 @@ type PingResult struct {
 }
 
 // ProbeProgress reports a bounded probe of relayed peers (`tailpath status
-// --probe`, P in the dashboard; probes/probe) while it runs: one at the
+// --probe`, P in the dashboard; probes/discoping) while it runs: one at the
 // start (Done 0), one as each peer's run ends, one with Finished set.
 type ProbeProgress struct {
 	// Total is how many peers are probed; Done how many runs ended.

@@ -29,10 +29,10 @@ var knownQdiscs = map[string]bool{
 }
 
 // ValidateValue checks one value for key without touching the system.
-// ccOK decides which congestion control names are acceptable (nil accepts any
+// ccAvailable decides which congestion control names are acceptable (nil accepts any
 // well-formed name). Errors wrap ErrInvalid, or ErrBadKey for a key tailpath
 // does not manage.
-func ValidateValue(key, value string, ccOK func(string) bool) error {
+func ValidateValue(key, value string, ccAvailable func(string) bool) error {
 	v := Normalize(value)
 	intIn := func(lo, hi int64) error {
 		n, err := parseInt(v)
@@ -64,7 +64,7 @@ func ValidateValue(key, value string, ccOK func(string) bool) error {
 		}) >= 0 {
 			return fmt.Errorf("%s: %w: %q is not a congestion control name", key, ErrInvalid, value)
 		}
-		if ccOK != nil && !ccOK(v) {
+		if ccAvailable != nil && !ccAvailable(v) {
 			return fmt.Errorf("%s: %w: congestion control %q is not available on this kernel (see tcp_available_congestion_control)", key, ErrInvalid, v)
 		}
 		return nil
@@ -79,7 +79,7 @@ func ValidateValue(key, value string, ccOK func(string) bool) error {
 
 // Validate checks every change (values, min ≤ default ≤ max, known
 // congestion control, no key twice) before anything is written.
-func Validate(changes []Change, ccOK func(string) bool) error {
+func Validate(changes []Change, ccAvailable func(string) bool) error {
 	seen := map[string]bool{}
 	var errs []error
 	for _, c := range changes {
@@ -88,14 +88,14 @@ func Validate(changes []Change, ccOK func(string) bool) error {
 			continue
 		}
 		seen[c.Key] = true
-		if err := ValidateValue(c.Key, c.New, ccOK); err != nil {
+		if err := ValidateValue(c.Key, c.New, ccAvailable); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// CCChecker returns a ccOK function accepting the available algorithms and,
+// CCChecker returns a ccAvailable function accepting the available algorithms and,
 // when bbr can be loaded, "bbr".
 func CCChecker(s Settings, bbr *BBRStatus) func(string) bool {
 	return func(name string) bool {

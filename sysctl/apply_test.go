@@ -132,7 +132,7 @@ func TestApplyRollsBackOnThirdKey(t *testing.T) {
 
 func TestApplyBadInputWritesNothing(t *testing.T) {
 	h, dir := fakeHost(t, modernKeys, 0)
-	ccOK := CCChecker(Settings{AvailableCC: []string{"reno", "cubic"}}, &BBRStatus{State: BBRImpossible})
+	ccAvailable := CCChecker(Settings{AvailableCC: []string{"reno", "cubic"}}, &BBRStatus{State: BBRImpossible})
 	tests := []struct {
 		name    string
 		changes []Change
@@ -152,7 +152,7 @@ func TestApplyBadInputWritesNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fw := &faultWriter{Writer: h}
-			_, err := Apply(fw, tt.changes, ccOK)
+			_, err := Apply(fw, tt.changes, ccAvailable)
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) || !strings.Contains(err.Error(), "nothing written") {
 				t.Fatalf("Apply = %v; want %v saying %q and \"nothing written\"", err, tt.want, tt.msg)
 			}
@@ -307,9 +307,9 @@ func TestShellQuote(t *testing.T) {
 // returns an error wrapping the cause (os.ErrPermission, ErrReadOnly,
 // ErrNoKey, ErrInvalid…); the result says exactly what happened. Changes
 // whose current value already equals New are skipped.
-func Apply(w Writer, changes []Change, ccOK func(string) bool) (ApplyResult, error) {
+func Apply(w Writer, changes []Change, ccAvailable func(string) bool) (ApplyResult, error) {
 	var res ApplyResult
-	if err := Validate(changes, ccOK); err != nil {
+	if err := Validate(changes, ccAvailable); err != nil {
 		return res, fmt.Errorf("nothing written: %w", err)
 	}
 	return applyCore(w, changes)

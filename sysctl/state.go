@@ -349,8 +349,8 @@ func writeAtomic(path string, data []byte, perm fs.FileMode, strictPerm bool) er
 // crash mid-way still leaves a way back. A corrupt existing state file is an
 // error (ErrCorruptState) before anything is written. If the apply fails and
 // rolls back, the state file is restored to what it was.
-func ApplyRecorded(w Writer, changes []Change, ccOK func(string) bool, statePath string) (ApplyResult, error) {
-	if err := Validate(changes, ccOK); err != nil {
+func ApplyRecorded(w Writer, changes []Change, ccAvailable func(string) bool, statePath string) (ApplyResult, error) {
+	if err := Validate(changes, ccAvailable); err != nil {
 		return ApplyResult{}, fmt.Errorf("nothing written: %w", err)
 	}
 	prev, prevErr := readState(statePath)

@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/device"
 	"github.com/tailpath/tailpath/tui/logpane"
@@ -17,7 +17,7 @@ import (
 // BenchmarkRootFrame is a whole 200×50 frame with 1,000 peers after a new
 // snapshot: root routing, every pane's Update, the frame tick and View.
 func BenchmarkRootFrame(b *testing.B) {
-	snaps := [2]any{peerstest.Linked(peerstest.Many(1000)), peerstest.Linked(peerstest.Many(1000))}
+	snaps := [2]any{peerstest.Joined(peerstest.Many(1000)), peerstest.Joined(peerstest.Many(1000))}
 	var m tea.Model = New(Options{Title: "bench", Now: peerstest.Now})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	b.ReportAllocs()
@@ -38,7 +38,7 @@ func BenchmarkRootFloodMessage(b *testing.B) {
 	type logLine struct{ s string }
 	var m tea.Model = New(Options{Title: "bench", Now: peerstest.Now})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
-	m, _ = m.Update(peerstest.Linked(peerstest.Many(1000)))
+	m, _ = m.Update(peerstest.Joined(peerstest.Many(1000)))
 	m, _ = m.Update(frameMsg{})
 	m, _ = m.Update(logLine{"x"}) // a frame is now pending
 	msg := logLine{"I (1234) ts_disco: Pong recv from 203.0.113.5:41641"}
@@ -60,10 +60,10 @@ func BenchmarkPaneKey(b *testing.B) {
 	report := tuning.ReportMsg(to.Read(context.Background()))
 	report.Report.Time = peerstest.Time
 	ev := boardEvent(b)
-	var linker link.Linker
+	var joiner join.Joiner
 	snap := peerstest.Snapshot()
-	linker.SetSnapshot(&snap)
-	linked, _ := linker.SetDevice(&ev.State)
+	joiner.SetSnapshot(&snap)
+	linked, _ := joiner.SetDevice(&ev.State)
 	opts := testOptions()
 	opts.Panes = []common.Pane{device.New(st, peerstest.Now), logpane.New(st, 0), tuning.New(to)}
 	var root tea.Model = New(opts)

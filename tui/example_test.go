@@ -17,8 +17,8 @@ func ExampleNew() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var (
-		events   <-chan probes.Event                // e.g. (*localapi.Source).Run(ctx)
-		startRun func(probes.Peer, probes.PingKind) // e.g. (*localapi.Source).Ping
+		events   <-chan probes.Event                // e.g. (*tailscaled.Source).Run(ctx)
+		startRun func(probes.Peer, probes.PingKind) // e.g. (*tailscaled.Source).Ping
 		extra    []common.Pane                      // Device, Log, Tuning panes
 	)
 	m := tui.New(tui.Options{

@@ -16,7 +16,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -137,10 +137,10 @@ func goldenEveryTab(t *testing.T, w, h int) {
 	}
 	report.Report.Time = peerstest.Time
 	ev := boardEvent(t)
-	var linker link.Linker
+	var joiner join.Joiner
 	snap := peerstest.Snapshot()
-	linker.SetSnapshot(&snap)
-	linked, _ := linker.SetDevice(&ev.State)
+	joiner.SetSnapshot(&snap)
+	linked, _ := joiner.SetDevice(&ev.State)
 	opts := testOptions()
 	opts.Ping = func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
 	opts.RefreshPeerSide = func() tea.Cmd { return nil } // r, as in the demo
@@ -193,10 +193,10 @@ func checkFooter(t *testing.T, view string) {
 // fit is dropped whole, never cut, and never pushes the global keys out).
 func TestFooterEveryWidth(t *testing.T) {
 	ev := boardEvent(t)
-	var linker link.Linker
+	var joiner join.Joiner
 	snap := peerstest.Snapshot()
-	linker.SetSnapshot(&snap)
-	linked, _ := linker.SetDevice(&ev.State)
+	joiner.SetSnapshot(&snap)
+	linked, _ := joiner.SetDevice(&ev.State)
 	st := common.DefaultStyles()
 	opts := testOptions()
 	opts.Ping = func(probes.Peer, probes.PingKind) tea.Cmd { return nil }

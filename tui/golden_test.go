@@ -62,7 +62,7 @@ func TestGolden(t *testing.T) {
 			watched := tuitest.Watch(New(opts))
 			tm := teatest.NewTestModel(t, watched, teatest.WithInitialTermSize(100, 30),
 				teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.TrueColor)))
-			tm.Send(peerstest.Linked(peerstest.Snapshot()))
+			tm.Send(peerstest.Joined(peerstest.Snapshot()))
 			watched.Wait(t, "old-pi", time.Minute)
 			for _, m := range tt.msgs {
 				if w, ok := m.(waitFor); ok {

@@ -42,7 +42,7 @@ var noDirect = []string{
 var noReach = []string{
 	"net/http",
 	"tailscale.com/client/",
-	"github.com/tailpath/tailpath/probes/localapi",
+	"github.com/tailpath/tailpath/probes/tailscaled",
 	"github.com/tailpath/tailpath/probes/controlapi",
 	"github.com/tailpath/tailpath/probes/hostnet",
 	"github.com/tailpath/tailpath/probes/firewall",

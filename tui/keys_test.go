@@ -20,7 +20,7 @@ import (
 // type text, so the help bar must not offer them; ctrl+c still quits and
 // is offered instead. Once the filter is applied the global keys return.
 func TestHelpWhileCapturing(t *testing.T) {
-	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
+	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Joined(peerstest.Snapshot()))
 	helpBar := func(m Model) string {
 		lines := strings.Split(strings.TrimRight(screen(m), "\n"), "\n")
 		return strings.TrimSpace(lines[len(lines)-1])

@@ -3,9 +3,9 @@
 // Log and Tuning) and draws tabs, a source-down banner and help around them.
 //
 // The root does no I/O. Sources run outside the program and the caller
-// relays their events with tea.Program.Send: *link.Snapshot (tailscaled's
+// relays their events with tea.Program.Send: *join.Snapshot (tailscaled's
 // snapshot linked to the board and the path history, built by a
-// link.Linker outside the program), probes.SourceStatus,
+// join.Joiner outside the program), probes.SourceStatus,
 // probes.PingResult and whatever the extra panes own (devlink.Event,
 // tuning.ReportMsg).
 package tui
@@ -26,7 +26,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers"
 	"github.com/tailpath/tailpath/tui/selfpane"
@@ -347,7 +347,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.render()
 		return m, tea.Batch(cmd, tick)
-	case *link.Snapshot:
+	case *join.Snapshot:
 		if msg != nil && msg.Snapshot != nil {
 			m.lastData = msg.Time
 		}

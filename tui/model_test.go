@@ -115,7 +115,7 @@ func TestRoutingDataAndSize(t *testing.T) {
 }
 
 func TestBanner(t *testing.T) {
-	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
+	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Joined(peerstest.Snapshot()))
 	if strings.Contains(screen(m), "unavailable") {
 		t.Fatal("banner shown before any SourceStatus")
 	}
@@ -175,7 +175,7 @@ func TestFitsSmallScreens(t *testing.T) {
 	down := probes.SourceStatus{Err: safetext.New(strings.Repeat("a very long error ", 20)), NextRetry: peerstest.Now().Add(time.Minute)}
 	for _, size := range []struct{ w, h int }{{80, 24}, {100, 30}, {60, 12}, {200, 50}, {20, 5}} {
 		name := fmt.Sprintf("%dx%d", size.w, size.h)
-		m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: size.w, Height: size.h}, peerstest.Linked(peerstest.Many(300)))
+		m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: size.w, Height: size.h}, peerstest.Joined(peerstest.Many(300)))
 		checkScreen(t, name+" peers", screen(m), size.w, size.h)
 		m, _ = step(t, m, keyMsg("enter"))
 		if m.Focused() != peers.DetailTitle {
@@ -192,7 +192,7 @@ func TestFitsSmallScreens(t *testing.T) {
 }
 
 func TestResizeKeepsWithinBounds(t *testing.T) {
-	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 200, Height: 50}, peerstest.Linked(peerstest.Snapshot()))
+	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 200, Height: 50}, peerstest.Joined(peerstest.Snapshot()))
 	for _, s := range []tea.WindowSizeMsg{{Width: 80, Height: 24}, {Width: 120, Height: 40}, {Width: 80, Height: 24}, {Width: 81, Height: 24}, {Width: 80, Height: 24}} {
 		m, _ = step(t, m, s)
 		checkScreen(t, fmt.Sprintf("resized to %dx%d", s.Width, s.Height), screen(m), s.Width, s.Height)
@@ -211,7 +211,7 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 		pinged = append(pinged, string(p.ID)+"/"+string(kind))
 		return nil
 	}
-	m, produced := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
+	m, produced := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Joined(peerstest.Snapshot()))
 	if !hasMsg[common.PeerSelectedMsg](produced) {
 		t.Error("first snapshot did not publish PeerSelectedMsg")
 	}
@@ -261,7 +261,7 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 func TestDataIsCoalesced(t *testing.T) {
 	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30})
 	before := screen(m)
-	nm, cmd := m.Update(peerstest.Linked(peerstest.Snapshot()))
+	nm, cmd := m.Update(peerstest.Joined(peerstest.Snapshot()))
 	m = nm.(Model)
 	if cmd == nil {
 		t.Fatal("data message scheduled no frame")
@@ -313,7 +313,7 @@ func TestSaveKeyAndNotice(t *testing.T) {
 		saves++
 		return func() tea.Msg { return SavedMsg{Path: "/tmp/tailpath-snapshot-x.json"} }
 	}
-	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Joined(peerstest.Snapshot()))
 	if v := screen(m); !strings.Contains(v, "snapshot taken 2026-11-30 12:00:00Z · read-only") {
 		t.Errorf("notice missing:\n%s", v)
 	}

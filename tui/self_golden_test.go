@@ -14,7 +14,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 	"github.com/tailpath/tailpath/tui/selfpane"
 )
@@ -24,7 +24,7 @@ import (
 // "sfo" (24 ms), "tok" silent in the report, a health warning, a version
 // with a known bug, and tailscaled's traffic counters read twice, 5 s
 // apart; judged by the joiner (Self.View).
-func selfSnapshots() (*link.Snapshot, *link.Snapshot) {
+func selfSnapshots() (*join.Snapshot, *join.Snapshot) {
 	t, f := true, false
 	snap := peerstest.Snapshot()
 	snap.Self.Version = "1.96.0-t0123456-g0123456"
@@ -45,7 +45,7 @@ func selfSnapshots() (*link.Snapshot, *link.Snapshot) {
 	second.Self.Traffic = tr(peerstest.Time, 46<<20, 11<<20)
 	second.Self.Traffic.Rates = second.Self.Traffic.RatesSince(first.Self.Traffic)
 	first.Self.Traffic.Rates = &probes.TrafficRates{Seconds: 5, BytesIn: probes.PathRates{DERP: 900_000, Direct: 200_000}}
-	var a, b link.Linker
+	var a, b join.Joiner
 	return a.SetSnapshot(&first), b.SetSnapshot(&second)
 }
 

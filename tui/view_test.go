@@ -21,7 +21,7 @@ import (
 func TestViewDeclares(t *testing.T) {
 	opts := testOptions()
 	opts.Panes = []common.Pane{logpane.New(common.DefaultStyles(), 0)}
-	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Joined(peerstest.Snapshot()))
 	v := m.View()
 	if !v.AltScreen || v.MouseMode != tea.MouseModeNone || v.Cursor != nil {
 		t.Fatalf("browsing: alt screen %v, mouse %v, cursor %+v; want the alternate screen, no mouse, no cursor", v.AltScreen, v.MouseMode, v.Cursor)
@@ -69,7 +69,7 @@ func TestViewDeclares(t *testing.T) {
 // that is not capturing ignores it.
 func TestPasteGoesToTheInput(t *testing.T) {
 	fake := &fakePane{title: "Fake"}
-	m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Linked(peerstest.Snapshot()))
+	m, _ := step(t, New(testOptions(fake)), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Joined(peerstest.Snapshot()))
 	fake.got = nil
 	m, _ = step(t, m, tea.PasteMsg{Content: "old-pi"})
 	if m.list.Filter() != "" || len(fake.got) != 0 {

@@ -21,9 +21,9 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/lab"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"tailscale.com/tailcfg"
 )
@@ -100,8 +100,8 @@ func demoTuning(l *lab.Lab) (*tune.Control, error) {
 // DERP-only node relayed alike: what the dashboard shows in the replay's
 // first half minute. One snapshot, so rates read 0 and each peer's one
 // path change is its path now.
-func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
-	snap, err := localapi.Gather(ctx, l.Observer(), nil)
+func DemoStatus(ctx context.Context, l *lab.Lab) (*join.Snapshot, error) {
+	snap, err := tailscaled.Gather(ctx, l.Observer(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -123,9 +123,9 @@ func DemoStatus(ctx context.Context, l *lab.Lab) (*link.Snapshot, error) {
 	for _, sl := range scenario {
 		lines.WriteString(sl.Text + "\n")
 	}
-	var linker link.Linker
-	linker.SetDevice(ReadBoard(ctx, "-", 0, 0, strings.NewReader(lines.String())))
-	return linker.SetSnapshot(snap), nil
+	var joiner join.Joiner
+	joiner.SetDevice(ReadBoard(ctx, "-", 0, 0, strings.NewReader(lines.String())))
+	return joiner.SetSnapshot(snap), nil
 }
 
 // demoBoard is the simulated board, replayed at speed× the board's pace.

@@ -1,8 +1,8 @@
 // Package app is tailpath's service layer: it runs the sources
-// (Sources: tailscaled's LocalAPI through probes/localapi, a board through
+// (Sources: tailscaled's LocalAPI through probes/tailscaled, a board through
 // devlink, the host's TCP tuning through sysctl/tune) and relays what they
 // report to a Sink, tailscaled's snapshots and the board's state meeting
-// in one link.Linker on the way. The dashboard's sink is
+// in one join.Joiner on the way. The dashboard's sink is
 // internal/dashboard's; serve's keeps the newest values in its metrics
 // store.
 //

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -25,16 +25,16 @@ type sizedPinger interface {
 // MTUProbe finds the largest packet the direct path to the peer named name
 // carries, with DISCO pings of growing size through tailscaled
 // (tune.ProbeMTU). It is what `tailpath tune --mtu-probe` uses.
-func MTUProbe(ctx context.Context, c localapi.LocalClient, name string, o tune.MTUProbeOptions) (tune.MTUProbe, error) {
+func MTUProbe(ctx context.Context, c tailscaled.LocalClient, name string, o tune.MTUProbeOptions) (tune.MTUProbe, error) {
 	return mtuProbe(ctx, c, name, o)
 }
 
-func mtuProbe(ctx context.Context, c localapi.LocalClient, name string, o tune.MTUProbeOptions) (tune.MTUProbe, error) {
+func mtuProbe(ctx context.Context, c tailscaled.LocalClient, name string, o tune.MTUProbeOptions) (tune.MTUProbe, error) {
 	sp, ok := c.(sizedPinger)
 	if !ok {
 		return tune.MTUProbe{}, fmt.Errorf("this LocalAPI client cannot send sized pings")
 	}
-	snap, err := localapi.Gather(ctx, c, nil)
+	snap, err := tailscaled.Gather(ctx, c, nil)
 	if err != nil {
 		return tune.MTUProbe{}, err
 	}
@@ -57,7 +57,7 @@ func mtuProbe(ctx context.Context, c localapi.LocalClient, name string, o tune.M
 			if ctx.Err() != nil {
 				return tune.Pong{}, ctx.Err()
 			}
-			return tune.Pong{}, localapi.ConnectError(err, "")
+			return tune.Pong{}, tailscaled.ConnectError(err, "")
 		}
 		if pr.Err != "" {
 			return tune.Pong{}, fmt.Errorf("%s", safetext.Clean(pr.Err))

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // PeerRTT measures the tunnel round trip to the peer named name (host name,
 // MagicDNS name or Tailscale IP) with TSMP pings through tailscaled, and
 // returns the lowest of three. It is what `tailpath tune --peer` uses.
-func PeerRTT(ctx context.Context, c localapi.LocalClient, name string) (time.Duration, error) {
-	snap, err := localapi.Gather(ctx, c, nil)
+func PeerRTT(ctx context.Context, c tailscaled.LocalClient, name string) (time.Duration, error) {
+	snap, err := tailscaled.Gather(ctx, c, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -25,7 +25,7 @@ func PeerRTT(ctx context.Context, c localapi.LocalClient, name string) (time.Dur
 	var best time.Duration
 	var lastErr error
 	for range 3 {
-		err := localapi.Ping(ctx, c, *peer, probes.PingTSMP, 1, 5*time.Second, func(r probes.PingResult) {
+		err := tailscaled.Ping(ctx, c, *peer, probes.PingTSMP, 1, 5*time.Second, func(r probes.PingResult) {
 			if r.Err == "" && r.Latency > 0 && (best == 0 || r.Latency < best) {
 				best = r.Latency
 			}

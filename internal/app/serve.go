@@ -16,8 +16,8 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -43,7 +43,7 @@ type Serve struct {
 	// MaxPeers caps the peers with per-peer series (metrics.Options).
 	MaxPeers int
 	// Snapshot renders /snapshot.json; nil serves 404 there (--no-snapshot).
-	// It is called at most once per new linked snapshot and once per
+	// It is called at most once per new joined snapshot and once per
 	// SnapshotEvery, however often the endpoint is fetched, and may
 	// gather afresh with ctx (the request's).
 	Snapshot func(ctx context.Context, in SnapshotInput) ([]byte, error)
@@ -72,9 +72,9 @@ const DefaultSnapshotEvery = 10 * time.Second
 // SnapshotInput is what /snapshot.json is made from: the sources' newest
 // values.
 type SnapshotInput struct {
-	// Latest is the newest linked snapshot (tailscaled's, with the
+	// Latest is the newest joined snapshot (tailscaled's, with the
 	// board's evidence and the path changes observed).
-	Latest *link.Snapshot
+	Latest *join.Snapshot
 	// Tuning is the newest tuning report, TuningErr why there is none;
 	// both nil without tuning.
 	Tuning    *tune.Report
@@ -107,7 +107,7 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 		acc = &Access{}
 	}
 	acc.client = s.Client
-	acc.self = func() *link.Snapshot { ls, _ := s.store.Snapshot(); return ls }
+	acc.self = func() *join.Snapshot { ls, _ := s.store.Snapshot(); return ls }
 	if acc.ListenHost == "" {
 		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
 			acc.ListenHost = ap.Addr().Unmap().String()
@@ -119,7 +119,7 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 	// every 10 minutes, the control API's peer side.
 	sopts := s.TailscaledOptions()
 	s.peerSide = sopts.PeerSide
-	src := localapi.NewSource(s.Client, sopts)
+	src := tailscaled.NewSource(s.Client, sopts)
 	srcs := s.Sources
 	if srcs.DeviceRetry <= 0 {
 		srcs.DeviceRetry = ServeBoardRetry
@@ -128,8 +128,8 @@ func (s *Serve) Run(ctx context.Context, ln net.Listener) error {
 		srcs.TuningEvery = ServeTuningInterval
 	}
 	var wg sync.WaitGroup
-	linker := link.Linker{Poll: true}
-	wg.Go(func() { srcs.Run(ctx, src, &linker, &serveSink{s: s}) })
+	joiner := join.Joiner{Poll: true}
+	wg.Go(func() { srcs.Run(ctx, src, &joiner, &serveSink{s: s}) })
 	if s.PingEvery > 0 {
 		wg.Go(func() { s.pingLoop(ctx) })
 	}
@@ -180,7 +180,7 @@ type serveSink struct {
 // Deliver routes each source's report to the store (app.Sink).
 func (k *serveSink) Deliver(ev Event) {
 	switch ev := ev.(type) {
-	case LinkedEvent:
+	case JoinedEvent:
 		k.s.store.SetSnapshot(ev.Snapshot)
 	case TailscaledEvent:
 		k.tailscaled(ev.Event)
@@ -279,7 +279,7 @@ func (s *Serve) pingLoop(ctx context.Context) {
 				continue
 			}
 			pctx, cancel := context.WithTimeout(ctx, pingTimeout+time.Second)
-			localapi.Ping(pctx, s.Client, p, probes.PingTSMP, 1, pingTimeout, func(r probes.PingResult) {
+			tailscaled.Ping(pctx, s.Client, p, probes.PingTSMP, 1, pingTimeout, func(r probes.PingResult) {
 				if r.Err == "" && r.Latency > 0 {
 					s.store.SetLatency(p.ID, r.Latency)
 				}
@@ -303,7 +303,7 @@ func (s *Serve) mux(metricsHandler http.Handler) http.Handler {
 	m.Handle("GET /metrics", metricsHandler)
 	m.HandleFunc("GET /healthz", s.healthz)
 	var snapMu sync.Mutex
-	var lastSnap *link.Snapshot
+	var lastSnap *join.Snapshot
 	var lastBody []byte
 	var lastAt time.Time
 	every := s.SnapshotEvery
@@ -320,7 +320,7 @@ func (s *Serve) mux(metricsHandler http.Handler) http.Handler {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "no snapshot: " + why})
 			return
 		}
-		// A snapshot is taken once per linked snapshot and at most once per
+		// A snapshot is taken once per joined snapshot and at most once per
 		// SnapshotEvery, however often it is fetched (one at a time).
 		snapMu.Lock()
 		body := lastBody

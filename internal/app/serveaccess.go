@@ -19,8 +19,8 @@ import (
 	"tailscale.com/net/tsaddr"
 
 	"github.com/tailpath/tailpath/internal/safetext"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // AllowSelf is the --allow word for the nodes of the user this node
@@ -81,8 +81,8 @@ type Access struct {
 	// client answers WhoIs; self gives this node's MagicDNS name and
 	// addresses for the Host check and its own identity (both set by
 	// Serve.Run).
-	client localapi.LocalClient
-	self   func() *link.Snapshot
+	client tailscaled.LocalClient
+	self   func() *join.Snapshot
 
 	// reached is set once tailscaled answered at client's socket.
 	reached atomic.Bool
@@ -241,13 +241,13 @@ func (a *Access) identifyLoopback(ctx context.Context, ap netip.AddrPort) (loopb
 	case err == nil || errors.Is(err, local.ErrPeerNotFound):
 		a.noteUp()
 		res = nil
-	case errors.Is(localapi.ConnectError(err, ""), localapi.ErrNotRunning) && a.reached.Load():
+	case errors.Is(tailscaled.ConnectError(err, ""), tailscaled.ErrNotRunning) && a.reached.Load():
 		// tailscaled was reached here before and is down now: it
 		// forwards nothing, so the caller is local. Not kept: it may be
 		// back by the next request.
 		return loopbackLocal, nil, ""
 	default:
-		return loopbackUnknown, nil, safetext.Clean(localapi.ConnectError(err, "").Error())
+		return loopbackUnknown, nil, safetext.Clean(tailscaled.ConnectError(err, "").Error())
 	}
 	if ci != nil {
 		ci.known, ci.res = true, res
@@ -345,7 +345,7 @@ func (a *Access) hostOK(host string, local netip.Addr) bool {
 	return false
 }
 
-func (a *Access) latest() *link.Snapshot {
+func (a *Access) latest() *join.Snapshot {
 	if a.self == nil {
 		return nil
 	}

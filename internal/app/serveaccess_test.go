@@ -18,13 +18,13 @@ import (
 	"tailscale.com/tailcfg"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // whoisClient answers WhoIs from a table, counting the calls.
 type whoisClient struct {
-	localapi.LocalClient
+	tailscaled.LocalClient
 	nodes map[string]*apitype.WhoIsResponse
 	calls atomic.Int64
 }
@@ -73,7 +73,7 @@ func TestAccess(t *testing.T) {
 		fwdMine:   node("nMINE", "laptop", 1, "alice@example.com"),
 		monitor:   node("nMON", "prometheus", 1, "alice@example.com", "tag:monitoring"),
 	}}
-	latest := &link.Snapshot{Snapshot: &probes.Snapshot{Self: probes.Self{DNSName: magicDNS, TailscaleIPs: []netip.Addr{netip.MustParseAddr(self)}}}}
+	latest := &join.Snapshot{Snapshot: &probes.Snapshot{Self: probes.Self{DNSName: magicDNS, TailscaleIPs: []netip.Addr{netip.MustParseAddr(self)}}}}
 	for _, tt := range []struct {
 		name   string
 		allow  []string
@@ -117,7 +117,7 @@ func TestAccess(t *testing.T) {
 		{"rebinding with the token", nil, token, lan, "192.168.1.5", "evil.example", "Bearer " + token, 421, "is not this server"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &Access{Allow: tt.allow, Token: tt.token, ListenHost: "0.0.0.0", client: c, self: func() *link.Snapshot { return latest }}
+			a := &Access{Allow: tt.allow, Token: tt.token, ListenHost: "0.0.0.0", client: c, self: func() *join.Snapshot { return latest }}
 			served := false
 			h := a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served = true }))
 			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
@@ -197,7 +197,7 @@ func TestParseAllow(t *testing.T) {
 
 // failingWhoIs answers every WhoIs with err.
 type failingWhoIs struct {
-	localapi.LocalClient
+	tailscaled.LocalClient
 	err   error
 	calls atomic.Int64
 }

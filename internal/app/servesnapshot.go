@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes/hostnet"
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // SaveTimeout bounds one snapshot (a gather, and the tuning report): the
@@ -24,11 +24,11 @@ const SaveTimeout = 15 * time.Second
 // facts of this node's netmap peers when s.ControlAPI is set (never of the
 // devices its ACLs hide from it), and in.Tuning; then scrubbed
 // (snapshot.Scrub: no keys, no log ids, nothing renamed). Errors are
-// Capture's, with the socket named (localapi.ConnectError).
+// Capture's, with the socket named (tailscaled.ConnectError).
 func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, SaveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: localapi.GatherOptions{All: s.All, Host: hostnet.Read}, Linked: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
+	opts := snapshot.Options{Gather: tailscaled.GatherOptions{All: s.All, Host: hostnet.Read}, Joined: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
 	if in.Latest != nil {
 		opts.Prev = in.Latest.Snapshot
 		if len(in.Latency) > 0 {
@@ -53,7 +53,7 @@ func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, err
 	}
 	f, _, err := snapshot.Capture(ctx, s.Client, opts)
 	if err != nil {
-		return nil, localapi.ConnectError(err, s.Socket)
+		return nil, tailscaled.ConnectError(err, s.Socket)
 	}
 	if api := f.ControlAPI; api != nil && api.Facts != nil && f.Status != nil {
 		var ids []string

@@ -9,23 +9,23 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/discoping"
 	"github.com/tailpath/tailpath/probes/hostnet"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
-	"github.com/tailpath/tailpath/probes/probe"
+	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
 // Sources are where the evidence comes from: tailscaled, a board and the
 // host's tuning, each when set. The dashboard and serve run the same
 // Sources (Run), each with its own Sink, tailscaled's snapshots and the
-// board's state meeting in one link.Linker on the way: the dashboard's
+// board's state meeting in one join.Joiner on the way: the dashboard's
 // sink sends to its Bubble Tea program (internal/dashboard), serve's keeps
 // the newest values for its scrapes. The demo's are DemoSources.
 type Sources struct {
 	// Client is tailscaled's LocalAPI (the lab's observer in the demo);
 	// nil runs no tailscaled source (the flood test).
-	Client localapi.LocalClient
+	Client tailscaled.LocalClient
 	// Socket names Client's socket in the source's errors; "" is the
 	// platform default.
 	Socket string
@@ -33,7 +33,7 @@ type Sources struct {
 	// default (2 s).
 	Interval time.Duration
 	// All keeps the peers `tailscale status` hides (shared-in nodes,
-	// Mullvad exit nodes; localapi.GatherOptions.All).
+	// Mullvad exit nodes; tailscaled.GatherOptions.All).
 	All bool
 	// ControlAPI, when set, reads the peers' own side of each path from
 	// the Tailscale control API, once a minute and when asked.
@@ -58,14 +58,14 @@ type Sources struct {
 // may be hours old), P's bounded DISCO runs (Prober), and the control
 // API's peer side when ControlAPI is set (a Refresher of its own: each
 // call makes a new one).
-func (s Sources) TailscaledOptions() localapi.SourceOptions {
-	o := localapi.SourceOptions{
+func (s Sources) TailscaledOptions() tailscaled.SourceOptions {
+	o := tailscaled.SourceOptions{
 		Interval: s.Interval,
 		Socket:   s.Socket,
 		// A board's peer is judged against control's endpoints on any
-		// path: with a board, every node (localapi.GatherOptions.AllNodes).
-		Gather:      localapi.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge), AllNodes: s.Device != nil},
-		MeasureDERP: localapi.MeasureDERPLatency,
+		// path: with a board, every node (tailscaled.GatherOptions.AllNodes).
+		Gather:      tailscaled.GatherOptions{All: s.All, Host: hostnet.Reader(HostFactsMaxAge), AllNodes: s.Device != nil},
+		MeasureDERP: tailscaled.MeasureDERPLatency,
 		Prober:      Prober,
 	}
 	if s.ControlAPI != nil {
@@ -83,22 +83,22 @@ type Sink interface {
 	Deliver(Event)
 }
 
-// Event is one report from a source: LinkedEvent, TailscaledEvent,
+// Event is one report from a source: JoinedEvent, TailscaledEvent,
 // BoardEvent or TuningEvent.
 type Event interface{ sourceEvent() }
 
-// LinkedEvent is a linked snapshot: tailscaled's newest gather, joined
-// with the board's evidence and the path changes observed (link.Linker);
+// JoinedEvent is a joined snapshot: tailscaled's newest gather, joined
+// with the board's evidence and the path changes observed (join.Joiner);
 // again whenever the board's evidence changed it.
-type LinkedEvent struct{ Snapshot *link.Snapshot }
+type JoinedEvent struct{ Snapshot *join.Snapshot }
 
 // TailscaledEvent is anything else tailscaled's source reports: its status
 // (up, down and why), ping results and probe progress.
 type TailscaledEvent struct{ Event probes.Event }
 
 // BoardEvent is the board's newest state, or why it could not be opened,
-// with the evidence converted from that state once (link.EvidenceFrom),
-// the same value the Linker was handed.
+// with the evidence converted from that state once (join.EvidenceFrom),
+// the same value the Joiner was handed.
 type BoardEvent struct {
 	Event    devlink.Event
 	Evidence probes.DeviceEvidence
@@ -107,7 +107,7 @@ type BoardEvent struct {
 // TuningEvent is one reading of the host's tuning.
 type TuningEvent struct{ Reading tune.Reading }
 
-func (LinkedEvent) sourceEvent()     {}
+func (JoinedEvent) sourceEvent()     {}
 func (TailscaledEvent) sourceEvent() {}
 func (BoardEvent) sourceEvent()      {}
 func (TuningEvent) sourceEvent()     {}
@@ -116,14 +116,14 @@ func (TuningEvent) sourceEvent()     {}
 // caller, who keeps it to ping and probe through; nil runs none), and s's
 // board and tuning when set, until ctx ends (or, for a replayed board, its
 // capture does), relaying to sink, and returns when all have stopped.
-func (s Sources) Run(ctx context.Context, ts *localapi.Source, linker *link.Linker, sink Sink) {
+func (s Sources) Run(ctx context.Context, ts *tailscaled.Source, joiner *join.Joiner, sink Sink) {
 	var wg sync.WaitGroup
 	if ts != nil {
 		events := ts.Run(ctx)
 		wg.Go(func() {
 			for ev := range events {
 				if snap, ok := ev.(*probes.Snapshot); ok {
-					sink.Deliver(LinkedEvent{linker.SetSnapshot(snap)})
+					sink.Deliver(JoinedEvent{joiner.SetSnapshot(snap)})
 					continue
 				}
 				sink.Deliver(TailscaledEvent{ev})
@@ -131,7 +131,7 @@ func (s Sources) Run(ctx context.Context, ts *localapi.Source, linker *link.Link
 		})
 	}
 	if s.Device != nil {
-		wg.Go(func() { s.runBoard(ctx, linker, sink) })
+		wg.Go(func() { s.runBoard(ctx, joiner, sink) })
 	}
 	if s.Tuning != nil {
 		every := s.TuningEvery
@@ -146,17 +146,17 @@ func (s Sources) Run(ctx context.Context, ts *localapi.Source, linker *link.Link
 // runBoard relays the board's states, re-linking the snapshot when its
 // evidence changed, until ctx ends or a replay reaches its end; when the
 // port cannot be opened at all and DeviceRetry is set, it tries again.
-func (s Sources) runBoard(ctx context.Context, linker *link.Linker, sink Sink) {
+func (s Sources) runBoard(ctx context.Context, joiner *join.Joiner, sink Sink) {
 	for {
 		var openErr error
 		for ev := range s.Device.Run(ctx) {
 			if ev.Err != nil {
 				openErr = ev.Err
 			}
-			evidence := link.EvidenceFrom(&ev.State)
+			evidence := join.EvidenceFrom(&ev.State)
 			sink.Deliver(BoardEvent{ev, evidence})
-			if ls, changed := linker.SetEvidence(evidence); changed {
-				sink.Deliver(LinkedEvent{ls})
+			if ls, changed := joiner.SetEvidence(evidence); changed {
+				sink.Deliver(JoinedEvent{ls})
 			}
 		}
 		if openErr == nil || s.DeviceRetry <= 0 || ctx.Err() != nil {
@@ -170,10 +170,10 @@ func (s Sources) runBoard(ctx context.Context, linker *link.Linker, sink Sink) {
 	}
 }
 
-// Prober is the dashboard's P: probes/probe.Run within its limits (10
+// Prober is the dashboard's P: probes/discoping.Run within its limits (10
 // pings per peer, 8 peers at once, 15 s in all).
-func Prober(ctx context.Context, c localapi.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
-	return probe.Run(ctx, c, peers, probe.Options{}, progress)
+func Prober(ctx context.Context, c tailscaled.LocalClient, peers []probes.Peer, progress func(probes.ProbeProgress)) map[safetext.Text]*probes.PingRun {
+	return discoping.Run(ctx, c, peers, discoping.Options{}, progress)
 }
 
 // HostFactsMaxAge is how often, at most, a long-running source reads this

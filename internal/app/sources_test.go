@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/devlink"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -24,7 +24,7 @@ func (k *recordSink) Deliver(ev Event) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	switch ev := ev.(type) {
-	case LinkedEvent:
+	case JoinedEvent:
 		k.snapshots++
 	case TailscaledEvent:
 		k.events++
@@ -53,12 +53,12 @@ func TestSourcesRun(t *testing.T) {
 		TuningEvery: 20 * time.Millisecond,
 	}
 	var sink recordSink
-	var linker link.Linker
+	var joiner join.Joiner
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		srcs.Run(ctx, nil, &linker, &sink)
+		srcs.Run(ctx, nil, &joiner, &sink)
 	}()
 	deadline := time.Now().Add(time.Minute)
 	for {

@@ -13,17 +13,17 @@ import (
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
+	"github.com/tailpath/tailpath/probes/discoping"
 	"github.com/tailpath/tailpath/probes/hostnet"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
-	"github.com/tailpath/tailpath/probes/probe"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // This file is what a live `tailpath status` gathers: one snapshot from
 // tailscaled (with this host's facts), the control API's facts beside it,
 // an optional fresh DERP measurement and probe of the relayed peers, and
-// a board's own evidence, linked into one *link.Snapshot.
+// a board's own evidence, linked into one *join.Snapshot.
 
 // StatusOptions are what a live status gathers and where it reports.
 type StatusOptions struct {
@@ -36,9 +36,9 @@ type StatusOptions struct {
 	// Netcheck measures fresh DERP latencies first (MeasureDERPLatency).
 	Netcheck bool
 	// Probe runs the bounded DISCO probe of the relayed peers
-	// (probes/probe, within ProbeOptions) and gathers again.
+	// (probes/discoping, within ProbeOptions) and gathers again.
 	Probe        bool
-	ProbeOptions probe.Options
+	ProbeOptions discoping.Options
 	// API reads the peers' own facts from the control API beside the
 	// LocalAPI, waited for at most statusAPIWait; nil reads none.
 	API *controlapi.ControlAPI
@@ -56,10 +56,10 @@ type StatusOptions struct {
 	Log io.Writer
 }
 
-// StatusResult is a live status: the linked snapshot, and what a saved
+// StatusResult is a live status: the joined snapshot, and what a saved
 // snapshot of it needs besides.
 type StatusResult struct {
-	Linked *link.Snapshot
+	Joined *join.Snapshot
 	// Recorder kept every LocalAPI reply (StatusOptions.Record); nil
 	// otherwise.
 	Recorder *snapshot.Recorder
@@ -70,13 +70,13 @@ type StatusResult struct {
 }
 
 // Status gathers one live status. Errors are the gather's (through
-// localapi.ConnectError), or a timeout saying that tailscaled did not
+// tailscaled.ConnectError), or a timeout saying that tailscaled did not
 // answer within o.Timeout.
 func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 	gctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	peerSide := startPeerSide(gctx, o.API)
-	var client localapi.LocalClient = localapi.NewClient(o.Socket)
+	var client tailscaled.LocalClient = tailscaled.NewClient(o.Socket)
 	var rec *snapshot.Recorder
 	if o.Record {
 		rec = snapshot.NewRecorder(client)
@@ -87,11 +87,11 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 	// Every peer's node when a snapshot records them (each is evidence)
 	// or a board joins (its evidence is judged against control's
 	// endpoints on any path); else those the verdicts read.
-	opts := localapi.GatherOptions{All: o.All, Host: hostnet.Read, AllNodes: o.Record || o.Port != ""}
+	opts := tailscaled.GatherOptions{All: o.All, Host: hostnet.Read, AllNodes: o.Record || o.Port != ""}
 	if o.Netcheck {
 		opts.Latency = measureForStatus(gctx, client, o.Log)
 	}
-	snap, err := localapi.GatherWith(gctx, client, nil, opts)
+	snap, err := tailscaled.GatherWith(gctx, client, nil, opts)
 	if err == nil && o.Probe {
 		snap, err = probeRelayed(ctx, client, snap, opts, o.ProbeOptions, o.Timeout, o.Log)
 	}
@@ -99,7 +99,7 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			sock := o.Socket
 			if sock == "" {
-				sock = localapi.DefaultSocket()
+				sock = tailscaled.DefaultSocket()
 			}
 			err = fmt.Errorf("no answer from local tailscaled (socket %s) within %v; is it hung? Try a longer --timeout", sock, o.Timeout)
 		}
@@ -114,10 +114,10 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 			snap.Warnings = append(snap.Warnings, st.Err)
 		}
 	}
-	var linker link.Linker
+	var joiner join.Joiner
 	if o.Port != "" {
 		board := ReadBoard(ctx, o.Port, o.Baud, o.BoardWait, o.Stdin)
-		evidence := link.EvidenceFrom(board) // once: the warning and the Linker read the same
+		evidence := join.EvidenceFrom(board) // once: the warning and the Joiner read the same
 		if !board.TailnetIP.IsValid() && board.Hostname == "" {
 			why := "it sent no N telemetry frame"
 			if board.Link.Err != nil && !errors.Is(board.Link.Err, devlink.ErrReplayEnded) {
@@ -127,14 +127,14 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 		} else if w := boardNotInNetmap(o.Port, evidence, snap.Peers); w != "" {
 			snap.Warnings = append(snap.Warnings, safetext.New(w))
 		}
-		linker.SetEvidence(evidence)
+		joiner.SetEvidence(evidence)
 	}
-	res.Linked = linker.SetSnapshot(snap)
+	res.Joined = joiner.SetSnapshot(snap)
 	return res, nil
 }
 
 // boardNotInNetmap says so when the board named itself but no peer is it
-// (probes.DeviceEvidence.Matches, as the linker links): its evidence then
+// (probes.DeviceEvidence.Matches, as the joiner links): its evidence then
 // joins no verdict. "" when a peer is the board.
 func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer) string {
 	for i := range peers {
@@ -153,23 +153,23 @@ func boardNotInNetmap(port string, d probes.DeviceEvidence, peers []probes.Peer)
 		port, strings.Join(who, ", "))
 }
 
-// probeRelayed runs the bounded probe (probes/probe, bounded by po) over
+// probeRelayed runs the bounded probe (probes/discoping, bounded by po) over
 // snap's relayed peers, saying what it does on w, and gathers again with the runs as
 // each peer's PingRun (evidence the verdicts then read); snap when no
 // peer is relayed. The probe has its own budget (15 s, more for many
 // peers); the second gather gets timeout. The peers whose runs the budget
 // ended are named on w and in a warning of the snapshot (the table's and
 // the JSON's).
-func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snapshot, opts localapi.GatherOptions, po probe.Options, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
-	peers := probe.Targets(snap)
+func probeRelayed(ctx context.Context, c tailscaled.LocalClient, snap *probes.Snapshot, opts tailscaled.GatherOptions, po discoping.Options, timeout time.Duration, w io.Writer) (*probes.Snapshot, error) {
+	peers := discoping.Targets(snap)
 	if len(peers) == 0 {
 		fmt.Fprintln(w, "tailpath: --probe: no relayed peer to ping")
 		return snap, nil
 	}
 	budget := po.BudgetFor(len(peers))
 	fmt.Fprintf(w, "tailpath: probing %s: a TSMP ping, then up to %d DISCO pings each, %d at once, at most %v (each stays active ~45s after)\n",
-		units.Count(len(peers), "relayed peer", "relayed peers"), probe.MaxPings, probe.MaxParallel, budget)
-	runs := probe.Run(ctx, c, peers, po, func(p probes.ProbeProgress) {
+		units.Count(len(peers), "relayed peer", "relayed peers"), discoping.MaxPings, discoping.MaxParallel, budget)
+	runs := discoping.Run(ctx, c, peers, po, func(p probes.ProbeProgress) {
 		switch {
 		case p.Finished:
 			fmt.Fprintf(w, "tailpath: probe done in %v: %d of %d reached a direct path\n", p.Elapsed.Round(100*time.Millisecond), p.Direct, p.Total)
@@ -186,13 +186,13 @@ func probeRelayed(ctx context.Context, c localapi.LocalClient, snap *probes.Snap
 		}
 	}
 	var warning safetext.Text
-	if left := probe.Unfinished(peers, runs); len(left) > 0 {
+	if left := discoping.Unfinished(peers, runs); len(left) > 0 {
 		warning = unfinishedWarning(left, len(peers), budget)
 		fmt.Fprintf(w, "tailpath: %s\n", warning)
 	}
 	gctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := localapi.GatherWith(gctx, c, snap, opts)
+	out, err := tailscaled.GatherWith(gctx, c, snap, opts)
 	if out != nil && warning != "" {
 		out.Warnings = append(out.Warnings, warning)
 	}
@@ -274,7 +274,7 @@ func startPeerSide(ctx context.Context, api *controlapi.ControlAPI) func() (*pro
 // measureForStatus measures DERP latencies for status --netcheck within
 // 5 s; on failure it says why on w and returns nil (NetInfo's latencies
 // then serve, shown but not judged).
-func measureForStatus(ctx context.Context, c localapi.LocalClient, w io.Writer) *probes.DERPLatencyReport {
+func measureForStatus(ctx context.Context, c tailscaled.LocalClient, w io.Writer) *probes.DERPLatencyReport {
 	mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	// With an exit node in use, this process's STUN packets would cross
@@ -288,7 +288,7 @@ func measureForStatus(ctx context.Context, c localapi.LocalClient, w io.Writer) 
 		fmt.Fprintf(w, "tailpath: warning: --netcheck: DERP map: %s\n", safetext.Of(err))
 		return nil
 	}
-	rep, err := localapi.MeasureDERPLatency(mctx, dm)
+	rep, err := tailscaled.MeasureDERPLatency(mctx, dm)
 	if err != nil {
 		fmt.Fprintf(w, "tailpath: warning: --netcheck: %s\n", safetext.Of(err))
 		return nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -22,7 +22,7 @@ import (
 // was saved (the redacted one with redact), else ls, file's diagnosis.
 // printed is true when the snapshot itself went to stdout, so nothing
 // else is to be printed there.
-func SaveSnapshot(ctx context.Context, file *snapshot.File, ls *link.Snapshot, path string, redact bool, stdout, stderr io.Writer) (*link.Snapshot, bool, error) {
+func SaveSnapshot(ctx context.Context, file *snapshot.File, ls *join.Snapshot, path string, redact bool, stdout, stderr io.Writer) (*join.Snapshot, bool, error) {
 	if redact && file.Redacted == nil {
 		red, err := snapshot.Redact(file)
 		if err != nil {
@@ -78,7 +78,7 @@ func TuningReport(ctx context.Context, socket string) (*tune.Report, string) {
 // saved on a peer, a file or a serve URL, or the peer's own pasted
 // `tailscale status` with what else it printed) and merges its node's own facts
 // into that peer of ls, saying so on stderr. Its errors are InputErrors.
-func ApplyPeerSnapshots(ctx context.Context, ls *link.Snapshot, names []string, stderr io.Writer) (*link.Snapshot, error) {
+func ApplyPeerSnapshots(ctx context.Context, ls *join.Snapshot, names []string, stderr io.Writer) (*join.Snapshot, error) {
 	for _, name := range names {
 		raw, err := snapshot.ReadInput(ctx, name, nil)
 		if err != nil {
@@ -101,7 +101,7 @@ func ApplyPeerSnapshots(ctx context.Context, ls *link.Snapshot, names []string, 
 // ReadFrom reads the inputs names of status --from (saved snapshots or
 // pasted tailscale output; "-" is stdin) as one snapshot file, all its
 // peers kept with all, and diagnoses it. Its errors are InputErrors.
-func ReadFrom(ctx context.Context, names []string, stdin io.Reader, all bool) (*snapshot.File, *link.Snapshot, error) {
+func ReadFrom(ctx context.Context, names []string, stdin io.Reader, all bool) (*snapshot.File, *join.Snapshot, error) {
 	var raws []snapshot.Raw
 	for _, name := range names {
 		raw, err := snapshot.ReadInput(ctx, name, stdin)

@@ -14,8 +14,8 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -44,7 +44,7 @@ func DaemonTUN(socket string) func(context.Context) (bool, error) {
 // once instead of retrying while a tailscaled may be starting (see
 // DaemonTUN).
 func oneShotClient(socket string) *local.Client {
-	lc := localapi.NewClient(socket)
+	lc := tailscaled.NewClient(socket)
 	if runtime.GOOS == "linux" {
 		path := DaemonName(socket)
 		lc = &local.Client{Socket: path, UseSocketOnly: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -57,9 +57,9 @@ func oneShotClient(socket string) *local.Client {
 
 // daemonErr words a LocalAPI error for tune's evidence.
 func daemonErr(err error, socket string) error {
-	err = localapi.ConnectError(err, socket)
-	if errors.Is(err, localapi.ErrNotRunning) {
-		return fmt.Errorf("nothing answers on its socket (%w)", localapi.ErrNotRunning)
+	err = tailscaled.ConnectError(err, socket)
+	if errors.Is(err, tailscaled.ErrNotRunning) {
+		return fmt.Errorf("nothing answers on its socket (%w)", tailscaled.ErrNotRunning)
 	}
 	return err
 }
@@ -69,7 +69,7 @@ func daemonErr(err error, socket string) error {
 // (DaemonTUN), its version and advertised routes (DaemonPrefs) and the
 // path to --peer or the busiest peer (TunePeerPath). It is what `tailpath
 // tune`, the dashboard's Tuning pane, `tailpath serve` and `status --save`
-// give sysctl/tune, which cannot import probes/localapi itself.
+// give sysctl/tune, which cannot import probes/tailscaled itself.
 //
 // One gathering asks tailscaled up to three times; when nothing answers
 // on the socket, the first question's answer stands for the others for
@@ -129,7 +129,7 @@ func (m *downMemo) down() error {
 func (m *downMemo) note(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if errors.Is(err, localapi.ErrNotRunning) {
+	if errors.Is(err, tailscaled.ErrNotRunning) {
 		m.err, m.at = err, time.Now()
 	} else {
 		m.err = nil
@@ -175,12 +175,12 @@ func TunePeerPath(socket string) func(ctx context.Context, name string) (tune.Pe
 		mu.Lock()
 		defer mu.Unlock()
 		if last == nil || time.Since(at) > PeerPathReuse {
-			snap, err := localapi.GatherWith(ctx, lc, nil, localapi.GatherOptions{Host: hostnet.Read})
+			snap, err := tailscaled.GatherWith(ctx, lc, nil, tailscaled.GatherOptions{Host: hostnet.Read})
 			if err != nil {
 				return tune.PeerPath{}, daemonErr(err, socket)
 			}
 			// Judged as every gather is: by the joiner (probes.Judge).
-			last, at = link.Of(snap).Snapshot, time.Now()
+			last, at = join.Of(snap).Snapshot, time.Now()
 		}
 		return PeerPathOf(last, name)
 	}
@@ -222,7 +222,7 @@ func PeerPathOf(snap *probes.Snapshot, name string) (tune.PeerPath, error) {
 // means the platform's default).
 func DaemonName(socket string) string {
 	if socket == "" {
-		return localapi.DefaultSocket()
+		return tailscaled.DefaultSocket()
 	}
 	return socket
 }

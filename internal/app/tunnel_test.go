@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // TestDaemonTUNNotRunning: with nothing on the socket the answer is
@@ -23,7 +23,7 @@ func TestDaemonTUNNotRunning(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "none.sock")
 	start := time.Now()
 	_, err := DaemonTUN(sock)(context.Background())
-	if !errors.Is(err, localapi.ErrNotRunning) {
+	if !errors.Is(err, tailscaled.ErrNotRunning) {
 		t.Fatalf("DaemonTUN(%s) = %v; want ErrNotRunning", sock, err)
 	}
 	t.Logf("ErrNotRunning after %v", time.Since(start))
@@ -40,7 +40,7 @@ func BenchmarkDaemonTUNNotRunning(b *testing.B) {
 	}
 	probe := DaemonTUN(filepath.Join(b.TempDir(), "none.sock"))
 	for b.Loop() {
-		if _, err := probe(context.Background()); !errors.Is(err, localapi.ErrNotRunning) {
+		if _, err := probe(context.Background()); !errors.Is(err, tailscaled.ErrNotRunning) {
 			b.Fatal(err)
 		}
 	}

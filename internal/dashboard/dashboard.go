@@ -21,9 +21,9 @@ import (
 	"github.com/tailpath/tailpath/internal/buildinfo"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
@@ -147,9 +147,9 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		return d.runReplay(ctx, parent, input, stdout)
 	}
 
-	linker := link.Linker{Poll: true}
+	joiner := join.Joiner{Poll: true}
 	sopts := d.TailscaledOptions()
-	src := localapi.NewSource(d.Client, sopts)
+	src := tailscaled.NewSource(d.Client, sopts)
 	opts := tui.Options{
 		Title:   d.Title,
 		Panes:   d.panes(),
@@ -167,7 +167,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 			}
 		},
 		Save: func() tea.Cmd {
-			ls := linker.Snapshot()
+			ls := joiner.Snapshot()
 			var facts *probes.APIFacts
 			var st *probes.APIStatus
 			if r := sopts.PeerSide; r != nil {
@@ -177,7 +177,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 			return func() tea.Msg { return d.save(ctx, ls, facts, st) }
 		},
 	}
-	opts.Netcheck, opts.PingDERP = selfKeys(ctx, src, &linker)
+	opts.Netcheck, opts.PingDERP = selfKeys(ctx, src, &joiner)
 	if d.ControlAPI != nil {
 		opts.RefreshPeerSide = func() tea.Cmd {
 			return func() tea.Msg {
@@ -192,7 +192,7 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 	relayed := make(chan struct{})
 	go func() {
 		defer close(relayed)
-		d.Sources.Run(ctx, src, &linker, TeaSink(p.Send))
+		d.Sources.Run(ctx, src, &joiner, TeaSink(p.Send))
 	}()
 	_, err := p.Run()
 	cancel()
@@ -217,7 +217,7 @@ type TeaSink func(tea.Msg)
 // panes read (app.Sink).
 func (send TeaSink) Deliver(ev app.Event) {
 	switch ev := ev.(type) {
-	case app.LinkedEvent:
+	case app.JoinedEvent:
 		send(ev.Snapshot)
 	case app.TailscaledEvent:
 		send(ev.Event)
@@ -230,10 +230,10 @@ func (send TeaSink) Deliver(ev app.Event) {
 
 // selfKeys are the Self tab's n and d over src: a netcheck now (kept for
 // the next snapshots) and an HTTPS round trip to the home DERP region of
-// the latest linked snapshot, each as a command doing the I/O.
-func selfKeys(ctx context.Context, src *localapi.Source, linker *link.Linker) (netcheck, pingDERP func() tea.Cmd) {
+// the latest joined snapshot, each as a command doing the I/O.
+func selfKeys(ctx context.Context, src *tailscaled.Source, joiner *join.Joiner) (netcheck, pingDERP func() tea.Cmd) {
 	netcheck = func() tea.Cmd {
-		ls := linker.Snapshot()
+		ls := joiner.Snapshot()
 		exit := false
 		if ls != nil && ls.Snapshot != nil {
 			for i := range ls.Peers {
@@ -251,7 +251,7 @@ func selfKeys(ctx context.Context, src *localapi.Source, linker *link.Linker) (n
 		}
 	}
 	pingDERP = func() tea.Cmd {
-		ls := linker.Snapshot()
+		ls := joiner.Snapshot()
 		home := 0
 		if ls != nil && ls.Snapshot != nil {
 			home = ls.Self.HomeDERP
@@ -266,7 +266,7 @@ func selfKeys(ctx context.Context, src *localapi.Source, linker *link.Linker) (n
 			if err != nil {
 				return selfpane.DERPPingMsg{Region: home, Err: safetext.New("reading the DERP map from tailscaled: " + err.Error())}
 			}
-			rtt, code, err := localapi.PingDERP(pctx, dm, home)
+			rtt, code, err := tailscaled.PingDERP(pctx, dm, home)
 			m := selfpane.DERPPingMsg{Region: home, Code: safetext.New(code), RTT: rtt, At: time.Now()}
 			if err != nil {
 				m.Err = safetext.New(err.Error())

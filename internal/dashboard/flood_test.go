@@ -20,7 +20,7 @@ import (
 	"github.com/tailpath/tailpath/firmware"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/termcolor"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui"
 )
 
@@ -146,7 +146,7 @@ func (m keyProbe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // daemon here, and its down banner would only add noise.
 type floodRig struct {
 	p       *tea.Program
-	linker  link.Linker
+	joiner  join.Joiner
 	keys    *io.PipeWriter
 	handled chan time.Time
 	mu      sync.Mutex
@@ -193,7 +193,7 @@ func startFloodRig(tb testing.TB, replay io.Reader) *floodRig {
 		r.done <- err
 	}()
 	r.p.Send(tea.WindowSizeMsg{Width: 160, Height: 48})
-	r.wg.Go(func() { d.Sources.Run(ctx, nil, &r.linker, TeaSink(r.p.Send)) })
+	r.wg.Go(func() { d.Sources.Run(ctx, nil, &r.joiner, TeaSink(r.p.Send)) })
 	return r
 }
 

@@ -17,9 +17,9 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/hostnet"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
@@ -33,10 +33,10 @@ import (
 // runs in a tea.Cmd.
 // facts and st are the control API's facts the dashboard uses (its
 // Refresher's Latest) and their state; nil when the API is not asked.
-func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
+func (d *Dashboard) save(ctx context.Context, ls *join.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
 	ctx, cancel := context.WithTimeout(ctx, app.SaveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: localapi.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Read}, Linked: ls}
+	opts := snapshot.Options{Gather: tailscaled.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Read}, Joined: ls}
 	if ls != nil {
 		opts.Prev = ls.Snapshot
 	}
@@ -49,7 +49,7 @@ func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.A
 	}
 	f, _, err := snapshot.Capture(ctx, d.Client, opts)
 	if err != nil {
-		return tui.SavedMsg{Err: safetext.Of(localapi.ConnectError(err, d.Socket))}
+		return tui.SavedMsg{Err: safetext.Of(tailscaled.ConnectError(err, d.Socket))}
 	}
 	dir, err := d.saveDir()
 	if err != nil {
@@ -63,7 +63,7 @@ func (d *Dashboard) save(ctx context.Context, ls *link.Snapshot, facts *probes.A
 }
 
 // ReplayModel is the dashboard's root model over d.Replay and the
-// messages that fill it, in order (its linked snapshot, then its tuning
+// messages that fill it, in order (its joined snapshot, then its tuning
 // report): what runReplay runs, for tests that render it.
 func (d *Dashboard) ReplayModel(ctx context.Context) (tea.Model, []tea.Msg, error) {
 	ls, err := d.Replay.Diagnose(ctx)
@@ -74,7 +74,7 @@ func (d *Dashboard) ReplayModel(ctx context.Context) (tea.Model, []tea.Msg, erro
 	return model, append([]tea.Msg{ls}, d.replayMsgs()...), nil
 }
 
-// runReplay runs the dashboard over d.Replay: one linked snapshot, sent
+// runReplay runs the dashboard over d.Replay: one joined snapshot, sent
 // once, and no pings or saving.
 func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOption, stdout io.Writer) error {
 	model, msgs, err := d.ReplayModel(ctx)

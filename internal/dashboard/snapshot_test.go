@@ -17,10 +17,10 @@ import (
 
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/probestest"
 	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -37,14 +37,14 @@ func TestDashboardSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := probestest.New(t, fix)
-	c := localapi.NewClient(srv.Socket)
+	c := tailscaled.NewClient(srv.Socket)
 	ctx := context.Background()
-	prev, err := localapi.Gather(ctx, c, nil)
+	prev, err := tailscaled.Gather(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	prev.Peers[0].PingRun = &probes.PingRun{At: time.Now(), Tries: 10, Pongs: 10, Via: "DERP(nyc)"}
-	var l link.Linker
+	var l join.Joiner
 	ls := l.SetSnapshot(prev)
 
 	dir := t.TempDir()
@@ -185,7 +185,7 @@ func TestSaveDefaultsToStateDir(t *testing.T) {
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	srv := probestest.New(t, fix)
-	d := &Dashboard{Sources: app.Sources{Client: localapi.NewClient(srv.Socket), Socket: srv.Socket}}
+	d := &Dashboard{Sources: app.Sources{Client: tailscaled.NewClient(srv.Socket), Socket: srv.Socket}}
 	msg := d.save(context.Background(), nil, nil, nil)
 	if msg.Err != "" {
 		t.Fatal(msg.Err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/probestest"
 )
 
@@ -91,8 +91,8 @@ func BenchmarkScrape(b *testing.B) {
 			var st Store
 			st.ExpectBoard()
 			st.ExpectTuning()
-			var l link.Linker
-			snaps := [2]*link.Snapshot{}
+			var l join.Joiner
+			snaps := [2]*join.Snapshot{}
 			for i := range snaps {
 				snaps[i] = l.SetSnapshot(manyPeers(1000, t0.Add(time.Duration(i)*2*time.Second), i == 1))
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -55,7 +55,7 @@ type Gatherer struct {
 	dropped float64
 	// droppedFor is the snapshot dropped was last counted for: a
 	// snapshot's dropped series count once, however often it is scraped.
-	droppedFor *link.Snapshot
+	droppedFor *join.Snapshot
 
 	// pool holds scrapes whose families were written and may be reused.
 	pool sync.Pool
@@ -346,7 +346,7 @@ func pathWord(k probes.PathKind) string {
 //
 // Long on purpose: every tailnet family built in turn from the one ranked peer
 // order; split, each piece would take that order and the label caches.
-func (g *Gatherer) tailnet(s *scrape, snap *link.Snapshot) {
+func (g *Gatherer) tailnet(s *scrape, snap *join.Snapshot) {
 	self := snap.Self
 	s.add(famTailscaledState, []*dto.LabelPair{pair("state", string(snap.BackendState))}, 1)
 
@@ -531,7 +531,7 @@ func (g *Gatherer) labelsFor(p *probes.Peer) *peerLabels {
 }
 
 // regionCode is region id's code in snap's DERP map; "" when unknown.
-func regionCode(snap *link.Snapshot, id int) string {
+func regionCode(snap *join.Snapshot, id int) string {
 	if snap == nil {
 		return ""
 	}
@@ -550,7 +550,7 @@ func orID(code string, id int) string {
 // its identity and what spans boots (boots, crashes, HTTP/2 stalls, the
 // last telemetry) once it reported; its live gauges and per-boot counters
 // while its port is open. "0 means unknown" values are left out.
-func (g *Gatherer) board(s *scrape, st *devlink.State, snap *link.Snapshot) {
+func (g *Gatherer) board(s *scrape, st *devlink.State, snap *join.Snapshot) {
 	s.flag(famBoardUp, st != nil && st.Link.Up)
 	if st == nil {
 		return

@@ -20,7 +20,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -185,7 +185,7 @@ tailpath_tailscaled_up 1
 func TestTailnetSeries(t *testing.T) {
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
-	st.SetSnapshot(link.Prejudged(fixedSnapshot(t0)))
+	st.SetSnapshot(join.Prejudged(fixedSnapshot(t0)))
 	g := NewGatherer(&st, Options{})
 	if err := testutil.GatherAndCompare(g, strings.NewReader(wantTailnet)); err != nil {
 		t.Error(err)
@@ -200,7 +200,7 @@ func TestSelfReasonSeries(t *testing.T) {
 	snap.Self.Evidence = &probes.SelfEvidence{UPnPFrom: netip.MustParseAddr("192.168.1.2"), UPnPGateway: netip.MustParseAddr("192.168.1.1")}
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
-	st.SetSnapshot(link.Prejudged(judged(snap)))
+	st.SetSnapshot(join.Prejudged(judged(snap)))
 	want := `
 # HELP tailpath_self_reason_info Trouble at this node's own end that touches every path: a reason id of docs/diagnosis.md that judges this node, primary true for the verdict's reason and false for the others that hold too; always 1, absent when none holds.
 # TYPE tailpath_self_reason_info gauge
@@ -218,7 +218,7 @@ tailpath_self_reason_info{primary="false",reason="self-upnp-not-gateway"} 1
 func TestTailscaledDown(t *testing.T) {
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
-	st.SetSnapshot(link.Prejudged(fixedSnapshot(t0)))
+	st.SetSnapshot(join.Prejudged(fixedSnapshot(t0)))
 	st.SetSource(probes.SourceStatus{Up: false, Err: "failed to connect to local tailscaled; is it running?"})
 	g := NewGatherer(&st, Options{})
 	want := `
@@ -336,7 +336,7 @@ tailpath_board_up 0
 		t.Errorf("a port that never opened: %v", err)
 	}
 
-	var l link.Linker
+	var l join.Joiner
 	st.SetSource(probes.SourceStatus{Up: true})
 	st.SetSnapshot(l.SetSnapshot(fixedSnapshot(t0)))
 	board := fixedBoard(t0)
@@ -509,11 +509,11 @@ tailpath_tuning_up 0
 }
 
 // TestPathChangesCounted: each observed change counts once, however many
-// times the same linked snapshot (or a re-link after a board change) is
+// times the same joined snapshot (or a re-link after a board change) is
 // stored; a peer's first sighting is no change.
 func TestPathChangesCounted(t *testing.T) {
 	var st Store
-	var l link.Linker
+	var l join.Joiner
 	st.SetSource(probes.SourceStatus{Up: true})
 	direct := probes.Path{Kind: probes.PathDirect, Addr: netip.MustParseAddrPort("203.0.113.5:41641")}
 	relay := probes.Path{Kind: probes.PathDERP, DERPCode: "nyc"}
@@ -549,7 +549,7 @@ tailpath_peer_path_changes_total{id="nOFF",peer="tv"} 0
 func TestMaxPeers(t *testing.T) {
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
-	st.SetSnapshot(link.Prejudged(fixedSnapshot(t0)))
+	st.SetSnapshot(join.Prejudged(fixedSnapshot(t0)))
 	g := NewGatherer(&st, Options{MaxPeers: 2})
 	want := `
 # HELP tailpath_peer_path_info A peer's current path and why (the reason id of docs/diagnosis.md; region is the DERP region relayed through, empty unless path is derp), always 1.
@@ -575,7 +575,7 @@ tailpath_peers{path="peer-relay"} 0
 	// handshake): counted once per snapshot, however often it is scraped.
 	for scrape, total := range []int{8, 8, 16} {
 		if scrape == 2 {
-			st.SetSnapshot(link.Prejudged(fixedSnapshot(t0.Add(2 * time.Second))))
+			st.SetSnapshot(join.Prejudged(fixedSnapshot(t0.Add(2 * time.Second))))
 		}
 		if err := testutil.GatherAndCompare(g, strings.NewReader(strings.Replace(want, "%d", strconv.Itoa(total), 1)), names...); err != nil {
 			t.Errorf("scrape %d: %v", scrape+1, err)
@@ -628,7 +628,7 @@ func TestScrapeMemoryReused(t *testing.T) {
 	st.ExpectBoard()
 	st.ExpectTuning()
 	st.SetSource(probes.SourceStatus{Up: true})
-	var l link.Linker
+	var l join.Joiner
 	st.SetSnapshot(l.SetSnapshot(manyPeers(300, t0, false)))
 	setBoard(&st, fixedBoard(t0))
 	st.SetTuning(fixedTuning(), nil)
@@ -695,7 +695,7 @@ func TestSelfViewSeries(t *testing.T) {
 		PacketsIn: probes.PathCounts{Direct: 1, DERP: 20}, PacketsOut: probes.PathCounts{DERP: 10}}
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
-	var l link.Linker // judges, as serve's joiner does (Self.View)
+	var l join.Joiner // judges, as serve's joiner does (Self.View)
 	ls := l.SetSnapshot(snap)
 	st.SetSnapshot(ls)
 	g := NewGatherer(&st, Options{})
@@ -731,4 +731,4 @@ tailpath_traffic_bytes_total{direction="out",path="peer_relay"} 0
 }
 
 // setBoard records b in st with its evidence, as serve's sink does.
-func setBoard(st *Store, b *devlink.State) { st.SetBoard(b, link.EvidenceFrom(b)) }
+func setBoard(st *Store, b *devlink.State) { st.SetBoard(b, join.EvidenceFrom(b)) }

@@ -24,7 +24,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -34,8 +34,8 @@ import (
 // goroutines write, scrapes read.
 type Store struct {
 	mu sync.RWMutex
-	// snap is the newest linked snapshot; nil before the first.
-	snap *link.Snapshot
+	// snap is the newest joined snapshot; nil before the first.
+	snap *join.Snapshot
 	// source is tailscaled's last SourceStatus; sourceSeen false before one.
 	source     probes.SourceStatus
 	sourceSeen bool
@@ -59,7 +59,7 @@ type Store struct {
 }
 
 // pathCount is one peer's path-change count and the time of the newest
-// change counted (link.PathChange.When).
+// change counted (join.PathChange.When).
 type pathCount struct {
 	n    int64
 	last time.Time
@@ -89,11 +89,11 @@ func (s *Store) SetSource(st probes.SourceStatus) {
 	s.mu.Unlock()
 }
 
-// SetSnapshot records the newest linked snapshot (kept, never modified;
+// SetSnapshot records the newest joined snapshot (kept, never modified;
 // from tailscaled's source or re-linked after a board change) and counts each peer's path changes since the previous one. A peer's
 // first sighting is not a change; peers gone from the snapshot are
-// forgotten, as link.History forgets them. O(peers).
-func (s *Store) SetSnapshot(ls *link.Snapshot) {
+// forgotten, as join.History forgets them. O(peers).
+func (s *Store) SetSnapshot(ls *join.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snap = ls
@@ -160,7 +160,7 @@ func (s *Store) SetLatency(id safetext.Text, d time.Duration) {
 }
 
 // SetBoard records the board's newest state and the evidence its source
-// converted from it once (link.EvidenceFrom, as the Linker was handed it).
+// converted from it once (join.EvidenceFrom, as the Joiner was handed it).
 // st must not be modified afterwards (devlink.Event.State is a copy made
 // for each event).
 func (s *Store) SetBoard(st *devlink.State, ev probes.DeviceEvidence) {
@@ -190,9 +190,9 @@ func (s *Store) Tuning() (*tune.Report, error) {
 	return s.tuning, s.tuningErr
 }
 
-// Snapshot returns the newest linked snapshot while tailscaled is up, or
+// Snapshot returns the newest joined snapshot while tailscaled is up, or
 // nil and why not ("" reason before the first snapshot).
-func (s *Store) Snapshot() (*link.Snapshot, string) {
+func (s *Store) Snapshot() (*join.Snapshot, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	switch {

@@ -117,7 +117,7 @@ func TestArchives(t *testing.T) {
 }
 
 // TestVersionVariable: the -X flag names a string variable that exists in
-// internal/buildinfo (the linker ignores a wrong name without a word), and
+// internal/buildinfo (the joiner ignores a wrong name without a word), and
 // Own reads it. .ci/run also runs the built binaries' version command.
 func TestVersionVariable(t *testing.T) {
 	pkg, name, _ := strings.Cut(buildinfoRelease, ".release")

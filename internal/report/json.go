@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 // This file writes status --json without reflection for what repeats per
@@ -150,7 +150,7 @@ func (e *jsonIndenter) peer(sp *Peer) {
 		e.peerFields(sp.Peer)
 	}
 	e.key("path_changes")
-	jsonList(e, sp.PathChanges, func(c *link.PathChange) { e.pathChange(*c) })
+	jsonList(e, sp.PathChanges, func(c *join.PathChange) { e.pathChange(*c) })
 	e.close('}')
 }
 
@@ -284,7 +284,7 @@ func (e *jsonIndenter) path(p *probes.Path) {
 	e.close('}')
 }
 
-func (e *jsonIndenter) pathChange(c link.PathChange) {
+func (e *jsonIndenter) pathChange(c join.PathChange) {
 	e.open('{')
 	e.key("time")
 	e.time(c.When)

@@ -16,9 +16,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // referenceStatusJSON is status --json as encoding/json writes it.
@@ -158,7 +158,7 @@ func TestStatusJSONWriterMatchesEncodingJSON(t *testing.T) {
 
 	var zero Document
 	checkStatusJSON(t, "zero", zero)
-	zero.Peers = []Peer{{}, {Peer: &probes.Peer{}}, {Peer: &probes.Peer{Verdict: probes.Verdict{Checks: []probes.Check{}}, NAT: &probes.NATInfo{}, PeerSide: &probes.PeerSide{}}, PathChanges: []link.PathChange{}}}
+	zero.Peers = []Peer{{}, {Peer: &probes.Peer{}}, {Peer: &probes.Peer{Verdict: probes.Verdict{Checks: []probes.Check{}}, NAT: &probes.NATInfo{}, PeerSide: &probes.PeerSide{}}, PathChanges: []join.PathChange{}}}
 	checkStatusJSON(t, "zero peers", zero)
 
 	s := manySnapshot(t, 200)
@@ -174,11 +174,11 @@ func TestStatusJSONWriterMatchesEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv := probestest.New(t, fix)
-		snap, err := localapi.Gather(context.Background(), localapi.NewClient(srv.Socket), nil)
+		snap, err := tailscaled.Gather(context.Background(), tailscaled.NewClient(srv.Socket), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var l link.Linker
+		var l join.Joiner
 		checkStatusJSON(t, name, Of(l.SetSnapshot(snap)))
 	}
 }
@@ -240,14 +240,14 @@ func FuzzStatusJSONFloat(f *testing.F) {
 }
 
 // manySnapshot is a gathered ManyPeers(n) snapshot as status prints it.
-func manySnapshot(tb testing.TB, n int) *link.Snapshot {
+func manySnapshot(tb testing.TB, n int) *join.Snapshot {
 	tb.Helper()
 	srv := probestest.New(tb, probestest.ManyPeers(n))
-	snap, err := localapi.Gather(context.Background(), localapi.NewClient(srv.Socket), nil)
+	snap, err := tailscaled.Gather(context.Background(), tailscaled.NewClient(srv.Socket), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var l link.Linker
+	var l join.Joiner
 	return l.SetSnapshot(snap)
 }
 

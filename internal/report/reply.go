@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 // maxReplyPeers is how many peers a reply describes (the relayed and the
@@ -20,7 +20,7 @@ const maxReplyPeers = 8
 // MaxSettleSteps commands to run and paste back, each on its end, most
 // deciding first. s must already be redacted (the caller redacts as
 // --redact does): every name and address in it is written as it is.
-func WriteReply(w io.Writer, s *link.Snapshot) error {
+func WriteReply(w io.Writer, s *join.Snapshot) error {
 	var b strings.Builder
 	b.WriteString("**What your paste shows**\n\n")
 	if v := s.Self.Verdict; v != nil {

@@ -1,5 +1,5 @@
 // Package report is the status document: what `tailpath status` prints
-// of a linked snapshot (probes/link), as JSON (Document, written without
+// of a joined snapshot (probes/join), as JSON (Document, written without
 // reflection per peer: json.go) or as a table for a terminal or a pipe
 // (WriteTable), and, for status --from, what was read (SnapshotInfo,
 // SnapshotHeader). status, demo --status and the tests write it through
@@ -14,7 +14,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
@@ -22,7 +22,7 @@ import (
 // when asJSON, else the table (WriteTable) and its "to settle" block
 // (WriteSettle). Warnings are not written;
 // callers print s.Warnings where they belong. Reused by the demo.
-func Print(w io.Writer, s *link.Snapshot, asJSON bool) error {
+func Print(w io.Writer, s *join.Snapshot, asJSON bool) error {
 	if s == nil || s.Snapshot == nil {
 		return errors.New("status: no snapshot")
 	}
@@ -43,7 +43,7 @@ type Document struct {
 	// probes.DiagnoseSelf); absent when nothing at this end holds.
 	Self     probes.Self     `json:"self"`
 	Peers    []Peer          `json:"peers"`
-	Board    *link.Board     `json:"board,omitempty"`
+	Board    *join.Board     `json:"board,omitempty"`
 	Regions  []probes.Region `json:"derp_regions,omitempty"`
 	Warnings []safetext.Text `json:"warnings,omitempty"`
 	// ControlAPI is how the control-API read went (state, matches);
@@ -69,7 +69,7 @@ type Peer struct {
 	*probes.Peer
 	// PathChanges are the peer's paths as tailpath observed them, oldest
 	// first; one snapshot (status) observes one, its path then.
-	PathChanges []link.PathChange `json:"path_changes"`
+	PathChanges []join.PathChange `json:"path_changes"`
 }
 
 // WriteJSON writes s as indented JSON: {"time", "backend_state",
@@ -77,14 +77,14 @@ type Peer struct {
 // board reported: its evidence and the "peer_id" it is, whose verdict then
 // includes the board's Device.* checks), "derp_regions" (sorted by id),
 // "warnings"}. Field names are the JSON tags of probes' and link's types
-// and are stable. Strings in s are already sanitised by localapi.Gather;
+// and are stable. Strings in s are already sanitised by tailscaled.Gather;
 // JSON escaping keeps any remaining bytes inert.
-func WriteJSON(w io.Writer, s *link.Snapshot) error {
+func WriteJSON(w io.Writer, s *join.Snapshot) error {
 	return Encode(w, Of(s))
 }
 
 // Of is s in status --json's shape.
-func Of(s *link.Snapshot) Document {
+func Of(s *join.Snapshot) Document {
 	out := Document{
 		Time:         s.Time,
 		BackendState: string(s.BackendState),

@@ -9,13 +9,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
 
 func TestWriteStatusJSONEmpty(t *testing.T) {
 	var b bytes.Buffer
-	for _, s := range []*link.Snapshot{nil, {}} {
+	for _, s := range []*join.Snapshot{nil, {}} {
 		for _, asJSON := range []bool{true, false} {
 			if err := Print(&b, s, asJSON); err == nil {
 				t.Errorf("snapshot %v, JSON %v: no error", s, asJSON)
@@ -35,7 +35,7 @@ func TestStatusTableWidth(t *testing.T) {
 	long := "device-no-public-endpoint: board's endpoints never reached control, so peers can only reach it through DERP"
 	snap.Peers[0].Verdict.Reason = "device-no-public-endpoint"
 	snap.Peers[0].Verdict.Summary = safetext.New(long)
-	ls := link.Prejudged(&snap)
+	ls := join.Prejudged(&snap)
 	for _, tc := range []struct {
 		width int
 		whole bool

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 // MaxSettleSteps is how many steps the status table's "to settle" block
@@ -15,7 +15,7 @@ const MaxSettleSteps = 3
 
 // StepOptions is how s was read, for its steps: pasted or saved input
 // (fromFile), else a live status, whose control-API read is s.ControlAPI.
-func StepOptions(s *link.Snapshot, fromFile bool) probes.StepOptions {
+func StepOptions(s *join.Snapshot, fromFile bool) probes.StepOptions {
 	if fromFile {
 		return probes.StepOptions{Mode: probes.ModePasted}
 	}
@@ -25,7 +25,7 @@ func StepOptions(s *link.Snapshot, fromFile bool) probes.StepOptions {
 // WriteSettle writes the "to settle" block under the table: at most
 // MaxSettleSteps things to run, most deciding first, each on its end with
 // the verdicts it settles; nothing when every verdict is settled.
-func WriteSettle(w io.Writer, s *link.Snapshot, o probes.StepOptions) error {
+func WriteSettle(w io.Writer, s *join.Snapshot, o probes.StepOptions) error {
 	steps := probes.StepsOf(s.Snapshot, o, MaxSettleSteps)
 	if len(steps) == 0 {
 		return nil

@@ -13,7 +13,7 @@ import (
 	"github.com/tailpath/tailpath/internal/selftext"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
@@ -32,7 +32,7 @@ const (
 // words), LATENCY, HOME DERP, TX/RX, REASON. On a terminal width columns
 // wide the long cells are cut to fit it (fitColumns); width 0 (a file or
 // pipe) prints every cell whole.
-func WriteTable(w io.Writer, s *link.Snapshot, width int) error {
+func WriteTable(w io.Writer, s *join.Snapshot, width int) error {
 	self := s.Self
 	var b strings.Builder
 	fmt.Fprintf(&b, "self: %s", orDash(string(self.Name)))

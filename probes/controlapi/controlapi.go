@@ -1,7 +1,7 @@
 // Package controlapi reads the peers' own facts from the Tailscale control
 // API (the tailnet's device list with clientConnectivity) through
 // tailscale.com/client/tailscale/v2: ControlAPI.Fetch once, Refresher in
-// the background for a long-running source (probes/localapi.Source). What
+// the background for a long-running source (probes/tailscaled.Source). What
 // it reads becomes probes.APIFacts, which probes matches against the
 // netmap's peers. Credentials are APISecrets, which never print.
 package controlapi

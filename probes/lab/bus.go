@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // BusDelivery checks that a peer change reaches a probes Source through
@@ -22,9 +22,9 @@ import (
 // Errors: the Source warns that the bus watch failed, or the change does
 // not arrive within limit, or ctx ends. It changes the offline peer's
 // endpoints for good; call it last.
-func (l *Lab) BusDelivery(ctx context.Context, c localapi.LocalClient, limit time.Duration) (time.Duration, error) {
+func (l *Lab) BusDelivery(ctx context.Context, c tailscaled.LocalClient, limit time.Duration) (time.Duration, error) {
 	sctx, stop := context.WithCancel(ctx)
-	events := localapi.NewSource(c, localapi.SourceOptions{Interval: time.Hour}).Run(sctx)
+	events := tailscaled.NewSource(c, tailscaled.SourceOptions{Interval: time.Hour}).Run(sctx)
 	defer func() {
 		stop()
 		for range events {

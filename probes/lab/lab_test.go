@@ -23,7 +23,7 @@ import (
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/controlapi"
 	"github.com/tailpath/tailpath/probes/lab/apiserver"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 func TestMain(m *testing.M) {
@@ -169,11 +169,11 @@ func TestLab(t *testing.T) {
 		// Paths can be re-validating at the instant of one poll; retry.
 		for try := 0; try < 10; try++ {
 			var err error
-			snap, err = localapi.Gather(ctx, l.Observer(), nil)
+			snap, err = tailscaled.Gather(ctx, l.Observer(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			probes.Judge(snap, nil) // as the joiner (probes/link) judges a gather
+			probes.Judge(snap, nil) // as the joiner (probes/join) judges a gather
 			got = map[string]row{}
 			for _, p := range snap.Peers {
 				r := row{Kind: p.Path.Kind, DERPCode: string(p.Path.DERPCode), Reason: p.Verdict.Reason}
@@ -250,7 +250,7 @@ func TestLab(t *testing.T) {
 		if l.ObserverSocket() == "" {
 			t.Skip("no Unix socket on this OS")
 		}
-		snap, err := localapi.Gather(ctx, localapi.NewClient(l.ObserverSocket()), nil)
+		snap, err := tailscaled.Gather(ctx, tailscaled.NewClient(l.ObserverSocket()), nil)
 		if err != nil {
 			t.Fatalf("Gather over %s: %v", l.ObserverSocket(), err)
 		}
@@ -262,7 +262,7 @@ func TestLab(t *testing.T) {
 	// A fresh DERP latency measurement (tailscale.com/net/netcheck, STUN
 	// only) against the lab's real STUN servers.
 	t.Run("MeasureDERPLatency", func(t *testing.T) {
-		rep, err := localapi.MeasureDERPLatency(ctx, l.DERPMap())
+		rep, err := tailscaled.MeasureDERPLatency(ctx, l.DERPMap())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,11 +292,11 @@ func TestLab(t *testing.T) {
 		}) {
 			t.Fatalf("the lab's API does not list %s", DERPName)
 		}
-		without, err := localapi.Gather(ctx, l.Observer(), nil)
+		without, err := tailscaled.Gather(ctx, l.Observer(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		with, err := localapi.Gather(ctx, l.Observer(), nil)
+		with, err := tailscaled.Gather(ctx, l.Observer(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -85,7 +85,7 @@ func LoadFixture(path string) (*Fixture, error) {
 
 // Server is a fake LocalAPI on a unix socket.
 type Server struct {
-	// Socket is the unix socket path to give to localapi.NewClient.
+	// Socket is the unix socket path to give to tailscaled.NewClient.
 	Socket string
 
 	mu         sync.Mutex

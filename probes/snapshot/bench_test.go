@@ -141,7 +141,7 @@ func BenchmarkServeCapture(b *testing.B) {
 		b.Run(fmt.Sprintf("reuse=%v", reuse), func(b *testing.B) {
 			c.whois.Store(0)
 			for b.Loop() {
-				f2, _, err := Capture(ctx, c, Options{Gather: probesGather(f), Prev: first.Snapshot, Linked: first, ReuseWhoIs: reuse})
+				f2, _, err := Capture(ctx, c, Options{Gather: probesGather(f), Prev: first.Snapshot, Joined: first, ReuseWhoIs: reuse})
 				if err != nil {
 					b.Fatal(err)
 				}

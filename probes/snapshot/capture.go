@@ -17,18 +17,18 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
-// Recorder is a localapi.LocalClient that passes every call to the client it
+// Recorder is a tailscaled.LocalClient that passes every call to the client it
 // wraps and keeps the replies a snapshot needs (Status, every WhoIs, the
-// DERP map). Gather through it with localapi.GatherOptions.NoCache set, so
+// DERP map). Gather through it with tailscaled.GatherOptions.NoCache set, so
 // that every WhoIs answer used is asked, then call File. Safe for the
 // concurrent WhoIs calls Gather makes.
 type Recorder struct {
-	c localapi.LocalClient
+	c tailscaled.LocalClient
 
 	mu      sync.Mutex
 	status  *ipnstate.Status
@@ -37,14 +37,14 @@ type Recorder struct {
 	derpErr string
 }
 
-var _ localapi.LocalClient = (*Recorder)(nil)
+var _ tailscaled.LocalClient = (*Recorder)(nil)
 
 // NewRecorder wraps c.
-func NewRecorder(c localapi.LocalClient) *Recorder {
+func NewRecorder(c tailscaled.LocalClient) *Recorder {
 	return &Recorder{c: c, whois: map[string]WhoIs{}}
 }
 
-// Status implements localapi.LocalClient.
+// Status implements tailscaled.LocalClient.
 func (r *Recorder) Status(ctx context.Context) (*ipnstate.Status, error) {
 	st, err := r.c.Status(ctx)
 	if err == nil {
@@ -55,7 +55,7 @@ func (r *Recorder) Status(ctx context.Context) (*ipnstate.Status, error) {
 	return st, err
 }
 
-// WhoIs implements localapi.LocalClient.
+// WhoIs implements tailscaled.LocalClient.
 func (r *Recorder) WhoIs(ctx context.Context, addr string) (*apitype.WhoIsResponse, error) {
 	res, err := r.c.WhoIs(ctx, addr)
 	w := WhoIs{Addr: addr}
@@ -79,7 +79,7 @@ func (r *Recorder) seed(snap *probes.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	add := func(id safetext.Text) {
-		n, addr := localapi.NodeOf(snap, id)
+		n, addr := tailscaled.NodeOf(snap, id)
 		if n == nil {
 			return
 		}
@@ -93,7 +93,7 @@ func (r *Recorder) seed(snap *probes.Snapshot) {
 	}
 }
 
-// CurrentDERPMap implements localapi.LocalClient.
+// CurrentDERPMap implements tailscaled.LocalClient.
 func (r *Recorder) CurrentDERPMap(ctx context.Context) (*tailcfg.DERPMap, error) {
 	dm, err := r.c.CurrentDERPMap(ctx)
 	r.mu.Lock()
@@ -108,7 +108,7 @@ func (r *Recorder) CurrentDERPMap(ctx context.Context) (*tailcfg.DERPMap, error)
 // errNotRecorded is the Recorder's answer to the IPN bus.
 var errNotRecorded = errors.New("snapshot: the IPN bus is not recorded; asking WhoIs instead")
 
-// WatchIPNBus implements localapi.LocalClient: it refuses, so that a Gather
+// WatchIPNBus implements tailscaled.LocalClient: it refuses, so that a Gather
 // through the Recorder asks WhoIs for every node (which is recorded)
 // rather than reading them from the bus's netmap (which a snapshot does
 // not hold).
@@ -116,13 +116,13 @@ func (r *Recorder) WatchIPNBus(context.Context, ipn.NotifyWatchOpt) (*local.IPNB
 	return nil, errNotRecorded
 }
 
-// Ping implements localapi.LocalClient by passing it on (not recorded).
+// Ping implements tailscaled.LocalClient by passing it on (not recorded).
 func (r *Recorder) Ping(ctx context.Context, ip netip.Addr, pingtype tailcfg.PingType) (*ipnstate.PingResult, error) {
 	return r.c.Ping(ctx, ip, pingtype)
 }
 
 // Extras are what a File holds beside the LocalAPI's replies and the
-// linked snapshot.
+// joined snapshot.
 type Extras struct {
 	// All: the gather kept the peers `tailscale status` hides.
 	All bool
@@ -140,7 +140,7 @@ type Extras struct {
 // the history ls carries (per-peer facts from earlier polls, path changes,
 // the board's evidence) and extras. The File shares ls's values; write it
 // or Redact it, do not modify it.
-func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
+func (r *Recorder) File(ls *join.Snapshot, ex Extras) *File {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := &File{
@@ -194,7 +194,7 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 		}
 		if chs := ls.Changes(p.ID); len(chs) > 0 {
 			if f.PathChanges == nil {
-				f.PathChanges = map[safetext.Text][]link.PathChange{}
+				f.PathChanges = map[safetext.Text][]join.PathChange{}
 			}
 			f.PathChanges[p.ID] = chs
 		}
@@ -204,34 +204,34 @@ func (r *Recorder) File(ls *link.Snapshot, ex Extras) *File {
 
 // Options are what Capture gathers with.
 type Options struct {
-	// Gather are the options of localapi.GatherWith (All, Latency,
+	// Gather are the options of tailscaled.GatherWith (All, Latency,
 	// PeerFacts, APIStatus); Capture sets NoCache and AllNodes itself.
-	Gather localapi.GatherOptions
+	Gather tailscaled.GatherOptions
 	// Prev is the previous snapshot of a long-running source (the
 	// dashboard's, serve's), whose history (rates, ping runs, last direct
 	// path, no-handshake time) the capture carries on; nil for a one-shot.
 	// When Gather.Latency is nil and Prev's latencies were measured by
 	// tailpath, those are used again.
 	Prev *probes.Snapshot
-	// Linked is the source's latest linked snapshot, whose board and path
+	// Joined is the source's latest joined snapshot, whose board and path
 	// changes the capture keeps; nil for none.
-	Linked *link.Snapshot
+	Joined *join.Snapshot
 	// Tuning is the host's tuning report to include (Linux), TuningErr
 	// why there is none.
 	Tuning    *tune.Report
 	TuningErr string
 	// ReuseWhoIs reuses the WhoIs answers Prev carries (fresher than
-	// localapi.WhoIsMaxAge) instead of asking each peer again, and records
+	// tailscaled.WhoIsMaxAge) instead of asking each peer again, and records
 	// them as if asked: a long-running source (serve) captures without a
 	// WhoIs per peer. The file diagnoses the same either way.
 	ReuseWhoIs bool
 }
 
 // Capture gathers once from c through a Recorder and returns the File and
-// the linked snapshot it diagnosed (with opts.Linked's board and path
-// changes). Errors are localapi.GatherWith's (wrapping localapi.ErrNotRunning,
+// the joined snapshot it diagnosed (with opts.Joined's board and path
+// changes). Errors are tailscaled.GatherWith's (wrapping tailscaled.ErrNotRunning,
 // ErrPermission, ErrBadReply); ctx bounds the gather.
-func Capture(ctx context.Context, c localapi.LocalClient, opts Options) (*File, *link.Snapshot, error) {
+func Capture(ctx context.Context, c tailscaled.LocalClient, opts Options) (*File, *join.Snapshot, error) {
 	rec := NewRecorder(c)
 	gopts := opts.Gather
 	gopts.NoCache = !opts.ReuseWhoIs || opts.Prev == nil
@@ -241,20 +241,20 @@ func Capture(ctx context.Context, c localapi.LocalClient, opts Options) (*File, 
 	if p := opts.Prev; gopts.Latency == nil && p != nil && p.Self.DERPLatencyFrom == "netcheck" && p.Self.NAT != nil {
 		gopts.Latency = &probes.DERPLatencyReport{At: p.Self.DERPLatencyAt, ByRegion: p.Self.NAT.DERPLatency}
 	}
-	snap, err := localapi.GatherWith(ctx, rec, opts.Prev, gopts)
+	snap, err := tailscaled.GatherWith(ctx, rec, opts.Prev, gopts)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !gopts.NoCache {
 		rec.seed(snap)
 	}
-	var l link.Linker
-	var changes map[safetext.Text][]link.PathChange
-	if ls := opts.Linked; ls != nil {
+	var l join.Joiner
+	var changes map[safetext.Text][]join.PathChange
+	if ls := opts.Joined; ls != nil {
 		if ls.Board != nil {
 			l.SetEvidence(ls.Board.Evidence)
 		}
-		changes = map[safetext.Text][]link.PathChange{}
+		changes = map[safetext.Text][]join.PathChange{}
 		for _, p := range snap.Peers {
 			changes[p.ID] = withCurrent(ls.Changes(p.ID), &p.Path, snap.Time)
 		}
@@ -268,19 +268,19 @@ func Capture(ctx context.Context, c localapi.LocalClient, opts Options) (*File, 
 // withCurrent is a peer's observed path changes with its path now added
 // when it differs from the last one observed (an offline peer's "last
 // seen" words change without its path changing).
-func withCurrent(chs []link.PathChange, p *probes.Path, now time.Time) []link.PathChange {
+func withCurrent(chs []join.PathChange, p *probes.Path, now time.Time) []join.PathChange {
 	if len(chs) == 0 {
 		return nil
 	}
 	last := chs[len(chs)-1]
-	if last.Kind == p.Kind && (p.Kind == probes.PathOffline || last.Text == link.PathText(p)) {
+	if last.Kind == p.Kind && (p.Kind == probes.PathOffline || last.Text == join.PathText(p)) {
 		return chs
 	}
 	out := slices.Clip(chs)
-	if len(out) >= link.HistoryLen {
+	if len(out) >= join.HistoryLen {
 		out = out[1:]
 	}
-	return append(out, link.PathChange{When: now, Text: link.ChangeText(p), Kind: p.Kind})
+	return append(out, join.PathChange{When: now, Text: join.ChangeText(p), Kind: p.Kind})
 }
 
 // sortedKeys returns m's keys in order.

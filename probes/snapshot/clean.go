@@ -12,7 +12,7 @@ import (
 	"tailscale.com/types/key"
 
 	"github.com/tailpath/tailpath/internal/safetext"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 // maxElems bounds every JSON array and object of a snapshot read, before
@@ -202,13 +202,13 @@ func (f *File) capLists() {
 	}
 	long := 0
 	for id, chs := range f.PathChanges {
-		if len(chs) > link.HistoryLen {
-			f.PathChanges[id] = chs[len(chs)-link.HistoryLen:]
+		if len(chs) > join.HistoryLen {
+			f.PathChanges[id] = chs[len(chs)-join.HistoryLen:]
 			long++
 		}
 	}
 	if long > 0 {
-		notes = append(notes, fmt.Sprintf("%d peers list more than %d path changes; only the newest %d of each are read", long, link.HistoryLen, link.HistoryLen))
+		notes = append(notes, fmt.Sprintf("%d peers list more than %d path changes; only the newest %d of each are read", long, join.HistoryLen, join.HistoryLen))
 	}
 	if n := len(f.Inputs); n > MaxListed {
 		f.Inputs = f.Inputs[:MaxListed]

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/corpus/*.golden")
@@ -249,7 +249,7 @@ func renderCorpus(t *testing.T, name string, data []byte) string {
 	return b.String()
 }
 
-func renderSelf(b *strings.Builder, ls *link.Snapshot) {
+func renderSelf(b *strings.Builder, ls *join.Snapshot) {
 	s := ls.Self
 	fmt.Fprintf(b, "self: name=%q ips=%v state=%q home=%d%s", s.Name, s.TailscaleIPs, ls.BackendState, s.HomeDERP, codeOf(string(s.HomeDERPCode)))
 	if n := s.NAT; n != nil {
@@ -321,7 +321,7 @@ func codeOf(c string) string {
 
 // checkRedacted: the paste's redacted snapshot leaks nothing (Redact's
 // own search) and gives us and every peer the same verdicts.
-func checkRedacted(t *testing.T, f *File, ls *link.Snapshot) {
+func checkRedacted(t *testing.T, f *File, ls *join.Snapshot) {
 	t.Helper()
 	red, err := Redact(f)
 	if err != nil {
@@ -332,7 +332,7 @@ func checkRedacted(t *testing.T, f *File, ls *link.Snapshot) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reasons := func(s *link.Snapshot) []string {
+	reasons := func(s *join.Snapshot) []string {
 		var out []string
 		if v := s.Self.Verdict; v != nil {
 			out = append(out, fmt.Sprintf("self %s %v", v.Reason, v.Also))

@@ -16,9 +16,9 @@ import (
 
 	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/lab"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 func TestMain(m *testing.M) {
@@ -50,21 +50,21 @@ func TestLabRoundTrip(t *testing.T) {
 
 	// First poll, then the board reports, then the second poll 2 s later
 	// with the control API's facts, as the dashboard has them.
-	var live *link.Snapshot
+	var live *join.Snapshot
 	var f *File
 	for try := 0; ; try++ {
 		_, first, err := Capture(ctx, c, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var lk link.Linker
+		var lk join.Joiner
 		lk.SetEvidence(probes.DeviceEvidence{TailnetIP: derpIP, Hostname: lab.DERPName, Endpoints: 0, ProbesUsed: 64, ProbesCap: 64, ProbesDropped: 3})
 		linked := lk.SetSnapshot(first.Snapshot)
 		time.Sleep(2 * time.Second)
 		facts := labFacts(t, first.Snapshot)
 		st := probes.APIStatus{State: "ok", At: facts.At}
-		f, live, err = Capture(ctx, c, Options{Prev: first.Snapshot, Linked: linked,
-			Gather: localapi.GatherOptions{PeerFacts: facts, APIStatus: &st}})
+		f, live, err = Capture(ctx, c, Options{Prev: first.Snapshot, Joined: linked,
+			Gather: tailscaled.GatherOptions{PeerFacts: facts, APIStatus: &st}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestLabRoundTrip(t *testing.T) {
 
 // labSettled: the direct peer direct, the DERP-only one relayed with the
 // board's verdict, the idle one idle, the offline one offline.
-func labSettled(ls *link.Snapshot) bool {
+func labSettled(ls *join.Snapshot) bool {
 	want := map[string]probes.PathKind{lab.DirectName: probes.PathDirect, lab.DERPName: probes.PathDERP,
 		lab.IdleName: probes.PathIdle, lab.OfflineName: probes.PathOffline}
 	for _, p := range ls.Peers {
@@ -150,7 +150,7 @@ func labSettled(ls *link.Snapshot) bool {
 	return len(ls.Peers) == len(want)
 }
 
-func pathsOf(ls *link.Snapshot) string {
+func pathsOf(ls *join.Snapshot) string {
 	var b strings.Builder
 	for _, p := range ls.Peers {
 		fmt.Fprintf(&b, "%s=%s ", p.Name, p.Path.Text)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 // pasteNow is the clock the paste tests give Parse (the samples are of
@@ -38,7 +38,7 @@ func readPaste(t testing.TB, names ...string) []Raw {
 }
 
 // parseAndDiagnose parses names and diagnoses the result.
-func parseAndDiagnose(t *testing.T, names ...string) (*File, *link.Snapshot) {
+func parseAndDiagnose(t *testing.T, names ...string) (*File, *join.Snapshot) {
 	t.Helper()
 	f, err := Parse(readPaste(t, names...), pasteNow)
 	if err != nil {
@@ -51,7 +51,7 @@ func parseAndDiagnose(t *testing.T, names ...string) (*File, *link.Snapshot) {
 	return f, ls
 }
 
-func peerNamed(t *testing.T, ls *link.Snapshot, name string) probes.Peer {
+func peerNamed(t *testing.T, ls *join.Snapshot, name string) probes.Peer {
 	t.Helper()
 	for _, p := range ls.Peers {
 		if string(p.Name) == name {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 // ErrNoPeer: no peer of the snapshot is the node a peer snapshot was
@@ -108,10 +108,10 @@ func selfNode(f *File) *tailcfg.Node {
 // way the control API's facts are merged (probes.MergePeerSide: the newer
 // source wins, the older is kept), and links the
 // result as ls was linked (board, path changes). It returns the new
-// linked snapshot and the name of the peer matched; ErrNoPeer when none
+// joined snapshot and the name of the peer matched; ErrNoPeer when none
 // matches (a redacted snapshot matches only a redacted one of the same
 // redaction, never an unredacted one). ls is not modified.
-func ApplyPeer(ls *link.Snapshot, peer *PeerSnapshot) (*link.Snapshot, safetext.Text, error) {
+func ApplyPeer(ls *join.Snapshot, peer *PeerSnapshot) (*join.Snapshot, safetext.Text, error) {
 	raw := *ls.Snapshot
 	raw.Peers = slices.Clone(ls.Peers)
 	at := -1
@@ -138,11 +138,11 @@ func ApplyPeer(ls *link.Snapshot, peer *PeerSnapshot) (*link.Snapshot, safetext.
 	}
 	p := &raw.Peers[at]
 	p.PeerSide = probes.MergePeerSide(p.PeerSide, peer.Side)
-	var l link.Linker
+	var l join.Joiner
 	if ls.Board != nil {
 		l.SetEvidence(ls.Board.Evidence)
 	}
-	changes := map[safetext.Text][]link.PathChange{}
+	changes := map[safetext.Text][]join.PathChange{}
 	for _, q := range raw.Peers {
 		changes[q.ID] = ls.Changes(q.ID)
 	}

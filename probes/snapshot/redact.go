@@ -44,7 +44,7 @@ var vocabulary = []string{
 // (RFC 2606 reserves .invalid).
 const redactedSuffix = "tailnet.invalid"
 
-// mullvadSuffix is kept: `tailscale status` (and localapi.HiddenByCLI) hide
+// mullvadSuffix is kept: `tailscale status` (and tailscaled.HiddenByCLI) hide
 // Mullvad exit nodes by it.
 const mullvadSuffix = "mullvad.ts.net"
 
@@ -626,7 +626,7 @@ func (r *redactor) prune(f *File) *File {
 	return &out
 }
 
-// prunePeer keeps the PeerStatus fields localapi.Gather and probes.Classify read.
+// prunePeer keeps the PeerStatus fields tailscaled.Gather and probes.Classify read.
 func (r *redactor) prunePeer(p *ipnstate.PeerStatus) *ipnstate.PeerStatus {
 	if p == nil {
 		return nil
@@ -652,7 +652,7 @@ func (r *redactor) prunePeer(p *ipnstate.PeerStatus) *ipnstate.PeerStatus {
 	return out
 }
 
-// pruneNode keeps the tailcfg.Node fields localapi.Gather reads.
+// pruneNode keeps the tailcfg.Node fields tailscaled.Gather reads.
 func (r *redactor) pruneNode(n *tailcfg.Node) *tailcfg.Node {
 	if n == nil {
 		return nil

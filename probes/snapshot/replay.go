@@ -15,15 +15,15 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // ErrReadOnly is what a snapshot's Client answers to calls that need a
 // live tailscaled (the IPN bus, pings).
 var ErrReadOnly = errors.New("a snapshot is read-only: it cannot watch the IPN bus or ping")
 
-// Client is a localapi.LocalClient answering from a File: its Status, its
+// Client is a tailscaled.LocalClient answering from a File: its Status, its
 // WhoIs replies (a denied one as tailscaled denies it, an address the file
 // does not hold with no node, so that peer's endpoints are unknown) and
 // its DERP map. Make one with File.Client.
@@ -32,7 +32,7 @@ type Client struct {
 	whois map[string]WhoIs
 }
 
-var _ localapi.LocalClient = (*Client)(nil)
+var _ tailscaled.LocalClient = (*Client)(nil)
 
 // Client returns a LocalClient answering from f.
 func (f *File) Client() *Client {
@@ -43,7 +43,7 @@ func (f *File) Client() *Client {
 	return c
 }
 
-// Status implements localapi.LocalClient.
+// Status implements tailscaled.LocalClient.
 func (c *Client) Status(context.Context) (*ipnstate.Status, error) {
 	if c.f.Status == nil {
 		return nil, errors.New("the snapshot has no status")
@@ -51,7 +51,7 @@ func (c *Client) Status(context.Context) (*ipnstate.Status, error) {
 	return c.f.Status, nil
 }
 
-// WhoIs implements localapi.LocalClient.
+// WhoIs implements tailscaled.LocalClient.
 func (c *Client) WhoIs(_ context.Context, addr string) (*apitype.WhoIsResponse, error) {
 	w, ok := c.whois[addr]
 	switch {
@@ -65,7 +65,7 @@ func (c *Client) WhoIs(_ context.Context, addr string) (*apitype.WhoIsResponse, 
 	return &apitype.WhoIsResponse{Node: w.Node}, nil
 }
 
-// CurrentDERPMap implements localapi.LocalClient.
+// CurrentDERPMap implements tailscaled.LocalClient.
 func (c *Client) CurrentDERPMap(context.Context) (*tailcfg.DERPMap, error) {
 	if c.f.DERPMap == nil && c.f.DERPMapErr != "" {
 		return nil, errors.New(c.f.DERPMapErr)
@@ -73,27 +73,27 @@ func (c *Client) CurrentDERPMap(context.Context) (*tailcfg.DERPMap, error) {
 	return c.f.DERPMap, nil
 }
 
-// WatchIPNBus implements localapi.LocalClient: ErrReadOnly.
+// WatchIPNBus implements tailscaled.LocalClient: ErrReadOnly.
 func (c *Client) WatchIPNBus(context.Context, ipn.NotifyWatchOpt) (*local.IPNBusWatcher, error) {
 	return nil, ErrReadOnly
 }
 
-// Ping implements localapi.LocalClient: ErrReadOnly.
+// Ping implements tailscaled.LocalClient: ErrReadOnly.
 func (c *Client) Ping(context.Context, netip.Addr, tailcfg.PingType) (*ipnstate.PingResult, error) {
 	return nil, ErrReadOnly
 }
 
-// Diagnose diagnoses f as it was when taken: localapi.GatherWith over
+// Diagnose diagnoses f as it was when taken: tailscaled.GatherWith over
 // f.Client at f.Taken (with f's control-API facts and DERP latency
 // measurement), then f's history put back on every peer, then linked to
 // f's board and path changes as the dashboard links them (the joiner
 // judges the whole gather once: probes.Judge). The warnings are f's own. For a
 // File that Capture or Recorder.File made, every peer's path and verdict
 // equal those of the live diagnosis.
-func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
+func (f *File) Diagnose(ctx context.Context) (*join.Snapshot, error) {
 	// Every node the file holds (AllNodes): answering from the file costs
 	// nothing, and what it shows of a direct peer is what was saved.
-	opts := localapi.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, AllNodes: true, Latency: f.Netcheck}
+	opts := tailscaled.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, AllNodes: true, Latency: f.Netcheck}
 	if f.Host != nil {
 		opts.Host = func(context.Context, probes.Self) *probes.HostFacts { return f.Host }
 	}
@@ -101,7 +101,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 		st := api.Status
 		opts.PeerFacts, opts.APIStatus = api.Facts, &st
 	}
-	snap, err := localapi.GatherWith(ctx, f.Client(), nil, opts)
+	snap, err := tailscaled.GatherWith(ctx, f.Client(), nil, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func (f *File) Diagnose(ctx context.Context) (*link.Snapshot, error) {
 		}
 	}
 	snap.Warnings = slices.Clone(f.Warnings)
-	var l link.Linker
+	var l join.Joiner
 	if f.Board != nil {
 		l.SetEvidence(f.Board.Evidence)
 	}

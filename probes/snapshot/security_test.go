@@ -17,8 +17,8 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // readTestdata reads a saved snapshot from testdata.
@@ -105,8 +105,8 @@ func TestReadCapsLists(t *testing.T) {
 	if n := len(f.Status.Peer); n != MaxPeers {
 		t.Errorf("%d peers read, want %d", n, MaxPeers)
 	}
-	if n := len(f.PathChanges["n2CNTRL"]); n != link.HistoryLen {
-		t.Errorf("%d path changes read, want %d", n, link.HistoryLen)
+	if n := len(f.PathChanges["n2CNTRL"]); n != join.HistoryLen {
+		t.Errorf("%d path changes read, want %d", n, join.HistoryLen)
 	}
 	ls, err := f.Diagnose(context.Background())
 	if err != nil {
@@ -116,7 +116,7 @@ func TestReadCapsLists(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("this snapshot lists %d peers; only the first %d are read", MaxPeers+11, MaxPeers),
 		fmt.Sprintf("this snapshot lists 5000 warnings; only the first %d are read", MaxWarnings),
-		fmt.Sprintf("1 peers list more than %d path changes", link.HistoryLen),
+		fmt.Sprintf("1 peers list more than %d path changes", join.HistoryLen),
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q", want)
@@ -135,7 +135,7 @@ func TestScrub(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := serveFixture(t, name)
 			ctx := context.Background()
-			f, live, err := Capture(ctx, c, Options{Gather: localapi.GatherOptions{All: true, Now: fixtureNow}})
+			f, live, err := Capture(ctx, c, Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestScrub(t *testing.T) {
 
 // countingClient counts WhoIs calls.
 type countingClient struct {
-	localapi.LocalClient
+	tailscaled.LocalClient
 	whois atomic.Int64
 }
 
@@ -222,12 +222,12 @@ func TestCaptureReusesWhoIs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := &countingClient{LocalClient: serveFixture(t, name)}
 			ctx := context.Background()
-			_, first, err := Capture(ctx, c, Options{Gather: localapi.GatherOptions{All: true, Now: fixtureNow.Add(-2 * time.Second)}})
+			_, first, err := Capture(ctx, c, Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow.Add(-2 * time.Second)}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			asked := c.whois.Load()
-			f, live, err := Capture(ctx, c, Options{Gather: localapi.GatherOptions{All: true, Now: fixtureNow}, Prev: first.Snapshot, Linked: first, ReuseWhoIs: true})
+			f, live, err := Capture(ctx, c, Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow}, Prev: first.Snapshot, Joined: first, ReuseWhoIs: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +235,7 @@ func TestCaptureReusesWhoIs(t *testing.T) {
 			// error: not cached) are asked again.
 			unanswered := int64(0)
 			for _, id := range append([]string{""}, peerIDs(first.Snapshot)...) {
-				if n, _ := localapi.NodeOf(first.Snapshot, safetext.New(id)); n == nil {
+				if n, _ := tailscaled.NodeOf(first.Snapshot, safetext.New(id)); n == nil {
 					unanswered++
 				}
 			}
@@ -265,6 +265,6 @@ func peerIDs(s *probes.Snapshot) []string {
 }
 
 // probesGather are the gather options of a capture of f at its own time.
-func probesGather(f *File) localapi.GatherOptions {
-	return localapi.GatherOptions{All: true, Now: f.Taken}
+func probesGather(f *File) tailscaled.GatherOptions {
+	return tailscaled.GatherOptions{All: true, Now: f.Taken}
 }

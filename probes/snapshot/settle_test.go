@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 // roundTrips are the pairs in testdata/settle: an input (<name>.txt,
@@ -104,7 +104,7 @@ func TestRoundTrips(t *testing.T) {
 					t.Errorf("the reply holds no %q output, which the step's command prints", r)
 				}
 			}
-			var after *link.Snapshot
+			var after *join.Snapshot
 			switch first.Apply {
 			case probes.ApplyAppend:
 				after = diagnoseRaws(t, in, reply)
@@ -142,7 +142,7 @@ func readRaw(t *testing.T, name string) Raw {
 }
 
 // diagnoseRaws reads raws as `status --from` does.
-func diagnoseRaws(t *testing.T, raws ...Raw) *link.Snapshot {
+func diagnoseRaws(t *testing.T, raws ...Raw) *join.Snapshot {
 	t.Helper()
 	f, err := Parse(raws, pasteNow)
 	if err != nil {
@@ -156,7 +156,7 @@ func diagnoseRaws(t *testing.T, raws ...Raw) *link.Snapshot {
 }
 
 // applyPeerRaw applies raw as --peer-snapshot does.
-func applyPeerRaw(t *testing.T, ls *link.Snapshot, raw Raw) *link.Snapshot {
+func applyPeerRaw(t *testing.T, ls *join.Snapshot, raw Raw) *join.Snapshot {
 	t.Helper()
 	ps, _, err := ReadPeer(context.Background(), raw, pasteNow.Add(time.Hour))
 	if err != nil {
@@ -170,7 +170,7 @@ func applyPeerRaw(t *testing.T, ls *link.Snapshot, raw Raw) *link.Snapshot {
 }
 
 // verdictOf is peer's verdict in ls ("" this node's) and its Settle.
-func verdictOf(t *testing.T, ls *link.Snapshot, peer string) (probes.Verdict, *probes.Settle) {
+func verdictOf(t *testing.T, ls *join.Snapshot, peer string) (probes.Verdict, *probes.Settle) {
 	t.Helper()
 	if peer == "" {
 		if ls.Self.Verdict == nil {
@@ -189,7 +189,7 @@ func verdictOf(t *testing.T, ls *link.Snapshot, peer string) (probes.Verdict, *p
 
 // stepsOf are the steps that settle peer's verdict ("" this node's), as
 // status --from lists them.
-func stepsOf(ls *link.Snapshot, peer string) []probes.Step {
+func stepsOf(ls *join.Snapshot, peer string) []probes.Step {
 	o := probes.StepOptions{Mode: probes.ModePasted}
 	if peer == "" {
 		s := *ls.Snapshot
@@ -205,7 +205,7 @@ func stepsOf(ls *link.Snapshot, peer string) []probes.Step {
 }
 
 // askReaders are the readers of the ask behind step.
-func askReaders(t *testing.T, ls *link.Snapshot, peer string, step probes.Step) []string {
+func askReaders(t *testing.T, ls *join.Snapshot, peer string, step probes.Step) []string {
 	t.Helper()
 	st := ls.Self.Settle
 	if peer != "" {

@@ -7,7 +7,7 @@
 // The API, in the order a caller meets it:
 //
 //   - Capture(ctx, client, opts) gathers once through a recording client
-//     and returns the File and the linked snapshot it diagnosed.
+//     and returns the File and the joined snapshot it diagnosed.
 //     NewRecorder + Recorder.File do the same in two steps for callers
 //     that gather themselves (`tailpath status`).
 //   - Write(w, f) writes f as indented JSON; WriteFile(path, f) writes it
@@ -15,9 +15,9 @@
 //   - Redact(f) returns a copy safe to share and says what it replaced.
 //   - Read(r) reads one saved file; Parse(inputs) reads saved files and
 //     pasted text alike, detected by content.
-//   - File.Diagnose(ctx) runs localapi.Gather over a LocalClient that answers
+//   - File.Diagnose(ctx) runs tailscaled.Gather over a LocalClient that answers
 //     from the file (Client), then the same linking as the dashboard, and
-//     returns the linked snapshot: the same verdicts as when it was taken.
+//     returns the joined snapshot: the same verdicts as when it was taken.
 //   - PeerSideOf(f) turns a snapshot saved on a peer into that peer's
 //     facts (probes.SourcePeerSnapshot); ApplyPeer merges them.
 //
@@ -42,7 +42,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
@@ -83,7 +83,7 @@ type File struct {
 	// Redacted says what Redact replaced; nil for an unredacted file.
 	Redacted *Redaction `json:"redacted,omitempty"`
 	// All is true when the capture kept the peers `tailscale status`
-	// hides (localapi.GatherOptions.All).
+	// hides (tailscaled.GatherOptions.All).
 	All bool `json:"all,omitempty"`
 
 	// Status is the LocalAPI's /status reply.
@@ -111,9 +111,9 @@ type File struct {
 	// ControlAPI is the control API's read of the tailnet's devices.
 	ControlAPI *ControlAPI `json:"control_api,omitempty"`
 	// Board is the linked board's evidence and the peer it is.
-	Board *link.Board `json:"board,omitempty"`
+	Board *join.Board `json:"board,omitempty"`
 	// PathChanges are each peer's observed paths by stable node id.
-	PathChanges map[safetext.Text][]link.PathChange `json:"path_changes,omitempty"`
+	PathChanges map[safetext.Text][]join.PathChange `json:"path_changes,omitempty"`
 	// Tuning is the host's TCP tuning report (Linux only); TuningErr why
 	// it is missing.
 	Tuning    *tune.Report `json:"tuning,omitempty"`
@@ -138,7 +138,7 @@ type WhoIs struct {
 	Denied bool   `json:"denied,omitempty"`
 }
 
-// History is what localapi.Gather carries from one poll to the next, as it
+// History is what tailscaled.Gather carries from one poll to the next, as it
 // stood when the snapshot was taken.
 type History struct {
 	// DERPLatencyAt and DERPLatencySeen date NetInfo's DERP latencies
@@ -332,7 +332,7 @@ func decode(b []byte) (*File, error) {
 }
 
 // clean sanitises the strings of f that are shown without passing through
-// localapi.Gather (which sanitises what it reads from Status and WhoIs).
+// tailscaled.Gather (which sanitises what it reads from Status and WhoIs).
 func (f *File) clean() {
 	if f.Board != nil {
 		f.Board.Evidence.Hostname = safetext.Clean(f.Board.Evidence.Hostname)
@@ -340,7 +340,7 @@ func (f *File) clean() {
 	}
 	for id, chs := range f.PathChanges {
 		for i := range chs {
-			chs[i].Text = link.PathText(&probes.Path{Kind: chs[i].Kind, Text: chs[i].Text})
+			chs[i].Text = join.PathText(&probes.Path{Kind: chs[i].Kind, Text: chs[i].Text})
 		}
 		f.PathChanges[id] = chs
 	}

@@ -21,9 +21,9 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -48,14 +48,14 @@ func fixtureNames(t *testing.T) []string {
 }
 
 // serveFixture serves probes/testdata/name.json on a LocalAPI socket.
-func serveFixture(t *testing.T, name string) localapi.LocalClient {
+func serveFixture(t *testing.T, name string) tailscaled.LocalClient {
 	t.Helper()
 	fix, err := probestest.LoadFixture(filepath.Join("..", "testdata", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := probestest.New(t, fix)
-	return localapi.NewClient(srv.Socket)
+	return tailscaled.NewClient(srv.Socket)
 }
 
 // roundTrip writes f and reads it back.
@@ -83,7 +83,7 @@ func TestFixturesRoundTrip(t *testing.T) {
 			ctx := context.Background()
 			// A first poll 2 s earlier, with a ping run and a latency
 			// carried, as the dashboard's Source has them.
-			_, first, err := Capture(ctx, c, Options{Gather: localapi.GatherOptions{All: true, Now: fixtureNow.Add(-2 * time.Second)}})
+			_, first, err := Capture(ctx, c, Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow.Add(-2 * time.Second)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +96,7 @@ func TestFixturesRoundTrip(t *testing.T) {
 				prev.Peers[i].LastDirect = fixtureNow.Add(-time.Minute)
 				prev.Peers[i].LastDirectAddr = netip.MustParseAddrPort("203.0.113.5:41641")
 			}
-			f, live, err := Capture(ctx, c, Options{Gather: localapi.GatherOptions{All: true, Now: fixtureNow}, Prev: &prev, Linked: first})
+			f, live, err := Capture(ctx, c, Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow}, Prev: &prev, Joined: first})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func TestRedactedFixturesDiagnoseTheSame(t *testing.T) {
 	for _, name := range fixtureNames(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			f, live, err := Capture(ctx, serveFixture(t, name), Options{Gather: localapi.GatherOptions{All: true, Now: fixtureNow}})
+			f, live, err := Capture(ctx, serveFixture(t, name), Options{Gather: tailscaled.GatherOptions{All: true, Now: fixtureNow}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestRedactedFixturesDiagnoseTheSame(t *testing.T) {
 
 // compareRedacted checks that got (diagnosed from the redacted file) is
 // live with r's mapping applied.
-func compareRedacted(t *testing.T, r *redactor, live, got *link.Snapshot) {
+func compareRedacted(t *testing.T, r *redactor, live, got *join.Snapshot) {
 	t.Helper()
 	if len(got.Peers) != len(live.Peers) {
 		t.Fatalf("%d peers, want %d", len(got.Peers), len(live.Peers))
@@ -392,7 +392,7 @@ func minimalStatus() *ipnstate.Status {
 // mapped consistently with the fields (a peer relay, a health message, an
 // endpoint-change entry, a zone, IPv4 in IPv6).
 func TestRedactFreeText(t *testing.T) {
-	f, _, err := Capture(context.Background(), serveFixture(t, "both-hard-nat"), Options{Gather: localapi.GatherOptions{Now: fixtureNow}})
+	f, _, err := Capture(context.Background(), serveFixture(t, "both-hard-nat"), Options{Gather: tailscaled.GatherOptions{Now: fixtureNow}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestRedactFreeText(t *testing.T) {
 // TestRedactExtras: the board (a name no peer has), the tuning report's
 // connections and the history's free text are redacted too.
 func TestRedactExtras(t *testing.T) {
-	f, _, err := Capture(context.Background(), serveFixture(t, "both-hard-nat"), Options{Gather: localapi.GatherOptions{Now: fixtureNow},
+	f, _, err := Capture(context.Background(), serveFixture(t, "both-hard-nat"), Options{Gather: tailscaled.GatherOptions{Now: fixtureNow},
 		Tuning: &tune.Report{Root: "/home/alice/proc", Conns: []sockdiag.Conn{{Local: netip.MustParseAddrPort("100.64.0.1:22"), Remote: netip.MustParseAddrPort("100.64.0.2:50123")}},
 			// What tune says of the path and of forwarding names a peer
 			// and this network's subnets.
@@ -428,7 +428,7 @@ func TestRedactExtras(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Board = &link.Board{Evidence: probes.DeviceEvidence{TailnetIP: netip.MustParseAddr("100.64.0.9"), Hostname: "garage-esp32", Endpoints: -1}}
+	f.Board = &join.Board{Evidence: probes.DeviceEvidence{TailnetIP: netip.MustParseAddr("100.64.0.9"), Hostname: "garage-esp32", Endpoints: -1}}
 	f.History.Peers = map[safetext.Text]PeerHistory{"n2CNTRL": {LastChange: &probes.EndpointChange{What: "deleteEndpointLocked-bestAddr-pong-timeout", From: `{"ap":"198.51.100.10:41641"}`}}}
 	red, err := Redact(f)
 	if err != nil {

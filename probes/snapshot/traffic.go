@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // errNoMetrics is the Recorder's answer for metrics when the client it
@@ -12,23 +12,23 @@ import (
 var errNoMetrics = errors.New("404 Not Found: this LocalAPI client cannot ask for metrics")
 
 var (
-	_ localapi.UserMetricsReader   = (*Recorder)(nil)
-	_ localapi.DaemonMetricsReader = (*Recorder)(nil)
+	_ tailscaled.UserMetricsReader   = (*Recorder)(nil)
+	_ tailscaled.DaemonMetricsReader = (*Recorder)(nil)
 )
 
-// UserMetrics passes the call on (localapi.UserMetricsReader): a capture
+// UserMetrics passes the call on (tailscaled.UserMetricsReader): a capture
 // keeps the traffic counters Gather made of it (File.Traffic), not the
 // text.
 func (r *Recorder) UserMetrics(ctx context.Context) ([]byte, error) {
-	if c, ok := r.c.(localapi.UserMetricsReader); ok {
+	if c, ok := r.c.(tailscaled.UserMetricsReader); ok {
 		return c.UserMetrics(ctx)
 	}
 	return nil, errNoMetrics
 }
 
-// DaemonMetrics passes the call on (localapi.DaemonMetricsReader).
+// DaemonMetrics passes the call on (tailscaled.DaemonMetricsReader).
 func (r *Recorder) DaemonMetrics(ctx context.Context) ([]byte, error) {
-	if c, ok := r.c.(localapi.DaemonMetricsReader); ok {
+	if c, ok := r.c.(tailscaled.DaemonMetricsReader); ok {
 		return c.DaemonMetrics(ctx)
 	}
 	return nil, errNoMetrics

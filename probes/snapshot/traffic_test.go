@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tailpath/tailpath/probes/localapi"
 	"github.com/tailpath/tailpath/probes/probestest"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // TestTrafficRoundTrip: a capture keeps tailscaled's traffic counters by
@@ -22,16 +22,16 @@ func TestTrafficRoundTrip(t *testing.T) {
 	}
 	fix.UserMetrics = "tailscaled_inbound_bytes_total{path=\"derp\"} 100\ntailscaled_outbound_bytes_total{path=\"direct_ipv4\"} 50\n"
 	srv := probestest.New(t, fix)
-	c := localapi.NewClient(srv.Socket)
+	c := tailscaled.NewClient(srv.Socket)
 	ctx := context.Background()
-	prev, err := localapi.GatherWith(ctx, c, nil, localapi.GatherOptions{Now: fixtureNow.Add(-2 * time.Second)})
+	prev, err := tailscaled.GatherWith(ctx, c, nil, tailscaled.GatherOptions{Now: fixtureNow.Add(-2 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	more := *fix
 	more.UserMetrics = "tailscaled_inbound_bytes_total{path=\"derp\"} 300\ntailscaled_outbound_bytes_total{path=\"direct_ipv4\"} 50\n"
 	srv.SetFixture(&more)
-	f, live, err := Capture(ctx, c, Options{Prev: prev, Gather: localapi.GatherOptions{Now: fixtureNow}})
+	f, live, err := Capture(ctx, c, Options{Prev: prev, Gather: tailscaled.GatherOptions{Now: fixtureNow}})
 	if err != nil {
 		t.Fatal(err)
 	}

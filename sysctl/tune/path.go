@@ -11,7 +11,7 @@ import (
 // verdict from tailpath's rule table (probes.Diagnose), for tune to say
 // before any arithmetic when it is relayed. The command fills it through
 // Inputs.PeerPath (internal/app.TunePeerPath over the LocalAPI), so this
-// package never imports probes/localapi.
+// package never imports probes/tailscaled.
 type PeerPath struct {
 	// Peer is the peer's name; Chosen says why this one ("--peer", or
 	// "the busiest peer: most bytes sent and received since tailscaled

@@ -202,8 +202,8 @@ func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.
 	if err := confirm(act, stdin, stdout, fmt.Sprintf("Apply these %d change(s)?", len(rep.Rec.Changes)), "apply"); err != nil {
 		return err
 	}
-	ccOK := sysctl.CCChecker(rep.Settings, &rep.BBR)
-	res, err := sysctl.ApplyRecorded(in.Host, rep.Rec.Changes, ccOK, statePath)
+	ccAvailable := sysctl.CCChecker(rep.Settings, &rep.BBR)
+	res, err := sysctl.ApplyRecorded(in.Host, rep.Rec.Changes, ccAvailable, statePath)
 	out := Output{Report: &rep, Applied: &res, StateFile: statePath}
 	if err == nil && act.Persist {
 		out.Persist, err = persist(ctx, in.Host, statePath, rep)

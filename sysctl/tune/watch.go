@@ -94,8 +94,8 @@ func (c Control) Watch(ctx context.Context, interval time.Duration, sink func(Re
 }
 
 // Apply writes changes, recording the values they replace for Revert.
-func (c Control) Apply(changes []sysctl.Change, ccOK func(string) bool) (sysctl.ApplyResult, error) {
-	return sysctl.ApplyRecorded(c.Inputs.Host, changes, ccOK, c.StateFile())
+func (c Control) Apply(changes []sysctl.Change, ccAvailable func(string) bool) (sysctl.ApplyResult, error) {
+	return sysctl.ApplyRecorded(c.Inputs.Host, changes, ccAvailable, c.StateFile())
 }
 
 // Revert restores the recorded values.

@@ -3,8 +3,8 @@
 // with history, per-peer path and handshake source, Wi-Fi drops, fetch
 // timings). It renders devlink.State from devlink.Event messages, marks the
 // board or its peer when that node is selected in Peers
-// (common.PeerSelectedMsg; the board's own peer as the linker matched it,
-// *link.Snapshot), and does no I/O. The board's text comes clean from
+// (common.PeerSelectedMsg; the board's own peer as the joiner matched it,
+// *join.Snapshot), and does no I/O. The board's text comes clean from
 // devlink (safetext.Text): the pane shows it as it is.
 package device
 
@@ -25,7 +25,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -59,8 +59,8 @@ type Pane struct {
 	vp            viewport.Model // the rendered content, rebuilt on data or size change
 	dirty         bool
 	selected      probes.Peer           // the peer selected in the Peers pane, if any
-	boardID       safetext.Text         // the Peer.ID linked to the board (link.Snapshot.BoardID); "" none
-	regions       map[int]probes.Region // the tailnet's DERP map (link.Snapshot), to name the board's regions
+	boardID       safetext.Text         // the Peer.ID linked to the board (join.Snapshot.BoardID); "" none
+	regions       map[int]probes.Region // the tailnet's DERP map (join.Snapshot), to name the board's regions
 	ticking       bool                  // an ageTickMsg is pending
 	reset         func() bool           // asks the link for a hard reset; nil for a replay
 	// confirming: R asked "reset the board?" and waits for y or n.
@@ -161,7 +161,7 @@ func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 		p.dirty = true
 	case common.StylesMsg:
 		p.st, p.dirty = m.Styles, true
-	case *link.Snapshot:
+	case *join.Snapshot:
 		if id := m.BoardID(); id != p.boardID {
 			p.boardID, p.dirty = id, true
 		}
@@ -625,7 +625,7 @@ func derpByWords(by safetext.Text) string {
 }
 
 // isBoard reports whether the peer selected in Peers is this board, as
-// the linker matched them (probes/link).
+// the joiner matched them (probes/join).
 func (p *Pane) isBoard() bool {
 	return p.boardID != "" && p.selected.ID == p.boardID
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/tuitest"
 )
@@ -84,11 +84,11 @@ func TestDevicePaneUpdate(t *testing.T) {
 	if v = tuitest.Unstyled(p.View()); !strings.Contains(v, "handshake via DERP region 1 · 1m ago  ◀ nas") {
 		t.Errorf("selected peer not marked:\n%s", v)
 	}
-	// The board's own node, as the linker matched it.
+	// The board's own node, as the joiner matched it.
 	board := probes.Peer{ID: "nCORES3", Name: "cores3", TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.9")}}
-	var linker link.Linker
-	linker.SetDevice(&ev0.State)
-	p.Update(linker.SetSnapshot(&probes.Snapshot{Peers: []probes.Peer{board}}))
+	var joiner join.Joiner
+	joiner.SetDevice(&ev0.State)
+	p.Update(joiner.SetSnapshot(&probes.Snapshot{Peers: []probes.Peer{board}}))
 	p.Update(common.PeerSelectedMsg{Peer: board})
 	if v = tuitest.Unstyled(p.View()); !strings.Contains(v, "cores3 100.64.0.9  selected in Peers") {
 		t.Errorf("board not marked as selected:\n%s", v)

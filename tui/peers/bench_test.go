@@ -8,7 +8,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
@@ -30,16 +30,16 @@ func twoSnapshots(n int) [2]probes.Snapshot {
 // render the visible window at 200×50.
 func BenchmarkListSnapshotView(b *testing.B) {
 	snaps := twoSnapshots(1000)
-	var linker link.Linker
+	var joiner join.Joiner
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
-	l.Update(linker.SetSnapshot(&snaps[0]))
+	l.Update(joiner.SetSnapshot(&snaps[0]))
 	l.View()
 	b.ReportAllocs()
 	b.ResetTimer()
 	defer peerstest.Meter(b)()
 	for i := 0; i < b.N; i++ {
-		l.Update(linker.SetSnapshot(&snaps[i%2]))
+		l.Update(joiner.SetSnapshot(&snaps[i%2]))
 		if len(l.View()) == 0 {
 			b.Fatal("empty view")
 		}
@@ -50,7 +50,7 @@ func BenchmarkListSnapshotView(b *testing.B) {
 func BenchmarkListKeyView(b *testing.B) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
-	l.Update(peerstest.Linked(peerstest.Many(1000)))
+	l.Update(peerstest.Joined(peerstest.Many(1000)))
 	down, up := tea.KeyPressMsg{Code: tea.KeyDown}, tea.KeyPressMsg{Code: tea.KeyUp}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -71,7 +71,7 @@ func BenchmarkListKeyView(b *testing.B) {
 func BenchmarkListFilterView(b *testing.B) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
-	l.Update(peerstest.Linked(peerstest.Many(1000)))
+	l.Update(peerstest.Joined(peerstest.Many(1000)))
 	l.Update(tea.KeyPressMsg{Code: '/', Text: "/"})
 	keys := []tea.KeyPressMsg{{Code: 'r', Text: "r"}, {Code: tea.KeyBackspace}}
 	b.ReportAllocs()
@@ -88,11 +88,11 @@ func BenchmarkListFilterView(b *testing.B) {
 // slice and runs probes.DiagnoseDevice for the board's peer.
 func BenchmarkListSnapshotViewBoard(b *testing.B) {
 	snaps := twoSnapshots(1000)
-	var linker link.Linker
+	var joiner join.Joiner
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
-	linker.SetDevice(boardState(b, frameNet, frameDiscoFull))
-	l.Update(linker.SetSnapshot(&snaps[0]))
+	joiner.SetDevice(boardState(b, frameNet, frameDiscoFull))
+	l.Update(joiner.SetSnapshot(&snaps[0]))
 	if l.BoardID() == "" {
 		b.Fatal("no peer linked to the board")
 	}
@@ -101,7 +101,7 @@ func BenchmarkListSnapshotViewBoard(b *testing.B) {
 	b.ResetTimer()
 	defer peerstest.Meter(b)()
 	for i := 0; i < b.N; i++ {
-		l.Update(linker.SetSnapshot(&snaps[i%2]))
+		l.Update(joiner.SetSnapshot(&snaps[i%2]))
 		if len(l.View()) == 0 {
 			b.Fatal("empty view")
 		}
@@ -109,21 +109,21 @@ func BenchmarkListSnapshotViewBoard(b *testing.B) {
 }
 
 // BenchmarkListBoardEventView is one frame after the board's state changed
-// (a new D frame), with 1,000 peers: relink, then re-format; an unchanged
-// state costs only the linker's comparison.
+// (a new D frame), with 1,000 peers: rejoin, then re-format; an unchanged
+// state costs only the joiner's comparison.
 func BenchmarkListBoardEventView(b *testing.B) {
 	states := [2]*devlink.State{boardState(b, frameNet, frameDiscoFree), boardState(b, frameNet, frameDiscoFull)}
-	var linker link.Linker
+	var joiner join.Joiner
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 50)
 	many := peerstest.Many(1000)
-	l.Update(linker.SetSnapshot(&many))
+	l.Update(joiner.SetSnapshot(&many))
 	l.View()
 	b.ReportAllocs()
 	b.ResetTimer()
 	defer peerstest.Meter(b)()
 	for i := 0; i < b.N; i++ {
-		ls, _ := linker.SetDevice(states[i%2])
+		ls, _ := joiner.SetDevice(states[i%2])
 		l.Update(ls)
 		if len(l.View()) == 0 {
 			b.Fatal("empty view")

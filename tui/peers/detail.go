@@ -15,7 +15,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -65,7 +65,7 @@ const (
 // timeline and ping progress. Create it with NewDetail.
 //
 // It follows the selection through common.PeerSelectedMsg and refreshes
-// the peer from every *link.Snapshot (keeping the last copy when the peer
+// the peer from every *join.Snapshot (keeping the last copy when the peer
 // disappears), whose path changes it shows.
 type Detail struct {
 	st   common.Styles
@@ -79,7 +79,7 @@ type Detail struct {
 	// refreshAPI re-reads the control API (nil: no API key, r disabled).
 	refreshAPI func() tea.Cmd
 
-	snap   *link.Snapshot // the latest linked snapshot
+	snap   *join.Snapshot // the latest joined snapshot
 	peerID safetext.Text
 	peer   probes.Peer
 	inSnap bool // peer is in the latest snapshot
@@ -115,7 +115,7 @@ func (d *Detail) PeerID() safetext.Text { return d.peerID }
 
 // Timeline returns the path changes of peer id, oldest first, from the
 // latest snapshot.
-func (d *Detail) Timeline(id safetext.Text) []link.PathChange { return d.snap.Changes(id) }
+func (d *Detail) Timeline(id safetext.Text) []join.PathChange { return d.snap.Changes(id) }
 
 // SetSize implements common.Pane.
 func (d *Detail) SetSize(width, height int) {
@@ -131,7 +131,7 @@ func (d *Detail) SetSize(width, height int) {
 // Update implements common.Pane.
 func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case *link.Snapshot:
+	case *join.Snapshot:
 		if msg != nil && msg.Snapshot != nil {
 			d.setSnapshot(msg)
 		}
@@ -156,7 +156,7 @@ func (d *Detail) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (d *Detail) setSnapshot(s *link.Snapshot) {
+func (d *Detail) setSnapshot(s *join.Snapshot) {
 	d.snap = s
 	for id, r := range d.pings {
 		if !r.running && s.Changes(id) == nil {
@@ -395,7 +395,7 @@ func (d *Detail) lines() []string {
 	}
 
 	pathStyle := d.pathStyle(p.Path.Kind)
-	field("path", string(link.PathText(&p.Path)), &pathStyle)
+	field("path", string(join.PathText(&p.Path)), &pathStyle)
 	v := &p.Verdict
 	field("verdict", reasonWords(v), &pathStyle)
 	if len(v.Also) > 0 {

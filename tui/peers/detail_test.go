@@ -14,7 +14,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 	"github.com/tailpath/tailpath/tui/tuitest"
@@ -33,7 +33,7 @@ func newTestDetail(ping PingFunc, id string) *Detail {
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, ping)
 	d.SetSize(100, 40)
 	s := peerstest.Snapshot()
-	d.Update(peerstest.Linked(s))
+	d.Update(peerstest.Joined(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, id)})
 	return d
 }
@@ -82,7 +82,7 @@ func TestDetailVerdictNotRepeated(t *testing.T) {
 		d.SetSize(100, 40)
 		s := peerstest.Snapshot()
 		s.Peers[0].Verdict = probes.Verdict{Reason: tt.reason, Summary: safetext.New(tt.summary)}
-		d.Update(peerstest.Linked(s))
+		d.Update(peerstest.Joined(s))
 		d.Update(common.PeerSelectedMsg{Peer: s.Peers[0]})
 		v := regexp.MustCompile(`(?m) +$`).ReplaceAllString(ansi.Strip(d.View()), "")
 		if !strings.Contains(v, tt.want) {
@@ -137,7 +137,7 @@ func TestDetailEndpointsWording(t *testing.T) {
 					tt.edit(&s.Peers[i])
 				}
 			}
-			d.Update(peerstest.Linked(s))
+			d.Update(peerstest.Joined(s))
 			d.Update(common.PeerSelectedMsg{Peer: peerByID(s, tt.id)})
 			if v := tuitest.Unstyled(d.View()); !strings.Contains(v, tt.want) {
 				t.Errorf("lacks %q:\n%s", tt.want, v)
@@ -254,7 +254,7 @@ func TestDetailKeepsPeerThatLeft(t *testing.T) {
 	d := newTestDetail(nil, "nNAS")
 	s := peerstest.Snapshot()
 	s.Peers = s.Peers[:2]
-	d.Update(peerstest.Linked(s))
+	d.Update(peerstest.Joined(s))
 	v := tuitest.Unstyled(d.View())
 	if !strings.Contains(v, "not in the latest snapshot") || !strings.Contains(v, "nas  linux") {
 		t.Errorf("peer that left not shown as last known:\n%s", v)
@@ -265,7 +265,7 @@ func TestDetailBackAndScroll(t *testing.T) {
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 	d.SetSize(80, 5)
 	s := peerstest.Snapshot()
-	d.Update(peerstest.Linked(s))
+	d.Update(peerstest.Joined(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
 	first := tuitest.Unstyled(d.View())
 	d.Update(kmsg("down"))
@@ -395,7 +395,7 @@ func TestDetailEvidenceMarks(t *testing.T) {
 	}
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 	d.SetSize(100, 40)
-	d.Update(peerstest.Linked(s))
+	d.Update(peerstest.Joined(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
 	var got []string
 	in := false
@@ -427,7 +427,7 @@ func TestDetailEvidenceMarks(t *testing.T) {
 func TestLatencyIsLabelledAsLastPing(t *testing.T) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(120, 20)
-	l.Update(peerstest.Linked(peerstest.Snapshot()))
+	l.Update(peerstest.Joined(peerstest.Snapshot()))
 	header := ""
 	for _, line := range strings.Split(tuitest.Unstyled(l.View()), "\n") {
 		if strings.Contains(line, "name") && strings.Contains(line, "path") {
@@ -459,14 +459,14 @@ func TestLatencyIsLabelledAsLastPing(t *testing.T) {
 	}
 }
 
-// TestDetailShowsPathChanges: the path changes of the linked snapshot are
+// TestDetailShowsPathChanges: the path changes of the joined snapshot are
 // listed under "path changes", oldest first, with their times.
 func TestDetailShowsPathChanges(t *testing.T) {
-	var linker link.Linker
+	var joiner join.Joiner
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 	d.SetSize(100, 60)
 	s := peerstest.Snapshot()
-	d.Update(linker.SetSnapshot(&s))
+	d.Update(joiner.SetSnapshot(&s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nNAS")})
 	s2 := peerstest.Snapshot()
 	s2.Time = s2.Time.Add(5 * time.Second)
@@ -475,7 +475,7 @@ func TestDetailShowsPathChanges(t *testing.T) {
 			s2.Peers[i].Path = probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`}
 		}
 	}
-	d.Update(linker.SetSnapshot(&s2))
+	d.Update(joiner.SetSnapshot(&s2))
 	var lines []string
 	for _, l := range strings.Split(tuitest.Unstyled(d.View()), "\n") {
 		lines = append(lines, strings.TrimRight(l, " "))
@@ -507,7 +507,7 @@ func TestDetailBothEnds(t *testing.T) {
 	s.ControlAPI = &probes.APIStatus{State: "ok", At: peerstest.Now().Add(-40 * time.Second), Matched: 1}
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 	d.SetSize(100, 60)
-	d.Update(peerstest.Linked(s))
+	d.Update(peerstest.Joined(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
 	v := tuitest.Unstyled(d.View())
 	// Compare with runs of spaces as one: the columns size to their cells.
@@ -561,7 +561,7 @@ func TestDetailNeverSplitsACommand(t *testing.T) {
 			Note: "restart tailscaled with --port=41641 --tun=userspace-networking to test, then `tailscale ping --until-direct cores3`"}}}
 	whole := []string{"`tailscaled --port=41641`", "--port=41641", "--tun=userspace-networking", "`tailscale ping --until-direct cores3`", "203.0.113.50:41641", "198.51.100.9:3478]"}
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
-	d.Update(peerstest.Linked(s))
+	d.Update(peerstest.Joined(s))
 	d.Update(common.PeerSelectedMsg{Peer: s.Peers[0]})
 	for w := 60; w <= 160; w++ {
 		d.SetSize(w, 200)
@@ -593,7 +593,7 @@ func TestDetailPingResultAges(t *testing.T) {
 	d.Update(kmsg("t"))
 	d.Update(probes.PingResult{PeerID: "nCORES3", Kind: probes.PingTSMP, Try: 1, Via: "TSMP", Latency: 3 * time.Millisecond, Done: true})
 	now = now.Add(4 * time.Minute)
-	d.Update(peerstest.Linked(peerstest.Snapshot())) // the next poll redraws
+	d.Update(peerstest.Joined(peerstest.Snapshot())) // the next poll redraws
 	lines := pingLinesOf(tuitest.Unstyled(d.View()))
 	if got := lines[len(lines)-1]; got != "TSMP pong in 3.0ms · 4m ago" {
 		t.Errorf("four minutes on, the result reads %q", got)
@@ -638,7 +638,7 @@ func TestDetailToSettle(t *testing.T) {
 	// an end, as status --from words it; tailpath's own probe is no step.
 	pasted := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 	pasted.SetSize(100, 60)
-	pasted.Update(peerstest.Linked(s))
+	pasted.Update(peerstest.Joined(s))
 	pasted.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
 	if v := tuitest.Unstyled(pasted.View()); strings.Contains(v, "press P") || !strings.Contains(v, "  1. on cores3 (linux): tailscale status; tailscale version; tailscale netcheck") {
 		t.Errorf("from a file, the steps are not the commands alone:\n%s", v)
@@ -657,7 +657,7 @@ func TestDetailToSettle(t *testing.T) {
 	live := func(probes.Peer, probes.PingKind) tea.Cmd { return nil }
 	d := NewDetail(common.DefaultStyles(), peerstest.Now, live)
 	d.SetSize(100, 60)
-	d.Update(peerstest.Linked(s))
+	d.Update(peerstest.Joined(s))
 	d.Update(common.PeerSelectedMsg{Peer: peerByID(s, "nCORES3")})
 	v := tuitest.Unstyled(d.View())
 	for _, want := range []string{
@@ -676,7 +676,7 @@ func TestDetailToSettle(t *testing.T) {
 	}
 }
 
-// TestDetailSettlesFromAPoll: the dashboard's Linker judges as a poll
+// TestDetailSettlesFromAPoll: the dashboard's Joiner judges as a poll
 // (no peer carries its Settle); Detail works out the one it shows, so the
 // "to settle" block reads as it does from a one-shot judgement.
 func TestDetailSettlesFromAPoll(t *testing.T) {
@@ -687,7 +687,7 @@ func TestDetailSettlesFromAPoll(t *testing.T) {
 			raw.Peers[i].EndpointsKnown, raw.Peers[i].Endpoints, raw.Peers[i].OS = false, nil, "linux"
 		}
 	}
-	view := func(l *link.Linker) string {
+	view := func(l *join.Joiner) string {
 		ls := l.SetSnapshot(&raw)
 		d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 		d.SetSize(100, 80)
@@ -695,7 +695,7 @@ func TestDetailSettlesFromAPoll(t *testing.T) {
 		d.Update(common.PeerSelectedMsg{Peer: peerByID(*ls.Snapshot, "nCORES3")})
 		return tuitest.Unstyled(d.View())
 	}
-	once, poll := view(&link.Linker{}), view(&link.Linker{Poll: true})
+	once, poll := view(&join.Joiner{}), view(&join.Joiner{Poll: true})
 	if !strings.Contains(once, "to settle") {
 		t.Fatalf("the one-shot judgement leaves cores3 settled: the test checks nothing\n%s", once)
 	}

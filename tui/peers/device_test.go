@@ -10,7 +10,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/boardtest"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 	"github.com/tailpath/tailpath/tui/tuitest"
@@ -26,21 +26,21 @@ const (
 )
 
 // feed is the dashboard's wiring in small: tailscaled snapshots and board
-// states through one link.Linker, each linked snapshot to every pane.
+// states through one join.Joiner, each joined snapshot to every pane.
 type feed struct {
-	linker link.Linker
+	joiner join.Joiner
 	panes  []common.Pane
 }
 
 func (f *feed) snapshot(s probes.Snapshot) {
-	ls := f.linker.SetSnapshot(&s)
+	ls := f.joiner.SetSnapshot(&s)
 	for _, p := range f.panes {
 		p.Update(ls)
 	}
 }
 
 func (f *feed) board(st *devlink.State) {
-	if ls, changed := f.linker.SetDevice(st); changed {
+	if ls, changed := f.joiner.SetDevice(st); changed {
 		for _, p := range f.panes {
 			p.Update(ls)
 		}
@@ -210,7 +210,7 @@ func TestMicrolinkBoardVerdict(t *testing.T) {
 		devlink.ParseLine([]byte(s+"\n"), &l)
 		st.ApplyLine(&l, peerstest.Time, nil)
 	}
-	var lk link.Linker
+	var lk join.Joiner
 	snap := relayedSnapshot()
 	c := st.Clone()
 	lk.SetDevice(&c)
@@ -241,7 +241,7 @@ func TestReasonCellStartsWithID(t *testing.T) {
 	for _, w := range []int{80, 100, 120, 160, 200} {
 		l := NewList(common.DefaultStyles())
 		l.SetSize(w, 10)
-		l.Update(peerstest.Linked(snap))
+		l.Update(peerstest.Joined(snap))
 		row := rowOf(t, tuitest.Unstyled(l.View()), "esp32-s3")
 		reason := strings.TrimSpace(row[l.colStart(colReason):])
 		if !strings.HasPrefix(reason, "no-endpoints") {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 // derpCode names a peer's home DERP region: the code from the peer, else the
@@ -64,7 +64,7 @@ func reasonCell(v *probes.Verdict) string {
 }
 
 // peerSide reports whether any verdict of s rests on a peer's own facts.
-func peerSide(s *link.Snapshot) bool {
+func peerSide(s *join.Snapshot) bool {
 	for i := range s.Peers {
 		if s.Peers[i].Verdict.PeerSide {
 			return true

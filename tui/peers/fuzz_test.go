@@ -35,10 +35,10 @@ func FuzzPanesRenderOutsideText(f *testing.F) {
 
 		l := NewList(common.DefaultStyles())
 		l.SetSize(width, height)
-		l.Update(peerstest.Linked(s))
+		l.Update(peerstest.Joined(s))
 		d := NewDetail(common.DefaultStyles(), peerstest.Now, nil)
 		d.SetSize(width, height)
-		d.Update(peerstest.Linked(s))
+		d.Update(peerstest.Joined(s))
 		d.Update(common.PeerSelectedMsg{Peer: *p})
 		for pane, v := range map[string]string{"list": tuitest.Unstyled(l.View()), "detail": tuitest.Unstyled(d.View())} {
 			lines := strings.Split(v, "\n")

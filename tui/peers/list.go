@@ -1,7 +1,7 @@
 // Package peers holds the Peers pane (one table row per peer, sortable and
 // filterable) and the Peer detail pane (verdict, evidence, fix, endpoints,
 // path-change timeline, pings). Both implement common.Pane and render the
-// linked snapshot (*link.Snapshot: tailscaled's peers, the board linked to
+// joined snapshot (*join.Snapshot: tailscaled's peers, the board linked to
 // its peer, path changes) that the dashboard's wiring builds outside the
 // UI; neither does I/O or links anything itself.
 package peers
@@ -22,7 +22,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -108,7 +108,7 @@ type List struct {
 
 	width, height int
 
-	snap     *link.Snapshot // the latest linked snapshot
+	snap     *join.Snapshot // the latest joined snapshot
 	rows     []peerRow      // per snap.Peers index; nil until formatted
 	order    []int          // indexes into snap.Peers of the shown rows, in order
 	sortBy   SortMode
@@ -197,7 +197,7 @@ func (l *List) tableRows() int { return l.height - 2 }
 // also returns common.ShowPaneMsg for the detail pane.
 func (l *List) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case *link.Snapshot:
+	case *join.Snapshot:
 		if msg != nil && msg.Snapshot != nil {
 			return l.setSnapshot(msg)
 		}
@@ -229,7 +229,7 @@ func (l *List) BoardID() safetext.Text { return l.snap.BoardID() }
 // setSnapshot stores s. Until a peer is selected (the first snapshot, or
 // every one before the first peer appears) it also selects the first row
 // and publishes it.
-func (l *List) setSnapshot(s *link.Snapshot) tea.Cmd {
+func (l *List) setSnapshot(s *join.Snapshot) tea.Cmd {
 	l.snap = s
 	l.snapNew, l.dirty = true, true
 	if l.probeNote == noRelayedNote && l.anyRelayed() {
@@ -560,7 +560,7 @@ func (l *List) cells(i int) table.Row {
 		r.cells = table.Row{
 			colName:    cleanName(p),
 			colOS:      osName,
-			colPath:    string(link.PathText(&p.Path)),
+			colPath:    string(join.PathText(&p.Path)),
 			colLatency: units.Latency(p.Latency),
 			colDERP:    derpCode(p, l.snap.Regions),
 			colTx:      units.Rate(p.TxRate),

@@ -51,7 +51,7 @@ func newTestList(t *testing.T) *List {
 	t.Helper()
 	l := NewList(common.DefaultStyles())
 	l.SetSize(100, 20)
-	l.Update(peerstest.Linked(peerstest.Snapshot()))
+	l.Update(peerstest.Joined(peerstest.Snapshot()))
 	return l
 }
 
@@ -155,7 +155,7 @@ func TestSelectionStableAcrossSnapshots(t *testing.T) {
 			s.Peers[i].Path = probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`}
 		}
 	}
-	l.Update(peerstest.Linked(s))
+	l.Update(peerstest.Joined(s))
 	if got := l.Selected().ID; got != "nNAS" {
 		t.Errorf("after re-sort selected %s, want nNAS", got)
 	}
@@ -165,14 +165,14 @@ func TestSelectionStableAcrossSnapshots(t *testing.T) {
 	// Peers arriving and leaving don't move the selection either.
 	s2 := peerstest.Snapshot()
 	s2.Peers = append([]probes.Peer{{ID: "nAAA", Name: "aaa", Path: probes.Path{Kind: probes.PathDERP, Text: `active; relay "tok"`}}}, s2.Peers...)
-	l.Update(peerstest.Linked(s2))
+	l.Update(peerstest.Joined(s2))
 	if got := l.Selected().ID; got != "nNAS" {
 		t.Errorf("after a new peer selected %s, want nNAS", got)
 	}
 	// The selected peer leaving keeps the cursor row, on another peer.
 	s3 := peerstest.Snapshot()
 	s3.Peers = s3.Peers[:4] // drops nNAS, nOLDPI
-	l.Update(peerstest.Linked(s3))
+	l.Update(peerstest.Joined(s3))
 	if p := l.Selected(); p == nil || p.ID == "nNAS" {
 		t.Errorf("after nNAS left selected %v", p)
 	}
@@ -181,11 +181,11 @@ func TestSelectionStableAcrossSnapshots(t *testing.T) {
 func TestSelectionPublishes(t *testing.T) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(100, 20)
-	cmd := l.Update(peerstest.Linked(peerstest.Snapshot()))
+	cmd := l.Update(peerstest.Joined(peerstest.Snapshot()))
 	if msg, ok := runOne(cmd).(common.PeerSelectedMsg); !ok || msg.Peer.ID != "nCORES3" {
 		t.Errorf("first snapshot published %#v, want PeerSelectedMsg for nCORES3", runOne(cmd))
 	}
-	if cmd := l.Update(peerstest.Linked(peerstest.Snapshot())); cmd != nil {
+	if cmd := l.Update(peerstest.Joined(peerstest.Snapshot())); cmd != nil {
 		t.Errorf("second snapshot with the same selection published %#v", runOne(cmd))
 	}
 	cmd = l.Update(kmsg("down"))
@@ -239,10 +239,10 @@ func TestSelectsFirstPeerOnceAny(t *testing.T) {
 	l.SetSize(80, 10)
 	empty := peerstest.Snapshot()
 	empty.Peers = nil
-	if cmd := l.Update(peerstest.Linked(empty)); cmd != nil {
+	if cmd := l.Update(peerstest.Joined(empty)); cmd != nil {
 		t.Errorf("empty snapshot published %#v", runOne(cmd))
 	}
-	if msg, ok := runOne(l.Update(peerstest.Linked(peerstest.Snapshot()))).(common.PeerSelectedMsg); !ok || msg.Peer.ID != "nCORES3" {
+	if msg, ok := runOne(l.Update(peerstest.Joined(peerstest.Snapshot()))).(common.PeerSelectedMsg); !ok || msg.Peer.ID != "nCORES3" {
 		t.Errorf("first snapshot with peers published %#v, want nCORES3", msg)
 	}
 }
@@ -251,7 +251,7 @@ func TestTinyHeights(t *testing.T) {
 	for h := 0; h <= 4; h++ {
 		l := NewList(common.DefaultStyles())
 		l.SetSize(80, h)
-		for _, v := range []string{tuitest.Unstyled(l.View()), func() string { l.Update(peerstest.Linked(peerstest.Snapshot())); return tuitest.Unstyled(l.View()) }()} {
+		for _, v := range []string{tuitest.Unstyled(l.View()), func() string { l.Update(peerstest.Joined(peerstest.Snapshot())); return tuitest.Unstyled(l.View()) }()} {
 			if n := strings.Count(v, "\n") + 1; v != "" && n > h {
 				t.Errorf("height %d: %d lines", h, n)
 			}
@@ -262,7 +262,7 @@ func TestTinyHeights(t *testing.T) {
 func TestScrollKeepsCursorVisible(t *testing.T) {
 	l := NewList(common.DefaultStyles())
 	l.SetSize(200, 12) // 10 data rows
-	l.Update(peerstest.Linked(peerstest.Many(100)))
+	l.Update(peerstest.Joined(peerstest.Many(100)))
 	send(l, "s") // by name: cores3-0001 … deterministic
 	for i := 0; i < 25; i++ {
 		send(l, "down")
@@ -347,7 +347,7 @@ func TestHeaderShowsSelfVerdict(t *testing.T) {
 	} {
 		l := NewList(common.DefaultStyles())
 		l.SetSize(tt.width, 20)
-		l.Update(peerstest.Linked(snap))
+		l.Update(peerstest.Joined(snap))
 		if head, _, _ := strings.Cut(tuitest.Unstyled(l.View()), "\n"); !strings.Contains(head, tt.want) {
 			t.Errorf("width %d: header %q lacks %q", tt.width, head, tt.want)
 		}
@@ -373,7 +373,7 @@ func TestListWarningsKey(t *testing.T) {
 	}
 	snap := peerstest.Snapshot()
 	snap.Warnings = []safetext.Text{"WhoIs 100.64.0.7: permission denied", "netcheck: no UDP answer from region nyc within 3s, so the NAT type is a guess from one region"}
-	l.Update(peerstest.Linked(snap))
+	l.Update(peerstest.Joined(snap))
 	v := tuitest.Unstyled(l.View())
 	if status, _, _ := strings.Cut(v, "\n"); !strings.Contains(status, "2 warnings (w)") {
 		t.Errorf("status line %q does not count the warnings and name w", status)

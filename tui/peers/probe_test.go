@@ -79,12 +79,12 @@ func TestListProbeNotesDoNotGoStale(t *testing.T) {
 			direct.Peers = append(direct.Peers, p)
 		}
 	}
-	l.Update(peerstest.Linked(direct))
+	l.Update(peerstest.Joined(direct))
 	send(l, "P")
 	if v := l.View(); !strings.Contains(v, "no relayed peer to probe") {
 		t.Fatalf("P with nothing relayed:\n%s", v)
 	}
-	l.Update(peerstest.Linked(full))
+	l.Update(peerstest.Joined(full))
 	if v := l.View(); strings.Contains(v, "no relayed peer to probe") {
 		t.Errorf("the note stayed with a peer relayed again:\n%s", v)
 	}
@@ -110,7 +110,7 @@ func TestListProbeKeyNothingRelayed(t *testing.T) {
 			snap.Peers = append(snap.Peers, p)
 		}
 	}
-	l.Update(peerstest.Linked(snap))
+	l.Update(peerstest.Joined(snap))
 	send(l, "P")
 	if v := l.View(); called || !strings.Contains(v, "no relayed peer to probe") {
 		t.Errorf("P with nothing relayed: probe called %v, view:\n%s", called, v)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
@@ -15,7 +15,7 @@ import (
 // manySelf is a 1,000-peer tailnet judged by the joiner, with this node's
 // NAT, latencies to every region, a health warning, a version with known
 // bugs and tailscaled's traffic counters, as a live poll has them.
-func manySelf(n int, at time.Time) *link.Snapshot {
+func manySelf(n int, at time.Time) *join.Snapshot {
 	t, f := true, false
 	s := peerstest.Many(n)
 	s.Time = at
@@ -26,7 +26,7 @@ func manySelf(n int, at time.Time) *link.Snapshot {
 	s.Self.Health = []safetext.Text{"Tailscale could not connect to the 'tok' relay server."}
 	s.Self.Traffic = &probes.Traffic{At: at, Source: "usermetrics", BytesIn: probes.PathCounts{Direct: 1 << 30, DERP: 2 << 30},
 		Rates: &probes.TrafficRates{Seconds: 5, BytesIn: probes.PathRates{DERP: 1e6}}}
-	var l link.Linker
+	var l join.Joiner
 	return l.SetSnapshot(&s)
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/tailpath/tailpath/internal/selftext"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 )
 
@@ -91,7 +91,7 @@ type Pane struct {
 	width, height int
 	vp            viewport.Model
 
-	snap *link.Snapshot
+	snap *join.Snapshot
 	// rates are the total and DERP byte rates (in + out) of each traffic
 	// reading this session, oldest first; lastAt the latest reading's time.
 	rates, derp []float64
@@ -132,7 +132,7 @@ func (p *Pane) SetNow(f func() time.Time) { p.now, p.dirty = f, true }
 // Update implements common.Pane.
 func (p *Pane) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
-	case *link.Snapshot:
+	case *join.Snapshot:
 		p.snap, p.dirty = m, true
 		p.noteTraffic(m)
 	case common.StylesMsg:
@@ -166,7 +166,7 @@ func (p *Pane) setStyles(st common.Styles) {
 
 // noteTraffic keeps the snapshot's traffic rates for the sparkline, once
 // per reading.
-func (p *Pane) noteTraffic(s *link.Snapshot) {
+func (p *Pane) noteTraffic(s *join.Snapshot) {
 	if s == nil || s.Snapshot == nil {
 		return
 	}

@@ -46,9 +46,9 @@ func (k keyMap) FullHelp() [][]key.Binding {
 
 // dialog is an open confirm prompt.
 type dialog struct {
-	revert  bool
-	changes []sysctl.Change // what will be written (apply), or restored (revert)
-	ccOK    func(string) bool
+	revert      bool
+	changes     []sysctl.Change // what will be written (apply), or restored (revert)
+	ccAvailable func(string) bool
 }
 
 var _ common.Pane = (*Pane)(nil)
@@ -175,7 +175,7 @@ func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 			if d.revert {
 				return revertCmd(p.o)
 			}
-			return applyCmd(p.o, d.changes, d.ccOK)
+			return applyCmd(p.o, d.changes, d.ccAvailable)
 		case key.Matches(m, p.keys.No):
 			p.confirm, p.dirty = nil, true
 			p.outcome, p.bad = "cancelled: nothing written", false
@@ -192,7 +192,7 @@ func (p *Pane) key(m tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		p.confirm = &dialog{changes: append([]sysctl.Change(nil), p.adv.Rec.Changes...),
-			ccOK: sysctl.CCChecker(p.data.Report.Settings, &p.data.Report.BBR)}
+			ccAvailable: sysctl.CCChecker(p.data.Report.Settings, &p.data.Report.BBR)}
 		p.dirty = true
 	case key.Matches(m, km.Revert):
 		if !p.isRoot() {

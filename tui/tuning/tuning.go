@@ -47,7 +47,7 @@ type Options struct {
 	Read func(context.Context) tune.Reading
 	// Apply writes changes, recording the values they replace for Revert
 	// (tune.Control.Apply); nil writes nothing and says so.
-	Apply func(changes []sysctl.Change, ccOK func(string) bool) (sysctl.ApplyResult, error)
+	Apply func(changes []sysctl.Change, ccAvailable func(string) bool) (sysctl.ApplyResult, error)
 	// Revert restores the recorded values (tune.Control.Revert); nil
 	// writes nothing and says so.
 	Revert func() (sysctl.ApplyResult, error)
@@ -90,12 +90,12 @@ func refreshCmd(o Options) tea.Cmd {
 }
 
 // applyCmd applies changes, recording them for revert.
-func applyCmd(o Options, changes []sysctl.Change, ccOK func(string) bool) tea.Cmd {
+func applyCmd(o Options, changes []sysctl.Change, ccAvailable func(string) bool) tea.Cmd {
 	return func() tea.Msg {
 		if o.Apply == nil {
 			return AppliedMsg{Err: errNotHanded}
 		}
-		res, err := o.Apply(changes, ccOK)
+		res, err := o.Apply(changes, ccAvailable)
 		return AppliedMsg{Result: res, Err: err}
 	}
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/dashboard"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/lab"
-	"github.com/tailpath/tailpath/probes/link"
-	"github.com/tailpath/tailpath/probes/localapi"
+	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/tuitest"
 )
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 
 // TestDashboardOnLab drives the dashboard the way a person would, against
 // the lab tailnet: the relayed node shows up as relayed with its reason,
-// and the ping keys run real DISCO pings through localapi.Source whose
+// and the ping keys run real DISCO pings through tailscaled.Source whose
 // progress and result lines reach the screen.
 func TestDashboardOnLab(t *testing.T) {
 	if testing.Short() {
@@ -52,7 +52,7 @@ func TestDashboardOnLab(t *testing.T) {
 
 	srcCtx, stopSrc := context.WithCancel(ctx)
 	defer stopSrc()
-	src := localapi.NewSource(l.Observer(), localapi.SourceOptions{Interval: 500 * time.Millisecond})
+	src := tailscaled.NewSource(l.Observer(), tailscaled.SourceOptions{Interval: 500 * time.Millisecond})
 
 	m := tui.New(tui.Options{
 		Title: "tailpath (lab tailnet)",
@@ -65,8 +65,8 @@ func TestDashboardOnLab(t *testing.T) {
 	relayed := make(chan struct{})
 	go func() {
 		defer close(relayed)
-		var linker link.Linker
-		app.Sources{}.Run(srcCtx, src, &linker, dashboard.TeaSink(tm.Send))
+		var joiner join.Joiner
+		app.Sources{}.Run(srcCtx, src, &joiner, dashboard.TeaSink(tm.Send))
 	}()
 
 	// waitFor waits until re matches a frame drawn (or the last one).

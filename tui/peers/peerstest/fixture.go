@@ -10,7 +10,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/link"
+	"github.com/tailpath/tailpath/probes/join"
 )
 
 // Time is the fixed time of Snapshot, and Now the fixed clock tests inject
@@ -23,7 +23,7 @@ var (
 // EvilName is a peer name carrying escape sequences (set the window title,
 // colour red, ring the bell) as a hostile or broken peer could send it.
 // The fixture holds it as a source hands it over: through safetext.New,
-// where the bytes enter (localapi.Gather, a snapshot read).
+// where the bytes enter (tailscaled.Gather, a snapshot read).
 const EvilName = "\x1b]0;pwned\x07evil\x1b[31mred\x1b[0m\x07box"
 
 func ap(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
@@ -145,9 +145,9 @@ func Snapshot() probes.Snapshot {
 	}
 }
 
-// Linked is s as the dashboard's panes receive it: linked on its own (no
+// Joined is s as the dashboard's panes receive it: joined on its own (no
 // board; each peer's only path change is its current path).
-func Linked(s probes.Snapshot) *link.Snapshot { return link.Prejudged(&s) }
+func Joined(s probes.Snapshot) *join.Snapshot { return join.Prejudged(&s) }
 
 // Many returns a snapshot of n synthetic peers cycling through the five
 // path kinds, with distinct names, rates and reasons (for benchmarks).
