@@ -19,9 +19,10 @@ package main
 //go:generate go test -count=1 -run ^TestDocsNameEveryReason$ ./probes -update-docs
 //go:generate go test -count=1 -run ^TestCorpus$ ./probes/snapshot -update-corpus
 //go:generate go test -count=1 -run ^TestBinLogFixtureUpToDate$ ./devlink -update-binlog
-//go:generate go test -count=1 -run Golden ./tui -update
+//go:generate go test -count=1 -run "Golden|SelfNoColor" ./tui -update
 //go:generate go test -count=1 -run Golden ./tui/device -update
 //go:generate go test -count=1 -run Golden ./tui/logpane -update
 //go:generate go test -count=1 -run Golden ./tui/tuning -update
 //go:generate go test -count=1 -run ^TestReplayAgesFromSnapshotTime$ ./internal/dashboard -update
+//go:generate go test -count=1 -run ^TestReadmeNamesEveryTab$ ./internal/dashboard -update-readme
 //go:generate make -s -C firmware/host scenario-update

@@ -129,6 +129,14 @@ func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tail
 // its checks from arena (Judge); settle says whether to work out the
 // verdict's Settle (JudgePoll leaves it nil).
 func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena, settle bool) Verdict {
+	if !p.EndpointsKnown && p.PeerSide != nil && len(p.PeerSide.Endpoints) > 0 {
+		// checkEndpoints takes the endpoints the peer's side lists into
+		// the peer it judges: judge a copy, so that judging the gather
+		// again (a poll, a relink) reads them from the same source as the
+		// first time and not as WhoIs's.
+		c := *p
+		p = &c
+	}
 	d := newDiagOf(self, p, regions, now)
 	d.tn = tn
 	d.arena = arena

@@ -24,6 +24,11 @@ import (
 // The joiner (probes/join: Joiner) calls it on its own copy of a
 // gather each time the gather or the board changes; the dashboard,
 // status, serve and snapshots all show what it made.
+//
+// A Pending snapshot (the facts still coming) is not judged: every peer's
+// verdict is Verdict{Pending: true}, this node has no verdict or view, and
+// no peer is the board's (-1), so nothing is concluded from facts that
+// are missing only because they have not arrived.
 func Judge(s *Snapshot, board *DeviceEvidence) int {
 	return judge(s, board, true)
 }
@@ -40,6 +45,14 @@ func JudgePoll(s *Snapshot, board *DeviceEvidence) int {
 
 // judge is Judge; settle says whether each peer's Settle is worked out.
 func judge(s *Snapshot, board *DeviceEvidence, settle bool) int {
+	if s.Pending {
+		s.Tailnet = Tailnet{}
+		for i := range s.Peers {
+			s.Peers[i].Verdict = Verdict{Pending: true}
+		}
+		s.Self.Verdict, s.Self.Settle, s.Self.View = nil, nil, nil
+		return -1
+	}
 	s.Tailnet = DeriveTailnet(s)
 	tn := &s.Tailnet
 	at := -1
@@ -60,9 +73,9 @@ func judge(s *Snapshot, board *DeviceEvidence, settle bool) int {
 // SettleOf is what would settle peer i's verdict in s, a gather
 // JudgePoll (or Judge) judged with board: the Settle Judge would have
 // written, worked out for this one peer (nil when its verdict is
-// settled, or i is out of range).
+// settled, i is out of range, or s is Pending: nothing is judged yet).
 func SettleOf(s *Snapshot, i int, board *DeviceEvidence) *Settle {
-	if i < 0 || i >= len(s.Peers) {
+	if i < 0 || i >= len(s.Peers) || s.Pending {
 		return nil
 	}
 	if st := s.Peers[i].Verdict.Settle; st != nil {

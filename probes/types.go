@@ -241,6 +241,11 @@ type Verdict struct {
 	// reasons still possible and the facts that decide between them,
 	// settle.go); nil when it is settled.
 	Settle *Settle `json:"settle,omitempty"`
+	// Pending: nothing is judged yet, because the facts a verdict reads
+	// are still coming (Snapshot.Pending); the rest of the verdict is
+	// empty. The dashboard shows "reason coming…". Never in a verdict
+	// that is shown as judged, written or saved.
+	Pending bool `json:"-"`
 }
 
 // Peer is everything tailpath knows about one peer. Strings from outside
@@ -665,6 +670,13 @@ type Snapshot struct {
 	// out by Judge (which also writes every verdict); the zero value
 	// before it ran.
 	Tailnet Tailnet `json:"-"`
+	// Pending: the gather sent Status's peers and paths before the facts
+	// the verdicts read arrived (every peer's node from the netmap or
+	// WhoIs, the DERP map, the host's facts), so that the dashboard draws
+	// its first frame at once (probes/tailscaled GatherOptions.Early).
+	// Judge judges nothing in it: every peer's verdict is Pending and
+	// this node has none, rather than a verdict from facts not yet read.
+	Pending bool `json:"-"`
 
 	// memo is what the gather that built this snapshot keeps for the next
 	// one (probes/tailscaled: its WhoIs answers, a refused netmap watch,

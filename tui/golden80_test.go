@@ -113,12 +113,15 @@ func tuningOptions(t testing.TB) tuning.Options {
 }
 
 // TestGolden80x24 draws every pane at 80×24, a typical SSH session on a
-// NAS, with a board linked to its peer, and compares each screen with
-// testdata/TestGolden80x24/*.golden (go test ./tui/ -run TestGolden80x24
-// -update). Names win over decorations: the board's row keeps its name.
+// NAS, with a board linked to its peer, and compares each pane's part of
+// the screen (Model.Body: the lines between the tab bar and the help) with
+// testdata/TestGolden80x24/*.golden (go generate ./..., or go test ./tui/
+// -run TestGolden80x24 -update). Names win over decorations: the board's
+// row keeps its name. The tab bar and the help around them are in one
+// golden of the whole screen, TestGoldenScreen's.
 func TestGolden80x24(t *testing.T) { goldenEveryTab(t, 80, 24) }
 
-// TestGoldenAround80: the same screens one column either side of 80
+// TestGoldenAround80: the same panes one column either side of 80
 // (testdata/TestGoldenAround80/<width>/*.golden), where footers and
 // tables change how they shorten: nothing may be cut that fits.
 func TestGoldenAround80(t *testing.T) {
@@ -127,8 +130,38 @@ func TestGoldenAround80(t *testing.T) {
 	}
 }
 
-// goldenEveryTab draws every tab at w×h and compares each with its golden.
-func goldenEveryTab(t *testing.T, w, h int) {
+// TestGoldenScreen is the one golden of a whole screen
+// (testdata/TestGoldenScreen.golden): the Peers tab at 80×24 with every
+// pane, its tab bar, the pane and the help line. Adding a tab rewrites
+// this golden and no pane's.
+func TestGoldenScreen(t *testing.T) {
+	view := screen(everyTab(t, 80, 24))
+	checkScreen(t, "screen", view, 80, 24)
+	checkFooter(t, view)
+	for _, want := range []string{"[1 Peers]", " 2 Detail ", " 3 Device ", " 4 Log ", " 5 Tuning ", " 6 Self "} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the tab bar lacks %q:\n%s", want, view)
+		}
+	}
+	teatest.RequireEqualOutput(t, []byte(view))
+}
+
+// requirePaneGolden compares the focused pane's part of m's frame
+// (Model.Body, unstyled) with the test's golden: pane-sized, so a new tab
+// or a changed tab bar rewrites none of them. It checks that part is the
+// pane's size inside the frame: w wide at most and as tall as the frame
+// gives the pane.
+func requirePaneGolden(t *testing.T, m Model) {
+	t.Helper()
+	body := unstyled(m.Body())
+	checkScreen(t, "pane", body, m.width, m.contentH)
+	teatest.RequireEqualOutput(t, []byte(body))
+}
+
+// everyTab is the dashboard at w×h with every pane (Device, Log and
+// Tuning after Peers and Detail, Self last), a board linked to its peer
+// and the Tuning pane's report, on the Peers tab.
+func everyTab(t *testing.T, w, h int) Model {
 	st := common.DefaultStyles()
 	to := tuningOptions(t)
 	report := tuning.ReportMsg(to.Read(context.Background()))
@@ -146,6 +179,13 @@ func goldenEveryTab(t *testing.T, w, h int) {
 	opts.RefreshPeerSide = func() tea.Cmd { return nil } // r, as in the demo
 	opts.Panes = []common.Pane{device.New(st, peerstest.Now), logpane.New(st, 0), tuning.New(to)}
 	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: w, Height: h}, linked, ev, report)
+	return m
+}
+
+// goldenEveryTab draws every tab at w×h and compares each pane's part of
+// the screen with its golden.
+func goldenEveryTab(t *testing.T, w, h int) {
+	m := everyTab(t, w, h)
 	for _, tt := range []struct {
 		name string
 		keys []tea.Msg
@@ -168,7 +208,7 @@ func goldenEveryTab(t *testing.T, w, h int) {
 			} else {
 				checkFooter(t, view)
 			}
-			teatest.RequireEqualOutput(t, []byte(view))
+			requirePaneGolden(t, m)
 			if tt.name == "peers" && !strings.Contains(view, "cores3") {
 				t.Errorf("the board's row lost its name:\n%s", view)
 			}

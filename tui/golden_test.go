@@ -21,10 +21,11 @@ import (
 // text before the next is sent.
 type waitFor string
 
-// TestGolden renders whole screens at 100×30 and compares their text
-// (unstyled: the styles' SGR sequences left out) with
-// testdata/TestGolden/*.golden. Regenerate
-// with: go test ./tui/ -run TestGolden -update
+// TestGolden renders whole screens at 100×30 and compares the focused
+// pane's part of each (Model.Body: under the tab bar and banners, above the
+// help; unstyled: the styles' SGR sequences left out) with
+// testdata/TestGolden/*.golden. Regenerate with go generate ./... (or go
+// test ./tui/ -run TestGolden -update).
 func TestGolden(t *testing.T) {
 	cores3 := func(try int, via string, path probes.PathKind, ms int, done bool, err string) probes.PingResult {
 		return probes.PingResult{PeerID: "nCORES3", Kind: probes.PingDISCO, Try: try, Via: safetext.New(via), Path: path,
@@ -104,7 +105,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("program output holds %q from the peer's name or OS", bad)
 				}
 			}
-			teatest.RequireEqualOutput(t, []byte(view))
+			requirePaneGolden(t, final)
 		})
 	}
 }

@@ -33,7 +33,9 @@ import (
 )
 
 // DefaultFrameInterval is how long data changes wait, at most, before they
-// are drawn. Keys and resizes are drawn at once.
+// are drawn. Keys and resizes are drawn at once, and so is a snapshot
+// unless another was within the last interval (the first one above all:
+// the dashboard's first frame with peers).
 const DefaultFrameInterval = 150 * time.Millisecond
 
 // Options configures the dashboard. The zero value works: no extra panes,
@@ -41,9 +43,16 @@ const DefaultFrameInterval = 150 * time.Millisecond
 type Options struct {
 	// Title is shown left of the tabs, e.g. "tailpath demo (lab tailnet)".
 	Title safetext.Text
-	// Panes are extra panes, shown after Peers and Detail in this order
-	// (keys 3-9 jump to them), before Self (6), which every dashboard has.
+	// Panes are extra panes, after Peers and Detail (keys 3-9 jump to
+	// them); Self, which every dashboard has, is 6.
 	Panes []common.Pane
+	// Tabs are the tab numbers of every extra pane a dashboard of this
+	// kind may have, by title, present or not (internal/dashboard's pane
+	// table), so a number reaches the same pane in every mode. Peers (1),
+	// Detail (2) and Self (6) are the root's own (OwnTabs). A pane Tabs
+	// does not name takes the next free number after the panes before
+	// it. The tab bar shows the panes in their numbers' order.
+	Tabs map[string]int
 	// Ping starts an active probe without blocking: it returns a command
 	// doing the I/O, whose results come back as probes.PingResult messages
 	// (relayed with Program.Send, several per run). Nil disables ping keys.
@@ -142,10 +151,14 @@ type model struct {
 	clockTicking          bool
 
 	frame        string
+	bodyTop      int         // the frame's first line of the focused pane (under the tabs and banners)
 	cursor       *tea.Cursor // the focused pane's input cursor in frame; nil for none
 	dirty        bool
 	framePending bool
 	frameEvery   time.Duration
+	// snapDrawn is when a snapshot was last drawn at once, on its
+	// arrival: at most one per frameEvery is.
+	snapDrawn time.Time
 
 	// The tab and help lines as last drawn, and what they were drawn
 	// from: they change with the focus, the width, the keys and the
@@ -178,6 +191,8 @@ func New(opts Options) Model {
 	}
 	self := selfpane.New(st, selfpane.Options{Netcheck: opts.Netcheck, PingDERP: opts.PingDERP, Version: opts.Version, Now: now})
 	panes := append(append([]common.Pane{list, detail}, opts.Panes...), self)
+	nums := tabNumbers(panes, opts.Tabs)
+	byNumber(panes, nums)
 	h := help.New()
 	h.Styles = helpStyles(st)
 	every := opts.FrameInterval
@@ -186,7 +201,6 @@ func New(opts Options) Model {
 	}
 	keys := newGlobalKeys()
 	keys.Save.SetEnabled(opts.Save != nil)
-	nums := tabNumbers(panes)
 	keys.Jump = jumpBinding(nums)
 	return Model{&model{
 		notice:     string(opts.Notice),
@@ -241,10 +255,22 @@ func (m Model) View() tea.View {
 	return v
 }
 
+// Body is the focused pane's part of the frame as drawn: the contentH
+// lines under the tab line and banners, above the help. A pane's golden
+// holds this, so a change of the tabs or the help rewrites only the
+// golden of the whole screen.
+func (m Model) Body() string {
+	lines := strings.Split(m.frame, "\n")
+	top := min(m.bodyTop, len(lines))
+	return strings.Join(lines[top:min(top+max(m.contentH, 0), len(lines))], "\n")
+}
+
 // Focused is the Title of the focused pane.
 func (m Model) Focused() string { return m.panes[m.focus].Title() }
 
 // Update implements tea.Model.
+//
+// Long on purpose: a switch with one short case per message type.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -350,6 +376,16 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case *join.Snapshot:
 		if msg != nil && msg.Snapshot != nil {
 			m.lastData = msg.Time
+		}
+		if at := time.Now(); at.Sub(m.snapDrawn) >= m.frameEvery {
+			// No snapshot drawn at once within the last interval: this
+			// one is (the first is the first frame with peers), whatever
+			// other data is waiting for its frame; the wall clock, not
+			// Options.Now, which tests fix.
+			m.snapDrawn = at
+			cmd := m.broadcast(msg)
+			m.render()
+			return m, cmd
 		}
 	}
 	cmd := m.broadcast(msg)
@@ -598,6 +634,7 @@ func (m *model) render() {
 		m.tabsLine, m.tabsFor = fit(m.tabs(m.width, clock), m.width), f
 	}
 	lines = append(lines, m.tabsLine)
+	m.bodyTop = len(lines) + len(banner)
 	for _, l := range banner {
 		lines = append(lines, fit(l, m.width))
 	}
@@ -625,29 +662,38 @@ func (m *model) render() {
 	}
 }
 
-// tabSlots are the tab numbers of the panes a dashboard may have, the
-// same whichever of them it has (a live dashboard without a board has no
-// Device or Log: its Tuning is still 5), so a key, and what the README
-// says of it, reaches the same pane in every mode. Titles: peers.ListTitle,
-// peers.DetailTitle, device.Title, logpane.Title, tuning.Title,
-// selfpane.Title (TestTabSlotsNameThePanes). Self, which every dashboard
-// has, comes last.
-var tabSlots = map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, "Device": 3, "Log": 4, "Tuning": 5, selfpane.Title: 6}
+// OwnTabs are the tab numbers of the root's own panes, which every
+// dashboard has: Peers 1, Detail 2, Self 6 (the numbers 3-5 are
+// internal/dashboard's pane table's, Options.Tabs).
+func OwnTabs() map[string]int {
+	return map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, selfpane.Title: 6}
+}
 
-// tabNumbers numbers panes by tabSlots; a pane not named there takes the
-// next free number after the panes before it, and 0 (no number, no key)
-// past 9.
-func tabNumbers(panes []common.Pane) []int {
+// tabNumbers numbers panes by OwnTabs and slots (Options.Tabs), the same
+// whichever of them a dashboard has (a live dashboard without a board has
+// no Device or Log: its Tuning is still 5), so a key, and what the README
+// says of it, reaches the same pane in every mode; a pane named in
+// neither takes the next free number after the panes before it, and 0
+// (no number, no key) past 9.
+func tabNumbers(panes []common.Pane, slots map[string]int) []int {
+	own := OwnTabs()
+	slot := func(title string) (int, bool) {
+		if n, ok := own[title]; ok {
+			return n, true
+		}
+		n, ok := slots[title]
+		return n, ok
+	}
 	nums := make([]int, len(panes))
 	used := map[int]bool{}
 	for i, p := range panes {
-		if n, ok := tabSlots[p.Title()]; ok {
+		if n, ok := slot(p.Title()); ok {
 			nums[i], used[n] = n, true
 		}
 	}
 	next := 1
 	for i, p := range panes {
-		if n, ok := tabSlots[p.Title()]; ok {
+		if n, ok := slot(p.Title()); ok {
 			next = max(next, n+1)
 			continue
 		}
@@ -660,6 +706,27 @@ func tabNumbers(panes []common.Pane) []int {
 		next++
 	}
 	return nums
+}
+
+// byNumber orders panes (and nums with them) by tab number, those
+// without one last, each kept in its place among equals: the tab bar
+// reads 1, 2, 3, … whichever order the panes were given in.
+func byNumber(panes []common.Pane, nums []int) {
+	idx := make([]int, len(panes))
+	for i := range idx {
+		idx[i] = i
+	}
+	key := func(i int) int {
+		if nums[i] == 0 {
+			return math.MaxInt
+		}
+		return nums[i]
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(key(a), key(b)) })
+	p, n := slices.Clone(panes), slices.Clone(nums)
+	for i, j := range idx {
+		panes[i], nums[i] = p[j], n[j]
+	}
 }
 
 // jumpBinding is the number keys of the tabs there are, its help naming

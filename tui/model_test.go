@@ -258,16 +258,30 @@ func TestEnterOpensDetailAndPings(t *testing.T) {
 	}
 }
 
+// TestDataIsCoalesced: a snapshot is drawn on arrival (the first is the
+// dashboard's first frame with peers), but not a second within the frame
+// interval, which waits for the frame tick with every other data message
+// (a board's flood); one frame is scheduled for all of them. The interval
+// is an hour here, so no clock decides the test.
 func TestDataIsCoalesced(t *testing.T) {
-	m, _ := step(t, New(testOptions()), tea.WindowSizeMsg{Width: 100, Height: 30})
+	opts := testOptions()
+	opts.FrameInterval = time.Hour
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30})
+	nm, _ := m.Update(peerstest.Joined(peerstest.Snapshot()))
+	m = nm.(Model)
+	if !strings.Contains(screen(m), "cores3") {
+		t.Fatalf("the first snapshot was not drawn on arrival:\n%s", screen(m))
+	}
 	before := screen(m)
-	nm, cmd := m.Update(peerstest.Joined(peerstest.Snapshot()))
+	next := peerstest.Snapshot()
+	next.Peers[0].Name = safetext.New("rnmd")
+	nm, cmd := m.Update(peerstest.Joined(next))
 	m = nm.(Model)
 	if cmd == nil {
-		t.Fatal("data message scheduled no frame")
+		t.Fatal("a second snapshot within the interval scheduled no frame")
 	}
 	if screen(m) != before {
-		t.Error("frame rebuilt on a data message; want it deferred to the frame tick")
+		t.Error("frame rebuilt on a second snapshot within the interval; want it deferred to the frame tick")
 	}
 	type flood struct{}
 	for i := 0; i < 1000; i++ {
@@ -278,8 +292,8 @@ func TestDataIsCoalesced(t *testing.T) {
 		}
 	}
 	nm, _ = m.Update(frameMsg{})
-	if !strings.Contains(screen(nm), "cores3") {
-		t.Error("frame tick did not draw the snapshot")
+	if !strings.Contains(screen(nm), "rnmd") {
+		t.Error("frame tick did not draw the second snapshot")
 	}
 }
 
@@ -379,6 +393,7 @@ func TestTabNumbersFixed(t *testing.T) {
 			opts := testOptions()
 			opts.Title = ""
 			opts.Panes = tc.panes
+			opts.Tabs = map[string]int{device.Title: 3, logpane.Title: 4, tuning.Title: 5} // internal/dashboard's table
 			m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, keyMsg("2"))
 			if m.Focused() != peers.DetailTitle {
 				t.Fatalf("2 focused %q", m.Focused())
@@ -409,13 +424,31 @@ func TestTabNumbersFixed(t *testing.T) {
 	}
 }
 
-// TestTabSlotsNameThePanes: the fixed tab numbers name the panes by their
-// titles.
-func TestTabSlotsNameThePanes(t *testing.T) {
-	for title, n := range map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, device.Title: 3, logpane.Title: 4, tuning.Title: 5, selfpane.Title: 6} {
-		if tabSlots[title] != n {
-			t.Errorf("tabSlots[%q] = %d, want %d", title, tabSlots[title], n)
+// TestTabsInNumberOrder: the root's own panes keep their numbers (Peers
+// 1, Detail 2, Self 6); a pane Options.Tabs numbers after Self is drawn
+// after it and reached by its number, whatever order Panes gives; a pane
+// named nowhere takes the next free number after the panes before it.
+func TestTabsInNumberOrder(t *testing.T) {
+	for title, n := range map[string]int{peers.ListTitle: 1, peers.DetailTitle: 2, selfpane.Title: 6} {
+		if OwnTabs()[title] != n {
+			t.Errorf("OwnTabs()[%q] = %d, want %d", title, OwnTabs()[title], n)
 		}
+	}
+	opts := testOptions(&fakePane{title: "Late"}, &fakePane{title: "Loose"}, &fakePane{title: "Early"})
+	opts.Title = ""
+	opts.Tabs = map[string]int{"Late": 7, "Early": 4}
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30})
+	tabs, _, _ := strings.Cut(screen(m), "\n")
+	if got, want := strings.Join(strings.Fields(tabs), " "), "[1 Peers] 2 Detail 4 Early 6 Self 7 Late 8 Loose"; got != want {
+		t.Errorf("tabs %q, want %q", got, want)
+	}
+	for k, title := range map[string]string{"7": "Late", "6": selfpane.Title, "8": "Loose", "4": "Early"} {
+		if m, _ := step(t, m, keyMsg(k)); m.Focused() != title {
+			t.Errorf("%s focused %q, want %q", k, m.Focused(), title)
+		}
+	}
+	if got := m.keys.Jump.Help().Key; got != "1-2,4,6-8" {
+		t.Errorf("help names the number keys %q, want 1-2,4,6-8", got)
 	}
 }
 

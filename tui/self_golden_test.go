@@ -63,10 +63,11 @@ func selfModel(t *testing.T, w, h int) Model {
 	return m
 }
 
-// TestGoldenSelf draws the Self tab at 80×24 and 120×30 and compares
-// each with testdata/TestGoldenSelf/*.golden (go test ./tui/ -run
-// TestGoldenSelf -update): every part's first words fit, the home and
-// why it is home, the far region, the sparkline, the known bug.
+// TestGoldenSelf draws the Self tab at 80×24 and 120×30 and compares the
+// pane's part of each (Model.Body) with testdata/TestGoldenSelf/*.golden
+// (go generate ./..., or go test ./tui/ -run TestGoldenSelf -update):
+// every part's first words fit, the home and why it is home, the far
+// region, the sparkline, the known bug.
 func TestGoldenSelf(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {120, 30}} {
 		t.Run(fmt.Sprint(sz[0]), func(t *testing.T) {
@@ -79,7 +80,7 @@ func TestGoldenSelf(t *testing.T) {
 					t.Errorf("the Self tab lacks %q:\n%s", want, view)
 				}
 			}
-			teatest.RequireEqualOutput(t, []byte(view))
+			requirePaneGolden(t, m)
 		})
 	}
 }
@@ -103,21 +104,27 @@ func TestSelfScrollsToEveryPart(t *testing.T) {
 
 // TestSelfNoColor: under NO_COLOR (the ASCII profile: bold and reverse
 // only) and TERM=dumb (no escapes at all) the Self tab reads the same in
-// words: its marks are words ("far", "hard NAT"), never colour alone.
+// words: its marks are words ("far", "hard NAT"), never colour alone. The
+// whole screen is checked; the goldens (testdata/TestSelfNoColor/*.golden)
+// hold the pane's part of it (Model.Body) as the terminal gets it, styles
+// and all.
 func TestSelfNoColor(t *testing.T) {
 	m := selfModel(t, 80, 24)
 	content := m.View().Content
+	through := func(p colorprofile.Profile, s string) string {
+		var out bytes.Buffer
+		w := &colorprofile.Writer{Forward: &out, Profile: p}
+		if _, err := w.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
 	for _, tc := range []struct {
 		name    string
 		profile colorprofile.Profile
 	}{{"no_color", colorprofile.ASCII}, {"dumb", colorprofile.NoTTY}} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out bytes.Buffer
-			w := &colorprofile.Writer{Forward: &out, Profile: tc.profile}
-			if _, err := w.Write([]byte(content)); err != nil {
-				t.Fatal(err)
-			}
-			got := out.String()
+			got := through(tc.profile, content)
 			if strings.Contains(got, "38;") || strings.Contains(got, "48;") || strings.Contains(got, "[3") && strings.Contains(got, "\x1b[3") {
 				t.Errorf("%s: a colour survived: %q", tc.name, got)
 			}
@@ -127,7 +134,7 @@ func TestSelfNoColor(t *testing.T) {
 			if unstyled(got) != unstyled(content) {
 				t.Errorf("%s: the words changed:\n%s\nwant\n%s", tc.name, unstyled(got), unstyled(content))
 			}
-			teatest.RequireEqualOutput(t, out.Bytes())
+			teatest.RequireEqualOutput(t, []byte(through(tc.profile, m.Body())))
 		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 func TestViewDeclares(t *testing.T) {
 	opts := testOptions()
 	opts.Panes = []common.Pane{logpane.New(common.DefaultStyles(), 0)}
+	opts.Tabs = map[string]int{logpane.Title: 4}
 	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 100, Height: 30}, peerstest.Joined(peerstest.Snapshot()))
 	v := m.View()
 	if !v.AltScreen || v.MouseMode != tea.MouseModeNone || v.Cursor != nil {

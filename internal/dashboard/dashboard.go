@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -20,6 +21,7 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/buildinfo"
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/internal/termcolor"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/probes/snapshot"
@@ -27,8 +29,6 @@ import (
 	"github.com/tailpath/tailpath/sysctl/tune"
 	"github.com/tailpath/tailpath/tui"
 	"github.com/tailpath/tailpath/tui/common"
-	"github.com/tailpath/tailpath/tui/device"
-	"github.com/tailpath/tailpath/tui/logpane"
 	"github.com/tailpath/tailpath/tui/selfpane"
 	"github.com/tailpath/tailpath/tui/tuning"
 )
@@ -66,40 +66,6 @@ type Dashboard struct {
 	// SaveDir is where S saves snapshots of the live dashboard; "" is the
 	// user's state directory (UserSaveDir), never the current one.
 	SaveDir string
-}
-
-// panes returns the panes after Peers and Detail, in tab order: Device
-// and Log with a board, then Tuning with a host's tuning (live, the demo)
-// or a snapshot's tuning report (--from, read-only). Live, the demo and
-// --from all build their panes here, so a new pane is added once. It
-// starts nothing.
-func (d *Dashboard) panes() []common.Pane {
-	var panes []common.Pane
-	st := common.DefaultStyles() // the root sends the terminal's (common.StylesMsg)
-	if src := d.Device; src != nil && d.Replay == nil {
-		dev := device.New(st, nil)
-		lp := logpane.New(st, LogKeep)
-		if src.Link != nil {
-			// R in the Device pane: one deliberate hard reset of a live board.
-			dev.SetReset(src.Link.RequestReset)
-			// i in the Log pane: a console line to the board.
-			eol := d.EOL
-			if eol == nil {
-				eol = []byte("\r")
-			}
-			lp.SetConsole(src.Link.Send, eol)
-		}
-		panes = append(panes, dev, lp)
-	}
-	switch {
-	case d.Replay != nil:
-		if f := d.Replay; f.Tuning != nil || f.TuningErr != "" {
-			panes = append(panes, tuning.New(tuning.Options{Snapshot: safetext.New("taken " + f.Taken.UTC().Format("2006-01-02 15:04:05Z")), Now: d.replayClock()}))
-		}
-	case d.Tuning != nil:
-		panes = append(panes, tuning.New(TuningOptions(*d.Tuning)))
-	}
-	return panes
 }
 
 // TuningOptions hand the Tuning pane the host c reads and changes, as
@@ -149,10 +115,38 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 
 	joiner := join.Joiner{Poll: true}
 	sopts := d.TailscaledOptions()
+	// The first frame shows Status's peers and paths as soon as Status
+	// arrives; their reasons follow with the full gather.
+	sopts.Early = true
 	src := tailscaled.NewSource(d.Client, sopts)
+	// The sources start first: the terminal's colour profile
+	// (termcolor.Profile: terminfo, `tmux info` in tmux), the model and
+	// the program are made while the first gather asks tailscaled, and
+	// what the sources deliver meanwhile waits for the program.
+	var p *tea.Program
+	ready := make(chan struct{})
+	relayed := make(chan struct{})
+	go func() {
+		defer close(relayed)
+		d.Sources.Run(ctx, src, &joiner, TeaSink(func(msg tea.Msg) {
+			select {
+			case <-ready:
+				p.Send(msg)
+			case <-ctx.Done():
+			}
+		}))
+	}()
+	env := os.Environ()
+	styles := termStyles(stdout, env)
+	paneStyles := common.DefaultStyles()
+	if styles != nil {
+		paneStyles = *styles
+	}
 	opts := tui.Options{
 		Title:   d.Title,
-		Panes:   d.panes(),
+		Styles:  styles,
+		Panes:   d.panesIn(paneStyles),
+		Tabs:    Tabs(),
 		Version: buildinfo.Own().Version,
 		Ping: func(peer probes.Peer, kind probes.PingKind) tea.Cmd {
 			return func() tea.Msg {
@@ -187,13 +181,8 @@ func (d *Dashboard) Run(parent context.Context, stdin io.Reader, stdout io.Write
 		}
 	}
 	model := tui.New(opts)
-	p := newProgram(ctx, model, input, stdout)
-
-	relayed := make(chan struct{})
-	go func() {
-		defer close(relayed)
-		d.Sources.Run(ctx, src, &joiner, TeaSink(p.Send))
-	}()
+	p = newProgram(ctx, model, input, stdout, env)
+	close(ready)
 	_, err := p.Run()
 	cancel()
 	<-relayed
@@ -275,4 +264,22 @@ func selfKeys(ctx context.Context, src *tailscaled.Source, joiner *join.Joiner) 
 		}
 	}
 	return netcheck, pingDERP
+}
+
+// termStyles are the dashboard's styles when the environment already
+// settles them, so that the root does not ask the terminal for its
+// background (OSC 11) and redraw every pane when it answers: no colour
+// (NO_COLOR, CLICOLOR=0, termcolor.Enabled's rules), where the palette is
+// never seen, or a background COLORFGBG names (termcolor.Background). nil
+// when only the terminal can say.
+func termStyles(stdout io.Writer, env []string) *common.Styles {
+	if !termcolor.Enabled(termcolor.Auto, stdout) {
+		st := common.DefaultStyles()
+		return &st
+	}
+	if dark, ok := termcolor.Background(env); ok {
+		st := common.StylesFor(dark)
+		return &st
+	}
+	return nil
 }

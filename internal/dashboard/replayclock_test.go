@@ -21,7 +21,9 @@ import (
 // counts every age from the time the snapshot was taken, and says so: the
 // fixture's handshake was 30 s before the snapshot, so Detail reads
 // "handshake 30s ago" however long ago the file was saved. Golden:
-// testdata/TestReplayAgesFromSnapshotTime.golden (-update), unstyled.
+// testdata/TestReplayAgesFromSnapshotTime.golden (-update), unstyled: the
+// Detail pane's part of the screen (tui.Model.Body), so the dashboard's
+// tabs are not in it.
 func TestReplayAgesFromSnapshotTime(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "probes", "snapshot", "testdata", "both-hard-nat.json"))
 	if err != nil {
@@ -45,13 +47,14 @@ func TestReplayAgesFromSnapshotTime(t *testing.T) {
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	watched.Wait(t, "handshake 30s ago", time.Minute)
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
-	view := tuitest.Unstyled(tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).View().Content)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute))
+	view := tuitest.Unstyled(final.View().Content)
 	for _, want := range []string{"snapshot taken 2026-11-30 12:00:00Z · ages as of then", "handshake 30s ago"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("view lacks %q:\n%s", want, view)
 		}
 	}
-	teatest.RequireEqualOutput(t, []byte(view))
+	teatest.RequireEqualOutput(t, []byte(tuitest.Unstyled(final.(tuitest.Watched).Model.(tuipkg.Model).Body())))
 }
 
 // TestReplaySelfTab: over a saved snapshot the Self tab shows this node's
@@ -82,7 +85,8 @@ func TestReplaySelfTab(t *testing.T) {
 	watched.Wait(t, "as of just now", time.Minute)
 	tm.Send(tea.KeyPressMsg{Code: 'n', Text: "n"})
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
-	view := tuitest.Unstyled(tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).View().Content)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute))
+	view := tuitest.Unstyled(final.View().Content)
 	for _, want := range []string{"[6 Self]", "read-only", "NAT", "home", string(ls.Self.View.Home.Text[:20])} {
 		if !strings.Contains(view, want) {
 			t.Errorf("the replayed Self tab lacks %q:\n%s", want, view)

@@ -81,7 +81,7 @@ func (d *Dashboard) runReplay(ctx, parent context.Context, input tea.ProgramOpti
 	if err != nil {
 		return err
 	}
-	p := newProgram(ctx, model, input, stdout)
+	p := newProgram(ctx, model, input, stdout, os.Environ())
 	go func() {
 		for _, m := range msgs {
 			p.Send(m)
@@ -124,7 +124,7 @@ func (d *Dashboard) replayClock() func() time.Time {
 // replayOptions are the dashboard's options over d.Replay: panes after
 // Peers and Detail, the notice, the snapshot's clock, and what S says.
 func (d *Dashboard) replayOptions(panes []common.Pane) tui.Options {
-	return tui.Options{Title: d.Title, Panes: panes, Version: buildinfo.Own().Version, Notice: ReplayNotice(d.Replay), Now: d.replayClock(),
+	return tui.Options{Title: d.Title, Panes: panes, Tabs: Tabs(), Version: buildinfo.Own().Version, Notice: ReplayNotice(d.Replay), Now: d.replayClock(),
 		NoSave: "nothing to save: this is a saved snapshot already (status --from FILE --save OUT --redact makes a shareable copy)"}
 }
 

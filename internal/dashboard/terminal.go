@@ -21,8 +21,7 @@ import (
 // already stopped, and Run waits for it for ever, in the alternate
 // screen). The alternate screen, mouse mode and cursor are the model's
 // View's.
-func newProgram(ctx context.Context, model tea.Model, input tea.ProgramOption, stdout io.Writer) *tea.Program {
-	env := os.Environ()
+func newProgram(ctx context.Context, model tea.Model, input tea.ProgramOption, stdout io.Writer, env []string) *tea.Program {
 	p := tea.NewProgram(model,
 		tea.WithContext(ctx),
 		tea.WithoutSignalHandler(),

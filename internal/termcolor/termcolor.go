@@ -12,6 +12,7 @@ package termcolor
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/colorprofile"
@@ -142,4 +143,30 @@ func decide(mode Mode, tty bool, getenv func(string) string) bool {
 		return false
 	}
 	return tty
+}
+
+// Background is the terminal's background as the environment (env,
+// os.Environ's form) already tells it, so that the dashboard need not ask
+// the terminal (OSC 11) and redraw when it answers: COLORFGBG, which rxvt,
+// Konsole, iTerm2 and others set to "fg;bg" (or "fg;default;bg"), its last
+// field the background's colour index; 0-6 and 8 (black, the dark colours,
+// dark grey) are dark, 7 and 9-15 light. known is false when COLORFGBG is
+// unset, "default" or not an index 0-15: then only the terminal can say.
+func Background(env []string) (dark, known bool) {
+	v := ""
+	for i := len(env) - 1; i >= 0; i-- {
+		if s, ok := strings.CutPrefix(env[i], "COLORFGBG="); ok {
+			v = s
+			break
+		}
+	}
+	i := strings.LastIndexByte(v, ';')
+	if i < 0 {
+		return false, false
+	}
+	bg, err := strconv.Atoi(v[i+1:])
+	if err != nil || bg < 0 || bg > 15 {
+		return false, false
+	}
+	return bg <= 6 || bg == 8, true
 }

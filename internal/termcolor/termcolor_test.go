@@ -127,3 +127,29 @@ func TestProfile(t *testing.T) {
 		t.Errorf("auto to a writer that is no file: %v, want NoTTY", p)
 	}
 }
+
+// TestBackground: COLORFGBG's last field is the background's colour
+// index; anything else leaves the background to the terminal's answer.
+func TestBackground(t *testing.T) {
+	for _, tc := range []struct {
+		env         []string
+		dark, known bool
+	}{
+		{nil, false, false},
+		{[]string{"COLORFGBG=15;0"}, true, true},
+		{[]string{"COLORFGBG=0;15"}, false, true},
+		{[]string{"COLORFGBG=12;8"}, true, true},
+		{[]string{"COLORFGBG=0;7"}, false, true},
+		{[]string{"COLORFGBG=15;default;0"}, true, true},
+		{[]string{"COLORFGBG=15;default"}, false, false},
+		{[]string{"COLORFGBG=15;255"}, false, false},
+		{[]string{"COLORFGBG=0"}, false, false},
+		{[]string{"COLORFGBG="}, false, false},
+		{[]string{"COLORFGBG=0;15", "COLORFGBG=15;0"}, true, true}, // the last one counts
+	} {
+		dark, known := Background(tc.env)
+		if dark != tc.dark || known != tc.known {
+			t.Errorf("Background(%q) = %v, %v; want %v, %v", tc.env, dark, known, tc.dark, tc.known)
+		}
+	}
+}

@@ -107,7 +107,12 @@ func (l *Joiner) SetSnapshot(s *probes.Snapshot) *Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.raw = s
-	l.history.Observe(s)
+	if !s.Pending {
+		// A pending snapshot's paths are Status's alone, read again in
+		// the full gather that follows: the history starts there, so
+		// a path told more exactly by the node is not a change.
+		l.history.Observe(s)
+	}
 	l.rejoin()
 	return l.cur
 }

@@ -91,7 +91,8 @@ type Server struct {
 	mu         sync.Mutex
 	fix        *Fixture
 	forbidden  map[string]bool // endpoint name ("status", "whois", …) → 403
-	statusBody []byte          // overrides fix.Status when non-nil
+	holds      map[string]<-chan struct{}
+	statusBody []byte // overrides fix.Status when non-nil
 	pingN      map[string]int
 	requests   map[string]int
 	srv        *http.Server
@@ -174,6 +175,19 @@ func (s *Server) SetForbidden(endpoint string, on bool) {
 	s.forbidden[endpoint] = on
 }
 
+// SetHold makes every request to endpoint ("watch-ipn-bus", "derpmap",
+// "whois", …) wait until release is closed (or the request ends) before
+// it is answered: a daemon slow to deliver the netmap, the DERP map or a
+// node. A nil release answers at once again.
+func (s *Server) SetHold(endpoint string, release <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holds == nil {
+		s.holds = map[string]<-chan struct{}{}
+	}
+	s.holds[endpoint] = release
+}
+
 // SetStatusBody makes /status answer body verbatim (200); nil restores the fixture.
 func (s *Server) SetStatusBody(body []byte) {
 	s.mu.Lock()
@@ -211,7 +225,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	forbidden := s.forbidden[name]
 	fix := s.fix
 	statusBody := s.statusBody
+	hold := s.holds[name]
 	s.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if forbidden {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)

@@ -50,7 +50,7 @@ var corpusSources = map[string]string{
 	"status-wrapped-80.txt":            "cmd/tailscale/cli/status.go @ v1.102.5 re-wrapped at 80 columns",
 	"status-fragment.txt":              "a piece of a cmd/tailscale/cli/status.go printPS @ v1.102.5 line, its address and name cut off",
 	"status-markdown.txt":              "cmd/tailscale/cli/status.go @ v1.102.5 quoted in Markdown (> and ``` fences)",
-	"status-two-nodes.txt":             "cmd/tailscale/cli/status.go @ v1.102.5 from two different nodes in one paste",
+	"status-two-nodes.txt":             "cmd/tailscale/cli/status.go @ v1.102.5 from two different nodes in one paste: the first is this node, the second the peer's own, which says nothing of its end (a warning)",
 	"status-and-json-concatenated.txt": "cmd/tailscale/cli/status.go --json (ipnstate.Status) @ v1.102.5, then tailscaled's journal (wgengine/magicsock magicsock.go)",
 	// tailscale ping
 	"ping-lost-direct.txt":         "cmd/tailscale/cli/ping.go runPing @ v1.102.5, three runs in order: direct, timed out, DERP only; the path went direct first and then fell back (lost-direct heads the verdict), the last run's DERP-only pongs stay as disco-unanswered in \"also\"",
@@ -151,11 +151,16 @@ var corpusSources = map[string]string{
 	"thread-derp-region-link-default.txt": "magicsock derp.go \"derp-%d connected\" and \"does not know about peer\" with status.go's relay \"sfo\": no DERP map in the input, so derp-2 is tied to sfo by Tailscale's own map (derp/derpmap) as a link only, never a fact a rule reads: unexplained with Link.Region",
 	"thread-prose-conflicting.txt":        "netcheck.go's \"UDP:\" field typed twice from memory with two values (source: prose): a field given two values is unknown: unexplained",
 	"thread-maintainer-qa-prefs.txt":      "a maintainer's question quoted, ipn.Prefs as `tailscale debug prefs` prints it (JSON: RouteAll true, NetfilterMode) and status.go on FreeBSD: the route the poster names only in words is no fact (never invented), so the direct path stays direct",
-	"thread-two-machines.txt":             "two nodes' status.go outputs in one paste and the VPS's netcheck.go report after its own status: the last status is used with a warning to diagnose the other on its own; easy NAT, nothing checked holds: unexplained",
+	"thread-two-machines.txt":             "two nodes' status.go outputs in one paste and the VPS's netcheck.go report after its own status: the first status is this node's, the VPS's lines (its status line is the peer's address) are the peer's own end: its easy NAT and working UDP as peer-side checks, nothing checked holds: unexplained",
 	"thread-version-and-prefs.txt":        "version/print.go (\"long version:\"), ipn/prefs.go Prefs.Pretty (\"Prefs{ra=false … nf=on …}\") and status.go @ v1.102.5: routes not accepted, no NAT facts: unexplained",
 	"thread-get-netadapter.txt":           "PowerShell Get-NetAdapter (the Tailscale adapter Disconnected: wintun is down) and status.go's \"tx 700 rx 0\": a warning that the tunnel is down, and nothing ever came back: no-handshake",
 	"thread-derpmap-hujson-policy.txt":    "a tailnet policy file's derpMap in HuJSON (comments, trailing commas; tailscale/hujson Standardize) with STUNPort -1 on its only node and OmitDefaultRegions: net/netcheck makeProbePlan sends it no STUN probe: derp-region-unmeasured",
 	"thread-ip-rule-no-bypass.txt":        "iproute2 `ip rule` without tailscaled's 5210 fwmark rule (wgengine/router/osrouter/router_linux.go baseIPRules), `ip route show table 52` with 10.50.0.0/16 and status.go's direct 10.50.3.7:41641 inside it: the UDP follows the route into tailscale0: direct also direct-in-tunnel, one-way-traffic",
+	"thread-status-json-peer.txt":         "one entry of ipnstate.Status.Peer as cmd/tailscale/cli/status.go --json @ v1.102.5 writes it (json.MarshalIndent), cut out and fenced alone: the peer is read with this node unknown, active with no CurAddr or PeerRelay is DERP (ipnstate.PeerStatus's Relay, Classify); no cause checked holds: unexplained",
+	"thread-jq-peers.txt":                 "`jq '.Peer[] | {…}'` over status.go --json @ v1.102.5: three ipnstate.PeerStatus objects one after another, not in an array, and not under a status (this node unknown): pi relayed, laptop direct, phone idle (not Active) and offline",
+	"thread-two-machines-prompts.txt":     "bash prompts naming two hosts (tom@desktop, tom@office): desktop's status.go and netcheck.go @ v1.102.5 (easy NAT, no port-mapping service answered), then office's version/print.go and journal (magicsock endpoints changed, net/netcheck logConciseReport mapvarydest=true portmap=): office's lines are the peer's own end (probes.PeerSide, as NetInfo gives it live), its hard NAT with no mapping against our easy one: peer-hard-nat",
+	"thread-two-machines-other-side.txt":  "\"On the other side:\" before a netcheck.go @ v1.102.5 report with UDP false and latencies (net/netcheck's HTTPS fallback), after this node's status.go with one peer: the report is that peer's end (NetInfo.WorkingUDP false as the peer reports it), not ours: peer-udp-blocked, and our NAT stays unknown",
+	"thread-two-machines-set-aside.txt":   "this node's status.go and netcheck.go @ v1.102.5 (two peers), then \"And from node B:\" and a second netcheck.go report with MappingVariesByDestIP true: no peer is named B, so which peer's end it is is unknown: set aside with a warning naming its lines, our own easy NAT kept (the second report never replaces it): unexplained",
 	"binary.txt":                          "not text (an ELF header): one error line",
 	"chatter-only.txt":                    "no Tailscale line at all: one error line",
 }
@@ -295,11 +300,17 @@ func renderPeer(b *strings.Builder, p probes.Peer) {
 	if !p.LastDirect.IsZero() {
 		fmt.Fprintf(b, " last-direct=%v", p.LastDirectAddr)
 	}
-	fmt.Fprintf(b, "\n  verdict: %s also %v\n", p.Verdict.Reason, p.Verdict.Also)
+	b.WriteString("\n")
+	if s := p.PeerSide; s != nil && s.Source == probes.SourcePeerSnapshot {
+		// Its own end, read from its output in the same paste.
+		fmt.Fprintf(b, "  peer side (%s): udp=%s mapping-varies=%s portmap=%s home=%d latencies=%d endpoints=%v version=%q\n",
+			s.Source, tri(s.ClientSupports.UDP), tri(s.MappingVariesByDestIP), tri(s.HavePortMap), s.HomeDERP, len(s.DERPLatencyMs), s.Endpoints, s.ClientVersion)
+	}
+	fmt.Fprintf(b, "  verdict: %s also %v\n", p.Verdict.Reason, p.Verdict.Also)
 	// The links (issue 29) and the facts from prose, each a check.
 	for _, c := range p.Verdict.Checks {
 		f := string(c.Field)
-		if strings.HasPrefix(f, "Link.") || strings.HasPrefix(f, "Log.") || f == "Ping.ICMP" || c.Source == "prose" {
+		if strings.HasPrefix(f, "Link.") || strings.HasPrefix(f, "Log.") || f == "Ping.ICMP" || c.Source == "prose" || c.Source == probes.SourcePeerSnapshot {
 			fmt.Fprintf(b, "    %s %s = %s (%s)\n", c.Mark(), c.Field, c.Value, c.Source)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/netip"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,6 +117,10 @@ func Parse(inputs []Raw, now time.Time) (*File, error) {
 			return nil, err
 		}
 	}
+	// Two machines' output in one paste (paste_machines.go).
+	if s := p.splitMachines(); s != nil {
+		return parseMachines(pasted, s, now)
+	}
 	return p.file()
 }
 
@@ -206,6 +209,12 @@ type paste struct {
 
 	// th is what the readers of a whole thread read (paste_thread.go).
 	th threadState
+
+	// Whose output each line is (paste_machines.go): the inputs' names
+	// in order, the one being read, the signs of a machine read so far.
+	inputNames []string
+	inputNo    int
+	marks      []machineMark
 }
 
 func newPaste(now time.Time) *paste {
@@ -225,6 +234,8 @@ const (
 // read goes through one input line by line.
 func (p *paste) read(in Raw) error {
 	name := safeName(in.Name)
+	p.inputNo = len(p.inputNames)
+	p.inputNames = append(p.inputNames, name)
 	data := in.Data
 	lines := newPasteLines(data)
 	var block *blockState
@@ -340,6 +351,9 @@ func (p *paste) unwrap(line, nextRaw string, block *blockState) (string, bool) {
 	if fence || next == "" || len(nextRaw) > 0 && nextRaw[0] == '\t' && block != nil {
 		return "", false
 	}
+	if next == "{" || strings.HasPrefix(next, `{"`) || strings.HasPrefix(next, `{ "`) {
+		return "", false // a JSON document opens: `… | jq '.Peer[]'` then its output
+	}
 	if r, _ := utf8.DecodeRuneInString(next); unicode.IsUpper(r) && len(next) > 1 && unicode.IsLower(rune(next[1])) {
 		return "", false // a sentence, not the rest of a line
 	}
@@ -402,6 +416,7 @@ func (p *paste) ignore(name string, no int, line string) {
 		return
 	}
 	p.ignoredN++
+	p.markProse(no, line)
 	t := safetext.Clean(line)
 	if len(t) > 120 {
 		t = t[:120] + "…"
@@ -549,7 +564,7 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		p.closeBlock(block)
 	}
 	if b = *block; b != nil && b.kind == "health" {
-		if m := healthItemRE.FindStringSubmatch(trim); m != nil {
+		if m := healthItemRE().FindStringSubmatch(trim); m != nil {
 			p.health = append(p.health, safetext.Clean(m[1]))
 			b.last = no
 			return KindStatusText
@@ -573,10 +588,14 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		return KindStatusText
 	case knownNoise(trim):
 		return lineNoise
-	case isTimeLine(trim), isBarePrompt(trim):
+	case isTimeLine(trim):
+		return lineNoise
+	case isBarePrompt(trim):
+		p.markPrompt(no, trim)
 		return lineNoise
 	}
 	if c, ok := parseCommand(trim); ok {
+		p.markPrompt(no, trim)
 		p.command(c, block)
 		return lineCmd
 	}
@@ -585,7 +604,7 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + st})
 		return KindStatusText
 	}
-	if m := unexpectedStateRE.FindStringSubmatch(trim); m != nil {
+	if m := unexpectedStateRE().FindStringSubmatch(trim); m != nil {
 		p.state, p.stateNote = safetext.Clean(m[1]), trim
 		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + p.state})
 		return KindStatusText
@@ -595,7 +614,7 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is not running (the CLI could not reach it)"})
 		return KindStatusText
 	}
-	if m := longVersionRE.FindStringSubmatch(trim); m != nil {
+	if m := longVersionRE().FindStringSubmatch(trim); m != nil {
 		// `tailscale version` (cmd/tailscale/cli/version.go): its
 		// "long version:" line names the exact build.
 		p.version = safetext.Clean(m[1])
@@ -838,6 +857,16 @@ func (p *paste) file() (*File, error) {
 	}
 	if st == nil && len(p.pingTargets) > 0 {
 		st = &ipnstate.Status{BackendState: "Running", Self: &ipnstate.PeerStatus{}, Peer: map[key.NodePublic]*ipnstate.PeerStatus{}}
+	}
+	if st == nil && len(p.th.frags) > 0 {
+		// Peers cut from `tailscale status --json` (one entry, or `jq
+		// '.Peer[]'`'s objects one after another) stand on their own as
+		// ping output does: they become the peers (mergeFragments), and
+		// this node is unknown.
+		st = &ipnstate.Status{BackendState: p.state, Self: &ipnstate.PeerStatus{}, Peer: map[key.NodePublic]*ipnstate.PeerStatus{}}
+		if p.th.selfFrag == nil {
+			f.Warnings = append(f.Warnings, "tailscale status --json's peer entries without its Self: this node's own facts (name, addresses, state) are unknown")
+		}
 	}
 	if st == nil {
 		// An empty self, so that our own facts (a netcheck) still apply.
@@ -1216,7 +1245,7 @@ var stateLines = map[string]string{
 }
 
 // unexpectedStateRE is isRunningOrStarting's "unexpected state: NoState".
-var unexpectedStateRE = regexp.MustCompile(`^unexpected state: (\w+)$`)
+var unexpectedStateRE = lazyRE(`^unexpected state: (\w+)$`)
 
 // knownNoise reports lines that are recognised but say nothing: the
 // CLI's warnings and hints, log file headers.
@@ -1234,4 +1263,4 @@ func knownNoise(trim string) bool {
 
 // longVersionRE is `tailscale version`'s "long version:" line
 // (cmd/tailscale/cli/version.go: "  long version: 1.86.2-tc47caa10d-gf5d087d04").
-var longVersionRE = regexp.MustCompile(`^long version: v?(\d+\.\d+\.\d+[-.\w]*)$`)
+var longVersionRE = lazyRE(`^long version: v?(\d+\.\d+\.\d+[-.\w]*)$`)

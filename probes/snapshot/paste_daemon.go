@@ -3,7 +3,6 @@ package snapshot
 import (
 	"encoding/json"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -27,19 +26,19 @@ const (
 
 var (
 	// goStringsRE is a Go %#v []string: `[]string{"tailscaled", "--port=41641"}`.
-	goStringsRE = regexp.MustCompile(`\[\]string\{(.*)\}`)
-	goQuotedRE  = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	goStringsRE = lazyRE(`\[\]string\{(.*)\}`)
+	goQuotedRE  = lazyRE(`"(?:[^"\\]|\\.)*"`)
 	// prefsStringRE is ipn.Prefs.Pretty (ipn/prefs.go): "Prefs{ra=false dns=true want=true … nf=on …}".
-	prefsStringRE = regexp.MustCompile(`Prefs\{([^{}]*)`)
+	prefsStringRE = lazyRE(`Prefs\{([^{}]*)`)
 	// containerbootRE is cmd/containerboot's log line: its "boot: " prefix
 	// before Go's log time (log.SetPrefix in main.go run).
-	containerbootRE = regexp.MustCompile(`^boot: \d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? (.*)$`)
+	containerbootRE = lazyRE(`^boot: \d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? (.*)$`)
 	// relayMgrRE is magicsock's relayManager lines (wgengine/magicsock
 	// relaymanager.go, logged with debug logging).
-	relayMgrRE = regexp.MustCompile(`magicsock: relayManager: (sent alloc request|alloc request timed out|alloc request canceled|got alloc response|handshake timed out|got relayed pong from \S+)`)
+	relayMgrRE = lazyRE(`magicsock: relayManager: (sent alloc request|alloc request timed out|alloc request canceled|got alloc response|handshake timed out|got relayed pong from \S+)`)
 	// portmapRefusedRE is net/portmapper's lines for a router that
 	// answered and refused a mapping (portmapper.go, upnp.go).
-	portmapRefusedRE = regexp.MustCompile(`portmapper: (failed to get PCP mapping: .*|PMP probe failed due result code: .*|createOrGetMapping: .*|addAnyPortMapping: errcode=.*|UPnP returned (?:unspecified|loopback) external IP .*)$`)
+	portmapRefusedRE = lazyRE(`portmapper: (failed to get PCP mapping: .*|PMP probe failed due result code: .*|createOrGetMapping: .*|addAnyPortMapping: errcode=.*|UPnP returned (?:unspecified|loopback) external IP .*)$`)
 )
 
 // daemon is the Daemon being filled; it notes where a fact came from.
@@ -66,12 +65,12 @@ func contains(ss []string, s string) bool {
 // os.Args; cmd/tailscaled/tailscaled_windows.go "Program starting: v%v:
 // %#v" on Windows).
 func (p *paste) daemonArgs(msg string) {
-	m := goStringsRE.FindStringSubmatch(msg)
+	m := goStringsRE().FindStringSubmatch(msg)
 	if m == nil {
 		return
 	}
 	var args []string
-	for _, q := range goQuotedRE.FindAllString(m[1], 64) {
+	for _, q := range goQuotedRE().FindAllString(m[1], 64) {
 		if s, err := strconv.Unquote(q); err == nil {
 			args = append(args, s)
 		}
@@ -213,7 +212,7 @@ func cmpStr(a, b string) string {
 // prefsString reads a `Prefs{…}` string (`tailscale debug prefs
 // --pretty`, tailscaled's log): ra= (RouteAll), exit=, nf=.
 func (p *paste) prefsString(s string) bool {
-	m := prefsStringRE.FindStringSubmatch(s)
+	m := prefsStringRE().FindStringSubmatch(s)
 	if m == nil || !strings.Contains(m[1], "ra=") {
 		return false
 	}
@@ -246,7 +245,7 @@ func (p *paste) prefsString(s string) bool {
 // standing alone; "" when it is neither.
 func (p *paste) daemonLine(name string, no int, trim string) string {
 	if strings.HasPrefix(trim, "boot: ") {
-		if m := containerbootRE.FindStringSubmatch(trim); m != nil {
+		if m := containerbootRE().FindStringSubmatch(trim); m != nil {
 			// containerboot runs tailscaled in a container image; with
 			// TS_USERSPACE (its default) it passes --tun=userspace-networking
 			// (cmd/containerboot/tailscaled.go tailscaledArgs).
@@ -270,7 +269,7 @@ func (p *paste) daemonLine(name string, no int, trim string) string {
 func (p *paste) moreLog(at time.Time, msg string) string {
 	switch {
 	case strings.Contains(msg, "relayManager: "):
-		m := relayMgrRE.FindStringSubmatch(msg)
+		m := relayMgrRE().FindStringSubmatch(msg)
 		if m == nil {
 			return ""
 		}
@@ -294,7 +293,7 @@ func (p *paste) moreLog(at time.Time, msg string) string {
 		r.Last = safetext.New(clip(safetext.Clean(m[1])))
 		return "peer relay"
 	case strings.Contains(msg, "portmapper: "):
-		m := portmapRefusedRE.FindStringSubmatch(msg)
+		m := portmapRefusedRE().FindStringSubmatch(msg)
 		if m == nil {
 			return ""
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,10 +38,10 @@ const maxDocLines = 20000
 var (
 	// keyedObjectRE is a line opening a keyed JSON object: `"derpMap": {`,
 	// `"nodekey:…": {`, `"Self": {`.
-	keyedObjectRE = regexp.MustCompile(`^"([^"]{1,80})"\s*:\s*\{`)
+	keyedObjectRE = lazyRE(`^"([^"]{1,80})"\s*:\s*\{`)
 	// debugRegionRE is debug derp's "Region 900 == \"home\"".
-	debugRegionRE = regexp.MustCompile(`^Region (\d+) == "([^"]*)"$`)
-	debugNodeRE   = regexp.MustCompile(`^Node "([^"]*)" (returned|did not return) a IPv4 STUN response`)
+	debugRegionRE = lazyRE(`^Region (\d+) == "([^"]*)"$`)
+	debugNodeRE   = lazyRE(`^Node "([^"]*)" (returned|did not return) a IPv4 STUN response`)
 )
 
 // derpMapJSON reads a DERP map (JSON, or HuJSON made standard) holding
@@ -147,7 +146,7 @@ func (p *paste) debugDERP(raw []byte) (string, bool) {
 	}
 	id, code := 0, ""
 	for _, s := range rep.Info {
-		if m := debugRegionRE.FindStringSubmatch(s); m != nil {
+		if m := debugRegionRE().FindStringSubmatch(s); m != nil {
 			id, _ = strconv.Atoi(m[1])
 			code = m[2]
 		}
@@ -159,7 +158,7 @@ func (p *paste) debugDERP(raw []byte) (string, bool) {
 	t := p.thread()
 	silent, answered, errs := 0, 0, 0
 	for _, s := range append(slices.Clone(rep.Info), rep.Warnings...) {
-		m := debugNodeRE.FindStringSubmatch(s)
+		m := debugNodeRE().FindStringSubmatch(s)
 		if m == nil {
 			continue
 		}
@@ -201,7 +200,7 @@ func (p *paste) readDoc(name string, data []byte, lines *pasteLines, i int, budg
 		off := lines.offset(i) + strings.IndexByte(raw, '{')
 		key := ""
 		if t[0] == '"' {
-			m := keyedObjectRE.FindStringSubmatch(t)
+			m := keyedObjectRE().FindStringSubmatch(t)
 			if m == nil {
 				return 0, nil
 			}

@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -31,34 +30,34 @@ const (
 var (
 	// ipAddrHeadRE is `ip addr`/`ip link`'s interface line:
 	// "2: eth0@if5: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 … state UP …".
-	ipAddrHeadRE = regexp.MustCompile(`^(\d+): ([^:\s@]+)(?:@\S+)?: <([A-Z0-9_,-]*)> mtu \d+(.*)$`)
+	ipAddrHeadRE = lazyRE(`^(\d+): ([^:\s@]+)(?:@\S+)?: <([A-Z0-9_,-]*)> mtu \d+(.*)$`)
 	// ipAddrInetRE is one of its address lines: "inet 192.168.1.20/24 brd … scope global eth0".
-	ipAddrInetRE = regexp.MustCompile(`^inet6? (\S+/\d+)(?: |$)`)
+	ipAddrInetRE = lazyRE(`^inet6? (\S+/\d+)(?: |$)`)
 	// ipBriefRE is `ip -br addr` and `ip -br link`: "eth0 UP 192.168.1.20/24 fe80::1/64",
 	// "tun0 DOWN <POINTOPOINT,MULTICAST,NOARP>".
-	ipBriefRE = regexp.MustCompile(`^([\w.:-]+)(?:@\S+)? (UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT)(?: (.*))?$`)
+	ipBriefRE = lazyRE(`^([\w.:-]+)(?:@\S+)? (UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT)(?: (.*))?$`)
 	// ifconfigHeadRE is ifconfig's interface line (BSD, macOS, net-tools
 	// 2.x): "en0: flags=8863<UP,BROADCAST,…> mtu 1500"; ifconfigOldRE
 	// net-tools 1.x's "eth0 Link encap:Ethernet HWaddr …".
-	ifconfigHeadRE = regexp.MustCompile(`^([\w.:-]+): flags=[0-9a-fx]+<([A-Z0-9_,]*)> (?:metric \d+ )?mtu \d+`)
-	ifconfigOldRE  = regexp.MustCompile(`^([\w.:-]+) Link encap:`)
+	ifconfigHeadRE = lazyRE(`^([\w.:-]+): flags=[0-9a-fx]+<([A-Z0-9_,]*)> (?:metric \d+ )?mtu \d+`)
+	ifconfigOldRE  = lazyRE(`^([\w.:-]+) Link encap:`)
 	// ifconfigInetRE is an IPv4 line: "inet 192.168.1.5 netmask 0xffffff00 …",
 	// "inet 100.64.0.1 --> 100.64.0.1 netmask 0xffffffff",
 	// "inet 192.168.1.20 netmask 255.255.255.0 broadcast …", "inet addr:192.168.1.20 Bcast:… Mask:255.255.255.0".
-	ifconfigInetRE = regexp.MustCompile(`^inet (?:addr:)?([\d.]+)(?: --> [\d.]+)?.*?(?:netmask |Mask:)(0x[0-9a-fA-F]{8}|[\d.]+)`)
+	ifconfigInetRE = lazyRE(`^inet (?:addr:)?([\d.]+)(?: --> [\d.]+)?.*?(?:netmask |Mask:)(0x[0-9a-fA-F]{8}|[\d.]+)`)
 	// ifconfigInet6RE: "inet6 fe80::1%en0 prefixlen 64 …", "inet6 addr: fe80::1/64 Scope:Link".
-	ifconfigInet6RE = regexp.MustCompile(`^inet6 (?:addr: )?([0-9a-fA-F:.]+)(?:%\S+)?(?:/(\d+)| prefixlen (\d+))`)
+	ifconfigInet6RE = lazyRE(`^inet6 (?:addr: )?([0-9a-fA-F:.]+)(?:%\S+)?(?:/(\d+)| prefixlen (\d+))`)
 	// ipconfigHeadRE is ipconfig's adapter line: "Ethernet adapter vEthernet (WSL):".
-	ipconfigHeadRE = regexp.MustCompile(`^(?:Ethernet|Wireless LAN|Unknown|PPP|Tunnel) adapter (.+):$`)
+	ipconfigHeadRE = lazyRE(`^(?:Ethernet|Wireless LAN|Unknown|PPP|Tunnel) adapter (.+):$`)
 	// ipconfigItemRE is one of its items: "IPv4 Address. . . . . : 192.168.1.30(Preferred)".
-	ipconfigItemRE = regexp.MustCompile(`^(IPv4 Address|IPv6 Address|Link-local IPv6 Address|Autoconfiguration IPv4 Address|Subnet Mask|Media State)[ .]*: ?(.*)$`)
+	ipconfigItemRE = lazyRE(`^(IPv4 Address|IPv6 Address|Link-local IPv6 Address|Autoconfiguration IPv4 Address|Subnet Mask|Media State)[ .]*: ?(.*)$`)
 	// netAdapterRowRE is a Get-NetAdapter row, its columns' padding
 	// collapsed: "Tailscale Tailscale Tunnel 12 Up 100 Gbps".
-	netAdapterRowRE = regexp.MustCompile(`^(.+?) (\d+) (Up|Disconnected|Disabled|Not Present|Down)(?: .*)?$`)
+	netAdapterRowRE = lazyRE(`^(.+?) (\d+) (Up|Disconnected|Disabled|Not Present|Down)(?: .*)?$`)
 	// ipRouteRE is an `ip route` line with a device: "192.168.10.0/24 dev tailscale0 table 52".
-	ipRouteRE = regexp.MustCompile(`^(?:unicast |throw )?(default|[0-9a-fA-F.:]+(?:/\d+)?) (?:via \S+ )?dev (\S+)(.*)$`)
+	ipRouteRE = lazyRE(`^(?:unicast |throw )?(default|[0-9a-fA-F.:]+(?:/\d+)?) (?:via \S+ )?dev (\S+)(.*)$`)
 	// ipRuleRE is an `ip rule` line: "5210: from all fwmark 0x80000/0xff0000 lookup main".
-	ipRuleRE = regexp.MustCompile(`^(\d+):\s+((?:not )?from \S+.*)$`)
+	ipRuleRE = lazyRE(`^(\d+):\s+((?:not )?from \S+.*)$`)
 )
 
 // hostAcc is the interfaces one block of a host tool listed.
@@ -146,31 +145,31 @@ func (p *paste) hostStart(name string, no int, trim string, block **blockState) 
 	c := trim[0]
 	switch {
 	case c >= '0' && c <= '9':
-		if m := ipAddrHeadRE.FindStringSubmatch(trim); m != nil {
+		if m := ipAddrHeadRE().FindStringSubmatch(trim); m != nil {
 			b := p.openHost(name, no, kindIPAddr, block)
 			b.host.begin(m[2], ipLinkUp(m[3], m[4]))
 			return kindIPAddr
 		}
-		if m := ipRuleRE.FindStringSubmatch(trim); m != nil {
+		if m := ipRuleRE().FindStringSubmatch(trim); m != nil {
 			b := p.openHost(name, no, kindIPRule, block)
 			p.ruleLine(b, m[2])
 			return kindIPRule
 		}
 	}
 	if strings.Contains(trim, " adapter ") {
-		if m := ipconfigHeadRE.FindStringSubmatch(trim); m != nil {
+		if m := ipconfigHeadRE().FindStringSubmatch(trim); m != nil {
 			b := p.openHost(name, no, kindIPConfig, block)
 			b.host.begin(m[1], true)
 			return kindIPConfig
 		}
 	}
 	if strings.Contains(trim, "flags=") || strings.Contains(trim, "Link encap:") {
-		if m := ifconfigHeadRE.FindStringSubmatch(trim); m != nil {
+		if m := ifconfigHeadRE().FindStringSubmatch(trim); m != nil {
 			b := p.openHost(name, no, kindIfconfig, block)
 			b.host.begin(m[1], strings.Contains(","+m[2]+",", ",UP,"))
 			return kindIfconfig
 		}
-		if m := ifconfigOldRE.FindStringSubmatch(trim); m != nil {
+		if m := ifconfigOldRE().FindStringSubmatch(trim); m != nil {
 			b := p.openHost(name, no, kindIfconfig, block)
 			// net-tools 1.x says UP on a later line; until then, down.
 			b.host.begin(m[1], false)
@@ -186,7 +185,7 @@ func (p *paste) hostStart(name string, no int, trim string, block **blockState) 
 			return k
 		}
 	}
-	if m := ipBriefRE.FindStringSubmatch(trim); m != nil && briefRest(m[3]) {
+	if m := ipBriefRE().FindStringSubmatch(trim); m != nil && briefRest(m[3]) {
 		b := p.openHost(name, no, kindIPAddr, block)
 		b.host.begin(m[1], m[2] != "DOWN" && m[2] != "LOWERLAYERDOWN" && m[2] != "NOTPRESENT")
 		for _, f := range strings.Fields(m[3]) {
@@ -247,11 +246,11 @@ func (p *paste) hostLine(name string, no int, b *blockState, trim string) bool {
 	h := b.host
 	switch b.kind {
 	case kindIPAddr:
-		if m := ipAddrHeadRE.FindStringSubmatch(trim); m != nil {
+		if m := ipAddrHeadRE().FindStringSubmatch(trim); m != nil {
 			h.begin(m[2], ipLinkUp(m[3], m[4]))
 			return true
 		}
-		if m := ipAddrInetRE.FindStringSubmatch(trim); m != nil && h.curName != "" {
+		if m := ipAddrInetRE().FindStringSubmatch(trim); m != nil && h.curName != "" {
 			if pf, err := netip.ParsePrefix(m[1]); err == nil {
 				h.add(pf)
 			}
@@ -260,7 +259,7 @@ func (p *paste) hostLine(name string, no int, b *blockState, trim string) bool {
 		if h.curName != "" && (strings.HasPrefix(trim, "link/") || strings.HasPrefix(trim, "valid_lft") || strings.HasPrefix(trim, "altname ")) {
 			return true
 		}
-		if m := ipBriefRE.FindStringSubmatch(trim); m != nil && briefRest(m[3]) {
+		if m := ipBriefRE().FindStringSubmatch(trim); m != nil && briefRest(m[3]) {
 			h.begin(m[1], m[2] != "DOWN" && m[2] != "LOWERLAYERDOWN" && m[2] != "NOTPRESENT")
 			for _, f := range strings.Fields(m[3]) {
 				if pf, err := netip.ParsePrefix(f); err == nil {
@@ -271,24 +270,24 @@ func (p *paste) hostLine(name string, no int, b *blockState, trim string) bool {
 			return true
 		}
 	case kindIfconfig:
-		if m := ifconfigHeadRE.FindStringSubmatch(trim); m != nil {
+		if m := ifconfigHeadRE().FindStringSubmatch(trim); m != nil {
 			h.begin(m[1], strings.Contains(","+m[2]+",", ",UP,"))
 			return true
 		}
-		if m := ifconfigOldRE.FindStringSubmatch(trim); m != nil {
+		if m := ifconfigOldRE().FindStringSubmatch(trim); m != nil {
 			h.begin(m[1], false)
 			return true
 		}
 		if h.curName == "" {
 			return false
 		}
-		if m := ifconfigInetRE.FindStringSubmatch(trim); m != nil {
+		if m := ifconfigInetRE().FindStringSubmatch(trim); m != nil {
 			if a, err := netip.ParseAddr(m[1]); err == nil {
 				h.add(netip.PrefixFrom(a, maskBits(m[2])))
 			}
 			return true
 		}
-		if m := ifconfigInet6RE.FindStringSubmatch(trim); m != nil {
+		if m := ifconfigInet6RE().FindStringSubmatch(trim); m != nil {
 			bits, _ := strconv.Atoi(m[2] + m[3])
 			if a, err := netip.ParseAddr(m[1]); err == nil && bits > 0 && bits <= 128 {
 				h.add(netip.PrefixFrom(a, bits))
@@ -317,11 +316,11 @@ func (p *paste) hostLine(name string, no int, b *blockState, trim string) bool {
 		if trim == "" {
 			return true // ipconfig puts a blank line after each adapter's name and between adapters
 		}
-		if m := ipconfigHeadRE.FindStringSubmatch(trim); m != nil {
+		if m := ipconfigHeadRE().FindStringSubmatch(trim); m != nil {
 			h.begin(m[1], true)
 			return true
 		}
-		if m := ipconfigItemRE.FindStringSubmatch(trim); m != nil && h.curName != "" {
+		if m := ipconfigItemRE().FindStringSubmatch(trim); m != nil && h.curName != "" {
 			v := strings.TrimSuffix(strings.TrimSuffix(m[2], "(Preferred)"), "(Deprecated)")
 			switch m[1] {
 			case "Media State":
@@ -356,14 +355,14 @@ func (p *paste) hostLine(name string, no int, b *blockState, trim string) bool {
 		if strings.HasPrefix(trim, "----") {
 			return true
 		}
-		if m := netAdapterRowRE.FindStringSubmatch(trim); m != nil {
+		if m := netAdapterRowRE().FindStringSubmatch(trim); m != nil {
 			name := adapterName(m[1])
 			h.begin(name, m[3] == "Up")
 			h.flush()
 			return true
 		}
 	case kindIPRule:
-		if m := ipRuleRE.FindStringSubmatch(trim); m != nil {
+		if m := ipRuleRE().FindStringSubmatch(trim); m != nil {
 			p.ruleLine(b, m[2])
 			return true
 		}
@@ -433,7 +432,7 @@ func (p *paste) ruleLine(b *blockState, rest string) {
 // or printed from it. Other routes say nothing here and are recognised
 // as the host's routes.
 func (p *paste) routeLine(name string, no int, trim string) string {
-	m := ipRouteRE.FindStringSubmatch(trim)
+	m := ipRouteRE().FindStringSubmatch(trim)
 	if m == nil {
 		return ""
 	}

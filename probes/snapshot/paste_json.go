@@ -40,7 +40,10 @@ func (p *paste) moreJSON(raw []byte, keys map[string]json.RawMessage) (kind, not
 	case keys["Info"] != nil && (keys["Errors"] != nil || keys["Warnings"] != nil):
 		note, ok = p.debugDERP(raw)
 		return KindDebugDERP, note, ok
-	case keys["TailscaleIPs"] != nil && (keys["HostName"] != nil || keys["DNSName"] != nil):
+	case keys["TailscaleIPs"] != nil && (keys["HostName"] != nil || keys["DNSName"] != nil),
+		// A peer entry trimmed by hand or by jq (`{ID, HostName, Relay,
+		// CurAddr}`): ipnstate.PeerStatus's own path fields name it.
+		keys["ID"] != nil && keys["HostName"] != nil && (keys["Relay"] != nil || keys["CurAddr"] != nil || keys["PeerRelay"] != nil || keys["PublicKey"] != nil):
 		return p.statusFragment(raw, false)
 	}
 	return "", "", false
@@ -76,6 +79,8 @@ func (p *paste) statusFragment(raw []byte, self bool) (kind, note string, ok boo
 		return "", "", false
 	}
 	t := &p.th
+	p.noteTime(ps.LastWrite)
+	p.noteTime(ps.LastHandshake)
 	if self {
 		t.selfFrag = &ps
 		return KindStatusFragment, "our own entry", true

@@ -36,53 +36,53 @@ import (
 // found where they start, not only at the line's start.
 
 var (
-	composeRE    = regexp.MustCompile(`^([\w.-]+)\s+\|\s?`)
-	journalRE    = regexp.MustCompile(`^([A-Z][a-z]{2} [ 0-9]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)?) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: `)
-	journalISORE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: `)
-	identRE      = regexp.MustCompile(`^(tailscaled?|tailscale-\w+)\[\d+\]: `)
-	goStringRE   = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4} [A-Za-z0-9+-]+)(?: m=[+-][\d.]+)?:? `)
-	goLogRE      = regexp.MustCompile(`^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) `)
-	isoRE        = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?):? `)
+	composeRE    = lazyRE(`^([\w.-]+)\s+\|\s?`)
+	journalRE    = lazyRE(`^([A-Z][a-z]{2} [ 0-9]?\d \d{2}:\d{2}:\d{2}(?:\.\d+)?) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: `)
+	journalISORE = lazyRE(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})) ([^\s:]+) ([^:\[\s]+)(?:\[\d+\])?: `)
+	identRE      = lazyRE(`^(tailscaled?|tailscale-\w+)\[\d+\]: `)
+	goStringRE   = lazyRE(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4} [A-Za-z0-9+-]+)(?: m=[+-][\d.]+)?:? `)
+	goLogRE      = lazyRE(`^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) `)
+	isoRE        = lazyRE(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?):? `)
 )
 
 // The tailscaled messages read (wgengine/magicsock, net/netcheck,
 // control/controlclient, ipn/ipnlocal, net/portmapper, derp/derphttp,
 // wgengine/userspace.go, logtail), wherever they start in the message.
 var (
-	logNetcheckRE   = regexp.MustCompile(`(?:^|\s)netcheck: (?:\[v\d\] )?report: (.*)$`)
-	logNetInfoRE    = regexp.MustCompile(`(?:^|\s)NetInfo: (NetInfo\{.*)$`)
-	logUDPBlockedRE = regexp.MustCompile(`UDP is blocked, trying (HTTPS|ICMP)`)
-	logEndpointsRE  = regexp.MustCompile(`magicsock: endpoints changed: (.*)$`)
-	logHomeRE       = regexp.MustCompile(`magicsock: home is now derp-(\d+) \(([^)]*)\)`)
-	logHomeMoveRE   = regexp.MustCompile(`magicsock: home DERP changing from derp-(\d+) \[(\d+)ms\] to derp-(\d+) \[(\d+)ms\]`)
-	logDirectRE     = regexp.MustCompile(`magicsock: (?:\[v\d\] )?disco: node (\[[^\]\s]{1,16}\]) \S+ now using (\S+)`)
-	logDiscoRE      = regexp.MustCompile(`magicsock: (?:\[v\d\] )?disco: `)
-	logDERPGoneRE   = regexp.MustCompile(`magicsock: derp-(\d+) (?:does not know about peer|peer) (\S+?),? (?:gone, .*)?removing route`)
-	logDERPRouteRE  = regexp.MustCompile(`magicsock: derp route for \S+ (?:set to|changed from)`)
-	logHealthRE     = regexp.MustCompile(`health\((?:warnable=([^)\s]+)|"([^"]*)")\): (?:error: (.*)|(ok))$`)
-	logDERPConnRE   = regexp.MustCompile(`magicsock: derp-(\d+) connected`)
+	logNetcheckRE   = lazyRE(`(?:^|\s)netcheck: (?:\[v\d\] )?report: (.*)$`)
+	logNetInfoRE    = lazyRE(`(?:^|\s)NetInfo: (NetInfo\{.*)$`)
+	logUDPBlockedRE = lazyRE(`UDP is blocked, trying (HTTPS|ICMP)`)
+	logEndpointsRE  = lazyRE(`magicsock: endpoints changed: (.*)$`)
+	logHomeRE       = lazyRE(`magicsock: home is now derp-(\d+) \(([^)]*)\)`)
+	logHomeMoveRE   = lazyRE(`magicsock: home DERP changing from derp-(\d+) \[(\d+)ms\] to derp-(\d+) \[(\d+)ms\]`)
+	logDirectRE     = lazyRE(`magicsock: (?:\[v\d\] )?disco: node (\[[^\]\s]{1,16}\]) \S+ now using (\S+)`)
+	logDiscoRE      = lazyRE(`magicsock: (?:\[v\d\] )?disco: `)
+	logDERPGoneRE   = lazyRE(`magicsock: derp-(\d+) (?:does not know about peer|peer) (\S+?),? (?:gone, .*)?removing route`)
+	logDERPRouteRE  = lazyRE(`magicsock: derp route for \S+ (?:set to|changed from)`)
+	logHealthRE     = lazyRE(`health\((?:warnable=([^)\s]+)|"([^"]*)")\): (?:error: (.*)|(ok))$`)
+	logDERPConnRE   = lazyRE(`magicsock: derp-(\d+) connected`)
 	// logpolicy/logpolicy.go: "Program starting: v%v, Go %v: %#v".
-	logStartRE     = regexp.MustCompile(`Program starting: v(\d+\.\d+\.\d+[-.\w]*)`)
-	logDERPFailRE  = regexp.MustCompile(`connect to region (\d+) \(([^)]*)\): (.*)$`)
-	logProxyRE     = regexp.MustCompile(`derphttp: CONNECT dial to (\S+): (.*)$`)
-	logUPnPGwRE    = regexp.MustCompile(`UPnP discovery response from (\S+), but gateway IP is (\S+)`)
-	logPortmapOKRE = regexp.MustCompile(`successfully obtained mapping: .*external=(\S+) type=(\w+)`)
-	logLinkRE      = regexp.MustCompile(`LinkChange: major, rebinding(?:\. New state: |: )(.*)$`)
-	logLinkMinorRE = regexp.MustCompile(`LinkChange: (?:minor|all links down)`)
-	logNetmapRE    = regexp.MustCompile(`mapRoutine: netmap received`)
-	logControlRE   = regexp.MustCompile(`(?:Received error: |PollNetMap: |mapRoutine: |authRoutine: )(.*)$`)
-	logUploadRE    = regexp.MustCompile(`logtail: upload: (.*)$`)
-	derpDistRE     = regexp.MustCompile(`^(\d+)v([46]):(\S+)$`)
+	logStartRE     = lazyRE(`Program starting: v(\d+\.\d+\.\d+[-.\w]*)`)
+	logDERPFailRE  = lazyRE(`connect to region (\d+) \(([^)]*)\): (.*)$`)
+	logProxyRE     = lazyRE(`derphttp: CONNECT dial to (\S+): (.*)$`)
+	logUPnPGwRE    = lazyRE(`UPnP discovery response from (\S+), but gateway IP is (\S+)`)
+	logPortmapOKRE = lazyRE(`successfully obtained mapping: .*external=(\S+) type=(\w+)`)
+	logLinkRE      = lazyRE(`LinkChange: major, rebinding(?:\. New state: |: )(.*)$`)
+	logLinkMinorRE = lazyRE(`LinkChange: (?:minor|all links down)`)
+	logNetmapRE    = lazyRE(`mapRoutine: netmap received`)
+	logControlRE   = lazyRE(`(?:Received error: |PollNetMap: |mapRoutine: |authRoutine: )(.*)$`)
+	logUploadRE    = lazyRE(`logtail: upload: (.*)$`)
+	derpDistRE     = lazyRE(`^(\d+)v([46]):(\S+)$`)
 	// daemonMsgRE is a message of one of tailscaled's subsystems (its
 	// logger prefixes), after optional tags: a line of tailscaled's log
 	// even when none of the above reads it.
-	daemonMsgRE = regexp.MustCompile(`^(?:\[(?:v\d|unexpected|RATELIMIT)\] )*(?:boot|magicsock|wgengine|netcheck|control|health|LinkChange|logtail|derphttp|derp|portmapper|portmap|dns|router|monitor|netmon|ipnlocal|ipnserver|ipnext|wg|Rebind|ReSTUN|peerapi|tsdial|logpolicy|tailscaled|netstack|tstun|bootstrapDNS|dnsfallback|taildrop|ssh|Reconfig|LinkMonitor|post-rebind|pm|linkChange|active login|Switching ipn state|Start|Backend|timeSinceLastPong|open-conn-track|flushing log|logtail started|Program starting|envknob|got LocalBackend)[:\s(.]`)
+	daemonMsgRE = lazyRE(`^(?:\[(?:v\d|unexpected|RATELIMIT)\] )*(?:boot|magicsock|wgengine|netcheck|control|health|LinkChange|logtail|derphttp|derp|portmapper|portmap|dns|router|monitor|netmon|ipnlocal|ipnserver|ipnext|wg|Rebind|ReSTUN|peerapi|tsdial|logpolicy|tailscaled|netstack|tstun|bootstrapDNS|dnsfallback|taildrop|ssh|Reconfig|LinkMonitor|post-rebind|pm|linkChange|active login|Switching ipn state|Start|Backend|timeSinceLastPong|open-conn-track|flushing log|logtail started|Program starting|envknob|got LocalBackend)[:\s(.]`)
 	// midStreamRE marks a stream cut in the middle: EOF before the end
 	// (io.ErrUnexpectedEOF) or a reset. A plain "EOF" is a stream that
 	// ended, which ipnlocal logs at [v1] as normal.
-	midStreamRE = regexp.MustCompile(`unexpected EOF|connection reset by peer`)
+	midStreamRE = lazyRE(`unexpected EOF|connection reset by peer`)
 	// tlsRecordRE is a TLS record that arrived corrupted.
-	tlsRecordRE = regexp.MustCompile(`tls: bad record MAC|tls: record overflow|decryption failed or bad record mac`)
+	tlsRecordRE = lazyRE(`tls: bad record MAC|tls: record overflow|decryption failed or bad record mac`)
 )
 
 // directSeen is a "now using" line: the daemon picked a direct path.
@@ -118,6 +118,12 @@ func (p *paste) splitLog(line string) logParts {
 		}
 		return m, msg[loc[1]:], true
 	}
+	prefixIf := func(cond bool, re *regexp.Regexp, msg string) ([]string, string, bool) {
+		if !cond {
+			return nil, "", false
+		}
+		return prefix(re, msg)
+	}
 	for depth := 0; depth < 6; depth++ {
 		msg := lp.msg
 		if msg == "" {
@@ -127,13 +133,14 @@ func (p *paste) splitLog(line string) logParts {
 		digit := c >= '0' && c <= '9'
 		var t time.Time
 		if strings.IndexByte(msg, '|') > 0 {
-			if m, rest, ok := prefix(composeRE, msg); ok && !strings.Contains(m[1], ":") {
+			if m, rest, ok := prefix(composeRE(), msg); ok && !strings.Contains(m[1], ":") {
 				lp.msg, lp.wrapped = rest, true
 				lp.daemon = lp.daemon || strings.Contains(m[1], "tailscale")
 				continue
 			}
 		}
-		if m, rest, ok := prefix(journalRE, msg); c >= 'A' && c <= 'Z' && ok {
+		// Each wrapper's first byte is tested before its pattern runs.
+		if m, rest, ok := prefixIf(c >= 'A' && c <= 'Z', journalRE(), msg); ok {
 			tt, err := time.Parse("Jan _2 15:04:05.999999999", strings.Join(strings.Fields(m[1]), " "))
 			if err == nil {
 				y := p.now.Year()
@@ -146,17 +153,17 @@ func (p *paste) splitLog(line string) logParts {
 			}
 			lp.msg = rest
 			lp.daemon = lp.daemon || strings.HasPrefix(m[3], "tailscale")
-		} else if m, rest, ok := prefix(journalISORE, msg); digit && ok {
+		} else if m, rest, ok := prefixIf(digit, journalISORE(), msg); ok {
 			t, lp.msg = parseISO(m[1]), rest
 			lp.daemon = lp.daemon || strings.HasPrefix(m[3], "tailscale")
-		} else if _, rest, ok := prefix(identRE, msg); c == 't' && ok {
+		} else if _, rest, ok := prefixIf(c == 't', identRE(), msg); ok {
 			lp.msg, lp.daemon = rest, true
-		} else if m, rest, ok := prefix(goStringRE, msg); digit && ok {
+		} else if m, rest, ok := prefixIf(digit, goStringRE(), msg); ok {
 			t, lp.msg = parseGoTimeString(m[1]), rest
-		} else if m, rest, ok := prefix(goLogRE, msg); digit && ok {
+		} else if m, rest, ok := prefixIf(digit && len(msg) > 4 && msg[4] == '/', goLogRE(), msg); ok {
 			t, _ = time.Parse("2006/01/02 15:04:05.999999999", m[1])
 			lp.msg = rest
-		} else if m, rest, ok := prefix(isoRE, msg); digit && ok {
+		} else if m, rest, ok := prefixIf(digit, isoRE(), msg); ok {
 			t, lp.msg = parseISO(m[1]), rest
 		} else {
 			return lp
@@ -188,7 +195,7 @@ func (p *paste) logLine(name string, no int, trim string) bool {
 	if kind == "" {
 		// Not a message read here: still a line of tailscaled's log when
 		// its wrapper or its subsystem prefix says so.
-		if !(lp.daemon || (lp.wrapped && daemonMsgRE.MatchString(msg))) {
+		if !(lp.daemon || (lp.wrapped && daemonMsgRE().MatchString(msg))) {
 			return false
 		}
 		kind = "other tailscaled lines"
@@ -213,7 +220,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		return m != nil
 	}
 	switch {
-	case strings.Contains(msg, "report: ") && find(logNetcheckRE):
+	case strings.Contains(msg, "report: ") && find(logNetcheckRE()):
 		nf := parseNetcheckLog(m[1])
 		nf.at = at
 		p.logNets = append(p.logNets, nf)
@@ -224,7 +231,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 			p.region(nf.preferred, "", "")
 		}
 		return "netcheck report"
-	case strings.Contains(msg, "NetInfo{") && find(logNetInfoRE):
+	case strings.Contains(msg, "NetInfo{") && find(logNetInfoRE()):
 		nf := parseNetInfo(m[1])
 		nf.at = at
 		p.logNets = append(p.logNets, nf)
@@ -232,14 +239,14 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 			p.region(nf.preferred, "", "")
 		}
 		return "NetInfo"
-	case strings.Contains(msg, "UDP is blocked") && find(logUDPBlockedRE):
+	case strings.Contains(msg, "UDP is blocked") && find(logUDPBlockedRE()):
 		if ev := &p.ev; at.IsZero() || ev.UDPBlockedAt.IsZero() || !at.Before(ev.UDPBlockedAt) {
 			// The newest block line; a STUN endpoint counts only after it.
 			ev.UDPBlockedLogged, ev.UDPBlockedAt = "netcheck: UDP is blocked, trying "+m[1], at
 			ev.UDPWorkedLogged, ev.UDPWorkedAt = "", time.Time{}
 		}
 		return "netcheck: UDP blocked"
-	case strings.Contains(msg, "endpoints changed") && find(logEndpointsRE):
+	case strings.Contains(msg, "endpoints changed") && find(logEndpointsRE()):
 		var eps []netip.AddrPort
 		var types []string
 		for _, part := range strings.Split(m[1], ", ") {
@@ -261,7 +268,7 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		p.endpoints, p.epTypes = eps, types
 		p.stunAfterBlock(at, eps, types)
 		return "our endpoints"
-	case strings.Contains(msg, "home is now") && find(logHomeRE):
+	case strings.Contains(msg, "home is now") && find(logHomeRE()):
 		if id, _ := strconv.Atoi(m[1]); id > 0 {
 			p.homeDERP = p.region(id, m[2], "")
 			if p.homeDERP == 0 {
@@ -269,24 +276,24 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 			}
 		}
 		return "home DERP"
-	case strings.Contains(msg, "home DERP changing") && find(logHomeMoveRE):
+	case strings.Contains(msg, "home DERP changing") && find(logHomeMoveRE()):
 		if id, err := strconv.Atoi(m[3]); err == nil && id > 0 {
 			p.homeDERP = p.region(id, "", "")
 		}
 		return "home DERP"
-	case strings.Contains(msg, "now using") && find(logDirectRE):
+	case strings.Contains(msg, "now using") && find(logDirectRE()):
 		if ap, err := netip.ParseAddrPort(m[2]); err == nil && !at.IsZero() {
 			p.direct[m[1]] = directSeen{at: at, addr: ap}
 		}
 		return "direct path"
-	case strings.Contains(msg, "removing route") && find(logDERPGoneRE):
+	case strings.Contains(msg, "removing route") && find(logDERPGoneRE()):
 		p.peerGone(m[1], m[2], at)
 		return "DERP: a peer left a region"
-	case strings.Contains(msg, "derp route for") && find(logDERPRouteRE):
+	case strings.Contains(msg, "derp route for") && find(logDERPRouteRE()):
 		return "DERP route"
-	case strings.Contains(msg, "disco: ") && find(logDiscoRE):
+	case strings.Contains(msg, "disco: ") && find(logDiscoRE()):
 		return "DISCO"
-	case strings.Contains(msg, "health(") && find(logHealthRE):
+	case strings.Contains(msg, "health(") && find(logHealthRE()):
 		w := safetext.Clean(m[1] + m[2])
 		if m[4] == "ok" {
 			p.logHealth[w] = ""
@@ -294,23 +301,23 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 			p.logHealth[w] = safetext.Clean(m[3])
 		}
 		return "health"
-	case strings.Contains(msg, "Program starting: v") && find(logStartRE):
+	case strings.Contains(msg, "Program starting: v") && find(logStartRE()):
 		// logpolicy.New logs the daemon's version as it starts; the
 		// last start in the log is the version that runs.
 		p.version = safetext.Clean(m[1])
 		p.daemonArgs(msg)
 		return "tailscaled started"
-	case strings.Contains(msg, " connected") && find(logDERPConnRE):
+	case strings.Contains(msg, " connected") && find(logDERPConnRE()):
 		if id, err := strconv.Atoi(m[1]); err == nil {
 			p.derpConnected(id, at)
 		}
 		return "DERP connection"
-	case strings.Contains(msg, "connect to region") && find(logDERPFailRE):
+	case strings.Contains(msg, "connect to region") && find(logDERPFailRE()):
 		id, _ := strconv.Atoi(m[1])
 		code := safetext.Clean(knownName(m[2]))
 		p.derpError(id, code, m[3], at)
 		return "DERP connection failed"
-	case strings.Contains(msg, "CONNECT dial") && find(logProxyRE):
+	case strings.Contains(msg, "CONNECT dial") && find(logProxyRE()):
 		// derphttp dialNodeUsingProxy logs the proxy's answer whatever it
 		// is: 200 is a tunnel made, anything else a refusal.
 		if strings.HasPrefix(strings.TrimSpace(m[2]), "200") {
@@ -319,28 +326,28 @@ func (p *paste) logMessage(at time.Time, msg string) string {
 		}
 		p.ev.ProxyError = safetext.New(clip("CONNECT to " + safetext.Clean(m[1]) + ": " + safetext.Clean(m[2])))
 		return "DERP through a proxy failed"
-	case strings.Contains(msg, "gateway IP is") && find(logUPnPGwRE):
+	case strings.Contains(msg, "gateway IP is") && find(logUPnPGwRE()):
 		from, err1 := netip.ParseAddr(strings.TrimSuffix(m[1], ","))
 		gw, err2 := netip.ParseAddr(m[2])
 		if err1 == nil && err2 == nil {
 			p.ev.UPnPFrom, p.ev.UPnPGateway = from, gw
 		}
 		return "port mapping: UPnP from another router"
-	case strings.Contains(msg, "obtained mapping") && find(logPortmapOKRE):
+	case strings.Contains(msg, "obtained mapping") && find(logPortmapOKRE()):
 		return "port mapping obtained"
-	case strings.Contains(msg, "LinkChange: major") && find(logLinkRE):
+	case strings.Contains(msg, "LinkChange: major") && find(logLinkRE()):
 		p.linkChange(at, m[1])
 		return "network change"
-	case strings.Contains(msg, "LinkChange: ") && find(logLinkMinorRE):
+	case strings.Contains(msg, "LinkChange: ") && find(logLinkMinorRE()):
 		return "network change"
-	case strings.Contains(msg, "logtail: upload") && find(logUploadRE):
+	case strings.Contains(msg, "logtail: upload") && find(logUploadRE()):
 		p.streamError(at, m[1])
 		return "log upload"
-	case strings.Contains(msg, "netmap received") && find(logNetmapRE):
+	case strings.Contains(msg, "netmap received") && find(logNetmapRE()):
 		p.ev.NetmapsReceived++
 		p.netmapSince = true
 		return "control: netmap received"
-	case (strings.Contains(msg, "Received error: ") || strings.Contains(msg, "PollNetMap: ") || strings.Contains(msg, "Routine: ")) && find(logControlRE):
+	case (strings.Contains(msg, "Received error: ") || strings.Contains(msg, "PollNetMap: ") || strings.Contains(msg, "Routine: ")) && find(logControlRE()):
 		p.streamError(at, "PollNetMap: "+strings.TrimPrefix(m[1], "PollNetMap: "))
 		return "control connection"
 	}
@@ -362,13 +369,13 @@ func (p *paste) streamError(at time.Time, text string) {
 		p.seenErrs = map[string]bool{}
 	}
 	p.seenErrs[key] = true
-	if tlsRecordRE.MatchString(text) {
+	if tlsRecordRE().MatchString(text) {
 		p.ev.TLSRecordErrors++
 		p.ev.TLSRecordError = safetext.New(clip(text))
 		p.breakEvent(at, false)
 		return
 	}
-	if midStreamRE.MatchString(text) {
+	if midStreamRE().MatchString(text) {
 		p.ev.ControlBreaks++
 		p.ev.ControlBreak = safetext.New(clip(text))
 		p.breakEvent(at, true)
@@ -476,8 +483,8 @@ func (p *paste) derpError(id int, code, text string, at time.Time) {
 // (net/netmon State.String): "interfaces.State{defaultRoute=eth0 ifs={eth0:[192.168.1.20/24 llu6] wg0:down} v4=true v6=false}";
 // 1.102 logs "old: … new: … diff: …", earlier "New state: …".
 var (
-	linkStateRE = regexp.MustCompile(`interfaces\.State\{defaultRoute=(\S*) (?:\([^)]*\) )?ifs=\{([^}]*)\}((?: \w+(?:=\S+)?)*)`)
-	linkIfRE    = regexp.MustCompile(`([^\s:\[]+):(?:\[([^\]]*)\]|down|nil)`)
+	linkStateRE = lazyRE(`interfaces\.State\{defaultRoute=(\S*) (?:\([^)]*\) )?ifs=\{([^}]*)\}((?: \w+(?:=\S+)?)*)`)
+	linkIfRE    = lazyRE(`([^\s:\[]+):(?:\[([^\]]*)\]|down|nil)`)
 )
 
 // linkChange records a major link change and the state it names last.
@@ -492,7 +499,7 @@ func (p *paste) linkChange(at time.Time, s string) {
 			ev.LastLinkChange = at
 		}
 	}
-	all := linkStateRE.FindAllStringSubmatch(s, -1)
+	all := linkStateRE().FindAllStringSubmatch(s, -1)
 	if len(all) == 0 {
 		return
 	}
@@ -505,7 +512,7 @@ func (p *paste) linkChange(at time.Time, s string) {
 		}
 	}
 	ev.Interfaces = nil
-	for _, im := range linkIfRE.FindAllStringSubmatch(m[2], -1) {
+	for _, im := range linkIfRE().FindAllStringSubmatch(m[2], -1) {
 		ni := probes.NetInterface{Name: safetext.Clean(im[1]), Up: strings.Contains(im[0], "[")}
 		for _, f := range strings.Fields(im[2]) {
 			if pfx, err := netip.ParsePrefix(f); err == nil {

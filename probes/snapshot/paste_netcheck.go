@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -155,10 +154,10 @@ func netcheckFromJSON(raw []byte) (*netcheckFacts, error) {
 
 var (
 	// ncItemRE is one "* Key: value" line of the text report.
-	ncItemRE = regexp.MustCompile(`^\*\s*([A-Za-z0-9 ]+):\s*(.*)$`)
+	ncItemRE = lazyRE(`^\*\s*([A-Za-z0-9 ]+):\s*(.*)$`)
 	// ncRegionRE is one "- code: 12.3ms (derpN, Name)" latency line; the
 	// latency is empty for a region that did not answer.
-	ncRegionRE = regexp.MustCompile(`^-\s*(\S+):\s*(\S*)\s*\((?:derp\d+, )?(.*)\)$`)
+	ncRegionRE = lazyRE(`^-\s*(\S+):\s*(\S*)\s*\((?:derp\d+, )?(.*)\)$`)
 )
 
 // parseReportTime reads the text report's "* Time:": tstime.DateSpTimeNanoZ
@@ -174,10 +173,10 @@ func parseReportTime(s string) time.Time {
 
 // goTimeStringRE is time.Time.String(), with or without its monotonic
 // "m=+1.23" reading.
-var goTimeStringRE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4} [A-Za-z0-9+-]+)(?: m=[+-][\d.]+)?$`)
+var goTimeStringRE = lazyRE(`^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? [+-]\d{4} [A-Za-z0-9+-]+)(?: m=[+-][\d.]+)?$`)
 
 func parseGoTimeString(s string) time.Time {
-	m := goTimeStringRE.FindStringSubmatch(s)
+	m := goTimeStringRE().FindStringSubmatch(s)
 	if m == nil {
 		return time.Time{}
 	}
@@ -197,7 +196,7 @@ func parseGoTimeString(s string) time.Time {
 // redaction leaves its field unknown.
 func (p *paste) netcheckLine(b *blockState, trim string) bool {
 	n := b.nc
-	if m := ncRegionRE.FindStringSubmatch(trim); m != nil {
+	if m := ncRegionRE().FindStringSubmatch(trim); m != nil {
 		code, name := safetext.Clean(knownName(m[1])), safetext.Clean(knownName(m[3]))
 		if code == "" {
 			n.latencyRedacted = true
@@ -214,7 +213,7 @@ func (p *paste) netcheckLine(b *blockState, trim string) bool {
 		}
 		return true
 	}
-	m := ncItemRE.FindStringSubmatch(trim)
+	m := ncItemRE().FindStringSubmatch(trim)
 	if m == nil {
 		return false
 	}
@@ -305,7 +304,7 @@ func parseNetcheckLog(s string) *netcheckFacts {
 			}
 		case "derpdist":
 			for _, e := range strings.Split(v, ",") {
-				m := derpDistRE.FindStringSubmatch(e)
+				m := derpDistRE().FindStringSubmatch(e)
 				if m == nil {
 					continue
 				}
@@ -352,12 +351,12 @@ func portmapLetters(v string) (upnp, pmp, pcp, active *bool) {
 // ipv6os=true udp=true icmpv4=false derp=#1 portmap=active-UM link=""
 // firewallmode="ipt-default"}"; "hairpin=" until 1.90), also when a pager
 // cut it ("firew>").
-var netInfoKVRE = regexp.MustCompile(`(\w+)=("[^"]*"|[^ }>]*)`)
+var netInfoKVRE = lazyRE(`(\w+)=("[^"]*"|[^ }>]*)`)
 
 // parseNetInfo reads the fields of a NetInfo{…} string.
 func parseNetInfo(s string) *netcheckFacts {
 	n := &netcheckFacts{from: fromNetInfo}
-	for _, ix := range netInfoKVRE.FindAllStringSubmatchIndex(s, -1) {
+	for _, ix := range netInfoKVRE().FindAllStringSubmatchIndex(s, -1) {
 		k, v := s[ix[2]:ix[3]], s[ix[4]:ix[5]]
 		if ix[1] < len(s) && s[ix[1]] == '>' {
 			continue // a pager cut the value: "derp=#1>" may have been #12
@@ -445,8 +444,8 @@ func spreadNote(s []probes.FactSpread) string {
 // The CLI's own lines around a netcheck report (cmd/tailscale/cli/netcheck.go
 // runNetcheck), with or without log.Printf's time.
 var (
-	cliNoDERPMapRE = regexp.MustCompile(`(?:^|\s)(No DERP map from tailscaled; using default\.|Failed to fetch a DERP map, so netcheck cannot continue\.)`)
-	cliUDPTestRE   = regexp.MustCompile(`(?:^|\s)netcheck: UDP test failure: (.*)$`)
+	cliNoDERPMapRE = lazyRE(`(?:^|\s)(No DERP map from tailscaled; using default\.|Failed to fetch a DERP map, so netcheck cannot continue\.)`)
+	cliUDPTestRE   = lazyRE(`(?:^|\s)netcheck: UDP test failure: (.*)$`)
 )
 
 // cliLine reads one of the CLI's netcheck lines; false when it is not one.
@@ -455,11 +454,11 @@ func (p *paste) cliLine(name string, no int, trim string) bool {
 		return false
 	}
 	switch {
-	case cliNoDERPMapRE.MatchString(trim):
+	case cliNoDERPMapRE().MatchString(trim):
 		p.ev.NoDERPMap = true
 		p.addInput(Input{Name: name, Kind: KindNetcheckText, First: no, Last: no, Note: "tailscaled had no DERP map (not logged in)"})
-	case cliUDPTestRE.MatchString(trim):
-		p.ev.UDPTestFailure = safetext.New(clip(safetext.Clean(cliUDPTestRE.FindStringSubmatch(trim)[1])))
+	case cliUDPTestRE().MatchString(trim):
+		p.ev.UDPTestFailure = safetext.New(clip(safetext.Clean(cliUDPTestRE().FindStringSubmatch(trim)[1])))
 		p.addInput(Input{Name: name, Kind: KindNetcheckText, First: no, Last: no, Note: "the CLI could not send its UDP test"})
 	default:
 		return false

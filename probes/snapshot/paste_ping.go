@@ -3,7 +3,6 @@ package snapshot
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
 	"time"
 
@@ -28,12 +27,12 @@ import (
 // how magicsock reaches the peer.
 
 var (
-	pongRE     = regexp.MustCompile(`^pong from (\S+) \(([^,)]*)(?:, (\d+))?\) via (\S+) in (\S+)$`)
-	timedOutRE = regexp.MustCompile(`^ping "([^"]*)" timed out$`)
-	localIPRE  = regexp.MustCompile(`^(\S+) is local Tailscale IP$`)
-	peerAPIRE  = regexp.MustCompile(`^hit peerapi of (\S+) \(([^)]*)\) at \S+ in (\S+)$`)
-	viaDERPRE  = regexp.MustCompile(`^DERP\((.*)\)$`)
-	viaRelayRE = regexp.MustCompile(`^peer-relay\((.*)\)$`)
+	pongRE     = lazyRE(`^pong from (\S+) \(([^,)]*)(?:, (\d+))?\) via (\S+) in (\S+)$`)
+	timedOutRE = lazyRE(`^ping "([^"]*)" timed out$`)
+	localIPRE  = lazyRE(`^(\S+) is local Tailscale IP$`)
+	peerAPIRE  = lazyRE(`^hit peerapi of (\S+) \(([^)]*)\) at \S+ in (\S+)$`)
+	viaDERPRE  = lazyRE(`^DERP\((.*)\)$`)
+	viaRelayRE = lazyRE(`^peer-relay\((.*)\)$`)
 )
 
 // Ping kinds, as tailcfg.PingType names them.
@@ -179,10 +178,10 @@ func (p *paste) pingLine(name string, no int, trim string) bool {
 		!strings.HasPrefix(trim, "hit peerapi") && !strings.Contains(trim, "direct connection not established") && !strings.HasSuffix(trim, "no reply") {
 		return false
 	}
-	if m := pongRE.FindStringSubmatch(trim); m != nil {
+	if m := pongRE().FindStringSubmatch(trim); m != nil {
 		return p.pong(name, no, m)
 	}
-	if m := timedOutRE.FindStringSubmatch(trim); m != nil {
+	if m := timedOutRE().FindStringSubmatch(trim); m != nil {
 		ip, ok := parseAddrOrPlaceholder(m[1])
 		if !ok {
 			return false
@@ -193,7 +192,7 @@ func (p *paste) pingLine(name string, no int, trim string) bool {
 		p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no})
 		return true
 	}
-	if m := localIPRE.FindStringSubmatch(trim); m != nil {
+	if m := localIPRE().FindStringSubmatch(trim); m != nil {
 		ip, ok := parseAddrOrPlaceholder(m[1])
 		if !ok {
 			return false
@@ -204,7 +203,7 @@ func (p *paste) pingLine(name string, no int, trim string) bool {
 		p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no, Note: "our own address"})
 		return true
 	}
-	if m := peerAPIRE.FindStringSubmatch(trim); m != nil {
+	if m := peerAPIRE().FindStringSubmatch(trim); m != nil {
 		ip, ok := parseAddrOrPlaceholder(m[1])
 		if !ok {
 			return false
@@ -257,15 +256,15 @@ func (p *paste) pong(name string, no int, m []string) bool {
 	case kind != pingDisco:
 		// TSMP, ICMP: the pong went through WireGuard and names no path.
 		r.ended = "pong"
-	case viaDERPRE.MatchString(via):
+	case viaDERPRE().MatchString(via):
 		r.viaKind = probes.PathDERP
-		r.derpCode = knownName(viaDERPRE.FindStringSubmatch(via)[1])
-		if isRedacted(viaDERPRE.FindStringSubmatch(via)[1]) {
+		r.derpCode = knownName(viaDERPRE().FindStringSubmatch(via)[1])
+		if isRedacted(viaDERPRE().FindStringSubmatch(via)[1]) {
 			r.via = "DERP(?)"
 		}
-	case viaRelayRE.MatchString(via):
+	case viaRelayRE().MatchString(via):
 		r.viaKind = probes.PathPeerRelay
-		r.peerRelay = viaRelayRE.FindStringSubmatch(via)[1]
+		r.peerRelay = viaRelayRE().FindStringSubmatch(via)[1]
 	default:
 		ap, ok := parseAddrPortOrPlaceholder(via)
 		if !ok {

@@ -32,21 +32,21 @@ const fromProse = "prose (the CLI's netcheck fields, in the poster's words)"
 
 var (
 	// proseFieldRE finds a known field followed by ":" or "=".
-	proseFieldRE = regexp.MustCompile(`(?:^|[^\w.-])(UDP|IPv4|IPv6|MappingVariesByDestIP|PortMapping|RouteAll)["*_]*\s*[:=]\s*["*_]*`)
+	proseFieldRE = lazyRE(`(?:^|[^\w.-])(UDP|IPv4|IPv6|MappingVariesByDestIP|PortMapping|RouteAll)["*_]*\s*[:=]\s*["*_]*`)
 	// proseShapes are each field's values as the CLI prints them.
-	proseShapes = map[string]*regexp.Regexp{
-		"UDP":                   regexp.MustCompile(`^(true|false)\b`),
-		"MappingVariesByDestIP": regexp.MustCompile(`^(true|false)\b`),
-		"RouteAll":              regexp.MustCompile(`^(true|false)\b`),
-		"IPv4":                  regexp.MustCompile(`^(yes, \S+[^\s,.;)]|\(no addr found\))`),
-		"IPv6":                  regexp.MustCompile(`^(yes, \S+[^\s,.;)]|no, but OS has support|no, unavailable in OS|\(no addr found\)|no)\b`),
-		"PortMapping":           regexp.MustCompile(`^((?:UPnP|NAT-PMP|PCP)(?:, ?(?:UPnP|NAT-PMP|PCP))*|not checked)\b`),
+	proseShapes = map[string]func() *regexp.Regexp{
+		"UDP":                   lazyRE(`^(true|false)\b`),
+		"MappingVariesByDestIP": lazyRE(`^(true|false)\b`),
+		"RouteAll":              lazyRE(`^(true|false)\b`),
+		"IPv4":                  lazyRE(`^(yes, \S+[^\s,.;)]|\(no addr found\))`),
+		"IPv6":                  lazyRE(`^(yes, \S+[^\s,.;)]|no, but OS has support|no, unavailable in OS|\(no addr found\)|no)\b`),
+		"PortMapping":           lazyRE(`^((?:UPnP|NAT-PMP|PCP)(?:, ?(?:UPnP|NAT-PMP|PCP))*|not checked)\b`),
 	}
 	// markdownRE is a list marker, a heading or a quote at a line's start.
-	markdownRE = regexp.MustCompile(`^(?:[-*+•]|\d{1,2}[.)]|#{1,6})\s+`)
+	markdownRE = lazyRE(`^(?:[-*+•]|\d{1,2}[.)]|#{1,6})\s+`)
 	// proseRegionRE is a netcheck region line in a bullet: "- fra: 14.1ms (Frankfurt)".
-	proseRegionRE = regexp.MustCompile(`^[-*+•]\s*([a-z][a-z0-9-]{1,15}):\s*(\d+(?:\.\d+)?m?s)\s*\((?:derp\d+, )?([^()]*)\)$`)
-	codeSpanRE    = regexp.MustCompile("`([^`]{6,})`")
+	proseRegionRE = lazyRE(`^[-*+•]\s*([a-z][a-z0-9-]{1,15}):\s*(\d+(?:\.\d+)?m?s)\s*\((?:derp\d+, )?([^()]*)\)$`)
+	codeSpanRE    = lazyRE("`([^`]{6,})`")
 )
 
 // hedges are words that make what follows a supposition, not a report.
@@ -64,7 +64,7 @@ func (p *paste) proseLine(name string, no int, line string, block **blockState) 
 	if t.depth > 0 {
 		return ""
 	}
-	if !strings.ContainsAny(line, ":=`|") && !markdownRE.MatchString(line) {
+	if !strings.ContainsAny(line, ":=`|") && !markdownRE().MatchString(line) {
 		return ""
 	}
 	// The line with its Markdown taken off, read again.
@@ -80,7 +80,7 @@ func (p *paste) proseLine(name string, no int, line string, block **blockState) 
 	// Inline code spans, each as a line of its own.
 	kind := ""
 	if strings.Contains(s, "`") {
-		for _, m := range codeSpanRE.FindAllStringSubmatch(s, 4) {
+		for _, m := range codeSpanRE().FindAllStringSubmatch(s, 4) {
 			span, fence := normLine(m[1])
 			if fence || span == "" {
 				continue
@@ -102,7 +102,7 @@ func (p *paste) proseLine(name string, no int, line string, block **blockState) 
 			return kind
 		}
 	}
-	if m := proseRegionRE.FindStringSubmatch(line); m != nil {
+	if m := proseRegionRE().FindStringSubmatch(line); m != nil {
 		if d, err := time.ParseDuration(m[2]); err == nil && d > 0 && d < maxLatency {
 			n := p.proseNC()
 			if n.regionNames == nil {
@@ -132,7 +132,7 @@ func (p *paste) proseLine(name string, no int, line string, block **blockState) 
 func stripMarkdown(s string) string {
 	for i := 0; i < 4; i++ {
 		t := s
-		if loc := markdownRE.FindStringIndex(t); loc != nil {
+		if loc := markdownRE().FindStringIndex(t); loc != nil {
 			t = strings.TrimSpace(t[loc[1]:])
 		}
 		for _, e := range []string{"**", "__", "*", "_"} {
@@ -156,10 +156,10 @@ func stripMarkdown(s string) string {
 // their fields' shapes, and returns how many.
 func (p *paste) proseFields(s string) int {
 	n := 0
-	for _, loc := range proseFieldRE.FindAllStringSubmatchIndex(s, 8) {
+	for _, loc := range proseFieldRE().FindAllStringSubmatchIndex(s, 8) {
 		field := s[loc[2]:loc[3]]
 		rest := s[loc[1]:]
-		m := proseShapes[field].FindStringSubmatch(rest)
+		m := proseShapes[field]().FindStringSubmatch(rest)
 		if m == nil {
 			continue
 		}
@@ -233,7 +233,7 @@ func (p *paste) tableRow(name string, no int, s string) string {
 		if !ok {
 			continue
 		}
-		if m := re.FindStringSubmatch(cells[i+1]); m != nil && len(m[0]) == len(cells[i+1]) && p.proseFact(cells[i], m[1]) {
+		if m := re().FindStringSubmatch(cells[i+1]); m != nil && len(m[0]) == len(cells[i+1]) && p.proseFact(cells[i], m[1]) {
 			n++
 		}
 	}

@@ -3,7 +3,6 @@ package snapshot
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -37,11 +36,11 @@ import (
 var (
 	// healthItemRE is one message of `tailscale status`'s health block:
 	// "#     - msg".
-	healthItemRE = regexp.MustCompile(`^#\s*-\s+(.+)$`)
+	healthItemRE = lazyRE(`^#\s*-\s+(.+)$`)
 	// trafficRE ends a status column: ", tx N rx N".
-	trafficRE = regexp.MustCompile(`,? tx (\d+) rx (\d+)$`)
+	trafficRE = lazyRE(`,? tx (\d+) rx (\d+)$`)
 	// lastSeenRE is `tailscale status`'s ", last seen 3h ago" (1.90+).
-	lastSeenRE = regexp.MustCompile(`^, last seen (\d+)([mhd]) ago`)
+	lastSeenRE = lazyRE(`^, last seen (\d+)([mhd]) ago`)
 )
 
 // textStatus is one block of plain `tailscale status` output.
@@ -90,7 +89,7 @@ type statusCol struct {
 // not follow the grammar.
 func parseStatusCol(s string) (statusCol, bool) {
 	var c statusCol
-	if m := trafficRE.FindStringSubmatch(s); m != nil {
+	if m := trafficRE().FindStringSubmatch(s); m != nil {
 		c.traffic = true
 		c.tx, _ = strconv.ParseInt(m[1], 10, 64)
 		c.rx, _ = strconv.ParseInt(m[2], 10, 64)
@@ -100,7 +99,7 @@ func parseStatusCol(s string) (statusCol, bool) {
 	// "offline[, last seen …]") and returns what follows.
 	offline := func(rest string) (string, bool) {
 		c.offline = true
-		if m := lastSeenRE.FindStringSubmatch(rest); m != nil {
+		if m := lastSeenRE().FindStringSubmatch(rest); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			c.lastSeen = time.Duration(n) * map[string]time.Duration{"m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[m[2]]
 			if c.lastSeen == 0 {
@@ -199,6 +198,15 @@ func (c statusCol) isSelf() bool {
 // redaction: both are then unknown. The status column is found by its
 // first word and must follow its grammar to the end.
 func parsePeerLine(line string) (peerLine, bool) {
+	// The first word is an address: test it before splitting the line
+	// (most lines of a long log are no status line).
+	first, _, _ := strings.Cut(strings.TrimLeft(line, " \t"), " ")
+	if first, _, _ = strings.Cut(first, "\t"); first == "" {
+		return peerLine{}, false
+	}
+	if _, ok := parseAddrOrPlaceholder(first); !ok {
+		return peerLine{}, false
+	}
 	f := strings.Fields(line)
 	if len(f) < 4 {
 		return peerLine{}, false
@@ -423,7 +431,7 @@ func (ts *textStatus) redactedPaths() map[tailcfg.StableNodeID]string {
 	out := map[tailcfg.StableNodeID]string{}
 	for _, pl := range ts.lines {
 		if pl.col.relayRedacted {
-			s := trafficRE.ReplaceAllString(pl.status, "")
+			s := trafficRE().ReplaceAllString(pl.status, "")
 			out[pl.id(ts.name)] = safetext.Clean(s)
 		}
 	}

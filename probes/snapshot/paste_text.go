@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -79,7 +80,7 @@ var punct = strings.NewReplacer(
 )
 
 // ansiRE matches terminal escape sequences (colours in copied logs).
-var ansiRE = regexp.MustCompile(`\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])`)
+var ansiRE = lazyRE(`\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])`)
 
 // normLine undoes what forums and terminals do to one line: typographic
 // quotes and dashes, non-breaking and zero-width spaces, tabs, colour
@@ -88,11 +89,11 @@ var ansiRE = regexp.MustCompile(`\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\
 // code fence line ("```", "```text"), which says nothing.
 func normLine(s string) (line string, fence bool) {
 	if strings.IndexByte(s, 0x1b) >= 0 {
-		s = ansiRE.ReplaceAllString(s, "")
+		s = ansiRE().ReplaceAllString(s, "")
 	}
 	s = punct.Replace(s)
 	s = strings.TrimSpace(s)
-	for strings.HasPrefix(s, ">") && (len(s) == 1 || s[1] == ' ' || s[1] == '>') && !promptCmdRE.MatchString(s) {
+	for strings.HasPrefix(s, ">") && (len(s) == 1 || s[1] == ' ' || s[1] == '>') && !promptCmdRE().MatchString(s) {
 		s = strings.TrimSpace(s[1:])
 	}
 	if strings.HasPrefix(s, "```") || strings.HasPrefix(s, "~~~") {
@@ -113,15 +114,15 @@ var (
 	// ("user@host:~$ ", "[user@host ~]# ", "$ ", "# "), zsh ("host% ",
 	// "user@host dir % ", "~/src % ", "❯ "), PowerShell ("PS C:\Users\me> ")
 	// and cmd.exe ("C:\>").
-	promptRE = regexp.MustCompile(`^(?:\([\w.-]+\) )?(?:PS [^>]*> ?|[A-Za-z]:\\[^>]*> ?|\[[^\]]*\] ?[$#%>] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] |(?:[\w.@-]+ )?[\w.@:~/+-]+ ?[$#%>❯➜] |[$#%>❯➜] )`)
+	promptRE = lazyRE(`^(?:\([\w.-]+\) )?(?:PS [^>]*> ?|[A-Za-z]:\\[^>]*> ?|\[[^\]]*\] ?[$#%>] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] |(?:[\w.@-]+ )?[\w.@:~/+-]+ ?[$#%>❯➜] |[$#%>❯➜] )`)
 	// promptCmdRE is a prompt (or none) running tailscale, tailscaled or a
 	// command that shows their output (journalctl, docker, kubectl, ...).
-	promptCmdRE = regexp.MustCompile(`^(?:(?:\([\w.-]+\) )?(?:PS [^>]*> ?|[A-Za-z]:\\[^>]*> ?|\[[^\]]*\] ?[$#%>] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] |(?:[\w.@-]+ )?[\w.@:~/+-]+ ?[$#%>❯➜] |[$#%>❯➜] ))?(?:(?:sudo|doas|time|command|exec|nice) (?:-\S+ )*)*(?:\S*/)?(tailscaled?|tailscale\.exe|journalctl|docker|podman|kubectl|systemctl|cat|grep|less|tail|head|Get-Content|type|sudo)(?: |$)(.*)$`)
+	promptCmdRE = lazyRE(`^(?:(?:\([\w.-]+\) )?(?:PS [^>]*> ?|[A-Za-z]:\\[^>]*> ?|\[[^\]]*\] ?[$#%>] |[\w.-]+@[\w.-]+:[^\s$#]*[$#] |(?:[\w.@-]+ )?[\w.@:~/+-]+ ?[$#%>❯➜] |[$#%>❯➜] ))?(?:(?:sudo|doas|time|command|exec|nice) (?:-\S+ )*)*(?:\S*/)?(tailscaled?|tailscale\.exe|journalctl|docker|podman|kubectl|systemctl|cat|grep|less|tail|head|Get-Content|type|sudo)(?: |$)(.*)$`)
 	// timeLineRE is what a shell's `time` prints after the command: bash
 	// ("real 0m3.012s", "user …", "sys …"), zsh ("… 0.01s user 0.00s
 	// system 0% cpu 9.123 total"), fish ("Executed in 10.05 secs …", "usr
 	// time …", its rule line).
-	timeLineRE = regexp.MustCompile(`^(?:(?:real|user|sys) \d+m[\d.]+s|.* [\d.]+s user [\d.]+s system \d+% cpu [\d.:]+ total|Executed in .*|(?:usr|sys) time .*|_{20,})$`)
+	timeLineRE = lazyRE(`^(?:(?:real|user|sys) \d+m[\d.]+s|.* [\d.]+s user [\d.]+s system \d+% cpu [\d.:]+ total|Executed in .*|(?:usr|sys) time .*|_{20,})$`)
 )
 
 // command is a shell command line naming what the output below it is.
@@ -136,7 +137,7 @@ func parseCommand(s string) (command, bool) {
 	if !mentionsTool(s) {
 		return command{}, false
 	}
-	m := promptCmdRE.FindStringSubmatch(s)
+	m := promptCmdRE().FindStringSubmatch(s)
 	if m == nil {
 		return command{}, false
 	}
@@ -155,7 +156,7 @@ func parseCommand(s string) (command, bool) {
 	if tool != "tailscale" && tool != "tailscaled" {
 		// Only a prompt makes another tool's line a command: a bare
 		// "cat notes" is a sentence as often as not.
-		if !promptRE.MatchString(s) {
+		if !promptRE().MatchString(s) {
 			return command{}, false
 		}
 	}
@@ -168,11 +169,42 @@ var cmdTools = []string{"tailscale", "journalctl", "docker", "podman", "kubectl"
 
 func mentionsTool(s string) bool {
 	for _, t := range cmdTools {
-		if strings.Contains(s, t) {
-			return true
+		for i := 0; i < len(s); {
+			j := strings.Index(s[i:], t)
+			if j < 0 {
+				break
+			}
+			j += i
+			if toolWordAt(s, j, len(t)) {
+				return true
+			}
+			i = j + 1
 		}
 	}
 	return false
+}
+
+// toolWordAt reports whether s[at:at+n] stands as promptCmdRE's tool
+// does: after the line's start, a space, a path's "/" or a prompt's ">",
+// and before a space, the line's end, "d" (tailscaled) or ".exe". A
+// journal's "tailscaled[1160]:" and docker's "tailscale-1 |" are not, so
+// the pattern is not run over every log line.
+func toolWordAt(s string, at, n int) bool {
+	if at > 0 {
+		switch s[at-1] {
+		case ' ', '\t', '/', '>':
+		default:
+			return false
+		}
+	}
+	end := at + n
+	if end < len(s) && s[end] == 'd' {
+		end++
+	}
+	if strings.HasPrefix(s[end:], ".exe") {
+		end += 4
+	}
+	return end == len(s) || s[end] == ' ' || s[end] == '\t'
 }
 
 // sub is a tailscale command's subcommand and its first non-flag
@@ -209,7 +241,7 @@ func isBarePrompt(s string) bool {
 	if len(s) == 0 || len(s) > 120 || !strings.ContainsAny(s[len(s)-1:], "$#%>") && !strings.HasSuffix(s, "❯") && !strings.HasSuffix(s, "➜") {
 		return false
 	}
-	loc := promptRE.FindStringIndex(s + " ")
+	loc := promptRE().FindStringIndex(s + " ")
 	return loc != nil && loc[1] >= len(s)
 }
 
@@ -219,11 +251,11 @@ func isBarePrompt(s string) bool {
 var (
 	// redactedRE is a redaction token: [redacted], <redacted>, (hidden),
 	// REDACTED, ***, xxx, <ip>, <server-public-ip>:<port>, ....
-	redactedRE = regexp.MustCompile(`(?i)^(?:[\[<({]\s*[^\]>)}]*[\]>)}]|\*{2,}|x{2,}|\.{3,}|redacted|removed|hidden|censored|snip|anonymi[sz]ed|omitted)$`)
+	redactedRE = lazyRE(`(?i)^(?:[\[<({]\s*[^\]>)}]*[\]>)}]|\*{2,}|x{2,}|\.{3,}|redacted|removed|hidden|censored|snip|anonymi[sz]ed|omitted)$`)
 	// addrLikeRE is a dotted or coloned address with some parts replaced
 	// (x.y.z.w, 100.xxx.xxx.xxx, TAILNET.IP.MACHINE.2, 203.0.xx.xx,
 	// fd7a:115c:a1e0::xxxx), with an optional port or placeholder port.
-	addrLikeRE = regexp.MustCompile(`^(?:[\w*?-]+(?:\.[\w*?-]+){3}|[0-9a-fA-FxX*?]{0,4}(?::[0-9a-fA-FxX*?]{0,4}){2,7}|\[[^\]]*\])(?::(?:\d+|[\w*?<>-]+))?$`)
+	addrLikeRE = lazyRE(`^(?:[\w*?-]+(?:\.[\w*?-]+){3}|[0-9a-fA-FxX*?]{0,4}(?::[0-9a-fA-FxX*?]{0,4}){2,7}|\[[^\]]*\])(?::(?:\d+|[\w*?<>-]+))?$`)
 )
 
 // isRedacted reports whether s (a whole token, brackets included) is a
@@ -233,7 +265,7 @@ func isRedacted(s string) bool {
 	if s == "" {
 		return false
 	}
-	if redactedRE.MatchString(s) {
+	if redactedRE().MatchString(s) {
 		return true
 	}
 	low := strings.ToLower(s)
@@ -247,7 +279,7 @@ func parseAddrOrPlaceholder(s string) (a netip.Addr, ok bool) {
 	if a, err := netip.ParseAddr(s); err == nil {
 		return a, true
 	}
-	if isRedacted(s) || (addrLikeRE.MatchString(s) && !isPlainNumber(s)) {
+	if isRedacted(s) || (addrLikeRE().MatchString(s) && !isPlainNumber(s)) {
 		return netip.Addr{}, true
 	}
 	return netip.Addr{}, false
@@ -258,7 +290,7 @@ func parseAddrPortOrPlaceholder(s string) (ap netip.AddrPort, ok bool) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		return ap, true
 	}
-	if isRedacted(s) || addrLikeRE.MatchString(s) {
+	if isRedacted(s) || addrLikeRE().MatchString(s) {
 		return netip.AddrPort{}, true
 	}
 	return netip.AddrPort{}, false
@@ -289,7 +321,19 @@ func isTimeLine(s string) bool {
 	case strings.HasPrefix(s, "real "), strings.HasPrefix(s, "user "), strings.HasPrefix(s, "sys "),
 		strings.HasSuffix(s, " total"), strings.HasPrefix(s, "Executed in"), strings.HasPrefix(s, "usr time"),
 		strings.HasPrefix(s, "sys time"), strings.HasPrefix(s, "____"):
-		return timeLineRE.MatchString(s)
+		return timeLineRE().MatchString(s)
 	}
 	return false
 }
+
+// lazyRE is a regular expression compiled when it is first used, not at
+// start-up: the readers' ~80 patterns cost ~5 ms and 1 MB of every run's
+// package init (GODEBUG=inittrace=1), most of which never reads a paste.
+// Every one made is listed in lazyREs, which a test compiles.
+func lazyRE(expr string) func() *regexp.Regexp {
+	lazyREs = append(lazyREs, expr)
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+// lazyREs are the patterns lazyRE was given.
+var lazyREs []string

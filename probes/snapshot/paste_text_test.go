@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"net/netip"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,19 @@ func TestUnwrap(t *testing.T) {
 	}
 	if f.Self == nil || f.Self.NAT == nil || f.Self.NAT.MappingVariesByDestIP == nil || !*f.Self.NAT.MappingVariesByDestIP || len(f.Self.NAT.DERPLatency) != 1 {
 		t.Errorf("self facts %+v: the wrapped report's rest was not read", f.Self)
+	}
+}
+
+// TestLazyREsCompile compiles every pattern the readers compile on first
+// use (lazyRE), so that a bad one fails here rather than on the paste
+// that first reaches it.
+func TestLazyREsCompile(t *testing.T) {
+	if len(lazyREs) < 60 {
+		t.Errorf("%d lazily compiled patterns, want the readers' 60 and more", len(lazyREs))
+	}
+	for _, expr := range lazyREs {
+		if _, err := regexp.Compile(expr); err != nil {
+			t.Errorf("%q: %v", expr, err)
+		}
 	}
 }

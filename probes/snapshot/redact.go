@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,7 +164,7 @@ type redactor struct {
 	lowerLits []string          // literals, lower-case
 }
 
-var keyRE = regexp.MustCompile(`\b(nodekey|discokey|mkey|nlpub|privkey|nodekey-sig):[0-9a-fA-F]{64}\b`)
+var keyRE = lazyRE(`\b(nodekey|discokey|mkey|nlpub|privkey|nodekey-sig):[0-9a-fA-F]{64}\b`)
 
 // addrByte reports whether c can be part of an IPv4 or IPv6 address (with
 // a port).
@@ -272,7 +271,7 @@ func newRedactor(f *File, orig []byte) *redactor {
 		r.noteOrig(a)
 		return a
 	})
-	for _, k := range keyRE.FindAllString(s, -1) {
+	for _, k := range keyRE().FindAllString(s, -1) {
 		r.origKeys[strings.ToLower(k)] = true
 	}
 	// Words that stay: DERP region codes and names, OS names.
@@ -746,7 +745,7 @@ func (r *redactor) walk(v any) any {
 // mapKey maps an object key: only keys, stable ids and addresses (the
 // maps of peers by node key and by id), never field names.
 func (r *redactor) mapKey(k string) string {
-	if keyRE.MatchString(k) && len(keyRE.FindString(k)) == len(k) {
+	if keyRE().MatchString(k) && len(keyRE().FindString(k)) == len(k) {
 		return r.key(k)
 	}
 	if p, ok := r.ids[k]; ok {
@@ -774,7 +773,7 @@ func (r *redactor) text(s string) string {
 	if p, err := netip.ParsePrefix(s); err == nil {
 		return netip.PrefixFrom(r.addr(p.Addr()), p.Bits()).String()
 	}
-	if keyRE.MatchString(s) && len(keyRE.FindString(s)) == len(s) {
+	if keyRE().MatchString(s) && len(keyRE().FindString(s)) == len(s) {
 		return r.key(s)
 	}
 	if p, ok := r.ids[s]; ok {
@@ -828,7 +827,7 @@ func (r *redactor) dnsName(s string) (string, bool) {
 // freeText replaces keys, addresses, ids, logins, tailnet suffixes and
 // host names inside s.
 func (r *redactor) freeText(s string) string {
-	s = keyRE.ReplaceAllStringFunc(s, r.key)
+	s = keyRE().ReplaceAllStringFunc(s, r.key)
 	s = mapAddrs(s, r.addr)
 	low := strings.ToLower(s)
 	for k, l := range r.lowerLits {
@@ -1092,7 +1091,7 @@ func (r *redactor) leaks(b []byte) []string {
 		}
 		return a
 	})
-	for _, k := range keyRE.FindAllString(s, -1) {
+	for _, k := range keyRE().FindAllString(s, -1) {
 		if r.origKeys[strings.ToLower(k)] {
 			found["a key"] = true
 		}

@@ -142,6 +142,10 @@ func (f *File) Diagnose(ctx context.Context) (*join.Snapshot, error) {
 			p.WireGuard, p.WireGuardSince = safetext.New(h.WireGuard), h.WireGuardSince
 			p.LastSeenAgo = h.LastSeenAgo
 		}
+		if side := f.PeerSides[p.ID]; side != nil {
+			c := *side
+			p.PeerSide = probes.MergePeerSide(p.PeerSide, &c)
+		}
 	}
 	snap.Warnings = slices.Clone(f.Warnings)
 	var l join.Joiner

@@ -26,7 +26,7 @@ func Scrub(f *File) (*File, error) {
 		return nil, err
 	}
 	r := &redactor{keepNames: true, origKeys: map[string]bool{}, keys: map[string]string{}}
-	for _, k := range keyRE.FindAllString(string(orig), -1) {
+	for _, k := range keyRE().FindAllString(string(orig), -1) {
 		r.origKeys[strings.ToLower(k)] = true
 	}
 	b, err := json.Marshal(r.prune(f))
@@ -42,7 +42,7 @@ func Scrub(f *File) (*File, error) {
 	if b, err = json.Marshal(r.walkKeys(tree)); err != nil {
 		return nil, err
 	}
-	for _, k := range keyRE.FindAllString(string(b), -1) {
+	for _, k := range keyRE().FindAllString(string(b), -1) {
 		if r.origKeys[strings.ToLower(k)] {
 			return nil, fmt.Errorf("%w: a key is still present; not serving it", ErrLeak)
 		}
@@ -83,5 +83,5 @@ func (r *redactor) keysIn(s string) string {
 	if !strings.Contains(s, "key:") && !strings.Contains(s, "nlpub:") && !strings.Contains(s, "key-sig:") {
 		return s
 	}
-	return keyRE.ReplaceAllStringFunc(s, r.key)
+	return keyRE().ReplaceAllStringFunc(s, r.key)
 }

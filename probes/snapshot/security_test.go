@@ -169,7 +169,7 @@ func TestScrub(t *testing.T) {
 			}
 			var out bytes.Buffer
 			Write(&out, sf)
-			for _, k := range keyRE.FindAllString(orig.String(), -1) {
+			for _, k := range keyRE().FindAllString(orig.String(), -1) {
 				if strings.Contains(out.String(), k) {
 					t.Errorf("key %s survives", k)
 				}

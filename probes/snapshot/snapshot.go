@@ -96,6 +96,12 @@ type File struct {
 	// Self are our own facts from pasted input, which a capture reads
 	// from WhoIs instead (OriginPasted only).
 	Self *SelfFacts `json:"self_facts,omitempty"`
+	// PeerSides are peers' own ends of the path, by stable node id, read
+	// from their own output in the same paste (a second machine's
+	// status, netcheck, version and log: paste_machines.go), with Source
+	// probes.SourcePeerSnapshot (OriginPasted only). Diagnose merges
+	// each into its peer's PeerSide as ApplyPeer merges a peer's file.
+	PeerSides map[safetext.Text]*probes.PeerSide `json:"peer_sides,omitempty"`
 	// Netcheck is tailpath's own fresh DERP latency measurement, when the
 	// diagnosis had one (dashboard, status --netcheck, a pasted netcheck).
 	Netcheck *probes.DERPLatencyReport `json:"netcheck,omitempty"`

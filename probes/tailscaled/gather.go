@@ -155,6 +155,14 @@ type GatherOptions struct {
 	// gather is not cold and WireGuard is nil (the Source watches them
 	// itself); a warm Gather otherwise reads them in one bus request.
 	NoBusStates bool
+	// Early, when set, is handed a snapshot of what Status alone shows
+	// (every peer and its path, no verdict's facts: Snapshot.Pending) as
+	// soon as Status arrives, before the gather waits for the DERP map,
+	// the nodes and the host's facts; the gather then goes on and returns
+	// the whole snapshot as ever. The dashboard draws its first frame
+	// from it (SourceOptions.Early). Called once, on the gather's
+	// goroutine.
+	Early func(*probes.Snapshot)
 	// Host, when set, reads this host's facts (probes/hostnet: interfaces,
 	// the nftables ruleset for tailscaled's port) once Self is known; its
 	// result becomes Self.Host. nil reads nothing.
@@ -236,6 +244,9 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	}
 	if now.IsZero() {
 		now = time.Now()
+	}
+	if opts.Early != nil {
+		opts.Early(earlySnapshot(st, now, opts))
 	}
 	snap, err := gatherFrom(ctx, c, st, prev, now, opts, dmCh, nodesCh)
 	if snap != nil {

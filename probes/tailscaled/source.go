@@ -62,6 +62,14 @@ type SourceOptions struct {
 	// snapshot merges its latest answer, and a new answer causes a
 	// snapshot. The local verdicts never wait for it.
 	PeerSide *controlapi.Refresher
+	// Early: the first gather after each (re)connect sends, before its
+	// snapshot, the one Status alone makes (GatherOptions.Early:
+	// every peer and its path, Snapshot.Pending, nothing judged), as
+	// soon as Status arrives. The dashboard sets it to draw its first
+	// frame without waiting for the netmap, the DERP map and the host's
+	// facts; serve does not (its store would hold a snapshot without
+	// verdicts between two scrapes' worth of nothing).
+	Early bool
 	// Prober, when set, runs Probe's bounded DISCO runs (probes/discoping.Run:
 	// at most 10 pings per peer, 8 peers at once, 15 s in all), calling
 	// progress as it goes; nil disables Probe.
@@ -145,7 +153,8 @@ func NewSource(c LocalClient, opts SourceOptions) *Source {
 }
 
 // Run starts the source and returns its events. It emits
-// SourceStatus{Up:true} on (re)connecting, then a *Snapshot every Interval
+// SourceStatus{Up:true} on (re)connecting (with SourceOptions.Early, then
+// the Pending snapshot Status alone makes), then a *Snapshot every Interval
 // and soon after IPN bus changes (state, netmap, home DERP, endpoints). When
 // a Gather fails it emits SourceStatus{Up:false, Err, NextRetry} with an
 // actionable message (ConnectError) and retries with exponential back-off
@@ -263,6 +272,15 @@ func (s *Source) loop(ctx context.Context) {
 		if r := s.opts.PeerSide; r != nil {
 			facts, st := r.Latest()
 			gopts.PeerFacts, gopts.APIStatus = facts, &st
+		}
+		if s.opts.Early && prev == nil {
+			gopts.Early = func(early *probes.Snapshot) {
+				if !up {
+					up = true
+					s.send(ctx, probes.SourceStatus{Up: true})
+				}
+				s.send(ctx, early)
+			}
 		}
 		snap, err := GatherWith(gctx, s.c, prev, gopts)
 		cancel()

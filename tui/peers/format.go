@@ -24,9 +24,17 @@ func derpCode(p *probes.Peer, regions map[int]probes.Region) string {
 	return "#" + strconv.Itoa(p.HomeDERP)
 }
 
+// ReasonComing is the reason of a peer whose verdict's facts are still
+// coming (probes.Verdict.Pending: the dashboard's first frame, drawn from
+// Status before the netmap, the DERP map and the host's facts arrive).
+const ReasonComing = "reason coming…"
+
 // reasonText is the one-phrase reason for the table: the verdict summary,
-// else the reason id.
+// else the reason id; ReasonComing while the verdict is pending.
 func reasonText(v *probes.Verdict) string {
+	if v.Pending {
+		return ReasonComing
+	}
 	if v.Summary != "" {
 		return string(v.Summary)
 	}

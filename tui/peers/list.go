@@ -675,7 +675,16 @@ func (l *List) view() string {
 			}
 			win = append(win, l.fitCells(row))
 		}
-		l.tbl = l.drawTable(win, l.cursor-l.offset)
+		var pending []bool // rows whose reason is still coming, drawn dim
+		for i, idx := range l.order[l.offset:end] {
+			if l.snap.Peers[idx].Verdict.Pending {
+				if pending == nil {
+					pending = make([]bool, len(win))
+				}
+				pending[i] = true
+			}
+		}
+		l.tbl = l.drawTable(win, l.cursor-l.offset, pending)
 	}
 	if l.tableRows() <= 0 {
 		return status
@@ -715,9 +724,10 @@ func (l *List) warningsView() string {
 // renders every cell through Lip Gloss, whose width measuring (x/ansi
 // v0.11.9 splits every character into grapheme clusters) made a
 // 1,000-peer frame 2.5 times slower than under v1 (docs/perf.md).
-func (l *List) drawTable(win []table.Row, cursor int) string {
+func (l *List) drawTable(win []table.Row, cursor int, pending []bool) string {
 	var b strings.Builder
-	cells := func(texts []string) string {
+	// dim: the reason cell in the muted style (a reason still coming).
+	cells := func(texts []string, dim bool) string {
 		var line strings.Builder
 		for i, c := range texts {
 			w := l.cols[i].Width
@@ -725,8 +735,12 @@ func (l *List) drawTable(win []table.Row, cursor int) string {
 				continue
 			}
 			c = common.Truncate(c, w, "…")
+			pad := strings.Repeat(" ", max(w-common.Width(c), 0))
+			if dim && i == colReason {
+				c = l.st.Muted.Render(c)
+			}
 			line.WriteString(c)
-			line.WriteString(strings.Repeat(" ", max(w-common.Width(c), 0)))
+			line.WriteString(pad)
 		}
 		return line.String()
 	}
@@ -734,13 +748,15 @@ func (l *List) drawTable(win []table.Row, cursor int) string {
 	for i, c := range l.cols {
 		titles[i] = c.Title
 	}
-	b.WriteString(l.st.Title.Render(cells(titles)))
+	b.WriteString(l.st.Title.Render(cells(titles, false)))
 	rows := max(l.tableRows(), 0)
 	for i := 0; i < rows; i++ {
 		b.WriteByte('\n')
 		line, w := "", 0
 		if i < len(win) {
-			line = cells(win[i])
+			// The selected row is drawn whole in its style: a reason
+			// inside it keeps that style, dim or not.
+			line = cells(win[i], i != cursor && i < len(pending) && pending[i])
 			w = common.Width(line)
 			if i == cursor {
 				line = l.st.Selected.Render(line)

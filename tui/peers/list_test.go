@@ -11,6 +11,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 	"github.com/tailpath/tailpath/tui/tuitest"
@@ -392,6 +393,35 @@ func TestListWarningsKey(t *testing.T) {
 		send(l, close)
 		if v = tuitest.Unstyled(l.View()); strings.Contains(v, "Warnings (2)") {
 			t.Errorf("%s did not go back to the table:\n%s", close, v)
+		}
+	}
+}
+
+// TestReasonComing: before the facts of the verdicts arrive (a pending
+// snapshot, judged as such by the joiner), every row shows its peer and
+// path with "reason coming…", dim in every row but the selected one
+// (drawn whole in its own style), and no reason id.
+func TestReasonComing(t *testing.T) {
+	s := peerstest.Snapshot()
+	s.Pending = true
+	ls := join.Of(&s)
+	st := common.DefaultStyles()
+	l := NewList(st)
+	l.SetSize(140, 20)
+	l.Update(ls)
+	v := l.View()
+	plain := tuitest.Unstyled(v)
+	if got := strings.Count(plain, ReasonComing); got != len(s.Peers) {
+		t.Errorf("%d rows say %q, want %d:\n%s", got, ReasonComing, len(s.Peers), plain)
+	}
+	if got := strings.Count(v, st.Muted.Render(ReasonComing)); got != len(s.Peers)-1 {
+		t.Errorf("%d rows dim %q, want every row but the selected one (%d):\n%q", got, ReasonComing, len(s.Peers)-1, v)
+	}
+	for _, p := range s.Peers {
+		path := string(join.PathText(&p.Path))
+		path = path[:min(len(path), 20)] // a long path is cut to its column
+		if !strings.Contains(plain, string(p.Name)) || !strings.Contains(plain, path) {
+			t.Errorf("row of %s lacks its name or path %q:\n%s", p.Name, path, plain)
 		}
 	}
 }
