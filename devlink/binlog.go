@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tailpath/tailpath/devlink/crash"
 )
 
 // BinLog decodes ESP-IDF Log V2 binary frames (CONFIG_LOG_MODE_BINARY):
@@ -57,14 +59,14 @@ func LoadBinLog(paths ...string) (*BinLog, error) {
 }
 
 func loadELFData(path string) (*elfData, error) {
-	file, err := openELF(path)
+	file, err := crash.OpenELFFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
 	f, err := elf.NewFile(file)
 	if err != nil {
-		return nil, notELF(path, err)
+		return nil, crash.NotELF(path, err)
 	}
 	d := &elfData{}
 	for _, s := range f.Sections {

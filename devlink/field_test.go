@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/firmware"
 	"github.com/tailpath/tailpath/internal/safetext"
 )
@@ -30,7 +31,7 @@ func fieldFile(t *testing.T, name string) []byte {
 
 // replay feeds b through a Splitter into a fresh State and returns the
 // state and the parsed lines (cloned).
-func replay(b []byte, sym *Symbolizer) (*State, []Line) {
+func replay(b []byte, sym *crash.Symbolizer) (*State, []Line) {
 	st := NewState()
 	var lines []Line
 	var sp Splitter
@@ -61,12 +62,12 @@ func viewCrash(s *State) crashView {
 		return crashView{}
 	}
 	v := crashView{Reason: c.Reason, Core: c.Core, Arch: c.Arch, PC: c.PC, Ended: c.Ended, Stack: len(c.Stack), Lines: len(c.Lines)}
-	v.RA, _ = RegisterValue(c.Registers, "RA")
-	v.SP, _ = RegisterValue(c.Registers, "SP")
+	v.RA, _ = crash.RegisterValue(c.Registers, "RA")
+	v.SP, _ = crash.RegisterValue(c.Registers, "SP")
 	if v.SP == 0 {
-		v.SP, _ = RegisterValue(c.Registers, "A1") // Xtensa's stack pointer
+		v.SP, _ = crash.RegisterValue(c.Registers, "A1") // Xtensa's stack pointer
 	}
-	v.PCInROM = InROM(s.Chip, c.PC)
+	v.PCInROM = crash.InROM(s.Chip, c.PC)
 	return v
 }
 
@@ -112,7 +113,7 @@ func TestFieldESPHomeC3PanicGlued(t *testing.T) {
 			if len(st.LastCrash.Registers) != 32 {
 				t.Errorf("%d registers, want the 32 of the eight rows that arrived", len(st.LastCrash.Registers))
 			}
-			if InROM("", tc.crash.RA) {
+			if crash.InROM("", tc.crash.RA) {
 				t.Errorf("RA 0x%x is flash, not ROM", tc.crash.RA)
 			}
 			// The inner ESP-IDF lines are level I; the bare time-only
@@ -192,11 +193,11 @@ func TestFieldWrappedRegisters(t *testing.T) {
 				t.Errorf("registers (-want +got):\n%s", diff)
 			}
 			for name, want := range tc.regs {
-				if v, ok := RegisterValue(c.Registers, name); !ok || v != want {
+				if v, ok := crash.RegisterValue(c.Registers, name); !ok || v != want {
 					t.Errorf("%s = 0x%08x (%v), want 0x%08x", name, v, ok, want)
 				}
 			}
-			if v, _ := RegisterValue(c.Registers, "EXCVADDR"); v != tc.excvaddr {
+			if v, _ := crash.RegisterValue(c.Registers, "EXCVADDR"); v != tc.excvaddr {
 				t.Errorf("EXCVADDR 0x%08x, want 0x%08x", v, tc.excvaddr)
 			}
 			if len(c.Backtrace.Frames) != tc.frames {
@@ -210,20 +211,20 @@ func TestFieldWrappedRegisters(t *testing.T) {
 func TestRegisterWrapEdges(t *testing.T) {
 	for _, tc := range []struct {
 		rows []string
-		want []Register
+		want []crash.Register
 	}{
 		// The value on the next line, and more pairs after it.
 		{[]string{"PC      : 0x400d8a31  A0      ", "   : 0x800d8c6e  A1      : 0x3ffb2f40"},
-			[]Register{{"PC", 0x400d8a31}, {"A0", 0x800d8c6e}, {"A1", 0x3ffb2f40}}},
+			[]crash.Register{{Name: "PC", Value: 0x400d8a31}, {Name: "A0", Value: 0x800d8c6e}, {Name: "A1", Value: 0x3ffb2f40}}},
 		// A line between the row and the value: no continuation.
 		{[]string{"PC      : 0x400d8a31  A0      ", "I (1) app: hello", "   : 0x800d8c6e"},
-			[]Register{{"PC", 0x400d8a31}}},
+			[]crash.Register{{Name: "PC", Value: 0x400d8a31}}},
 		// A row that ends in a value: a stray value line adds nothing.
 		{[]string{"PC      : 0x400d8a31  A0      : 0x800d8c6e  ", "   : 0x3ffb2f40"},
-			[]Register{{"PC", 0x400d8a31}, {"A0", 0x800d8c6e}}},
+			[]crash.Register{{Name: "PC", Value: 0x400d8a31}, {Name: "A0", Value: 0x800d8c6e}}},
 		// A trailing word that is no register name is not one.
 		{[]string{"PC      : 0x400d8a31  hello   ", "   : 0x3ffb2f40"},
-			[]Register{{"PC", 0x400d8a31}}},
+			[]crash.Register{{Name: "PC", Value: 0x400d8a31}}},
 	} {
 		in := "Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled.\r\nCore  0 register dump:\r\n" +
 			strings.Join(tc.rows, "\r\n") + "\r\n"
@@ -321,7 +322,7 @@ func TestCrashMarkerDamage(t *testing.T) {
 			continue
 		}
 		if tc.kind == KindPanic {
-			p, err := ParsePanic(l.Body())
+			p, err := crash.ParsePanic(l.Body())
 			if err != nil || p.Reason != tc.reason || p.Core != tc.core {
 				t.Errorf("%q: panic %+v, %v; want reason %q core %d", tc.in, p, err, tc.reason, tc.core)
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tailpath/tailpath/devlink/crash"
 )
 
 // FuzzParseLine checks the line parser never panics, keeps Raw intact, and
@@ -63,14 +65,14 @@ func FuzzParseBacktrace(f *testing.F) {
 	f.Add([]byte("rst:0x15 (USB_UART_CHIP_RESET),boot:0x28 (SPI_FAST_FLASH_BOOT)"))
 	f.Add([]byte("Guru Meditation Error: Core  0 panic'ed (LoadProhibited). Exception was unhandled."))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		bt, err := ParseBacktrace(in)
+		bt, err := crash.ParseBacktrace(in)
 		if err == nil {
 			var b bytes.Buffer
 			b.WriteString("Backtrace:")
 			for _, fr := range bt.Frames {
 				b.WriteString(" 0x" + hex32(fr.PC) + ":0x" + hex32(fr.SP))
 			}
-			bt2, err := ParseBacktrace(b.Bytes())
+			bt2, err := crash.ParseBacktrace(b.Bytes())
 			if err != nil || len(bt2.Frames) != len(bt.Frames) {
 				t.Fatalf("round trip of %q failed: %v", b.Bytes(), err)
 			}
@@ -80,11 +82,11 @@ func FuzzParseBacktrace(f *testing.F) {
 				}
 			}
 		}
-		ParseAbortPC(in)
-		ParseReset(in)
-		ParsePanic(in)
-		ParseRegisterPC(in)
-		ParseELFSHA(in)
+		crash.ParseAbortPC(in)
+		crash.ParseReset(in)
+		crash.ParsePanic(in)
+		crash.ParseRegisterPC(in)
+		crash.ParseELFSHA(in)
 		ParseReversedEndpoint(in)
 	})
 }
@@ -251,22 +253,22 @@ func FuzzRISCVDump(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		b := []byte(in)
-		for _, r := range ParseRegisters(b, nil) {
+		for _, r := range crash.ParseRegisters(b, nil) {
 			if r.Name == "" || len(r.Name) > 10 || strings.ContainsAny(r.Name, " :") {
 				t.Fatalf("%q: register name %q", in, r.Name)
 			}
 		}
-		ParseRegisterPC(b)
-		ParseRegisterRA(b)
-		ParsePanic(b)
+		crash.ParseRegisterPC(b)
+		crash.ParseRegisterRA(b)
+		crash.ParsePanic(b)
 		findCrash(b)
-		if addr, words, ok := ParseStackRow(b, nil); ok {
+		if addr, words, ok := crash.ParseStackRow(b, nil); ok {
 			var sb strings.Builder
 			fmt.Fprintf(&sb, "%08x:", addr)
 			for _, w := range words {
 				fmt.Fprintf(&sb, " 0x%08x", w)
 			}
-			a2, w2, ok2 := ParseStackRow([]byte(sb.String()), nil)
+			a2, w2, ok2 := crash.ParseStackRow([]byte(sb.String()), nil)
 			if !ok2 || a2 != addr || !slices.Equal(w2, words) {
 				t.Fatalf("stack row %q did not round-trip via %q", in, sb.String())
 			}

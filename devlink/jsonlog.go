@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/internal/safetext"
 )
@@ -23,7 +24,7 @@ import (
 type JSONLog struct {
 	W io.Writer
 	// Sym decodes PCs (with --elf); nil to skip.
-	Sym *Symbolizer
+	Sym *crash.Symbolizer
 	// Raw adds each line's received bytes (sanitised) as "raw".
 	Raw bool
 
@@ -215,7 +216,7 @@ func (j *JSONLog) Line(l *Line, now time.Time) {
 		jl.DeviceTime = cleanText(l.TimeText)
 	}
 	if j.Sym != nil {
-		jl.Decoded = safetext.All(j.Sym.DecodeLine(l))
+		jl.Decoded = safetext.All(DecodeLine(j.Sym, l))
 	}
 	if j.Raw {
 		jl.Raw = safetext.New(string(l.Raw))
@@ -264,7 +265,7 @@ func (j *JSONLog) crash(c *Crash) {
 		o.Lines = []safetext.Text{}
 	}
 	if c.PC != 0 {
-		o.PC, o.PCInROM = fmt.Sprintf("0x%08x", c.PC), InROM(j.st.Chip, c.PC)
+		o.PC, o.PCInROM = fmt.Sprintf("0x%08x", c.PC), crash.InROM(j.st.Chip, c.PC)
 	}
 	if len(c.Registers) > 0 {
 		o.Registers = make(map[string]string, len(c.Registers))

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailpath/tailpath/devlink/crash"
 )
 
 // jsonObjects runs text through a JSONLog and returns the objects written.
-func jsonObjects(t *testing.T, text string, sym *Symbolizer) []map[string]any {
+func jsonObjects(t *testing.T, text string, sym *crash.Symbolizer) []map[string]any {
 	t.Helper()
 	var buf bytes.Buffer
 	j := &JSONLog{W: &buf, Sym: sym}

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"time"
 
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/internal/safetext"
 )
 
@@ -185,7 +186,7 @@ type Line struct {
 	// "10:12:51.035", "2024-06-19 10:12:51"); nil without one.
 	HostTime []byte
 	// Decoded is the addr2line-style decoding of the PCs this line carries
-	// (Symbolizer.DecodeLine). ParseLine never sets it; Source does, on the
+	// (DecodeLine). ParseLine never sets it; Source does, on the
 	// copies it sends, when it has an ELF (cleaned, like Display: the names
 	// come from the ELF's DWARF).
 	Decoded []safetext.Text
@@ -561,7 +562,7 @@ func classify(t []byte) Kind {
 	if isRegisterLine(t) {
 		return KindRegisters
 	}
-	if _, _, ok := RegisterContinuation(t); ok {
+	if _, _, ok := crash.RegisterContinuation(t); ok {
 		return KindRegisters // the rest of a row a serial monitor wrapped
 	}
 	if isStackRow(t) {
@@ -572,17 +573,7 @@ func classify(t []byte) Kind {
 
 // isStackRow matches a RISC-V panic's `Stack memory:` row:
 // `3fc8cdec: 0xa5a5a5a5 0x42012ea6 …` (an address, then 32-bit words).
-func isStackRow(t []byte) bool {
-	if len(t) < 20 || t[8] != ':' || t[9] != ' ' || t[10] != '0' || t[11] != 'x' {
-		return false
-	}
-	for _, c := range t[:8] {
-		if !isHex(c) {
-			return false
-		}
-	}
-	return true
-}
+func isStackRow(t []byte) bool { return crash.IsStackRow(t) }
 
 // isETSBanner matches the older ROM banner `ets Jun  8 2016 00:22:57`.
 func isETSBanner(t []byte) bool {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/internal/safetext"
 )
 
@@ -40,7 +41,7 @@ type Printer struct {
 	Save *os.File
 	// Sym decodes backtraces (its ELF named ELFName); BinLog decodes
 	// binary log frames. Either may be nil.
-	Sym     *Symbolizer
+	Sym     *crash.Symbolizer
 	ELFName string
 	BinLog  *BinLog
 	// Now is the clock for timestamps and JSON lines.
@@ -94,7 +95,7 @@ func (o *Printer) Line(l *Line) {
 // show filters and prints one text line (received, or decoded from a binary frame).
 func (o *Printer) show(l *Line) {
 	if l.Kind == KindELFSHA && o.Sym != nil {
-		if sha, ok := ParseELFSHA(l.Body()); ok && !o.Sym.MatchesBoard(sha) && !o.shaWarned[sha] {
+		if sha, ok := crash.ParseELFSHA(l.Body()); ok && !o.Sym.MatchesBoard(sha) && !o.shaWarned[sha] {
 			o.shaWarned[sha] = true
 			fmt.Fprintf(o.Stderr, "tailpath: warning: the board runs an ELF with SHA256 %s…, but %s is %s…: decoded backtraces may be wrong\n",
 				sha, o.ELFName, o.Sym.SHA256()[:16])
@@ -119,7 +120,7 @@ func (o *Printer) show(l *Line) {
 		o.atStart = len(l.Raw) > 0 && l.Raw[len(l.Raw)-1] == '\n'
 	}
 	if o.Sym != nil {
-		if dec := o.Sym.DecodeLine(l); len(dec) > 0 {
+		if dec := DecodeLine(o.Sym, l); len(dec) > 0 {
 			if !o.atStart {
 				io.WriteString(o.W, "\n")
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/devlink/devlinktest"
 )
 
@@ -62,7 +63,7 @@ func addr2line(t *testing.T, elfPath string, pc uint32) string {
 // after a call instruction), checked against binutils' addr2line.
 func TestRISCVPanicDecodes(t *testing.T) {
 	elfPath, disasm := buildRISCV(t)
-	sym, err := OpenELF(elfPath)
+	sym, err := crash.OpenELF(elfPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ Rebooting...
 	// RA, the first stack row the two return addresses.
 	var perLine []string
 	for i := range lines {
-		perLine = append(perLine, sym.DecodeLine(&lines[i])...)
+		perLine = append(perLine, DecodeLine(sym, &lines[i])...)
 	}
 	if diff := cmp.Diff(want, perLine); diff != "" {
 		t.Errorf("DecodeLine (-want +got):\n%s", diff)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/internal/safetext"
 )
 
@@ -44,7 +45,7 @@ type Source struct {
 	// recorded firmware output). Its end is not an error.
 	Replay io.Reader
 	// Symbols decodes crash PCs; nil to skip decoding.
-	Symbols *Symbolizer
+	Symbols *crash.Symbolizer
 	// BinLog decodes Log V2 binary frames into text lines; nil leaves them
 	// as KindBinary lines (counted in State.BinaryLogFrames).
 	BinLog *BinLog
@@ -96,7 +97,7 @@ func (src *Source) Run(ctx context.Context) <-chan Event {
 			c := l.Clone()
 			c.Display = l.DisplayText()
 			if src.Symbols != nil {
-				c.Decoded = safetext.All(src.Symbols.DecodeLine(l)) // names from the ELF's DWARF
+				c.Decoded = safetext.All(DecodeLine(src.Symbols, l)) // names from the ELF's DWARF
 			}
 			batch = append(batch, c)
 		} else {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/internal/safetext"
 )
@@ -105,7 +106,7 @@ type Crash struct {
 	Lines []safetext.Text
 	// PC is the faulting PC from the register dump or abort line; 0 if unknown.
 	PC        uint32
-	Backtrace Backtrace
+	Backtrace crash.Backtrace
 	// Decoded is the addr2line-style decoding of PC and the backtrace, when
 	// an ELF was given (names from the ELF's DWARF).
 	Decoded []safetext.Text
@@ -119,7 +120,7 @@ type Crash struct {
 	// Registers is the register dump in the order printed (RISC-V: MEPC,
 	// RA, SP, GP, …, MCAUSE, MTVAL; Xtensa: PC, PS, A0, …, EXCVADDR).
 	// A dump cut short keeps the rows that arrived.
-	Registers []Register
+	Registers []crash.Register
 	// StackAddr and Stack are a RISC-V panic's `Stack memory:` dump: the
 	// address of its first row and its words (at most MaxStackWords).
 	StackAddr uint32
@@ -182,7 +183,7 @@ type State struct {
 	// without one (a banner lost to a cut line). LastReset is the latest
 	// `rst:` line.
 	Boots     int
-	LastReset Reset
+	LastReset crash.Reset
 	// ResetWord is the firmware's esp_reset_reason() word ("poweron",
 	// "panic") for the current boot; "" until its S frame.
 	ResetWord safetext.Text
@@ -386,8 +387,8 @@ func (s *State) Clone() State {
 		cr := *s.LastCrash
 		cr.Lines = append([]safetext.Text(nil), cr.Lines...)
 		cr.Decoded = append([]safetext.Text(nil), cr.Decoded...)
-		cr.Backtrace.Frames = append([]Frame(nil), cr.Backtrace.Frames...)
-		cr.Registers = append([]Register(nil), cr.Registers...)
+		cr.Backtrace.Frames = append([]crash.Frame(nil), cr.Backtrace.Frames...)
+		cr.Registers = append([]crash.Register(nil), cr.Registers...)
 		cr.Stack = append([]uint32(nil), cr.Stack...)
 		cr.StackFrames = append([]uint32(nil), cr.StackFrames...)
 		c.LastCrash = &cr
@@ -437,7 +438,9 @@ func (s *State) peer(id int) *PeerState {
 
 // ApplyLine folds one console line into the model. sym may be nil; with it,
 // crash PCs are decoded. now is the host time the line arrived.
-func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
+//
+// Long on purpose: a switch with one short case per kind of console line.
+func (s *State) ApplyLine(l *Line, now time.Time, sym *crash.Symbolizer) {
 	s.Lines++
 	s.LastLineAt = now
 	body := l.Body()
@@ -456,7 +459,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		s.newBoot()
 		s.BootAt = now
 		s.romOpen = true
-		if chip := ParseChip(body); chip != "" {
+		if chip := crash.ParseChip(body); chip != "" {
 			s.Chip = chip
 		}
 	case KindReset:
@@ -465,11 +468,11 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 			s.BootAt = now
 		}
 		s.romOpen = false
-		if r, err := ParseReset(body); err == nil {
+		if r, err := crash.ParseReset(body); err == nil {
 			s.LastReset = r
 		}
 	case KindPanic:
-		p, _ := ParsePanic(body)
+		p, _ := crash.ParsePanic(body)
 		reason := p.Reason
 		if p.Core >= 0 {
 			reason += " on core " + strconv.Itoa(p.Core)
@@ -477,14 +480,14 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		s.startCrash(l, now, reason)
 		s.LastCrash.Core = p.Core
 	case KindAbort:
-		pc, _, _ := ParseAbortPC(body)
+		pc, _, _ := crash.ParseAbortPC(body)
 		s.startCrash(l, now, "abort() at 0x"+hex32(pc))
 		s.LastCrash.PC = pc
 		s.decode(sym, uint64(pc))
 	case KindAssert:
 		s.startCrash(l, now, clip(string(body), 120))
 	case KindStackOverflow:
-		task, _ := ParseStackOverflow(body)
+		task, _ := crash.ParseStackOverflow(body)
 		s.startCrash(l, now, "stack overflow in task "+task)
 	case KindCorruptHeap:
 		s.startCrash(l, now, "heap corruption")
@@ -497,13 +500,13 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 			c := s.LastCrash
 			n := len(c.Registers)
 			rest := body
-			if v, k, ok := RegisterContinuation(body); ok && pending != "" && len(c.Registers) < 64 {
-				c.Registers = append(c.Registers, Register{Name: pending, Value: v})
+			if v, k, ok := crash.RegisterContinuation(body); ok && pending != "" && len(c.Registers) < 64 {
+				c.Registers = append(c.Registers, crash.Register{Name: pending, Value: v})
 				rest = body[k:]
 			}
 			if len(c.Registers) < 64 {
-				c.Registers = ParseRegisters(rest, c.Registers)
-				s.regPending = DanglingRegister(rest)
+				c.Registers = crash.ParseRegisters(rest, c.Registers)
+				s.regPending = crash.DanglingRegister(rest)
 			}
 			for _, r := range c.Registers[n:] {
 				switch r.Name {
@@ -515,11 +518,11 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 					}
 				}
 			}
-			if pc, ok := ParseRegisterPC(body); ok && c.PC == 0 {
+			if pc, ok := crash.ParseRegisterPC(body); ok && c.PC == 0 {
 				c.PC = pc
 				s.decode(sym, uint64(pc))
 			}
-			if ra, ok := ParseRegisterRA(body); ok {
+			if ra, ok := crash.ParseRegisterRA(body); ok {
 				s.decode(sym, uint64(ra))
 			}
 		}
@@ -529,7 +532,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 			s.addCrashLine(l)
 			c := s.LastCrash
 			n := len(c.Stack)
-			addr, words, ok := ParseStackRow(body, c.Stack)
+			addr, words, ok := crash.ParseStackRow(body, c.Stack)
 			if !ok {
 				return
 			}
@@ -553,7 +556,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		} else {
 			s.addCrashLine(l)
 		}
-		if bt, err := ParseBacktrace(body); err == nil {
+		if bt, err := crash.ParseBacktrace(body); err == nil {
 			s.LastCrash.Backtrace = bt
 			for _, f := range bt.Frames {
 				s.decode(sym, uint64(f.PC))
@@ -561,7 +564,7 @@ func (s *State) ApplyLine(l *Line, now time.Time, sym *Symbolizer) {
 		}
 		return
 	case KindELFSHA:
-		sha, ok := ParseELFSHA(body)
+		sha, ok := crash.ParseELFSHA(body)
 		if !ok {
 			return
 		}
@@ -650,11 +653,11 @@ func (s *State) addCrashLine(l *Line) {
 	}
 }
 
-func (s *State) decode(sym *Symbolizer, pc uint64) {
+func (s *State) decode(sym *crash.Symbolizer, pc uint64) {
 	if sym == nil || s.LastCrash == nil || pc == 0 {
 		return
 	}
-	for _, d := range sym.appendDecoded(nil, pc) {
+	for _, d := range sym.AppendDecoded(nil, pc) {
 		s.LastCrash.Decoded = append(s.LastCrash.Decoded, safetext.New(d)) // names from the ELF's DWARF
 	}
 }
@@ -794,6 +797,8 @@ func extraOf(f *telemetry.Frame, keys []string) []telemetry.Field {
 
 // ApplyFrame folds one telemetry frame in (fields the frame lacks are left
 // as they were).
+//
+// Long on purpose: a switch with one short case per telemetry frame kind.
 func (s *State) ApplyFrame(f *telemetry.Frame, now time.Time) {
 	s.Frames++
 	s.LastFrameAt = now

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/devlink/devlinktest"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/firmware"
@@ -86,7 +87,7 @@ func TestSourceBuildsDeviceState(t *testing.T) {
 // sourceBuildsDeviceState replays capture (with its PC register at pc)
 // decoding with elfPath, and wants the crash's decoded lines wantDecoded.
 func sourceBuildsDeviceState(t *testing.T, elfPath, capture string, pc uint32, wantDecoded []string) {
-	sym, err := OpenELF(elfPath)
+	sym, err := crash.OpenELF(elfPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,13 +477,13 @@ func TestHandshakeAgeFromFrame(t *testing.T) {
 // TestELFMismatch: the board's `ELF file SHA256:` (app banner or crash
 // trailer) is compared with the --elf file, as tail does.
 func TestELFMismatch(t *testing.T) {
-	sym, err := OpenELF(filepath.Join(binlogDir, "app.elf")) // any ELF: the SHA is of the file
+	sym, err := crash.OpenELF(filepath.Join(binlogDir, "app.elf")) // any ELF: the SHA is of the file
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name     string
-		sym      *Symbolizer
+		sym      *crash.Symbolizer
 		line     string
 		mismatch bool
 	}{

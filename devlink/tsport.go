@@ -305,3 +305,38 @@ func addrAfter(m []byte, key string) netip.AddrPort {
 func containsFold(m []byte, s string) bool {
 	return bytes.Contains(bytes.ToLower(m), []byte(s))
 }
+
+// hexPrefix parses leading hex digits (at most 16).
+func hexPrefix(b []byte) (uint64, int) {
+	var v uint64
+	n := 0
+	for n < len(b) && n < 16 && isHex(b[n]) {
+		c := b[n]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		v = v<<4 | uint64(c)
+		n++
+	}
+	return v, n
+}
+
+func decPrefix(b []byte) int {
+	n := 0
+	for n < len(b) && n < 9 && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+func safeQuote(b []byte) string {
+	if len(b) > 40 {
+		b = b[:40]
+	}
+	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+}

@@ -2,5 +2,6 @@
 // ESP-IDF 6.0 project in C (see docs/firmware.md). The Go package exists so
 // that `go test ./...` also runs the firmware's host checks: the cmocka unit
 // tests under AddressSanitizer and UBSan, the Xtensa cross-compile with its
-// size budget, and the scenario capture in testdata/scenario.log.
+// size budget, the scenario capture in testdata/scenario.log, and the ESP-IDF
+// glue compiled against our stand-in SDK headers (host/idfstub).
 package firmware

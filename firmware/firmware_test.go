@@ -65,3 +65,27 @@ func haveCmocka() bool {
 	}
 	return false
 }
+
+// TestESPIDFGlueCompiles runs `make -C host idf-check`: the ESP-IDF glue
+// (port/esp_idf/tp_port_esp.c, main/app_main.c), which no host build links,
+// compiled to objects with -std=c11 -Wall -Wextra -Werror against our
+// stand-in SDK headers (host/idfstub), in every configuration of its #ifs.
+// It proves the glue type-checks against those declarations, not that it
+// builds against the real SDK (host/idfstub/README.md).
+func TestESPIDFGlueCompiles(t *testing.T) {
+	for _, tool := range []string{"make", "cc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found: install build-essential to compile the ESP-IDF glue", tool)
+		}
+	}
+	out, err := exec.Command("make", "-C", "host", "idf-check").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -C host idf-check: %v\n%s", err, out)
+	}
+	// Each file in each of the three passes.
+	for _, f := range []string{"tp_port_esp.c", "app_main.c"} {
+		if n := strings.Count(string(out), f); n != 3 {
+			t.Errorf("%s compiled %d times, want 3:\n%s", f, n, out)
+		}
+	}
+}

@@ -870,6 +870,9 @@ func (d *diag) checkPeerClient() result {
 // write through it) or our home (the peer answers through it) fails;
 // with other regions left it goes to Also, with one it is the verdict.
 // Nothing is recorded when no DERP trouble is in the evidence.
+//
+// Long on purpose: each kind of DERP trouble (health, dial errors, the proxy)
+// worded in turn into one result.
 func (d *diag) checkDERPReach() result {
 	probs := slices.DeleteFunc(DERPProblems(d.self.Health, d.regions), func(p DERPProblem) bool {
 		if p.Issue && !d.selfScope {

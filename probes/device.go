@@ -30,8 +30,8 @@ type DeviceEvidence struct {
 	// was full (D frame "pdrop"), since boot.
 	ProbesDropped int64 `json:"probes_dropped"`
 	// Endpoints is how many UDP endpoints the board has advertised to
-	// control (N frame "eps"); -1 means unknown. Use NewDeviceEvidence or
-	// set it explicitly: the zero value 0 means "none advertised".
+	// control (N frame "eps"); -1 means unknown. Set it explicitly: the
+	// zero value 0 means "none advertised".
 	Endpoints int64 `json:"endpoints"`
 	// HomeDERP is the board's home DERP region id and NearestDERP the region
 	// it measured as nearest; 0 means unknown. HomeLatency and
@@ -110,9 +110,6 @@ const h2NoCreditYet = 32768
 func (d DeviceEvidence) H2Stalled() bool {
 	return d.H2Known && d.H2Received > 0 && d.H2WindowReturned == 0 && d.H2WindowOpen == 0
 }
-
-// NewDeviceEvidence returns evidence that knows nothing yet (Endpoints -1).
-func NewDeviceEvidence() DeviceEvidence { return DeviceEvidence{Endpoints: -1} }
 
 // ProbeTableFull reports whether the board's DISCO probe table is full:
 // capacity known and every slot in use.

@@ -463,3 +463,6 @@ func TestDeviceH2NoCreditYet(t *testing.T) {
 		t.Errorf("little received yet: %+v, want ok", c)
 	}
 }
+
+// NewDeviceEvidence returns evidence that knows nothing yet (Endpoints -1).
+func NewDeviceEvidence() DeviceEvidence { return DeviceEvidence{Endpoints: -1} }

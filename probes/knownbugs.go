@@ -196,9 +196,6 @@ var knownBugs = []KnownBug{
 	},
 }
 
-// KnownBugs returns the table (a copy, for docs and tests).
-func KnownBugs() []KnownBug { return slices.Clone(knownBugs) }
-
 // affects reports whether version v ("1.77.165-t…", "v1.77.165") on os is
 // in b's range; ok false when v does not parse.
 func (b *KnownBug) affects(v, os string) (hit, ok bool) {

@@ -3,6 +3,7 @@ package probes
 import (
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,3 +141,6 @@ func TestDocsNameEveryBug(t *testing.T) {
 		}
 	}
 }
+
+// KnownBugs returns the table (a copy, for docs and tests).
+func KnownBugs() []KnownBug { return slices.Clone(knownBugs) }

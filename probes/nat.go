@@ -755,6 +755,9 @@ func (d *diag) firewallEvidence(peerOpen bool) (variant string, also bool) {
 // with v6Both the facts are shown but decide nothing; with one STUN
 // server a "false" cannot rule a hard NAT out; the CLI's own netcheck
 // measured another socket than tailscaled's.
+//
+// Long on purpose: a decision table: each NAT case and its wording, in the
+// order the cases are tried.
 func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 	const v6Note = "IPv4 only: both ends have global IPv6 endpoints, which no NAT maps"
 	const oneSTUN = "netcheck compares the mappings two STUN servers see (addNodeLatency sets false on a second reply, which may come from the same server), and the DERP map, or the report, has one: a hard NAT reads false too; the NAT type is not known"

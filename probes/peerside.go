@@ -6,10 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"tailscale.com/tailcfg"
-
 	"github.com/tailpath/tailpath/internal/safetext"
-	"github.com/tailpath/tailpath/internal/tscompat"
 )
 
 // Sources of peer-side facts (PeerSide.Source, Check.Source).
@@ -242,25 +239,12 @@ func disagree(a, b *PeerSide) bool {
 		(a.HomeDERP != 0 && b.HomeDERP != 0 && a.HomeDERP != b.HomeDERP)
 }
 
-// PeerSideFromNode builds the localapi record of a peer's facts from its
-// netmap node and the Peer built from it. Its At stays zero: the node is
-// control's push of the record the control API serves, so an API read is
-// at least as new, and a dated source wins a disagreement.
-func PeerSideFromNode(p *Peer, node *tailcfg.Node, regions map[int]Region) *PeerSide {
-	var version string
-	var home int
-	if node.Hostinfo.Valid() {
-		version = node.Hostinfo.IPNVersion()
-		if ni := node.Hostinfo.NetInfo(); ni.Valid() {
-			home = tscompat.IntRegionID(ni.PreferredDERP())
-		}
-	}
-	return PeerSideLocal(p, int(node.Cap), node.Hostinfo.Valid(), version, home, regions)
-}
-
-// PeerSideLocal is PeerSideFromNode from the node's facts as a source
-// read them: its capability version (tailcfg.Node.Cap), whether it has a
-// Hostinfo, Hostinfo.IPNVersion and NetInfo.PreferredDERP (0 unknown).
+// PeerSideLocal builds the localapi record of a peer's facts from its
+// netmap node's facts as a source read them: its capability version
+// (tailcfg.Node.Cap), whether it has a Hostinfo, Hostinfo.IPNVersion and
+// NetInfo.PreferredDERP (0 unknown). Its At stays zero: the node is
+// control's push of the record the control API serves, so an API read is at
+// least as new, and a dated source wins a disagreement.
 func PeerSideLocal(p *Peer, capVersion int, hasHostinfo bool, ipnVersion string, preferredDERP int, regions map[int]Region) *PeerSide {
 	s := &PeerSide{Source: SourceLocalAPI, Endpoints: p.Endpoints, LastSeen: p.LastSeen, CapVersion: capVersion, HomeDERP: preferredDERP}
 	if hasHostinfo {

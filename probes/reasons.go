@@ -2,7 +2,6 @@ package probes
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tailpath/tailpath/internal/safetext"
@@ -291,10 +290,6 @@ func fill(s, peer string, vars []string) string {
 	}
 	return s
 }
-
-// Rules returns the reason table in its order (a copy: callers may read
-// it, for docs and tests).
-func Rules() []Rule { return slices.Clone(rules) }
 
 // RuleOf returns the row of reason id.
 func RuleOf(id ReasonID) (Rule, bool) {
@@ -994,40 +989,4 @@ var rules = []Rule{
 		Follows: "net/netmon/state.go LocalAddresses skips tsaddr.IsTailscaleIP addresses; util/linuxfw buildExternalCGNATRules (Linux): a DROP of 100.64.0.0/10 sources arriving on any interface but tailscale0 (ChromeOS's range excepted), which the node attribute disable-linux-cgnat-drop-rule (tailcfg.NodeAttrDisableLinuxCGNATDropRule, capability 136) turns into RETURN; ipn/ipnlocal/local.go shouldUseOneCGNATRoute: macOS and Android route the whole range into the tunnel unless netmon.HasCGNATInterface, then per-peer routes",
 		check:   (*diag).checkRangeCollision,
 	},
-}
-
-// RulesMarkdown is the reason table as a Markdown table for
-// docs/diagnosis.md: id, scope and role ("self cause" for this node's
-// own verdict, "cause, self cause" for both), the facts it needs (the
-// walk enforces them: unknown, the rule is not held) and those it reads
-// when present, and the Tailscale code.
-func RulesMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| # | id | role | needs (source) | reads if present | rests on the peer | follows (Tailscale v1.102.5) |\n|---|---|---|---|---|---|---|\n")
-	facts := func(fs []Fact) string {
-		var out []string
-		for _, f := range fs {
-			out = append(out, "`"+strings.ReplaceAll(f.Field, "|", "\\|")+"` ("+f.Source+")")
-		}
-		return strings.Join(out, ", ")
-	}
-	for i, r := range rules {
-		role := [...]string{"state", "cause", "also", "fallback"}[r.Role]
-		switch r.Scope {
-		case ScopeSelf:
-			role = "self " + role
-		case ScopeBoth:
-			role += ", self " + role
-		}
-		if r.check == nil && r.boardCheck != nil {
-			role += " (board)"
-		}
-		peer := ""
-		if r.PeerSide {
-			peer = "yes"
-		}
-		b.WriteString("| " + strconv.Itoa(i+1) + " | `" + string(r.ID) + "` | " + role + " | " + facts(r.Needs) + " | " + facts(r.Reads) +
-			" | " + peer + " | " + strings.ReplaceAll(r.Follows, "|", "\\|") + " |\n")
-	}
-	return b.String()
 }

@@ -471,3 +471,39 @@ func TestEveryRuleReached(t *testing.T) {
 		t.Errorf("no evidence of gateEvidence reaches %v: add a case to gateCases", missing)
 	}
 }
+
+// RulesMarkdown is the reason table as a Markdown table for
+// docs/diagnosis.md: id, scope and role ("self cause" for this node's
+// own verdict, "cause, self cause" for both), the facts it needs (the
+// walk enforces them: unknown, the rule is not held) and those it reads
+// when present, and the Tailscale code.
+func RulesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| # | id | role | needs (source) | reads if present | rests on the peer | follows (Tailscale v1.102.5) |\n|---|---|---|---|---|---|---|\n")
+	facts := func(fs []Fact) string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, "`"+strings.ReplaceAll(f.Field, "|", "\\|")+"` ("+f.Source+")")
+		}
+		return strings.Join(out, ", ")
+	}
+	for i, r := range rules {
+		role := [...]string{"state", "cause", "also", "fallback"}[r.Role]
+		switch r.Scope {
+		case ScopeSelf:
+			role = "self " + role
+		case ScopeBoth:
+			role += ", self " + role
+		}
+		if r.check == nil && r.boardCheck != nil {
+			role += " (board)"
+		}
+		peer := ""
+		if r.PeerSide {
+			peer = "yes"
+		}
+		b.WriteString("| " + strconv.Itoa(i+1) + " | `" + string(r.ID) + "` | " + role + " | " + facts(r.Needs) + " | " + facts(r.Reads) +
+			" | " + peer + " | " + strings.ReplaceAll(r.Follows, "|", "\\|") + " |\n")
+	}
+	return b.String()
+}

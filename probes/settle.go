@@ -780,17 +780,6 @@ func (d *diag) openDisco() factSet {
 	return fsDISCORun
 }
 
-// OpenRules are the cause rules with an opener (for tests and docs).
-func OpenRules() []ReasonID {
-	var out []ReasonID
-	for _, r := range rules {
-		if openers[r.ID] != nil {
-			out = append(out, r.ID)
-		}
-	}
-	return out
-}
-
 // Open reports whether v is open: something would settle it.
 func (v *Verdict) Open() bool { return v != nil && v.Settle != nil && len(v.Settle.Deciders) > 0 }
 

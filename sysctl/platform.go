@@ -111,6 +111,9 @@ func (h Host) exists(p string) bool {
 // PlatformUnknown. It never fails: unreadable files
 // count as absent. Text taken from the files is cleaned of control
 // characters and cut to 64 characters.
+//
+// Long on purpose: a table: one short check per platform's marker file, tried
+// in order.
 func (h Host) Platform() Platform {
 	if b, err := h.readIdentity("/etc.defaults/VERSION"); err == nil {
 		if p, ok := parseDSMVersion(b); ok {

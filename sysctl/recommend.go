@@ -174,6 +174,9 @@ type Recommendation struct {
 // t from the current settings. memTotal is MemTotal in bytes (0 = unknown)
 // and bbr the BBR evidence (nil = not gathered). It is pure: no I/O.
 // Errors wrap ErrInvalid for a non-positive bandwidth or RTT or a headroom < 1.
+//
+// Long on purpose: the recommendation's rules in the order tune prints them,
+// each reading the sizes the ones before it chose.
 func Recommend(cur Settings, t Target, memTotal int64, bbr *BBRStatus) (Recommendation, error) {
 	if !(t.Bandwidth > 0) || math.IsInf(t.Bandwidth, 0) {
 		return Recommendation{}, fmt.Errorf("%w: bandwidth must be positive, got %v bit/s", ErrInvalid, t.Bandwidth)

@@ -99,7 +99,7 @@ func tuningOptions(t testing.TB) tuning.Options {
 			BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case",
 			Crypto: tune.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9}),
 			Conns: func(context.Context) ([]sockdiag.Conn, error) {
-				return []sockdiag.Conn{{Remote: netip.MustParseAddrPort("100.64.0.2:445"), State: "ESTABLISHED", CC: "cubic", Info: info, Verdict: sockdiag.Judge(info, "cubic")}}, nil
+				return []sockdiag.Conn{{Remote: netip.MustParseAddrPort("100.64.0.2:445"), State: "ESTABLISHED", CC: "cubic", Info: info, Verdict: sockdiag.Classify(sockdiag.Conn{Info: info, CC: "cubic"}, sockdiag.Limits{})}}, nil
 			},
 			Link: func(string) (sockdiag.Link, error) {
 				return sockdiag.Link{Name: "tailscale0", MTU: 1280, Qdisc: "fq_codel", Up: true}, nil

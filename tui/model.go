@@ -269,6 +269,8 @@ func (m Model) Body() string {
 func (m Model) Focused() string { return m.panes[m.focus].Title() }
 
 // Update implements tea.Model.
+//
+// Long on purpose: a switch with one short case per message type.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:

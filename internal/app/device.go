@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/devlink/crash"
 )
 
 // ReadBoard returns the board's state as a headless command sees it once:
@@ -39,7 +40,7 @@ type Firmware struct {
 	// App is the application ELF's path (the first not named *bootloader*).
 	App string
 	// Symbols decodes crash PCs with the app ELF.
-	Symbols *devlink.Symbolizer
+	Symbols *crash.Symbolizer
 	// BinLog decodes Log V2 binary frames with the app and bootloader ELFs.
 	BinLog *devlink.BinLog
 }
@@ -74,7 +75,7 @@ func OpenFirmware(spec string) (Firmware, error) {
 		}
 	}
 	var err error
-	if fw.Symbols, err = devlink.OpenELF(fw.App); err != nil {
+	if fw.Symbols, err = crash.OpenELF(fw.App); err != nil {
 		return Firmware{}, InputError{fmt.Errorf("--elf: %w (pass the firmware's build/<project>.elf)", err)}
 	}
 	if fw.BinLog, err = devlink.LoadBinLog(paths...); err != nil {

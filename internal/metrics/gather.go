@@ -343,6 +343,9 @@ func pathWord(k probes.PathKind) string {
 }
 
 // tailnet adds the tailscaled-derived series. Caller holds both locks.
+//
+// Long on purpose: every tailnet family built in turn from the one ranked peer
+// order; split, each piece would take that order and the label caches.
 func (g *Gatherer) tailnet(s *scrape, snap *join.Snapshot) {
 	self := snap.Self
 	s.add(famTailscaledState, []*dto.LabelPair{pair("state", string(snap.BackendState))}, 1)

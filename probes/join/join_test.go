@@ -13,6 +13,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/boardtest"
 )
 
 // Telemetry frames copied from firmware/testdata/scenario.log (the bundled
@@ -25,44 +26,6 @@ const (
 )
 
 var t0 = time.Date(2026, 11, 30, 5, 21, 3, 0, time.UTC)
-
-// boardState is the devlink.State after the board printed frames, each
-// parsed as a console line and folded in as a Source does.
-func boardState(t testing.TB, frames ...string) *devlink.State {
-	t.Helper()
-	st := devlink.NewState()
-	for _, f := range frames {
-		var l devlink.Line
-		devlink.ParseLine([]byte(f+"\n"), &l)
-		if l.Kind != devlink.KindTelemetry {
-			t.Fatalf("%q parsed as %v, not telemetry", f, l.Kind)
-		}
-		st.ApplyLine(&l, t0, nil)
-	}
-	return st
-}
-
-// relayedSnapshot has one relayed peer at 100.64.0.9 with no endpoints,
-// diagnosed by the real probes.Diagnose, and one direct peer.
-func relayedSnapshot() *probes.Snapshot {
-	self := probes.Self{Name: "workstation", HomeDERP: 1, HomeDERPCode: "nyc",
-		NAT: &probes.NATInfo{WorkingUDP: new(true), MappingVariesByDestIP: new(false)}}
-	board := probes.Peer{ID: "nBOARD", Name: "esp32-s3", OS: "freertos",
-		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.9")}, Active: true,
-		Path:     probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`},
-		HomeDERP: 1, HomeDERPCode: "nyc", EndpointsKnown: true}
-	nas := probes.Peer{ID: "nNAS", Name: "nas", OS: "linux",
-		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")}, Active: true,
-		Path: probes.Path{Kind: probes.PathDirect, Addr: netip.MustParseAddrPort("203.0.113.10:41641"),
-			Text: "active; direct 203.0.113.10:41641"}}
-	s := &probes.Snapshot{Time: t0, BackendState: "Running", Self: self,
-		Regions: map[int]probes.Region{1: {ID: 1, Code: "nyc"}, 7: {ID: 7, Code: "fra"}},
-		Peers:   []probes.Peer{board, nas}}
-	for i := range s.Peers {
-		s.Peers[i].Verdict = probes.Diagnose(self, s.Peers[i], s.Regions, s.Time)
-	}
-	return s
-}
 
 func peer(s *Snapshot, id string) probes.Peer {
 	for _, p := range s.Peers {
@@ -373,6 +336,18 @@ func manyPeers(n int) *probes.Snapshot {
 		s.Peers[i] = p
 	}
 	return s
+}
+
+// boardState is boardtest.BoardState at t0.
+func boardState(t testing.TB, frames ...string) *devlink.State {
+	t.Helper()
+	return boardtest.BoardState(t, t0, frames...)
+}
+
+// relayedSnapshot is boardtest.RelayedSnapshot at t0 over nyc and fra.
+func relayedSnapshot() *probes.Snapshot {
+	s := boardtest.RelayedSnapshot(t0, map[int]probes.Region{1: {ID: 1, Code: "nyc"}, 7: {ID: 7, Code: "fra"}})
+	return &s
 }
 
 // TestPollSettlesOnePeer: a poll's Joiner writes no peer's Settle, and

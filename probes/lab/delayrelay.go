@@ -97,9 +97,6 @@ func StartDelayRelay(routes []RelayRoute, delay time.Duration, dial func(network
 // SetDelay sets the round trip the relay adds (half each way).
 func (r *DelayRelay) SetDelay(d time.Duration) { r.delay.Store(int64(max(d, 0))) }
 
-// Delay is the round trip the relay adds.
-func (r *DelayRelay) Delay() time.Duration { return time.Duration(r.delay.Load()) }
-
 // Close stops the relay and every flow. Safe to call more than once.
 func (r *DelayRelay) Close() {
 	r.once.Do(func() {

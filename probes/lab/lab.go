@@ -181,6 +181,9 @@ type Lab struct {
 // (TS_NO_LOGS_NO_SUPPORT, TS_DISABLE_PORTMAPPER, TS_DEBUG_OMIT_LOCAL_ADDRS,
 // TS_PANIC_IF_HIT_MAIN_CONTROL, TS_ASSUME_NETWORK_UP_FOR_TEST). Run it in a
 // process that is not also a real Tailscale client.
+//
+// Long on purpose: one start-up sequence, each step's failure tearing down what
+// the steps before it started through the one deferred Close above.
 func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	hermetic()
 	if opts.TrafficInterval <= 0 {

@@ -95,9 +95,3 @@ func (l *Lab) WaitRelay(ctx context.Context, name string) (string, error) {
 	}
 	return ps.Relay, nil
 }
-
-// WaitIdle waits until the observer lists peer name as not Active.
-func (l *Lab) WaitIdle(ctx context.Context, name string) error {
-	_, err := l.WaitFor(ctx, name, "idle", func(ps *ipnstate.PeerStatus) bool { return !ps.Active })
-	return err
-}

@@ -843,6 +843,9 @@ func (p *paste) region(id int, code, name string) int {
 const syntheticRegion = 10000
 
 // file assembles the File.
+//
+// Long on purpose: the pasted pieces merged into one file in their precedence
+// order, each step overriding what the ones before it filled.
 func (p *paste) file() (*snapshot.File, error) {
 	if len(p.inputs) == 0 {
 		if p.firstUnrec != "" {

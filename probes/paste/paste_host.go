@@ -240,6 +240,9 @@ func (p *paste) openHost(name string, no int, kind string, block **blockState) *
 }
 
 // hostLine reads a line inside a host block; false ends the block.
+//
+// Long on purpose: a switch with one case per host tool's output (ip, ifconfig,
+// ipconfig, Get-NetAdapter, ip rule).
 func (p *paste) hostLine(name string, no int, b *blockState, trim string) bool {
 	h := b.host
 	switch b.kind {

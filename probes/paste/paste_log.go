@@ -210,6 +210,9 @@ func (p *paste) logLine(name string, no int, trim string) bool {
 
 // logMessage reads one message and returns the kind it is counted as, ""
 // when none of the read messages.
+//
+// Long on purpose: a table: one case per tailscaled log message, matched in
+// order.
 func (p *paste) logMessage(at time.Time, msg string) string {
 	// find matches re once and keeps its submatches in m.
 	var m []string

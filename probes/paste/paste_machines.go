@@ -170,6 +170,10 @@ const maxMarks = 1000
 
 // splitMachines works out whose each line is; nil when the paste holds
 // one machine's output.
+//
+// Long on purpose: one pass in order (the names the paste knows, the signs
+// of each machine, the switches between them), each step reading the
+// tables the ones before it built.
 func (p *paste) splitMachines() *machineSplit {
 	if len(p.marks) == 0 && len(p.texts) < 2 {
 		return nil

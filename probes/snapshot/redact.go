@@ -260,6 +260,9 @@ type class6 struct {
 	start netip.Addr // first /64 tried
 }
 
+// newRedactor is long on purpose: every word of the file is collected before
+// any pseudonym is handed out, so that none equals an original; the order is
+// the point.
 func newRedactor(f *File, orig []byte) *redactor {
 	r := &redactor{
 		origIPs: map[netip.Addr]bool{}, origNets: map[netip.Prefix]bool{}, origKeys: map[string]bool{},

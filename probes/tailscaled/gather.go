@@ -279,6 +279,10 @@ func HiddenByCLI(ps *ipnstate.PeerStatus) bool {
 
 // gatherFrom builds the snapshot from st, the DERP map arriving on dmCh and,
 // when nodesCh is not nil, every node from the IPN bus (nil on failure).
+//
+// Long on purpose: one gather's state (the node memo, the WhoIs refusal,
+// warnOnce, the region codes) is shared by every step and its closures; split,
+// each step would take most of it as arguments.
 func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Snapshot, now time.Time, opts GatherOptions,
 	dmCh <-chan derpMapResult, nodesCh <-chan busFirst) (*probes.Snapshot, error) {
 	snap := &probes.Snapshot{

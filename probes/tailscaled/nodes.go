@@ -137,7 +137,7 @@ func onlineState(ps *ipnstate.PeerStatus, n *nodeLite) (*bool, string) {
 	return probes.OnlineState(ps, &tailcfg.Node{Online: n.Online})
 }
 
-// peerSideOf is probes.PeerSideFromNode of p with node n.
+// peerSideOf is probes.PeerSideLocal of p with node n's facts.
 func peerSideOf(p *probes.Peer, n *nodeLite, regions map[int]probes.Region) *probes.PeerSide {
 	var version string
 	var home int

@@ -132,15 +132,6 @@ func metricsErr(err error) string {
 	return errText(err)
 }
 
-// ParseTraffic reads tailscaled's traffic counters from metrics text (the
-// user metrics' or the clientmetrics' Prometheus exposition) into a
-// Traffic; ok is false when the text holds none. Lines it does not know
-// are skipped; a malformed line is skipped, never an error.
-func ParseTraffic(text []byte) (t probes.Traffic, ok bool) {
-	ok = parseTraffic(&t, text)
-	return t, ok
-}
-
 // parseTraffic adds text's counters to t.
 func parseTraffic(t *probes.Traffic, text []byte) bool {
 	if len(text) > maxMetrics {

@@ -187,3 +187,12 @@ func TestGatherTraffic(t *testing.T) {
 		t.Errorf("the reason changed on the next poll: %q, was %q", s.Self.Traffic.Err, tr.Err)
 	}
 }
+
+// ParseTraffic reads tailscaled's traffic counters from metrics text (the
+// user metrics' or the clientmetrics' Prometheus exposition) into a
+// Traffic; ok is false when the text holds none. Lines it does not know
+// are skipped; a malformed line is skipped, never an error.
+func ParseTraffic(text []byte) (t probes.Traffic, ok bool) {
+	ok = parseTraffic(&t, text)
+	return t, ok
+}

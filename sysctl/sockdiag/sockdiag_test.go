@@ -266,3 +266,6 @@ func BenchmarkParseMessage(b *testing.B) {
 		}
 	}
 }
+
+// Judge is Classify without the host's settings or socket memory.
+func Judge(t *TCPInfo, cc string) Verdict { return Classify(Conn{Info: t, CC: cc}, Limits{}) }

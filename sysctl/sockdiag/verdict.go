@@ -70,9 +70,6 @@ type Limits struct {
 	MTUProbing bool
 }
 
-// Judge is Classify without the host's settings or socket memory.
-func Judge(t *TCPInfo, cc string) Verdict { return Classify(Conn{Info: t, CC: cc}, Limits{}) }
-
 // Classify judges one connection, telling apart causes that buffer sysctls
 // fix from those they do not, in this order:
 //

@@ -297,12 +297,7 @@ func (r Report) writeConns(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  remote\trtt\tcwnd\tretrans\tdelivery\tsndbuf-lim\trwnd-lim\tcc\tverdict")
 	for _, c := range r.Conns {
-		cells := ConnCells(c)
-		parts := make([]string, len(cells))
-		for i, cell := range cells {
-			parts[i] = cell.String()
-		}
-		fmt.Fprintf(tw, "  %s\n", strings.Join(parts, "\t"))
+		fmt.Fprintf(tw, "  %s\n", strings.Join(safetext.Strings(ConnCells(c)), "\t"))
 	}
 	tw.Flush()
 	for _, a := range r.ConnAdvice() {

@@ -103,6 +103,9 @@ func confirm(act Action, stdin io.Reader, stdout io.Writer, question, verb strin
 // os.ErrPermission (with the sudo command) when not root,
 // ErrNotConfirmed (and ErrNeedsYes), sysctl.ErrCorruptState, PlanRevert's
 // and Apply's errors.
+//
+// Long on purpose: the command's steps in order (revert, show, confirm, apply,
+// persist), each deciding whether the next runs.
 func Run(ctx context.Context, in Inputs, act Action, stdin io.Reader, stdout io.Writer) error {
 	statePath := act.StatePath
 	if statePath == "" {

@@ -161,6 +161,9 @@ type KernelHit struct {
 // ErrNotLinux off Linux), PeerRTT's error for --peer, sysctl.ErrInvalid for
 // bad targets. Connection and link trouble is reported in the Report, not
 // as an error.
+//
+// Long on purpose: each input read in turn with its own fallback, the later
+// ones reading the earlier ones' results.
 func Gather(ctx context.Context, in Inputs) (Report, error) {
 	r := Report{Time: time.Now(), Sandbox: in.Sandbox, Root: in.Host.Proc}
 	if r.Root == "" {

@@ -36,7 +36,7 @@ func conn(remote string, rtt time.Duration, rate uint64) sockdiag.Conn {
 		Retrans: ptr(uint32(0)), TotalRetrans: ptr(uint32(3)), DeliveryRate: &rate,
 		BusyTime: ptr(time.Second), SndbufLimited: ptr(700 * time.Millisecond), RwndLimited: ptr(time.Duration(0))}
 	return sockdiag.Conn{Remote: netip.MustParseAddrPort(remote), State: "ESTABLISHED", CC: "cubic", Info: info,
-		Verdict: sockdiag.Judge(info, "cubic")}
+		Verdict: sockdiag.Classify(sockdiag.Conn{Info: info, CC: "cubic"}, sockdiag.Limits{})}
 }
 
 func TestGatherSources(t *testing.T) {

@@ -22,7 +22,8 @@ import (
 const ReadTimeout = 5 * time.Second
 
 // DemoSource labels the inputs Sandbox was given without a source: they are
-// the demo's own settings, not flags the person passed or measurements.
+// settings chosen for the sandbox, not flags the person passed or
+// measurements.
 const DemoSource = "demo setting"
 
 // Reading is one reading of the host's tuning: the report and the revert
@@ -109,7 +110,8 @@ func (c Control) MayChange() bool {
 
 // Sandbox copies the real host's tuning keys into dir (see
 // sysctl.NewSandbox) and returns a Control reading and writing only there,
-// labelled "sandbox", with the state file inside dir: for `tailpath demo`.
+// labelled "sandbox", with the state file inside dir: for tests (the
+// demo's Tuning tab is SeedNASControl's).
 // sample is true when the real /proc was unreadable and stock values were
 // used. A non-zero in.Bandwidth or in.RTT without a source is labelled
 // DemoSource.

@@ -21,6 +21,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tailpath/tailpath/devlink"
+	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/devlink/telemetry"
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/units"
@@ -218,6 +219,7 @@ func (p *Pane) View() string {
 	return common.ViewportView(&p.vp)
 }
 
+// render is the pane's text, section by section.
 func (p *Pane) render() []string {
 	var b []string
 	add := func(s string) { b = append(b, s) }
@@ -237,7 +239,22 @@ func (p *Pane) render() []string {
 		return b
 	}
 	now := p.now()
+	b = append(b, p.renderBoard(s)...)
+	b = append(b, p.renderCrash(s, now)...)
+	b = append(b, p.renderDERP(s, now)...)
+	b = append(b, p.renderHealth(s)...)
+	b = append(b, p.renderPeers(s, now)...)
+	b = append(b, p.renderFetches(s)...)
+	add("")
+	add(p.st.Muted.Render(fmt.Sprintf("%d lines, %d telemetry frames (%d corrupt)", s.Lines, s.Frames, s.CorruptFrames)))
+	return b
+}
 
+// renderBoard is the link and the board's identity: a live port, or the
+// demo's recorded capture; its resets and what the firmware says of itself.
+func (p *Pane) renderBoard(s *devlink.State) []string {
+	var b []string
+	add := func(s string) { b = append(b, s) }
 	// Link and identity: a live port, or the demo's recorded capture.
 	var linkText string
 	switch {
@@ -287,8 +304,13 @@ func (p *Pane) render() []string {
 	if s.BinaryLogFrames > 0 {
 		add("  " + p.st.Warn.Render(fmt.Sprintf("binary logging is on (%d frames): pass the ELF to decode it", s.BinaryLogFrames)))
 	}
+	return b
+}
 
-	// Crash.
+// renderCrash is the last crash: its registers and decoded backtrace.
+func (p *Pane) renderCrash(s *devlink.State, now time.Time) []string {
+	var b []string
+	add := func(s string) { b = append(b, s) }
 	if c := s.LastCrash; c != nil {
 		add("")
 		add(p.st.Title.Render("Last crash") + "  " + p.st.Bad.Render(c.Reason.String()) + p.st.Muted.Render(" · "+units.Ago(now, c.At)))
@@ -313,8 +335,14 @@ func (p *Pane) render() []string {
 			add("  " + p.st.Muted.Render(h))
 		}
 	}
+	return b
+}
 
-	// DERP.
+// renderDERP is the home DERP, the DERP relay, DISCO decryption and
+// WireGuard handshakes.
+func (p *Pane) renderDERP(s *devlink.State, now time.Time) []string {
+	var b []string
+	add := func(s string) { b = append(b, s) }
 	add("")
 	derp := "unknown"
 	if s.HomeDERP != 0 {
@@ -342,7 +370,14 @@ func (p *Pane) render() []string {
 	if s.WGInitiations > 0 || s.WGResponses > 0 {
 		add(p.st.Title.Render("WireGuard") + fmt.Sprintf("  handshakes: %d started, %d answered", s.WGInitiations, s.WGResponses))
 	}
+	return b
+}
 
+// renderHealth is the DISCO probe table, the control stream's HTTP/2
+// window, the heap, Wi-Fi and the telemetry the pane has no words for.
+func (p *Pane) renderHealth(s *devlink.State) []string {
+	var b []string
+	add := func(s string) { b = append(b, s) }
 	// DISCO probe table.
 	probeTable := "unknown"
 	if s.ProbesCap > 0 {
@@ -397,8 +432,13 @@ func (p *Pane) render() []string {
 	if len(more) > 0 {
 		add(p.st.Title.Render("More telemetry") + "  " + strings.Join(more, " · "))
 	}
+	return b
+}
 
-	// Peers.
+// renderPeers is the peers as the board sees them.
+func (p *Pane) renderPeers(s *devlink.State, now time.Time) []string {
+	var b []string
+	add := func(s string) { b = append(b, s) }
 	add("")
 	add(p.st.Title.Render("Peers (board's view)"))
 	ids := s.PeerIDs()
@@ -424,8 +464,13 @@ func (p *Pane) render() []string {
 		}
 		add(row)
 	}
+	return b
+}
 
-	// Fetches.
+// renderFetches is the board's last HTTP fetches.
+func (p *Pane) renderFetches(s *devlink.State) []string {
+	var b []string
+	add := func(s string) { b = append(b, s) }
 	if len(s.Fetches) > 0 {
 		add("")
 		add(p.st.Title.Render("HTTP fetches"))
@@ -447,8 +492,6 @@ func (p *Pane) render() []string {
 			add(row)
 		}
 	}
-	add("")
-	add(p.st.Muted.Render(fmt.Sprintf("%d lines, %d telemetry frames (%d corrupt)", s.Lines, s.Frames, s.CorruptFrames)))
 	return b
 }
 
@@ -467,15 +510,15 @@ func crashRegisters(c *devlink.Crash, chip string) string {
 	}
 	if c.PC != 0 {
 		w := fmt.Sprintf("%s 0x%08x", pcName, c.PC)
-		if devlink.InROM(chip, c.PC) {
+		if crash.InROM(chip, c.PC) {
 			w += " (in ROM)"
 		}
 		parts = append(parts, w)
 	}
-	if ra, ok := devlink.RegisterValue(c.Registers, "RA"); ok && c.Arch == "riscv" {
+	if ra, ok := crash.RegisterValue(c.Registers, "RA"); ok && c.Arch == "riscv" {
 		parts = append(parts, fmt.Sprintf("RA 0x%08x", ra))
 	}
-	if sp, ok := devlink.RegisterValue(c.Registers, spName); ok {
+	if sp, ok := crash.RegisterValue(c.Registers, spName); ok {
 		parts = append(parts, fmt.Sprintf("SP 0x%08x", sp))
 	}
 	if c.Arch != "" {

@@ -351,6 +351,9 @@ func (d *Detail) View() string {
 const labelWidth = 11
 
 // lines renders the content, every line at most d.width cells.
+//
+// Long on purpose: the detail's fields in display order, each a few lines
+// sharing the width and the field helper.
 func (d *Detail) lines() []string {
 	w := max(d.width, 1)
 	var out []string

@@ -1,7 +1,6 @@
 package peers
 
 import (
-	"net/netip"
 	"strings"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/boardtest"
 	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
@@ -24,23 +24,6 @@ const (
 	frameDiscoFree = "@TP1 D seq=6 up=5400 pu=0 pcap=64 pdrop=0 preap=0 ping=0 pong=0 cmmi=1 cmmo=1 h2rx=53248 h2wu=0 h2win=12287 *ADC31263"
 	frameDiscoFull = "@TP1 D seq=103 up=100400 pu=64 pcap=64 pdrop=10 preap=0 ping=84 pong=20 cmmi=1 cmmo=1 h2rx=65535 h2wu=0 h2win=0 *8B1F1998"
 )
-
-// boardState is the devlink.State a Source would hold after frames: each
-// parsed as a console line (devlink.ParseLine) and folded into the state
-// (State.ApplyLine).
-func boardState(t testing.TB, frames ...string) *devlink.State {
-	t.Helper()
-	st := devlink.NewState()
-	for _, f := range frames {
-		var l devlink.Line
-		devlink.ParseLine([]byte(f+"\n"), &l)
-		if l.Kind != devlink.KindTelemetry {
-			t.Fatalf("%q parsed as %v, not telemetry", f, l.Kind)
-		}
-		st.ApplyLine(&l, peerstest.Time, nil)
-	}
-	return st
-}
 
 // feed is the dashboard's wiring in small: tailscaled snapshots and board
 // states through one join.Joiner, each joined snapshot to every pane.
@@ -62,27 +45,6 @@ func (f *feed) board(st *devlink.State) {
 			p.Update(ls)
 		}
 	}
-}
-
-// relayedSnapshot has one relayed peer at 100.64.0.9 with no endpoints,
-// diagnosed by the real probes.Diagnose, and one direct peer.
-func relayedSnapshot() probes.Snapshot {
-	self := probes.Self{Name: "workstation", HomeDERP: 1, HomeDERPCode: "nyc",
-		NAT: &probes.NATInfo{WorkingUDP: new(true), MappingVariesByDestIP: new(false)}}
-	board := probes.Peer{ID: "nBOARD", Name: "esp32-s3", OS: "freertos",
-		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.9")}, Active: true,
-		Path:     probes.Path{Kind: probes.PathDERP, DERPCode: "nyc", Text: `active; relay "nyc"`},
-		HomeDERP: 1, HomeDERPCode: "nyc", EndpointsKnown: true}
-	nas := probes.Peer{ID: "nNAS", Name: "nas", OS: "linux",
-		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.2")}, Active: true,
-		Path: probes.Path{Kind: probes.PathDirect, Addr: netip.MustParseAddrPort("203.0.113.10:41641"),
-			Text: "active; direct 203.0.113.10:41641"}}
-	s := probes.Snapshot{Time: peerstest.Time, BackendState: "Running", Self: self,
-		Regions: peerstest.Regions(), Peers: []probes.Peer{board, nas}}
-	for i := range s.Peers {
-		s.Peers[i].Verdict = probes.Diagnose(self, s.Peers[i], s.Regions, s.Time)
-	}
-	return s
 }
 
 // rowOf returns the rendered table line of the peer named name (the
@@ -302,4 +264,15 @@ func (l *List) colStart(c int) int {
 		n += l.cols[i].Width
 	}
 	return n
+}
+
+// boardState is boardtest.BoardState at the fixtures' time.
+func boardState(t testing.TB, frames ...string) *devlink.State {
+	t.Helper()
+	return boardtest.BoardState(t, peerstest.Time, frames...)
+}
+
+// relayedSnapshot is boardtest.RelayedSnapshot over the fixtures' regions.
+func relayedSnapshot() probes.Snapshot {
+	return boardtest.RelayedSnapshot(peerstest.Time, peerstest.Regions())
 }

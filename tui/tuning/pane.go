@@ -268,18 +268,12 @@ func (p *Pane) View() string {
 // render lays the report out for the pane's width: tables and values are
 // fitted whole (columns shortened, dropped or moved to a line of their
 // own), prose is wrapped at words here, so no header or value is ever
-// broken across lines by the viewport's wrapping.
+// broken across lines by the viewport's wrapping. Its blocks come in
+// tune's order: the title, what limits here, the buffers, congestion
+// control, the path and the connections.
 func (p *Pane) render() []string {
-	w := max(p.width, 20)
-	var b []string
-	add := func(s string) { b = append(b, s) }
-	// prose adds s wrapped to the width in style st, continuation lines
-	// indented by more than the first.
-	prose := func(st lipgloss.Style, first, s string) {
-		for _, l := range wrapIndent(s, w, first, first+"    ") {
-			add(st.Render(l))
-		}
-	}
+	pg := &page{w: max(p.width, 20)}
+	w := pg.w
 	tags := []common.Part{{Text: p.st.Title.Render("TCP tuning")}}
 	if p.o.Sandbox {
 		tags = append(tags, common.Part{Text: p.st.Warn.Render("[sandbox: a copy, not this machine]"), Short: p.st.Warn.Render("[sandbox]")})
@@ -288,15 +282,15 @@ func (p *Pane) render() []string {
 		tags = append(tags, common.Part{Text: p.st.Warn.Render("[snapshot " + string(p.o.Snapshot) + ": not this machine]"), Short: p.st.Warn.Render("[snapshot]")})
 	}
 	if p.data == nil {
-		add(common.FitParts(tags, " ", w))
-		add(p.st.Muted.Render("reading /proc/sys…"))
-		return b
+		pg.add(common.FitParts(tags, " ", w))
+		pg.add(p.st.Muted.Render("reading /proc/sys…"))
+		return pg.b
 	}
 	r := p.data.Report
 	if p.data.Err != nil {
-		add(common.FitParts(tags, " ", w))
-		prose(p.st.Bad, "", "tuning source: "+tune.Reading(*p.data).ErrText().String())
-		return b
+		pg.add(common.FitParts(tags, " ", w))
+		pg.prose(p.st.Bad, "", "tuning source: "+tune.Reading(*p.data).ErrText().String())
+		return pg.b
 	}
 	switch {
 	case r.Time.IsZero():
@@ -307,7 +301,36 @@ func (p *Pane) render() []string {
 	default:
 		tags = append(tags, common.Part{Text: p.st.Muted.Render(fmt.Sprintf(" read %s ago", p.now().Sub(r.Time).Round(time.Second))), Drop: 2})
 	}
-	add(common.FitParts(tags, " ", w))
+	pg.add(common.FitParts(tags, " ", w))
+	host := r.HostText()
+	p.renderLimits(pg, r, host)
+	p.renderBuffers(pg)
+	p.renderCongestion(pg, r, host)
+	p.renderConns(pg, r)
+	return pg.b
+}
+
+// page is render's lines so far and the width they fit.
+type page struct {
+	b []string
+	w int
+}
+
+func (pg *page) add(s string) { pg.b = append(pg.b, s) }
+
+// prose adds s wrapped to the width in style st, continuation lines
+// indented by more than the first.
+func (pg *page) prose(st lipgloss.Style, first, s string) {
+	for _, l := range wrapIndent(s, pg.w, first, first+"    ") {
+		pg.add(st.Render(l))
+	}
+}
+
+// renderLimits is what, other than the buffers, limits here (tune's first
+// line) with its evidence and fix, userspace networking's warning, the
+// system and CPU lines, where a persist goes and the last action's outcome.
+func (p *Pane) renderLimits(pg *page, r tune.Report, host tune.HostText) {
+	w := pg.w
 	// First: what, other than the buffers, limits here (tune's first
 	// line), with its evidence and fix.
 	for i, l := range r.LimitLines() {
@@ -315,55 +338,58 @@ func (p *Pane) render() []string {
 		indent := t[:len(t)-len(strings.TrimLeft(t, " "))]
 		switch {
 		case i == 0:
-			prose(p.st.Bad, "", t)
+			pg.prose(p.st.Bad, "", t)
 		case indent == "":
-			prose(p.st.Warn, "", t)
+			pg.prose(p.st.Warn, "", t)
 		default:
-			prose(p.st.Warn, indent, strings.TrimLeft(t, " "))
+			pg.prose(p.st.Warn, indent, strings.TrimLeft(t, " "))
 		}
 	}
-	host := r.HostText()
 	if r.Tunnel.Mode == tune.TunnelUserspace {
 		// First: nothing below governs this host's tailnet TCP.
 		lines := r.UserspaceLines()
-		prose(p.st.Bad, "", lines[0].String())
+		pg.prose(p.st.Bad, "", lines[0].String())
 		for _, t := range lines[1:] {
 			l := t.String()
 			indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
-			prose(p.st.Warn, indent, strings.TrimLeft(l, " "))
+			pg.prose(p.st.Warn, indent, strings.TrimLeft(l, " "))
 		}
 	}
-	add(p.st.Muted.Render(p.systemLine(r, host, w)))
+	pg.add(p.st.Muted.Render(p.systemLine(r, host, w)))
 	for _, l := range r.CPULines() {
 		t := l.String()
 		indent := t[:len(t)-len(strings.TrimLeft(t, " "))]
-		prose(p.st.Muted, indent, strings.TrimLeft(t, " "))
+		pg.prose(p.st.Muted, indent, strings.TrimLeft(t, " "))
 	}
 	if r.PersistWhere != "" {
-		prose(p.st.Muted, "", "persist (tailpath tune --apply --persist): "+r.PersistWhere.String())
+		pg.prose(p.st.Muted, "", "persist (tailpath tune --apply --persist): "+r.PersistWhere.String())
 	}
 	if p.outcome != "" {
 		st := p.st.Good
 		if p.bad {
 			st = p.st.Bad
 		}
-		prose(st, "", p.outcome.String())
+		pg.prose(st, "", p.outcome.String())
 	}
-	add("")
+	pg.add("")
+}
 
-	add(p.st.Title.Render("Buffer arithmetic"))
+// renderBuffers is the buffer arithmetic and the keys' table.
+func (p *Pane) renderBuffers(pg *page) {
+	w := pg.w
+	pg.add(p.st.Title.Render("Buffer arithmetic"))
 	if p.adv.Err != "" {
-		prose(p.st.Bad, "", p.adv.Err.String())
+		pg.prose(p.st.Bad, "", p.adv.Err.String())
 	}
-	b = append(b, p.steps(p.adv.Steps, w)...)
+	pg.b = append(pg.b, p.steps(p.adv.Steps, w)...)
 	if v := p.adv.Verdict; v != "" {
 		st := p.st.Good
 		if p.adv.Rec.BuffersLimit {
 			st = p.st.Warn
 		}
-		prose(st, "", v.String())
+		pg.prose(st, "", v.String())
 	}
-	add("")
+	pg.add("")
 
 	rows := [][]string{{"key", "current", "recommended"}}
 	for _, row := range p.adv.Rows {
@@ -379,23 +405,28 @@ func (p *Pane) render() []string {
 			row[0] = strings.TrimPrefix(strings.TrimPrefix(row[0], "net.ipv4."), "net.core.")
 		}
 	}
-	b = append(b, table(&p.st, rows, "")...)
-	add("")
+	pg.b = append(pg.b, table(&p.st, rows, "")...)
+	pg.add("")
+}
 
+// renderCongestion is BBR and the qdisc, the advice's notes and warnings,
+// and the revert state.
+func (p *Pane) renderCongestion(pg *page, r tune.Report, host tune.HostText) {
+	w := pg.w
 	bbr := host.BBR.String()
 	switch r.BBR.State {
 	case sysctl.BBRAvailable:
-		prose(p.st.Good, "", bbr)
+		pg.prose(p.st.Good, "", bbr)
 	case sysctl.BBRLoadable:
-		prose(p.st.Warn, "", bbr)
+		pg.prose(p.st.Warn, "", bbr)
 	default:
-		prose(p.st.Bad, "", bbr)
+		pg.prose(p.st.Bad, "", bbr)
 		if r.BBR.Missing != "" {
-			prose(lipgloss.NewStyle(), "  ", "missing: "+host.BBRMissing.String())
+			pg.prose(lipgloss.NewStyle(), "  ", "missing: "+host.BBRMissing.String())
 		}
 	}
 	if p.bbrInUse() {
-		prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control: bbr already in use; default qdisc %s", host.DefaultQdisc))
+		pg.prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control: bbr already in use; default qdisc %s", host.DefaultQdisc))
 	} else {
 		target := "off (b: recommend bbr)"
 		switch {
@@ -404,54 +435,58 @@ func (p *Pane) render() []string {
 		case p.bbr:
 			target = "on (b: buffers only)"
 		}
-		prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control %s, default qdisc %s; bbr in the recommendation: %s",
+		pg.prose(lipgloss.NewStyle(), "", fmt.Sprintf("congestion control %s, default qdisc %s; bbr in the recommendation: %s",
 			host.CongestionControl, host.DefaultQdisc, target))
 	}
 	for _, n := range p.adv.Notes {
-		prose(p.st.Muted, "", "note: "+n.String())
+		pg.prose(p.st.Muted, "", "note: "+n.String())
 	}
 	for _, x := range p.adv.Warnings {
-		prose(p.st.Warn, "", "warning: "+x.String())
+		pg.prose(p.st.Warn, "", "warning: "+x.String())
 	}
 	if p.data.StateErr != nil {
-		prose(p.st.Bad, "", "revert state: "+tune.Reading(*p.data).StateErrText().String())
+		pg.prose(p.st.Bad, "", "revert state: "+tune.Reading(*p.data).StateErrText().String())
 	} else if p.data.State != nil {
 		lead := fmt.Sprintf("revert: %d key(s) recorded, r reverts; in ", len(p.data.State.Keys))
-		add(p.st.Muted.Render(lead + shortenPath(p.o.StateFile, w-common.Width(lead))))
+		pg.add(p.st.Muted.Render(lead + shortenPath(p.o.StateFile, w-common.Width(lead))))
 	}
-	add("")
+	pg.add("")
+}
 
+// renderConns is the path, the tunnel and its link, and the tailnet's TCP
+// connections.
+func (p *Pane) renderConns(pg *page, r tune.Report) {
+	w := pg.w
 	if lines := r.PathLines(); len(lines) > 0 {
 		for _, l := range lines {
-			prose(p.st.Muted, "", l.String())
+			pg.prose(p.st.Muted, "", l.String())
 		}
-		add("")
+		pg.add("")
 	}
 	if l := r.TunnelLine(); l != "" {
-		prose(p.st.Muted, "", l.String())
+		pg.prose(p.st.Muted, "", l.String())
 	}
 	switch {
 	case r.Link != nil:
-		prose(lipgloss.NewStyle(), "", tune.LinkLine(r.Link).String())
+		pg.prose(lipgloss.NewStyle(), "", tune.LinkLine(r.Link).String())
 	case r.LinkErr != "" && r.Tunnel.Mode != tune.TunnelUserspace:
-		prose(p.st.Muted, "", r.LinkErr.String())
+		pg.prose(p.st.Muted, "", r.LinkErr.String())
 	}
 	switch {
 	case r.ConnsErr != "":
-		prose(p.st.Bad, "", "tailnet TCP connections: "+r.ConnsErr.String())
+		pg.prose(p.st.Bad, "", "tailnet TCP connections: "+r.ConnsErr.String())
 	case len(r.Conns) == 0:
-		prose(p.st.Muted, "", r.NoConns())
+		pg.prose(p.st.Muted, "", r.NoConns())
 	default:
-		add(p.st.Title.Render(fmt.Sprintf("Tailnet TCP connections (%d)", len(r.Conns))))
+		pg.add(p.st.Title.Render(fmt.Sprintf("Tailnet TCP connections (%d)", len(r.Conns))))
 		if v := r.Verdict(); v != "" {
-			prose(p.st.Warn, "", v) // our own words
+			pg.prose(p.st.Warn, "", v) // our own words
 		}
-		b = append(b, p.connTable(r.Conns, w)...)
+		pg.b = append(pg.b, p.connTable(r.Conns, w)...)
 		for _, a := range r.ConnAdvice() {
-			prose(p.st.Muted, "", a.String())
+			pg.prose(p.st.Muted, "", a.String())
 		}
 	}
-	return b
 }
 
 // systemLine is the report's system line fitted to width: the file that

@@ -45,7 +45,7 @@ func fixture(t *testing.T, root bool) (testHost, sysctl.Host) {
 			Retrans: ptr(uint32(0)), TotalRetrans: ptr(uint32(2)), DeliveryRate: ptr(uint64(1_375_000)),
 			BusyTime: ptr(time.Second), SndbufLimited: &sndbuf, RwndLimited: ptr(time.Duration(0)),
 			BytesSent: ptr(uint64(50 << 20)), BytesRetrans: ptr(uint64(0))}
-		return sockdiag.Conn{Remote: netip.MustParseAddrPort(remote), State: "ESTABLISHED", CC: "cubic", Info: info, Verdict: sockdiag.Judge(info, "cubic")}
+		return sockdiag.Conn{Remote: netip.MustParseAddrPort(remote), State: "ESTABLISHED", CC: "cubic", Info: info, Verdict: sockdiag.Classify(sockdiag.Conn{Info: info, CC: "cubic"}, sockdiag.Limits{})}
 	}
 	o := testHost{Control: tune.Control{
 		Inputs: tune.Inputs{Host: h, Sandbox: true, Bandwidth: 400e6, RTT: 20 * time.Millisecond,

@@ -1,7 +1,8 @@
 /*
  * tp_port_esp.c: tp_port.h on ESP-IDF 6.0 (esp_timer, heap_caps, a FreeRTOS
  * spinlock, stdout) plus the telemetry task and the lwIP core-lock guard.
- * Not compiled on the host; keep it thin.
+ * Not linked on the host (make -C firmware/host idf-check only type-checks it
+ * against host/idfstub); keep it thin.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,9 @@
 #include "tp_port.h"
 #include "tp_port_esp.h"
 
-static const char *TAG = "tailpath";
+#if LWIP_TCPIP_CORE_LOCKING
+static const char *TAG = "tailpath"; /* only the core-lock guard logs */
+#endif
 
 /* A critical section: statically initialised, usable from any task before
  * tp_port_esp_start, held only for a few microseconds (no I/O inside). */

@@ -1,4 +1,4 @@
-package devlink
+package crash
 
 import (
 	"os"
@@ -16,7 +16,7 @@ import (
 // when the folder is absent.
 func testdata(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "shared", "testdata", "esp-idf-monitor", name)
+	p := filepath.Join("..", "..", "..", "shared", "testdata", "esp-idf-monitor", name)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("shared test vectors not present (%v); they live at ../shared/testdata beside the repository", err)
 	}

@@ -1,12 +1,25 @@
-package devlink
+package crash
 
 import "bytes"
+
+// Marker is the kind of crash report a line starts (Find).
+type Marker uint8
+
+// The crash markers Find tells apart.
+const (
+	NoMarker            Marker = iota
+	MarkerPanic                // `Guru Meditation Error: …`
+	MarkerAbort                // `abort() was called at PC …`
+	MarkerStackOverflow        // `***ERROR*** A stack overflow in task …`
+	MarkerBacktrace            // `Backtrace: 0x…`
+	MarkerCorruptHeap          // `CORRUPT HEAP: …`
+)
 
 // Crash reports do not always start a line. A crash cuts the line being
 // printed short, so its first line can be glued onto that text
 // (`… phy_init: phGuru Meditation Error: Core  0 panic'ed …`); a reset or
 // a UART glitch can eat its first letters (`uru Meditation Error: …`) or
-// leave a CR in the middle. findCrash finds such markers anywhere in a line
+// leave a CR in the middle. Find finds such markers anywhere in a line
 // by a part of them that survives, then walks back over what is left of
 // the marker's start.
 
@@ -23,12 +36,12 @@ var (
 	anchorCore       = []byte("Core")
 )
 
-// findCrash looks for a crash report's first line anywhere in b. It
-// returns the kind and the offset in b where the (possibly damaged) marker
-// starts, or KindPlain and -1. It does not allocate.
-func findCrash(b []byte) (Kind, int) {
+// Find looks for a crash report's first line anywhere in b. It returns
+// the marker and the offset in b where the (possibly damaged) marker
+// starts, or NoMarker and -1. It does not allocate.
+func Find(b []byte) (Marker, int) {
 	if len(b) < 10 {
-		return KindPlain, -1
+		return NoMarker, -1
 	}
 	cr := bytes.IndexByte(b, '\r') >= 0
 	if p := indexCR(b, anchorPanicked, cr); p >= 5 && bytes.Equal(b[p-5:p], []byte("panic")) {
@@ -41,31 +54,31 @@ func findCrash(b []byte) (Kind, int) {
 			}
 		}
 		start, _ := markerStart(b, q, "Guru Meditation Error: Core")
-		return KindPanic, start
+		return MarkerPanic, start
 	}
 	if m := indexCR(b, anchorMeditation, cr); m >= 0 {
 		start, _ := markerStart(b, m, "Guru ")
-		return KindPanic, start
+		return MarkerPanic, start
 	}
 	if a := indexCR(b, anchorAbort, cr); a >= 0 {
 		start, _ := markerStart(b, a, "abort")
-		return KindAbort, start
+		return MarkerAbort, start
 	}
 	if s := indexCR(b, anchorOverflow, cr); s >= 0 {
 		start, _ := markerStart(b, s, "***ERROR")
-		return KindStackOverflow, start
+		return MarkerStackOverflow, start
 	}
 	if k := indexCR(b, anchorBacktrace, cr); k >= 0 {
 		rest := b[k+len(anchorBacktrace):]
 		if bytes.HasPrefix(rest, []byte(" 0x")) || bytes.HasPrefix(rest, []byte("0x")) {
 			start, _ := markerStart(b, k, "Bac")
-			return KindBacktrace, start
+			return MarkerBacktrace, start
 		}
 	}
 	if i := indexCR(b, anchorHeap, cr); i >= 0 {
-		return KindCorruptHeap, i
+		return MarkerCorruptHeap, i
 	}
-	return KindPlain, -1
+	return NoMarker, -1
 }
 
 // indexCR is bytes.Index, except that when cr is set (b holds a CR) a CR
@@ -153,4 +166,10 @@ func stripCR(b []byte) []byte {
 		}
 	}
 	return out
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }

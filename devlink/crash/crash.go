@@ -1,4 +1,4 @@
-package devlink
+package crash
 
 import (
 	"bytes"
@@ -95,8 +95,8 @@ func ParsePanic(b []byte) (Panic, error) {
 	clean := stripCR(b)
 	p := Panic{Core: -1, Damaged: len(clean) != len(b)}
 	b = clean
-	k, start := findCrash(b)
-	if k != KindPanic {
+	k, start := Find(b)
+	if k != MarkerPanic {
 		return Panic{}, errors.New("not a Guru Meditation line")
 	}
 	b = b[start:]
@@ -250,7 +250,7 @@ func RegisterValue(regs []Register, name string) (uint32, bool) {
 // (appended to dst). ok is false for a line that is not a row or holds no
 // whole word; a row cut short keeps the words before the cut.
 func ParseStackRow(b []byte, dst []uint32) (addr uint32, words []uint32, ok bool) {
-	if !isStackRow(b) {
+	if !IsStackRow(b) {
 		return 0, dst, false
 	}
 	a, _ := hexPrefix(b[:8])
@@ -478,27 +478,43 @@ func safeQuote(b []byte) string {
 	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
 }
 
+// IsStackRow matches a RISC-V panic's `Stack memory:` row:
+// `3fc8cdec: 0xa5a5a5a5 0x42012ea6 …` (an address, then 32-bit words).
+func IsStackRow(t []byte) bool {
+	if len(t) < 20 || t[8] != ':' || t[9] != ' ' || t[10] != '0' || t[11] != 'x' {
+		return false
+	}
+	for _, c := range t[:8] {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return true
+}
+
 // NullAccess reports a crash that read or wrote near address 0: an Xtensa
 // LoadProhibited or StoreProhibited (EXCCAUSE 28, 29) whose EXCVADDR, the
 // faulting data address, is below 0x100, or a RISC-V load or store access
 // fault (MCAUSE 5, 7) whose MTVAL is. Such an address is a NULL pointer
 // dereferenced, at the offset of the field read (ESP-IDF's Fatal Errors
-// guide: "EXCVADDR … a NULL pointer" for LoadProhibited). reg names the
-// register ("EXCVADDR", "MTVAL"), access is "read" or "write".
-func (c *Crash) NullAccess() (reg string, addr uint32, access string, ok bool) {
-	switch c.Arch {
+// guide: "EXCVADDR … a NULL pointer" for LoadProhibited). arch is "xtensa"
+// or "riscv", reason the panic's reason (read when EXCCAUSE was not
+// dumped), regs the register dump. reg names the register ("EXCVADDR",
+// "MTVAL"), access is "read" or "write".
+func NullAccess(arch, reason string, regs []Register) (reg string, addr uint32, access string, ok bool) {
+	switch arch {
 	case "xtensa":
 		reg = "EXCVADDR"
-		cause, known := RegisterValue(c.Registers, "EXCCAUSE")
+		cause, known := RegisterValue(regs, "EXCCAUSE")
 		switch {
-		case known && cause == 28, !known && strings.Contains(c.Reason.String(), "LoadProhibited"):
+		case known && cause == 28, !known && strings.Contains(reason, "LoadProhibited"):
 			access = "read"
-		case known && cause == 29, !known && strings.Contains(c.Reason.String(), "StoreProhibited"):
+		case known && cause == 29, !known && strings.Contains(reason, "StoreProhibited"):
 			access = "write"
 		}
 	case "riscv":
 		reg = "MTVAL"
-		switch cause, _ := RegisterValue(c.Registers, "MCAUSE"); cause {
+		switch cause, _ := RegisterValue(regs, "MCAUSE"); cause {
 		case 5:
 			access = "read"
 		case 7:
@@ -508,7 +524,7 @@ func (c *Crash) NullAccess() (reg string, addr uint32, access string, ok bool) {
 	if access == "" {
 		return "", 0, "", false
 	}
-	addr, found := RegisterValue(c.Registers, reg)
+	addr, found := RegisterValue(regs, reg)
 	if !found || addr > 0xff {
 		return "", 0, "", false
 	}
@@ -521,14 +537,9 @@ func (c *Crash) NullAccess() (reg string, addr uint32, access string, ok bool) {
 // src/tp_udp.c:141` of PlatformIO's and Arduino's exception decoders.
 var decodedFrame = regexp.MustCompile(`^\s*(?:--- )?(?:0x[0-9a-fA-F]{8}: \S.* at \S|#\d+\s+0x[0-9a-fA-F]+(?::0x[0-9a-fA-F]+)?\s+in\s+\S)`)
 
-// DecodedInLog reports whether the crash report's lines already hold
-// decoded frames (a monitor with the ELF decoded them on the board's
+// IsDecodedFrame reports whether a crash report's line is a frame some
+// tool already decoded (a monitor with the ELF decoded it on the board's
 // side): then tailpath's own --elf adds nothing the log lacks.
-func (c *Crash) DecodedInLog() bool {
-	for _, l := range c.Lines {
-		if decodedFrame.MatchString(l.String()) {
-			return true
-		}
-	}
-	return false
+func IsDecodedFrame(line string) bool {
+	return decodedFrame.MatchString(line)
 }

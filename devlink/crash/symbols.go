@@ -1,4 +1,11 @@
-package devlink
+// Package crash decodes ESP32 crash reports: it finds a report's first
+// line in a serial log (Find), parses its lines (ParseReset, ParsePanic,
+// ParseRegisters, ParseBacktrace, ParseStackRow, …) and turns program
+// counters into `function at file:line` from an ELF's DWARF (Symbolizer).
+// It works on bytes, program counters and registers; devlink, the serial
+// transport, classifies lines with it and keeps the adapters that take a
+// devlink.Line or devlink.Crash.
+package crash
 
 import (
 	"crypto/sha256"
@@ -72,10 +79,10 @@ func (l Location) String() string {
 	return fn + " at " + file + ":" + line
 }
 
-// openELF opens path for reading as an ELF file; a directory is refused
-// here, in words, rather than by the read that follows ("read adir: is a
-// directory").
-func openELF(path string) (*os.File, error) {
+// OpenELFFile opens path for reading as an ELF file; a directory is
+// refused here, in words, rather than by the read that follows ("read
+// adir: is a directory"). devlink's binary logs read their ELF through it.
+func OpenELFFile(path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open ELF: %w", err)
@@ -87,10 +94,10 @@ func openELF(path string) (*os.File, error) {
 	return f, nil
 }
 
-// notELF words debug/elf's refusal of path: not its "bad magic number
+// NotELF words debug/elf's refusal of path: not its "bad magic number
 // '[114 111 111 116]' in record at byte 0x0" (the file's first bytes as
 // numbers) or a bare EOF.
-func notELF(path string, err error) error {
+func NotELF(path string, err error) error {
 	var fe *elf.FormatError
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
@@ -105,7 +112,7 @@ func notELF(path string, err error) error {
 // or it is not an ELF. An ELF without DWARF still decodes function names
 // from its symbol table.
 func OpenELF(path string) (*Symbolizer, error) {
-	f, err := openELF(path)
+	f, err := OpenELFFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +123,7 @@ func OpenELF(path string) (*Symbolizer, error) {
 	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
-		return nil, notELF(path, err)
+		return nil, NotELF(path, err)
 	}
 	s := &Symbolizer{sha256: hex.EncodeToString(h.Sum(nil)), machine: ef.Machine}
 	for _, sec := range ef.Sections {
@@ -358,59 +365,20 @@ func rowFor(lr *dwarf.LineReader, pc uint64) (file string, line int) {
 	return file, line
 }
 
-// PCs returns the program counters a line carries, in order: every PC of a
-// Backtrace line, the PC of an abort line, the PC register of a register
-// dump. Other hex numbers are never treated as code addresses.
-func PCs(l *Line) []uint64 {
-	body := l.Body()
-	switch l.Kind {
-	case KindBacktrace:
-		bt, _ := ParseBacktrace(body)
-		out := make([]uint64, 0, len(bt.Frames))
-		for _, f := range bt.Frames {
-			if f.PC != 0 {
-				out = append(out, uint64(f.PC))
-			}
-		}
-		return out
-	case KindAbort:
-		if pc, _, err := ParseAbortPC(body); err == nil {
-			return []uint64{uint64(pc)}
-		}
-	case KindRegisters:
-		var out []uint64
-		if pc, ok := ParseRegisterPC(body); ok {
-			out = append(out, uint64(pc))
-		}
-		if ra, ok := ParseRegisterRA(body); ok {
-			out = append(out, uint64(ra))
-		}
-		return out
+// DecodeStackRow returns addr2line-style text for the words of a RISC-V
+// `Stack memory:` row (ParseStackRow) that are return addresses in this
+// ELF (IsReturnAddress): the backtrace recovered from the stack, row by
+// row. nil when b is not a row or no word is a return address.
+func (s *Symbolizer) DecodeStackRow(b []byte) []string {
+	_, words, ok := ParseStackRow(b, nil)
+	if !ok {
+		return nil
 	}
-	return nil
-}
-
-// DecodeLine returns addr2line-style text for every PC in l
-// (`0x400d1234: app_main at main.c:12`, then ` (inlined by) …` lines), or
-// nil. For a RISC-V `Stack memory:` row it decodes the words that are
-// return addresses in this ELF (IsReturnAddress): the backtrace recovered
-// from the stack, row by row.
-func (s *Symbolizer) DecodeLine(l *Line) []string {
 	var out []string
-	if l.Kind == KindStackDump {
-		_, words, ok := ParseStackRow(l.Body(), nil)
-		if !ok {
-			return nil
+	for _, w := range words {
+		if s.IsReturnAddress(uint64(w)) {
+			out = s.AppendDecoded(out, uint64(w))
 		}
-		for _, w := range words {
-			if s.IsReturnAddress(uint64(w)) {
-				out = s.appendDecoded(out, uint64(w))
-			}
-		}
-		return out
-	}
-	for _, pc := range PCs(l) {
-		out = s.appendDecoded(out, pc)
 	}
 	return out
 }
@@ -451,10 +419,11 @@ func (s *Symbolizer) IsReturnAddress(addr uint64) bool {
 	return false
 }
 
-// appendDecoded appends the addr2line-style text for pc to out. A PC in the
+// AppendDecoded appends the addr2line-style text for pc to out
+// (`0x400d1234: app_main at main.c:12`, then ` (inlined by) …` lines). A PC in the
 // chip's mask ROM that the ELF does not cover reads "in ROM, not in the
 // ELF" (decoding it needs the ROM's own ELF).
-func (s *Symbolizer) appendDecoded(out []string, pc uint64) []string {
+func (s *Symbolizer) AppendDecoded(out []string, pc uint64) []string {
 	locs := s.Lookup(pc)
 	if len(locs) == 1 && locs[0].Function == "" && locs[0].File == "" && pc <= 0xffffffff && InROM("", uint32(pc)) {
 		return append(out, fmt.Sprintf("0x%08x: in ROM, not in the ELF", pc))
