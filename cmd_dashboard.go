@@ -10,7 +10,7 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/dashboard"
-	"github.com/tailpath/tailpath/probes/snapshot"
+	"github.com/tailpath/tailpath/probes/paste"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -127,18 +127,18 @@ func (f *dashboardFlags) runFrom(ctx context.Context, args []string, stdio cli.I
 	if err := dashboard.NeedTerminal(stdio.Stdin); err != nil {
 		return err
 	}
-	var raws []snapshot.Raw
+	var raws []paste.Raw
 	for _, name := range append(append([]string(nil), f.from...), args...) {
 		if name == "-" {
 			return cli.UsageErrorf(`--from -: the dashboard reads keys from stdin; give a file`)
 		}
-		raw, err := snapshot.ReadInput(ctx, name, nil)
+		raw, err := paste.ReadInput(ctx, name, nil)
 		if err != nil {
 			return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
 		}
 		raws = append(raws, raw)
 	}
-	file, err := snapshot.Parse(raws, time.Now())
+	file, err := paste.Parse(raws, time.Now())
 	if err != nil {
 		return cli.InputError{Err: fmt.Errorf("--from: %w", err)}
 	}

@@ -21,9 +21,9 @@ var updateFrom = flag.Bool("update-from", false, "rewrite testdata/from/*.golden
 
 // pasteDir holds the pasted-input samples, written from the formats in
 // Tailscale v1.102.5's source with documentation addresses.
-const pasteDir = "probes/snapshot/testdata/paste"
+const pasteDir = "probes/paste/testdata/paste"
 
-func paste(name string) string { return filepath.Join(pasteDir, name) }
+func pasteFile(name string) string { return filepath.Join(pasteDir, name) }
 
 // TestStatusFromGolden runs `tailpath status --from` on each pasted
 // format and on mixes of them, and compares stdout and stderr with
@@ -35,14 +35,14 @@ func TestStatusFromGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"thread", []string{"--from", paste("thread.txt")}},
-		{"thread-json", []string{"--from", paste("thread.txt"), "--json"}},
-		{"status-json-old-and-log", []string{"--from", paste("status-old.json"), paste("tailscaled.log")}},
-		{"status-json-old-and-netcheck-json", []string{"--from", paste("status-old.json"), "--from", paste("netcheck.json")}},
-		{"netcheck-text-only", []string{"--from", paste("netcheck.txt")}},
-		{"thread-redacted", []string{"--from", paste("thread.txt"), "--redact"}},
-		{"thread-reply", []string{"--from", paste("thread.txt"), "--reply"}},
-		{"both-hard-reply", []string{"--from", filepath.Join("probes", "snapshot", "testdata", "settle", "01-both-hard.txt"), "--reply"}},
+		{"thread", []string{"--from", pasteFile("thread.txt")}},
+		{"thread-json", []string{"--from", pasteFile("thread.txt"), "--json"}},
+		{"status-json-old-and-log", []string{"--from", pasteFile("status-old.json"), pasteFile("tailscaled.log")}},
+		{"status-json-old-and-netcheck-json", []string{"--from", pasteFile("status-old.json"), "--from", pasteFile("netcheck.json")}},
+		{"netcheck-text-only", []string{"--from", pasteFile("netcheck.txt")}},
+		{"thread-redacted", []string{"--from", pasteFile("thread.txt"), "--redact"}},
+		{"thread-reply", []string{"--from", pasteFile("thread.txt"), "--reply"}},
+		{"both-hard-reply", []string{"--from", filepath.Join("probes", "paste", "testdata", "settle", "01-both-hard.txt"), "--reply"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,28 +74,28 @@ func TestStatusFromGolden(t *testing.T) {
 // files do.
 func TestStatusFromCRLFAndConcatenated(t *testing.T) {
 	dir := t.TempDir()
-	thread, err := os.ReadFile(paste("thread.txt"))
+	thread, err := os.ReadFile(pasteFile("thread.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	crlf := filepath.Join(dir, "thread.txt")
 	os.WriteFile(crlf, bytes.ReplaceAll(thread, []byte("\n"), []byte("\r\n")), 0o644)
-	_, want, _ := runStatusCmd(t, "--from", paste("thread.txt"))
+	_, want, _ := runStatusCmd(t, "--from", pasteFile("thread.txt"))
 	_, got, stderr := runStatusCmd(t, "--from", crlf)
 	// The header names the path given; the rest must be identical.
-	want = strings.Replace(want, paste("thread.txt"), crlf, 1)
+	want = strings.Replace(want, pasteFile("thread.txt"), crlf, 1)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CRLF input (-LF +CRLF):\n%s\n%s", diff, stderr)
 	}
 
 	var cat []byte
 	for _, n := range []string{"status-old.json", "tailscaled.log"} {
-		b, _ := os.ReadFile(paste(n))
+		b, _ := os.ReadFile(pasteFile(n))
 		cat = append(cat, b...)
 	}
 	one := filepath.Join(dir, "both.txt")
 	os.WriteFile(one, cat, 0o644)
-	_, sep, _ := runStatusCmd(t, "--from", paste("status-old.json"), paste("tailscaled.log"), "--json")
+	_, sep, _ := runStatusCmd(t, "--from", pasteFile("status-old.json"), pasteFile("tailscaled.log"), "--json")
 	_, joined, _ := runStatusCmd(t, "--from", one, "--json")
 	peersOf := func(s string) any {
 		var v struct {
@@ -286,7 +286,7 @@ func writePeerSnapshot(t *testing.T, ours, theirs string) {
 // TestStatusFromStdin: "-" reads the paste from stdin; flags after the
 // files still count; --save - with --json is refused.
 func TestStatusFromStdin(t *testing.T) {
-	b, err := os.ReadFile(paste("thread.txt"))
+	b, err := os.ReadFile(pasteFile("thread.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestStatusFromField(t *testing.T) {
 // is in it), asks for at least one command in a code block, and refuses
 // what it cannot honour.
 func TestStatusReply(t *testing.T) {
-	in := filepath.Join("probes", "snapshot", "testdata", "settle", "01-both-hard.txt")
+	in := filepath.Join("probes", "paste", "testdata", "settle", "01-both-hard.txt")
 	code, stdout, stderr := runStatusCmd(t, "--from", in, "--reply")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -17,7 +17,7 @@ package main
 //go:generate go test -count=1 -run ^TestStatusFromGolden$ . -update-from
 //go:generate go test -count=1 -run ^TestTuneRootsLimitFirst$ . -update-tune
 //go:generate go test -count=1 -run ^TestDocsNameEveryReason$ ./probes -update-docs
-//go:generate go test -count=1 -run ^TestCorpus$ ./probes/snapshot -update-corpus
+//go:generate go test -count=1 -run ^TestCorpus$ ./probes/paste -update-corpus
 //go:generate go test -count=1 -run ^TestBinLogFixtureUpToDate$ ./devlink -update-binlog
 //go:generate go test -count=1 -run "Golden|SelfNoColor" ./tui -update
 //go:generate go test -count=1 -run Golden ./tui/device -update

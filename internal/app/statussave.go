@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/paste"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
@@ -80,11 +81,11 @@ func TuningReport(ctx context.Context, socket string) (*tune.Report, string) {
 // into that peer of ls, saying so on stderr. Its errors are InputErrors.
 func ApplyPeerSnapshots(ctx context.Context, ls *join.Snapshot, names []string, stderr io.Writer) (*join.Snapshot, error) {
 	for _, name := range names {
-		raw, err := snapshot.ReadInput(ctx, name, nil)
+		raw, err := paste.ReadInput(ctx, name, nil)
 		if err != nil {
 			return nil, InputError{fmt.Errorf("--peer-snapshot: %w", err)}
 		}
-		side, pf, err := snapshot.ReadPeer(ctx, raw, time.Now())
+		side, pf, err := paste.ReadPeer(ctx, raw, time.Now())
 		if err != nil {
 			return nil, InputError{fmt.Errorf("--peer-snapshot %s: %w (it must be a snapshot saved with `tailpath status --save` on the peer, or the peer's own `tailscale status` output, whose first line is that machine, with what else it printed)", name, err)}
 		}
@@ -102,15 +103,15 @@ func ApplyPeerSnapshots(ctx context.Context, ls *join.Snapshot, names []string, 
 // pasted tailscale output; "-" is stdin) as one snapshot file, all its
 // peers kept with all, and diagnoses it. Its errors are InputErrors.
 func ReadFrom(ctx context.Context, names []string, stdin io.Reader, all bool) (*snapshot.File, *join.Snapshot, error) {
-	var raws []snapshot.Raw
+	var raws []paste.Raw
 	for _, name := range names {
-		raw, err := snapshot.ReadInput(ctx, name, stdin)
+		raw, err := paste.ReadInput(ctx, name, stdin)
 		if err != nil {
 			return nil, nil, InputError{fmt.Errorf("--from: %w", err)}
 		}
 		raws = append(raws, raw)
 	}
-	file, err := snapshot.Parse(raws, time.Now())
+	file, err := paste.Parse(raws, time.Now())
 	if err != nil {
 		return nil, nil, InputError{fmt.Errorf("--from: %w", err)}
 	}

@@ -121,7 +121,7 @@ func cleanLiteral(lit []byte) ([]byte, bool) {
 	return out, true
 }
 
-// Bounds on the lists of a snapshot read (Read, Parse): past them the
+// Bounds on the lists of a snapshot read (Read, paste.Parse): past them the
 // rest is left out and a warning says how much, so a crafted file cannot
 // make a reader spend minutes and gigabytes, and nothing is dropped
 // silently. docs/snapshots.md lists them.
@@ -135,25 +135,6 @@ const (
 	// ignored, the tuning report's connections and notes, a status's
 	// health messages.
 	MaxListed = 1000
-)
-
-// Bounds on pasted text (Parse), past which it is refused with an error
-// wrapping ErrTooLarge that names the bound: as a snapshot file is
-// bounded by MaxSize bytes and MaxPeers peers, so is what people paste,
-// and by lines, whose reading costs most. docs/snapshots.md lists them.
-const (
-	// MaxPastedLines bounds the lines of text read, across the inputs
-	// (lines inside a JSON document are the document's, counted by
-	// MaxSize): hours of a busy tailscaled's log.
-	MaxPastedLines = 100000
-	// MaxLineBytes bounds one line of text (a JSON document on one line
-	// is not text, and is bounded by MaxSize).
-	MaxLineBytes = 64 << 10
-	// maxJSONScan bounds, as a multiple of an input's size, what the
-	// search for JSON documents may read: a line opening with "{" is
-	// decoded from there on, and a value that never ends reads to the
-	// end of the input.
-	maxJSONScan = 4
 )
 
 // capLists enforces the bounds above on f, adding a warning for each list

@@ -148,3 +148,6 @@ func ApplyPeer(ls *join.Snapshot, peer *PeerSnapshot) (*join.Snapshot, safetext.
 	}
 	return l.SetSnapshot(&raw).WithChanges(changes), p.Name, nil
 }
+
+// boolp is a pointer to b.
+func boolp(b bool) *bool { return &b }

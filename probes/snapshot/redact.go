@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
@@ -164,7 +166,12 @@ type redactor struct {
 	lowerLits []string          // literals, lower-case
 }
 
-var keyRE = lazyRE(`\b(nodekey|discokey|mkey|nlpub|privkey|nodekey-sig):[0-9a-fA-F]{64}\b`)
+// keyRE matches a Tailscale key (key.NodePublic's text form and its kin),
+// compiled on first use, not at start-up, as the pasted-text readers'
+// patterns are (probes/paste's lazyRE).
+var keyRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(nodekey|discokey|mkey|nlpub|privkey|nodekey-sig):[0-9a-fA-F]{64}\b`)
+})
 
 // addrByte reports whether c can be part of an IPv4 or IPv6 address (with
 // a port).

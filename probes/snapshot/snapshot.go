@@ -1,8 +1,9 @@
 // Package snapshot saves the evidence of one tailnet diagnosis to a file,
 // redacts it for sharing, and diagnoses it again offline with the same
-// code as live data. It also reads what people paste today (`tailscale
-// status`, `tailscale netcheck`, `tailscale ping`, tailscaled log lines)
-// into the same form. It does no terminal I/O and imports no UI.
+// code as live data. What people paste today (`tailscale status`,
+// `tailscale netcheck`, `tailscale ping`, tailscaled log lines) is read
+// into the same form by probes/paste, which imports this package. It does
+// no terminal I/O and imports no UI.
 //
 // The API, in the order a caller meets it:
 //
@@ -13,8 +14,9 @@
 //   - Write(w, f) writes f as indented JSON; WriteFile(path, f) writes it
 //     atomically (a temporary file renamed into place).
 //   - Redact(f) returns a copy safe to share and says what it replaced.
-//   - Read(r) reads one saved file; Parse(inputs) reads saved files and
-//     pasted text alike, detected by content.
+//   - Read(r) reads one saved file; Decode(b) one document in memory.
+//     paste.Parse(inputs) reads saved files and pasted text alike,
+//     detected by content.
 //   - File.Diagnose(ctx) runs tailscaled.Gather over a LocalClient that answers
 //     from the file (Client), then the same linking as the dashboard, and
 //     returns the joined snapshot: the same verdicts as when it was taken.
@@ -63,7 +65,7 @@ const (
 	OriginPasted = "pasted"
 )
 
-// MaxSize bounds what Read and Parse accept (bytes).
+// MaxSize bounds what Read and paste.Parse accept (bytes).
 const MaxSize = 64 << 20
 
 // File is one saved snapshot: the raw evidence a diagnosis read, and what
@@ -229,7 +231,7 @@ type Ignored struct {
 	Text string `json:"text,omitempty"`
 }
 
-// Errors Read and Parse return, testable with errors.Is.
+// Errors Read and paste.Parse return, testable with errors.Is.
 var (
 	// ErrNotSnapshot: the input is neither a snapshot nor anything the
 	// paste detector recognises.
@@ -294,7 +296,7 @@ func WriteFile(path string, f *File) (err error) {
 
 // Read reads one saved snapshot (at most MaxSize bytes). Errors wrap
 // ErrNotSnapshot (not a snapshot's JSON), ErrVersion, ErrCorrupt or
-// ErrTooLarge. Pasted text goes through Parse instead.
+// ErrTooLarge. Pasted text goes through paste.Parse instead.
 func Read(r io.Reader) (*File, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
@@ -303,13 +305,13 @@ func Read(r io.Reader) (*File, error) {
 	if len(b) > MaxSize {
 		return nil, fmt.Errorf("%w: more than %d MiB", ErrTooLarge, MaxSize>>20)
 	}
-	return decode(b)
+	return Decode(b)
 }
 
-// decode reads one snapshot document: every string in it sanitised and
+// Decode reads one snapshot document: every string in it sanitised and
 // every list within bounds (sanitizeJSON, capLists), each cut reported
 // among its warnings.
-func decode(b []byte) (*File, error) {
+func Decode(b []byte) (*File, error) {
 	b, cuts := sanitizeJSON(b)
 	var head struct {
 		Format  string `json:"format"`
@@ -366,4 +368,25 @@ func (f *File) clean() {
 	}
 	f.DERPMapErr = safetext.Clean(f.DERPMapErr)
 	f.TuningErr = safetext.Clean(f.TuningErr)
+}
+
+// SelfFacts are our own facts from pasted input (a netcheck report, the
+// daemon's log), which a capture reads from the LocalAPI instead. File
+// .Diagnose fills what the status left unknown with them.
+type SelfFacts struct {
+	// Version is this node's Tailscale version, as `tailscale version`
+	// or tailscaled's "Program starting" line said it; "" unknown.
+	Version   safetext.Text    `json:"version,omitempty"`
+	NAT       *probes.NATInfo  `json:"nat,omitempty"`
+	HomeDERP  int              `json:"home_derp,omitempty"`
+	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
+	// EndpointTypes are the endpoints' types as the daemon logged them
+	// ("stun", "local", "portmap", "stun4localport"), in the same order.
+	EndpointTypes []string `json:"endpoint_types,omitempty"`
+	// Evidence is our own trouble the input shows (probes.SelfEvidence).
+	Evidence *probes.SelfEvidence `json:"evidence,omitempty"`
+	// Daemon is how tailscaled runs here, as the input shows it
+	// (probes.Daemon); Prose the facts read from the poster's words.
+	Daemon *probes.Daemon `json:"daemon,omitempty"`
+	Prose  []string       `json:"prose,omitempty"`
 }

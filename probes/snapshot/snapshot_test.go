@@ -494,3 +494,25 @@ func TestSelfVerdictRoundTrip(t *testing.T) {
 		t.Errorf("redacted self verdict %+v, want %s", rv, v.Reason)
 	}
 }
+
+// FuzzRead: a saved snapshot's decoder never panics, and what it accepts
+// diagnoses and redacts without panicking.
+func FuzzRead(f *testing.F) {
+	m, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	for _, p := range m {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"format":"tailpath-snapshot","version":1,"status":{"Self":{"TailscaleIPs":["100.64.0.1"]}},"whois":[{"addr":"100.64.0.1","node":{"Endpoints":["1.2.3.4:5"]}}],"history":{"peers":{"x":{"latency_ns":-5}}},"path_changes":{"x":[{"kind":"direct"}]},"board":{"evidence":{"hostname":"\u001b[2J"}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Read(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		ctx := context.Background()
+		file.Diagnose(ctx)
+		if red, err := Redact(file); err == nil {
+			red.Diagnose(ctx)
+		}
+	})
+}

@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/tscompat"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // DERP maps as people paste them: `tailscale debug derp-map` (JSON), a
@@ -221,7 +222,7 @@ func (p *paste) readDoc(name string, data []byte, lines *pasteLines, i int, budg
 		if !ok {
 			return 0, nil
 		}
-		p.addInput(Input{Name: name, Kind: kind, First: i + 1, Last: i + span, Note: note})
+		p.addInput(snapshot.Input{Name: name, Kind: kind, First: i + 1, Last: i + span, Note: note})
 		return span, nil
 	case t == "derp:" || t == "regions:":
 		indent := len(raw) - len(strings.TrimLeft(raw, " \t"))
@@ -254,7 +255,7 @@ func (p *paste) readDoc(name string, data []byte, lines *pasteLines, i int, budg
 			return 0, nil
 		}
 		p.textLines += n - 1
-		p.addInput(Input{Name: name, Kind: kind, First: i + 1, Last: i + n, Note: note})
+		p.addInput(snapshot.Input{Name: name, Kind: kind, First: i + 1, Last: i + n, Note: note})
 		return n, nil
 	}
 	return 0, nil

@@ -1,9 +1,11 @@
-package snapshot
+package paste
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // ErrPeerUnnamed: a peer's pasted output names no node (no line of its
@@ -19,18 +21,18 @@ var ErrPeerUnnamed = errors.New("the peer's output names no node")
 // peer: probes.SettlePeerSide). It returns that node's side and the file
 // it was read as; ErrPeerUnnamed when pasted output holds no line of its
 // own node. now dates pasted output that states no time (Parse).
-func ReadPeer(ctx context.Context, raw Raw, now time.Time) (*PeerSnapshot, *File, error) {
+func ReadPeer(ctx context.Context, raw Raw, now time.Time) (*snapshot.PeerSnapshot, *snapshot.File, error) {
 	f, err := Parse([]Raw{raw}, now)
 	if err != nil {
 		return nil, nil, err
 	}
-	if f.Origin == OriginPasted {
+	if f.Origin == snapshot.OriginPasted {
 		st := f.Status
 		if st == nil || st.Self == nil || (len(st.Self.TailscaleIPs) == 0 && st.Self.HostName == "" && st.Self.DNSName == "") {
 			return nil, nil, ErrPeerUnnamed
 		}
 	}
-	ps, err := PeerSideOf(ctx, f)
+	ps, err := snapshot.PeerSideOf(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"net/netip"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // The host's own tools, as people paste them: Linux `ip addr`, `ip link`
@@ -438,7 +439,7 @@ func (p *paste) routeLine(name string, no int, trim string) string {
 	}
 	dev := m[2]
 	if !strings.HasPrefix(dev, "tailscale") && !strings.Contains(m[3], "table 52") {
-		p.addInput(Input{Name: name, Kind: "ip route", First: no, Last: no, Note: "this host's routes"})
+		p.addInput(snapshot.Input{Name: name, Kind: "ip route", First: no, Last: no, Note: "this host's routes"})
 		return "ip route"
 	}
 	pf, err := netip.ParsePrefix(m[1])
@@ -446,7 +447,7 @@ func (p *paste) routeLine(name string, no int, trim string) string {
 		if a, err2 := netip.ParseAddr(m[1]); err2 == nil {
 			pf = netip.PrefixFrom(a, a.BitLen())
 		} else {
-			p.addInput(Input{Name: name, Kind: "ip route", First: no, Last: no, Note: "this host's routes"})
+			p.addInput(snapshot.Input{Name: name, Kind: "ip route", First: no, Last: no, Note: "this host's routes"})
 			return "ip route"
 		}
 	}
@@ -454,7 +455,7 @@ func (p *paste) routeLine(name string, no int, trim string) string {
 	if !tailnetPrefix(pf) && len(t.routes) < 1024 && !containsRoute(t.routes, pf) {
 		t.routes = append(t.routes, probes.HostRoute{Prefix: pf.Masked(), Dev: safetext.New(dev)})
 	}
-	p.addInput(Input{Name: name, Kind: "ip route", First: no, Last: no, Note: "routes into tailscaled's tunnel (table 52: the subnet routes it accepted)"})
+	p.addInput(snapshot.Input{Name: name, Kind: "ip route", First: no, Last: no, Note: "routes into tailscaled's tunnel (table 52: the subnet routes it accepted)"})
 	return "ip route"
 }
 
@@ -514,5 +515,5 @@ func (p *paste) closeHost(b *blockState) {
 			note += "; down: " + strings.Join(h.down, ", ")
 		}
 	}
-	p.addInput(Input{Name: b.name, Kind: b.kind, First: b.first, Last: b.last, Note: safetext.Clean(clip(note))})
+	p.addInput(snapshot.Input{Name: b.name, Kind: b.kind, First: b.first, Last: b.last, Note: safetext.Clean(clip(note))})
 }

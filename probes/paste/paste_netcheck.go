@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // netcheckFacts are what a netcheck report says: from `tailscale
@@ -456,10 +457,10 @@ func (p *paste) cliLine(name string, no int, trim string) bool {
 	switch {
 	case cliNoDERPMapRE().MatchString(trim):
 		p.ev.NoDERPMap = true
-		p.addInput(Input{Name: name, Kind: KindNetcheckText, First: no, Last: no, Note: "tailscaled had no DERP map (not logged in)"})
+		p.addInput(snapshot.Input{Name: name, Kind: KindNetcheckText, First: no, Last: no, Note: "tailscaled had no DERP map (not logged in)"})
 	case cliUDPTestRE().MatchString(trim):
 		p.ev.UDPTestFailure = safetext.New(clip(safetext.Clean(cliUDPTestRE().FindStringSubmatch(trim)[1])))
-		p.addInput(Input{Name: name, Kind: KindNetcheckText, First: no, Last: no, Note: "the CLI could not send its UDP test"})
+		p.addInput(snapshot.Input{Name: name, Kind: KindNetcheckText, First: no, Last: no, Note: "the CLI could not send its UDP test"})
 	default:
 		return false
 	}

@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 // the same host and port only, never https to http, at most 3 times;
 // anything else fails naming the refusal, without fetching the target.
 func TestFromURLRedirects(t *testing.T) {
-	snap, err := os.ReadFile("testdata/both-hard-nat.json")
+	snap, err := os.ReadFile("../snapshot/testdata/both-hard-nat.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,15 @@
-package snapshot
+// Package paste reads what people paste (`tailscale status`, `netcheck`,
+// `ping`, tailscaled's log, `tailscale debug derp`, the host's tools,
+// prose and Markdown, saved snapshots among them, detected by content)
+// into a snapshot.File, which probes/snapshot then diagnoses the same way
+// as a capture. It imports probes/snapshot; the file format, capture,
+// replay and redaction stay there.
+//
+// The API: Parse(inputs, now) reads one or more inputs (ReadInput reads
+// a file, stdin or a serve URL into a Raw); ReadPeer reads a peer's
+// snapshot or pasted output as that peer's side. docs/snapshots.md lists
+// what is read and its bounds (MaxPastedLines, MaxLineBytes).
+package paste
 
 import (
 	"bytes"
@@ -25,6 +36,7 @@ import (
 	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/internal/units"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // Raw is one input as read: its name (a path, "-" for stdin) and bytes.
@@ -33,7 +45,7 @@ type Raw struct {
 	Data []byte
 }
 
-// Kinds of pasted input (Input.Kind).
+// Kinds of pasted input (snapshot.Input.Kind).
 const (
 	KindStatusJSON   = "tailscale status --json"
 	KindStatusText   = "tailscale status"
@@ -42,6 +54,25 @@ const (
 	KindPing         = "tailscale ping"
 	KindLog          = "tailscaled log"
 	KindVersion      = "tailscale version"
+)
+
+// Bounds on pasted text (Parse), past which it is refused with an error
+// wrapping snapshot.ErrTooLarge that names the bound: as a snapshot file is
+// bounded by MaxSize bytes and MaxPeers peers, so is what people paste,
+// and by lines, whose reading costs most. docs/snapshots.md lists them.
+const (
+	// MaxPastedLines bounds the lines of text read, across the inputs
+	// (lines inside a JSON document are the document's, counted by
+	// MaxSize): hours of a busy tailscaled's log.
+	MaxPastedLines = 100000
+	// MaxLineBytes bounds one line of text (a JSON document on one line
+	// is not text, and is bounded by MaxSize).
+	MaxLineBytes = 64 << 10
+	// maxJSONScan bounds, as a multiple of an input's size, what the
+	// search for JSON documents may read: a line opening with "{" is
+	// decoded from there on, and a value that never ends reads to the
+	// end of the input.
+	maxJSONScan = 4
 )
 
 // maxIgnoredKept bounds the ignored lines a File lists (the count is
@@ -78,23 +109,23 @@ const maxIgnoredKept = 200
 // with the first unrecognised line) when nothing is recognised, ErrCorrupt
 // for a document that says what it is but does not decode, ErrTooLarge;
 // two saved snapshots, or a snapshot mixed with pasted text, are refused.
-func Parse(inputs []Raw, now time.Time) (*File, error) {
+func Parse(inputs []Raw, now time.Time) (*snapshot.File, error) {
 	total := 0
 	for _, in := range inputs {
 		total += len(in.Data)
 	}
-	if total > MaxSize {
-		return nil, fmt.Errorf("%w: more than %d MiB", ErrTooLarge, MaxSize>>20)
+	if total > snapshot.MaxSize {
+		return nil, fmt.Errorf("%w: more than %d MiB", snapshot.ErrTooLarge, snapshot.MaxSize>>20)
 	}
-	var snaps []*File
+	var snaps []*snapshot.File
 	var pasted []Raw
 	for _, in := range inputs {
 		data := normalize(decodeText(in.Data))
 		if looksBinary(data) {
-			return nil, fmt.Errorf("%w: %s is binary, not text", ErrNotSnapshot, safeName(in.Name))
+			return nil, fmt.Errorf("%w: %s is binary, not text", snapshot.ErrNotSnapshot, safeName(in.Name))
 		}
 		if looksLikeSnapshot(data) {
-			f, err := decode(data)
+			f, err := snapshot.Decode(data)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", safeName(in.Name), err)
 			}
@@ -145,7 +176,7 @@ func looksLikeSnapshot(b []byte) bool {
 		Format string `json:"format"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(t))
-	return dec.Decode(&head) == nil && head.Format == Format
+	return dec.Decode(&head) == nil && head.Format == snapshot.Format
 }
 
 func safeName(s string) string { return safetext.Clean(filepath.Base(s)) }
@@ -175,8 +206,8 @@ type paste struct {
 	logCount   map[string]int        // kind of log line → count
 	logNames   map[string]bool
 	ev         probes.SelfEvidence // our own trouble, from the log and the CLI
-	inputs     []Input
-	ignored    []Ignored
+	inputs     []snapshot.Input
+	ignored    []snapshot.Ignored
 	ignoredN   int
 	times      []time.Time
 	yearless   bool
@@ -244,7 +275,7 @@ func (p *paste) read(in Raw) error {
 	i := 0
 	for ; lines.has(i); i++ {
 		if p.overCap != "" {
-			return fmt.Errorf("%w: %s:%d: %s", ErrTooLarge, name, i, p.overCap)
+			return fmt.Errorf("%w: %s:%d: %s", snapshot.ErrTooLarge, name, i, p.overCap)
 		}
 		raw := lines.line(i)
 		if strings.HasPrefix(strings.TrimSpace(raw), "{") {
@@ -258,7 +289,7 @@ func (p *paste) read(in Raw) error {
 				continue
 			}
 			if jsonBudget -= scanned; jsonBudget < 0 {
-				return fmt.Errorf("%w: %s:%d: the lines opening with \"{\" read as JSON that never ends, more than %d times the input's size; paste each tailscale --json output whole, or as text", ErrTooLarge, name, i+1, maxJSONScan)
+				return fmt.Errorf("%w: %s:%d: the lines opening with \"{\" read as JSON that never ends, more than %d times the input's size; paste each tailscale --json output whole, or as text", snapshot.ErrTooLarge, name, i+1, maxJSONScan)
 			}
 		}
 		// HuJSON, a keyed JSON object, a YAML DERP map (paste_derpmap.go).
@@ -271,10 +302,10 @@ func (p *paste) read(in Raw) error {
 			continue
 		}
 		if len(raw) > MaxLineBytes {
-			return fmt.Errorf("%w: %s:%d: a line of %d KiB; tailpath reads lines of at most %d KiB (tailscale and tailscaled write far shorter ones)", ErrTooLarge, name, i+1, len(raw)>>10, MaxLineBytes>>10)
+			return fmt.Errorf("%w: %s:%d: a line of %d KiB; tailpath reads lines of at most %d KiB (tailscale and tailscaled write far shorter ones)", snapshot.ErrTooLarge, name, i+1, len(raw)>>10, MaxLineBytes>>10)
 		}
 		if p.textLines++; p.textLines > MaxPastedLines {
-			return fmt.Errorf("%w: %s:%d: more than %d lines of text; paste the part that matters (the status, a netcheck, the log around the trouble)", ErrTooLarge, name, i+1, MaxPastedLines)
+			return fmt.Errorf("%w: %s:%d: more than %d lines of text; paste the part that matters (the status, a netcheck, the log around the trouble)", snapshot.ErrTooLarge, name, i+1, MaxPastedLines)
 		}
 		line, fence := normLine(raw)
 		if fence {
@@ -296,7 +327,7 @@ func (p *paste) read(in Raw) error {
 	p.closeBlock(&block)
 	p.endPing()
 	if p.overCap != "" {
-		return fmt.Errorf("%w: %s:%d: %s", ErrTooLarge, name, i, p.overCap)
+		return fmt.Errorf("%w: %s:%d: %s", snapshot.ErrTooLarge, name, i, p.overCap)
 	}
 	return nil
 }
@@ -425,13 +456,13 @@ func (p *paste) ignore(name string, no int, line string) {
 		p.firstUnrec = fmt.Sprintf("%s:%d: %q", name, no, t)
 	}
 	if len(p.ignored) < maxIgnoredKept {
-		p.ignored = append(p.ignored, Ignored{Name: name, Line: no, Text: t})
+		p.ignored = append(p.ignored, snapshot.Ignored{Name: name, Line: no, Text: t})
 	}
 }
 
 // addInput records a recognised piece, merging it with the previous one
 // of the same kind when they touch.
-func (p *paste) addInput(in Input) {
+func (p *paste) addInput(in snapshot.Input) {
 	if n := len(p.inputs); n > 0 {
 		last := &p.inputs[n-1]
 		if last.Name == in.Name && last.Kind == in.Kind && in.First <= last.Last+2 && in.Note == "" && last.Name != "" {
@@ -497,17 +528,17 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, int, error) {
 	if json.Unmarshal(raw, &keys) != nil {
 		return 0, end, nil
 	}
-	in := Input{Name: name, First: first, Last: first + span - 1}
+	in := snapshot.Input{Name: name, First: first, Last: first + span - 1}
 	switch {
 	case keys["format"] != nil:
 		return 0, 0, fmt.Errorf("%s:%d: a saved snapshot inside other text: give it on its own", name, first)
 	case keys["BackendState"] != nil || (keys["Self"] != nil && keys["TailscaleIPs"] != nil):
 		var st ipnstate.Status
 		if err := json.Unmarshal(raw, &st); err != nil {
-			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale status --json does not decode: %s", ErrCorrupt, name, first, safetext.Clean(err.Error()))
+			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale status --json does not decode: %s", snapshot.ErrCorrupt, name, first, safetext.Clean(err.Error()))
 		}
-		if len(st.Peer) > MaxPeers {
-			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale status --json of %d peers; tailpath reads at most %d, as in a saved snapshot", ErrTooLarge, name, first, len(st.Peer), MaxPeers)
+		if len(st.Peer) > snapshot.MaxPeers {
+			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale status --json of %d peers; tailpath reads at most %d, as in a saved snapshot", snapshot.ErrTooLarge, name, first, len(st.Peer), snapshot.MaxPeers)
 		}
 		p.status, p.statusFrom = &st, KindStatusJSON
 		p.statusKeys(keys)
@@ -522,7 +553,7 @@ func (p *paste) readJSON(name string, b []byte, first int) (int, int, error) {
 	case keys["UDP"] != nil && (keys["PreferredDERP"] != nil || keys["RegionLatency"] != nil || keys["MappingVariesByDestIP"] != nil):
 		nf, err := netcheckFromJSON(raw)
 		if err != nil {
-			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale netcheck JSON does not decode: %s", ErrCorrupt, name, first, safetext.Clean(err.Error()))
+			return 0, 0, fmt.Errorf("%w: %s:%d: tailscale netcheck JSON does not decode: %s", snapshot.ErrCorrupt, name, first, safetext.Clean(err.Error()))
 		}
 		nf.from = KindNetcheckJSON
 		p.netchecks = append(p.netchecks, nf)
@@ -601,24 +632,24 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 	}
 	if st, ok := stateLines[trim]; ok {
 		p.state, p.stateNote = st, trim
-		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + st})
+		p.addInput(snapshot.Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + st})
 		return KindStatusText
 	}
 	if m := unexpectedStateRE().FindStringSubmatch(trim); m != nil {
 		p.state, p.stateNote = safetext.Clean(m[1]), trim
-		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + p.state})
+		p.addInput(snapshot.Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is " + p.state})
 		return KindStatusText
 	}
 	if strings.HasPrefix(trim, "failed to connect to local tailscaled") || strings.HasPrefix(trim, "failed to connect to local Tailscale") {
 		p.state, p.stateNote = "NoState", "the tailscale CLI could not reach tailscaled"
-		p.addInput(Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is not running (the CLI could not reach it)"})
+		p.addInput(snapshot.Input{Name: name, Kind: KindStatusText, First: no, Last: no, Note: "tailscaled is not running (the CLI could not reach it)"})
 		return KindStatusText
 	}
 	if m := longVersionRE().FindStringSubmatch(trim); m != nil {
 		// `tailscale version` (cmd/tailscale/cli/version.go): its
 		// "long version:" line names the exact build.
 		p.version = safetext.Clean(m[1])
-		p.addInput(Input{Name: name, Kind: KindVersion, First: no, Last: no, Note: "this node runs " + p.version})
+		p.addInput(snapshot.Input{Name: name, Kind: KindVersion, First: no, Last: no, Note: "this node runs " + p.version})
 		return KindVersion
 	}
 	if pl, ok := parsePeerLine(trim); ok {
@@ -632,8 +663,8 @@ func (p *paste) readLine(name string, no int, line string, block **blockState) s
 		}
 		b.text.lines = append(b.text.lines, pl)
 		b.last = no
-		if p.statusLines++; p.statusLines > MaxPeers+1 && p.overCap == "" {
-			p.overCap = fmt.Sprintf("more than %d lines of tailscale status; tailpath reads at most %d peers and this node, as in a saved snapshot", MaxPeers+1, MaxPeers)
+		if p.statusLines++; p.statusLines > snapshot.MaxPeers+1 && p.overCap == "" {
+			p.overCap = fmt.Sprintf("more than %d lines of tailscale status; tailpath reads at most %d peers and this node, as in a saved snapshot", snapshot.MaxPeers+1, snapshot.MaxPeers)
 		}
 		return KindStatusText
 	}
@@ -730,7 +761,7 @@ func (p *paste) closeBlock(block **blockState) {
 		for _, code := range slices.Sorted(maps.Keys(b.nc.regionNames)) {
 			p.region(0, code, b.nc.regionNames[code])
 		}
-		p.addInput(Input{Name: b.name, Kind: KindNetcheckText, First: b.first, Last: b.last, Note: b.nc.note()})
+		p.addInput(snapshot.Input{Name: b.name, Kind: KindNetcheckText, First: b.first, Last: b.last, Note: b.nc.note()})
 	case KindStatusText:
 		p.texts = append(p.texts, b.text)
 		p.statusFrom = KindStatusText
@@ -746,9 +777,9 @@ func (p *paste) closeBlock(block **blockState) {
 			note = fmt.Sprintf("%s, no line for us (the first has a connection state or traffic, which our own never has); this format has no endpoints, handshakes or NAT facts",
 				units.Count(n, "peer", "peers"))
 		}
-		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: note})
+		p.addInput(snapshot.Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: note})
 	case "health":
-		p.addInput(Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: units.Count(len(p.health), "health message", "health messages")})
+		p.addInput(snapshot.Input{Name: b.name, Kind: KindStatusText, First: b.first, Last: b.last, Note: units.Count(len(p.health), "health message", "health messages")})
 	default:
 		p.closeMore(b)
 	}
@@ -815,12 +846,12 @@ const syntheticRegion = 10000
 //
 // Long on purpose: the pasted pieces merged into one file in their precedence
 // order, each step overriding what the ones before it filled.
-func (p *paste) file() (*File, error) {
+func (p *paste) file() (*snapshot.File, error) {
 	if len(p.inputs) == 0 {
 		if p.firstUnrec != "" {
-			return nil, fmt.Errorf("%w: nothing recognised (first line: %s)", ErrNotSnapshot, p.firstUnrec)
+			return nil, fmt.Errorf("%w: nothing recognised (first line: %s)", snapshot.ErrNotSnapshot, p.firstUnrec)
 		}
-		return nil, fmt.Errorf("%w: the input is empty", ErrNotSnapshot)
+		return nil, fmt.Errorf("%w: the input is empty", snapshot.ErrNotSnapshot)
 	}
 	taken := p.now
 	timeNote := "the input states no time: ages are counted from now"
@@ -831,7 +862,7 @@ func (p *paste) file() (*File, error) {
 			timeNote += " (journal lines carry no year: " + strconv.Itoa(taken.Year()) + " assumed)"
 		}
 	}
-	f := &File{Format: Format, Version: Version, Taken: taken, Origin: OriginPasted, Ignored: p.ignored}
+	f := &snapshot.File{Format: snapshot.Format, Version: snapshot.Version, Taken: taken, Origin: snapshot.OriginPasted, Ignored: p.ignored}
 	defer func() { f.Inputs = p.inputs }()
 	if p.ignoredN > len(p.ignored) {
 		f.Warnings = append(f.Warnings, safetext.New(fmt.Sprintf("%d lines ignored; the first %d are listed", p.ignoredN, len(p.ignored))))
@@ -902,7 +933,7 @@ func (p *paste) file() (*File, error) {
 	}
 	handshakes := p.mergeFragments(st)
 	f.Status = st
-	hist := map[string]PeerHistory{}
+	hist := map[string]snapshot.PeerHistory{}
 	p.pingPeers(f, st, taken, hist)
 	// Region codes from the status (peers' Relay, our own).
 	for _, ps := range allPeers(st) {
@@ -977,7 +1008,7 @@ func (p *paste) file() (*File, error) {
 		for _, k := range slices.Sorted(maps.Keys(p.logCount)) {
 			parts = append(parts, fmt.Sprintf("%s ×%d", k, p.logCount[k]))
 		}
-		p.inputs = append(p.inputs, Input{Kind: KindLog, Note: strings.Join(parts, ", ")})
+		p.inputs = append(p.inputs, snapshot.Input{Kind: KindLog, Note: strings.Join(parts, ", ")})
 	}
 	if p.statusFrom != KindStatusJSON {
 		for _, ps := range allPeers(st) {
@@ -990,7 +1021,7 @@ func (p *paste) file() (*File, error) {
 	}
 	p.finishThread(f, st, prose, handshakes, hist)
 	if len(hist) > 0 {
-		f.History.Peers = make(map[safetext.Text]PeerHistory, len(hist))
+		f.History.Peers = make(map[safetext.Text]snapshot.PeerHistory, len(hist))
 		for id, h := range hist {
 			f.History.Peers[safetext.New(id)] = h
 		}
@@ -1002,7 +1033,7 @@ func (p *paste) file() (*File, error) {
 // node merged (a later line of a node replaces an earlier one). Blocks of
 // different nodes (their first lines name different selves) are not
 // merged: the last is used, with a warning.
-func (p *paste) mergedText(f *File) *textStatus {
+func (p *paste) mergedText(f *snapshot.File) *textStatus {
 	if len(p.texts) == 0 {
 		return nil
 	}
@@ -1060,7 +1091,7 @@ func (p *paste) mergedText(f *File) *textStatus {
 // to a status peer by address, else by name; a target the status lacks
 // becomes a peer of its own (ping output stands on its own). A target
 // that is us is skipped.
-func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist map[string]PeerHistory) {
+func (p *paste) pingPeers(f *snapshot.File, st *ipnstate.Status, taken time.Time, hist map[string]snapshot.PeerHistory) {
 	targets := mergeTargets(p.pingTargets)
 	byIP := map[netip.Addr]*ipnstate.PeerStatus{}
 	byName := map[string]*ipnstate.PeerStatus{}
@@ -1102,7 +1133,7 @@ func (p *paste) pingPeers(f *File, st *ipnstate.Status, taken time.Time, hist ma
 				note += "; not in a pasted status, so its path is the last pong's"
 			}
 		}
-		p.inputs = append(p.inputs, Input{Kind: KindPing, Note: note})
+		p.inputs = append(p.inputs, snapshot.Input{Kind: KindPing, Note: note})
 		h := hist[string(ps.ID)]
 		if pingOnly {
 			h.PathText = ev.pathText()
@@ -1182,27 +1213,6 @@ func shortHost(ps *ipnstate.PeerStatus) string {
 		return n
 	}
 	return ps.HostName
-}
-
-// SelfFacts are our own facts from pasted input (a netcheck report, the
-// daemon's log), which a capture reads from the LocalAPI instead. File
-// .Diagnose fills what the status left unknown with them.
-type SelfFacts struct {
-	// Version is this node's Tailscale version, as `tailscale version`
-	// or tailscaled's "Program starting" line said it; "" unknown.
-	Version   safetext.Text    `json:"version,omitempty"`
-	NAT       *probes.NATInfo  `json:"nat,omitempty"`
-	HomeDERP  int              `json:"home_derp,omitempty"`
-	Endpoints []netip.AddrPort `json:"endpoints,omitempty"`
-	// EndpointTypes are the endpoints' types as the daemon logged them
-	// ("stun", "local", "portmap", "stun4localport"), in the same order.
-	EndpointTypes []string `json:"endpoint_types,omitempty"`
-	// Evidence is our own trouble the input shows (probes.SelfEvidence).
-	Evidence *probes.SelfEvidence `json:"evidence,omitempty"`
-	// Daemon is how tailscaled runs here, as the input shows it
-	// (probes.Daemon); Prose the facts read from the poster's words.
-	Daemon *probes.Daemon `json:"daemon,omitempty"`
-	Prose  []string       `json:"prose,omitempty"`
 }
 
 // allPeers is st's self and peers, sorted by ID for determinism.

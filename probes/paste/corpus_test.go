@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/corpus/*.golden")
@@ -220,7 +221,7 @@ func renderCorpus(t *testing.T, name string, data []byte) string {
 		if strings.Contains(err.Error(), "\n") {
 			t.Errorf("multi-line error %q", err)
 		}
-		fmt.Fprintf(&b, "error: %v (ErrNotSnapshot %v)\n", err, errors.Is(err, ErrNotSnapshot))
+		fmt.Fprintf(&b, "error: %v (ErrNotSnapshot %v)\n", err, errors.Is(err, snapshot.ErrNotSnapshot))
 		return b.String()
 	}
 	ls, err := roundTrip(t, f).Diagnose(context.Background())
@@ -332,9 +333,9 @@ func codeOf(c string) string {
 
 // checkRedacted: the paste's redacted snapshot leaks nothing (Redact's
 // own search) and gives us and every peer the same verdicts.
-func checkRedacted(t *testing.T, f *File, ls *join.Snapshot) {
+func checkRedacted(t *testing.T, f *snapshot.File, ls *join.Snapshot) {
 	t.Helper()
-	red, err := Redact(f)
+	red, err := snapshot.Redact(f)
 	if err != nil {
 		t.Errorf("redact: %v", err)
 		return

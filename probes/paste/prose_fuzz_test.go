@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // proseHedges are sentences that hold a known field in its own shape but
@@ -82,7 +84,7 @@ func corpusInputs(tb testing.TB) []string {
 }
 
 // verdictsOf is every verdict the input gives, one line each.
-func verdictsOf(tb testing.TB, data []byte) ([]string, *File) {
+func verdictsOf(tb testing.TB, data []byte) ([]string, *snapshot.File) {
 	f, err := Parse([]Raw{{Name: "in", Data: data}}, pasteNow)
 	if err != nil {
 		// The error quotes the first line, which a splice may change.

@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailpath/tailpath/probes/snapshot"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/key"
@@ -85,21 +86,21 @@ func TestPasteCaps(t *testing.T) {
 		}
 		t.Run(sh.name, func(t *testing.T) {
 			_, err := Parse([]Raw{{Name: "big.txt", Data: sh.gen(sizes[sh.name])}}, time.Now())
-			if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), sh.says) || !strings.Contains(err.Error(), "big.txt") {
+			if !errors.Is(err, snapshot.ErrTooLarge) || !strings.Contains(err.Error(), sh.says) || !strings.Contains(err.Error(), "big.txt") {
 				t.Errorf("Parse = %v; want ErrTooLarge naming the input and saying %q", err, sh.says)
 			}
 		})
 	}
 	t.Run("tailscale status --json", func(t *testing.T) {
 		st := &ipnstate.Status{BackendState: "Running", Self: &ipnstate.PeerStatus{HostName: "laptop"}, Peer: map[key.NodePublic]*ipnstate.PeerStatus{}}
-		for i := range MaxPeers + 1 {
+		for i := range snapshot.MaxPeers + 1 {
 			var k key.NodePublic
 			k.UnmarshalText(fmt.Appendf(nil, "nodekey:%064x", i+1))
 			st.Peer[k] = &ipnstate.PeerStatus{ID: tailcfg.StableNodeID(fmt.Sprint("n", i)), PublicKey: k, HostName: fmt.Sprint("node", i), TailscaleIPs: []netip.Addr{netip.MustParseAddr(pasteIP(i + 1))}}
 		}
 		b, _ := json.Marshal(st)
 		_, err := Parse([]Raw{{Name: "st.json", Data: b}}, time.Now())
-		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "tailscale status --json of 20001 peers; tailpath reads at most 20000") {
+		if !errors.Is(err, snapshot.ErrTooLarge) || !strings.Contains(err.Error(), "tailscale status --json of 20001 peers; tailpath reads at most 20000") {
 			t.Errorf("Parse = %v; want ErrTooLarge naming the peers bound", err)
 		}
 	})
@@ -107,12 +108,12 @@ func TestPasteCaps(t *testing.T) {
 	t.Run("within", func(t *testing.T) {
 		var b bytes.Buffer
 		b.WriteString("100.64.0.1  laptop  alice@  linux  -\n")
-		for i := 1; i <= MaxPeers; i++ {
+		for i := 1; i <= snapshot.MaxPeers; i++ {
 			fmt.Fprintf(&b, "%s  node%d  alice@  linux  idle\n", pasteIP(i), i)
 		}
 		f, err := Parse([]Raw{{Name: "st.txt", Data: b.Bytes()}}, time.Now())
-		if err != nil || len(f.Status.Peer) != MaxPeers {
-			t.Fatalf("a status of %d peers: %v", MaxPeers, err)
+		if err != nil || len(f.Status.Peer) != snapshot.MaxPeers {
+			t.Fatalf("a status of %d peers: %v", snapshot.MaxPeers, err)
 		}
 	})
 }
@@ -122,13 +123,13 @@ func TestPasteCaps(t *testing.T) {
 func BenchmarkPasteCapped64MiB(b *testing.B) {
 	for _, sh := range pasteShapes {
 		data := sh.gen(64 << 20)
-		if len(data) > MaxSize {
-			data = data[:MaxSize]
+		if len(data) > snapshot.MaxSize {
+			data = data[:snapshot.MaxSize]
 		}
 		b.Run(strings.ReplaceAll(sh.name, " ", "_"), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := Parse([]Raw{{Name: "big.txt", Data: data}}, time.Now()); !errors.Is(err, ErrTooLarge) {
+				if _, err := Parse([]Raw{{Name: "big.txt", Data: data}}, time.Now()); !errors.Is(err, snapshot.ErrTooLarge) {
 					b.Fatalf("Parse = %v, want ErrTooLarge", err)
 				}
 			}

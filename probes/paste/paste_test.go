@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // pasteNow is the clock the paste tests give Parse (the samples are of
@@ -38,7 +39,7 @@ func readPaste(t testing.TB, names ...string) []Raw {
 }
 
 // parseAndDiagnose parses names and diagnoses the result.
-func parseAndDiagnose(t *testing.T, names ...string) (*File, *join.Snapshot) {
+func parseAndDiagnose(t *testing.T, names ...string) (*snapshot.File, *join.Snapshot) {
 	t.Helper()
 	f, err := Parse(readPaste(t, names...), pasteNow)
 	if err != nil {
@@ -287,8 +288,8 @@ func TestParseTruncatedAndMixed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var a, b bytes.Buffer
-	Write(&a, f)
-	Write(&b, crlf)
+	snapshot.Write(&a, f)
+	snapshot.Write(&b, crlf)
 	if diff := cmp.Diff(a.String(), b.String()); diff != "" {
 		t.Errorf("CRLF differs from LF (-LF +CRLF):\n%s", diff)
 	}
@@ -301,12 +302,12 @@ func TestParseErrors(t *testing.T) {
 		want error
 		text string
 	}{
-		{"chatter", []Raw{{"a.txt", []byte("hello\n")}}, ErrNotSnapshot, `a.txt:1: "hello"`},
+		{"chatter", []Raw{{"a.txt", []byte("hello\n")}}, snapshot.ErrNotSnapshot, `a.txt:1: "hello"`},
 		{"two snapshots", []Raw{{"a", []byte(`{"format":"tailpath-snapshot","version":1,"status":{}}`)}, {"b", []byte(`{"format":"tailpath-snapshot","version":1,"status":{}}`)}}, nil, "several saved snapshots"},
 		{"snapshot and text", []Raw{{"a", []byte(`{"format":"tailpath-snapshot","version":1,"status":{}}`)}, readPaste(t, "ping.txt")[0]}, nil, "together"},
-		{"bad status JSON", []Raw{{"s", []byte(`{"BackendState":"Running","Self":7}`)}}, ErrCorrupt, "s:1"},
-		{"bad netcheck JSON", []Raw{{"n", []byte(`{"UDP":"yes","PreferredDERP":1}`)}}, ErrCorrupt, "netcheck"},
-		{"too large", []Raw{{"big", make([]byte, MaxSize+1)}}, ErrTooLarge, ""},
+		{"bad status JSON", []Raw{{"s", []byte(`{"BackendState":"Running","Self":7}`)}}, snapshot.ErrCorrupt, "s:1"},
+		{"bad netcheck JSON", []Raw{{"n", []byte(`{"UDP":"yes","PreferredDERP":1}`)}}, snapshot.ErrCorrupt, "netcheck"},
+		{"too large", []Raw{{"big", make([]byte, snapshot.MaxSize+1)}}, snapshot.ErrTooLarge, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -443,7 +444,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse([]Raw{{Name: "fuzz", Data: data}}, pasteNow)
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") && !errors.Is(err, ErrCorrupt) {
+			if strings.Contains(err.Error(), "\n") && !errors.Is(err, snapshot.ErrCorrupt) {
 				t.Errorf("multi-line error: %q", err)
 			}
 			return
@@ -452,7 +453,7 @@ func FuzzParse(f *testing.F) {
 		if _, err := file.Diagnose(ctx); err != nil {
 			return
 		}
-		if red, err := Redact(file); err == nil {
+		if red, err := snapshot.Redact(file); err == nil {
 			red.Diagnose(ctx)
 		}
 	})
@@ -476,28 +477,6 @@ func FuzzLogLine(f *testing.F) {
 		p.logLine("fuzz", 1, strings.TrimSpace(string(data)))
 		p.pingLine("fuzz", 1, strings.TrimSpace(string(data)))
 		p.netcheckLine(&blockState{nc: &netcheckFacts{}}, strings.TrimSpace(string(data)))
-	})
-}
-
-// FuzzRead: a saved snapshot's decoder never panics, and what it accepts
-// diagnoses and redacts without panicking.
-func FuzzRead(f *testing.F) {
-	m, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
-	for _, p := range m {
-		b, _ := os.ReadFile(p)
-		f.Add(b)
-	}
-	f.Add([]byte(`{"format":"tailpath-snapshot","version":1,"status":{"Self":{"TailscaleIPs":["100.64.0.1"]}},"whois":[{"addr":"100.64.0.1","node":{"Endpoints":["1.2.3.4:5"]}}],"history":{"peers":{"x":{"latency_ns":-5}}},"path_changes":{"x":[{"kind":"direct"}]},"board":{"evidence":{"hostname":"\u001b[2J"}}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := Read(bytes.NewReader(data))
-		if err != nil {
-			return
-		}
-		ctx := context.Background()
-		file.Diagnose(ctx)
-		if red, err := Redact(file); err == nil {
-			red.Diagnose(ctx)
-		}
 	})
 }
 

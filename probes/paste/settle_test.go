@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/join"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // roundTrips are the pairs in testdata/settle: an input (<name>.txt,
@@ -100,7 +101,7 @@ func TestRoundTrips(t *testing.T) {
 				t.Fatalf("reply: %v", err)
 			}
 			for _, r := range askReaders(t, ls, tc.peer, first) {
-				if !slices.ContainsFunc(rf.Inputs, func(in Input) bool { return in.Kind == r }) {
+				if !slices.ContainsFunc(rf.Inputs, func(in snapshot.Input) bool { return in.Kind == r }) {
 					t.Errorf("the reply holds no %q output, which the step's command prints", r)
 				}
 			}
@@ -162,7 +163,7 @@ func applyPeerRaw(t *testing.T, ls *join.Snapshot, raw Raw) *join.Snapshot {
 	if err != nil {
 		t.Fatalf("%s: %v", raw.Name, err)
 	}
-	out, _, err := ApplyPeer(ls, ps)
+	out, _, err := snapshot.ApplyPeer(ls, ps)
 	if err != nil {
 		t.Fatalf("%s: %v", raw.Name, err)
 	}

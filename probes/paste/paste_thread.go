@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/internal/tscompat"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // The readers of a whole thread beyond the CLI's own outputs (prose and
@@ -47,7 +48,7 @@ type threadState struct {
 
 	frags    []*ipnstate.PeerStatus
 	selfFrag *ipnstate.PeerStatus
-	whois    []WhoIs
+	whois    []snapshot.WhoIs
 }
 
 // moreLine reads a line none of paste.go's readers took: the host's
@@ -142,7 +143,7 @@ func (p *paste) linkRegions() {
 // facts and which of our facts came from prose; hist gets each peer's
 // ICMP ping and, for peers whose handshake a status entry shows, that
 // it is known.
-func (p *paste) finishThread(f *File, st *ipnstate.Status, prose *netcheckFacts, handshakes map[string]bool, hist map[string]PeerHistory) {
+func (p *paste) finishThread(f *snapshot.File, st *ipnstate.Status, prose *netcheckFacts, handshakes map[string]bool, hist map[string]snapshot.PeerHistory) {
 	t := &p.th
 	p.finishHost(f, st)
 	if dm := t.derpMap; dm != nil {
@@ -174,16 +175,16 @@ func (p *paste) finishThread(f *File, st *ipnstate.Status, prose *netcheckFacts,
 		if d.Kubernetes && !d.PodAddr.IsValid() {
 			d.PodAddr = p.podAddr()
 		}
-		f.selfFacts().Daemon = &d
+		selfFactsOf(f).Daemon = &d
 	}
 	marks := p.proseMarks(prose)
 	if len(marks) > 0 {
-		f.selfFacts().Prose = marks
-		p.inputs = append(p.inputs, Input{Kind: KindProse, Note: p.proseNote(prose)})
+		selfFactsOf(f).Prose = marks
+		p.inputs = append(p.inputs, snapshot.Input{Kind: KindProse, Note: p.proseNote(prose)})
 	}
 	th := t.thread
 	if th.PortmapRefused != "" || th.PeerRelay != nil || len(th.PeersGone) > 0 || len(th.STUNSilent) > 0 || len(th.STUNAnswered) > 0 || len(th.RegionLinks) > 0 {
-		sf := f.selfFacts()
+		sf := selfFactsOf(f)
 		if sf.Evidence == nil {
 			sf.Evidence = &probes.SelfEvidence{}
 		}
@@ -191,10 +192,10 @@ func (p *paste) finishThread(f *File, st *ipnstate.Status, prose *netcheckFacts,
 	}
 }
 
-// selfFacts is f.Self, made when nil.
-func (f *File) selfFacts() *SelfFacts {
+// selfFactsOf is f.Self, made when nil.
+func selfFactsOf(f *snapshot.File) *snapshot.SelfFacts {
 	if f.Self == nil {
-		f.Self = &SelfFacts{}
+		f.Self = &snapshot.SelfFacts{}
 	}
 	return f.Self
 }
@@ -203,7 +204,7 @@ func (f *File) selfFacts() *SelfFacts {
 // block holding one of our addresses (a Tailscale address, an endpoint),
 // else the only block when it holds no peer's address; a block holding a
 // peer's Tailscale address is that peer's, and set aside.
-func (p *paste) finishHost(f *File, st *ipnstate.Status) {
+func (p *paste) finishHost(f *snapshot.File, st *ipnstate.Status) {
 	t := &p.th
 	if len(t.hosts) == 0 && len(t.routes) == 0 && t.bypass == nil {
 		return

@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // fieldDir holds inputs from public reports that tailpath once got wrong,
@@ -22,7 +23,7 @@ func TestFieldPasted(t *testing.T) {
 	if _, err := os.Stat(fieldDir); err != nil {
 		t.Skip("../shared/testdata/field/pasted is absent: field inputs not checked")
 	}
-	read := func(t *testing.T, name string) (*File, *probesSnapshot) {
+	read := func(t *testing.T, name string) (*snapshot.File, *probesSnapshot) {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(fieldDir, name))
 		if err != nil {

@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // Prose and Markdown around known fields: what people write around the
@@ -111,7 +112,7 @@ func (p *paste) proseLine(name string, no int, line string, block **blockState) 
 			code := safetext.Clean(m[1])
 			n.regionNames[code] = safetext.Clean(m[3])
 			n.codeLatency[code] = d
-			p.addInput(Input{Name: name, Kind: KindProse, First: no, Last: no})
+			p.addInput(snapshot.Input{Name: name, Kind: KindProse, First: no, Last: no})
 			return KindProse
 		}
 	}
@@ -120,7 +121,7 @@ func (p *paste) proseLine(name string, no int, line string, block **blockState) 
 	}
 	plain := strings.ReplaceAll(strings.ReplaceAll(s, "`", ""), "**", "")
 	if p.proseFields(plain) > 0 {
-		p.addInput(Input{Name: name, Kind: KindProse, First: no, Last: no})
+		p.addInput(snapshot.Input{Name: name, Kind: KindProse, First: no, Last: no})
 		return KindProse
 	}
 	return ""
@@ -240,7 +241,7 @@ func (p *paste) tableRow(name string, no int, s string) string {
 	if n == 0 {
 		return ""
 	}
-	p.addInput(Input{Name: name, Kind: KindProse, First: no, Last: no})
+	p.addInput(snapshot.Input{Name: name, Kind: KindProse, First: no, Last: no})
 	return KindProse
 }
 
@@ -313,7 +314,7 @@ func (p *paste) proseNetcheck() *netcheckFacts {
 		return nil
 	}
 	if len(p.netchecks) > 0 || len(p.logNets) > 0 {
-		p.inputs = append(p.inputs, Input{Kind: KindProse, Note: "netcheck fields in prose set aside: a netcheck report in the input decides"})
+		p.inputs = append(p.inputs, snapshot.Input{Kind: KindProse, Note: "netcheck fields in prose set aside: a netcheck report in the input decides"})
 		return nil
 	}
 	if n.udp != nil && !*n.udp && !n.measured() {

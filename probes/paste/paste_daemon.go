@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // How tailscaled runs here, and the daemon's lines beyond those
@@ -252,12 +253,12 @@ func (p *paste) daemonLine(name string, no int, trim string) string {
 			p.daemon("cmd/containerboot's lines").Container = true
 			p.ev.LogLines++
 			p.logCount["containerboot"]++
-			p.addInput(Input{Name: name, Kind: KindLog, First: no, Last: no})
+			p.addInput(snapshot.Input{Name: name, Kind: KindLog, First: no, Last: no})
 			return KindLog
 		}
 	}
 	if strings.Contains(trim, "Prefs{") && p.prefsString(trim) {
-		p.addInput(Input{Name: name, Kind: KindPrefs, First: no, Last: no, Note: "this node's prefs (Prefs{…})"})
+		p.addInput(snapshot.Input{Name: name, Kind: KindPrefs, First: no, Last: no, Note: "this node's prefs (Prefs{…})"})
 		return KindPrefs
 	}
 	return ""

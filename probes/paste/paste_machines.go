@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // Two machines in one paste. A thread often holds the poster's own
@@ -408,7 +409,7 @@ func (s *machineSplit) ranges(pasted []Raw, m int) string {
 // machine's are this node's File, each other's becomes the PeerSide of
 // the peer that machine is (File.PeerSides), or is set aside with a
 // warning.
-func parseMachines(pasted []Raw, s *machineSplit, now time.Time) (*File, error) {
+func parseMachines(pasted []Raw, s *machineSplit, now time.Time) (*snapshot.File, error) {
 	read := func(m int) (*paste, error) {
 		p := newPaste(now)
 		for _, in := range s.view(pasted, m) {
@@ -430,7 +431,7 @@ func parseMachines(pasted []Raw, s *machineSplit, now time.Time) (*File, error) 
 	for i, in := range pasted {
 		names[i] = safeName(in.Name)
 	}
-	order := func(in Input) int { return slices.Index(names, in.Name) }
+	order := func(in snapshot.Input) int { return slices.Index(names, in.Name) }
 	for k := 1; k < len(s.machines); k++ {
 		pk, err := read(k)
 		if err != nil {
@@ -469,7 +470,7 @@ func parseMachines(pasted []Raw, s *machineSplit, now time.Time) (*File, error) 
 			f.Warnings = append(f.Warnings, safetext.New(fmt.Sprintf("%s holds another machine's output (%s; %s), and no peer of this node's status is that machine: set aside, not read as this node's; diagnose it on its own (tailpath status --from with those lines)", where, s.machines[k].describe(), what)))
 			continue
 		}
-		ps, err := PeerSideOf(context.Background(), fk)
+		ps, err := snapshot.PeerSideOf(context.Background(), fk)
 		if err != nil {
 			f.Warnings = append(f.Warnings, safetext.New(fmt.Sprintf("%s is peer %s's own output (%s) but does not diagnose (%v): set aside", where, shortHost(peer), what, err)))
 			continue
@@ -487,7 +488,7 @@ func parseMachines(pasted []Raw, s *machineSplit, now time.Time) (*File, error) 
 	}
 	// The inputs and ignored lines in the order of the paste; the
 	// summaries without a line after them.
-	slices.SortStableFunc(f.Inputs, func(a, b Input) int {
+	slices.SortStableFunc(f.Inputs, func(a, b snapshot.Input) int {
 		if (a.Name == "") != (b.Name == "") {
 			if a.Name == "" {
 				return 1
@@ -496,7 +497,7 @@ func parseMachines(pasted []Raw, s *machineSplit, now time.Time) (*File, error) 
 		}
 		return cmp.Or(cmp.Compare(order(a), order(b)), cmp.Compare(a.First, b.First))
 	})
-	slices.SortStableFunc(f.Ignored, func(a, b Ignored) int {
+	slices.SortStableFunc(f.Ignored, func(a, b snapshot.Ignored) int {
 		return cmp.Or(cmp.Compare(slices.Index(names, a.Name), slices.Index(names, b.Name)), cmp.Compare(a.Line, b.Line))
 	})
 	if len(f.Ignored) > maxIgnoredKept {
@@ -530,7 +531,7 @@ func (m *pasteMachine) describe() string {
 // Tailscale address of its own status line, else by a name (its status
 // line's, its prompt's, the prose's); when the paste names it no way
 // and this node's status has one peer, that peer. how says which.
-func (s *machineSplit) peerOf(f, fk *File, k int) (*ipnstate.PeerStatus, string) {
+func (s *machineSplit) peerOf(f, fk *snapshot.File, k int) (*ipnstate.PeerStatus, string) {
 	if f.Status == nil || s.machines[k].crowd {
 		return nil, ""
 	}

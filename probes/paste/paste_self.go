@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // selfFacts assembles our own facts from the netcheck reports (the CLI's
@@ -18,8 +19,8 @@ import (
 // spread (SelfEvidence.Spread), never the last report's silently. NAT
 // facts the CLI measured are marked so (NATInfo.FromCLI): they decide no
 // NAT type of tailscaled's.
-func (p *paste) selfFacts(f *File) *SelfFacts {
-	self := &SelfFacts{}
+func (p *paste) selfFacts(f *snapshot.File) *snapshot.SelfFacts {
+	self := &snapshot.SelfFacts{}
 	measured := func(rs []*netcheckFacts) *netcheckFacts {
 		var out *netcheckFacts
 		for _, r := range rs {
@@ -69,7 +70,7 @@ func (p *paste) selfFacts(f *File) *SelfFacts {
 		natSpread = cSpread
 	}
 	if d := cliDiffers(p.logNets, p.netchecks); d != "" {
-		p.inputs = append(p.inputs, Input{Kind: "netcheck reports", Note: d})
+		p.inputs = append(p.inputs, snapshot.Input{Kind: "netcheck reports", Note: d})
 	}
 	ev.DERPConnected = p.connectedRegions()
 	if nat != nil {
@@ -104,7 +105,7 @@ func (p *paste) selfFacts(f *File) *SelfFacts {
 		}
 	}
 	if len(ev.Spread) > 0 {
-		p.inputs = append(p.inputs, Input{Kind: "netcheck reports", Note: spreadNote(ev.Spread)})
+		p.inputs = append(p.inputs, snapshot.Input{Kind: "netcheck reports", Note: spreadNote(ev.Spread)})
 	}
 	if lat != nil {
 		f.Netcheck = &probes.DERPLatencyReport{At: lat.at, ByRegion: lat.latency}

@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // `tailscale ping` output (cmd/tailscale/cli/ping.go runPing, the same
@@ -137,8 +138,8 @@ func (p *paste) target(name string, ip netip.Addr) *pingTarget {
 	}
 	t.fill(name, ip)
 	p.pingTargets = append(p.pingTargets, t)
-	if len(p.pingTargets) > MaxPeers && p.overCap == "" {
-		p.overCap = fmt.Sprintf("tailscale ping of more than %d targets; tailpath reads at most %d peers, as in a saved snapshot", MaxPeers, MaxPeers)
+	if len(p.pingTargets) > snapshot.MaxPeers && p.overCap == "" {
+		p.overCap = fmt.Sprintf("tailscale ping of more than %d targets; tailpath reads at most %d peers, as in a saved snapshot", snapshot.MaxPeers, snapshot.MaxPeers)
 	}
 	p.curTarget, p.curRun = t, nil
 	return t
@@ -189,7 +190,7 @@ func (p *paste) pingLine(name string, no int, trim string) bool {
 		t := p.target("", ip)
 		r := p.run(t, "")
 		r.tries++
-		p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no})
+		p.addInput(snapshot.Input{Name: name, Kind: KindPing, First: no, Last: no})
 		return true
 	}
 	if m := localIPRE().FindStringSubmatch(trim); m != nil {
@@ -200,7 +201,7 @@ func (p *paste) pingLine(name string, no int, trim string) bool {
 		if ip.IsValid() {
 			p.selfIP = ip
 		}
-		p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no, Note: "our own address"})
+		p.addInput(snapshot.Input{Name: name, Kind: KindPing, First: no, Last: no, Note: "our own address"})
 		return true
 	}
 	if m := peerAPIRE().FindStringSubmatch(trim); m != nil {
@@ -216,7 +217,7 @@ func (p *paste) pingLine(name string, no int, trim string) bool {
 			r.latency = d
 		}
 		r.ended = "pong"
-		p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no})
+		p.addInput(snapshot.Input{Name: name, Kind: KindPing, First: no, Last: no})
 		return true
 	}
 	switch msg := strings.TrimPrefix(trim, "error: "); msg {
@@ -224,7 +225,7 @@ func (p *paste) pingLine(name string, no int, trim string) bool {
 		// The run's end: its pongs (or none) are already counted.
 		if r := p.curRun; r != nil && r.ended == "" {
 			r.ended = msg
-			p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no})
+			p.addInput(snapshot.Input{Name: name, Kind: KindPing, First: no, Last: no})
 			return true
 		}
 	}
@@ -279,7 +280,7 @@ func (p *paste) pong(name string, no int, m []string) bool {
 	if d, err := time.ParseDuration(m[5]); err == nil && d > 0 && d < time.Hour {
 		r.latency = d
 	}
-	p.addInput(Input{Name: name, Kind: KindPing, First: no, Last: no})
+	p.addInput(snapshot.Input{Name: name, Kind: KindPing, First: no, Last: no})
 	return true
 }
 

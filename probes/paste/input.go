@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // fetchTimeout bounds fetching one http(s) input (another node's
@@ -118,12 +119,12 @@ func ReadInput(ctx context.Context, name string, stdin io.Reader) (Raw, error) {
 		}
 		r = fh
 	}
-	b, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
+	b, err := io.ReadAll(io.LimitReader(r, snapshot.MaxSize+1))
 	if err != nil {
 		return Raw{}, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(b) > MaxSize {
-		return Raw{}, fmt.Errorf("%s: %w (more than %d MiB)", name, ErrTooLarge, MaxSize>>20)
+	if len(b) > snapshot.MaxSize {
+		return Raw{}, fmt.Errorf("%s: %w (more than %d MiB)", name, snapshot.ErrTooLarge, snapshot.MaxSize>>20)
 	}
 	return Raw{Name: name, Data: b}, nil
 }

@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"tailscale.com/types/key"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // JSON documents beside the status and netcheck ones paste.go reads:
@@ -63,10 +64,10 @@ func (p *paste) whoisJSON(raw []byte) (kind, note string, ok bool) {
 			return KindWhoIs, "a second reply for " + addr.String() + ": the first is kept", true
 		}
 	}
-	if len(t.whois) >= MaxPeers {
+	if len(t.whois) >= snapshot.MaxPeers {
 		return "", "", false
 	}
-	t.whois = append(t.whois, WhoIs{Addr: addr.String(), Node: w.Node})
+	t.whois = append(t.whois, snapshot.WhoIs{Addr: addr.String(), Node: w.Node})
 	name, _, _ := strings.Cut(w.Node.Name, ".")
 	return KindWhoIs, fmt.Sprintf("node %s %s: %d endpoints, home DERP %d", safetext.Clean(name), addr, len(w.Node.Endpoints), w.Node.HomeDERP), true
 }
@@ -85,7 +86,7 @@ func (p *paste) statusFragment(raw []byte, self bool) (kind, note string, ok boo
 		t.selfFrag = &ps
 		return KindStatusFragment, "our own entry", true
 	}
-	if len(t.frags) >= MaxPeers {
+	if len(t.frags) >= snapshot.MaxPeers {
 		return "", "", false
 	}
 	t.frags = append(t.frags, &ps)
@@ -197,4 +198,10 @@ func (p *paste) mergeFragments(st *ipnstate.Status) map[string]bool {
 		p.noteTime(f.LastHandshake)
 	}
 	return known
+}
+
+// firstLabel is the first label of a DNS name.
+func firstLabel(s string) string {
+	l, _, _ := strings.Cut(s, ".")
+	return l
 }

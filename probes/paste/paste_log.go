@@ -1,4 +1,4 @@
-package snapshot
+package paste
 
 import (
 	"maps"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // tailscaled's log lines, in the wrappers they are pasted in. A line is
@@ -203,7 +204,7 @@ func (p *paste) logLine(name string, no int, trim string) bool {
 	p.ev.LogLines++
 	p.noteTime(at)
 	p.logCount[kind]++
-	p.addInput(Input{Name: name, Kind: KindLog, First: no, Last: no})
+	p.addInput(snapshot.Input{Name: name, Kind: KindLog, First: no, Last: no})
 	return true
 }
 
