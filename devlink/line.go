@@ -15,6 +15,8 @@ import (
 	"bytes"
 	"time"
 
+	"github.com/tailpath/tailpath/devlink/internal/lex"
+
 	"github.com/tailpath/tailpath/devlink/crash"
 	"github.com/tailpath/tailpath/internal/safetext"
 )
@@ -586,11 +588,11 @@ func isHexdump(t []byte) bool {
 		return false
 	}
 	for _, c := range t[2:10] {
-		if !isHex(c) {
+		if !lex.IsHex(c) {
 			return false
 		}
 	}
-	return t[10] == ' ' && t[11] == ' ' && isHex(t[13]) && isHex(t[14])
+	return t[10] == ' ' && t[11] == ' ' && lex.IsHex(t[13]) && lex.IsHex(t[14])
 }
 
 // isRegisterLine matches a register dump row such as
@@ -600,8 +602,4 @@ func isRegisterLine(t []byte) bool {
 		return false
 	}
 	return t[8] == ':' && t[9] == ' ' && t[10] == '0' && t[11] == 'x'
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }

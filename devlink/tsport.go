@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/tailpath/tailpath/devlink/internal/lex"
+
 	"github.com/tailpath/tailpath/internal/safetext"
 )
 
@@ -85,7 +87,7 @@ func ParsePortLine(l *Line) (f PortFact, ok bool) {
 	}
 	m := l.Msg
 	if i := bytes.Index(m, []byte("heap_free=")); i >= 0 {
-		if n := decPrefix(m[i+10:]); n > 0 {
+		if n := lex.DecPrefix(m[i+10:]); n > 0 {
 			f.HeapFree, _ = strconv.ParseInt(string(m[i+10:i+10+n]), 10, 64)
 			ok = true
 		}
@@ -238,7 +240,7 @@ func int64After(m []byte, key string) int64 {
 		return 0
 	}
 	r := m[i+len(key):]
-	n := decPrefix(r)
+	n := lex.DecPrefix(r)
 	if n == 0 {
 		return 0
 	}
@@ -251,19 +253,19 @@ func int64After(m []byte, key string) int64 {
 // is 1.2.3.4:41641, `2803037f:7` is 127.3.3.40:7 (DERP region 7).
 func ParseReversedEndpoint(b []byte) (netip.AddrPort, error) {
 	if len(b) < 10 || b[8] != ':' {
-		return netip.AddrPort{}, fmt.Errorf("endpoint %q: want 8 hex digits, ':' and a port", safeQuote(b))
+		return netip.AddrPort{}, fmt.Errorf("endpoint %q: want 8 hex digits, ':' and a port", lex.Quote(b))
 	}
-	v, n := hexPrefix(b[:8])
+	v, n := lex.HexPrefix(b[:8])
 	if n != 8 {
-		return netip.AddrPort{}, fmt.Errorf("endpoint %q: want 8 hex digits", safeQuote(b))
+		return netip.AddrPort{}, fmt.Errorf("endpoint %q: want 8 hex digits", lex.Quote(b))
 	}
-	pn := decPrefix(b[9:])
+	pn := lex.DecPrefix(b[9:])
 	if pn == 0 || pn > 5 {
-		return netip.AddrPort{}, fmt.Errorf("endpoint %q: bad port", safeQuote(b))
+		return netip.AddrPort{}, fmt.Errorf("endpoint %q: bad port", lex.Quote(b))
 	}
 	port, _ := strconv.Atoi(string(b[9 : 9+pn]))
 	if port > 65535 {
-		return netip.AddrPort{}, fmt.Errorf("endpoint %q: port out of range", safeQuote(b))
+		return netip.AddrPort{}, fmt.Errorf("endpoint %q: port out of range", lex.Quote(b))
 	}
 	a := netip.AddrFrom4([4]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)})
 	return netip.AddrPortFrom(a, uint16(port)), nil
@@ -276,7 +278,7 @@ func intAfter(m []byte, key string) int {
 		return -1
 	}
 	r := m[i+len(key):]
-	n := decPrefix(r)
+	n := lex.DecPrefix(r)
 	if n == 0 {
 		return -1
 	}
@@ -292,7 +294,7 @@ func addrAfter(m []byte, key string) netip.AddrPort {
 	}
 	r := m[i+len(key):]
 	end := 0
-	for end < len(r) && (r[end] == '.' || r[end] == ':' || r[end] == '[' || r[end] == ']' || isHex(r[end])) {
+	for end < len(r) && (r[end] == '.' || r[end] == ':' || r[end] == '[' || r[end] == ']' || lex.IsHex(r[end])) {
 		end++
 	}
 	ap, err := netip.ParseAddrPort(string(r[:end]))
@@ -304,39 +306,4 @@ func addrAfter(m []byte, key string) netip.AddrPort {
 
 func containsFold(m []byte, s string) bool {
 	return bytes.Contains(bytes.ToLower(m), []byte(s))
-}
-
-// hexPrefix parses leading hex digits (at most 16).
-func hexPrefix(b []byte) (uint64, int) {
-	var v uint64
-	n := 0
-	for n < len(b) && n < 16 && isHex(b[n]) {
-		c := b[n]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		v = v<<4 | uint64(c)
-		n++
-	}
-	return v, n
-}
-
-func decPrefix(b []byte) int {
-	n := 0
-	for n < len(b) && n < 9 && b[n] >= '0' && b[n] <= '9' {
-		n++
-	}
-	return n
-}
-
-func safeQuote(b []byte) string {
-	if len(b) > 40 {
-		b = b[:40]
-	}
-	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
 }

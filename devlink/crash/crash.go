@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tailpath/tailpath/devlink/internal/lex"
+
 	"github.com/tailpath/tailpath/internal/safetext"
 )
 
@@ -58,7 +60,7 @@ func ParseReset(b []byte) (Reset, error) {
 		return Reset{}, errors.New("no rst:0x in reset line")
 	}
 	b = b[i+6:]
-	code, n := hexPrefix(b)
+	code, n := lex.HexPrefix(b)
 	if n == 0 {
 		return Reset{}, errors.New("reset line: no hex code after rst:0x")
 	}
@@ -71,7 +73,7 @@ func ParseReset(b []byte) (Reset, error) {
 		}
 	}
 	if k := bytes.Index(b, []byte("boot:0x")); k >= 0 {
-		if v, n := hexPrefix(b[k+7:]); n > 0 {
+		if v, n := lex.HexPrefix(b[k+7:]); n > 0 {
 			r.BootMode = int(v)
 		}
 	}
@@ -133,7 +135,7 @@ func ParsePanic(b []byte) (Panic, error) {
 		p.Reason = string(bytes.TrimSpace(r))
 		if j := bytes.Index(b, []byte("on core ")); j >= 0 {
 			rest := bytes.TrimLeft(b[j+len("on core "):], " ")
-			if n := decPrefix(rest); n > 0 {
+			if n := lex.DecPrefix(rest); n > 0 {
 				p.Core, _ = strconv.Atoi(string(rest[:n]))
 			}
 		}
@@ -145,7 +147,7 @@ func ParsePanic(b []byte) (Panic, error) {
 	b = bytes.TrimSpace(b)
 	if bytes.HasPrefix(b, anchorCore) {
 		rest := bytes.TrimLeft(b[4:], " ")
-		if n := decPrefix(rest); n > 0 {
+		if n := lex.DecPrefix(rest); n > 0 {
 			p.Core, _ = strconv.Atoi(string(rest[:n]))
 			b = bytes.TrimSpace(rest[n:])
 		}
@@ -180,7 +182,7 @@ func ParseRegisters(b []byte, dst []Register) []Register {
 		if sp := bytes.LastIndexByte(name, ' '); sp >= 0 {
 			name = name[sp+1:]
 		}
-		v, n := hexPrefix(b[c+4:])
+		v, n := lex.HexPrefix(b[c+4:])
 		if n == 0 || n > 8 || !isRegisterName(name) {
 			return dst
 		}
@@ -195,7 +197,7 @@ func ParseRegisters(b []byte, dst []Register) []Register {
 // line; see RegisterContinuation). "" when the row ends in a value.
 func DanglingRegister(b []byte) string {
 	if i := bytes.LastIndex(b, []byte(": 0x")); i >= 0 {
-		_, n := hexPrefix(b[i+4:])
+		_, n := lex.HexPrefix(b[i+4:])
 		b = b[i+4+n:]
 	}
 	name := bytes.TrimSpace(b)
@@ -214,7 +216,7 @@ func RegisterContinuation(b []byte) (v uint32, n int, ok bool) {
 	if !bytes.HasPrefix(t, []byte(": 0x")) {
 		return 0, 0, false
 	}
-	x, k := hexPrefix(t[4:])
+	x, k := lex.HexPrefix(t[4:])
 	if k == 0 || k > 8 {
 		return 0, 0, false
 	}
@@ -253,7 +255,7 @@ func ParseStackRow(b []byte, dst []uint32) (addr uint32, words []uint32, ok bool
 	if !IsStackRow(b) {
 		return 0, dst, false
 	}
-	a, _ := hexPrefix(b[:8])
+	a, _ := lex.HexPrefix(b[:8])
 	b = b[9:]
 	start := len(dst)
 	for {
@@ -261,7 +263,7 @@ func ParseStackRow(b []byte, dst []uint32) (addr uint32, words []uint32, ok bool
 		if len(b) < 3 || b[0] != '0' || b[1] != 'x' {
 			break
 		}
-		v, n := hexPrefix(b[2:])
+		v, n := lex.HexPrefix(b[2:])
 		if n != 8 {
 			break
 		}
@@ -348,7 +350,7 @@ func ParseBacktrace(b []byte) (Backtrace, error) {
 		pc, ok1 := hex0x(pcs)
 		sp, ok2 := hex0x(sps)
 		if !ok || !ok1 || !ok2 {
-			return bt, fmt.Errorf("backtrace frame %q is not 0xPC:0xSP", safeQuote(tok))
+			return bt, fmt.Errorf("backtrace frame %q is not 0xPC:0xSP", lex.Quote(tok))
 		}
 		bt.Frames = append(bt.Frames, Frame{PC: pc, SP: sp})
 	}
@@ -361,13 +363,13 @@ func ParseAbortPC(b []byte) (pc uint32, core int, err error) {
 	if i < 0 {
 		return 0, -1, errors.New("no \"at PC 0x\" in abort line")
 	}
-	v, n := hexPrefix(b[i+8:])
+	v, n := lex.HexPrefix(b[i+8:])
 	if n == 0 || n > 8 {
 		return 0, -1, errors.New("abort line: bad PC")
 	}
 	core = -1
 	if j := bytes.Index(b, []byte("on core ")); j >= 0 {
-		if n := decPrefix(b[j+8:]); n > 0 {
+		if n := lex.DecPrefix(b[j+8:]); n > 0 {
 			core, _ = strconv.Atoi(string(b[j+8 : j+8+n]))
 		}
 	}
@@ -379,7 +381,7 @@ func ParseAbortPC(b []byte) (pc uint32, core int, err error) {
 func ParseRegisterPC(b []byte) (uint32, bool) {
 	for _, key := range [][]byte{[]byte("PC      : 0x"), []byte("MEPC    : 0x")} {
 		if i := bytes.Index(b, key); i >= 0 && (i == 0 || b[i-1] == ' ') {
-			v, n := hexPrefix(b[i+len(key):])
+			v, n := lex.HexPrefix(b[i+len(key):])
 			if n > 0 && n <= 8 {
 				return uint32(v), true
 			}
@@ -393,7 +395,7 @@ func ParseRegisterPC(b []byte) (uint32, bool) {
 func ParseRegisterRA(b []byte) (uint32, bool) {
 	key := []byte("RA      : 0x")
 	if i := bytes.Index(b, key); i >= 0 && (i == 0 || b[i-1] == ' ') {
-		v, n := hexPrefix(b[i+len(key):])
+		v, n := lex.HexPrefix(b[i+len(key):])
 		if n > 0 && n <= 8 {
 			return uint32(v), true
 		}
@@ -409,7 +411,7 @@ func ParseELFSHA(b []byte) (string, bool) {
 	}
 	b = bytes.TrimSpace(b[i+len("ELF file SHA256:"):])
 	n := 0
-	for n < len(b) && isHex(b[n]) {
+	for n < len(b) && lex.IsHex(b[n]) {
 		n++
 	}
 	if n < 8 {
@@ -436,46 +438,11 @@ func hex0x(b []byte) (uint32, bool) {
 	if len(b) < 3 || b[0] != '0' || (b[1] != 'x' && b[1] != 'X') {
 		return 0, false
 	}
-	v, n := hexPrefix(b[2:])
+	v, n := lex.HexPrefix(b[2:])
 	if n == 0 || n != len(b)-2 || n > 8 {
 		return 0, false
 	}
 	return uint32(v), true
-}
-
-// hexPrefix parses leading hex digits (at most 16).
-func hexPrefix(b []byte) (uint64, int) {
-	var v uint64
-	n := 0
-	for n < len(b) && n < 16 && isHex(b[n]) {
-		c := b[n]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		v = v<<4 | uint64(c)
-		n++
-	}
-	return v, n
-}
-
-func decPrefix(b []byte) int {
-	n := 0
-	for n < len(b) && n < 9 && b[n] >= '0' && b[n] <= '9' {
-		n++
-	}
-	return n
-}
-
-func safeQuote(b []byte) string {
-	if len(b) > 40 {
-		b = b[:40]
-	}
-	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
 }
 
 // IsStackRow matches a RISC-V panic's `Stack memory:` row:
@@ -485,7 +452,7 @@ func IsStackRow(t []byte) bool {
 		return false
 	}
 	for _, c := range t[:8] {
-		if !isHex(c) {
+		if !lex.IsHex(c) {
 			return false
 		}
 	}

@@ -170,6 +170,3 @@ func stripCR(b []byte) []byte {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
