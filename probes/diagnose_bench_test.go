@@ -64,23 +64,16 @@ func BenchmarkDiagnose10k(b *testing.B) {
 // BenchmarkJudge10k judges a 10,000-peer gather per op, as the joiner
 // does: the tailnet-wide facts once, then every verdict with them, and
 // this node's own (compare BenchmarkDiagnose10k, the peers alone).
-func BenchmarkJudge10k(b *testing.B) {
-	self := easySelf()
-	self.NAT.MappingVariesByDestIP = boolp(true)
-	self.NAT.DERPLatency[3] = 160 * time.Millisecond
-	s := &Snapshot{Self: self, Peers: syntheticPeers(10000), Regions: testRegions, BackendState: "Running"}
-	b.ReportAllocs()
-	cpu0 := probestest.CPUTime()
-	for b.Loop() {
-		Judge(s, nil)
-	}
-	b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
-}
+func BenchmarkJudge10k(b *testing.B) { benchJudge10k(b, Judge) }
 
 // BenchmarkJudgePoll10k is BenchmarkJudge10k as a poll judges it
 // (JudgePoll: the dashboard's and serve's, every verdict and no peer's
 // Settle, which the Detail works out for the one peer it shows).
-func BenchmarkJudgePoll10k(b *testing.B) {
+func BenchmarkJudgePoll10k(b *testing.B) { benchJudge10k(b, JudgePoll) }
+
+// benchJudge10k judges the synthetic 10,000-peer gather with judge per
+// op, with its CPU time.
+func benchJudge10k(b *testing.B, judge func(*Snapshot, *DeviceEvidence) int) {
 	self := easySelf()
 	self.NAT.MappingVariesByDestIP = boolp(true)
 	self.NAT.DERPLatency[3] = 160 * time.Millisecond
@@ -88,7 +81,7 @@ func BenchmarkJudgePoll10k(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := probestest.CPUTime()
 	for b.Loop() {
-		JudgePoll(s, nil)
+		judge(s, nil)
 	}
 	b.ReportMetric(float64(probestest.CPUTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
