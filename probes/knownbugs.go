@@ -335,14 +335,12 @@ func bugNote(b *KnownBug) string {
 	return "known bug " + b.ID + " (" + b.Issue + ", " + fixed + "; confirmed by " + b.ConfirmedBy + "): " + b.Symptom
 }
 
-// refKnownBugID is refKnownBug's ID: the one refuter whose answer
-// depends on the rule being judged (refutesNow).
-const refKnownBugID = "known-bug"
-
 // refKnownBug: this end's client version has a known bug that makes the
 // rule's claim false (netcheck reporting UDP false on a healthy network).
 var refKnownBug = Refuter{
-	ID: refKnownBugID, Field: "Self.Version", Source: "localapi, log or tailscale version",
+	ID: "known-bug",
+	// Whether a bug explains a rule depends on the rule.
+	perRule: true, Field: "Self.Version", Source: "localapi, log or tailscale version",
 	Claims: []string{"NetInfo.WorkingUDP", "Log.Netcheck", "Peer.NetInfo.WorkingUDP", "API.clientConnectivity.clientSupports.udp", "PeerSnapshot.NetInfo.WorkingUDP"},
 	refutes: func(d *diag) (string, string, string, bool) {
 		for _, h := range d.bugHits() {

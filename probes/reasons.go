@@ -159,6 +159,10 @@ type Refuter struct {
 	// verdict asks of every refuter of every open cause (refutesNow).
 	// TestRefuterHoldsIsRefutes holds the two to one answer.
 	holds func(*diag) bool
+	// perRule: its answer depends on the rule being judged (diag.judging),
+	// so refutesNow asks it afresh for each rule rather than once per
+	// verdict.
+	perRule bool
 }
 
 // Refutation is a rule set aside because a fact in the same input refutes

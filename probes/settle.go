@@ -406,11 +406,11 @@ func (d *diag) openFacts(i int) factSet {
 }
 
 // refutesNow reports whether refuter f holds on the evidence d judges.
-// A refuter's answer is the same for every rule it refutes, but for the
-// known-bug refuter's (it reads the rule being judged), so each is
-// worked out once per verdict (diag.refuters).
+// A refuter's answer is the same for every rule it refutes, but for one
+// marked perRule (the known-bug refuter reads the rule being judged), so
+// each is worked out once per verdict (diag.refuters).
 func (d *diag) refutesNow(f *Refuter) bool {
-	if f.ID == refKnownBugID {
+	if f.perRule {
 		_, _, _, ok := f.refutes(d)
 		return ok
 	}
