@@ -169,4 +169,3 @@ func stripCR(b []byte) []byte {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
