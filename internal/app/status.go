@@ -114,7 +114,8 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 			snap.Warnings = append(snap.Warnings, st.Err)
 		}
 	}
-	var joiner join.Joiner
+	// One judgement of a snapshot nothing else keeps: judged in place.
+	joiner := join.Joiner{Owned: true}
 	if o.Port != "" {
 		board := ReadBoard(ctx, o.Port, o.Baud, o.BoardWait, o.Stdin)
 		evidence := join.EvidenceFrom(board) // once: the warning and the Joiner read the same

@@ -92,6 +92,13 @@ type Joiner struct {
 	// reads. Set it before the first snapshot; a one-shot command (status)
 	// leaves it false and gets every Settle.
 	Poll bool
+	// Owned: the snapshots given to SetSnapshot are the Joiner's to judge
+	// in place (a one-shot command, which keeps no other reference to
+	// them), so the first judgement of each copies none of its peers.
+	// A 1,000-peer status copied 1,000 Peers (4 ms, docs/perf.md) to
+	// keep a snapshot nobody else reads. Set it before the first
+	// snapshot.
+	Owned bool
 
 	mu      sync.Mutex
 	raw     *probes.Snapshot
@@ -99,6 +106,8 @@ type Joiner struct {
 	haveDev bool
 	history History
 	cur     *Snapshot
+	// inPlace: raw is Owned and not judged yet.
+	inPlace bool
 }
 
 // SetSnapshot records s (which the Joiner keeps and never modifies) and
@@ -106,7 +115,7 @@ type Joiner struct {
 func (l *Joiner) SetSnapshot(s *probes.Snapshot) *Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.raw = s
+	l.raw, l.inPlace = s, l.Owned
 	if !s.Pending {
 		// A pending snapshot's paths are Status's alone, read again in
 		// the full gather that follows: the history starts there, so
@@ -153,10 +162,13 @@ func (l *Joiner) Snapshot() *Snapshot {
 // the one place a gather is judged. probes.Judge writes every verdict
 // (and the tailnet-wide facts) into a copy of raw's peers, the board's
 // peer judged with the board's evidence too; raw itself, which its
-// source keeps, is never written.
+// source keeps, is never written (but for Owned's first judgement).
 func (l *Joiner) rejoin() {
 	judged := *l.raw
-	judged.Peers = slices.Clone(l.raw.Peers)
+	if !l.inPlace {
+		judged.Peers = slices.Clone(l.raw.Peers)
+	}
+	l.inPlace = false
 	s := &Snapshot{Snapshot: &judged, changes: maps.Clone(l.history.byID)}
 	var dev *probes.DeviceEvidence
 	if l.haveDev {

@@ -385,3 +385,39 @@ func TestPollSettlesOnePeer(t *testing.T) {
 		t.Fatal("no open verdict: the test checks nothing")
 	}
 }
+
+// TestOwnedJudgesInPlace: an Owned Joiner judges the snapshot it is
+// given where it is (no copy of its peers) and joins the same as one that
+// copies; a second judgement (the board arriving after) is the same too.
+func TestOwnedJudgesInPlace(t *testing.T) {
+	st := boardState(t, frameNet, frameDiscoFull)
+	var copying Joiner
+	want := copying.SetSnapshot(relayedSnapshot())
+	wantBoard, ok := copying.SetDevice(st)
+	if !ok {
+		t.Fatal("the board's state joined nothing")
+	}
+
+	owned := Joiner{Owned: true}
+	raw := relayedSnapshot()
+	got := owned.SetSnapshot(raw)
+	if &got.Peers[0] != &raw.Peers[0] {
+		t.Error("an Owned Joiner copied the peers it was handed")
+	}
+	if diff := cmp.Diff(want.Snapshot, got.Snapshot, cmpopts.IgnoreUnexported(probes.Snapshot{}), cmpopts.EquateComparable(netip.Addr{}, netip.AddrPort{}, netip.Prefix{})); diff != "" {
+		t.Errorf("judged in place, the snapshot differs (-copied +in place):\n%s", diff)
+	}
+	gotBoard, ok := owned.SetDevice(st)
+	if !ok {
+		t.Fatal("the board's state joined nothing")
+	}
+	if &gotBoard.Peers[0] == &raw.Peers[0] {
+		t.Error("a second judgement wrote over the snapshot handed out first")
+	}
+	if diff := cmp.Diff(wantBoard.Snapshot, gotBoard.Snapshot, cmpopts.IgnoreUnexported(probes.Snapshot{}), cmpopts.EquateComparable(netip.Addr{}, netip.AddrPort{}, netip.Prefix{})); diff != "" {
+		t.Errorf("with the board, the snapshot differs (-copied +in place):\n%s", diff)
+	}
+	if gotBoard.BoardID() != "nBOARD" {
+		t.Errorf("the board is linked to %q, not nBOARD", gotBoard.BoardID())
+	}
+}
