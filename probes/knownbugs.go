@@ -455,7 +455,7 @@ func hostnetTunnel(name string) bool {
 // loop is not running.
 func (d *diag) receiveStopped() bool {
 	for _, h := range d.self.Health {
-		if receiveStoppedRE.MatchString(string(h)) {
+		if receiveStoppedRE().MatchString(string(h)) {
 			return true
 		}
 	}

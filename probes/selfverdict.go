@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tailpath/tailpath/internal/safetext"
@@ -193,7 +194,9 @@ type MaskedAddr struct {
 	Within netip.Prefix `json:"within"`
 }
 
-var receiveStoppedRE = regexp.MustCompile(`\b(Receive(?:IPv4|IPv6)) is not running|couldn't listen for incoming UDP|\bno udp4 bind\b`)
+var receiveStoppedRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(Receive(?:IPv4|IPv6)) is not running|couldn't listen for incoming UDP|\bno udp4 bind\b`)
+})
 
 // notRunning are the backend states in which tailscaled makes no paths.
 var notRunning = map[string]string{
@@ -254,7 +257,7 @@ func (d *diag) checkReceiveStopped() result {
 	ipv6 := ""
 	for _, ht := range d.self.Health {
 		h := string(ht)
-		m := receiveStoppedRE.FindStringSubmatch(h)
+		m := receiveStoppedRE().FindStringSubmatch(h)
 		if m == nil {
 			continue
 		}

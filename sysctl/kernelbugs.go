@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Known Linux kernel regressions that hurt Tailscale, with the same fields
@@ -131,11 +132,11 @@ type KernelRelease struct {
 
 // distroABI matches the Debian and Ubuntu style "X.Y.0-N-flavour", whose
 // 0 is no stable patch level.
-var distroABI = regexp.MustCompile(`^\d+\.\d+\.0-\d+`)
+var distroABI = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+\.\d+\.0-\d+`) })
 
 // upstreamInVersion finds the upstream release a distribution prints in
 // kernel.version ("#1 SMP PREEMPT_DYNAMIC Debian 6.1.106-3 (2024-08-26)").
-var upstreamInVersion = regexp.MustCompile(`(?:Debian|Ubuntu|PVE|pve) (\d+)\.(\d+)\.(\d+)`)
+var upstreamInVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:Debian|Ubuntu|PVE|pve) (\d+)\.(\d+)\.(\d+)`) })
 
 // ParseKernelRelease reads a kernel release ("6.1.103-Unraid",
 // "5.15.165+", "6.1.0-23-amd64"), with kernel.version for distributions
@@ -159,9 +160,9 @@ func ParseKernelRelease(release, version string) (KernelRelease, bool) {
 	} else {
 		r.PatchKnown, r.From = true, KernelKeyRelease // "6.11": the .0 release
 	}
-	if distroABI.MatchString(release) {
+	if distroABI().MatchString(release) {
 		r.PatchKnown, r.From = false, ""
-		if m := upstreamInVersion.FindStringSubmatch(version); m != nil {
+		if m := upstreamInVersion().FindStringSubmatch(version); m != nil {
 			vma, _ := strconv.Atoi(m[1])
 			vmi, _ := strconv.Atoi(m[2])
 			vp, _ := strconv.Atoi(m[3])

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tailpath/tailpath/devlink/internal/lex"
 
@@ -502,11 +503,13 @@ func NullAccess(arch, reason string, regs []Register) (reg string, addr uint32, 
 // log: ESP-IDF monitor's `0x400d1000: app_main at main.c:10` (newer ones
 // start `--- `) and the `#0  0x400d8a2e:0x3ffb2f40 in tp_udp_send at
 // src/tp_udp.c:141` of PlatformIO's and Arduino's exception decoders.
-var decodedFrame = regexp.MustCompile(`^\s*(?:--- )?(?:0x[0-9a-fA-F]{8}: \S.* at \S|#\d+\s+0x[0-9a-fA-F]+(?::0x[0-9a-fA-F]+)?\s+in\s+\S)`)
+var decodedFrame = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:--- )?(?:0x[0-9a-fA-F]{8}: \S.* at \S|#\d+\s+0x[0-9a-fA-F]+(?::0x[0-9a-fA-F]+)?\s+in\s+\S)`)
+})
 
 // IsDecodedFrame reports whether a crash report's line is a frame some
 // tool already decoded (a monitor with the ELF decoded it on the board's
 // side): then tailpath's own --elf adds nothing the log lacks.
 func IsDecodedFrame(line string) bool {
-	return decodedFrame.MatchString(line)
+	return decodedFrame().MatchString(line)
 }

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tailpath/tailpath/devlink"
@@ -245,7 +246,9 @@ func derpHosts(dm *tailcfg.DERPMap) map[uint16]string {
 // "derp=1", "home 1 (", the region's server "derp1.tailscale.com:443",
 // and the ESP32 port's DERP pseudo-address "2803037f:7" (127.3.3.40, its
 // port the region id).
-var regionRefs = regexp.MustCompile(`(region |derp=|home |2803037f:)(\d+)\b|derp(\d+)\.tailscale\.com:443`)
+var regionRefs = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(region |derp=|home |2803037f:)(\d+)\b|derp(\d+)\.tailscale\.com:443`)
+})
 
 // relabelRegions replaces the DERP region ids of lines by regions (and a
 // region's server name by hosts' host:port). Telemetry frames are decoded,
@@ -277,8 +280,8 @@ func relabelRegions(lines []firmware.ScenarioLine, regions map[uint16]uint16, ho
 				}
 			}
 		} else {
-			text = regionRefs.ReplaceAllStringFunc(text, func(ref string) string {
-				sub := regionRefs.FindStringSubmatch(ref)
+			text = regionRefs().ReplaceAllStringFunc(text, func(ref string) string {
+				sub := regionRefs().FindStringSubmatch(ref)
 				if sub[3] != "" { // a server name
 					id, _ := strconv.Atoi(sub[3])
 					if h, ok := hosts[mapID(uint16(id))]; ok {

@@ -345,11 +345,13 @@ func APIErrorSummary(msg string) string {
 
 // authRE finds HTTP credentials as a server may echo them: the scheme
 // and its token ("Basic dHNrZXkt…", "Bearer …").
-var authRE = regexp.MustCompile(`(?i)\b(basic|bearer)(\s+|%20|\+)[A-Za-z0-9+/_.~%-]+=*`)
+var authRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(basic|bearer)(\s+|%20|\+)[A-Za-z0-9+/_.~%-]+=*`)
+})
 
 // tskeyRE finds a Tailscale key or OAuth client secret by its prefix, in
 // any case.
-var tskeyRE = regexp.MustCompile(`(?i)tskey-[a-z0-9_-]+`)
+var tskeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)tskey-[a-z0-9_-]+`) })
 
 // clean removes any credential from s and sanitises it: each secret in
 // every form an echo may give it (secretScrubber: whole or in pieces,
@@ -357,8 +359,8 @@ var tskeyRE = regexp.MustCompile(`(?i)tskey-[a-z0-9_-]+`)
 // Bearer credential, and anything shaped like a Tailscale key.
 func (a *ControlAPI) clean(s string) string {
 	s = a.scrubber().scrub(s)
-	s = authRE.ReplaceAllString(s, "$1 [redacted]")
-	s = tskeyRE.ReplaceAllString(s, "[redacted]")
+	s = authRE().ReplaceAllString(s, "$1 [redacted]")
+	s = tskeyRE().ReplaceAllString(s, "[redacted]")
 	return cleanString(s)
 }
 

@@ -3,6 +3,7 @@ package common
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -103,12 +104,12 @@ func NewPainter(s lipgloss.Style) Painter {
 	r := s.Render("\x01")
 	pre, post, found := strings.Cut(r, "\x01")
 	// Render wraps the text in SGR sequences and adds nothing else.
-	ok := found && !strings.Contains(post, "\x01") && sgrOnly.MatchString(pre) && sgrOnly.MatchString(post)
+	ok := found && !strings.Contains(post, "\x01") && sgrOnly().MatchString(pre) && sgrOnly().MatchString(post)
 	return Painter{style: s, pre: pre, post: post, ok: ok}
 }
 
 // sgrOnly matches a run of SGR sequences, or nothing.
-var sgrOnly = regexp.MustCompile("^(\x1b\\[[0-9;:]*m)*$")
+var sgrOnly = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^(\x1b\\[[0-9;:]*m)*$") })
 
 // Render is the style's Render(text).
 func (p Painter) Render(text string) string {

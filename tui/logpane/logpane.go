@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -529,7 +530,7 @@ const wrapIndent = "    "
 
 // regGroup is one register of a register row ("PC      : 0x400d8a31",
 // "EXCVADDR: 0x00000008", RISC-V's "S0/FP   : 0x3fc9bd60").
-var regGroup = regexp.MustCompile(`[A-Z][A-Z0-9/]*\s*: 0x[0-9a-fA-F]+`)
+var regGroup = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Z][A-Z0-9/]*\s*: 0x[0-9a-fA-F]+`) })
 
 // wrapRow word-wraps text to width w, continuing under wrapIndent; a
 // register row (regs) breaks only between registers. A window too narrow
@@ -544,7 +545,7 @@ func wrapRow(text string, regs bool, w int) []string {
 		}
 		// A no-break space keeps a register's name and value together
 		// (common.WrapText breaks at no other than a plain space).
-		return regGroup.ReplaceAllStringFunc(s, func(g string) string { return strings.ReplaceAll(g, " ", "\u00a0") })
+		return regGroup().ReplaceAllStringFunc(s, func(g string) string { return strings.ReplaceAll(g, " ", "\u00a0") })
 	}
 	first, rest, _ := strings.Cut(common.WrapText(glue(text), w), "\n")
 	out := []string{first}
