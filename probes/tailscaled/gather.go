@@ -290,7 +290,8 @@ func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Sna
 		BackendState: safetext.New(st.BackendState),
 		Regions:      map[int]probes.Region{},
 	}
-	m := &memo{nodes: map[string]cachedNode{}}
+	// A node for this node and each peer at most: one table, never grown.
+	m := &memo{nodes: make(map[string]cachedNode, len(st.Peer)+1)}
 	snap.SetMemo(m)
 	prevNodes := memoOf(prev).nodes
 	var warnMu sync.Mutex
