@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/internal/safetext"
+	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
@@ -64,5 +65,23 @@ func TestStatusTableWidth(t *testing.T) {
 				t.Errorf("reason cut inside its id:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestStepForNamesAFew: a step that settles many peers names the first
+// MaxStepPeers and counts the rest, so its line stays a line.
+func TestStepForNamesAFew(t *testing.T) {
+	st := probes.Step{Self: true, Decides: []probes.ReasonID{"disco-unanswered"}}
+	for i := range 250 {
+		st.Peers = append(st.Peers, safetext.New(fmt.Sprintf("peer%04d", i)))
+	}
+	got := StepFor(st, probes.ModeStatus)
+	want := "for this node, peer0000, peer0001, peer0002, peer0003, peer0004, peer0005, peer0006, peer0007 and 242 more: decides disco-unanswered"
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("StepFor = %q, want it to start %q", got, want)
+	}
+	st.Peers = st.Peers[:MaxStepPeers]
+	if got := StepFor(st, probes.ModeStatus); strings.Contains(got, "more") || !strings.Contains(got, "peer0007: decides") {
+		t.Errorf("StepFor of %d peers = %q, want every one named", MaxStepPeers, got)
 	}
 }

@@ -13,6 +13,11 @@ import (
 // lists (the JSON has every verdict's deciders).
 const MaxSettleSteps = 3
 
+// MaxStepPeers is how many peers a step's line names; the others are
+// counted ("and 242 more"): a relayed-heavy tailnet's one step may
+// settle hundreds, and `status --json` lists each verdict's deciders.
+const MaxStepPeers = 8
+
 // StepOptions is how s was read, for its steps: pasted or saved input
 // (fromFile), else a live status, whose control-API read is s.ControlAPI.
 func StepOptions(s *join.Snapshot, fromFile bool) probes.StepOptions {
@@ -61,10 +66,17 @@ func StepFor(st probes.Step, mode probes.Mode) string {
 	if st.Self {
 		who = append(who, "this node")
 	}
-	for _, p := range st.Peers {
+	for i, p := range st.Peers {
+		if i == MaxStepPeers {
+			break
+		}
 		who = append(who, string(p))
 	}
-	line := "for " + strings.Join(who, ", ") + ": decides " + ReasonList(st.Decides, 3)
+	list := strings.Join(who, ", ")
+	if more := len(st.Peers) - MaxStepPeers; more > 0 {
+		list += " and " + strconv.Itoa(more) + " more"
+	}
+	line := "for " + list + ": decides " + ReasonList(st.Decides, 3)
 	if a := st.ApplyText(mode); a != "" {
 		line += "; " + a
 	}
