@@ -126,9 +126,10 @@ func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tail
 }
 
 // diagnoseIn is diagnose reading self and p where they are, and taking
-// its checks from arena (Judge); settle says whether to work out the
-// verdict's Settle (JudgePoll leaves it nil).
-func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena, settle bool) Verdict {
+// its checks from arena and what it reads of this node alone from once
+// (Judge: both the gather's, nil for one peer); settle says whether to
+// work out the verdict's Settle (JudgePoll leaves it nil).
+func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena, once *selfOnce, settle bool) Verdict {
 	if !p.EndpointsKnown && p.PeerSide != nil && len(p.PeerSide.Endpoints) > 0 {
 		// checkEndpoints takes the endpoints the peer's side lists into
 		// the peer it judges: judge a copy, so that judging the gather
@@ -139,7 +140,7 @@ func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *
 	}
 	d := newDiagOf(self, p, regions, now)
 	d.tn = tn
-	d.arena = arena
+	d.arena, d.once = arena, once
 	v := d.run()
 	if settle {
 		v.Settle = d.settle(&v)
@@ -344,6 +345,9 @@ type diag struct {
 	// arena, when not nil, holds the checks of a whole gather's
 	// verdicts (Judge; newChecks).
 	arena *checkArena
+	// once, when not nil, holds what the gather's peers read of this
+	// node alone (Judge; selfOnce).
+	once *selfOnce
 	// refuted are the rules a fact of the input refuted (Verdict.Refuted).
 	refuted []Refutation
 	// derpFailing is the region checkDERPReach blamed (0 none, or not
@@ -369,6 +373,9 @@ type diag struct {
 	// ep and nf are the endpoint and NAT facts, worked out once by the
 	// first rule that reads them (several rules share them); epDone and
 	// nfDone say whether they were.
+	// epText is peerEndpointsText's, of the list epTextOf.
+	epText         string
+	epTextOf       []netip.AddrPort
 	ep             endpointFacts
 	nf             natFacts
 	epDone, nfDone bool
@@ -877,6 +884,17 @@ func durText(d time.Duration) string {
 		return strconv.Itoa(int(d/time.Hour)) + "h"
 	}
 	return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+}
+
+// peerEndpointsText is endpointsText of the peer's endpoints, made once
+// per verdict though several checks show them (the list checkEndpoints
+// judged may be the peer side's: the text is of the list d.p holds now).
+func (d *diag) peerEndpointsText() string {
+	eps := d.p.Endpoints
+	if d.epText == "" || len(eps) != len(d.epTextOf) || (len(eps) > 0 && &eps[0] != &d.epTextOf[0]) {
+		d.epText, d.epTextOf = endpointsText(eps), eps
+	}
+	return d.epText
 }
 
 func endpointsText(eps []netip.AddrPort) string {
