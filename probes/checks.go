@@ -713,7 +713,7 @@ func (d *diag) farRelay() result {
 		return notHeld()
 	}
 	d.far, d.isFar = farDERP{region: region, best: bestID, relayLat: relayLat, bestLat: bestLat}, true
-	return result{holds: true, vars: w.vars}
+	return result{holds: true, words: w.words}
 }
 
 // relayWords are farRelay's words for region, whose latency is
@@ -730,8 +730,8 @@ func (d *diag) relayWords(region int, relayLat time.Duration, bestID int, bestLa
 	w := &farRelayWords{vsBest: string(d.appendVsBest(buf[:0], region, relayLat, bestID, bestLat)), note: safetext.New("the relay region is about as close as the best one")}
 	if far {
 		w.note = safetext.New(farNote + ": +" + msText(relayLat-bestLat) + " each way through it")
-		vars := []string{"{region}", d.regionName(region), "{rl}", msText(relayLat), "{best}", d.regionName(bestID), "{bl}", msText(bestLat)}
-		w.vars = vars[:len(vars):len(vars)]
+		words := []string{"", "{region}", d.regionName(region), "{rl}", msText(relayLat), "{best}", d.regionName(bestID), "{bl}", msText(bestLat)}
+		w.words = words[:len(words):len(words)]
 	}
 	if o != nil {
 		if o.relays == nil {
@@ -768,7 +768,7 @@ func (d *diag) farOwnHome() result {
 		isFar, far := d.isFar, d.far
 		res := d.farOwnHomeOf(nat)
 		o.home = farHome{checks: slices.Clip(slices.Clone(d.checks[n:])), res: res, far: d.far}
-		o.home.res.vars = slices.Clip(res.vars)
+		o.home.res.words = slices.Clip(res.words)
 		d.isFar, d.far = isFar, far
 		o.homeDone = true
 		d.checks = d.checks[:n]

@@ -609,7 +609,7 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 		res = holdsAs("far", "{region}", d.regionName(f.region), "{rl}", msText(f.relayLat),
 			"{best}", d.regionName(f.best), "{bl}", msText(f.bestLat))
 	case d.endpoints().v6Both:
-		res.variant = "ipv6"
+		res.words = variantWords("ipv6")
 	case len(d.refuted) > 0:
 		// Name the conflict: a cause whose own check held, set aside by
 		// a fact of the same input.

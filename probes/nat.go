@@ -158,7 +158,9 @@ func (d *diag) checkDoubleNAT() result {
 func natRule(id ReasonID) func(*diag) result {
 	return func(d *diag) result {
 		if nf := d.nat(); nf.reason == id {
-			return holdsAs(nf.variant, append(slices.Clone(nf.vars), "{cli}", d.cliSure())...)
+			w := make([]string, 0, len(nf.vars)+3)
+			w = append(append(append(w, nf.variant), nf.vars...), "{cli}", d.cliSure())
+			return result{holds: true, words: w}
 		}
 		return notHeld()
 	}

@@ -179,16 +179,74 @@ type result struct {
 	// alsoOnly: it holds, but ranks with the RoleAlso reasons (a DERP
 	// region that cannot be reached, while other regions remain).
 	alsoOnly bool
-	// variant picks Rule.Variants; vars fill "{key}" in the texts, as
-	// key, value pairs ("{when}", "12:00:02Z").
-	variant string
-	vars    []string
+	// words are the variant, which picks Rule.Variants ("" none), then
+	// the vars, which fill "{key}" in the texts as key, value pairs
+	// ("{when}", "12:00:02Z"); nil for neither. One slice, not a string
+	// and a slice, so that a result is small enough (32 bytes) for the
+	// compiler to keep it in registers: the table's walk passes one per
+	// rule per peer, and a larger one was copied through memory each
+	// time (BenchmarkJudgePoll10k).
+	words []string
+}
+
+// variant picks Rule.Variants ("" none).
+func (r result) variant() string {
+	if len(r.words) == 0 {
+		return ""
+	}
+	return r.words[0]
+}
+
+// vars fill "{key}" in the texts, as key, value pairs.
+func (r result) vars() []string {
+	if len(r.words) < 2 {
+		return nil
+	}
+	return r.words[1:]
 }
 
 func holds() result   { return result{holds: true} }
 func notHeld() result { return result{} }
 func holdsAs(variant string, vars ...string) result {
-	return result{holds: true, variant: variant, vars: vars}
+	return result{holds: true, words: wordsOf(variant, vars)}
+}
+
+// wordsOf is result.words for variant and vars: one allocation when
+// there are vars, none for a variant alone.
+func wordsOf(variant string, vars []string) []string {
+	if len(vars) == 0 {
+		return variantWords(variant)
+	}
+	w := make([]string, 1+len(vars))
+	w[0] = variant
+	copy(w[1:], vars)
+	return w
+}
+
+// variantWords is result.words for variant alone; shared, for a variant
+// of the table's.
+func variantWords(variant string) []string {
+	if variant == "" {
+		return nil
+	}
+	if w, ok := variantOnly[variant]; ok {
+		return w
+	}
+	return []string{variant}
+}
+
+// variantOnly is variantWords' for each variant of the table's, capped
+// so that an append copies. Filled by init: the table's checks read it,
+// so its own initializer would depend on the table through them.
+var variantOnly map[string][]string
+
+func init() {
+	variantOnly = map[string][]string{}
+	for _, r := range rules {
+		for k := range r.Variants {
+			variantOnly[k] = []string{k}[:1:1]
+		}
+	}
 }
 
 // appliesTo reports whether r judges paths of kind k.
@@ -207,10 +265,10 @@ func (r *Rule) appliesTo(k PathKind) bool {
 // r is not held either; the fact is recorded as an ok check saying what
 // it refutes, and the checks of r's that it contradicts (Refuter.Claims)
 // no longer read as failed.
-func (d *diag) judge(r *Rule, check func(*diag) result) result {
+func (d *diag) judge(r *Rule, check func(*diag) result) (res result) {
 	start := len(d.checks)
 	d.judging = r.ID
-	res := check(d)
+	res = check(d)
 	if !res.holds {
 		return res
 	}
@@ -270,7 +328,7 @@ func (d *diag) needUnknown(id ReasonID, f *Fact) {
 // filled in.
 func (r *Rule) texts(res result, peer string) (summary, fix safetext.Text) {
 	sum, fx := r.Summary, r.Fix
-	if v, ok := r.Variants[res.variant]; ok && res.variant != "" {
+	if v, ok := r.Variants[res.variant()]; ok && res.variant() != "" {
 		if v.Summary != "" {
 			sum = v.Summary
 		}
@@ -280,7 +338,8 @@ func (r *Rule) texts(res result, peer string) (summary, fix safetext.Text) {
 	}
 	// The values filled in carry outside text (a peer's name, a DERP
 	// region's code): the phrase is cleaned as a whole.
-	return safetext.New(fill(sum, peer, res.vars)), safetext.New(fill(fx, peer, res.vars))
+	vars := res.vars()
+	return safetext.New(fill(sum, peer, vars)), safetext.New(fill(fx, peer, vars))
 }
 
 // fill replaces {peer} and the vars' keys in s.

@@ -47,11 +47,11 @@ type farHome struct {
 
 // farRelayWords are what farRelay says of one relay region, from fresh
 // latencies: the region's latency beside the best one's, the note of
-// its check, and the vars of far-home-derp when it is far.
+// its check, and far-home-derp's result.words when it is far.
 type farRelayWords struct {
 	vsBest string
 	note   safetext.Text
-	vars   []string
+	words  []string
 }
 
 // selfNATOnce is d.selfNAT, worked out once per gather.
