@@ -586,7 +586,8 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 		v.Summary = safetext.New(pr.Summary)
 		if first != nil {
 			cs, fix := first.texts(firstRes, name)
-			v.Summary, _ = pr.texts(holdsAs("not-direct", "{cause}", string(cs)), name)
+			words := [...]string{"not-direct", "{cause}", string(cs)}
+			v.Summary, _ = pr.texts(result{holds: true, words: words[:]}, name)
 			v.Fix = d.portPolicy(fix)
 		}
 		v.Also = rest(causes)

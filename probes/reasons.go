@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -139,6 +140,30 @@ type Rule struct {
 	// boardCheck judges it on a linked board's evidence (DiagnoseDevice);
 	// nil for rules the board says nothing about.
 	boardCheck func(*diag) result
+	// forms are its words by variant ("" the Wording), as texts picks
+	// them, worked out once (init); nil for a Rule not of the table.
+	forms map[string]*form
+}
+
+// form is a rule's summary and fix for one variant, each cleaned once
+// when it holds no "{" (ok): fill leaves such a text as it is, so texts
+// returns it without cleaning a long fix again for every peer.
+type form struct {
+	sum, fix     string
+	sumT, fixT   safetext.Text
+	sumOK, fixOK bool
+}
+
+// newForm is the form of the texts sum and fix.
+func newForm(sum, fix string) *form {
+	f := &form{sum: sum, fix: fix}
+	if !strings.Contains(sum, "{") {
+		f.sumT, f.sumOK = safetext.New(sum), true
+	}
+	if !strings.Contains(fix, "{") {
+		f.fixT, f.fixOK = safetext.New(fix), true
+	}
+	return f
 }
 
 // Refuter is one fact that refutes a rule when the input holds it.
@@ -242,9 +267,15 @@ var variantOnly map[string][]string
 
 func init() {
 	variantOnly = map[string][]string{}
-	for _, r := range rules {
-		for k := range r.Variants {
+	for i := range rules {
+		r := &rules[i]
+		r.forms = map[string]*form{"": newForm(r.Summary, r.Fix)}
+		for k, v := range r.Variants {
 			variantOnly[k] = []string{k}[:1:1]
+			if k == "" {
+				continue
+			}
+			r.forms[k] = newForm(cmp.Or(v.Summary, r.Summary), cmp.Or(v.Fix, r.Fix))
 		}
 	}
 }
@@ -327,6 +358,21 @@ func (d *diag) needUnknown(id ReasonID, f *Fact) {
 // texts are r's summary and fix for res, with {peer} and res's values
 // filled in.
 func (r *Rule) texts(res result, peer string) (summary, fix safetext.Text) {
+	if r.forms != nil {
+		f, ok := r.forms[res.variant()]
+		if !ok {
+			f = r.forms[""]
+		}
+		vars := res.vars()
+		summary, fix = f.sumT, f.fixT
+		if !f.sumOK {
+			summary = safetext.New(fill(f.sum, peer, vars))
+		}
+		if !f.fixOK {
+			fix = safetext.New(fill(f.fix, peer, vars))
+		}
+		return summary, fix
+	}
 	sum, fx := r.Summary, r.Fix
 	if v, ok := r.Variants[res.variant()]; ok && res.variant() != "" {
 		if v.Summary != "" {
