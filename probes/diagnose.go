@@ -575,7 +575,12 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 		if len(cs)+len(alsoOnly)+len(also) == 0 {
 			return nil
 		}
-		out := make([]ReasonID, 0, len(cs)+len(alsoOnly)+len(also))
+		var out []ReasonID
+		if d.arena != nil {
+			out = take(d.arena, &d.arena.reasons, len(cs)+len(alsoOnly)+len(also))
+		} else {
+			out = make([]ReasonID, 0, len(cs)+len(alsoOnly)+len(also))
+		}
 		out = append(out, cs...)
 		out = append(out, alsoOnly...)
 		return append(out, also...)

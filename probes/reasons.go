@@ -393,11 +393,84 @@ func fill(s, peer string, vars []string) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
+	if out, ok := fillOnce(s, peer, vars); ok {
+		return out
+	}
+	return fillEach(s, peer, vars)
+}
+
+// fillEach is fill as one replacement after another: {peer}, then each
+// var's key in turn.
+func fillEach(s, peer string, vars []string) string {
 	s = strings.ReplaceAll(s, "{peer}", peer)
 	for i := 0; i+1 < len(vars); i += 2 {
 		s = strings.ReplaceAll(s, vars[i], vars[i+1])
 	}
 	return s
+}
+
+// fillOnce is fill in one pass and one allocation, where that gives
+// what fill's replacements one after another give: when every "{" of s
+// opens a key ("{name}", no brace inside) and s has no other "}", every
+// var's key is such a key, and neither peer nor any value holds a
+// brace. Then no replacement can make or break a key that a later one
+// matches, so each key of s takes {peer}'s name or its first var's
+// value, as the replacements in turn give it. ok false otherwise.
+func fillOnce(s, peer string, vars []string) (string, bool) {
+	if strings.ContainsAny(peer, "{}") {
+		return "", false
+	}
+	for i := 0; i+1 < len(vars); i += 2 {
+		if !isKey(vars[i]) || strings.ContainsAny(vars[i+1], "{}") {
+			return "", false
+		}
+	}
+	var buf [512]byte
+	b := buf[:0]
+	for s != "" {
+		i := strings.IndexAny(s, "{}")
+		if i < 0 {
+			b = append(b, s...)
+			break
+		}
+		if s[i] == '}' {
+			return "", false
+		}
+		b = append(b, s[:i]...)
+		s = s[i:]
+		end := strings.IndexAny(s[1:], "{}")
+		if end < 0 || s[1+end] != '}' || end == 0 {
+			return "", false
+		}
+		key := s[:end+2]
+		s = s[end+2:]
+		switch v, ok := lookupVar(key, peer, vars); {
+		case ok:
+			b = append(b, v...)
+		default:
+			b = append(b, key...)
+		}
+	}
+	return string(b), true
+}
+
+// isKey reports whether k is "{name}" with no brace in name.
+func isKey(k string) bool {
+	return len(k) > 2 && k[0] == '{' && k[len(k)-1] == '}' && !strings.ContainsAny(k[1:len(k)-1], "{}")
+}
+
+// lookupVar is what fill puts for key: peer for {peer}, else the value
+// of key's first var.
+func lookupVar(key, peer string, vars []string) (string, bool) {
+	if key == "{peer}" {
+		return peer, true
+	}
+	for i := 0; i+1 < len(vars); i += 2 {
+		if vars[i] == key {
+			return vars[i+1], true
+		}
+	}
+	return "", false
 }
 
 // RuleOf returns the row of reason id.
