@@ -257,8 +257,32 @@ func (d *diag) free() {
 	if own != nil && (d.self == &own.self || d.p == &own.p) {
 		*own = diagOwn{}
 	}
-	*d = diag{own: own}
+	sc := d.scratch
+	if sc != nil {
+		if d.nf != nil {
+			sc.nf = natFacts{}
+		}
+		clear(d.refuters)
+	}
+	*d = diag{own: own, scratch: sc}
 	diags.Put(d)
+}
+
+// diagScratch is the larger part of a diag that only some verdicts use
+// (a relayed path's NAT analysis, the refuters settling asks): kept with
+// d in the pool, and cleared by free only where it was used, so that a
+// direct or idle peer's verdict does not clear it.
+type diagScratch struct {
+	nf     natFacts
+	refBuf [16]refuterMemo
+}
+
+// scratchOf is d's scratch, made on first use.
+func (d *diag) scratchOf() *diagScratch {
+	if d.scratch == nil {
+		d.scratch = new(diagScratch)
+	}
+	return d.scratch
 }
 
 // DiagnoseSelf is this node's own verdict: trouble at this end that
@@ -356,9 +380,11 @@ type diag struct {
 	derpFailing int
 	rxStopped   string
 	// refuters are the refuters' answers worked out while settling the
-	// verdict (refutesNow), in refBuf.
+	// verdict (refutesNow), in scratch's refBuf.
 	refuters []refuterMemo
-	refBuf   [16]refuterMemo
+	// scratch holds the NAT analysis (nf) and refuters' memos: kept
+	// with d in the pool.
+	scratch *diagScratch
 	// judging is the rule being judged (its refuters read it); bugs are
 	// the known bugs matched (bugHits), worked out once.
 	judging  ReasonID
@@ -370,14 +396,14 @@ type diag struct {
 	// stale says why the peer side was set aside (stalePeerSide), and
 	// staleField names the set-aside source's facts; "" when it was not.
 	stale, staleField string
-	// ep and nf are the endpoint and NAT facts, worked out once by the
-	// first rule that reads them (several rules share them); epDone and
-	// nfDone say whether they were.
 	// epText is peerEndpointsText's, of the list epTextOf.
-	epText         string
-	epTextOf       []netip.AddrPort
+	epText   string
+	epTextOf []netip.AddrPort
+	// ep and nf are the endpoint and NAT facts, worked out once by the
+	// first rule that reads them (several rules share them; nf is in
+	// scratch, nil until then); epDone and nfDone say whether they were.
 	ep             endpointFacts
-	nf             natFacts
+	nf             *natFacts
 	epDone, nfDone bool
 	// far is what checkFarDERP measured, for unexplained's words.
 	far   farDERP

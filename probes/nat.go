@@ -209,10 +209,11 @@ func (d *diag) peerMappingKnown() bool {
 // nat works the NAT analysis out once, recording its evidence.
 func (d *diag) nat() *natFacts {
 	if d.nfDone {
-		return &d.nf
+		return d.nf
 	}
 	d.nfDone = true
-	nf := &d.nf
+	d.nf = &d.scratchOf().nf
+	nf := d.nf
 	ep := d.endpoints()
 	d.sharedNATFacts(nf)
 	nf.self, nf.selfEv = d.selfNATOnce()

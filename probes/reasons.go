@@ -417,46 +417,52 @@ func fillEach(s, peer string, vars []string) string {
 // matches, so each key of s takes {peer}'s name or its first var's
 // value, as the replacements in turn give it. ok false otherwise.
 func fillOnce(s, peer string, vars []string) (string, bool) {
-	if strings.ContainsAny(peer, "{}") {
+	if hasBrace(peer) {
 		return "", false
 	}
 	for i := 0; i+1 < len(vars); i += 2 {
-		if !isKey(vars[i]) || strings.ContainsAny(vars[i+1], "{}") {
+		if !isKey(vars[i]) || hasBrace(vars[i+1]) {
 			return "", false
 		}
 	}
 	var buf [512]byte
 	b := buf[:0]
-	for s != "" {
-		i := strings.IndexAny(s, "{}")
+	for {
+		i := strings.IndexByte(s, '{')
+		lit := s
+		if i >= 0 {
+			lit = s[:i]
+		}
+		if strings.IndexByte(lit, '}') >= 0 {
+			return "", false
+		}
+		b = append(b, lit...)
 		if i < 0 {
-			b = append(b, s...)
-			break
+			return string(b), true
 		}
-		if s[i] == '}' {
-			return "", false
-		}
-		b = append(b, s[:i]...)
 		s = s[i:]
-		end := strings.IndexAny(s[1:], "{}")
-		if end < 0 || s[1+end] != '}' || end == 0 {
+		end := strings.IndexByte(s, '}')
+		if end < 0 || !isKey(s[:end+1]) {
 			return "", false
 		}
-		key := s[:end+2]
-		s = s[end+2:]
-		switch v, ok := lookupVar(key, peer, vars); {
-		case ok:
+		key := s[:end+1]
+		s = s[end+1:]
+		if v, ok := lookupVar(key, peer, vars); ok {
 			b = append(b, v...)
-		default:
+		} else {
 			b = append(b, key...)
 		}
 	}
-	return string(b), true
+}
+
+// hasBrace reports whether s holds "{" or "}".
+func hasBrace(s string) bool {
+	return strings.IndexByte(s, '{') >= 0 || strings.IndexByte(s, '}') >= 0
 }
 
 // isKey reports whether k is "{name}" with no brace in name.
 func isKey(k string) bool {
-	return len(k) > 2 && k[0] == '{' && k[len(k)-1] == '}' && !strings.ContainsAny(k[1:len(k)-1], "{}")
+	return len(k) > 2 && k[0] == '{' && k[len(k)-1] == '}' && !hasBrace(k[1:len(k)-1])
 }
 
 // lookupVar is what fill puts for key: peer for {peer}, else the value

@@ -235,7 +235,7 @@ func (d *diag) settle(v *Verdict) *Settle {
 	}
 	keep := len(d.checks)
 	defer func() { d.checks = d.checks[:keep] }()
-	d.refuters = d.refBuf[:0]
+	d.refuters = d.scratchOf().refBuf[:0]
 	// The reason the candidates would displace, and its place.
 	reason, limit := v.Reason, len(rules)
 	if reason == ReasonPeerRelay {
