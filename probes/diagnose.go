@@ -825,6 +825,9 @@ func peerField(ps *PeerSide, fact int) string {
 
 // sourceOf is the Check.Source of a field, by its prefix.
 func sourceOf(field string) string {
+	if field == "" || strings.IndexByte("APNDHL", field[0]) < 0 {
+		return SourceLocalAPI // no prefix below starts so ("Status.", "WhoIs.")
+	}
 	switch {
 	case strings.HasPrefix(field, "API."):
 		return SourceControlAPI

@@ -158,9 +158,7 @@ func (d *diag) checkDoubleNAT() result {
 func natRule(id ReasonID) func(*diag) result {
 	return func(d *diag) result {
 		if nf := d.nat(); nf.reason == id {
-			w := make([]string, 0, len(nf.vars)+3)
-			w = append(append(append(w, nf.variant), nf.vars...), "{cli}", d.cliSure())
-			return result{holds: true, words: w}
+			return result{holds: true, words: d.natWords(id, nf.variant, nf.vars, d.cliSure())}
 		}
 		return notHeld()
 	}

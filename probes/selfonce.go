@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"slices"
 	"time"
 
 	"github.com/tailpath/tailpath/internal/safetext"
@@ -35,6 +36,8 @@ type selfOnce struct {
 	// farRelay's words by region id.
 	regionOf map[safetext.Text]regionID
 	relays   map[int]*farRelayWords
+	// natW: natWords' last words by NAT-type reason.
+	natW map[ReasonID][]string
 }
 
 // farHome is farOwnHome's outcome: the check it recorded (none, info or
@@ -128,4 +131,26 @@ func (d *diag) regionOfCode(code safetext.Text) (int, bool) {
 		o.regionOf[code] = r
 	}
 	return r.id, r.ok
+}
+
+// natWords is the result.words of NAT-type reason id: variant, vars,
+// then {cli}; the same words as the last verdict of the gather that held
+// id, when they are (its vars are mostly this node's: its port, its
+// services), else new ones.
+func (d *diag) natWords(id ReasonID, variant string, vars []string, cli string) []string {
+	o := d.once
+	if o != nil {
+		if w := o.natW[id]; len(w) == len(vars)+3 && w[0] == variant && slices.Equal(w[1:len(w)-2], vars) && w[len(w)-1] == cli {
+			return w
+		}
+	}
+	w := make([]string, 0, len(vars)+3)
+	w = append(append(append(w, variant), vars...), "{cli}", cli)
+	if o != nil {
+		if o.natW == nil {
+			o.natW = map[ReasonID][]string{}
+		}
+		o.natW[id] = w
+	}
+	return w
 }
