@@ -385,7 +385,8 @@ type diag struct {
 	// scratch holds the NAT analysis (nf) and refuters' memos: kept
 	// with d in the pool.
 	scratch *diagScratch
-	// judging is the rule being judged (its refuters read it); bugs are
+	// judging is the rule whose refuters are asked (they read it: set
+	// by judge once its check held, and by openFacts); bugs are
 	// the known bugs matched (bugHits), worked out once.
 	judging  ReasonID
 	bugs     []bugHit

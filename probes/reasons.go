@@ -298,11 +298,14 @@ func (r *Rule) appliesTo(k PathKind) bool {
 // no longer read as failed.
 func (d *diag) judge(r *Rule, check func(*diag) result) (res result) {
 	start := len(d.checks)
-	d.judging = r.ID
 	res = check(d)
 	if !res.holds {
 		return res
 	}
+	// Set only now, for r's refuters (refKnownBug): no check reads it,
+	// and most rules do not hold, so most judgements skip the write (a
+	// pointer's, with a write barrier while the GC marks).
+	d.judging = r.ID
 	for i := range r.Needs {
 		if f := &r.Needs[i]; !f.isKnown(d) {
 			d.needUnknown(r.ID, f)
