@@ -482,14 +482,6 @@ func lookupVar(key, peer string, vars []string) (string, bool) {
 	return "", false
 }
 
-// RuleOf returns the row of reason id.
-func RuleOf(id ReasonID) (Rule, bool) {
-	if i, ok := ruleIndex[id]; ok {
-		return rules[i], true
-	}
-	return Rule{}, false
-}
-
 // rank is id's place in the table (causes sort by it); ids not in the
 // table sort last.
 func rank(id ReasonID) int {
