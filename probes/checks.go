@@ -401,12 +401,12 @@ func (d *diag) checkEndpoints() {
 	}
 	pub4, pub6 := publicFamilies(p.Endpoints)
 	if !pub4 && !pub6 {
-		d.add(safetext.New(field), endpointsText(p.Endpoints), true, "all private, CGNAT, link-local or loopback addresses: reachable only from the peer's own network")
+		d.add(safetext.New(field), d.peerEndpointsText(), true, "all private, CGNAT, link-local or loopback addresses: reachable only from the peer's own network")
 		d.sameLAN()
 		f.privateOnly = true
 		return
 	}
-	d.add(safetext.New(field), endpointsText(p.Endpoints), false, "at least one public endpoint")
+	d.add(safetext.New(field), d.peerEndpointsText(), false, "at least one public endpoint")
 	if !pub6 {
 		return
 	}
@@ -622,11 +622,8 @@ type farDERP struct {
 // PeerStatus.Relay, the region magicsock relays through), falling back to
 // the peer's home DERP from WhoIs.
 func (d *diag) relayRegion() int {
-	code := d.p.Path.DERPCode
-	for id, r := range d.regions {
-		if r.Code == code {
-			return id
-		}
+	if id, ok := d.regionOfCode(d.p.Path.DERPCode); ok {
+		return id
 	}
 	return d.p.HomeDERP
 }
@@ -672,16 +669,11 @@ func (d *diag) farRelay() result {
 		d.unknown("NetInfo.DERPLatency", safetext.New("region "+d.regionName(region)+" not measured"))
 		return notHeld()
 	}
-	bestID, bestLat := 0, time.Duration(0)
-	for id, l := range nat.DERPLatency {
-		if bestID == 0 || l < bestLat || (l == bestLat && id < bestID) {
-			bestID, bestLat = id, l
-		}
-	}
+	bestID, bestLat := d.bestDERP()
 	far := relayLat >= FarDERPFactor*bestLat && relayLat-bestLat >= FarDERPMargin
-	buf := d.appendVsBest(make([]byte, 0, 64), region, relayLat, bestID, bestLat)
+	w := d.relayWords(region, relayLat, bestID, bestLat, far)
 	if !d.now.IsZero() && !d.fresh(d.self.DERPLatencyAt, DERPLatencyMaxAge) {
-		buf = append(buf, " ("...)
+		buf := append([]byte(w.vsBest), " ("...)
 		switch {
 		case !d.self.DERPLatencyAt.IsZero():
 			buf = append(buf, "measured "...)
@@ -705,25 +697,49 @@ func (d *diag) farRelay() result {
 	if d.self.DERPLatencyFrom == "netcheck" {
 		field = "Netcheck.DERPLatency"
 	}
-	note := "the relay region is about as close as the best one"
 	if far {
-		note = farNote + ": +" + msText(relayLat-bestLat) + " each way through it"
 		// Far from here is not far from both ends: when the peer's own
 		// latencies show the region near it, the distance is the two
 		// ends' own and no home DERP choice is wrong.
 		if ps := d.p.PeerSide; ps != nil {
 			if ms, ok := ps.DERPLatencyMs[regionKey(d.regions, region)]; ok && !d.farFromPeer(ps, ms) {
-				d.info(safetext.New(field), string(buf), safetext.New("far from here, but near the peer ("+msText(time.Duration(ms*float64(time.Millisecond)))+" from it, by its own latencies): the distance is between the two ends, no home DERP choice is wrong"))
+				d.info(safetext.New(field), w.vsBest, safetext.New("far from here, but near the peer ("+msText(time.Duration(ms*float64(time.Millisecond)))+" from it, by its own latencies): the distance is between the two ends, no home DERP choice is wrong"))
 				return notHeld()
 			}
 		}
 	}
-	d.add(safetext.New(field), string(buf), far, safetext.New(note))
+	d.add(safetext.New(field), w.vsBest, far, w.note)
 	if !far {
 		return notHeld()
 	}
 	d.far, d.isFar = farDERP{region: region, best: bestID, relayLat: relayLat, bestLat: bestLat}, true
-	return holdsAs("", "{region}", d.regionName(region), "{rl}", msText(relayLat), "{best}", d.regionName(bestID), "{bl}", msText(bestLat))
+	return result{holds: true, words: w.words}
+}
+
+// relayWords are farRelay's words for region, whose latency is
+// relayLat, beside the best region's: worked out once per region per
+// gather.
+func (d *diag) relayWords(region int, relayLat time.Duration, bestID int, bestLat time.Duration, far bool) *farRelayWords {
+	o := d.once
+	if o != nil {
+		if w := o.relays[region]; w != nil {
+			return w
+		}
+	}
+	var buf [64]byte
+	w := &farRelayWords{vsBest: string(d.appendVsBest(buf[:0], region, relayLat, bestID, bestLat)), note: safetext.New("the relay region is about as close as the best one")}
+	if far {
+		w.note = safetext.New(farNote + ": +" + msText(relayLat-bestLat) + " each way through it")
+		words := []string{"", "{region}", d.regionName(region), "{rl}", msText(relayLat), "{best}", d.regionName(bestID), "{bl}", msText(bestLat)}
+		w.words = words[:len(words):len(words)]
+	}
+	if o != nil {
+		if o.relays == nil {
+			o.relays = map[int]*farRelayWords{}
+		}
+		o.relays[region] = w
+	}
+	return w
 }
 
 var farNote = "the relay region is far: at least " + strconv.Itoa(FarDERPFactor) + "x and " + msText(FarDERPMargin) + " slower than the best"
@@ -741,6 +757,33 @@ func (d *diag) farOwnHome() result {
 	if home == 0 || nat == nil || len(nat.DERPLatency) == 0 || (d.isFar && d.far.region == home) {
 		return notHeld()
 	}
+	o := d.once
+	if o == nil {
+		return d.farOwnHomeOf(nat)
+	}
+	if !o.homeDone {
+		// Nothing below reads the peer: what it records, once, is every
+		// peer's.
+		n := len(d.checks)
+		isFar, far := d.isFar, d.far
+		res := d.farOwnHomeOf(nat)
+		o.home = farHome{checks: slices.Clip(slices.Clone(d.checks[n:])), res: res, far: d.far}
+		o.home.res.words = slices.Clip(res.words)
+		d.isFar, d.far = isFar, far
+		o.homeDone = true
+		d.checks = d.checks[:n]
+	}
+	h := &o.home
+	d.checks = append(d.checks, h.checks...)
+	if h.res.holds {
+		d.far, d.isFar = h.far, true
+	}
+	return h.res
+}
+
+// farOwnHomeOf is farOwnHome past its reading of the peer's path.
+func (d *diag) farOwnHomeOf(nat *NATInfo) result {
+	home := d.self.HomeDERP
 	if !d.now.IsZero() && !d.fresh(d.self.DERPLatencyAt, DERPLatencyMaxAge) {
 		return notHeld() // farRelay said how old the latencies are
 	}
@@ -748,12 +791,7 @@ func (d *diag) farOwnHome() result {
 	if !ok {
 		return notHeld() // no answer from it: derp-unreachable's evidence, the Self tab's
 	}
-	bestID, bestLat := 0, time.Duration(0)
-	for id, l := range nat.DERPLatency {
-		if bestID == 0 || l < bestLat || (l == bestLat && id < bestID) {
-			bestID, bestLat = id, l
-		}
-	}
+	bestID, bestLat := d.bestDERP()
 	if homeLat < FarDERPFactor*bestLat || homeLat-bestLat < FarDERPMargin {
 		return notHeld()
 	}

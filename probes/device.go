@@ -335,7 +335,7 @@ func (d *diag) boardEndpoints() result {
 			safetext.New("the board says it advertised "+strconv.FormatInt(dev.Endpoints, 10)+" endpoint(s), yet control lists none for it: the announcement has not reached control (a stalled control stream), or the netmap is older than the board's report"))
 		res = holdsAs("unreached")
 		if dev.H2Known && !dev.H2Stalled() {
-			res.variant = "unreached-window-open"
+			res = holdsAs("unreached-window-open")
 		}
 	default:
 		d.addBoard("Device.Endpoints", strconv.FormatInt(dev.Endpoints, 10), false, "the board has advertised endpoints")

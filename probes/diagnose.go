@@ -126,9 +126,10 @@ func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tail
 }
 
 // diagnoseIn is diagnose reading self and p where they are, and taking
-// its checks from arena (Judge); settle says whether to work out the
-// verdict's Settle (JudgePoll leaves it nil).
-func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena, settle bool) Verdict {
+// its checks from arena and what it reads of this node alone from once
+// (Judge: both the gather's, nil for one peer); settle says whether to
+// work out the verdict's Settle (JudgePoll leaves it nil).
+func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena, once *selfOnce, settle bool) Verdict {
 	if !p.EndpointsKnown && p.PeerSide != nil && len(p.PeerSide.Endpoints) > 0 {
 		// checkEndpoints takes the endpoints the peer's side lists into
 		// the peer it judges: judge a copy, so that judging the gather
@@ -139,7 +140,7 @@ func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *
 	}
 	d := newDiagOf(self, p, regions, now)
 	d.tn = tn
-	d.arena = arena
+	d.arena, d.once = arena, once
 	v := d.run()
 	if settle {
 		v.Settle = d.settle(&v)
@@ -256,8 +257,32 @@ func (d *diag) free() {
 	if own != nil && (d.self == &own.self || d.p == &own.p) {
 		*own = diagOwn{}
 	}
-	*d = diag{own: own}
+	sc := d.scratch
+	if sc != nil {
+		if d.nf != nil {
+			sc.nf = natFacts{}
+		}
+		clear(d.refuters)
+	}
+	*d = diag{own: own, scratch: sc}
 	diags.Put(d)
+}
+
+// diagScratch is the larger part of a diag that only some verdicts use
+// (a relayed path's NAT analysis, the refuters settling asks): kept with
+// d in the pool, and cleared by free only where it was used, so that a
+// direct or idle peer's verdict does not clear it.
+type diagScratch struct {
+	nf     natFacts
+	refBuf [16]refuterMemo
+}
+
+// scratchOf is d's scratch, made on first use.
+func (d *diag) scratchOf() *diagScratch {
+	if d.scratch == nil {
+		d.scratch = new(diagScratch)
+	}
+	return d.scratch
 }
 
 // DiagnoseSelf is this node's own verdict: trouble at this end that
@@ -344,6 +369,9 @@ type diag struct {
 	// arena, when not nil, holds the checks of a whole gather's
 	// verdicts (Judge; newChecks).
 	arena *checkArena
+	// once, when not nil, holds what the gather's peers read of this
+	// node alone (Judge; selfOnce).
+	once *selfOnce
 	// refuted are the rules a fact of the input refuted (Verdict.Refuted).
 	refuted []Refutation
 	// derpFailing is the region checkDERPReach blamed (0 none, or not
@@ -352,10 +380,13 @@ type diag struct {
 	derpFailing int
 	rxStopped   string
 	// refuters are the refuters' answers worked out while settling the
-	// verdict (refutesNow), in refBuf.
+	// verdict (refutesNow), in scratch's refBuf.
 	refuters []refuterMemo
-	refBuf   [16]refuterMemo
-	// judging is the rule being judged (its refuters read it); bugs are
+	// scratch holds the NAT analysis (nf) and refuters' memos: kept
+	// with d in the pool.
+	scratch *diagScratch
+	// judging is the rule whose refuters are asked (they read it: set
+	// by judge once its check held, and by openFacts); bugs are
 	// the known bugs matched (bugHits), worked out once.
 	judging  ReasonID
 	bugs     []bugHit
@@ -366,11 +397,14 @@ type diag struct {
 	// stale says why the peer side was set aside (stalePeerSide), and
 	// staleField names the set-aside source's facts; "" when it was not.
 	stale, staleField string
+	// epText is peerEndpointsText's, of the list epTextOf.
+	epText   string
+	epTextOf []netip.AddrPort
 	// ep and nf are the endpoint and NAT facts, worked out once by the
-	// first rule that reads them (several rules share them); epDone and
-	// nfDone say whether they were.
+	// first rule that reads them (several rules share them; nf is in
+	// scratch, nil until then); epDone and nfDone say whether they were.
 	ep             endpointFacts
-	nf             natFacts
+	nf             *natFacts
 	epDone, nfDone bool
 	// far is what checkFarDERP measured, for unexplained's words.
 	far   farDERP
@@ -568,7 +602,12 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 		if len(cs)+len(alsoOnly)+len(also) == 0 {
 			return nil
 		}
-		out := make([]ReasonID, 0, len(cs)+len(alsoOnly)+len(also))
+		var out []ReasonID
+		if d.arena != nil {
+			out = take(d.arena, &d.arena.reasons, len(cs)+len(alsoOnly)+len(also))
+		} else {
+			out = make([]ReasonID, 0, len(cs)+len(alsoOnly)+len(also))
+		}
 		out = append(out, cs...)
 		out = append(out, alsoOnly...)
 		return append(out, also...)
@@ -579,7 +618,8 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 		v.Summary = safetext.New(pr.Summary)
 		if first != nil {
 			cs, fix := first.texts(firstRes, name)
-			v.Summary, _ = pr.texts(holdsAs("not-direct", "{cause}", string(cs)), name)
+			words := [...]string{"not-direct", "{cause}", string(cs)}
+			v.Summary, _ = pr.texts(result{holds: true, words: words[:]}, name)
 			v.Fix = d.portPolicy(fix)
 		}
 		v.Also = rest(causes)
@@ -602,7 +642,7 @@ func (d *diag) relayed(kind PathKind, name string, kr *kindRules) Verdict {
 		res = holdsAs("far", "{region}", d.regionName(f.region), "{rl}", msText(f.relayLat),
 			"{best}", d.regionName(f.best), "{bl}", msText(f.bestLat))
 	case d.endpoints().v6Both:
-		res.variant = "ipv6"
+		res.words = variantWords("ipv6")
 	case len(d.refuted) > 0:
 		// Name the conflict: a cause whose own check held, set aside by
 		// a fact of the same input.
@@ -786,6 +826,9 @@ func peerField(ps *PeerSide, fact int) string {
 
 // sourceOf is the Check.Source of a field, by its prefix.
 func sourceOf(field string) string {
+	if field == "" || strings.IndexByte("APNDHL", field[0]) < 0 {
+		return SourceLocalAPI // no prefix below starts so ("Status.", "WhoIs.")
+	}
 	switch {
 	case strings.HasPrefix(field, "API."):
 		return SourceControlAPI
@@ -877,6 +920,17 @@ func durText(d time.Duration) string {
 		return strconv.Itoa(int(d/time.Hour)) + "h"
 	}
 	return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+}
+
+// peerEndpointsText is endpointsText of the peer's endpoints, made once
+// per verdict though several checks show them (the list checkEndpoints
+// judged may be the peer side's: the text is of the list d.p holds now).
+func (d *diag) peerEndpointsText() string {
+	eps := d.p.Endpoints
+	if d.epText == "" || len(eps) != len(d.epTextOf) || (len(eps) > 0 && &eps[0] != &d.epTextOf[0]) {
+		d.epText, d.epTextOf = endpointsText(eps), eps
+	}
+	return d.epText
 }
 
 func endpointsText(eps []netip.AddrPort) string {

@@ -57,9 +57,10 @@ func judge(s *Snapshot, board *DeviceEvidence, settle bool) int {
 	tn := &s.Tailnet
 	at := -1
 	var arena checkArena
+	var once selfOnce
 	for i := range s.Peers {
 		p := &s.Peers[i]
-		p.Verdict = diagnoseIn(&s.Self, p, s.Regions, s.Time, tn, &arena, settle)
+		p.Verdict = diagnoseIn(&s.Self, p, s.Regions, s.Time, tn, &arena, &once, settle)
 		if board != nil && at < 0 && board.Matches(p) {
 			at = i
 			p.Verdict = diagnoseDevice(p.Verdict, s.Self, *p, *board, s.Regions, s.Time, tn)
@@ -82,7 +83,7 @@ func SettleOf(s *Snapshot, i int, board *DeviceEvidence) *Settle {
 		return st
 	}
 	p := &s.Peers[i]
-	v := diagnoseIn(&s.Self, p, s.Regions, s.Time, &s.Tailnet, nil, true)
+	v := diagnoseIn(&s.Self, p, s.Regions, s.Time, &s.Tailnet, nil, nil, true)
 	if board != nil && board.Matches(p) && boardAt(s, board) == i {
 		v = diagnoseDevice(v, s.Self, *p, *board, s.Regions, s.Time, &s.Tailnet)
 	}

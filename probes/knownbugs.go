@@ -365,6 +365,9 @@ func (d *diag) sideOf(id ReasonID) bugSide {
 // that end's version unknown, that the version would tell; with it in a
 // check-only bug's range, the bug as a check (once per bug).
 func (d *diag) askVersion(id ReasonID) {
+	if !explained[id] {
+		return // no known bug with a symptom explains id: most rules
+	}
 	for i := range knownBugs {
 		b := &knownBugs[i]
 		if b.symptom == nil || !slices.Contains(b.Explains, id) {
@@ -388,6 +391,21 @@ func (d *diag) askVersion(id ReasonID) {
 		d.unknown(safetext.New(field), safetext.New("a known bug would explain this too: "+bugNote(b)+"; `tailscale version` on "+where+" rules it in or out"))
 	}
 }
+
+// explained are the rules a known bug with a symptom explains: those
+// askVersion looks for bugs of (every held rule asks).
+var explained = func() map[ReasonID]bool {
+	m := map[ReasonID]bool{}
+	for _, b := range knownBugs {
+		if b.symptom == nil {
+			continue
+		}
+		for _, id := range b.Explains {
+			m[id] = true
+		}
+	}
+	return m
+}()
 
 // recordedNote reports whether a check of field whose note names s is
 // recorded already.

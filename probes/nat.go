@@ -151,14 +151,14 @@ func (d *diag) checkDoubleNAT() result {
 	if !nf.doubleNAT {
 		return notHeld()
 	}
-	return holdsAs("", "{mapped}", nf.mappedAddr.Addr().String(), "{mappedport}", strconv.Itoa(int(nf.mappedAddr.Port())), "{port}", d.ourPort())
+	return holdsAs("", "{mapped}", nf.mappedAddr.Addr().String(), "{mappedport}", strconv.Itoa(int(nf.mappedAddr.Port())), "{port}", d.ourPortOnce())
 }
 
 // natRule is the check of the NAT-type rule id.
 func natRule(id ReasonID) func(*diag) result {
 	return func(d *diag) result {
 		if nf := d.nat(); nf.reason == id {
-			return holdsAs(nf.variant, append(slices.Clone(nf.vars), "{cli}", d.cliSure())...)
+			return result{holds: true, words: d.natWords(id, nf.variant, nf.vars, d.cliSure())}
 		}
 		return notHeld()
 	}
@@ -207,13 +207,14 @@ func (d *diag) peerMappingKnown() bool {
 // nat works the NAT analysis out once, recording its evidence.
 func (d *diag) nat() *natFacts {
 	if d.nfDone {
-		return &d.nf
+		return d.nf
 	}
 	d.nfDone = true
-	nf := &d.nf
+	d.nf = &d.scratchOf().nf
+	nf := d.nf
 	ep := d.endpoints()
 	d.sharedNATFacts(nf)
-	nf.self, nf.selfEv = d.selfNAT()
+	nf.self, nf.selfEv = d.selfNATOnce()
 	nf.peer, nf.peerNote = d.peerNAT(ep)
 	// Between two hosts behind one NAT, the NAT types decide nothing.
 	one := nf.sameLAN || nf.sharedNAT || nf.oneNAT
@@ -405,26 +406,25 @@ func (d *diag) openEnds(nf *natFacts, ep *endpointFacts) {
 		d.add(safetext.New(ev.field), ev.value, true, safetext.New(ev.note+"; the peer's DISCO pings would reach tailscaled here and be answered, yet the path is relayed"))
 		nf.localInbound = true
 		nf.localVariant, nf.localAlso = d.firewallEvidence(nf.peer == natNone)
-		nf.localVars = []string{"{port}", d.ourPort(), "{why}", d.firewallWhy()}
+		nf.localVars = []string{"{port}", d.ourPortOnce(), "{why}", d.firewallWhy()}
 	case nf.self == natUnknown && ev.field != "" && !ev.lanSamePort:
 		d.unknownV(safetext.New(ev.field), ev.value, safetext.New(ev.note))
 	case nf.self == natBehind && ev.field != "":
 		d.info(safetext.New(ev.field), ev.value, safetext.New(ev.note))
 	}
-	value := endpointsText(d.p.Endpoints)
 	switch {
 	case nf.peer == natUnknown && nf.peerNote != "":
-		d.unknownV("Peer.Endpoints", value, safetext.New(nf.peerNote))
+		d.unknownV("Peer.Endpoints", d.peerEndpointsText(), safetext.New(nf.peerNote))
 	case nf.peer != natNone:
 	case !d.udpWorksHere():
-		d.info("Peer.Endpoints", value, safetext.New(nf.peerNote))
+		d.info("Peer.Endpoints", d.peerEndpointsText(), safetext.New(nf.peerNote))
 	case !factPeerMap.isKnown(d):
 		// Held, so that the table's walk says what it lacks.
-		d.info("Peer.Endpoints", value, safetext.New(nf.peerNote+"; whether its NAT maps per destination is not known, which would show a NAT"))
+		d.info("Peer.Endpoints", d.peerEndpointsText(), safetext.New(nf.peerNote+"; whether its NAT maps per destination is not known, which would show a NAT"))
 		nf.peerInbound = true
 		nf.peerVars = []string{"{port}", publicPort(d.p.Endpoints)}
 	default:
-		d.add("Peer.Endpoints", value, true, safetext.New(nf.peerNote+"; DISCO pings from here would reach the peer's tailscaled and be answered, yet the path is relayed"))
+		d.add("Peer.Endpoints", d.peerEndpointsText(), true, safetext.New(nf.peerNote+"; DISCO pings from here would reach the peer's tailscaled and be answered, yet the path is relayed"))
 		nf.peerInbound = true
 		nf.peerVars = []string{"{port}", publicPort(d.p.Endpoints)}
 	}
@@ -894,7 +894,7 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 		}
 	case peerHard && ourEasy && ourNoMap:
 		if v, ok := d.weFilter(nf); ok {
-			nf.reason, nf.variant, nf.vars = ReasonHardAndFilteringNAT, v, []string{"{port}", d.ourPort()}
+			nf.reason, nf.variant, nf.vars = ReasonHardAndFilteringNAT, v, []string{"{port}", d.ourPortOnce()}
 			if pod, inPod := d.inPod(); inPod {
 				nf.variant, nf.vars = "here-pod", []string{"{pod}", pod}
 			}
@@ -911,7 +911,7 @@ func (d *diag) natTypes(nf *natFacts, v6Both bool) {
 			// A public end (or one not known) whose firewall was not
 			// read: an easy NAT, a stateful firewall or a drop-all here
 			// look alike; name both halves.
-			nf.variant, nf.vars = "two-halves", []string{"{port}", d.ourPort()}
+			nf.variant, nf.vars = "two-halves", []string{"{port}", d.ourPortOnce()}
 		}
 	}
 	// The peer's hard NAT with our NAT type unknown: shown (failed above),

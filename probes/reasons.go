@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -139,6 +140,30 @@ type Rule struct {
 	// boardCheck judges it on a linked board's evidence (DiagnoseDevice);
 	// nil for rules the board says nothing about.
 	boardCheck func(*diag) result
+	// forms are its words by variant ("" the Wording), as texts picks
+	// them, worked out once (init); nil for a Rule not of the table.
+	forms map[string]*form
+}
+
+// form is a rule's summary and fix for one variant, each cleaned once
+// when it holds no "{" (ok): fill leaves such a text as it is, so texts
+// returns it without cleaning a long fix again for every peer.
+type form struct {
+	sum, fix     string
+	sumT, fixT   safetext.Text
+	sumOK, fixOK bool
+}
+
+// newForm is the form of the texts sum and fix.
+func newForm(sum, fix string) *form {
+	f := &form{sum: sum, fix: fix}
+	if !strings.Contains(sum, "{") {
+		f.sumT, f.sumOK = safetext.New(sum), true
+	}
+	if !strings.Contains(fix, "{") {
+		f.fixT, f.fixOK = safetext.New(fix), true
+	}
+	return f
 }
 
 // Refuter is one fact that refutes a rule when the input holds it.
@@ -179,16 +204,80 @@ type result struct {
 	// alsoOnly: it holds, but ranks with the RoleAlso reasons (a DERP
 	// region that cannot be reached, while other regions remain).
 	alsoOnly bool
-	// variant picks Rule.Variants; vars fill "{key}" in the texts, as
-	// key, value pairs ("{when}", "12:00:02Z").
-	variant string
-	vars    []string
+	// words are the variant, which picks Rule.Variants ("" none), then
+	// the vars, which fill "{key}" in the texts as key, value pairs
+	// ("{when}", "12:00:02Z"); nil for neither. One slice, not a string
+	// and a slice, so that a result is small enough (32 bytes) for the
+	// compiler to keep it in registers: the table's walk passes one per
+	// rule per peer, and a larger one was copied through memory each
+	// time (BenchmarkJudgePoll10k).
+	words []string
+}
+
+// variant picks Rule.Variants ("" none).
+func (r result) variant() string {
+	if len(r.words) == 0 {
+		return ""
+	}
+	return r.words[0]
+}
+
+// vars fill "{key}" in the texts, as key, value pairs.
+func (r result) vars() []string {
+	if len(r.words) < 2 {
+		return nil
+	}
+	return r.words[1:]
 }
 
 func holds() result   { return result{holds: true} }
 func notHeld() result { return result{} }
 func holdsAs(variant string, vars ...string) result {
-	return result{holds: true, variant: variant, vars: vars}
+	return result{holds: true, words: wordsOf(variant, vars)}
+}
+
+// wordsOf is result.words for variant and vars: one allocation when
+// there are vars, none for a variant alone.
+func wordsOf(variant string, vars []string) []string {
+	if len(vars) == 0 {
+		return variantWords(variant)
+	}
+	w := make([]string, 1+len(vars))
+	w[0] = variant
+	copy(w[1:], vars)
+	return w
+}
+
+// variantWords is result.words for variant alone; shared, for a variant
+// of the table's.
+func variantWords(variant string) []string {
+	if variant == "" {
+		return nil
+	}
+	if w, ok := variantOnly[variant]; ok {
+		return w
+	}
+	return []string{variant}
+}
+
+// variantOnly is variantWords' for each variant of the table's, capped
+// so that an append copies. Filled by init: the table's checks read it,
+// so its own initializer would depend on the table through them.
+var variantOnly map[string][]string
+
+func init() {
+	variantOnly = map[string][]string{}
+	for i := range rules {
+		r := &rules[i]
+		r.forms = map[string]*form{"": newForm(r.Summary, r.Fix)}
+		for k, v := range r.Variants {
+			variantOnly[k] = []string{k}[:1:1]
+			if k == "" {
+				continue
+			}
+			r.forms[k] = newForm(cmp.Or(v.Summary, r.Summary), cmp.Or(v.Fix, r.Fix))
+		}
+	}
 }
 
 // appliesTo reports whether r judges paths of kind k.
@@ -207,13 +296,16 @@ func (r *Rule) appliesTo(k PathKind) bool {
 // r is not held either; the fact is recorded as an ok check saying what
 // it refutes, and the checks of r's that it contradicts (Refuter.Claims)
 // no longer read as failed.
-func (d *diag) judge(r *Rule, check func(*diag) result) result {
+func (d *diag) judge(r *Rule, check func(*diag) result) (res result) {
 	start := len(d.checks)
-	d.judging = r.ID
-	res := check(d)
+	res = check(d)
 	if !res.holds {
 		return res
 	}
+	// Set only now, for r's refuters (refKnownBug): no check reads it,
+	// and most rules do not hold, so most judgements skip the write (a
+	// pointer's, with a write barrier while the GC marks).
+	d.judging = r.ID
 	for i := range r.Needs {
 		if f := &r.Needs[i]; !f.isKnown(d) {
 			d.needUnknown(r.ID, f)
@@ -269,8 +361,23 @@ func (d *diag) needUnknown(id ReasonID, f *Fact) {
 // texts are r's summary and fix for res, with {peer} and res's values
 // filled in.
 func (r *Rule) texts(res result, peer string) (summary, fix safetext.Text) {
+	if r.forms != nil {
+		f, ok := r.forms[res.variant()]
+		if !ok {
+			f = r.forms[""]
+		}
+		vars := res.vars()
+		summary, fix = f.sumT, f.fixT
+		if !f.sumOK {
+			summary = safetext.New(fill(f.sum, peer, vars))
+		}
+		if !f.fixOK {
+			fix = safetext.New(fill(f.fix, peer, vars))
+		}
+		return summary, fix
+	}
 	sum, fx := r.Summary, r.Fix
-	if v, ok := r.Variants[res.variant]; ok && res.variant != "" {
+	if v, ok := r.Variants[res.variant()]; ok && res.variant() != "" {
 		if v.Summary != "" {
 			sum = v.Summary
 		}
@@ -280,7 +387,8 @@ func (r *Rule) texts(res result, peer string) (summary, fix safetext.Text) {
 	}
 	// The values filled in carry outside text (a peer's name, a DERP
 	// region's code): the phrase is cleaned as a whole.
-	return safetext.New(fill(sum, peer, res.vars)), safetext.New(fill(fx, peer, res.vars))
+	vars := res.vars()
+	return safetext.New(fill(sum, peer, vars)), safetext.New(fill(fx, peer, vars))
 }
 
 // fill replaces {peer} and the vars' keys in s.
@@ -288,6 +396,15 @@ func fill(s, peer string, vars []string) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
+	if out, ok := fillOnce(s, peer, vars); ok {
+		return out
+	}
+	return fillEach(s, peer, vars)
+}
+
+// fillEach is fill as one replacement after another: {peer}, then each
+// var's key in turn.
+func fillEach(s, peer string, vars []string) string {
 	s = strings.ReplaceAll(s, "{peer}", peer)
 	for i := 0; i+1 < len(vars); i += 2 {
 		s = strings.ReplaceAll(s, vars[i], vars[i+1])
@@ -295,12 +412,74 @@ func fill(s, peer string, vars []string) string {
 	return s
 }
 
-// RuleOf returns the row of reason id.
-func RuleOf(id ReasonID) (Rule, bool) {
-	if i, ok := ruleIndex[id]; ok {
-		return rules[i], true
+// fillOnce is fill in one pass and one allocation, where that gives
+// what fill's replacements one after another give: when every "{" of s
+// opens a key ("{name}", no brace inside) and s has no other "}", every
+// var's key is such a key, and neither peer nor any value holds a
+// brace. Then no replacement can make or break a key that a later one
+// matches, so each key of s takes {peer}'s name or its first var's
+// value, as the replacements in turn give it. ok false otherwise.
+func fillOnce(s, peer string, vars []string) (string, bool) {
+	if hasBrace(peer) {
+		return "", false
 	}
-	return Rule{}, false
+	for i := 0; i+1 < len(vars); i += 2 {
+		if !isKey(vars[i]) || hasBrace(vars[i+1]) {
+			return "", false
+		}
+	}
+	var buf [512]byte
+	b := buf[:0]
+	for {
+		i := strings.IndexByte(s, '{')
+		lit := s
+		if i >= 0 {
+			lit = s[:i]
+		}
+		if strings.IndexByte(lit, '}') >= 0 {
+			return "", false
+		}
+		b = append(b, lit...)
+		if i < 0 {
+			return string(b), true
+		}
+		s = s[i:]
+		end := strings.IndexByte(s, '}')
+		if end < 0 || !isKey(s[:end+1]) {
+			return "", false
+		}
+		key := s[:end+1]
+		s = s[end+1:]
+		if v, ok := lookupVar(key, peer, vars); ok {
+			b = append(b, v...)
+		} else {
+			b = append(b, key...)
+		}
+	}
+}
+
+// hasBrace reports whether s holds "{" or "}".
+func hasBrace(s string) bool {
+	return strings.IndexByte(s, '{') >= 0 || strings.IndexByte(s, '}') >= 0
+}
+
+// isKey reports whether k is "{name}" with no brace in name.
+func isKey(k string) bool {
+	return len(k) > 2 && k[0] == '{' && k[len(k)-1] == '}' && !hasBrace(k[1:len(k)-1])
+}
+
+// lookupVar is what fill puts for key: peer for {peer}, else the value
+// of key's first var.
+func lookupVar(key, peer string, vars []string) (string, bool) {
+	if key == "{peer}" {
+		return peer, true
+	}
+	for i := 0; i+1 < len(vars); i += 2 {
+		if vars[i] == key {
+			return vars[i+1], true
+		}
+	}
+	return "", false
 }
 
 // rank is id's place in the table (causes sort by it); ids not in the

@@ -507,3 +507,12 @@ func RulesMarkdown() string {
 	}
 	return b.String()
 }
+
+// RuleOf returns the row of reason id (the tests' way to read the table;
+// the walks index it, roleCause).
+func RuleOf(id ReasonID) (Rule, bool) {
+	if i, ok := ruleIndex[id]; ok {
+		return rules[i], true
+	}
+	return Rule{}, false
+}

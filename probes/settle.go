@@ -235,19 +235,19 @@ func (d *diag) settle(v *Verdict) *Settle {
 	}
 	keep := len(d.checks)
 	defer func() { d.checks = d.checks[:keep] }()
-	d.refuters = d.refBuf[:0]
+	d.refuters = d.scratchOf().refBuf[:0]
 	// The reason the candidates would displace, and its place.
 	reason, limit := v.Reason, len(rules)
 	if reason == ReasonPeerRelay {
 		reason = ""
 		for _, a := range v.Also {
-			if r, ok := RuleOf(a); ok && r.Role == RoleCause {
+			if roleCause(a) {
 				reason = a
 				break
 			}
 		}
 	}
-	if r, ok := RuleOf(reason); ok && r.Role == RoleCause {
+	if roleCause(reason) {
 		limit = rank(reason)
 	} else {
 		reason = ""
@@ -273,6 +273,13 @@ func (d *diag) settle(v *Verdict) *Settle {
 		return nil
 	}
 	return d.deciders(cands)
+}
+
+// roleCause reports whether id is a rule of the table's whose role is
+// RoleCause (RuleOf's, without copying the row).
+func roleCause(id ReasonID) bool {
+	i, ok := ruleIndex[id]
+	return ok && rules[i].Role == RoleCause
 }
 
 // maxCands bounds the candidates of one verdict: more than the reason

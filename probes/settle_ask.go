@@ -199,19 +199,33 @@ func askPing(tmpl *askAnswer, p Platform, target safetext.Text) (ask *Ask, other
 		_, why := askOn(SettleDISCORun, p, "")
 		return nil, nil, why
 	}
-	// Both halves are clean Text, so their concatenation is too.
-	fill := func(a Ask) Ask {
-		a.Command = a.Command[:len(a.Command)-len(pingPlaceholder)] + target
-		return a
+	// The Asks in one allocation, their commands in another: each
+	// command is the template's with the placeholder cut, then target,
+	// all in one string sliced up. Both halves are clean Text, so their
+	// concatenation is too (New, which finds nothing to clean, makes it
+	// Text; when it would change it, each command is made on its own).
+	asks := make([]Ask, 1+len(tmpl.others))
+	asks[0] = *tmpl.ask
+	copy(asks[1:], tmpl.others)
+	var b strings.Builder
+	b.Grow(len(asks) * (len(tmpl.ask.Command) + len(target)))
+	for i := range asks {
+		b.WriteString(string(asks[i].Command[:len(asks[i].Command)-len(pingPlaceholder)]))
+		b.WriteString(string(target))
 	}
-	out := fill(*tmpl.ask)
-	if len(tmpl.others) > 0 {
-		others = make([]Ask, len(tmpl.others))
-		for i := range others {
-			others[i] = fill(tmpl.others[i])
+	all := safetext.New(b.String())
+	for i := range asks {
+		head := asks[i].Command[:len(asks[i].Command)-len(pingPlaceholder)]
+		if l := len(head) + len(target); len(all) >= l && all[:len(head)] == head && all[len(head):l] == target {
+			asks[i].Command, all = all[:l], all[l:]
+		} else {
+			asks[i].Command = head + target
 		}
 	}
-	return &out, others, ""
+	if len(asks) > 1 {
+		others = asks[1:]
+	}
+	return &asks[0], others, ""
 }
 
 // pingPlaceholder stands for the peer's name in askTable's DISCO runs.
