@@ -676,10 +676,13 @@ func TestScrapeMemoryReused(t *testing.T) {
 	wg.Wait()
 }
 
-// judged is s with this node's verdict judged from its evidence, as
-// probes.Judge does, the peers' hand-made verdicts kept.
+// judged is s with this node's verdict as probes.Judge makes it from this
+// node's own evidence (judging a copy without the peers, whose paths would
+// speak for or against it too), the peers' hand-made verdicts kept.
 func judged(s *probes.Snapshot) *probes.Snapshot {
-	s.Self.Verdict = probes.DiagnoseSelf(string(s.BackendState), s.Self, s.Regions, s.Time)
+	self := probes.Snapshot{Time: s.Time, BackendState: s.BackendState, Self: s.Self, Regions: s.Regions}
+	probes.Judge(&self, nil)
+	s.Self.Verdict = self.Self.Verdict
 	return s
 }
 

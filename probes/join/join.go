@@ -199,7 +199,7 @@ func Of(s *probes.Snapshot) *Snapshot {
 }
 
 // EvidenceFrom converts the board's state (devlink.State, built from its
-// telemetry frames and log lines) into the evidence probes.DiagnoseDevice
+// telemetry frames and log lines) into the evidence probes.Judge
 // reads. Endpoints stays -1 when the board has not reported them.
 func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 	return probes.DeviceEvidence{
