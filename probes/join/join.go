@@ -233,13 +233,3 @@ func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 		}(),
 	}
 }
-
-// Prejudged joins s alone as Of does, but keeps the verdicts s carries
-// instead of judging it: for stand-ins of a source whose verdicts were
-// written by hand (the panes' and metrics' test fixtures). Nothing that
-// shows real evidence uses it.
-func Prejudged(s *probes.Snapshot) *Snapshot {
-	var h History
-	h.Observe(s)
-	return &Snapshot{Snapshot: s, changes: maps.Clone(h.byID)}
-}
