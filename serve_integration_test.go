@@ -246,7 +246,7 @@ func TestServeLabPrometheus(t *testing.T) {
 	// /snapshot.json carries serve's own pings, as status --save would.
 	eventually(t, time.Minute, "the direct peer's ping latency in /snapshot.json", func() (bool, string) {
 		_, body := s.get(t, "/snapshot.json")
-		f, err := snapshot.Read(strings.NewReader(body))
+		f, err := snapshot.Decode([]byte(body))
 		if err != nil {
 			return false, err.Error()
 		}

@@ -122,7 +122,7 @@ func TestServeTailnetCallers(t *testing.T) {
 			t.Errorf("%s: GET %s (Host %q) = %d %.300q; want %d saying %q", tt.from, tt.url, tt.host, code, body, tt.want, tt.says)
 		}
 		if tt.snapshot && strings.Contains(body, "nodekey:") {
-			f, err := snapshot.Read(strings.NewReader(body))
+			f, err := snapshot.Decode([]byte(body))
 			if err != nil {
 				t.Fatalf("the served snapshot does not read: %v", err)
 			}

@@ -36,7 +36,7 @@ func TestDemoSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := snapshot.Read(bytes.NewReader(b))
+	f, err := snapshot.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
