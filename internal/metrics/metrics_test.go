@@ -591,7 +591,7 @@ tailpath_peers{path="peer-relay"} 0
 func TestFamilyConventions(t *testing.T) {
 	name := regexp.MustCompile(`^tailpath_[a-z0-9_]+$`)
 	seen := map[string]bool{}
-	for _, f := range Families() {
+	for _, f := range families {
 		if !name.MatchString(f.Name) || seen[f.Name] {
 			t.Errorf("%s: bad or repeated name", f.Name)
 		}
