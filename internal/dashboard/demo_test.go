@@ -3,7 +3,6 @@
 package dashboard
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"testing"
