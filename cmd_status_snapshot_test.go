@@ -176,7 +176,7 @@ func TestStatusSaveAndFrom(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--save - --redact: exit %d", code)
 	}
-	f, err := snapshot.Read(strings.NewReader(out))
+	f, err := snapshot.Decode([]byte(out))
 	if err != nil {
 		t.Fatalf("stdout is not a snapshot: %v", err)
 	}
@@ -256,7 +256,7 @@ func writePeerSnapshot(t *testing.T, ours, theirs string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := snapshot.Read(bytes.NewReader(b))
+	f, err := snapshot.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tailpath/tailpath/probes/probestest"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/sysctl/tune/tunetest"
 )
 
 var updateTune = flag.Bool("update-tune", false, "rewrite testdata/tune/*.golden")
@@ -26,7 +27,7 @@ var updateTune = flag.Bool("update-tune", false, "rewrite testdata/tune/*.golden
 // goldenCrypto stands in for the crypto measurement in the goldens: the
 // roots are other machines, so what this one measures is only shown, and
 // no golden may depend on its speed.
-var goldenCrypto = tune.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9})
+var goldenCrypto = tunetest.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9})
 
 // TestTuneRootsLimitFirst: issue 35's fake roots through `tailpath tune
 // --root` (sysctl/testdata/roots/README.md says what each holds). On each

@@ -15,12 +15,13 @@ import (
 
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/sysctl"
+	"github.com/tailpath/tailpath/sysctl/sysctltest"
 	"github.com/tailpath/tailpath/sysctl/tune"
 )
 
 func TestTuneCommand(t *testing.T) {
 	dir := t.TempDir()
-	h, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "no-such-source")))
+	h, _, err := sysctltest.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "no-such-source")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestTuneRootKeepsStateInside(t *testing.T) {
 // are refused, never silently replaced by the default.
 func TestTuneFlagRanges(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none"))); err != nil {
+	if _, _, err := sysctltest.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none"))); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -239,7 +240,7 @@ func TestTuneFlagRanges(t *testing.T) {
 // times smaller.
 func TestTuneUnusualValues(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none"))); err != nil {
+	if _, _, err := sysctltest.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none"))); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -266,7 +267,7 @@ func TestTuneUnusualValues(t *testing.T) {
 // the buffer max at what the target needs.
 func TestTuneFloor(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none"))); err != nil {
+	if _, _, err := sysctltest.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none"))); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -298,7 +299,7 @@ func TestTuneFloor(t *testing.T) {
 // the root's tailscaled and asked too (without it, a root asks none).
 func TestTuneSocket(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none"))); err != nil {
+	if _, _, err := sysctltest.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none"))); err != nil {
 		t.Fatal(err)
 	}
 	var asked []string

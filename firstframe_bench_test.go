@@ -29,6 +29,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/creack/pty"
 
+	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes/lab"
 )
 
@@ -47,9 +48,9 @@ func TestFirstFrameBench(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "ts.sock")
-	env := l.DaemonEnv()
+	env := labtest.DaemonEnv(l)
 	d := startTailscaled(t, tailscaled, t.TempDir(), sock, env)
-	up := exec.CommandContext(ctx, tailscale, "--socket", sock, "up", "--login-server", l.ControlURL(), "--hostname", "frame-ts", "--reset")
+	up := exec.CommandContext(ctx, tailscale, "--socket", sock, "up", "--login-server", l.ControlURL, "--hostname", "frame-ts", "--reset")
 	up.Env = append(os.Environ(), env...)
 	if out, err := up.CombinedOutput(); err != nil {
 		t.Fatalf("tailscale up: %v\n%s\ntailscaled log tail:\n%s", err, out, d.tail(30))

@@ -270,12 +270,11 @@ func TestHostileSnapshot(t *testing.T) {
 		check(fmt.Sprint(args, " stderr"), errb.String())
 	}
 
-	fh, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := snapshot.Read(fh)
-	fh.Close()
+	f, err := snapshot.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ package main
 
 // The NAT lab with a far DERP region: real tailscaled in network
 // namespaces, each behind a hard NAT (so their path is relayed), and one
-// DERP region behind a delay element of our own (lab.DelayRelay, a
+// DERP region behind a delay element of our own (labtest.DelayRelay, a
 // userspace TCP/UDP relay in a namespace of its own: the lab kernel has
 // no netem) whose delay the test raises once the nodes have homed there.
 // It shows what tailscaled's home DERP rule does with a region that turns
@@ -35,6 +35,7 @@ import (
 	"tailscale.com/client/local"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 )
@@ -85,10 +86,10 @@ func TestNATLabFarDERP(t *testing.T) {
 	lnet.router("ra", "ha", "198.51.100.20", "10.1.0", hard)
 	lnet.router("rb", "hb", "198.51.100.21", "10.2.0", hard)
 
-	var infra *lab.Infra
+	var infra *labtest.Infra
 	var ierr error
 	inNetns(t, lnet.ns("inet"), func() {
-		infra, ierr = lab.StartInfra(netip.MustParseAddr("198.51.100.1"), farRegions, nil)
+		infra, ierr = labtest.StartInfra(netip.MustParseAddr("198.51.100.1"), farRegions, nil)
 	})
 	if ierr != nil {
 		t.Fatal(ierr)
@@ -103,9 +104,9 @@ func TestNATLabFarDERP(t *testing.T) {
 		t.Fatal(err)
 	}
 	th := newNSThread(t, lnet.ns("far"))
-	var relay *lab.DelayRelay
+	var relay *labtest.DelayRelay
 	inNetns(t, lnet.ns("far"), func() {
-		relay, ierr = lab.StartDelayRelay(lab2.RelayRoutes(farIP), 0, th.dial)
+		relay, ierr = labtest.StartDelayRelay(lab2.RelayRoutes(farIP), 0, th.dial)
 	})
 	if ierr != nil {
 		t.Fatal(ierr)

@@ -34,6 +34,7 @@ import (
 	"tailscale.com/client/local"
 	"tailscale.com/tailcfg"
 
+	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/tailscaled"
@@ -137,10 +138,10 @@ func TestNATLab(t *testing.T) {
 	t.Logf("namespaces up after %v", time.Since(start).Round(time.Second))
 
 	// Control and DERP+STUN on the bridge, their sockets made in inet.
-	var infra *lab.Infra
+	var infra *labtest.Infra
 	var ierr error
 	inNetns(t, inet, func() {
-		infra, ierr = lab.StartInfra(netip.MustParseAddr("198.51.100.1"), nil, nil)
+		infra, ierr = labtest.StartInfra(netip.MustParseAddr("198.51.100.1"), nil, nil)
 	})
 	if ierr != nil {
 		t.Fatal(ierr)

@@ -1,8 +1,9 @@
 package main
 
 // Tests of what docs/ ships for tailpath serve: the alerting rules (with
-// promtool and their unit tests), the Grafana dashboard and
-// docs/metrics.md, against the metric families tailpath exports.
+// promtool and their unit tests) and the systemd unit. That the
+// dashboard, the rules and docs/metrics.md name only the metric families
+// tailpath exports is internal/metrics' TestDocsNameRealMetrics.
 
 import (
 	"encoding/json"
@@ -13,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/tailpath/tailpath/internal/metrics"
 )
 
 const (
@@ -109,47 +108,6 @@ func dashboardExprs(t *testing.T) []string {
 	}
 	walk(doc)
 	return exprs
-}
-
-var metricName = regexp.MustCompile(`\btailpath_[a-z0-9_]+`)
-
-// TestDocsNameRealMetrics: the dashboard, the rules and docs/metrics.md
-// name only metrics tailpath exports, and docs/metrics.md describes every
-// one with its type.
-func TestDocsNameRealMetrics(t *testing.T) {
-	known := map[string]metrics.Family{}
-	for _, f := range metrics.Families() {
-		known[f.Name] = f
-	}
-	exprs := dashboardExprs(t)
-	if len(exprs) < 20 {
-		t.Fatalf("%s: only %d expressions", dashboardFile, len(exprs))
-	}
-	sources := map[string]string{
-		dashboardFile: strings.Join(exprs, "\n"),
-		rulesFile:     readFile(t, rulesFile),
-		metricsDoc:    readFile(t, metricsDoc),
-	}
-	for file, text := range sources {
-		for _, name := range metricName.FindAllString(text, -1) {
-			if _, ok := known[name]; !ok {
-				t.Errorf("%s names %s, which tailpath does not export", file, name)
-			}
-		}
-	}
-	doc := sources[metricsDoc]
-	for name, f := range known {
-		// docs/metrics.md has a table row per family: | `name` | type | labels | meaning |
-		row := regexp.MustCompile("(?m)^\\| `" + name + "` \\| (gauge|counter) \\|")
-		m := row.FindStringSubmatch(doc)
-		if m == nil {
-			t.Errorf("%s has no row for %s", metricsDoc, name)
-			continue
-		}
-		if want := strings.ToLower(f.Type.String()); m[1] != want {
-			t.Errorf("%s says %s is a %s; it is a %s", metricsDoc, name, m[1], want)
-		}
-	}
 }
 
 // TestSystemdUnit: docs/systemd/tailpath-serve.service passes

@@ -191,7 +191,7 @@ func writeFile(t *testing.T, path, text string) {
 // reason by name.
 func snapshotReasons(t *testing.T, body string) map[string]probes.ReasonID {
 	t.Helper()
-	f, err := snapshot.Read(strings.NewReader(body))
+	f, err := snapshot.Decode([]byte(body))
 	if err != nil {
 		t.Fatalf("/snapshot.json is not a snapshot: %v\n%.2000s", err, body)
 	}

@@ -23,6 +23,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
@@ -246,7 +247,7 @@ func TestServeLabPrometheus(t *testing.T) {
 	// /snapshot.json carries serve's own pings, as status --save would.
 	eventually(t, time.Minute, "the direct peer's ping latency in /snapshot.json", func() (bool, string) {
 		_, body := s.get(t, "/snapshot.json")
-		f, err := snapshot.Read(strings.NewReader(body))
+		f, err := snapshot.Decode([]byte(body))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -349,9 +350,9 @@ func TestServeRealTailscaledRestart(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "ts.sock")
 	stateDir := t.TempDir()
-	env := l.DaemonEnv()
+	env := labtest.DaemonEnv(l)
 	d := startTailscaled(t, tailscaled, stateDir, sock, env)
-	up := exec.CommandContext(ctx, tailscale, "--socket", sock, "up", "--login-server", l.ControlURL(), "--hostname", "serve-ts", "--reset")
+	up := exec.CommandContext(ctx, tailscale, "--socket", sock, "up", "--login-server", l.ControlURL, "--hostname", "serve-ts", "--reset")
 	up.Env = append(os.Environ(), env...)
 	if out, err := up.CombinedOutput(); err != nil {
 		t.Fatalf("tailscale up: %v\n%s\ntailscaled log tail:\n%s", err, out, d.tail(30))

@@ -18,7 +18,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tailpath/tailpath/devlink/telemetry"
-	"github.com/tailpath/tailpath/firmware"
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/sysctl/tune"
@@ -238,7 +237,10 @@ func TestServePeerSide(t *testing.T) {
 // exactly the board's own counts in the metrics, and a replay's end reads
 // as the port closed.
 func TestServeBoardCapture(t *testing.T) {
-	capture := firmware.ScenarioLog()
+	capture, err := os.ReadFile(filepath.Join("firmware", "testdata", "scenario.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := app.ReadBoard(context.Background(), "-", 0, 0, bytes.NewReader(capture))
 	if want.Boots < 2 || want.Frames == 0 {
 		t.Fatalf("the scenario capture reads as %d boots, %d frames", want.Boots, want.Frames)

@@ -21,7 +21,7 @@ import (
 	"tailscale.com/types/key"
 
 	"github.com/tailpath/tailpath/internal/app"
-	"github.com/tailpath/tailpath/probes/lab"
+	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes/snapshot"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 )
@@ -64,9 +64,9 @@ func TestServeUserspaceNetworkingCallers(t *testing.T) {
 	sh(t, "ip", "-n", ns, "addr", "add", "198.51.100.1/24", "dev", "d0")
 	sh(t, "ip", "-n", ns, "link", "set", "d0", "up")
 	sh(t, "ip", "-n", ns, "link", "set", "d1", "up")
-	var infra *lab.Infra
+	var infra *labtest.Infra
 	var ierr error
-	inNetns(t, ns, func() { infra, ierr = lab.StartInfra(netip.MustParseAddr("198.51.100.1"), nil, nil) })
+	inNetns(t, ns, func() { infra, ierr = labtest.StartInfra(netip.MustParseAddr("198.51.100.1"), nil, nil) })
 	if ierr != nil {
 		t.Fatal(ierr)
 	}

@@ -442,7 +442,7 @@ func TestRealTailscaled(t *testing.T) {
 			t.Errorf("tailscaled or tailscale tried to leave the lab: %q", trapped)
 		}
 	}()
-	env := append(l.DaemonEnv(), "HTTP_PROXY="+trap.URL, "HTTPS_PROXY="+trap.URL, "http_proxy="+trap.URL, "https_proxy="+trap.URL)
+	env := append(labtest.DaemonEnv(l), "HTTP_PROXY="+trap.URL, "HTTPS_PROXY="+trap.URL, "http_proxy="+trap.URL, "https_proxy="+trap.URL)
 	d := startTailscaled(t, tailscaledBin, stateDir, sock, env)
 	lc := &local.Client{Socket: sock, UseSocketOnly: true}
 	waitSocket(ctx, t, lc, d)
@@ -458,7 +458,7 @@ func TestRealTailscaled(t *testing.T) {
 		}
 		return out, nil
 	}
-	if _, err := tsCLI("up", "--login-server", l.ControlURL(), "--hostname", "real-ts", "--reset"); err != nil {
+	if _, err := tsCLI("up", "--login-server", l.ControlURL, "--hostname", "real-ts", "--reset"); err != nil {
 		t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(30))
 	}
 
@@ -574,7 +574,7 @@ func TestRealTailscaled(t *testing.T) {
 	// watch mask tailscaled accepts (ipn.ValidateNotifyWatchOpt). How soon
 	// is logged: the minute is a guard against a hang, not a speed.
 	t.Run("IPN bus delivers a peer change before the poll", func(t *testing.T) {
-		took, err := l.BusDelivery(ctx, tailscaled.NewClient(sock), time.Minute)
+		took, err := labtest.BusDelivery(ctx, l, tailscaled.NewClient(sock), time.Minute)
 		if err != nil {
 			t.Fatalf("%v\ntailscaled log tail:\n%s", err, d.tail(20))
 		}
@@ -664,7 +664,7 @@ func TestRealTailscaled(t *testing.T) {
 		sock2 := filepath.Join(sockDir, "ts2.sock")
 		d3 := startTailscaled(t, tailscaledBin, t.TempDir(), sock2, env)
 		waitSocket(ctx, t, &local.Client{Socket: sock2, UseSocketOnly: true}, d3)
-		up := exec.CommandContext(ctx, tailscale, "--socket", sock2, "up", "--login-server", l.ControlURL(), "--hostname", "real-ts-2", "--reset")
+		up := exec.CommandContext(ctx, tailscale, "--socket", sock2, "up", "--login-server", l.ControlURL, "--hostname", "real-ts-2", "--reset")
 		up.Env = append(os.Environ(), env...)
 		if out, err := up.CombinedOutput(); err != nil {
 			t.Fatalf("tailscale up: %v\n%s\nlog tail:\n%s", err, out, d3.tail(30))

@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tailpath/tailpath/devlink/crash"
-	"github.com/tailpath/tailpath/firmware"
 	"github.com/tailpath/tailpath/internal/safetext"
 )
 
@@ -438,7 +437,7 @@ func TestStateRelayFromScenario(t *testing.T) {
 			seen = append(seen, state)
 		}
 	}
-	sp.Feed(firmware.ScenarioLog(), emit)
+	sp.Feed(scenarioCapture(t), emit)
 	sp.Flush(emit)
 	want := []string{"up", "silent", "down att=1 drop=1 err=timeout", "down att=2 drop=1 err=timeout", "up"}
 	if diff := cmp.Diff(want, seen); diff != "" {

@@ -7,15 +7,15 @@ import (
 	"time"
 )
 
-//go:embed testdata/scenario.log
-var scenarioLog string
-
-// ScenarioLog returns the CoreS3 scenario capture: the exact console stream
+// scenarioLog is the CoreS3 scenario capture: the exact console stream
 // (ESP-IDF log lines, the Tailscale port's lines, telemetry frames) that
 // host/scenario.c produces from the real portable core, two boots long
 // (the old firmware, then the fixed one). Lines end in "\n". `tailpath demo`
-// replays it as the simulated board.
-func ScenarioLog() []byte { return []byte(scenarioLog) }
+// replays it as the simulated board (ScenarioLines); tests that want the
+// bytes read testdata/scenario.log.
+//
+//go:embed testdata/scenario.log
+var scenarioLog string
 
 // ScenarioLine is one line of the scenario capture.
 type ScenarioLine struct {
@@ -28,7 +28,7 @@ type ScenarioLine struct {
 	Text string
 }
 
-// ScenarioLines splits ScenarioLog into lines with their times, so a
+// ScenarioLines splits the scenario capture into lines with their times, so a
 // replayer can pace them (e.g. sleep until start+At/speed before sending).
 func ScenarioLines() []ScenarioLine {
 	var (

@@ -13,7 +13,7 @@ func TestScenarioLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(ScenarioLog(), disk) {
+	if scenarioLog != string(disk) {
 		t.Fatal("embedded scenario differs from testdata/scenario.log")
 	}
 	lines := ScenarioLines()

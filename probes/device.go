@@ -85,7 +85,7 @@ const (
 	DiscoDecryptWindow = 2 * time.Minute
 )
 
-// Device reasons judged by DiagnoseDevice beside those in types.go (their
+// Device reasons judged by diagnoseDevice beside those in types.go (their
 // rows are in the reason table, reasons.go).
 const (
 	// ReasonDeviceDERPDown: the board's own connection to its DERP relay is
@@ -141,8 +141,8 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 	return label != "" && strings.EqualFold(d.Hostname, label)
 }
 
-// DiagnoseDevice adds the board's own evidence to v, the Diagnose verdict of
-// peer p (self, regions and now are Diagnose's), and returns the result. The caller
+// diagnoseDevice adds the board's own evidence to v, the verdict of peer
+// p (self, regions and now are diagnoseIn's), and returns the result. The caller
 // has established that the board is p (DeviceEvidence.Matches). It is pure
 // and does not modify v's slices.
 //
@@ -158,11 +158,8 @@ func (d DeviceEvidence) Matches(p *Peer) bool {
 // table: the first is the Reason (a peer-relay verdict keeps its reason
 // and names it in the summary), and when it is a board's, the Summary and
 // Fix are its row's.
-func DiagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions map[int]Region, now time.Time) Verdict {
-	return diagnoseDevice(v, self, p, dev, regions, now, nil)
-}
-
-// diagnoseDevice is DiagnoseDevice with the gather's tailnet-wide facts.
+//
+// tn is the gather's tailnet-wide facts (nil: none).
 func diagnoseDevice(v Verdict, self Self, p Peer, dev DeviceEvidence, regions map[int]Region, now time.Time, tn *Tailnet) Verdict {
 	relayed := p.Path.Kind == PathDERP || p.Path.Kind == PathPeerRelay
 	d := newDiag(self, p, regions, now)
@@ -275,7 +272,7 @@ func isCause(r ReasonID, self Self) bool {
 // addBoard records a board check. Its state is the board's fact's,
 // whatever the path: a shut control-stream window is failing evidence on
 // a direct path too (it is only no reason for relaying there: the board's
-// reasons are judged on relayed paths alone, DiagnoseDevice).
+// reasons are judged on relayed paths alone, diagnoseDevice).
 func (d *diag) addBoard(field safetext.Text, value string, failed bool, note safetext.Text) {
 	st := CheckOK
 	if failed {
@@ -478,7 +475,7 @@ func (d *diag) boardHomeDERP() result {
 		case dev.HomeLatency > 0 && dev.NearestLatency > 0 &&
 			dev.HomeLatency >= FarDERPFactor*dev.NearestLatency && dev.HomeLatency-dev.NearestLatency >= FarDERPMargin:
 			// The fact, whatever the path; it is a reason only on a DERP
-			// path (far-home-derp's row: DiagnoseDevice asks appliesTo).
+			// path (far-home-derp's row: diagnoseDevice asks appliesTo).
 			far = true
 			note = "the board's home region is far from it while a nearer one exists"
 			if dev.HomeDERPBy != "lowest-id" {

@@ -88,8 +88,8 @@ func IsBridgeAddr(a netip.Addr) bool {
 	return false
 }
 
-// Diagnose explains p's current path as of now (the snapshot's time). It is
-// pure: evidence in, verdict out, no I/O, safe for concurrent use. self
+// diagnoseIn explains p's current path as of now (the snapshot's time),
+// for Judge (and SettleOf). It is pure: evidence in, verdict out, no I/O. self
 // carries our NetInfo (self.NAT may be nil: then local checks read
 // "unknown" and never fail) and what tailpath read of this host
 // (self.Host, may be nil); regions maps DERP region ids to codes (may be
@@ -107,27 +107,11 @@ func IsBridgeAddr(a netip.Addr) bool {
 // Peer-side facts older than PeerSideMaxAge are shown but do not count.
 // docs/diagnosis.md gives each rule with the Tailscale code it rests on.
 //
-// Diagnose judges p alone, as if the tailnet held no other peer: Judge,
-// which judges a whole gather with the facts only the whole tailnet
-// shows (Tailnet), is what every command and pane shows.
-func Diagnose(self Self, p Peer, regions map[int]Region, now time.Time) Verdict {
-	return diagnose(self, p, regions, now, nil)
-}
-
-// diagnose is Diagnose with the gather's tailnet-wide facts (nil: none).
-func diagnose(self Self, p Peer, regions map[int]Region, now time.Time, tn *Tailnet) Verdict {
-	d := newDiag(self, p, regions, now)
-	d.tn = tn
-	v := d.run()
-	v.Settle = d.settle(&v)
-	d.free()
-	markProse(v.Checks, self.Prose)
-	return v
-}
-
-// diagnoseIn is diagnose reading self and p where they are, and taking
-// its checks from arena and what it reads of this node alone from once
-// (Judge: both the gather's, nil for one peer); settle says whether to
+// tn is the whole gather's facts (Judge's Tailnet; nil: none, p judged as
+// if the tailnet held no other peer). self and p are read where they are
+// (p copied first when a check must write it); the checks come from arena
+// (nil: each verdict's own) and what it reads of this node alone from
+// once (Judge's, nil: worked out for this peer); settle says whether to
 // work out the verdict's Settle (JudgePoll leaves it nil).
 func diagnoseIn(self *Self, p *Peer, regions map[int]Region, now time.Time, tn *Tailnet, arena *checkArena, once *selfOnce, settle bool) Verdict {
 	if !p.EndpointsKnown && p.PeerSide != nil && len(p.PeerSide.Endpoints) > 0 {
@@ -199,11 +183,12 @@ func newDiagOf(self *Self, p *Peer, regions map[int]Region, now time.Time) *diag
 // blocks (Judge: one gather's verdicts), where each verdict's own would
 // be an allocation of its own: its checks (a third of the allocations of
 // judging 10,000 peers) and what would settle it (settle: candidates,
-// deciders and their facts). A nil arena, or one judging a single peer
-// (Diagnose), allocates each slice on its own.
+// deciders and their facts). A nil arena, or one serving a single
+// verdict outside a gather's walk (SettleOf, this node's own), allocates
+// each slice on its own.
 type checkArena struct {
-	// alone: this arena serves one verdict (a bare Diagnose), so every
-	// slice is its own allocation, sized to fit.
+	// alone: this arena serves one verdict judged with no arena
+	// (diag.deciders), so every slice is its own allocation, sized to fit.
 	alone    bool
 	checks   []Check
 	facts    []SettleFact
@@ -285,7 +270,7 @@ func (d *diag) scratchOf() *diagScratch {
 	return d.scratch
 }
 
-// DiagnoseSelf is this node's own verdict: trouble at this end that
+// diagnoseSelf is this node's own verdict: trouble at this end that
 // touches every path. It walks the reason table's rows that judge this
 // node (Scope ScopeSelf, and ScopeBoth: local-udp-blocked,
 // derp-unreachable, local-tcp443-only, whose checks judge every peer's
@@ -298,12 +283,8 @@ func (d *diag) scratchOf() *diagScratch {
 // the evidence only pasted input shows (Evidence). A rule whose needed
 // facts are unknown records an unknown check and does not hold
 // (diag.judge). nil when no cause holds: nothing at this end explains
-// anything, and there is no self verdict to show. Pure, like Diagnose.
-func DiagnoseSelf(state string, self Self, regions map[int]Region, now time.Time) *Verdict {
-	return diagnoseSelf(state, self, regions, now, nil)
-}
-
-// diagnoseSelf is DiagnoseSelf with the gather's tailnet-wide facts.
+// anything, and there is no self verdict to show. tn is the gather's
+// tailnet-wide facts (nil: none). Pure, like diagnoseIn.
 func diagnoseSelf(state string, self Self, regions map[int]Region, now time.Time, tn *Tailnet) *Verdict {
 	v, _ := diagnoseSelfSettle(state, self, regions, now, tn)
 	return v
@@ -356,14 +337,14 @@ type diag struct {
 	p *Peer
 	// own holds the copies: kept with d in the pool.
 	own *diagOwn
-	// selfScope: DiagnoseSelf judges this node itself (p is empty), and
+	// selfScope: diagnoseSelf judges this node itself (p is empty), and
 	// state is its Status.BackendState.
 	selfScope bool
 	state     string
 	regions   map[int]Region
 	now       time.Time
 	// tn is the whole gather's facts (Judge); nil when one peer is
-	// judged alone (Diagnose).
+	// judged alone (a test's Diagnose).
 	tn     *Tailnet
 	checks []Check
 	// arena, when not nil, holds the checks of a whole gather's

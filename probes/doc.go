@@ -14,9 +14,8 @@
 //   - Judge(snapshot, board) judges a whole gather: the tailnet-wide facts
 //     (Tailnet), every peer's verdict, this node's own. The joiner
 //     (probes/join) calls it; everything tailpath shows comes from it.
-//   - Diagnose(self, peer, regions, now) explains one peer's Path alone.
-//   - DiagnoseDevice(v, self, peer, dev, regions, now) adds a linked board's evidence.
-//   - DiagnoseSelf(state, self, regions, now) judges this node itself.
+//   - JudgePoll(snapshot, board) is Judge without each peer's Settle,
+//     which SettleOf(snapshot, i, board) works out for one peer.
 //   - ApplyPeerFacts(snap, facts, st) merges the control API's facts.
 //
 // The reasons are documented in docs/diagnosis.md.

@@ -15,7 +15,7 @@ import (
 // that is direct proves UDP works here, whatever netcheck said; a region
 // that carries traffic is reachable), once, then each peer's verdict
 // with them, the board's peer with the board's evidence too
-// (DiagnoseDevice), and this node's own verdict (DiagnoseSelf) and view
+// (diagnoseDevice), and this node's own verdict (diagnoseSelf) and view
 // (DescribeSelf). It writes s.Tailnet, every s.Peers[i].Verdict,
 // s.Self.Verdict and s.Self.View, and
 // returns the index of the peer board is (-1 when board is nil or
@@ -103,8 +103,8 @@ func boardAt(s *Snapshot, board *DeviceEvidence) int {
 
 // Tailnet is what a whole gather shows beyond any one peer's evidence,
 // worked out once per gather (DeriveTailnet) and read by every rule.
-// Its zero value knows nothing: Diagnose, which judges one peer alone,
-// uses it.
+// Its zero value knows nothing: a peer judged alone (this package's
+// tests) reads it.
 type Tailnet struct {
 	// UDP names a peer whose path proves that UDP to the internet works
 	// at this end, and UDPHow how: a direct address exists only after a

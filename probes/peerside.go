@@ -65,7 +65,7 @@ var trueVal, falseVal = true, false
 
 // PeerSide is the peer's own end of the path, as the peer measured it: its
 // NAT type, UDP, port mapping, home DERP and latencies, endpoints and
-// client. Diagnose reads it for every peer-side check, and each such check
+// client. Judge reads it for every peer-side check, and each such check
 // names Source. nil fields are unknown.
 type PeerSide struct {
 	// Source is where these facts came from: SourceLocalAPI,

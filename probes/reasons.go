@@ -11,10 +11,11 @@ import (
 // The reason catalogue as one table: every reason id is one Rule, which
 // holds everything about it (its words, the facts it reads and where they
 // come from, its check, whether it rests on the peer's own facts, and the
-// Tailscale code it follows). Diagnose, DiagnoseDevice and DiagnoseSelf
-// walk the table in its order; docs/diagnosis.md has one section per id
+// Tailscale code it follows). Judge's walks (a peer's, diagnoseIn; a
+// board's, diagnoseDevice; this node's, diagnoseSelf) take the table in
+// its order; docs/diagnosis.md has one section per id
 // (TestDocsNameEveryReason keeps the two in step). A peer's verdict and
-// this node's own (DiagnoseSelf) come from the same rows: a rule about
+// this node's own (diagnoseSelf) come from the same rows: a rule about
 // this end that relays every path (UDP blocked here, an unreachable DERP
 // region, the only-tcp-443 policy) is one row judging both.
 //
@@ -26,14 +27,14 @@ import (
 type Scope uint8
 
 const (
-	// ScopePeer: one peer's path (Diagnose, DiagnoseDevice).
+	// ScopePeer: one peer's path (diagnoseIn, diagnoseDevice).
 	ScopePeer Scope = iota
-	// ScopeSelf: this node itself, whatever the peer (DiagnoseSelf):
+	// ScopeSelf: this node itself, whatever the peer (diagnoseSelf):
 	// trouble at this end that touches every path, such as being logged
 	// out or an address collision.
 	ScopeSelf
 	// ScopeBoth: a fact of this end that relays every path, so one check
-	// judges this node (DiagnoseSelf) and each peer's path (Diagnose):
+	// judges this node (diagnoseSelf) and each peer's path (diagnoseIn):
 	// UDP blocked here, an unreachable DERP region, only-tcp-443.
 	ScopeBoth
 )
@@ -137,7 +138,7 @@ type Rule struct {
 	// check judges the rule on tailscaled's evidence, recording what it
 	// looked at; nil for rules only a board's evidence decides.
 	check func(*diag) result
-	// boardCheck judges it on a linked board's evidence (DiagnoseDevice);
+	// boardCheck judges it on a linked board's evidence (diagnoseDevice);
 	// nil for rules the board says nothing about.
 	boardCheck func(*diag) result
 	// forms are its words by variant ("" the Wording), as texts picks
@@ -288,7 +289,7 @@ func (r *Rule) appliesTo(k PathKind) bool {
 // judge runs check (r's own, or its board check) and enforces r.Needs:
 // when the check holds while a fact r needs is unknown, r is not held
 // and the fact is recorded as an unknown check naming r. Every walk of
-// the table (Diagnose, DiagnoseSelf, DiagnoseDevice) judges through it,
+// the table (diagnoseIn, diagnoseSelf, diagnoseDevice) judges through it,
 // so a rule can never be a verdict, nor go to Also, on a fact it needs
 // and the evidence lacks.
 //
@@ -493,7 +494,7 @@ func rank(id ReasonID) int {
 
 // byKind lists, per path kind, the indexes of the peer rules with a
 // tailscaled check that judge it: the states, then the causes and the
-// RoleAlso reasons, in table order (Diagnose walks these, not the whole
+// RoleAlso reasons, in table order (diagnoseIn walks these, not the whole
 // table).
 type kindRules struct{ states, rest []int }
 

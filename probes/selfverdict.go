@@ -19,7 +19,7 @@ import (
 // `status` (a "self verdict:" line), --json (self.verdict), snapshots
 // (recomputed from their evidence), the dashboard's Peers header and
 // /metrics (tailpath_self_reason_info). Like a peer's verdict it is a pure
-// function of evidence, DiagnoseSelf, walking the same reason table
+// function of evidence, diagnoseSelf (Judge's), walking the same reason table
 // (reasons.go): the rows of Scope ScopeSelf, and those of ScopeBoth that
 // judge this end and every peer's path alike (local-udp-blocked,
 // derp-unreachable, local-tcp443-only). This file holds the evidence only

@@ -143,7 +143,7 @@ func regionViews(s *Snapshot, hc *HomeChoice) []RegionView {
 }
 
 // HealthMeanings reads each of self's health warnings through the reason
-// table's rows that judge this node (DiagnoseSelf's walk, with that
+// table's rows that judge this node (diagnoseSelf's walk, with that
 // warning alone as the evidence): the reason it makes hold, and its
 // summary and fix; a warning no row reads keeps no reason.
 func HealthMeanings(self Self, regions map[int]Region, now time.Time, tn *Tailnet) []HealthMeaning {

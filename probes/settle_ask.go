@@ -10,8 +10,8 @@ import (
 // The command that reveals each fact (SettleFact), exact and per
 // platform, and how its output joins the evidence. Every command asked
 // for is one whose output tailpath's pasted-text readers read (Readers:
-// probes/snapshot's input kinds; TestAsksReadable in probes/snapshot
-// parses each command's output and fails for a reader it does not have).
+// probes/paste's input kinds; TestAsksReadable, probes/asks_readable_test.go,
+// fails for a reader probes/paste does not have).
 // A fact no readable command reveals on a platform has no Ask there
 // (Decider.NoAsk says why): Android and iOS have no tailscale CLI, and
 // tailscaled's log is asked for only where its place is known.
@@ -83,7 +83,7 @@ func PlatformOf(os string) Platform {
 }
 
 // Readers of pasted output a command's answer is read with: the input
-// kinds of probes/snapshot (KindStatusText, …), which TestAsksReadable
+// kinds of probes/paste (KindStatusText, …), which TestAsksReadable
 // holds these to.
 const (
 	ReaderStatusText   = "tailscale status"
@@ -334,20 +334,4 @@ func askOn(f SettleFact, p Platform, target safetext.Text) (*Ask, string) {
 	}
 	a.Note = platformNote(p, log != "" && (f == SettleSelfNAT || f == SettlePeerSide))
 	return a, ""
-}
-
-// AllAsks is every command tailpath may ask for: each fact on each
-// platform, with "PEER" as the ping's target (for tests that hold each
-// command's readers to the pasted formats probes/snapshot reads, and for
-// docs).
-func AllAsks() []Ask {
-	var out []Ask
-	for _, sf := range settleFacts {
-		for _, p := range allPlatforms {
-			if a, _ := askOn(sf.fact, p, pingPlaceholder); a != nil {
-				out = append(out, *a)
-			}
-		}
-	}
-	return out
 }

@@ -154,7 +154,7 @@ const (
 	// inside another peer's subnet route: maybe WireGuard inside WireGuard.
 	ReasonDirectInTunnel ReasonID = "direct-in-tunnel"
 
-	// Reasons about this node itself (DiagnoseSelf; the others are in
+	// Reasons about this node itself (diagnoseSelf; the others are in
 	// selfverdict.go).
 
 	// ReasonTailnetRangeCollision: an interface that is not Tailscale's
@@ -180,7 +180,7 @@ type Check struct {
 	// fact is bad, whatever the path.
 	Failed bool `json:"failed"`
 	// State is ok, fail, info or unknown; "" reads as ok unless Failed (use
-	// Mark). Set by Diagnose and DiagnoseDevice on every check.
+	// Mark). Set by Judge on every check.
 	State CheckState `json:"state,omitempty"`
 	// Note is a short human reading of the check.
 	Note safetext.Text `json:"note,omitempty"`
@@ -338,7 +338,7 @@ type Peer struct {
 	// proves nothing about UDP until bytes come back.
 	WireGuardOnly bool `json:"wireguard_only,omitempty"`
 	// PingRun summarises the last finished DISCO "ping until direct" run the
-	// Source made to this peer; nil if none. Diagnose uses it as the
+	// Source made to this peer; nil if none. Judge uses it as the
 	// evidence for disco-unanswered.
 	PingRun *PingRun `json:"ping_run,omitempty"`
 	// ICMPReply is whether the last `tailscale ping --icmp` to the peer
@@ -474,7 +474,7 @@ type Self struct {
 	// Evidence is this node's own trouble as tailscaled's log and the CLI
 	// show it (pasted input only, selfverdict.go); nil when none was read.
 	Evidence *SelfEvidence `json:"evidence,omitempty"`
-	// Verdict is this node's own verdict (DiagnoseSelf): trouble at this
+	// Verdict is this node's own verdict (Judge: diagnoseSelf): trouble at this
 	// end that touches every path; nil when the evidence shows none.
 	// status, --json (self.verdict), snapshots, the Peers header and
 	// /metrics all show this one.
@@ -707,7 +707,7 @@ func (ProbeProgress) probesEvent() {}
 const LostDirectWindow = 10 * time.Minute
 
 // DERPLatencyReport is a fresh measurement of our round trip to each DERP
-// region, taken by tailpath itself (tailscaled.MeasureDERPLatency). Diagnose
+// region, taken by tailpath itself (tailscaled.MeasureDERPLatency). Judge
 // prefers it to NetInfo's latencies, which tailscaled re-sends only when
 // something other than latency changes and which can therefore be hours
 // old.

@@ -19,7 +19,9 @@ import (
 	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
+	"github.com/tailpath/tailpath/sysctl/sysctltest"
 	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/sysctl/tune/tunetest"
 	"github.com/tailpath/tailpath/tui/common"
 	"github.com/tailpath/tailpath/tui/device"
 	"github.com/tailpath/tailpath/tui/logpane"
@@ -85,7 +87,7 @@ func boardEvent(t testing.TB) devlink.Event {
 func tuningOptions(t testing.TB) tuning.Options {
 	t.Helper()
 	dir := t.TempDir()
-	h, _, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none")))
+	h, _, err := sysctltest.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func tuningOptions(t testing.TB) tuning.Options {
 	c := tune.Control{
 		Inputs: tune.Inputs{Host: h, Sandbox: true, Bandwidth: 400e6, RTT: 20 * time.Millisecond,
 			BandwidthSource: "demo: the NAS case", RTTSource: "demo: the NAS case",
-			Crypto: tune.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9}),
+			Crypto: tunetest.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9}),
 			Conns: func(context.Context) ([]sockdiag.Conn, error) {
 				return []sockdiag.Conn{{Remote: netip.MustParseAddrPort("100.64.0.2:445"), State: "ESTABLISHED", CC: "cubic", Info: info, Verdict: sockdiag.Classify(sockdiag.Conn{Info: info, CC: "cubic"}, sockdiag.Limits{})}}, nil
 			},

@@ -8,7 +8,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tailpath/tailpath/probes"
-	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
 
@@ -19,7 +18,7 @@ func TestHelpKeepsQuit(t *testing.T) {
 	opts := testOptions()
 	opts.RefreshPeerSide = func() tea.Cmd { return nil }
 	snap := peerstest.Snapshot()
-	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, join.Prejudged(&snap))
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, peerstest.Joined(snap))
 	lines := strings.Split(screen(m), "\n")
 	last := strings.TrimRight(lines[len(lines)-1], " ")
 	if !strings.HasSuffix(last, "• ? help • q quit") || !strings.Contains(last, "…") || !strings.HasPrefix(last, "↑/↓ move • enter details") {
@@ -38,7 +37,7 @@ func TestFullHelpFitsAt80(t *testing.T) {
 	opts.RefreshPeerSide = func() tea.Cmd { return nil }
 	opts.Probe = func([]probes.Peer) tea.Cmd { return nil }
 	snap := peerstest.Snapshot()
-	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, join.Prejudged(&snap), keyMsg("?"))
+	m, _ := step(t, New(opts), tea.WindowSizeMsg{Width: 80, Height: 24}, peerstest.Joined(snap), keyMsg("?"))
 	s := screen(m)
 	for _, want := range []string{"shift+tab prev pane", "q         quit", "P     probe"} {
 		if !strings.Contains(s, want) {

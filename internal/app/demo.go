@@ -116,8 +116,8 @@ func DemoStatus(ctx context.Context, l *lab.Lab) (*join.Snapshot, error) {
 		}
 		probes.ApplyPeerFacts(snap, facts, st)
 	}
-	scenario := DemoScenario(ctx, l)
-	if i, ok := firstDirect(boardPathSwitches(scenario, observerIP(ctx, l))); ok {
+	scenario := DemoScenario(l)
+	if i, ok := firstDirect(boardPathSwitches(scenario, l.ObserverIP())); ok {
 		scenario = scenario[:i]
 	}
 	var lines strings.Builder
@@ -134,27 +134,14 @@ func DemoStatus(ctx context.Context, l *lab.Lab) (*join.Snapshot, error) {
 // observer: direct when the board's is, relayed when the board's is
 // (lab.SetDERPOnly), so Peers agrees with Device.
 func demoBoard(ctx context.Context, l *lab.Lab, speed float64) *devlink.Source {
-	lines := DemoScenario(ctx, l)
-	switches := boardPathSwitches(lines, observerIP(ctx, l))
+	lines := DemoScenario(l)
+	switches := boardPathSwitches(lines, l.ObserverIP())
 	follow := func(i int) {
 		if derpOnly, ok := switches[i]; ok {
 			l.SetDERPOnly(derpOnly) // fails only when the lab is closing
 		}
 	}
 	return &devlink.Source{Replay: pacedReplay(ctx, lines, speed, follow)}
-}
-
-// observerIP is the lab observer's tailnet IPv4 address (the board's peer
-// 2 in the scenario); invalid when its status cannot be read.
-func observerIP(ctx context.Context, l *lab.Lab) netip.Addr {
-	if st, err := l.Observer().Status(ctx); err == nil {
-		for _, ip := range st.TailscaleIPs {
-			if ip.Is4() {
-				return ip
-			}
-		}
-	}
-	return netip.Addr{}
 }
 
 // boardPathSwitches replays lines into a board state and returns, by line
@@ -198,7 +185,7 @@ func firstDirect(switches map[int]bool) (int, bool) {
 // capture with its tailnet addresses moved onto the lab's. The board is the
 // lab's DERP-only node (the embedded client that never advertised an
 // endpoint), and the peer it downloads from is the observer.
-func DemoScenario(ctx context.Context, l *lab.Lab) []firmware.ScenarioLine {
+func DemoScenario(l *lab.Lab) []firmware.ScenarioLine {
 	m := map[string]string{}
 	for _, p := range l.Peers() {
 		switch p.Name {
@@ -208,9 +195,7 @@ func DemoScenario(ctx context.Context, l *lab.Lab) []firmware.ScenarioLine {
 			m[scenarioPeer3IP] = p.TailscaleIP.String()
 		}
 	}
-	if ip := observerIP(ctx, l); ip.IsValid() {
-		m[scenarioPeer2IP] = ip.String()
-	}
+	m[scenarioPeer2IP] = l.ObserverIP().String()
 	lines := relabelScenario(firmware.ScenarioLines(), m)
 	// The recording's DERP regions become the lab's, by what each is in
 	// the story: 1, the board's home by lowest id, is lab1 (the lab's home

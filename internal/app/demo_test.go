@@ -125,7 +125,7 @@ func TestDemoLabFollowsBoard(t *testing.T) {
 	defer cancel()
 	src := demoBoard(ctx, l, 10)
 	boardDirect := make(chan time.Time, 1)
-	obs := observerIP(ctx, l)
+	obs := l.ObserverIP()
 	go func() {
 		told := false
 		for ev := range src.Run(ctx) {

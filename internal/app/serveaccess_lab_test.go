@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tailpath/tailpath/internal/labtest"
 	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/snapshot"
 )
@@ -40,17 +41,17 @@ func TestServeTailnetCallers(t *testing.T) {
 	if who2, err := l.Observer().WhoIs(ctx, idleIP); err != nil || who2.UserProfile.LoginName == directLogin {
 		t.Fatalf("lab-idle's owner %v (%v) is lab-direct's %s: the test needs two users", who2, err, directLogin)
 	}
-	direct, err := l.HTTPClient(lab.DirectName)
+	direct, err := labtest.HTTPClient(l, lab.DirectName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle, err := l.HTTPClient(lab.IdleName)
+	idle, err := labtest.HTTPClient(l, lab.IdleName)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	serve := func(port int, allow []string) string {
-		ln, err := l.Listen("tcp", fmt.Sprintf(":%d", port))
+		ln, err := labtest.Listen(l, "tcp", fmt.Sprintf(":%d", port))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestServeTailnetCallers(t *testing.T) {
 			t.Errorf("%s: GET %s (Host %q) = %d %.300q; want %d saying %q", tt.from, tt.url, tt.host, code, body, tt.want, tt.says)
 		}
 		if tt.snapshot && strings.Contains(body, "nodekey:") {
-			f, err := snapshot.Read(strings.NewReader(body))
+			f, err := snapshot.Decode([]byte(body))
 			if err != nil {
 				t.Fatalf("the served snapshot does not read: %v", err)
 			}

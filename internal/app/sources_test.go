@@ -10,6 +10,7 @@ import (
 	"github.com/tailpath/tailpath/devlink"
 	"github.com/tailpath/tailpath/probes/join"
 	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/sysctl/tune/tunetest"
 )
 
 // recordSink counts what Sources.Run delivers.
@@ -42,7 +43,7 @@ func (k *recordSink) Deliver(ev Event) {
 // tuning is read at once and again on its tick, and Run returns once ctx
 // ends.
 func TestSourcesRun(t *testing.T) {
-	c, _, err := tune.Sandbox(t.TempDir(), tune.Inputs{Bandwidth: 1e9, RTT: 20 * time.Millisecond})
+	c, _, err := tunetest.Sandbox(t.TempDir(), tune.Inputs{Bandwidth: 1e9, RTT: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

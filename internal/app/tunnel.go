@@ -161,7 +161,7 @@ func DaemonPrefs(socket string) func(context.Context) (tune.DaemonPrefs, error) 
 // `tailpath status` does, this host's facts included) and returns the
 // path to the peer named name, or, when name is "", to the busiest peer:
 // the most bytes sent and received since tailscaled started. Its verdict
-// is the rule table's (probes.Diagnose, run by the gather).
+// is the rule table's (probes.Judge, run on the gather).
 //
 // The Tuning pane and serve read the tuning every few seconds: a gather
 // younger than PeerPathReuse is used again rather than asking tailscaled

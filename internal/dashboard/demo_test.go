@@ -3,7 +3,6 @@
 package dashboard
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"testing"
@@ -36,7 +35,7 @@ func TestDemoSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := snapshot.Read(bytes.NewReader(b))
+	f, err := snapshot.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -29,7 +28,7 @@ func TestReplayAgesFromSnapshotTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := snapshot.Read(bytes.NewReader(b))
+	f, err := snapshot.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +65,7 @@ func TestReplaySelfTab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := snapshot.Read(bytes.NewReader(b))
+	f, err := snapshot.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}

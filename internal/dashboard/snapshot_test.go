@@ -60,7 +60,7 @@ func TestDashboardSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := snapshot.Read(bytes.NewReader(b))
+	f, err := snapshot.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestDashboardReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := snapshot.Read(bytes.NewReader(b))
+	f, err := snapshot.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}

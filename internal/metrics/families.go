@@ -161,11 +161,3 @@ var families = [numFamilies]Family{
 	famTuningForwarding:   {"tailpath_tuning_forwarding", "1 when this box advertises subnet routes or an exit node (it forwards, so its own TCP sysctls do not govern forwarded flows), 0 when it advertises none; absent when unknown.", gauge, nil},
 	famTuningUDPGRO:       {"tailpath_tuning_udp_gro_forwarding_suboptimal", "1 when Tailscale's UDP GRO forwarding check warns on the default-route interface, 0 when it passes; absent when it does not apply or could not run.", gauge, nil},
 }
-
-// Families returns every family tailpath serve exports, in a stable order
-// (a copy: for docs and tests).
-func Families() []Family {
-	out := make([]Family, len(families))
-	copy(out, families[:])
-	return out
-}

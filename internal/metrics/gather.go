@@ -41,7 +41,7 @@ type Options struct {
 
 // Gatherer is a prometheus.Gatherer reading a Store at every scrape. It
 // builds the metric families itself rather than through a Registry's
-// per-metric checks: the families are fixed (Families), label names are
+// per-metric checks: the families are fixed (families), label names are
 // sorted and every series is unique by construction, and a 1,000-peer
 // scrape stays within its allocation budget (docs/perf.md).
 type Gatherer struct {

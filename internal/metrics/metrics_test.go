@@ -24,6 +24,7 @@ import (
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
 	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/tui/peers/peerstest"
 )
 
 var t0 = time.Date(2026, 11, 30, 21, 0, 0, 0, time.UTC)
@@ -185,7 +186,7 @@ tailpath_tailscaled_up 1
 func TestTailnetSeries(t *testing.T) {
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
-	st.SetSnapshot(join.Prejudged(fixedSnapshot(t0)))
+	st.SetSnapshot(peerstest.Joined(*fixedSnapshot(t0)))
 	g := NewGatherer(&st, Options{})
 	if err := testutil.GatherAndCompare(g, strings.NewReader(wantTailnet)); err != nil {
 		t.Error(err)
@@ -200,7 +201,7 @@ func TestSelfReasonSeries(t *testing.T) {
 	snap.Self.Evidence = &probes.SelfEvidence{UPnPFrom: netip.MustParseAddr("192.168.1.2"), UPnPGateway: netip.MustParseAddr("192.168.1.1")}
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
-	st.SetSnapshot(join.Prejudged(judged(snap)))
+	st.SetSnapshot(peerstest.Joined(*judged(snap)))
 	want := `
 # HELP tailpath_self_reason_info Trouble at this node's own end that touches every path: a reason id of docs/diagnosis.md that judges this node, primary true for the verdict's reason and false for the others that hold too; always 1, absent when none holds.
 # TYPE tailpath_self_reason_info gauge
@@ -218,7 +219,7 @@ tailpath_self_reason_info{primary="false",reason="self-upnp-not-gateway"} 1
 func TestTailscaledDown(t *testing.T) {
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
-	st.SetSnapshot(join.Prejudged(fixedSnapshot(t0)))
+	st.SetSnapshot(peerstest.Joined(*fixedSnapshot(t0)))
 	st.SetSource(probes.SourceStatus{Up: false, Err: "failed to connect to local tailscaled; is it running?"})
 	g := NewGatherer(&st, Options{})
 	want := `
@@ -549,7 +550,7 @@ tailpath_peer_path_changes_total{id="nOFF",peer="tv"} 0
 func TestMaxPeers(t *testing.T) {
 	var st Store
 	st.SetSource(probes.SourceStatus{Up: true})
-	st.SetSnapshot(join.Prejudged(fixedSnapshot(t0)))
+	st.SetSnapshot(peerstest.Joined(*fixedSnapshot(t0)))
 	g := NewGatherer(&st, Options{MaxPeers: 2})
 	want := `
 # HELP tailpath_peer_path_info A peer's current path and why (the reason id of docs/diagnosis.md; region is the DERP region relayed through, empty unless path is derp), always 1.
@@ -575,7 +576,7 @@ tailpath_peers{path="peer-relay"} 0
 	// handshake): counted once per snapshot, however often it is scraped.
 	for scrape, total := range []int{8, 8, 16} {
 		if scrape == 2 {
-			st.SetSnapshot(join.Prejudged(fixedSnapshot(t0.Add(2 * time.Second))))
+			st.SetSnapshot(peerstest.Joined(*fixedSnapshot(t0.Add(2 * time.Second))))
 		}
 		if err := testutil.GatherAndCompare(g, strings.NewReader(strings.Replace(want, "%d", strconv.Itoa(total), 1)), names...); err != nil {
 			t.Errorf("scrape %d: %v", scrape+1, err)
@@ -590,7 +591,7 @@ tailpath_peers{path="peer-relay"} 0
 func TestFamilyConventions(t *testing.T) {
 	name := regexp.MustCompile(`^tailpath_[a-z0-9_]+$`)
 	seen := map[string]bool{}
-	for _, f := range Families() {
+	for _, f := range families {
 		if !name.MatchString(f.Name) || seen[f.Name] {
 			t.Errorf("%s: bad or repeated name", f.Name)
 		}
@@ -676,10 +677,13 @@ func TestScrapeMemoryReused(t *testing.T) {
 	wg.Wait()
 }
 
-// judged is s with this node's verdict judged from its evidence, as
-// probes.Judge does, the peers' hand-made verdicts kept.
+// judged is s with this node's verdict as probes.Judge makes it from this
+// node's own evidence (judging a copy without the peers, whose paths would
+// speak for or against it too), the peers' hand-made verdicts kept.
 func judged(s *probes.Snapshot) *probes.Snapshot {
-	s.Self.Verdict = probes.DiagnoseSelf(string(s.BackendState), s.Self, s.Regions, s.Time)
+	self := probes.Snapshot{Time: s.Time, BackendState: s.BackendState, Self: s.Self, Regions: s.Regions}
+	probes.Judge(&self, nil)
+	s.Self.Verdict = self.Self.Verdict
 	return s
 }
 

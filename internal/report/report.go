@@ -40,7 +40,7 @@ type Document struct {
 	Time         time.Time `json:"time"`
 	BackendState string    `json:"backend_state"`
 	// Self carries this node's own verdict (self.verdict,
-	// probes.DiagnoseSelf); absent when nothing at this end holds.
+	// probes.Judge); absent when nothing at this end holds.
 	Self     probes.Self     `json:"self"`
 	Peers    []Peer          `json:"peers"`
 	Board    *join.Board     `json:"board,omitempty"`

@@ -36,7 +36,7 @@ func TestStatusTableWidth(t *testing.T) {
 	long := "device-no-public-endpoint: board's endpoints never reached control, so peers can only reach it through DERP"
 	snap.Peers[0].Verdict.Reason = "device-no-public-endpoint"
 	snap.Peers[0].Verdict.Summary = safetext.New(long)
-	ls := join.Prejudged(&snap)
+	ls := peerstest.Joined(snap)
 	for _, tc := range []struct {
 		width int
 		whole bool

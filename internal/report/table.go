@@ -129,7 +129,7 @@ func writeSelfBlock(w io.Writer, s *probes.Snapshot, width int) {
 	}
 }
 
-// writeSelfVerdict writes the self's own verdict (probes.DiagnoseSelf)
+// writeSelfVerdict writes the self's own verdict (probes.Judge)
 // under the self line: "self verdict: ID: summary (also: …)", then its
 // fix; nothing when there is none.
 func writeSelfVerdict(w io.Writer, v *probes.Verdict) {

@@ -32,8 +32,8 @@ func BoardState(t testing.TB, at time.Time, frames ...string) *devlink.State {
 
 // RelayedSnapshot is a gather at time at over regions (which hold region 1,
 // nyc): one relayed peer, the board esp32-s3 at 100.64.0.9 with no
-// endpoints, and one direct peer, nas; each diagnosed by the real
-// probes.Diagnose.
+// endpoints, and one direct peer, nas; judged by the real probes.Judge
+// (no board linked).
 func RelayedSnapshot(at time.Time, regions map[int]probes.Region) probes.Snapshot {
 	self := probes.Self{Name: "workstation", HomeDERP: 1, HomeDERPCode: "nyc",
 		NAT: &probes.NATInfo{WorkingUDP: new(true), MappingVariesByDestIP: new(false)}}
@@ -47,8 +47,6 @@ func RelayedSnapshot(at time.Time, regions map[int]probes.Region) probes.Snapsho
 			Text: "active; direct 203.0.113.10:41641"}}
 	s := probes.Snapshot{Time: at, BackendState: "Running", Self: self,
 		Regions: regions, Peers: []probes.Peer{board, nas}}
-	for i := range s.Peers {
-		s.Peers[i].Verdict = probes.Diagnose(self, s.Peers[i], s.Regions, s.Time)
-	}
+	probes.Judge(&s, nil)
 	return s
 }

@@ -211,7 +211,7 @@ func Of(s *probes.Snapshot) *Snapshot {
 }
 
 // EvidenceFrom converts the board's state (devlink.State, built from its
-// telemetry frames and log lines) into the evidence probes.DiagnoseDevice
+// telemetry frames and log lines) into the evidence probes.Judge
 // reads. Endpoints stays -1 when the board has not reported them.
 func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 	return probes.DeviceEvidence{
@@ -244,14 +244,4 @@ func EvidenceFrom(s *devlink.State) probes.DeviceEvidence {
 			return out
 		}(),
 	}
-}
-
-// Prejudged joins s alone as Of does, but keeps the verdicts s carries
-// instead of judging it: for stand-ins of a source whose verdicts were
-// written by hand (the panes' and metrics' test fixtures). Nothing that
-// shows real evidence uses it.
-func Prejudged(s *probes.Snapshot) *Snapshot {
-	var h History
-	h.Observe(s)
-	return &Snapshot{Snapshot: s, changes: maps.Clone(h.byID)}
 }

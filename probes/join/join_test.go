@@ -294,7 +294,7 @@ func TestEvidenceFrom(t *testing.T) {
 }
 
 // BenchmarkJoinerSnapshot joins a 1,000-peer snapshot with a board linked
-// to one peer: history, the peers copy and DiagnoseDevice.
+// to one peer: history, the peers copy and probes.Judge.
 func BenchmarkJoinerSnapshot(b *testing.B) {
 	snaps := [2]*probes.Snapshot{manyPeers(1000), manyPeers(1000)}
 	snaps[1].Time = snaps[1].Time.Add(time.Second)

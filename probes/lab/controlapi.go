@@ -26,12 +26,8 @@ import (
 // ControlAPIConfig is how to reach the lab's control API: its base URL
 // (the control server's) and its key.
 func (l *Lab) ControlAPIConfig() controlapi.APIConfig {
-	return controlapi.APIConfig{APIKey: controlapi.NewAPISecret(l.apiKey), BaseURL: l.controlURL}
+	return controlapi.APIConfig{APIKey: controlapi.NewAPISecret(l.apiKey), BaseURL: l.ControlURL}
 }
-
-// ControlAPI is the lab's control-API server, for tests that make it
-// report other facts (Update) or fail (Fail).
-func (l *Lab) ControlAPI() *apiserver.Server { return l.api }
 
 // newAPIKey makes a key in the API's shape, random per lab.
 func newAPIKey() string {
@@ -60,7 +56,7 @@ func (l *Lab) apiDevices() []apiserver.Device {
 		names[tscompat.IntRegionID(id)] = r.RegionName
 	}
 	var out []apiserver.Device
-	for _, n := range l.control.AllNodes() {
+	for _, n := range l.Control.AllNodes() {
 		out = append(out, apiDevice(n, names))
 	}
 	return out

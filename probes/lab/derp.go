@@ -73,6 +73,37 @@ var DefaultRegions = []Region{
 	{ID: 903, Code: "lab3", Name: "Lab STUN (loopback, no relay)", STUNOnly: true, Delay: 20 * time.Millisecond},
 }
 
+// DERP is running DERP+STUN regions (StartDERP): the lab's, or the NAT
+// lab's infra's (internal/labtest).
+type DERP struct {
+	// Map describes the regions, as control hands it to every node.
+	Map     *tailcfg.DERPMap
+	regions []*derpRegion
+}
+
+// StartDERP starts one derpserver and STUN responder per region on host
+// (an IPv4 address: 127.0.0.1 for the lab) and returns them with the DERP
+// map describing them. Every listener is made before it returns, so a
+// caller may run it on a thread in another network namespace and the
+// sockets stay there. logf may be nil.
+func StartDERP(regions []Region, host string, logf logger.Logf) (*DERP, error) {
+	if logf == nil {
+		logf = logger.Discard
+	}
+	dm, running, err := startDERP(regions, host, logf)
+	if err != nil {
+		return nil, err
+	}
+	return &DERP{Map: dm, regions: running}, nil
+}
+
+// Close stops every region.
+func (d *DERP) Close() {
+	for _, r := range d.regions {
+		r.close()
+	}
+}
+
 // derpRegion is one running region.
 type derpRegion struct {
 	srv  *derpserver.Server

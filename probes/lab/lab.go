@@ -49,6 +49,7 @@ import (
 	"tailscale.com/client/local"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
+	"tailscale.com/tsnet"
 	"tailscale.com/tstest/integration/testcontrol"
 	"tailscale.com/types/key"
 	"tailscale.com/types/logger"
@@ -128,11 +129,23 @@ type Lab struct {
 	logf    logger.Logf
 	logFile *os.File
 
-	derp    []*derpRegion
+	// ControlURL is the control server's base URL
+	// ("http://127.0.0.1:PORT"), for `tailscale up --login-server URL` (no
+	// auth key is needed). Set by Start, then only read.
+	ControlURL string
+	// Control is the control server (Tailscale's testcontrol), for tests
+	// that change what it hands the nodes (internal/labtest:
+	// SetPeerEndpoints). Set by Start.
+	Control *testcontrol.Server
+	// Nodes are the in-process tsnet nodes by host name (ObserverName,
+	// DirectName, IdleName), for tests that listen on the observer or dial
+	// from a peer over the tailnet (internal/labtest: Listen, HTTPClient).
+	// Set by Start, then only read.
+	Nodes map[string]*tsnet.Server
+
+	derp    *DERP
 	derpMap *tailcfg.DERPMap
 
-	control     *testcontrol.Server
-	controlURL  string
 	controlHTTP *http.Server
 	// api serves the control API's device list (controlapi.go) on the
 	// control server's address, behind apiKey.
@@ -205,6 +218,7 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		offline:  map[key.NodePublic]bool{},
 		marked:   map[key.NodePublic]bool{},
 		withheld: map[key.NodePublic]bool{},
+		Nodes:    map[string]*tsnet.Server{},
 	}
 	started := l
 	defer func() {
@@ -241,10 +255,11 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	}
 
 	// DERP and STUN.
-	l.derpMap, l.derp, err = startDERP(opts.Regions, "127.0.0.1", l.prefixed("derp"))
+	l.derp, err = StartDERP(opts.Regions, "127.0.0.1", l.prefixed("derp"))
 	if err != nil {
 		return nil, err
 	}
+	l.derpMap = l.derp.Map
 	var codes []string
 	for _, r := range opts.Regions {
 		codes = append(codes, r.Code)
@@ -256,19 +271,19 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: control listen: %w", err)
 	}
-	l.controlURL = "http://" + ln.Addr().String()
-	l.control = &testcontrol.Server{
+	l.ControlURL = "http://" + ln.Addr().String()
+	l.Control = &testcontrol.Server{
 		DERPMap:         l.derpMap,
 		MagicDNSDomain:  MagicDNSDomain,
 		Logf:            l.prefixed("control"),
-		ExplicitBaseURL: l.controlURL,
+		ExplicitBaseURL: l.ControlURL,
 		HoldMapRequest:  l.onMapRequest,
 	}
 	l.apiKey = newAPIKey()
 	l.api = apiserver.New(l.apiKey, "", "")
 	l.api.SetSource(l.apiDevices)
 	l.controlHTTP = &http.Server{
-		Handler:           apiHandler(l.api, l.control),
+		Handler:           apiHandler(l.api, l.Control),
 		ErrorLog:          log.New(logWriter{l.prefixed("control-http")}, "", 0),
 		ReadHeaderTimeout: 30 * time.Second,
 	}
@@ -277,12 +292,12 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		defer l.wg.Done()
 		l.controlHTTP.Serve(ln)
 	}()
-	progress("control up at %s", l.controlURL)
+	progress("control up at %s", l.ControlURL)
 
 	nodeCfg := func(name string, serve bool) nodeConfig {
 		return nodeConfig{
 			Hostname:   name,
-			ControlURL: l.controlURL,
+			ControlURL: l.ControlURL,
 			Dir:        filepath.Join(l.dir, name),
 			Ephemeral:  true,
 			Serve:      serve,
@@ -295,6 +310,7 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 			return nil, err
 		}
 		l.inproc = append(l.inproc, n)
+		l.Nodes[cfg.Hostname] = n.srv
 		return n, nil
 	}
 
@@ -369,11 +385,11 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	l.offline[off.key] = true
 	l.mu.Unlock()
 	off.close()
-	if n := l.control.Node(off.key); n != nil {
+	if n := l.Control.Node(off.key); n != nil {
 		stopped := time.Now()
 		n.Online = ptr(false)
 		n.LastSeen = &stopped
-		l.control.UpdateNode(n)
+		l.Control.UpdateNode(n)
 	}
 	progress("node %s joined (%s), then stopped: control lists it offline", OfflineName, off.ip)
 
@@ -453,7 +469,7 @@ func (l *Lab) onMapRequest(req *tailcfg.MapRequest) func() {
 	if skip {
 		return nil
 	}
-	n := l.control.Node(req.NodeKey)
+	n := l.Control.Node(req.NodeKey)
 	if n == nil {
 		return nil
 	}
@@ -462,7 +478,7 @@ func (l *Lab) onMapRequest(req *tailcfg.MapRequest) func() {
 	l.mu.Unlock()
 	if n.Online == nil {
 		n.Online = ptr(true)
-		l.control.UpdateNode(n)
+		l.Control.UpdateNode(n)
 	}
 	return nil
 }
@@ -517,31 +533,11 @@ func (l *Lab) ObserverSocket() string { return l.sockPath }
 // direct, DERP-only, idle, offline.
 func (l *Lab) Peers() []PeerInfo { return slices.Clone(l.peers) }
 
-// ControlURL is the control server's base URL ("http://127.0.0.1:PORT"),
-// for `tailscale up --login-server URL` (no auth key is needed).
-func (l *Lab) ControlURL() string { return l.controlURL }
-
 // DERPMap is the lab's DERP map (what control sends every node).
 func (l *Lab) DERPMap() *tailcfg.DERPMap { return l.derpMap.Clone() }
 
 // Dir is the lab's state directory.
 func (l *Lab) Dir() string { return l.dir }
-
-// DaemonEnv is the environment an outside tailscaled needs to join the lab
-// hermetically: no log uploads, no port mapping, no captive-portal probe
-// to Tailscale's servers, a panic instead of contacting production
-// control, and only its STUN-learned 127.0.0.1 endpoint advertised (so
-// direct paths read 127.0.0.1:port). Append it to the daemon's environment.
-func (l *Lab) DaemonEnv() []string {
-	return []string{
-		"TS_DEBUG_OMIT_LOCAL_ADDRS=1",
-		"TS_NO_LOGS_NO_SUPPORT=true",
-		"TS_DISABLE_PORTMAPPER=1",
-		"TS_ASSUME_NETWORK_UP_FOR_TEST=1",
-		"TS_PANIC_IF_HIT_MAIN_CONTROL=1",
-		"TS_NETCHECK_GENERATE_204_URL=" + l.controlURL + "/generate_204",
-	}
-}
 
 // Close stops traffic, every node (the child process included), control
 // and DERP, and removes the state directory if Start created it. It waits
@@ -580,8 +576,8 @@ func (l *Lab) Close() error {
 	if l.controlHTTP != nil {
 		l.controlHTTP.Close()
 	}
-	for _, r := range l.derp {
-		r.close()
+	if l.derp != nil {
+		l.derp.Close()
 	}
 	l.wg.Wait()
 	l.logf("lab: close: control, DERP and goroutines done in %v", time.Since(t0).Round(time.Millisecond))
@@ -594,34 +590,6 @@ func (l *Lab) Close() error {
 	}
 	l.closeErr = errors.Join(errs...)
 	return l.closeErr
-}
-
-// SetPeerEndpoints replaces the UDP endpoints control lists for the lab
-// peer name and sends the changed netmap to every node, as a real control
-// server does when a node reports new endpoints; tailscaled passes the
-// change to IPN bus watchers as a peer patch. Use it on the offline peer:
-// a running node would soon report its own endpoints again.
-func (l *Lab) SetPeerEndpoints(name string, eps []netip.AddrPort) error {
-	var ip netip.Addr
-	for _, p := range l.peers {
-		if p.Name == name {
-			ip = p.TailscaleIP
-		}
-	}
-	if !ip.IsValid() {
-		return fmt.Errorf("lab: no peer %q", name)
-	}
-	for _, n := range l.control.AllNodes() {
-		for _, a := range n.Addresses {
-			if a.Addr() == ip {
-				n = n.Clone()
-				n.Endpoints = slices.Clone(eps)
-				l.control.UpdateNode(n)
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("lab: control does not list peer %q (%v)", name, ip)
 }
 
 // SetDERPOnly switches the DERP-only node (DERPName) between DERP only

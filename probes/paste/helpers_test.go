@@ -23,7 +23,7 @@ func roundTrip(t *testing.T, f *snapshot.File) *snapshot.File {
 	if err := snapshot.Write(&buf, f); err != nil {
 		t.Fatal(err)
 	}
-	back, err := snapshot.Read(&buf)
+	back, err := snapshot.Decode(buf.Bytes())
 	if err != nil {
 		t.Fatalf("Read: %v\n%s", err, buf.String())
 	}

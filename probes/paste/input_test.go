@@ -3,13 +3,17 @@ package paste
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/tailpath/tailpath/probes/snapshot"
 )
 
 // TestFromURLRedirects: --from/--peer-snapshot URLs follow a redirect on
@@ -111,5 +115,27 @@ func TestFromURLErrorSanitised(t *testing.T) {
 	}
 	if msg := err.Error(); strings.ContainsAny(msg, "\x1b\x07\u009b") || !strings.Contains(msg, "500") || !strings.Contains(msg, "Oops") {
 		t.Errorf("error %q: want the status and body without escapes", msg)
+	}
+}
+
+// zeros is an endless reader of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestReadInputBounded: an input is read up to snapshot.MaxSize bytes and
+// no further; one byte more fails with ErrTooLarge, naming the input and
+// the bound.
+func TestReadInputBounded(t *testing.T) {
+	raw, err := ReadInput(context.Background(), "-", io.LimitReader(zeros{}, snapshot.MaxSize))
+	if err != nil || len(raw.Data) != snapshot.MaxSize {
+		t.Fatalf("MaxSize bytes: %d read, err %v; want all of them", len(raw.Data), err)
+	}
+	_, err = ReadInput(context.Background(), "-", zeros{})
+	if !errors.Is(err, snapshot.ErrTooLarge) || !strings.Contains(err.Error(), "-: ") || !strings.Contains(err.Error(), "more than 64 MiB") {
+		t.Errorf("an endless input: err = %v, want ErrTooLarge naming it and the bound", err)
 	}
 }

@@ -79,7 +79,7 @@ const (
 // still reported).
 const maxIgnoredKept = 200
 
-// Parse reads inputs: one saved snapshot (as Read), or pasted text, each
+// Parse reads inputs: one saved snapshot (snapshot.Decode), or pasted text, each
 // input possibly several pastes concatenated, detected by content (Windows
 // line endings and a byte-order mark are fine):
 //

@@ -221,30 +221,6 @@ func askReaders(t *testing.T, ls *join.Snapshot, peer string, step probes.Step) 
 	return nil
 }
 
-// TestAsksReadable: every command a "to settle" block may ask for prints
-// only what a reader here reads (the readers it names are input kinds of
-// this package), and every reader of a command is one.
-func TestAsksReadable(t *testing.T) {
-	kinds := []string{KindStatusJSON, KindStatusText, KindNetcheckJSON, KindNetcheckText, KindPing, KindLog, KindVersion}
-	asks := probes.AllAsks()
-	if len(asks) < 20 {
-		t.Fatalf("%d asks, want every fact on every platform with a CLI", len(asks))
-	}
-	for _, a := range asks {
-		if len(a.Readers) == 0 {
-			t.Errorf("%s: %q names no reader", a.Platform, a.Command)
-		}
-		for _, r := range a.Readers {
-			if !slices.Contains(kinds, r) {
-				t.Errorf("%s: %q is read as %q, which no reader here reads", a.Platform, a.Command, r)
-			}
-		}
-		if a.Apply != probes.ApplyAppend && a.Apply != probes.ApplyPeerSnapshot {
-			t.Errorf("%s: %q comes back as %q", a.Platform, a.Command, a.Apply)
-		}
-	}
-}
-
 // TestCorpusOpenVerdictsAsk: every open verdict of the pasted corpus
 // (testdata/corpus and testdata/settle's inputs) gets at most three
 // steps, each a command on a stated end, or says why there is nothing to

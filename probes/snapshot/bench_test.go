@@ -59,7 +59,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			for b.Loop() {
 				var w bytes.Buffer
 				Write(&w, f)
-				if _, err := Read(&w); err != nil {
+				if _, err := Decode(w.Bytes()); err != nil {
 					b.Fatal(err)
 				}
 			}

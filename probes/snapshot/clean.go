@@ -121,7 +121,7 @@ func cleanLiteral(lit []byte) ([]byte, bool) {
 	return out, true
 }
 
-// Bounds on the lists of a snapshot read (Read, paste.Parse): past them the
+// Bounds on the lists of a snapshot read (Decode, paste.Parse): past them the
 // rest is left out and a warning says how much, so a crafted file cannot
 // make a reader spend minutes and gigabytes, and nothing is dropped
 // silently. docs/snapshots.md lists them.

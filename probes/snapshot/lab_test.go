@@ -160,12 +160,11 @@ func pathsOf(ls *join.Snapshot) string {
 
 func readFile(t *testing.T, path string) *File {
 	t.Helper()
-	fh, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fh.Close()
-	f, err := Read(fh)
+	f, err := Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,12 +24,11 @@ import (
 // readTestdata reads a saved snapshot from testdata.
 func readTestdata(t *testing.T, name string) *File {
 	t.Helper()
-	fh, err := os.Open("testdata/" + name)
+	b, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fh.Close()
-	f, err := Read(fh)
+	f, err := Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +97,7 @@ func TestReadCapsLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := Read(bytes.NewReader(b))
+	f, err := Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}

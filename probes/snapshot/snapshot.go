@@ -14,9 +14,10 @@
 //   - Write(w, f) writes f as indented JSON; WriteFile(path, f) writes it
 //     atomically (a temporary file renamed into place).
 //   - Redact(f) returns a copy safe to share and says what it replaced.
-//   - Read(r) reads one saved file; Decode(b) one document in memory.
-//     paste.Parse(inputs) reads saved files and pasted text alike,
-//     detected by content.
+//   - Decode(b) reads one saved document. paste.ReadInput reads a file,
+//     stdin or a URL (at most MaxSize bytes) and paste.Parse(inputs) reads
+//     saved files (through Decode) and pasted text alike, detected by
+//     content.
 //   - File.Diagnose(ctx) runs tailscaled.Gather over a LocalClient that answers
 //     from the file (Client), then the same linking as the dashboard, and
 //     returns the joined snapshot: the same verdicts as when it was taken.
@@ -65,7 +66,7 @@ const (
 	OriginPasted = "pasted"
 )
 
-// MaxSize bounds what Read and paste.Parse accept (bytes).
+// MaxSize bounds what paste.ReadInput reads and paste.Parse accepts (bytes).
 const MaxSize = 64 << 20
 
 // File is one saved snapshot: the raw evidence a diagnosis read, and what
@@ -231,7 +232,8 @@ type Ignored struct {
 	Text string `json:"text,omitempty"`
 }
 
-// Errors Read and paste.Parse return, testable with errors.Is.
+// Errors Decode, paste.ReadInput and paste.Parse return, testable with
+// errors.Is.
 var (
 	// ErrNotSnapshot: the input is neither a snapshot nor anything the
 	// paste detector recognises.
@@ -292,20 +294,6 @@ func WriteFile(path string, f *File) (err error) {
 		return fmt.Errorf("snapshot: cannot write %s: %w", path, err)
 	}
 	return nil
-}
-
-// Read reads one saved snapshot (at most MaxSize bytes). Errors wrap
-// ErrNotSnapshot (not a snapshot's JSON), ErrVersion, ErrCorrupt or
-// ErrTooLarge. Pasted text goes through paste.Parse instead.
-func Read(r io.Reader) (*File, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("%w: more than %d MiB", ErrTooLarge, MaxSize>>20)
-	}
-	return Decode(b)
 }
 
 // Decode reads one snapshot document: every string in it sanitised and

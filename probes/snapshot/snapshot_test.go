@@ -65,9 +65,9 @@ func roundTrip(t *testing.T, f *File) *File {
 	if err := Write(&buf, f); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Read(&buf)
+	back, err := Decode(buf.Bytes())
 	if err != nil {
-		t.Fatalf("Read: %v\n%s", err, buf.String())
+		t.Fatalf("Decode: %v\n%s", err, buf.String())
 	}
 	return back
 }
@@ -320,12 +320,12 @@ func TestWriteFileIsAtomic(t *testing.T) {
 		t.Errorf("mode %v: a snapshot holds the tailnet's addresses, want 0600", fi.Mode().Perm())
 	}
 	b, _ := os.ReadFile(path)
-	if _, err := Read(bytes.NewReader(b)); err != nil {
+	if _, err := Decode(b); err != nil {
 		t.Errorf("reading the written file: %v", err)
 	}
 }
 
-func TestReadErrors(t *testing.T) {
+func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -340,15 +340,11 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Read(strings.NewReader(tt.in))
+			_, err := Decode([]byte(tt.in))
 			if !errors.Is(err, tt.want) {
 				t.Errorf("err = %v, want %v", err, tt.want)
 			}
 		})
-	}
-	big := strings.NewReader(`{"format":"tailpath-snapshot","version":1,"x":"` + strings.Repeat("a", MaxSize) + `"}`)
-	if _, err := Read(big); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("oversized: err = %v, want ErrTooLarge", err)
 	}
 }
 
@@ -360,7 +356,7 @@ func TestDiagnoseOlderFile(t *testing.T) {
 	 "Peer":{"nodekey:2222222222222222222222222222222222222222222222222222222222222222":
 	  {"ID":"n2","HostName":"nas","TailscaleIPs":["100.64.0.2"],"Active":true,"Relay":"nyc","Online":true,
 	   "LastHandshake":"2026-11-30T11:59:50Z"}}}}`
-	f, err := Read(strings.NewReader(in))
+	f, err := Decode([]byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,9 +491,9 @@ func TestSelfVerdictRoundTrip(t *testing.T) {
 	}
 }
 
-// FuzzRead: a saved snapshot's decoder never panics, and what it accepts
+// FuzzDecode: a saved snapshot's decoder never panics, and what it accepts
 // diagnoses and redacts without panicking.
-func FuzzRead(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	m, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
 	for _, p := range m {
 		b, _ := os.ReadFile(p)
@@ -505,7 +501,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add([]byte(`{"format":"tailpath-snapshot","version":1,"status":{"Self":{"TailscaleIPs":["100.64.0.1"]}},"whois":[{"addr":"100.64.0.1","node":{"Endpoints":["1.2.3.4:5"]}}],"history":{"peers":{"x":{"latency_ns":-5}}},"path_changes":{"x":[{"kind":"direct"}]},"board":{"evidence":{"hostname":"\u001b[2J"}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := Read(bytes.NewReader(data))
+		file, err := Decode(data)
 		if err != nil {
 			return
 		}

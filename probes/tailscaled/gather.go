@@ -110,7 +110,7 @@ type GatherOptions struct {
 	// and never diagnosed.
 	All bool
 	// Latency, when not nil, is a fresh DERP latency measurement
-	// (MeasureDERPLatency); Diagnose then judges far-home-derp on it
+	// (MeasureDERPLatency); probes.Judge then judges far-home-derp on it
 	// instead of NetInfo's latencies (Self.DERPLatencyFrom "netcheck").
 	Latency *probes.DERPLatencyReport
 	// PeerFacts, when not nil, are the control API's facts of the

@@ -208,14 +208,6 @@ func MeasureCryptoOnce(ctx context.Context, progress func(string)) (CryptoMeasur
 	return m, err
 }
 
-// FixedCrypto returns a Crypto input that answers m (marked Fixed) without
-// measuring: for tests and goldens, whose output must not depend on this
-// machine's speed.
-func FixedCrypto(m CryptoMeasure) func(context.Context) (CryptoMeasure, error) {
-	m.Fixed = true
-	return func(context.Context) (CryptoMeasure, error) { return m, nil }
-}
-
 // Crypto is the crypto ceiling a report judges by: what was measured here,
 // and an estimate for the CPU the report is about when the measurement
 // does not stand for it (a --root copy of another machine, or a

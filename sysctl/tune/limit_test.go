@@ -100,7 +100,9 @@ func TestOffloadLimit(t *testing.T) {
 // the arithmetic alone would have asked for.
 func TestNoBufferChangeWhileLimitHolds(t *testing.T) {
 	h := sampleHost(t)
-	in := Inputs{Host: h, Sandbox: true, Bandwidth: 1e9, RTT: 20 * time.Millisecond, Crypto: FixedCrypto(CryptoMeasure{Cores: 2, OneCore: 1e9, AllCores: 2e9})}
+	in := Inputs{Host: h, Sandbox: true, Bandwidth: 1e9, RTT: 20 * time.Millisecond, Crypto: func(context.Context) (CryptoMeasure, error) {
+		return CryptoMeasure{Fixed: true, Cores: 2, OneCore: 1e9, AllCores: 2e9}, nil
+	}}
 	r, err := Gather(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 )
 
 // PeerPath is the path to one peer as tailscaled reports it, with its
-// verdict from tailpath's rule table (probes.Diagnose), for tune to say
+// verdict from tailpath's rule table (probes.Judge), for tune to say
 // before any arithmetic when it is relayed. The command fills it through
 // Inputs.PeerPath (internal/app.TunePeerPath over the LocalAPI), so this
 // package never imports probes/tailscaled.

@@ -73,7 +73,8 @@ type Inputs struct {
 	Link func(name string) (sockdiag.Link, error)
 	// Crypto measures this machine's ChaCha20-Poly1305 ceiling; nil means
 	// MeasureCryptoOnce (about a second, once per process). Tests pass
-	// FixedCrypto so their output does not depend on this machine.
+	// a fixed measure (tunetest.FixedCrypto) so their output does not
+	// depend on this machine.
 	Crypto func(ctx context.Context) (CryptoMeasure, error)
 	// Progress, when set, is told what takes time (the crypto
 	// measurement), for a person waiting on stderr.

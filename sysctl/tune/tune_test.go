@@ -17,12 +17,13 @@ import (
 
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
+	"github.com/tailpath/tailpath/sysctl/sysctltest"
 )
 
-// sampleHost is a sandbox with SampleKeys (6.1 defaults, bbr built in).
+// sampleHost is a sandbox with sysctltest.SampleKeys (6.1 defaults, bbr built in).
 func sampleHost(t *testing.T) sysctl.Host {
 	t.Helper()
-	h, sample, err := sysctl.NewSandbox(t.TempDir(), sysctl.AtRoot(filepath.Join(t.TempDir(), "none")))
+	h, sample, err := sysctltest.NewSandbox(t.TempDir(), sysctl.AtRoot(filepath.Join(t.TempDir(), "none")))
 	if err != nil || !sample {
 		t.Fatalf("NewSandbox: sample=%v err=%v", sample, err)
 	}

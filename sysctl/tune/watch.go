@@ -21,11 +21,6 @@ import (
 // netlink dump cannot stall the refreshes.
 const ReadTimeout = 5 * time.Second
 
-// DemoSource labels the inputs Sandbox was given without a source: they are
-// settings chosen for the sandbox, not flags the person passed or
-// measurements.
-const DemoSource = "demo setting"
-
 // Reading is one reading of the host's tuning: the report and the revert
 // record beside it.
 type Reading struct {
@@ -106,28 +101,6 @@ func (c Control) Revert() (sysctl.ApplyResult, error) {
 // MayChange reports whether applying is allowed: in a sandbox, or as root.
 func (c Control) MayChange() bool {
 	return c.Inputs.Sandbox || os.Geteuid() == 0
-}
-
-// Sandbox copies the real host's tuning keys into dir (see
-// sysctl.NewSandbox) and returns a Control reading and writing only there,
-// labelled "sandbox", with the state file inside dir: for tests (the
-// demo's Tuning tab is SeedNASControl's).
-// sample is true when the real /proc was unreadable and stock values were
-// used. A non-zero in.Bandwidth or in.RTT without a source is labelled
-// DemoSource.
-func Sandbox(dir string, in Inputs) (c Control, sample bool, err error) {
-	h, sample, err := sysctl.NewSandbox(dir, sysctl.Host{})
-	if err != nil {
-		return Control{}, false, err
-	}
-	if in.Bandwidth != 0 && in.BandwidthSource == "" {
-		in.BandwidthSource = DemoSource
-	}
-	if in.RTT != 0 && in.RTTSource == "" {
-		in.RTTSource = DemoSource
-	}
-	in.Host, in.Sandbox = h, true
-	return Control{Inputs: in, StatePath: sandboxState(dir)}, sample, nil
 }
 
 // SeedNASControl writes the seed case's NAS under dir (see SeedNAS: DSM on

@@ -9,16 +9,18 @@ import (
 
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
+	"github.com/tailpath/tailpath/sysctl/sysctltest"
 )
 
 // sandboxControl is a Control over a sandbox copy in a temporary
 // directory, with no connections and no tailscale0.
 func sandboxControl(t *testing.T) Control {
 	t.Helper()
-	c, _, err := Sandbox(t.TempDir(), Inputs{Bandwidth: 1e9, RTT: 50 * time.Millisecond})
+	h, _, err := sysctltest.NewSandbox(t.TempDir(), sysctl.Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := Control{Inputs: Inputs{Host: h, Sandbox: true, Bandwidth: 1e9, RTT: 50 * time.Millisecond}, StatePath: h.StatePath()}
 	c.Inputs.Conns = func(context.Context) ([]sockdiag.Conn, error) { return nil, nil }
 	c.Inputs.Link = func(string) (sockdiag.Link, error) { return sockdiag.Link{}, sockdiag.ErrNoLink }
 	return c

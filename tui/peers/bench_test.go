@@ -85,7 +85,7 @@ func BenchmarkListFilterView(b *testing.B) {
 
 // BenchmarkListSnapshotViewBoard is BenchmarkListSnapshotView with a board
 // linked to one of the 1,000 peers: each snapshot also copies the peers
-// slice and runs probes.DiagnoseDevice for the board's peer.
+// slice and judges it with the board (probes.Judge).
 func BenchmarkListSnapshotViewBoard(b *testing.B) {
 	snaps := twoSnapshots(1000)
 	var joiner join.Joiner

@@ -65,7 +65,7 @@ func TestDetailShowsVerdictAndEvidence(t *testing.T) {
 }
 
 // TestDetailVerdictNotRepeated: a summary that starts with its reason id
-// (probes.Diagnose's "idle: no recent traffic", "offline since …") is
+// (probes.Judge's "idle: no recent traffic", "offline since …") is
 // shown once, not "idle: idle: …".
 func TestDetailVerdictNotRepeated(t *testing.T) {
 	for _, tt := range []struct {

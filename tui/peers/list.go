@@ -805,7 +805,7 @@ func (l *List) statusLine() string {
 			shown = fmt.Sprintf("%d peers (%d shown)", n, len(l.order))
 		}
 		parts = append(parts, common.Part{Text: shown})
-		// The self's own verdict (probes.DiagnoseSelf): trouble at this
+		// The self's own verdict (probes.Judge): trouble at this
 		// end touches every row, so it comes first and is narrowed to its
 		// id, and dropped, only after the counts that follow.
 		if v := l.snap.Self.Verdict; v != nil && !(v.Reason == probes.ReasonSelfLoggedOut && l.snap.BackendState != "Running" && l.snap.BackendState != "") {

@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -335,7 +336,10 @@ func TestEscapesNeverReachTheScreen(t *testing.T) {
 func TestHeaderShowsSelfVerdict(t *testing.T) {
 	snap := peerstest.Snapshot()
 	snap.Self.Health = []safetext.Text{"The MagicSock function ReceiveIPv4 is not running. You might experience connectivity issues."}
-	snap.Self.Verdict = probes.DiagnoseSelf(string(snap.BackendState), snap.Self, snap.Regions, snap.Time)
+	judged := snap
+	judged.Peers = slices.Clone(snap.Peers)
+	probes.Judge(&judged, nil) // this node's verdict; the fixture's peers keep theirs
+	snap.Self.Verdict = judged.Self.Verdict
 	if snap.Self.Verdict == nil {
 		t.Fatal("no self verdict from a stopped ReceiveIPv4")
 	}

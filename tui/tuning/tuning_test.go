@@ -19,7 +19,9 @@ import (
 
 	"github.com/tailpath/tailpath/sysctl"
 	"github.com/tailpath/tailpath/sysctl/sockdiag"
+	"github.com/tailpath/tailpath/sysctl/sysctltest"
 	"github.com/tailpath/tailpath/sysctl/tune"
+	"github.com/tailpath/tailpath/sysctl/tune/tunetest"
 	"github.com/tailpath/tailpath/tui/tuitest"
 )
 
@@ -27,16 +29,16 @@ var at = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 
 // fixedCrypto stands in for the crypto measurement, so no golden depends
 // on this machine's speed.
-var fixedCrypto = tune.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9})
+var fixedCrypto = tunetest.FixedCrypto(tune.CryptoMeasure{GOARCH: "amd64", Cores: 4, Packet: tune.CryptoPacket, OneCore: 2.4e9, AllCores: 8.8e9})
 
 func ptr[T any](v T) *T { return &v }
 
-// fixture is a sandbox with stock 6.1 values (sysctl.SampleKeys), a fake
+// fixture is a sandbox with stock 6.1 values (sysctltest.SampleKeys), a fake
 // tailscale0 and two tailnet connections, one send-buffer limited.
 func fixture(t *testing.T, root bool) (testHost, sysctl.Host) {
 	t.Helper()
 	dir := t.TempDir()
-	h, sample, err := sysctl.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none")))
+	h, sample, err := sysctltest.NewSandbox(dir, sysctl.AtRoot(filepath.Join(dir, "none")))
 	if err != nil || !sample {
 		t.Fatalf("sandbox: %v %v", sample, err)
 	}
@@ -283,7 +285,7 @@ func TestPaneErrorAndStale(t *testing.T) {
 }
 
 func TestSandbox(t *testing.T) {
-	c, _, err := tune.Sandbox(t.TempDir(), tune.Inputs{Bandwidth: 1e9, RTT: 50 * time.Millisecond})
+	c, _, err := tunetest.Sandbox(t.TempDir(), tune.Inputs{Bandwidth: 1e9, RTT: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +298,7 @@ func TestSandbox(t *testing.T) {
 	}
 	// The demo passes no flags: its inputs are labelled as its own, not as --bandwidth/--rtt.
 	tg := m.Report.Rec.Target
-	if diff := cmp.Diff([]string{tune.DemoSource, tune.DemoSource}, []string{tg.BandwidthSource, tg.RTTSource}); diff != "" {
+	if diff := cmp.Diff([]string{tunetest.DemoSource, tunetest.DemoSource}, []string{tg.BandwidthSource, tg.RTTSource}); diff != "" {
 		t.Errorf("sources (-want +got):\n%s", diff)
 	}
 	p := New(o.options())

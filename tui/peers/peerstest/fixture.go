@@ -146,8 +146,19 @@ func Snapshot() probes.Snapshot {
 }
 
 // Joined is s as the dashboard's panes receive it: joined on its own (no
-// board; each peer's only path change is its current path).
-func Joined(s probes.Snapshot) *join.Snapshot { return join.Prejudged(&s) }
+// board; each peer's only path change is its current path), but with the
+// verdicts s carries, as written by hand, where a Joiner would judge them
+// again (probes.Judge): for stand-ins of a source in the panes', status
+// output's and metrics' tests.
+func Joined(s probes.Snapshot) *join.Snapshot {
+	var h join.History
+	h.Observe(&s)
+	changes := make(map[safetext.Text][]join.PathChange, len(s.Peers))
+	for _, p := range s.Peers {
+		changes[p.ID] = h.Changes(p.ID)
+	}
+	return (&join.Snapshot{Snapshot: &s}).WithChanges(changes)
+}
 
 // Many returns a snapshot of n synthetic peers cycling through the five
 // path kinds, with distinct names, rates and reasons (for benchmarks).

@@ -1,4 +1,4 @@
-package lab
+package labtest
 
 import (
 	"context"
@@ -9,20 +9,21 @@ import (
 	"time"
 
 	"github.com/tailpath/tailpath/probes"
+	"github.com/tailpath/tailpath/probes/lab"
 	"github.com/tailpath/tailpath/probes/tailscaled"
 )
 
 // BusDelivery checks that a peer change reaches a probes Source through
-// the IPN bus: it runs a Source on c (the LocalAPI of a lab member, or of
-// a real tailscaled joined to the lab) with an hour-long poll, waits until
-// the bus watch is up, changes the offline peer's endpoints in control
+// the IPN bus: it runs a Source on c (the LocalAPI of a member of l, or of
+// a real tailscaled joined to it) with an hour-long poll, waits until the
+// bus watch is up, changes the offline peer's endpoints in control
 // (SetPeerEndpoints), and returns how long the new endpoints took to
 // appear in a snapshot. Only the bus can bring them that fast.
 //
 // Errors: the Source warns that the bus watch failed, or the change does
 // not arrive within limit, or ctx ends. It changes the offline peer's
 // endpoints for good; call it last.
-func (l *Lab) BusDelivery(ctx context.Context, c tailscaled.LocalClient, limit time.Duration) (time.Duration, error) {
+func BusDelivery(ctx context.Context, l *lab.Lab, c tailscaled.LocalClient, limit time.Duration) (time.Duration, error) {
 	sctx, stop := context.WithCancel(ctx)
 	events := tailscaled.NewSource(c, tailscaled.SourceOptions{Interval: time.Hour}).Run(sctx)
 	defer func() {
@@ -49,7 +50,7 @@ func (l *Lab) BusDelivery(ctx context.Context, c tailscaled.LocalClient, limit t
 		}
 	}
 	want := netip.MustParseAddrPort("203.0.113.77:41641")
-	if err := l.SetPeerEndpoints(OfflineName, []netip.AddrPort{want}); err != nil {
+	if err := SetPeerEndpoints(l, lab.OfflineName, []netip.AddrPort{want}); err != nil {
 		return 0, err
 	}
 	changed := time.Now()
@@ -62,12 +63,12 @@ func (l *Lab) BusDelivery(ctx context.Context, c tailscaled.LocalClient, limit t
 				continue
 			}
 			for _, p := range snap.Peers {
-				if p.Name == OfflineName && slices.Contains(p.Endpoints, want) {
+				if p.Name == lab.OfflineName && slices.Contains(p.Endpoints, want) {
 					return time.Since(changed), nil
 				}
 			}
 		case <-deadline:
-			return 0, fmt.Errorf("lab: %s's new endpoint %v did not reach the Source within %v (its poll is 1h: only the IPN bus could bring it)", OfflineName, want, limit)
+			return 0, fmt.Errorf("lab: %s's new endpoint %v did not reach the Source within %v (its poll is 1h: only the IPN bus could bring it)", lab.OfflineName, want, limit)
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}

@@ -1,4 +1,4 @@
-package lab
+package labtest
 
 import (
 	"bytes"
@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"tailscale.com/net/stun"
-	"tailscale.com/types/logger"
+
+	"github.com/tailpath/tailpath/probes/lab"
 )
 
 // TestDelayRelay: the relay forwards TCP both ways, in order, and UDP;
@@ -33,11 +34,13 @@ func TestDelayRelay(t *testing.T) {
 			go func() { io.Copy(c, c); c.Close() }()
 		}
 	}()
-	st, err := startSTUN("127.0.0.1", 0, logger.Discard)
+	// A STUN server as the lab's regions run them (a STUN-only region).
+	stunOnly, err := lab.StartDERP([]lab.Region{{ID: 903, Code: "stun", STUNOnly: true}}, "127.0.0.1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
+	defer stunOnly.Close()
+	stunPort := stunOnly.Map.Regions[903].Nodes[0].STUNPort
 	free := func(udp bool) uint16 {
 		if udp {
 			pc, _ := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -48,7 +51,7 @@ func TestDelayRelay(t *testing.T) {
 		defer ln.Close()
 		return uint16(ln.Addr().(*net.TCPAddr).Port)
 	}
-	a := RegionAddrs{DERP: netip.MustParseAddrPort(echo.Addr().String()), STUN: netip.AddrPortFrom(lo, uint16(st.port()))}
+	a := RegionAddrs{DERP: netip.MustParseAddrPort(echo.Addr().String()), STUN: netip.AddrPortFrom(lo, uint16(stunPort))}
 	routes := []RelayRoute{
 		{Listen: netip.AddrPortFrom(lo, free(false)), Target: a.DERP},
 		{UDP: true, Listen: netip.AddrPortFrom(lo, free(true)), Target: a.STUN},

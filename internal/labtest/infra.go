@@ -1,4 +1,4 @@
-package lab
+package labtest
 
 import (
 	"errors"
@@ -14,6 +14,8 @@ import (
 	"tailscale.com/tstest/integration/testcontrol"
 	"tailscale.com/types/key"
 	"tailscale.com/types/logger"
+
+	"github.com/tailpath/tailpath/probes/lab"
 )
 
 // Infra is the lab's control server and DERP+STUN regions alone, on one
@@ -28,18 +30,18 @@ type Infra struct {
 
 	control *testcontrol.Server
 	http    *http.Server
-	derp    []*derpRegion
+	derp    *lab.DERP
 	wg      sync.WaitGroup
 	once    sync.Once
 }
 
 // StartInfra starts a control server (testcontrol, which passes each
-// node's NetInfo to its peers) and the given DERP regions (DefaultRegions
+// node's NetInfo to its peers) and the given DERP regions (lab.DefaultRegions
 // when nil: two relaying regions and a STUN-only one, so netcheck can see
 // a hard NAT) on addr. Every listener is created before it returns, so a
 // caller may run it in another network namespace (a locked OS thread):
 // the sockets stay there. logf may be nil.
-func StartInfra(addr netip.Addr, regions []Region, logf logger.Logf) (*Infra, error) {
+func StartInfra(addr netip.Addr, regions []lab.Region, logf logger.Logf) (*Infra, error) {
 	if !addr.Is4() {
 		return nil, errors.New("lab: infra needs an IPv4 address")
 	}
@@ -47,12 +49,13 @@ func StartInfra(addr netip.Addr, regions []Region, logf logger.Logf) (*Infra, er
 		logf = logger.Discard
 	}
 	if regions == nil {
-		regions = DefaultRegions
+		regions = lab.DefaultRegions
 	}
-	dm, derp, err := startDERP(regions, addr.String(), logf)
+	derp, err := lab.StartDERP(regions, addr.String(), logf)
 	if err != nil {
 		return nil, err
 	}
+	dm := derp.Map
 	in := &Infra{DERPMap: dm, derp: derp}
 	ln, err := net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
 	if err != nil {
@@ -60,7 +63,7 @@ func StartInfra(addr netip.Addr, regions []Region, logf logger.Logf) (*Infra, er
 		return nil, fmt.Errorf("lab: control listen: %w", err)
 	}
 	in.ControlURL = "http://" + ln.Addr().String()
-	in.control = &testcontrol.Server{DERPMap: dm, MagicDNSDomain: MagicDNSDomain, Logf: logf, ExplicitBaseURL: in.ControlURL}
+	in.control = &testcontrol.Server{DERPMap: dm, MagicDNSDomain: lab.MagicDNSDomain, Logf: logf, ExplicitBaseURL: in.ControlURL}
 	in.http = &http.Server{Handler: in.control, ErrorLog: log.New(logWriter{logf}, "", 0), ReadHeaderTimeout: 30 * time.Second}
 	in.wg.Add(1)
 	go func() {
@@ -73,7 +76,7 @@ func StartInfra(addr netip.Addr, regions []Region, logf logger.Logf) (*Infra, er
 // DaemonEnv is the environment a real tailscaled needs to join the infra
 // hermetically: no log uploads, no port mapping, no captive-portal probe
 // to Tailscale's servers, a panic instead of contacting production
-// control. Unlike Lab.DaemonEnv it keeps local addresses among the
+// control. Unlike DaemonEnv (a lab.Lab's) it keeps local addresses among the
 // endpoints: a NAT lab is about them.
 func (in *Infra) DaemonEnv() []string {
 	return []string{
@@ -107,8 +110,16 @@ func (in *Infra) Close() {
 			in.http.Close()
 		}
 		in.wg.Wait()
-		for _, r := range in.derp {
-			r.close()
+		if in.derp != nil {
+			in.derp.Close()
 		}
 	})
+}
+
+// logWriter adapts a logger.Logf to an io.Writer for http.Server.ErrorLog.
+type logWriter struct{ logf logger.Logf }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.logf("%s", p)
+	return len(p), nil
 }
