@@ -294,7 +294,7 @@ func (h Host) kernelConfig(option, release string) (string, string) {
 		return "", ""
 	}
 	name := "/boot/config-" + release
-	f, err := os.Open(h.at(name))
+	f, err := os.Open(h.At(name))
 	if err != nil {
 		return "", ""
 	}

@@ -135,7 +135,7 @@ func (h Host) CPU() (CPU, error) {
 
 // readBinary reads the ELF header of the system file p.
 func (h Host) readBinary(p string) (Binary, error) {
-	f, err := os.Open(h.at(p))
+	f, err := os.Open(h.At(p))
 	if err != nil {
 		return Binary{}, err
 	}

@@ -121,7 +121,7 @@ func (h Host) PlanPersist(p Platform, changes []Change, header []string) Persist
 	cmds := sysctlCommands(changes)
 	switch p.Kind {
 	case PlatformDSM:
-		plan.Method, plan.Path = PersistDSMScript, h.at(dsmScriptDir+"/"+DSMScript)
+		plan.Method, plan.Path = PersistDSMScript, h.At(dsmScriptDir+"/"+DSMScript)
 		plan.Where = "boot script " + h.onSystem(plan.Path) + " (DSM runs it with start at boot and keeps it across updates)"
 		var b strings.Builder
 		b.WriteString("#!/bin/sh\n# " + Marker + "; `tailpath tune --revert` removes this file.\n")
@@ -134,7 +134,7 @@ func (h Host) PlanPersist(p Platform, changes []Change, header []string) Persist
 		b.WriteString("\t;;\nesac\nexit 0\n")
 		plan.Text = b.String()
 	case PlatformUnraid:
-		plan.Method, plan.Path = PersistUnraidGo, h.at(unraidGo)
+		plan.Method, plan.Path = PersistUnraidGo, h.At(unraidGo)
 		plan.Where = "a marked block in " + h.onSystem(plan.Path) + " (Unraid runs it at boot from the flash drive; the root filesystem is in RAM)"
 		var b strings.Builder
 		b.WriteString(blockBegin + "\n")

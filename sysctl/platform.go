@@ -80,12 +80,14 @@ func (h Host) root() string {
 	return h.Root
 }
 
-// at returns the path of the absolute system path p under the host's root.
-func (h Host) at(p string) string { return filepath.Join(h.root(), filepath.FromSlash(p)) }
+// At returns the path of the absolute system path p under the host's root.
+func (h Host) At(p string) string { return filepath.Join(h.root(), filepath.FromSlash(p)) }
 
-// readIdentity reads at most maxIdentityFile bytes of the system file p.
-func (h Host) readIdentity(p string) ([]byte, error) {
-	f, err := os.Open(h.at(p))
+// ReadIdentity reads at most maxIdentityFile bytes of the system file p
+// (a regular file only), as Platform does; sysctltest copies a host's
+// identity files with it.
+func (h Host) ReadIdentity(p string) ([]byte, error) {
+	f, err := os.Open(h.At(p))
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func (h Host) readIdentity(p string) ([]byte, error) {
 }
 
 func (h Host) exists(p string) bool {
-	_, err := os.Stat(h.at(p))
+	_, err := os.Stat(h.At(p))
 	return err == nil
 }
 
@@ -115,13 +117,13 @@ func (h Host) exists(p string) bool {
 // Long on purpose: a table: one short check per platform's marker file, tried
 // in order.
 func (h Host) Platform() Platform {
-	if b, err := h.readIdentity("/etc.defaults/VERSION"); err == nil {
+	if b, err := h.ReadIdentity("/etc.defaults/VERSION"); err == nil {
 		if p, ok := parseDSMVersion(b); ok {
 			p.Evidence = "/etc.defaults/VERSION"
 			return p
 		}
 	}
-	if b, err := h.readIdentity("/etc/unraid-version"); err == nil {
+	if b, err := h.ReadIdentity("/etc/unraid-version"); err == nil {
 		p := Platform{Kind: PlatformUnraid, Name: "Unraid", Evidence: "/etc/unraid-version"}
 		if v := cleanField(ParseShellVars(b)["version"]); v != "" {
 			p.Version, p.Name = v, "Unraid "+v
@@ -133,14 +135,14 @@ func (h Host) Platform() Platform {
 			continue
 		}
 		p := Platform{Kind: PlatformTrueNAS, Name: "TrueNAS SCALE", Evidence: marker}
-		if b, err := h.readIdentity("/etc/version"); err == nil {
+		if b, err := h.ReadIdentity("/etc/version"); err == nil {
 			if v := cleanField(firstLine(b)); v != "" {
 				p.Version, p.Name, p.Evidence = v, "TrueNAS SCALE "+v, "/etc/version"
 			}
 		}
 		return p
 	}
-	if b, err := h.readIdentity("/etc/config/uLinux.conf"); err == nil {
+	if b, err := h.ReadIdentity("/etc/config/uLinux.conf"); err == nil {
 		p := Platform{Kind: PlatformQNAP, Name: "QNAP QTS", Evidence: "/etc/config/uLinux.conf"}
 		sys := ParseINISection(b, "System")
 		if v := cleanField(sys["Version"]); v != "" {
@@ -151,14 +153,14 @@ func (h Host) Platform() Platform {
 		}
 		return p
 	}
-	if fi, err := os.Stat(h.at("/etc/openmediavault")); err == nil && fi.IsDir() {
+	if fi, err := os.Stat(h.At("/etc/openmediavault")); err == nil && fi.IsDir() {
 		p := Platform{Kind: PlatformOMV, Name: "openmediavault", Evidence: "/etc/openmediavault"}
 		if d := h.osRelease(); d != "" {
 			p.Name += " on " + d
 		}
 		return p
 	}
-	if b, err := h.readIdentity("/etc/openwrt_release"); err == nil {
+	if b, err := h.ReadIdentity("/etc/openwrt_release"); err == nil {
 		v := ParseShellVars(b)
 		p := Platform{Kind: PlatformOpenWrt, Name: "OpenWrt", Evidence: "/etc/openwrt_release", Version: cleanField(v["DISTRIB_RELEASE"])}
 		if d := cleanField(v["DISTRIB_DESCRIPTION"]); d != "" {
@@ -172,7 +174,7 @@ func (h Host) Platform() Platform {
 	// ("UCKP.apq8053.v3.0.17.8102bbc.230210.1526"); consoles of UniFi OS 2
 	// and later have ubnt-device-info (SierraSoftworks/tailscale-unifi's
 	// install.sh reads both).
-	if b, err := h.readIdentity("/usr/lib/version"); err == nil {
+	if b, err := h.ReadIdentity("/usr/lib/version"); err == nil {
 		if v := cleanField(firstLine(b)); v != "" {
 			p := Platform{Kind: PlatformUniFi, Name: "UniFi OS", Evidence: "/usr/lib/version"}
 			if product, rest, ok := strings.Cut(v, "."); ok {
@@ -194,7 +196,7 @@ func (h Host) Platform() Platform {
 	if h.exists("/usr/bin/ubnt-device-info") {
 		return Platform{Kind: PlatformUniFi, Name: "UniFi OS", Evidence: "/usr/bin/ubnt-device-info"}
 	}
-	if b, err := h.readIdentity("/opt/vyatta/etc/version"); err == nil {
+	if b, err := h.ReadIdentity("/opt/vyatta/etc/version"); err == nil {
 		p := Platform{Kind: PlatformEdgeOS, Name: "EdgeOS", Evidence: "/opt/vyatta/etc/version"}
 		for _, line := range strings.Split(string(b), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "Version" {
@@ -207,7 +209,7 @@ func (h Host) Platform() Platform {
 		return p
 	}
 	for _, rel := range []string{"/etc/os-release", "/usr/lib/os-release"} {
-		b, err := h.readIdentity(rel)
+		b, err := h.ReadIdentity(rel)
 		if err != nil {
 			continue
 		}
@@ -240,7 +242,7 @@ func (h Host) Platform() Platform {
 // osRelease returns PRETTY_NAME from /etc/os-release or /usr/lib/os-release.
 func (h Host) osRelease() string {
 	for _, p := range []string{"/etc/os-release", "/usr/lib/os-release"} {
-		if b, err := h.readIdentity(p); err == nil {
+		if b, err := h.ReadIdentity(p); err == nil {
 			if n := cleanField(ParseShellVars(b)["PRETTY_NAME"]); n != "" {
 				return n
 			}

@@ -515,9 +515,9 @@ func (h Host) checkState(st State, path string) error {
 	case PersistSysctlD:
 		want = sysctlD
 	case PersistDSMScript:
-		want = h.at(dsmScriptDir + "/" + DSMScript)
+		want = h.At(dsmScriptDir + "/" + DSMScript)
 	case PersistUnraidGo:
-		want = h.at(unraidGo)
+		want = h.At(unraidGo)
 	default:
 		return nil
 	}

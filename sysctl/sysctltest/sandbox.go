@@ -5,9 +5,7 @@
 package sysctltest
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,67 +96,37 @@ var (
 	identityDirs    = []string{"/etc/openmediavault", "/run/systemd/system", "/usr/local/etc/rc.d"}
 )
 
-// maxIdentityFile bounds how much of an identity file is copied (as
-// sysctl reads them).
-const maxIdentityFile = 64 << 10
-
-// at is the path of the absolute system path p under h's root.
-func at(h sysctl.Host, p string) string {
-	root := h.Root
-	if root == "" {
-		root = "/"
-	}
-	return filepath.Join(root, filepath.FromSlash(p))
-}
-
-// readIdentity reads at most maxIdentityFile bytes of the regular file p.
-func readIdentity(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	return io.ReadAll(io.LimitReader(f, maxIdentityFile))
-}
-
 // copyIdentity copies from's identity files into h's root. A sample
 // sandbox (from unreadable) is made a plain systemd Linux.
 func copyIdentity(h, from sysctl.Host, sample bool) error {
 	if sample {
-		return os.MkdirAll(at(h, "/run/systemd/system"), 0o755)
+		return os.MkdirAll(h.At("/run/systemd/system"), 0o755)
 	}
 	for _, p := range identityFiles {
-		b, err := readIdentity(at(from, p))
+		b, err := from.ReadIdentity(p)
 		if err != nil {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(at(h, p)), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(h.At(p)), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(at(h, p), b, 0o644); err != nil {
+		if err := os.WriteFile(h.At(p), b, 0o644); err != nil {
 			return err
 		}
 	}
 	for _, p := range identityMarkers {
-		if _, err := os.Stat(at(from, p)); err == nil {
-			if err := os.MkdirAll(filepath.Dir(at(h, p)), 0o755); err != nil {
+		if _, err := os.Stat(from.At(p)); err == nil {
+			if err := os.MkdirAll(filepath.Dir(h.At(p)), 0o755); err != nil {
 				return err
 			}
-			if err := os.WriteFile(at(h, p), nil, 0o644); err != nil {
+			if err := os.WriteFile(h.At(p), nil, 0o644); err != nil {
 				return err
 			}
 		}
 	}
 	for _, p := range identityDirs {
-		if fi, err := os.Stat(at(from, p)); err == nil && fi.IsDir() {
-			if err := os.MkdirAll(at(h, p), 0o755); err != nil {
+		if fi, err := os.Stat(from.At(p)); err == nil && fi.IsDir() {
+			if err := os.MkdirAll(h.At(p), 0o755); err != nil {
 				return err
 			}
 		}
