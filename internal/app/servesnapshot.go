@@ -28,7 +28,7 @@ const SaveTimeout = 15 * time.Second
 func (s *Serve) SnapshotFile(ctx context.Context, in SnapshotInput) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, SaveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: tailscaled.GatherOptions{All: s.All, Host: hostnet.Read}, Joined: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
+	opts := snapshot.Options{Gather: tailscaled.GatherOptions{All: s.All, Host: hostnet.Start}, Joined: in.Latest, Tuning: in.Tuning, ReuseWhoIs: true}
 	if in.Latest != nil {
 		opts.Prev = in.Latest.Snapshot
 		if len(in.Latency) > 0 {

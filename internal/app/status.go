@@ -87,7 +87,7 @@ func Status(ctx context.Context, o StatusOptions) (*StatusResult, error) {
 	// Every peer's node when a snapshot records them (each is evidence)
 	// or a board joins (its evidence is judged against control's
 	// endpoints on any path); else those the verdicts read.
-	opts := tailscaled.GatherOptions{All: o.All, Host: hostnet.Read, AllNodes: o.Record || o.Port != ""}
+	opts := tailscaled.GatherOptions{All: o.All, Host: hostnet.Start, AllNodes: o.Record || o.Port != ""}
 	if o.Netcheck {
 		opts.Latency = measureForStatus(gctx, client, o.Log)
 	}

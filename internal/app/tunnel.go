@@ -175,7 +175,7 @@ func TunePeerPath(socket string) func(ctx context.Context, name string) (tune.Pe
 		mu.Lock()
 		defer mu.Unlock()
 		if last == nil || time.Since(at) > PeerPathReuse {
-			snap, err := tailscaled.GatherWith(ctx, lc, nil, tailscaled.GatherOptions{Host: hostnet.Read})
+			snap, err := tailscaled.GatherWith(ctx, lc, nil, tailscaled.GatherOptions{Host: hostnet.Start})
 			if err != nil {
 				return tune.PeerPath{}, daemonErr(err, socket)
 			}

@@ -36,7 +36,7 @@ import (
 func (d *Dashboard) save(ctx context.Context, ls *join.Snapshot, facts *probes.APIFacts, st *probes.APIStatus) tui.SavedMsg {
 	ctx, cancel := context.WithTimeout(ctx, app.SaveTimeout)
 	defer cancel()
-	opts := snapshot.Options{Gather: tailscaled.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Read}, Joined: ls}
+	opts := snapshot.Options{Gather: tailscaled.GatherOptions{All: d.All, PeerFacts: facts, APIStatus: st, Host: hostnet.Start}, Joined: ls}
 	if ls != nil {
 		opts.Prev = ls.Snapshot
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/join"
 )
@@ -26,6 +27,21 @@ import (
 // The parts written once (self, regions, warnings, the board, the control
 // API, the snapshot's provenance) and those rare per peer (a ping run, an
 // endpoint change) are still marshalled by encoding/json.
+
+// WarmJSON has encoding/json build, on a goroutine of its own, the
+// encoders of the parts written once that Encode hands it: Self and all it
+// holds (NAT, host facts, the self view, the verdict), the regions, the
+// warnings and the steps to settle. Built on first use they cost a
+// one-shot status --json 1.5-1.8 ms after the gather (docs/perf.md);
+// started before it, they are built while tailscaled answers. Encode is
+// right either way: encoding/json's cache is safe for concurrent use.
+func WarmJSON() {
+	go func() {
+		for _, v := range []any{probes.Self{}, []probes.Region(nil), []safetext.Text(nil), []probes.Step(nil)} {
+			json.Marshal(v)
+		}
+	}()
+}
 
 // writeFast writes out as json.MarshalIndent(out, "", "  ")
 // and a newline would, in chunks of about flushSize bytes: one

@@ -51,5 +51,24 @@ var ErrNotSupported = errors.New("firewall: reading the packet filter needs Linu
 // ruleset: without it the Result is Unknown with the reason, not an
 // error. Errors: ErrNotSupported off Linux.
 func InboundUDP(port uint16) (Result, error) {
-	return inboundUDP(port)
+	return ReadRuleset().InboundUDP(port)
+}
+
+// Ruleset is this host's ruleset as ReadRuleset read it, to judge a port
+// later: a gather reads it beside tailscaled's Status, before the port is
+// known (probes/hostnet).
+type Ruleset struct {
+	judge func(port uint16) (Result, error)
+}
+
+// ReadRuleset reads the ruleset InboundUDP judges (and whether legacy
+// iptables tables are loaded). What it cannot read is said by the
+// Ruleset's InboundUDP, as InboundUDP says it.
+func ReadRuleset() *Ruleset {
+	return &Ruleset{judge: readRules()}
+}
+
+// InboundUDP is InboundUDP(port) judged on r.
+func (r *Ruleset) InboundUDP(port uint16) (Result, error) {
+	return r.judge(port)
 }

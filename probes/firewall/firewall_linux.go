@@ -18,25 +18,31 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func inboundUDP(port uint16) (Result, error) {
-	res := Result{Port: port, Verdict: Unknown}
+// readRules reads the ruleset and the legacy tables once; the function
+// it returns judges a port on them.
+func readRules() func(port uint16) (Result, error) {
 	rs, err := readRuleset()
-	if err != nil {
-		if errors.Is(err, unix.EPERM) || errors.Is(err, os.ErrPermission) {
-			res.Why = "reading the nftables ruleset needs root (CAP_NET_ADMIN)"
+	var legacy string
+	if err == nil {
+		legacy = legacyTables()
+	}
+	return func(port uint16) (Result, error) {
+		res := Result{Port: port, Verdict: Unknown}
+		if err != nil {
+			if errors.Is(err, unix.EPERM) || errors.Is(err, os.ErrPermission) {
+				res.Why = "reading the nftables ruleset needs root (CAP_NET_ADMIN)"
+				return res, nil
+			}
+			res.Why = "reading the nftables ruleset: " + err.Error()
 			return res, nil
 		}
-		res.Why = "reading the nftables ruleset: " + err.Error()
-		return res, nil
-	}
-	res = rs.judge(port)
-	if res.Verdict != Drop {
-		if legacy := legacyTables(); legacy != "" {
+		res = rs.judge(port)
+		if res.Verdict != Drop && legacy != "" {
 			res.Verdict = Unknown
 			res.Why = "legacy iptables tables are loaded (" + legacy + "), which nftables does not show; " + res.Why
 		}
+		return res, nil
 	}
-	return res, nil
 }
 
 // legacyTables lists the loaded legacy (x_tables) iptables tables of this

@@ -2,6 +2,8 @@
 
 package firewall
 
-func inboundUDP(port uint16) (Result, error) {
-	return Result{Port: port, Verdict: Unknown, Why: ErrNotSupported.Error()}, ErrNotSupported
+func readRules() func(port uint16) (Result, error) {
+	return func(port uint16) (Result, error) {
+		return Result{Port: port, Verdict: Unknown, Why: ErrNotSupported.Error()}, ErrNotSupported
+	}
 }

@@ -22,50 +22,100 @@ import (
 	"github.com/tailpath/tailpath/probes/firewall"
 )
 
-// Read reads this host's facts for self (tailscaled's view of this node,
+// Start reads this host's facts for self (tailscaled's view of this node,
 // which says which addresses and port are its own): the interfaces that
 // are up, the neighbour table (Linux: who is on one link with this
 // host), and the firewall's verdict for inbound UDP to tailscaled's port
-// (Linux; nil elsewhere or when the port is unknown). It never fails:
-// what it cannot read is said in the facts.
-func Read(ctx context.Context, self probes.Self) *probes.HostFacts {
-	h := &probes.HostFacts{At: time.Now()}
-	ifs, err := interfaces(self.TailscaleIPs)
-	if err != nil {
-		h.InterfacesErr = safetext.New(err.Error())
+// (Linux; nil elsewhere or when the port is unknown). They never fail:
+// what cannot be read is said in the facts.
+//
+// It begins the reads, none of which needs self (the interfaces, the
+// neighbour table, the ruleset), each on a goroutine of its own, and
+// returns the function that waits for them and finishes the facts for
+// self: which interface is tailscaled's tunnel, its port and the
+// firewall's verdict for it. A gather calls Start beside tailscaled's
+// Status and the finish once Status has named self (GatherOptions.Host),
+// so the reads cost it no time. The finish may be called once; not
+// calling it leaves the reads to end on their own.
+func Start(ctx context.Context) func(self probes.Self) *probes.HostFacts {
+	at := time.Now()
+	type ifsRead struct {
+		ifs []probes.Interface
+		err error
 	}
-	h.Interfaces = ifs
-	if nb, err := neighbors(); err != nil {
-		h.NeighborsErr = safetext.New(err.Error())
-	} else {
-		h.Neighbors, h.NeighborsRead = nb, true
+	ifsCh := make(chan ifsRead, 1)
+	go func() {
+		ifs, err := interfaces()
+		ifsCh <- ifsRead{ifs, err}
+	}()
+	type nbRead struct {
+		nb  []netip.Addr
+		err error
 	}
-	if port := Port(self.Endpoints, ifs); port != 0 && ctx.Err() == nil {
-		res, err := firewall.InboundUDP(port)
-		if !errors.Is(err, firewall.ErrNotSupported) {
-			h.Firewall = &probes.FirewallFacts{Port: port, Verdict: string(res.Verdict), Stateful: res.Stateful, Why: safetext.New(res.Why)}
+	nbCh := make(chan nbRead, 1)
+	go func() {
+		nb, err := neighbors()
+		nbCh <- nbRead{nb, err}
+	}()
+	// The ruleset is read whatever the port; judged only when one is
+	// known.
+	fwCh := make(chan *firewall.Ruleset, 1)
+	go func() { fwCh <- firewall.ReadRuleset() }()
+	return func(self probes.Self) *probes.HostFacts {
+		h := &probes.HostFacts{At: at}
+		ir := <-ifsCh
+		if ir.err != nil {
+			h.InterfacesErr = safetext.New(ir.err.Error())
 		}
+		h.Interfaces = markTailscale(ir.ifs, self.TailscaleIPs)
+		if nr := <-nbCh; nr.err != nil {
+			h.NeighborsErr = safetext.New(nr.err.Error())
+		} else {
+			h.Neighbors, h.NeighborsRead = nr.nb, true
+		}
+		rs := <-fwCh
+		if port := Port(self.Endpoints, h.Interfaces); port != 0 && ctx.Err() == nil {
+			res, err := rs.InboundUDP(port)
+			if !errors.Is(err, firewall.ErrNotSupported) {
+				h.Firewall = &probes.FirewallFacts{Port: port, Verdict: string(res.Verdict), Stateful: res.Stateful, Why: safetext.New(res.Why)}
+			}
+		}
+		return h
 	}
-	return h
 }
 
 // Reader returns a GatherOptions.Host function that reads at most once
 // every maxAge (a dashboard gathers every 2 s; the interfaces and the
 // ruleset change rarely), reading again at once when tailscaled's port
-// or addresses change.
-func Reader(maxAge time.Duration) func(context.Context, probes.Self) *probes.HostFacts {
+// or addresses change. It starts the reads beside Status only when the
+// last facts are older than maxAge.
+func Reader(maxAge time.Duration) func(context.Context) func(probes.Self) *probes.HostFacts {
 	var mu sync.Mutex
 	var last *probes.HostFacts
 	var lastKey string
-	return func(ctx context.Context, self probes.Self) *probes.HostFacts {
-		key := keyOf(self)
+	return func(ctx context.Context) func(probes.Self) *probes.HostFacts {
 		mu.Lock()
-		defer mu.Unlock()
-		if last != nil && key == lastKey && time.Since(last.At) < maxAge {
+		stale := last == nil || time.Since(last.At) >= maxAge
+		mu.Unlock()
+		var finish func(probes.Self) *probes.HostFacts
+		if stale {
+			finish = Start(ctx)
+		}
+		return func(self probes.Self) *probes.HostFacts {
+			key := keyOf(self)
+			mu.Lock()
+			defer mu.Unlock()
+			if last != nil && key == lastKey && time.Since(last.At) < maxAge {
+				return last
+			}
+			if finish == nil {
+				// Fresh when the gather began; tailscaled's port or
+				// addresses changed since.
+				finish = Start(ctx)
+			}
+			last, lastKey = finish(self), key
 			return last
 		}
-		last, lastKey = Read(ctx, self), key
-		return last
 	}
 }
 
@@ -80,9 +130,22 @@ func keyOf(self probes.Self) string {
 	return b.String()
 }
 
+// markTailscale marks the interfaces that hold one of tailscaled's
+// addresses as its tunnel (interfaces marks those named so).
+func markTailscale(ifs []probes.Interface, tailnetIPs []netip.Addr) []probes.Interface {
+	for i := range ifs {
+		for _, p := range ifs[i].Addrs {
+			if slices.Contains(tailnetIPs, p.Addr()) {
+				ifs[i].Tailscale = true
+			}
+		}
+	}
+	return ifs
+}
+
 // interfaces lists the interfaces that are up, with their addresses,
-// marking tailscaled's own tunnel and container or VM bridges.
-func interfaces(tailnetIPs []netip.Addr) ([]probes.Interface, error) {
+// marking tailscaled's own tunnel by name and container or VM bridges.
+func interfaces() ([]probes.Interface, error) {
 	nifs, err := net.Interfaces()
 	if err != nil {
 		return nil, err
@@ -109,11 +172,8 @@ func interfaces(tailnetIPs []netip.Addr) ([]probes.Interface, error) {
 			ones, _ := ipn.Mask.Size()
 			p := netip.PrefixFrom(ip.Unmap(), ones)
 			ifc.Addrs = append(ifc.Addrs, p)
-			if slices.Contains(tailnetIPs, p.Addr()) {
-				ifc.Tailscale = true
-			}
 		}
-		ifc.Tailscale = ifc.Tailscale || IsTailscaleName(ni.Name)
+		ifc.Tailscale = IsTailscaleName(ni.Name)
 		ifc.Bridge = IsBridgeName(ni.Name)
 		out = append(out, ifc)
 	}

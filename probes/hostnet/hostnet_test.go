@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/tailpath/tailpath/probes"
 )
@@ -45,25 +46,56 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// TestRead reads this host's real interfaces: loopback is among them, up,
-// with its address.
-func TestRead(t *testing.T) {
-	h := Read(context.Background(), probes.Self{})
-	if h.InterfacesErr != "" {
-		t.Fatalf("interfaces: %s", h.InterfacesErr)
-	}
-	found := false
-	for _, ifc := range h.Interfaces {
-		for _, p := range ifc.Addrs {
-			if p.Addr() == netip.MustParseAddr("127.0.0.1") {
-				found = true
+// TestStart reads this host's real interfaces: loopback is among them, up,
+// with its address, and is marked as tailscaled's tunnel only when self
+// names its address (the mark is made after the read, once self is known).
+func TestStart(t *testing.T) {
+	lo := netip.MustParseAddr("127.0.0.1")
+	loOf := func(h *probes.HostFacts) *probes.Interface {
+		t.Helper()
+		if h.InterfacesErr != "" {
+			t.Fatalf("interfaces: %s", h.InterfacesErr)
+		}
+		for i, ifc := range h.Interfaces {
+			for _, p := range ifc.Addrs {
+				if p.Addr() == lo {
+					return &h.Interfaces[i]
+				}
 			}
 		}
+		t.Fatalf("no interface holds 127.0.0.1: %+v", h.Interfaces)
+		return nil
 	}
-	if !found {
-		t.Errorf("no interface holds 127.0.0.1: %+v", h.Interfaces)
+	h := Start(context.Background())(probes.Self{})
+	if loOf(h).Tailscale {
+		t.Errorf("loopback marked as tailscaled's tunnel with no tailnet address: %+v", loOf(h))
 	}
 	if h.Firewall != nil {
 		t.Errorf("firewall read with no port known: %+v", h.Firewall)
+	}
+	h = Start(context.Background())(probes.Self{TailscaleIPs: []netip.Addr{lo}})
+	if !loOf(h).Tailscale {
+		t.Errorf("the interface holding self's tailnet address is not marked: %+v", loOf(h))
+	}
+}
+
+// TestReader: facts younger than maxAge are reused while self's addresses
+// and port stay; a new endpoint reads them again at once.
+func TestReader(t *testing.T) {
+	read := Reader(time.Hour)
+	self := probes.Self{Endpoints: []netip.AddrPort{netip.MustParseAddrPort("192.0.2.1:41641")}}
+	first := read(context.Background())(self)
+	if again := read(context.Background())(self); again != first {
+		t.Errorf("fresh facts read again for the same self")
+	}
+	self.Endpoints = []netip.AddrPort{netip.MustParseAddrPort("192.0.2.1:41642")}
+	if moved := read(context.Background())(self); moved == first {
+		t.Errorf("a new port reused the facts read for the old one")
+	}
+	short := Reader(time.Nanosecond)
+	a := short(context.Background())(self)
+	time.Sleep(time.Millisecond)
+	if b := short(context.Background())(self); b == a || !b.At.After(a.At) {
+		t.Errorf("facts older than maxAge reused: %v then %v", a.At, b.At)
 	}
 }

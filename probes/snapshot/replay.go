@@ -95,7 +95,9 @@ func (f *File) Diagnose(ctx context.Context) (*join.Snapshot, error) {
 	// nothing, and what it shows of a direct peer is what was saved.
 	opts := tailscaled.GatherOptions{All: f.All, Now: f.Taken, NoCache: true, AllNodes: true, Latency: f.Netcheck}
 	if f.Host != nil {
-		opts.Host = func(context.Context, probes.Self) *probes.HostFacts { return f.Host }
+		opts.Host = func(context.Context) func(probes.Self) *probes.HostFacts {
+			return func(probes.Self) *probes.HostFacts { return f.Host }
+		}
 	}
 	if api := f.ControlAPI; api != nil {
 		st := api.Status

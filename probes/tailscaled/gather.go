@@ -164,10 +164,17 @@ type GatherOptions struct {
 	// goroutine.
 	Early func(*probes.Snapshot)
 	// Host, when set, reads this host's facts (probes/hostnet: interfaces,
-	// the nftables ruleset for tailscaled's port) once Self is known; its
-	// result becomes Self.Host. nil reads nothing.
-	Host func(ctx context.Context, self probes.Self) *probes.HostFacts
+	// the nftables ruleset for tailscaled's port): called as the gather
+	// begins, it starts the reads that need no Self beside Status; the
+	// function it returns finishes them once Self is known, and its result
+	// becomes Self.Host. nil reads nothing.
+	Host HostReader
 }
+
+// HostReader reads this host's facts in two steps (hostnet.Start): the
+// call starts what needs no Self, the function it returns finishes the
+// facts for Self.
+type HostReader func(ctx context.Context) func(self probes.Self) *probes.HostFacts
 
 // WireGuardState is one peer's WireGuard session state as the IPN bus
 // reports it (ipn.PeerState): WGNone, WGHandshake, WGEstablished or
@@ -229,6 +236,11 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 			nodesCh <- first
 		}()
 	}
+	// This host's facts that need no Self, beside Status too.
+	var hostDone func(probes.Self) *probes.HostFacts
+	if opts.Host != nil {
+		hostDone = opts.Host(ctx)
+	}
 	// The traffic counters by path (traffic.go), beside Status too.
 	trCh := make(chan trafficResult, 1)
 	go func() {
@@ -248,7 +260,7 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	if opts.Early != nil {
 		opts.Early(earlySnapshot(st, now, opts))
 	}
-	snap, err := gatherFrom(ctx, c, st, prev, now, opts, dmCh, nodesCh)
+	snap, err := gatherFrom(ctx, c, st, prev, now, opts, dmCh, nodesCh, hostDone)
 	if snap != nil {
 		// gatherFrom has received from nodesCh, after the Store.
 		memoOf(snap).netmapRefused = refused.Load()
@@ -277,14 +289,15 @@ func HiddenByCLI(ps *ipnstate.PeerStatus) bool {
 	return ps.ShareeNode || (ps.ExitNodeOption && !ps.ExitNode && strings.HasSuffix(ps.DNSName, mullvadSuffix))
 }
 
-// gatherFrom builds the snapshot from st, the DERP map arriving on dmCh and,
-// when nodesCh is not nil, every node from the IPN bus (nil on failure).
+// gatherFrom builds the snapshot from st, the DERP map arriving on dmCh,
+// when nodesCh is not nil every node from the IPN bus (nil on failure),
+// and when hostDone is not nil this host's facts.
 //
 // Long on purpose: one gather's state (the node memo, the WhoIs refusal,
 // warnOnce, the region codes) is shared by every step and its closures; split,
 // each step would take most of it as arguments.
 func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Snapshot, now time.Time, opts GatherOptions,
-	dmCh <-chan derpMapResult, nodesCh <-chan busFirst) (*probes.Snapshot, error) {
+	dmCh <-chan derpMapResult, nodesCh <-chan busFirst, hostDone func(probes.Self) *probes.HostFacts) (*probes.Snapshot, error) {
 	snap := &probes.Snapshot{
 		Time:         now,
 		BackendState: safetext.New(st.BackendState),
@@ -463,8 +476,8 @@ func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Sna
 	for _, h := range st.Health {
 		snap.Self.Health = append(snap.Self.Health, safetext.New(h))
 	}
-	if opts.Host != nil {
-		snap.Self.Host = opts.Host(ctx, snap.Self)
+	if hostDone != nil {
+		snap.Self.Host = hostDone(snap.Self)
 	}
 	mu.Lock()
 	whoisDenied := deniedFlag
