@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"go4.org/mem"
@@ -74,7 +75,48 @@ func ManyPeers(n int) *Fixture {
 		SelfNode *tailcfg.Node
 		Peers    []*tailcfg.Node
 	}{self, peers})
-	return &Fixture{Comment: fmt.Sprintf("%d peers", n), Status: stJSON, WhoIs: whois, DERPMap: dmJSON, NetMap: nmJSON}
+	return &Fixture{Comment: fmt.Sprintf("%d peers", n), Status: stJSON, WhoIs: whois, DERPMap: dmJSON, NetMap: nmJSON,
+		UserMetrics: manyUserMetrics(n)}
+}
+
+// manyUserMetrics is /localapi/v0/usermetrics as tailscaled v1.102.5 and
+// v1.104 serve it (any client may read it): every user metric family
+// they register (magicsock registerMetrics, util/usermetric, health,
+// ipnlocal, net/udprelay) in its expvar exposition form, the traffic
+// counters growing with the n peers. Both daemons serve it; a fixture
+// without it answers 404, which makes a gather ask /metrics as well.
+func manyUserMetrics(n int) string {
+	var b strings.Builder
+	family := func(name, typ, help string) {
+		fmt.Fprintf(&b, "# TYPE %s %s\n# HELP %s %s\n", name, typ, name, help)
+	}
+	family("tailscaled_advertised_routes", "gauge", "Number of advertised network routes (e.g. by a subnet router)")
+	b.WriteString("tailscaled_advertised_routes 0\n")
+	family("tailscaled_approved_routes", "gauge", "Number of approved network routes (e.g. by a subnet router)")
+	b.WriteString("tailscaled_approved_routes 0\n")
+	family("tailscaled_health_messages", "gauge", "Number of health messages broken down by type.")
+	b.WriteString("tailscaled_health_messages{type=\"warning\"} 0\n")
+	family("tailscaled_home_derp_region_id", "gauge", "DERP region ID of this node's home relay server")
+	b.WriteString("tailscaled_home_derp_region_id 1\n")
+	paths := []string{"derp", "direct_ipv4", "direct_ipv6", "peer_relay_ipv4", "peer_relay_ipv6"}
+	for _, f := range []struct{ name, help string }{
+		{"tailscaled_inbound_bytes_total", "Counts the number of bytes received from other peers"},
+		{"tailscaled_inbound_packets_total", "Counts the number of packets received from other peers"},
+		{"tailscaled_outbound_bytes_total", "Counts the number of bytes sent to other peers"},
+		{"tailscaled_outbound_packets_total", "Counts the number of packets sent to other peers"},
+	} {
+		family(f.name, "counter", f.help)
+		for i, p := range paths {
+			fmt.Fprintf(&b, "%s{path=%q} %d\n", f.name, p, (i+1)*n*1000)
+		}
+	}
+	family("tailscaled_inbound_dropped_packets_total", "counter", "Counts the number of dropped packets received by the node from other peers")
+	b.WriteString("tailscaled_inbound_dropped_packets_total{reason=\"error\"} 0\n")
+	family("tailscaled_outbound_dropped_packets_total", "counter", "Counts the number of packets dropped while being sent to other peers")
+	b.WriteString("tailscaled_outbound_dropped_packets_total{reason=\"error\"} 0\n")
+	family("tailscaled_serve_inbound_bytes_total", "counter", "Bytes received from peers on Serve connections for Tailscale Services, labeled by Tailscale Service name.")
+	family("tailscaled_serve_outbound_bytes_total", "counter", "Bytes sent to peers on Serve connections for Tailscale Services, labeled by Tailscale Service name.")
+	return b.String()
 }
 
 func manyIP(i int) netip.Addr { return netip.AddrFrom4([4]byte{100, 64, byte(i >> 8), byte(i)}) }
