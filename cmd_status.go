@@ -98,9 +98,6 @@ func statusCommand() *cli.Command {
 
 // run gathers one snapshot and prints it as a table or JSON.
 func (f *statusFlags) run(ctx context.Context, args []string, stdio cli.IO) error {
-	if f.json {
-		report.WarmJSON()
-	}
 	if len(f.snap.from) > 0 {
 		return f.runFrom(ctx, args, stdio)
 	}

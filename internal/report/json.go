@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tailpath/tailpath/internal/safetext"
 	"github.com/tailpath/tailpath/probes"
 	"github.com/tailpath/tailpath/probes/join"
 )
@@ -24,24 +23,11 @@ import (
 // TestStatusJSONWriterMatchesEncodingJSON compares them on a snapshot
 // with every field of every type set, so a field added to probes.Peer
 // (or to any type below it) that is not written here fails that test.
-// The parts written once (self, regions, warnings, the board, the control
-// API, the snapshot's provenance) and those rare per peer (a ping run, an
-// endpoint change) are still marshalled by encoding/json.
-
-// WarmJSON has encoding/json build, on a goroutine of its own, the
-// encoders of the parts written once that Encode hands it: Self and all it
-// holds (NAT, host facts, the self view, the verdict), the regions, the
-// warnings and the steps to settle. Built on first use they cost a
-// one-shot status --json 1.5-1.8 ms after the gather (docs/perf.md);
-// started before it, they are built while tailscaled answers. Encode is
-// right either way: encoding/json's cache is safe for concurrent use.
-func WarmJSON() {
-	go func() {
-		for _, v := range []any{probes.Self{}, []probes.Region(nil), []safetext.Text(nil), []probes.Step(nil)} {
-			json.Marshal(v)
-		}
-	}()
-}
+// Self, the regions, the warnings and the steps to settle are written
+// here too (json_self.go). The parts a live status rarely holds (the
+// board, the control API, a pasted snapshot's provenance, the evidence
+// of log lines, a ping run, an endpoint change) are still marshalled by
+// encoding/json.
 
 // writeFast writes out as json.MarshalIndent(out, "", "  ")
 // and a newline would, in chunks of about flushSize bytes: one
@@ -87,7 +73,7 @@ func writeFast(w io.Writer, out *Document) error {
 		e.key("backend_state")
 		e.str(out.BackendState)
 		e.key("self")
-		e.any(out.Self)
+		e.self(&out.Self)
 		e.key("peers")
 		if out.Peers == nil {
 			e.null()
@@ -129,11 +115,11 @@ func (e *jsonIndenter) tail(out *Document) {
 	}
 	if len(out.Regions) > 0 {
 		e.key("derp_regions")
-		e.any(out.Regions)
+		jsonList(e, out.Regions, e.region)
 	}
 	if len(out.Warnings) > 0 {
 		e.key("warnings")
-		e.any(out.Warnings)
+		strs(e, out.Warnings)
 	}
 	if out.ControlAPI != nil {
 		e.key("control_api")
@@ -149,7 +135,7 @@ func (e *jsonIndenter) tail(out *Document) {
 	}
 	if len(out.ToSettle) > 0 {
 		e.key("to_settle")
-		e.any(out.ToSettle)
+		jsonList(e, out.ToSettle, e.step)
 	}
 	e.close('}')
 }
