@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"sync"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -97,7 +96,6 @@ func readStatus(ctx context.Context, c LocalClient) (*status, error) {
 var statusDecodeOptions = jsonv1.DefaultOptionsV1()
 
 func readStatusRaw(ctx context.Context, c rawLocalAPI) (*status, error) {
-	warmStatusDecoders()
 	res, err := localGetOK(ctx, c, "/localapi/v0/status")
 	if err != nil {
 		return nil, err
@@ -112,26 +110,6 @@ func readStatusRaw(ctx context.Context, c rawLocalAPI) (*status, error) {
 	}
 	return st, nil
 }
-
-// warmStatusDecoders has json v2 build readStatusRaw's decoders (status,
-// selfLite, peerLite and the types in them), once per process, on a
-// goroutine of its own: the first gather's Status request is then in
-// flight while they are built, instead of the reply waiting for them
-// (about 1 ms on a 2-core machine; docs/perf.md, issue 31). Decoding is
-// right either way: json v2's caches are safe for concurrent use.
-var warmStatusDecoders = sync.OnceFunc(func() {
-	go func() {
-		var st *status
-		jsonv2.Unmarshal([]byte(statusWarmDoc), &st, statusDecodeOptions)
-	}()
-})
-
-// statusWarmDoc is a Status holding every field of selfLite and peerLite.
-const statusWarmDoc = `{"Version":"1.102.5","BackendState":"Running","Health":["x"],
-"Self":{"ID":"n1","NodeID":1,"HostName":"h","DNSName":"h.ts.net.","OS":"linux","TailscaleIPs":["100.64.0.1"],"Relay":"nyc","Addrs":["192.0.2.1:41641"],"CapMap":{"c":null}},
-"Peer":{"nodekey:00":{"ID":"n2","NodeID":2,"HostName":"p","DNSName":"p.ts.net.","OS":"linux","TailscaleIPs":["100.64.0.2"],"PrimaryRoutes":["10.0.0.0/24"],
-"CurAddr":"192.0.2.2:41641","Relay":"nyc","PeerRelay":"","RxBytes":1,"TxBytes":1,"LastSeen":"2026-01-01T00:00:00Z","LastHandshake":"2026-01-01T00:00:00Z",
-"Online":true,"ExitNode":false,"ExitNodeOption":false,"Active":true,"ShareeNode":false,"Expired":false,"KeyExpiry":"2026-01-01T00:00:00Z"}}}`
 
 // peerList is Status.Peer's values in the order they come.
 type peerList []*ipnstate.PeerStatus

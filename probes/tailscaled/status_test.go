@@ -6,13 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"tailscale.com/client/local"
@@ -98,38 +95,6 @@ func projectSelf(ps *ipnstate.PeerStatus) *ipnstate.PeerStatus {
 		panic(err)
 	}
 	return l.to()
-}
-
-// TestStatusWarmDoc: the document that builds readStatusRaw's decoders
-// early decodes as a Status, with every field of selfLite and peerLite
-// set, so none of their decoders is left to the first real reply.
-func TestStatusWarmDoc(t *testing.T) {
-	var st *status
-	if err := jsonv2.Unmarshal([]byte(statusWarmDoc), &st, statusDecodeOptions, jsonv2.RejectUnknownMembers(true)); err != nil {
-		t.Fatal(err)
-	}
-	if st.SelfLite == nil || len(st.Peer) != 1 {
-		t.Fatalf("warm doc: self %v, %d peers; want a self and one peer", st.SelfLite, len(st.Peer))
-	}
-	var lite peerLite
-	var doc struct {
-		Self map[string]jsontext.Value
-		Peer map[string]map[string]jsontext.Value
-	}
-	if err := jsonv2.Unmarshal([]byte(statusWarmDoc), &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		v    any
-		keys map[string]jsontext.Value
-	}{{selfLite{}, doc.Self}, {lite, doc.Peer["nodekey:00"]}} {
-		rt := reflect.TypeOf(c.v)
-		for i := range rt.NumField() {
-			if _, ok := c.keys[rt.Field(i).Name]; !ok {
-				t.Errorf("%s.%s is not in statusWarmDoc", rt.Name(), rt.Field(i).Name)
-			}
-		}
-	}
 }
 
 // TestReadStatusErrors: when the daemon refuses or sends what does not
