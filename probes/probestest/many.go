@@ -71,10 +71,12 @@ func ManyPeers(n int) *Fixture {
 			Nodes: []*tailcfg.DERPNode{{Name: fmt.Sprintf("%da", id), RegionID: id, HostName: code + ".example.com"}}}
 	}
 	dmJSON, _ := json.Marshal(dm)
+	// The netmap carries the DERP map /derpmap answers, as v1.102's does.
 	nmJSON, _ := json.Marshal(struct {
 		SelfNode *tailcfg.Node
 		Peers    []*tailcfg.Node
-	}{self, peers})
+		DERPMap  *tailcfg.DERPMap
+	}{self, peers, dm})
 	return &Fixture{Comment: fmt.Sprintf("%d peers", n), Status: stJSON, WhoIs: whois, DERPMap: dmJSON, NetMap: nmJSON,
 		UserMetrics: manyUserMetrics(n)}
 }

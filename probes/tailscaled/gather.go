@@ -197,17 +197,31 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dmCh := make(chan derpMapResult, 1)
-	go func() {
-		dm, err := c.CurrentDERPMap(ctx)
-		dmCh <- derpMapResult{dm, err}
-	}()
+	askDERPMap := func() {
+		go func() {
+			dm, err := c.CurrentDERPMap(ctx)
+			dmCh <- derpMapResult{dm, err}
+		}()
+	}
 	var nodesCh chan busFirst
 	cold := len(memoOf(prev).nodes) == 0
 	// refused: the daemon refused the netmap watch, now or on this
 	// connection before (a v1.104 daemon); carried to the next snapshot.
 	var refused atomic.Bool
 	refused.Store(memoOf(prev).netmapRefused)
-	if !opts.WhoIsOnly && cold && !refused.Load() {
+	readNetmap := !opts.WhoIsOnly && cold && !refused.Load()
+	// The DERP map comes with the netmap when the bus sends one: v1.102's
+	// initial Notify.NetMap.DERPMap is the map /localapi/v0/derpmap
+	// answers, both the node backend's netMap.DERPMap (ipn/ipnlocal
+	// node_backend.go: DERPMap, and netMapWithPeers' shallow copy). One
+	// request fewer for a one-shot status; asked beside Status otherwise,
+	// and as soon as the bus sends no netmap.
+	_, raw := c.(rawLocalAPI)
+	derpFromBus := readNetmap && raw
+	if !derpFromBus {
+		askDERPMap()
+	}
+	if readNetmap {
 		nodesCh = make(chan busFirst, 1)
 		go func() {
 			// Its own bound, so a stalled watch leaves WhoIs time to
@@ -215,6 +229,13 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 			nctx, cancel := context.WithTimeout(ctx, netmapReadTimeout)
 			defer cancel()
 			first, err := readNetmapNodes(nctx, c)
+			if derpFromBus {
+				if first.derpMap != nil {
+					dmCh <- derpMapResult{first.derpMap, nil}
+				} else {
+					askDERPMap()
+				}
+			}
 			if errors.Is(err, errNetmapRefused) {
 				refused.Store(true)
 				// The states alone, which every daemon since v1.102

@@ -40,6 +40,9 @@ type busFirst struct {
 	nodes   netmapNodes
 	wg      map[string]WireGuardState
 	wgKnown bool
+	// derpMap is the netmap's DERP map (NetworkMap.DERPMap); nil when
+	// the message has no netmap or the netmap none.
+	derpMap *tailcfg.DERPMap
 }
 
 // wgStatesKnown reports whether a daemon of version v (Notify.Version)
@@ -140,14 +143,15 @@ func (e *netmapRefusedError) Unwrap() error { return errNetmapRefused }
 
 // busFirstLite is the IPN bus's first message (ipn.Notify) as far as
 // Gather reads it: the netmap's nodes (netmap.NetworkMap's SelfNode and
-// Peers, each a tailcfg.Node), the peers' WireGuard states, and the
-// error a refusing daemon sends instead.
+// Peers, each a tailcfg.Node) and its DERP map, the peers' WireGuard
+// states, and the error a refusing daemon sends instead.
 type busFirstLite struct {
 	Version    string
 	ErrMessage *string
 	NetMap     *struct {
 		SelfNode *nodeLite
 		Peers    []*nodeLite
+		DERPMap  *tailcfg.DERPMap
 	}
 	// PeerState is ipn.Notify.PeerState (NotifyPeerWireGuardState).
 	PeerState map[string]struct {
@@ -296,6 +300,6 @@ func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI, m ipn.NotifyWatchOpt
 			out["peer:"+string(p.StableID)] = p
 		}
 	}
-	first.nodes = out
+	first.nodes, first.derpMap = out, nm.DERPMap
 	return first, nil
 }

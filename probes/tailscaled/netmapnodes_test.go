@@ -67,16 +67,45 @@ func readOf(n *tailcfg.Node) nodeRead {
 // variedNetmap is ManyPeers(n) with nodes whose read fields vary more:
 // last seen, unknown online state, no Hostinfo, Hostinfo without
 // NetInfo, every NetInfo field, fields Gather does not read.
+// fullDERPMap is a DERP map with every field of tailcfg's DERP types set,
+// as a custom one may set them.
+func fullDERPMap() *tailcfg.DERPMap {
+	dm := &tailcfg.DERPMap{
+		HomeParams:         &tailcfg.DERPHomeParams{RegionScore: map[tscompat.RegionID]float64{1: 0.8, 900: 1.5}},
+		Regions:            map[tscompat.RegionID]*tailcfg.DERPRegion{},
+		OmitDefaultRegions: true,
+	}
+	for i, code := range []string{"nyc", "fra", "home"} {
+		id := []int{1, 2, 900}[i]
+		dm.Regions[tscompat.RegionID(id)] = &tailcfg.DERPRegion{RegionID: tscompat.RegionID(id), RegionCode: code, RegionName: "Region " + code,
+			Latitude: 40.7 + float64(i), Longitude: -74.0 + float64(i), Avoid: i == 1, NoMeasureNoHome: i == 2,
+			Nodes: []*tailcfg.DERPNode{
+				{Name: code + "a", RegionID: tscompat.RegionID(id), HostName: code + ".example.com", CertName: "cert." + code, IPv4: "192.0.2.1", IPv6: "2001:db8::1",
+					STUNPort: 3478, DERPPort: 8443, InsecureForTests: true, STUNTestIP: "192.0.2.9", CanPort80: true},
+				{Name: code + "b", RegionID: tscompat.RegionID(id), HostName: "stun." + code + ".example.com", STUNOnly: true, STUNPort: -1},
+			}}
+	}
+	return dm
+}
+
 func variedNetmap(t *testing.T, n int) *probestest.Fixture {
 	t.Helper()
 	fix := probestest.ManyPeers(n)
 	var nm struct {
 		SelfNode *tailcfg.Node
 		Peers    []*tailcfg.Node
+		DERPMap  *tailcfg.DERPMap
 	}
 	if err := json.Unmarshal(fix.NetMap, &nm); err != nil {
 		t.Fatal(err)
 	}
+	// A DERP map with every field set, in the netmap and at /derpmap.
+	nm.DERPMap = fullDERPMap()
+	dm, err := json.Marshal(nm.DERPMap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix.DERPMap = dm
 	seen := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	for i, p := range nm.Peers {
 		switch i % 5 {
@@ -192,6 +221,14 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 	if n := srv.Requests("whois"); n != 0 {
 		t.Errorf("%d WhoIs requests with the netmap available, want 0", n)
 	}
+	if n := srv.Requests("derpmap"); n != 0 {
+		t.Errorf("%d /derpmap requests with the DERP map in the netmap, want 0", n)
+	}
+	if d, err := c.CurrentDERPMap(ctx); err != nil || lite.derpMap == nil {
+		t.Errorf("DERP map: /derpmap %v, the netmap's %v", err, lite.derpMap)
+	} else if diff := cmp.Diff(d, lite.derpMap); diff != "" {
+		t.Errorf("the netmap's DERP map differs from /derpmap's (-derpmap +netmap):\n%s", diff)
+	}
 	viaWhoIs, err := gatherAt(ctx, c, nil, now, GatherOptions{WhoIsOnly: true, AllNodes: true, WireGuard: lite.wg})
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +238,9 @@ func TestNetmapLiteMatchesBus(t *testing.T) {
 	}
 	if diff := cmp.Diff(viaWhoIs.Self, viaLite.Self, cmpOpts...); diff != "" {
 		t.Errorf("self differs (-whois +lite):\n%s", diff)
+	}
+	if diff := cmp.Diff(viaWhoIs.Regions, viaLite.Regions); diff != "" || len(viaLite.Regions) != 3 {
+		t.Errorf("regions (%d) differ (-whois and /derpmap +the netmap's):\n%s", len(viaLite.Regions), diff)
 	}
 }
 
@@ -215,6 +255,54 @@ func TestNetmapLiteNoNetmap(t *testing.T) {
 	for _, lc := range []LocalClient{c, busOnly{c}} {
 		if first, err := readNetmapNodes(context.Background(), lc); err == nil {
 			t.Errorf("%T: %d nodes, no error", lc, len(first.nodes))
+		}
+	}
+}
+
+// TestGatherDERPMapWithoutNetmap: when the bus sends no DERP map (a
+// netmap without one, no netmap, a daemon refusing the watch), a cold
+// gather asks /derpmap once and has the same regions.
+func TestGatherDERPMapWithoutNetmap(t *testing.T) {
+	full := probestest.ManyPeers(3)
+	var nm map[string]json.RawMessage
+	if err := json.Unmarshal(full.NetMap, &nm); err != nil {
+		t.Fatal(err)
+	}
+	delete(nm, "DERPMap")
+	noDERP, err := json.Marshal(nm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	srv := probestest.New(t, full)
+	want, err := gatherAt(ctx, NewClient(srv.Socket), nil, now, GatherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Requests("derpmap"); n != 0 || len(want.Regions) != 3 {
+		t.Fatalf("the DERP map from the netmap: %d regions, %d /derpmap requests; want 3 and none", len(want.Regions), n)
+	}
+	for name, change := range map[string]func(*probestest.Fixture){
+		"netmap without a DERP map": func(f *probestest.Fixture) { f.NetMap = noDERP },
+		"no netmap":                 func(f *probestest.Fixture) { f.NetMap = nil },
+		"v1.104":                    func(f *probestest.Fixture) { f.Daemon = probestest.Daemon104 },
+	} {
+		fix := probestest.ManyPeers(3)
+		change(fix)
+		srv := probestest.New(t, fix)
+		got, err := gatherAt(ctx, NewClient(srv.Socket), nil, now, GatherOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := srv.Requests("derpmap"); n != 1 {
+			t.Errorf("%s: %d /derpmap requests, want 1", name, n)
+		}
+		if diff := cmp.Diff(want.Regions, got.Regions); diff != "" {
+			t.Errorf("%s: regions differ (-from the netmap +from /derpmap):\n%s", name, diff)
+		}
+		if len(got.Warnings) != 0 {
+			t.Errorf("%s: warnings %v", name, got.Warnings)
 		}
 	}
 }
