@@ -83,10 +83,14 @@ type setElems struct {
 
 // readRuleset reads the ip and inet tables' chains, rules and sets.
 func readRuleset() (*ruleset, error) {
-	c, err := nftables.New()
+	// One netlink socket for every list below: without AsLasting each
+	// opens its own, a dozen or more on a host whose containers have
+	// chains of their own.
+	c, err := nftables.New(nftables.AsLasting())
 	if err != nil {
 		return nil, err
 	}
+	defer c.CloseLasting()
 	rs := &ruleset{rules: map[chainKey][]*nftables.Rule{}, sets: map[setKey]*setElems{}, chains: map[chainKey]*nftables.Chain{}}
 	for _, fam := range []nftables.TableFamily{nftables.TableFamilyINet, nftables.TableFamilyIPv4} {
 		chains, err := c.ListChainsOfTableFamily(fam)

@@ -30,50 +30,37 @@ import (
 // what cannot be read is said in the facts.
 //
 // It begins the reads, none of which needs self (the interfaces, the
-// neighbour table, the ruleset), each on a goroutine of its own, and
-// returns the function that waits for them and finishes the facts for
-// self: which interface is tailscaled's tunnel, its port and the
-// firewall's verdict for it. A gather calls Start beside tailscaled's
+// neighbour table, the ruleset), one after another on a goroutine of its
+// own (each is a netlink dump or a few: under a millisecond), and returns
+// the function that waits for them and finishes the facts for self: which
+// interface is tailscaled's tunnel, its port and the firewall's verdict
+// for it. A gather calls Start beside tailscaled's
 // Status and the finish once Status has named self (GatherOptions.Host),
 // so the reads cost it no time. The finish may be called once; not
 // calling it leaves the reads to end on their own.
 func Start(ctx context.Context) func(self probes.Self) *probes.HostFacts {
-	at := time.Now()
-	type ifsRead struct {
-		ifs []probes.Interface
-		err error
-	}
-	ifsCh := make(chan ifsRead, 1)
+	h := &probes.HostFacts{At: time.Now()}
+	var rs *firewall.Ruleset
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		ifs, err := interfaces()
-		ifsCh <- ifsRead{ifs, err}
-	}()
-	type nbRead struct {
-		nb  []netip.Addr
-		err error
-	}
-	nbCh := make(chan nbRead, 1)
-	go func() {
-		nb, err := neighbors()
-		nbCh <- nbRead{nb, err}
-	}()
-	// The ruleset is read whatever the port; judged only when one is
-	// known.
-	fwCh := make(chan *firewall.Ruleset, 1)
-	go func() { fwCh <- firewall.ReadRuleset() }()
-	return func(self probes.Self) *probes.HostFacts {
-		h := &probes.HostFacts{At: at}
-		ir := <-ifsCh
-		if ir.err != nil {
-			h.InterfacesErr = safetext.New(ir.err.Error())
+		if err != nil {
+			h.InterfacesErr = safetext.New(err.Error())
 		}
-		h.Interfaces = markTailscale(ir.ifs, self.TailscaleIPs)
-		if nr := <-nbCh; nr.err != nil {
-			h.NeighborsErr = safetext.New(nr.err.Error())
+		h.Interfaces = ifs
+		if nb, err := neighbors(); err != nil {
+			h.NeighborsErr = safetext.New(err.Error())
 		} else {
-			h.Neighbors, h.NeighborsRead = nr.nb, true
+			h.Neighbors, h.NeighborsRead = nb, true
 		}
-		rs := <-fwCh
+		// The ruleset is read whatever the port; judged only when one
+		// is known.
+		rs = firewall.ReadRuleset()
+	}()
+	return func(self probes.Self) *probes.HostFacts {
+		<-done
+		h.Interfaces = markTailscale(h.Interfaces, self.TailscaleIPs)
 		if port := Port(self.Endpoints, h.Interfaces); port != 0 && ctx.Err() == nil {
 			res, err := rs.InboundUDP(port)
 			if !errors.Is(err, firewall.ErrNotSupported) {
