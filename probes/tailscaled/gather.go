@@ -264,8 +264,9 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	}
 	// The traffic counters by path (traffic.go), beside Status too.
 	trCh := make(chan trafficResult, 1)
+	trMemo, trNow := memoOf(prev).traffic, now // now is set below when zero
 	go func() {
-		t, m := readTraffic(ctx, c, memoOf(prev).traffic, now)
+		t, m := readTraffic(ctx, c, trMemo, trNow)
 		trCh <- trafficResult{t, m}
 	}()
 	st, err := readStatus(ctx, c)
@@ -336,28 +337,6 @@ func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Sna
 		if !warnOnce[s] {
 			warnOnce[s] = true
 			snap.Warnings = append(snap.Warnings, safetext.New(s))
-		}
-	}
-
-	noSTUN, noSTUN6 := false, false
-	var stunServers, derpRegions int
-	if r := <-dmCh; r.err != nil {
-		warn("DERP map: " + whyText(r.err))
-	} else if dm := r.dm; dm != nil {
-		noSTUN, noSTUN6 = stunDisabled(dm), stun6Disabled(dm)
-		stunServers, derpRegions = derpMapCounts(dm)
-		for rid, r := range dm.Regions {
-			id := tscompat.IntRegionID(rid)
-			if r == nil || id == 0 {
-				continue
-			}
-			snap.Regions[id] = regionOf(dm, r, id)
-		}
-	}
-	codeToID := make(map[safetext.Text]int, len(snap.Regions))
-	for id, r := range snap.Regions {
-		if r.Code != "" { // a region known by id only (pasted logs) has no code to match
-			codeToID[r.Code] = id
 		}
 	}
 
@@ -452,6 +431,50 @@ func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Sna
 		return n
 	}
 
+	// Our own node, asked while the DERP map arrives: WhoIs of our
+	// address when the bus brought none (a v1.104 daemon), so that
+	// request is not left until after the map.
+	selfCh := make(chan *nodeLite, 1)
+	if s := st.Self; s != nil && len(s.TailscaleIPs) > 0 {
+		if bulk[""] != nil {
+			selfCh <- nodeFor("", s.TailscaleIPs[0], true)
+		} else {
+			go func() { selfCh <- nodeFor("", s.TailscaleIPs[0], true) }()
+		}
+	} else {
+		selfCh <- nil
+	}
+
+	noSTUN, noSTUN6 := false, false
+	var stunServers, derpRegions int
+	if r := <-dmCh; r.err != nil {
+		// First, as when nothing ran beside it: the WhoIs of our own
+		// node may have warned already.
+		w := "DERP map: " + whyText(r.err)
+		warnMu.Lock()
+		if !warnOnce[w] {
+			warnOnce[w] = true
+			snap.Warnings = slices.Insert(snap.Warnings, 0, safetext.New(w))
+		}
+		warnMu.Unlock()
+	} else if dm := r.dm; dm != nil {
+		noSTUN, noSTUN6 = stunDisabled(dm), stun6Disabled(dm)
+		stunServers, derpRegions = derpMapCounts(dm)
+		for rid, r := range dm.Regions {
+			id := tscompat.IntRegionID(rid)
+			if r == nil || id == 0 {
+				continue
+			}
+			snap.Regions[id] = regionOf(dm, r, id)
+		}
+	}
+	codeToID := make(map[safetext.Text]int, len(snap.Regions))
+	for id, r := range snap.Regions {
+		if r.Code != "" { // a region known by id only (pasted logs) has no code to match
+			codeToID[r.Code] = id
+		}
+	}
+
 	// Self.
 	if s := st.Self; s != nil {
 		snap.Self = probes.Self{
@@ -473,15 +496,13 @@ func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Sna
 			STUNServers:   stunServers,
 			DERPRegions:   derpRegions,
 		}
-		if len(s.TailscaleIPs) > 0 {
-			if n := nodeFor("", s.TailscaleIPs[0], true); n != nil {
-				if len(snap.Self.Endpoints) == 0 {
-					snap.Self.Endpoints = slices.Clone(n.Endpoints)
-				}
-				if ni := n.netInfo(); ni != nil {
-					snap.Self.NAT = natFromNetInfo(ni)
-					snap.Self.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP)
-				}
+		if n := <-selfCh; n != nil {
+			if len(snap.Self.Endpoints) == 0 {
+				snap.Self.Endpoints = slices.Clone(n.Endpoints)
+			}
+			if ni := n.netInfo(); ni != nil {
+				snap.Self.NAT = natFromNetInfo(ni)
+				snap.Self.HomeDERP = tscompat.IntRegionID(ni.PreferredDERP)
 			}
 		}
 		// Status.Self.Relay is current; NetInfo.PreferredDERP (as control
