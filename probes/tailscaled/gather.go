@@ -359,22 +359,32 @@ func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Sna
 	var mu sync.Mutex
 	var deniedFlag bool
 	raw, _ := c.(rawLocalAPI)
+	// cachedIn is id's answer cached in prev: fresh (younger than
+	// WhoIsMaxAge), else stale; zero when prev holds none (or NoCache).
+	cachedIn := func(id string) (fresh, stale cachedNode) {
+		if prev == nil || opts.NoCache {
+			return
+		}
+		cn, ok := prevNodes[id]
+		if !ok || cn.node == nil {
+			return
+		}
+		if age := now.Sub(cn.at); age < WhoIsMaxAge && age >= 0 {
+			return cn, cachedNode{}
+		}
+		return cachedNode{}, cn
+	}
 	// nodeFor is id's node ("" ourselves, "peer:<stable id>"): a fresh
 	// answer cached in prev, the netmap's, else, when ask, WhoIs of ip;
 	// not asking, an older cached answer serves (display only: no
 	// verdict reads it, needsNode).
 	nodeFor := func(id string, ip netip.Addr, ask bool) *nodeLite {
-		var stale cachedNode
-		if prev != nil && !opts.NoCache {
-			if cn, ok := prevNodes[id]; ok && cn.node != nil {
-				if age := now.Sub(cn.at); age < WhoIsMaxAge && age >= 0 {
-					mu.Lock()
-					m.nodes[id] = cn
-					mu.Unlock()
-					return cn.node
-				}
-				stale = cn
-			}
+		fresh, stale := cachedIn(id)
+		if fresh.node != nil {
+			mu.Lock()
+			m.nodes[id] = fresh
+			mu.Unlock()
+			return fresh.node
 		}
 		if n := bulk[id]; n != nil {
 			mu.Lock()
@@ -429,6 +439,13 @@ func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Sna
 		m.nodes[id] = cachedNode{node: n, at: now}
 		mu.Unlock()
 		return n
+	}
+
+	// nodeHeld reports whether nodeFor(id, …, true) answers without a
+	// request: a fresh answer cached in prev, or the netmap's.
+	nodeHeld := func(id string) bool {
+		fresh, _ := cachedIn(id)
+		return fresh.node != nil || bulk[id] != nil
 	}
 
 	// Our own node, asked while the DERP map arrives: WhoIs of our
@@ -571,41 +588,56 @@ func gatherFrom(ctx context.Context, c LocalClient, st *status, prev *probes.Sna
 	}
 	snap.Peers = make([]probes.Peer, len(pss))
 	ask := askNodes(pss, opts, prevNodes, bulk, now)
-	// whoisParallel workers take the peers in turn: as many WhoIs at once
-	// as before, without a goroutine (and its stack growth) per peer.
+	// Workers take the peers in turn: as many WhoIs at once as there are
+	// peers to ask (whoisParallel at most), without a goroutine (and its
+	// stack growth) per peer. When no peer's node needs a request (the
+	// netmap or prev holds every one asked), the peers are built here.
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(whoisParallel, len(pss)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(pss) {
-					return
-				}
-				ps := pss[i]
-				var node *nodeLite
-				if len(ps.TailscaleIPs) > 0 {
-					node = nodeFor("peer:"+string(ps.ID), ps.TailscaleIPs[0], ask[i])
-				}
-				snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
-				if wgStates != nil {
-					p := &snap.Peers[i]
-					w, ok := wgStates[string(ps.ID)]
-					if !ok {
-						w = WireGuardState{State: probes.WGNone}
-					}
-					p.WireGuard, p.WireGuardSince = safetext.New(w.State), w.Since
-				}
-				if node != nil {
-					p := &snap.Peers[i]
-					p.PeerSide = peerSideOf(p, node, snap.Regions)
-				}
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(pss) {
+				return
 			}
-		}()
+			ps := pss[i]
+			var node *nodeLite
+			if len(ps.TailscaleIPs) > 0 {
+				node = nodeFor("peer:"+string(ps.ID), ps.TailscaleIPs[0], ask[i])
+			}
+			snap.Peers[i] = buildPeer(ps, node, snap.Regions, codeToID, now)
+			if wgStates != nil {
+				p := &snap.Peers[i]
+				w, ok := wgStates[string(ps.ID)]
+				if !ok {
+					w = WireGuardState{State: probes.WGNone}
+				}
+				p.WireGuard, p.WireGuardSince = safetext.New(w.State), w.Since
+			}
+			if node != nil {
+				p := &snap.Peers[i]
+				p.PeerSide = peerSideOf(p, node, snap.Regions)
+			}
+		}
 	}
-	wg.Wait()
+	requests := 0
+	for i, ps := range pss {
+		if ask[i] && len(ps.TailscaleIPs) > 0 && !nodeHeld("peer:"+string(ps.ID)) {
+			requests++
+		}
+	}
+	if requests == 0 {
+		work()
+	} else {
+		var wg sync.WaitGroup
+		for range min(whoisParallel, requests) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				work()
+			}()
+		}
+		wg.Wait()
+	}
 	if opts.APIStatus != nil {
 		snap.ControlAPI = probes.MatchPeerFacts(snap, opts.PeerFacts, *opts.APIStatus)
 	}
