@@ -262,13 +262,7 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	if opts.Host != nil {
 		hostDone = opts.Host(ctx)
 	}
-	// The traffic counters by path (traffic.go), beside Status too.
-	trCh := make(chan trafficResult, 1)
-	trMemo, trNow := memoOf(prev).traffic, now // now is set below when zero
-	go func() {
-		t, m := readTraffic(ctx, c, trMemo, trNow)
-		trCh <- trafficResult{t, m}
-	}()
+	trNow := now // the traffic counters' date: now is set below when zero
 	st, err := readStatus(ctx, c)
 	if err != nil {
 		return nil, ConnectError(err, socketOf(c))
@@ -276,6 +270,16 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	if st == nil {
 		return nil, ConnectError(&jsonSyntaxError{errors.New("empty status reply")}, socketOf(c))
 	}
+	// The traffic counters by path (traffic.go): asked once Status is
+	// read, on the connection it leaves idle, while the gather waits for
+	// the bus and the DERP map; a connection of their own beside Status
+	// cost a dial and the daemon an accept for a reply of a few hundred
+	// bytes.
+	trCh := make(chan trafficResult, 1)
+	go func() {
+		t, m := readTraffic(ctx, c, memoOf(prev).traffic, trNow)
+		trCh <- trafficResult{t, m}
+	}()
 	if now.IsZero() {
 		now = time.Now()
 	}
