@@ -2,8 +2,8 @@
 // does with a new inbound UDP packet to one port: accepted, dropped, or
 // unknown (not root, legacy iptables tables loaded, or a rule that matches
 // on something tailpath cannot judge). iptables-nft rules live in nftables
-// too, so they are read as well. Linux only: elsewhere InboundUDP returns
-// ErrNotSupported. It never changes a rule.
+// too, so they are read as well. Linux only: elsewhere a Ruleset's
+// InboundUDP returns ErrNotSupported. It never changes a rule.
 //
 // tailpath uses it as evidence for local-inbound-udp-blocked: a host with
 // a public address on its own interface goes direct with any peer unless
@@ -44,16 +44,6 @@ type Result struct {
 // ErrNotSupported is returned by InboundUDP off Linux.
 var ErrNotSupported = errors.New("firewall: reading the packet filter needs Linux (nftables); not supported on " + runtime.GOOS)
 
-// InboundUDP reads this host's nftables ruleset (IPv4: tables of the ip
-// and inet families, base chains of type filter on the prerouting and
-// input hooks) and judges a new inbound UDP packet to port, and a reply
-// to one this host sent. It needs CAP_NET_ADMIN (root) to read the
-// ruleset: without it the Result is Unknown with the reason, not an
-// error. Errors: ErrNotSupported off Linux.
-func InboundUDP(port uint16) (Result, error) {
-	return ReadRuleset().InboundUDP(port)
-}
-
 // Ruleset is this host's ruleset as ReadRuleset read it, to judge a port
 // later: a gather reads it beside tailscaled's Status, before the port is
 // known (probes/hostnet).
@@ -61,14 +51,19 @@ type Ruleset struct {
 	judge func(port uint16) (Result, error)
 }
 
-// ReadRuleset reads the ruleset InboundUDP judges (and whether legacy
-// iptables tables are loaded). What it cannot read is said by the
-// Ruleset's InboundUDP, as InboundUDP says it.
+// ReadRuleset reads this host's nftables ruleset (IPv4: tables of the ip
+// and inet families, base chains of type filter on the prerouting and
+// input hooks, every chain's rules and the sets they look up) and whether
+// legacy iptables tables are loaded, over one netlink socket. What it
+// cannot read is said by InboundUDP's Result.
 func ReadRuleset() *Ruleset {
 	return &Ruleset{judge: readRules()}
 }
 
-// InboundUDP is InboundUDP(port) judged on r.
+// InboundUDP judges, on r, a new inbound UDP packet to port, and a reply
+// to one this host sent. Reading the ruleset needs CAP_NET_ADMIN (root):
+// without it the Result is Unknown with the reason, not an error.
+// Errors: ErrNotSupported off Linux.
 func (r *Ruleset) InboundUDP(port uint16) (Result, error) {
 	return r.judge(port)
 }

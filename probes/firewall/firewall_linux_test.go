@@ -172,7 +172,7 @@ func runChild(t *testing.T, name string) {
 				t.Fatalf("iptables %v: %v\n%s", args, err, out)
 			}
 		}
-		got, err := InboundUDP(41641)
+		got, err := ReadRuleset().InboundUDP(41641)
 		if err != nil {
 			t.Fatal(err)
 		}

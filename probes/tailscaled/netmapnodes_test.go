@@ -68,7 +68,7 @@ func readOf(n *tailcfg.Node) nodeRead {
 // last seen, unknown online state, no Hostinfo, Hostinfo without
 // NetInfo, every NetInfo field, fields Gather does not read.
 // fullDERPMap is a DERP map with every field of tailcfg's DERP types set,
-// as a custom one may set them.
+// as a custom one may set them (but the deprecated DERPRegion.Avoid).
 func fullDERPMap() *tailcfg.DERPMap {
 	dm := &tailcfg.DERPMap{
 		HomeParams:         &tailcfg.DERPHomeParams{RegionScore: map[tscompat.RegionID]float64{1: 0.8, 900: 1.5}},
@@ -78,7 +78,7 @@ func fullDERPMap() *tailcfg.DERPMap {
 	for i, code := range []string{"nyc", "fra", "home"} {
 		id := []int{1, 2, 900}[i]
 		dm.Regions[tscompat.RegionID(id)] = &tailcfg.DERPRegion{RegionID: tscompat.RegionID(id), RegionCode: code, RegionName: "Region " + code,
-			Latitude: 40.7 + float64(i), Longitude: -74.0 + float64(i), Avoid: i == 1, NoMeasureNoHome: i == 2,
+			Latitude: 40.7 + float64(i), Longitude: -74.0 + float64(i), NoMeasureNoHome: i == 2,
 			Nodes: []*tailcfg.DERPNode{
 				{Name: code + "a", RegionID: tscompat.RegionID(id), HostName: code + ".example.com", CertName: "cert." + code, IPv4: "192.0.2.1", IPv6: "2001:db8::1",
 					STUNPort: 3478, DERPPort: 8443, InsecureForTests: true, STUNTestIP: "192.0.2.9", CanPort80: true},
