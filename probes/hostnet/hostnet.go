@@ -29,37 +29,31 @@ import (
 // (Linux; nil elsewhere or when the port is unknown). They never fail:
 // what cannot be read is said in the facts.
 //
-// It begins the reads, none of which needs self (the interfaces, the
-// neighbour table, the ruleset), one after another on a goroutine of its
-// own (each is a netlink dump or a few: under a millisecond), and returns
-// the function that waits for them and finishes the facts for self: which
-// interface is tailscaled's tunnel, its port and the firewall's verdict
-// for it. A gather calls Start beside tailscaled's
-// Status and the finish once Status has named self (GatherOptions.Host),
-// so the reads cost it no time. The finish may be called once; not
-// calling it leaves the reads to end on their own.
+// It makes the reads, none of which needs self (the interfaces, the
+// neighbour table, the ruleset; each a netlink dump or a few, under a
+// millisecond), on the calling goroutine, so in its thread's network
+// namespace (a caller that moved its thread into another namespace reads
+// that namespace's host), and returns the function that finishes the
+// facts for self: which interface is tailscaled's tunnel, its port and
+// the firewall's verdict for it (no I/O). A gather calls Start while its
+// Status request is in flight, and the finish once Status has named
+// self (GatherOptions.Host), so the reads cost it no time.
 func Start(ctx context.Context) func(self probes.Self) *probes.HostFacts {
 	h := &probes.HostFacts{At: time.Now()}
-	var rs *firewall.Ruleset
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ifs, err := interfaces()
-		if err != nil {
-			h.InterfacesErr = safetext.New(err.Error())
-		}
-		h.Interfaces = ifs
-		if nb, err := neighbors(); err != nil {
-			h.NeighborsErr = safetext.New(err.Error())
-		} else {
-			h.Neighbors, h.NeighborsRead = nb, true
-		}
-		// The ruleset is read whatever the port; judged only when one
-		// is known.
-		rs = firewall.ReadRuleset()
-	}()
+	ifs, err := interfaces()
+	if err != nil {
+		h.InterfacesErr = safetext.New(err.Error())
+	}
+	h.Interfaces = ifs
+	if nb, err := neighbors(); err != nil {
+		h.NeighborsErr = safetext.New(err.Error())
+	} else {
+		h.Neighbors, h.NeighborsRead = nb, true
+	}
+	// The ruleset is read whatever the port; judged only when one is
+	// known.
+	rs := firewall.ReadRuleset()
 	return func(self probes.Self) *probes.HostFacts {
-		<-done
 		h.Interfaces = markTailscale(h.Interfaces, self.TailscaleIPs)
 		if port := Port(self.Endpoints, h.Interfaces); port != 0 && ctx.Err() == nil {
 			res, err := rs.InboundUDP(port)
@@ -74,8 +68,8 @@ func Start(ctx context.Context) func(self probes.Self) *probes.HostFacts {
 // Reader returns a GatherOptions.Host function that reads at most once
 // every maxAge (a dashboard gathers every 2 s; the interfaces and the
 // ruleset change rarely), reading again at once when tailscaled's port
-// or addresses change. It starts the reads beside Status only when the
-// last facts are older than maxAge.
+// or addresses change. It reads as the gather begins (beside Status) only
+// when the last facts are older than maxAge.
 func Reader(maxAge time.Duration) func(context.Context) func(probes.Self) *probes.HostFacts {
 	var mu sync.Mutex
 	var last *probes.HostFacts

@@ -164,15 +164,16 @@ type GatherOptions struct {
 	// goroutine.
 	Early func(*probes.Snapshot)
 	// Host, when set, reads this host's facts (probes/hostnet: interfaces,
-	// the nftables ruleset for tailscaled's port): called as the gather
-	// begins, it starts the reads that need no Self beside Status; the
-	// function it returns finishes them once Self is known, and its result
-	// becomes Self.Host. nil reads nothing.
+	// the nftables ruleset for tailscaled's port): called on the gather's
+	// goroutine while Status is in flight, it makes the reads that need
+	// no Self; the function it returns finishes them once Self is known,
+	// and its result becomes Self.Host. nil reads nothing.
 	Host HostReader
 }
 
 // HostReader reads this host's facts in two steps (hostnet.Start): the
-// call starts what needs no Self, the function it returns finishes the
+// call reads what needs no Self (on the gather's goroutine, in its
+// thread's network namespace), the function it returns finishes the
 // facts for Self.
 type HostReader func(ctx context.Context) func(self probes.Self) *probes.HostFacts
 
@@ -257,13 +258,25 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 			nodesCh <- first
 		}()
 	}
-	// This host's facts that need no Self, beside Status too.
+	// Status on a goroutine of its own, while this one reads the host's
+	// facts that need no Self: they are read on the calling goroutine, in
+	// its thread's network namespace (hostnet.Start).
+	type statusResult struct {
+		st  *status
+		err error
+	}
+	stCh := make(chan statusResult, 1)
+	go func() {
+		st, err := readStatus(ctx, c)
+		stCh <- statusResult{st, err}
+	}()
 	var hostDone func(probes.Self) *probes.HostFacts
 	if opts.Host != nil {
 		hostDone = opts.Host(ctx)
 	}
 	trNow := now // the traffic counters' date: now is set below when zero
-	st, err := readStatus(ctx, c)
+	sr := <-stCh
+	st, err := sr.st, sr.err
 	if err != nil {
 		return nil, ConnectError(err, socketOf(c))
 	}
