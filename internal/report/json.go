@@ -433,23 +433,8 @@ func (e *jsonIndenter) nat(n *probes.NATInfo) {
 	e.boolPtr(n.PCP)
 	e.optStr("link_type", string(n.LinkType))
 	if len(n.DERPLatency) > 0 {
-		// encoding/json sorts a map's keys as the strings they become.
 		e.key("derp_latency")
-		var buf [8]int
-		ids := buf[:0]
-		for id := range n.DERPLatency {
-			ids = append(ids, id)
-		}
-		slices.SortFunc(ids, func(a, b int) int { return compareDecimal(a, b) })
-		e.open('{')
-		for _, id := range ids {
-			e.next()
-			e.b = append(e.b, '"')
-			e.b = strconv.AppendInt(e.b, int64(id), 10)
-			e.b = append(e.b, '"', ':', ' ')
-			e.int(int64(n.DERPLatency[id]))
-		}
-		e.close('}')
+		e.latencies(n.DERPLatency)
 	}
 	if n.FromCLI {
 		e.key("from_cli")
