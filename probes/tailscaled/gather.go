@@ -274,7 +274,6 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	if opts.Host != nil {
 		hostDone = opts.Host(ctx)
 	}
-	trNow := now // the traffic counters' date: now is set below when zero
 	sr := <-stCh
 	st, err := sr.st, sr.err
 	if err != nil {
@@ -289,10 +288,10 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	// cost a dial and the daemon an accept for a reply of a few hundred
 	// bytes.
 	trCh := make(chan trafficResult, 1)
-	go func() {
-		t, m := readTraffic(ctx, c, memoOf(prev).traffic, trNow)
+	go func(now time.Time) { // now as given: zero dates them by their reply
+		t, m := readTraffic(ctx, c, memoOf(prev).traffic, now)
 		trCh <- trafficResult{t, m}
-	}()
+	}(now)
 	if now.IsZero() {
 		now = time.Now()
 	}
