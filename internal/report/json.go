@@ -36,6 +36,17 @@ import (
 // value encoding/json refuses: a NaN rate, a year past 9999) is returned
 // after the chunks written before it.
 func writeFast(w io.Writer, out *Document) error {
+	if len(out.Peers) <= inlinePeers {
+		// A document of a few peers is one chunk: laid out here and
+		// written once, without a goroutine to grow a stack for it.
+		e := &jsonIndenter{b: make([]byte, 0, 8<<10+4<<10*len(out.Peers))}
+		e.document(out, nil)
+		if e.err != nil {
+			return e.err
+		}
+		_, err := w.Write(e.b)
+		return err
+	}
 	const inFlight = 3
 	full := make(chan []byte, inFlight)
 	free := make(chan []byte, inFlight)
@@ -67,30 +78,9 @@ func writeFast(w io.Writer, out *Document) error {
 				return false
 			}
 		}
-		e.open('{')
-		e.key("time")
-		e.time(out.Time)
-		e.key("backend_state")
-		e.str(out.BackendState)
-		e.key("self")
-		e.self(&out.Self)
-		e.key("peers")
-		if out.Peers == nil {
-			e.null()
-		} else {
-			e.open('[')
-			for i := range out.Peers {
-				e.next()
-				e.peer(&out.Peers[i])
-				if len(e.b) >= flushSize && !emit() {
-					return
-				}
-			}
-			e.close(']')
+		if e.document(out, emit) {
+			emit()
 		}
-		e.tail(out)
-		e.b = append(e.b, '\n')
-		emit()
 	}()
 	var err error
 	for b := range full {
@@ -106,6 +96,39 @@ func writeFast(w io.Writer, out *Document) error {
 	}
 	return encErr
 }
+
+// document lays out out and a newline; after each peer that fills a
+// chunk it calls emit, if given, and stops when emit says false.
+func (e *jsonIndenter) document(out *Document, emit func() bool) bool {
+	e.open('{')
+	e.key("time")
+	e.time(out.Time)
+	e.key("backend_state")
+	e.str(out.BackendState)
+	e.key("self")
+	e.self(&out.Self)
+	e.key("peers")
+	if out.Peers == nil {
+		e.null()
+	} else {
+		e.open('[')
+		for i := range out.Peers {
+			e.next()
+			e.peer(&out.Peers[i])
+			if emit != nil && len(e.b) >= flushSize && !emit() {
+				return false
+			}
+		}
+		e.close(']')
+	}
+	e.tail(out)
+	e.b = append(e.b, '\n')
+	return true
+}
+
+// inlinePeers is the most peers writeFast lays out on the calling
+// goroutine, in one chunk; a document of 16 peers is about 40 KB.
+const inlinePeers = 16
 
 // tail writes Document's members after "peers".
 func (e *jsonIndenter) tail(out *Document) {

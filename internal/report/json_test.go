@@ -314,6 +314,14 @@ func TestStatusJSONWriterStops(t *testing.T) {
 			t.Errorf("writer failing after %d bytes: %v, want its error", n, err)
 		}
 	}
+	// A document of a few peers is laid out inline, in one chunk.
+	small := Of(manySnapshot(t, 4))
+	if len(small.Peers) > inlinePeers {
+		t.Fatalf("%d peers, want at most %d", len(small.Peers), inlinePeers)
+	}
+	if err := Encode(&failingWriter{n: 10}, small); err == nil || err.Error() != "disk full" {
+		t.Errorf("4 peers, writer failing after 10 bytes: %v, want its error", err)
+	}
 	out.Peers[len(out.Peers)-1].TxRate = math.NaN()
 	var got bytes.Buffer
 	if err := Encode(&got, out); err == nil {
