@@ -266,10 +266,23 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 		err error
 	}
 	stCh := make(chan statusResult, 1)
-	go func() {
+	// The traffic counters by path (traffic.go): asked by the same
+	// goroutine once Status is read, on the connection it leaves idle,
+	// while the gather waits for the bus and the DERP map. A connection
+	// of their own beside Status cost a dial and the daemon an accept for
+	// a reply of a few hundred bytes, and a goroutine of their own grew a
+	// second stack for what this one's has room for.
+	trCh := make(chan trafficResult, 1)
+	go func(now time.Time) { // now as given: zero dates them by their reply
 		st, err := readStatus(ctx, c)
 		stCh <- statusResult{st, err}
-	}()
+		if err != nil || st == nil {
+			trCh <- trafficResult{}
+			return
+		}
+		t, m := readTraffic(ctx, c, memoOf(prev).traffic, now)
+		trCh <- trafficResult{t, m}
+	}(now)
 	var hostDone func(probes.Self) *probes.HostFacts
 	if opts.Host != nil {
 		hostDone = opts.Host(ctx)
@@ -282,16 +295,6 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	if st == nil {
 		return nil, ConnectError(&jsonSyntaxError{errors.New("empty status reply")}, socketOf(c))
 	}
-	// The traffic counters by path (traffic.go): asked once Status is
-	// read, on the connection it leaves idle, while the gather waits for
-	// the bus and the DERP map; a connection of their own beside Status
-	// cost a dial and the daemon an accept for a reply of a few hundred
-	// bytes.
-	trCh := make(chan trafficResult, 1)
-	go func(now time.Time) { // now as given: zero dates them by their reply
-		t, m := readTraffic(ctx, c, memoOf(prev).traffic, now)
-		trCh <- trafficResult{t, m}
-	}(now)
 	if now.IsZero() {
 		now = time.Now()
 	}
