@@ -52,6 +52,9 @@ panes; the host's TCP tuning is the last pane. S saves a snapshot of the
 evidence; --from FILE shows a saved one (or pasted tailscale output),
 read-only.`
 
+// dashboardShort is the dashboard's line in tailpath's usage.
+const dashboardShort = "the dashboard: peers, paths and why relayed (default)"
+
 func dashboardCommand() *cli.Command {
 	var f dashboardFlags
 	fs := cli.NewFlagSet("tailpath")
@@ -63,7 +66,7 @@ func dashboardCommand() *cli.Command {
 	f.registerDevice(fs)
 	return &cli.Command{
 		Name:  "",
-		Short: "the dashboard: peers, paths and why relayed (default)",
+		Short: dashboardShort,
 		Usage: dashboardUsage,
 		Flags: fs,
 		Run:   f.run,

@@ -40,6 +40,9 @@ Only builds with the demo tag have it: the lab links Tailscale's own node
 (tsnet, with gVisor's network stack), which everyday builds leave out.
 From a checkout: go run -tags demo . demo`
 
+// demoShort is `tailpath demo`'s line in tailpath's usage.
+const demoShort = "start a lab tailnet on loopback and show it in the dashboard"
+
 func demoCommand() *cli.Command {
 	var f demoFlags
 	fs := cli.NewFlagSet("tailpath demo")
@@ -51,7 +54,7 @@ func demoCommand() *cli.Command {
 	fs.StringVar(&f.serve, "serve", "", "instead of the dashboard, serve the demo's metrics as 'tailpath serve' does on this address (e.g. 127.0.0.1:9473)")
 	return &cli.Command{
 		Name:  "demo",
-		Short: "start a lab tailnet on loopback and show it in the dashboard",
+		Short: demoShort,
 		Usage: demoUsage,
 		Flags: fs,
 		Run:   f.run,

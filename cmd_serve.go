@@ -90,6 +90,9 @@ requests in flight (429 past that).
 tailscaled restarting or the board being unplugged does not stop it; the
 metrics say so.`
 
+// serveShort is `tailpath serve`'s line in tailpath's usage.
+const serveShort = "Prometheus metrics of paths, reasons, the board and tuning, for a fleet"
+
 func serveCommand() *cli.Command {
 	var f serveFlags
 	fs := cli.NewFlagSet("tailpath serve")
@@ -112,7 +115,7 @@ func serveCommand() *cli.Command {
 	f.api.register(fs)
 	return &cli.Command{
 		Name:  "serve",
-		Short: "Prometheus metrics of paths, reasons, the board and tuning, for a fleet",
+		Short: serveShort,
 		Usage: serveUsage,
 		Flags: fs,
 		Run:   f.run,

@@ -72,6 +72,9 @@ a file, or the URL of a node's tailpath serve (http://HOST:9473/snapshot.json).
 from: what it shows, what is still open, and the commands to run and paste
 back (the table's "to settle" block, docs/diagnosis.md).`
 
+// statusShort is `tailpath status`'s line in tailpath's usage.
+const statusShort = "one-shot table of peers, their paths and why each is relayed"
+
 func statusCommand() *cli.Command {
 	var f statusFlags
 	fs := cli.NewFlagSet("tailpath status")
@@ -89,7 +92,7 @@ func statusCommand() *cli.Command {
 	f.fs = fs
 	return &cli.Command{
 		Name:  "status",
-		Short: "one-shot table of peers, their paths and why each is relayed",
+		Short: statusShort,
 		Usage: statusUsage,
 		Flags: fs,
 		Run:   f.run,

@@ -43,6 +43,9 @@ const tailUsage = `usage: tailpath tail [flags]
 
 Follow a board's serial console without the dashboard.`
 
+// tailShort is `tailpath tail`'s line in tailpath's usage.
+const tailShort = "follow a board's serial log: filter, timestamps, save, backtrace decoding, console, JSON"
+
 func tailCommand() *cli.Command {
 	var f tailFlags
 	fs := cli.NewFlagSet("tailpath tail")
@@ -60,7 +63,7 @@ func tailCommand() *cli.Command {
 	fs.StringVar(&f.eol, "eol", "CR", `what Enter sends to the board with --console: "CR", "LF" or "CRLF"`)
 	return &cli.Command{
 		Name:  "tail",
-		Short: "follow a board's serial log: filter, timestamps, save, backtrace decoding, console, JSON",
+		Short: tailShort,
 		Usage: tailUsage,
 		Flags: fs,
 		Run:   f.run,

@@ -100,6 +100,9 @@ the recommendation (as root), --persist keeps it where this system keeps
 sysctls at boot, --revert undoes both. --mtu-probe PEER measures the path
 MTU to a peer instead. Linux only, except --root and --mtu-probe.`
 
+// tuneShort is `tailpath tune`'s line in tailpath's usage.
+const tuneShort = "TCP tuning for the tailnet: current vs recommended sysctls, BBR, apply, persist, revert"
+
 // tuneCommand is tailpath tune, asking the tailscaled at --socket.
 func tuneCommand() *cli.Command {
 	// One set of questions per socket (a run has one), so that when
@@ -160,7 +163,7 @@ func newTuneCommand(d *tuneDaemon) *cli.Command {
 	f.fs = fs
 	return &cli.Command{
 		Name:  "tune",
-		Short: "TCP tuning for the tailnet: current vs recommended sysctls, BBR, apply, persist, revert",
+		Short: tuneShort,
 		Usage: tuneUsage,
 		Flags: fs,
 		Run:   f.run,

@@ -16,13 +16,16 @@ and commit time the Go toolchain stamped into it (runtime/debug.ReadBuildInfo;
 Tailscale client module (tailscale.com) it is built with. --json prints
 the same as one JSON object ("" where unknown).`
 
+// versionShort is `tailpath version`'s line in tailpath's usage.
+const versionShort = "print tailpath's version, revision, Go and Tailscale client versions"
+
 // versionCommand is `tailpath version`.
 func versionCommand() *cli.Command {
 	fs := cli.NewFlagSet("version")
 	asJSON := fs.Bool("json", false, `print one JSON object: {"version", "revision", "modified", "committed", "go", "platform", "tailscale"}`)
 	return &cli.Command{
 		Name:  "version",
-		Short: "print tailpath's version, revision, Go and Tailscale client versions",
+		Short: versionShort,
 		Usage: versionUsage,
 		Flags: fs,
 		Run: func(_ context.Context, args []string, stdio cli.IO) error {

@@ -24,13 +24,13 @@ import (
 // first, with no name, runs when no command is given.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		dashboardCommand(), // tailpath [flags]     cmd_dashboard.go
-		demoCommand(),      // tailpath demo        cmd_demo.go
-		statusCommand(),    // tailpath status      cmd_status.go
-		tailCommand(),      // tailpath tail        cmd_tail.go
-		tuneCommand(),      // tailpath tune        cmd_tune.go
-		serveCommand(),     // tailpath serve       cmd_serve.go
-		versionCommand(),   // tailpath version     cmd_version.go
+		{Name: "", Short: dashboardShort, Make: dashboardCommand},    // tailpath [flags]     cmd_dashboard.go
+		{Name: "demo", Short: demoShort, Make: demoCommand},          // tailpath demo        cmd_demo.go
+		{Name: "status", Short: statusShort, Make: statusCommand},    // tailpath status      cmd_status.go
+		{Name: "tail", Short: tailShort, Make: tailCommand},          // tailpath tail        cmd_tail.go
+		{Name: "tune", Short: tuneShort, Make: tuneCommand},          // tailpath tune        cmd_tune.go
+		{Name: "serve", Short: serveShort, Make: serveCommand},       // tailpath serve       cmd_serve.go
+		{Name: "version", Short: versionShort, Make: versionCommand}, // tailpath version     cmd_version.go
 	}
 }
 

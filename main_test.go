@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 // -h with the usage on stderr and exit 0.
 func TestCommandsUsageErrors(t *testing.T) {
 	for _, c := range commands() {
+		c.Load()
 		name := c.Name
 		if name == "" {
 			name = "(dashboard)"
@@ -88,6 +90,7 @@ func TestUnknownCommand(t *testing.T) {
 	}
 	code, stdout, _ := runTailpath(t, "help")
 	for _, c := range commands() {
+		c.Load()
 		if c.Name != "" && !strings.Contains(stdout, "\n  "+c.Name+" ") {
 			t.Errorf("help does not list %s:\n%s", c.Name, stdout)
 		}
@@ -188,6 +191,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"stauts"}, cli.ExitUsage, false},
 	}
 	for _, c := range commands() {
+		c.Load()
 		name := c.Name
 		if name == "" {
 			name = "dashboard"
@@ -232,5 +236,31 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("tailpath %q: exit %d with nothing on stderr", tc.args, code)
 			}
 		})
+	}
+}
+
+// TestCommandsBuildTheirEntry: each command tailpath's usage lists builds
+// (Load) the command of that name and line, with its usage and flags;
+// and running one command builds no other.
+func TestCommandsBuildTheirEntry(t *testing.T) {
+	for _, e := range commands() {
+		if e.Make == nil || e.Flags != nil {
+			t.Errorf("%q: built before it is needed", e.Name)
+			continue
+		}
+		m := e.Make()
+		if m.Name != e.Name || m.Short != e.Short || m.Usage == "" || m.Flags == nil || m.Run == nil {
+			t.Errorf("%q (%q) builds %q (%q), usage %d bytes, flags %v, run %v", e.Name, e.Short, m.Name, m.Short, len(m.Usage), m.Flags != nil, m.Run != nil)
+		}
+	}
+	cmds := commands()
+	p := cli.Program{Commands: cmds}
+	if code := p.Run(context.Background(), []string{"version"}, cli.IO{Stdout: io.Discard, Stderr: io.Discard}); code != cli.ExitOK {
+		t.Fatalf("version: exit %d", code)
+	}
+	for _, c := range cmds {
+		if built := c.Flags != nil; built != (c.Name == "version") {
+			t.Errorf("after running version, %q built: %v", c.Name, built)
+		}
 	}
 }

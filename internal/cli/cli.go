@@ -1,6 +1,6 @@
 // Package cli is tailpath's command framework: a Command is a flag set,
-// its usage text and its run function; Program.Run selects one by its
-// first argument, parses its flags in one place, prints usage and errors
+// its usage text and its run function, built only when selected
+// (Command.Make); Program.Run selects one by its first argument, parses its flags in one place, prints usage and errors
 // one way, suggests a near name for a mistyped command or flag, and maps
 // every outcome to one exit status scheme (ExitOK, ExitError,
 // ExitUsage). It also holds the process settings of a one-shot command
@@ -35,6 +35,21 @@ type Command struct {
 	Flags *flag.FlagSet
 	// Run executes the command with the arguments left after the flags.
 	Run func(ctx context.Context, args []string, stdio IO) error
+	// Make, when set, builds the command's Usage, Flags and Run the first
+	// time they are needed (Load): only the command that runs, or whose
+	// usage is printed, registers its flags, so a one-shot status does
+	// not build every other command's. Name and Short are the entry's.
+	Make func() *Command
+}
+
+// Load builds c's Usage, Flags and Run with Make, once, and returns c; a
+// command without Make is built already.
+func (c *Command) Load() *Command {
+	if c.Make != nil {
+		m := c.Make()
+		c.Usage, c.Flags, c.Run, c.Make = m.Usage, m.Flags, m.Run, nil
+	}
+	return c
 }
 
 // IO is where a command reads and writes, so tests can capture it.
@@ -145,7 +160,7 @@ func (p *Program) Run(ctx context.Context, args []string, stdio IO) int {
 func (p *Program) find(name string) *Command {
 	for _, c := range p.Commands {
 		if c.Name == name {
-			return c
+			return c.Load()
 		}
 	}
 	return nil
@@ -157,6 +172,7 @@ func (p *Program) find(name string) *Command {
 // for a near miss, then one line naming -h, and exits 2; any other error is printed once and exits 1 (or its
 // CodeError's status).
 func (p *Program) Exec(ctx context.Context, c *Command, args []string, stdio IO) int {
+	c.Load()
 	// The flag package would print errors and usage itself; this does.
 	c.Flags.SetOutput(io.Discard)
 	c.Flags.Usage = func() {}
