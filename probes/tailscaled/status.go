@@ -2,13 +2,9 @@ package tailscaled
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 	"tailscale.com/types/views"
@@ -23,19 +19,16 @@ type status struct {
 	BackendState string
 	// Self is our own node: the fields Gather reads when readStatusRaw
 	// read it (selfLite), all of them from a LocalClient's Status.
-	Self   *ipnstate.PeerStatus `json:"-"`
+	Self   *ipnstate.PeerStatus
 	Health []string
 	Peer   peerList
-	// SelfLite is Self as readStatusRaw decodes it; it then moves it to
-	// Self.
-	SelfLite *selfLite `json:"Self,omitempty"`
 }
 
 // selfLite is the part of Status.Self's JSON that Gather reads (gather.go
 // and early.go: names, addresses, home DERP, endpoints, capabilities),
 // with PeerStatus's names and types; TestReadStatusMatchesClient compares
-// it with local.Client's. Decoding only these, json v2 never builds the
-// decoders of the rest of PeerStatus (keys, views, peer API URLs).
+// it with local.Client's. decodeStatus reads these and skips the rest of
+// PeerStatus (keys, views, peer API URLs).
 type selfLite struct {
 	ID           tailcfg.StableNodeID
 	NodeID       tailcfg.NodeID
@@ -72,16 +65,14 @@ func statusOf(st *ipnstate.Status) *status {
 
 // readStatus is c.Status(ctx), decoded faster for a client that makes
 // raw LocalAPI requests (*local.Client): the same request (GET
-// /localapi/v0/status) decoded by the json v2 decoder with encoding/json's
-// semantics (jsonv1.DefaultOptionsV1) into only what Gather reads: each
-// peer's fields that Gather and probes.Classify read (peerLite), and not
-// its node key, keys, capabilities, peer API URLs or SSH host keys, nor
-// the map they come in (docs/perf.md, issues 8 and 31). When that request
-// or its decoding fails, c.Status is asked, so errors are Status's own
-// (access denied, not running, a reply that does not parse) and a reply
-// only encoding/json accepts is still read. A reply naming one node key
-// twice (which tailscaled's encoding of a map cannot send) lists both,
-// where encoding/json keeps the last.
+// /localapi/v0/status) read by hand (decodeStatus) into only what Gather
+// reads: each peer's fields that Gather and probes.Classify read
+// (peerLite), and not its node key, keys, capabilities, peer API URLs or
+// SSH host keys, nor the map they come in (docs/perf.md, issues 8 and
+// 31). When that request or its decoding fails, c.Status is asked, so
+// errors are Status's own (access denied, not running, a reply that does
+// not parse) and a reply only encoding/json reads as it does (a member
+// named without case, a node key given twice) is read by encoding/json.
 func readStatus(ctx context.Context, c LocalClient) (*status, error) {
 	if raw, ok := c.(rawLocalAPI); ok {
 		if st, err := readStatusRaw(ctx, raw); err == nil {
@@ -92,78 +83,17 @@ func readStatus(ctx context.Context, c LocalClient) (*status, error) {
 	return statusOf(st), err
 }
 
-// statusDecodeOptions decode Status as encoding/json does.
-var statusDecodeOptions = jsonv1.DefaultOptionsV1()
-
 func readStatusRaw(ctx context.Context, c rawLocalAPI) (*status, error) {
 	res, err := localGetOK(ctx, c, "/localapi/v0/status")
 	if err != nil {
 		return nil, err
 	}
 	defer res.Body.Close()
-	var st *status
-	if err := jsonv2.UnmarshalRead(res.Body, &st, statusDecodeOptions); err != nil {
-		return nil, err
-	}
-	if st != nil && st.SelfLite != nil {
-		st.Self, st.SelfLite = st.SelfLite.to(), nil
-	}
-	return st, nil
+	return decodeStatus(res.Body)
 }
 
 // peerList is Status.Peer's values in the order they come.
 type peerList []*ipnstate.PeerStatus
-
-// UnmarshalJSONFrom reads Status.Peer, an object of PeerStatus by node
-// key, into the peers' fields Gather reads (peerLite), skipping the keys;
-// a null peer is left out, as Gather leaves out a nil one.
-func (l *peerList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	switch k := dec.PeekKind(); k {
-	case 'n':
-		*l = nil
-		_, err := dec.ReadToken()
-		return err
-	case '{':
-	default:
-		return fmt.Errorf("Status.Peer: a JSON %v, want an object", k)
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	// Each peer is decoded into one peerLite, then copied into a
-	// PeerStatus from a block of them: no list of peerLite growing, no
-	// PeerStatus allocated one by one.
-	var out peerList
-	var block []ipnstate.PeerStatus
-	var lite peerLite // one, reused: decoding into it makes it escape
-	for dec.PeekKind() != '}' {
-		if _, err := dec.ReadToken(); err != nil { // the node key
-			return err
-		}
-		if dec.PeekKind() == 'n' {
-			if _, err := dec.ReadToken(); err != nil {
-				return err
-			}
-			continue
-		}
-		lite = peerLite{}
-		if err := jsonv2.UnmarshalDecode(dec, &lite); err != nil {
-			return err
-		}
-		if len(block) == cap(block) {
-			block = make([]ipnstate.PeerStatus, 0, peerBlock)
-		}
-		block = block[:len(block)+1]
-		ps := &block[len(block)-1]
-		lite.to(ps)
-		out = append(out, ps)
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	*l = out
-	return nil
-}
 
 // peerBlock is how many PeerStatus peerList allocates at a time.
 const peerBlock = 64
