@@ -267,11 +267,10 @@ func readNetmapNodesRaw(ctx context.Context, c rawLocalAPI, m ipn.NotifyWatchOpt
 		return busFirst{}, errors.New(res.Status)
 	}
 	// Decoded as encoding/json decodes ipn.Notify: names matched without
-	// case, duplicate names and invalid UTF-8 let through. The decoder
-	// reads one value: the stream stays open after it.
-	dec := jsontext.NewDecoder(res.Body, liteDecode)
-	var lite busFirstLite
-	if err := jsonv2.UnmarshalDecode(dec, &lite, liteDecode); err != nil {
+	// case, duplicate names and invalid UTF-8 let through. One value is
+	// read: the stream stays open after it.
+	lite, err := readBusFirstLite(res.Body)
+	if err != nil {
 		if ctx.Err() != nil {
 			return busFirst{}, ctx.Err()
 		}

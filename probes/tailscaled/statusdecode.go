@@ -32,7 +32,7 @@ import (
 // Where the two could differ it does not guess: a member whose name
 // matches a field's only without case, a name given twice, invalid UTF-8,
 // a value of the wrong kind or a number that is no int64 are errors
-// (errStatusUnread), and readStatus asks local.Client's Status instead.
+// (errNotByHand), and readStatus asks local.Client's Status instead.
 func decodeStatus(r io.Reader) (*status, error) {
 	// Names given twice are let through as encoding/json lets them
 	// (the last one's value stands, as it does here for every field of a
@@ -40,7 +40,7 @@ func decodeStatus(r io.Reader) (*status, error) {
 	// Self's CapMap) or keep one of two peers under one node key, the
 	// reply is left to it. Tracking every name of every object cost a
 	// fifth of a 1,000-peer decode.
-	d := statusDecoder{jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true))}
+	d := handDecoder{jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true))}
 	var st *status
 	switch k := d.dec.PeekKind(); k {
 	case 'n':
@@ -78,17 +78,18 @@ func decodeStatus(r io.Reader) (*status, error) {
 	}
 	// One value: encoding/json refuses what follows it.
 	if _, err := d.dec.ReadToken(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the Status object", errStatusUnread)
+		return nil, fmt.Errorf("%w: data after the Status object", errNotByHand)
 	}
 	return st, nil
 }
 
-// errStatusUnread is what decodeStatus leaves to encoding/json.
-var errStatusUnread = errors.New("Status reply not read by hand")
+// errNotByHand is what a hand decoder (decodeStatus, decodeBusFirst)
+// leaves to a decoder built by reflection.
+var errNotByHand = errors.New("not read by hand")
 
 // twice is the error for a member name given twice in one object.
-func (d statusDecoder) twice(what string, name []byte) error {
-	return fmt.Errorf("%w: %s names %q twice", errStatusUnread, what, name)
+func (d handDecoder) twice(what string, name []byte) error {
+	return fmt.Errorf("%w: %s names %q twice", errNotByHand, what, name)
 }
 
 // errUnknownMember is what a member function returns for a name that is
@@ -106,20 +107,20 @@ var (
 		"ExitNodeOption", "Active", "ShareeNode", "Expired", "KeyExpiry"}
 )
 
-// statusDecoder reads tokens as decodeStatus needs them.
-type statusDecoder struct{ dec *jsontext.Decoder }
+// handDecoder reads tokens as the hand decoders need them.
+type handDecoder struct{ dec *jsontext.Decoder }
 
 // unread is the error for a value of kind k where what is read wants
 // another.
-func (d statusDecoder) unread(what string, k jsontext.Kind) error {
-	return fmt.Errorf("%w: %s is a JSON %v", errStatusUnread, what, k)
+func (d handDecoder) unread(what string, k jsontext.Kind) error {
+	return fmt.Errorf("%w: %s is a JSON %v", errNotByHand, what, k)
 }
 
 // object reads an object, calling member for each name with the decoder
 // at its value; a name member does not know (errUnknownMember) has its
 // value skipped, unless it matches one of names without case. The name
 // is valid until member reads the value.
-func (d statusDecoder) object(names []string, member func(name []byte) error) error {
+func (d handDecoder) object(names []string, member func(name []byte) error) error {
 	if _, err := d.dec.ReadToken(); err != nil { // '{'
 		return err
 	}
@@ -142,7 +143,7 @@ func (d statusDecoder) object(names []string, member func(name []byte) error) er
 		err = member(name)
 		if err == errUnknownMember {
 			if foldsToOne(name, names) {
-				return fmt.Errorf("%w: member %q matches a field only without case", errStatusUnread, name)
+				return fmt.Errorf("%w: member %q matches a field only without case", errNotByHand, name)
 			}
 			err = d.dec.SkipValue()
 		}
@@ -154,9 +155,37 @@ func (d statusDecoder) object(names []string, member func(name []byte) error) er
 	return err
 }
 
+// fields reads an object of a struct's members, as object does: member
+// reads the value of a field it knows and returns the field's number in
+// names (below 64). A field given twice is left to reflection, which
+// would merge the two or keep one, depending on its kind.
+func (d handDecoder) fields(what string, names []string, member func(name []byte) (int, error)) error {
+	var seen uint64
+	return d.object(names, func(name []byte) error {
+		f, err := member(name)
+		if err != nil {
+			return err
+		}
+		if seen&(1<<f) != 0 {
+			return fmt.Errorf("%w: %s names %q twice", errNotByHand, what, names[f])
+		}
+		seen |= 1 << f
+		return nil
+	})
+}
+
 // foldsToOne reports whether name equals one of names without case, as
-// encoding/json matches a member to a field.
+// encoding/json matches a member to a field, or also without '_' and '-',
+// as json v2 matches one without case (MatchCaseInsensitiveNames).
 func foldsToOne(name []byte, names []string) bool {
+	if bytes.ContainsAny(name, "_-") {
+		name = bytes.Map(func(r rune) rune {
+			if r == '_' || r == '-' {
+				return -1
+			}
+			return r
+		}, name)
+	}
 	// Folding keeps an ASCII name's length: most names are ruled out
 	// without comparing them.
 	ascii := isASCII(name)
@@ -179,7 +208,7 @@ func isASCII(s []byte) bool {
 
 // null reads a null if one comes: encoding/json leaves a value as it is
 // for null (and sets a pointer, slice or map to nil, which it is here).
-func (d statusDecoder) null() (bool, error) {
+func (d handDecoder) null() (bool, error) {
 	if d.dec.PeekKind() != 'n' {
 		return false, nil
 	}
@@ -187,7 +216,7 @@ func (d statusDecoder) null() (bool, error) {
 	return true, err
 }
 
-func (d statusDecoder) str(dst *string) error {
+func (d handDecoder) str(dst *string) error {
 	switch k := d.dec.PeekKind(); k {
 	case 'n':
 		_, err := d.dec.ReadToken()
@@ -204,7 +233,7 @@ func (d statusDecoder) str(dst *string) error {
 	}
 }
 
-func (d statusDecoder) boolean(dst *bool) error {
+func (d handDecoder) boolean(dst *bool) error {
 	switch k := d.dec.PeekKind(); k {
 	case 'n':
 		_, err := d.dec.ReadToken()
@@ -224,7 +253,7 @@ func (d statusDecoder) boolean(dst *bool) error {
 // int64 reads a number as encoding/json reads one into an int64: its
 // literal parsed by strconv.ParseInt, so a fraction, an exponent or an
 // overflow is refused.
-func (d statusDecoder) int64(dst *int64) error {
+func (d handDecoder) int64(dst *int64) error {
 	switch k := d.dec.PeekKind(); k {
 	case 'n':
 		_, err := d.dec.ReadToken()
@@ -236,7 +265,7 @@ func (d statusDecoder) int64(dst *int64) error {
 		}
 		n, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil {
-			return fmt.Errorf("%w: %s is no int64", errStatusUnread, raw)
+			return fmt.Errorf("%w: %s is no int64", errNotByHand, raw)
 		}
 		*dst = n
 		return nil
@@ -247,7 +276,7 @@ func (d statusDecoder) int64(dst *int64) error {
 
 // time reads a time.Time as encoding/json does: its UnmarshalJSON, given
 // the value as it stands (null leaves it be).
-func (d statusDecoder) time(dst *time.Time) error {
+func (d handDecoder) time(dst *time.Time) error {
 	raw, err := d.dec.ReadValue()
 	if err != nil {
 		return err
@@ -256,7 +285,7 @@ func (d statusDecoder) time(dst *time.Time) error {
 }
 
 // timePtr reads a *time.Time: nil for null.
-func (d statusDecoder) timePtr(dst **time.Time) error {
+func (d handDecoder) timePtr(dst **time.Time) error {
 	if null, err := d.null(); null || err != nil {
 		*dst = nil
 		return err
@@ -272,7 +301,7 @@ func (d statusDecoder) timePtr(dst **time.Time) error {
 // array reads null (nil, returned as false) or an array, calling elem
 // for each value; an empty array is true with no call, for a non-nil
 // empty slice as encoding/json makes.
-func (d statusDecoder) array(what string, elem func() error) (bool, error) {
+func (d handDecoder) array(what string, elem func() error) (bool, error) {
 	switch k := d.dec.PeekKind(); k {
 	case 'n':
 		_, err := d.dec.ReadToken()
@@ -293,7 +322,7 @@ func (d statusDecoder) array(what string, elem func() error) (bool, error) {
 	return true, err
 }
 
-func (d statusDecoder) strs(dst *[]string) error {
+func (d handDecoder) strs(dst *[]string) error {
 	out := []string{}
 	ok, err := d.array("a list of strings", func() error {
 		var s string
@@ -311,18 +340,25 @@ func (d statusDecoder) strs(dst *[]string) error {
 // text reads a string into a TextUnmarshaler (netip.Addr, netip.Prefix)
 // as encoding/json does: unescaped, then UnmarshalText. Anything but a
 // string, null too, is left to encoding/json.
-func (d statusDecoder) text(what string, dst interface{ UnmarshalText([]byte) error }) error {
+func (d handDecoder) text(what string, dst interface{ UnmarshalText([]byte) error }) error {
 	if k := d.dec.PeekKind(); k != '"' {
 		return d.unread(what, k)
 	}
-	tok, err := d.dec.ReadToken()
+	raw, err := d.dec.ReadValue()
 	if err != nil {
 		return err
 	}
-	return dst.UnmarshalText([]byte(tok.String()))
+	// The string's bytes as they stand, when it has no escape: no copy.
+	b := raw[1 : len(raw)-1]
+	if bytes.IndexByte(b, '\\') >= 0 {
+		if b, err = jsontext.AppendUnquote(nil, raw); err != nil {
+			return err
+		}
+	}
+	return dst.UnmarshalText(b)
 }
 
-func (d statusDecoder) addrs(dst *[]netip.Addr) error {
+func (d handDecoder) addrs(dst *[]netip.Addr) error {
 	out := []netip.Addr{}
 	ok, err := d.array("a list of addresses", func() error {
 		var a netip.Addr
@@ -337,7 +373,7 @@ func (d statusDecoder) addrs(dst *[]netip.Addr) error {
 	return err
 }
 
-func (d statusDecoder) prefixes(dst *[]netip.Prefix) error {
+func (d handDecoder) prefixes(dst *[]netip.Prefix) error {
 	out := []netip.Prefix{}
 	ok, err := d.array("a list of prefixes", func() error {
 		var p netip.Prefix
@@ -354,7 +390,7 @@ func (d statusDecoder) prefixes(dst *[]netip.Prefix) error {
 
 // capMap reads a tailcfg.NodeCapMap: each capability's values kept as
 // they stand (tailcfg.RawMessage's UnmarshalJSON).
-func (d statusDecoder) capMap(dst *tailcfg.NodeCapMap) error {
+func (d handDecoder) capMap(dst *tailcfg.NodeCapMap) error {
 	switch k := d.dec.PeekKind(); k {
 	case 'n':
 		*dst = nil
@@ -384,7 +420,7 @@ func (d statusDecoder) capMap(dst *tailcfg.NodeCapMap) error {
 }
 
 // self reads Status.Self: selfLite's fields, into a PeerStatus.
-func (d statusDecoder) self(dst **ipnstate.PeerStatus) error {
+func (d handDecoder) self(dst **ipnstate.PeerStatus) error {
 	if null, err := d.null(); null || err != nil {
 		*dst = nil
 		return err
@@ -432,7 +468,7 @@ func (d statusDecoder) self(dst **ipnstate.PeerStatus) error {
 // peers reads Status.Peer, an object of PeerStatus by node key, into a
 // list in the order they come (the keys are not read); a null peer is
 // left out, as Gather leaves out a nil one.
-func (d statusDecoder) peers(dst *peerList) error {
+func (d handDecoder) peers(dst *peerList) error {
 	switch k := d.dec.PeekKind(); k {
 	case 'n':
 		*dst = nil
@@ -479,7 +515,7 @@ func (d statusDecoder) peers(dst *peerList) error {
 }
 
 // peer reads one PeerStatus's peerLite fields.
-func (d statusDecoder) peer(p *peerLite) error {
+func (d handDecoder) peer(p *peerLite) error {
 	return d.object(peerNames, func(name []byte) error {
 		switch string(name) {
 		case "ID":

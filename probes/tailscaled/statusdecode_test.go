@@ -32,7 +32,7 @@ func checkDecodeStatus(t *testing.T, b []byte) error {
 	var ref *statusRef
 	refErr := json.Unmarshal(b, &ref)
 	if err != nil {
-		if refErr == nil && !errors.Is(err, errStatusUnread) && !strings.Contains(err.Error(), "duplicate") && !strings.Contains(err.Error(), "UTF-8") {
+		if refErr == nil && !errors.Is(err, errNotByHand) && !strings.Contains(err.Error(), "duplicate") && !strings.Contains(err.Error(), "UTF-8") {
 			t.Errorf("%s: decodeStatus: %v, which encoding/json reads", b, err)
 		}
 		return err
