@@ -219,17 +219,7 @@ func (d handDecoder) netmap(lite *busFirstLite) error {
 		case "SelfNode":
 			return 0, d.nodePtr(&nm.SelfNode)
 		case "Peers":
-			peers := []*nodeLite{}
-			ok, err := d.array("NetMap.Peers", func() error {
-				var n *nodeLite
-				err := d.nodePtr(&n)
-				peers = append(peers, n)
-				return err
-			})
-			if ok {
-				nm.Peers = peers
-			}
-			return 1, err
+			return 1, list(d, "NetMap.Peers", &nm.Peers, d.nodePtr)
 		case "DERPMap":
 			return 2, d.derpMap(&nm.DERPMap)
 		}
@@ -238,33 +228,14 @@ func (d handDecoder) netmap(lite *busFirstLite) error {
 }
 
 func (d handDecoder) nodePtr(dst **nodeLite) error {
-	if null, err := d.null(); null || err != nil {
-		*dst = nil
-		return err
-	}
-	if k := d.dec.PeekKind(); k != '{' {
-		return d.unread("a node", k)
-	}
-	n := &nodeLite{}
-	*dst = n
-	return d.fields("Node", nodeNames, func(name []byte) (int, error) {
+	return ptrTo(d, "a node", dst, nodeNames, func(n *nodeLite, name []byte) (int, error) {
 		switch string(name) {
 		case "ID":
 			return 0, d.int64Value((*int64)(&n.ID))
 		case "StableID":
 			return 1, d.strValue((*string)(&n.StableID))
 		case "Endpoints":
-			eps := make([]netip.AddrPort, 0, 4)
-			ok, err := d.array("Endpoints", func() error {
-				var ap netip.AddrPort
-				err := d.text("an endpoint", &ap)
-				eps = append(eps, ap)
-				return err
-			})
-			if ok {
-				n.Endpoints = eps
-			}
-			return 2, err
+			return 2, list(d, "Endpoints", &n.Endpoints, func(ap *netip.AddrPort) error { return d.text("an endpoint", ap) })
 		case "HomeDERP":
 			return 3, d.intValue(&n.HomeDERP)
 		case "LastSeen":
@@ -293,16 +264,7 @@ func (d handDecoder) nodePtr(dst **nodeLite) error {
 }
 
 func (d handDecoder) hostinfo(dst **hostinfoLite) error {
-	if null, err := d.null(); null || err != nil {
-		*dst = nil
-		return err
-	}
-	if k := d.dec.PeekKind(); k != '{' {
-		return d.unread("Hostinfo", k)
-	}
-	h := &hostinfoLite{}
-	*dst = h
-	return d.fields("Hostinfo", hostinfoNames, func(name []byte) (int, error) {
+	return ptrTo(d, "Hostinfo", dst, hostinfoNames, func(h *hostinfoLite, name []byte) (int, error) {
 		switch string(name) {
 		case "IPNVersion":
 			return 0, d.strValue(&h.IPNVersion)
@@ -314,16 +276,7 @@ func (d handDecoder) hostinfo(dst **hostinfoLite) error {
 }
 
 func (d handDecoder) netInfo(dst **tailcfg.NetInfo) error {
-	if null, err := d.null(); null || err != nil {
-		*dst = nil
-		return err
-	}
-	if k := d.dec.PeekKind(); k != '{' {
-		return d.unread("NetInfo", k)
-	}
-	ni := &tailcfg.NetInfo{}
-	*dst = ni
-	return d.fields("NetInfo", netInfoNames, func(name []byte) (int, error) {
+	return ptrTo(d, "NetInfo", dst, netInfoNames, func(ni *tailcfg.NetInfo, name []byte) (int, error) {
 		switch string(name) {
 		case "MappingVariesByDestIP":
 			return 0, d.optBool(&ni.MappingVariesByDestIP)
@@ -367,27 +320,10 @@ func (d handDecoder) netInfo(dst **tailcfg.NetInfo) error {
 }
 
 func (d handDecoder) derpMap(dst **tailcfg.DERPMap) error {
-	if null, err := d.null(); null || err != nil {
-		*dst = nil
-		return err
-	}
-	if k := d.dec.PeekKind(); k != '{' {
-		return d.unread("DERPMap", k)
-	}
-	dm := &tailcfg.DERPMap{}
-	*dst = dm
-	return d.fields("DERPMap", derpMapNames, func(name []byte) (int, error) {
+	return ptrTo(d, "DERPMap", dst, derpMapNames, func(dm *tailcfg.DERPMap, name []byte) (int, error) {
 		switch string(name) {
 		case "HomeParams":
-			if null, err := d.null(); null || err != nil {
-				return 0, err
-			}
-			if k := d.dec.PeekKind(); k != '{' {
-				return 0, d.unread("HomeParams", k)
-			}
-			hp := &tailcfg.DERPHomeParams{}
-			dm.HomeParams = hp
-			return 0, d.fields("HomeParams", homeParamsNames, func(name []byte) (int, error) {
+			return 0, ptrTo(d, "HomeParams", &dm.HomeParams, homeParamsNames, func(hp *tailcfg.DERPHomeParams, name []byte) (int, error) {
 				if string(name) != "RegionScore" {
 					return 0, errUnknownMember
 				}
@@ -431,16 +367,7 @@ func (d handDecoder) derpMap(dst **tailcfg.DERPMap) error {
 }
 
 func (d handDecoder) region(dst **tailcfg.DERPRegion) error {
-	if null, err := d.null(); null || err != nil {
-		*dst = nil
-		return err
-	}
-	if k := d.dec.PeekKind(); k != '{' {
-		return d.unread("a DERP region", k)
-	}
-	r := &tailcfg.DERPRegion{}
-	*dst = r
-	return d.fields("DERPRegion", regionNames, func(name []byte) (int, error) {
+	return ptrTo(d, "a DERP region", dst, regionNames, func(r *tailcfg.DERPRegion, name []byte) (int, error) {
 		switch string(name) {
 		case "RegionID":
 			return 0, d.intValue(&r.RegionID)
@@ -457,33 +384,14 @@ func (d handDecoder) region(dst **tailcfg.DERPRegion) error {
 		case "NoMeasureNoHome":
 			return 6, d.boolValue(&r.NoMeasureNoHome)
 		case "Nodes":
-			nodes := []*tailcfg.DERPNode{}
-			ok, err := d.array("Nodes", func() error {
-				var n *tailcfg.DERPNode
-				err := d.derpNode(&n)
-				nodes = append(nodes, n)
-				return err
-			})
-			if ok {
-				r.Nodes = nodes
-			}
-			return 7, err
+			return 7, list(d, "Nodes", &r.Nodes, d.derpNode)
 		}
 		return 0, errUnknownMember
 	})
 }
 
 func (d handDecoder) derpNode(dst **tailcfg.DERPNode) error {
-	if null, err := d.null(); null || err != nil {
-		*dst = nil
-		return err
-	}
-	if k := d.dec.PeekKind(); k != '{' {
-		return d.unread("a DERP node", k)
-	}
-	n := &tailcfg.DERPNode{}
-	*dst = n
-	return d.fields("DERPNode", derpNodeNames, func(name []byte) (int, error) {
+	return ptrTo(d, "a DERP node", dst, derpNodeNames, func(n *tailcfg.DERPNode, name []byte) (int, error) {
 		switch string(name) {
 		case "Name":
 			return 0, d.strValue(&n.Name)

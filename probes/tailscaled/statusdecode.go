@@ -323,11 +323,17 @@ func (d handDecoder) array(what string, elem func() error) (bool, error) {
 }
 
 func (d handDecoder) strs(dst *[]string) error {
-	out := []string{}
-	ok, err := d.array("a list of strings", func() error {
-		var s string
-		err := d.str(&s)
-		out = append(out, s)
+	return list(d, "a list of strings", dst, d.str)
+}
+
+// list reads null (nil) or an array into dst, each value by read; an
+// empty array is a non-nil empty slice, as encoding/json makes.
+func list[T any](d handDecoder, what string, dst *[]T, read func(*T) error) error {
+	out := []T{}
+	ok, err := d.array(what, func() error {
+		var v T
+		err := read(&v)
+		out = append(out, v)
 		return err
 	})
 	*dst = nil
@@ -335,6 +341,21 @@ func (d handDecoder) strs(dst *[]string) error {
 		*dst = out
 	}
 	return err
+}
+
+// ptrTo reads null (nil) or an object into a new T by fields: member reads
+// the value of each field of T it knows (errUnknownMember for the rest).
+func ptrTo[T any](d handDecoder, what string, dst **T, names []string, member func(v *T, name []byte) (int, error)) error {
+	if null, err := d.null(); null || err != nil {
+		*dst = nil
+		return err
+	}
+	if k := d.dec.PeekKind(); k != '{' {
+		return d.unread(what, k)
+	}
+	v := new(T)
+	*dst = v
+	return d.fields(what, names, func(name []byte) (int, error) { return member(v, name) })
 }
 
 // text reads a string into a TextUnmarshaler (netip.Addr, netip.Prefix)
@@ -359,33 +380,11 @@ func (d handDecoder) text(what string, dst interface{ UnmarshalText([]byte) erro
 }
 
 func (d handDecoder) addrs(dst *[]netip.Addr) error {
-	out := []netip.Addr{}
-	ok, err := d.array("a list of addresses", func() error {
-		var a netip.Addr
-		err := d.text("an address", &a)
-		out = append(out, a)
-		return err
-	})
-	*dst = nil
-	if ok {
-		*dst = out
-	}
-	return err
+	return list(d, "a list of addresses", dst, func(a *netip.Addr) error { return d.text("an address", a) })
 }
 
 func (d handDecoder) prefixes(dst *[]netip.Prefix) error {
-	out := []netip.Prefix{}
-	ok, err := d.array("a list of prefixes", func() error {
-		var p netip.Prefix
-		err := d.text("a prefix", &p)
-		out = append(out, p)
-		return err
-	})
-	*dst = nil
-	if ok {
-		*dst = out
-	}
-	return err
+	return list(d, "a list of prefixes", dst, func(p *netip.Prefix) error { return d.text("a prefix", p) })
 }
 
 // capMap reads a tailcfg.NodeCapMap: each capability's values kept as
