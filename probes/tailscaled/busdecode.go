@@ -380,7 +380,9 @@ func (d handDecoder) region(dst **tailcfg.DERPRegion) error {
 		case "Longitude":
 			return 4, d.float(&r.Longitude)
 		case "Avoid":
-			return 5, d.boolValue(&r.Avoid)
+			// Deprecated in tailcfg (NoMeasureNoHome replaces it), and
+			// set by no current control: left to json v2, which reads it.
+			return 5, fmt.Errorf("%w: a region's Avoid", errNotByHand)
 		case "NoMeasureNoHome":
 			return 6, d.boolValue(&r.NoMeasureNoHome)
 		case "Nodes":

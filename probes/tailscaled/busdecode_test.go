@@ -61,7 +61,7 @@ var decodeBusCases = []struct {
 	{`{}`, true},
 	{`{"Version":"1.102.5","ErrMessage":null,"NetMap":null,"PeerState":null}`, true},
 	{`{"ErrMessage":"the NotifyInitialNetMap IPN bus subscription bit is no longer supported"}`, true},
-	{`{"NetMap":{"SelfNode":null,"Peers":[null,{"ID":2,"StableID":"n2","Endpoints":["1.2.3.4:41641","[fd7a::1]:1"],"HomeDERP":1,"LastSeen":"2026-12-02T19:00:00+01:00","Online":false,"Cap":130,"IsWireGuardOnly":true,"Hostinfo":{"IPNVersion":"1.102.5","NetInfo":{"MappingVariesByDestIP":true,"WorkingUDP":false,"HavePortMap":true,"PreferredDERP":2,"LinkType":"wired","DERPLatency":{"1-v4":0.0123,"2-v6":1e-3},"FirewallMode":"nft"},"Other":[1]},"Key":"nodekey:00"}],"DERPMap":{"HomeParams":{"RegionScore":{"1":0.5,"-2":2}},"Regions":{"1":{"RegionID":1,"RegionCode":"nyc","RegionName":"New York","Latitude":40.7,"Longitude":-74,"Avoid":false,"NoMeasureNoHome":true,"Nodes":[{"Name":"1a","RegionID":1,"HostName":"derp1.example","CertName":"c","IPv4":"192.0.2.1","IPv6":"2001:db8::1","STUNPort":-1,"STUNOnly":true,"DERPPort":443,"InsecureForTests":true,"STUNTestIP":"192.0.2.2","CanPort80":true},null]},"9":null},"omitDefaultRegions":true}},"PeerState":{"n2":{"PeerWireGuardState":"established","PeerWireGuardStateAt":"2026-12-02T19:00:01Z"}}}`, true},
+	{`{"NetMap":{"SelfNode":null,"Peers":[null,{"ID":2,"StableID":"n2","Endpoints":["1.2.3.4:41641","[fd7a::1]:1"],"HomeDERP":1,"LastSeen":"2026-12-02T19:00:00+01:00","Online":false,"Cap":130,"IsWireGuardOnly":true,"Hostinfo":{"IPNVersion":"1.102.5","NetInfo":{"MappingVariesByDestIP":true,"WorkingUDP":false,"HavePortMap":true,"PreferredDERP":2,"LinkType":"wired","DERPLatency":{"1-v4":0.0123,"2-v6":1e-3},"FirewallMode":"nft"},"Other":[1]},"Key":"nodekey:00"}],"DERPMap":{"HomeParams":{"RegionScore":{"1":0.5,"-2":2}},"Regions":{"1":{"RegionID":1,"RegionCode":"nyc","RegionName":"New York","Latitude":40.7,"Longitude":-74,"NoMeasureNoHome":true,"Nodes":[{"Name":"1a","RegionID":1,"HostName":"derp1.example","CertName":"c","IPv4":"192.0.2.1","IPv6":"2001:db8::1","STUNPort":-1,"STUNOnly":true,"DERPPort":443,"InsecureForTests":true,"STUNTestIP":"192.0.2.2","CanPort80":true},null]},"9":null},"omitDefaultRegions":true}},"PeerState":{"n2":{"PeerWireGuardState":"established","PeerWireGuardStateAt":"2026-12-02T19:00:01Z"}}}`, true},
 	{`{"NetMap":{"Peers":[],"DERPMap":{"Regions":{}}},"PeerState":{}}`, true},
 	{`{"NetMap":{"Peers":[{"Hostinfo":null,"LastSeen":null,"Online":null,"Endpoints":null}]}}`, true},
 	// Left to json v2.
@@ -72,6 +72,7 @@ var decodeBusCases = []struct {
 	{`{"NetMap":{"Peers":[{"ID":1,"ID":2}]}}`, false},
 	{`{"NetMap":{"DERPMap":{"Regions":{"1":{},"1":{}}}}}`, false},
 	{`{"NetMap":{"DERPMap":{"Regions":{"01":{}}}}}`, false},
+	{`{"NetMap":{"DERPMap":{"Regions":{"1":{"Avoid":true}}}}}`, false},
 	{`{"PeerState":{"a":{},"a":{}}}`, false},
 	{`{"Version":null}`, false},
 	{`{"NetMap":{"Peers":[{"Hostinfo":{"NetInfo":{"WorkingUDP":null}}}]}}`, false},
