@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"strconv"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"tailscale.com/ipn"
 	"tailscale.com/tailcfg"
-	"tailscale.com/types/opt"
 
 	"github.com/tailpath/tailpath/internal/tscompat"
 )
@@ -83,121 +81,6 @@ func decodeBusFirst(d handDecoder) (busFirstLite, error) {
 		return 0, errUnknownMember
 	})
 	return lite, err
-}
-
-// notNull is an error for a null where a value goes: it is left to
-// reflection (encoding/json leaves the field be, json v2 sets it to
-// zero).
-func (d handDecoder) notNull() error {
-	if d.dec.PeekKind() == 'n' {
-		return fmt.Errorf("%w: null for a value", errNotByHand)
-	}
-	return nil
-}
-
-// strValue, boolValue, int64Value and timeValue read a value that is no
-// null (notNull).
-func (d handDecoder) strValue(dst *string) error {
-	if err := d.notNull(); err != nil {
-		return err
-	}
-	return d.str(dst)
-}
-
-func (d handDecoder) boolValue(dst *bool) error {
-	if err := d.notNull(); err != nil {
-		return err
-	}
-	return d.boolean(dst)
-}
-
-func (d handDecoder) int64Value(dst *int64) error {
-	if err := d.notNull(); err != nil {
-		return err
-	}
-	return d.int64(dst)
-}
-
-func (d handDecoder) timeValue(dst *time.Time) error {
-	if err := d.notNull(); err != nil {
-		return err
-	}
-	return d.time(dst)
-}
-
-// intValue reads a number that fits an int.
-func (d handDecoder) intValue(dst *int) error {
-	var n int64
-	if err := d.int64Value(&n); err != nil {
-		return err
-	}
-	if int64(int(n)) != n {
-		return fmt.Errorf("%w: %d is no int", errNotByHand, n)
-	}
-	*dst = int(n)
-	return nil
-}
-
-// float reads a number as strconv.ParseFloat reads its literal.
-func (d handDecoder) float(dst *float64) error {
-	if k := d.dec.PeekKind(); k != '0' {
-		return d.unread("a number", k)
-	}
-	raw, err := d.dec.ReadValue()
-	if err != nil {
-		return err
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		return fmt.Errorf("%w: %s is no float64", errNotByHand, raw)
-	}
-	*dst = f
-	return nil
-}
-
-// optBool reads an opt.Bool by its UnmarshalJSON.
-func (d handDecoder) optBool(dst *opt.Bool) error {
-	if err := d.notNull(); err != nil {
-		return err
-	}
-	raw, err := d.dec.ReadValue()
-	if err != nil {
-		return err
-	}
-	return dst.UnmarshalJSON(raw)
-}
-
-// mapOf reads null (nil, false) or an object whose names are map keys,
-// calling member with each; it is true for an object. A key given twice
-// is left to reflection.
-func (d handDecoder) mapOf(what string, member func(key string) error) (bool, error) {
-	switch k := d.dec.PeekKind(); k {
-	case 'n':
-		_, err := d.dec.ReadToken()
-		return false, err
-	case '{':
-	default:
-		return false, d.unread(what, k)
-	}
-	keys := map[string]bool{}
-	return true, d.object(nil, func(name []byte) error {
-		key := string(name)
-		if keys[key] {
-			return fmt.Errorf("%w: %s names %q twice", errNotByHand, what, key)
-		}
-		keys[key] = true
-		return member(key)
-	})
-}
-
-// intKey is a map key that names an int, written as strconv.Itoa writes
-// it; any other spelling is left to reflection.
-func intKey(key string) (int, error) {
-	n, err := strconv.Atoi(key)
-	if err != nil || strconv.Itoa(n) != key {
-		return 0, fmt.Errorf("%w: map key %q", errNotByHand, key)
-	}
-	return n, nil
 }
 
 func (d handDecoder) netmap(lite *busFirstLite) error {
