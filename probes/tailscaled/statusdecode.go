@@ -92,31 +92,21 @@ func (d handDecoder) prefixes(dst *[]netip.Prefix) error {
 // capMap reads a tailcfg.NodeCapMap: each capability's values kept as
 // they stand (tailcfg.RawMessage's UnmarshalJSON).
 func (d handDecoder) capMap(dst *tailcfg.NodeCapMap) error {
-	switch k := d.dec.PeekKind(); k {
-	case 'n':
-		*dst = nil
-		_, err := d.dec.ReadToken()
-		return err
-	case '{':
-	default:
-		return d.unread("CapMap", k)
-	}
 	m := tailcfg.NodeCapMap{}
-	err := d.object(nil, func(name []byte) error {
-		key := tailcfg.NodeCapability(name)
+	ok, err := d.mapOf("CapMap", func(key string) error {
 		var vals []tailcfg.RawMessage
-		ok, err := d.array("a capability's values", func() error {
+		err := list(d, "a capability's values", &vals, func(v *tailcfg.RawMessage) error {
 			raw, err := d.dec.ReadValue()
-			vals = append(vals, tailcfg.RawMessage(raw))
+			*v = tailcfg.RawMessage(raw)
 			return err
 		})
-		if ok && vals == nil {
-			vals = []tailcfg.RawMessage{}
-		}
-		m[key] = vals
+		m[tailcfg.NodeCapability(key)] = vals
 		return err
 	})
-	*dst = m
+	*dst = nil
+	if ok {
+		*dst = m
+	}
 	return err
 }
 
