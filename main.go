@@ -39,7 +39,7 @@ func main() {
 	// DERP-only node): it runs the node and exits here. Only builds with
 	// the demo tag have one (cmd_demo_lab.go).
 	maybeRunLabNode()
-	ctx, stop := cli.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := cli.NotifyContext(context.Background(), cli.SignalsAfter(os.Args[1:]), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	if gc, ok := cli.OneShotGC(os.Args[1:], os.Getenv); ok {
 		debug.SetGCPercent(gc.Percent)
 		debug.SetMemoryLimit(gc.Limit)

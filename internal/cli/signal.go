@@ -5,25 +5,43 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"time"
 )
 
 // NotifyContext is signal.NotifyContext(parent, sigs...) with the handlers
-// installed on a goroutine of its own. Each signal.Notify of a new signal
-// hands it to the runtime's signal thread and waits for that thread to
-// answer: 0.7-1 ms for three signals on a 2-core machine, which a one-shot
-// `status` waited for before it asked tailscaled anything (docs/perf.md,
-// issue 31). Until they are installed, a fraction of a millisecond, a
-// signal does what it does before main runs: SIGINT, SIGTERM and SIGHUP
-// end the process.
+// installed on a goroutine of its own, after the delay given (0: at once).
 //
-// As with signal.NotifyContext, the first signal cancels the context and
-// later ones are caught (not acted on) until stop is called; stop cancels
-// the context and restores the signals' default behaviour.
-func NotifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop context.CancelFunc) {
+// Installing them costs the process threads: the first signal.Notify
+// starts the runtime's signal goroutine, locked to a thread of its own
+// (which makes the runtime start its template thread too), and the
+// goroutine that waits for signals hands its processor to yet another
+// thread. Each of those starts beside whatever the command does first; a
+// one-shot status paid 1-2 ms of its ~30 for them, a second thread
+// creation landing while it asked tailscaled anything (docs/perf.md,
+// issue 31). On their own goroutine they no longer hold up main (0.7-1 ms
+// waiting for the signal thread's answer, an earlier round); after a delay
+// longer than a one-shot command lives, they cost it nothing.
+//
+// Until they are installed, a signal does what it does before main runs:
+// SIGINT, SIGTERM and SIGHUP end the process. As with
+// signal.NotifyContext, the first signal after that cancels the context
+// and later ones are caught (not acted on) until stop is called; stop
+// cancels the context and restores the signals' default behaviour, and
+// before the delay has passed, installs nothing.
+func NotifyContext(parent context.Context, after time.Duration, sigs ...os.Signal) (ctx context.Context, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 1)
 	stopped := make(chan struct{})
 	go func() {
+		if after > 0 {
+			t := time.NewTimer(after)
+			select {
+			case <-t.C:
+			case <-stopped:
+				t.Stop()
+				return
+			}
+		}
 		signal.Notify(ch, sigs...)
 		defer signal.Stop(ch)
 		select {
@@ -38,4 +56,29 @@ func NotifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Conte
 		once.Do(func() { close(stopped) })
 		cancel()
 	}
+}
+
+// OneShotSignalDelay is how long a one-shot command runs with the
+// signals' default behaviour before its handlers are installed
+// (SignalsAfter): longer than a status of a few peers takes (about 30 ms,
+// start-up included, docs/perf.md), short enough that a status still
+// waiting on tailscaled, probing peers or listening for a board is
+// interrupted as every command is.
+const OneShotSignalDelay = 100 * time.Millisecond
+
+// SignalsAfter is the delay before the handlers NotifyContext installs for
+// the command args: OneShotSignalDelay for status and version, which print
+// once and hold nothing a signal's default ending would leave behind (no
+// terminal mode, no setting half applied, no listener); 0 for the
+// dashboard, demo, tail, tune and serve, whose handlers restore the
+// terminal, revert or shut down cleanly from the first moment.
+func SignalsAfter(args []string) time.Duration {
+	if len(args) == 0 {
+		return 0
+	}
+	switch args[0] {
+	case "status", "version", "--version", "-version":
+		return OneShotSignalDelay
+	}
+	return 0
 }
