@@ -811,6 +811,14 @@ func benchRuns() int {
 // and returns the median function for further figures.
 func compareStatus(ctx context.Context, t *testing.T, label, sock, tailpath, tailscale string, n int, target float64) func([]time.Duration) time.Duration {
 	t.Helper()
+	// TAILPATH_BENCH_ALSO: other tailpath binaries (comma-separated
+	// paths, say built from earlier commits) timed in the same rounds.
+	var also []string
+	if v := os.Getenv("TAILPATH_BENCH_ALSO"); v != "" {
+		also = strings.Split(v, ",")
+	}
+	bins := installed(t, append([]string{tailpath, tailscale}, also...)...)
+	tailpath, tailscale, also = bins[0], bins[1], bins[2:]
 	timeRun := func(name string, args ...string) time.Duration {
 		cmd := exec.CommandContext(ctx, name, args...)
 		start := time.Now()
@@ -822,12 +830,6 @@ func compareStatus(ctx context.Context, t *testing.T, label, sock, tailpath, tai
 	// One warm-up each (page cache, the LocalAPI's first-request paths).
 	timeRun(tailpath, "status", "--json", "--socket", sock)
 	timeRun(tailscale, "--socket", sock, "status", "--json")
-	// TAILPATH_BENCH_ALSO: other tailpath binaries (comma-separated
-	// paths, say built from earlier commits) timed in the same rounds.
-	var also []string
-	if v := os.Getenv("TAILPATH_BENCH_ALSO"); v != "" {
-		also = strings.Split(v, ",")
-	}
 	for _, bin := range also {
 		timeRun(bin, "status", "--json", "--socket", sock)
 	}
