@@ -32,15 +32,11 @@ func NotifyContext(parent context.Context, after time.Duration, sigs ...os.Signa
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 1)
 	stopped := make(chan struct{})
-	go func() {
-		if after > 0 {
-			t := time.NewTimer(after)
-			select {
-			case <-t.C:
-			case <-stopped:
-				t.Stop()
-				return
-			}
+	install := func() {
+		select {
+		case <-stopped:
+			return
+		default:
 		}
 		signal.Notify(ch, sigs...)
 		defer signal.Stop(ch)
@@ -50,10 +46,24 @@ func NotifyContext(parent context.Context, after time.Duration, sigs ...os.Signa
 			<-stopped
 		case <-stopped:
 		}
-	}()
+	}
+	// With a delay, no goroutine until it has passed (the timer's
+	// function runs on one of its own): a one-shot command never starts
+	// one.
+	var t *time.Timer
+	if after > 0 {
+		t = time.AfterFunc(after, install)
+	} else {
+		go install()
+	}
 	var once sync.Once
 	return ctx, func() {
-		once.Do(func() { close(stopped) })
+		once.Do(func() {
+			if t != nil {
+				t.Stop()
+			}
+			close(stopped)
+		})
 		cancel()
 	}
 }
