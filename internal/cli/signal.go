@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"time"
 )
@@ -79,15 +80,29 @@ const OneShotSignalDelay = 100 * time.Millisecond
 // SignalsAfter is the delay before the handlers NotifyContext installs for
 // the command args: OneShotSignalDelay for status and version, which print
 // once and hold nothing a signal's default ending would leave behind (no
-// terminal mode, no setting half applied, no listener); 0 for the
+// terminal mode, no setting half applied, no listener, no file); 0 for the
 // dashboard, demo, tail, tune and serve, whose handlers restore the
-// terminal, revert or shut down cleanly from the first moment.
+// terminal, revert or shut down cleanly from the first moment, and for a
+// status that saves a snapshot (--save writes a temporary file and renames
+// it: a process killed in between would leave the temporary file, which a
+// handled signal cannot).
 func SignalsAfter(args []string) time.Duration {
 	if len(args) == 0 {
 		return 0
 	}
 	switch args[0] {
-	case "status", "version", "--version", "-version":
+	case "status":
+		for _, a := range args[1:] {
+			if a == "--" {
+				break
+			}
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if strings.HasPrefix(a, "-") && name == "save" {
+				return 0
+			}
+		}
+		return OneShotSignalDelay
+	case "version", "--version", "-version":
 		return OneShotSignalDelay
 	}
 	return 0
