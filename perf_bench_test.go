@@ -20,7 +20,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,41 +87,6 @@ func startFakeProcess(t *testing.T, n int, daemon string) string {
 	}
 	t.Fatalf("the fake LocalAPI process printed no socket: %v", sc.Err())
 	return ""
-}
-
-// installed copies each binary into one new directory of t's, written
-// with write(2) as a package manager or an archive's extraction writes
-// it, and returns the copies' paths, for timing. The linker writes its
-// output through a shared mapping, and on this machine (Linux 6.18, ext4)
-// a binary run straight from that file starts 7-10% slower than the same
-// bytes written by cp, in wall and in CPU, until its pages leave the page
-// cache; so a freshly built tailpath and a tailscale built hours earlier
-// would each be timed in whichever state it happened to be in (docs/perf.md,
-// round 7). Both are timed as copies.
-func installed(t *testing.T, bins ...string) []string {
-	t.Helper()
-	dir := t.TempDir()
-	out := make([]string, len(bins))
-	for i, bin := range bins {
-		src, err := os.Open(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(dir, strconv.Itoa(i)+"-"+filepath.Base(bin))
-		f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
-		if err == nil {
-			_, err = io.Copy(f, src)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		src.Close()
-		if err != nil {
-			t.Fatalf("copying %s: %v", bin, err)
-		}
-		out[i] = dst
-	}
-	return out
 }
 
 // run1 is one run of a command: its wall time, CPU (user+system) and
