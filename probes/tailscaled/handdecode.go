@@ -140,10 +140,10 @@ func (d handDecoder) null() (bool, error) {
 }
 
 func (d handDecoder) str(dst *string) error {
-	switch k := d.dec.PeekKind(); k {
-	case 'n':
-		_, err := d.dec.ReadToken()
+	if null, err := d.null(); null || err != nil {
 		return err
+	}
+	switch k := d.dec.PeekKind(); k {
 	case '"':
 		tok, err := d.dec.ReadToken()
 		if err != nil {
@@ -157,10 +157,10 @@ func (d handDecoder) str(dst *string) error {
 }
 
 func (d handDecoder) boolean(dst *bool) error {
-	switch k := d.dec.PeekKind(); k {
-	case 'n':
-		_, err := d.dec.ReadToken()
+	if null, err := d.null(); null || err != nil {
 		return err
+	}
+	switch k := d.dec.PeekKind(); k {
 	case 't', 'f':
 		tok, err := d.dec.ReadToken()
 		if err != nil {
@@ -177,10 +177,10 @@ func (d handDecoder) boolean(dst *bool) error {
 // literal parsed by strconv.ParseInt, so a fraction, an exponent or an
 // overflow is refused.
 func (d handDecoder) int64(dst *int64) error {
-	switch k := d.dec.PeekKind(); k {
-	case 'n':
-		_, err := d.dec.ReadToken()
+	if null, err := d.null(); null || err != nil {
 		return err
+	}
+	switch k := d.dec.PeekKind(); k {
 	case '0':
 		raw, err := d.dec.ReadValue()
 		if err != nil {
@@ -225,10 +225,10 @@ func (d handDecoder) timePtr(dst **time.Time) error {
 // for each value; an empty array is true with no call, for a non-nil
 // empty slice as encoding/json makes.
 func (d handDecoder) array(what string, elem func() error) (bool, error) {
-	switch k := d.dec.PeekKind(); k {
-	case 'n':
-		_, err := d.dec.ReadToken()
+	if null, err := d.null(); null || err != nil {
 		return false, err
+	}
+	switch k := d.dec.PeekKind(); k {
 	case '[':
 	default:
 		return false, d.unread(what, k)
@@ -388,10 +388,10 @@ func (d handDecoder) optBool(dst *opt.Bool) error {
 // calling member with each; it is true for an object. A key given twice
 // is left to reflection.
 func (d handDecoder) mapOf(what string, member func(key string) error) (bool, error) {
-	switch k := d.dec.PeekKind(); k {
-	case 'n':
-		_, err := d.dec.ReadToken()
+	if null, err := d.null(); null || err != nil {
 		return false, err
+	}
+	switch k := d.dec.PeekKind(); k {
 	case '{':
 	default:
 		return false, d.unread(what, k)

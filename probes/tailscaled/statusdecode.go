@@ -153,10 +153,10 @@ func (d handDecoder) peers(dst *peerList) error {
 	var block []ipnstate.PeerStatus
 	var p peerLite
 	ok, err := d.mapOf("Status.Peer", func(string) error {
-		switch k := d.dec.PeekKind(); k {
-		case 'n':
-			_, err := d.dec.ReadToken()
+		if null, err := d.null(); null || err != nil {
 			return err
+		}
+		switch k := d.dec.PeekKind(); k {
 		case '{':
 		default:
 			return d.unread("a peer", k)
