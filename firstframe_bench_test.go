@@ -68,11 +68,7 @@ func TestFirstFrameBench(t *testing.T) {
 		}
 	}
 
-	bins := []string{tailscale, tailpath}
-	if v := os.Getenv("TAILPATH_BENCH_ALSO"); v != "" {
-		bins = append(bins, strings.Split(v, ",")...)
-	}
-	bins = installed(t, bins...)
+	bins := installed(t, append([]string{tailscale, tailpath}, benchAlso()...)...)
 	tailscale, bins = bins[0], bins[1:]
 	cli := func() time.Duration {
 		cmd := exec.CommandContext(ctx, tailscale, "--socket", sock, "status")

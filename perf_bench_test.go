@@ -197,12 +197,8 @@ func TestStatusBench(t *testing.T) {
 	if v := os.Getenv("TAILPATH_BENCH_DAEMONS"); v != "" {
 		daemons = strings.Split(v, ",")
 	}
-	var also []string
-	if v := os.Getenv("TAILPATH_BENCH_ALSO"); v != "" {
-		also = strings.Split(v, ",")
-	}
-	bins := installed(t, append([]string{tailscale, tailpath}, also...)...)
-	tailscale, tailpath, also = bins[0], bins[1], bins[2:]
+	bins := installed(t, append([]string{tailscale, tailpath}, benchAlso()...)...)
+	tailscale, tailpath, also := bins[0], bins[1], bins[2:]
 	for _, n := range peers {
 		for _, d := range daemons {
 			sock := startFakeProcess(t, n, d)

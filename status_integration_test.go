@@ -833,6 +833,16 @@ func installed(t *testing.T, bins ...string) []string {
 	return out
 }
 
+// benchAlso is TAILPATH_BENCH_ALSO: other tailpath binaries
+// (comma-separated paths, say built from earlier commits) timed in the same
+// rounds.
+func benchAlso() []string {
+	if v := os.Getenv("TAILPATH_BENCH_ALSO"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return nil
+}
+
 // benchRuns is TAILPATH_BENCH_N, default 30.
 func benchRuns() int {
 	if v, err := strconv.Atoi(os.Getenv("TAILPATH_BENCH_N")); err == nil && v > 0 {
@@ -847,14 +857,8 @@ func benchRuns() int {
 // and returns the median function for further figures.
 func compareStatus(ctx context.Context, t *testing.T, label, sock, tailpath, tailscale string, n int, target float64) func([]time.Duration) time.Duration {
 	t.Helper()
-	// TAILPATH_BENCH_ALSO: other tailpath binaries (comma-separated
-	// paths, say built from earlier commits) timed in the same rounds.
-	var also []string
-	if v := os.Getenv("TAILPATH_BENCH_ALSO"); v != "" {
-		also = strings.Split(v, ",")
-	}
-	bins := installed(t, append([]string{tailpath, tailscale}, also...)...)
-	tailpath, tailscale, also = bins[0], bins[1], bins[2:]
+	bins := installed(t, append([]string{tailpath, tailscale}, benchAlso()...)...)
+	tailpath, tailscale, also := bins[0], bins[1], bins[2:]
 	timeRun := func(name string, args ...string) time.Duration {
 		cmd := exec.CommandContext(ctx, name, args...)
 		start := time.Now()
