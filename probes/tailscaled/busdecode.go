@@ -127,7 +127,7 @@ func (d handDecoder) nodePtr(dst **nodeLite) error {
 			}
 			t := new(time.Time)
 			n.LastSeen = t
-			return 4, d.time(t)
+			return 4, d.timeValue(t)
 		case "Online":
 			if null, err := d.null(); null || err != nil {
 				return 5, err

@@ -81,6 +81,9 @@ var decodeBusCases = []struct {
 	{`{"NetMap":{"DERPMap":{"Regions":{"1":{"Latitude":1e400}}}}}`, false},
 	{`{"NetMap":{"Peers":[{"Endpoints":["nope"]}]}}`, false},
 	{`{"PeerState":{"a":{"PeerWireGuardState":"bogus"}}}`, false},
+	// A time json v2 refuses and time.Time.UnmarshalJSON reads.
+	{`{"NetMap":{"Peers":[{"LastSeen":"0000-01-01T0:00:00+00:00"}]}}`, false},
+	{`{"PeerState":{"a":{"PeerWireGuardState":"established","PeerWireGuardStateAt":"2026-01-01T1:00:00Z"}}}`, false},
 	{`[]`, false},
 	{`{"Version":"1"`, false},
 }

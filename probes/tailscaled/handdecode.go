@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"tailscale.com/types/opt"
 )
@@ -312,8 +313,8 @@ func (d handDecoder) notNull() error {
 	return nil
 }
 
-// strValue, boolValue, int64Value and timeValue read a value that is no
-// null (notNull).
+// strValue, boolValue and int64Value read a value that is no null
+// (notNull).
 func (d handDecoder) strValue(dst *string) error {
 	if err := d.notNull(); err != nil {
 		return err
@@ -335,11 +336,19 @@ func (d handDecoder) int64Value(dst *int64) error {
 	return d.int64(dst)
 }
 
+// timeValue reads a time as json v2 reads one (the reference of the
+// bus's and the WhoIs reply's readers): by its own RFC 3339 parser, which
+// refuses what time.Time.UnmarshalJSON (encoding/json's, d.time) lets
+// through, a one-digit hour for one.
 func (d handDecoder) timeValue(dst *time.Time) error {
 	if err := d.notNull(); err != nil {
 		return err
 	}
-	return d.time(dst)
+	raw, err := d.dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	return jsonv2.Unmarshal(raw, dst, liteDecode)
 }
 
 // intValue reads a number that fits an int.
