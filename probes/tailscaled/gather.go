@@ -200,7 +200,7 @@ func gatherAt(ctx context.Context, c LocalClient, prev *probes.Snapshot, now tim
 	dmCh := make(chan derpMapResult, 1)
 	askDERPMap := func() {
 		go func() {
-			dm, err := c.CurrentDERPMap(ctx)
+			dm, err := readDERPMap(ctx, c)
 			dmCh <- derpMapResult{dm, err}
 		}()
 	}

@@ -3,13 +3,13 @@ package tailscaled
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
 
@@ -56,7 +56,7 @@ var errWhoIsDenied = errors.New("whois: permission denied")
 // whoisLite is WhoIs(ip) for a client that makes raw LocalAPI requests: the
 // same request (GET /localapi/v0/whois?addr=), its node decoded into
 // nodeLite alone (not the whole tailcfg.Node, its Hostinfo and the user's
-// profile). A 403 is errWhoIsDenied. ok is false when the request failed,
+// profile), by hand where it can be (whoisNodeOf). A 403 is errWhoIsDenied. ok is false when the request failed,
 // answered another status or did not decode: the caller asks c.WhoIs,
 // whose errors are the client's own (not found, not running).
 func whoisLite(ctx context.Context, c rawLocalAPI, ip netip.Addr) (n *nodeLite, err error, ok bool) {
@@ -72,11 +72,12 @@ func whoisLite(ctx context.Context, c rawLocalAPI, ip netip.Addr) (n *nodeLite, 
 	default:
 		return nil, nil, false
 	}
-	var w struct{ Node *nodeLite }
-	if err := jsonv2.UnmarshalRead(res.Body, &w, liteDecode); err != nil {
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
 		return nil, nil, false
 	}
-	return w.Node, nil, true
+	n, ok = whoisNodeOf(b)
+	return n, nil, ok
 }
 
 // FillMaxAge is how old a node that no verdict reads may grow before
