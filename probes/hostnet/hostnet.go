@@ -10,7 +10,6 @@ package hostnet
 import (
 	"context"
 	"errors"
-	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -40,13 +39,13 @@ import (
 // self (GatherOptions.Host), so the reads cost it no time.
 func Start(ctx context.Context) func(self probes.Self) *probes.HostFacts {
 	h := &probes.HostFacts{At: time.Now()}
-	ifs, err := interfaces()
+	ifs, err, nb, nbErr := readLinks()
 	if err != nil {
 		h.InterfacesErr = safetext.New(err.Error())
 	}
 	h.Interfaces = ifs
-	if nb, err := neighbors(); err != nil {
-		h.NeighborsErr = safetext.New(err.Error())
+	if nbErr != nil {
+		h.NeighborsErr = safetext.New(nbErr.Error())
 	} else {
 		h.Neighbors, h.NeighborsRead = nb, true
 	}
@@ -122,43 +121,6 @@ func markTailscale(ifs []probes.Interface, tailnetIPs []netip.Addr) []probes.Int
 		}
 	}
 	return ifs
-}
-
-// interfaces lists the interfaces that are up, with their addresses,
-// marking tailscaled's own tunnel by name and container or VM bridges.
-func interfaces() ([]probes.Interface, error) {
-	nifs, err := net.Interfaces()
-	if err != nil {
-		return nil, err
-	}
-	var out []probes.Interface
-	for _, ni := range nifs {
-		if ni.Flags&net.FlagUp == 0 {
-			continue
-		}
-		addrs, err := ni.Addrs()
-		if err != nil {
-			continue
-		}
-		ifc := probes.Interface{Name: safetext.New(ni.Name)}
-		for _, a := range addrs {
-			ipn, ok := a.(*net.IPNet)
-			if !ok {
-				continue
-			}
-			ip, ok := netip.AddrFromSlice(ipn.IP)
-			if !ok {
-				continue
-			}
-			ones, _ := ipn.Mask.Size()
-			p := netip.PrefixFrom(ip.Unmap(), ones)
-			ifc.Addrs = append(ifc.Addrs, p)
-		}
-		ifc.Tailscale = IsTailscaleName(ni.Name)
-		ifc.Bridge = IsBridgeName(ni.Name)
-		out = append(out, ifc)
-	}
-	return out, nil
 }
 
 // IsTailscaleName reports whether an interface name is tailscaled's own
