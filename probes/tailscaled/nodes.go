@@ -1,13 +1,14 @@
 package tailscaled
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 
 	"tailscale.com/ipn/ipnstate"
@@ -72,13 +73,20 @@ func whoisLite(ctx context.Context, c rawLocalAPI, ip netip.Addr) (n *nodeLite, 
 	default:
 		return nil, nil, false
 	}
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
+	buf := replyBufs.Get().(*bytes.Buffer)
+	defer replyBufs.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(res.Body); err != nil {
 		return nil, nil, false
 	}
-	n, ok = whoisNodeOf(b)
+	n, ok = whoisNodeOf(buf.Bytes())
 	return n, nil, ok
 }
+
+// replyBufs hold WhoIs replies while they are read (a thousand a gather
+// on a large tailnet whose daemon sends no netmap); nothing read from
+// one keeps its bytes.
+var replyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // FillMaxAge is how old a node that no verdict reads may grow before
 // GatherOptions.FillNodes asks it again. The IPN bus's peer patches drop

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -74,7 +75,11 @@ var whoisNames = []string{"Node"}
 // the bus's node reader; what that reader leaves to reflection is an
 // error (errNotByHand). FuzzDecodeWhoIsNode holds it to json v2's answer.
 func decodeWhoIsNode(b []byte) (*nodeLite, error) {
-	d := handDecoder{jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true))}
+	dec := decoders.Get().(*jsontext.Decoder)
+	defer decoders.Put(dec)
+	// A bytes.Buffer is parsed where it lies, not copied.
+	dec.Reset(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true))
+	d := handDecoder{dec}
 	if k := d.dec.PeekKind(); k != '{' {
 		return nil, d.unread("a WhoIs reply", k)
 	}
@@ -92,6 +97,12 @@ func decodeWhoIsNode(b []byte) (*nodeLite, error) {
 	}
 	return n, nil
 }
+
+// decoders are jsontext decoders for decodeWhoIsNode to reuse: a gather
+// on a daemon that sends no netmap reads a WhoIs reply per peer it
+// explains, a thousand on a large tailnet, and a new decoder's state
+// and buffer were most of each reply's allocations.
+var decoders = sync.Pool{New: func() any { return jsontext.NewDecoder(new(bytes.Buffer)) }}
 
 // whoisNodeOf is a WhoIs reply's node: read by hand, or by json v2 what
 // the hand reader leaves; ok is false for a reply neither reads.
