@@ -8,8 +8,9 @@ package main
 // answering as tailscaled v1.102 and as v1.104, in a process of its own;
 // and `tailpath version` against `tailscale version`. Each is a test that
 // skips unless TAILPATH_BENCH=1, and asserts nothing about time: it logs
-// interleaved medians and their ratio. Not on Windows (peak RSS comes
-// from getrusage).
+// interleaved medians and their ratio. Not on Windows (tailscale and
+// tailpath reach a LocalAPI there by named pipe, not by the fake's unix
+// socket).
 //
 //	TAILPATH_BENCH=1 go test -run 'TestStatusBench|TestVersionBench' -v -count=1 .
 
@@ -18,12 +19,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -89,11 +90,12 @@ func startFakeProcess(t *testing.T, n int, daemon string) string {
 	return ""
 }
 
-// run1 is one run of a command: its wall time, CPU (user+system) and
-// peak RSS.
+// run1 is one run of a command: its wall time and CPU (user+system).
+// (Not its peak RSS: a child of a Go process is started with
+// CLONE_VFORK|CLONE_VM, and the kernel counts the parent's resident set,
+// the test's, into the child's ru_maxrss at its exec.)
 type run1 struct {
 	wall, cpu time.Duration
-	rssKiB    int64
 }
 
 // timeCommand runs name args once and measures it.
@@ -107,14 +109,10 @@ func timeCommand(ctx context.Context, t *testing.T, name string, args ...string)
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, stderr.String())
 	}
-	r := run1{wall: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rssKiB = int64(ru.Maxrss) // KiB on Linux
-	}
-	return r
+	return run1{wall: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 }
 
-func median[T int64 | time.Duration](xs []T) T {
+func median[T int64 | float64 | time.Duration](xs []T) T {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
@@ -134,38 +132,46 @@ func loadAvg() string {
 }
 
 // compareCommands runs each of cmds n times, interleaved (one of each per
-// round, after one warm-up each), and logs each one's median wall time,
-// CPU and peak RSS, and its ratio to the last (the reference).
+// round, in an order shuffled per round, after one warm-up each), and
+// logs each one's median wall time and CPU, their ratios to the last
+// command's (the reference), and the median of the ratios within each
+// round (less moved by the machine's load drifting over the run). The
+// order is shuffled because a command run right after another finds the
+// daemon, the page cache and the CPUs as that one left them; the seed is
+// fixed, so every run uses the same orders.
 func compareCommands(ctx context.Context, t *testing.T, label string, n int, cmds [][]string) {
 	t.Helper()
 	for _, c := range cmds {
 		timeCommand(ctx, t, c[0], c[1:]...)
 	}
+	rng := rand.New(rand.NewPCG(31, uint64(len(cmds))))
 	runs := make([][]run1, len(cmds))
 	for range n {
-		for i, c := range cmds {
-			runs[i] = append(runs[i], timeCommand(ctx, t, c[0], c[1:]...))
+		for _, i := range rng.Perm(len(cmds)) {
+			runs[i] = append(runs[i], timeCommand(ctx, t, cmds[i][0], cmds[i][1:]...))
 		}
 	}
-	type med struct {
-		wall, cpu time.Duration
-		rss       int64
-	}
-	meds := make([]med, len(cmds))
+	ref := runs[len(runs)-1]
+	refWall, refCPU := medianOf(ref, func(r run1) time.Duration { return r.wall }), medianOf(ref, func(r run1) time.Duration { return r.cpu })
 	for i, rs := range runs {
-		var wall, cpu []time.Duration
-		var rss []int64
-		for _, r := range rs {
-			wall, cpu, rss = append(wall, r.wall), append(cpu, r.cpu), append(rss, r.rssKiB)
+		wall, cpu := medianOf(rs, func(r run1) time.Duration { return r.wall }), medianOf(rs, func(r run1) time.Duration { return r.cpu })
+		paired := make([]float64, len(rs))
+		for k := range rs {
+			paired[k] = float64(rs[k].wall) / float64(ref[k].wall)
 		}
-		meds[i] = med{median(wall), median(cpu), median(rss)}
+		t.Logf("BENCH %s n=%d load %s: %s: wall %v (%.2fx; per round %.3fx), CPU %v (%.2fx)",
+			label, n, loadAvg(), strings.Join(cmds[i], " "), wall.Round(10*time.Microsecond), float64(wall)/float64(refWall),
+			median(paired), cpu.Round(10*time.Microsecond), float64(cpu)/float64(refCPU))
 	}
-	ref := meds[len(meds)-1]
-	for i, m := range meds {
-		t.Logf("BENCH %s n=%d load %s: %s: wall %v (%.2fx), CPU %v (%.2fx), peak RSS %.1f MiB",
-			label, n, loadAvg(), strings.Join(cmds[i], " "), m.wall.Round(10*time.Microsecond), float64(m.wall)/float64(ref.wall),
-			m.cpu.Round(10*time.Microsecond), float64(m.cpu)/float64(ref.cpu), float64(m.rss)/1024)
+}
+
+// medianOf is the median of f over rs.
+func medianOf(rs []run1, f func(run1) time.Duration) time.Duration {
+	xs := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
 	}
+	return median(xs)
 }
 
 // TestStatusBench (TAILPATH_BENCH=1) times `tailpath status --json`
