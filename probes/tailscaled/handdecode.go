@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -128,6 +129,16 @@ func isASCII(s []byte) bool {
 		}
 	}
 	return true
+}
+
+// end is nil when the value read was the input's only one, as
+// encoding/json and json v2 both require; what follows it, even an error
+// reading on, is left to the reflective decoder.
+func (d handDecoder) end(what string) error {
+	if _, err := d.dec.ReadToken(); err != io.EOF {
+		return fmt.Errorf("%w: data after %s", errNotByHand, what)
+	}
+	return nil
 }
 
 // null reads a null if one comes: encoding/json leaves a value as it is

@@ -3,7 +3,6 @@ package tailscaled
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"sync"
 
@@ -60,8 +59,8 @@ func decodeDERPMap(r io.Reader) (*tailcfg.DERPMap, error) {
 	if err := d.derpMap(&dm); err != nil {
 		return nil, err
 	}
-	if _, err := d.dec.ReadToken(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the DERP map", errNotByHand)
+	if err := d.end("the DERP map"); err != nil {
+		return nil, err
 	}
 	return dm, nil
 }
@@ -92,8 +91,8 @@ func decodeWhoIsNode(b []byte) (*nodeLite, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := d.dec.ReadToken(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the WhoIs reply", errNotByHand)
+	if err := d.end("the WhoIs reply"); err != nil {
+		return nil, err
 	}
 	return n, nil
 }

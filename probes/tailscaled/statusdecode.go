@@ -1,7 +1,6 @@
 package tailscaled
 
 import (
-	"fmt"
 	"io"
 	"net/netip"
 
@@ -64,8 +63,8 @@ func decodeStatus(r io.Reader) (*status, error) {
 		return nil, d.unread("Status", k)
 	}
 	// One value: encoding/json refuses what follows it.
-	if _, err := d.dec.ReadToken(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the Status object", errNotByHand)
+	if err := d.end("the Status object"); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
