@@ -39,16 +39,7 @@ import (
 // self (GatherOptions.Host), so the reads cost it no time.
 func Start(ctx context.Context) func(self probes.Self) *probes.HostFacts {
 	h := &probes.HostFacts{At: time.Now()}
-	ifs, err, nb, nbErr := readLinks()
-	if err != nil {
-		h.InterfacesErr = safetext.New(err.Error())
-	}
-	h.Interfaces = ifs
-	if nbErr != nil {
-		h.NeighborsErr = safetext.New(nbErr.Error())
-	} else {
-		h.Neighbors, h.NeighborsRead = nb, true
-	}
+	readLinks(h)
 	// The ruleset is read whatever the port; judged only when one is
 	// known.
 	rs := firewall.ReadRuleset()
@@ -108,6 +99,20 @@ func keyOf(self probes.Self) string {
 		b.WriteString(ip.String() + " ")
 	}
 	return b.String()
+}
+
+// setLinks records what readLinks read: the interfaces (or why not) and
+// the neighbour table (or why not).
+func setLinks(h *probes.HostFacts, ifs []probes.Interface, ifErr error, nb []netip.Addr, nbErr error) {
+	h.Interfaces = ifs
+	if ifErr != nil {
+		h.InterfacesErr = safetext.New(ifErr.Error())
+	}
+	if nbErr != nil {
+		h.NeighborsErr = safetext.New(nbErr.Error())
+	} else {
+		h.Neighbors, h.NeighborsRead = nb, true
+	}
 }
 
 // markTailscale marks the interfaces that hold one of tailscaled's

@@ -19,20 +19,21 @@ import (
 // entries never got an answer.
 const onLink = unix.NUD_REACHABLE | unix.NUD_STALE | unix.NUD_DELAY | unix.NUD_PROBE | unix.NUD_PERMANENT
 
-// readLinks reads this host's interfaces and its neighbour table over one
-// rtnetlink socket: one dump of the links, one of every address, one of
-// the neighbours. (net.Interfaces and each interface's Addrs open a
+// readLinks reads this host's interfaces and its neighbour table into h
+// over one rtnetlink socket: one dump of the links, one of every address,
+// one of the neighbours. (net.Interfaces and each interface's Addrs open a
 // socket per call and dump every address of the host for each
 // interface: on a NAS with a veth per container, dozens of dumps.)
-func readLinks() ([]probes.Interface, error, []netip.Addr, error) {
+func readLinks(h *probes.HostFacts) {
 	c, err := rtnetlink.Dial(nil)
 	if err != nil {
-		return nil, err, nil, fmt.Errorf("neighbour table: %w", err)
+		setLinks(h, nil, err, nil, fmt.Errorf("neighbour table: %w", err))
+		return
 	}
 	defer c.Close()
 	ifs, ifErr := interfacesOf(c)
 	nb, nbErr := neighborsOf(c)
-	return ifs, ifErr, nb, nbErr
+	setLinks(h, ifs, ifErr, nb, nbErr)
 }
 
 // interfacesOf lists the interfaces that are up with their addresses, in

@@ -15,9 +15,9 @@ import (
 	"github.com/tailpath/tailpath/probes"
 )
 
-// neighChild marks the re-executed test binary that runs inside its own
+// linksChild marks the re-executed test binary that runs inside its own
 // network namespace.
-const neighChild = "TAILPATH_NEIGH_CHILD"
+const linksChild = "TAILPATH_LINKS_CHILD"
 
 // TestReadLinks reads a real host's links and neighbour table in a
 // private network namespace: a veth link with 192.168.1.20/24, a
@@ -28,7 +28,7 @@ const neighChild = "TAILPATH_NEIGH_CHILD"
 // their addresses are the standard library's (net.Interfaces, each
 // interface's Addrs), read in the same namespace.
 func TestReadLinks(t *testing.T) {
-	if os.Getenv(neighChild) != "" {
+	if os.Getenv(linksChild) != "" {
 		for _, args := range [][]string{
 			{"link", "add", "lan0", "type", "veth", "peer", "name", "lan1"},
 			{"link", "set", "lan0", "up"},
@@ -44,10 +44,12 @@ func TestReadLinks(t *testing.T) {
 				t.Fatalf("ip %v: %v: %s", args, err, out)
 			}
 		}
-		ifs, err, got, nbErr := readLinks()
-		if err != nil || nbErr != nil {
-			t.Fatal(err, nbErr)
+		var h probes.HostFacts
+		readLinks(&h)
+		if h.InterfacesErr != "" || !h.NeighborsRead {
+			t.Fatal(h.InterfacesErr, h.NeighborsErr)
 		}
+		ifs, got := h.Interfaces, h.Neighbors
 		if want := stdInterfaces(t); !slices.EqualFunc(ifs, want, func(a, b probes.Interface) bool {
 			return a.Name == b.Name && slices.Equal(a.Addrs, b.Addrs) && a.Bridge == b.Bridge && a.Tailscale == b.Tailscale
 		}) {
@@ -79,7 +81,7 @@ func TestReadLinks(t *testing.T) {
 		t.Skip("skipping: needs ip (Debian: iproute2)")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReadLinks$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), neighChild+"=1")
+	cmd.Env = append(os.Environ(), linksChild+"=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("in a network namespace: %v\n%s", err, out)

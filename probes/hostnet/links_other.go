@@ -17,12 +17,12 @@ func neighbors() ([]netip.Addr, error) {
 	return nil, fmt.Errorf("reading the neighbour table is Linux only, not %s", runtime.GOOS)
 }
 
-// readLinks reads the interfaces with the standard library (net.Interfaces);
-// the neighbour table is Linux only.
-func readLinks() ([]probes.Interface, error, []netip.Addr, error) {
+// readLinks reads the interfaces into h with the standard library
+// (net.Interfaces); the neighbour table is Linux only.
+func readLinks(h *probes.HostFacts) {
 	ifs, err := interfaces()
 	nb, nbErr := neighbors()
-	return ifs, err, nb, nbErr
+	setLinks(h, ifs, err, nb, nbErr)
 }
 
 // interfaces lists the interfaces that are up, with their addresses,
