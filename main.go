@@ -18,6 +18,9 @@ import (
 	"github.com/tailpath/tailpath/internal/app"
 	"github.com/tailpath/tailpath/internal/cli"
 	"github.com/tailpath/tailpath/internal/dashboard"
+	// For its init alone: the Ps of a one-shot command, set before
+	// the other packages' inits.
+	_ "github.com/tailpath/tailpath/internal/procs"
 )
 
 // commands is tailpath's command tree, in the order usage lists it. The
