@@ -131,24 +131,41 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
+// benchCmd is one command compareCommands times: a binary, as copies of
+// it used in turn round by round (benchCopies), and its arguments.
+type benchCmd struct {
+	bins []string
+	args []string
+}
+
+// String names the command by its first copy.
+func (c benchCmd) String() string { return strings.Join(append([]string{c.bins[0]}, c.args...), " ") }
+
 // compareCommands runs each of cmds n times, interleaved (one of each per
-// round, in an order shuffled per round, after one warm-up each), and
-// logs each one's median wall time and CPU, their ratios to the last
+// round, in an order shuffled per round, after one warm-up of each copy),
+// and logs each one's median wall time and CPU, their ratios to the last
 // command's (the reference), and the median of the ratios within each
 // round (less moved by the machine's load drifting over the run). The
 // order is shuffled because a command run right after another finds the
 // daemon, the page cache and the CPUs as that one left them; the seed is
-// fixed, so every run uses the same orders.
-func compareCommands(ctx context.Context, t *testing.T, label string, n int, cmds [][]string) {
+// fixed, so every run uses the same orders. Round r runs copy r mod k of
+// each binary: on this machine two copies of the same bytes, each written
+// and read the same way, start up to 4% apart for the whole of a run
+// (where the page cache happened to put each; docs/perf.md, round 9), so
+// one copy per binary would carry that into the ratio.
+func compareCommands(ctx context.Context, t *testing.T, label string, n int, cmds []benchCmd) {
 	t.Helper()
 	for _, c := range cmds {
-		timeCommand(ctx, t, c[0], c[1:]...)
+		for _, bin := range c.bins {
+			timeCommand(ctx, t, bin, c.args...)
+		}
 	}
 	rng := rand.New(rand.NewPCG(31, uint64(len(cmds))))
 	runs := make([][]run1, len(cmds))
-	for range n {
+	for r := range n {
 		for _, i := range rng.Perm(len(cmds)) {
-			runs[i] = append(runs[i], timeCommand(ctx, t, cmds[i][0], cmds[i][1:]...))
+			c := cmds[i]
+			runs[i] = append(runs[i], timeCommand(ctx, t, c.bins[r%len(c.bins)], c.args...))
 		}
 	}
 	ref := runs[len(runs)-1]
@@ -159,8 +176,8 @@ func compareCommands(ctx context.Context, t *testing.T, label string, n int, cmd
 		for k := range rs {
 			paired[k] = float64(rs[k].wall) / float64(ref[k].wall)
 		}
-		t.Logf("BENCH %s n=%d load %s: %s: wall %v (%.2fx; per round %.3fx), CPU %v (%.2fx)",
-			label, n, loadAvg(), strings.Join(cmds[i], " "), wall.Round(10*time.Microsecond), float64(wall)/float64(refWall),
+		t.Logf("BENCH %s n=%d copies=%d load %s: %s: wall %v (%.2fx; per round %.3fx), CPU %v (%.2fx)",
+			label, n, len(cmds[i].bins), loadAvg(), cmds[i], wall.Round(10*time.Microsecond), float64(wall)/float64(refWall),
 			median(paired), cpu.Round(10*time.Microsecond), float64(cpu)/float64(refCPU))
 	}
 }
@@ -203,16 +220,16 @@ func TestStatusBench(t *testing.T) {
 	if v := os.Getenv("TAILPATH_BENCH_DAEMONS"); v != "" {
 		daemons = strings.Split(v, ",")
 	}
-	bins := installed(t, append([]string{tailscale, tailpath}, benchAlso()...)...)
-	tailscale, tailpath, also := bins[0], bins[1], bins[2:]
+	bins := installedCopies(t, benchCopies(), append([]string{tailscale, tailpath}, benchAlso()...)...)
+	tailscales, tailpaths := bins[0], bins[1:]
 	for _, n := range peers {
 		for _, d := range daemons {
 			sock := startFakeProcess(t, n, d)
-			var cmds [][]string
-			for _, bin := range append([]string{tailpath}, also...) {
-				cmds = append(cmds, []string{bin, "status", "--json", "--socket", sock})
+			var cmds []benchCmd
+			for _, copies := range tailpaths {
+				cmds = append(cmds, benchCmd{copies, []string{"status", "--json", "--socket", sock}})
 			}
-			cmds = append(cmds, []string{tailscale, "--socket", sock, "status", "--json"})
+			cmds = append(cmds, benchCmd{tailscales, []string{"--socket", sock, "status", "--json"}})
 			compareCommands(ctx, t, fmt.Sprintf("status peers=%d daemon=%s", n, d), benchRuns(), cmds)
 		}
 	}
@@ -228,12 +245,11 @@ func TestVersionBench(t *testing.T) {
 	defer cancel()
 	_, tailscale := buildTailscale(t)
 	tailpath := buildTailpath(ctx, t)
-	bins := installed(t, tailpath, tailscale)
-	tailpath, tailscale = bins[0], bins[1]
 	for _, bin := range []string{tailpath, tailscale} {
 		if st, err := os.Stat(bin); err == nil {
 			t.Logf("%s: %.1f MB", bin, float64(st.Size())/1e6)
 		}
 	}
-	compareCommands(ctx, t, "version", benchRuns(), [][]string{{tailpath, "version"}, {tailscale, "version"}})
+	bins := installedCopies(t, benchCopies(), tailpath, tailscale)
+	compareCommands(ctx, t, "version", benchRuns(), []benchCmd{{bins[0], []string{"version"}}, {bins[1], []string{"version"}}})
 }

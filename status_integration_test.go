@@ -809,28 +809,62 @@ func buildTailpath(ctx context.Context, t *testing.T) string {
 // round 7). Both are timed as copies.
 func installed(t *testing.T, bins ...string) []string {
 	t.Helper()
-	dir := t.TempDir()
+	copies := installedCopies(t, 1, bins...)
 	out := make([]string, len(bins))
-	for i, bin := range bins {
-		src, err := os.Open(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(dir, strconv.Itoa(i)+"-"+filepath.Base(bin))
-		f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
-		if err == nil {
-			_, err = io.Copy(f, src)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		src.Close()
-		if err != nil {
-			t.Fatalf("copying %s: %v", bin, err)
-		}
-		out[i] = dst
+	for i, c := range copies {
+		out[i] = c[0]
 	}
 	return out
+}
+
+// installedCopies is installed with k copies of each binary (each its
+// own file, written in turn): out[i] are bins[i]'s.
+func installedCopies(t *testing.T, k int, bins ...string) [][]string {
+	t.Helper()
+	dir := t.TempDir()
+	out := make([][]string, len(bins))
+	for c := range k {
+		for i, bin := range bins {
+			name := strconv.Itoa(i) + "-" + filepath.Base(bin)
+			if k > 1 {
+				name += "." + strconv.Itoa(c)
+			}
+			dst := filepath.Join(dir, name)
+			if err := copyExecutable(dst, bin); err != nil {
+				t.Fatalf("copying %s: %v", bin, err)
+			}
+			out[i] = append(out[i], dst)
+		}
+	}
+	return out
+}
+
+// copyExecutable writes src's bytes to a new executable file dst with
+// write(2).
+func copyExecutable(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, in)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// benchCopies is TAILPATH_BENCH_COPIES, the copies of each binary a
+// benchmark times in turn (compareCommands; default 4).
+func benchCopies() int {
+	if v, err := strconv.Atoi(os.Getenv("TAILPATH_BENCH_COPIES")); err == nil && v > 0 {
+		return v
+	}
+	return 4
 }
 
 // benchAlso is TAILPATH_BENCH_ALSO: other tailpath binaries
