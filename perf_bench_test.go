@@ -195,8 +195,10 @@ func medianOf(rs []run1, f func(run1) time.Duration) time.Duration {
 // against `tailscale status --json` at 4 and 1,000 peers (TAILPATH_BENCH_PEERS,
 // comma-separated), the fake LocalAPI in its own process answering as
 // tailscaled v1.102 and v1.104 (TAILPATH_BENCH_DAEMONS), interleaved,
-// TAILPATH_BENCH_N rounds (default 30). TAILPATH_BENCH_ALSO=bin1,bin2 times
-// other tailpath builds in the same rounds.
+// TAILPATH_BENCH_N rounds (default 30), each on one of
+// TAILPATH_BENCH_COPIES copies of every binary in turn (default 4).
+// TAILPATH_BENCH_ALSO=bin1,bin2 times other tailpath builds in the same
+// rounds.
 func TestStatusBench(t *testing.T) {
 	if os.Getenv("TAILPATH_BENCH") == "" {
 		t.Skip("skipping: a benchmark; set TAILPATH_BENCH=1")

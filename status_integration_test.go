@@ -58,6 +58,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
 		main()
 	}
+	// TestStatusProcessDropsAP: the Ps this process was left by the
+	// inits of main's imports.
+	if os.Getenv(procsChildEnv) != "" {
+		fmt.Println(runtime.GOMAXPROCS(0))
+		os.Exit(0)
+	}
 	// Tests never reach the real control API: a developer's own
 	// credentials are not used (tests that want an API set these).
 	for _, v := range []string{"TAILSCALE_API_KEY", "TAILSCALE_OAUTH_CLIENT_ID", "TAILSCALE_OAUTH_CLIENT_SECRET", "TAILSCALE_TAILNET", "TAILSCALE_BASE_URL"} {
@@ -798,9 +804,9 @@ func buildTailpath(ctx context.Context, t *testing.T) string {
 	return tailpath
 }
 
-// installed copies each binary into one new directory of t's, written
-// with write(2) as a package manager or an archive's extraction writes
-// it, and returns the copies' paths, for timing. The linker writes its
+// installed copies each binary into one new directory of t's, as cp
+// copies a file (io.Copy between files: copy_file_range on Linux), and
+// returns the copies' paths, for timing. The linker writes its
 // output through a shared mapping, and on this machine (Linux 6.18, ext4)
 // a binary run straight from that file starts 7-10% slower than the same
 // bytes written by cp, in wall and in CPU, until its pages leave the page
@@ -839,8 +845,8 @@ func installedCopies(t *testing.T, k int, bins ...string) [][]string {
 	return out
 }
 
-// copyExecutable writes src's bytes to a new executable file dst with
-// write(2).
+// copyExecutable copies src's bytes to a new executable file dst (as cp
+// does: copy_file_range on Linux).
 func copyExecutable(dst, src string) error {
 	in, err := os.Open(src)
 	if err != nil {

@@ -1,12 +1,13 @@
 // Package procs sets how many Ps (runtime.GOMAXPROCS) the process of a
 // one-shot command (status) runs Go code on, in its init. main imports it
-// for that alone. It imports nothing beyond os and the runtime, so it is
-// initialized among the first of the binary's packages, before the inits
-// of tailscale.com's packages, the Charm stack's and client_golang's:
-// they too run on the Ps it leaves. (Importing more, runtime/debug for
-// the one-shot GC settings say, would put it after every package whose
-// import path sorts before those imports: Go initializes, of the packages
-// whose imports are initialized, the first by import path.)
+// for that alone. It imports nothing beyond os and the runtime
+// (TestImportsOnlyOSAndRuntime), so it is initialized among the first of
+// the binary's packages: right after os, 26th of about 220 inits here,
+// before all but a few of the libraries' (tailscale.com's, the Charm
+// stack's, client_golang's), which then run on the Ps it leaves. Go (1.21
+// and later) initializes next the first package, in import-path order,
+// whose imports are all initialized; importing runtime/debug, say, for
+// the one-shot GC settings, put it 122nd.
 package procs
 
 import (
@@ -27,7 +28,7 @@ import (
 // goroutine started (on a virtual machine each wake is an interrupt
 // between CPUs), and it caches memory spans of its own. On this
 // project's 2-core machine one P fewer took a status the same time and
-// 4-12% less CPU: 1.06-1.07x the CLI's CPU at 4 peers against 1.02-1.04x,
+// 3-12% less CPU: 1.06-1.07x the CLI's CPU at 4 peers against 1.02-1.04x,
 // 0.90-1.02x at 1,000 peers against 0.82-0.90x (docs/perf.md, round 9);
 // the CPU it saves is the host's, which tailscaled shares.
 func For(args []string, getenv func(string) string, procs int) (n int, ok bool) {
@@ -38,9 +39,9 @@ func For(args []string, getenv func(string) string, procs int) (n int, ok bool) 
 }
 
 func init() {
-	// Setting the Ps stops the world once (about half a millisecond on
-	// this machine); done now, it saves the inits after this one and the
-	// command the second P's thread.
+	// Setting the Ps stops the world once (0.3-1 ms on this machine);
+	// done now, it saves the inits after this one and the command the
+	// second P's thread.
 	if n, ok := For(os.Args[1:], os.Getenv, runtime.GOMAXPROCS(0)); ok && n != runtime.GOMAXPROCS(0) {
 		runtime.GOMAXPROCS(n)
 	}

@@ -2,6 +2,7 @@ package procs
 
 import (
 	"fmt"
+	"go/build"
 	"os"
 	"os/exec"
 	"runtime"
@@ -72,10 +73,27 @@ func TestInitSetsProcs(t *testing.T) {
 	if base < 1 {
 		t.Fatalf("serve runs on %d Ps", base)
 	}
+	if base == 1 {
+		t.Skip("skipping: one P by default here, none to take away")
+	}
 	if got, want := procsOf([]string{"status", "--json"}, "GOMAXPROCS="), max(base-1, 1); got != want {
 		t.Errorf("status runs on %d Ps beside serve's %d; want %d", got, base, want)
 	}
 	if got := procsOf([]string{"status"}, "GOMAXPROCS=3"); got != 3 {
 		t.Errorf("status with GOMAXPROCS=3 runs on %d Ps; want 3", got)
+	}
+}
+
+// TestImportsOnlyOSAndRuntime: the package imports nothing that would
+// have its init wait for more of the binary's packages (the package doc).
+func TestImportsOnlyOSAndRuntime(t *testing.T) {
+	pkg, err := build.ImportDir(".", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range pkg.Imports {
+		if path != "os" && path != "runtime" {
+			t.Errorf("procs imports %s: only os and the runtime keep its init among the first", path)
+		}
 	}
 }
