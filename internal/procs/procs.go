@@ -42,7 +42,8 @@ func init() {
 	// Setting the Ps stops the world once (0.3-1 ms on this machine);
 	// done now, it saves the inits after this one and the command the
 	// second P's thread.
-	if n, ok := For(os.Args[1:], os.Getenv, runtime.GOMAXPROCS(0)); ok && n != runtime.GOMAXPROCS(0) {
+	def := runtime.GOMAXPROCS(0)
+	if n, ok := For(os.Args[1:], os.Getenv, def); ok && n != def {
 		runtime.GOMAXPROCS(n)
 	}
 }
