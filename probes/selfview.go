@@ -165,7 +165,9 @@ func HealthMeanings(self Self, regions map[int]Region, now time.Time, tn *Tailne
 
 // udpReceive says whether direct UDP gets in, from the health warnings
 // (a stopped receive loop), a peer's path that proves it (Tailnet.UDP),
-// and netcheck's STUN replies.
+// and netcheck's STUN replies. A peer direct over a non-public address
+// (Tailnet.LANUDP) proves UDP on the LAN only, and is named as that, so
+// the line never says no peer is direct beside one that is.
 func udpReceive(self *Self, health []HealthMeaning, tn *Tailnet) UDPReceive {
 	for _, h := range health {
 		if h.Reason == ReasonSelfUDPReceiveStopped {
@@ -175,11 +177,24 @@ func udpReceive(self *Self, health []HealthMeaning, tn *Tailnet) UDPReceive {
 	if tn.UDPWorks() {
 		return UDPReceive{State: "ok", Text: safetext.New("ok: peer " + string(tn.UDP) + " proves it (" + string(tn.UDPHow) + ")")}
 	}
+	lan := ""
+	if tn != nil && tn.LANUDP != "" {
+		lan = "peer " + string(tn.LANUDP) + " is direct over a non-public address, which proves UDP on the LAN only"
+	}
 	if n := self.NAT; n != nil && n.WorkingUDP != nil {
 		if *n.WorkingUDP {
+			if lan != "" {
+				return UDPReceive{State: "ok", Text: safetext.New("ok: netcheck's STUN replies came back (" + lan + "; no peer is direct over a public address)")}
+			}
 			return UDPReceive{State: "ok", Text: "ok: netcheck's STUN replies came back (no peer is direct now to prove it for peers' packets)"}
 		}
+		if lan != "" {
+			return UDPReceive{State: "blocked", Text: safetext.New("no STUN reply came back: UDP past the LAN looks blocked here (local-udp-blocked; " + lan + ")")}
+		}
 		return UDPReceive{State: "blocked", Text: "no STUN reply came back: UDP looks blocked here (local-udp-blocked)"}
+	}
+	if lan != "" {
+		return UDPReceive{State: "unknown", Text: safetext.New("unknown past the LAN: no netcheck yet (" + lan + ")")}
 	}
 	return UDPReceive{State: "unknown", Text: "unknown: no netcheck yet and no direct peer"}
 }

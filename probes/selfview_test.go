@@ -81,6 +81,56 @@ func TestDescribeSelf(t *testing.T) {
 	}
 }
 
+// TestUDPReceiveLANPeer: a peer direct over a non-public address is named
+// for what it proves (UDP on the LAN), whatever netcheck said, and the
+// line never says no peer is direct beside it; a public direct peer
+// still proves UDP outright.
+func TestUDPReceiveLANPeer(t *testing.T) {
+	yes, no := true, false
+	lan := Peer{Name: "nas", Path: Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("192.168.1.20:41641")}}
+	loop := Peer{Name: "lab-direct", Path: Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("127.0.0.1:41636")}}
+	public := Peer{Name: "vps", Path: Path{Kind: PathDirect, Addr: netip.MustParseAddrPort("198.51.100.7:41641")}}
+	cases := []struct {
+		name      string
+		udp       *bool
+		peers     []Peer
+		state     string
+		has, hasn []string
+	}{
+		{"STUN ok, LAN peer", &yes, []Peer{lan}, "ok", []string{"STUN replies came back", "peer nas is direct over a non-public address", "LAN only"}, []string{"no peer is direct now"}},
+		{"STUN ok, loopback peer (the demo)", &yes, []Peer{loop}, "ok", []string{"peer lab-direct is direct over a non-public address"}, []string{"no peer is direct now"}},
+		{"STUN ok, no direct peer", &yes, nil, "ok", []string{"no peer is direct now"}, []string{"non-public address"}},
+		{"no STUN reply, LAN peer", &no, []Peer{lan}, "blocked", []string{"past the LAN looks blocked", "local-udp-blocked", "peer nas"}, nil},
+		{"no STUN reply, no peer", &no, nil, "blocked", []string{"UDP looks blocked here"}, []string{"LAN"}},
+		{"no netcheck, LAN peer", nil, []Peer{lan}, "unknown", []string{"unknown past the LAN", "peer nas"}, []string{"no direct peer"}},
+		{"no netcheck, no peer", nil, nil, "unknown", []string{"no direct peer"}, nil},
+		{"LAN and public peers", &yes, []Peer{lan, public}, "ok", []string{"peer vps proves it", "direct 198.51.100.7:41641"}, []string{"non-public address"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Snapshot{Time: fixtureNow, BackendState: "Running", Peers: c.peers}
+			if c.udp != nil {
+				s.Self.NAT = &NATInfo{WorkingUDP: c.udp}
+			}
+			Judge(s, nil)
+			u := s.Self.View.UDPReceive
+			if u.State != c.state {
+				t.Errorf("state %q, want %q (%s)", u.State, c.state, u.Text)
+			}
+			for _, w := range c.has {
+				if !strings.Contains(string(u.Text), w) {
+					t.Errorf("text %q lacks %q", u.Text, w)
+				}
+			}
+			for _, w := range c.hasn {
+				if strings.Contains(string(u.Text), w) {
+					t.Errorf("text %q has %q", u.Text, w)
+				}
+			}
+		})
+	}
+}
+
 // TestSelfBugs: the bugs whose versions and platforms hold this node's
 // client, each with whether its symptom is in this node's evidence.
 func TestSelfBugs(t *testing.T) {
